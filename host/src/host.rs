@@ -1,0 +1,614 @@
+//! [`Host`] and [`HostBuilder`]: configuration, plugin loading, the tool registry.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
+use crate::error::{Error, Result};
+use crate::journal::{Journal, Trace};
+use crate::kv::KvStore;
+use crate::pipeline::{Annotations, ToolInfo};
+use crate::plugin::manifest::{self, Manifest};
+use crate::plugin::{InterfacePolicy, PluginLimits, PluginRuntime, PluginServices, PreparedPlugin};
+use crate::secrets::SecretStore;
+use crate::{Clock, builtin};
+
+/// Where a plugin came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// Shipped with ochre.
+    Builtin,
+    /// A `.wasm` file from a plugin dir.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for PluginSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Builtin => f.write_str("builtin"),
+            Self::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// What became of a plugin at load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginStatus {
+    /// Loaded; its tools are callable.
+    Loaded,
+    /// Its capability group is excluded; it was not instantiated.
+    Disabled,
+    /// Refused (bad manifest, denied interface, duplicate tool, ...).
+    Refused(String),
+}
+
+/// One plugin as `ochre plugins list` shows it.
+#[derive(Debug, Clone)]
+pub struct PluginReport {
+    /// Plugin name (the file name when the manifest is unreadable).
+    pub name: String,
+    /// Capability group ("" when unknown).
+    pub group: String,
+    /// Where it came from.
+    pub source: PluginSource,
+    /// Loaded, disabled or refused.
+    pub status: PluginStatus,
+    /// Its tools (from `describe` when loaded, from the manifest otherwise).
+    pub tools: Vec<String>,
+    /// The host interfaces it asked for (granted when loaded).
+    pub interfaces: Vec<String>,
+    pub(crate) instances: Option<Arc<AtomicU64>>,
+}
+
+impl PluginReport {
+    /// How many instances of this plugin were created so far (0 for a plugin that
+    /// was never instantiated, e.g. a disabled one).
+    pub fn instantiations(&self) -> u64 {
+        self.instances
+            .as_ref()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .unwrap_or(0)
+    }
+
+    /// A JSON view (for `ochre plugins list --json`).
+    pub fn to_json(&self) -> Value {
+        let (status, reason) = match &self.status {
+            PluginStatus::Loaded => ("loaded", None),
+            PluginStatus::Disabled => ("disabled", None),
+            PluginStatus::Refused(r) => ("refused", Some(r.clone())),
+        };
+        serde_json::json!({
+            "name": self.name,
+            "group": self.group,
+            "source": self.source.to_string(),
+            "status": status,
+            "reason": reason,
+            "tools": self.tools,
+            "interfaces": self.interfaces,
+            "instantiations": self.instantiations(),
+        })
+    }
+}
+
+pub(crate) enum ToolImpl {
+    Plugin(PreparedPlugin),
+    Journal,
+}
+
+pub(crate) struct ToolEntry {
+    pub info: ToolInfo,
+    pub imp: ToolImpl,
+    pub validator: jsonschema::Validator,
+}
+
+pub(crate) struct HostInner {
+    pub data_dir: PathBuf,
+    pub clock: Clock,
+    pub session: String,
+    pub tools: BTreeMap<String, ToolEntry>,
+    pub disabled: BTreeMap<String, String>,
+    pub plugins: Vec<PluginReport>,
+    pub journal: Journal,
+    pub trace: Trace,
+    pub seq: AtomicU64,
+    pub max_arg_bytes: usize,
+    pub runtime: PluginRuntime,
+}
+
+/// The ochre host: plugins, guards and stores. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<HostInner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("data_dir", &self.inner.data_dir)
+            .field("session", &self.inner.session)
+            .field("tools", &self.inner.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostBuilder {
+    data_dir: Option<PathBuf>,
+    plugin_dirs: Vec<PathBuf>,
+    filter: CapabilityFilter,
+    policy: InterfacePolicy,
+    limits: PluginLimits,
+    clock: Clock,
+    session: Option<String>,
+    builtin: bool,
+    compile_cache: bool,
+    max_arg_bytes: usize,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self {
+            data_dir: None,
+            plugin_dirs: Vec::new(),
+            filter: CapabilityFilter::All,
+            policy: InterfacePolicy::default(),
+            limits: PluginLimits::default(),
+            clock: Clock::System,
+            session: None,
+            builtin: true,
+            compile_cache: true,
+            max_arg_bytes: 4 << 20,
+        }
+    }
+}
+
+/// `~/.ochre`, or `$OCHRE_HOME` when set.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".ochre")
+}
+
+impl HostBuilder {
+    /// Data dir for journal, traces, state, secrets and the compile cache
+    /// (default `$OCHRE_HOME` or `~/.ochre`).
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Load every `*.wasm` in `dir` (in name order) after the built-in plugins.
+    pub fn plugin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plugin_dirs.push(dir.into());
+        self
+    }
+
+    /// Which capability groups to enable.
+    pub fn capabilities(mut self, filter: CapabilityFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Which host interfaces plugins may get.
+    pub fn interface_policy(mut self, policy: InterfacePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Per-call limits of plugins.
+    pub fn limits(mut self, limits: PluginLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Per-call deadline of plugins.
+    pub fn plugin_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.timeout = timeout;
+        self
+    }
+
+    /// The clock (fix it in tests).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The session id used in the journal and trace (default: time and pid).
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(id.into());
+        self
+    }
+
+    /// Load the built-in tool groups (default true).
+    pub fn builtin_plugins(mut self, on: bool) -> Self {
+        self.builtin = on;
+        self
+    }
+
+    /// Use the on-disk compile cache (default true).
+    pub fn compile_cache(mut self, on: bool) -> Self {
+        self.compile_cache = on;
+        self
+    }
+
+    /// Largest accepted arguments object, serialized (default 4 MiB).
+    pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
+        self.max_arg_bytes = bytes;
+        self
+    }
+
+    /// Load the plugins and open the stores. A plugin that cannot be loaded is
+    /// refused (see [`Host::plugins`]); only configuration errors fail the build.
+    pub async fn build(self) -> Result<Host> {
+        let data_dir = self.data_dir.clone().unwrap_or_else(default_data_dir);
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
+        let clock = self.clock;
+        let session = match &self.session {
+            Some(s) => {
+                if !manifest::valid_tool_name(s) {
+                    return Err(Error::Config(format!(
+                        "session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]"
+                    )));
+                }
+                s.clone()
+            }
+            None => {
+                let stamp = crate::journal::iso_of(clock.now_ms());
+                let digits: String = stamp
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .take(14)
+                    .collect();
+                format!("s-{digits}-{:x}", std::process::id())
+            }
+        };
+
+        // 1. Every candidate's bytes and manifest, before anything is instantiated.
+        let mut candidates: Vec<(PluginSource, Vec<u8>)> = Vec::new();
+        if self.builtin {
+            for (_, bytes) in builtin::BUILTIN_PLUGINS {
+                candidates.push((PluginSource::Builtin, bytes.to_vec()));
+            }
+        }
+        for dir in &self.plugin_dirs {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map_err(|e| Error::io(format!("reading plugin dir {}", dir.display()), e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+                .collect();
+            files.sort();
+            for path in files {
+                match std::fs::read(&path) {
+                    Ok(bytes) => candidates.push((PluginSource::File(path), bytes)),
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "cannot read plugin")
+                    }
+                }
+            }
+        }
+        let manifests: Vec<std::result::Result<Manifest, String>> =
+            candidates.iter().map(|(_, b)| manifest::read(b)).collect();
+
+        // 2. The capability filter may name built-in groups and any group a
+        //    plugin declares.
+        let mut known: BTreeSet<String> = BUILTIN_GROUPS.iter().map(|g| g.to_string()).collect();
+        known.extend(manifests.iter().flatten().map(|m| m.group.clone()));
+        self.filter.check_known(&known)?;
+
+        let runtime = PluginRuntime::new(
+            self.limits,
+            self.compile_cache
+                .then(|| data_dir.join("cache").join("wasm")),
+        )
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+
+        let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
+        let mut owner: BTreeMap<String, String> = BTreeMap::new();
+        let mut disabled: BTreeMap<String, String> = BTreeMap::new();
+        let mut plugins: Vec<PluginReport> = Vec::new();
+        let mut names: BTreeSet<String> = BTreeSet::new();
+
+        // Host tools first: they are host state and win name clashes.
+        let journal_tool = crate::host_tools::journal_tool_info();
+        if self.filter.allows(&journal_tool.capability) {
+            let validator = jsonschema::validator_for(&journal_tool.input_schema)
+                .map_err(|e| Error::Config(format!("oc_journal schema: {e}")))?;
+            owner.insert(journal_tool.name.clone(), "host".into());
+            tools.insert(
+                journal_tool.name.clone(),
+                ToolEntry {
+                    info: journal_tool,
+                    imp: ToolImpl::Journal,
+                    validator,
+                },
+            );
+        } else {
+            disabled.insert(journal_tool.name.clone(), journal_tool.capability.clone());
+        }
+
+        for ((source, bytes), manifest) in candidates.into_iter().zip(manifests) {
+            let builtin = source == PluginSource::Builtin;
+            let manifest = match manifest {
+                Ok(m) => m,
+                Err(reason) => {
+                    let name = match &source {
+                        PluginSource::File(p) => p
+                            .file_stem()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        PluginSource::Builtin => "builtin".into(),
+                    };
+                    tracing::error!(plugin = %name, %source, "plugin refused: {reason}");
+                    plugins.push(refused(name, String::new(), source, reason, vec![], vec![]));
+                    continue;
+                }
+            };
+            let iface_list: Vec<String> = manifest.interfaces.iter().cloned().collect();
+            if !names.insert(manifest.name.clone()) {
+                let reason = format!(
+                    "another plugin named {:?} is already loaded; plugin names must be unique",
+                    manifest.name
+                );
+                tracing::error!(plugin = %manifest.name, %source, "plugin refused: {reason}");
+                plugins.push(refused(
+                    manifest.name.clone(),
+                    manifest.group.clone(),
+                    source,
+                    reason,
+                    manifest.tools.clone(),
+                    iface_list,
+                ));
+                continue;
+            }
+            if !self.filter.allows(&manifest.group) {
+                for t in &manifest.tools {
+                    disabled
+                        .entry(t.clone())
+                        .or_insert_with(|| manifest.group.clone());
+                }
+                plugins.push(PluginReport {
+                    name: manifest.name.clone(),
+                    group: manifest.group.clone(),
+                    source,
+                    status: PluginStatus::Disabled,
+                    tools: manifest.tools.clone(),
+                    interfaces: iface_list,
+                    instances: None,
+                });
+                continue;
+            }
+            let loaded = load_plugin(
+                &runtime,
+                &self.policy,
+                &data_dir,
+                clock,
+                &manifest,
+                &bytes,
+                builtin,
+                &owner,
+            )
+            .await;
+            match loaded {
+                Ok((plugin, entries)) => {
+                    let tool_names: Vec<String> =
+                        entries.iter().map(|e| e.info.name.clone()).collect();
+                    for e in entries {
+                        owner.insert(e.info.name.clone(), manifest.name.clone());
+                        tools.insert(e.info.name.clone(), e);
+                    }
+                    tracing::info!(plugin = %manifest.name, group = %manifest.group, tools = tool_names.len(), "plugin loaded");
+                    plugins.push(PluginReport {
+                        name: manifest.name.clone(),
+                        group: manifest.group.clone(),
+                        source,
+                        status: PluginStatus::Loaded,
+                        tools: tool_names,
+                        interfaces: iface_list,
+                        instances: Some(plugin.instance_counter()),
+                    });
+                }
+                Err(reason) => {
+                    tracing::error!(plugin = %manifest.name, %source, "plugin refused: {reason}");
+                    plugins.push(refused(
+                        manifest.name.clone(),
+                        manifest.group.clone(),
+                        source,
+                        reason,
+                        manifest.tools.clone(),
+                        iface_list,
+                    ));
+                }
+            }
+        }
+        // A tool both disabled (by group) and offered by a loaded plugin stays callable.
+        disabled.retain(|name, _| !tools.contains_key(name));
+
+        let journal = Journal::new(&data_dir);
+        journal.prune(clock.now_ms());
+        let trace = Trace::start(&data_dir, &session, &clock)
+            .map_err(|e| Error::io("starting the trace", e))?;
+        Ok(Host {
+            inner: Arc::new(HostInner {
+                data_dir,
+                clock,
+                session,
+                tools,
+                disabled,
+                plugins,
+                journal,
+                trace,
+                seq: AtomicU64::new(0),
+                max_arg_bytes: self.max_arg_bytes,
+                runtime,
+            }),
+        })
+    }
+}
+
+fn refused(
+    name: String,
+    group: String,
+    source: PluginSource,
+    reason: String,
+    tools: Vec<String>,
+    interfaces: Vec<String>,
+) -> PluginReport {
+    PluginReport {
+        name,
+        group,
+        source,
+        status: PluginStatus::Refused(reason),
+        tools,
+        interfaces,
+        instances: None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn load_plugin(
+    runtime: &PluginRuntime,
+    policy: &InterfacePolicy,
+    data_dir: &Path,
+    clock: Clock,
+    manifest: &Manifest,
+    bytes: &[u8],
+    builtin: bool,
+    owner: &BTreeMap<String, String>,
+) -> std::result::Result<(PreparedPlugin, Vec<ToolEntry>), String> {
+    policy.check(manifest, builtin)?;
+    let services = Arc::new(PluginServices {
+        name: manifest.name.clone(),
+        kv: KvStore::new(data_dir.join("state"), &manifest.name),
+        secrets: SecretStore::new(data_dir),
+        clock,
+    });
+    let plugin = runtime.prepare(bytes, manifest, services)?;
+    let defs = plugin
+        .describe()
+        .await
+        .map_err(|e| format!("describe failed: {}", e.message))?;
+    let mut entries = Vec::with_capacity(defs.len());
+    let mut seen = BTreeSet::new();
+    for def in defs {
+        if !manifest::valid_tool_name(&def.name) {
+            return Err(format!(
+                "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
+                def.name
+            ));
+        }
+        if !manifest.tools.contains(&def.name) {
+            return Err(format!(
+                "tool {:?} is not declared in the manifest",
+                def.name
+            ));
+        }
+        if !seen.insert(def.name.clone()) {
+            return Err(format!("tool {:?} is described twice", def.name));
+        }
+        if let Some(other) = owner.get(&def.name) {
+            return Err(format!(
+                "tool {:?} is already offered by plugin {other:?}; refusing plugin {:?}",
+                def.name, manifest.name
+            ));
+        }
+        if def.capability != manifest.group {
+            return Err(format!(
+                "tool {:?} claims capability {:?} but the plugin's group is {:?}",
+                def.name, def.capability, manifest.group
+            ));
+        }
+        let schema: Value = serde_json::from_str(&def.input_schema)
+            .map_err(|e| format!("tool {:?}: input schema is not JSON: {e}", def.name))?;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(format!(
+                "tool {:?}: input schema must be an object schema",
+                def.name
+            ));
+        }
+        let validator = jsonschema::validator_for(&schema)
+            .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name))?;
+        let info = ToolInfo {
+            name: def.name,
+            description: def.description,
+            input_schema: schema,
+            capability: def.capability,
+            tier: def.tier,
+            annotations: Annotations {
+                read_only: def.annotations.read_only,
+                destructive: def.annotations.destructive,
+                idempotent: def.annotations.idempotent,
+                open_world: def.annotations.open_world,
+            },
+            intent: def
+                .features
+                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::INTENT),
+            output_mode: def
+                .features
+                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
+            redact: def.redact,
+            plugin: manifest.name.clone(),
+        };
+        entries.push(ToolEntry {
+            info,
+            imp: ToolImpl::Plugin(plugin.clone()),
+            validator,
+        });
+    }
+    Ok((plugin, entries))
+}
+
+impl Host {
+    /// Start configuring a host.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The enabled tools, by name.
+    pub fn tools(&self) -> Vec<&ToolInfo> {
+        self.inner.tools.values().map(|e| &e.info).collect()
+    }
+
+    /// Every plugin the host saw, with what became of it.
+    pub fn plugins(&self) -> &[PluginReport] {
+        &self.inner.plugins
+    }
+
+    /// The data dir.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// This run's session id (journal and trace).
+    pub fn session_id(&self) -> &str {
+        &self.inner.session
+    }
+
+    /// The trace directory of this session.
+    pub fn trace_dir(&self) -> &Path {
+        self.inner.trace.dir()
+    }
+
+    /// The per-call plugin limits in force.
+    pub fn limits(&self) -> PluginLimits {
+        self.inner.runtime.limits()
+    }
+
+    /// Flush the journal and trace to disk and mark the session ended.
+    pub fn shutdown(&self) {
+        let _ = self.inner.journal.sync();
+        if let Err(e) = self.inner.trace.finish(&self.inner.clock) {
+            tracing::warn!(error = %e, "cannot finish the trace");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Host-owned tools: they read host state, so they live here, not in a plugin.
+//! (`expand_tools`, `oc_output_fetch`, `oc_task_run_*` and `oc_bulk_progress_*` join
+//! them with their issues.)
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+use crate::host::Host;
+use crate::pipeline::{Annotations, ToolInfo, ToolOutput, json_output};
+
+const DEFAULT_COUNT: u64 = 20;
+const MAX_COUNT: u64 = 100;
+
+pub(crate) fn journal_tool_info() -> ToolInfo {
+    ToolInfo {
+        name: "oc_journal".into(),
+        description: "Read the journal of tool calls: `recent` lists the latest calls (tool, redacted args, ok, \
+                      summary, error, intent), `summary` counts calls and failures per tool. Use it to review what \
+                      was done or to hand work over."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["recent", "summary"], "description": "recent (default) or summary"},
+                "kind": {"type": "string", "enum": ["recent", "summary"], "description": "alias of action"},
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "entries for recent (default 20)"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "alias of count"},
+                "tool": {"type": "string", "maxLength": 64, "description": "only calls of this tool"}
+            },
+            "additionalProperties": false
+        }),
+        capability: "core".into(),
+        tier: 1,
+        annotations: Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Annotations::default()
+        },
+        intent: false,
+        output_mode: false,
+        redact: Vec::new(),
+        plugin: "host".into(),
+    }
+}
+
+pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
+    let action = match (args["action"].as_str(), args["kind"].as_str()) {
+        (Some(a), Some(k)) if a != k => {
+            return Err(ToolError::invalid_argument(
+                "kind",
+                format!("oc_journal: `action` is {a:?} but `kind` is {k:?}; pass one of them"),
+            ));
+        }
+        (Some(a), _) | (None, Some(a)) => a,
+        (None, None) => "recent",
+    };
+    let count = args["count"]
+        .as_u64()
+        .or_else(|| args["limit"].as_u64())
+        .unwrap_or(DEFAULT_COUNT)
+        .min(MAX_COUNT) as usize;
+    let tool = args["tool"].as_str();
+    let journal = &host.inner.journal;
+    if action == "summary" {
+        let all = journal.all(tool);
+        let mut by_tool: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut failed = 0u64;
+        for e in &all {
+            let slot = by_tool
+                .entry(e["tool"].as_str().unwrap_or("?").to_owned())
+                .or_default();
+            slot.0 += 1;
+            if e["ok"] != true {
+                slot.1 += 1;
+                failed += 1;
+            }
+        }
+        let tools: serde_json::Map<String, Value> = by_tool
+            .into_iter()
+            .map(|(k, (calls, fails))| (k, json!({"calls": calls, "failed": fails})))
+            .collect();
+        let total = all.len();
+        let value = json!({
+            "total": total,
+            "ok": total as u64 - failed,
+            "failed": failed,
+            "first": all.first().map(|e| e["ts"].clone()),
+            "last": all.last().map(|e| e["ts"].clone()),
+            "byTool": tools,
+        });
+        return Ok(json_output(value, format!("summary of {total} calls")));
+    }
+    let entries = journal.recent(count, tool);
+    let n = entries.len();
+    Ok(json_output(
+        json!({ "entries": entries }),
+        format!("{n} recent entries"),
+    ))
+}

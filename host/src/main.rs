@@ -1,0 +1,287 @@
+//! `ochre`: the MCP server, and a few commands to manage it.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use ochre_host::server::{HttpOptions, McpServer, serve_http};
+use ochre_host::{CapabilityFilter, Clock, Host, InterfacePolicy, PluginLimits, PluginStatus};
+
+/// ochre: browser automation for AI agents, with tools as sandboxed WebAssembly plugins.
+///
+/// With no subcommand, serves MCP on stdio (or on HTTP with --http).
+#[derive(Parser, Debug)]
+#[command(name = "ochre", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    host: HostArgs,
+    /// Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health) instead of stdio.
+    #[arg(long, value_name = "PORT")]
+    http: Option<u16>,
+    /// Address to bind with --http. Non-loopback addresses require --auth-token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    http_host: IpAddr,
+    /// Bearer token required on /mcp with --http.
+    #[arg(long, env = "OCHRE_AUTH_TOKEN", hide_env_values = true)]
+    auth_token: Option<String>,
+    /// Extra browser Origin allowed with --http (repeatable), e.g. https://app.example.com.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Extra Host header value allowed with --http (repeatable), e.g. ochre.internal.
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve MCP (the default when no subcommand is given).
+    Serve,
+    /// Inspect plugins.
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
+    /// Manage TOTP secrets (stored in <data-dir>/secrets.json, mode 0600).
+    Totp {
+        #[command(subcommand)]
+        command: TotpCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PluginsCommand {
+    /// List the plugins with their group, status, tools and granted interfaces.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TotpCommand {
+    /// Store the secret of a site.
+    Add {
+        /// The site, e.g. github.com.
+        #[arg(long)]
+        domain: String,
+        /// Base32 secret or otpauth://totp/... URI. Omit to read it from stdin.
+        #[arg(long)]
+        secret: Option<String>,
+    },
+    /// Remove the secret of a site.
+    Remove {
+        /// The site.
+        #[arg(long)]
+        domain: String,
+    },
+    /// List the sites with a stored secret (never the secrets).
+    List,
+}
+
+#[derive(Args, Debug, Clone)]
+struct HostArgs {
+    /// Data dir: journal, traces, state, secrets, compile cache.
+    #[arg(long, env = "OCHRE_HOME", global = true)]
+    data_dir: Option<PathBuf>,
+    /// Load every *.wasm plugin in this directory (repeatable).
+    #[arg(long, value_name = "DIR", global = true)]
+    plugin_dir: Vec<PathBuf>,
+    /// Enable only these tool groups (comma-separated), e.g. core,totp.
+    #[arg(
+        long,
+        value_name = "GROUPS",
+        global = true,
+        conflicts_with = "disable_tools"
+    )]
+    tools_only: Vec<String>,
+    /// Disable these tool groups (comma-separated).
+    #[arg(long, value_name = "GROUPS", global = true)]
+    disable_tools: Vec<String>,
+    /// Deny a host interface to every plugin (comma-separated), e.g. secrets.
+    #[arg(long, value_name = "IFACES", global = true)]
+    deny_interface: Vec<String>,
+    /// Grant a sensitive interface to a third-party plugin: PLUGIN=IFACE[,IFACE] (repeatable).
+    #[arg(long, value_name = "PLUGIN=IFACES", global = true)]
+    grant: Vec<String>,
+    /// Deadline of one plugin call, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, global = true)]
+    plugin_timeout_ms: u64,
+    /// Memory cap of one plugin instance, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
+    plugin_memory_mb: usize,
+    /// Fix the clock at this Unix time in ms (tests).
+    #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
+    fixed_clock_ms: Option<u64>,
+    /// Fix the session id (tests).
+    #[arg(long, env = "OCHRE_SESSION_ID", hide = true, global = true)]
+    session_id: Option<String>,
+}
+
+impl HostArgs {
+    fn data_dir(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .unwrap_or_else(ochre_host::default_data_dir)
+    }
+
+    async fn build(&self) -> anyhow::Result<Host> {
+        let filter = CapabilityFilter::from_options(&self.tools_only, &self.disable_tools)?;
+        let mut policy = InterfacePolicy::default();
+        for d in &self.deny_interface {
+            policy.deny.extend(
+                d.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty()),
+            );
+        }
+        for g in &self.grant {
+            let (plugin, ifaces) = g
+                .split_once('=')
+                .with_context(|| format!("--grant {g:?}: expected PLUGIN=IFACE[,IFACE]"))?;
+            for iface in ifaces.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                policy
+                    .grants
+                    .insert((plugin.trim().to_owned(), iface.to_owned()));
+            }
+        }
+        if self.plugin_memory_mb == 0 || self.plugin_memory_mb > 4096 {
+            anyhow::bail!("--plugin-memory-mb must be 1-4096");
+        }
+        if self.plugin_timeout_ms == 0 {
+            anyhow::bail!("--plugin-timeout-ms must be positive");
+        }
+        let mut b = Host::builder()
+            .data_dir(self.data_dir())
+            .capabilities(filter)
+            .interface_policy(policy)
+            .limits(PluginLimits {
+                timeout: Duration::from_millis(self.plugin_timeout_ms),
+                max_memory: self.plugin_memory_mb << 20,
+            });
+        for d in &self.plugin_dir {
+            b = b.plugin_dir(d);
+        }
+        if let Some(ms) = self.fixed_clock_ms {
+            b = b.clock(Clock::Fixed(ms));
+        }
+        if let Some(id) = &self.session_id {
+            b = b.session_id(id);
+        }
+        Ok(b.build().await?)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_ansi(false)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command.as_ref().unwrap_or(&Command::Serve) {
+        Command::Serve => {
+            let host = cli.host.build().await?;
+            let result = match cli.http {
+                None => McpServer::new(host.clone()).serve_stdio().await,
+                Some(port) => {
+                    serve_http(
+                        host.clone(),
+                        HttpOptions {
+                            host: cli.http_host,
+                            port,
+                            auth_token: cli.auth_token.clone(),
+                            allowed_origins: cli.allow_origin.clone(),
+                            allowed_hosts: cli.allow_host.clone(),
+                        },
+                    )
+                    .await
+                }
+            };
+            host.shutdown();
+            result
+        }
+        Command::Plugins {
+            command: PluginsCommand::List { json },
+        } => {
+            let host = cli.host.build().await?;
+            if *json {
+                let list: Vec<_> = host.plugins().iter().map(|p| p.to_json()).collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for p in host.plugins() {
+                    let status = match &p.status {
+                        PluginStatus::Loaded => "loaded".to_owned(),
+                        PluginStatus::Disabled => {
+                            "disabled (group excluded; not instantiated)".to_owned()
+                        }
+                        PluginStatus::Refused(r) => format!("REFUSED: {r}"),
+                    };
+                    println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
+                    println!("  tools: {}", p.tools.join(", "));
+                    println!("  interfaces: {}", p.interfaces.join(", "));
+                }
+            }
+            host.shutdown();
+            Ok(())
+        }
+        Command::Totp { command } => {
+            let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+            match command {
+                TotpCommand::Add { domain, secret } => {
+                    let domain = domain.trim().to_ascii_lowercase();
+                    if domain.is_empty() {
+                        anyhow::bail!("--domain must not be empty");
+                    }
+                    let secret = match secret {
+                        Some(s) => s.clone(),
+                        None => {
+                            let mut s = String::new();
+                            std::io::stdin().read_line(&mut s)?;
+                            s
+                        }
+                    };
+                    let secret = secret.trim();
+                    if secret.is_empty() {
+                        anyhow::bail!("the secret is empty");
+                    }
+                    store.set("totp", &domain, secret)?;
+                    eprintln!(
+                        "stored the TOTP secret for {domain} in {}",
+                        store.path().display()
+                    );
+                }
+                TotpCommand::Remove { domain } => {
+                    let domain = domain.trim().to_ascii_lowercase();
+                    if store.remove("totp", &domain)? {
+                        eprintln!("removed the TOTP secret for {domain}");
+                    } else {
+                        anyhow::bail!("no TOTP secret stored for {domain}");
+                    }
+                }
+                TotpCommand::List => {
+                    for key in store.keys("totp")? {
+                        println!("{key}");
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}

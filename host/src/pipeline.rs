@@ -1,0 +1,454 @@
+//! The tool-call pipeline: every call, from MCP or an embedder, runs these steps in
+//! this one place: resolve -> capability gate -> host-owned fields (`intent`) ->
+//! schema validation -> plugin call under limits -> journal + trace.
+//!
+//! A call rejected before it runs (unknown tool, disabled capability, invalid
+//! arguments or intent) performs nothing and writes no journal or trace entry.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use crate::error::{ToolError, codes};
+use crate::host::{Host, ToolImpl};
+use crate::journal::{CallRecord, redact_args};
+use crate::plugin::bindings;
+use crate::{ProgressFn, host_tools};
+
+/// MCP annotations of a tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// Changes nothing.
+    pub read_only: bool,
+    /// May destroy data.
+    pub destructive: bool,
+    /// Repeating has no extra effect.
+    pub idempotent: bool,
+    /// Talks to the open web.
+    pub open_world: bool,
+}
+
+/// A tool as the host offers it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    /// Unique name.
+    pub name: String,
+    /// What it does and when to use it.
+    pub description: String,
+    /// JSON Schema of its arguments as clients see it (host-owned fields included).
+    pub input_schema: Value,
+    /// Capability group.
+    pub capability: String,
+    /// Disclosure tier.
+    pub tier: u8,
+    /// MCP annotations.
+    pub annotations: Annotations,
+    /// Accepts an `intent` label.
+    pub intent: bool,
+    /// Supports `output_mode`.
+    pub output_mode: bool,
+    /// Argument names never logged.
+    pub redact: Vec<String>,
+    /// The plugin offering it (`host` for host tools).
+    pub plugin: String,
+}
+
+/// One piece of a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Text (JSON results are compact JSON text).
+    Text(String),
+    /// An image.
+    Image {
+        /// Encoded bytes.
+        data: Vec<u8>,
+        /// e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+/// A successful call's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Content for the agent.
+    pub content: Vec<Content>,
+    /// Structured result (MCP `structuredContent`).
+    pub structured: Option<Value>,
+    /// The journal's one-line summary.
+    pub summary: String,
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Receives progress reports, if the caller wants them.
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Longest `intent` label.
+pub const MAX_INTENT_CHARS: usize = 120;
+
+/// Validate an `intent` value: a string of 1-120 chars that is not blank.
+pub fn check_intent(value: &Value) -> Result<String, ToolError> {
+    let bad = |why: &str| {
+        ToolError::new(
+            codes::INVALID_INTENT,
+            format!("intent {why}: pass a short label of what this action is for (1-{MAX_INTENT_CHARS} chars), or omit it"),
+        )
+        .with("field", "intent")
+    };
+    let Some(s) = value.as_str() else {
+        return Err(bad("must be a string"));
+    };
+    if s.trim().is_empty() {
+        return Err(bad("must not be empty or blank"));
+    }
+    if s.chars().count() > MAX_INTENT_CHARS {
+        return Err(bad(&format!(
+            "is {} chars, over the limit",
+            s.chars().count()
+        )));
+    }
+    Ok(s.to_owned())
+}
+
+/// Turn the first schema violation into `INVALID_ARGUMENT` naming the field. The
+/// message never quotes the offending value (it may be huge, or a secret).
+fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> Option<ToolError> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let err = validator.iter_errors(args).next()?;
+    let path = err.instance_path().to_string();
+    let at = path.trim_start_matches('/').replace('/', ".");
+    let (field, what) = match err.kind() {
+        K::Required { property } => {
+            let p = property.as_str().unwrap_or_default().to_owned();
+            let field = if at.is_empty() {
+                p.clone()
+            } else {
+                format!("{at}.{p}")
+            };
+            (field, "is required".to_owned())
+        }
+        K::AdditionalProperties { unexpected } => {
+            let p = unexpected.first().cloned().unwrap_or_default();
+            let field = if at.is_empty() {
+                p
+            } else {
+                format!("{at}.{p}")
+            };
+            (field, "is not an accepted argument".to_owned())
+        }
+        K::MaxLength { limit } => (at, format!("is longer than {limit} characters")),
+        K::MinLength { limit } => (at, format!("is shorter than {limit} characters")),
+        K::Type { kind } => {
+            let want = match kind {
+                jsonschema::error::TypeKind::Single(t) => t.to_string(),
+                jsonschema::error::TypeKind::Multiple(set) => format!("{set:?}").to_lowercase(),
+            };
+            (at, format!("must be of type {want}"))
+        }
+        K::Pattern { pattern } => (at, format!("does not match the pattern {pattern}")),
+        K::Enum { options } => {
+            let mut o = options.to_string();
+            if o.len() > 200 {
+                o.truncate(200);
+            }
+            (at, format!("must be one of {o}"))
+        }
+        K::Minimum { limit } => (at, format!("must be at least {limit}")),
+        K::Maximum { limit } => (at, format!("must be at most {limit}")),
+        _ => {
+            let mut m = err.to_string();
+            if m.len() > 200 {
+                let mut cut = 200;
+                while !m.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                m.truncate(cut);
+                m.push('…');
+            }
+            (at, m)
+        }
+    };
+    let shown = if field.is_empty() {
+        "arguments".to_owned()
+    } else {
+        field.clone()
+    };
+    Some(ToolError::invalid_argument(
+        if field.is_empty() {
+            "arguments"
+        } else {
+            &field
+        },
+        format!("{tool}: `{shown}` {what}"),
+    ))
+}
+
+impl Host {
+    /// Run one tool call through the pipeline.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        let span = tracing::info_span!("tool", tool = %name, plugin = tracing::field::Empty);
+        self.call_inner(name, args, options).instrument(span).await
+    }
+
+    async fn call_inner(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ToolError> {
+        let inner = &self.inner;
+        // Resolve and gate.
+        let Some(entry) = inner.tools.get(name) else {
+            if let Some(group) = inner.disabled.get(name) {
+                return Err(ToolError::new(
+                    codes::CAPABILITY_DISABLED,
+                    format!(
+                        "tool {name} belongs to capability group {group:?}, which this server has disabled \
+                         (--tools-only / --disable-tools)"
+                    ),
+                )
+                .with("capability", group.as_str()));
+            }
+            return Err(ToolError::new(
+                codes::UNKNOWN_TOOL,
+                format!("no tool named {name:?}; call tools/list for the available tools"),
+            ));
+        };
+        tracing::Span::current().record("plugin", entry.info.plugin.as_str());
+
+        // Arguments: an object (absent = {}), within the size cap.
+        let mut args = match args {
+            Value::Null => Map::new(),
+            Value::Object(m) => m,
+            other => {
+                return Err(ToolError::invalid_argument(
+                    "arguments",
+                    format!(
+                        "{name}: arguments must be a JSON object, not {}",
+                        type_name(&other)
+                    ),
+                ));
+            }
+        };
+        let size = serde_json::to_vec(&args)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if size > inner.max_arg_bytes {
+            let field = args
+                .iter()
+                .max_by_key(|(_, v)| serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0))
+                .map(|(k, _)| k.clone())
+                .unwrap_or_else(|| "arguments".into());
+            return Err(ToolError::invalid_argument(
+                &field,
+                format!(
+                    "{name}: arguments are {size} bytes, over the {} byte limit (largest field: `{field}`)",
+                    inner.max_arg_bytes
+                ),
+            ));
+        }
+
+        // Host-owned fields.
+        let intent = if entry.info.intent {
+            match args.remove("intent") {
+                None => None,
+                Some(v) => Some(check_intent(&v)?),
+            }
+        } else {
+            None
+        };
+
+        // Schema.
+        let args = Value::Object(args);
+        if let Some(err) = schema_error(name, &entry.validator, &args) {
+            return Err(err);
+        }
+
+        // Run.
+        let started = Instant::now();
+        let outcome = match &entry.imp {
+            ToolImpl::Journal => host_tools::run_journal(self, &args),
+            ToolImpl::Plugin(plugin) => {
+                let raw = serde_json::to_string(&args).unwrap_or_else(|_| "{}".into());
+                match plugin.call(name, &raw, options.progress.clone()).await {
+                    Err(e) => Err(e),
+                    Ok(Err(guest)) => Err(guest_error(guest)),
+                    Ok(Ok(out)) => guest_output(name, out),
+                }
+            }
+        };
+        let duration_ms = inner.clock.elapsed_ms(started);
+
+        // Journal + trace.
+        let seq = inner.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let ts = inner.clock.now_ms();
+        let record = CallRecord {
+            tool: name.to_owned(),
+            plugin: entry.info.plugin.clone(),
+            args: redact_args(&args, &entry.info.redact),
+            duration_ms,
+            ok: outcome.is_ok(),
+            summary: match &outcome {
+                Ok(o) => o.summary.clone(),
+                Err(e) => one_line(&e.message),
+            },
+            error: outcome.as_ref().err().map(|e| e.code.clone()),
+            intent,
+        };
+        if let Err(e) = inner.journal.append(&inner.session, seq, ts, &record) {
+            tracing::error!(error = %e, "cannot write the journal");
+        }
+        if let Err(e) = inner.trace.call(ts, seq, &record) {
+            tracing::error!(error = %e, "cannot write the trace");
+        }
+        match &outcome {
+            Ok(_) => tracing::debug!(duration_ms, "tool call ok"),
+            Err(e) => tracing::info!(duration_ms, code = %e.code, "tool call failed"),
+        }
+        outcome
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
+
+fn guest_error(e: bindings::ToolError) -> ToolError {
+    let code_ok = !e.code.is_empty()
+        && e.code.len() <= 64
+        && e.code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let mut err = ToolError::new(
+        if code_ok {
+            e.code
+        } else {
+            codes::PLUGIN_FAILED.to_owned()
+        },
+        e.message,
+    );
+    if let Some(Value::Object(details)) = e.details.and_then(|d| serde_json::from_str(&d).ok()) {
+        err.details = details;
+    }
+    err
+}
+
+fn guest_output(tool: &str, out: bindings::ToolOutput) -> Result<ToolOutput, ToolError> {
+    use bindings::ochre::plugin::types::Content as C;
+    let content = out
+        .content
+        .into_iter()
+        .map(|c| match c {
+            C::Text(t) | C::Json(t) => Content::Text(t),
+            C::Image(img) => Content::Image {
+                data: img.data,
+                mime_type: img.mime_type,
+            },
+        })
+        .collect();
+    let structured = match out.structured {
+        None => None,
+        Some(s) => Some(serde_json::from_str(&s).map_err(|e| {
+            ToolError::new(
+                codes::PLUGIN_FAILED,
+                format!("{tool}: the plugin returned structured content that is not JSON: {e}"),
+            )
+        })?),
+    };
+    Ok(ToolOutput {
+        content,
+        structured,
+        summary: out
+            .summary
+            .map(|s| one_line(&s))
+            .unwrap_or_else(|| "ok".into()),
+    })
+}
+
+/// The JSON object of a successful result, for host tools.
+pub(crate) fn json_output(value: Value, summary: String) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::Text(value.to_string())],
+        structured: Some(value),
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn intent_rules() {
+        assert_eq!(
+            check_intent(&json!("submit the form")).expect("ok"),
+            "submit the form"
+        );
+        for bad in [json!(""), json!("   "), json!("x".repeat(121)), json!(5)] {
+            assert_eq!(
+                check_intent(&bad).expect_err("bad").code,
+                codes::INVALID_INTENT
+            );
+        }
+        assert!(
+            check_intent(&json!("é".repeat(120))).is_ok(),
+            "chars, not bytes"
+        );
+    }
+
+    #[test]
+    fn schema_errors_name_the_field_and_never_quote_the_value() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"domain": {"type": "string", "maxLength": 10}},
+            "required": ["domain"],
+            "additionalProperties": false
+        });
+        let v = jsonschema::validator_for(&schema).expect("schema");
+        let e = schema_error("t", &v, &json!({})).expect("missing");
+        assert_eq!(e.details["field"], "domain");
+        let e = schema_error("t", &v, &json!({"domain": 5})).expect("type");
+        assert_eq!(e.details["field"], "domain");
+        let e = schema_error("t", &v, &json!({"domain": "a", "junk": 1})).expect("extra");
+        assert_eq!(e.details["field"], "junk");
+        let huge = "y".repeat(1 << 20);
+        let e = schema_error("t", &v, &json!({"domain": huge})).expect("long");
+        assert_eq!(e.details["field"], "domain");
+        assert!(e.message.len() < 200, "{}", e.message.len());
+        assert!(schema_error("t", &v, &json!({"domain": "ok"})).is_none());
+    }
+}

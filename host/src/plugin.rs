@@ -1,0 +1,412 @@
+//! The plugin runtime: one wasmtime [`Engine`] (component model, async, epoch
+//! interruption, pooling allocator), an on-disk compile cache, one `InstancePre` per
+//! plugin, and a fresh [`Store`] per call with a memory cap and a deadline.
+//!
+//! Host interfaces are linked per plugin: only those its manifest asks for *and* the
+//! operator's [`InterfacePolicy`] allows. A guest cannot call anything else; a
+//! component that imports an interface it did not declare is refused at load.
+
+pub mod manifest;
+
+mod cache;
+mod interfaces;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+pub use cache::CompileCache;
+pub use manifest::Manifest;
+
+use crate::error::{ToolError, codes};
+use crate::kv::KvStore;
+use crate::secrets::SecretStore;
+use crate::{Clock, ProgressFn};
+
+pub(crate) use interfaces::bindings;
+
+/// The WIT package version this host speaks.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// The host interfaces a plugin may import, and whether each is sensitive (granted
+/// to third-party plugins only when the operator says so).
+pub const INTERFACES: &[(&str, bool)] = &[
+    ("logging", false),
+    ("clock", false),
+    ("kv", false),
+    ("secrets", true),
+    ("progress", false),
+];
+
+/// Limits applied to every plugin call.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginLimits {
+    /// Wall-clock deadline of one call (instantiation included).
+    pub timeout: Duration,
+    /// Linear-memory cap of one instance, in bytes.
+    pub max_memory: usize,
+}
+
+impl Default for PluginLimits {
+    /// 30 s and 64 MiB: enough for browser tools that wait on pages, small enough
+    /// that a runaway guest cannot hurt the server.
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            max_memory: 64 << 20,
+        }
+    }
+}
+
+/// Which interfaces the operator allows.
+#[derive(Debug, Clone, Default)]
+pub struct InterfacePolicy {
+    /// Denied to every plugin.
+    pub deny: BTreeSet<String>,
+    /// Extra grants for third-party plugins: (plugin, interface).
+    pub grants: BTreeSet<(String, String)>,
+}
+
+impl InterfacePolicy {
+    /// Check every interface `manifest` asks for; the error says which and how to
+    /// allow it.
+    pub fn check(&self, manifest: &Manifest, builtin: bool) -> Result<(), String> {
+        for iface in &manifest.interfaces {
+            let Some(&(_, sensitive)) = INTERFACES.iter().find(|(n, _)| n == iface) else {
+                let known: Vec<_> = INTERFACES.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "asks for unknown host interface {iface:?} (this host offers: {})",
+                    known.join(", ")
+                ));
+            };
+            if self.deny.contains(iface) {
+                return Err(format!(
+                    "asks for host interface {iface:?}, which the operator denies (--deny-interface)"
+                ));
+            }
+            let granted = self
+                .grants
+                .contains(&(manifest.name.clone(), iface.clone()));
+            if sensitive && !builtin && !granted {
+                return Err(format!(
+                    "asks for host interface {iface:?}, which third-party plugins get only when granted: \
+                     start ochre with --grant {}={iface}",
+                    manifest.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Host services a plugin call can reach (through the interfaces it was granted).
+pub(crate) struct PluginServices {
+    pub name: String,
+    pub kv: KvStore,
+    pub secrets: SecretStore,
+    pub clock: Clock,
+}
+
+/// The data of one call's [`Store`].
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+    pub(crate) services: Arc<PluginServices>,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+struct MemoryLimiter {
+    max_memory: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_memory {
+            self.exceeded = true;
+            wasmtime::bail!(
+                "memory would grow to {desired} bytes, past the plugin cap of {} bytes",
+                self.max_memory
+            );
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// The shared engine, its epoch ticker and the compile cache.
+#[derive(Clone)]
+pub struct PluginRuntime {
+    engine: Engine,
+    cache: CompileCache,
+    limits: PluginLimits,
+}
+
+impl std::fmt::Debug for PluginRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginRuntime")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often the epoch advances; a running guest yields to the executor at each
+/// tick, so deadlines are enforced with this granularity.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+impl PluginRuntime {
+    /// Build the engine. `cache_dir` enables the on-disk compile cache.
+    pub fn new(
+        limits: PluginLimits,
+        cache_dir: Option<std::path::PathBuf>,
+    ) -> wasmtime::Result<Self> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        let mut pool = PoolingAllocationConfig::default();
+        let slots = 128;
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * 4)
+            .total_memories(slots * 2)
+            .total_tables(slots * 4)
+            .total_stacks(slots)
+            .max_memory_size(limits.max_memory.max(1 << 16).next_multiple_of(1 << 16));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)?;
+        let weak = engine.weak();
+        std::thread::Builder::new()
+            .name("ochre-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })
+            .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
+        let cache = CompileCache::new(&engine, cache_dir);
+        Ok(Self {
+            engine,
+            cache,
+            limits,
+        })
+    }
+
+    /// The limits applied to each call.
+    pub fn limits(&self) -> PluginLimits {
+        self.limits
+    }
+
+    /// Compile (or load from cache) and link a plugin whose manifest was checked.
+    pub(crate) fn prepare(
+        &self,
+        bytes: &[u8],
+        manifest: &Manifest,
+        services: Arc<PluginServices>,
+    ) -> Result<PreparedPlugin, String> {
+        let component = self
+            .cache
+            .load(&self.engine, bytes)
+            .map_err(|e| format!("does not compile: {}", e.root_cause()))?;
+        check_imports(&self.engine, &component, manifest)?;
+        let mut linker: Linker<CallState> = Linker::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| format!("cannot link WASI: {e}"))?;
+        interfaces::add_types(&mut linker)
+            .map_err(|e| format!("cannot link the types interface: {e}"))?;
+        for iface in &manifest.interfaces {
+            interfaces::add_to_linker(&mut linker, iface)
+                .map_err(|e| format!("cannot link interface {iface}: {e}"))?;
+        }
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| format!("cannot be linked: {}", e.root_cause()))?;
+        let pre = bindings::PluginPre::new(pre)
+            .map_err(|e| format!("does not export the ochre plugin world: {e}"))?;
+        Ok(PreparedPlugin {
+            runtime: self.clone(),
+            pre,
+            services,
+            instantiations: Arc::new(AtomicU64::new(0)),
+        })
+    }
+}
+
+/// Every `ochre:plugin/*` import must be declared in the manifest (so the operator's
+/// decision covers what the code really uses) and of the version this host speaks.
+fn check_imports(
+    engine: &Engine,
+    component: &Component,
+    manifest: &Manifest,
+) -> Result<(), String> {
+    for (name, _) in component.component_type().imports(engine) {
+        let Some(rest) = name.strip_prefix("ochre:plugin/") else {
+            if name.starts_with("wasi:") {
+                continue;
+            }
+            return Err(format!(
+                "imports {name:?}, which this host does not provide"
+            ));
+        };
+        let (iface, version) = rest.split_once('@').unwrap_or((rest, ""));
+        if version != WIT_VERSION {
+            return Err(format!(
+                "was built against ochre:plugin@{version}; this host speaks ochre:plugin@{WIT_VERSION} \
+                 (rebuild it with a matching ochre-sdk)"
+            ));
+        }
+        if iface != "types" && !manifest.interfaces.contains(iface) {
+            return Err(format!(
+                "imports host interface {iface:?} without declaring it in its manifest"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A compiled, linked plugin, ready to instantiate per call.
+#[derive(Clone)]
+pub(crate) struct PreparedPlugin {
+    runtime: PluginRuntime,
+    pre: bindings::PluginPre<CallState>,
+    services: Arc<PluginServices>,
+    instantiations: Arc<AtomicU64>,
+}
+
+/// What one call returned before the host maps it.
+pub(crate) type GuestResult = Result<bindings::ToolOutput, bindings::ToolError>;
+
+impl PreparedPlugin {
+    /// The counter of instances made so far.
+    pub fn instance_counter(&self) -> Arc<AtomicU64> {
+        self.instantiations.clone()
+    }
+
+    fn new_store(
+        &self,
+        progress: Option<ProgressFn>,
+        stderr: &MemoryOutputPipe,
+    ) -> Store<CallState> {
+        let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
+        let state = CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter {
+                max_memory: self.runtime.limits.max_memory,
+                exceeded: false,
+            },
+            services: self.services.clone(),
+            progress,
+        };
+        let mut store = Store::new(&self.runtime.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        store
+    }
+
+    /// Run `f` against a fresh instance under the call limits.
+    async fn with_instance<R>(
+        &self,
+        progress: Option<ProgressFn>,
+        f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
+    ) -> Result<R, ToolError> {
+        let stderr = MemoryOutputPipe::new(4096);
+        let mut store = self.new_store(progress, &stderr);
+        self.instantiations.fetch_add(1, Ordering::Relaxed);
+        let limits = self.runtime.limits;
+        let outcome = {
+            let store = &mut store;
+            let pre = &self.pre;
+            tokio::time::timeout(limits.timeout, async move {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                f(&instance, store).await
+            })
+            .await
+        };
+        let name = &self.services.name;
+        match outcome {
+            Ok(Ok(r)) => Ok(r),
+            Err(_) => Err(ToolError::new(
+                codes::PLUGIN_TIMEOUT,
+                format!(
+                    "plugin {name} did not finish within {} ms and was stopped",
+                    limits.timeout.as_millis()
+                ),
+            )
+            .with("plugin", name.as_str())
+            .with("timeoutMs", limits.timeout.as_millis() as u64)),
+            Ok(Err(e)) if store.data().limiter.exceeded => Err(ToolError::new(
+                codes::PLUGIN_OUT_OF_MEMORY,
+                format!(
+                    "plugin {name} tried to use more than its {} MiB memory cap and was stopped",
+                    limits.max_memory >> 20
+                ),
+            )
+            .with("plugin", name.as_str())
+            .with("detail", e.root_cause().to_string())),
+            Ok(Err(e)) => {
+                let said = String::from_utf8_lossy(&stderr.contents())
+                    .trim()
+                    .to_owned();
+                let mut err = ToolError::new(
+                    codes::PLUGIN_TRAPPED,
+                    format!("plugin {name} trapped: {}", e.root_cause()),
+                )
+                .with("plugin", name.as_str());
+                if !said.is_empty() {
+                    err = err.with("stderr", said);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Call the guest's `describe`.
+    pub async fn describe(&self) -> Result<Vec<bindings::ToolDefinition>, ToolError> {
+        self.with_instance(None, async |p, s| p.call_describe(s).await)
+            .await
+    }
+
+    /// Call one tool.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: &str,
+        progress: Option<ProgressFn>,
+    ) -> Result<GuestResult, ToolError> {
+        self.with_instance(progress, async |p, s| p.call_call(s, tool, args).await)
+            .await
+    }
+}

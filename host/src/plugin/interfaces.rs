@@ -1,0 +1,99 @@
+//! The host side of the WIT interfaces (`wit/plugin.wit`), one `Host` impl per
+//! interface, linked per plugin by [`add_to_linker`] only when granted.
+
+use wasmtime::component::{HasSelf, Linker};
+
+use super::{CallState, WIT_VERSION};
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../wit",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+use bindings::ochre::plugin::{clock, kv, logging, progress, secrets};
+
+/// Longest log message a plugin may emit; longer ones are cut.
+const MAX_LOG_BYTES: usize = 4096;
+
+/// The types-only interface: an empty instance satisfies its import.
+pub(crate) fn add_types(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    linker.instance(&format!("ochre:plugin/types@{WIT_VERSION}"))?;
+    Ok(())
+}
+
+/// Link host interface `iface` into `linker`.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasmtime::Result<()> {
+    match iface {
+        "logging" => logging::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "clock" => clock::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "kv" => kv::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "secrets" => secrets::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "progress" => progress::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        other => wasmtime::bail!("unknown host interface {other:?}"),
+    }
+}
+
+impl bindings::ochre::plugin::types::Host for CallState {}
+
+impl logging::Host for CallState {
+    async fn log(&mut self, level: logging::Level, message: String) {
+        let mut message = message;
+        if message.len() > MAX_LOG_BYTES {
+            let mut cut = MAX_LOG_BYTES;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
+        let plugin = self.services.name.as_str();
+        match level {
+            logging::Level::Trace => tracing::trace!(plugin, "{message}"),
+            logging::Level::Debug => tracing::debug!(plugin, "{message}"),
+            logging::Level::Info => tracing::info!(plugin, "{message}"),
+            logging::Level::Warn => tracing::warn!(plugin, "{message}"),
+            logging::Level::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+}
+
+impl clock::Host for CallState {
+    async fn now_ms(&mut self) -> u64 {
+        self.services.clock.now_ms()
+    }
+}
+
+impl kv::Host for CallState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        self.services.kv.get(&key)
+    }
+    async fn set(&mut self, key: String, value: String) -> Result<(), String> {
+        self.services.kv.set(&key, &value)
+    }
+    async fn delete(&mut self, key: String) -> Result<(), String> {
+        self.services.kv.delete(&key)
+    }
+    async fn keys(&mut self) -> Vec<String> {
+        self.services.kv.keys()
+    }
+}
+
+impl secrets::Host for CallState {
+    async fn get(&mut self, key: String) -> Option<String> {
+        self.services.secrets.get(&self.services.name, &key)
+    }
+}
+
+impl progress::Host for CallState {
+    async fn report(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(report) = &self.progress
+            && progress.is_finite()
+        {
+            report(progress, total.filter(|t| t.is_finite()), message);
+        }
+    }
+}

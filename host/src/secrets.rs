@@ -1,0 +1,151 @@
+//! Secrets the operator configures for plugins. A plugin sees only its own namespace:
+//! key `K` of plugin `p` is env `OCHRE_<P>_<K>` (upper case, every non-alphanumeric
+//! char `_`), else entry `K` under `"p"` in `<data-dir>/secrets.json` (mode 0600).
+//! Values are never logged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::store::write_atomic_private;
+
+type SecretsFile = BTreeMap<String, BTreeMap<String, String>>;
+
+/// Reads (and, for the CLI, writes) plugin secrets.
+#[derive(Debug, Clone)]
+pub struct SecretStore {
+    path: PathBuf,
+}
+
+/// Upper case, every char that is not `[A-Za-z0-9]` becomes `_`.
+pub fn normalize_key(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl SecretStore {
+    /// The store of a data dir.
+    pub fn new(data_dir: &Path) -> Self {
+        Self {
+            path: data_dir.join("secrets.json"),
+        }
+    }
+
+    /// The secrets file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The env var holding `key` for `plugin`.
+    pub fn env_name(plugin: &str, key: &str) -> String {
+        format!("OCHRE_{}_{}", normalize_key(plugin), normalize_key(key))
+    }
+
+    /// Secret `key` of `plugin`: env first, then the file.
+    pub fn get(&self, plugin: &str, key: &str) -> Option<String> {
+        if key.is_empty() || key.len() > 256 {
+            return None;
+        }
+        if let Ok(v) = std::env::var(Self::env_name(plugin, key))
+            && !v.is_empty()
+        {
+            return Some(v);
+        }
+        let file = self.read().ok()?;
+        file.get(plugin)?.get(&normalize_key(key)).cloned()
+    }
+
+    /// Store secret `key` for `plugin` in the file (atomically, mode 0600).
+    pub fn set(&self, plugin: &str, key: &str, value: &str) -> Result<()> {
+        let mut file = self.read()?;
+        file.entry(plugin.to_owned())
+            .or_default()
+            .insert(normalize_key(key), value.to_owned());
+        self.write(&file)
+    }
+
+    /// Remove secret `key` of `plugin`; whether it was there.
+    pub fn remove(&self, plugin: &str, key: &str) -> Result<bool> {
+        let mut file = self.read()?;
+        let removed = file
+            .get_mut(plugin)
+            .and_then(|m| m.remove(&normalize_key(key)))
+            .is_some();
+        if removed {
+            self.write(&file)?;
+        }
+        Ok(removed)
+    }
+
+    /// Keys configured in the file for `plugin` (never the values).
+    pub fn keys(&self, plugin: &str) -> Result<Vec<String>> {
+        Ok(self
+            .read()?
+            .get(plugin)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    fn read(&self) -> Result<SecretsFile> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::Config(format!("{} is not valid JSON: {e}", self.path.display()))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SecretsFile::new()),
+            Err(e) => Err(Error::io(format!("reading {}", self.path.display()), e)),
+        }
+    }
+
+    fn write(&self, file: &SecretsFile) -> Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        }
+        let bytes = serde_json::to_vec_pretty(file)
+            .map_err(|e| Error::Config(format!("cannot encode secrets: {e}")))?;
+        write_atomic_private(&self.path, &bytes)
+            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_secrets_are_scoped_by_plugin_and_private() {
+        let dir = std::env::temp_dir().join(format!("ochre-secrets-{}", std::process::id()));
+        let store = SecretStore::new(&dir);
+        store.set("totp", "example.com", "ABC").expect("set");
+        assert_eq!(store.get("totp", "example.com").as_deref(), Some("ABC"));
+        assert_eq!(store.get("totp", "EXAMPLE_COM").as_deref(), Some("ABC"));
+        assert_eq!(store.get("other", "example.com"), None);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path())
+                .expect("meta")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(store.remove("totp", "example.com").expect("remove"));
+        assert_eq!(store.get("totp", "example.com"), None);
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn env_names_are_normalized() {
+        assert_eq!(
+            SecretStore::env_name("totp", "login.example-site.com"),
+            "OCHRE_TOTP_LOGIN_EXAMPLE_SITE_COM"
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! The MCP server (feature `server`): a hand-written rmcp `ServerHandler` over a
+//! [`Host`], served on stdio or Streamable HTTP.
+//!
+//! Tool failures are `CallToolResult` errors whose text (and `structuredContent`) is
+//! `{"error":{"code":...,"message":...}}`; protocol errors are kept for malformed
+//! requests.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::pipeline::{CallOptions, Content};
+use crate::{Host, ProgressFn};
+
+/// Instructions sent to clients at `initialize`.
+const INSTRUCTIONS: &str = "ochre drives a browser and runs sandboxed tool plugins. Tool errors come back as \
+{\"error\":{\"code\",\"message\"}} with a stable code; fix the arguments as the message says.";
+
+/// The MCP face of a [`Host`].
+#[derive(Clone)]
+pub struct McpServer {
+    host: Host,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Serve `host`.
+    pub fn new(host: Host) -> Self {
+        let tools = host.tools().into_iter().map(to_mcp_tool).collect();
+        Self {
+            host,
+            tools: Arc::new(tools),
+        }
+    }
+
+    /// Serve MCP on stdin/stdout until the client closes the stream.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        let running = self.serve(rmcp::transport::stdio()).await?;
+        running.waiting().await?;
+        Ok(())
+    }
+}
+
+fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
+    let mut schema = info.input_schema.clone();
+    if info.intent
+        && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        props.insert(
+            "intent".into(),
+            serde_json::json!({
+                "type": "string", "minLength": 1, "maxLength": crate::pipeline::MAX_INTENT_CHARS,
+                "description": "Why you take this action (≤120 chars), for the audit log."
+            }),
+        );
+    }
+    let object = match schema {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let mut tool = Tool::default();
+    tool.name = info.name.clone().into();
+    tool.description = Some(info.description.clone().into());
+    tool.input_schema = Arc::new(object);
+    let a = info.annotations;
+    tool.annotations = Some(ToolAnnotations::from_raw(
+        None,
+        Some(a.read_only),
+        (!a.read_only).then_some(a.destructive),
+        (!a.read_only).then_some(a.idempotent),
+        Some(a.open_world),
+    ));
+    tool
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let progress: Option<ProgressFn> = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            let f: ProgressFn = Arc::new(move |progress, total, message| {
+                let mut p = ProgressNotificationParam::new(token.clone(), progress);
+                p.total = total;
+                p.message = message;
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    let _ = peer.notify_progress(p).await;
+                });
+            });
+            f
+        });
+        let result = self
+            .host
+            .call_tool(&request.name, args, CallOptions { progress })
+            .await;
+        let out = match result {
+            Ok(out) => {
+                let content = out
+                    .content
+                    .into_iter()
+                    .map(|c| match c {
+                        Content::Text(t) => ContentBlock::text(t),
+                        Content::Image { data, mime_type } => ContentBlock::image(
+                            base64::engine::general_purpose::STANDARD.encode(data),
+                            mime_type,
+                        ),
+                    })
+                    .collect();
+                let mut r = CallToolResult::success(content);
+                r.structured_content = out.structured;
+                r
+            }
+            Err(e) => {
+                let body = e.to_json();
+                let mut r = CallToolResult::error(vec![ContentBlock::text(body.to_string())]);
+                r.structured_content = Some(body);
+                r
+            }
+        };
+        Ok(out.into())
+    }
+}
+
+/// Settings of the Streamable HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Address to bind (default 127.0.0.1).
+    pub host: IpAddr,
+    /// Port (0 = any free port).
+    pub port: u16,
+    /// Bearer token required on `/mcp` (mandatory off loopback).
+    pub auth_token: Option<String>,
+    /// Extra `Origin`s allowed besides loopback ones (e.g. `https://app.example.com`).
+    pub allowed_origins: Vec<String>,
+    /// Extra `Host` names allowed besides loopback ones.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Serve MCP over Streamable HTTP at `POST /mcp` (and `GET /health`) until ctrl-c.
+/// Prints `listening on http://ADDR/mcp` to stderr once bound.
+pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+
+    if !opts.host.is_loopback() && opts.auth_token.is_none() {
+        anyhow::bail!(
+            "refusing to serve on non-loopback address {} without --auth-token (anyone on the network could drive the browser)",
+            opts.host
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(SocketAddr::new(opts.host, opts.port)).await?;
+    let addr = listener.local_addr()?;
+
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.push(opts.host.to_string());
+    hosts.extend(opts.allowed_hosts.iter().cloned());
+    let mut origins: Vec<String> = vec![
+        "http://localhost:*".into(),
+        "http://127.0.0.1:*".into(),
+        "http://[::1]:*".into(),
+    ];
+    origins.extend(opts.allowed_origins.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation();
+    let server = McpServer::new(host.clone());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let token = opts.auth_token.clone().map(Arc::new);
+    let health_host = host.clone();
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |req, next| {
+            let token = token.clone();
+            bearer_guard(token, req, next)
+        }))
+        .route(
+            "/health",
+            axum::routing::get(move || {
+                let h = health_host.clone();
+                async move {
+                    axum::Json(serde_json::json!({
+                        "status": "ok",
+                        "version": env!("CARGO_PKG_VERSION"),
+                        "tools": h.tools().len(),
+                        "session": h.session_id(),
+                    }))
+                }
+            }),
+        );
+    eprintln!("ochre: listening on http://{addr}/mcp");
+    tracing::info!(%addr, "serving MCP over Streamable HTTP");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+async fn bearer_guard(
+    token: Option<Arc<String>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if let Some(token) = token
+        && req.uri().path().starts_with("/mcp")
+    {
+        let ok = req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes()));
+        if !ok {
+            return (
+                axum::http::StatusCode::UNAUTHORIZED,
+                [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+                "missing or wrong bearer token",
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,79 @@
+//! The `ochre` command line: startup errors are clear and name the way out.
+
+use std::process::Command;
+
+fn ochre(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ochre"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run ochre")
+}
+
+fn temp(label: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("ochre-cli-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    p
+}
+
+#[test]
+fn unknown_groups_fail_startup_listing_the_valid_ones() {
+    let data = temp("unknown");
+    let out = ochre(&data, &["--tools-only", "totp,bogus", "plugins", "list"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bogus"), "{err}");
+    for g in [
+        "core",
+        "crawl",
+        "recording",
+        "workflow",
+        "storage",
+        "profile",
+        "totp",
+    ] {
+        assert!(err.contains(g), "{g} missing in {err}");
+    }
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
+fn tools_only_and_disable_tools_are_exclusive() {
+    let data = temp("exclusive");
+    let out = ochre(
+        &data,
+        &[
+            "--tools-only",
+            "totp",
+            "--disable-tools",
+            "core",
+            "plugins",
+            "list",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--tools-only") && err.contains("--disable-tools"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
+fn plugins_list_shows_the_builtin_totp_group() {
+    let data = temp("list");
+    let out = ochre(&data, &["plugins", "list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("totp [totp] loaded (builtin)"), "{text}");
+    assert!(text.contains("tools: oc_totp_generate"), "{text}");
+    assert!(text.contains("interfaces: clock, secrets"), "{text}");
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -1,0 +1,542 @@
+//! # ochre-sdk: write ochre tool plugins in plain Rust
+//!
+//! An ochre plugin is a WebAssembly component that the `ochre` host loads, sandboxes
+//! and calls. This crate hides the WIT bindings: you write one type per tool with
+//! serde-typed arguments (their JSON Schema is derived with `schemars`), list the tools
+//! in [`register_plugin!`], and call host services as plain functions ([`secrets::get`],
+//! [`kv::set`], [`log::info`], ...).
+//!
+//! ```no_run
+//! use ochre_sdk::{Output, Tool, ToolError, ToolSpec};
+//! use serde::Deserialize;
+//! use schemars::JsonSchema;
+//!
+//! /// Arguments of `hello_greet`. Doc comments become the schema's descriptions.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct GreetArgs {
+//!     /// Who to greet.
+//!     #[schemars(length(min = 1, max = 100))]
+//!     name: String,
+//! }
+//!
+//! struct Greet;
+//!
+//! impl Tool for Greet {
+//!     type Args = GreetArgs;
+//!     const NAME: &'static str = "hello_greet";
+//!     const DESCRIPTION: &'static str = "Greet someone by name. Use it to check that plugins load.";
+//!
+//!     fn spec() -> ToolSpec {
+//!         ToolSpec::default().read_only()
+//!     }
+//!
+//!     fn run(args: GreetArgs) -> Result<Output, ToolError> {
+//!         ochre_sdk::log::info(&format!("greeting {}", args.name));
+//!         Ok(Output::text(format!("Hello, {}!", args.name)).with_summary("greeted"))
+//!     }
+//! }
+//!
+//! ochre_sdk::register_plugin! {
+//!     name: "hello",
+//!     group: "example",
+//!     interfaces: [logging],
+//!     tools: [Greet],
+//! }
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`)
+//! and drop the `.wasm` into a directory passed to `ochre --plugin-dir`.
+//!
+//! ## What the host does for you
+//! - validates arguments against the derived schema before your code runs (a call with
+//!   bad arguments never reaches [`Tool::run`]);
+//! - runs every call in a fresh sandboxed instance with a memory cap and a deadline;
+//! - writes the journal and trace (values of argument names listed in
+//!   [`ToolSpec::redact`] are never written);
+//! - links only the interfaces listed in `interfaces: [...]`, and only if the operator
+//!   allows them. Calling a service whose interface you did not list fails to load.
+
+#![warn(missing_docs)]
+
+extern crate self as ochre_sdk;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "plugin",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "ochre_sdk::bindings",
+        runtime_path: "ochre_sdk::__private::wit_bindgen::rt",
+        bitflags_path: "ochre_sdk::__private::wit_bindgen::rt::bitflags",
+    });
+}
+
+use bindings::ochre::plugin::types as wit;
+
+/// The version of the WIT package (`ochre:plugin`) this SDK builds against.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
+pub const INTERFACES: &[&str] = &["logging", "clock", "kv", "secrets", "progress"];
+
+/// Hints for MCP clients about a tool's effects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool changes nothing.
+    pub read_only: bool,
+    /// The tool may destroy data.
+    pub destructive: bool,
+    /// Calling twice with the same arguments has no extra effect.
+    pub idempotent: bool,
+    /// The tool talks to an open world (the web) rather than a closed domain.
+    pub open_world: bool,
+}
+
+/// What a tool touches, for the host's intent guard.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Pure computation or host state.
+    #[default]
+    Local,
+    /// The browser.
+    Browser,
+    /// Network fetches, crawls.
+    NetworkAdjacent,
+}
+
+/// Per-tool settings beyond name, description and arguments. Start from
+/// `ToolSpec::default()` and chain the setters.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// Disclosure tier (1 = always listed).
+    pub tier: u8,
+    /// MCP annotations.
+    pub annotations: Annotations,
+    /// The host accepts and audits an `intent` label for this tool.
+    pub intent: bool,
+    /// The host applies `output_mode` (inline / handle / auto) to this tool.
+    pub output_mode: bool,
+    /// What the tool touches.
+    pub scope: Scope,
+    /// Top-level argument names whose values never reach the journal or trace.
+    pub redact: Vec<String>,
+}
+
+impl Default for ToolSpec {
+    fn default() -> Self {
+        Self {
+            tier: 1,
+            annotations: Annotations::default(),
+            intent: false,
+            output_mode: false,
+            scope: Scope::Local,
+            redact: Vec::new(),
+        }
+    }
+}
+
+impl ToolSpec {
+    /// Mark the tool read-only (and idempotent).
+    pub fn read_only(mut self) -> Self {
+        self.annotations.read_only = true;
+        self.annotations.idempotent = true;
+        self
+    }
+    /// Mark the tool destructive.
+    pub fn destructive(mut self) -> Self {
+        self.annotations.destructive = true;
+        self
+    }
+    /// Mark the tool open-world.
+    pub fn open_world(mut self) -> Self {
+        self.annotations.open_world = true;
+        self
+    }
+    /// Set the disclosure tier.
+    pub fn tier(mut self, tier: u8) -> Self {
+        self.tier = tier;
+        self
+    }
+    /// Accept an `intent` label (validated and audited by the host).
+    pub fn with_intent(mut self) -> Self {
+        self.intent = true;
+        self
+    }
+    /// Let the host apply `output_mode`.
+    pub fn with_output_mode(mut self) -> Self {
+        self.output_mode = true;
+        self
+    }
+    /// Set the guard scope.
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+    /// Never log the value of this top-level argument.
+    pub fn redact(mut self, arg: &str) -> Self {
+        self.redact.push(arg.to_owned());
+        self
+    }
+}
+
+/// One piece of a tool's result.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// JSON text.
+    Json(String),
+    /// An image (e.g. a screenshot).
+    Image {
+        /// The encoded bytes.
+        data: Vec<u8>,
+        /// e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    content: Vec<Content>,
+    structured: Option<String>,
+    summary: Option<String>,
+}
+
+impl Output {
+    /// A text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::Text(text.into())],
+            ..Self::default()
+        }
+    }
+
+    /// A JSON result: sent as compact JSON text and as MCP `structuredContent`.
+    pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| ToolError::new("INTERNAL", format!("cannot serialize result: {e}")))?;
+        Ok(Self {
+            content: vec![Content::Json(text.clone())],
+            structured: Some(text),
+            summary: None,
+        })
+    }
+
+    /// Append another piece of content.
+    pub fn with_content(mut self, content: Content) -> Self {
+        self.content.push(content);
+        self
+    }
+
+    /// The one-line journal summary (must hold no secret).
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+}
+
+/// A structured tool failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// Stable SCREAMING_SNAKE code.
+    pub code: String,
+    /// What went wrong and, where possible, how to fix it.
+    pub message: String,
+    /// Extra fields for the caller.
+    pub details: Option<serde_json::Value>,
+}
+
+impl ToolError {
+    /// A new error with a code and a message.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// `INVALID_ARGUMENT` naming the offending field.
+    pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
+        Self::new("INVALID_ARGUMENT", message).with_details(serde_json::json!({ "field": field }))
+    }
+
+    /// Attach extra fields (a JSON object).
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// One tool of a plugin.
+pub trait Tool {
+    /// The arguments, deserialized from the call's JSON object. Derive `Deserialize`
+    /// and `JsonSchema`; add `#[serde(deny_unknown_fields)]` so that junk is refused.
+    type Args: DeserializeOwned + schemars::JsonSchema;
+    /// The tool's name: 1-64 chars of `[A-Za-z0-9_-]`.
+    const NAME: &'static str;
+    /// What the tool does and when to use it.
+    const DESCRIPTION: &'static str;
+
+    /// Tier, annotations, host features. Defaults: tier 1, no annotations.
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+    }
+
+    /// Run the tool.
+    fn run(args: Self::Args) -> Result<Output, ToolError>;
+}
+
+/// Log through the host (`tracing`, tagged with the plugin's name). Needs `logging`.
+pub mod log {
+    use crate::bindings::ochre::plugin::logging::{Level, log};
+    /// Debug-level message.
+    pub fn debug(message: &str) {
+        log(Level::Debug, message);
+    }
+    /// Info-level message.
+    pub fn info(message: &str) {
+        log(Level::Info, message);
+    }
+    /// Warning.
+    pub fn warn(message: &str) {
+        log(Level::Warn, message);
+    }
+    /// Error.
+    pub fn error(message: &str) {
+        log(Level::Error, message);
+    }
+}
+
+/// The host's clock. Needs `clock`.
+pub mod clock {
+    /// Milliseconds since the Unix epoch, as the host sees it (fixed in tests).
+    pub fn now_ms() -> u64 {
+        crate::bindings::ochre::plugin::clock::now_ms()
+    }
+}
+
+/// Key-value state private to this plugin, persisted by the host. Needs `kv`.
+pub mod kv {
+    use crate::bindings::ochre::plugin::kv as raw;
+    /// The value under `key`.
+    pub fn get(key: &str) -> Option<String> {
+        raw::get(key)
+    }
+    /// Store `value` under `key`.
+    pub fn set(key: &str, value: &str) -> Result<(), String> {
+        raw::set(key, value)
+    }
+    /// Remove `key`.
+    pub fn delete(key: &str) -> Result<(), String> {
+        raw::delete(key)
+    }
+    /// All keys.
+    pub fn keys() -> Vec<String> {
+        raw::keys()
+    }
+}
+
+/// Secrets the operator configured for this plugin. Needs `secrets`.
+pub mod secrets {
+    /// The secret under `key` in this plugin's namespace: env
+    /// `OCHRE_<PLUGIN>_<KEY>` or the data dir's secrets file.
+    pub fn get(key: &str) -> Option<String> {
+        crate::bindings::ochre::plugin::secrets::get(key)
+    }
+}
+
+/// Progress notifications for long calls. Needs `progress`.
+pub mod progress {
+    /// Report progress (forwarded to the client if it asked for progress).
+    pub fn report(progress: f64, total: Option<f64>, message: Option<&str>) {
+        crate::bindings::ochre::plugin::progress::report(progress, total, message);
+    }
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use wit_bindgen;
+
+    use super::*;
+
+    pub fn definition<T: Tool>(group: &str) -> wit::ToolDefinition {
+        let spec = T::spec();
+        let mut schema = schemars::SchemaGenerator::default()
+            .into_root_schema_for::<T::Args>()
+            .to_value();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.remove("title");
+            obj.remove("$schema");
+        }
+        let mut features = wit::HostFeatures::empty();
+        if spec.intent {
+            features = features | wit::HostFeatures::INTENT;
+        }
+        if spec.output_mode {
+            features = features | wit::HostFeatures::OUTPUT_MODE;
+        }
+        wit::ToolDefinition {
+            name: T::NAME.to_owned(),
+            description: T::DESCRIPTION.to_owned(),
+            input_schema: schema.to_string(),
+            capability: group.to_owned(),
+            tier: spec.tier,
+            annotations: wit::Annotations {
+                read_only: spec.annotations.read_only,
+                destructive: spec.annotations.destructive,
+                idempotent: spec.annotations.idempotent,
+                open_world: spec.annotations.open_world,
+            },
+            features,
+            scope: match spec.scope {
+                Scope::Local => wit::GuardScope::Local,
+                Scope::Browser => wit::GuardScope::Browser,
+                Scope::NetworkAdjacent => wit::GuardScope::NetworkAdjacent,
+            },
+            redact: spec.redact,
+        }
+    }
+
+    pub fn dispatch<T: Tool>(args: &str) -> Result<wit::ToolOutput, wit::ToolError> {
+        let parsed: T::Args = serde_json::from_str(args).map_err(|e| {
+            to_wit_error(ToolError::new(
+                "INVALID_ARGUMENT",
+                format!("{}: {e}", T::NAME),
+            ))
+        })?;
+        match T::run(parsed) {
+            Ok(out) => Ok(wit::ToolOutput {
+                content: out
+                    .content
+                    .into_iter()
+                    .map(|c| match c {
+                        Content::Text(t) => wit::Content::Text(t),
+                        Content::Json(j) => wit::Content::Json(j),
+                        Content::Image { data, mime_type } => {
+                            wit::Content::Image(wit::Image { data, mime_type })
+                        }
+                    })
+                    .collect(),
+                structured: out.structured,
+                summary: out.summary,
+            }),
+            Err(e) => Err(to_wit_error(e)),
+        }
+    }
+
+    pub fn unknown_tool(name: &str) -> wit::ToolError {
+        to_wit_error(ToolError::new(
+            "UNKNOWN_TOOL",
+            format!("this plugin has no tool named {name:?}"),
+        ))
+    }
+
+    fn to_wit_error(e: ToolError) -> wit::ToolError {
+        wit::ToolError {
+            code: e.code,
+            message: e.message,
+            details: e.details.map(|d| d.to_string()),
+        }
+    }
+
+    /// Total length of the manifest parts (const, for the custom section's size).
+    pub const fn manifest_len(parts: &[&str]) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < parts.len() {
+            n += parts[i].len();
+            i += 1;
+        }
+        n
+    }
+
+    /// The manifest parts concatenated into a fixed array (const).
+    pub const fn manifest_bytes<const N: usize>(parts: &[&str]) -> [u8; N] {
+        let mut out = [0u8; N];
+        let mut at = 0;
+        let mut i = 0;
+        while i < parts.len() {
+            let bytes = parts[i].as_bytes();
+            let mut j = 0;
+            while j < bytes.len() {
+                out[at] = bytes[j];
+                at += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        out
+    }
+}
+
+/// Register a plugin: its name, capability group, the host interfaces it needs and
+/// its tools (types implementing [`Tool`]). Use it once, at the crate root.
+///
+/// It emits the plugin's manifest (a custom section `ochre-manifest` the host reads
+/// without instantiating the plugin) and exports the WIT world.
+#[macro_export]
+macro_rules! register_plugin {
+    (
+        name: $name:literal,
+        group: $group:literal,
+        interfaces: [$($iface:ident),* $(,)?],
+        tools: [$($tool:ty),+ $(,)?] $(,)?
+    ) => {
+        const _: () = {
+            const __OCHRE_MANIFEST_PARTS: &[&str] = &[
+                "ochre-manifest 1\nsdk=", $crate::WIT_VERSION,
+                "\nname=", $name,
+                "\ngroup=", $group, "\n",
+                $("interface=", stringify!($iface), "\n",)*
+                $("tool=", <$tool as $crate::Tool>::NAME, "\n",)+
+            ];
+            const __OCHRE_MANIFEST_LEN: usize = $crate::__private::manifest_len(__OCHRE_MANIFEST_PARTS);
+            #[cfg(target_family = "wasm")]
+            #[used]
+            #[unsafe(link_section = "ochre-manifest")]
+            static __OCHRE_MANIFEST: [u8; __OCHRE_MANIFEST_LEN] =
+                $crate::__private::manifest_bytes::<__OCHRE_MANIFEST_LEN>(__OCHRE_MANIFEST_PARTS);
+
+            struct __OchrePlugin;
+
+            impl $crate::bindings::Guest for __OchrePlugin {
+                fn describe() -> ::std::vec::Vec<$crate::bindings::ochre::plugin::types::ToolDefinition> {
+                    ::std::vec![$($crate::__private::definition::<$tool>($group)),+]
+                }
+
+                fn call(
+                    tool: ::std::string::String,
+                    args: ::std::string::String,
+                ) -> ::std::result::Result<
+                    $crate::bindings::ochre::plugin::types::ToolOutput,
+                    $crate::bindings::ochre::plugin::types::ToolError,
+                > {
+                    $(
+                        if tool == <$tool as $crate::Tool>::NAME {
+                            return $crate::__private::dispatch::<$tool>(&args);
+                        }
+                    )+
+                    Err($crate::__private::unknown_tool(&tool))
+                }
+            }
+
+            $crate::bindings::__export_plugin_world!(__OchrePlugin with_types_in $crate::bindings);
+        };
+    };
+}

@@ -1,0 +1,243 @@
+//! Support for ochre's end-to-end tests: the real `ochre` binary, real MCP clients
+//! (rmcp over stdio and Streamable HTTP) and the real fixture plugins.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+/// The `ochre` binary built by this `cargo test` (or `$OCHRE_BIN`).
+pub fn ochre_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("OCHRE_BIN") {
+        return PathBuf::from(p);
+    }
+    // target/<profile>/deps/<test> -> target/<profile>/ochre
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = dir.join("ochre");
+    assert!(
+        bin.exists(),
+        "{} not found: run the tests with `cargo test --workspace` (which builds it)",
+        bin.display()
+    );
+    bin
+}
+
+/// A fixture plugin's `.wasm` (built by this crate's build script).
+pub fn fixture_wasm(stem: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("OCHRE_FIXTURE_WASM_DIR"));
+    let path = dir.join(format!("ochre_fixture_{stem}.wasm"));
+    assert!(path.exists(), "{} missing", path.display());
+    path
+}
+
+/// A directory removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A fresh, empty directory.
+    pub fn new(label: &str) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "ochre-test-{label}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        Self(path)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A plugin dir holding copies of the named fixture plugins.
+pub fn plugin_dir_with(stems: &[&str]) -> TempDir {
+    let dir = TempDir::new("plugins");
+    for stem in stems {
+        std::fs::copy(fixture_wasm(stem), dir.path().join(format!("{stem}.wasm")))
+            .expect("copy fixture");
+    }
+    dir
+}
+
+/// A connected MCP client.
+pub type Client = RunningService<RoleClient, ()>;
+
+/// Start `ochre` on stdio with `args` (plus `envs`) and connect rmcp's client.
+pub async fn stdio_client(data_dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Client> {
+    let mut cmd = tokio::process::Command::new(ochre_bin());
+    cmd.arg("--data-dir").arg(data_dir).args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("RUST_LOG");
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .context("spawn ochre")?;
+    let client = ().serve(transport).await.context("MCP handshake over stdio")?;
+    Ok(client)
+}
+
+/// A running `ochre --http` process, killed on drop.
+#[derive(Debug)]
+pub struct HttpServer {
+    child: tokio::process::Child,
+    /// The bound port.
+    pub port: u16,
+}
+
+impl HttpServer {
+    /// Start `ochre --http 0 ...` and wait until it says where it listens.
+    pub async fn start(data_dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Self> {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = tokio::process::Command::new(ochre_bin());
+        cmd.arg("--data-dir")
+            .arg(data_dir)
+            .args(["--http", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd.env_remove("RUST_LOG");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().context("spawn ochre --http")?;
+        let stderr = child.stderr.take().context("stderr")?;
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let port = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.split("listening on http://").nth(1) {
+                    let addr = rest.trim_end_matches("/mcp");
+                    let port = addr.rsplit(':').next().unwrap_or("").parse::<u16>()?;
+                    return anyhow::Ok(port);
+                }
+            }
+            bail!("ochre exited before listening")
+        })
+        .await
+        .context("waiting for ochre to listen")??;
+        // Keep draining stderr so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Self { child, port })
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// Connect rmcp's Streamable HTTP client.
+    pub async fn client(&self) -> Result<Client> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url());
+        Ok(
+            ().serve(transport)
+                .await
+                .context("MCP handshake over HTTP")?,
+        )
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Call a tool with JSON arguments (an object, or null for none).
+pub async fn call(client: &Client, tool: &str, args: Value) -> Result<CallToolResult> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    Ok(client.call_tool(params).await?)
+}
+
+/// The JSON of a result's first text content.
+pub fn result_json(result: &CallToolResult) -> Value {
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// The error object of a failed result (panics if the call succeeded).
+pub fn error_of(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "expected an error: {result:?}");
+    result_json(result)["error"].clone()
+}
+
+/// Names of the tools a client sees.
+pub async fn tool_names(client: &Client) -> Result<Vec<String>> {
+    Ok(client
+        .list_all_tools()
+        .await?
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect())
+}
+
+/// Every line of every file under `dir` (recursively).
+pub fn read_all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in rd.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.push_str(&read_all_text(&p));
+        } else if let Ok(t) = std::fs::read_to_string(&p) {
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+/// Lines of the JSONL files in `dir` (recursively), parsed.
+pub fn read_jsonl_dir(dir: &Path) -> Vec<Value> {
+    read_all_text(dir)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// An RFC 6238 code, computed here independently of the plugin (HMAC-SHA1).
+pub fn reference_totp(secret_b32: &str, unix_secs: u64, digits: u32, period: u64) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let key = data_encoding::BASE32_NOPAD
+        .decode(secret_b32.trim_end_matches('=').as_bytes())
+        .expect("base32");
+    let mut mac = <Hmac<sha1::Sha1> as KeyInit>::new_from_slice(&key).expect("key");
+    mac.update(&(unix_secs / period).to_be_bytes());
+    let d = mac.finalize().into_bytes();
+    let o = (d[d.len() - 1] & 0xf) as usize;
+    let v = (u32::from(d[o] & 0x7f) << 24)
+        | (u32::from(d[o + 1]) << 16)
+        | (u32::from(d[o + 2]) << 8)
+        | u32::from(d[o + 3]);
+    format!("{:0w$}", v % 10u32.pow(digits), w = digits as usize)
+}

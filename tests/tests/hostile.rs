@@ -1,0 +1,187 @@
+//! Hostile plugins: an infinite loop, a memory bomb, a trap, and one asking for an
+//! interface it was not granted. Each fails its call (or its load) with the right
+//! structured error; the server keeps serving and the same plugin works again.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+const HOSTILE: &[&str] = &["hello", "spin", "membomb", "trap", "greedy"];
+
+#[tokio::test]
+async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -> Result<()> {
+    let data = TempDir::new("hostile");
+    let plugins = plugin_dir_with(HOSTILE);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let client = stdio_client(
+        data.path(),
+        &[
+            "--plugin-dir",
+            &dir,
+            "--plugin-timeout-ms",
+            "1500",
+            "--plugin-memory-mb",
+            "32",
+        ],
+        &[],
+    )
+    .await?;
+    let names = tool_names(&client).await?;
+    for t in [
+        "spin_forever",
+        "membomb_allocate",
+        "trap_now",
+        "hello_greet",
+        "oc_totp_generate",
+    ] {
+        assert!(names.contains(&t.to_owned()), "{t} missing from {names:?}");
+    }
+    assert!(
+        !names.contains(&"greedy_steal".to_owned()),
+        "greedy must be refused"
+    );
+
+    let cases = [
+        ("spin_forever", "PLUGIN_TIMEOUT", "spin_check"),
+        ("membomb_allocate", "PLUGIN_OUT_OF_MEMORY", "membomb_check"),
+        ("trap_now", "PLUGIN_TRAPPED", "trap_check"),
+    ];
+    for (tool, code, check) in cases {
+        let started = Instant::now();
+        let res = call(&client, tool, json!({})).await?;
+        let elapsed = started.elapsed();
+        let err = error_of(&res);
+        assert_eq!(err["code"], code, "{tool}: {err}");
+        assert!(elapsed < Duration::from_secs(10), "{tool} took {elapsed:?}");
+        // The same plugin works on the next call, and so does another one.
+        let res = call(&client, check, json!({})).await?;
+        assert_eq!(
+            result_json(&res),
+            json!(format!("{check} ok 1048576")),
+            "{check}"
+        );
+        let res = call(&client, "hello_greet", json!({"name": tool})).await?;
+        assert_ne!(res.is_error, Some(true), "after {tool}: {res:?}");
+    }
+    // The deadline is the configured one, not something else.
+    let started = Instant::now();
+    let err = error_of(&call(&client, "spin_forever", json!({})).await?);
+    assert!(
+        started.elapsed() >= Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(err["timeoutMs"], 1500);
+    let err = error_of(&call(&client, "trap_now", json!({})).await?);
+    assert!(
+        err["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("traps on purpose"),
+        "the guest's panic message is reported: {err}"
+    );
+    client.cancel().await?;
+
+    // The failed calls were journaled as failures with their codes.
+    let journal = read_jsonl_dir(&data.path().join("journal"));
+    let codes: Vec<&str> = journal.iter().filter_map(|e| e["error"].as_str()).collect();
+    for code in ["PLUGIN_TIMEOUT", "PLUGIN_OUT_OF_MEMORY", "PLUGIN_TRAPPED"] {
+        assert!(codes.contains(&code), "{code} not journaled: {codes:?}");
+    }
+    Ok(())
+}
+
+fn plugins_list(data: &TempDir, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<Value>> {
+    let mut cmd = std::process::Command::new(ochre_bin());
+    cmd.arg("--data-dir")
+        .arg(data.path())
+        .args(["plugins", "list", "--json"])
+        .args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+fn find<'a>(list: &'a [Value], name: &str) -> &'a Value {
+    list.iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
+}
+
+#[tokio::test]
+async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Result<()> {
+    let data = TempDir::new("greedy");
+    let plugins = plugin_dir_with(HOSTILE);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+
+    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
+    let greedy = find(&list, "greedy");
+    assert_eq!(greedy["status"], "refused");
+    let reason = greedy["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("\"secrets\"") && reason.contains("--grant greedy=secrets"),
+        "{reason}"
+    );
+    assert_eq!(greedy["instantiations"], 0);
+    for name in ["hello", "spin", "membomb", "trap", "totp"] {
+        assert_eq!(find(&list, name)["status"], "loaded", "{name}");
+    }
+
+    // The operator can deny an interface to everyone, built-ins included.
+    let list = plugins_list(
+        &data,
+        &["--plugin-dir", &dir, "--deny-interface", "secrets"],
+        &[],
+    )?;
+    let totp = find(&list, "totp");
+    assert_eq!(totp["status"], "refused");
+    assert!(totp["reason"].as_str().expect("reason").contains("denies"));
+    assert_eq!(find(&list, "hello")["status"], "loaded");
+
+    // A grant lets it in, and it still sees only its own secrets namespace.
+    let client = stdio_client(
+        data.path(),
+        &["--plugin-dir", &dir, "--grant", "greedy=secrets"],
+        &[
+            ("OCHRE_GREEDY_MINE", "granted-value"),
+            ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DPEHPK3PXP"),
+        ],
+    )
+    .await?;
+    let res = call(&client, "greedy_steal", json!({"key": "mine"})).await?;
+    assert_eq!(result_json(&res), json!("granted-value"));
+    let res = call(&client, "greedy_steal", json!({"key": "example.com"})).await?;
+    assert_eq!(
+        result_json(&res),
+        json!(""),
+        "another plugin's secret is out of reach"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_disabled_group_is_never_instantiated() -> Result<()> {
+    let data = TempDir::new("disabled");
+    let list = plugins_list(&data, &["--disable-tools", "totp"], &[])?;
+    let totp = find(&list, "totp");
+    assert_eq!(totp["status"], "disabled");
+    assert_eq!(totp["instantiations"], 0);
+    assert_eq!(totp["tools"], json!(["oc_totp_generate"]));
+
+    // Control: enabled, it is instantiated (once, for describe).
+    let list = plugins_list(&data, &[], &[])?;
+    let totp = find(&list, "totp");
+    assert_eq!(totp["status"], "loaded");
+    assert_eq!(totp["instantiations"], 1);
+    Ok(())
+}

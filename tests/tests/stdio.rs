@@ -1,0 +1,312 @@
+//! The `ochre` binary over stdio with rmcp's client: the totp group, capability
+//! gating, argument validation, the journal and trace, a third-party plugin.
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+#[tokio::test]
+async fn totp_code_matches_an_independent_computation() -> Result<()> {
+    let data = TempDir::new("totp");
+    let client = stdio_client(data.path(), &[], &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)]).await?;
+    let names = tool_names(&client).await?;
+    assert!(names.contains(&"oc_totp_generate".to_owned()), "{names:?}");
+    assert!(names.contains(&"oc_journal".to_owned()), "{names:?}");
+
+    let before = now_secs();
+    let res = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
+    let after = now_secs();
+    assert_ne!(res.is_error, Some(true), "{res:?}");
+    let out = res.structured_content.clone().expect("structured content");
+    assert_eq!(out, result_json(&res), "text and structured content agree");
+    let code = out["code"].as_str().expect("code").to_owned();
+    assert_eq!(code.len(), 6);
+    let expected: Vec<String> = [before, after]
+        .iter()
+        .map(|t| reference_totp(SECRET, *t, 6, 30))
+        .collect();
+    assert!(expected.contains(&code), "{code} not in {expected:?}");
+    assert_eq!(out["domain"], "example.com");
+    let remaining = out["secondsRemaining"].as_u64().expect("secondsRemaining");
+    assert!((1..=30).contains(&remaining), "{remaining}");
+    assert!(out["expiresAt"].as_str().expect("expiresAt").ends_with('Z'));
+
+    // A missing secret is a structured error that says how to add one.
+    let res = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "nothing.example"}),
+    )
+    .await?;
+    let err = error_of(&res);
+    assert_eq!(err["code"], "SECRET_NOT_FOUND");
+    let msg = err["message"].as_str().expect("message");
+    assert!(
+        msg.contains("ochre totp add --domain nothing.example"),
+        "{msg}"
+    );
+    assert!(msg.contains("OCHRE_TOTP_NOTHING_EXAMPLE"), "{msg}");
+    client.cancel().await?;
+
+    // Neither the secret nor the code is in the journal or the trace.
+    let logs =
+        read_all_text(&data.path().join("journal")) + &read_all_text(&data.path().join("traces"));
+    assert!(logs.contains("oc_totp_generate"), "calls were journaled");
+    assert!(!logs.contains(SECRET), "secret leaked");
+    // The code would appear as a JSON string (a bare 6-digit run could be part of a
+    // millisecond timestamp by chance).
+    assert!(!logs.contains(&format!("\"{code}\"")), "code leaked");
+    assert!(!logs.contains("\"code\""), "code field leaked");
+    Ok(())
+}
+
+#[tokio::test]
+async fn totp_with_a_fixed_clock_and_a_secret_file() -> Result<()> {
+    let data = TempDir::new("totp-file");
+    // `ochre totp add` stores the secret (mode 0600); the env has none.
+    let status = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args([
+            "totp",
+            "add",
+            "--domain",
+            "Login.Example-Site.com",
+            "--secret",
+            SECRET,
+        ])
+        .status()?;
+    assert!(status.success());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.path().join("secrets.json"))?
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // RFC 6238's first SHA-1 time step, on a fixed clock.
+    let t = 1_111_111_109u64;
+    let client = stdio_client(
+        data.path(),
+        &[],
+        &[("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())],
+    )
+    .await?;
+    let res = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "login.example-site.com"}),
+    )
+    .await?;
+    let out = res.structured_content.clone().expect("structured");
+    assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
+    assert_eq!(out["secondsRemaining"], 1);
+    assert_eq!(out["expiresAt"], "2005-03-18T01:58:30Z");
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
+    let data = TempDir::new("gate");
+    let client = stdio_client(
+        data.path(),
+        &["--tools-only", "totp"],
+        &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)],
+    )
+    .await?;
+    assert_eq!(tool_names(&client).await?, ["oc_totp_generate"]);
+    let err = error_of(&call(&client, "oc_journal", json!({})).await?);
+    assert_eq!(err["code"], "CAPABILITY_DISABLED");
+    assert_eq!(err["capability"], "core");
+    let ok = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
+    assert_ne!(ok.is_error, Some(true));
+    client.cancel().await?;
+
+    let client = stdio_client(data.path(), &["--disable-tools", "totp"], &[]).await?;
+    let names = tool_names(&client).await?;
+    assert!(!names.iter().any(|n| n.contains("totp")), "{names:?}");
+    assert!(names.contains(&"oc_journal".to_owned()));
+    let err = error_of(
+        &call(
+            &client,
+            "oc_totp_generate",
+            json!({"domain": "example.com"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "CAPABILITY_DISABLED");
+    assert_eq!(err["capability"], "totp");
+    // Even bad arguments get the capability error first.
+    let err = error_of(&call(&client, "oc_totp_generate", json!({"junk": 1})).await?);
+    assert_eq!(err["code"], "CAPABILITY_DISABLED");
+    let err = error_of(&call(&client, "no_such_tool", json!({})).await?);
+    assert_eq!(err["code"], "UNKNOWN_TOOL");
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
+    let data = TempDir::new("invalid");
+    let client = stdio_client(data.path(), &[], &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)]).await?;
+    let huge = "a".repeat(1 << 20);
+    let cases = [
+        (json!({"domain": 5}), "domain"),
+        (json!({}), "domain"),
+        (json!({"domain": "example.com", "junk": true}), "junk"),
+        (json!({"domain": huge}), "domain"),
+        (json!({"domain": "has space"}), "domain"),
+        (json!({"domain": ""}), "domain"),
+    ];
+    for (args, field) in cases {
+        let res = call(&client, "oc_totp_generate", args).await?;
+        let err = error_of(&res);
+        assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+        assert_eq!(err["field"], field, "{err}");
+        assert!(err["message"].as_str().expect("message").contains(field));
+        assert!(
+            result_json(&res).to_string().len() < 1000,
+            "the huge value is not echoed"
+        );
+    }
+    let err = error_of(&call(&client, "oc_journal", json!({"count": "ten"})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("count"))
+    );
+
+    // Nothing was journaled or traced for the rejected calls ...
+    assert!(read_jsonl_dir(&data.path().join("journal")).is_empty());
+    assert!(read_jsonl_dir(&data.path().join("traces")).is_empty());
+    // ... and the server still serves.
+    let ok = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
+    assert_ne!(ok.is_error, Some(true), "{ok:?}");
+    let entries = read_jsonl_dir(&data.path().join("journal"));
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["ok"], true);
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn journal_and_trace_record_every_call() -> Result<()> {
+    let data = TempDir::new("journal");
+    let client = stdio_client(
+        data.path(),
+        &[],
+        &[
+            ("OCHRE_TOTP_EXAMPLE_COM", SECRET),
+            ("OCHRE_SESSION_ID", "s-test"),
+        ],
+    )
+    .await?;
+    call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
+    call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "missing.example"}),
+    )
+    .await?;
+    let res = call(
+        &client,
+        "oc_journal",
+        json!({"action": "recent", "count": 5}),
+    )
+    .await?;
+    let entries = res.structured_content.clone().expect("structured")["entries"].clone();
+    let entries = entries.as_array().expect("entries");
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["tool"], "oc_totp_generate");
+    assert_eq!(entries[0]["ok"], true);
+    assert_eq!(entries[0]["args"], json!({"domain": "example.com"}));
+    assert_eq!(entries[1]["ok"], false);
+    assert_eq!(entries[1]["error"], "SECRET_NOT_FOUND");
+    assert!(entries.iter().all(|e| e.get("intent").is_none()));
+    let res = call(&client, "oc_journal", json!({"kind": "summary"})).await?;
+    let summary = res.structured_content.clone().expect("structured");
+    assert_eq!(summary["total"], 3, "{summary}");
+    assert_eq!(
+        summary["byTool"]["oc_totp_generate"],
+        json!({"calls": 2, "failed": 1})
+    );
+    client.cancel().await?;
+
+    let trace_dir = data.path().join("traces").join("s-test");
+    let events = read_jsonl_dir(&trace_dir);
+    assert_eq!(events.len(), 4, "{events:?}");
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["seq"], i as u64 + 1);
+        assert_eq!(e["kind"], "tool_call");
+        assert!(e["ts"].as_u64().is_some());
+        assert!(e["body"]["tool"].is_string());
+    }
+    let meta: Value = serde_json::from_slice(&std::fs::read(trace_dir.join("meta.json"))?)?;
+    assert_eq!(meta["session_id"], "s-test");
+    Ok(())
+}
+
+#[tokio::test]
+async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
+    let data = TempDir::new("hello");
+    let plugins = plugin_dir_with(&["hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
+    let names = tool_names(&client).await?;
+    assert!(names.contains(&"hello_greet".to_owned()), "{names:?}");
+    let res = call(&client, "hello_greet", json!({"name": "Ada"})).await?;
+    assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
+    let res = call(&client, "hello_greet", json!({"name": "Grace"})).await?;
+    assert_eq!(
+        result_json(&res),
+        json!("Hello, Grace! (greeting #2)"),
+        "kv state persists"
+    );
+    client.cancel().await?;
+
+    // State survives a restart.
+    let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
+    let res = call(&client, "hello_greet", json!({"name": "Alan"})).await?;
+    assert_eq!(result_json(&res), json!("Hello, Alan! (greeting #3)"));
+    // --tools-only with the plugin's own group.
+    client.cancel().await?;
+    let client = stdio_client(
+        data.path(),
+        &["--plugin-dir", &dir, "--tools-only", "example"],
+        &[],
+    )
+    .await?;
+    assert_eq!(tool_names(&client).await?, ["hello_greet"]);
+    client.cancel().await?;
+    Ok(())
+}
