@@ -8,6 +8,7 @@ const FIXTURES: &[&str] = &[
     "ochre-fixture-membomb",
     "ochre-fixture-trap",
     "ochre-fixture-greedy",
+    "ochre-fixture-dupe",
 ];
 
 fn main() {

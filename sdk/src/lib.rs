@@ -384,13 +384,11 @@ pub mod __private {
             obj.remove("title");
             obj.remove("$schema");
         }
-        let mut features = wit::HostFeatures::empty();
-        if spec.intent {
-            features = features | wit::HostFeatures::INTENT;
-        }
-        if spec.output_mode {
-            features = features | wit::HostFeatures::OUTPUT_MODE;
-        }
+        let flag = |on: bool, f: wit::HostFeatures| if on { f.bits() } else { 0 };
+        let features = wit::HostFeatures::from_bits_retain(
+            flag(spec.intent, wit::HostFeatures::INTENT)
+                | flag(spec.output_mode, wit::HostFeatures::OUTPUT_MODE),
+        );
         wit::ToolDefinition {
             name: T::NAME.to_owned(),
             description: T::DESCRIPTION.to_owned(),

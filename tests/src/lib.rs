@@ -150,11 +150,7 @@ impl HttpServer {
     /// Connect rmcp's Streamable HTTP client.
     pub async fn client(&self) -> Result<Client> {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url());
-        Ok(
-            ().serve(transport)
-                .await
-                .context("MCP handshake over HTTP")?,
-        )
+        ().serve(transport).await.context("MCP handshake over HTTP")
     }
 }
 

@@ -185,3 +185,45 @@ async fn a_disabled_group_is_never_instantiated() -> Result<()> {
     assert_eq!(totp["instantiations"], 1);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
+    let data = TempDir::new("dupe");
+    let plugins = plugin_dir_with(&["dupe", "hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
+    let dupe = find(&list, "dupe");
+    assert_eq!(dupe["status"], "refused");
+    let reason = dupe["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("oc_totp_generate")
+            && reason.contains("\"totp\"")
+            && reason.contains("\"dupe\""),
+        "{reason}"
+    );
+    assert_eq!(find(&list, "totp")["status"], "loaded");
+    assert_eq!(find(&list, "hello")["status"], "loaded");
+
+    // The server starts and the name still belongs to the built-in plugin.
+    let secret = "JBSWY3DPEHPK3PXP";
+    let t = 1_234_567_890u64;
+    let client = stdio_client(
+        data.path(),
+        &["--plugin-dir", &dir],
+        &[
+            ("OCHRE_TOTP_EXAMPLE_COM", secret),
+            ("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string()),
+        ],
+    )
+    .await?;
+    let res = call(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
+    let out = res.structured_content.clone().expect("structured");
+    assert_eq!(out["code"], reference_totp(secret, t, 6, 30));
+    client.cancel().await?;
+    Ok(())
+}
