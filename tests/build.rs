@@ -4,9 +4,7 @@
 /// Fixture crates: hostile guests and the third-party example.
 const FIXTURES: &[&str] = &[
     "ochre-fixture-hello",
-    "ochre-fixture-spin",
-    "ochre-fixture-membomb",
-    "ochre-fixture-trap",
+    "ochre-fixture-hostile",
     "ochre-fixture-greedy",
     "ochre-fixture-dupe",
 ];

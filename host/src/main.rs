@@ -194,25 +194,54 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(run(cli))
 }
 
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve => {
             let host = cli.host.build().await?;
-            let result = match cli.http {
-                None => McpServer::new(host.clone()).serve_stdio().await,
-                Some(port) => {
-                    serve_http(
-                        host.clone(),
-                        HttpOptions {
-                            host: cli.http_host,
-                            port,
-                            auth_token: cli.auth_token.clone(),
-                            allowed_origins: cli.allow_origin.clone(),
-                            allowed_hosts: cli.allow_host.clone(),
-                        },
-                    )
-                    .await
+            let serve = async {
+                match cli.http {
+                    None => McpServer::new(host.clone()).serve_stdio().await,
+                    Some(port) => {
+                        serve_http(
+                            host.clone(),
+                            HttpOptions {
+                                host: cli.http_host,
+                                port,
+                                auth_token: cli.auth_token.clone(),
+                                allowed_origins: cli.allow_origin.clone(),
+                                allowed_hosts: cli.allow_host.clone(),
+                            },
+                        )
+                        .await
+                    }
                 }
+            };
+            // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+            let result = tokio::select! {
+                r = serve => r,
+                _ = terminated() => Ok(()),
             };
             host.shutdown();
             result

@@ -318,7 +318,14 @@ impl PreparedPlugin {
         progress: Option<ProgressFn>,
         stderr: &MemoryOutputPipe,
     ) -> Store<CallState> {
-        let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
+        // No preopened dirs, no env, no args, no stdin, stdout discarded, no network:
+        // a plugin reaches the world only through the interfaces it was granted.
+        let wasi = WasiCtxBuilder::new()
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
         let state = CallState {
             wasi,
             table: ResourceTable::new(),

@@ -83,6 +83,16 @@ pub type Client = RunningService<RoleClient, ()>;
 
 /// Start `ochre` on stdio with `args` (plus `envs`) and connect rmcp's client.
 pub async fn stdio_client(data_dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Client> {
+    stdio_client_with((), data_dir, args, envs).await
+}
+
+/// [`stdio_client`] with a client handler (to receive notifications).
+pub async fn stdio_client_with<H: rmcp::ClientHandler>(
+    handler: H,
+    data_dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<RunningService<RoleClient, H>> {
     let mut cmd = tokio::process::Command::new(ochre_bin());
     cmd.arg("--data-dir").arg(data_dir).args(args);
     for (k, v) in envs {
@@ -93,7 +103,10 @@ pub async fn stdio_client(data_dir: &Path, args: &[&str], envs: &[(&str, &str)])
         .stderr(Stdio::null())
         .spawn()
         .context("spawn ochre")?;
-    let client = ().serve(transport).await.context("MCP handshake over stdio")?;
+    let client = handler
+        .serve(transport)
+        .await
+        .context("MCP handshake over stdio")?;
     Ok(client)
 }
 
@@ -161,7 +174,11 @@ impl Drop for HttpServer {
 }
 
 /// Call a tool with JSON arguments (an object, or null for none).
-pub async fn call(client: &Client, tool: &str, args: Value) -> Result<CallToolResult> {
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> Result<CallToolResult> {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     if let Value::Object(map) = args {
         params = params.with_arguments(map);

@@ -8,7 +8,7 @@ use anyhow::Result;
 use ochre_tests::*;
 use serde_json::{Value, json};
 
-const HOSTILE: &[&str] = &["hello", "spin", "membomb", "trap", "greedy"];
+const HOSTILE: &[&str] = &["hello", "hostile", "greedy"];
 
 #[tokio::test]
 async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -> Result<()> {
@@ -44,11 +44,11 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     );
 
     let cases = [
-        ("spin_forever", "PLUGIN_TIMEOUT", "spin_check"),
-        ("membomb_allocate", "PLUGIN_OUT_OF_MEMORY", "membomb_check"),
-        ("trap_now", "PLUGIN_TRAPPED", "trap_check"),
+        ("spin_forever", "PLUGIN_TIMEOUT"),
+        ("membomb_allocate", "PLUGIN_OUT_OF_MEMORY"),
+        ("trap_now", "PLUGIN_TRAPPED"),
     ];
-    for (tool, code, check) in cases {
+    for (tool, code) in cases {
         let started = Instant::now();
         let res = call(&client, tool, json!({})).await?;
         let elapsed = started.elapsed();
@@ -56,12 +56,8 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
         assert_eq!(err["code"], code, "{tool}: {err}");
         assert!(elapsed < Duration::from_secs(10), "{tool} took {elapsed:?}");
         // The same plugin works on the next call, and so does another one.
-        let res = call(&client, check, json!({})).await?;
-        assert_eq!(
-            result_json(&res),
-            json!(format!("{check} ok 1048576")),
-            "{check}"
-        );
+        let res = call(&client, "hostile_check", json!({})).await?;
+        assert_eq!(result_json(&res), json!("check ok 1048576"), "after {tool}");
         let res = call(&client, "hello_greet", json!({"name": tool})).await?;
         assert_ne!(res.is_error, Some(true), "after {tool}: {res:?}");
     }
@@ -132,7 +128,7 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
         "{reason}"
     );
     assert_eq!(greedy["instantiations"], 0);
-    for name in ["hello", "spin", "membomb", "trap", "totp"] {
+    for name in ["hello", "hostile", "totp"] {
         assert_eq!(find(&list, name)["status"], "loaded", "{name}");
     }
 
@@ -224,6 +220,31 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
     .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(secret, t, 6, 30));
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
+    let data = TempDir::new("snoop");
+    let plugins = plugin_dir_with(&["hostile"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let marker = std::path::Path::new("/tmp/ochre-snoop");
+    let _ = std::fs::remove_file(marker);
+    let client = stdio_client(
+        data.path(),
+        &["--plugin-dir", &dir],
+        &[("OCHRE_VISIBLE", "no")],
+    )
+    .await?;
+    let res = call(&client, "snoop_try", json!({})).await?;
+    let report = res.structured_content.clone().expect("structured");
+    for key in ["readPasswd", "listRoot", "listCwd", "writeTmp", "connect"] {
+        let v = report[key].as_str().unwrap_or("");
+        assert!(v.starts_with("denied"), "{key}: {v}");
+    }
+    assert_eq!(report["envCount"], 0);
+    assert!(!marker.exists(), "the plugin wrote a host file");
     client.cancel().await?;
     Ok(())
 }

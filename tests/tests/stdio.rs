@@ -310,3 +310,55 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// One `notifications/progress`: progress, total, message.
+type Progress = (f64, Option<f64>, Option<String>);
+
+/// Collects `notifications/progress`.
+#[derive(Clone, Default)]
+struct ProgressCollector(std::sync::Arc<std::sync::Mutex<Vec<Progress>>>);
+
+impl rmcp::ClientHandler for ProgressCollector {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .expect("lock")
+            .push((params.progress, params.total, params.message));
+    }
+}
+
+#[tokio::test]
+async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
+    let data = TempDir::new("progress");
+    let plugins = plugin_dir_with(&["hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let collector = ProgressCollector::default();
+    let client =
+        stdio_client_with(collector.clone(), data.path(), &["--plugin-dir", &dir], &[]).await?;
+
+    // rmcp's client puts a progress token on every request; the plugin reports once
+    // per greeting, host tools never.
+    call(&client, "hello_greet", json!({"name": "one"})).await?;
+    call(&client, "oc_journal", json!({})).await?;
+    let res = call(&client, "hello_greet", json!({"name": "two"})).await?;
+    assert_ne!(res.is_error, Some(true));
+    let mut got = Vec::new();
+    for _ in 0..50 {
+        got = collector.0.lock().expect("lock").clone();
+        if got.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let got_all = collector.0.lock().expect("lock").clone();
+    assert_eq!(got_all.len(), got.len(), "no late extra notifications");
+    let one = (1.0, Some(1.0), Some("greeted".to_owned()));
+    assert_eq!(got, [one.clone(), one]);
+    client.cancel().await?;
+    Ok(())
+}
