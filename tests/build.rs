@@ -7,6 +7,7 @@ const FIXTURES: &[&str] = &[
     "ochre-fixture-hostile",
     "ochre-fixture-greedy",
     "ochre-fixture-dupe",
+    "ochre-fixture-oldwit",
 ];
 
 fn main() {

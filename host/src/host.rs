@@ -116,6 +116,7 @@ pub(crate) struct HostInner {
     pub journal: Journal,
     pub trace: Trace,
     pub seq: AtomicU64,
+    pub synced: AtomicU64,
     pub max_arg_bytes: usize,
     pub runtime: PluginRuntime,
 }
@@ -438,7 +439,7 @@ impl HostBuilder {
         journal.prune(clock.now_ms());
         let trace = Trace::start(&data_dir, &session, &clock)
             .map_err(|e| Error::io("starting the trace", e))?;
-        Ok(Host {
+        let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
                 clock,
@@ -449,10 +450,35 @@ impl HostBuilder {
                 journal,
                 trace,
                 seq: AtomicU64::new(0),
+                synced: AtomicU64::new(0),
                 max_arg_bytes: self.max_arg_bytes,
                 runtime,
             }),
-        })
+        };
+        spawn_syncer(Arc::downgrade(&host.inner));
+        Ok(host)
+    }
+}
+
+/// Every line is in the kernel as soon as it is written (a crashed server loses
+/// nothing); this thread also gets them onto the disk within a second, so a crashed
+/// machine loses at most that. It ends with the host.
+fn spawn_syncer(inner: std::sync::Weak<HostInner>) {
+    let spawned = std::thread::Builder::new()
+        .name("ochre-fsync".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let Some(inner) = inner.upgrade() else { break };
+                let seq = inner.seq.load(std::sync::atomic::Ordering::Relaxed);
+                if seq != inner.synced.swap(seq, std::sync::atomic::Ordering::Relaxed) {
+                    let _ = inner.journal.sync();
+                    let _ = inner.trace.sync();
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the fsync thread; logs are synced at shutdown only");
     }
 }
 

@@ -248,3 +248,21 @@ async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_plugin_built_against_another_wit_version_is_refused() -> Result<()> {
+    let data = TempDir::new("oldwit");
+    let plugins = plugin_dir_with(&["oldwit", "hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
+    let old = find(&list, "oldwit");
+    assert_eq!(old["status"], "refused");
+    let reason = old["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("ochre:plugin@0.2.0") && reason.contains("ochre:plugin@0.1.0"),
+        "{reason}"
+    );
+    assert_eq!(old["instantiations"], 0);
+    assert_eq!(find(&list, "hello")["status"], "loaded");
+    Ok(())
+}
