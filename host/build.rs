@@ -5,7 +5,10 @@
 use std::path::PathBuf;
 
 /// (crate, file stem) of each built-in plugin, in load order.
-const BUILTIN: &[(&str, &str)] = &[("ochre-plugin-totp", "ochre_plugin_totp")];
+const BUILTIN: &[(&str, &str)] = &[
+    ("ochre-plugin-core", "ochre_plugin_core"),
+    ("ochre-plugin-totp", "ochre_plugin_totp"),
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

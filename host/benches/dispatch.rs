@@ -64,7 +64,7 @@ fn main() {
             q(&rejected, 0.5)
         );
         println!("target: median ≤ 100 µs -> ratio {:.2}", q(&samples, 0.5) / 100.0);
-        host.shutdown();
+        host.shutdown().await;
     });
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::browser::{BrowserManager, BrowserOptions};
 use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
 use crate::error::{Error, Result};
 use crate::journal::{Journal, Trace};
@@ -119,6 +120,7 @@ pub(crate) struct HostInner {
     pub synced: AtomicU64,
     pub max_arg_bytes: usize,
     pub runtime: PluginRuntime,
+    pub browser: BrowserManager,
 }
 
 /// The ochre host: plugins, guards and stores. Cheap to clone.
@@ -150,6 +152,7 @@ pub struct HostBuilder {
     builtin: bool,
     compile_cache: bool,
     max_arg_bytes: usize,
+    browser: BrowserOptions,
 }
 
 impl Default for HostBuilder {
@@ -165,6 +168,7 @@ impl Default for HostBuilder {
             builtin: true,
             compile_cache: true,
             max_arg_bytes: 4 << 20,
+            browser: BrowserOptions::default(),
         }
     }
 }
@@ -242,6 +246,12 @@ impl HostBuilder {
         self
     }
 
+    /// How to get the browser (launched lazily on first use).
+    pub fn browser(mut self, options: BrowserOptions) -> Self {
+        self.browser = options;
+        self
+    }
+
     /// Largest accepted arguments object, serialized (default 4 MiB).
     pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
         self.max_arg_bytes = bytes;
@@ -307,6 +317,7 @@ impl HostBuilder {
         known.extend(manifests.iter().flatten().map(|m| m.group.clone()));
         self.filter.check_known(&known)?;
 
+        let browser = BrowserManager::new(self.browser.clone());
         let runtime = PluginRuntime::new(
             self.limits,
             self.compile_cache
@@ -391,6 +402,7 @@ impl HostBuilder {
             }
             let loaded = load_plugin(
                 &runtime,
+                &browser,
                 &self.policy,
                 &data_dir,
                 clock,
@@ -453,6 +465,7 @@ impl HostBuilder {
                 synced: AtomicU64::new(0),
                 max_arg_bytes: self.max_arg_bytes,
                 runtime,
+                browser,
             }),
         };
         spawn_syncer(Arc::downgrade(&host.inner));
@@ -504,6 +517,7 @@ fn refused(
 #[allow(clippy::too_many_arguments)]
 async fn load_plugin(
     runtime: &PluginRuntime,
+    browser: &BrowserManager,
     policy: &InterfacePolicy,
     data_dir: &Path,
     clock: Clock,
@@ -518,6 +532,7 @@ async fn load_plugin(
         kv: KvStore::new(data_dir.join("state"), &manifest.name),
         secrets: SecretStore::new(data_dir),
         clock,
+        browser: browser.clone(),
     });
     let plugin = runtime.prepare(bytes, manifest, services)?;
     let defs = plugin
@@ -630,8 +645,14 @@ impl Host {
         self.inner.runtime.limits()
     }
 
-    /// Flush the journal and trace to disk and mark the session ended.
-    pub fn shutdown(&self) {
+    /// The browser manager.
+    pub fn browser(&self) -> &BrowserManager {
+        &self.inner.browser
+    }
+
+    /// Close the browser, flush the journal and trace, mark the session ended.
+    pub async fn shutdown(&self) {
+        self.inner.browser.shutdown().await;
         let _ = self.inner.journal.sync();
         if let Err(e) = self.inner.trace.finish(&self.inner.clock) {
             tracing::warn!(error = %e, "cannot finish the trace");

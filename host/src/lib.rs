@@ -37,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+pub mod browser;
 mod builtin;
 pub mod capability;
 pub mod error;
@@ -54,6 +55,7 @@ pub mod server;
 
 use std::sync::Arc;
 
+pub use browser::{BrowserManager, BrowserOptions};
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
 pub use host::{Host, HostBuilder, PluginReport, PluginSource, PluginStatus, default_data_dir};

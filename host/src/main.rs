@@ -114,6 +114,18 @@ struct HostArgs {
     /// Memory cap of one plugin instance, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
     plugin_memory_mb: usize,
+    /// Chromium/Chrome executable (default: chromium, google-chrome, ... on PATH).
+    #[arg(long, value_name = "PATH", global = true)]
+    chrome_path: Option<PathBuf>,
+    /// Attach to a running browser (http://host:port or ws://...) instead of launching one.
+    #[arg(long, value_name = "URL", global = true)]
+    cdp_endpoint: Option<String>,
+    /// Show the browser window (managed mode).
+    #[arg(long, global = true)]
+    headed: bool,
+    /// Persistent browser profile dir (default: a fresh temporary profile per server).
+    #[arg(long, value_name = "DIR", global = true)]
+    user_data_dir: Option<PathBuf>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -163,6 +175,12 @@ impl HostArgs {
                 timeout: Duration::from_millis(self.plugin_timeout_ms),
                 max_memory: self.plugin_memory_mb << 20,
             });
+        b = b.browser(ochre_host::BrowserOptions {
+            chrome_path: self.chrome_path.clone(),
+            cdp_endpoint: self.cdp_endpoint.clone(),
+            headed: self.headed,
+            user_data_dir: self.user_data_dir.clone(),
+        });
         for d in &self.plugin_dir {
             b = b.plugin_dir(d);
         }
@@ -243,7 +261,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 r = serve => r,
                 _ = terminated() => Ok(()),
             };
-            host.shutdown();
+            host.shutdown().await;
             result
         }
         Command::Plugins {
@@ -267,7 +285,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     println!("  interfaces: {}", p.interfaces.join(", "));
                 }
             }
-            host.shutdown();
+            host.shutdown().await;
             Ok(())
         }
         Command::Totp { command } => {

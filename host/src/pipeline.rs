@@ -295,6 +295,15 @@ impl Host {
             }
         };
         let duration_ms = inner.clock.elapsed_ms(started);
+        let outcome = outcome.map(|mut out| {
+            if inner.browser.take_relaunch_note() {
+                out.content.push(Content::Text(
+                    "note: the browser had stopped and was relaunched; tabs opened before are gone"
+                        .into(),
+                ));
+            }
+            out
+        });
 
         // Journal + trace.
         let seq = inner.seq.fetch_add(1, Ordering::Relaxed) + 1;

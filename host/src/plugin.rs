@@ -44,6 +44,7 @@ pub const INTERFACES: &[(&str, bool)] = &[
     ("kv", false),
     ("secrets", true),
     ("progress", false),
+    ("browser", false),
 ];
 
 /// Limits applied to every plugin call.
@@ -113,6 +114,7 @@ pub(crate) struct PluginServices {
     pub kv: KvStore,
     pub secrets: SecretStore,
     pub clock: Clock,
+    pub browser: crate::browser::BrowserManager,
 }
 
 /// The data of one call's [`Store`].

@@ -83,7 +83,7 @@ use bindings::ochre::plugin::types as wit;
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
-pub const INTERFACES: &[&str] = &["logging", "clock", "kv", "secrets", "progress"];
+pub const INTERFACES: &[&str] = &["logging", "clock", "kv", "secrets", "progress", "browser"];
 
 /// Hints for MCP clients about a tool's effects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -366,6 +366,90 @@ pub mod progress {
     /// Report progress (forwarded to the client if it asked for progress).
     pub fn report(progress: f64, total: Option<f64>, message: Option<&str>) {
         crate::bindings::ochre::plugin::progress::report(progress, total, message);
+    }
+}
+
+/// The browser the host owns. Needs `browser`. `tab: None` means the current tab
+/// (opened if there is none); a timeout of 0 means the host's default (30 s).
+pub mod browser {
+    use crate::ToolError;
+    use crate::bindings::ochre::plugin::browser as raw;
+
+    /// An open tab.
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Tab {
+        /// Short id (`t1`, ...).
+        pub tab_id: String,
+        /// Current URL.
+        pub url: String,
+        /// Document title.
+        pub title: String,
+        /// Whether it is the current tab.
+        pub current: bool,
+    }
+
+    fn tab(t: raw::TabInfo) -> Tab {
+        Tab {
+            tab_id: t.id,
+            url: t.url,
+            title: t.title,
+            current: t.current,
+        }
+    }
+
+    fn err(e: crate::bindings::ochre::plugin::types::ToolError) -> ToolError {
+        ToolError {
+            code: e.code,
+            message: e.message,
+            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
+        }
+    }
+
+    /// All open tabs.
+    pub fn tabs() -> Result<Vec<Tab>, ToolError> {
+        Ok(raw::tabs().map_err(err)?.into_iter().map(tab).collect())
+    }
+    /// Open a tab (and make it current).
+    pub fn new_tab(url: Option<&str>, timeout_ms: u32) -> Result<Tab, ToolError> {
+        raw::new_tab(url, timeout_ms).map(tab).map_err(err)
+    }
+    /// Close a tab.
+    pub fn close_tab(tab_id: &str) -> Result<(), ToolError> {
+        raw::close_tab(tab_id).map_err(err)
+    }
+    /// Navigate and wait for the load event.
+    pub fn navigate(tab_id: Option<&str>, url: &str, timeout_ms: u32) -> Result<Tab, ToolError> {
+        raw::navigate(tab_id, url, timeout_ms).map(tab).map_err(err)
+    }
+    /// Back (-1) or forward (+1).
+    pub fn history(tab_id: Option<&str>, delta: i32, timeout_ms: u32) -> Result<Tab, ToolError> {
+        raw::history(tab_id, delta, timeout_ms)
+            .map(tab)
+            .map_err(err)
+    }
+    /// Reload.
+    pub fn reload(tab_id: Option<&str>, timeout_ms: u32) -> Result<Tab, ToolError> {
+        raw::reload(tab_id, timeout_ms).map(tab).map_err(err)
+    }
+    /// Evaluate a JavaScript expression (promises awaited); its value.
+    pub fn evaluate(
+        tab_id: Option<&str>,
+        expression: &str,
+        timeout_ms: u32,
+    ) -> Result<serde_json::Value, ToolError> {
+        let text = raw::evaluate(tab_id, expression, timeout_ms).map_err(err)?;
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+    }
+    /// A screenshot: `format` `png` or `jpeg` (with `quality`).
+    pub fn screenshot(
+        tab_id: Option<&str>,
+        full_page: bool,
+        format: &str,
+        quality: Option<u8>,
+    ) -> Result<Vec<u8>, ToolError> {
+        raw::screenshot(tab_id, full_page, format, quality).map_err(err)
     }
 }
 

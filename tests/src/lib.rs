@@ -254,3 +254,155 @@ pub fn reference_totp(secret_b32: &str, unix_secs: u64, digits: u32, period: u64
         | u32::from(d[o + 3]);
     format!("{:0w$}", v % 10u32.pow(digits), w = digits as usize)
 }
+
+/// The directory of the fixture sites.
+pub fn sites_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("fixtures")
+        .join("sites")
+}
+
+/// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` and `POST /echo`
+/// (answers an HTML page that shows the posted body). Stops on drop.
+#[derive(Debug)]
+pub struct SiteServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SiteServer {
+    /// Start serving.
+    pub async fn start() -> Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let root = sites_dir();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let root = root.clone();
+                tokio::spawn(async move {
+                    let _ = serve_one(stream, &root).await;
+                });
+            }
+        });
+        Ok(Self { base, task })
+    }
+
+    /// The URL of a fixture page.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+}
+
+impl Drop for SiteServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path) -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if buf.len() > 1 << 20 {
+            return Ok(());
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut first = head.lines().next().unwrap_or("").split_whitespace();
+    let method = first.next().unwrap_or("").to_owned();
+    let path = first.next().unwrap_or("/").to_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    let path = path.split('?').next().unwrap_or("/").to_owned();
+    let (status, ctype, payload) = if method == "POST" && path == "/echo" {
+        let text = String::from_utf8_lossy(&body).replace('<', "&lt;");
+        let page = format!(
+            "<!doctype html><title>Echo</title><h1>Posted</h1><pre id=\"posted\">{text}</pre>"
+        );
+        ("200 OK", "text/html; charset=utf-8", page.into_bytes())
+    } else {
+        let rel = if path == "/" {
+            "index.html"
+        } else {
+            path.trim_start_matches('/')
+        };
+        let file = root.join(rel);
+        match (rel.contains(".."), std::fs::read(&file)) {
+            (false, Ok(bytes)) => {
+                let ctype = match file.extension().and_then(|e| e.to_str()) {
+                    Some("html") => "text/html; charset=utf-8",
+                    Some("js") => "text/javascript",
+                    Some("css") => "text/css",
+                    Some("json") => "application/json",
+                    _ => "application/octet-stream",
+                };
+                ("200 OK", ctype, bytes)
+            }
+            _ => ("404 Not Found", "text/plain", b"not found".to_vec()),
+        }
+    };
+    let header = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        payload.len()
+    );
+    stream.write_all(header.as_bytes()).await?;
+    stream.write_all(&payload).await?;
+    stream.shutdown().await?;
+    Ok(())
+}
+
+/// SIGKILL every process whose command line contains `needle` (e.g. a browser
+/// profile dir); how many were killed.
+pub fn kill_processes_with(needle: &str) -> usize {
+    let mut killed = 0;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for entry in rd.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            let ok = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                killed += 1;
+            }
+        }
+    }
+    killed
+}

@@ -14,7 +14,7 @@ pub(crate) mod bindings {
     });
 }
 
-use bindings::ochre::plugin::{clock, kv, logging, progress, secrets};
+use bindings::ochre::plugin::{browser, clock, kv, logging, progress, secrets};
 
 /// Longest log message a plugin may emit; longer ones are cut.
 const MAX_LOG_BYTES: usize = 4096;
@@ -33,6 +33,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasm
         "kv" => kv::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "secrets" => secrets::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "progress" => progress::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "browser" => browser::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         other => wasmtime::bail!("unknown host interface {other:?}"),
     }
 }
@@ -95,5 +96,132 @@ impl progress::Host for CallState {
         {
             report(progress, total.filter(|t| t.is_finite()), message);
         }
+    }
+}
+
+fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
+    bindings::ochre::plugin::types::ToolError {
+        details: (!e.details.is_empty())
+            .then(|| serde_json::Value::Object(e.details.clone()).to_string()),
+        code: e.code,
+        message: e.message,
+    }
+}
+
+fn wit_tab(t: crate::browser::TabInfo) -> browser::TabInfo {
+    browser::TabInfo {
+        id: t.id,
+        url: t.url,
+        title: t.title,
+        current: t.current,
+    }
+}
+
+type BrowserResult<T> = Result<T, bindings::ochre::plugin::types::ToolError>;
+
+impl browser::Host for CallState {
+    async fn tabs(&mut self) -> BrowserResult<Vec<browser::TabInfo>> {
+        let tabs = self.services.browser.tabs().await.map_err(wit_error)?;
+        Ok(tabs.into_iter().map(wit_tab).collect())
+    }
+
+    async fn new_tab(
+        &mut self,
+        url: Option<String>,
+        timeout_ms: u32,
+    ) -> BrowserResult<browser::TabInfo> {
+        self.services
+            .browser
+            .new_tab(url.as_deref(), timeout_ms)
+            .await
+            .map(wit_tab)
+            .map_err(wit_error)
+    }
+
+    async fn close_tab(&mut self, tab: String) -> BrowserResult<()> {
+        self.services
+            .browser
+            .close_tab(&tab)
+            .await
+            .map_err(wit_error)
+    }
+
+    async fn navigate(
+        &mut self,
+        tab: Option<String>,
+        url: String,
+        timeout_ms: u32,
+    ) -> BrowserResult<browser::TabInfo> {
+        self.services
+            .browser
+            .navigate(tab.as_deref(), &url, timeout_ms)
+            .await
+            .map(wit_tab)
+            .map_err(wit_error)
+    }
+
+    async fn history(
+        &mut self,
+        tab: Option<String>,
+        delta: i32,
+        timeout_ms: u32,
+    ) -> BrowserResult<browser::TabInfo> {
+        self.services
+            .browser
+            .history(tab.as_deref(), delta, timeout_ms)
+            .await
+            .map(wit_tab)
+            .map_err(wit_error)
+    }
+
+    async fn reload(
+        &mut self,
+        tab: Option<String>,
+        timeout_ms: u32,
+    ) -> BrowserResult<browser::TabInfo> {
+        self.services
+            .browser
+            .reload(tab.as_deref(), timeout_ms)
+            .await
+            .map(wit_tab)
+            .map_err(wit_error)
+    }
+
+    async fn evaluate(
+        &mut self,
+        tab: Option<String>,
+        expression: String,
+        timeout_ms: u32,
+    ) -> BrowserResult<String> {
+        self.services
+            .browser
+            .evaluate(tab.as_deref(), &expression, timeout_ms)
+            .await
+            .map(|v| v.to_string())
+            .map_err(wit_error)
+    }
+
+    async fn screenshot(
+        &mut self,
+        tab: Option<String>,
+        full_page: bool,
+        format: String,
+        quality: Option<u8>,
+    ) -> BrowserResult<Vec<u8>> {
+        let jpeg = match format.as_str() {
+            "png" => None,
+            "jpeg" | "jpg" => Some(quality.unwrap_or(80)),
+            other => {
+                return Err(wit_error(crate::ToolError::invalid_argument(
+                    "format",
+                    format!("screenshot format {other:?} is not png or jpeg"),
+                )));
+            }
+        };
+        self.services
+            .browser
+            .screenshot(tab.as_deref(), full_page, jpeg)
+            .await
+            .map_err(wit_error)
     }
 }

@@ -1,0 +1,573 @@
+//! The browser the host owns: Chromium over CDP with chromiumoxide (no `fetcher`:
+//! ochre never downloads a browser).
+//!
+//! - Managed mode: headless Chromium found on `PATH` (or `chrome_path`), launched
+//!   lazily by the first browser call, with a fresh profile per server unless
+//!   `user_data_dir` is given. Attach mode: `cdp_endpoint` (http or ws URL).
+//! - Tabs have short ids (`t1`, `t2`, ...) and there is a current tab.
+//! - A dead browser is noticed (its event stream ends); the next call relaunches or
+//!   re-attaches and reports that it did ([`BrowserManager::take_relaunch_note`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, GetNavigationHistoryParams, NavigateToHistoryEntryParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::error::ToolError;
+
+/// Error codes of browser calls.
+pub mod codes {
+    /// No browser could be launched or reached.
+    pub const BROWSER_UNAVAILABLE: &str = "BROWSER_UNAVAILABLE";
+    /// No tab with that id.
+    pub const TAB_NOT_FOUND: &str = "TAB_NOT_FOUND";
+    /// Navigation failed or timed out.
+    pub const NAVIGATION_FAILED: &str = "NAVIGATION_FAILED";
+    /// The page's JavaScript threw.
+    pub const JS_ERROR: &str = "JS_ERROR";
+    /// A CDP command failed.
+    pub const BROWSER_ERROR: &str = "BROWSER_ERROR";
+    /// The call ran past its timeout.
+    pub const TIMEOUT: &str = "TIMEOUT";
+}
+
+/// How to get a browser.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserOptions {
+    /// Chromium executable (default: looked up on PATH).
+    pub chrome_path: Option<PathBuf>,
+    /// Attach to this running browser (http://host:port or ws://...) instead of
+    /// launching one.
+    pub cdp_endpoint: Option<String>,
+    /// Show the window.
+    pub headed: bool,
+    /// A persistent profile dir (default: a fresh temporary one per server).
+    pub user_data_dir: Option<PathBuf>,
+}
+
+/// Executables tried, in order, when no path is given.
+const CANDIDATES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+];
+
+const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
+
+/// One tab as the browser interface reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabInfo {
+    /// Short id.
+    pub id: String,
+    /// Current URL.
+    pub url: String,
+    /// Document title.
+    pub title: String,
+    /// Whether it is the current tab.
+    pub current: bool,
+}
+
+struct Session {
+    browser: Browser,
+    alive: Arc<AtomicBool>,
+    tabs: BTreeMap<u64, Page>,
+    current: Option<u64>,
+    next_id: u64,
+    _profile: Option<ProfileDir>,
+}
+
+/// A temporary profile dir, removed when the session ends.
+struct ProfileDir(PathBuf);
+
+impl Drop for ProfileDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Owns the browser connection and the tab registry. Cheap to clone.
+#[derive(Clone)]
+pub struct BrowserManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    options: BrowserOptions,
+    session: Mutex<Option<Session>>,
+    relaunched: AtomicBool,
+    launches: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for BrowserManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserManager")
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn tab_id(n: u64) -> String {
+    format!("t{n}")
+}
+
+fn parse_tab(id: &str) -> Result<u64, ToolError> {
+    id.strip_prefix('t')
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: &str) -> ToolError {
+    ToolError::new(
+        codes::TAB_NOT_FOUND,
+        format!("no tab {id:?}: call tabs_context for the open tabs"),
+    )
+    .with("tabId", id)
+}
+
+fn cdp_error(what: &str, e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(codes::BROWSER_ERROR, format!("{what}: {e}"))
+}
+
+async fn bounded<T>(
+    ms: u32,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    let ms = if ms == 0 { 30_000 } else { ms };
+    match tokio::time::timeout(Duration::from_millis(u64::from(ms)), fut).await {
+        Ok(r) => r,
+        Err(_) => Err(ToolError::new(
+            codes::TIMEOUT,
+            format!("{what} did not finish within {ms} ms"),
+        )
+        .with("timeoutMs", ms)),
+    }
+}
+
+impl BrowserManager {
+    /// A manager; nothing is launched until a browser call needs it.
+    pub fn new(options: BrowserOptions) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                options,
+                session: Mutex::new(None),
+                relaunched: AtomicBool::new(false),
+                launches: std::sync::atomic::AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// How many times a browser was launched or attached.
+    pub fn launches(&self) -> u64 {
+        self.inner.launches.load(Ordering::Relaxed)
+    }
+
+    /// Whether the last call had to relaunch a dead browser (and clear the flag).
+    pub fn take_relaunch_note(&self) -> bool {
+        self.inner.relaunched.swap(false, Ordering::Relaxed)
+    }
+
+    fn find_executable(&self) -> Result<PathBuf, ToolError> {
+        if let Some(p) = &self.inner.options.chrome_path {
+            if p.exists() {
+                return Ok(p.clone());
+            }
+            return Err(ToolError::new(
+                codes::BROWSER_UNAVAILABLE,
+                format!(
+                    "--chrome-path {} does not exist; {INSTALL_HINT}",
+                    p.display()
+                ),
+            ));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for name in CANDIDATES {
+            for dir in std::env::split_paths(&path) {
+                let candidate = dir.join(name);
+                if candidate.is_file() {
+                    return Ok(candidate);
+                }
+            }
+        }
+        Err(ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("no Chromium or Chrome found on PATH; {INSTALL_HINT}"),
+        ))
+    }
+
+    async fn start(&self) -> Result<Session, ToolError> {
+        let opts = &self.inner.options;
+        let (browser, mut handler, profile) = if let Some(endpoint) = &opts.cdp_endpoint {
+            let (b, h) = Browser::connect(endpoint.clone()).await.map_err(|e| {
+                ToolError::new(
+                    codes::BROWSER_UNAVAILABLE,
+                    format!("cannot attach to the browser at {endpoint}: {e}"),
+                )
+            })?;
+            (b, h, None)
+        } else {
+            let exe = self.find_executable()?;
+            let (dir, profile) = match &opts.user_data_dir {
+                Some(d) => (d.clone(), None),
+                None => {
+                    let d = std::env::temp_dir().join(format!(
+                        "ochre-profile-{}-{}",
+                        std::process::id(),
+                        self.launches()
+                    ));
+                    let _ = std::fs::remove_dir_all(&d);
+                    (d.clone(), Some(ProfileDir(d)))
+                }
+            };
+            let mut builder = chromiumoxide::BrowserConfig::builder()
+                .chrome_executable(&exe)
+                .no_sandbox()
+                .user_data_dir(&dir)
+                .launch_timeout(Duration::from_secs(30))
+                .request_timeout(Duration::from_secs(30))
+                .args([
+                    "disable-gpu",
+                    "disable-quic",
+                    "no-first-run",
+                    "disable-background-networking",
+                    "disable-component-update",
+                    "disable-sync",
+                    "disable-default-apps",
+                ]);
+            if opts.headed {
+                builder = builder.with_head();
+            }
+            let config = builder.build().map_err(|e| {
+                ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
+            })?;
+            let (b, h) = Browser::launch(config).await.map_err(|e| {
+                let locked = opts.user_data_dir.is_some()
+                    && dir.join("SingletonLock").exists();
+                let why = if locked {
+                    format!(
+                        "the profile {} is locked by another Chrome; close it or use another --user-data-dir",
+                        dir.display()
+                    )
+                } else {
+                    format!("{e}")
+                };
+                ToolError::new(
+                    codes::BROWSER_UNAVAILABLE,
+                    format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+                )
+            })?;
+            (b, h, profile)
+        };
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = alive.clone();
+        tokio::spawn(async move {
+            // Unparsable events (CDP drift) are skipped inside the handler; an error
+            // that reaches us is the connection failing, after which the stream never
+            // recovers: stop, so that the next call relaunches and in-flight commands
+            // fail at once instead of hanging.
+            while let Some(ev) = handler.next().await {
+                if let Err(e) = ev {
+                    tracing::warn!(error = %e, "browser connection error");
+                    break;
+                }
+            }
+            drop(handler);
+            flag.store(false, Ordering::Relaxed);
+            tracing::warn!("the browser connection ended");
+        });
+        self.inner.launches.fetch_add(1, Ordering::Relaxed);
+        Ok(Session {
+            browser,
+            alive,
+            tabs: BTreeMap::new(),
+            current: None,
+            next_id: 1,
+            _profile: profile,
+        })
+    }
+
+    /// The live session, (re)starting it when needed.
+    async fn session(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        let mut guard = self.inner.session.lock().await;
+        let dead = guard
+            .as_ref()
+            .is_some_and(|s| !s.alive.load(Ordering::Relaxed));
+        if dead {
+            if let Some(mut old) = guard.take() {
+                let _ = old.browser.kill().await;
+            }
+            self.inner.relaunched.store(true, Ordering::Relaxed);
+        }
+        if guard.is_none() {
+            *guard = Some(self.start().await?);
+        }
+        Ok(guard)
+    }
+
+    /// The page for `tab` (or the current tab, opening one if there is none).
+    async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
+        let wanted = tab.map(parse_tab).transpose()?;
+        let mut guard = self.session().await?;
+        let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
+        match wanted {
+            Some(n) => session
+                .tabs
+                .get(&n)
+                .cloned()
+                .map(|p| (n, p))
+                .ok_or_else(|| not_found(&tab_id(n))),
+            None => {
+                if let Some(n) = session.current
+                    && let Some(p) = session.tabs.get(&n)
+                {
+                    return Ok((n, p.clone()));
+                }
+                let page = session
+                    .browser
+                    .new_page("about:blank")
+                    .await
+                    .map_err(|e| cdp_error("cannot open a tab", e))?;
+                let n = session.next_id;
+                session.next_id += 1;
+                session.tabs.insert(n, page.clone());
+                session.current = Some(n);
+                Ok((n, page))
+            }
+        }
+    }
+
+    async fn info(&self, n: u64, page: &Page) -> TabInfo {
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let title = page.get_title().await.ok().flatten().unwrap_or_default();
+        let current = self
+            .inner
+            .session
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|s| s.current == Some(n));
+        TabInfo {
+            id: tab_id(n),
+            url,
+            title,
+            current,
+        }
+    }
+
+    /// All open tabs.
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
+        let pages: Vec<(u64, Page)> = {
+            let guard = self.session().await?;
+            guard
+                .as_ref()
+                .map(|s| s.tabs.iter().map(|(n, p)| (*n, p.clone())).collect())
+                .unwrap_or_default()
+        };
+        let mut out = Vec::with_capacity(pages.len());
+        for (n, p) in pages {
+            out.push(self.info(n, &p).await);
+        }
+        Ok(out)
+    }
+
+    /// Open a tab and make it current.
+    pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+        let (n, page) = bounded(timeout_ms, "opening a tab", async {
+            let mut guard = self.session().await?;
+            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
+            let page = session
+                .browser
+                .new_page(url.unwrap_or("about:blank"))
+                .await
+                .map_err(|e| {
+                    ToolError::new(
+                        codes::NAVIGATION_FAILED,
+                        format!("cannot open the tab: {e}"),
+                    )
+                })?;
+            let n = session.next_id;
+            session.next_id += 1;
+            session.tabs.insert(n, page.clone());
+            session.current = Some(n);
+            Ok((n, page))
+        })
+        .await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Close a tab; the current tab moves to the newest remaining one.
+    pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
+        let n = parse_tab(tab)?;
+        let page = {
+            let mut guard = self.session().await?;
+            let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
+            let page = session.tabs.remove(&n).ok_or_else(|| not_found(tab))?;
+            if session.current == Some(n) {
+                session.current = session.tabs.keys().next_back().copied();
+            }
+            page
+        };
+        page.close()
+            .await
+            .map_err(|e| cdp_error("cannot close the tab", e))
+    }
+
+    /// Navigate and wait for the load event.
+    pub async fn navigate(
+        &self,
+        tab: Option<&str>,
+        url: &str,
+        timeout_ms: u32,
+    ) -> Result<TabInfo, ToolError> {
+        let (n, page) = self.page(tab).await?;
+        bounded(timeout_ms, "navigation", async {
+            page.goto(url).await.map_err(|e| {
+                ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
+                    .with("url", url)
+            })?;
+            Ok(())
+        })
+        .await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Back (-1) or forward (+1).
+    pub async fn history(
+        &self,
+        tab: Option<&str>,
+        delta: i32,
+        timeout_ms: u32,
+    ) -> Result<TabInfo, ToolError> {
+        let (n, page) = self.page(tab).await?;
+        bounded(timeout_ms, "history navigation", async {
+            let h = page
+                .execute(GetNavigationHistoryParams::default())
+                .await
+                .map_err(|e| cdp_error("cannot read the history", e))?;
+            let target = h.result.current_index + i64::from(delta);
+            let Some(entry) = usize::try_from(target)
+                .ok()
+                .and_then(|i| h.result.entries.get(i))
+            else {
+                let dir = if delta < 0 { "back" } else { "forward" };
+                return Err(ToolError::new(
+                    codes::NAVIGATION_FAILED,
+                    format!("there is no page to go {dir} to"),
+                ));
+            };
+            let want = entry.url.clone();
+            page.execute(NavigateToHistoryEntryParams::new(entry.id))
+                .await
+                .map_err(|e| cdp_error("cannot navigate the history", e))?;
+            // A history step may be served from the back/forward cache without a
+            // fresh load event: wait until the tab shows the entry, fully loaded.
+            loop {
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                let ready = page
+                    .evaluate_expression("document.readyState")
+                    .await
+                    .ok()
+                    .and_then(|r| r.into_value::<String>().ok());
+                if url == want && ready.as_deref() == Some("complete") {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            }
+        })
+        .await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Reload and wait for the load event.
+    pub async fn reload(&self, tab: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+        let (n, page) = self.page(tab).await?;
+        bounded(timeout_ms, "reload", async {
+            page.reload().await.map_err(|e| {
+                ToolError::new(codes::NAVIGATION_FAILED, format!("reload failed: {e}"))
+            })?;
+            Ok(())
+        })
+        .await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Evaluate an expression; the value as JSON (promises awaited).
+    pub async fn evaluate(
+        &self,
+        tab: Option<&str>,
+        expression: &str,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let (_, page) = self.page(tab).await?;
+        bounded(timeout_ms, "script", async {
+            let params = EvaluateParams::builder()
+                .expression(expression)
+                .await_promise(true)
+                .return_by_value(true)
+                .user_gesture(true)
+                .build()
+                .map_err(|e| cdp_error("bad evaluate params", e))?;
+            let r = page
+                .execute(params)
+                .await
+                .map_err(|e| cdp_error("evaluate failed", e))?;
+            if let Some(ex) = &r.result.exception_details {
+                let text = ex
+                    .exception
+                    .as_ref()
+                    .and_then(|o| o.description.clone())
+                    .unwrap_or_else(|| ex.text.clone());
+                return Err(ToolError::new(codes::JS_ERROR, text));
+            }
+            Ok(r.result.result.value.clone().unwrap_or(Value::Null))
+        })
+        .await
+    }
+
+    /// A screenshot.
+    pub async fn screenshot(
+        &self,
+        tab: Option<&str>,
+        full_page: bool,
+        jpeg_quality: Option<u8>,
+    ) -> Result<Vec<u8>, ToolError> {
+        let (_, page) = self.page(tab).await?;
+        let mut b = ScreenshotParams::builder().full_page(full_page);
+        b = match jpeg_quality {
+            Some(q) => b
+                .format(CaptureScreenshotFormat::Jpeg)
+                .quality(i64::from(q.clamp(1, 100))),
+            None => b.format(CaptureScreenshotFormat::Png),
+        };
+        bounded(30_000, "screenshot", async {
+            page.screenshot(b.build())
+                .await
+                .map_err(|e| cdp_error("screenshot failed", e))
+        })
+        .await
+    }
+
+    /// Close the browser (managed mode) or disconnect (attach mode).
+    pub async fn shutdown(&self) {
+        let session = self.inner.session.lock().await.take();
+        if let Some(mut s) = session
+            && self.inner.options.cdp_endpoint.is_none()
+        {
+            let _ = s.browser.close().await;
+            let _ = s.browser.wait().await;
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! ochre's `core` tool group (first part): navigation, tabs, scripts, screenshots and
+//! page content, with OpenChrome's tool and argument names. Built on `ochre-sdk` like
+//! any third-party plugin; the browser itself lives in the host.
+
+use ochre_sdk::browser;
+use ochre_sdk::{Content, Output, Tool, ToolError, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Longest timeout a caller may ask for, in ms.
+const MAX_TIMEOUT_MS: u32 = 120_000;
+
+fn timeout(ms: Option<u32>) -> u32 {
+    ms.unwrap_or(30_000).min(MAX_TIMEOUT_MS)
+}
+
+/// Schemes `navigate` and `tabs_create` accept.
+fn check_url(url: &str) -> Result<(), ToolError> {
+    let lower = url.trim().to_ascii_lowercase();
+    let ok = ["http://", "https://", "about:", "data:"]
+        .iter()
+        .any(|p| lower.starts_with(p));
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_argument(
+            "url",
+            format!("url {url:?} must start with http://, https://, about: or data:"),
+        ))
+    }
+}
+
+/// Arguments of `navigate`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NavigateArgs {
+    /// The URL to open, or `back` / `forward`.
+    #[schemars(length(min = 1, max = 8192))]
+    url: String,
+    /// Tab to use (default: the current tab).
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// Max wait for the page to load, in ms (default 30000).
+    #[schemars(range(min = 1, max = 120000))]
+    timeout: Option<u32>,
+}
+
+struct Navigate;
+
+impl Tool for Navigate {
+    type Args = NavigateArgs;
+    const NAME: &'static str = "navigate";
+    const DESCRIPTION: &'static str = "Open a URL in a tab (or go `back`/`forward`) and wait for it to load. Returns tab id, final URL and title.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .open_world()
+            .scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: NavigateArgs) -> Result<Output, ToolError> {
+        let tab = a.tab_id.as_deref();
+        let t = match a.url.as_str() {
+            "back" => browser::history(tab, -1, timeout(a.timeout))?,
+            "forward" => browser::history(tab, 1, timeout(a.timeout))?,
+            url => {
+                check_url(url)?;
+                browser::navigate(tab, url, timeout(a.timeout))?
+            }
+        };
+        let summary = format!("{} at {}", t.tab_id, t.url);
+        Ok(Output::json(&t)?.with_summary(summary))
+    }
+}
+
+/// Arguments of `tabs_create`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateArgs {
+    /// URL to open (default about:blank).
+    #[schemars(length(min = 1, max = 8192))]
+    url: Option<String>,
+    /// Max wait for the page to load, in ms (default 30000).
+    #[schemars(range(min = 1, max = 120000))]
+    timeout: Option<u32>,
+}
+
+struct TabsCreate;
+
+impl Tool for TabsCreate {
+    type Args = CreateArgs;
+    const NAME: &'static str = "tabs_create";
+    const DESCRIPTION: &'static str =
+        "Open a new tab (optionally at a URL) and make it current. Returns its tab id.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: CreateArgs) -> Result<Output, ToolError> {
+        if let Some(u) = &a.url {
+            check_url(u)?;
+        }
+        let t = browser::new_tab(a.url.as_deref(), timeout(a.timeout))?;
+        let summary = format!("opened {}", t.tab_id);
+        Ok(Output::json(&t)?.with_summary(summary))
+    }
+}
+
+/// Arguments of `tabs_close`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CloseArgs {
+    /// The tab to close.
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: String,
+}
+
+struct TabsClose;
+
+impl Tool for TabsClose {
+    type Args = CloseArgs;
+    const NAME: &'static str = "tabs_close";
+    const DESCRIPTION: &'static str = "Close a tab by id.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .destructive()
+            .scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: CloseArgs) -> Result<Output, ToolError> {
+        browser::close_tab(&a.tab_id)?;
+        Ok(Output::json(&serde_json::json!({"closed": a.tab_id}))?
+            .with_summary(format!("closed {}", a.tab_id)))
+    }
+}
+
+/// No arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+struct TabsContext;
+
+impl Tool for TabsContext {
+    type Args = NoArgs;
+    const NAME: &'static str = "tabs_context";
+    const DESCRIPTION: &'static str =
+        "List the open tabs (id, URL, title, which is current). Use it to find a tabId.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .read_only()
+            .scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(_: NoArgs) -> Result<Output, ToolError> {
+        let tabs = browser::tabs()?;
+        let n = tabs.len();
+        Ok(Output::json(&serde_json::json!({ "tabs": tabs }))?.with_summary(format!("{n} tabs")))
+    }
+}
+
+/// Arguments of `javascript_tool`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct JsArgs {
+    /// JavaScript to run in the page; the value of the last expression is returned
+    /// (promises are awaited).
+    #[schemars(length(min = 1, max = 100000))]
+    code: Option<String>,
+    /// Deprecated alias of `code`.
+    #[schemars(length(min = 1, max = 100000))]
+    text: Option<String>,
+    /// Tab to use (default: the current tab).
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// Max run time in ms (default 30000).
+    #[schemars(range(min = 1, max = 120000))]
+    timeout: Option<u32>,
+}
+
+struct JavascriptTool;
+
+impl Tool for JavascriptTool {
+    type Args = JsArgs;
+    const NAME: &'static str = "javascript_tool";
+    const DESCRIPTION: &'static str = "Run JavaScript in a page and return the JSON value of its last expression. Use it when no dedicated tool fits.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: JsArgs) -> Result<Output, ToolError> {
+        let code = match (a.code, a.text) {
+            (Some(c), _) | (None, Some(c)) => c,
+            (None, None) => {
+                return Err(ToolError::invalid_argument(
+                    "code",
+                    "javascript_tool: `code` is required",
+                ));
+            }
+        };
+        let value = browser::evaluate(a.tab_id.as_deref(), &code, timeout(a.timeout))?;
+        Ok(Output::json(&serde_json::json!({ "value": value }))?.with_summary("script ran"))
+    }
+}
+
+/// Arguments of `page_screenshot`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ShotArgs {
+    /// Tab to capture (default: the current tab).
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// The whole page rather than the viewport.
+    full_page: Option<bool>,
+    /// `png` (default) or `jpeg`.
+    #[schemars(regex(pattern = r"^(png|jpeg)$"))]
+    format: Option<String>,
+    /// JPEG quality 1-100 (default 80).
+    #[schemars(range(min = 1, max = 100))]
+    quality: Option<u8>,
+}
+
+struct PageScreenshot;
+
+impl Tool for PageScreenshot {
+    type Args = ShotArgs;
+    const NAME: &'static str = "page_screenshot";
+    const DESCRIPTION: &'static str = "Capture a tab as an image (viewport or full page). Use it to look at layout; prefer page_content for text.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .read_only()
+            .scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: ShotArgs) -> Result<Output, ToolError> {
+        let format = a.format.unwrap_or_else(|| "png".into());
+        let data = browser::screenshot(
+            a.tab_id.as_deref(),
+            a.full_page.unwrap_or(false),
+            &format,
+            a.quality,
+        )?;
+        let n = data.len();
+        Ok(Output::default()
+            .with_content(Content::Image {
+                data,
+                mime_type: format!("image/{format}"),
+            })
+            .with_summary(format!("{format} screenshot, {n} bytes")))
+    }
+}
+
+/// Arguments of `page_content`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ContentArgs {
+    /// Tab to read (default: the current tab).
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// `text` (default: the visible text) or `html`.
+    #[schemars(regex(pattern = r"^(text|html)$"))]
+    format: Option<String>,
+    /// Cut the result at this many characters (default 50000).
+    #[schemars(range(min = 1, max = 1000000))]
+    max_chars: Option<u32>,
+}
+
+struct PageContent;
+
+impl Tool for PageContent {
+    type Args = ContentArgs;
+    const NAME: &'static str = "page_content";
+    const DESCRIPTION: &'static str = "Get a page's visible text (or its HTML). Use it to read a page when you do not need element refs.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .read_only()
+            .scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: ContentArgs) -> Result<Output, ToolError> {
+        let html = a.format.as_deref() == Some("html");
+        let expr = if html {
+            "document.documentElement ? document.documentElement.outerHTML : ''"
+        } else {
+            "document.body ? document.body.innerText : ''"
+        };
+        let value = browser::evaluate(a.tab_id.as_deref(), expr, 30_000)?;
+        let text = value.as_str().unwrap_or_default();
+        let max = a.max_chars.unwrap_or(50_000) as usize;
+        let total = text.chars().count();
+        let mut out: String = text.chars().take(max).collect();
+        if total > max {
+            out.push_str(&format!(
+                "\n…(cut: {total} chars in all; raise maxChars for more)"
+            ));
+        }
+        Ok(Output::text(out).with_summary(format!("{total} chars")))
+    }
+}
+
+/// Arguments of `page_reload`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ReloadArgs {
+    /// Tab to reload (default: the current tab).
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// Max wait for the load, in ms (default 30000).
+    #[schemars(range(min = 1, max = 120000))]
+    timeout: Option<u32>,
+}
+
+struct PageReload;
+
+impl Tool for PageReload {
+    type Args = ReloadArgs;
+    const NAME: &'static str = "page_reload";
+    const DESCRIPTION: &'static str = "Reload a tab and wait for it to load.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
+    }
+
+    fn run(a: ReloadArgs) -> Result<Output, ToolError> {
+        let t = browser::reload(a.tab_id.as_deref(), timeout(a.timeout))?;
+        let summary = format!("reloaded {}", t.tab_id);
+        Ok(Output::json(&t)?.with_summary(summary))
+    }
+}
+
+ochre_sdk::register_plugin! {
+    name: "core",
+    group: "core",
+    interfaces: [browser],
+    tools: [Navigate, TabsCreate, TabsClose, TabsContext, JavascriptTool, PageScreenshot, PageContent, PageReload],
+}

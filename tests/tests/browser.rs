@@ -1,0 +1,236 @@
+//! The `core` group against real headless Chromium and the fixture sites.
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn core_tools_drive_a_real_browser() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("browser");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let names = tool_names(&client).await?;
+    for t in [
+        "navigate",
+        "tabs_create",
+        "tabs_close",
+        "tabs_context",
+        "javascript_tool",
+        "page_screenshot",
+        "page_content",
+        "page_reload",
+    ] {
+        assert!(names.contains(&t.to_owned()), "{t} missing: {names:?}");
+    }
+
+    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let out = res.structured_content.clone().expect("structured");
+    assert_eq!(out["tabId"], "t1", "{out}");
+    assert_eq!(out["title"], "Ochre fixture");
+    assert!(out["url"].as_str().expect("url").ends_with("/index.html"));
+
+    let res = call(&client, "page_content", json!({})).await?;
+    let text = result_json(&res);
+    assert!(
+        text.as_str()
+            .expect("text")
+            .contains("Hello from the fixture"),
+        "{text}"
+    );
+    let res = call(
+        &client,
+        "page_content",
+        json!({"format": "html", "maxChars": 40}),
+    )
+    .await?;
+    let html = result_json(&res);
+    assert!(html.as_str().expect("html").contains("cut:"), "{html}");
+
+    let res = call(&client, "javascript_tool", json!({"code": "document.querySelector('#count').click(); document.querySelector('#count').textContent"})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("value")["value"],
+        "clicked 1"
+    );
+    let res = call(
+        &client,
+        "javascript_tool",
+        json!({"text": "new Promise(r => setTimeout(() => r({n: 42}), 10))"}),
+    )
+    .await?;
+    assert_eq!(
+        res.structured_content.clone().expect("value")["value"],
+        json!({"n": 42})
+    );
+    let err = error_of(
+        &call(
+            &client,
+            "javascript_tool",
+            json!({"code": "throw new Error('boom')"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "JS_ERROR");
+    assert!(err["message"].as_str().expect("message").contains("boom"));
+    let err = error_of(&call(&client, "javascript_tool", json!({})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("code"))
+    );
+
+    // History.
+    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("s")["title"],
+        "Page two"
+    );
+    let res = call(&client, "navigate", json!({"url": "back"})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("s")["title"],
+        "Ochre fixture"
+    );
+    let res = call(&client, "navigate", json!({"url": "forward"})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("s")["title"],
+        "Page two"
+    );
+    let res = call(&client, "page_reload", json!({})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("s")["title"],
+        "Page two"
+    );
+
+    // Tabs.
+    let res = call(
+        &client,
+        "tabs_create",
+        json!({"url": site.url("index.html")}),
+    )
+    .await?;
+    let t2 = res.structured_content.clone().expect("s");
+    assert_eq!(
+        (t2["tabId"].as_str(), t2["current"].as_bool()),
+        (Some("t2"), Some(true))
+    );
+    let res = call(&client, "tabs_context", json!({})).await?;
+    let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
+    assert_eq!(tabs.as_array().expect("tabs").len(), 2, "{tabs}");
+    let res = call(&client, "page_content", json!({"tabId": "t1"})).await?;
+    assert!(
+        result_json(&res)
+            .as_str()
+            .expect("text")
+            .contains("You followed the link")
+    );
+    call(&client, "tabs_close", json!({"tabId": "t2"})).await?;
+    let res = call(&client, "tabs_context", json!({})).await?;
+    let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
+    assert_eq!(
+        tabs,
+        json!([{"tabId": "t1", "url": site.url("page2.html"), "title": "Page two", "current": true}])
+    );
+
+    // Screenshot: MCP image content holding a PNG.
+    let res = call(&client, "page_screenshot", json!({})).await?;
+    let image = res
+        .content
+        .first()
+        .and_then(|c| c.as_image())
+        .expect("image content");
+    assert_eq!(image.mime_type, "image/png");
+    assert!(
+        image.data.starts_with("iVBORw0KGgo"),
+        "PNG signature in base64"
+    );
+
+    // Bad input: structured errors, nothing happens.
+    let err = error_of(&call(&client, "tabs_close", json!({"tabId": "t9"})).await?);
+    assert_eq!(err["code"], "TAB_NOT_FOUND");
+    let err = error_of(
+        &call(
+            &client,
+            "navigate",
+            json!({"url": site.url("index.html"), "tabId": "t9"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "TAB_NOT_FOUND");
+    let err = error_of(&call(&client, "navigate", json!({"url": "file:///etc/passwd"})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("url"))
+    );
+    let err = error_of(&call(&client, "page_screenshot", json!({"format": "gif"})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("format"))
+    );
+    let res = call(&client, "javascript_tool", json!({"code": "location.href"})).await?;
+    assert_eq!(
+        res.structured_content.clone().expect("s")["value"],
+        site.url("page2.html"),
+        "the page did not move"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_missing_browser_is_a_structured_error_and_the_server_keeps_serving() -> Result<()> {
+    let data = TempDir::new("nobrowser");
+    let client = stdio_client(
+        data.path(),
+        &["--chrome-path", "/nonexistent/chromium"],
+        &[],
+    )
+    .await?;
+    let err = error_of(&call(&client, "navigate", json!({"url": "about:blank"})).await?);
+    assert_eq!(err["code"], "BROWSER_UNAVAILABLE");
+    assert!(
+        err["message"]
+            .as_str()
+            .expect("message")
+            .contains("apt-get install -y chromium")
+    );
+    let res = call(&client, "oc_journal", json!({})).await?;
+    assert_ne!(res.is_error, Some(true));
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("relaunch");
+    let profile = data.path().join("profile");
+    let profile_arg = profile.to_str().expect("utf8").to_owned();
+    let client = stdio_client(data.path(), &["--user-data-dir", &profile_arg], &[]).await?;
+    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    assert_ne!(res.is_error, Some(true), "{res:?}");
+    // Chromium has `--user-data-dir=<dir>` on its command line; the server has the
+    // flag and the dir as two arguments, so it is spared.
+    let needle = format!("--user-data-dir={profile_arg}");
+    assert!(kill_processes_with(&needle) > 0, "no browser process found");
+    // The connection drop is noticed; the next call relaunches.
+    let mut relaunched = None;
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+        if res.is_error != Some(true) {
+            relaunched = Some(res);
+            break;
+        }
+    }
+    let res = relaunched.expect("a navigate succeeded after the kill");
+    let texts: Vec<String> = res
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("relaunched")), "{texts:?}");
+    assert_eq!(
+        res.structured_content.clone().expect("s")["title"],
+        "Page two"
+    );
+    client.cancel().await?;
+    Ok(())
+}
