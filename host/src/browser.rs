@@ -26,6 +26,10 @@ use tokio::sync::Mutex;
 
 use crate::error::ToolError;
 
+mod pageops;
+pub use pageops::Input;
+use pageops::{TabRefs, TabWatch};
+
 /// Error codes of browser calls.
 pub mod codes {
     /// No browser could be launched or reached.
@@ -40,6 +44,14 @@ pub mod codes {
     pub const BROWSER_ERROR: &str = "BROWSER_ERROR";
     /// The call ran past its timeout.
     pub const TIMEOUT: &str = "TIMEOUT";
+    /// A ref of an older page or of a removed element.
+    pub const STALE_REF: &str = "STALE_REF";
+    /// A ref that was never given out on that tab.
+    pub const REF_NOT_FOUND: &str = "REF_NOT_FOUND";
+    /// A file that does not exist.
+    pub const FILE_NOT_FOUND: &str = "FILE_NOT_FOUND";
+    /// A file outside the allowed roots.
+    pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
 }
 
 /// How to get a browser.
@@ -54,6 +66,9 @@ pub struct BrowserOptions {
     pub headed: bool,
     /// A persistent profile dir (default: a fresh temporary one per server).
     pub user_data_dir: Option<PathBuf>,
+    /// Dirs whose files `file_upload` may give to a page (the embedder adds the cwd
+    /// if it wants it; the CLI does).
+    pub file_roots: Vec<PathBuf>,
 }
 
 /// Executables tried, in order, when no path is given.
@@ -109,6 +124,10 @@ struct Inner {
     session: Mutex<Option<Session>>,
     relaunched: AtomicBool,
     launches: std::sync::atomic::AtomicU64,
+    /// The ref registry: per tab, which ref numbers belong to which document.
+    refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
+    /// Per tab: console messages and network activity.
+    watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -166,6 +185,8 @@ impl BrowserManager {
                 session: Mutex::new(None),
                 relaunched: AtomicBool::new(false),
                 launches: std::sync::atomic::AtomicU64::new(0),
+                refs: Default::default(),
+                watches: Default::default(),
             }),
         }
     }
@@ -289,6 +310,7 @@ impl BrowserManager {
             tracing::warn!("the browser connection ended");
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
+        self.forget_all_tabs();
         Ok(Session {
             browser,
             alive,
@@ -344,6 +366,7 @@ impl BrowserManager {
                 session.next_id += 1;
                 session.tabs.insert(n, page.clone());
                 session.current = Some(n);
+                self.watch_tab(n, &page).await;
                 Ok((n, page))
             }
         }
@@ -402,6 +425,7 @@ impl BrowserManager {
             session.next_id += 1;
             session.tabs.insert(n, page.clone());
             session.current = Some(n);
+            self.watch_tab(n, &page).await;
             Ok((n, page))
         })
         .await?;
@@ -420,6 +444,7 @@ impl BrowserManager {
             }
             page
         };
+        self.forget_tab(n);
         page.close()
             .await
             .map_err(|e| cdp_error("cannot close the tab", e))
@@ -441,6 +466,7 @@ impl BrowserManager {
             Ok(())
         })
         .await?;
+        self.network_quiet(n, 0, 3_000).await;
         Ok(self.info(n, &page).await)
     }
 
@@ -537,15 +563,35 @@ impl BrowserManager {
         .await
     }
 
-    /// A screenshot.
+    /// A screenshot: the viewport, the full page, or `clip` (x, y, width, height
+    /// in CSS pixels of the page).
     pub async fn screenshot(
         &self,
         tab: Option<&str>,
         full_page: bool,
         jpeg_quality: Option<u8>,
+        clip: Option<[f64; 4]>,
     ) -> Result<Vec<u8>, ToolError> {
         let (_, page) = self.page(tab).await?;
         let mut b = ScreenshotParams::builder().full_page(full_page);
+        if let Some([x, y, width, height]) = clip {
+            if !(width > 0.0 && height > 0.0 && x.is_finite() && y.is_finite())
+                || width > 16_384.0
+                || height > 16_384.0
+            {
+                return Err(ToolError::invalid_argument(
+                    "clip",
+                    "clip needs finite x, y and a width and height between 1 and 16384",
+                ));
+            }
+            b = b.clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                x,
+                y,
+                width,
+                height,
+                scale: 1.0,
+            });
+        }
         b = match jpeg_quality {
             Some(q) => b
                 .format(CaptureScreenshotFormat::Jpeg)

@@ -123,9 +123,15 @@ struct HostArgs {
     /// Show the browser window (managed mode).
     #[arg(long, global = true)]
     headed: bool,
+    /// Run the browser without a window (the default; accepted for symmetry with other servers).
+    #[arg(long, global = true, conflicts_with = "headed")]
+    headless: bool,
     /// Persistent browser profile dir (default: a fresh temporary profile per server).
     #[arg(long, value_name = "DIR", global = true)]
     user_data_dir: Option<PathBuf>,
+    /// A dir whose files `file_upload` may give to pages (repeatable; the cwd is always allowed).
+    #[arg(long, value_name = "DIR", global = true)]
+    allow_file_root: Vec<PathBuf>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -178,8 +184,12 @@ impl HostArgs {
         b = b.browser(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
             cdp_endpoint: self.cdp_endpoint.clone(),
-            headed: self.headed,
+            headed: self.headed && !self.headless,
             user_data_dir: self.user_data_dir.clone(),
+            file_roots: std::env::current_dir()
+                .into_iter()
+                .chain(self.allow_file_root.iter().cloned())
+                .collect(),
         });
         for d in &self.plugin_dir {
             b = b.plugin_dir(d);

@@ -296,6 +296,9 @@ impl Host {
         };
         let duration_ms = inner.clock.elapsed_ms(started);
         let outcome = outcome.map(|mut out| {
+            if let Some(intent) = &intent {
+                attach_intent(&mut out, intent);
+            }
             if inner.browser.take_relaunch_note() {
                 out.content.push(Content::Text(
                     "note: the browser had stopped and was relaunched; tabs opened before are gone"
@@ -332,6 +335,27 @@ impl Host {
             Err(e) => tracing::info!(duration_ms, code = %e.code, "tool call failed"),
         }
         outcome
+    }
+}
+
+/// A human-in-the-loop escalation (`needs_human: true`) carries the call's intent,
+/// in the structured content and in its JSON text.
+fn attach_intent(out: &mut ToolOutput, intent: &str) {
+    let Some(Value::Object(obj)) = &mut out.structured else {
+        return;
+    };
+    if obj.get("needs_human") != Some(&Value::Bool(true)) {
+        return;
+    }
+    let before = Value::Object(obj.clone());
+    obj.insert("intent".into(), Value::String(intent.to_owned()));
+    let after = Value::Object(obj.clone()).to_string();
+    for c in &mut out.content {
+        if let Content::Text(t) = c
+            && serde_json::from_str::<Value>(t).ok().as_ref() == Some(&before)
+        {
+            *t = after.clone();
+        }
     }
 }
 

@@ -67,17 +67,26 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
             "intent".into(),
             serde_json::json!({
                 "type": "string", "minLength": 1, "maxLength": crate::pipeline::MAX_INTENT_CHARS,
-                "description": "Why you take this action (≤120 chars), for the audit log."
+                "description": "Audit label: why you take this action."
             }),
         );
     }
+    let description = if info.intent {
+        format!(
+            "{} Pass intent=\"...\" (≤{} chars) to label this action in audit logs.",
+            info.description,
+            crate::pipeline::MAX_INTENT_CHARS
+        )
+    } else {
+        info.description.clone()
+    };
     let object = match schema {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
     let mut tool = Tool::default();
     tool.name = info.name.clone().into();
-    tool.description = Some(info.description.clone().into());
+    tool.description = Some(description.into());
     tool.input_schema = Arc::new(object);
     let a = info.annotations;
     tool.annotations = Some(ToolAnnotations::from_raw(

@@ -442,14 +442,76 @@ pub mod browser {
         serde_json::from_str(&text)
             .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
     }
-    /// A screenshot: `format` `png` or `jpeg` (with `quality`).
+    /// A screenshot: `format` `png` or `jpeg` (with `quality`); the viewport, the
+    /// full page, or `clip` (x, y, width, height in CSS pixels).
     pub fn screenshot(
         tab_id: Option<&str>,
         full_page: bool,
         format: &str,
         quality: Option<u8>,
+        clip: Option<[f64; 4]>,
     ) -> Result<Vec<u8>, ToolError> {
-        raw::screenshot(tab_id, full_page, format, quality).map_err(err)
+        let clip = clip.map(|[x, y, width, height]| raw::Rect {
+            x,
+            y,
+            width,
+            height,
+        });
+        raw::screenshot(tab_id, full_page, format, quality, clip).map_err(err)
+    }
+
+    /// A trusted input event, as a user would give it.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Input {
+        /// Move the mouse to (x, y) (CSS pixels of the viewport).
+        MouseMove(f64, f64),
+        /// Press the left button at (x, y); the count is 2 for a double click's second press.
+        MouseDown(f64, f64, u32),
+        /// Release the left button at (x, y).
+        MouseUp(f64, f64, u32),
+        /// Press and release a key (`Enter`, `Tab`, `Space`, arrows, one character...).
+        Key(String),
+        /// Insert text as if typed.
+        Text(String),
+    }
+
+    /// Dispatch input events in order.
+    pub fn input(tab_id: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
+        let p = |x: f64, y: f64, count: u32| raw::Pointer { x, y, count };
+        let events: Vec<raw::InputEvent> = events
+            .iter()
+            .map(|e| match e {
+                Input::MouseMove(x, y) => raw::InputEvent::MouseMove(p(*x, *y, 0)),
+                Input::MouseDown(x, y, c) => raw::InputEvent::MouseDown(p(*x, *y, *c)),
+                Input::MouseUp(x, y, c) => raw::InputEvent::MouseUp(p(*x, *y, *c)),
+                Input::Key(k) => raw::InputEvent::Key(k.clone()),
+                Input::Text(t) => raw::InputEvent::Text(t.clone()),
+            })
+            .collect();
+        raw::input(tab_id, &events).map_err(err)
+    }
+
+    /// Run an operation of the host's page library (see the WIT `page-op` for the
+    /// list): refs are minted and checked by the host.
+    pub fn page_op(
+        tab_id: Option<&str>,
+        op: &str,
+        args: &serde_json::Value,
+        timeout_ms: u32,
+    ) -> Result<serde_json::Value, ToolError> {
+        let text = raw::page_op(tab_id, op, &args.to_string(), timeout_ms).map_err(err)?;
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+    }
+
+    /// Give files to a file input (`target`: a ref or a CSS selector); the host
+    /// only accepts files under the operator's allowed roots.
+    pub fn set_files(
+        tab_id: Option<&str>,
+        target: &str,
+        paths: &[String],
+    ) -> Result<Vec<String>, ToolError> {
+        raw::set_files(tab_id, target, paths).map_err(err)
     }
 }
 

@@ -338,8 +338,22 @@ async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path) -> Result<()>
         }
         body.extend_from_slice(&chunk[..n]);
     }
+    let query = path
+        .split_once('?')
+        .map(|(_, q)| q.to_owned())
+        .unwrap_or_default();
     let path = path.split('?').next().unwrap_or("/").to_owned();
-    let (status, ctype, payload) = if method == "POST" && path == "/echo" {
+    let (status, ctype, payload) = if path == "/slow" {
+        // `/slow?ms=N`: answers after N ms (network-quiet waits).
+        let ms: u64 = query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("ms="))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300)
+            .min(10_000);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        ("200 OK", "text/plain", format!("slow {ms}").into_bytes())
+    } else if method == "POST" && path == "/echo" {
         let text = String::from_utf8_lossy(&body).replace('<', "&lt;");
         let page = format!(
             "<!doctype html><title>Echo</title><h1>Posted</h1><pre id=\"posted\">{text}</pre>"

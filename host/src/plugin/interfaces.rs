@@ -207,6 +207,7 @@ impl browser::Host for CallState {
         full_page: bool,
         format: String,
         quality: Option<u8>,
+        clip: Option<browser::Rect>,
     ) -> BrowserResult<Vec<u8>> {
         let jpeg = match format.as_str() {
             "png" => None,
@@ -220,7 +221,70 @@ impl browser::Host for CallState {
         };
         self.services
             .browser
-            .screenshot(tab.as_deref(), full_page, jpeg)
+            .screenshot(
+                tab.as_deref(),
+                full_page,
+                jpeg,
+                clip.map(|c| [c.x, c.y, c.width, c.height]),
+            )
+            .await
+            .map_err(wit_error)
+    }
+
+    async fn input(
+        &mut self,
+        tab: Option<String>,
+        events: Vec<browser::InputEvent>,
+    ) -> BrowserResult<()> {
+        use crate::browser::Input;
+        let p = |p: browser::Pointer| (p.x, p.y, p.count);
+        let events = events
+            .into_iter()
+            .map(|e| match e {
+                browser::InputEvent::MouseMove(q) => Input::MouseMove(p(q)),
+                browser::InputEvent::MouseDown(q) => Input::MouseDown(p(q)),
+                browser::InputEvent::MouseUp(q) => Input::MouseUp(p(q)),
+                browser::InputEvent::Key(k) => Input::Key(k),
+                browser::InputEvent::Text(t) => Input::Text(t),
+            })
+            .collect::<Vec<_>>();
+        self.services
+            .browser
+            .input(tab.as_deref(), &events)
+            .await
+            .map_err(wit_error)
+    }
+
+    async fn page_op(
+        &mut self,
+        tab: Option<String>,
+        op: String,
+        args: String,
+        timeout_ms: u32,
+    ) -> BrowserResult<String> {
+        let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
+            wit_error(crate::ToolError::invalid_argument(
+                "args",
+                format!("page-op arguments are not JSON: {e}"),
+            ))
+        })?;
+        self.services
+            .browser
+            .page_op(tab.as_deref(), &op, args, timeout_ms)
+            .await
+            .map(|v| v.to_string())
+            .map_err(wit_error)
+    }
+
+    async fn set_files(
+        &mut self,
+        tab: Option<String>,
+        target: String,
+        paths: Vec<String>,
+    ) -> BrowserResult<Vec<String>> {
+        self.services
+            .browser
+            .set_files(tab.as_deref(), &target, &paths)
             .await
             .map_err(wit_error)
     }

@@ -2,6 +2,9 @@
 //! page content, with OpenChrome's tool and argument names. Built on `ochre-sdk` like
 //! any third-party plugin; the browser itself lives in the host.
 
+mod act;
+mod read;
+
 use ochre_sdk::browser;
 use ochre_sdk::{Content, Output, Tool, ToolError, ToolSpec};
 use schemars::JsonSchema;
@@ -222,6 +225,20 @@ struct ShotArgs {
     /// JPEG quality 1-100 (default 80).
     #[schemars(range(min = 1, max = 100))]
     quality: Option<u8>,
+    /// Only this rectangle of the page (CSS pixels).
+    clip: Option<Clip>,
+}
+
+/// A rectangle.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Clip {
+    x: f64,
+    y: f64,
+    #[schemars(range(min = 1, max = 16384))]
+    width: f64,
+    #[schemars(range(min = 1, max = 16384))]
+    height: f64,
 }
 
 struct PageScreenshot;
@@ -244,6 +261,7 @@ impl Tool for PageScreenshot {
             a.full_page.unwrap_or(false),
             &format,
             a.quality,
+            a.clip.map(|c| [c.x, c.y, c.width, c.height]),
         )?;
         let n = data.len();
         Ok(Output::default()
@@ -337,6 +355,11 @@ impl Tool for PageReload {
 ochre_sdk::register_plugin! {
     name: "core",
     group: "core",
-    interfaces: [browser],
-    tools: [Navigate, TabsCreate, TabsClose, TabsContext, JavascriptTool, PageScreenshot, PageContent, PageReload],
+    interfaces: [browser, clock],
+    tools: [
+        Navigate, read::ReadPage, read::Find, read::QueryDom, act::Interact, act::FormInput,
+        act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
+        PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
+        TabsContext, read::ConsoleCapture, read::ExtractData,
+    ],
 }

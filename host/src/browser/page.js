@@ -1,0 +1,990 @@
+// ochre's page library: one function evaluated in the page by the host for every
+// page operation (see pageops.rs). It installs itself once per document under a
+// non-enumerable global, keeps the elements it gave refs to (`ax_<n>`), and answers
+// one operation per call with {ok, token, lo, hi} or {err: {code, message, details}}.
+// The host keeps the registry of which ref numbers belong to which document token.
+(function (ctx) {
+  'use strict';
+  const KEY = '__ochre_v1';
+  let L = window[KEY];
+  if (!L) {
+    L = {
+      token: Math.random().toString(36).slice(2) + Date.now().toString(36),
+      next: ctx.base,
+      refs: new Map(),
+      ids: new WeakMap(),
+      watch: null,
+    };
+    Object.defineProperty(window, KEY, { value: L, enumerable: false });
+  }
+  if (L.next < ctx.base) L.next = ctx.base;
+  const lo = L.next;
+
+  class OpError extends Error {
+    constructor(code, message, details) {
+      super(message);
+      this.code = code;
+      this.details = details || {};
+    }
+  }
+  const fail = (code, message, details) => {
+    throw new OpError(code, message, details);
+  };
+
+  // ---- text and names -------------------------------------------------------
+  const TEXT_MAX = 100;
+  const clean = (s, max) => {
+    s = String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+    max = max || TEXT_MAX;
+    return s.length > max ? s.slice(0, max - 1) + '\u2026' : s;
+  };
+  const CONTROL_TAGS = new Set(['input', 'select', 'textarea', 'button']);
+  function textOf(node, skip) {
+    // Text of a subtree without the text of form controls (a label's own words).
+    let s = '';
+    const walk = (n) => {
+      if (n.nodeType === 3) s += n.data;
+      else if (n.nodeType === 1) {
+        if (n !== node && (n === skip || CONTROL_TAGS.has(n.localName))) return;
+        if (n.localName === 'script' || n.localName === 'style') return;
+        if (n.localName === 'img') s += ' ' + (n.getAttribute('alt') || '') + ' ';
+        for (const c of n.childNodes) walk(c);
+      }
+    };
+    walk(node);
+    return s;
+  }
+  function byId(el, id) {
+    const root = el.getRootNode();
+    return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+  }
+
+  const INPUT_ROLES = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button', color: 'button',
+    checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox',
+    hidden: null,
+  };
+  const LANDMARKS = new Set(['navigation', 'main', 'banner', 'contentinfo', 'complementary', 'form', 'dialog', 'region', 'search', 'alertdialog', 'group']);
+  const INTERACTIVE = new Set(['button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'option', 'radio', 'scrollbar', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab',
+    'textbox', 'treeitem']);
+  const VALUE_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'combobox']);
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'option', 'treeitem', 'switch', 'checkbox', 'radio', 'cell', 'columnheader', 'rowheader']);
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'datalist']);
+  const BLOCK = new Set(['p', 'div', 'li', 'ul', 'ol', 'dl', 'dt', 'dd', 'td', 'th', 'tr', 'table', 'pre',
+    'blockquote', 'section', 'article', 'header', 'footer', 'nav', 'aside', 'main', 'form', 'fieldset', 'legend',
+    'details', 'summary', 'figure', 'figcaption', 'br', 'hr', 'label', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'body']);
+
+  function roleOf(el) {
+    const explicit = el.getAttribute('role');
+    if (explicit && explicit.trim()) return explicit.trim().split(/\s+/)[0];
+    const t = el.localName;
+    switch (t) {
+      case 'a': case 'area': return el.hasAttribute('href') ? 'link' : null;
+      case 'button': return 'button';
+      case 'input': {
+        const ty = (el.getAttribute('type') || 'text').toLowerCase();
+        return ty in INPUT_ROLES ? INPUT_ROLES[ty] : 'textbox';
+      }
+      case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'img': return el.getAttribute('alt') === '' ? null : 'img';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'aside': return 'complementary';
+      case 'header': return el.closest('article,section,main,aside,nav') ? null : 'banner';
+      case 'footer': return el.closest('article,section,main,aside,nav') ? null : 'contentinfo';
+      case 'form': return 'form';
+      case 'dialog': return 'dialog';
+      case 'summary': return 'button';
+      case 'iframe': case 'frame': return 'iframe';
+      case 'option': return 'option';
+      case 'section': return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
+      case 'search': return 'search';
+      case 'fieldset': return 'group';
+    }
+    if (el.isContentEditable && (el.parentElement == null || !el.parentElement.isContentEditable)) return 'textbox';
+    return null;
+  }
+
+  function nameOf(el, role) {
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return clean(aria);
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      const s = lb.split(/\s+/).map((id) => { const e = byId(el, id); return e ? textOf(e) : ''; }).join(' ');
+      if (s.trim()) return clean(s);
+    }
+    const t = el.localName;
+    if (t === 'input' || t === 'textarea' || t === 'select') {
+      const ty = (el.type || '').toLowerCase();
+      if (ty === 'submit' || ty === 'reset' || ty === 'button') return clean(el.value || (ty === 'submit' ? 'Submit' : ty === 'reset' ? 'Reset' : ''));
+      if (ty === 'image') return clean(el.alt || el.value || 'Submit');
+      if (el.labels && el.labels.length) {
+        const s = Array.from(el.labels).map((l) => textOf(l, el)).join(' ');
+        if (s.trim()) return clean(s);
+      }
+      return clean(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+    }
+    if (t === 'img' || t === 'area') return clean(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (t === 'iframe' || t === 'frame') return clean(el.getAttribute('title') || el.getAttribute('name') || '');
+    if (t === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return clean(lg.textContent); }
+    if (NAME_FROM_CONTENT.has(role) || t === 'summary') {
+      const s = clean(textOf(el));
+      if (s) return s;
+    }
+    return clean(el.getAttribute('title') || '');
+  }
+
+  function visible(el) {
+    if (el.checkVisibility) {
+      if (el.checkVisibility({ visibilityProperty: true })) return true;
+      // `display: contents` has no box but its children do.
+      return getComputedStyle(el).display === 'contents';
+    }
+    return !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  }
+
+  function isInteractive(el, role) {
+    if (role && INTERACTIVE.has(role)) return true;
+    if (el.hasAttribute('onclick')) return true;
+    const ti = el.getAttribute('tabindex');
+    return ti != null && Number(ti) >= 0 && el.localName !== 'body' && !LANDMARKS.has(role);
+  }
+
+  function mint(el) {
+    let n = L.ids.get(el);
+    if (n === undefined) {
+      n = L.next++;
+      L.ids.set(el, n);
+      L.refs.set(n, el);
+    }
+    return n;
+  }
+
+  function stateOf(el, role) {
+    let s = '';
+    if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
+      const c = 'checked' in el && el.localName === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
+      if (c) s += ' checked';
+    }
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') s += ' disabled';
+    const ex = el.getAttribute('aria-expanded');
+    if (ex === 'true') s += ' expanded';
+    else if (ex === 'false') s += ' collapsed';
+    if (el.getAttribute('aria-selected') === 'true' || (el.localName === 'option' && el.selected)) s += ' selected';
+    if (VALUE_ROLES.has(role)) {
+      let v = '';
+      if (el.localName === 'select') v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
+      else if ('value' in el && el.localName !== 'button') v = (el.type || '').toLowerCase() === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
+      else if (el.isContentEditable) v = el.textContent;
+      if (v) s += ' =' + JSON.stringify(clean(v));
+    }
+    if (el.localName === 'input' && (el.type || '').toLowerCase() === 'file') s += ' file';
+    return s;
+  }
+
+  // Children as rendered: an open shadow root replaces the light children; slots
+  // show what is assigned to them; a same-origin iframe shows its document.
+  function kids(node) {
+    if (node.shadowRoot) return node.shadowRoot.childNodes;
+    if (node.localName === 'slot') {
+      const a = node.assignedNodes({ flatten: true });
+      return a.length ? a : node.childNodes;
+    }
+    return node.childNodes;
+  }
+  function frameDoc(el) {
+    try { return el.contentDocument; } catch (e) { return null; }
+  }
+
+  // ---- snapshot ------------------------------------------------------------------
+  function snapshotAx(root, opts) {
+    const out = [];
+    const onlyInteractive = opts.filter === 'interactive';
+    const maxDepth = opts.depth == null ? 1e9 : opts.depth;
+    let buf = '';
+    let mute = 0;
+    const ind = (d) => ' '.repeat(onlyInteractive ? 0 : d);
+    const flush = (d) => {
+      if (buf) {
+        const s = clean(buf);
+        buf = '';
+        if (s && !onlyInteractive && d <= maxDepth) out.push(ind(d) + JSON.stringify(s));
+      }
+    };
+    const visit = (node, d) => {
+      if (node.nodeType === 3) { if (!mute) buf += node.data; return; }
+      if (node.nodeType !== 1) return;
+      const el = node;
+      const t = el.localName;
+      if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || el.hidden) return;
+      if (!visible(el)) return;
+      const role = roleOf(el);
+      if (isInteractive(el, role)) {
+        flush(d);
+        const r = role || 'generic';
+        if (d <= maxDepth) out.push(ind(d) + r + (() => { const nm = nameOf(el, r); return nm ? ' ' + JSON.stringify(nm) : ''; })() + ' ax_' + mint(el) + stateOf(el, r));
+        if (t !== 'select' && t !== 'input' && t !== 'textarea') {
+          mute++;
+          for (const c of kids(el)) visit(c, d + 1);
+          mute--;
+        }
+        return;
+      }
+      if (role === 'iframe') {
+        flush(d);
+        const doc = frameDoc(el);
+        const nm = nameOf(el, role);
+        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'iframe' + (nm ? ' ' + JSON.stringify(nm) : '') + (doc ? '' : ' (cross-origin, not expanded)'));
+        if (doc && doc.body) { for (const c of kids(doc.body)) visit(c, d + 1); flush(d + 1); }
+        return;
+      }
+      if (role === 'heading') {
+        flush(d);
+        const lvl = Number(el.getAttribute('aria-level') || t.slice(1)) || 2;
+        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'heading[' + lvl + '] ' + JSON.stringify(nameOf(el, role)));
+        mute++;
+        for (const c of kids(el)) visit(c, d + 1);
+        mute--;
+        return;
+      }
+      if (role === 'img') {
+        flush(d);
+        const nm = nameOf(el, role);
+        if (nm && !onlyInteractive && d <= maxDepth) out.push(ind(d) + 'img ' + JSON.stringify(nm));
+        return;
+      }
+      if (role && LANDMARKS.has(role) && !mute) {
+        flush(d);
+        const nm = nameOf(el, role);
+        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + role + (nm ? ' ' + JSON.stringify(nm) : ''));
+        for (const c of kids(el)) visit(c, d + 1);
+        flush(d + 1);
+        return;
+      }
+      if (t === 'legend' && el.parentElement && el.parentElement.localName === 'fieldset') return;
+      // A label's words are its control's name: do not repeat them as text.
+      const quiet = t === 'label' && el.control && el.control.localName !== 'input' || (t === 'label' && el.control && (el.control.type || '').toLowerCase() !== 'hidden');
+      const block = BLOCK.has(t);
+      if (block) flush(d);
+      if (quiet) mute++;
+      for (const c of kids(el)) visit(c, d);
+      if (quiet) mute--;
+      if (block) flush(d);
+      else if (!mute && buf && !/\s$/.test(buf)) buf += ' ';
+    };
+    if (root.nodeType === 9) root = root.body || root.documentElement;
+    if (root === document.body || root === document.documentElement) {
+      for (const c of kids(root)) visit(c, 0);
+    } else {
+      visit(root, 0);
+    }
+    flush(0);
+    return out.join('\n');
+  }
+
+  function markdownOf(root, max) {
+    let out = '';
+    const emit = (s) => { out += s; };
+    const inline = (n) => {
+      if (n.nodeType === 3) return n.data.replace(/\s+/g, ' ');
+      if (n.nodeType !== 1) return '';
+      const t = n.localName;
+      if (SKIP.has(t) || n.getAttribute('aria-hidden') === 'true' || !visible(n)) return '';
+      const inner = () => Array.from(kids(n)).map(inline).join('');
+      switch (t) {
+        case 'a': { const s = inner().trim(); const h = n.getAttribute('href'); return h && s ? '[' + s + '](' + n.href + ')' : s; }
+        case 'strong': case 'b': { const s = inner().trim(); return s ? '**' + s + '** ' : ''; }
+        case 'em': case 'i': { const s = inner().trim(); return s ? '*' + s + '* ' : ''; }
+        case 'code': return '`' + n.textContent + '`';
+        case 'br': return '\n';
+        case 'img': return n.alt ? '![' + n.alt + ']' : '';
+        case 'input': case 'select': case 'textarea': return '';
+      }
+      if (BLOCK.has(t) || t === 'pre') { block(n); return ''; }
+      return inner();
+    };
+    const para = (n) => {
+      const s = Array.from(kids(n)).map(inline).join('').replace(/[ \t]+/g, ' ').trim();
+      if (s) emit(s + '\n\n');
+    };
+    const block = (n) => {
+      if (n.nodeType === 3) { const s = n.data.replace(/\s+/g, ' ').trim(); if (s) emit(s + '\n\n'); return; }
+      if (n.nodeType !== 1) return;
+      const t = n.localName;
+      if (SKIP.has(t) || n.getAttribute('aria-hidden') === 'true' || !visible(n)) return;
+      if (/^h[1-6]$/.test(t)) { emit('#'.repeat(Number(t[1])) + ' ' + clean(n.textContent, 500) + '\n\n'); return; }
+      if (t === 'pre') { emit('```\n' + n.textContent.replace(/\n$/, '') + '\n```\n\n'); return; }
+      if (t === 'ul' || t === 'ol') {
+        let i = 1;
+        for (const li of n.children) {
+          if (li.localName !== 'li') continue;
+          const s = Array.from(kids(li)).map(inline).join('').replace(/\s+/g, ' ').trim();
+          if (s) emit((t === 'ol' ? i++ + '. ' : '- ') + s + '\n');
+        }
+        emit('\n');
+        return;
+      }
+      if (t === 'iframe') { const d = frameDoc(n); if (d && d.body) block(d.body); return; }
+      if (t === 'p' || t === 'li' || t === 'dt' || t === 'dd' || t === 'td' || t === 'th' || t === 'blockquote' || t === 'figcaption' || t === 'summary' || t === 'label') { para(n); return; }
+      const hasBlock = Array.from(kids(n)).some((c) => c.nodeType === 1 && (BLOCK.has(c.localName) || /^h[1-6]$/.test(c.localName) || c.localName === 'pre' || c.localName === 'iframe'));
+      if (!hasBlock) { para(n); return; }
+      let run = '';
+      for (const c of kids(n)) {
+        if (c.nodeType === 1 && (BLOCK.has(c.localName) || /^h[1-6]$/.test(c.localName) || c.localName === 'pre' || c.localName === 'iframe')) {
+          const s = run.replace(/\s+/g, ' ').trim();
+          if (s) emit(s + '\n\n');
+          run = '';
+          block(c);
+        } else run += inline(c);
+        if (out.length > max) return;
+      }
+      const s = run.replace(/\s+/g, ' ').trim();
+      if (s) emit(s + '\n\n');
+    };
+    block(root.nodeType === 9 ? root.body : root);
+    return out.replace(/\n{3,}/g, '\n\n').trim();
+  }
+
+  function cut(s, max) {
+    if (s.length <= max) return { text: s, truncated: false, total: s.length };
+    return { text: s.slice(0, max), truncated: true, total: s.length };
+  }
+
+  function snapshot(a) {
+    const root = a.ref != null ? el(a.ref) : document;
+    const mode = a.mode || 'ax';
+    const max = a.max_chars || 1e9;
+    let r;
+    if (mode === 'ax') r = cut(snapshotAx(root, a), max);
+    else if (mode === 'text') r = cut(((root.nodeType === 9 ? root.body : root) || document.documentElement).innerText || '', max);
+    else if (mode === 'markdown') r = cut(markdownOf(root, max), max);
+    else if (mode === 'dom') {
+      const src = root.nodeType === 9 ? root.documentElement : root;
+      const c = src.cloneNode(true);
+      c.querySelectorAll('script,style,noscript,template,link[rel=stylesheet],svg').forEach((e) => e.remove());
+      r = cut(c.outerHTML.replace(/\n\s*\n+/g, '\n'), max);
+    } else fail('INVALID_ARGUMENT', 'mode must be ax, text, markdown or dom', { field: 'mode' });
+    r.url = location.href;
+    r.title = document.title;
+    return r;
+  }
+
+  // ---- refs and targets ---------------------------------------------------------
+  function el(n) {
+    n = Number(n);
+    const want = ctx.expect && ctx.expect[n];
+    const hint = 'call read_page (or find) again for fresh refs';
+    if (want !== undefined && want !== L.token) fail('STALE_REF', 'ref ax_' + n + ' is from an older page (the tab navigated or reloaded since); ' + hint, { ref: 'ax_' + n });
+    const e = L.refs.get(n);
+    if (!e) fail('STALE_REF', 'ref ax_' + n + ' is not known on this page; ' + hint, { ref: 'ax_' + n });
+    if (!e.isConnected) fail('STALE_REF', 'ref ax_' + n + ' no longer matches an element (it was removed from the page); ' + hint, { ref: 'ax_' + n });
+    return e;
+  }
+  function selectAll(sel, max) {
+    const found = [];
+    const seen = new Set();
+    let bad = null;
+    const search = (root) => {
+      if (found.length >= max) return;
+      try {
+        for (const e of root.querySelectorAll(sel)) { if (!seen.has(e)) { seen.add(e); found.push(e); if (found.length >= max) return; } }
+      } catch (e) { bad = e; return; }
+      for (const host of root.querySelectorAll('*')) {
+        if (host.shadowRoot) search(host.shadowRoot);
+        if (host.localName === 'iframe') { const d = frameDoc(host); if (d) search(d); }
+        if (found.length >= max || bad) return;
+      }
+    };
+    search(document);
+    if (bad) fail('INVALID_ARGUMENT', 'invalid CSS selector ' + JSON.stringify(sel) + ': ' + String(bad.message || bad).split('\n')[0], { field: 'selector' });
+    return found;
+  }
+  function xpathAll(xp, max) {
+    let r;
+    try { r = document.evaluate(xp, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null); } catch (e) {
+      fail('INVALID_ARGUMENT', 'invalid XPath ' + JSON.stringify(xp) + ': ' + String(e.message || e).split('\n')[0], { field: 'xpath' });
+    }
+    const out = [];
+    for (let i = 0; i < r.snapshotLength && out.length < max; i++) {
+      let n = r.snapshotItem(i);
+      if (n.nodeType !== 1) n = n.parentElement;
+      if (n && !out.includes(n)) out.push(n);
+    }
+    return out;
+  }
+  function target(a, what) {
+    if (a.ref != null) return el(a.ref);
+    if (a.selector != null) {
+      const m = selectAll(a.selector, 1);
+      if (!m.length) fail('ELEMENT_NOT_FOUND', 'no element matches ' + JSON.stringify(a.selector), { selector: a.selector });
+      return m[0];
+    }
+    fail('INVALID_ARGUMENT', (what || 'the target') + ' needs a ref or a selector', { field: 'ref' });
+  }
+  function describe(e) {
+    const r = roleOf(e) || (isInteractive(e, null) ? 'generic' : e.localName);
+    return { ref: 'ax_' + mint(e), role: r, name: nameOf(e, r) };
+  }
+  function refLine(e) {
+    const d = describe(e);
+    return d.role + (d.name ? ' ' + JSON.stringify(d.name) : '') + ' ' + d.ref + stateOf(e, d.role);
+  }
+
+  // ---- find ------------------------------------------------------------------------
+  function candidates() {
+    const out = [];
+    const walk = (root) => {
+      for (const e of root.querySelectorAll('*')) {
+        if (e.shadowRoot) walk(e.shadowRoot);
+        if (e.localName === 'iframe') { const d = frameDoc(e); if (d) walk(d); }
+        const r = roleOf(e);
+        if ((r && (INTERACTIVE.has(r) || r === 'heading' || r === 'img')) || isInteractive(e, r)) out.push([e, r || 'generic']);
+      }
+    };
+    walk(document);
+    return out;
+  }
+  const norm = (s) => String(s || '').toLowerCase().replace(/\s+/g, ' ').trim();
+  const ROLE_WORDS = { button: 'button', btn: 'button', link: 'link', checkbox: 'checkbox', radio: 'radio',
+    input: 'textbox', field: 'textbox', textbox: 'textbox', box: 'textbox', text: 'textbox', dropdown: 'combobox',
+    select: 'combobox', combobox: 'combobox', heading: 'heading', title: 'heading', image: 'img', tab: 'tab',
+    menu: 'menuitem', option: 'option', slider: 'slider', switch: 'switch', search: 'searchbox' };
+  function find(a) {
+    const q = norm(a.query);
+    const words = q.split(/[^\p{L}\p{N}_@.-]+/u).filter(Boolean);
+    const roleWanted = new Set(words.filter((w) => w in ROLE_WORDS).map((w) => ROLE_WORDS[w]));
+    const scored = [];
+    for (const [e, r] of candidates()) {
+      if (!visible(e)) continue;
+      const nm = norm(nameOf(e, r));
+      const extra = norm([e.getAttribute('placeholder'), e.getAttribute('name'), e.id, e.getAttribute('title'), e.localName === 'input' ? e.type : ''].join(' '));
+      let s = 0;
+      if (nm && nm === q) s += 100;
+      else if (nm && q && nm.includes(q)) s += 60;
+      else if (nm && q && q.includes(nm) && nm.length > 2) s += 40;
+      const padded = ' ' + nm.replace(/[^\p{L}\p{N}_@.-]+/gu, ' ') + ' ';
+      for (const w of words) {
+        if (padded.includes(' ' + w)) s += 12;
+        else if ((' ' + extra).includes(' ' + w)) s += 8;
+      }
+      if (roleWanted.size && roleWanted.has(r === 'searchbox' ? 'textbox' : r)) s += 15;
+      if (roleWanted.has(r)) s += 5;
+      if (s >= 12) scored.push([s, e]);
+    }
+    scored.sort((x, y) => y[0] - x[0]);
+    const limit = Math.min(a.limit || 20, 20);
+    return { matches: scored.slice(0, limit).map(([s, e]) => refLine(e)), total: scored.length };
+  }
+  function query(a) {
+    const limit = Math.min(a.limit || 20, 200);
+    const found = a.xpath != null ? xpathAll(a.xpath, limit + 1) : selectAll(a.selector, limit + 1);
+    const shown = found.slice(0, limit).map((e) => {
+      const attrs = {};
+      for (const at of e.attributes) { if (at.name !== 'style' && Object.keys(attrs).length < 8) attrs[at.name] = clean(at.value, 120); }
+      return { ref: 'ax_' + mint(e), tag: e.localName, text: clean(e.innerText != null ? e.innerText : e.textContent), attributes: attrs, visible: visible(e) };
+    });
+    return { matches: shown, more: found.length > limit };
+  }
+
+  // ---- geometry and input ---------------------------------------------------------
+  function frameOffset(e) {
+    let x = 0, y = 0;
+    let w = e.ownerDocument.defaultView;
+    while (w && w !== window && w.frameElement) {
+      const f = w.frameElement;
+      const r = f.getBoundingClientRect();
+      x += r.left + f.clientLeft;
+      y += r.top + f.clientTop;
+      w = f.ownerDocument.defaultView;
+    }
+    return [x, y];
+  }
+  function hitsTarget(e, x, y) {
+    // Whether a click at (x, y) (top-level viewport) lands on e or inside it.
+    let doc = document, px = x, py = y, hit = null;
+    for (let i = 0; i < 8; i++) {
+      hit = doc.elementFromPoint(px, py);
+      while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(px, py); if (!inner || inner === hit) break; hit = inner; }
+      if (hit && hit.localName === 'iframe') {
+        const d = frameDoc(hit);
+        if (!d) break;
+        const r = hit.getBoundingClientRect();
+        px -= r.left + hit.clientLeft; py -= r.top + hit.clientTop; doc = d;
+        continue;
+      }
+      break;
+    }
+    if (!hit) return { ok: false, hit: null };
+    const inside = hit === e || e.contains(hit) || (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host)) || (e.localName === 'label' && false);
+    const lbl = e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
+    return { ok: inside || lbl, hit };
+  }
+  function hitName(h) {
+    if (!h) return 'nothing';
+    return h.localName + (h.id ? '#' + h.id : '') + (h.classList.length ? '.' + Array.from(h.classList).slice(0, 2).join('.') : '');
+  }
+  function point(e, how) {
+    if (how === 'center') e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    else if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
+    else e.scrollIntoView({ block: 'center', behavior: 'instant' });
+    const [ox, oy] = frameOffset(e);
+    const rects = Array.from(e.getClientRects());
+    const r = rects.length ? rects[0] : e.getBoundingClientRect();
+    if (!r || (r.width === 0 && r.height === 0)) return { x: null, y: null, reason: 'the element has no size on screen' };
+    const cx = ox + r.left + r.width / 2, cy = oy + r.top + r.height / 2;
+    if (how !== 'sample') { const h = hitsTarget(e, cx, cy); return { x: cx, y: cy, hits: h.ok, covered_by: h.ok ? null : hitName(h.hit) }; }
+    const pts = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75], [0.1, 0.1], [0.9, 0.9], [0.1, 0.9], [0.9, 0.1]];
+    let last = null;
+    for (const [fx, fy] of pts) {
+      const x = ox + r.left + r.width * fx, y = oy + r.top + r.height * fy;
+      const h = hitsTarget(e, x, y);
+      if (h.ok) return { x, y, hits: true };
+      last = h.hit;
+    }
+    return { x: null, y: null, reason: 'every point of the element is covered by ' + hitName(last) };
+  }
+
+  // ---- watching what an action changes -------------------------------------------
+  function elState(e) {
+    return [e.checked, e.value, e.selectedIndex, e.getAttribute && e.getAttribute('aria-checked'), e.getAttribute && e.getAttribute('aria-expanded'), e.getAttribute && e.getAttribute('aria-pressed'), e.isConnected].join('|');
+  }
+  function watch(e) {
+    if (L.watch) unwatch();
+    const w = { target: e, muts: 0, added: [], delivered: false, url: location.href, title: document.title, state: elState(e), focus: null };
+    const docs = new Set([document, e.ownerDocument]);
+    w.observers = [];
+    w.listeners = [];
+    for (const d of docs) {
+      const mo = new MutationObserver((recs) => {
+        for (const r of recs) {
+          w.muts++;
+          if (w.added.length < 3) {
+            if (r.type === 'characterData') { const s = clean(r.target.data, 80); if (s) w.added.push(s); }
+            for (const n of r.addedNodes) {
+              if (w.added.length >= 3) break;
+              const s = clean(n.nodeType === 1 ? n.innerText || n.textContent : n.textContent, 80);
+              if (s) w.added.push(s);
+            }
+          }
+        }
+      });
+      mo.observe(d.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+      w.observers.push(mo);
+      const win = d.defaultView;
+      const on = (ev) => {
+        const path = ev.composedPath ? ev.composedPath() : [];
+        if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) w.delivered = true;
+      };
+      const leaving = () => { w.leaving = true; };
+      win.addEventListener('beforeunload', leaving, true);
+      w.listeners.push([win, 'beforeunload', leaving]);
+      for (const type of ['click', 'dblclick', 'mousedown', 'keydown', 'mouseover', 'dragstart', 'drop']) {
+        win.addEventListener(type, on, true);
+        w.listeners.push([win, type, on]);
+      }
+    }
+    L.watch = w;
+    return w;
+  }
+  function unwatch() {
+    const w = L.watch;
+    if (!w) return;
+    for (const o of w.observers) o.disconnect();
+    for (const [win, t, f] of w.listeners) win.removeEventListener(t, f, true);
+    L.watch = null;
+  }
+  function delta(w) {
+    const d = { delivered: w.delivered, mutations: w.muts };
+    if (location.href !== w.url) d.url = location.href;
+    if (document.title !== w.title) d.title = document.title;
+    if (elState(w.target) !== w.state) {
+      const e = w.target;
+      d.target = { connected: e.isConnected };
+      if (typeof e.checked === 'boolean') d.target.checked = e.checked;
+      if (e.getAttribute('aria-expanded') != null) d.target.expanded = e.getAttribute('aria-expanded') === 'true';
+      if (e.getAttribute('aria-pressed') != null) d.target.pressed = e.getAttribute('aria-pressed') === 'true';
+      if (e.getAttribute('aria-checked') != null) d.target.checked = e.getAttribute('aria-checked') === 'true';
+    }
+    if (w.added.length) d.added = w.added;
+    const a = document.activeElement;
+    if (a && a !== document.body && a !== w.focusBefore) d.focus = refLine(a);
+    d.changed = !!(d.url || d.title || d.target || w.muts > 0);
+    return d;
+  }
+  function settle(a) {
+    const w = L.watch;
+    if (a.token && a.token !== L.token) return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
+    if (!w) return { changed: false, delivered: false, mutations: 0 };
+    const idle = a.idle_ms || 150, quiet = a.quiet_ms || 50, max = a.max_ms || 2000;
+    const t0 = performance.now();
+    return new Promise((resolve) => {
+      let lastMuts = -1, lastChange = t0;
+      const tick = () => {
+        const now = performance.now();
+        if (w.leaving) { unwatch(); resolve({ navigated: true, changed: true, delivered: true, token: L.token }); return; }
+        const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
+        if (w.muts !== lastMuts) { lastMuts = w.muts; lastChange = now; }
+        const done = (changed && now - lastChange >= quiet) || (!changed && now - t0 >= idle) || now - t0 >= max;
+        if (done) { const d = delta(w); unwatch(); resolve(d); } else setTimeout(tick, 10);
+      };
+      setTimeout(tick, 0);
+    });
+  }
+
+  // ---- forms -------------------------------------------------------------------------
+  function setNative(e, v) {
+    const proto = e.localName === 'textarea' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    const desc = Object.getOwnPropertyDescriptor(proto, 'value');
+    if (desc && desc.set) desc.set.call(e, v); else e.value = v;
+  }
+  const fire = (e, type) => e.dispatchEvent(new Event(type, { bubbles: true }));
+  function setValue(e, value, field) {
+    const t = e.localName;
+    const ty = (e.type || '').toLowerCase();
+    const label = refLine(e);
+    if (e.disabled) fail('ELEMENT_NOT_EDITABLE', label + ' is disabled', { field });
+    if (t === 'input' && (ty === 'checkbox' || ty === 'radio')) {
+      let want;
+      if (typeof value === 'boolean') want = value;
+      else if (value === 'true' || value === 'on' || value === 'checked') want = true;
+      else if (value === 'false' || value === 'off' || value === 'unchecked') want = false;
+      else fail('INVALID_ARGUMENT', label + ' is a ' + ty + ': value must be true or false', { field });
+      if (ty === 'radio' && !want && e.checked) fail('INVALID_ARGUMENT', 'a radio button cannot be unchecked; choose another option of its group', { field });
+      if (e.checked !== want) e.click();
+      return { checked: e.checked };
+    }
+    if (t === 'select') {
+      const wanted = Array.isArray(value) ? value.map(String) : [String(value)];
+      const opts = Array.from(e.options);
+      const pick = wanted.map((v) => opts.find((o) => o.value === v) || opts.find((o) => norm(o.label || o.text) === norm(v)));
+      const missing = wanted.filter((v, i) => !pick[i]);
+      if (missing.length) fail('INVALID_ARGUMENT', label + ' has no option ' + JSON.stringify(missing[0]) + '; options: ' + opts.slice(0, 20).map((o) => JSON.stringify(o.label || o.text)).join(', '), { field });
+      if (pick.length > 1 && !e.multiple) fail('INVALID_ARGUMENT', label + ' takes one option', { field });
+      e.focus();
+      for (const o of opts) o.selected = pick.includes(o);
+      fire(e, 'input'); fire(e, 'change');
+      return { value: pick.map((o) => o.label || o.text).join(', ') };
+    }
+    if (typeof value === 'boolean' || (typeof value === 'object' && value !== null)) fail('INVALID_ARGUMENT', label + ' takes text: value must be a string or a number', { field });
+    const v = String(value);
+    if (t === 'input' || t === 'textarea') {
+      if (ty === 'file') fail('INVALID_ARGUMENT', label + ' is a file input: use file_upload', { field });
+      if (['button', 'submit', 'reset', 'image', 'hidden'].includes(ty)) fail('ELEMENT_NOT_EDITABLE', label + ' does not take a value', { field });
+      if (e.readOnly) fail('ELEMENT_NOT_EDITABLE', label + ' is read-only', { field });
+      e.focus();
+      setNative(e, v);
+      fire(e, 'input'); fire(e, 'change');
+      return { value: ty === 'password' ? '\u2022\u2022\u2022' : clean(e.value) };
+    }
+    if (e.isContentEditable) {
+      e.focus();
+      e.textContent = v;
+      e.dispatchEvent(new InputEvent('input', { bubbles: true, data: v, inputType: 'insertText' }));
+      return { value: clean(e.textContent) };
+    }
+    fail('ELEMENT_NOT_EDITABLE', label + ' is not a form field', { field });
+  }
+
+  function formFields() {
+    const out = [];
+    const walk = (root) => {
+      for (const e of root.querySelectorAll('input,select,textarea,[contenteditable=""],[contenteditable=true]')) {
+        const ty = (e.type || '').toLowerCase();
+        if (['hidden', 'submit', 'button', 'reset', 'image'].includes(ty)) continue;
+        out.push(e);
+      }
+      for (const h of root.querySelectorAll('*')) {
+        if (h.shadowRoot) walk(h.shadowRoot);
+        if (h.localName === 'iframe') { const d = frameDoc(h); if (d) walk(d); }
+      }
+    };
+    walk(document);
+    return out;
+  }
+  function keysOf(e) {
+    const ks = [nameOf(e, roleOf(e)), e.getAttribute('name'), e.id, e.getAttribute('placeholder'), e.getAttribute('aria-label')];
+    return ks.filter(Boolean).map((k) => norm(k).replace(/[:*]+$/, '').trim());
+  }
+  function resolveField(key, fields) {
+    const k = norm(key).replace(/[:*]+$/, '').trim();
+    const exact = fields.filter((e) => keysOf(e).includes(k));
+    const pool = exact.length ? exact : fields.filter((e) => keysOf(e).some((x) => x.startsWith(k) || (k.length > 2 && x.includes(k))));
+    return pool;
+  }
+  function fill(a) {
+    const fields = formFields();
+    const plan = [];
+    const problems = [];
+    for (const [key, value] of Object.entries(a.fields || {})) {
+      const pool = resolveField(key, fields);
+      if (!pool.length) { problems.push('no field matches ' + JSON.stringify(key)); continue; }
+      const e = pool[0];
+      const ty = (e.type || '').toLowerCase();
+      if (ty === 'radio') {
+        const group = pool.filter((x) => x.type === 'radio' && x.name === e.name);
+        const named = group.length > 1 || pool.length === 1;
+        const opt = group.find((x) => x.value === String(value) || norm(nameOf(x, 'radio')) === norm(value));
+        if (named && opt && typeof value !== 'boolean') { plan.push([opt, true, key]); continue; }
+        if (typeof value === 'boolean') { plan.push([e, value, key]); continue; }
+        problems.push(JSON.stringify(key) + ' has no option ' + JSON.stringify(value) + '; options: ' + group.map((x) => JSON.stringify(x.value)).join(', '));
+        continue;
+      }
+      if (ty === 'checkbox' && pool.filter((x) => x.type === 'checkbox').length > 1 && (Array.isArray(value) || typeof value === 'string')) {
+        const group = pool.filter((x) => x.type === 'checkbox' && x.name === e.name);
+        const want = (Array.isArray(value) ? value : [value]).map(String);
+        const unknown = want.filter((v) => !group.some((x) => x.value === v || norm(nameOf(x, 'checkbox')) === norm(v)));
+        if (unknown.length) { problems.push(JSON.stringify(key) + ' has no option ' + JSON.stringify(unknown[0]) + '; options: ' + group.map((x) => JSON.stringify(x.value)).join(', ')); continue; }
+        for (const x of group) { const on = want.includes(x.value) || want.some((v) => norm(nameOf(x, 'checkbox')) === norm(v)); plan.push([x, on, key, !on]); }
+        continue;
+      }
+      plan.push([e, value, key]);
+    }
+    for (const [r, value] of Object.entries(a.refs || {})) plan.push([el(r.replace(/^ax_/, '')), value, r]);
+    if (problems.length) {
+      fail('FIELD_NOT_FOUND', problems.join('; ') + '. Fields on the page: ' + fields.slice(0, 30).map((e) => JSON.stringify(keysOf(e)[0] || e.localName)).join(', '), { fields: problems });
+    }
+    // Check every value before changing anything.
+    for (const [e, value, key] of plan) {
+      const ty = (e.type || '').toLowerCase();
+      if (e.disabled) fail('ELEMENT_NOT_EDITABLE', refLine(e) + ' is disabled', { field: key });
+      if ((ty === 'checkbox' || ty === 'radio') && typeof value !== 'boolean' && !['true', 'false', 'on', 'off'].includes(String(value))) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is a ' + ty + ': value must be true or false', { field: key });
+      if (e.localName === 'select') {
+        const vs = Array.isArray(value) ? value.map(String) : [String(value)];
+        const opts = Array.from(e.options);
+        const bad = vs.find((v) => !opts.some((o) => o.value === v || norm(o.label || o.text) === norm(v)));
+        if (bad !== undefined) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' has no option ' + JSON.stringify(bad) + '; options: ' + opts.slice(0, 20).map((o) => JSON.stringify(o.label || o.text)).join(', '), { field: key });
+      }
+    }
+    const done = [];
+    for (const [e, value, key, quiet] of plan) {
+      setValue(e, value, key);
+      if (!quiet) done.push(refLine(e));
+    }
+    let submitted = false;
+    if (a.submit) {
+      const form = (plan.length && plan[0][0].form) || document.querySelector('form');
+      if (!form) fail('ELEMENT_NOT_FOUND', 'there is no form to submit');
+      const btn = form.querySelector('button[type=submit],input[type=submit],button:not([type])');
+      setTimeout(() => { if (btn) btn.click(); else form.requestSubmit(); }, 0);
+      submitted = true;
+    }
+    return { filled: done, submitted, token: L.token };
+  }
+
+  // ---- scroll, drag, waits, extraction -------------------------------------------------
+  function scroll(a) {
+    if (a.ref != null) {
+      const e = el(a.ref);
+      e.scrollIntoView({ block: 'center', behavior: 'instant' });
+    } else {
+      const se = document.scrollingElement || document.documentElement;
+      const amount = a.amount || Math.round(innerHeight * 0.8);
+      if (a.to === 'top') se.scrollTo({ top: 0, behavior: 'instant' });
+      else if (a.to === 'bottom') se.scrollTo({ top: se.scrollHeight, behavior: 'instant' });
+      else {
+        const dx = a.direction === 'left' ? -amount : a.direction === 'right' ? amount : 0;
+        const dy = a.direction === 'up' ? -amount : a.direction === 'down' || !a.direction ? amount : 0;
+        se.scrollBy({ left: dx, top: dy, behavior: 'instant' });
+      }
+    }
+    const se = document.scrollingElement || document.documentElement;
+    return { scrollX: Math.round(scrollX), scrollY: Math.round(scrollY), scrollHeight: se.scrollHeight, viewportHeight: innerHeight, atTop: scrollY <= 0, atBottom: Math.ceil(scrollY + innerHeight) >= se.scrollHeight - 1 };
+  }
+  function html5Drag(src, dst) {
+    const dt = new DataTransfer();
+    const [sx, sy] = frameOffset(dst);
+    const r = dst.getBoundingClientRect();
+    const at = { clientX: r.left + r.width / 2 + sx, clientY: r.top + r.height / 2 + sy };
+    const ev = (target, type) => target.dispatchEvent(new DragEvent(type, Object.assign({ bubbles: true, cancelable: true, composed: true, dataTransfer: dt }, at)));
+    ev(src, 'dragstart');
+    ev(dst, 'dragenter');
+    ev(dst, 'dragover');
+    ev(dst, 'drop');
+    ev(src, 'dragend');
+  }
+  function check(a) {
+    switch (a.type) {
+      case 'selector': { const m = selectAll(a.value, 1); return m.length > 0 && (!a.visible || visible(m[0])); }
+      case 'selector_hidden': { const m = selectAll(a.value, 1); return m.length === 0 || !visible(m[0]); }
+      default: fail('INVALID_ARGUMENT', 'unknown check ' + a.type);
+    }
+  }
+
+  // JSON-Schema-driven extraction: JSON-LD, microdata, OpenGraph/meta, then CSS heuristics.
+  function extract(a) {
+    const scope = a.ref != null ? el(a.ref) : a.selector != null ? target(a) : document;
+    const schema = a.schema || {};
+    const multiple = schema.type === 'array';
+    const props = (multiple ? (schema.items || {}).properties : schema.properties) || {};
+    const names = Object.keys(props).filter((k) => /^[A-Za-z0-9_-]+$/.test(k));
+    const strategies = [];
+    const lower = (k) => k.toLowerCase().replace(/[_-]/g, '');
+    const fromObj = (obj) => {
+      const r = {};
+      if (!obj || typeof obj !== 'object') return r;
+      const map = {};
+      for (const [k, v] of Object.entries(obj)) map[lower(k.replace(/^.*[:/]/, ''))] = v;
+      for (const n of names) {
+        let v = map[lower(n)];
+        if (v === undefined) continue;
+        if (v && typeof v === 'object' && !Array.isArray(v)) v = v.name || v['@value'] || v.price || v.url || JSON.stringify(v);
+        r[n] = v;
+      }
+      return r;
+    };
+    const coerce = (n, v) => {
+      const t = (props[n] || {}).type;
+      if (v == null) return v;
+      if (t === 'number' || t === 'integer') { const x = parseFloat(String(v).replace(/[^0-9.+-]/g, '')); return isNaN(x) ? null : t === 'integer' ? Math.round(x) : x; }
+      if (t === 'boolean') return /^(true|yes|1|in ?stock)$/i.test(String(v).trim());
+      if (t === 'array') return Array.isArray(v) ? v : [v];
+      return typeof v === 'string' ? v.replace(/\s+/g, ' ').trim() : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    };
+    const items = [];
+    // JSON-LD
+    const ld = [];
+    for (const s of (scope.querySelectorAll ? scope : document).querySelectorAll('script[type="application/ld+json"]')) {
+      try {
+        const j = JSON.parse(s.textContent);
+        const push = (x) => { if (Array.isArray(x)) x.forEach(push); else if (x && typeof x === 'object') { ld.push(x); if (x['@graph']) push(x['@graph']); if (x.offers) ld.push(Object.assign({}, x, typeof x.offers === 'object' && !Array.isArray(x.offers) ? x.offers : {})); } };
+        push(j);
+      } catch (e) { /* bad JSON-LD is skipped */ }
+    }
+    for (const x of ld) { const r = fromObj(x); if (Object.keys(r).length) items.push(r); }
+    if (items.length) strategies.push('json-ld');
+    // Microdata
+    const md = [];
+    for (const scopeEl of (scope.querySelectorAll ? scope : document).querySelectorAll('[itemscope]')) {
+      const o = {};
+      for (const p of scopeEl.querySelectorAll('[itemprop]')) {
+        if (p.closest('[itemscope]') !== scopeEl && p !== scopeEl) continue;
+        const v = p.getAttribute('content') || p.getAttribute('href') || p.getAttribute('src') || p.textContent;
+        for (const name of p.getAttribute('itemprop').split(/\s+/)) if (!(name in o)) o[name] = v;
+      }
+      const r = fromObj(o);
+      if (Object.keys(r).length) md.push(r);
+    }
+    if (md.length) { strategies.push('microdata'); items.push(...md); }
+    // OpenGraph / meta
+    const og = {};
+    for (const m of document.querySelectorAll('meta[property],meta[name]')) {
+      const k = (m.getAttribute('property') || m.getAttribute('name') || '').replace(/^(og|product|article|twitter):/, '');
+      if (k && !(k in og)) og[k] = m.getAttribute('content');
+    }
+    if (!('title' in og) && document.title) og.title = document.title;
+    const ogr = fromObj(og);
+    // CSS heuristics: an element whose class, id, itemprop or data attribute names the field.
+    const css = (root) => {
+      const r = {};
+      for (const n of names) {
+        const k = n.replace(/[^A-Za-z0-9_-]/g, '');
+        const e = root.querySelector('[itemprop="' + k + '"],[data-' + k.toLowerCase() + '],[data-field="' + k + '"],.' + k + ',#' + k + ',[class*="' + k.toLowerCase() + '"],[name="' + k + '"]');
+        if (e) r[n] = e.getAttribute('content') || (e.localName === 'a' && (props[n] || {}).format === 'uri' ? e.href : null) || e.value || e.innerText || e.textContent;
+      }
+      return r;
+    };
+    let data;
+    if (multiple) {
+      let list = a.item_selector ? [] : items.filter((r) => Object.keys(r).length);
+      if (!list.length) {
+        // Repeated containers: the CSS selector in `item_selector`, or elements sharing a class that contain field-named children.
+        const sel = a.item_selector;
+        const conts = sel ? Array.from((scope.querySelectorAll ? scope : document).querySelectorAll(sel)) : [];
+        list = conts.map(css).filter((r) => Object.keys(r).length);
+        if (list.length) strategies.push('css-heuristic');
+      }
+      data = list.map((r) => { const o = {}; for (const n of names) if (r[n] !== undefined) o[n] = coerce(n, r[n]); return o; });
+    } else {
+      const merged = {};
+      for (const r of items) for (const [k, v] of Object.entries(r)) if (!(k in merged)) merged[k] = v;
+      let used = false;
+      for (const [k, v] of Object.entries(ogr)) if (!(k in merged) && v) { merged[k] = v; used = true; }
+      if (used) strategies.push('opengraph');
+      const c = css(scope.querySelector ? scope : document);
+      let usedCss = false;
+      for (const [k, v] of Object.entries(c)) if (!(k in merged) && v) { merged[k] = v; usedCss = true; }
+      if (usedCss) strategies.push('css-heuristic');
+      data = {};
+      for (const n of names) if (merged[n] !== undefined) data[n] = coerce(n, merged[n]);
+    }
+    const found = multiple ? names.filter((n) => data.some((d) => n in d)) : names.filter((n) => n in data);
+    const missing = names.filter((n) => !found.includes(n));
+    return { url: location.href, data, fieldsFound: found.length, fieldsTotal: names.length, fieldsMissing: missing, strategies };
+  }
+
+  // ---- dispatch ------------------------------------------------------------------------
+  const ops = {
+    ping: () => ({ url: location.href, ready: document.readyState }),
+    snapshot,
+    find,
+    query,
+    describe: (a) => { const e = target(a); const d = describe(e); d.line = refLine(e); d.tag = e.localName; d.focusable = e.tabIndex >= 0 || typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]'); d.native = e.matches('a[href],button,input,select,textarea,summary,label,option'); return d; },
+    resolve_query: (a) => {
+      const f = find({ query: a.query, limit: 1 });
+      if (!f.matches.length) fail('ELEMENT_NOT_FOUND', 'nothing on the page matches ' + JSON.stringify(a.query) + '; try read_page or find with other words', { query: a.query });
+      return { ref: /ax_(\d+)/.exec(f.matches[0])[0] };
+    },
+    point: (a) => point(el(a.ref), a.how),
+    relocate: (a) => {
+      // Re-find the target by role and name (an AX-style resolution), in case it was re-rendered.
+      const e0 = L.refs.get(Number(a.ref));
+      const want = a.role, nm = norm(a.name);
+      let e = e0 && e0.isConnected ? e0 : null;
+      if (!e) for (const [c, r] of candidates()) { if (r === want && norm(nameOf(c, r)) === nm && visible(c)) { e = c; break; } }
+      if (!e) return { x: null, reason: 'no element with that role and name now' };
+      const p = point(e, 'sample');
+      p.ref = 'ax_' + mint(e);
+      return p;
+    },
+    watch: (a) => { const e = el(a.ref); watch(e); L.watch.focusBefore = document.activeElement; return { token: L.token }; },
+    settle,
+    unwatch: () => { unwatch(); return {}; },
+    js_click: (a) => { const e = el(a.ref); e.click(); return {}; },
+    focus: (a) => { const e = el(a.ref); e.focus(); return { focused: e.ownerDocument.activeElement === e || (e.getRootNode().activeElement === e) }; },
+    set_value: (a) => { const e = el(a.ref); const r = setValue(e, a.value, 'value'); r.line = refLine(e); return r; },
+    fill,
+    scroll,
+    drag_info: (a) => {
+      const s = target({ ref: a.source, selector: a.source_selector }, 'the source');
+      const d = target({ ref: a.target, selector: a.target_selector }, 'the target');
+      const html5 = s.draggable === true || s.getAttribute('draggable') === 'true';
+      s.scrollIntoView({ block: 'center', behavior: 'instant' });
+      const ps = point(s, 'plain');
+      const pd = point(d, 'plain');
+      watch(d); L.watch.focusBefore = document.activeElement;
+      return { token: L.token, html5, source: ps, target: pd, source_line: refLine(s), target_line: refLine(d) };
+    },
+    html5_drag: (a) => {
+      const s = target({ ref: a.source, selector: a.source_selector }, 'the source');
+      const d = target({ ref: a.target, selector: a.target_selector }, 'the target');
+      html5Drag(s, d);
+      return {};
+    },
+    file_input: (a) => {
+      const e = target(a, 'file_upload');
+      if (!(e.localName === 'input' && (e.type || '').toLowerCase() === 'file')) fail('INVALID_ARGUMENT', refLine(e) + ' is not a file input (<input type=file>)', { field: a.ref != null ? 'ref' : 'selector' });
+      if (e.disabled) fail('ELEMENT_NOT_EDITABLE', refLine(e) + ' is disabled');
+      return { line: refLine(e), multiple: e.multiple, ref: 'ax_' + mint(e) };
+    },
+    element: (a) => target(a),
+    files_of: (a) => { const e = target(a); fire(e, 'input'); fire(e, 'change'); return { files: Array.from(e.files || []).map((f) => f.name) }; },
+    check,
+    extract,
+  };
+  try {
+    const f = ops[ctx.op];
+    if (!f) fail('INVALID_ARGUMENT', 'unknown page operation ' + ctx.op);
+    const v = f(ctx.args || {});
+    if (ctx.raw) return v;
+    const wrap = (value) => ({ ok: value === undefined ? null : value, token: L.token, lo, hi: L.next });
+    if (v && typeof v.then === 'function') return v.then(wrap, (e) => ({ err: { code: e.code || 'JS_ERROR', message: String(e.message || e), details: e.details || {} }, token: L.token, lo, hi: L.next }));
+    return wrap(v);
+  } catch (e) {
+    if (ctx.raw) throw e;
+    return { err: { code: e instanceof OpError ? e.code : 'JS_ERROR', message: String((e && e.message) || e), details: (e && e.details) || {} }, token: L.token, lo, hi: L.next };
+  }
+})

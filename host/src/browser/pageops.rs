@@ -1,0 +1,887 @@
+//! Page operations for the `browser` interface: the page library (`page.js`, one
+//! injected function that walks the DOM — far faster and smaller than
+//! `Accessibility.getFullAXTree` on big pages), the ref registry, trusted input,
+//! file inputs, and per-tab console and network activity.
+//!
+//! Refs: the page library remembers the elements it gave a number to, per
+//! document; the host remembers which numbers were given out in which document
+//! (a random token per document) on which tab, and hands the page the expected
+//! token of every ref it passes in. A ref of an older document, or of an element
+//! since removed, is `STALE_REF`; a number never given out on the tab is
+//! `REF_NOT_FOUND`. Numbers keep growing across documents of a tab, so an old ref
+//! can never silently name a new element.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
+};
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, EventConsoleApiCalled, EventExceptionThrown,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::{BrowserManager, bounded, cdp_error, codes};
+use crate::error::ToolError;
+
+const PAGE_JS: &str = include_str!("page.js");
+
+/// Console messages kept per tab.
+const CONSOLE_CAP: usize = 1000;
+/// Longest console message kept, in chars.
+const CONSOLE_TEXT_MAX: usize = 2000;
+/// Requests in flight longer than this (long polls) do not hold up a quiet wait.
+const LONG_REQUEST: Duration = Duration::from_millis(1500);
+
+/// Which ref numbers belong to which document of a tab.
+#[derive(Debug)]
+pub(crate) struct TabRefs {
+    next: u64,
+    /// (first, end exclusive, document token)
+    ranges: Vec<(u64, u64, String)>,
+}
+
+impl Default for TabRefs {
+    fn default() -> Self {
+        Self {
+            next: 1,
+            ranges: Vec::new(),
+        }
+    }
+}
+
+impl TabRefs {
+    fn token_of(&self, n: u64) -> Option<&str> {
+        self.ranges
+            .iter()
+            .find(|(lo, hi, _)| (*lo..*hi).contains(&n))
+            .map(|(_, _, t)| t.as_str())
+    }
+
+    fn record(&mut self, lo: u64, hi: u64, token: &str) {
+        if hi > lo {
+            match self.ranges.last_mut() {
+                Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
+                _ => self.ranges.push((lo, hi, token.to_owned())),
+            }
+        }
+        self.next = self.next.max(hi);
+    }
+}
+
+/// Console and network activity of one tab.
+#[derive(Default)]
+pub(crate) struct TabWatch {
+    console: std::sync::Mutex<VecDeque<Value>>,
+    dropped: std::sync::atomic::AtomicU64,
+    net: std::sync::Mutex<Net>,
+}
+
+#[derive(Default)]
+struct Net {
+    inflight: HashMap<String, Instant>,
+    last_change: Option<Instant>,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl TabWatch {
+    fn push_console(&self, level: &str, text: String) {
+        let text: String = text.chars().take(CONSOLE_TEXT_MAX).collect();
+        let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let mut q = lock(&self.console);
+        if q.len() >= CONSOLE_CAP {
+            q.pop_front();
+            self.dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        q.push_back(json!({"level": level, "text": text, "time": ts}));
+    }
+
+    fn net_start(&self, id: String) {
+        let mut n = lock(&self.net);
+        n.inflight.insert(id, Instant::now());
+        n.last_change = Some(Instant::now());
+    }
+
+    fn net_end(&self, id: &str) {
+        let mut n = lock(&self.net);
+        if n.inflight.remove(id).is_some() {
+            n.last_change = Some(Instant::now());
+        }
+    }
+
+    /// Whether no (short) request is in flight and none ended within `quiet`.
+    fn quiet(&self, quiet: Duration) -> bool {
+        let n = lock(&self.net);
+        let busy = n.inflight.values().any(|t| t.elapsed() < LONG_REQUEST);
+        !busy && n.last_change.is_none_or(|t| t.elapsed() >= quiet)
+    }
+}
+
+/// A trusted input event (see the WIT `input-event`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// Move the mouse to (x, y).
+    MouseMove((f64, f64, u32)),
+    /// Press the left button at (x, y) with a click count.
+    MouseDown((f64, f64, u32)),
+    /// Release the left button at (x, y) with a click count.
+    MouseUp((f64, f64, u32)),
+    /// Press and release a named key.
+    Key(String),
+    /// Insert text.
+    Text(String),
+}
+
+fn key_params(name: &str) -> Result<(String, String, i64, Option<String>), ToolError> {
+    let named = |key: &str, code: &str, vk: i64, text: Option<&str>| {
+        Ok((key.to_owned(), code.to_owned(), vk, text.map(str::to_owned)))
+    };
+    match name {
+        "Enter" => named("Enter", "Enter", 13, Some("\r")),
+        "Tab" => named("Tab", "Tab", 9, None),
+        "Escape" | "Esc" => named("Escape", "Escape", 27, None),
+        "Backspace" => named("Backspace", "Backspace", 8, None),
+        "Delete" => named("Delete", "Delete", 46, None),
+        "Space" | " " => named(" ", "Space", 32, Some(" ")),
+        "ArrowUp" => named("ArrowUp", "ArrowUp", 38, None),
+        "ArrowDown" => named("ArrowDown", "ArrowDown", 40, None),
+        "ArrowLeft" => named("ArrowLeft", "ArrowLeft", 37, None),
+        "ArrowRight" => named("ArrowRight", "ArrowRight", 39, None),
+        "Home" => named("Home", "Home", 36, None),
+        "End" => named("End", "End", 35, None),
+        "PageUp" => named("PageUp", "PageUp", 33, None),
+        "PageDown" => named("PageDown", "PageDown", 34, None),
+        other => {
+            let mut chars = other.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => {
+                    let up = c.to_ascii_uppercase();
+                    let vk = if up.is_ascii_alphanumeric() {
+                        i64::from(up as u8)
+                    } else {
+                        0
+                    };
+                    let code = if c.is_ascii_alphabetic() {
+                        format!("Key{up}")
+                    } else if c.is_ascii_digit() {
+                        format!("Digit{c}")
+                    } else {
+                        String::new()
+                    };
+                    Ok((c.to_string(), code, vk, Some(c.to_string())))
+                }
+                _ => Err(ToolError::invalid_argument(
+                    "key",
+                    format!(
+                        "unknown key {other:?}: use Enter, Tab, Escape, Backspace, Delete, Space, arrows, Home, End, PageUp, PageDown or one character"
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
+    serde_json::from_value(v).map_err(|e| cdp_error("bad CDP parameters", e))
+}
+
+/// Refs named in page-op arguments, rewritten from `ax_<n>` to `n`.
+fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
+    fn parse(field: &str, s: &str) -> Result<u64, ToolError> {
+        s.strip_prefix("ax_")
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                ToolError::invalid_argument(
+                    field,
+                    format!(
+                        "{field} {s:?} is not a ref: refs look like ax_12 (from read_page or find)"
+                    ),
+                )
+            })
+    }
+    let mut out = Vec::new();
+    let Some(obj) = args.as_object_mut() else {
+        return Ok(out);
+    };
+    for key in ["ref", "source", "target"] {
+        if let Some(Value::String(s)) = obj.get(key) {
+            let n = parse(key, s)?;
+            out.push(n);
+            obj.insert(key.into(), json!(n));
+        }
+    }
+    if let Some(Value::Object(refs)) = obj.get("refs") {
+        for k in refs.keys() {
+            out.push(parse("refs", k)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a CDP error means the page's document went away under the call.
+fn navigated_away(e: &ToolError) -> bool {
+    let m = e.message.to_ascii_lowercase();
+    m.contains("context was destroyed")
+        || m.contains("cannot find context")
+        || m.contains("inspected target navigated")
+        || m.contains("execution context")
+}
+
+impl BrowserManager {
+    pub(super) fn forget_all_tabs(&self) {
+        lock(&self.inner.refs).clear();
+        lock(&self.inner.watches).clear();
+    }
+
+    pub(super) fn forget_tab(&self, n: u64) {
+        lock(&self.inner.refs).remove(&n);
+        lock(&self.inner.watches).remove(&n);
+    }
+
+    /// Start collecting console messages and network activity of a new tab.
+    pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
+        let w = Arc::new(TabWatch::default());
+        lock(&self.inner.watches).insert(n, w.clone());
+        if let Ok(mut s) = page.event_listener::<EventConsoleApiCalled>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    let text = ev
+                        .args
+                        .iter()
+                        .map(|a| match &a.value {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => a.description.clone().unwrap_or_default(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let level = serde_json::to_value(&ev.r#type)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_else(|| "log".into());
+                    w.push_console(&level, text);
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventExceptionThrown>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    let d = &ev.exception_details;
+                    let text = d
+                        .exception
+                        .as_ref()
+                        .and_then(|e| e.description.clone())
+                        .unwrap_or_else(|| d.text.clone());
+                    w.push_console("exception", text);
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventRequestWillBeSent>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    let long_lived = matches!(
+                        ev.r#type,
+                        Some(ResourceType::EventSource | ResourceType::WebSocket)
+                    );
+                    if !long_lived && !ev.request.url.starts_with("data:") {
+                        w.net_start(ev.request_id.inner().clone());
+                    }
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventLoadingFinished>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    w.net_end(ev.request_id.inner());
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventLoadingFailed>().await {
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    w.net_end(ev.request_id.inner());
+                }
+            });
+        }
+    }
+
+    fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
+        lock(&self.inner.watches).get(&n).cloned()
+    }
+
+    /// Wait until the tab has no (short) request in flight for `quiet_ms`, at
+    /// most `max_ms`. Whether it went quiet.
+    pub(super) async fn network_quiet(&self, n: u64, quiet_ms: u64, max_ms: u64) -> bool {
+        let Some(w) = self.tab_watch(n) else {
+            return true;
+        };
+        let start = Instant::now();
+        let quiet = Duration::from_millis(quiet_ms);
+        loop {
+            if w.quiet(quiet) {
+                return true;
+            }
+            if start.elapsed() >= Duration::from_millis(max_ms) {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn eval(
+        &self,
+        page: &Page,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .await_promise(true)
+            .return_by_value(by_value)
+            .user_gesture(true)
+            .build()
+            .map_err(|e| cdp_error("bad evaluate params", e))?;
+        let r = page
+            .execute(params)
+            .await
+            .map_err(|e| cdp_error("evaluate failed", e))?;
+        if let Some(ex) = &r.result.exception_details {
+            let text = ex
+                .exception
+                .as_ref()
+                .and_then(|o| o.description.clone())
+                .unwrap_or_else(|| ex.text.clone());
+            return Err(ToolError::new(codes::JS_ERROR, text));
+        }
+        if by_value {
+            Ok(r.result.result.value.clone().unwrap_or(Value::Null))
+        } else {
+            Ok(r.result
+                .result
+                .object_id
+                .as_ref()
+                .map(|id| Value::String(id.inner().clone()))
+                .unwrap_or(Value::Null))
+        }
+    }
+
+    /// Run one page-library operation with the registry's view of the refs.
+    async fn run_op(
+        &self,
+        n: u64,
+        page: &Page,
+        op: &str,
+        mut args: Value,
+        raw: bool,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let wanted = take_refs(&mut args)?;
+        let (base, expect) = {
+            let reg = lock(&self.inner.refs);
+            let refs = reg.get(&n);
+            let mut expect = serde_json::Map::new();
+            for r in wanted {
+                match refs.and_then(|t| t.token_of(r)) {
+                    Some(token) => {
+                        expect.insert(r.to_string(), json!(token));
+                    }
+                    None => {
+                        return Err(ToolError::new(
+                            codes::REF_NOT_FOUND,
+                            format!(
+                                "ref ax_{r} was never given out on this tab; call read_page or find for refs"
+                            ),
+                        )
+                        .with("ref", format!("ax_{r}")));
+                    }
+                }
+            }
+            (refs.map_or(1, |t| t.next), expect)
+        };
+        let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
+        let expr = format!("({PAGE_JS})({ctx})");
+        let v = bounded(timeout_ms, op, self.eval(page, &expr, !raw)).await?;
+        if raw {
+            return Ok(v);
+        }
+        if let (Some(token), Some(lo), Some(hi)) = (
+            v.get("token").and_then(Value::as_str),
+            v.get("lo").and_then(Value::as_u64),
+            v.get("hi").and_then(Value::as_u64),
+        ) {
+            lock(&self.inner.refs)
+                .entry(n)
+                .or_default()
+                .record(lo, hi, token);
+        }
+        if let Some(err) = v.get("err") {
+            let code = err
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("JS_ERROR");
+            let message = err.get("message").and_then(Value::as_str).unwrap_or("");
+            let mut e = ToolError::new(code, message);
+            if let Some(Value::Object(d)) = err.get("details") {
+                e.details = d.clone();
+            }
+            return Err(e);
+        }
+        Ok(v.get("ok").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Run a page operation (see the WIT `page-op`) in a tab.
+    pub async fn page_op(
+        &self,
+        tab: Option<&str>,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let (n, page) = self.page(tab).await?;
+        let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
+        match op {
+            "wait_load" => {
+                bounded(timeout_ms, "waiting for the page to load", async {
+                    loop {
+                        let ready = self
+                            .eval(&page, "document.readyState", true)
+                            .await
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned));
+                        if ready.as_deref() == Some("complete") {
+                            return Ok(());
+                        }
+                        tokio::time::sleep(Duration::from_millis(15)).await;
+                    }
+                })
+                .await?;
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                Ok(json!({"url": url}))
+            }
+            "network_idle" => {
+                let quiet = args.get("quiet_ms").and_then(Value::as_u64).unwrap_or(100);
+                let idle = self
+                    .network_quiet(n, quiet.min(10_000), u64::from(timeout_ms))
+                    .await;
+                Ok(json!({"idle": idle}))
+            }
+            "console" => {
+                let Some(w) = self.tab_watch(n) else {
+                    return Ok(json!({"messages": [], "dropped": 0}));
+                };
+                let level = args.get("level").and_then(Value::as_str);
+                let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100) as usize;
+                let mut q = lock(&w.console);
+                let all: Vec<&Value> = q
+                    .iter()
+                    .filter(|m| {
+                        level.is_none_or(|l| {
+                            m["level"] == l || (l == "error" && m["level"] == "exception")
+                        })
+                    })
+                    .collect();
+                let skip = all.len().saturating_sub(limit);
+                let messages: Vec<Value> = all.into_iter().skip(skip).cloned().collect();
+                let dropped = w.dropped.load(std::sync::atomic::Ordering::Relaxed);
+                let total = q.len();
+                if args.get("clear").and_then(Value::as_bool) == Some(true) {
+                    q.clear();
+                    w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(json!({"messages": messages, "total": total, "dropped": dropped}))
+            }
+            "wait" => self.wait(n, &page, &args, timeout_ms).await,
+            "settle" => {
+                let token = args.get("token").cloned().unwrap_or(Value::Null);
+                match self.run_op(n, &page, op, args, false, timeout_ms).await {
+                    Err(e) if navigated_away(&e) => Ok(
+                        json!({"navigated": true, "changed": true, "delivered": true, "token": token}),
+                    ),
+                    other => other,
+                }
+            }
+            _ => self.run_op(n, &page, op, args, false, timeout_ms).await,
+        }
+    }
+
+    async fn wait(
+        &self,
+        n: u64,
+        page: &Page,
+        args: &Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let kind = args.get("type").and_then(Value::as_str).unwrap_or("");
+        let value = args.get("value").and_then(Value::as_str).unwrap_or("");
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(u64::from(timeout_ms));
+        let token_now = |v: Value| v.as_str().map(str::to_owned);
+        let token_expr = "window.__ochre_v1 ? window.__ochre_v1.token : null";
+        // The document we start on, to notice the next one.
+        let given = args.get("token").and_then(Value::as_str).map(str::to_owned);
+        let first = if kind != "navigation" {
+            None
+        } else if given.is_some() {
+            // The document the caller acted in (it may already be gone).
+            given
+        } else {
+            self.run_op(n, page, "ping", json!({}), false, timeout_ms)
+                .await?;
+            token_now(self.eval(page, token_expr, true).await?)
+        };
+        let url_match = |url: &str| -> bool {
+            if let Some(re) = value.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
+                return simple_regex(re, url);
+            }
+            if value.contains('*') {
+                return glob(value, url);
+            }
+            url.contains(value)
+        };
+        if kind == "function" {
+            // A syntax error is the caller's mistake: say so at once.
+            let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
+            if let Err(e) = self.eval(page, &probe, true).await
+                && e.code == codes::JS_ERROR
+                && e.message.contains("SyntaxError")
+            {
+                return Err(ToolError::invalid_argument(
+                    "value",
+                    format!(
+                        "the function does not parse: {}",
+                        e.message.lines().next().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+        loop {
+            let met = match kind {
+                "timeout" => {
+                    start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
+                }
+                "selector" | "selector_hidden" => {
+                    match self
+                        .run_op(
+                            n,
+                            page,
+                            "check",
+                            json!({"type": kind, "value": value, "visible": args.get("visible")}),
+                            false,
+                            timeout_ms,
+                        )
+                        .await
+                    {
+                        Ok(v) => v == Value::Bool(true),
+                        Err(e) if e.code == crate::error::codes::INVALID_ARGUMENT => return Err(e),
+                        Err(_) => false,
+                    }
+                }
+                "function" => {
+                    let expr = format!(
+                        "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
+                    );
+                    matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
+                }
+                "navigation" => {
+                    let now = self
+                        .eval(page, token_expr, true)
+                        .await
+                        .ok()
+                        .and_then(token_now);
+                    let ready = self
+                        .eval(page, "document.readyState", true)
+                        .await
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned));
+                    now != first && ready.as_deref() == Some("complete")
+                }
+                "url_match" => {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    url_match(&url)
+                }
+                other => {
+                    return Err(ToolError::invalid_argument(
+                        "type",
+                        format!("unknown wait type {other:?}"),
+                    ));
+                }
+            };
+            if met {
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                return Ok(
+                    json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+                );
+            }
+            if Instant::now() >= deadline {
+                return Err(ToolError::new(
+                    codes::TIMEOUT,
+                    format!("waited {timeout_ms} ms for {kind} {value:?}; it did not happen"),
+                )
+                .with("timeoutMs", timeout_ms));
+            }
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+    }
+
+    /// Dispatch trusted input events.
+    pub async fn input(&self, tab: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
+        let (_, page) = self.page(tab).await?;
+        bounded(10_000, "input", async {
+            for ev in events {
+                match ev {
+                    Input::MouseMove((x, y, _)) => {
+                        let p: DispatchMouseEventParams = cdp_params(json!({"type": "mouseMoved", "x": x, "y": y}))?;
+                        page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
+                    }
+                    Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
+                        let kind = if matches!(ev, Input::MouseDown(_)) { "mousePressed" } else { "mouseReleased" };
+                        let p: DispatchMouseEventParams = cdp_params(json!({
+                            "type": kind, "x": x, "y": y, "button": "left",
+                            "buttons": if kind == "mousePressed" { 1 } else { 0 },
+                            "clickCount": (*c).max(1),
+                        }))?;
+                        page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
+                    }
+                    Input::Key(name) => {
+                        let (key, code, vk, text) = key_params(name)?;
+                        let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": code, "windowsVirtualKeyCode": vk});
+                        if let Some(t) = &text {
+                            down["text"] = json!(t);
+                        }
+                        let p: DispatchKeyEventParams = cdp_params(down)?;
+                        page.execute(p).await.map_err(|e| cdp_error("key down", e))?;
+                        let p: DispatchKeyEventParams = cdp_params(json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk}))?;
+                        page.execute(p).await.map_err(|e| cdp_error("key up", e))?;
+                    }
+                    Input::Text(t) => {
+                        page.execute(InsertTextParams::new(t.clone()))
+                            .await
+                            .map_err(|e| cdp_error("insert text", e))?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Check files against the allowed roots: their canonical paths.
+    pub fn allowed_files(&self, paths: &[String]) -> Result<Vec<PathBuf>, ToolError> {
+        let roots: Vec<PathBuf> = self
+            .inner
+            .options
+            .file_roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok())
+            .collect();
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let path = Path::new(p);
+            let real = path.canonicalize().map_err(|e| {
+                ToolError::new(codes::FILE_NOT_FOUND, format!("cannot use {p:?}: {e}"))
+                    .with("path", p.as_str())
+            })?;
+            if !real.is_file() {
+                return Err(ToolError::new(
+                    codes::FILE_NOT_FOUND,
+                    format!("{p:?} is not a regular file"),
+                )
+                .with("path", p.as_str()));
+            }
+            if !roots.iter().any(|r| real.starts_with(r)) {
+                let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                return Err(ToolError::new(
+                    codes::PERMISSION_DENIED,
+                    format!(
+                        "{p:?} is outside the allowed roots ({}); the operator can add a dir with --allow-file-root",
+                        if shown.is_empty() { "none".to_owned() } else { shown.join(", ") }
+                    ),
+                )
+                .with("path", p.as_str()));
+            }
+            out.push(real);
+        }
+        Ok(out)
+    }
+
+    /// Give files to a file input (a ref or a CSS selector).
+    pub async fn set_files(
+        &self,
+        tab: Option<&str>,
+        target: &str,
+        paths: &[String],
+    ) -> Result<Vec<String>, ToolError> {
+        let files = self.allowed_files(paths)?;
+        let (n, page) = self.page(tab).await?;
+        let args = if target.starts_with("ax_") {
+            json!({"ref": target})
+        } else {
+            json!({"selector": target})
+        };
+        // Checks the target (a file input, enabled) and gives a clear error if not.
+        self.run_op(n, &page, "file_input", args.clone(), false, 10_000)
+            .await?;
+        let object = self
+            .run_op(n, &page, "element", args.clone(), true, 10_000)
+            .await?;
+        let Some(object_id) = object.as_str() else {
+            return Err(cdp_error("cannot reach the file input", "no object id"));
+        };
+        let mut p =
+            SetFileInputFilesParams::new(files.iter().map(|f| f.display().to_string()).collect());
+        p.object_id = Some(object_id.to_owned().into());
+        page.execute(p)
+            .await
+            .map_err(|e| cdp_error("cannot set the files", e))?;
+        let seen = self
+            .run_op(n, &page, "files_of", args, false, 10_000)
+            .await?;
+        Ok(seen
+            .get("files")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+}
+
+/// `*` matches any run of chars.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            if !rest.starts_with(part) {
+                return false;
+            }
+            rest = &rest[part.len()..];
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else if let Some(at) = rest.find(part) {
+            rest = &rest[at + part.len()..];
+        } else {
+            return false;
+        }
+    }
+    rest.is_empty() || pattern.ends_with('*')
+}
+
+/// A tiny regex subset for `url_match` `/.../`: `^`, `$`, `.` and `.*`; anything
+/// else is matched literally.
+fn simple_regex(re: &str, text: &str) -> bool {
+    let anchored_start = re.starts_with('^');
+    let anchored_end = re.ends_with('$') && !re.ends_with("\\$");
+    let body = re.trim_start_matches('^');
+    let body = if anchored_end {
+        &body[..body.len() - 1]
+    } else {
+        body
+    };
+    let pattern = body.replace(".*", "\u{0}").replace('.', "\u{1}");
+    let starts: Vec<usize> = if anchored_start {
+        vec![0]
+    } else {
+        text.char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect()
+    };
+    starts
+        .into_iter()
+        .any(|s| match_here(&pattern, &text[s..], anchored_end))
+}
+
+fn match_here(p: &str, t: &str, end: bool) -> bool {
+    let mut pc = p.chars();
+    match pc.next() {
+        None => !end || t.is_empty(),
+        Some('\u{0}') => {
+            let rest = pc.as_str();
+            t.char_indices()
+                .map(|(i, _)| i)
+                .chain([t.len()])
+                .any(|i| match_here(rest, &t[i..], end))
+        }
+        Some(c) => {
+            let mut tc = t.chars();
+            match tc.next() {
+                Some(x) if c == '\u{1}' || c == x => match_here(pc.as_str(), tc.as_str(), end),
+                _ => false,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_patterns() {
+        assert!(glob("http://*/page2.html", "http://127.0.0.1:5/page2.html"));
+        assert!(!glob(
+            "http://*/page3.html",
+            "http://127.0.0.1:5/page2.html"
+        ));
+        assert!(simple_regex(
+            "page2\\.html$".replace("\\.", ".").as_str(),
+            "http://x/page2.html"
+        ));
+        assert!(simple_regex("^http://.*/p", "http://a/p"));
+        assert!(!simple_regex("^https", "http://a/p"));
+    }
+
+    #[test]
+    fn refs_are_rewritten_and_checked() {
+        let mut a = json!({"ref": "ax_12", "refs": {"ax_3": "x"}, "value": "ax_9"});
+        let r = take_refs(&mut a).expect("refs");
+        assert_eq!(r, vec![12, 3]);
+        assert_eq!(a["ref"], json!(12));
+        assert_eq!(a["value"], json!("ax_9"));
+        let mut bad = json!({"ref": "12"});
+        assert_eq!(
+            take_refs(&mut bad).expect_err("bad").code,
+            "INVALID_ARGUMENT"
+        );
+    }
+
+    #[test]
+    fn registry_ranges() {
+        let mut t = TabRefs::default();
+        t.record(1, 5, "a");
+        t.record(5, 9, "a");
+        t.record(9, 12, "b");
+        assert_eq!(t.ranges.len(), 2);
+        assert_eq!(t.token_of(4), Some("a"));
+        assert_eq!(t.token_of(10), Some("b"));
+        assert_eq!(t.token_of(12), None);
+        assert_eq!(t.next, 12);
+    }
+
+    #[test]
+    fn keys() {
+        assert_eq!(key_params("Enter").expect("enter").2, 13);
+        assert_eq!(key_params("a").expect("a").1, "KeyA");
+        assert!(key_params("Hyper").is_err());
+    }
+}

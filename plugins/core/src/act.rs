@@ -1,0 +1,593 @@
+//! Acting tools: `interact` (with click recovery and a human-in-the-loop payload),
+//! `form_input`, `fill_form`, `drag_drop`, `file_upload`. All accept `intent`
+//! (validated and audited by the host, never used to find the element).
+
+use ochre_sdk::browser::{self, Input};
+use ochre_sdk::{Content, Output, Scope, Tool, ToolError, ToolSpec, clock};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::read::op;
+
+/// Time all click strategies together may take, in ms.
+const CLICK_BUDGET_MS: u64 = 6_000;
+
+/// A form value.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug)]
+#[serde(untagged)]
+pub(crate) enum FieldValue {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// What an action changed, in one short line.
+fn describe_delta(d: &Value) -> String {
+    let mut parts = Vec::new();
+    if d["navigated"] == json!(true) {
+        parts.push("navigated".to_owned());
+    }
+    if let Some(u) = d["url"].as_str() {
+        parts.push(format!("url {u}"));
+    }
+    if let Some(t) = d["title"].as_str() {
+        parts.push(format!("title {t:?}"));
+    }
+    if let Some(t) = d["target"].as_object() {
+        for (k, v) in t {
+            if k != "connected" {
+                parts.push(format!("{k}={v}"));
+            } else if v == &json!(false) {
+                parts.push("target removed".into());
+            }
+        }
+    }
+    if let Some(added) = d["added"].as_array() {
+        let texts: Vec<String> = added
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| format!("{s:?}"))
+            .collect();
+        if !texts.is_empty() {
+            parts.push(format!("new text {}", texts.join(", ")));
+        }
+    }
+    if let Some(f) = d["focus"].as_str() {
+        parts.push(format!("focus {f}"));
+    }
+    if let Some(m) = d["mutations"].as_u64()
+        && m > 0
+    {
+        parts.push(format!("{m} DOM changes"));
+    }
+    if parts.is_empty() {
+        "no visible change".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// After an action that may navigate: wait for the new page.
+fn after_navigation(tab: Option<&str>, d: &mut Value) {
+    if d["navigated"] == json!(true) {
+        let wait = json!({"type": "navigation", "token": d["token"]});
+        match browser::page_op(tab, "wait", &wait, 15_000) {
+            Ok(r) => d["url"] = r["url"].clone(),
+            Err(_) => d["url"] = json!("(the navigation did not finish within 15 s)"),
+        }
+        let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
+    }
+}
+
+fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolError> {
+    let mut ev = vec![
+        Input::MouseMove(x, y),
+        Input::MouseDown(x, y, 1),
+        Input::MouseUp(x, y, 1),
+    ];
+    if double {
+        ev.push(Input::MouseDown(x, y, 2));
+        ev.push(Input::MouseUp(x, y, 2));
+    }
+    browser::input(tab, &ev)
+}
+
+fn point(p: &Value) -> Result<(f64, f64), String> {
+    match (p["x"].as_f64(), p["y"].as_f64()) {
+        (Some(x), Some(y)) if p["hits"] != json!(false) => Ok((x, y)),
+        (Some(_), Some(_)) => Err(format!(
+            "the element is covered by {}",
+            p["covered_by"].as_str().unwrap_or("another element")
+        )),
+        _ => Err(p["reason"]
+            .as_str()
+            .unwrap_or("the element has no clickable point")
+            .to_owned()),
+    }
+}
+
+/// `interact` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct InteractArgs {
+    /// The element's ref (from read_page, find or query_dom).
+    #[serde(rename = "ref")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    target: Option<String>,
+    /// Or describe it in words (the best find match is used).
+    #[schemars(length(min = 1, max = 500))]
+    query: Option<String>,
+    /// `click` (default), `double_click` or `hover`.
+    #[schemars(regex(pattern = r"^(click|double_click|hover)$"))]
+    action: Option<String>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct Interact;
+
+impl Tool for Interact {
+    type Args = InteractArgs;
+    const NAME: &'static str = "interact";
+    const DESCRIPTION: &'static str = "Click, double-click or hover an element by ref or by description; reports what changed. A click that does nothing is retried other ways; if all fail you get needs_human instead of a false success.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().with_intent().scope(Scope::Browser)
+    }
+
+    fn run(a: InteractArgs) -> Result<Output, ToolError> {
+        let tab = a.tab_id.as_deref();
+        let action = a.action.as_deref().unwrap_or("click");
+        let target = match (a.target, a.query) {
+            (Some(r), _) => r,
+            (None, Some(q)) => op(tab, "resolve_query", json!({"query": q}))?["ref"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            (None, None) => {
+                return Err(ToolError::invalid_argument(
+                    "ref",
+                    "interact needs `ref` or `query`",
+                ));
+            }
+        };
+        let info = op(tab, "describe", json!({"ref": target}))?;
+        let line = info["line"].as_str().unwrap_or(&target).to_owned();
+        if action == "hover" {
+            let w = op(tab, "watch", json!({"ref": target}))?;
+            let p = op(tab, "point", json!({"ref": target, "how": "plain"}))?;
+            let (x, y) = point(&p).map_err(|why| {
+                let _ = op(tab, "unwatch", json!({}));
+                ToolError::new(
+                    "ELEMENT_NOT_INTERACTABLE",
+                    format!("cannot hover {line}: {why}"),
+                )
+            })?;
+            browser::input(tab, &[Input::MouseMove(x, y)])?;
+            let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
+            let out = format!("hovered {line}: {}", describe_delta(&d));
+            return Ok(Output::text(out.clone()).with_summary(out));
+        }
+        let double = action == "double_click";
+        let native = info["native"] == json!(true);
+        let focusable = info["focusable"] == json!(true);
+        let started = clock::now_ms();
+        let mut tried: Vec<Value> = Vec::new();
+        for strategy in ["mouse", "ax", "scroll_coordinates", "js_click", "keyboard"] {
+            if clock::now_ms().saturating_sub(started) > CLICK_BUDGET_MS {
+                tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
+                continue;
+            }
+            if strategy == "keyboard" && (!focusable || double) {
+                tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
+                continue;
+            }
+            let keys: &[&str] = if strategy == "keyboard" {
+                &["Enter", "Space"]
+            } else {
+                &[""]
+            };
+            for key in keys {
+                let w = op(tab, "watch", json!({"ref": target}))?;
+                let attempt: Result<(), String> = match strategy {
+                    "mouse" => op(tab, "point", json!({"ref": target, "how": "plain"}))
+                        .map_err(|e| e.message)
+                        .and_then(|p| point(&p))
+                        .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
+                    "ax" => op(
+                        tab,
+                        "relocate",
+                        json!({"ref": target, "role": info["role"], "name": info["name"]}),
+                    )
+                    .map_err(|e| e.message)
+                    .and_then(|p| point(&p))
+                    .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
+                    "scroll_coordinates" => {
+                        op(tab, "point", json!({"ref": target, "how": "center"}))
+                            .map_err(|e| e.message)
+                            .and_then(|p| {
+                                // Click where the element is even if something covers it.
+                                match (p["x"].as_f64(), p["y"].as_f64()) {
+                                    (Some(x), Some(y)) => Ok((x, y)),
+                                    _ => Err(p["reason"].as_str().unwrap_or("no point").to_owned()),
+                                }
+                            })
+                            .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message))
+                    }
+                    "js_click" => op(tab, "js_click", json!({"ref": target}))
+                        .map(|_| ())
+                        .map_err(|e| e.message),
+                    _ => op(tab, "focus", json!({"ref": target}))
+                        .map_err(|e| e.message)
+                        .and_then(|_| {
+                            browser::input(tab, &[Input::Key((*key).to_owned())])
+                                .map_err(|e| e.message)
+                        }),
+                };
+                let name = if key.is_empty() {
+                    strategy.to_owned()
+                } else {
+                    format!("{strategy} {key}")
+                };
+                if let Err(why) = attempt {
+                    let _ = op(tab, "unwatch", json!({}));
+                    if why.contains("STALE") || why.contains("no longer matches") {
+                        return Err(ToolError::new("STALE_REF", why));
+                    }
+                    tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
+                    continue;
+                }
+                let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+                let delivered = d["delivered"] == json!(true);
+                // DOM changes count only when the event reached the element (a
+                // timer elsewhere on the page must not pass for success); a new
+                // URL or a new state of the element itself always counts.
+                let own_change = d["navigated"] == json!(true)
+                    || d.get("url").is_some_and(|u| !u.is_null())
+                    || d.get("target").is_some_and(|t| !t.is_null());
+                let changed = own_change || (delivered && d["changed"] == json!(true));
+                if changed || (delivered && native && strategy == "mouse") {
+                    after_navigation(tab, &mut d);
+                    let how = if tried.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (via {name} after {} other ways)", tried.len())
+                    };
+                    let verb = if double { "double-clicked" } else { "clicked" };
+                    let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
+                    return Ok(Output::text(out.clone()).with_summary(out));
+                }
+                let outcome = if delivered {
+                    "no change"
+                } else {
+                    "the click did not reach the element"
+                };
+                tried.push(json!({"strategy": name, "outcome": outcome}));
+            }
+        }
+        hitl(tab, &target, &info, tried)
+    }
+}
+
+/// The human-in-the-loop escalation: what was tried, the target, and a small
+/// screenshot of where it is. The host adds the call's `intent`.
+fn hitl(
+    tab: Option<&str>,
+    target: &str,
+    info: &Value,
+    tried: Vec<Value>,
+) -> Result<Output, ToolError> {
+    let mut payload = json!({
+        "needs_human": true,
+        "reason": "no click strategy changed the page; the element may need a human (a custom widget, an overlay, a captcha, or a dead control)",
+        "strategies_tried": tried,
+        "target": {"ref": target, "role": info["role"], "name": info["name"]},
+    });
+    let clip = op(tab, "point", json!({"ref": target, "how": "plain"}))
+        .ok()
+        .and_then(|p| Some((p["x"].as_f64()?, p["y"].as_f64()?)));
+    let shot = browser::screenshot(
+        tab,
+        false,
+        "jpeg",
+        Some(50),
+        clip.map(|(x, y)| [(x - 160.0).max(0.0), (y - 100.0).max(0.0), 320.0, 200.0]),
+    );
+    let out = match shot {
+        Ok(data) => {
+            payload["screenshot"] =
+                json!({"content_index": 1, "mime_type": "image/jpeg", "bytes": data.len()});
+            Output::json(&payload)?.with_content(Content::Image {
+                data,
+                mime_type: "image/jpeg".into(),
+            })
+        }
+        Err(_) => Output::json(&payload)?,
+    };
+    Ok(out.with_summary(format!(
+        "needs_human: could not click {}",
+        info["line"].as_str().unwrap_or(target)
+    )))
+}
+
+/// `form_input` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct FormInputArgs {
+    /// The field's ref.
+    #[serde(rename = "ref")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    target: String,
+    /// Text; true/false for a checkbox or radio; an option's value or label for a select.
+    value: FieldValue,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct FormInput;
+
+impl Tool for FormInput {
+    type Args = FormInputArgs;
+    const NAME: &'static str = "form_input";
+    const DESCRIPTION: &'static str =
+        "Set one form field by ref: text, a checkbox or radio (true/false), or a select option.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .with_intent()
+            .scope(Scope::Browser)
+            .redact("value")
+    }
+
+    fn run(a: FormInputArgs) -> Result<Output, ToolError> {
+        let r = op(
+            a.tab_id.as_deref(),
+            "set_value",
+            json!({"ref": a.target, "value": a.value}),
+        )?;
+        let out = format!("set {}", r["line"].as_str().unwrap_or(&a.target));
+        Ok(Output::text(out.clone()).with_summary(out))
+    }
+}
+
+/// `fill_form` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct FillArgs {
+    /// Values by field label, name, id or placeholder. Radio groups and checkbox
+    /// groups take an option's value or label (a list for checkboxes).
+    fields: Option<std::collections::BTreeMap<String, FieldValue>>,
+    /// Values by ref.
+    refs: Option<std::collections::BTreeMap<String, FieldValue>>,
+    /// Submit the form afterwards.
+    submit: Option<bool>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct FillForm;
+
+impl Tool for FillForm {
+    type Args = FillArgs;
+    const NAME: &'static str = "fill_form";
+    const DESCRIPTION: &'static str = "Fill several form fields at once by label/name (or ref), optionally submit. Nothing is changed if any field is not found.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .with_intent()
+            .scope(Scope::Browser)
+            .redact("fields")
+            .redact("refs")
+    }
+
+    fn run(a: FillArgs) -> Result<Output, ToolError> {
+        let tab = a.tab_id.as_deref();
+        let n = a.fields.as_ref().map_or(0, |f| f.len()) + a.refs.as_ref().map_or(0, |f| f.len());
+        if n == 0 {
+            return Err(ToolError::invalid_argument(
+                "fields",
+                "fill_form needs `fields` or `refs` with at least one value",
+            ));
+        }
+        if n > 200 {
+            return Err(ToolError::invalid_argument("fields", "at most 200 fields"));
+        }
+        if let Some(refs) = &a.refs
+            && let Some(bad) = refs.keys().find(|k| {
+                !k.strip_prefix("ax_")
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            })
+        {
+            return Err(ToolError::invalid_argument(
+                "refs",
+                format!("{bad:?} is not a ref (refs look like ax_12)"),
+            ));
+        }
+        let r = op(
+            tab,
+            "fill",
+            json!({"fields": a.fields, "refs": a.refs, "submit": a.submit.unwrap_or(false)}),
+        )?;
+        let filled: Vec<&str> = r["filled"]
+            .as_array()
+            .map(|f| f.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut out = format!("filled {} fields:\n{}", filled.len(), filled.join("\n"));
+        if r["submitted"] == json!(true) {
+            let wait = json!({"type": "navigation", "token": r["token"]});
+            match browser::page_op(tab, "wait", &wait, 5_000) {
+                Ok(w) => {
+                    let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
+                    out.push_str(&format!(
+                        "\nsubmitted; now at {}",
+                        w["url"].as_str().unwrap_or_default()
+                    ));
+                }
+                Err(e) if e.code == "TIMEOUT" => {
+                    out.push_str("\nsubmitted; the page did not navigate within 5 s")
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let summary = format!(
+            "filled {} fields{}",
+            filled.len(),
+            if r["submitted"] == json!(true) {
+                ", submitted"
+            } else {
+                ""
+            }
+        );
+        Ok(Output::text(out).with_summary(summary))
+    }
+}
+
+/// `drag_drop` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct DragArgs {
+    /// Ref of what to drag.
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    source: Option<String>,
+    #[schemars(length(min = 1, max = 4000))]
+    source_selector: Option<String>,
+    /// Ref of where to drop it.
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    target: Option<String>,
+    #[schemars(length(min = 1, max = 4000))]
+    target_selector: Option<String>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct DragDrop;
+
+impl Tool for DragDrop {
+    type Args = DragArgs;
+    const NAME: &'static str = "drag_drop";
+    const DESCRIPTION: &'static str = "Drag an element onto another (by ref or CSS selector); works for HTML5 drag-and-drop and mouse-driven widgets.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .with_intent()
+            .tier(2)
+            .scope(Scope::Browser)
+    }
+
+    fn run(a: DragArgs) -> Result<Output, ToolError> {
+        let tab = a.tab_id.as_deref();
+        if a.source.is_none() && a.source_selector.is_none() {
+            return Err(ToolError::invalid_argument(
+                "source",
+                "drag_drop needs `source` (a ref) or `sourceSelector`",
+            ));
+        }
+        if a.target.is_none() && a.target_selector.is_none() {
+            return Err(ToolError::invalid_argument(
+                "target",
+                "drag_drop needs `target` (a ref) or `targetSelector`",
+            ));
+        }
+        let ends = json!({"source": a.source, "source_selector": a.source_selector, "target": a.target, "target_selector": a.target_selector});
+        let info = op(tab, "drag_info", ends.clone())?;
+        let what = format!(
+            "{} onto {}",
+            info["source_line"].as_str().unwrap_or("source"),
+            info["target_line"].as_str().unwrap_or("target")
+        );
+        let html5 = info["html5"] == json!(true);
+        if html5 {
+            op(tab, "html5_drag", ends)?;
+        } else {
+            let s = point(&info["source"]).map_err(|why| {
+                ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot drag: {why}"))
+            })?;
+            let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
+                (Some(x), Some(y)) => (x, y),
+                _ => {
+                    let _ = op(tab, "unwatch", json!({}));
+                    return Err(ToolError::new(
+                        "ELEMENT_NOT_INTERACTABLE",
+                        "the drop target has no size on screen",
+                    ));
+                }
+            };
+            let mut ev = vec![Input::MouseMove(s.0, s.1), Input::MouseDown(s.0, s.1, 1)];
+            for i in 1..=8 {
+                let f = f64::from(i) / 8.0;
+                ev.push(Input::MouseMove(s.0 + (tx - s.0) * f, s.1 + (ty - s.1) * f));
+            }
+            ev.push(Input::MouseUp(tx, ty, 1));
+            browser::input(tab, &ev)?;
+        }
+        let d = op(tab, "settle", json!({"token": info["token"]}))?;
+        let out = format!(
+            "dragged {what}{}: {}",
+            if html5 { " (HTML5 events)" } else { "" },
+            describe_delta(&d)
+        );
+        Ok(Output::text(out.clone()).with_summary(out))
+    }
+}
+
+/// `file_upload` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct UploadArgs {
+    /// The file input's ref.
+    #[serde(rename = "ref")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    target: Option<String>,
+    /// Or its CSS selector.
+    #[schemars(length(min = 1, max = 4000))]
+    selector: Option<String>,
+    /// Files to give it (under the server's cwd or an --allow-file-root dir).
+    #[schemars(length(min = 1, max = 50))]
+    file_paths: Vec<String>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct FileUpload;
+
+impl Tool for FileUpload {
+    type Args = UploadArgs;
+    const NAME: &'static str = "file_upload";
+    const DESCRIPTION: &'static str =
+        "Put local files into a file input (<input type=file>) by ref or selector.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .with_intent()
+            .tier(2)
+            .scope(Scope::Browser)
+    }
+
+    fn run(a: UploadArgs) -> Result<Output, ToolError> {
+        let target = match (a.target, a.selector) {
+            (Some(r), _) => r,
+            (None, Some(s)) => s,
+            (None, None) => {
+                return Err(ToolError::invalid_argument(
+                    "ref",
+                    "file_upload needs `ref` or `selector`",
+                ));
+            }
+        };
+        if a.file_paths.iter().any(|p| p.trim().is_empty()) {
+            return Err(ToolError::invalid_argument(
+                "filePaths",
+                "a file path is blank",
+            ));
+        }
+        let names = browser::set_files(a.tab_id.as_deref(), &target, &a.file_paths)?;
+        let out = format!(
+            "the input now has {} files: {}",
+            names.len(),
+            names.join(", ")
+        );
+        Ok(Output::text(out.clone()).with_summary(out))
+    }
+}

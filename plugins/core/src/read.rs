@@ -1,0 +1,402 @@
+//! Reading tools: `read_page`, `find`, `query_dom`, `wait_for`, `lightweight_scroll`,
+//! `console_capture`, `extract_data`.
+
+use ochre_sdk::browser;
+use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Run a page operation with the default timeout.
+pub(crate) fn op(tab: Option<&str>, name: &str, args: Value) -> Result<Value, ToolError> {
+    browser::page_op(tab, name, &args, 30_000)
+}
+
+/// `read_page` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ReadArgs {
+    /// `ax` (default): the page as a tree of roles and names, with refs on interactive
+    /// elements; `text`; `markdown`; `dom` (HTML without scripts and styles).
+    #[schemars(regex(pattern = r"^(ax|text|markdown|dom)$"))]
+    mode: Option<String>,
+    /// Only the subtree of this ref.
+    #[serde(rename = "ref_id", alias = "refId")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    ref_id: Option<String>,
+    /// `interactive`: only elements with refs, flat; `all` (default).
+    #[schemars(regex(pattern = r"^(interactive|all)$"))]
+    filter: Option<String>,
+    /// Deepest tree level shown (ax mode).
+    #[schemars(range(min = 0, max = 200))]
+    depth: Option<u32>,
+    /// Cut the output at this many chars (default: 50000 for text, markdown and dom; no cut for ax).
+    #[schemars(range(min = 100, max = 5000000))]
+    max_chars: Option<u32>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct ReadPage;
+
+impl Tool for ReadPage {
+    type Args = ReadArgs;
+    const NAME: &'static str = "read_page";
+    const DESCRIPTION: &'static str = "Read the page. Default: a compact tree of roles and names with refs (ax_N) on every interactive element; use the refs with interact, form_input and others. mode text/markdown for reading, dom for HTML.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().scope(Scope::Browser)
+    }
+
+    fn run(a: ReadArgs) -> Result<Output, ToolError> {
+        let mode = a.mode.unwrap_or_else(|| "ax".into());
+        let max = a
+            .max_chars
+            .or(if mode == "ax" { None } else { Some(50_000) });
+        let r = op(
+            a.tab_id.as_deref(),
+            "snapshot",
+            json!({"mode": mode, "ref": a.ref_id, "filter": a.filter, "depth": a.depth, "max_chars": max}),
+        )?;
+        let text = r["text"].as_str().unwrap_or_default();
+        let mut out = format!(
+            "{} {}\n{text}",
+            r["url"].as_str().unwrap_or_default(),
+            serde_json::to_string(r["title"].as_str().unwrap_or_default()).unwrap_or_default()
+        );
+        if r["truncated"] == json!(true) {
+            out.push_str(&format!(
+                "\n…(cut at {} of {} chars: pass maxChars, ref_id or filter=interactive)",
+                text.len(),
+                r["total"]
+            ));
+        }
+        let lines = text.lines().count();
+        Ok(Output::text(out).with_summary(format!("{mode}: {lines} lines")))
+    }
+}
+
+/// `find` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct FindArgs {
+    /// What to look for, in words: `submit button`, `email field`, `Sign in`.
+    #[schemars(length(min = 1, max = 500))]
+    query: String,
+    /// At most this many matches (default and max 20).
+    #[schemars(range(min = 1, max = 20))]
+    limit: Option<u32>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct Find;
+
+impl Tool for Find {
+    type Args = FindArgs;
+    const NAME: &'static str = "find";
+    const DESCRIPTION: &'static str = "Find elements by text or a short description; best matches first, with refs. Cheaper than read_page when you know what you want.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().scope(Scope::Browser)
+    }
+
+    fn run(a: FindArgs) -> Result<Output, ToolError> {
+        if a.query.trim().is_empty() {
+            return Err(ToolError::invalid_argument("query", "query is blank"));
+        }
+        let r = op(
+            a.tab_id.as_deref(),
+            "find",
+            json!({"query": a.query, "limit": a.limit}),
+        )?;
+        let matches: Vec<&str> = r["matches"]
+            .as_array()
+            .map(|m| m.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if matches.is_empty() {
+            return Ok(Output::text(format!(
+                "nothing matches {:?}; try other words or read_page",
+                a.query
+            ))
+            .with_summary("0 matches"));
+        }
+        let n = matches.len();
+        Ok(Output::text(matches.join("\n")).with_summary(format!("{n} matches")))
+    }
+}
+
+/// `query_dom` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct QueryArgs {
+    /// `css` (default) or `xpath`.
+    #[schemars(regex(pattern = r"^(css|xpath)$"))]
+    method: Option<String>,
+    /// CSS selector (pierces open shadow roots and same-origin iframes).
+    #[schemars(length(min = 1, max = 4000))]
+    selector: Option<String>,
+    /// XPath expression.
+    #[schemars(length(min = 1, max = 4000))]
+    xpath: Option<String>,
+    /// Return every match (up to `limit`), not just the first.
+    multiple: Option<bool>,
+    /// Max matches (default 20).
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<u32>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct QueryDom;
+
+impl Tool for QueryDom {
+    type Args = QueryArgs;
+    const NAME: &'static str = "query_dom";
+    const DESCRIPTION: &'static str =
+        "Query elements by CSS selector or XPath: tag, text, attributes and a ref for each.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().scope(Scope::Browser)
+    }
+
+    fn run(a: QueryArgs) -> Result<Output, ToolError> {
+        let xpath_mode = a.method.as_deref() == Some("xpath");
+        let (sel, xp) = match (a.selector, a.xpath) {
+            (_, Some(x)) => (None, Some(x)),
+            (Some(s), None) if xpath_mode => (None, Some(s)),
+            (Some(s), None) => (Some(s), None),
+            (None, None) => {
+                return Err(ToolError::invalid_argument(
+                    "selector",
+                    "query_dom needs `selector` (CSS) or `xpath`",
+                ));
+            }
+        };
+        let limit = if a.multiple == Some(false) {
+            1
+        } else {
+            a.limit.unwrap_or(20)
+        };
+        let r = op(
+            a.tab_id.as_deref(),
+            "query",
+            json!({"selector": sel, "xpath": xp, "limit": limit}),
+        )?;
+        let n = r["matches"].as_array().map_or(0, Vec::len);
+        Ok(Output::json(&r)?.with_summary(format!("{n} matches")))
+    }
+}
+
+/// `wait_for` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct WaitArgs {
+    /// What to wait for.
+    #[serde(rename = "type")]
+    #[schemars(regex(
+        pattern = r"^(selector|selector_hidden|function|navigation|url_match|timeout)$"
+    ))]
+    kind: String,
+    /// CSS selector; JS expression or function (truthy = done); URL substring,
+    /// glob (`*`) or `/regex/`; or ms for `timeout`.
+    #[schemars(length(min = 1, max = 10000))]
+    value: Option<String>,
+    /// For `selector`: also require it to be visible.
+    visible: Option<bool>,
+    /// Give up after this many ms (default 30000).
+    #[schemars(range(min = 1, max = 120000))]
+    timeout: Option<u32>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct WaitFor;
+
+impl Tool for WaitFor {
+    type Args = WaitArgs;
+    const NAME: &'static str = "wait_for";
+    const DESCRIPTION: &'static str = "Wait until a selector appears or disappears, a JS condition holds, the page navigates, the URL matches, or some ms pass.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .read_only()
+            .scope(Scope::Browser)
+            .redact("value")
+    }
+
+    fn run(a: WaitArgs) -> Result<Output, ToolError> {
+        let needs_value = a.kind != "navigation";
+        let value = a.value.unwrap_or_default();
+        if needs_value && value.trim().is_empty() {
+            return Err(ToolError::invalid_argument(
+                "value",
+                format!("wait_for type {} needs a value", a.kind),
+            ));
+        }
+        let mut timeout = a.timeout.unwrap_or(30_000);
+        if a.kind == "timeout" {
+            let ms: u32 = value.trim().parse().map_err(|_| {
+                ToolError::invalid_argument("value", "for type timeout, value is a number of ms")
+            })?;
+            if ms > 120_000 {
+                return Err(ToolError::invalid_argument(
+                    "value",
+                    "wait at most 120000 ms",
+                ));
+            }
+            timeout = ms + 1_000;
+        }
+        let r = browser::page_op(
+            a.tab_id.as_deref(),
+            "wait",
+            &json!({"type": a.kind, "value": value, "visible": a.visible}),
+            timeout,
+        )?;
+        let line = format!(
+            "{} met after {} ms at {}",
+            a.kind,
+            r["elapsed_ms"],
+            r["url"].as_str().unwrap_or_default()
+        );
+        Ok(Output::text(line.clone()).with_summary(line))
+    }
+}
+
+/// `lightweight_scroll` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ScrollArgs {
+    /// `down` (default), `up`, `left` or `right`.
+    #[schemars(regex(pattern = r"^(up|down|left|right)$"))]
+    direction: Option<String>,
+    /// Pixels (default: 80% of the viewport).
+    #[schemars(range(min = 1, max = 100000))]
+    amount: Option<u32>,
+    /// `top` or `bottom` of the page instead.
+    #[schemars(regex(pattern = r"^(top|bottom)$"))]
+    to: Option<String>,
+    /// Scroll this element into view instead.
+    #[serde(rename = "ref")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    target: Option<String>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct LightweightScroll;
+
+impl Tool for LightweightScroll {
+    type Args = ScrollArgs;
+    const NAME: &'static str = "lightweight_scroll";
+    const DESCRIPTION: &'static str =
+        "Scroll the page (or an element into view); returns the new scroll position.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().scope(Scope::Browser)
+    }
+
+    fn run(a: ScrollArgs) -> Result<Output, ToolError> {
+        let r = op(
+            a.tab_id.as_deref(),
+            "scroll",
+            json!({"direction": a.direction, "amount": a.amount, "to": a.to, "ref": a.target}),
+        )?;
+        let summary = format!("scrollY {}", r["scrollY"]);
+        Ok(Output::json(&r)?.with_summary(summary))
+    }
+}
+
+/// `console_capture` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ConsoleArgs {
+    /// `get` (default) or `clear`; `start`/`stop` are accepted (capture is always on).
+    #[schemars(regex(pattern = r"^(get|clear|start|stop)$"))]
+    action: Option<String>,
+    /// Only this level: log, info, warning, error (with exceptions), debug.
+    #[schemars(regex(pattern = r"^(log|info|warning|error|debug)$"))]
+    level: Option<String>,
+    /// The last N messages (default 100).
+    #[schemars(range(min = 1, max = 1000))]
+    limit: Option<u32>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct ConsoleCapture;
+
+impl Tool for ConsoleCapture {
+    type Args = ConsoleArgs;
+    const NAME: &'static str = "console_capture";
+    const DESCRIPTION: &'static str =
+        "Console messages and uncaught exceptions of a tab since it opened (or the last clear).";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().scope(Scope::Browser)
+    }
+
+    fn run(a: ConsoleArgs) -> Result<Output, ToolError> {
+        let action = a.action.as_deref().unwrap_or("get");
+        let r = op(
+            a.tab_id.as_deref(),
+            "console",
+            json!({"level": a.level, "limit": a.limit, "clear": action == "clear"}),
+        )?;
+        let summary = format!("{} messages", r["messages"].as_array().map_or(0, Vec::len));
+        Ok(Output::json(&r)?.with_summary(summary))
+    }
+}
+
+/// `extract_data` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ExtractArgs {
+    /// JSON Schema of what to extract: an object with `properties`, or an array
+    /// whose `items` has them.
+    schema: serde_json::Map<String, Value>,
+    /// Only inside this element.
+    #[schemars(length(min = 1, max = 4000))]
+    selector: Option<String>,
+    #[serde(rename = "ref_id", alias = "refId")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    ref_id: Option<String>,
+    /// For arrays: the CSS selector of one item, when the page has no structured data.
+    #[schemars(length(min = 1, max = 4000))]
+    item_selector: Option<String>,
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+}
+
+pub(crate) struct ExtractData;
+
+impl Tool for ExtractData {
+    type Args = ExtractArgs;
+    const NAME: &'static str = "extract_data";
+    const DESCRIPTION: &'static str = "Extract structured data matching a JSON Schema, from JSON-LD, microdata, OpenGraph, then CSS heuristics.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().scope(Scope::Browser)
+    }
+
+    fn run(a: ExtractArgs) -> Result<Output, ToolError> {
+        let schema = Value::Object(a.schema);
+        let props = match schema.get("type").and_then(Value::as_str) {
+            Some("array") => schema.pointer("/items/properties"),
+            _ => schema.get("properties"),
+        };
+        if props.is_none_or(|p| p.as_object().is_none_or(|o| o.is_empty())) {
+            return Err(ToolError::invalid_argument(
+                "schema",
+                "schema needs `properties` (or `items.properties` for an array)",
+            ));
+        }
+        let r = op(
+            a.tab_id.as_deref(),
+            "extract",
+            json!({"schema": schema, "selector": a.selector, "ref": a.ref_id, "item_selector": a.item_selector}),
+        )?;
+        let summary = format!("{}/{} fields", r["fieldsFound"], r["fieldsTotal"]);
+        Ok(Output::json(&r)?.with_summary(summary))
+    }
+}

@@ -1,0 +1,921 @@
+//! The page tools of the `core` group (refs, reading, acting, waiting) over MCP,
+//! against real headless Chromium and the fixture sites.
+
+use anyhow::Result;
+use ochre_tests::*;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+/// The first text content of a successful result.
+fn text(res: &CallToolResult) -> String {
+    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
+    res.content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+/// The ref on the snapshot line with this role and name.
+fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
+    let needle = format!("{role} {}", serde_json::to_string(name).expect("name"));
+    let line = snapshot
+        .lines()
+        .find(|l| l.trim_start().starts_with(&needle))
+        .unwrap_or_else(|| panic!("no {needle} in:\n{snapshot}"));
+    line.split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        .to_owned()
+}
+
+async fn js(client: &Client, code: &str) -> Result<Value> {
+    let res = call(client, "javascript_tool", json!({"code": code})).await?;
+    Ok(res.structured_content.clone().expect("structured")["value"].clone())
+}
+
+async fn snapshot(client: &Client) -> Result<String> {
+    Ok(text(&call(client, "read_page", json!({})).await?))
+}
+
+#[tokio::test]
+async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("read-page");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+
+    let snap = snapshot(&client).await?;
+    assert!(snap.starts_with(&site.url("form.html")), "{snap}");
+    // Every control has a ref, with its label as name.
+    for (role, name) in [
+        ("textbox", "Customer name:"),
+        ("textbox", "Telephone:"),
+        ("textbox", "E-mail address:"),
+        ("radio", "Small"),
+        ("radio", "Large"),
+        ("checkbox", "Extra Cheese"),
+        ("combobox", "Crust:"),
+        ("textbox", "Delivery instructions:"),
+        ("textbox", "Coupon code"),
+        ("button", "Submit order"),
+    ] {
+        ref_of(&snap, role, name);
+    }
+    assert!(
+        snap.contains("group") || snap.contains("\"Pizza Size\""),
+        "{snap}"
+    );
+    let refs = snap.matches(" ax_").count();
+    let controls = js(
+        &client,
+        "document.querySelectorAll('input,select,textarea,button').length",
+    )
+    .await?;
+    assert_eq!(refs as u64, controls.as_u64().expect("count"), "{snap}");
+    assert!(snap.contains("combobox \"Crust:\" ax_"), "{snap}");
+    assert!(
+        snap.contains("=\"Thin crust\""),
+        "select value shown: {snap}"
+    );
+
+    // The same element keeps its ref across snapshots.
+    let again = snapshot(&client).await?;
+    assert_eq!(
+        ref_of(&snap, "textbox", "Telephone:"),
+        ref_of(&again, "textbox", "Telephone:")
+    );
+
+    // Filters and modes.
+    let inter = text(&call(&client, "read_page", json!({"filter": "interactive"})).await?);
+    assert!(!inter.contains("\"Pizza Size\""), "{inter}");
+    assert_eq!(inter.matches(" ax_").count(), refs);
+    let md = text(&call(&client, "read_page", json!({"mode": "markdown"})).await?);
+    assert!(md.contains("Customer name:"), "{md}");
+    let txt = text(&call(&client, "read_page", json!({"mode": "text"})).await?);
+    assert!(txt.contains("Pizza Toppings"), "{txt}");
+    let dom = text(
+        &call(
+            &client,
+            "read_page",
+            json!({"mode": "dom", "maxChars": 300}),
+        )
+        .await?,
+    );
+    assert!(dom.contains("<form") || dom.contains("<html"), "{dom}");
+    assert!(dom.contains("cut at"), "{dom}");
+    let name_ref = ref_of(&snap, "textbox", "Customer name:");
+    let sub = text(&call(&client, "read_page", json!({"ref_id": name_ref})).await?);
+    assert_eq!(sub.lines().count(), 2, "scoped to one element: {sub}");
+
+    // Bad refs: malformed, never given out, stale after a reload, removed.
+    let err = error_of(&call(&client, "form_input", json!({"ref": "12", "value": "x"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err = error_of(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": "ax_99999", "value": "x"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "REF_NOT_FOUND", "{err}");
+    let phone = ref_of(&snap, "textbox", "Telephone:");
+    js(
+        &client,
+        "document.querySelector('[name=custtel]').remove(); 1",
+    )
+    .await?;
+    let err = error_of(&call(&client, "form_input", json!({"ref": phone, "value": "1"})).await?);
+    assert_eq!(err["code"], "STALE_REF", "{err}");
+    assert!(
+        err["message"].as_str().expect("msg").contains("read_page"),
+        "{err}"
+    );
+    call(&client, "page_reload", json!({})).await?;
+    let err = error_of(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": name_ref, "value": "x"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "STALE_REF", "{err}");
+    // The rejected calls changed nothing.
+    assert_eq!(
+        js(&client, "document.querySelector('[name=custname]').value").await?,
+        ""
+    );
+    // A fresh snapshot gives new, working refs (new numbers, never reused).
+    let fresh = snapshot(&client).await?;
+    let new_ref = ref_of(&fresh, "textbox", "Customer name:");
+    assert_ne!(new_ref, name_ref);
+    let out = text(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": new_ref, "value": "Ada"}),
+        )
+        .await?,
+    );
+    assert!(out.contains("=\"Ada\""), "{out}");
+
+    // Unknown tab.
+    let err = error_of(&call(&client, "read_page", json!({"tabId": "t9"})).await?);
+    assert_eq!(err["code"], "TAB_NOT_FOUND", "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn find_and_query_dom() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("find");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+
+    let found = text(&call(&client, "find", json!({"query": "Submit order"})).await?);
+    assert!(
+        found
+            .lines()
+            .next()
+            .expect("a match")
+            .starts_with("button \"Submit order\" ax_"),
+        "{found}"
+    );
+    let found = text(&call(&client, "find", json!({"query": "email field"})).await?);
+    assert!(
+        found
+            .lines()
+            .next()
+            .expect("a match")
+            .contains("E-mail address"),
+        "{found}"
+    );
+    let none = text(&call(&client, "find", json!({"query": "zzqx"})).await?);
+    assert!(none.starts_with("nothing matches"), "{none}");
+
+    let q = call(
+        &client,
+        "query_dom",
+        json!({"selector": "input[name=custname]"}),
+    )
+    .await?;
+    let m = q.structured_content.clone().expect("structured");
+    assert_eq!(m["matches"][0]["tag"], "input", "{m}");
+    let r = m["matches"][0]["ref"].as_str().expect("ref").to_owned();
+    text(&call(&client, "form_input", json!({"ref": r, "value": "Grace"})).await?);
+    assert_eq!(
+        js(&client, "document.querySelector('[name=custname]').value").await?,
+        "Grace"
+    );
+
+    let q = call(
+        &client,
+        "query_dom",
+        json!({"method": "xpath", "selector": "//legend"}),
+    )
+    .await?;
+    let m = q.structured_content.clone().expect("structured");
+    assert_eq!(m["matches"].as_array().expect("list").len(), 2, "{m}");
+    assert_eq!(m["matches"][1]["text"], "Pizza Toppings");
+
+    let err = error_of(&call(&client, "query_dom", json!({"selector": "input[[["})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("selector")),
+        "{err}"
+    );
+    let err = error_of(&call(&client, "query_dom", json!({"xpath": "//*[@"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err = error_of(&call(&client, "query_dom", json!({})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("fill");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+
+    // One unknown field: nothing is filled.
+    let err = error_of(
+        &call(
+            &client,
+            "fill_form",
+            json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "FIELD_NOT_FOUND", "{err}");
+    assert!(
+        err["message"].as_str().expect("msg").contains("Shoe size"),
+        "{err}"
+    );
+    assert_eq!(
+        js(&client, "document.querySelector('[name=custname]').value").await?,
+        ""
+    );
+    // A bad option: nothing is filled either.
+    let err = error_of(
+        &call(
+            &client,
+            "fill_form",
+            json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    assert_eq!(
+        js(&client, "document.querySelector('[name=custname]').value").await?,
+        ""
+    );
+
+    let res = call(
+        &client,
+        "fill_form",
+        json!({
+            "fields": {
+                "Customer name": "Ada Lovelace",
+                "custtel": "555-0100",
+                "E-mail address": "ada@example.com",
+                "size": "Medium",
+                "topping": ["bacon", "Onion"],
+                "Crust": "Thick crust",
+                "Delivery instructions": "ring twice",
+                "Coupon code": "PI"
+            },
+            "submit": true,
+            "intent": "order a pizza"
+        }),
+    )
+    .await?;
+    let out = text(&res);
+    assert!(out.contains("filled 9 fields"), "{out}");
+    assert!(
+        out.contains("submitted; now at") && out.contains("/echo"),
+        "{out}"
+    );
+    let posted = js(&client, "document.getElementById('posted').textContent").await?;
+    let posted = posted.as_str().expect("posted");
+    for part in [
+        "custname=Ada+Lovelace",
+        "custtel=555-0100",
+        "custemail=ada%40example.com",
+        "size=medium",
+        "topping=bacon",
+        "topping=onion",
+        "crust=thick",
+        "comments=ring+twice",
+        "coupon=PI",
+    ] {
+        assert!(posted.contains(part), "{part} not in {posted}");
+    }
+    assert!(!posted.contains("topping=cheese"), "{posted}");
+    // Values never reach the journal.
+    let journal = read_all_text(&data.path().join("journal"));
+    assert!(!journal.contains("Ada Lovelace"), "{journal}");
+    assert!(journal.contains("order a pizza"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("interact");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("interactive.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    let status = || js(&client, "document.getElementById('status').textContent");
+
+    // A plain click, verified by what it changed.
+    let change = ref_of(&snap, "button", "Change text");
+    let out = text(
+        &call(
+            &client,
+            "interact",
+            json!({"ref": change, "action": "click"}),
+        )
+        .await?,
+    );
+    assert!(out.starts_with("clicked button \"Change text\""), "{out}");
+    assert!(out.contains("Button was clicked"), "{out}");
+    assert!(!out.contains("via"), "the first strategy worked: {out}");
+    assert_eq!(status().await?, "Button was clicked");
+
+    // Under an overlay: the mouse misses, JS click() works.
+    let covered = ref_of(&snap, "button", "Covered action");
+    let out = text(&call(&client, "interact", json!({"ref": covered})).await?);
+    assert!(out.contains("via js_click"), "{out}");
+    assert_eq!(status().await?, "Covered button worked");
+
+    // Keyboard only.
+    let out = text(&call(&client, "interact", json!({"query": "Keyboard only"})).await?);
+    assert!(out.contains("via keyboard Enter"), "{out}");
+    assert_eq!(status().await?, "Keyboard widget worked");
+
+    // Nothing works: an honest escalation, with the intent and a screenshot.
+    let dead = ref_of(&snap, "button", "Dead control");
+    let res = call(
+        &client,
+        "interact",
+        json!({"ref": dead, "intent": "press the dead control"}),
+    )
+    .await?;
+    assert_ne!(res.is_error, Some(true));
+    let p = res.structured_content.clone().expect("structured");
+    assert_eq!(p["needs_human"], true, "{p}");
+    assert_eq!(p["intent"], "press the dead control", "{p}");
+    assert_eq!(p["target"]["name"], "Dead control");
+    assert_eq!(p["target"]["role"], "button");
+    let tried: Vec<&str> = p["strategies_tried"]
+        .as_array()
+        .expect("tried")
+        .iter()
+        .map(|t| t["strategy"].as_str().expect("strategy"))
+        .collect();
+    assert!(
+        tried.len() >= 5 && tried.contains(&"mouse") && tried.contains(&"js_click"),
+        "{tried:?}"
+    );
+    let text0 = res.content[0].as_text().expect("text").text.clone();
+    assert!(
+        text0.contains("\"intent\":\"press the dead control\""),
+        "{text0}"
+    );
+    assert!(
+        res.content
+            .iter()
+            .any(|c| c.as_image().is_some_and(|i| i.mime_type == "image/jpeg"))
+    );
+
+    // Hover, double click, a checkbox, a navigating link, an in-page anchor.
+    let q = call(&client, "query_dom", json!({"selector": "#hover-target"})).await?;
+    let hover_ref = q.structured_content.clone().expect("q")["matches"][0]["ref"].clone();
+    let hover = text(
+        &call(
+            &client,
+            "interact",
+            json!({"ref": hover_ref, "action": "hover"}),
+        )
+        .await?,
+    );
+    assert!(hover.starts_with("hovered"), "{hover}");
+    assert_eq!(
+        js(
+            &client,
+            "document.getElementById('hover-target').textContent"
+        )
+        .await?,
+        "Hovered!"
+    );
+    let twice = ref_of(&snap, "button", "Double click me");
+    text(
+        &call(
+            &client,
+            "interact",
+            json!({"ref": twice, "action": "double_click"}),
+        )
+        .await?,
+    );
+    assert_eq!(
+        js(&client, "document.getElementById('twice').textContent").await?,
+        "Double clicked"
+    );
+    let agree = ref_of(&snap, "checkbox", "I agree");
+    let out = text(&call(&client, "interact", json!({"ref": agree})).await?);
+    assert!(out.contains("checked=true"), "{out}");
+    let anchor = ref_of(&snap, "link", "Jump to bottom");
+    let out = text(&call(&client, "interact", json!({"ref": anchor})).await?);
+    assert!(out.contains("#bottom"), "{out}");
+    let link = ref_of(&snap, "link", "Go to page two");
+    let out = text(&call(&client, "interact", json!({"ref": link})).await?);
+    assert!(
+        out.contains("navigated") && out.contains("page2.html"),
+        "{out}"
+    );
+    let tabs = call(&client, "tabs_context", json!({})).await?;
+    assert!(
+        tabs.structured_content.clone().expect("tabs")["tabs"][0]["url"]
+            .as_str()
+            .expect("url")
+            .ends_with("page2.html")
+    );
+    // The old page's refs are stale now.
+    let err = error_of(&call(&client, "interact", json!({"ref": change})).await?);
+    assert_eq!(err["code"], "STALE_REF", "{err}");
+    let err = error_of(&call(&client, "interact", json!({"query": "zzqx wyvern"})).await?);
+    assert_eq!(err["code"], "ELEMENT_NOT_FOUND", "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn intent_labels_follow_the_seed() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("intent");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let tools = client.list_all_tools().await?;
+    for name in [
+        "interact",
+        "form_input",
+        "fill_form",
+        "drag_drop",
+        "file_upload",
+    ] {
+        let t = tools.iter().find(|t| t.name == name).expect(name);
+        let d = t.description.as_deref().unwrap_or_default();
+        assert!(
+            d.ends_with("Pass intent=\"...\" (≤120 chars) to label this action in audit logs."),
+            "{name}: {d}"
+        );
+        assert_eq!(t.input_schema["properties"]["intent"]["maxLength"], 120);
+    }
+    let read = tools
+        .iter()
+        .find(|t| t.name == "read_page")
+        .expect("read_page");
+    assert!(read.input_schema["properties"].get("intent").is_none());
+
+    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    let snap = snapshot(&client).await?;
+    let name = ref_of(&snap, "textbox", "Customer name:");
+    let tel = ref_of(&snap, "textbox", "Telephone:");
+    let mail = ref_of(&snap, "textbox", "E-mail address:");
+    text(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": name, "value": "Ada", "intent": "enter the customer name"}),
+        )
+        .await?,
+    );
+    text(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
+        )
+        .await?,
+    );
+    text(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": mail, "value": "a@example.com"}),
+        )
+        .await?,
+    );
+    let journal = |n: u64| {
+        let client = &client;
+        async move {
+            let res = call(
+                client,
+                "oc_journal",
+                json!({"action": "recent", "count": n, "tool": "form_input"}),
+            )
+            .await?;
+            anyhow::Ok(res.structured_content.clone().expect("structured")["entries"].clone())
+        }
+    };
+    let entries = journal(10).await?;
+    let entries = entries.as_array().expect("entries");
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[0]["intent"], "enter the customer name");
+    assert_eq!(entries[1]["intent"], "enter the phone");
+    assert!(
+        entries[2].get("intent").is_none(),
+        "absent, not empty: {}",
+        entries[2]
+    );
+
+    // Bad intents: rejected before anything happens, and never journaled.
+    let before = read_jsonl_dir(&data.path().join("journal")).len();
+    let trace_before = read_jsonl_dir(&data.path().join("traces")).len();
+    let submit = ref_of(&snap, "button", "Submit order");
+    for bad in [json!(""), json!("   "), json!("x".repeat(200)), json!(7)] {
+        let err =
+            error_of(&call(&client, "interact", json!({"ref": submit, "intent": bad})).await?);
+        assert_eq!(err["code"], "INVALID_INTENT", "{err}");
+    }
+    assert_eq!(read_jsonl_dir(&data.path().join("journal")).len(), before);
+    assert_eq!(
+        read_jsonl_dir(&data.path().join("traces")).len(),
+        trace_before
+    );
+    assert!(
+        js(&client, "location.pathname")
+            .await?
+            .as_str()
+            .expect("path")
+            .ends_with("form.html")
+    );
+
+    // Trace lines: the intent at top level where given, no key where not.
+    let trace: Vec<Value> = read_jsonl_dir(&data.path().join("traces"))
+        .into_iter()
+        .filter(|e| e["body"]["tool"] == "form_input")
+        .collect();
+    assert_eq!(trace.len(), 3, "{trace:?}");
+    assert_eq!(trace[0]["intent"], "enter the customer name");
+    assert_eq!(trace[1]["intent"], "enter the phone");
+    assert!(trace[2].get("intent").is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn drag_upload_wait_scroll_and_console() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("misc");
+    let uploads = TempDir::new("uploads");
+    let outside = TempDir::new("outside");
+    std::fs::write(uploads.path().join("hello.txt"), "hello")?;
+    std::fs::write(uploads.path().join("two.txt"), "two!")?;
+    std::fs::write(outside.path().join("secret.txt"), "no")?;
+    let root = uploads.path().display().to_string();
+    let client = stdio_client(data.path(), &["--allow-file-root", &root], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("interactive.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+
+    // HTML5 drag and drop, and a mouse-driven knob.
+    let out = text(
+        &call(
+            &client,
+            "drag_drop",
+            json!({"sourceSelector": "#drag-source", "targetSelector": "#drop-zone", "intent": "drop it"}),
+        )
+        .await?,
+    );
+    assert!(out.contains("HTML5"), "{out}");
+    assert_eq!(
+        js(&client, "document.getElementById('drop-zone').textContent").await?,
+        "Dropped: payload"
+    );
+    let knob = ref_of(&snap, "slider", "Volume");
+    text(
+        &call(
+            &client,
+            "drag_drop",
+            json!({"source": knob, "targetSelector": "#track"}),
+        )
+        .await?,
+    );
+    let knob_at = js(
+        &client,
+        "document.getElementById('slider-status').textContent",
+    )
+    .await?;
+    assert_ne!(knob_at, "knob at 0", "the knob moved");
+    let err = error_of(&call(&client, "drag_drop", json!({"source": knob})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+
+    // File upload: only under the allowed roots.
+    let input = snap
+        .lines()
+        .find(|l| l.ends_with(" file"))
+        .and_then(|l| l.split_whitespace().find(|w| w.starts_with("ax_")))
+        .expect("file input ref")
+        .to_owned();
+    let files = [
+        uploads.path().join("hello.txt").display().to_string(),
+        uploads.path().join("two.txt").display().to_string(),
+    ];
+    let out = text(
+        &call(
+            &client,
+            "file_upload",
+            json!({"ref": input, "filePaths": files}),
+        )
+        .await?,
+    );
+    assert!(out.contains("2 files"), "{out}");
+    assert_eq!(
+        js(&client, "document.getElementById('files').textContent").await?,
+        "hello.txt:5, two.txt:4"
+    );
+    let secret = outside.path().join("secret.txt").display().to_string();
+    let err = error_of(
+        &call(
+            &client,
+            "file_upload",
+            json!({"selector": "#upload", "filePaths": [secret]}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
+    let missing = uploads.path().join("nope.txt").display().to_string();
+    let err = error_of(
+        &call(
+            &client,
+            "file_upload",
+            json!({"selector": "#upload", "filePaths": [missing]}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "FILE_NOT_FOUND", "{err}");
+    let err = error_of(
+        &call(
+            &client,
+            "file_upload",
+            json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    // The rejected calls left the input as it was.
+    assert_eq!(
+        js(&client, "document.getElementById('upload').files.length").await?,
+        2
+    );
+
+    // Waits.
+    js(&client, "addLater(300); 1").await?;
+    let out = text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "selector", "value": "#late"}),
+        )
+        .await?,
+    );
+    assert!(out.starts_with("selector met"), "{out}");
+    text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "selector_hidden", "value": "#never-there"}),
+        )
+        .await?,
+    );
+    text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
+        )
+        .await?,
+    );
+    text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "url_match", "value": "*interactive.html"}),
+        )
+        .await?,
+    );
+    text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "timeout", "value": "50"}),
+        )
+        .await?,
+    );
+    let err = error_of(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "selector", "value": "#never", "timeout": 300}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "TIMEOUT", "{err}");
+    let err = error_of(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "function", "value": "(("}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err = error_of(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "selector", "value": "a[["}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err = error_of(&call(&client, "wait_for", json!({"type": "sometime"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+
+    // Scrolling.
+    let s = call(&client, "lightweight_scroll", json!({"to": "bottom"})).await?;
+    assert_eq!(s.structured_content.clone().expect("s")["atBottom"], true);
+    let s = call(
+        &client,
+        "lightweight_scroll",
+        json!({"direction": "up", "amount": 100}),
+    )
+    .await?;
+    let s = s.structured_content.clone().expect("s");
+    assert_eq!(s["atBottom"], false, "{s}");
+
+    // Console.
+    let c = call(&client, "console_capture", json!({})).await?;
+    let c = c.structured_content.clone().expect("c");
+    let texts: Vec<&str> = c["messages"]
+        .as_array()
+        .expect("m")
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert!(texts.contains(&"fixture loaded 42"), "{c}");
+    let w = call(&client, "console_capture", json!({"level": "warning"})).await?;
+    let w = w.structured_content.clone().expect("w");
+    assert_eq!(w["messages"].as_array().expect("m").len(), 1, "{w}");
+    call(&client, "console_capture", json!({"action": "clear"})).await?;
+    js(&client, "console.error('after clear'); 1").await?;
+    let c = call(&client, "console_capture", json!({})).await?;
+    let c = c.structured_content.clone().expect("c");
+    assert_eq!(c["messages"].as_array().expect("m").len(), 1, "{c}");
+    assert_eq!(c["messages"][0]["level"], "error");
+    Ok(())
+}
+
+#[tokio::test]
+async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("frames");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+
+    call(&client, "navigate", json!({"url": site.url("frames.html")})).await?;
+    let snap = snapshot(&client).await?;
+    assert!(snap.contains("iframe \"Inner frame\""), "{snap}");
+    let frame_btn = ref_of(&snap, "button", "Frame button");
+    let shadow_btn = ref_of(&snap, "button", "Shadow button");
+    let shadow_in = ref_of(&snap, "textbox", "Shadow name");
+    ref_of(&snap, "link", "Back home");
+    text(&call(&client, "interact", json!({"ref": frame_btn})).await?);
+    assert_eq!(
+        js(&client, "document.getElementById('log').textContent").await?,
+        "frame button clicked"
+    );
+    text(&call(&client, "interact", json!({"ref": shadow_btn})).await?);
+    assert_eq!(
+        js(&client, "document.getElementById('log').textContent").await?,
+        "shadow button clicked"
+    );
+    text(
+        &call(
+            &client,
+            "form_input",
+            json!({"ref": shadow_in, "value": "in the shadow"}),
+        )
+        .await?,
+    );
+    assert_eq!(
+        js(
+            &client,
+            "document.querySelector('shadow-card').shadowRoot.getElementById('sh-input').value"
+        )
+        .await?,
+        "in the shadow"
+    );
+    let q = call(&client, "query_dom", json!({"selector": "#sh-btn"})).await?;
+    assert_eq!(
+        q.structured_content.clone().expect("q")["matches"][0]["text"],
+        "Shadow button"
+    );
+
+    // A large page: a ref for every one of its 3000 controls.
+    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
+    let big = snapshot(&client).await?;
+    assert_eq!(big.matches(" ax_").count(), 3000);
+    let buy = ref_of(&big, "button", "Buy 1400");
+    js(&client, "document.querySelector('[data-i=\"1400\"]').onclick = function () { this.textContent = 'bought'; }; 1").await?;
+    text(&call(&client, "interact", json!({"ref": buy})).await?);
+    assert_eq!(
+        js(
+            &client,
+            "document.querySelector('[data-i=\"1400\"]').textContent"
+        )
+        .await?,
+        "bought"
+    );
+
+    // Extraction.
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("product.html")}),
+    )
+    .await?;
+    let r = call(
+        &client,
+        "extract_data",
+        json!({"schema": {"type": "object", "properties": {
+            "name": {"type": "string"}, "sku": {"type": "string"}, "price": {"type": "number"},
+            "priceCurrency": {"type": "string"}, "description": {"type": "string"}, "image": {"type": "string"},
+            "color": {"type": "string"}
+        }}}),
+    )
+    .await?;
+    let r = r.structured_content.clone().expect("r");
+    assert_eq!(r["data"]["name"], "Ochre Mug", "{r}");
+    assert_eq!(r["data"]["sku"], "MUG-42");
+    assert_eq!(r["data"]["price"], 12.5);
+    assert_eq!(r["data"]["priceCurrency"], "EUR");
+    assert_eq!(r["data"]["description"], "A mug the colour of ochre.");
+    assert_eq!(r["fieldsMissing"], json!(["color"]));
+    assert!(
+        r["strategies"]
+            .as_array()
+            .expect("s")
+            .contains(&json!("json-ld"))
+    );
+    let reviews = call(
+        &client,
+        "extract_data",
+        json!({"schema": {"type": "array", "items": {"properties": {"author": {"type": "string"}, "rating": {"type": "integer"}}}}}),
+    )
+    .await?;
+    let reviews = reviews.structured_content.clone().expect("r");
+    assert_eq!(
+        reviews["data"],
+        json!([{"author": "Ada", "rating": 5}, {"author": "Alan", "rating": 4}]),
+        "{reviews}"
+    );
+    let cards = call(
+        &client,
+        "extract_data",
+        json!({"schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}}, "itemSelector": ".card"}),
+    )
+    .await?;
+    let cards = cards.structured_content.clone().expect("c");
+    assert_eq!(
+        cards["data"],
+        json!([{"title": "Teapot", "price": 30}, {"title": "Saucer", "price": 4}]),
+        "{cards}"
+    );
+    let err = error_of(
+        &call(
+            &client,
+            "extract_data",
+            json!({"schema": {"type": "object"}}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+
+    // navigate waits for the network to go quiet: the page's fetch has landed.
+    call(&client, "navigate", json!({"url": site.url("slow.html")})).await?;
+    assert_eq!(
+        js(&client, "document.getElementById('data').textContent").await?,
+        "got slow 400"
+    );
+    Ok(())
+}
