@@ -8,6 +8,8 @@ use std::path::PathBuf;
 const BUILTIN: &[(&str, &str)] = &[
     ("ochre-plugin-core", "ochre_plugin_core"),
     ("ochre-plugin-totp", "ochre_plugin_totp"),
+    ("ochre-plugin-storage", "ochre_plugin_storage"),
+    ("ochre-plugin-profile", "ochre_plugin_profile"),
 ];
 
 fn main() {

@@ -101,7 +101,7 @@ struct Session {
     tabs: BTreeMap<u64, Page>,
     current: Option<u64>,
     next_id: u64,
-    _profile: Option<ProfileDir>,
+    profile: Option<ProfileDir>,
 }
 
 /// A temporary profile dir, removed when the session ends.
@@ -149,6 +149,8 @@ fn parse_tab(id: &str) -> Result<u64, ToolError> {
 }
 
 fn not_found(id: &str) -> ToolError {
+    let id: String = id.chars().take(24).collect();
+    let id = id.as_str();
     ToolError::new(
         codes::TAB_NOT_FOUND,
         format!("no tab {id:?}: call tabs_context for the open tabs"),
@@ -317,7 +319,7 @@ impl BrowserManager {
             tabs: BTreeMap::new(),
             current: None,
             next_id: 1,
-            _profile: profile,
+            profile,
         })
     }
 

@@ -16,18 +16,17 @@ const MAX_COUNT: u64 = 100;
 pub(crate) fn journal_tool_info() -> ToolInfo {
     ToolInfo {
         name: "oc_journal".into(),
-        description: "Read the journal of tool calls: `recent` lists the latest calls (tool, redacted args, ok, \
-                      summary, error, intent), `summary` counts calls and failures per tool. Use it to review what \
-                      was done or to hand work over."
+        description: "Read the journal of tool calls: `recent` (latest calls: tool, redacted args, outcome, intent) \
+                      or `summary` (counts per tool). Use it to review or hand over work."
             .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": ["recent", "summary"], "description": "recent (default) or summary"},
+                "action": {"type": "string", "enum": ["recent", "summary"], "description": "default recent"},
                 "kind": {"type": "string", "enum": ["recent", "summary"], "description": "alias of action"},
-                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "entries for recent (default 20)"},
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "default 20"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "alias of count"},
-                "tool": {"type": "string", "maxLength": 64, "description": "only calls of this tool"}
+                "tool": {"type": "string", "maxLength": 64, "description": "only this tool"}
             },
             "additionalProperties": false
         }),

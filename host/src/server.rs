@@ -58,17 +58,90 @@ impl McpServer {
     }
 }
 
+/// The schema as advertised in `tools/list`: what an agent needs to build a call,
+/// without the bytes it pays for on every turn (no `null` alternatives for optional
+/// fields, no number formats, no `minLength: 1`, no length caps of 1000 and more,
+/// no struct docs). The host still validates every call against the full schema,
+/// so the dropped bounds are enforced with a clear `INVALID_ARGUMENT`.
+fn compact_schema(v: &mut Value, top: bool) {
+    let Value::Object(m) = v else {
+        return;
+    };
+    if top {
+        m.remove("description");
+    }
+    m.remove("format");
+    m.remove("title");
+    if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+        m.remove("additionalProperties");
+    }
+    if m.get("minLength") == Some(&Value::from(1)) {
+        m.remove("minLength");
+    }
+    if m.get("maxLength")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n >= 1000)
+    {
+        m.remove("maxLength");
+    }
+    // Optional fields: `["string", "null"]` -> `"string"`; omission says it.
+    if let Some(Value::Array(types)) = m.get("type") {
+        let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if kept.len() == 1 {
+            m.insert("type".into(), kept[0].clone());
+        }
+    }
+    if let Some(Value::Array(any)) = m.get("anyOf") {
+        let kept: Vec<Value> = any
+            .iter()
+            .filter(|s| s.get("type") != Some(&Value::String("null".into())))
+            .cloned()
+            .collect();
+        if kept.len() == 1 {
+            m.remove("anyOf");
+            if let Value::Object(inner) = &kept[0] {
+                for (k, val) in inner {
+                    m.entry(k.clone()).or_insert_with(|| val.clone());
+                }
+            }
+        }
+    }
+    if let Some(Value::String(d)) = m.get_mut("description") {
+        *d = d.replace('\n', " ");
+    }
+    for key in ["properties", "$defs"] {
+        if let Some(Value::Object(children)) = m.get_mut(key) {
+            for child in children.values_mut() {
+                if key == "$defs"
+                    && let Value::Object(dm) = child
+                {
+                    dm.remove("description");
+                }
+                compact_schema(child, false);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = m.get_mut(key) {
+            compact_schema(child, false);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(children)) = m.get_mut(key) {
+            children.iter_mut().for_each(|c| compact_schema(c, false));
+        }
+    }
+}
+
 fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
     let mut schema = info.input_schema.clone();
+    compact_schema(&mut schema, true);
     if info.intent
         && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
     {
         props.insert(
             "intent".into(),
-            serde_json::json!({
-                "type": "string", "minLength": 1, "maxLength": crate::pipeline::MAX_INTENT_CHARS,
-                "description": "Audit label: why you take this action."
-            }),
+            serde_json::json!({"type": "string", "maxLength": crate::pipeline::MAX_INTENT_CHARS}),
         );
     }
     let description = if info.intent {
@@ -89,11 +162,12 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
     tool.description = Some(description.into());
     tool.input_schema = Arc::new(object);
     let a = info.annotations;
+    // Hints equal to MCP's defaults (readOnly false, idempotent false) are left out.
     tool.annotations = Some(ToolAnnotations::from_raw(
         None,
-        Some(a.read_only),
+        a.read_only.then_some(true),
         (!a.read_only).then_some(a.destructive),
-        (!a.read_only).then_some(a.idempotent),
+        (!a.read_only && a.idempotent).then_some(true),
         Some(a.open_world),
     ));
     tool

@@ -919,3 +919,151 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn storage_and_profile_groups() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("storage");
+    let profile = TempDir::new("profile-dir");
+    let dir = profile.path().display().to_string();
+    let client = stdio_client(data.path(), &["--user-data-dir", &dir], &[]).await?;
+
+    // Status before the browser starts: nothing is launched to answer.
+    let st = call(&client, "oc_profile_status", json!({})).await?;
+    let st = st.structured_content.clone().expect("status");
+    assert_eq!(st["mode"], "managed", "{st}");
+    assert_eq!(st["running"], false);
+    assert_eq!(st["persistent"], true);
+    assert_eq!(st["userDataDir"], dir.as_str());
+
+    call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let st = call(&client, "oc_profile_status", json!({})).await?;
+    assert_eq!(
+        st.structured_content.clone().expect("status")["running"],
+        true
+    );
+    let lp = call(&client, "list_profiles", json!({})).await?;
+    let lp = lp.structured_content.clone().expect("profiles");
+    assert_eq!(lp["userDataDir"], dir.as_str(), "{lp}");
+    assert!(lp["profiles"].is_array());
+
+    // Cookies: set, read (httpOnly too), delete, clear; values never journaled.
+    let secret = "cookie-value-7f3a";
+    let set = |name: &str, extra: Value| {
+        let mut args = json!({"action": "set", "name": name, "value": secret});
+        if let (Value::Object(a), Value::Object(e)) = (&mut args, extra) {
+            a.extend(e);
+        }
+        call(&client, "cookies", args)
+    };
+    text(&set("sid", json!({"httpOnly": true})).await?);
+    text(&set("theme", json!({})).await?);
+    let got = call(&client, "cookies", json!({"action": "get"})).await?;
+    let got = got.structured_content.clone().expect("cookies");
+    let cookies = got["cookies"].as_array().expect("list");
+    assert_eq!(cookies.len(), 2, "{got}");
+    let sid = cookies.iter().find(|c| c["name"] == "sid").expect("sid");
+    assert_eq!(
+        (sid["value"].as_str(), sid["httpOnly"].as_bool()),
+        (Some(secret), Some(true))
+    );
+    assert_eq!(
+        js(&client, "document.cookie").await?,
+        format!("theme={secret}")
+    );
+    text(
+        &call(
+            &client,
+            "cookies",
+            json!({"action": "delete", "name": "theme"}),
+        )
+        .await?,
+    );
+    let got = call(&client, "cookies", json!({"action": "get"})).await?;
+    assert_eq!(
+        got.structured_content.clone().expect("c")["cookies"]
+            .as_array()
+            .expect("l")
+            .len(),
+        1
+    );
+    let cleared = call(&client, "cookies", json!({"action": "clear"})).await?;
+    assert_eq!(cleared.structured_content.clone().expect("c")["deleted"], 1);
+    let err = error_of(&call(&client, "cookies", json!({"action": "set", "value": "x"})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("name"))
+    );
+    let err = error_of(&call(&client, "cookies", json!({"action": "eat"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+
+    // Web storage.
+    let st = |args: Value| call(&client, "storage", args);
+    text(&st(json!({"storageType": "local", "action": "set", "key": "k1", "value": "v1"})).await?);
+    text(&st(json!({"storageType": "local", "action": "set", "key": "k2", "value": "v2"})).await?);
+    text(&st(json!({"storageType": "session", "action": "set", "key": "s", "value": "sv"})).await?);
+    let v = st(json!({"storageType": "local", "action": "get", "key": "k1"})).await?;
+    assert_eq!(v.structured_content.clone().expect("v")["value"], "v1");
+    let keys = st(json!({"storageType": "local", "action": "keys"})).await?;
+    let mut keys: Vec<String> =
+        serde_json::from_value(keys.structured_content.clone().expect("k")["keys"].clone())?;
+    keys.sort();
+    assert_eq!(keys, ["k1", "k2"]);
+    let all = st(json!({"storageType": "session", "action": "get"})).await?;
+    assert_eq!(
+        all.structured_content.clone().expect("a")["items"],
+        json!({"s": "sv"})
+    );
+    let rm = st(json!({"storageType": "local", "action": "remove", "key": "k1"})).await?;
+    assert_eq!(rm.structured_content.clone().expect("r")["removed"], true);
+    let cl = st(json!({"storageType": "local", "action": "clear"})).await?;
+    assert_eq!(cl.structured_content.clone().expect("c")["cleared"], 1);
+    assert_eq!(js(&client, "localStorage.length").await?, 0);
+    let err = error_of(&st(json!({"storageType": "local", "action": "set", "key": "k"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    let err = error_of(&st(json!({"storageType": "disk", "action": "keys"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+
+    let journal = read_all_text(&data.path().join("journal"));
+    let trace = read_all_text(&data.path().join("traces"));
+    assert!(journal.contains("\"cookies\""), "the calls are journaled");
+    assert!(
+        !journal.contains(secret) && !trace.contains(secret),
+        "cookie values are redacted"
+    );
+    assert!(!journal.contains("\"v1\""), "storage values are redacted");
+    Ok(())
+}
+
+/// Agents pay for `tools/list` on every turn: with every built-in group loaded it
+/// stays within 0.75x of playwright-mcp's 20,286 bytes (issue 3's budget), and
+/// every tool still says what it is for.
+#[tokio::test]
+async fn tools_list_stays_within_its_byte_budget() -> Result<()> {
+    let data = TempDir::new("budget");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let tools = client.list_all_tools().await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for t in [
+        "read_page",
+        "cookies",
+        "storage",
+        "list_profiles",
+        "oc_profile_status",
+        "oc_totp_generate",
+        "oc_journal",
+    ] {
+        assert!(names.contains(&t), "{t} missing: {names:?}");
+    }
+    let bytes = serde_json::to_vec(&tools)?.len();
+    assert!(
+        bytes <= 15_214,
+        "tools/list is {bytes} bytes for {} tools",
+        tools.len()
+    );
+    for t in &tools {
+        let d = t.description.as_deref().unwrap_or_default();
+        assert!(d.len() >= 30, "{}: {d:?}", t.name);
+    }
+    Ok(())
+}

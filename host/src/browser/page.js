@@ -974,6 +974,26 @@
     files_of: (a) => { const e = target(a); fire(e, 'input'); fire(e, 'change'); return { files: Array.from(e.files || []).map((f) => f.name) }; },
     check,
     extract,
+    storage: (a) => {
+      let st;
+      try { st = a.type === 'session' ? window.sessionStorage : window.localStorage; } catch (e) { st = null; }
+      if (!st) fail('STORAGE_UNAVAILABLE', 'this page (' + location.href.slice(0, 80) + ') has no ' + a.type + 'Storage; navigate to a site first');
+      switch (a.action) {
+        case 'get': {
+          if (a.key != null) return { key: a.key, value: st.getItem(a.key) };
+          const items = {};
+          for (let i = 0; i < st.length; i++) { const k = st.key(i); items[k] = st.getItem(k); }
+          return { items };
+        }
+        case 'set':
+          try { st.setItem(a.key, a.value); } catch (e) { fail('STORAGE_FULL', 'cannot store ' + JSON.stringify(a.key) + ': ' + e.message); }
+          return { set: a.key };
+        case 'remove': { const had = st.getItem(a.key) !== null; st.removeItem(a.key); return { removed: had }; }
+        case 'clear': { const n = st.length; st.clear(); return { cleared: n }; }
+        case 'keys': { const keys = []; for (let i = 0; i < st.length; i++) keys.push(st.key(i)); return { keys }; }
+        default: fail('INVALID_ARGUMENT', 'unknown storage action ' + a.action, { field: 'action' });
+      }
+    },
   };
   try {
     const f = ops[ctx.op];

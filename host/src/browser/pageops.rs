@@ -454,9 +454,15 @@ impl BrowserManager {
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
+        match op {
+            "profile_status" => return Ok(self.profile_status().await),
+            "list_profiles" => return Ok(self.list_profiles().await),
+            _ => {}
+        }
         let (n, page) = self.page(tab).await?;
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
+            "cookies" => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
             "wait_load" => {
                 bounded(timeout_ms, "waiting for the page to load", async {
                     loop {
@@ -762,6 +768,204 @@ impl BrowserManager {
                     .collect()
             })
             .unwrap_or_default())
+    }
+}
+
+impl BrowserManager {
+    /// The profile in use, without launching anything.
+    async fn profile_status(&self) -> Value {
+        let o = &self.inner.options;
+        let (running, temp_dir) = {
+            let guard = self.inner.session.lock().await;
+            match guard.as_ref() {
+                Some(s) => (
+                    s.alive.load(std::sync::atomic::Ordering::Relaxed),
+                    s.profile.as_ref().map(|p| p.0.display().to_string()),
+                ),
+                None => (false, None),
+            }
+        };
+        if let Some(endpoint) = &o.cdp_endpoint {
+            return json!({
+                "mode": "attach", "endpoint": endpoint, "running": running,
+                "persistent": true, "userDataDir": null,
+                "note": "attached to a browser ochre did not start: its profile belongs to it",
+            });
+        }
+        let persistent = o.user_data_dir.is_some();
+        let dir = match &o.user_data_dir {
+            Some(d) => Some(d.display().to_string()),
+            None => temp_dir,
+        };
+        let executable = self.find_executable().ok().map(|p| p.display().to_string());
+        json!({
+            "mode": "managed", "running": running, "persistent": persistent,
+            "userDataDir": dir, "headless": !o.headed, "executable": executable,
+            "launches": self.launches(),
+        })
+    }
+
+    /// Profiles in the user-data-dir: from Chrome's `Local State`, else the dirs.
+    async fn list_profiles(&self) -> Value {
+        let status = self.profile_status().await;
+        let Some(dir) = status["userDataDir"].as_str().map(PathBuf::from) else {
+            let why = if status["mode"] == "attach" {
+                "attached to a browser ochre did not start; its profiles are not visible to ochre"
+            } else {
+                "the browser has not started yet and uses a fresh temporary profile (pass --user-data-dir for a persistent one)"
+            };
+            return json!({"userDataDir": null, "profiles": [], "note": why});
+        };
+        let mut profiles = Vec::new();
+        let local_state = std::fs::read_to_string(dir.join("Local State"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        if let Some(Value::Object(cache)) = local_state
+            .as_ref()
+            .and_then(|v| v.pointer("/profile/info_cache"))
+        {
+            for (d, info) in cache {
+                profiles.push(
+                    json!({"dir": d, "name": info.get("name").cloned().unwrap_or(Value::Null)}),
+                );
+            }
+        } else if let Ok(rd) = std::fs::read_dir(&dir) {
+            let mut dirs: Vec<String> = rd
+                .flatten()
+                .filter(|e| e.path().join("Preferences").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            dirs.sort();
+            profiles = dirs
+                .into_iter()
+                .map(|d| json!({"dir": d, "name": null}))
+                .collect();
+        }
+        json!({"userDataDir": dir.display().to_string(), "persistent": status["persistent"], "profiles": profiles})
+    }
+
+    /// Cookies of the page's site: get, set, delete, clear.
+    async fn cookies(&self, page: &Page, a: &Value) -> Result<Value, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::network::{
+            DeleteCookiesParams, GetCookiesParams, SetCookieParams,
+        };
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let web = url.starts_with("http://") || url.starts_with("https://");
+        let s = |k: &str| a.get(k).and_then(Value::as_str);
+        if !web && s("domain").is_none() {
+            return Err(ToolError::new(
+                "STORAGE_UNAVAILABLE",
+                format!(
+                    "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
+                ),
+            ));
+        }
+        let get = |page: &Page| {
+            let url = url.clone();
+            let page = page.clone();
+            async move {
+                let p: GetCookiesParams = cdp_params(json!({"urls": [url]}))?;
+                let r = page
+                    .execute(p)
+                    .await
+                    .map_err(|e| cdp_error("cannot read cookies", e))?;
+                Ok::<_, ToolError>(r.result.cookies.clone())
+            }
+        };
+        let action = s("action").unwrap_or("get");
+        match action {
+            "get" => {
+                let cookies = if web { get(page).await? } else { Vec::new() };
+                let name = s("name");
+                let list: Vec<Value> = cookies
+                    .iter()
+                    .filter(|c| name.is_none_or(|n| c.name == n))
+                    .map(|c| {
+                        let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+                        if let Value::Object(m) = &mut v {
+                            m.retain(|k, _| {
+                                matches!(
+                                    k.as_str(),
+                                    "name"
+                                        | "value"
+                                        | "domain"
+                                        | "path"
+                                        | "expires"
+                                        | "httpOnly"
+                                        | "secure"
+                                        | "sameSite"
+                                        | "session"
+                                )
+                            });
+                        }
+                        v
+                    })
+                    .collect();
+                Ok(json!({"cookies": list}))
+            }
+            "set" => {
+                let mut p = json!({"name": s("name"), "value": s("value").unwrap_or_default()});
+                match s("domain") {
+                    Some(d) => {
+                        p["domain"] = json!(d);
+                        p["path"] = json!(s("path").unwrap_or("/"));
+                    }
+                    None => {
+                        p["url"] = json!(url);
+                        if let Some(path) = s("path") {
+                            p["path"] = json!(path);
+                        }
+                    }
+                }
+                for k in ["secure", "httpOnly"] {
+                    if let Some(b) = a.get(k).and_then(Value::as_bool) {
+                        p[k] = json!(b);
+                    }
+                }
+                if let Some(ss) = s("sameSite") {
+                    p["sameSite"] = json!(ss);
+                }
+                if let Some(e) = a.get("expires").and_then(Value::as_f64) {
+                    p["expires"] = json!(e);
+                }
+                let params: SetCookieParams = cdp_params(p)?;
+                page.execute(params).await.map_err(|e| {
+                    ToolError::invalid_argument(
+                        "name",
+                        format!("the browser refused the cookie (check domain, secure and sameSite): {e}"),
+                    )
+                })?;
+                Ok(json!({"set": s("name")}))
+            }
+            "delete" | "clear" => {
+                let names: Vec<String> = if action == "delete" {
+                    vec![s("name").unwrap_or_default().to_owned()]
+                } else if web {
+                    get(page).await?.into_iter().map(|c| c.name).collect()
+                } else {
+                    Vec::new()
+                };
+                for name in &names {
+                    let mut p = json!({"name": name});
+                    match s("domain") {
+                        Some(d) => p["domain"] = json!(d),
+                        None => p["url"] = json!(url),
+                    }
+                    if let Some(path) = s("path") {
+                        p["path"] = json!(path);
+                    }
+                    let params: DeleteCookiesParams = cdp_params(p)?;
+                    page.execute(params)
+                        .await
+                        .map_err(|e| cdp_error("cannot delete the cookie", e))?;
+                }
+                Ok(json!({"deleted": names.len()}))
+            }
+            other => Err(ToolError::invalid_argument(
+                "action",
+                format!("unknown cookies action {other:?}"),
+            )),
+        }
     }
 }
 

@@ -112,17 +112,16 @@ fn point(p: &Value) -> Result<(f64, f64), String> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct InteractArgs {
-    /// The element's ref (from read_page, find or query_dom).
+    /// Element ref.
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: Option<String>,
-    /// Or describe it in words (the best find match is used).
+    /// Or describe it (best find match).
     #[schemars(length(min = 1, max = 500))]
     query: Option<String>,
     /// `click` (default), `double_click` or `hover`.
     #[schemars(regex(pattern = r"^(click|double_click|hover)$"))]
     action: Option<String>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -320,9 +319,8 @@ pub(crate) struct FormInputArgs {
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: String,
-    /// Text; true/false for a checkbox or radio; an option's value or label for a select.
+    /// Text; true/false for checkbox or radio; option value or label for a select.
     value: FieldValue,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -356,14 +354,12 @@ impl Tool for FormInput {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct FillArgs {
-    /// Values by field label, name, id or placeholder. Radio groups and checkbox
-    /// groups take an option's value or label (a list for checkboxes).
+    /// By label, name, id or placeholder; radio/checkbox groups take option values or labels.
     fields: Option<std::collections::BTreeMap<String, FieldValue>>,
     /// Values by ref.
     refs: Option<std::collections::BTreeMap<String, FieldValue>>,
     /// Submit the form afterwards.
     submit: Option<bool>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -458,7 +454,6 @@ pub(crate) struct DragArgs {
     target: Option<String>,
     #[schemars(length(min = 1, max = 4000))]
     target_selector: Option<String>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -543,10 +538,9 @@ pub(crate) struct UploadArgs {
     /// Or its CSS selector.
     #[schemars(length(min = 1, max = 4000))]
     selector: Option<String>,
-    /// Files to give it (under the server's cwd or an --allow-file-root dir).
+    /// Under the server's cwd or an --allow-file-root dir.
     #[schemars(length(min = 1, max = 50))]
     file_paths: Vec<String>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 

@@ -40,10 +40,8 @@ struct NavigateArgs {
     /// The URL to open, or `back` / `forward`.
     #[schemars(length(min = 1, max = 8192))]
     url: String,
-    /// Tab to use (default: the current tab).
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
-    /// Max wait for the page to load, in ms (default 30000).
+    /// Max wait in ms (default 30000).
     #[schemars(range(min = 1, max = 120000))]
     timeout: Option<u32>,
 }
@@ -83,7 +81,7 @@ struct CreateArgs {
     /// URL to open (default about:blank).
     #[schemars(length(min = 1, max = 8192))]
     url: Option<String>,
-    /// Max wait for the page to load, in ms (default 30000).
+    /// Max wait in ms (default 30000).
     #[schemars(range(min = 1, max = 120000))]
     timeout: Option<u32>,
 }
@@ -114,7 +112,6 @@ impl Tool for TabsCreate {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CloseArgs {
-    /// The tab to close.
     #[schemars(length(min = 1, max = 16))]
     tab_id: String,
 }
@@ -124,7 +121,7 @@ struct TabsClose;
 impl Tool for TabsClose {
     type Args = CloseArgs;
     const NAME: &'static str = "tabs_close";
-    const DESCRIPTION: &'static str = "Close a tab by id.";
+    const DESCRIPTION: &'static str = "Close a tab by its id (see tabs_context).";
 
     fn spec() -> ToolSpec {
         ToolSpec::default()
@@ -169,17 +166,13 @@ impl Tool for TabsContext {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct JsArgs {
-    /// JavaScript to run in the page; the value of the last expression is returned
-    /// (promises are awaited).
+    /// JS to run; returns the last expression's value (promises awaited).
     #[schemars(length(min = 1, max = 100000))]
     code: Option<String>,
-    /// Deprecated alias of `code`.
     #[schemars(length(min = 1, max = 100000))]
     text: Option<String>,
-    /// Tab to use (default: the current tab).
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
-    /// Max run time in ms (default 30000).
+    /// Max wait in ms (default 30000).
     #[schemars(range(min = 1, max = 120000))]
     timeout: Option<u32>,
 }
@@ -214,8 +207,6 @@ impl Tool for JavascriptTool {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ShotArgs {
-    /// Tab to capture (default: the current tab).
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
     /// The whole page rather than the viewport.
     full_page: Option<bool>,
@@ -225,7 +216,7 @@ struct ShotArgs {
     /// JPEG quality 1-100 (default 80).
     #[schemars(range(min = 1, max = 100))]
     quality: Option<u8>,
-    /// Only this rectangle of the page (CSS pixels).
+    /// Only this rectangle (CSS px).
     clip: Option<Clip>,
 }
 
@@ -246,7 +237,7 @@ struct PageScreenshot;
 impl Tool for PageScreenshot {
     type Args = ShotArgs;
     const NAME: &'static str = "page_screenshot";
-    const DESCRIPTION: &'static str = "Capture a tab as an image (viewport or full page). Use it to look at layout; prefer page_content for text.";
+    const DESCRIPTION: &'static str = "Capture a tab as an image (viewport, full page or clip). Use it to look at layout; prefer read_page for content.";
 
     fn spec() -> ToolSpec {
         ToolSpec::default()
@@ -277,13 +268,11 @@ impl Tool for PageScreenshot {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ContentArgs {
-    /// Tab to read (default: the current tab).
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
     /// `text` (default: the visible text) or `html`.
     #[schemars(regex(pattern = r"^(text|html)$"))]
     format: Option<String>,
-    /// Cut the result at this many characters (default 50000).
+    /// Default 50000.
     #[schemars(range(min = 1, max = 1000000))]
     max_chars: Option<u32>,
 }
@@ -326,10 +315,8 @@ impl Tool for PageContent {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ReloadArgs {
-    /// Tab to reload (default: the current tab).
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
-    /// Max wait for the load, in ms (default 30000).
+    /// Max wait in ms (default 30000).
     #[schemars(range(min = 1, max = 120000))]
     timeout: Option<u32>,
 }

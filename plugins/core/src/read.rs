@@ -16,24 +16,22 @@ pub(crate) fn op(tab: Option<&str>, name: &str, args: Value) -> Result<Value, To
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ReadArgs {
-    /// `ax` (default): the page as a tree of roles and names, with refs on interactive
-    /// elements; `text`; `markdown`; `dom` (HTML without scripts and styles).
+    /// `ax` (default): tree with refs; `text`; `markdown`; `dom` (HTML).
     #[schemars(regex(pattern = r"^(ax|text|markdown|dom)$"))]
     mode: Option<String>,
     /// Only the subtree of this ref.
     #[serde(rename = "ref_id", alias = "refId")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     ref_id: Option<String>,
-    /// `interactive`: only elements with refs, flat; `all` (default).
+    /// `interactive`: only elements with refs.
     #[schemars(regex(pattern = r"^(interactive|all)$"))]
     filter: Option<String>,
-    /// Deepest tree level shown (ax mode).
+    /// Max tree depth (ax).
     #[schemars(range(min = 0, max = 200))]
     depth: Option<u32>,
-    /// Cut the output at this many chars (default: 50000 for text, markdown and dom; no cut for ax).
+    /// Cut at this many chars (default 50000; ax: no cut).
     #[schemars(range(min = 100, max = 5000000))]
     max_chars: Option<u32>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -80,13 +78,12 @@ impl Tool for ReadPage {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct FindArgs {
-    /// What to look for, in words: `submit button`, `email field`, `Sign in`.
+    /// Words, e.g. `submit button`, `Sign in`.
     #[schemars(length(min = 1, max = 500))]
     query: String,
-    /// At most this many matches (default and max 20).
+    /// Default 20.
     #[schemars(range(min = 1, max = 20))]
     limit: Option<u32>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -133,18 +130,17 @@ pub(crate) struct QueryArgs {
     /// `css` (default) or `xpath`.
     #[schemars(regex(pattern = r"^(css|xpath)$"))]
     method: Option<String>,
-    /// CSS selector (pierces open shadow roots and same-origin iframes).
+    /// CSS (pierces shadow roots and iframes).
     #[schemars(length(min = 1, max = 4000))]
     selector: Option<String>,
     /// XPath expression.
     #[schemars(length(min = 1, max = 4000))]
     xpath: Option<String>,
-    /// Return every match (up to `limit`), not just the first.
+    /// false: only the first match.
     multiple: Option<bool>,
-    /// Max matches (default 20).
+    /// Default 20.
     #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -198,16 +194,14 @@ pub(crate) struct WaitArgs {
         pattern = r"^(selector|selector_hidden|function|navigation|url_match|timeout)$"
     ))]
     kind: String,
-    /// CSS selector; JS expression or function (truthy = done); URL substring,
-    /// glob (`*`) or `/regex/`; or ms for `timeout`.
+    /// CSS selector; JS expression or function; URL substring, glob or /regex/; ms.
     #[schemars(length(min = 1, max = 10000))]
     value: Option<String>,
-    /// For `selector`: also require it to be visible.
+    /// selector: must be visible.
     visible: Option<bool>,
-    /// Give up after this many ms (default 30000).
+    /// Max wait in ms (default 30000).
     #[schemars(range(min = 1, max = 120000))]
     timeout: Option<u32>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -270,7 +264,7 @@ pub(crate) struct ScrollArgs {
     /// `down` (default), `up`, `left` or `right`.
     #[schemars(regex(pattern = r"^(up|down|left|right)$"))]
     direction: Option<String>,
-    /// Pixels (default: 80% of the viewport).
+    /// Pixels (default 80% of the viewport).
     #[schemars(range(min = 1, max = 100000))]
     amount: Option<u32>,
     /// `top` or `bottom` of the page instead.
@@ -280,7 +274,6 @@ pub(crate) struct ScrollArgs {
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: Option<String>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -311,16 +304,15 @@ impl Tool for LightweightScroll {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ConsoleArgs {
-    /// `get` (default) or `clear`; `start`/`stop` are accepted (capture is always on).
+    /// `get` (default) or `clear` (capture is always on).
     #[schemars(regex(pattern = r"^(get|clear|start|stop)$"))]
     action: Option<String>,
-    /// Only this level: log, info, warning, error (with exceptions), debug.
+    /// Only this level (error includes exceptions).
     #[schemars(regex(pattern = r"^(log|info|warning|error|debug)$"))]
     level: Option<String>,
-    /// The last N messages (default 100).
+    /// Last N (default 100).
     #[schemars(range(min = 1, max = 1000))]
     limit: Option<u32>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 
@@ -352,8 +344,7 @@ impl Tool for ConsoleCapture {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ExtractArgs {
-    /// JSON Schema of what to extract: an object with `properties`, or an array
-    /// whose `items` has them.
+    /// JSON Schema: an object with `properties`, or an array of them.
     schema: serde_json::Map<String, Value>,
     /// Only inside this element.
     #[schemars(length(min = 1, max = 4000))]
@@ -361,10 +352,9 @@ pub(crate) struct ExtractArgs {
     #[serde(rename = "ref_id", alias = "refId")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     ref_id: Option<String>,
-    /// For arrays: the CSS selector of one item, when the page has no structured data.
+    /// Arrays: CSS selector of one item.
     #[schemars(length(min = 1, max = 4000))]
     item_selector: Option<String>,
-    #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
 }
 

@@ -194,8 +194,7 @@ pub fn totp_code(params: &TotpParams, unix_secs: u64) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GenerateArgs {
-    /// The site whose code to generate, e.g. `github.com`, as configured with
-    /// `ochre totp add --domain`.
+    /// The site, e.g. `github.com`, as set with `ochre totp add`.
     #[schemars(length(min = 1, max = 253), regex(pattern = r"^[A-Za-z0-9._-]+$"))]
     pub domain: String,
 }
@@ -216,8 +215,8 @@ pub struct Generate;
 impl Tool for Generate {
     type Args = GenerateArgs;
     const NAME: &'static str = "oc_totp_generate";
-    const DESCRIPTION: &'static str = "Generate the current TOTP (2FA) code for a site whose secret the operator configured. \
-         Use it when a login asks for an authenticator code; the secret never leaves the host.";
+    const DESCRIPTION: &'static str = "The current TOTP (2FA) code for a site whose secret the operator configured; use it when \
+         a login asks for one. The secret never leaves the host.";
 
     fn spec() -> ToolSpec {
         ToolSpec::default().read_only()

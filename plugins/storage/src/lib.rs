@@ -1,0 +1,156 @@
+//! ochre's `storage` tool group: a tab's cookies (`cookies`) and its local and
+//! session storage (`storage`), with OpenChrome's names and arguments. Cookie and
+//! storage values are redacted from the journal and trace.
+
+use ochre_sdk::browser;
+use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+/// `cookies` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CookieArgs {
+    /// get, set, delete or clear.
+    #[schemars(regex(pattern = r"^(get|set|delete|clear)$"))]
+    action: String,
+    /// Required for set and delete.
+    #[schemars(length(min = 1, max = 4096))]
+    name: Option<String>,
+    /// For set.
+    #[schemars(length(max = 4096))]
+    value: Option<String>,
+    /// Default: the page's host.
+    #[schemars(length(min = 1, max = 253))]
+    domain: Option<String>,
+    /// Default /.
+    #[schemars(length(min = 1, max = 4096))]
+    path: Option<String>,
+    secure: Option<bool>,
+    http_only: Option<bool>,
+    #[schemars(regex(pattern = r"^(Strict|Lax|None)$"))]
+    same_site: Option<String>,
+    /// Unix seconds (default: session).
+    expires: Option<f64>,
+    tab_id: Option<String>,
+}
+
+struct Cookies;
+
+impl Tool for Cookies {
+    type Args = CookieArgs;
+    const NAME: &'static str = "cookies";
+    const DESCRIPTION: &'static str =
+        "Get, set, delete or clear cookies of the current page's site (httpOnly included).";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .destructive()
+            .scope(Scope::Browser)
+            .redact("value")
+    }
+
+    fn run(a: CookieArgs) -> Result<Output, ToolError> {
+        let needs_name = matches!(a.action.as_str(), "set" | "delete");
+        if needs_name && a.name.as_deref().is_none_or(|n| n.trim().is_empty()) {
+            return Err(ToolError::invalid_argument(
+                "name",
+                format!("cookies {}: `name` is required", a.action),
+            ));
+        }
+        if a.action == "set" && a.value.is_none() {
+            return Err(ToolError::invalid_argument(
+                "value",
+                "cookies set: `value` is required",
+            ));
+        }
+        if let Some(n) = &a.name
+            && n.contains([';', '=', ' ', ',', '\t', '\n', '\r'])
+        {
+            return Err(ToolError::invalid_argument(
+                "name",
+                "a cookie name cannot contain ; = , or whitespace",
+            ));
+        }
+        let r = browser::page_op(
+            a.tab_id.as_deref(),
+            "cookies",
+            &json!({
+                "action": a.action, "name": a.name, "value": a.value, "domain": a.domain,
+                "path": a.path, "secure": a.secure, "httpOnly": a.http_only,
+                "sameSite": a.same_site, "expires": a.expires,
+            }),
+            30_000,
+        )?;
+        let summary = match a.action.as_str() {
+            "get" => format!("{} cookies", r["cookies"].as_array().map_or(0, Vec::len)),
+            other => format!("{other} done"),
+        };
+        Ok(Output::json(&r)?.with_summary(summary))
+    }
+}
+
+/// `storage` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct StorageArgs {
+    /// local or session.
+    #[schemars(regex(pattern = r"^(local|session)$"))]
+    storage_type: String,
+    /// get, set, remove, clear or keys.
+    #[schemars(regex(pattern = r"^(get|set|remove|clear|keys)$"))]
+    action: String,
+    /// Omit with get for all items.
+    #[schemars(length(min = 1, max = 4096))]
+    key: Option<String>,
+    /// For set.
+    #[schemars(length(max = 1000000))]
+    value: Option<String>,
+    tab_id: Option<String>,
+}
+
+struct Storage;
+
+impl Tool for Storage {
+    type Args = StorageArgs;
+    const NAME: &'static str = "storage";
+    const DESCRIPTION: &'static str = "Read or change the page's localStorage or sessionStorage.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .destructive()
+            .scope(Scope::Browser)
+            .redact("value")
+    }
+
+    fn run(a: StorageArgs) -> Result<Output, ToolError> {
+        if matches!(a.action.as_str(), "set" | "remove") && a.key.is_none() {
+            return Err(ToolError::invalid_argument(
+                "key",
+                format!("storage {}: `key` is required", a.action),
+            ));
+        }
+        if a.action == "set" && a.value.is_none() {
+            return Err(ToolError::invalid_argument(
+                "value",
+                "storage set: `value` is required",
+            ));
+        }
+        let r = browser::page_op(
+            a.tab_id.as_deref(),
+            "storage",
+            &json!({"type": a.storage_type, "action": a.action, "key": a.key, "value": a.value}),
+            30_000,
+        )?;
+        let summary = format!("{} {} done", a.storage_type, a.action);
+        Ok(Output::json(&r)?.with_summary(summary))
+    }
+}
+
+ochre_sdk::register_plugin! {
+    name: "storage",
+    group: "storage",
+    interfaces: [browser],
+    tools: [Cookies, Storage],
+}
