@@ -8,6 +8,7 @@ const FIXTURES: &[&str] = &[
     "ochre-fixture-greedy",
     "ochre-fixture-dupe",
     "ochre-fixture-oldwit",
+    "ochre-fixture-cdpuser",
 ];
 
 fn main() {

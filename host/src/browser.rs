@@ -234,12 +234,18 @@ impl BrowserManager {
     async fn start(&self) -> Result<Session, ToolError> {
         let opts = &self.inner.options;
         let (browser, mut handler, profile) = if let Some(endpoint) = &opts.cdp_endpoint {
-            let (b, h) = Browser::connect(endpoint.clone()).await.map_err(|e| {
-                ToolError::new(
-                    codes::BROWSER_UNAVAILABLE,
-                    format!("cannot attach to the browser at {endpoint}: {e}"),
-                )
-            })?;
+            let config = chromiumoxide::handler::HandlerConfig {
+                ignore_https_errors: false,
+                ..Default::default()
+            };
+            let (b, h) = Browser::connect_with_config(endpoint.clone(), config)
+                .await
+                .map_err(|e| {
+                    ToolError::new(
+                        codes::BROWSER_UNAVAILABLE,
+                        format!("cannot attach to the browser at {endpoint}: {e}"),
+                    )
+                })?;
             (b, h, None)
         } else {
             let exe = self.find_executable()?;
@@ -259,6 +265,13 @@ impl BrowserManager {
                 .chrome_executable(&exe)
                 .no_sandbox()
                 .user_data_dir(&dir)
+                .window_size(1280, 720)
+                .viewport(chromiumoxide::handler::viewport::Viewport {
+                    width: 1280,
+                    height: 720,
+                    ..Default::default()
+                })
+                .respect_https_errors()
                 .launch_timeout(Duration::from_secs(30))
                 .request_timeout(Duration::from_secs(30))
                 .args([
@@ -460,6 +473,8 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
         let (n, page) = self.page(tab).await?;
+        let started = std::time::Instant::now();
+        self.reset_network(n);
         bounded(timeout_ms, "navigation", async {
             page.goto(url).await.map_err(|e| {
                 ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
@@ -468,7 +483,9 @@ impl BrowserManager {
             Ok(())
         })
         .await?;
-        self.network_quiet(n, 0, 3_000).await;
+        let loaded = started.elapsed();
+        let quiet = self.network_quiet(n, 0, 3_000).await;
+        tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
         Ok(self.info(n, &page).await)
     }
 

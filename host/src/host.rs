@@ -533,6 +533,7 @@ async fn load_plugin(
         secrets: SecretStore::new(data_dir),
         clock,
         browser: browser.clone(),
+        cdp_domains: manifest.cdp_domains.clone(),
     });
     let plugin = runtime.prepare(bytes, manifest, services)?;
     let defs = plugin

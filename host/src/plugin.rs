@@ -45,6 +45,7 @@ pub const INTERFACES: &[(&str, bool)] = &[
     ("secrets", true),
     ("progress", false),
     ("browser", false),
+    ("cdp", true),
 ];
 
 /// Limits applied to every plugin call.
@@ -115,6 +116,8 @@ pub(crate) struct PluginServices {
     pub secrets: SecretStore,
     pub clock: Clock,
     pub browser: crate::browser::BrowserManager,
+    /// CDP domains the plugin declared (the `cdp` interface allows only these).
+    pub cdp_domains: std::collections::BTreeSet<String>,
 }
 
 /// The data of one call's [`Store`].

@@ -22,8 +22,11 @@ use crate::pipeline::{CallOptions, Content};
 use crate::{Host, ProgressFn};
 
 /// Instructions sent to clients at `initialize`.
-const INSTRUCTIONS: &str = "ochre drives a browser and runs sandboxed tool plugins. Tool errors come back as \
-{\"error\":{\"code\",\"message\"}} with a stable code; fix the arguments as the message says.";
+const INSTRUCTIONS: &str = "ochre drives a browser and runs sandboxed tool plugins. Start with navigate, then \
+read_page (or find) for element refs like ax_12, and act with interact, form_input or fill_form. Page tools take an \
+optional tabId (t1, t2, ...; default: the current tab). A ref stays valid while its element exists; after a \
+navigation it is STALE_REF: read the page again. Tool errors come back as {\"error\":{\"code\",\"message\"}} \
+with a stable code; fix the arguments as the message says.";
 
 /// The MCP face of a [`Host`].
 #[derive(Clone)]

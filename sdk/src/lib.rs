@@ -629,8 +629,34 @@ pub mod __private {
     }
 }
 
-/// Register a plugin: its name, capability group, the host interfaces it needs and
-/// its tools (types implementing [`Tool`]). Use it once, at the crate root.
+/// Raw Chrome DevTools Protocol access (interface `cdp`). Only the domains the
+/// plugin lists in `cdp_domains` are allowed, and a third-party plugin gets the
+/// interface only when the operator grants it (`--grant NAME=cdp`).
+pub mod cdp {
+    use crate::ToolError;
+    use crate::bindings::ochre::plugin::cdp as raw;
+
+    /// Send `method` (`Domain.command`) with `params` to a tab (default: the
+    /// current tab); the result object.
+    pub fn send(
+        tab_id: Option<&str>,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> Result<serde_json::Value, ToolError> {
+        let text = raw::send(tab_id, method, &params.to_string()).map_err(|e| ToolError {
+            code: e.code,
+            message: e.message,
+            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+    }
+}
+
+/// Register a plugin: its name, capability group, the host interfaces it needs,
+/// the CDP domains it uses (only with the `cdp` interface: `cdp_domains:
+/// ["Network"]`) and its tools (types implementing [`Tool`]). Use it once, at the
+/// crate root.
 ///
 /// It emits the plugin's manifest (a custom section `ochre-manifest` the host reads
 /// without instantiating the plugin) and exports the WIT world.
@@ -640,6 +666,7 @@ macro_rules! register_plugin {
         name: $name:literal,
         group: $group:literal,
         interfaces: [$($iface:ident),* $(,)?],
+        $(cdp_domains: [$($domain:literal),* $(,)?],)?
         tools: [$($tool:ty),+ $(,)?] $(,)?
     ) => {
         const _: () = {
@@ -648,6 +675,7 @@ macro_rules! register_plugin {
                 "\nname=", $name,
                 "\ngroup=", $group, "\n",
                 $("interface=", stringify!($iface), "\n",)*
+                $($("cdp-domain=", $domain, "\n",)*)?
                 $("tool=", <$tool as $crate::Tool>::NAME, "\n",)+
             ];
             const __OCHRE_MANIFEST_LEN: usize = $crate::__private::manifest_len(__OCHRE_MANIFEST_PARTS);

@@ -266,3 +266,78 @@ async fn a_plugin_built_against_another_wit_version_is_refused() -> Result<()> {
     assert_eq!(find(&list, "hello")["status"], "loaded");
     Ok(())
 }
+
+#[tokio::test]
+async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result<()> {
+    let data = TempDir::new("cdp");
+    let plugins = plugin_dir_with(&["cdpuser"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+
+    // Not granted: refused at load, never instantiated.
+    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
+    let p = find(&list, "cdpuser");
+    assert_eq!(p["status"], "refused", "{p}");
+    assert!(p["reason"].as_str().expect("reason").contains("cdp"), "{p}");
+    assert_eq!(p["instantiations"], 0);
+    // Granted but denied by the operator for everyone: refused too.
+    let list = plugins_list(
+        &data,
+        &[
+            "--plugin-dir",
+            &dir,
+            "--grant",
+            "cdpuser=cdp",
+            "--deny-interface",
+            "cdp",
+        ],
+        &[],
+    )?;
+    assert_eq!(find(&list, "cdpuser")["status"], "refused");
+
+    let client = stdio_client(
+        data.path(),
+        &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"],
+        &[],
+    )
+    .await?;
+    let res = call(
+        &client,
+        "cdp_probe",
+        json!({"method": "Runtime.evaluate", "params": {"expression": "6 * 7", "returnByValue": true}}),
+    )
+    .await?;
+    let out = res.structured_content.clone().expect("structured");
+    assert_eq!(out["result"]["value"], 42, "{out}");
+    // Outside its domains: refused before anything is sent.
+    let err = error_of(
+        &call(
+            &client,
+            "cdp_probe",
+            json!({"method": "Network.getCookies"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
+    assert_eq!(err["domain"], "Network");
+    let err = error_of(&call(&client, "cdp_probe", json!({"method": "Runtime"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    // A CDP error comes back structured, and the server keeps serving.
+    let err = error_of(
+        &call(
+            &client,
+            "cdp_probe",
+            json!({"method": "Page.noSuchCommand"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "BROWSER_ERROR", "{err}");
+    let res = call(
+        &client,
+        "cdp_probe",
+        json!({"method": "Runtime.evaluate", "params": {"expression": "1"}}),
+    )
+    .await?;
+    assert_ne!(res.is_error, Some(true));
+    client.cancel().await?;
+    Ok(())
+}

@@ -22,7 +22,8 @@ use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
+    EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
+    ResourceType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, EventConsoleApiCalled, EventExceptionThrown,
@@ -40,7 +41,7 @@ const CONSOLE_CAP: usize = 1000;
 /// Longest console message kept, in chars.
 const CONSOLE_TEXT_MAX: usize = 2000;
 /// Requests in flight longer than this (long polls) do not hold up a quiet wait.
-const LONG_REQUEST: Duration = Duration::from_millis(1500);
+const LONG_REQUEST: Duration = Duration::from_millis(1000);
 
 /// Which ref numbers belong to which document of a tab.
 #[derive(Debug)]
@@ -88,7 +89,8 @@ pub(crate) struct TabWatch {
 
 #[derive(Default)]
 struct Net {
-    inflight: HashMap<String, Instant>,
+    /// Request id -> (start, URL).
+    inflight: HashMap<String, (Instant, String)>,
     last_change: Option<Instant>,
 }
 
@@ -109,10 +111,18 @@ impl TabWatch {
         q.push_back(json!({"level": level, "text": text, "time": ts}));
     }
 
-    fn net_start(&self, id: String) {
+    fn net_start(&self, id: String, url: &str) {
         let mut n = lock(&self.net);
-        n.inflight.insert(id, Instant::now());
+        n.inflight
+            .insert(id, (Instant::now(), url.chars().take(200).collect()));
         n.last_change = Some(Instant::now());
+    }
+
+    /// A new document: requests of the old one no longer matter.
+    pub(super) fn net_reset(&self) {
+        let mut n = lock(&self.net);
+        n.inflight.clear();
+        n.last_change = None;
     }
 
     fn net_end(&self, id: &str) {
@@ -125,7 +135,7 @@ impl TabWatch {
     /// Whether no (short) request is in flight and none ended within `quiet`.
     fn quiet(&self, quiet: Duration) -> bool {
         let n = lock(&self.net);
-        let busy = n.inflight.values().any(|t| t.elapsed() < LONG_REQUEST);
+        let busy = n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST);
         !busy && n.last_change.is_none_or(|t| t.elapsed() >= quiet)
     }
 }
@@ -295,17 +305,33 @@ impl BrowserManager {
             let w = w.clone();
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
-                    let long_lived = matches!(
+                    // What a quiet network means for reading a page: no document,
+                    // script or data request (XHR, fetch) in flight. Images, fonts and
+                    // styles load lazily and do not change what tools read.
+                    let counts = matches!(
                         ev.r#type,
-                        Some(ResourceType::EventSource | ResourceType::WebSocket)
+                        Some(
+                            ResourceType::Document
+                                | ResourceType::Script
+                                | ResourceType::Xhr
+                                | ResourceType::Fetch
+                        )
                     );
-                    if !long_lived && !ev.request.url.starts_with("data:") {
-                        w.net_start(ev.request_id.inner().clone());
+                    if counts && !ev.request.url.starts_with("data:") {
+                        w.net_start(ev.request_id.inner().clone(), &ev.request.url);
                     }
                 }
             });
         }
         if let Ok(mut s) = page.event_listener::<EventLoadingFinished>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    w.net_end(ev.request_id.inner());
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventRequestServedFromCache>().await {
             let w = w.clone();
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
@@ -319,6 +345,13 @@ impl BrowserManager {
                     w.net_end(ev.request_id.inner());
                 }
             });
+        }
+    }
+
+    /// Forget the requests in flight of a tab (before it loads a new document).
+    pub(super) fn reset_network(&self, n: u64) {
+        if let Some(w) = self.tab_watch(n) {
+            w.net_reset();
         }
     }
 
@@ -339,6 +372,12 @@ impl BrowserManager {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
+                let pending: Vec<String> = lock(&w.net)
+                    .inflight
+                    .values()
+                    .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
+                    .collect();
+                tracing::debug!(?pending, "the network did not go quiet");
                 return false;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -966,6 +1005,59 @@ impl BrowserManager {
                 format!("unknown cookies action {other:?}"),
             )),
         }
+    }
+}
+
+/// A CDP command by name, for the `cdp` interface.
+#[derive(Debug, Clone)]
+struct RawCommand {
+    method: chromiumoxide::types::MethodId,
+    params: Value,
+}
+
+impl serde::Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl chromiumoxide::Method for RawCommand {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        self.method.clone()
+    }
+}
+
+impl chromiumoxide::Command for RawCommand {
+    type Response = Value;
+}
+
+impl BrowserManager {
+    /// Send a raw CDP command to a tab's page session (the caller checked the
+    /// domain).
+    pub async fn cdp_send(
+        &self,
+        tab: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        if !params.is_object() {
+            return Err(ToolError::invalid_argument(
+                "params",
+                "CDP params must be a JSON object",
+            ));
+        }
+        let (_, page) = self.page(tab).await?;
+        let cmd = RawCommand {
+            method: method.to_owned().into(),
+            params,
+        };
+        bounded(30_000, method, async {
+            page.execute(cmd)
+                .await
+                .map(|r| r.result.clone())
+                .map_err(|e| cdp_error(method, e))
+        })
+        .await
     }
 }
 

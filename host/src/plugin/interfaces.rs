@@ -14,7 +14,7 @@ pub(crate) mod bindings {
     });
 }
 
-use bindings::ochre::plugin::{browser, clock, kv, logging, progress, secrets};
+use bindings::ochre::plugin::{browser, cdp, clock, kv, logging, progress, secrets};
 
 /// Longest log message a plugin may emit; longer ones are cut.
 const MAX_LOG_BYTES: usize = 4096;
@@ -34,6 +34,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasm
         "secrets" => secrets::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "progress" => progress::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "browser" => browser::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "cdp" => cdp::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         other => wasmtime::bail!("unknown host interface {other:?}"),
     }
 }
@@ -286,6 +287,62 @@ impl browser::Host for CallState {
             .browser
             .set_files(tab.as_deref(), &target, &paths)
             .await
+            .map_err(wit_error)
+    }
+}
+
+impl cdp::Host for CallState {
+    async fn send(
+        &mut self,
+        tab: Option<String>,
+        method: String,
+        params: String,
+    ) -> BrowserResult<String> {
+        let domain = method.split_once('.').map(|(d, _)| d).unwrap_or("");
+        if domain.is_empty() || method.split_once('.').is_none_or(|(_, c)| c.is_empty()) {
+            return Err(wit_error(crate::ToolError::invalid_argument(
+                "method",
+                format!("CDP method {method:?} is not `Domain.command`"),
+            )));
+        }
+        if !self.services.cdp_domains.contains(domain) {
+            let declared: Vec<&str> = self
+                .services
+                .cdp_domains
+                .iter()
+                .map(String::as_str)
+                .collect();
+            return Err(wit_error(
+                crate::ToolError::new(
+                    crate::browser::codes::PERMISSION_DENIED,
+                    format!(
+                        "plugin {} may not use the CDP domain {domain} (it declared: {})",
+                        self.services.name,
+                        if declared.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            declared.join(", ")
+                        }
+                    ),
+                )
+                .with("domain", domain),
+            ));
+        }
+        let params: serde_json::Value = if params.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            serde_json::from_str(&params).map_err(|e| {
+                wit_error(crate::ToolError::invalid_argument(
+                    "params",
+                    format!("CDP params are not JSON: {e}"),
+                ))
+            })?
+        };
+        self.services
+            .browser
+            .cdp_send(tab.as_deref(), &method, params)
+            .await
+            .map(|v| v.to_string())
             .map_err(wit_error)
     }
 }

@@ -4,7 +4,7 @@
 //! interface the operator denies is refused before any guest code runs.
 //!
 //! Format (UTF-8 lines): `ochre-manifest 1`, then `key=value` lines: `sdk`, `name`,
-//! `group` once each; `interface` and `tool` any number of times.
+//! `group` once each; `interface`, `cdp-domain` and `tool` any number of times.
 
 use std::collections::BTreeSet;
 
@@ -24,6 +24,8 @@ pub struct Manifest {
     pub interfaces: BTreeSet<String>,
     /// Names of the tools it offers.
     pub tools: Vec<String>,
+    /// CDP domains it may use through the `cdp` interface.
+    pub cdp_domains: BTreeSet<String>,
 }
 
 /// Read the manifest out of a component's bytes.
@@ -58,6 +60,7 @@ pub fn parse(data: &[u8]) -> Result<Manifest, String> {
     let (mut sdk, mut name, mut group) = (None, None, None);
     let mut interfaces = BTreeSet::new();
     let mut tools = Vec::new();
+    let mut cdp_domains = BTreeSet::new();
     for line in lines.filter(|l| !l.is_empty()) {
         let (key, value) = line
             .split_once('=')
@@ -70,6 +73,12 @@ pub fn parse(data: &[u8]) -> Result<Manifest, String> {
                 interfaces.insert(value.to_owned());
             }
             "tool" => tools.push(value.to_owned()),
+            "cdp-domain" => {
+                if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                    return Err(format!("{SECTION}: bad CDP domain {value:?}"));
+                }
+                cdp_domains.insert(value.to_owned());
+            }
             _ => {} // unknown keys are for newer hosts
         }
     }
@@ -98,6 +107,7 @@ pub fn parse(data: &[u8]) -> Result<Manifest, String> {
         group,
         interfaces,
         tools,
+        cdp_domains,
     })
 }
 
