@@ -282,6 +282,12 @@ impl BrowserManager {
                     "disable-component-update",
                     "disable-sync",
                     "disable-default-apps",
+                    // Leaving a page must not keep it alive in the back/forward cache
+                    // (that moves the next document to a fresh renderer, ~300 ms
+                    // here), and paint holding only delays pages: off, as other
+                    // automation servers do.
+                    "disable-back-forward-cache",
+                    "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
                 ]);
             if opts.headed {
                 builder = builder.with_head();

@@ -34,6 +34,10 @@ async fn js(client: &Client, code: &str) -> Result<Value> {
     Ok(res.structured_content.clone().expect("structured")["value"].clone())
 }
 
+fn base64_decode(s: &str) -> Vec<u8> {
+    data_encoding::BASE64.decode(s.as_bytes()).expect("base64")
+}
+
 async fn snapshot(client: &Client) -> Result<String> {
     Ok(text(&call(client, "read_page", json!({})).await?))
 }
@@ -750,6 +754,30 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     );
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     let err = error_of(&call(&client, "wait_for", json!({"type": "sometime"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+
+    // A clipped screenshot is exactly the clip (PNG width and height from IHDR).
+    let shot = call(
+        &client,
+        "page_screenshot",
+        json!({"clip": {"x": 0, "y": 0, "width": 120, "height": 50}}),
+    )
+    .await?;
+    let img = shot.content[0].as_image().expect("image");
+    let png = base64_decode(&img.data);
+    let dims = (
+        u32::from_be_bytes(png[16..20].try_into()?),
+        u32::from_be_bytes(png[20..24].try_into()?),
+    );
+    assert_eq!(dims, (120, 50));
+    let err = error_of(
+        &call(
+            &client,
+            "page_screenshot",
+            json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
+        )
+        .await?,
+    );
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // Scrolling.

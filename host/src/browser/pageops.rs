@@ -91,6 +91,9 @@ pub(crate) struct TabWatch {
 struct Net {
     /// Request id -> (start, URL).
     inflight: HashMap<String, (Instant, String)>,
+    /// Requests whose end was seen before their start: each event type arrives on
+    /// its own stream, so the order between them is not kept.
+    ended_early: HashMap<String, Instant>,
     last_change: Option<Instant>,
 }
 
@@ -113,6 +116,9 @@ impl TabWatch {
 
     fn net_start(&self, id: String, url: &str) {
         let mut n = lock(&self.net);
+        if n.ended_early.remove(&id).is_some() {
+            return;
+        }
         n.inflight
             .insert(id, (Instant::now(), url.chars().take(200).collect()));
         n.last_change = Some(Instant::now());
@@ -122,6 +128,7 @@ impl TabWatch {
     pub(super) fn net_reset(&self) {
         let mut n = lock(&self.net);
         n.inflight.clear();
+        n.ended_early.clear();
         n.last_change = None;
     }
 
@@ -129,6 +136,15 @@ impl TabWatch {
         let mut n = lock(&self.net);
         if n.inflight.remove(id).is_some() {
             n.last_change = Some(Instant::now());
+        } else {
+            // Ends of requests never started here (data: URLs, images, ...) are
+            // kept briefly in case their start is still on its way.
+            let now = Instant::now();
+            n.ended_early
+                .retain(|_, t| now.duration_since(*t) < Duration::from_secs(10));
+            if n.ended_early.len() < 10_000 {
+                n.ended_early.insert(id.to_owned(), now);
+            }
         }
     }
 
