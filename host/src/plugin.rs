@@ -51,7 +51,10 @@ pub const INTERFACES: &[(&str, bool)] = &[
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy)]
 pub struct PluginLimits {
-    /// Wall-clock deadline of one call (instantiation included).
+    /// Deadline of the guest's own running time in one call (instantiation
+    /// included). Time the guest spends waiting on host calls (a page load, a
+    /// `wait_for`) does not count: those are bounded by their own timeouts, and
+    /// a wall-clock backstop of `timeout` + [`HOST_WAIT_ALLOWANCE`] covers the rest.
     pub timeout: Duration,
     /// Linear-memory cap of one instance, in bytes.
     pub max_memory: usize,
@@ -127,6 +130,10 @@ pub(crate) struct CallState {
     limiter: MemoryLimiter,
     pub(crate) services: Arc<PluginServices>,
     pub(crate) progress: Option<ProgressFn>,
+    /// Epoch ticks the guest has run (host calls do not tick).
+    guest_ticks: u64,
+    /// The guest ran past its deadline.
+    timed_out: bool,
 }
 
 impl WasiView for CallState {
@@ -185,6 +192,10 @@ impl std::fmt::Debug for PluginRuntime {
             .finish_non_exhaustive()
     }
 }
+
+/// Wall-clock time a call may spend in host calls beyond its guest deadline: the
+/// longest browser wait a tool may ask for (120 s) plus margin.
+pub const HOST_WAIT_ALLOWANCE: Duration = Duration::from_secs(150);
 
 /// How often the epoch advances; a running guest yields to the executor at each
 /// tick, so deadlines are enforced with this granularity.
@@ -340,11 +351,25 @@ impl PreparedPlugin {
             },
             services: self.services.clone(),
             progress,
+            guest_ticks: 0,
+            timed_out: false,
         };
         let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|s| &mut s.limiter);
+        // The epoch only reaches a store while its guest runs, so counting ticks
+        // measures the guest's own time; at each tick it yields to the executor.
+        let max_ticks =
+            (self.runtime.limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
+        store.epoch_deadline_callback(move |mut ctx| {
+            let state = ctx.data_mut();
+            state.guest_ticks += 1;
+            if state.guest_ticks > max_ticks {
+                state.timed_out = true;
+                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            }
+            Ok(wasmtime::UpdateDeadline::Yield(1))
+        });
         store
     }
 
@@ -361,19 +386,29 @@ impl PreparedPlugin {
         let outcome = {
             let store = &mut store;
             let pre = &self.pre;
-            tokio::time::timeout(limits.timeout, async move {
+            tokio::time::timeout(limits.timeout + HOST_WAIT_ALLOWANCE, async move {
                 let instance = pre.instantiate_async(&mut *store).await?;
                 f(&instance, store).await
             })
             .await
         };
         let name = &self.services.name;
+        let timed_out = store.data().timed_out;
         match outcome {
             Ok(Ok(r)) => Ok(r),
             Err(_) => Err(ToolError::new(
                 codes::PLUGIN_TIMEOUT,
                 format!(
-                    "plugin {name} did not finish within {} ms and was stopped",
+                    "plugin {name} did not finish within {} ms (its deadline plus the allowance for browser waits) and was stopped",
+                    (limits.timeout + HOST_WAIT_ALLOWANCE).as_millis()
+                ),
+            )
+            .with("plugin", name.as_str())
+            .with("timeoutMs", limits.timeout.as_millis() as u64)),
+            Ok(Err(_)) if timed_out => Err(ToolError::new(
+                codes::PLUGIN_TIMEOUT,
+                format!(
+                    "plugin {name} ran past its {} ms deadline and was stopped",
                     limits.timeout.as_millis()
                 ),
             )

@@ -1095,3 +1095,35 @@ async fn tools_list_stays_within_its_byte_budget() -> Result<()> {
     }
     Ok(())
 }
+
+/// The plugin deadline measures the plugin's own time: a page wait longer than
+/// `--plugin-timeout-ms` still completes (its own `timeout` bounds it).
+#[tokio::test]
+async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("deadline");
+    let client = stdio_client(data.path(), &["--plugin-timeout-ms", "1000"], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("interactive.html")}),
+    )
+    .await?;
+    js(&client, "addLater(1600); 1").await?;
+    let started = std::time::Instant::now();
+    let out = text(
+        &call(
+            &client,
+            "wait_for",
+            json!({"type": "selector", "value": "#late", "timeout": 8000}),
+        )
+        .await?,
+    );
+    assert!(out.starts_with("selector met"), "{out}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    Ok(())
+}

@@ -568,7 +568,15 @@ impl BrowserManager {
                 }
                 Ok(json!({"messages": messages, "total": total, "dropped": dropped}))
             }
-            "wait" => self.wait(n, &page, &args, timeout_ms).await,
+            // Each check is bounded too (a JS condition may never settle).
+            "wait" => {
+                bounded(
+                    timeout_ms.saturating_add(1_000),
+                    "the wait",
+                    self.wait(n, &page, &args, timeout_ms),
+                )
+                .await
+            }
             "settle" => {
                 let token = args.get("token").cloned().unwrap_or(Value::Null);
                 match self.run_op(n, &page, op, args, false, timeout_ms).await {
