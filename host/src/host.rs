@@ -616,6 +616,12 @@ impl Host {
         HostBuilder::default()
     }
 
+    /// The capability group of a tool this server knows but has disabled
+    /// (`--tools-only` / `--disable-tools`), if it is one.
+    pub fn disabled_group(&self, tool: &str) -> Option<&str> {
+        self.inner.disabled.get(tool).map(String::as_str)
+    }
+
     /// The enabled tools, by name.
     pub fn tools(&self) -> Vec<&ToolInfo> {
         self.inner.tools.values().map(|e| &e.info).collect()

@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use crate::error::ToolError;
 use crate::pipeline::{CallOptions, Content};
 use crate::{Host, ProgressFn};
 
@@ -28,12 +29,27 @@ optional tabId (t1, t2, ...; default: the current tab). A ref stays valid while 
 navigation it is STALE_REF: read the page again. Tool errors come back as {\"error\":{\"code\",\"message\"}} \
 with a stable code; fix the arguments as the message says.";
 
-/// The MCP face of a [`Host`].
+/// The MCP face of a [`Host`], one per MCP session: the tools of tier 1 are listed
+/// at start, `expand_tools` reveals the rest (of the enabled groups) to this session.
 #[derive(Clone)]
 pub struct McpServer {
     host: Host,
-    tools: Arc<Vec<Tool>>,
+    /// Every enabled tool with its tier, in order.
+    tools: Arc<Vec<(Tool, u8)>>,
+    disclosure: Arc<std::sync::Mutex<Disclosure>>,
 }
+
+/// What this session has revealed.
+#[derive(Debug, Default)]
+struct Disclosure {
+    /// Tools of tiers up to this one are listed.
+    tier: u8,
+    /// Tools revealed by name.
+    revealed: std::collections::BTreeSet<String>,
+}
+
+/// The host-owned tool that reveals hidden tools.
+const EXPAND_TOOLS: &str = "expand_tools";
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,10 +62,18 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// Serve `host`.
     pub fn new(host: Host) -> Self {
-        let tools = host.tools().into_iter().map(to_mcp_tool).collect();
+        let tools = host
+            .tools()
+            .into_iter()
+            .map(|t| (to_mcp_tool(t), t.tier.max(1)))
+            .collect();
         Self {
             host,
             tools: Arc::new(tools),
+            disclosure: Arc::new(std::sync::Mutex::new(Disclosure {
+                tier: 1,
+                revealed: Default::default(),
+            })),
         }
     }
 
@@ -176,11 +200,144 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
     tool
 }
 
+impl McpServer {
+    fn disclosure(&self) -> std::sync::MutexGuard<'_, Disclosure> {
+        self.disclosure.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tools this session lists now, plus `expand_tools` while some are hidden.
+    fn listed(&self) -> Vec<Tool> {
+        let d = self.disclosure();
+        let mut out: Vec<Tool> = self
+            .tools
+            .iter()
+            .filter(|(t, tier)| *tier <= d.tier || d.revealed.contains(t.name.as_ref()))
+            .map(|(t, _)| t.clone())
+            .collect();
+        if out.len() < self.tools.len() {
+            out.push(expand_tool_def(self.tools.len() - out.len()));
+        }
+        out
+    }
+
+    /// `expand_tools {tier?, name?}`: reveal hidden tools of enabled groups.
+    fn expand(&self, args: &Value) -> Result<(Vec<Tool>, Value), ToolError> {
+        let tier = match args.get("tier") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let t = v
+                    .as_u64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+                match t {
+                    Some(t @ 2..=3) => Some(t as u8),
+                    _ => {
+                        return Err(ToolError::invalid_argument(
+                            "tier",
+                            "tier is 2 (specialist tools) or 3 (everything)",
+                        ));
+                    }
+                }
+            }
+        };
+        let name = args.get("name").and_then(Value::as_str);
+        if let Some(extra) = args
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !["tier", "name"].contains(&k.as_str())))
+        {
+            return Err(ToolError::invalid_argument(
+                extra,
+                format!("expand_tools: `{extra}` is not an accepted argument"),
+            ));
+        }
+        if tier.is_none() && name.is_none() {
+            return Err(ToolError::invalid_argument(
+                "tier",
+                "expand_tools needs `tier` (2 or 3) or a tool `name`",
+            ));
+        }
+        if let Some(n) = name {
+            if let Some(group) = self.host.disabled_group(n) {
+                return Err(ToolError::new(
+                    crate::error::codes::CAPABILITY_DISABLED,
+                    format!(
+                        "tool {n} belongs to capability group {group:?}, which this server has disabled (--tools-only / --disable-tools)"
+                    ),
+                )
+                .with("capability", group));
+            }
+            if !self.tools.iter().any(|(t, _)| t.name == n) {
+                return Err(ToolError::new(
+                    crate::error::codes::UNKNOWN_TOOL,
+                    format!("no tool named {n:?}"),
+                ));
+            }
+        }
+        let before: std::collections::BTreeSet<String> =
+            self.listed().iter().map(|t| t.name.to_string()).collect();
+        {
+            let mut d = self.disclosure();
+            if let Some(t) = tier {
+                d.tier = d.tier.max(t);
+            }
+            if let Some(n) = name {
+                d.revealed.insert(n.to_owned());
+            }
+        }
+        let new: Vec<Tool> = self
+            .listed()
+            .into_iter()
+            .filter(|t| t.name != EXPAND_TOOLS && !before.contains(t.name.as_ref()))
+            .collect();
+        let listed = self.listed().len();
+        let body = serde_json::json!({
+            "revealed": new.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
+            "listed": listed,
+            "tools": new,
+        });
+        Ok((new, body))
+    }
+}
+
+/// The definition of `expand_tools`, saying how many tools are hidden.
+fn expand_tool_def(hidden: usize) -> Tool {
+    let mut tool = Tool::default();
+    tool.name = EXPAND_TOOLS.into();
+    tool.description = Some(
+        format!(
+            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, drag and drop, uploads), 3 (all), or one by name."
+        )
+        .into(),
+    );
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "tier": {"type": "integer", "enum": [2, 3]},
+            "name": {"type": "string"}
+        }
+    });
+    if let Value::Object(m) = schema {
+        tool.input_schema = Arc::new(m);
+    }
+    tool.annotations = Some(ToolAnnotations::from_raw(
+        None,
+        Some(true),
+        None,
+        None,
+        Some(false),
+    ));
+    tool
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -188,7 +345,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(self.listed()))
     }
 
     async fn call_tool(
@@ -197,6 +354,25 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        if request.name == EXPAND_TOOLS {
+            let out = match self.expand(&args) {
+                Ok((new, body)) => {
+                    if !new.is_empty() {
+                        let _ = context.peer.notify_tool_list_changed().await;
+                    }
+                    let mut r = CallToolResult::success(vec![ContentBlock::text(body.to_string())]);
+                    r.structured_content = Some(body);
+                    r
+                }
+                Err(e) => {
+                    let body = e.to_json();
+                    let mut r = CallToolResult::error(vec![ContentBlock::text(body.to_string())]);
+                    r.structured_content = Some(body);
+                    r
+                }
+            };
+            return Ok(out.into());
+        }
         let progress: Option<ProgressFn> = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
             let f: ProgressFn = Arc::new(move |progress, total, message| {
@@ -286,9 +462,10 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation();
-    let server = McpServer::new(host.clone());
+    let session_host = host.clone();
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        // One server (and so one disclosure state) per MCP session.
+        move || Ok(McpServer::new(session_host.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -465,6 +465,7 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("intent");
     let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "expand_tools", json!({"tier": 2})).await?;
     let tools = client.list_all_tools().await?;
     for name in [
         "interact",
@@ -1063,36 +1064,141 @@ async fn storage_and_profile_groups() -> Result<()> {
     Ok(())
 }
 
-/// Agents pay for `tools/list` on every turn: with every built-in group loaded it
-/// stays within 0.75x of playwright-mcp's 20,286 bytes (issue 3's budget), and
-/// every tool still says what it is for.
+/// Collects `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct ListChanged(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Agents pay for `tools/list` on every turn: the default list (tier 1 of every
+/// built-in group, plus `expand_tools`) stays within 12,000 bytes, everything
+/// revealed stays within 0.75x of playwright-mcp's 20,286, and every tool still says
+/// what it is for. `expand_tools` reveals tools, tells the client, and returns the
+/// new definitions inline.
 #[tokio::test]
-async fn tools_list_stays_within_its_byte_budget() -> Result<()> {
+async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     let data = TempDir::new("budget");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let seen = ListChanged::default();
+    let client = stdio_client_with(seen.clone(), data.path(), &[], &[]).await?;
     let tools = client.list_all_tools().await?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for t in [
         "read_page",
+        "interact",
         "cookies",
         "storage",
         "list_profiles",
         "oc_profile_status",
         "oc_totp_generate",
         "oc_journal",
+        "expand_tools",
     ] {
         assert!(names.contains(&t), "{t} missing: {names:?}");
     }
-    let bytes = serde_json::to_vec(&tools)?.len();
+    for t in [
+        "drag_drop",
+        "file_upload",
+        "page_screenshot",
+        "page_content",
+        "console_capture",
+        "extract_data",
+    ] {
+        assert!(!names.contains(&t), "{t} listed at start: {names:?}");
+    }
+    let default_bytes = serde_json::to_vec(&tools)?.len();
     assert!(
-        bytes <= 15_214,
-        "tools/list is {bytes} bytes for {} tools",
-        tools.len()
+        default_bytes <= 12_000,
+        "default tools/list is {default_bytes} bytes"
     );
-    for t in &tools {
+
+    // By name: just that one.
+    let r = call(&client, "expand_tools", json!({"name": "file_upload"})).await?;
+    let r = r.structured_content.clone().expect("structured");
+    assert_eq!(r["revealed"], json!(["file_upload"]), "{r}");
+    assert_eq!(r["tools"][0]["name"], "file_upload");
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await?
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"file_upload".to_owned()) && !names.contains(&"drag_drop".to_owned()));
+    // By tier: the rest.
+    let r = call(&client, "expand_tools", json!({"tier": "2"})).await?;
+    let r = r.structured_content.clone().expect("structured");
+    let revealed: Vec<&str> = r["revealed"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for t in [
+        "drag_drop",
+        "page_screenshot",
+        "page_content",
+        "console_capture",
+        "extract_data",
+    ] {
+        assert!(revealed.contains(&t), "{t} not revealed: {r}");
+    }
+    let all = client.list_all_tools().await?;
+    assert!(
+        all.iter().all(|t| t.name != "expand_tools"),
+        "nothing left to expand"
+    );
+    let all_bytes = serde_json::to_vec(&all)?.len();
+    assert!(
+        all_bytes <= 15_214,
+        "all tools: {all_bytes} bytes for {}",
+        all.len()
+    );
+    for t in &all {
         let d = t.description.as_deref().unwrap_or_default();
         assert!(d.len() >= 30, "{}: {d:?}", t.name);
     }
+    // The client was told, once per change.
+    for _ in 0..50 {
+        if seen.0.load(std::sync::atomic::Ordering::SeqCst) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    let err = error_of(&call(&client, "expand_tools", json!({"tier": 5})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    let err = error_of(&call(&client, "expand_tools", json!({})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    let err = error_of(&call(&client, "expand_tools", json!({"name": "nope"})).await?);
+    assert_eq!(err["code"], "UNKNOWN_TOOL");
+    client.cancel().await?;
+
+    // A tool of a disabled group stays hidden and says why.
+    let data = TempDir::new("budget-core");
+    let client = stdio_client(data.path(), &["--tools-only", "core"], &[]).await?;
+    let core_bytes = serde_json::to_vec(&client.list_all_tools().await?)?.len();
+    assert!(
+        core_bytes < default_bytes,
+        "{core_bytes} vs {default_bytes}"
+    );
+    let err = error_of(&call(&client, "expand_tools", json!({"name": "oc_totp_generate"})).await?);
+    assert_eq!(
+        (err["code"].as_str(), err["capability"].as_str()),
+        (Some("CAPABILITY_DISABLED"), Some("totp")),
+        "{err}"
+    );
+    assert!(
+        !tool_names(&client)
+            .await?
+            .contains(&"oc_totp_generate".to_owned())
+    );
     Ok(())
 }
 

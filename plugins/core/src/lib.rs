@@ -242,6 +242,7 @@ impl Tool for PageScreenshot {
     fn spec() -> ToolSpec {
         ToolSpec::default()
             .read_only()
+            .tier(2)
             .scope(ochre_sdk::Scope::Browser)
     }
 
@@ -287,6 +288,7 @@ impl Tool for PageContent {
     fn spec() -> ToolSpec {
         ToolSpec::default()
             .read_only()
+            .tier(2)
             .scope(ochre_sdk::Scope::Browser)
     }
 

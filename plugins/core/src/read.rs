@@ -325,7 +325,10 @@ impl Tool for ConsoleCapture {
         "Console messages and uncaught exceptions of a tab since it opened (or the last clear).";
 
     fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Browser)
+        ToolSpec::default()
+            .read_only()
+            .tier(2)
+            .scope(Scope::Browser)
     }
 
     fn run(a: ConsoleArgs) -> Result<Output, ToolError> {
@@ -366,7 +369,10 @@ impl Tool for ExtractData {
     const DESCRIPTION: &'static str = "Extract structured data matching a JSON Schema, from JSON-LD, microdata, OpenGraph, then CSS heuristics.";
 
     fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Browser)
+        ToolSpec::default()
+            .read_only()
+            .tier(2)
+            .scope(Scope::Browser)
     }
 
     fn run(a: ExtractArgs) -> Result<Output, ToolError> {
