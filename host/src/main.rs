@@ -45,6 +45,16 @@ enum Command {
         #[command(subcommand)]
         command: PluginsCommand,
     },
+    /// The tool catalogue: group, tier, name and purpose of every tool this server
+    /// would offer with these flags (`docs/tools.md` is `ochre tools --markdown`).
+    Tools {
+        /// Print JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the Markdown of docs/tools.md.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Manage TOTP secrets (stored in <data-dir>/secrets.json, mode 0600).
     Totp {
         #[command(subcommand)]
@@ -296,6 +306,27 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             host.shutdown().await;
+            Ok(())
+        }
+        Command::Tools { json, markdown } => {
+            let host = cli.host.build().await?;
+            let catalogue = ochre_host::server::catalogue(&host);
+            host.shutdown().await;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&catalogue)?);
+            } else if *markdown {
+                print!("{}", ochre_host::server::catalogue_markdown(&catalogue));
+            } else {
+                for e in &catalogue {
+                    println!(
+                        "{:<10} {} {:<20} {}",
+                        e["group"].as_str().unwrap_or(""),
+                        e["tier"],
+                        e["name"].as_str().unwrap_or(""),
+                        e["purpose"].as_str().unwrap_or("")
+                    );
+                }
+            }
             Ok(())
         }
         Command::Totp { command } => {

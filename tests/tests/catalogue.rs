@@ -1,0 +1,125 @@
+//! The tool catalogue: every tool has one capability group and one tier (the seed's
+//! `lint:tools-capabilities`, as a test), `docs/tools.md` is generated from
+//! `ochre tools --markdown` and kept fresh, and the default `tools/list` is pinned
+//! by `fixtures/golden/tools-list.default.json`. Regenerate the files on purpose
+//! with `OCHRE_UPDATE_GOLDEN=1`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::Value;
+
+fn ochre(data: &TempDir, args: &[&str]) -> Result<String> {
+    let out = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(args)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8(out.stdout)?)
+}
+
+fn repo_root() -> PathBuf {
+    sites_dir()
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("repo root")
+        .to_path_buf()
+}
+
+/// Compare `got` with a checked-in file; on a difference, show where.
+fn check_fresh(file: &PathBuf, got: &str) -> Result<()> {
+    if std::env::var_os("OCHRE_UPDATE_GOLDEN").is_some() {
+        std::fs::write(file, got)?;
+    }
+    let want = std::fs::read_to_string(file)?;
+    if want != got {
+        let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+        let at = w
+            .iter()
+            .zip(&g)
+            .position(|(a, b)| a != b)
+            .unwrap_or(w.len().min(g.len()));
+        panic!(
+            "{} is out of date (regenerate with OCHRE_UPDATE_GOLDEN=1 if the change is deliberate); first difference at line {}:\n- {}\n+ {}",
+            file.display(),
+            at + 1,
+            w.get(at).unwrap_or(&"<end>"),
+            g.get(at).unwrap_or(&"<end>")
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn every_tool_has_one_group_and_one_tier() -> Result<()> {
+    let data = TempDir::new("catalogue");
+    let plugins = plugin_dir_with(&["hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let list: Vec<Value> =
+        serde_json::from_str(&ochre(&data, &["--plugin-dir", &dir, "tools", "--json"])?)?;
+    let mut names = std::collections::BTreeSet::new();
+    for t in &list {
+        let name = t["name"].as_str().expect("name");
+        assert!(names.insert(name.to_owned()), "{name} twice");
+        let group = t["group"].as_str().unwrap_or("");
+        assert!(
+            !group.is_empty()
+                && group.bytes().all(|b| b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || b == b'-'
+                    || b == b'_'),
+            "{name}: group {group:?}"
+        );
+        let tier = t["tier"].as_u64().unwrap_or(0);
+        assert!((1..=3).contains(&tier), "{name}: tier {tier}");
+        assert!(
+            t["purpose"].as_str().is_some_and(|p| p.len() > 10),
+            "{name}: {t}"
+        );
+    }
+    for t in [
+        "navigate",
+        "read_page",
+        "oc_journal",
+        "expand_tools",
+        "oc_totp_generate",
+        "cookies",
+        "list_profiles",
+        "hello_greet",
+    ] {
+        assert!(names.contains(t), "{t} missing");
+    }
+    let groups: std::collections::BTreeSet<&str> =
+        list.iter().filter_map(|t| t["group"].as_str()).collect();
+    for g in ["core", "totp", "storage", "profile", "example"] {
+        assert!(groups.contains(g), "{g} missing: {groups:?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn docs_tools_md_is_generated_from_the_catalogue() -> Result<()> {
+    let data = TempDir::new("catalogue-md");
+    let md = ochre(&data, &["tools", "--markdown"])?;
+    assert!(md.contains("| core | 1 | `read_page` |"), "{md}");
+    check_fresh(&repo_root().join("docs/tools.md"), &md)
+}
+
+#[tokio::test]
+async fn default_tools_list_matches_the_golden_file() -> Result<()> {
+    let data = TempDir::new("tools-golden");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let tools = client.list_all_tools().await?;
+    let got = serde_json::to_string_pretty(&tools)? + "\n";
+    client.cancel().await?;
+    check_fresh(
+        &repo_root().join("fixtures/golden/tools-list.default.json"),
+        &got,
+    )
+}
