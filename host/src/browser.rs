@@ -17,7 +17,6 @@ use std::time::Duration;
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, GetNavigationHistoryParams, NavigateToHistoryEntryParams,
 };
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
@@ -527,12 +526,7 @@ impl BrowserManager {
             // fresh load event: wait until the tab shows the entry, fully loaded.
             loop {
                 let url = page.url().await.ok().flatten().unwrap_or_default();
-                let ready = page
-                    .evaluate_expression("document.readyState")
-                    .await
-                    .ok()
-                    .and_then(|r| r.into_value::<String>().ok());
-                if url == want && ready.as_deref() == Some("complete") {
+                if url == want && self.loaded(&page).await {
                     return Ok(());
                 }
                 tokio::time::sleep(Duration::from_millis(15)).await;
@@ -563,29 +557,7 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         let (_, page) = self.page(tab).await?;
-        bounded(timeout_ms, "script", async {
-            let params = EvaluateParams::builder()
-                .expression(expression)
-                .await_promise(true)
-                .return_by_value(true)
-                .user_gesture(true)
-                .build()
-                .map_err(|e| cdp_error("bad evaluate params", e))?;
-            let r = page
-                .execute(params)
-                .await
-                .map_err(|e| cdp_error("evaluate failed", e))?;
-            if let Some(ex) = &r.result.exception_details {
-                let text = ex
-                    .exception
-                    .as_ref()
-                    .and_then(|o| o.description.clone())
-                    .unwrap_or_else(|| ex.text.clone());
-                return Err(ToolError::new(codes::JS_ERROR, text));
-            }
-            Ok(r.result.result.value.clone().unwrap_or(Value::Null))
-        })
-        .await
+        bounded(timeout_ms, "script", self.eval(&page, expression, true)).await
     }
 
     /// A screenshot: the viewport, the full page, or `clip` (x, y, width, height

@@ -400,7 +400,9 @@ impl BrowserManager {
         }
     }
 
-    async fn eval(
+    /// Evaluate `expression` (promises awaited): its value, or with `by_value`
+    /// false the remote object id. A throw is `JS_ERROR`.
+    pub(super) async fn eval(
         &self,
         page: &Page,
         expression: &str,
@@ -435,6 +437,14 @@ impl BrowserManager {
                 .map(|id| Value::String(id.inner().clone()))
                 .unwrap_or(Value::Null))
         }
+    }
+
+    /// Whether the tab's document has fully loaded (`readyState` is `complete`).
+    pub(super) async fn loaded(&self, page: &Page) -> bool {
+        matches!(
+            self.eval(page, "document.readyState", true).await,
+            Ok(Value::String(s)) if s == "complete"
+        )
     }
 
     /// Run one page-library operation with the registry's view of the refs.
@@ -521,12 +531,7 @@ impl BrowserManager {
             "wait_load" => {
                 bounded(timeout_ms, "waiting for the page to load", async {
                     loop {
-                        let ready = self
-                            .eval(&page, "document.readyState", true)
-                            .await
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_owned));
-                        if ready.as_deref() == Some("complete") {
+                        if self.loaded(&page).await {
                             return Ok(());
                         }
                         tokio::time::sleep(Duration::from_millis(15)).await;
@@ -674,12 +679,7 @@ impl BrowserManager {
                         .await
                         .ok()
                         .and_then(token_now);
-                    let ready = self
-                        .eval(page, "document.readyState", true)
-                        .await
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned));
-                    now != first && ready.as_deref() == Some("complete")
+                    now != first && self.loaded(page).await
                 }
                 "url_match" => {
                     let url = page.url().await.ok().flatten().unwrap_or_default();
