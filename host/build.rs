@@ -10,6 +10,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("ochre-plugin-totp", "ochre_plugin_totp"),
     ("ochre-plugin-storage", "ochre_plugin_storage"),
     ("ochre-plugin-profile", "ochre_plugin_profile"),
+    ("ochre-plugin-recording", "ochre_plugin_recording"),
 ];
 
 fn main() {

@@ -603,6 +603,60 @@ impl BrowserManager {
         .await
     }
 
+    /// The tab `tab` (or the current tab) if a browser is running and has it;
+    /// never launches a browser or opens a tab.
+    pub async fn peek_tab(&self, tab: Option<&str>) -> Option<TabInfo> {
+        let wanted = match tab {
+            Some(t) => Some(parse_tab(t).ok()?),
+            None => None,
+        };
+        let (n, page) = {
+            let guard = self.inner.session.lock().await;
+            let s = guard.as_ref()?;
+            if !s.alive.load(Ordering::Relaxed) {
+                return None;
+            }
+            let n = wanted.or(s.current)?;
+            (n, s.tabs.get(&n)?.clone())
+        };
+        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page))
+            .await
+            .ok()
+    }
+
+    /// A small JPEG of the tab's viewport (half scale), for recordings.
+    pub async fn thumbnail(&self, tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
+        let (_, page) = self.page(tab).await?;
+        let view = bounded(
+            2_000,
+            "measuring the viewport",
+            self.eval(&page, "[scrollX, scrollY, innerWidth, innerHeight]", true),
+        )
+        .await?;
+        let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+        let (w, h) = (num(2), num(3));
+        if !(w >= 1.0 && h >= 1.0) {
+            return Err(ToolError::new(codes::JS_ERROR, "the page has no viewport"));
+        }
+        let params = ScreenshotParams::builder()
+            .format(CaptureScreenshotFormat::Jpeg)
+            .quality(50)
+            .clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                x: num(0),
+                y: num(1),
+                width: w.min(4096.0),
+                height: h.min(4096.0),
+                scale: 0.5,
+            })
+            .build();
+        bounded(10_000, "screenshot", async {
+            page.screenshot(params)
+                .await
+                .map_err(|e| cdp_error("screenshot failed", e))
+        })
+        .await
+    }
+
     /// Close the browser (managed mode) or disconnect (attach mode).
     pub async fn shutdown(&self) {
         let session = self.inner.session.lock().await.take();

@@ -27,11 +27,63 @@ pub enum CapabilityFilter {
     Only(BTreeSet<String>),
     /// Every group but these (`--disable-tools`).
     Disable(BTreeSet<String>),
+    /// Only the `core` group's tier-1 tools (`--slim`): the smallest surface;
+    /// `expand_tools` has nothing to reveal.
+    Slim,
 }
 
+/// Tools of built-in groups that this build does not ship yet, by group. Naming
+/// one while its group is disabled is `CAPABILITY_DISABLED` (as it will be once
+/// the group ships), so agents learn the same answer from every build.
+pub const PLANNED_TOOLS: &[(&str, &[&str])] = &[
+    (
+        "crawl",
+        &[
+            "crawl",
+            "crawl_sitemap",
+            "crawl_start",
+            "crawl_status",
+            "crawl_cancel",
+            "batch_execute",
+            "batch_paginate",
+        ],
+    ),
+    (
+        "workflow",
+        &[
+            "workflow_init",
+            "workflow_status",
+            "workflow_collect",
+            "workflow_collect_partial",
+            "workflow_cleanup",
+            "worker_update",
+            "worker_complete",
+            "execute_plan",
+        ],
+    ),
+];
+
 impl CapabilityFilter {
-    /// Build from the two CLI options; both at once is an error.
-    pub fn from_options(tools_only: &[String], disable_tools: &[String]) -> Result<Self> {
+    /// Build from the CLI options (`--tools-only`, `--disable-tools`, `--slim`);
+    /// more than one of them at once is an error.
+    pub fn from_options(
+        tools_only: &[String],
+        disable_tools: &[String],
+        slim: bool,
+    ) -> Result<Self> {
+        if slim && !(tools_only.is_empty() && disable_tools.is_empty()) {
+            return Err(Error::Config(format!(
+                "--slim cannot be combined with {}: --slim already means core tier-1 tools only",
+                if tools_only.is_empty() {
+                    "--disable-tools"
+                } else {
+                    "--tools-only"
+                }
+            )));
+        }
+        if slim {
+            return Ok(Self::Slim);
+        }
         let clean = |v: &[String]| -> BTreeSet<String> {
             v.iter()
                 .flat_map(|s| s.split(','))
@@ -55,13 +107,22 @@ impl CapabilityFilter {
             Self::All => true,
             Self::Only(set) => set.contains(group),
             Self::Disable(set) => !set.contains(group),
+            Self::Slim => group == "core",
+        }
+    }
+
+    /// The highest tier a tool of an allowed group may have (1 with `--slim`).
+    pub fn max_tier(&self) -> u8 {
+        match self {
+            Self::Slim => 1,
+            _ => u8::MAX,
         }
     }
 
     /// Every group this filter names must be in `known`.
     pub fn check_known(&self, known: &BTreeSet<String>) -> Result<()> {
         let named = match self {
-            Self::All => return Ok(()),
+            Self::All | Self::Slim => return Ok(()),
             Self::Only(s) | Self::Disable(s) => s,
         };
         let unknown: Vec<&str> = named
@@ -92,17 +153,23 @@ mod tests {
 
     #[test]
     fn options_parse_csv_and_are_exclusive() {
-        let f = CapabilityFilter::from_options(&s(&["totp, Core"]), &[]).expect("ok");
+        let f = CapabilityFilter::from_options(&s(&["totp, Core"]), &[], false).expect("ok");
         assert!(f.allows("totp") && f.allows("core") && !f.allows("crawl"));
-        let f = CapabilityFilter::from_options(&[], &s(&["totp"])).expect("ok");
+        let f = CapabilityFilter::from_options(&[], &s(&["totp"]), false).expect("ok");
         assert!(!f.allows("totp") && f.allows("core"));
-        assert!(CapabilityFilter::from_options(&s(&["a"]), &s(&["b"])).is_err());
+        assert!(CapabilityFilter::from_options(&s(&["a"]), &s(&["b"]), false).is_err());
+        let f = CapabilityFilter::from_options(&[], &[], true).expect("slim");
+        assert!(f.allows("core") && !f.allows("totp") && f.max_tier() == 1);
+        for (only, dis) in [(s(&["core"]), vec![]), (vec![], s(&["totp"]))] {
+            let e = CapabilityFilter::from_options(&only, &dis, true).expect_err("exclusive");
+            assert!(e.to_string().contains("--slim"), "{e}");
+        }
     }
 
     #[test]
     fn unknown_groups_are_named_with_the_valid_ones() {
         let known: BTreeSet<String> = BUILTIN_GROUPS.iter().map(|g| g.to_string()).collect();
-        let f = CapabilityFilter::from_options(&s(&["totp,bogus"]), &[]).expect("ok");
+        let f = CapabilityFilter::from_options(&s(&["totp,bogus"]), &[], false).expect("ok");
         let err = f.check_known(&known).expect_err("unknown").to_string();
         assert!(err.contains("bogus") && err.contains("crawl"), "{err}");
     }

@@ -9,13 +9,16 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::browser::{BrowserManager, BrowserOptions};
-use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
+use crate::capability::{BUILTIN_GROUPS, CapabilityFilter, PLANNED_TOOLS};
 use crate::error::{Error, Result};
 use crate::journal::{Journal, Trace};
 use crate::kv::KvStore;
 use crate::pipeline::{Annotations, ToolInfo};
 use crate::plugin::manifest::{self, Manifest};
-use crate::plugin::{InterfacePolicy, PluginLimits, PluginRuntime, PluginServices, PreparedPlugin};
+use crate::plugin::{
+    HostCell, InterfacePolicy, PluginLimits, PluginRuntime, PluginServices, PreparedPlugin,
+};
+use crate::recording::Recorder;
 use crate::secrets::SecretStore;
 use crate::{Clock, builtin};
 
@@ -121,6 +124,8 @@ pub(crate) struct HostInner {
     pub max_arg_bytes: usize,
     pub runtime: PluginRuntime,
     pub browser: BrowserManager,
+    pub recorder: Recorder,
+    pub slim: bool,
 }
 
 /// The ochre host: plugins, guards and stores. Cheap to clone.
@@ -153,6 +158,7 @@ pub struct HostBuilder {
     compile_cache: bool,
     max_arg_bytes: usize,
     browser: BrowserOptions,
+    recording_retention_days: u64,
 }
 
 impl Default for HostBuilder {
@@ -169,6 +175,7 @@ impl Default for HostBuilder {
             compile_cache: true,
             max_arg_bytes: 4 << 20,
             browser: BrowserOptions::default(),
+            recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
         }
     }
 }
@@ -252,6 +259,12 @@ impl HostBuilder {
         self
     }
 
+    /// Days to keep stopped recordings (default 30; 0 keeps them forever).
+    pub fn recording_retention_days(mut self, days: u64) -> Self {
+        self.recording_retention_days = days;
+        self
+    }
+
     /// Largest accepted arguments object, serialized (default 4 MiB).
     pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
         self.max_arg_bytes = bytes;
@@ -330,6 +343,8 @@ impl HostBuilder {
         let mut disabled: BTreeMap<String, String> = BTreeMap::new();
         let mut plugins: Vec<PluginReport> = Vec::new();
         let mut names: BTreeSet<String> = BTreeSet::new();
+        let host_cell = HostCell::default();
+        let max_tier = self.filter.max_tier();
 
         // Host tools first: they are host state and win name clashes.
         let journal_tool = crate::host_tools::journal_tool_info();
@@ -410,10 +425,19 @@ impl HostBuilder {
                 &bytes,
                 builtin,
                 &owner,
+                &host_cell,
             )
             .await;
             match loaded {
-                Ok((plugin, entries)) => {
+                Ok((plugin, mut entries)) => {
+                    // --slim: tools above the tier cap are disabled like an excluded group's.
+                    entries.retain(|e| {
+                        let keep = e.info.tier <= max_tier;
+                        if !keep {
+                            disabled.insert(e.info.name.clone(), e.info.capability.clone());
+                        }
+                        keep
+                    });
                     let tool_names: Vec<String> =
                         entries.iter().map(|e| e.info.name.clone()).collect();
                     for e in entries {
@@ -444,6 +468,17 @@ impl HostBuilder {
                 }
             }
         }
+        // Tools of built-in groups this build does not ship yet answer as disabled
+        // when their group is.
+        for (group, planned) in PLANNED_TOOLS {
+            if !self.filter.allows(group) {
+                for t in *planned {
+                    disabled
+                        .entry((*t).to_owned())
+                        .or_insert_with(|| (*group).to_owned());
+                }
+            }
+        }
         // A tool both disabled (by group) and offered by a loaded plugin stays callable.
         disabled.retain(|name, _| !tools.contains_key(name));
 
@@ -451,6 +486,7 @@ impl HostBuilder {
         journal.prune(clock.now_ms());
         let trace = Trace::start(&data_dir, &session, &clock)
             .map_err(|e| Error::io("starting the trace", e))?;
+        let recorder = Recorder::open(&data_dir, clock, self.recording_retention_days);
         let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
@@ -466,8 +502,11 @@ impl HostBuilder {
                 max_arg_bytes: self.max_arg_bytes,
                 runtime,
                 browser,
+                recorder,
+                slim: self.filter == CapabilityFilter::Slim,
             }),
         };
+        host_cell.set(Arc::downgrade(&host.inner));
         spawn_syncer(Arc::downgrade(&host.inner));
         Ok(host)
     }
@@ -525,6 +564,7 @@ async fn load_plugin(
     bytes: &[u8],
     builtin: bool,
     owner: &BTreeMap<String, String>,
+    host: &HostCell,
 ) -> std::result::Result<(PreparedPlugin, Vec<ToolEntry>), String> {
     policy.check(manifest, builtin)?;
     let services = Arc::new(PluginServices {
@@ -534,6 +574,7 @@ async fn load_plugin(
         clock,
         browser: browser.clone(),
         cdp_domains: manifest.cdp_domains.clone(),
+        host: host.clone(),
     });
     let plugin = runtime.prepare(bytes, manifest, services)?;
     let defs = plugin
@@ -622,6 +663,24 @@ impl Host {
         self.inner.disabled.get(tool).map(String::as_str)
     }
 
+    /// The `CAPABILITY_DISABLED` error for a tool this server knows but has
+    /// disabled, if `tool` is one.
+    pub fn capability_disabled(&self, tool: &str) -> Option<crate::ToolError> {
+        let group = self.disabled_group(tool)?;
+        let why = if self.inner.slim {
+            "this server runs with --slim (core tier-1 tools only)"
+        } else {
+            "this server has disabled that group (--tools-only / --disable-tools)"
+        };
+        Some(
+            crate::ToolError::new(
+                crate::error::codes::CAPABILITY_DISABLED,
+                format!("tool {tool} belongs to capability group {group:?}; {why}"),
+            )
+            .with("capability", group),
+        )
+    }
+
     /// The enabled tools, by name.
     pub fn tools(&self) -> Vec<&ToolInfo> {
         self.inner.tools.values().map(|e| &e.info).collect()
@@ -655,6 +714,16 @@ impl Host {
     /// The browser manager.
     pub fn browser(&self) -> &BrowserManager {
         &self.inner.browser
+    }
+
+    /// The recordings (see the `recording` tool group).
+    pub fn recorder(&self) -> &Recorder {
+        &self.inner.recorder
+    }
+
+    /// Whether the server runs with `--slim` (core tier-1 tools only).
+    pub fn is_slim(&self) -> bool {
+        self.inner.slim
     }
 
     /// Close the browser, flush the journal and trace, mark the session ended.

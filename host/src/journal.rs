@@ -303,7 +303,16 @@ const MAX_LOGGED_STRING: usize = 256;
 /// A copy of `args` fit for the journal: values of `redact` keys (top level) and of
 /// sensitive-looking keys (any depth) replaced by `"[REDACTED]"`, long strings cut.
 pub fn redact_args(args: &Value, redact: &[String]) -> Value {
-    fn walk(v: &Value, top: Option<&[String]>) -> Value {
+    redact_with(args, redact, Some(MAX_LOGGED_STRING))
+}
+
+/// Like [`redact_args`] but long strings are kept whole (recordings replay them).
+pub fn redact_args_full(args: &Value, redact: &[String]) -> Value {
+    redact_with(args, redact, None)
+}
+
+fn redact_with(args: &Value, redact: &[String], max: Option<usize>) -> Value {
+    fn walk(v: &Value, top: Option<&[String]>, max: Option<usize>) -> Value {
         match v {
             Value::Object(map) => Value::Object(
                 map.iter()
@@ -314,15 +323,15 @@ pub fn redact_args(args: &Value, redact: &[String]) -> Value {
                         let v = if hide {
                             json!("[REDACTED]")
                         } else {
-                            walk(v, None)
+                            walk(v, None, max)
                         };
                         (k.clone(), v)
                     })
                     .collect(),
             ),
-            Value::Array(items) => Value::Array(items.iter().map(|i| walk(i, None)).collect()),
-            Value::String(s) if s.len() > MAX_LOGGED_STRING => {
-                let mut cut = MAX_LOGGED_STRING;
+            Value::Array(items) => Value::Array(items.iter().map(|i| walk(i, None, max)).collect()),
+            Value::String(s) if max.is_some_and(|m| s.len() > m) => {
+                let mut cut = max.unwrap_or(0);
                 while !s.is_char_boundary(cut) {
                     cut -= 1;
                 }
@@ -331,7 +340,7 @@ pub fn redact_args(args: &Value, redact: &[String]) -> Value {
             other => other.clone(),
         }
     }
-    walk(args, Some(redact))
+    walk(args, Some(redact), max)
 }
 
 #[cfg(test)]

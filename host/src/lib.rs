@@ -47,6 +47,7 @@ pub mod journal;
 pub mod kv;
 mod pipeline;
 pub mod plugin;
+pub mod recording;
 pub mod secrets;
 pub mod store;
 

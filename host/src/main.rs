@@ -112,6 +112,12 @@ struct HostArgs {
     /// Disable these tool groups (comma-separated).
     #[arg(long, value_name = "GROUPS", global = true)]
     disable_tools: Vec<String>,
+    /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
+    #[arg(long, global = true)]
+    slim: bool,
+    /// Days to keep stopped recordings (0: forever).
+    #[arg(long, value_name = "DAYS", default_value_t = 30, global = true)]
+    recording_retention_days: u64,
     /// Deny a host interface to every plugin (comma-separated), e.g. secrets.
     #[arg(long, value_name = "IFACES", global = true)]
     deny_interface: Vec<String>,
@@ -158,7 +164,8 @@ impl HostArgs {
     }
 
     async fn build(&self) -> anyhow::Result<Host> {
-        let filter = CapabilityFilter::from_options(&self.tools_only, &self.disable_tools)?;
+        let filter =
+            CapabilityFilter::from_options(&self.tools_only, &self.disable_tools, self.slim)?;
         let mut policy = InterfacePolicy::default();
         for d in &self.deny_interface {
             policy.deny.extend(
@@ -186,6 +193,7 @@ impl HostArgs {
         let mut b = Host::builder()
             .data_dir(self.data_dir())
             .capabilities(filter)
+            .recording_retention_days(self.recording_retention_days)
             .interface_policy(policy)
             .limits(PluginLimits {
                 timeout: Duration::from_millis(self.plugin_timeout_ms),
@@ -214,7 +222,18 @@ impl HostArgs {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One clean line (with its causes), never a backtrace.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

@@ -1,6 +1,6 @@
 //! The tool-call pipeline: every call, from MCP or an embedder, runs these steps in
 //! this one place: resolve -> capability gate -> host-owned fields (`intent`) ->
-//! schema validation -> plugin call under limits -> journal + trace.
+//! schema validation -> plugin call under limits -> journal + trace + recording.
 //!
 //! A call rejected before it runs (unknown tool, disabled capability, invalid
 //! arguments or intent) performs nothing and writes no journal or trace entry.
@@ -8,12 +8,12 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
 use crate::error::{ToolError, codes};
 use crate::host::{Host, ToolImpl};
-use crate::journal::{CallRecord, redact_args};
+use crate::journal::{CallRecord, iso_of, redact_args, redact_args_full};
 use crate::plugin::bindings;
 use crate::{ProgressFn, host_tools};
 
@@ -85,6 +85,16 @@ pub struct ToolOutput {
 pub struct CallOptions {
     /// Receives progress reports, if the caller wants them.
     pub progress: Option<ProgressFn>,
+    /// Nesting depth: 0 for a client's call, +1 for each plugin calling a tool
+    /// through the `tools` interface.
+    pub(crate) depth: u8,
+}
+
+impl CallOptions {
+    /// Options that forward progress reports to `progress`.
+    pub fn with_progress(progress: Option<ProgressFn>) -> Self {
+        Self { progress, depth: 0 }
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -216,15 +226,8 @@ impl Host {
         let inner = &self.inner;
         // Resolve and gate.
         let Some(entry) = inner.tools.get(name) else {
-            if let Some(group) = inner.disabled.get(name) {
-                return Err(ToolError::new(
-                    codes::CAPABILITY_DISABLED,
-                    format!(
-                        "tool {name} belongs to capability group {group:?}, which this server has disabled \
-                         (--tools-only / --disable-tools)"
-                    ),
-                )
-                .with("capability", group.as_str()));
+            if let Some(e) = self.capability_disabled(name) {
+                return Err(e);
             }
             return Err(ToolError::new(
                 codes::UNKNOWN_TOOL,
@@ -281,13 +284,29 @@ impl Host {
             return Err(err);
         }
 
+        // A running recording wants to know who the refs were, before the call
+        // changes the page.
+        let recording = if entry.info.capability == "recording" {
+            None
+        } else {
+            inner.recorder.recording()
+        };
+        let tab_arg = args.get("tabId").and_then(Value::as_str).map(str::to_owned);
+        let targets = match recording {
+            Some(_) => self.identify_refs(tab_arg.as_deref(), &args).await,
+            None => None,
+        };
+
         // Run.
         let started = Instant::now();
         let outcome = match &entry.imp {
             ToolImpl::Journal => host_tools::run_journal(self, &args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(&args).unwrap_or_else(|_| "{}".into());
-                match plugin.call(name, &raw, options.progress.clone()).await {
+                match plugin
+                    .call(name, &raw, options.progress.clone(), options.depth)
+                    .await
+                {
                     Err(e) => Err(e),
                     Ok(Err(guest)) => Err(guest_error(guest)),
                     Ok(Ok(out)) => guest_output(name, out),
@@ -324,6 +343,17 @@ impl Host {
             error: outcome.as_ref().err().map(|e| e.code.clone()),
             intent,
         };
+        if let Some(capture) = recording {
+            self.record_step(
+                &entry.info,
+                &args,
+                &record,
+                tab_arg.as_deref(),
+                targets,
+                capture,
+            )
+            .await;
+        }
         if let Err(e) = inner.journal.append(&inner.session, seq, ts, &record) {
             tracing::error!(error = %e, "cannot write the journal");
         }
@@ -336,6 +366,99 @@ impl Host {
         }
         outcome
     }
+}
+
+impl Host {
+    /// Role, name and rank of each ref in `args` (string values and object keys
+    /// `ax_<n>`), so a replay can find the same elements on a fresh page.
+    async fn identify_refs(&self, tab: Option<&str>, args: &Value) -> Option<Value> {
+        fn collect(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+            match v {
+                Value::String(s) if is_ref(s) => {
+                    out.insert(s.clone());
+                }
+                Value::Object(m) => {
+                    for (k, v) in m {
+                        if is_ref(k) {
+                            out.insert(k.clone());
+                        }
+                        collect(v, out);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|i| collect(i, out)),
+                _ => {}
+            }
+        }
+        let mut refs = std::collections::BTreeSet::new();
+        collect(args, &mut refs);
+        if refs.is_empty() {
+            return None;
+        }
+        let browser = &self.inner.browser;
+        browser.peek_tab(tab).await?;
+        let mut out = Map::new();
+        for r in refs.into_iter().take(32) {
+            if let Ok(v) = browser
+                .page_op(tab, "identify", json!({"ref": r}), 2_000)
+                .await
+            {
+                out.insert(r, v);
+            }
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
+    }
+
+    /// Append a step to the running recording: what ran, how it went, where the
+    /// tab is now, and (if asked) a small screenshot.
+    async fn record_step(
+        &self,
+        info: &ToolInfo,
+        args: &Value,
+        record: &CallRecord,
+        tab: Option<&str>,
+        targets: Option<Value>,
+        capture: bool,
+    ) {
+        let browser = &self.inner.browser;
+        let at = match browser.peek_tab(tab).await {
+            Some(t) => Some(t),
+            None => browser.peek_tab(None).await,
+        };
+        let shot = match (&at, capture) {
+            (Some(t), true) => browser.thumbnail(Some(&t.id)).await.ok(),
+            _ => None,
+        };
+        let mut step = json!({
+            "ts": iso_of(self.inner.clock.now_ms()),
+            "tool": info.name,
+            "args": redact_args_full(args, &info.redact),
+            "duration_ms": record.duration_ms,
+            "ok": record.ok,
+            "outcome": record.summary,
+        });
+        if let Value::Object(o) = &mut step {
+            if let Some(i) = &record.intent {
+                o.insert("intent".into(), json!(i));
+            }
+            if let Some(c) = &record.error {
+                o.insert("error".into(), json!(c));
+            }
+            if let Some(t) = at {
+                o.insert("tab".into(), json!(t.id));
+                o.insert("url".into(), json!(t.url));
+                o.insert("title".into(), json!(t.title));
+            }
+            if let Some(t) = targets {
+                o.insert("targets".into(), t);
+            }
+        }
+        self.inner.recorder.append(step, shot);
+    }
+}
+
+fn is_ref(s: &str) -> bool {
+    s.strip_prefix("ax_")
+        .is_some_and(|d| !d.is_empty() && d.len() <= 12 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A human-in-the-loop escalation (`needs_human: true`) carries the call's intent,

@@ -46,6 +46,8 @@ pub const INTERFACES: &[(&str, bool)] = &[
     ("progress", false),
     ("browser", false),
     ("cdp", true),
+    ("recorder", true),
+    ("tools", true),
 ];
 
 /// Limits applied to every plugin call.
@@ -113,6 +115,25 @@ impl InterfacePolicy {
 }
 
 /// Host services a plugin call can reach (through the interfaces it was granted).
+/// The host, for interfaces that call back into it (`tools`, `recorder`). Set once
+/// the host is built; weak, so plugins do not keep the host alive.
+#[derive(Clone, Default)]
+pub(crate) struct HostCell(Arc<std::sync::OnceLock<std::sync::Weak<crate::host::HostInner>>>);
+
+impl HostCell {
+    pub fn set(&self, host: std::sync::Weak<crate::host::HostInner>) {
+        let _ = self.0.set(host);
+    }
+
+    pub fn get(&self) -> Option<crate::Host> {
+        self.0.get()?.upgrade().map(|inner| crate::Host { inner })
+    }
+}
+
+/// How deep tool calls may nest through the `tools` interface (a client's call
+/// is depth 0).
+pub(crate) const MAX_CALL_DEPTH: u8 = 2;
+
 pub(crate) struct PluginServices {
     pub name: String,
     pub kv: KvStore,
@@ -121,6 +142,7 @@ pub(crate) struct PluginServices {
     pub browser: crate::browser::BrowserManager,
     /// CDP domains the plugin declared (the `cdp` interface allows only these).
     pub cdp_domains: std::collections::BTreeSet<String>,
+    pub host: HostCell,
 }
 
 /// The data of one call's [`Store`].
@@ -130,6 +152,11 @@ pub(crate) struct CallState {
     limiter: MemoryLimiter,
     pub(crate) services: Arc<PluginServices>,
     pub(crate) progress: Option<ProgressFn>,
+    /// Nesting depth of this call (0: a client's).
+    pub(crate) depth: u8,
+    /// Milliseconds this call spent waiting for tools it called (`tools`
+    /// interface); they extend its wall-clock backstop.
+    pub(crate) nested_ms: Arc<AtomicU64>,
     /// Epoch ticks the guest has run (host calls do not tick).
     guest_ticks: u64,
     /// The guest ran past its deadline.
@@ -332,6 +359,8 @@ impl PreparedPlugin {
     fn new_store(
         &self,
         progress: Option<ProgressFn>,
+        depth: u8,
+        nested_ms: Arc<AtomicU64>,
         stderr: &MemoryOutputPipe,
     ) -> Store<CallState> {
         // No preopened dirs, no env, no args, no stdin, stdout discarded, no network:
@@ -351,6 +380,8 @@ impl PreparedPlugin {
             },
             services: self.services.clone(),
             progress,
+            depth,
+            nested_ms,
             guest_ticks: 0,
             timed_out: false,
         };
@@ -377,20 +408,39 @@ impl PreparedPlugin {
     async fn with_instance<R>(
         &self,
         progress: Option<ProgressFn>,
+        depth: u8,
         f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> Result<R, ToolError> {
         let stderr = MemoryOutputPipe::new(4096);
-        let mut store = self.new_store(progress, &stderr);
+        let nested_ms = Arc::new(AtomicU64::new(0));
+        let mut store = self.new_store(progress, depth, nested_ms.clone(), &stderr);
         self.instantiations.fetch_add(1, Ordering::Relaxed);
         let limits = self.runtime.limits;
         let outcome = {
             let store = &mut store;
             let pre = &self.pre;
-            tokio::time::timeout(limits.timeout + HOST_WAIT_ALLOWANCE, async move {
+            let run = async move {
                 let instance = pre.instantiate_async(&mut *store).await?;
                 f(&instance, store).await
-            })
-            .await
+            };
+            // The backstop: the deadline plus the allowance for browser waits, plus
+            // the time spent in tools this call called (each bounded on its own).
+            let started = tokio::time::Instant::now();
+            let base = limits.timeout + HOST_WAIT_ALLOWANCE;
+            let until = |nested: &AtomicU64| {
+                started + base + Duration::from_millis(nested.load(Ordering::Relaxed))
+            };
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    r = &mut run => break Ok(r),
+                    () = tokio::time::sleep_until(until(&nested_ms)) => {
+                        if until(&nested_ms) <= tokio::time::Instant::now() {
+                            break Err(());
+                        }
+                    }
+                }
+            }
         };
         let name = &self.services.name;
         let timed_out = store.data().timed_out;
@@ -442,7 +492,7 @@ impl PreparedPlugin {
 
     /// Call the guest's `describe`.
     pub async fn describe(&self) -> Result<Vec<bindings::ToolDefinition>, ToolError> {
-        self.with_instance(None, async |p, s| p.call_describe(s).await)
+        self.with_instance(None, 0, async |p, s| p.call_describe(s).await)
             .await
     }
 
@@ -452,8 +502,11 @@ impl PreparedPlugin {
         tool: &str,
         args: &str,
         progress: Option<ProgressFn>,
+        depth: u8,
     ) -> Result<GuestResult, ToolError> {
-        self.with_instance(progress, async |p, s| p.call_call(s, tool, args).await)
-            .await
+        self.with_instance(progress, depth, async |p, s| {
+            p.call_call(s, tool, args).await
+        })
+        .await
     }
 }

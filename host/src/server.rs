@@ -88,8 +88,10 @@ impl McpServer {
 /// The schema as advertised in `tools/list`: what an agent needs to build a call,
 /// without the bytes it pays for on every turn (no `null` alternatives for optional
 /// fields, no number formats, no `minLength: 1`, no length caps of 1000 and more,
-/// no struct docs). The host still validates every call against the full schema,
-/// so the dropped bounds are enforced with a clear `INVALID_ARGUMENT`.
+/// no struct docs, no alias properties (`"description": "alias of ..."`), a union
+/// of plain types as one `type` list). The host still validates every call against
+/// the full schema, so the dropped bounds are enforced with a clear
+/// `INVALID_ARGUMENT` and the aliases are still accepted.
 fn compact_schema(v: &mut Value, top: bool) {
     let Value::Object(m) = v else {
         return;
@@ -136,6 +138,13 @@ fn compact_schema(v: &mut Value, top: bool) {
     if let Some(Value::String(d)) = m.get_mut("description") {
         *d = d.replace('\n', " ");
     }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        props.retain(|_, p| {
+            !p.get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.starts_with("alias of "))
+        });
+    }
     for key in ["properties", "$defs"] {
         if let Some(Value::Object(children)) = m.get_mut(key) {
             for child in children.values_mut() {
@@ -156,6 +165,31 @@ fn compact_schema(v: &mut Value, top: bool) {
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(Value::Array(children)) = m.get_mut(key) {
             children.iter_mut().for_each(|c| compact_schema(c, false));
+        }
+    }
+    // After the branches are compacted (no `format` left on them).
+    // `anyOf` of bare types (at most one array with `items`) -> one `type` list.
+    if let Some(Value::Array(any)) = m.get("anyOf") {
+        let plain = any.iter().all(|b| {
+            b.as_object().is_some_and(|o| {
+                o.get("type").is_some_and(Value::is_string)
+                    && o.keys()
+                        .all(|k| k == "type" || (k == "items" && o["type"] == "array"))
+            })
+        });
+        let arrays = any.iter().filter(|b| b.get("items").is_some()).count();
+        if plain && arrays <= 1 && !m.contains_key("type") {
+            let types: Vec<Value> = any
+                .iter()
+                .map(|b| b["type"].clone())
+                .filter(|t| t != "null")
+                .collect();
+            let items = any.iter().find_map(|b| b.get("items").cloned());
+            m.remove("anyOf");
+            m.insert("type".into(), Value::Array(types));
+            if let Some(items) = items {
+                m.insert("items".into(), items);
+            }
         }
     }
 }
@@ -256,14 +290,8 @@ impl McpServer {
             ));
         }
         if let Some(n) = name {
-            if let Some(group) = self.host.disabled_group(n) {
-                return Err(ToolError::new(
-                    crate::error::codes::CAPABILITY_DISABLED,
-                    format!(
-                        "tool {n} belongs to capability group {group:?}, which this server has disabled (--tools-only / --disable-tools)"
-                    ),
-                )
-                .with("capability", group));
+            if let Some(e) = self.host.capability_disabled(n) {
+                return Err(e);
             }
             if !self.tools.iter().any(|(t, _)| t.name == n) {
                 return Err(ToolError::new(
@@ -363,7 +391,7 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool.name = EXPAND_TOOLS.into();
     tool.description = Some(
         format!(
-            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, drag and drop, uploads), 3 (all), or one by name."
+            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, drag and drop, uploads, recordings), 3 (all), or one by name."
         )
         .into(),
     );
@@ -447,7 +475,7 @@ impl ServerHandler for McpServer {
         });
         let result = self
             .host
-            .call_tool(&request.name, args, CallOptions { progress })
+            .call_tool(&request.name, args, CallOptions::with_progress(progress))
             .await;
         let out = match result {
             Ok(out) => {
@@ -592,4 +620,41 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_schema_merges_plain_unions_and_hides_aliases() {
+        let mut s = json!({
+            "type": "object",
+            "description": "struct docs",
+            "properties": {
+                "v": {"anyOf": [{"type": "boolean"}, {"type": "number", "format": "double"}, {"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+                "w": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]},
+                "count": {"type": "integer"},
+                "limit": {"type": "integer", "description": "alias of count"}
+            }
+        });
+        compact_schema(&mut s, true);
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "properties": {
+                    "v": {"type": ["boolean", "number", "string", "array"], "items": {"type": "string"}},
+                    "w": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]},
+                    "count": {"type": "integer"}
+                }
+            })
+        );
+        // The merged form accepts and rejects what the union did.
+        let v = jsonschema::validator_for(&s["properties"]["v"]).expect("schema");
+        assert!(v.is_valid(&json!(true)) && v.is_valid(&json!(["a"])));
+        assert!(v.is_valid(&json!(2.5)) && v.is_valid(&json!("x")));
+        assert!(!v.is_valid(&json!([1])) && !v.is_valid(&json!({})));
+    }
 }

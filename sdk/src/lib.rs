@@ -83,7 +83,9 @@ use bindings::ochre::plugin::types as wit;
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
-pub const INTERFACES: &[&str] = &["logging", "clock", "kv", "secrets", "progress", "browser"];
+pub const INTERFACES: &[&str] = &[
+    "logging", "clock", "kv", "secrets", "progress", "browser", "cdp", "recorder", "tools",
+];
 
 /// Hints for MCP clients about a tool's effects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -253,6 +255,21 @@ pub struct ToolError {
     pub details: Option<serde_json::Value>,
 }
 
+impl From<wit::ToolError> for ToolError {
+    fn from(e: wit::ToolError) -> Self {
+        Self {
+            code: e.code,
+            message: e.message,
+            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
+        }
+    }
+}
+
+fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
+    serde_json::from_str(text)
+        .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+}
+
 impl ToolError {
     /// A new error with a code and a message.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
@@ -399,11 +416,7 @@ pub mod browser {
     }
 
     fn err(e: crate::bindings::ochre::plugin::types::ToolError) -> ToolError {
-        ToolError {
-            code: e.code,
-            message: e.message,
-            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
-        }
+        e.into()
     }
 
     /// All open tabs.
@@ -643,13 +656,83 @@ pub mod cdp {
         method: &str,
         params: &serde_json::Value,
     ) -> Result<serde_json::Value, ToolError> {
-        let text = raw::send(tab_id, method, &params.to_string()).map_err(|e| ToolError {
-            code: e.code,
-            message: e.message,
-            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
-        })?;
-        serde_json::from_str(&text)
-            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+        let text = raw::send(tab_id, method, &params.to_string())?;
+        crate::host_json(&text)
+    }
+}
+
+/// Recordings of tool calls (interface `recorder`, used by the `recording`
+/// group). Sensitive: a third-party plugin needs `--grant NAME=recorder`.
+pub mod recorder {
+    use crate::bindings::ochre::plugin::recorder as raw;
+    use crate::{ToolError, host_json};
+    use serde_json::Value;
+
+    /// Start recording; the new recording's metadata.
+    pub fn start(label: Option<&str>, capture_screenshots: bool) -> Result<Value, ToolError> {
+        host_json(&raw::start(label, capture_screenshots)?)
+    }
+    /// Stop the running recording; its metadata.
+    pub fn stop() -> Result<Value, ToolError> {
+        host_json(&raw::stop()?)
+    }
+    /// The running recording's metadata, if one runs.
+    pub fn active() -> Option<Value> {
+        raw::active().and_then(|t| serde_json::from_str(&t).ok())
+    }
+    /// The newest `limit` recordings' metadata, newest first.
+    pub fn recent(limit: u32) -> Value {
+        serde_json::from_str(&raw::recent(limit)).unwrap_or(Value::Array(Vec::new()))
+    }
+    /// One recording: `{"meta": {...}, "steps": [...]}`.
+    pub fn load(id: &str) -> Result<Value, ToolError> {
+        host_json(&raw::load(id)?)
+    }
+    /// A screenshot a step names.
+    pub fn screenshot(id: &str, file: &str) -> Result<Vec<u8>, ToolError> {
+        Ok(raw::screenshot(id, file)?)
+    }
+    /// Write an export file into the recording's dir; its absolute path.
+    pub fn save_export(id: &str, file_name: &str, data: &[u8]) -> Result<String, ToolError> {
+        Ok(raw::save_export(id, file_name, data)?)
+    }
+}
+
+/// Call other tools through the host's pipeline, as a client would (interface
+/// `tools`). Sensitive: a third-party plugin needs `--grant NAME=tools`.
+pub mod tools {
+    use crate::ToolError;
+    use crate::bindings::ochre::plugin::tools as raw;
+    use crate::bindings::ochre::plugin::types as wit;
+
+    /// What a called tool returned.
+    #[derive(Debug, Clone, Default)]
+    pub struct Called {
+        /// Its text content blocks.
+        pub text: Vec<String>,
+        /// Its structured result.
+        pub structured: Option<serde_json::Value>,
+        /// Its one-line summary.
+        pub summary: String,
+        /// How many images it returned.
+        pub images: usize,
+    }
+
+    /// Call `name` with `args` (a JSON object).
+    pub fn call(name: &str, args: &serde_json::Value) -> Result<Called, ToolError> {
+        let out = raw::call(name, &args.to_string())?;
+        let mut called = Called {
+            summary: out.summary.unwrap_or_default(),
+            structured: out.structured.and_then(|s| serde_json::from_str(&s).ok()),
+            ..Called::default()
+        };
+        for c in out.content {
+            match c {
+                wit::Content::Text(t) | wit::Content::Json(t) => called.text.push(t),
+                wit::Content::Image(_) => called.images += 1,
+            }
+        }
+        Ok(called)
     }
 }
 

@@ -929,6 +929,20 @@
       return { ref: /ax_(\d+)/.exec(f.matches[0])[0] };
     },
     point: (a) => point(el(a.ref), a.how),
+    // Recordings: who a ref is (role, name, index among its namesakes), and who that is now.
+    identify: (a) => {
+      const e = el(a.ref);
+      const r = roleOf(e) || 'generic', nm = nameOf(e, r);
+      const same = candidates().filter(([c, cr]) => cr === r && norm(nameOf(c, cr)) === norm(nm)).map(([c]) => c);
+      return { role: r, name: nm, nth: Math.max(0, same.indexOf(e)), tag: e.localName };
+    },
+    locate: (a) => {
+      const same = candidates().filter(([c, cr]) => cr === a.role && norm(nameOf(c, cr)) === norm(a.name)).map(([c]) => c);
+      const at = same[Number(a.nth) || 0];
+      const e = at && visible(at) ? at : (same.find(visible) || same[0]);
+      if (!e) fail('ELEMENT_NOT_FOUND', 'no ' + a.role + ' named ' + JSON.stringify(a.name) + ' on the page now', { role: a.role, name: a.name });
+      return { ref: 'ax_' + mint(e), matches: same.length };
+    },
     relocate: (a) => {
       // Re-find the target by role and name (an AX-style resolution), in case it was re-rendered.
       const e0 = L.refs.get(Number(a.ref));

@@ -14,7 +14,9 @@ pub(crate) mod bindings {
     });
 }
 
-use bindings::ochre::plugin::{browser, cdp, clock, kv, logging, progress, secrets};
+use bindings::ochre::plugin::{
+    browser, cdp, clock, kv, logging, progress, recorder, secrets, tools,
+};
 
 /// Longest log message a plugin may emit; longer ones are cut.
 const MAX_LOG_BYTES: usize = 4096;
@@ -35,6 +37,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasm
         "progress" => progress::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "browser" => browser::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         "cdp" => cdp::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "recorder" => recorder::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+        "tools" => tools::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
         other => wasmtime::bail!("unknown host interface {other:?}"),
     }
 }
@@ -344,5 +348,155 @@ impl cdp::Host for CallState {
             .await
             .map(|v| v.to_string())
             .map_err(wit_error)
+    }
+}
+
+impl CallState {
+    fn host(&self) -> Result<crate::Host, bindings::ochre::plugin::types::ToolError> {
+        self.services.host.get().ok_or_else(|| {
+            wit_error(crate::ToolError::new(
+                crate::error::codes::PLUGIN_FAILED,
+                "the host is shutting down",
+            ))
+        })
+    }
+}
+
+fn meta_json(m: &crate::recording::RecordingMeta) -> String {
+    serde_json::to_string(m).unwrap_or_else(|_| "{}".into())
+}
+
+impl recorder::Host for CallState {
+    async fn start(
+        &mut self,
+        label: Option<String>,
+        capture_screenshots: bool,
+    ) -> BrowserResult<String> {
+        let host = self.host()?;
+        host.recorder()
+            .start(label, capture_screenshots, host.session_id())
+            .map(|m| meta_json(&m))
+            .map_err(wit_error)
+    }
+
+    async fn stop(&mut self) -> BrowserResult<String> {
+        let host = self.host()?;
+        host.recorder()
+            .stop()
+            .map(|m| meta_json(&m))
+            .map_err(wit_error)
+    }
+
+    async fn active(&mut self) -> Option<String> {
+        let host = self.host().ok()?;
+        host.recorder().active().map(|m| meta_json(&m))
+    }
+
+    async fn recent(&mut self, limit: u32) -> String {
+        let Ok(host) = self.host() else {
+            return "[]".into();
+        };
+        serde_json::to_string(&host.recorder().list(limit as usize)).unwrap_or_else(|_| "[]".into())
+    }
+
+    async fn load(&mut self, id: String) -> BrowserResult<String> {
+        let host = self.host()?;
+        host.recorder()
+            .load(&id)
+            .map(|v| v.to_string())
+            .map_err(wit_error)
+    }
+
+    async fn screenshot(&mut self, id: String, file: String) -> BrowserResult<Vec<u8>> {
+        let host = self.host()?;
+        host.recorder().screenshot(&id, &file).map_err(wit_error)
+    }
+
+    async fn save_export(
+        &mut self,
+        id: String,
+        file_name: String,
+        data: Vec<u8>,
+    ) -> BrowserResult<String> {
+        let host = self.host()?;
+        host.recorder()
+            .save_export(&id, &file_name, &data)
+            .map(|p| p.display().to_string())
+            .map_err(wit_error)
+    }
+}
+
+type BoxedCall = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<crate::ToolOutput, crate::ToolError>> + Send>,
+>;
+
+impl tools::Host for CallState {
+    async fn call(
+        &mut self,
+        name: String,
+        args: String,
+    ) -> Result<bindings::ochre::plugin::types::ToolOutput, bindings::ochre::plugin::types::ToolError>
+    {
+        use bindings::ochre::plugin::types as t;
+        let host = self.host()?;
+        if self.depth >= super::MAX_CALL_DEPTH {
+            return Err(wit_error(crate::ToolError::new(
+                crate::browser::codes::PERMISSION_DENIED,
+                format!(
+                    "tool calls may nest at most {} deep; {name} was not called",
+                    super::MAX_CALL_DEPTH
+                ),
+            )));
+        }
+        if host
+            .tools()
+            .iter()
+            .any(|t| t.name == name && t.plugin == self.services.name)
+        {
+            return Err(wit_error(crate::ToolError::new(
+                crate::browser::codes::PERMISSION_DENIED,
+                format!(
+                    "plugin {} cannot call its own tool {name} through the host",
+                    self.services.name
+                ),
+            )));
+        }
+        let args: serde_json::Value = if args.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            serde_json::from_str(&args).map_err(|e| {
+                wit_error(crate::ToolError::invalid_argument(
+                    "args",
+                    format!("arguments of {name} are not JSON: {e}"),
+                ))
+            })?
+        };
+        let options = crate::CallOptions {
+            progress: None,
+            depth: self.depth + 1,
+        };
+        let started = std::time::Instant::now();
+        // Boxed: this call re-enters the pipeline, which may call a plugin again.
+        let fut: BoxedCall = Box::pin(async move { host.call_tool(&name, args, options).await });
+        let out = fut.await;
+        self.nested_ms.fetch_add(
+            started.elapsed().as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let out = out.map_err(wit_error)?;
+        Ok(t::ToolOutput {
+            content: out
+                .content
+                .into_iter()
+                .map(|c| match c {
+                    crate::Content::Text(s) => t::Content::Text(s),
+                    crate::Content::Image { data, mime_type } => {
+                        t::Content::Image(t::Image { data, mime_type })
+                    }
+                })
+                .collect(),
+            structured: out.structured.map(|v| v.to_string()),
+            summary: Some(out.summary),
+        })
     }
 }

@@ -285,8 +285,10 @@ impl Tool for LightweightScroll {
     const DESCRIPTION: &'static str =
         "Scroll the page (or an element into view); returns the new scroll position.";
 
+    // Tier 2: interact scrolls its target into view and read_page sees the whole
+    // page, so agents need this only for lazy-loading pages.
     fn spec() -> ToolSpec {
-        ToolSpec::default().scope(Scope::Browser)
+        ToolSpec::default().tier(2).scope(Scope::Browser)
     }
 
     fn run(a: ScrollArgs) -> Result<Output, ToolError> {

@@ -1,0 +1,113 @@
+//! The HTML export: one self-contained page (inline CSS, screenshots as data URIs,
+//! no scripts, nothing fetched) with a timeline of the recording's steps.
+
+use base64::Engine;
+use ochre_sdk::recorder;
+use serde_json::Value;
+
+/// Escape text for HTML element content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#222}\
+h1{font-size:1.4rem;margin:0}.meta{color:#666;margin:.3rem 0 1.5rem}\
+ol{list-style:none;padding:0;border-left:3px solid #ddd}\
+li{margin:0 0 1.2rem;padding:.2rem 0 .2rem 1rem;position:relative}\
+li:before{content:'';position:absolute;left:-8px;top:.55rem;width:13px;height:13px;border-radius:50%;background:#2a7}\
+li.fail:before{background:#c33}\
+.tool{font-weight:600;font-family:ui-monospace,monospace}.n{color:#888;margin-right:.4rem}\
+.intent{font-style:italic;color:#444}.outcome{margin:.2rem 0}.fail .outcome{color:#c33}\
+.url{color:#666;font-size:.85rem;word-break:break-all}\
+pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem;max-height:12rem}\
+img{max-width:100%;border:1px solid #ccc;margin-top:.4rem}";
+
+/// Render recording `id` (`rec` as the recorder loads it).
+pub fn render(id: &str, rec: &Value) -> String {
+    let meta = &rec["meta"];
+    let steps: &[Value] = rec["steps"].as_array().map_or(&[], Vec::as_slice);
+    let title = meta["label"].as_str().unwrap_or(id);
+    let mut h = String::new();
+    h.push_str("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str(&format!("<title>ochre recording: {}</title>", esc(title)));
+    h.push_str(&format!("<style>{STYLE}</style></head><body>"));
+    h.push_str(&format!("<h1>{}</h1>", esc(title)));
+    h.push_str(&format!(
+        "<p class=\"meta\">Recording <code>{}</code> · started {} · {} steps ({} failed){}</p><ol>",
+        esc(id),
+        esc(meta["started_at"].as_str().unwrap_or("?")),
+        steps.len(),
+        meta["failed_steps"].as_u64().unwrap_or(0),
+        meta["stopped_at"]
+            .as_str()
+            .map(|s| format!(" · stopped {}", esc(s)))
+            .unwrap_or_default()
+    ));
+    for s in steps {
+        let ok = s["ok"] != Value::Bool(false);
+        h.push_str(if ok { "<li>" } else { "<li class=\"fail\">" });
+        h.push_str(&format!(
+            "<span class=\"n\">#{}</span><span class=\"tool\">{}</span> <span class=\"n\">{} ms</span>",
+            s["step"],
+            esc(s["tool"].as_str().unwrap_or("?")),
+            s["duration_ms"].as_u64().unwrap_or(0)
+        ));
+        if let Some(i) = s["intent"].as_str() {
+            h.push_str(&format!("<div class=\"intent\">intent: {}</div>", esc(i)));
+        }
+        let outcome = match (ok, s["error"].as_str()) {
+            (false, Some(code)) => {
+                format!("{}: {}", code, s["outcome"].as_str().unwrap_or_default())
+            }
+            _ => s["outcome"].as_str().unwrap_or_default().to_owned(),
+        };
+        h.push_str(&format!("<div class=\"outcome\">{}</div>", esc(&outcome)));
+        if let Some(url) = s["url"].as_str() {
+            h.push_str(&format!(
+                "<div class=\"url\">{} · {}</div>",
+                esc(s["tab"].as_str().unwrap_or("")),
+                esc(url)
+            ));
+        }
+        let args = serde_json::to_string_pretty(&s["args"]).unwrap_or_default();
+        if args != "{}" && args != "null" {
+            h.push_str(&format!("<pre>{}</pre>", esc(&args)));
+        }
+        if let Some(file) = s["screenshot"].as_str()
+            && let Ok(bytes) = recorder::screenshot(id, file)
+        {
+            h.push_str(&format!(
+                "<img alt=\"after step {}\" src=\"data:image/jpeg;base64,{}\">",
+                s["step"],
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            ));
+        }
+        h.push_str("</li>");
+    }
+    h.push_str("</ol></body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
