@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 use crate::error::ToolError;
 
 mod pageops;
+mod visit;
 pub use pageops::Input;
 use pageops::{TabRefs, TabWatch};
 
@@ -489,7 +490,9 @@ impl BrowserManager {
         })
         .await?;
         let loaded = started.elapsed();
-        let quiet = self.network_quiet(n, 0, 3_000).await;
+        // 50 ms of quiet: requests a load handler starts (fetches, scripts) reach us
+        // on their own event stream, a moment after the load event.
+        let quiet = self.network_quiet(n, 50, 3_000).await;
         tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
         Ok(self.info(n, &page).await)
     }

@@ -102,6 +102,7 @@ impl PluginReport {
 pub(crate) enum ToolImpl {
     Plugin(PreparedPlugin),
     Journal,
+    OutputFetch,
 }
 
 pub(crate) struct ToolEntry {
@@ -125,6 +126,7 @@ pub(crate) struct HostInner {
     pub runtime: PluginRuntime,
     pub browser: BrowserManager,
     pub recorder: Recorder,
+    pub output: crate::output::HandleStore,
     pub slim: bool,
 }
 
@@ -159,6 +161,8 @@ pub struct HostBuilder {
     max_arg_bytes: usize,
     browser: BrowserOptions,
     recording_retention_days: u64,
+    output_ttl: Duration,
+    output_sweep: Duration,
 }
 
 impl Default for HostBuilder {
@@ -176,6 +180,8 @@ impl Default for HostBuilder {
             max_arg_bytes: 4 << 20,
             browser: BrowserOptions::default(),
             recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
+            output_ttl: Duration::from_secs(24 * 3600),
+            output_sweep: Duration::from_secs(300),
         }
     }
 }
@@ -265,6 +271,18 @@ impl HostBuilder {
         self
     }
 
+    /// How long output handles live (default 24 h; zero: they expire at once).
+    pub fn output_handle_ttl(mut self, ttl: Duration) -> Self {
+        self.output_ttl = ttl;
+        self
+    }
+
+    /// How often expired output handles are deleted (default 5 min).
+    pub fn output_handle_sweep_interval(mut self, every: Duration) -> Self {
+        self.output_sweep = every;
+        self
+    }
+
     /// Largest accepted arguments object, serialized (default 4 MiB).
     pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
         self.max_arg_bytes = bytes;
@@ -347,21 +365,28 @@ impl HostBuilder {
         let max_tier = self.filter.max_tier();
 
         // Host tools first: they are host state and win name clashes.
-        let journal_tool = crate::host_tools::journal_tool_info();
-        if self.filter.allows(&journal_tool.capability) {
-            let validator = jsonschema::validator_for(&journal_tool.input_schema)
-                .map_err(|e| Error::Config(format!("oc_journal schema: {e}")))?;
-            owner.insert(journal_tool.name.clone(), "host".into());
+        for (info, imp) in [
+            (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
+            (
+                crate::host_tools::output_fetch_tool_info(),
+                ToolImpl::OutputFetch,
+            ),
+        ] {
+            if !self.filter.allows(&info.capability) || info.tier > max_tier {
+                disabled.insert(info.name.clone(), info.capability.clone());
+                continue;
+            }
+            let validator = jsonschema::validator_for(&info.input_schema)
+                .map_err(|e| Error::Config(format!("{} schema: {e}", info.name)))?;
+            owner.insert(info.name.clone(), "host".into());
             tools.insert(
-                journal_tool.name.clone(),
+                info.name.clone(),
                 ToolEntry {
-                    info: journal_tool,
-                    imp: ToolImpl::Journal,
+                    info,
+                    imp,
                     validator,
                 },
             );
-        } else {
-            disabled.insert(journal_tool.name.clone(), journal_tool.capability.clone());
         }
 
         for ((source, bytes), manifest) in candidates.into_iter().zip(manifests) {
@@ -487,6 +512,9 @@ impl HostBuilder {
         let trace = Trace::start(&data_dir, &session, &clock)
             .map_err(|e| Error::io("starting the trace", e))?;
         let recorder = Recorder::open(&data_dir, clock, self.recording_retention_days);
+        let output =
+            crate::output::HandleStore::new(&data_dir, clock, self.output_ttl.as_millis() as u64);
+        output.sweep();
         let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
@@ -503,11 +531,13 @@ impl HostBuilder {
                 runtime,
                 browser,
                 recorder,
+                output,
                 slim: self.filter == CapabilityFilter::Slim,
             }),
         };
         host_cell.set(Arc::downgrade(&host.inner));
         spawn_syncer(Arc::downgrade(&host.inner));
+        spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
         Ok(host)
     }
 }
@@ -531,6 +561,26 @@ fn spawn_syncer(inner: std::sync::Weak<HostInner>) {
         });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the fsync thread; logs are synced at shutdown only");
+    }
+}
+
+/// Deletes expired output handles every `every`; ends with the host.
+fn spawn_sweeper(inner: std::sync::Weak<HostInner>, every: Duration) {
+    let every = every.max(Duration::from_millis(100));
+    let spawned = std::thread::Builder::new()
+        .name("ochre-sweep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(every);
+                let Some(inner) = inner.upgrade() else { break };
+                let n = inner.output.sweep();
+                if n > 0 {
+                    tracing::debug!(removed = n, "expired output handles deleted");
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the output sweep; expired handles are deleted at startup only");
     }
 }
 

@@ -1,6 +1,6 @@
-//! Host-owned tools: they read host state, so they live here, not in a plugin.
-//! (`expand_tools`, `oc_output_fetch`, `oc_task_run_*` and `oc_bulk_progress_*` join
-//! them with their issues.)
+//! Host-owned tools: they read host state, so they live here, not in a plugin:
+//! `oc_journal` and `oc_output_fetch` (`expand_tools` is per MCP session, in the
+//! server; `oc_task_run_*` and `oc_bulk_progress_*` join them with their issues).
 
 use std::collections::BTreeMap;
 
@@ -31,6 +31,39 @@ pub(crate) fn journal_tool_info() -> ToolInfo {
             "additionalProperties": false
         }),
         capability: "core".into(),
+        // Tier 2: for review and hand-over, not the agent's main loop.
+        tier: 2,
+        annotations: Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Annotations::default()
+        },
+        intent: false,
+        output_mode: false,
+        redact: Vec::new(),
+        plugin: "host".into(),
+    }
+}
+
+pub(crate) fn output_fetch_tool_info() -> ToolInfo {
+    use crate::output::{DEFAULT_BYTES, DEFAULT_ITEMS, MAX_BYTES};
+    ToolInfo {
+        name: "oc_output_fetch".into(),
+        description: "Read a stored output handle (oh_...) page by page: JSON lists by items, other output by bytes."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "output_handle": {"type": "string", "maxLength": 64},
+                "offset": {"type": "integer", "minimum": 0, "description": "next_offset of the previous page"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_BYTES,
+                          "description": format!("default {DEFAULT_ITEMS} items or {DEFAULT_BYTES} bytes")},
+                "format": {"type": "string", "enum": ["auto", "items", "bytes"]}
+            },
+            "required": ["output_handle"],
+            "additionalProperties": false
+        }),
+        capability: "core".into(),
         tier: 1,
         annotations: Annotations {
             read_only: true,
@@ -42,6 +75,24 @@ pub(crate) fn journal_tool_info() -> ToolInfo {
         redact: Vec::new(),
         plugin: "host".into(),
     }
+}
+
+pub(crate) fn run_output_fetch(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
+    let handle = args["output_handle"].as_str().unwrap_or_default();
+    let page = host.inner.output.fetch(
+        handle,
+        args["offset"].as_u64().unwrap_or(0),
+        args["limit"].as_u64(),
+        args["format"].as_str().unwrap_or("auto"),
+    )?;
+    let summary = format!(
+        "{handle} {} {}+{} of {}",
+        page["format"].as_str().unwrap_or(""),
+        page["offset"],
+        page["returned"],
+        page["total"]
+    );
+    Ok(json_output(page, summary))
 }
 
 pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -63,7 +114,8 @@ pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolE
     let tool = args["tool"].as_str();
     let journal = &host.inner.journal;
     if action == "summary" {
-        let all = journal.all(tool);
+        let mut all = journal.all(tool);
+        all.retain(|e| e.get("event").is_none());
         let mut by_tool: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut failed = 0u64;
         for e in &all {

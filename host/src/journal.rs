@@ -125,21 +125,43 @@ impl Journal {
         if let Some(intent) = &rec.intent {
             entry.insert("intent".into(), json!(intent));
         }
+        self.file_for(ts_ms).append(&Value::Object(entry))
+    }
+
+    /// Append an event that is not a call (e.g. `output_handle_created`): `ts`,
+    /// `session`, `seq`, `event` and the fields of `body`.
+    pub fn append_event(
+        &self,
+        session: &str,
+        seq: u64,
+        ts_ms: u64,
+        event: &str,
+        body: &Map<String, Value>,
+    ) -> std::io::Result<()> {
+        let mut entry = Map::new();
+        entry.insert("ts".into(), json!(iso_of(ts_ms)));
+        entry.insert("session".into(), json!(session));
+        entry.insert("seq".into(), json!(seq));
+        entry.insert("event".into(), json!(event));
+        for (k, v) in body {
+            entry.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        self.file_for(ts_ms).append(&Value::Object(entry))
+    }
+
+    fn file_for(&self, ts_ms: u64) -> std::sync::Arc<JsonlFile> {
         let day = day_of(ts_ms);
-        let file = {
-            let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
-            match cur.as_ref() {
-                Some((d, f)) if *d == day => f.clone(),
-                _ => {
-                    let f = std::sync::Arc::new(JsonlFile::new(
-                        self.dir.join(format!("journal-{day}.jsonl")),
-                    ));
-                    *cur = Some((day, f.clone()));
-                    f
-                }
+        let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        match cur.as_ref() {
+            Some((d, f)) if *d == day => f.clone(),
+            _ => {
+                let f = std::sync::Arc::new(JsonlFile::new(
+                    self.dir.join(format!("journal-{day}.jsonl")),
+                ));
+                *cur = Some((day, f.clone()));
+                f
             }
-        };
-        file.append(&Value::Object(entry))
+        }
     }
 
     /// fsync the current day file.

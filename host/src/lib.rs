@@ -45,6 +45,7 @@ mod host;
 mod host_tools;
 pub mod journal;
 pub mod kv;
+pub mod output;
 mod pipeline;
 pub mod plugin;
 pub mod recording;

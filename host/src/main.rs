@@ -115,6 +115,12 @@ struct HostArgs {
     /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
     #[arg(long, global = true)]
     slim: bool,
+    /// How long output handles live, in hours (0: they expire at once).
+    #[arg(long, value_name = "HOURS", default_value_t = 24.0, global = true)]
+    output_handle_ttl_hours: f64,
+    /// How often expired output handles are deleted, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300, global = true)]
+    output_handle_sweep_interval_seconds: u64,
     /// Days to keep stopped recordings (0: forever).
     #[arg(long, value_name = "DAYS", default_value_t = 30, global = true)]
     recording_retention_days: u64,
@@ -187,6 +193,12 @@ impl HostArgs {
         if self.plugin_memory_mb == 0 || self.plugin_memory_mb > 4096 {
             anyhow::bail!("--plugin-memory-mb must be 1-4096");
         }
+        if !(self.output_handle_ttl_hours >= 0.0 && self.output_handle_ttl_hours <= 24.0 * 365.0) {
+            anyhow::bail!("--output-handle-ttl-hours must be from 0 to 8760");
+        }
+        if self.output_handle_sweep_interval_seconds == 0 {
+            anyhow::bail!("--output-handle-sweep-interval-seconds must be positive");
+        }
         if self.plugin_timeout_ms == 0 {
             anyhow::bail!("--plugin-timeout-ms must be positive");
         }
@@ -194,6 +206,12 @@ impl HostArgs {
             .data_dir(self.data_dir())
             .capabilities(filter)
             .recording_retention_days(self.recording_retention_days)
+            .output_handle_ttl(Duration::from_secs_f64(
+                self.output_handle_ttl_hours * 3600.0,
+            ))
+            .output_handle_sweep_interval(Duration::from_secs(
+                self.output_handle_sweep_interval_seconds,
+            ))
             .interface_policy(policy)
             .limits(PluginLimits {
                 timeout: Duration::from_millis(self.plugin_timeout_ms),

@@ -14,6 +14,7 @@ use tracing::Instrument;
 use crate::error::{ToolError, codes};
 use crate::host::{Host, ToolImpl};
 use crate::journal::{CallRecord, iso_of, redact_args, redact_args_full};
+use crate::output::{HandleMeta, OutputMode, Payload};
 use crate::plugin::bindings;
 use crate::{ProgressFn, host_tools};
 
@@ -278,6 +279,12 @@ impl Host {
             None
         };
 
+        let mode = if entry.info.output_mode {
+            output_mode_of(name, &mut args)?
+        } else {
+            OutputMode::Inline
+        };
+
         // Schema.
         let args = Value::Object(args);
         if let Some(err) = schema_error(name, &entry.validator, &args) {
@@ -301,6 +308,7 @@ impl Host {
         let started = Instant::now();
         let outcome = match &entry.imp {
             ToolImpl::Journal => host_tools::run_journal(self, &args),
+            ToolImpl::OutputFetch => host_tools::run_output_fetch(self, &args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(&args).unwrap_or_else(|_| "{}".into());
                 match plugin
@@ -312,6 +320,20 @@ impl Host {
                     Ok(Ok(out)) => guest_output(name, out),
                 }
             }
+        };
+        // Output mode: a large result becomes a stored handle.
+        let mut created = None;
+        let outcome = match (outcome, mode) {
+            (Ok(out), OutputMode::Handle | OutputMode::Auto(_)) => {
+                match to_handle(self, name, out, mode) {
+                    Ok((out, meta)) => {
+                        created = meta;
+                        Ok(out)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            (other, _) => other,
         };
         let duration_ms = inner.clock.elapsed_ms(started);
         let outcome = outcome.map(|mut out| {
@@ -359,6 +381,30 @@ impl Host {
         }
         if let Err(e) = inner.trace.call(ts, seq, &record) {
             tracing::error!(error = %e, "cannot write the trace");
+        }
+        if let Some(meta) = created {
+            let seq = inner.seq.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut body = Map::new();
+            body.insert("handle".into(), json!(meta.output_handle));
+            body.insert("source_tool".into(), json!(meta.source_tool));
+            body.insert("size_bytes".into(), json!(meta.size_bytes));
+            body.insert("mime_type".into(), json!(meta.mime_type));
+            if let Err(e) =
+                inner
+                    .journal
+                    .append_event(&inner.session, seq, ts, "output_handle_created", &body)
+            {
+                tracing::error!(error = %e, "cannot write the journal");
+            }
+            if let Err(e) = inner.trace.event(
+                ts,
+                seq,
+                "output_handle_created",
+                Value::Object(body),
+                Map::new(),
+            ) {
+                tracing::error!(error = %e, "cannot write the trace");
+            }
         }
         match &outcome {
             Ok(_) => tracing::debug!(duration_ms, "tool call ok"),
@@ -454,6 +500,105 @@ impl Host {
         }
         self.inner.recorder.append(step, shot);
     }
+}
+
+/// Take `output_mode` and `output_inline_limit_bytes` out of the arguments.
+fn output_mode_of(tool: &str, args: &mut Map<String, Value>) -> Result<OutputMode, ToolError> {
+    let mode = args.remove("output_mode");
+    let limit = args.remove("output_inline_limit_bytes");
+    let mode = match mode.as_ref().map(|m| m.as_str()) {
+        None => "inline",
+        Some(Some(m @ ("inline" | "handle" | "auto"))) => m,
+        Some(_) => {
+            return Err(ToolError::invalid_argument(
+                "output_mode",
+                format!("{tool}: `output_mode` must be one of \"inline\", \"handle\", \"auto\""),
+            ));
+        }
+    };
+    let limit = match limit {
+        None => None,
+        Some(v) => match v.as_u64().filter(|n| (1..=1 << 30).contains(n)) {
+            Some(n) => Some(n),
+            None => {
+                return Err(ToolError::invalid_argument(
+                    "output_inline_limit_bytes",
+                    format!(
+                        "{tool}: `output_inline_limit_bytes` must be an integer from 1 to 1073741824"
+                    ),
+                ));
+            }
+        },
+    };
+    match (mode, limit) {
+        ("auto", l) => Ok(OutputMode::Auto(
+            l.unwrap_or(crate::output::DEFAULT_INLINE_LIMIT),
+        )),
+        (_, Some(_)) => Err(ToolError::invalid_argument(
+            "output_inline_limit_bytes",
+            format!("{tool}: `output_inline_limit_bytes` applies only with output_mode \"auto\""),
+        )),
+        ("handle", None) => Ok(OutputMode::Handle),
+        _ => Ok(OutputMode::Inline),
+    }
+}
+
+/// What a result stores as: its structured JSON, its text, or its one image.
+fn payload_of(out: &ToolOutput) -> Payload {
+    if let Some(v) = &out.structured {
+        return Payload::Json(v.clone());
+    }
+    let texts: Vec<&str> = out
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.as_str()),
+            Content::Image { .. } => None,
+        })
+        .collect();
+    if texts.len() == out.content.len() {
+        return Payload::Text(texts.join("\n"));
+    }
+    match out.content.iter().find_map(|c| match c {
+        Content::Image { data, mime_type } => Some((data.clone(), mime_type.clone())),
+        Content::Text(_) => None,
+    }) {
+        Some((data, mime)) => Payload::Binary(data, mime),
+        None => Payload::Text(String::new()),
+    }
+}
+
+/// Apply `handle` / `auto` to a successful result.
+fn to_handle(
+    host: &Host,
+    tool: &str,
+    out: ToolOutput,
+    mode: OutputMode,
+) -> Result<(ToolOutput, Option<HandleMeta>), ToolError> {
+    let payload = payload_of(&out);
+    if let OutputMode::Auto(limit) = mode
+        && payload.size() as u64 <= limit
+    {
+        return Ok((out, None));
+    }
+    let (meta, descriptor) = host.inner.output.create(tool, &payload).map_err(|e| {
+        ToolError::new(
+            crate::recording::codes::STORAGE_FAILED,
+            format!("{tool}: cannot store the output handle: {e}"),
+        )
+    })?;
+    let summary = format!(
+        "{} -> {} ({} bytes)",
+        out.summary, meta.output_handle, meta.size_bytes
+    );
+    Ok((
+        ToolOutput {
+            content: vec![Content::Text(descriptor.to_string())],
+            structured: Some(descriptor),
+            summary: one_line(&summary),
+        },
+        Some(meta),
+    ))
 }
 
 fn is_ref(s: &str) -> bool {

@@ -87,7 +87,8 @@ impl McpServer {
 
 /// The schema as advertised in `tools/list`: what an agent needs to build a call,
 /// without the bytes it pays for on every turn (no `null` alternatives for optional
-/// fields, no number formats, no `minLength: 1`, no length caps of 1000 and more,
+/// fields, no number formats, no `minLength: 1` or `minimum` 0/1, no length caps
+/// of 1000 and more or numeric caps of 100000 and more,
 /// no struct docs, no alias properties (`"description": "alias of ..."`), a union
 /// of plain types as one `type` list). The host still validates every call against
 /// the full schema, so the dropped bounds are enforced with a clear
@@ -106,6 +107,19 @@ fn compact_schema(v: &mut Value, top: bool) {
     }
     if m.get("minLength") == Some(&Value::from(1)) {
         m.remove("minLength");
+    }
+    // Lower bounds of 0 and 1 and upper bounds of 100000+ say little an agent needs.
+    if m.get("minimum")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n <= 1)
+    {
+        m.remove("minimum");
+    }
+    if m.get("maximum")
+        .and_then(Value::as_f64)
+        .is_some_and(|n| n >= 100_000.0)
+    {
+        m.remove("maximum");
     }
     if m.get("maxLength")
         .and_then(Value::as_u64)
@@ -203,6 +217,19 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
         props.insert(
             "intent".into(),
             serde_json::json!({"type": "string", "maxLength": crate::pipeline::MAX_INTENT_CHARS}),
+        );
+    }
+    if info.output_mode
+        && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        props.insert(
+            "output_mode".into(),
+            serde_json::json!({"type": "string", "enum": ["inline", "handle", "auto"],
+                "description": "handle: store it, return a descriptor for oc_output_fetch; auto: only when over output_inline_limit_bytes (32768)"}),
+        );
+        props.insert(
+            "output_inline_limit_bytes".into(),
+            serde_json::json!({"type": "integer"}),
         );
     }
     let description = if info.intent {
@@ -635,7 +662,9 @@ mod tests {
             "properties": {
                 "v": {"anyOf": [{"type": "boolean"}, {"type": "number", "format": "double"}, {"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
                 "w": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]},
-                "count": {"type": "integer"},
+                "count": {"type": "integer", "minimum": 1, "maximum": 100},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": 120000},
+                "depth": {"type": "integer", "minimum": 2},
                 "limit": {"type": "integer", "description": "alias of count"}
             }
         });
@@ -647,7 +676,9 @@ mod tests {
                 "properties": {
                     "v": {"type": ["boolean", "number", "string", "array"], "items": {"type": "string"}},
                     "w": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]},
-                    "count": {"type": "integer"}
+                    "count": {"type": "integer", "maximum": 100},
+                    "timeout": {"type": "integer"},
+                    "depth": {"type": "integer", "minimum": 2}
                 }
             })
         );

@@ -263,8 +263,9 @@ pub fn sites_dir() -> PathBuf {
         .join("sites")
 }
 
-/// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` and `POST /echo`
-/// (answers an HTML page that shows the posted body). Stops on drop.
+/// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
+/// `{{ORIGIN}}` in `.xml` and `.txt` files replaced by its origin), `POST /echo`
+/// (answers an HTML page that shows the posted body) and `/slow?ms=N`. Stops on drop.
 #[derive(Debug)]
 pub struct SiteServer {
     /// `http://127.0.0.1:PORT`.
@@ -278,11 +279,13 @@ impl SiteServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let root = sites_dir();
+        let origin = base.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let root = root.clone();
+                let origin = origin.clone();
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &root).await;
+                    let _ = serve_one(stream, &root, &origin).await;
                 });
             }
         });
@@ -301,7 +304,7 @@ impl Drop for SiteServer {
     }
 }
 
-async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path) -> Result<()> {
+async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path, origin: &str) -> Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -373,8 +376,19 @@ async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path) -> Result<()>
                     Some("js") => "text/javascript",
                     Some("css") => "text/css",
                     Some("json") => "application/json",
+                    Some("xml") => "application/xml",
+                    Some("txt") => "text/plain; charset=utf-8",
                     _ => "application/octet-stream",
                 };
+                // Sitemaps and robots.txt name absolute URLs: `{{ORIGIN}}` is ours.
+                let bytes =
+                    if ctype.starts_with("application/xml") || ctype.starts_with("text/plain") {
+                        String::from_utf8_lossy(&bytes)
+                            .replace("{{ORIGIN}}", origin)
+                            .into_bytes()
+                    } else {
+                        bytes
+                    };
                 ("200 OK", ctype, bytes)
             }
             _ => ("404 Not Found", "text/plain", b"not found".to_vec()),

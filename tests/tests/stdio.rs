@@ -20,7 +20,7 @@ async fn totp_code_matches_an_independent_computation() -> Result<()> {
     let client = stdio_client(data.path(), &[], &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)]).await?;
     let names = tool_names(&client).await?;
     assert!(names.contains(&"oc_totp_generate".to_owned()), "{names:?}");
-    assert!(names.contains(&"oc_journal".to_owned()), "{names:?}");
+    assert!(names.contains(&"oc_output_fetch".to_owned()), "{names:?}");
 
     let before = now_secs();
     let res = call(
@@ -146,7 +146,7 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
     let client = stdio_client(data.path(), &["--disable-tools", "totp"], &[]).await?;
     let names = tool_names(&client).await?;
     assert!(!names.iter().any(|n| n.contains("totp")), "{names:?}");
-    assert!(names.contains(&"oc_journal".to_owned()));
+    assert!(names.contains(&"oc_output_fetch".to_owned()));
     let err = error_of(
         &call(
             &client,

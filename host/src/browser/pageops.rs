@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use super::{BrowserManager, bounded, cdp_error, codes};
 use crate::error::ToolError;
 
-const PAGE_JS: &str = include_str!("page.js");
+pub(super) const PAGE_JS: &str = include_str!("page.js");
 
 /// Console messages kept per tab.
 const CONSOLE_CAP: usize = 1000;
@@ -149,10 +149,13 @@ impl TabWatch {
     }
 
     /// Whether no (short) request is in flight and none ended within `quiet`.
-    fn quiet(&self, quiet: Duration) -> bool {
+    /// No short request in flight, and none started or ended for `quiet` (counted
+    /// from `floor` at the earliest).
+    fn quiet(&self, quiet: Duration, floor: Instant) -> bool {
         let n = lock(&self.net);
         let busy = n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST);
-        !busy && n.last_change.is_none_or(|t| t.elapsed() >= quiet)
+        let since = n.last_change.map_or(floor, |t| t.max(floor));
+        !busy && since.elapsed() >= quiet
     }
 }
 
@@ -375,8 +378,8 @@ impl BrowserManager {
         lock(&self.inner.watches).get(&n).cloned()
     }
 
-    /// Wait until the tab has no (short) request in flight for `quiet_ms`, at
-    /// most `max_ms`. Whether it went quiet.
+    /// Wait until the tab has had no (short) request in flight for `quiet_ms`
+    /// from now on, at most `max_ms`. Whether it went quiet.
     pub(super) async fn network_quiet(&self, n: u64, quiet_ms: u64, max_ms: u64) -> bool {
         let Some(w) = self.tab_watch(n) else {
             return true;
@@ -384,7 +387,7 @@ impl BrowserManager {
         let start = Instant::now();
         let quiet = Duration::from_millis(quiet_ms);
         loop {
-            if w.quiet(quiet) {
+            if w.quiet(quiet, start) {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
@@ -522,6 +525,8 @@ impl BrowserManager {
         match op {
             "profile_status" => return Ok(self.profile_status().await),
             "list_profiles" => return Ok(self.list_profiles().await),
+            "visit_batch" => return self.visit_batch(&args).await,
+            "sleep" => return Ok(super::visit::sleep(&args).await),
             _ => {}
         }
         let (n, page) = self.page(tab).await?;

@@ -273,12 +273,22 @@ impl browser::Host for CallState {
                 format!("page-op arguments are not JSON: {e}"),
             ))
         })?;
-        self.services
+        // Batch visits and pauses are long by design and bounded on their own:
+        // their time extends the call's wall-clock backstop, like nested calls.
+        let long = matches!(op.as_str(), "visit_batch" | "sleep");
+        let started = std::time::Instant::now();
+        let out = self
+            .services
             .browser
             .page_op(tab.as_deref(), &op, args, timeout_ms)
-            .await
-            .map(|v| v.to_string())
-            .map_err(wit_error)
+            .await;
+        if long {
+            self.nested_ms.fetch_add(
+                started.elapsed().as_millis() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        out.map(|v| v.to_string()).map_err(wit_error)
     }
 
     async fn set_files(

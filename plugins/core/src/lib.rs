@@ -169,6 +169,7 @@ struct JsArgs {
     /// JS to run; returns the last expression's value (promises awaited).
     #[schemars(length(min = 1, max = 100000))]
     code: Option<String>,
+    /// alias of code
     #[schemars(length(min = 1, max = 100000))]
     text: Option<String>,
     tab_id: Option<String>,

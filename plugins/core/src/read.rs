@@ -43,7 +43,10 @@ impl Tool for ReadPage {
     const DESCRIPTION: &'static str = "Read the page as a compact tree of roles and names with refs (ax_N) on every interactive element, for interact, form_input and others. mode text/markdown for reading, dom for HTML.";
 
     fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Browser)
+        ToolSpec::default()
+            .read_only()
+            .with_output_mode()
+            .scope(Scope::Browser)
     }
 
     fn run(a: ReadArgs) -> Result<Output, ToolError> {
@@ -372,6 +375,7 @@ impl Tool for ExtractData {
 
     fn spec() -> ToolSpec {
         ToolSpec::default()
+            .with_output_mode()
             .read_only()
             .tier(2)
             .scope(Scope::Browser)
