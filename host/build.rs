@@ -11,6 +11,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("ochre-plugin-storage", "ochre_plugin_storage"),
     ("ochre-plugin-profile", "ochre_plugin_profile"),
     ("ochre-plugin-recording", "ochre_plugin_recording"),
+    ("ochre-plugin-crawl", "ochre_plugin_crawl"),
 ];
 
 fn main() {

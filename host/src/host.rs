@@ -766,6 +766,12 @@ impl Host {
         &self.inner.browser
     }
 
+    /// The output handles (`output_mode`, `oc_output_fetch`); embedders may store
+    /// their own large results here.
+    pub fn outputs(&self) -> &crate::output::HandleStore {
+        &self.inner.output
+    }
+
     /// The recordings (see the `recording` tool group).
     pub fn recorder(&self) -> &Recorder {
         &self.inner.recorder

@@ -87,8 +87,9 @@ impl McpServer {
 
 /// The schema as advertised in `tools/list`: what an agent needs to build a call,
 /// without the bytes it pays for on every turn (no `null` alternatives for optional
-/// fields, no number formats, no `minLength: 1` or `minimum` 0/1, no length caps
-/// of 1000 and more or numeric caps of 100000 and more,
+/// fields, no number formats, no `minLength`/`minItems` of 1 or `minimum` 0/1, no
+/// length caps of 1000 and more, item caps of 50 and more or numeric caps of
+/// 100000 and more,
 /// no struct docs, no alias properties (`"description": "alias of ..."`), a union
 /// of plain types as one `type` list). The host still validates every call against
 /// the full schema, so the dropped bounds are enforced with a clear
@@ -107,6 +108,15 @@ fn compact_schema(v: &mut Value, top: bool) {
     }
     if m.get("minLength") == Some(&Value::from(1)) {
         m.remove("minLength");
+    }
+    if m.get("minItems") == Some(&Value::from(1)) {
+        m.remove("minItems");
+    }
+    if m.get("maxItems")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n >= 50)
+    {
+        m.remove("maxItems");
     }
     // Lower bounds of 0 and 1 and upper bounds of 100000+ say little an agent needs.
     if m.get("minimum")
@@ -225,7 +235,7 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
         props.insert(
             "output_mode".into(),
             serde_json::json!({"type": "string", "enum": ["inline", "handle", "auto"],
-                "description": "handle: store it, return a descriptor for oc_output_fetch; auto: only when over output_inline_limit_bytes (32768)"}),
+                "description": "handle: store it, return a descriptor for oc_output_fetch; auto: handle if over output_inline_limit_bytes (32768)"}),
         );
         props.insert(
             "output_inline_limit_bytes".into(),
@@ -418,7 +428,7 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool.name = EXPAND_TOOLS.into();
     tool.description = Some(
         format!(
-            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, drag and drop, uploads, recordings), 3 (all), or one by name."
+            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, drag and drop, uploads, recordings, crawling), 3 (all), or one by name."
         )
         .into(),
     );

@@ -145,7 +145,7 @@ async fn expanding_a_tool_of_an_excluded_group_is_capability_disabled() -> Resul
     for (tool, group) in [
         ("workflow_init", "workflow"),
         ("oc_recording_start", "recording"),
-        ("crawl", "crawl"),
+        ("crawl_sitemap", "crawl"),
     ] {
         let err = error_of(&call(&client, "expand_tools", json!({"name": tool})).await?);
         assert_eq!(

@@ -48,7 +48,7 @@ fn bad(field: &str, msg: impl Into<String>) -> ToolError {
 fn reader(format: &str, max_chars: u64, script: Option<&str>) -> String {
     let content = match format {
         "markdown" | "text" => format!(
-            "out.content = ({PAGE_JS})({{op: 'snapshot', args: {{mode: {m}, max_chars: {max_chars}}}, base: 1, expect: {{}}, raw: true}});",
+            "{{ const c = ({PAGE_JS})({{op: 'snapshot', args: {{mode: {m}, max_chars: {max_chars}}}, base: 1, expect: {{}}, raw: true}}); out.content = c.text; if (c.truncated) out.truncated = true; }}",
             m = json!(format)
         ),
         "structured" => format!(

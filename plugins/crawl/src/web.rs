@@ -1,0 +1,254 @@
+//! URLs, robots.txt, globs and sitemaps: small parsers, no network (the host's
+//! `visit_batch` page-op fetches).
+
+/// `scheme://host[:port]` of an absolute http(s) URL.
+pub fn origin(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?;
+    let scheme_len = url.len() - rest.len();
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    (end > 0).then(|| &url[..scheme_len + end])
+}
+
+/// The host (no port) of an absolute URL.
+pub fn host(url: &str) -> Option<&str> {
+    let o = origin(url)?;
+    let h = o.split("://").nth(1)?;
+    Some(h.rsplit_once(':').map_or(h, |(h, _)| h))
+}
+
+/// Path and query of an absolute URL (`/` when empty).
+pub fn path_of(url: &str) -> &str {
+    match origin(url) {
+        Some(o) => {
+            let p = &url[o.len()..];
+            if p.is_empty() || p.starts_with('#') {
+                "/"
+            } else {
+                p
+            }
+        }
+        None => "/",
+    }
+}
+
+/// The URL without its fragment.
+pub fn normalize(url: &str) -> String {
+    url.split('#').next().unwrap_or(url).to_owned()
+}
+
+/// Glob match: `*` is any run of characters; a pattern without `*` matches as a
+/// substring. `/re/`-style patterns are not supported (say so in the schema).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    if !pattern.contains('*') {
+        return text.contains(pattern);
+    }
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut pos = 0;
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        if i == 0 {
+            if !text.starts_with(part) {
+                return false;
+            }
+            pos = part.len();
+        } else if i == parts.len() - 1 {
+            return text.len() >= pos + part.len() && text.ends_with(part);
+        } else {
+            match text[pos..].find(part) {
+                Some(at) => pos += at + part.len(),
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The rules of a robots.txt for `*` (or `ochre`, preferred when present).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Robots {
+    /// (allow, path pattern) in file order.
+    pub rules: Vec<(bool, String)>,
+    /// `Sitemap:` URLs.
+    pub sitemaps: Vec<String>,
+}
+
+impl Robots {
+    /// Parse robots.txt text.
+    pub fn parse(text: &str) -> Self {
+        // (user agents, rules) per group.
+        type Group = (Vec<String>, Vec<(bool, String)>);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut sitemaps = Vec::new();
+        let mut in_agents = false;
+        for raw in text.lines() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_owned());
+            match k.as_str() {
+                "user-agent" => {
+                    if !in_agents {
+                        groups.push((Vec::new(), Vec::new()));
+                    }
+                    in_agents = true;
+                    if let Some(g) = groups.last_mut() {
+                        g.0.push(v.to_ascii_lowercase());
+                    }
+                }
+                "allow" | "disallow" => {
+                    in_agents = false;
+                    if let Some(g) = groups.last_mut()
+                        && !v.is_empty()
+                    {
+                        g.1.push((k == "allow", v));
+                    }
+                }
+                "sitemap" => sitemaps.push(v),
+                _ => in_agents = false,
+            }
+        }
+        let pick = |name: &str| {
+            groups
+                .iter()
+                .filter(|(agents, _)| agents.iter().any(|a| a == name))
+                .flat_map(|(_, r)| r.iter().cloned())
+                .collect::<Vec<_>>()
+        };
+        let mine = pick("ochre");
+        let rules = if mine.is_empty() { pick("*") } else { mine };
+        Self { rules, sitemaps }
+    }
+
+    /// Whether `path` may be fetched: the longest matching rule wins, Allow on ties.
+    pub fn allowed(&self, path: &str) -> bool {
+        let mut best: Option<(usize, bool)> = None;
+        for (allow, pat) in &self.rules {
+            if rule_matches(pat, path) {
+                let len = pat.len();
+                let better = match best {
+                    None => true,
+                    Some((l, a)) => len > l || (len == l && *allow && !a),
+                };
+                if better {
+                    best = Some((len, *allow));
+                }
+            }
+        }
+        best.is_none_or(|(_, allow)| allow)
+    }
+}
+
+fn rule_matches(pattern: &str, path: &str) -> bool {
+    let (pat, anchored) = match pattern.strip_suffix('$') {
+        Some(p) => (p, true),
+        None => (pattern, false),
+    };
+    if anchored {
+        glob_full(pat, path)
+    } else {
+        glob_full(&format!("{pat}*"), path)
+    }
+}
+
+/// Whole-string match where `*` is any run.
+fn glob_full(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut pos = first.len();
+    let end = text.len() - last.len();
+    for part in &parts[1..parts.len() - 1] {
+        match text[pos..end].find(part) {
+            Some(at) => pos += at + part.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A sitemap's `<loc>` values, and whether it is a sitemap index.
+pub fn sitemap_locs(xml: &str) -> (Vec<String>, bool) {
+    let index = xml.contains("<sitemapindex");
+    let mut out = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find("<loc>") {
+        let after = &rest[start + 5..];
+        let Some(end) = after.find("</loc>") else {
+            break;
+        };
+        let loc = after[..end]
+            .trim()
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">");
+        if !loc.is_empty() {
+            out.push(loc);
+        }
+        rest = &after[end + 6..];
+    }
+    (out, index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            origin("http://127.0.0.1:8080/a/b?c#d"),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(origin("https://x.org"), Some("https://x.org"));
+        assert_eq!(origin("ftp://x"), None);
+        assert_eq!(host("http://a.b.c:81/x"), Some("a.b.c"));
+        assert_eq!(path_of("http://h/x/y?z=1"), "/x/y?z=1");
+        assert_eq!(path_of("http://h"), "/");
+        assert_eq!(normalize("http://h/a#top"), "http://h/a");
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("/s1/", "http://h/s1/p01.html"));
+        assert!(glob("*/s1/*.html", "http://h/s1/p01.html"));
+        assert!(!glob("*/s1/*.xml", "http://h/s1/p01.html"));
+        assert!(glob("http://h/*", "http://h/x"));
+    }
+
+    #[test]
+    fn robots_rules() {
+        let r = Robots::parse(
+            "User-agent: other\nDisallow: /\n\nUser-agent: *\nDisallow: /private/\nAllow: /private/open\nDisallow: /*.pdf$\n# c\nSitemap: http://h/sitemap.xml\n",
+        );
+        assert!(r.allowed("/index.html"));
+        assert!(!r.allowed("/private/x.html"));
+        assert!(r.allowed("/private/open.html"));
+        assert!(!r.allowed("/a/b.pdf"));
+        assert!(r.allowed("/a/b.pdf?x"));
+        assert_eq!(r.sitemaps, ["http://h/sitemap.xml"]);
+        assert!(Robots::parse("").allowed("/anything"));
+    }
+
+    #[test]
+    fn sitemaps() {
+        let (locs, index) = sitemap_locs(
+            "<sitemapindex><sitemap><loc> http://h/a.xml </loc></sitemap></sitemapindex>",
+        );
+        assert!(index);
+        assert_eq!(locs, ["http://h/a.xml"]);
+        let (locs, index) =
+            sitemap_locs("<urlset><url><loc>http://h/?a=1&amp;b=2</loc></url></urlset>");
+        assert!(!index);
+        assert_eq!(locs, ["http://h/?a=1&b=2"]);
+    }
+}

@@ -1,0 +1,394 @@
+//! The `crawl` group over MCP against real Chromium and `fixtures/sites/many-pages`
+//! (216 interlinked pages, robots.txt disallowing `private/`, broken links, a
+//! pagination chain, a two-level sitemap), with output handles on large results.
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use ochre_tests::*;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+fn structured(res: &CallToolResult) -> Value {
+    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
+    res.structured_content.clone().expect("structured content")
+}
+
+fn urls_of(pages: &Value) -> Vec<String> {
+    pages
+        .as_array()
+        .expect("pages")
+        .iter()
+        .map(|p| p["url"].as_str().expect("url").to_owned())
+        .collect()
+}
+
+/// (progress, total) of each `notifications/progress`.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>;
+
+/// Collects `notifications/progress`.
+#[derive(Clone, Default)]
+struct Progress(Seen);
+
+impl rmcp::ClientHandler for Progress {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .expect("lock")
+            .push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-basic");
+    let progress = Progress::default();
+    let client = stdio_client_with(progress.clone(), data.path(), &[], &[]).await?;
+    let start = site.url("many-pages/index.html");
+
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": start, "max_pages": 40, "max_depth": 3, "concurrency": 4}),
+        )
+        .await?,
+    );
+    let s = &r["summary"];
+    let urls = urls_of(&r["pages"]);
+    assert_eq!(s["total_pages"], 40, "{s}");
+    assert_eq!(urls.len(), 40);
+    assert_eq!(urls[0], start, "breadth-first from the start");
+    let unique: BTreeSet<&String> = urls.iter().collect();
+    assert_eq!(unique.len(), urls.len(), "a page fetched twice");
+    assert!(
+        urls.iter().all(|u| u.starts_with(&site.base)),
+        "left the origin"
+    );
+    assert!(
+        !urls.iter().any(|u| u.contains("/private/")),
+        "robots.txt ignored"
+    );
+    assert!(s["skipped_robots"].as_u64() >= Some(1), "{s}");
+    assert!(
+        r["pages"]
+            .as_array()
+            .expect("pages")
+            .iter()
+            .all(|p| p["depth"].as_u64() <= Some(3))
+    );
+    let first = &r["pages"][0];
+    assert_eq!(first["title"], "Many pages");
+    assert!(
+        first["content"]
+            .as_str()
+            .expect("markdown")
+            .contains("# Many pages")
+    );
+    assert!(first["links_found"].as_u64() >= Some(10));
+    // Progress went to the client, ending at the page count.
+    for _ in 0..50 {
+        if progress
+            .0
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|(p, _)| *p >= 40.0)
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+    let seen = progress.0.lock().expect("lock").clone();
+    assert!(
+        seen.len() >= 2 && seen.iter().any(|(p, t)| *p >= 40.0 && *t == Some(40.0)),
+        "{seen:?}"
+    );
+
+    // Depth 1: the start and what it links to, nothing deeper.
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": start, "max_depth": 1, "max_pages": 200}),
+        )
+        .await?,
+    );
+    assert_eq!(r["summary"]["max_depth_reached"], 1);
+    assert_eq!(
+        r["summary"]["total_pages"], 12,
+        "index + 10 sections + the list: {}",
+        r["summary"]
+    );
+
+    // Broken links are failed pages, not a failed crawl; include patterns scope it.
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({
+                "url": site.url("many-pages/s2/p05.html"),
+                "max_depth": 1,
+                "include_patterns": ["*/many-pages/s2/p0*", "*missing*"],
+                "output_format": "text"
+            }),
+        )
+        .await?,
+    );
+    let pages = r["pages"].as_array().expect("pages");
+    let broken: Vec<&Value> = pages.iter().filter(|p| p.get("error").is_some()).collect();
+    assert_eq!(broken.len(), 1, "{pages:?}");
+    assert!(
+        broken[0]["url"]
+            .as_str()
+            .expect("url")
+            .ends_with("missing-1.html")
+    );
+    assert_eq!(broken[0]["status"], 404);
+    assert_eq!(r["summary"]["failed"], 1);
+    assert!(pages.iter().all(|p| {
+        let u = p["url"].as_str().unwrap_or("");
+        u.contains("/s2/p0") || u.contains("missing")
+    }));
+    assert!(
+        pages[0]["content"]
+            .as_str()
+            .expect("text")
+            .contains("Paragraph 0 of page 2.5")
+    );
+
+    // Bad input changes nothing.
+    for (args, field) in [
+        (json!({"url": "ftp://example.com/"}), "url"),
+        (json!({"url": start, "max_pages": 0}), "max_pages"),
+        (json!({"url": start, "scope": "galaxy"}), "scope"),
+    ] {
+        let err = error_of(&call(&client, "crawl", args).await?);
+        assert_eq!(
+            (err["code"].as_str(), err["field"].as_str()),
+            (Some("INVALID_ARGUMENT"), Some(field)),
+            "{err}"
+        );
+    }
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn crawl_results_page_through_output_handles() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-handles");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let args = json!({"url": site.url("many-pages/index.html"), "max_pages": 35, "max_depth": 3});
+    let inline = call(&client, "crawl", args.clone()).await?;
+    let inline_bytes = serde_json::to_vec(&inline)?.len();
+    let mut with = args.clone();
+    with["output_mode"] = json!("handle");
+    let res = call(&client, "crawl", with).await?;
+    let handle_bytes = serde_json::to_vec(&res)?.len();
+    eprintln!("crawl of 35 pages: inline {inline_bytes} bytes, handle {handle_bytes} bytes");
+    assert!(handle_bytes <= 4096, "{handle_bytes}");
+    assert!(inline_bytes > 10 * handle_bytes);
+    let d = structured(&res);
+    let handle = d["output_handle"].as_str().expect("handle").to_owned();
+    assert_eq!(d["item_count"], 35);
+
+    let mut items = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let page = structured(
+            &call(
+                &client,
+                "oc_output_fetch",
+                json!({"output_handle": handle, "offset": offset, "limit": 8}),
+            )
+            .await?,
+        );
+        let returned = page["returned"].as_u64().expect("returned");
+        assert!(returned <= 8);
+        assert!(page["total"].as_u64() >= Some(returned));
+        assert_eq!(page["total"], 35);
+        items.extend(page["content"].as_array().expect("items").iter().cloned());
+        match page["next_offset"].as_u64() {
+            Some(n) => {
+                assert_eq!(page["eof"], false);
+                assert_eq!(n, offset + returned);
+                offset = n;
+            }
+            None => {
+                assert_eq!(page["eof"], true);
+                break;
+            }
+        }
+    }
+    // The items are exactly the stored result's pages.
+    let mut whole = String::new();
+    let mut offset = 0u64;
+    loop {
+        let page = structured(
+            &call(
+                &client,
+                "oc_output_fetch",
+                json!({"output_handle": handle, "offset": offset, "limit": 65536, "format": "bytes"}),
+            )
+            .await?,
+        );
+        whole.push_str(page["content"].as_str().expect("text"));
+        match page["next_offset"].as_u64() {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    let stored: Value = serde_json::from_str(&whole)?;
+    assert_eq!(stored["pages"].as_array().expect("pages"), &items);
+    assert_eq!(
+        urls_of(&stored["pages"]),
+        urls_of(&structured(&inline)["pages"])
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-more");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+
+    // robots.txt names the sitemap index; its two sitemaps list 216 URLs.
+    let r = structured(
+        &call(
+            &client,
+            "crawl_sitemap",
+            json!({"url": site.url("many-pages/"), "filter": "/s3/", "max_pages": 50}),
+        )
+        .await?,
+    );
+    assert_eq!(r["summary"]["urls_found"], 216, "{}", r["summary"]);
+    assert_eq!(r["summary"]["sitemaps"].as_array().map(Vec::len), Some(3));
+    let urls = urls_of(&r["pages"]);
+    assert_eq!(urls.len(), 21);
+    assert!(urls.iter().all(|u| u.contains("/s3/")));
+    assert_eq!(r["summary"]["failed"], 0);
+
+    // A job: created without fetching, advanced, resumed after a restart.
+    let start = structured(
+        &call(
+            &client,
+            "crawl_start",
+            json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 12, "concurrency": 2}),
+        )
+        .await?,
+    );
+    let job = start["jobId"].as_str().expect("job").to_owned();
+    let r = structured(&call(&client, "crawl_status", json!({"jobId": job})).await?);
+    assert_eq!(
+        r["summary"]["total_pages"], 0,
+        "crawl_start fetched nothing"
+    );
+    let r = structured(&call(&client, "crawl_status", json!({"jobId": job, "advance": 5})).await?);
+    assert_eq!(r["status"], "running");
+    let first: Vec<String> = urls_of(&r["pages"]);
+    assert_eq!(first.len(), 5);
+    client.cancel().await?;
+
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let r = structured(
+        &call(
+            &client,
+            "crawl_status",
+            json!({"jobId": job, "advance": 50}),
+        )
+        .await?,
+    );
+    assert_eq!(r["status"], "done", "{r}");
+    assert_eq!(r["summary"]["total_pages"], 12);
+    let second = urls_of(&r["pages"]);
+    assert_eq!(second.len(), 7);
+    assert!(
+        second.iter().all(|u| !first.contains(u)),
+        "refetched after the restart"
+    );
+    let visited: Vec<&str> = r["visited"]
+        .as_array()
+        .expect("visited")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let unique: BTreeSet<&&str> = visited.iter().collect();
+    assert_eq!((visited.len(), unique.len()), (12, 12));
+    let r = structured(&call(&client, "crawl_cancel", json!({"jobId": job})).await?);
+    assert_eq!(r["status"], "done", "a finished job stays done");
+    let err = error_of(&call(&client, "crawl_status", json!({"jobId": "cj-nope"})).await?);
+    assert_eq!(err["code"], "JOB_NOT_FOUND");
+
+    // A script across pages, and across open tabs.
+    let urls: Vec<String> = (0..6)
+        .map(|p| site.url(&format!("many-pages/s1/p{p:02}.html")))
+        .collect();
+    let r = structured(
+        &call(
+            &client,
+            "batch_execute",
+            json!({"urls": urls, "script": "() => document.querySelector('h1').textContent", "concurrency": 3}),
+        )
+        .await?,
+    );
+    let values: Vec<&str> = r["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|x| x["value"].as_str())
+        .collect();
+    assert_eq!(
+        values,
+        [
+            "Page 1.0", "Page 1.1", "Page 1.2", "Page 1.3", "Page 1.4", "Page 1.5"
+        ]
+    );
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("many-pages/s9/p19.html")}),
+    )
+    .await?;
+    let r = structured(
+        &call(
+            &client,
+            "batch_execute",
+            json!({"tabIds": ["t1"], "script": "async () => document.title"}),
+        )
+        .await?,
+    );
+    assert_eq!(r["results"][0]["value"], "Page 9.19");
+    let err = error_of(&call(&client, "batch_execute", json!({"script": "() => 1"})).await?);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+
+    // Pagination follows rel=next to the end.
+    let r = structured(
+        &call(
+            &client,
+            "batch_paginate",
+            json!({"url": site.url("many-pages/list/page1.html"),
+                   "script": "() => Array.from(document.querySelectorAll('.item'), (e) => e.textContent)"}),
+        )
+        .await?,
+    );
+    assert_eq!(r["summary"]["stopped"], "no next link");
+    let items: Vec<String> = r["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .flat_map(|p| p["value"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let want: Vec<String> = (1..=20).map(|i| format!("Item {i}")).collect();
+    assert_eq!(items, want);
+    client.cancel().await?;
+    Ok(())
+}
