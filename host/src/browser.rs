@@ -25,6 +25,7 @@ use tokio::sync::Mutex;
 
 use crate::error::ToolError;
 
+mod netcap;
 mod pageops;
 mod visit;
 pub use pageops::Input;
@@ -69,6 +70,9 @@ pub struct BrowserOptions {
     /// Dirs whose files `file_upload` may give to a page (the embedder adds the cwd
     /// if it wants it; the CLI does).
     pub file_roots: Vec<PathBuf>,
+    /// Where `oc_evidence_bundle` writes bundles (the host sets
+    /// `<data-dir>/evidence` when this is `None`).
+    pub evidence_dir: Option<PathBuf>,
 }
 
 /// Executables tried, in order, when no path is given.

@@ -68,6 +68,8 @@ pub mod codes {
     pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
     /// The host failed (I/O and the like).
     pub const INTERNAL: &str = "INTERNAL";
+    /// The client cancelled the call (`notifications/cancelled`).
+    pub const CANCELLED: &str = "CANCELLED";
 }
 
 /// A structured tool failure: a stable `code`, a `message` saying what to do, and

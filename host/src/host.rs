@@ -348,7 +348,11 @@ impl HostBuilder {
         known.extend(manifests.iter().flatten().map(|m| m.group.clone()));
         self.filter.check_known(&known)?;
 
-        let browser = BrowserManager::new(self.browser.clone());
+        let mut browser_options = self.browser.clone();
+        if browser_options.evidence_dir.is_none() {
+            browser_options.evidence_dir = Some(data_dir.join("evidence"));
+        }
+        let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
             self.limits,
             self.compile_cache

@@ -226,6 +226,7 @@ impl HostArgs {
                 .into_iter()
                 .chain(self.allow_file_root.iter().cloned())
                 .collect(),
+            evidence_dir: None,
         });
         for d in &self.plugin_dir {
             b = b.plugin_dir(d);

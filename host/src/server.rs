@@ -510,10 +510,20 @@ impl ServerHandler for McpServer {
             });
             f
         });
-        let result = self
-            .host
-            .call_tool(&request.name, args, CallOptions::with_progress(progress))
-            .await;
+        // A client's `notifications/cancelled` stops the call at once: the call is
+        // dropped (a plugin instance, its browser waits and any worker tabs with it).
+        let result = tokio::select! {
+            r = self
+                .host
+                .call_tool(&request.name, args, CallOptions::with_progress(progress)) => r,
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "call cancelled by the client");
+                Err(ToolError::new(
+                    crate::error::codes::CANCELLED,
+                    format!("{} was cancelled by the client", request.name),
+                ))
+            }
+        };
         let out = match result {
             Ok(out) => {
                 let content = out

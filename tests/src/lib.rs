@@ -270,6 +270,7 @@ pub fn sites_dir() -> PathBuf {
 pub struct SiteServer {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -280,8 +281,11 @@ impl SiteServer {
         let base = format!("http://{}", listener.local_addr()?);
         let root = sites_dir();
         let origin = base.clone();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = hits.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let root = root.clone();
                 let origin = origin.clone();
                 tokio::spawn(async move {
@@ -289,7 +293,12 @@ impl SiteServer {
                 });
             }
         });
-        Ok(Self { base, task })
+        Ok(Self { base, hits, task })
+    }
+
+    /// Connections served so far (one request each).
+    pub fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The URL of a fixture page.

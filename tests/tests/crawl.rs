@@ -392,3 +392,58 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// A client's `notifications/cancelled` stops a long crawl at once, and the
+/// server goes on serving.
+#[tokio::test]
+async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-cancel");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let mut params = CallToolRequestParams::new("crawl");
+    if let Value::Object(m) = json!({
+        "url": site.url("many-pages/index.html"),
+        "max_pages": 200, "max_depth": 5, "delay_ms": 500, "concurrency": 1
+    }) {
+        params = params.with_arguments(m);
+    }
+    let handle = client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await?;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let before = site.hits();
+    assert!(before >= 2, "the crawl had not started: {before}");
+    handle.cancel(Some("enough".into())).await?;
+    let started = std::time::Instant::now();
+    let r = structured(&call(&client, "tabs_context", json!({})).await?);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the server was still busy: {:?}",
+        started.elapsed()
+    );
+    assert!(r.is_object());
+    // No more pages are fetched (a batch in flight may finish).
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let after = site.hits();
+    assert!(
+        after <= before + 4,
+        "still crawling after the cancel: {before} -> {after}"
+    );
+    // The journal did not record a crawl of 200 pages.
+    let j = structured(&call(&client, "oc_journal", json!({"tool": "crawl"})).await?);
+    assert!(
+        j["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .all(|e| e["ok"] != true),
+        "{j}"
+    );
+    client.cancel().await?;
+    Ok(())
+}

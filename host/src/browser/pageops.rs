@@ -23,7 +23,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 };
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
-    ResourceType,
+    EventResponseReceived, ResourceType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, EventConsoleApiCalled, EventExceptionThrown,
@@ -85,6 +85,7 @@ pub(crate) struct TabWatch {
     console: std::sync::Mutex<VecDeque<Value>>,
     dropped: std::sync::atomic::AtomicU64,
     net: std::sync::Mutex<Net>,
+    pub(super) capture: std::sync::Mutex<super::netcap::Capture>,
 }
 
 #[derive(Default)]
@@ -324,6 +325,17 @@ impl BrowserManager {
             let w = w.clone();
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
+                    let kind = ev
+                        .r#type
+                        .as_ref()
+                        .and_then(|t| serde_json::to_value(t).ok())
+                        .and_then(|v| v.as_str().map(str::to_owned));
+                    w.cap_request(
+                        ev.request_id.inner(),
+                        &ev.request.url,
+                        &ev.request.method,
+                        kind,
+                    );
                     // What a quiet network means for reading a page: no document,
                     // script or data request (XHR, fetch) in flight. Images, fonts and
                     // styles load lazily and do not change what tools read.
@@ -347,6 +359,7 @@ impl BrowserManager {
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
                     w.net_end(ev.request_id.inner());
+                    w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
                 }
             });
         }
@@ -355,6 +368,20 @@ impl BrowserManager {
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
                     w.net_end(ev.request_id.inner());
+                    w.cap_cached(ev.request_id.inner());
+                }
+            });
+        }
+        if let Ok(mut s) = page.event_listener::<EventResponseReceived>().await {
+            let w = w.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    w.cap_response(
+                        ev.request_id.inner(),
+                        ev.response.status,
+                        &ev.response.mime_type,
+                        &ev.response.url,
+                    );
                 }
             });
         }
@@ -362,6 +389,7 @@ impl BrowserManager {
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
                     w.net_end(ev.request_id.inner());
+                    w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
                 }
             });
         }
@@ -374,7 +402,32 @@ impl BrowserManager {
         }
     }
 
-    fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
+    /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
+    pub(super) fn console_json(&self, n: u64, args: &Value) -> Value {
+        let Some(w) = self.tab_watch(n) else {
+            return json!({"messages": [], "dropped": 0});
+        };
+        let level = args.get("level").and_then(Value::as_str);
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100) as usize;
+        let mut q = lock(&w.console);
+        let all: Vec<&Value> = q
+            .iter()
+            .filter(|m| {
+                level.is_none_or(|l| m["level"] == l || (l == "error" && m["level"] == "exception"))
+            })
+            .collect();
+        let skip = all.len().saturating_sub(limit);
+        let messages: Vec<Value> = all.into_iter().skip(skip).cloned().collect();
+        let dropped = w.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        let total = q.len();
+        if args.get("clear").and_then(Value::as_bool) == Some(true) {
+            q.clear();
+            w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+        json!({"messages": messages, "total": total, "dropped": dropped})
+    }
+
+    pub(super) fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
         lock(&self.inner.watches).get(&n).cloned()
     }
 
@@ -533,6 +586,23 @@ impl BrowserManager {
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
             "cookies" => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
+            "network_capture" => {
+                bounded(
+                    timeout_ms.max(20_000),
+                    "network capture",
+                    self.network_capture(self.tab_watch(n), &page, &args),
+                )
+                .await
+            }
+            "network_conditions" => self.network_conditions(&page, &args).await,
+            "evidence_bundle" => {
+                bounded(
+                    60_000,
+                    "the evidence bundle",
+                    self.evidence_bundle(n, &page, &args),
+                )
+                .await
+            }
             "wait_load" => {
                 bounded(timeout_ms, "waiting for the page to load", async {
                     loop {
@@ -553,31 +623,7 @@ impl BrowserManager {
                     .await;
                 Ok(json!({"idle": idle}))
             }
-            "console" => {
-                let Some(w) = self.tab_watch(n) else {
-                    return Ok(json!({"messages": [], "dropped": 0}));
-                };
-                let level = args.get("level").and_then(Value::as_str);
-                let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100) as usize;
-                let mut q = lock(&w.console);
-                let all: Vec<&Value> = q
-                    .iter()
-                    .filter(|m| {
-                        level.is_none_or(|l| {
-                            m["level"] == l || (l == "error" && m["level"] == "exception")
-                        })
-                    })
-                    .collect();
-                let skip = all.len().saturating_sub(limit);
-                let messages: Vec<Value> = all.into_iter().skip(skip).cloned().collect();
-                let dropped = w.dropped.load(std::sync::atomic::Ordering::Relaxed);
-                let total = q.len();
-                if args.get("clear").and_then(Value::as_bool) == Some(true) {
-                    q.clear();
-                    w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
-                }
-                Ok(json!({"messages": messages, "total": total, "dropped": dropped}))
-            }
+            "console" => Ok(self.console_json(n, &args)),
             // Each check is bounded too (a JS condition may never settle).
             "wait" => {
                 bounded(
@@ -1076,18 +1122,27 @@ impl BrowserManager {
             ));
         }
         let (_, page) = self.page(tab).await?;
-        let cmd = RawCommand {
-            method: method.to_owned().into(),
-            params,
-        };
-        bounded(30_000, method, async {
-            page.execute(cmd)
-                .await
-                .map(|r| r.result.clone())
-                .map_err(|e| cdp_error(method, e))
-        })
-        .await
+        raw_command(&page, method, params).await
     }
+}
+
+/// Send a CDP command by name to a page (bounded by 30 s).
+pub(super) async fn raw_command(
+    page: &Page,
+    method: &str,
+    params: Value,
+) -> Result<Value, ToolError> {
+    let cmd = RawCommand {
+        method: method.to_owned().into(),
+        params,
+    };
+    bounded(30_000, method, async {
+        page.execute(cmd)
+            .await
+            .map(|r| r.result.clone())
+            .map_err(|e| cdp_error(method, e))
+    })
+    .await
 }
 
 /// `*` matches any run of chars.

@@ -3,6 +3,7 @@
 //! any third-party plugin; the browser itself lives in the host.
 
 mod act;
+mod net;
 mod read;
 
 use ochre_sdk::browser;
@@ -350,6 +351,7 @@ ochre_sdk::register_plugin! {
         Navigate, read::ReadPage, read::Find, read::QueryDom, act::Interact, act::FormInput,
         act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
         PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
-        TabsContext, read::ConsoleCapture, read::ExtractData,
+        TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::Network,
+        net::EvidenceBundle,
     ],
 }
