@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--render", default="auto", choices=["auto", "always"],
+                    help="ochre's crawl: read static pages without rendering (auto) or render all")
     opts = ap.parse_args()
     sys.path.insert(0, str(Path(opts.harness).resolve()))
     import mcp_bench as h  # noqa: E402
@@ -78,12 +80,13 @@ def main() -> int:
         t0 = time.perf_counter()
         res = await session.call_tool(
             "crawl",
-            {"url": start_url, "max_pages": opts.pages, "max_depth": 10, "concurrency": opts.concurrency},
+            {"url": start_url, "max_pages": opts.pages, "max_depth": 10, "concurrency": opts.concurrency,
+             "render": opts.render},
             read_timeout_seconds=None,
             progress_callback=progress,
         )
         secs = time.perf_counter() - t0
-        data = res.structuredContent or json.loads(res.content[0].text)
+        data = res.structured_content or json.loads(res.content[0].text)
         pages = data["pages"]
         after20 = min((k for k in rss_at if k >= 20), default=None)
         return {
@@ -112,7 +115,9 @@ def main() -> int:
         return await run(cmd, body)
 
     async def both():
-        o = await run(shlex.split(opts.ochre_cmd), ochre)
+        cmd = shlex.split(opts.ochre_cmd)
+        cmd[0] = str(Path(cmd[0]).resolve()) if "/" in cmd[0] else cmd[0]
+        o = await run(cmd, ochre)
         p = await playwright(o["urls"])
         return o, p
 
@@ -122,7 +127,7 @@ def main() -> int:
     p_rate = p["pages"] / p["seconds"]
     print(f"| server | pages | seconds | pages/s | peak RSS (MB) | peak PSS (MB) |")
     print(f"| --- | --- | --- | --- | --- | --- |")
-    print(f"| ochre crawl (concurrency {opts.concurrency}) | {o['pages']} ({o['failed']} failed) | {o['seconds']:.1f} | {o_rate:.1f} | {o['rss_peak_mb']:.0f} | {o['pss_peak_mb']:.0f} |")
+    print(f"| ochre crawl (concurrency {opts.concurrency}, render {opts.render}) | {o['pages']} ({o['failed']} failed) | {o['seconds']:.1f} | {o_rate:.1f} | {o['rss_peak_mb']:.0f} | {o['pss_peak_mb']:.0f} |")
     print(f"| playwright-mcp navigate+snapshot loop | {p['pages']} | {p['seconds']:.1f} | {p_rate:.1f} | {p['rss_peak_mb']:.0f} | {p['pss_peak_mb']:.0f} |")
     print(f"\nochre / playwright pages per second: {o_rate / p_rate:.1f}x")
     if o["pss_after_20_mb"] is not None:

@@ -132,6 +132,8 @@ struct Inner {
     refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
     /// Per tab: console messages and network activity.
     watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
+    /// Per origin: a worker tab at that origin that crawls fetch pages from.
+    fetchers: std::sync::Mutex<std::collections::HashMap<String, Page>>,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -193,6 +195,7 @@ impl BrowserManager {
                 launches: std::sync::atomic::AtomicU64::new(0),
                 refs: Default::default(),
                 watches: Default::default(),
+                fetchers: Default::default(),
             }),
         }
     }

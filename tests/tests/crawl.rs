@@ -447,3 +447,69 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// Static pages are read from their HTML without rendering; a page that needs
+/// JavaScript is rendered; `render: always` renders everything.
+#[tokio::test]
+async fn pages_that_need_javascript_are_rendered() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-render");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": site.url("many-pages/js-page.html"), "max_pages": 2, "max_depth": 1}),
+        )
+        .await?,
+    );
+    let pages = r["pages"].as_array().expect("pages");
+    assert_eq!(pages[0]["rendered"], true, "{r}");
+    assert!(
+        pages[0]["content"]
+            .as_str()
+            .expect("content")
+            .contains("only once JavaScript has run")
+    );
+    assert_eq!(pages[0]["links_found"], 1, "links made by the script count");
+    assert_eq!(
+        pages[1]["rendered"], false,
+        "a static page is only fetched: {r}"
+    );
+    assert!(
+        pages[1]["content"]
+            .as_str()
+            .expect("content")
+            .contains("# Section 0")
+    );
+
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1, "render": "always"}),
+        )
+        .await?,
+    );
+    assert_eq!(r["pages"][0]["rendered"], true);
+    let always = r["pages"][0]["content"]
+        .as_str()
+        .expect("content")
+        .to_owned();
+    let r = structured(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1}),
+        )
+        .await?,
+    );
+    assert_eq!(r["pages"][0]["rendered"], false);
+    assert_eq!(
+        r["pages"][0]["content"].as_str().expect("content"),
+        always,
+        "static reading gives the rendered page's markdown"
+    );
+    client.cancel().await?;
+    Ok(())
+}

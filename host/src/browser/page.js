@@ -139,6 +139,11 @@
   }
 
   function visible(el) {
+    // A parsed (never rendered) document has no window and no layout: only
+    // markup hides things there.
+    if (!el.ownerDocument.defaultView) {
+      return !el.hidden && !/display\s*:\s*none/i.test(el.getAttribute('style') || '');
+    }
     if (el.checkVisibility) {
       if (el.checkVisibility({ visibilityProperty: true })) return true;
       // `display: contents` has no box but its children do.
@@ -929,6 +934,26 @@
       return { ref: /ax_(\d+)/.exec(f.matches[0])[0] };
     },
     point: (a) => point(el(a.ref), a.how),
+    // Crawls: read fetched HTML without rendering it (no scripts run, nothing loads).
+    extract_static: (a) => {
+      const doc = new DOMParser().parseFromString(a.html || '', 'text/html');
+      const base = doc.createElement('base');
+      base.href = a.url;
+      (doc.head || doc.documentElement).prepend(base);
+      const body = doc.body || doc.documentElement;
+      const text = (body.textContent || '').replace(/\s+/g, ' ').trim();
+      const scripted = !!doc.querySelector('script[src], script:not([type]), script[type=module], script[type="text/javascript"]');
+      const max = a.max_chars || 20000;
+      const out = {
+        title: (doc.title || '').trim(),
+        links: [...new Set(Array.from(doc.querySelectorAll('a[href]'), (x) => x.href.split('#')[0]).filter((h) => /^https?:/.test(h)))].slice(0, 2000),
+        next: ((doc.querySelector('a[rel~=next],link[rel~=next]') || {}).href) || null,
+        needs_render: scripted && text.length < 200,
+      };
+      if (a.mode === 'markdown') { const c = cut(markdownOf(body, max), max); out.content = c.text; if (c.truncated) out.truncated = true; }
+      else if (a.mode === 'text') { const c = cut(text, max); out.content = c.text; if (c.truncated) out.truncated = true; }
+      return out;
+    },
     // Recordings: who a ref is (role, name, index among its namesakes), and who that is now.
     identify: (a) => {
       const e = el(a.ref);

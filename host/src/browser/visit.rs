@@ -1,9 +1,18 @@
-//! Visiting many pages at once (`page-op` `visit_batch`, for the `crawl` group):
-//! the host opens up to `concurrency` worker tabs of its own (never the agent's
-//! tabs), loads the URLs in parallel, reads each page (status, title, links, and
-//! its content as markdown, text, a structured outline or raw text, and
-//! optionally the value of a script), and closes the tabs, even when the call is
-//! cancelled. Plugins are single-threaded; this is where crawl parallelism lives.
+//! Visiting many pages at once (`page-op` `visit_batch`, for the `crawl` group).
+//!
+//! Two ways, chosen per page (`render`: `auto`, the default, or `always`):
+//! - **static**: one worker tab per origin fetches the pages' HTML in parallel
+//!   (`fetch`, with the browser's cookies) and reads it with `DOMParser`: no
+//!   rendering, no scripts, no subresources. Used when no script must run and the
+//!   page does not need JavaScript (a page whose static text is tiny but that has
+//!   scripts, or that cannot be fetched, is rendered instead).
+//! - **rendered**: up to `concurrency` worker tabs load the pages for real and
+//!   read them (and run `script`).
+//!
+//! Either way the result per page is status, title, links and the content as
+//! markdown, text, a structured outline or raw text. Worker tabs are the host's
+//! own (never the agent's) and are closed even when the call is cancelled.
+//! Plugins are single-threaded; this is where crawl parallelism lives.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -117,6 +126,53 @@ impl BrowserManager {
             .unwrap_or(15_000)
             .clamp(1_000, 120_000);
         let script = args["script"].as_str();
+        let render = args["render"].as_str().unwrap_or("auto");
+        if !matches!(render, "auto" | "always") {
+            return Err(bad("render", "render must be auto or always"));
+        }
+        let mut results: Vec<Value> = vec![Value::Null; urls.len()];
+        let mut to_render: Vec<usize> = Vec::new();
+        if render == "auto" && script.is_none() && format != "structured" {
+            let mut by_origin: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+            for (i, u) in urls.iter().enumerate() {
+                by_origin.entry(origin_of(u)).or_default().push(i);
+            }
+            for (origin, idxs) in by_origin {
+                let batch: Vec<String> = idxs.iter().map(|i| urls[*i].clone()).collect();
+                let fetched = self
+                    .fetch_static(
+                        &origin,
+                        &batch,
+                        format,
+                        max_chars,
+                        timeout_ms,
+                        concurrency * 2,
+                    )
+                    .await;
+                match fetched {
+                    Ok(vals) if vals.len() == idxs.len() => {
+                        for (i, mut v) in idxs.into_iter().zip(vals) {
+                            if v["render"] == json!(true) || v["needs_render"] == json!(true) {
+                                to_render.push(i);
+                            } else {
+                                if let Some(o) = v.as_object_mut() {
+                                    o.remove("needs_render");
+                                }
+                                mark_http_error(&mut v);
+                                results[i] = v;
+                            }
+                        }
+                    }
+                    Ok(_) | Err(_) => to_render.extend(idxs),
+                }
+            }
+        } else {
+            to_render = (0..urls.len()).collect();
+        }
+        if to_render.is_empty() {
+            return Ok(json!({"results": results}));
+        }
+        let concurrency = concurrency.min(to_render.len());
         let reader = Arc::new(reader(format, max_chars, script));
 
         // Worker tabs, opened under the session lock, used without it.
@@ -136,9 +192,10 @@ impl BrowserManager {
             }
             Workers(pages)
         };
-        let queue: Arc<Mutex<VecDeque<(usize, String)>>> =
-            Arc::new(Mutex::new(urls.iter().cloned().enumerate().collect()));
-        let results: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(vec![Value::Null; urls.len()]));
+        let queue: Arc<Mutex<VecDeque<(usize, String)>>> = Arc::new(Mutex::new(
+            to_render.iter().map(|i| (*i, urls[*i].clone())).collect(),
+        ));
+        let results: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(results));
         let runs = workers.0.iter().map(|page| {
             let (queue, results, reader) = (queue.clone(), results.clone(), reader.clone());
             async move {
@@ -171,15 +228,142 @@ impl BrowserManager {
         match bounded(ms, "reading the page", self.eval(page, reader, true)).await {
             Ok(mut v) => {
                 v["requested_url"] = json!(url);
-                let status = v["status"].as_u64().unwrap_or(0);
-                if status >= 400 {
-                    v["error"] = json!(format!("HTTP {status}"));
-                    v["code"] = json!("HTTP_ERROR");
-                }
+                v["rendered"] = json!(true);
+                mark_http_error(&mut v);
                 v
             }
             Err(e) => json!({"url": url, "error": e.message, "code": e.code}),
         }
+    }
+}
+
+impl BrowserManager {
+    /// Fetch and read `urls` (all of `origin`) without rendering, from one worker
+    /// tab at that origin.
+    async fn fetch_static(
+        &self,
+        origin: &str,
+        urls: &[String],
+        format: &str,
+        max_chars: u64,
+        timeout_ms: u64,
+        concurrency: usize,
+    ) -> Result<Vec<Value>, ToolError> {
+        let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
+        let script = format!(
+            "(async () => {{ const P = ({PAGE_JS}); const urls = {urls}; const mode = {mode}; const max = {max_chars}; \
+             const out = new Array(urls.length); let next = 0; \
+             const one = async (k) => {{ const u = urls[k]; \
+               try {{ const r = await fetch(u, {{credentials: 'include'}}); const ct = r.headers.get('content-type') || ''; \
+                 const o = {{requested_url: u, url: r.url, status: r.status, rendered: false, title: '', links: []}}; \
+                 const body = await r.text(); \
+                 if (mode === 'raw') o.content = body.slice(0, max); \
+                 else if (/html/i.test(ct)) Object.assign(o, P({{op: 'extract_static', args: {{html: body, url: r.url, mode, max_chars: max}}, base: 1, expect: {{}}, raw: true}})); \
+                 else if (mode !== 'none') o.content = body.slice(0, max); \
+                 out[k] = o; }} \
+               catch (e) {{ out[k] = {{requested_url: u, render: true, why: String((e && e.message) || e)}}; }} }}; \
+             await Promise.all(Array.from({{length: Math.min({concurrency}, urls.length)}}, async () => {{ while (next < urls.length) {{ const k = next++; await one(k); }} }})); \
+             return out; }})()",
+            urls = json!(urls),
+            mode = json!(format),
+            concurrency = concurrency.max(1),
+        );
+        let total = ms
+            .saturating_mul(u32::try_from(urls.len()).unwrap_or(64))
+            .min(300_000);
+        // The origin's fetcher tab is kept between batches; a dead one (the
+        // browser was relaunched) is replaced once.
+        for attempt in 0..2 {
+            let page = self.fetcher(origin, ms, attempt > 0).await?;
+            match bounded(total, "fetching the pages", self.eval(&page, &script, true)).await {
+                Ok(v) => return Ok(v.as_array().cloned().unwrap_or_default()),
+                Err(e) if attempt > 0 => return Err(e),
+                Err(_) => {}
+            }
+        }
+        Err(ToolError::new(
+            super::codes::BROWSER_ERROR,
+            "cannot fetch the pages",
+        ))
+    }
+
+    /// A worker tab showing a document of `origin` (its robots.txt, or the error
+    /// page if there is none): fetches from it are same-origin.
+    async fn fetcher(&self, origin: &str, ms: u32, fresh: bool) -> Result<Page, ToolError> {
+        let cached = {
+            let mut map = self
+                .inner
+                .fetchers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if fresh {
+                if let Some(old) = map.remove(origin) {
+                    tokio::spawn(async move {
+                        let _ = old.close().await;
+                    });
+                }
+                None
+            } else {
+                map.get(origin).cloned()
+            }
+        };
+        if let Some(p) = cached {
+            return Ok(p);
+        }
+        let page = {
+            let mut guard = self.session().await?;
+            let session = guard
+                .as_mut()
+                .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
+            session
+                .browser
+                .new_page("about:blank")
+                .await
+                .map_err(|e| cdp_error("cannot open a worker tab", e))?
+        };
+        // Closed if opening the origin fails or the call is cancelled.
+        let mut worker = Workers(vec![page]);
+        bounded(ms, "opening the origin", async {
+            worker.0[0]
+                .goto(format!("{origin}/robots.txt"))
+                .await
+                .map_err(|e| cdp_error("cannot load", e))?;
+            Ok(())
+        })
+        .await?;
+        let page = worker.0.remove(0);
+        let mut map = self
+            .inner
+            .fetchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if map.len() >= 16 {
+            // Few origins per server in practice; keep the count bounded.
+            for (_, p) in map.drain() {
+                tokio::spawn(async move {
+                    let _ = p.close().await;
+                });
+            }
+        }
+        map.insert(origin.to_owned(), page.clone());
+        Ok(page)
+    }
+}
+
+/// `scheme://host[:port]` of an http(s) URL.
+fn origin_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let scheme = url.split("://").next().unwrap_or("http");
+    format!("{scheme}://{host}")
+}
+
+/// A status of 400 or more makes the page a failed one.
+fn mark_http_error(v: &mut Value) {
+    let status = v["status"].as_u64().unwrap_or(0);
+    if status >= 400 {
+        v["error"] = json!(format!("HTTP {status}"));
+        v["code"] = json!("HTTP_ERROR");
     }
 }
 

@@ -11,10 +11,10 @@ use crate::web::{self, Robots};
 
 /// How many URLs one `visit_batch` gets for `concurrency` tabs.
 pub fn batch_size(concurrency: u32) -> usize {
-    (concurrency.clamp(1, 8) as usize * 3).clamp(4, 24)
+    (concurrency.clamp(1, 8) as usize * 6).clamp(6, 48)
 }
 
-/// Load `urls` in the host's worker tabs.
+/// Load `urls` in the host's worker tabs (rendered only when needed).
 pub fn visit(
     urls: &[String],
     concurrency: u32,
@@ -22,11 +22,24 @@ pub fn visit(
     max_chars: u64,
     script: Option<&str>,
 ) -> Result<Vec<Value>, ToolError> {
+    visit_with(urls, concurrency, format, max_chars, script, "auto")
+}
+
+/// [`visit`] with a `render` mode: `auto` or `always`.
+pub fn visit_with(
+    urls: &[String],
+    concurrency: u32,
+    format: &str,
+    max_chars: u64,
+    script: Option<&str>,
+    render: &str,
+) -> Result<Vec<Value>, ToolError> {
     let mut args = json!({
         "urls": urls,
         "concurrency": concurrency,
         "format": format,
         "max_chars": max_chars.max(100),
+        "render": render,
     });
     if let Some(s) = script {
         args["script"] = json!(s);
@@ -58,6 +71,7 @@ pub fn page_of(r: &Value, depth: u32) -> Value {
         "depth": depth,
         "status": r["status"],
         "links_found": r["links"].as_array().map_or(0, Vec::len),
+        "rendered": r["rendered"],
     });
     if let Some(final_url) = r["url"].as_str()
         && final_url != url
@@ -90,6 +104,13 @@ pub struct CrawlSpec {
     pub delay_ms: u64,
     pub concurrency: u32,
     pub max_chars: u64,
+    /// `auto` (render only pages that need JavaScript) or `always`.
+    #[serde(default = "auto")]
+    pub render: String,
+}
+
+fn auto() -> String {
+    "auto".into()
 }
 
 impl CrawlSpec {
@@ -106,6 +127,7 @@ impl CrawlSpec {
         delay_ms: u64,
         concurrency: u32,
         max_chars: u64,
+        render: String,
     ) -> Result<Self, ToolError> {
         if web::origin(&start).is_none() {
             return Err(ToolError::invalid_argument(
@@ -131,6 +153,7 @@ impl CrawlSpec {
             delay_ms,
             concurrency,
             max_chars,
+            render,
         })
     }
 }
@@ -221,12 +244,13 @@ impl Crawler {
             let n = room.min(batch_size(self.spec.concurrency));
             let batch: Vec<(String, u32)> = (0..n).filter_map(|_| self.queue.pop_front()).collect();
             let urls: Vec<String> = batch.iter().map(|(u, _)| u.clone()).collect();
-            let results = visit(
+            let results = visit_with(
                 &urls,
                 self.spec.concurrency,
                 &self.spec.format,
                 self.spec.max_chars,
                 None,
+                &self.spec.render,
             )?;
             for ((url, depth), r) in batch.iter().zip(&results) {
                 self.visited.push(url.clone());

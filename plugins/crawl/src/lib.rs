@@ -50,6 +50,9 @@ struct CrawlArgs {
     /// Characters kept per page (default 20000).
     #[schemars(range(min = 100, max = 1000000))]
     max_chars: Option<u64>,
+    /// `auto` (default: render only pages that need JavaScript) or `always`.
+    #[schemars(regex(pattern = r"^(auto|always)$"))]
+    render: Option<String>,
 }
 
 impl CrawlArgs {
@@ -66,6 +69,7 @@ impl CrawlArgs {
             self.delay_ms.unwrap_or(0),
             self.concurrency.unwrap_or(4),
             self.max_chars.unwrap_or(20_000),
+            self.render.unwrap_or_else(|| "auto".into()),
         )
     }
 }
