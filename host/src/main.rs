@@ -133,6 +133,9 @@ struct HostArgs {
     /// Deadline of one plugin call, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000, global = true)]
     plugin_timeout_ms: u64,
+    /// Longest wall-clock time of one plugin call, in seconds (long crawls included).
+    #[arg(long, value_name = "SECS", default_value_t = 1800, global = true)]
+    plugin_max_wall_seconds: u64,
     /// Memory cap of one plugin instance, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
     plugin_memory_mb: usize,
@@ -199,6 +202,9 @@ impl HostArgs {
         if self.output_handle_sweep_interval_seconds == 0 {
             anyhow::bail!("--output-handle-sweep-interval-seconds must be positive");
         }
+        if self.plugin_max_wall_seconds == 0 {
+            anyhow::bail!("--plugin-max-wall-seconds must be positive");
+        }
         if self.plugin_timeout_ms == 0 {
             anyhow::bail!("--plugin-timeout-ms must be positive");
         }
@@ -216,6 +222,7 @@ impl HostArgs {
             .limits(PluginLimits {
                 timeout: Duration::from_millis(self.plugin_timeout_ms),
                 max_memory: self.plugin_memory_mb << 20,
+                max_wall: Duration::from_secs(self.plugin_max_wall_seconds),
             });
         b = b.browser(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),

@@ -60,6 +60,11 @@ pub struct PluginLimits {
     pub timeout: Duration,
     /// Linear-memory cap of one instance, in bytes.
     pub max_memory: usize,
+    /// Longest wall-clock time of one call, whatever it waits on. Long host work
+    /// (batch page visits, pauses, tools called through the `tools` interface)
+    /// extends the backstop above, up to this: a guest looping on host calls
+    /// still ends.
+    pub max_wall: Duration,
 }
 
 impl Default for PluginLimits {
@@ -69,6 +74,7 @@ impl Default for PluginLimits {
         Self {
             timeout: Duration::from_secs(30),
             max_memory: 64 << 20,
+            max_wall: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -416,6 +422,7 @@ impl PreparedPlugin {
         let mut store = self.new_store(progress, depth, nested_ms.clone(), &stderr);
         self.instantiations.fetch_add(1, Ordering::Relaxed);
         let limits = self.runtime.limits;
+        let started_wall = std::time::Instant::now();
         let outcome = {
             let store = &mut store;
             let pre = &self.pre;
@@ -427,8 +434,9 @@ impl PreparedPlugin {
             // the time spent in tools this call called (each bounded on its own).
             let started = tokio::time::Instant::now();
             let base = limits.timeout + HOST_WAIT_ALLOWANCE;
+            let cap = limits.max_wall;
             let until = |nested: &AtomicU64| {
-                started + base + Duration::from_millis(nested.load(Ordering::Relaxed))
+                started + (base + Duration::from_millis(nested.load(Ordering::Relaxed))).min(cap)
             };
             tokio::pin!(run);
             loop {
@@ -449,8 +457,9 @@ impl PreparedPlugin {
             Err(_) => Err(ToolError::new(
                 codes::PLUGIN_TIMEOUT,
                 format!(
-                    "plugin {name} did not finish within {} ms (its deadline plus the allowance for browser waits) and was stopped",
-                    (limits.timeout + HOST_WAIT_ALLOWANCE).as_millis()
+                    "plugin {name} did not finish within {} ms of wall-clock time (its deadline, the allowance for browser waits and its long host work, at most {} s) and was stopped",
+                    started_wall.elapsed().as_millis(),
+                    limits.max_wall.as_secs()
                 ),
             )
             .with("plugin", name.as_str())

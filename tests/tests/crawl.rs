@@ -513,3 +513,33 @@ async fn pages_that_need_javascript_are_rendered() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// Long host work extends a call's wall-clock backstop only up to
+/// `--plugin-max-wall-seconds`: a plugin looping on host calls still ends.
+#[tokio::test]
+async fn a_call_ends_at_the_wall_clock_cap() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("crawl-wall");
+    let client = stdio_client(data.path(), &["--plugin-max-wall-seconds", "3"], &[]).await?;
+    let started = std::time::Instant::now();
+    let err = error_of(
+        &call(
+            &client,
+            "crawl",
+            json!({"url": site.url("many-pages/index.html"), "max_pages": 200,
+                   "max_depth": 5, "delay_ms": 1500, "concurrency": 1}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "PLUGIN_TIMEOUT", "{err}");
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "the cap did not stop it: {took:?}"
+    );
+    // The server goes on serving.
+    let r = call(&client, "tabs_context", json!({})).await?;
+    assert_ne!(r.is_error, Some(true));
+    client.cancel().await?;
+    Ok(())
+}
