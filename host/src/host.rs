@@ -103,6 +103,7 @@ pub(crate) enum ToolImpl {
     Plugin(PreparedPlugin),
     Journal,
     OutputFetch,
+    TaskRun,
 }
 
 pub(crate) struct ToolEntry {
@@ -127,6 +128,7 @@ pub(crate) struct HostInner {
     pub browser: BrowserManager,
     pub recorder: Recorder,
     pub output: crate::output::HandleStore,
+    pub task_runs: crate::taskrun::TaskRuns,
     pub slim: bool,
 }
 
@@ -369,13 +371,20 @@ impl HostBuilder {
         let max_tier = self.filter.max_tier();
 
         // Host tools first: they are host state and win name clashes.
-        for (info, imp) in [
+        let host_tools = [
             (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
             (
                 crate::host_tools::output_fetch_tool_info(),
                 ToolImpl::OutputFetch,
             ),
-        ] {
+        ]
+        .into_iter()
+        .chain(
+            crate::host_tools::task_run_tools()
+                .into_iter()
+                .map(|t| (t, ToolImpl::TaskRun)),
+        );
+        for (info, imp) in host_tools {
             if !self.filter.allows(&info.capability) || info.tier > max_tier {
                 disabled.insert(info.name.clone(), info.capability.clone());
                 continue;
@@ -519,6 +528,7 @@ impl HostBuilder {
         let output =
             crate::output::HandleStore::new(&data_dir, clock, self.output_ttl.as_millis() as u64);
         output.sweep();
+        let task_runs = crate::taskrun::TaskRuns::new(&data_dir, clock);
         let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
@@ -536,6 +546,7 @@ impl HostBuilder {
                 browser,
                 recorder,
                 output,
+                task_runs,
                 slim: self.filter == CapabilityFilter::Slim,
             }),
         };

@@ -150,3 +150,133 @@ pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolE
         format!("{n} recent entries"),
     ))
 }
+
+/// The `oc_task_run_*` tools (tier 2 until the intent guard and hints make them
+/// part of every task; they are callable all the same).
+pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
+    let id = json!({"type": "string", "maxLength": 64});
+    let text = |max: u64| json!({"type": "string", "minLength": 1, "maxLength": max});
+    let defs = [
+        (
+            "oc_task_run_start",
+            "Start a task run for a goal; report progress with oc_task_run_update and end it with oc_task_run_complete.",
+            json!({"goal": text(2000), "success_criteria": text(2000), "page_url": text(4096)}),
+            vec!["goal"],
+            false,
+        ),
+        (
+            "oc_task_run_update",
+            "Report a run's progress: a summary, items done or failed (deduplicated), a cursor to resume from.",
+            json!({"run_id": id, "progress_summary": text(2000),
+                   "completed_items": {"type": "array", "items": text(1000), "maxItems": 1000},
+                   "failed_items": {"type": "array", "maxItems": 1000, "items": {"type": "object",
+                       "properties": {"item": text(1000), "reason": text(1000)}, "required": ["item"], "additionalProperties": false}},
+                   "current_cursor": {}}),
+            vec!["run_id"],
+            false,
+        ),
+        (
+            "oc_task_run_checkpoint",
+            "Record a checkpoint summary of a run (resumes a run that needed help).",
+            json!({"run_id": id, "summary": text(2000)}),
+            vec!["run_id", "summary"],
+            false,
+        ),
+        (
+            "oc_task_run_needs_help",
+            "Mark a run as needing a person, with the reason and how to resume.",
+            json!({"run_id": id, "reason": text(2000), "resume_hint": text(2000)}),
+            vec!["run_id", "reason"],
+            false,
+        ),
+        (
+            "oc_task_run_complete",
+            "End a run: COMPLETED, FAILED or CANCELLED. A finished run cannot change.",
+            json!({"run_id": id, "status": {"type": "string", "enum": ["COMPLETED", "FAILED", "CANCELLED"]},
+                   "force": {"type": "boolean"}, "force_reason": text(2000)}),
+            vec!["run_id", "status"],
+            false,
+        ),
+        (
+            "oc_task_run_get",
+            "A run's state (and its events on request).",
+            json!({"run_id": id, "include_events": {"type": "boolean"}}),
+            vec!["run_id"],
+            true,
+        ),
+        (
+            "oc_task_run_list",
+            "Task runs, newest first, optionally of one status.",
+            json!({"status": {"type": "string", "enum": ["PENDING", "RUNNING", "NEEDS_HELP", "COMPLETED", "FAILED", "CANCELLED"]},
+                   "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
+            vec![],
+            true,
+        ),
+    ];
+    defs.into_iter()
+        .map(|(name, description, properties, required, read_only)| ToolInfo {
+            name: name.into(),
+            description: description.into(),
+            input_schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+            capability: "core".into(),
+            tier: 2,
+            annotations: Annotations {
+                read_only,
+                idempotent: read_only,
+                ..Annotations::default()
+            },
+            intent: false,
+            output_mode: false,
+            redact: Vec::new(),
+            plugin: "host".into(),
+        })
+        .collect()
+}
+
+pub(crate) fn run_task_tool(
+    host: &Host,
+    name: &str,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
+    let runs = &host.inner.task_runs;
+    let id = args["run_id"].as_str().unwrap_or_default();
+    let s = |k: &str| args[k].as_str();
+    let run = match name {
+        "oc_task_run_start" => runs.start(
+            s("goal").unwrap_or_default(),
+            s("success_criteria"),
+            s("page_url"),
+        )?,
+        "oc_task_run_update" => runs.update(id, args)?,
+        "oc_task_run_checkpoint" => runs.checkpoint(id, s("summary").unwrap_or_default())?,
+        "oc_task_run_needs_help" => {
+            runs.needs_help(id, s("reason").unwrap_or_default(), s("resume_hint"))?
+        }
+        "oc_task_run_complete" => {
+            let forced = args["force"] == json!(true);
+            if forced && s("force_reason").is_none_or(|r| r.trim().is_empty()) {
+                return Err(ToolError::invalid_argument(
+                    "force_reason",
+                    "oc_task_run_complete: `force: true` needs a non-empty `force_reason`",
+                ));
+            }
+            runs.complete(
+                id,
+                s("status").unwrap_or("COMPLETED"),
+                if forced { s("force_reason") } else { None },
+            )?
+        }
+        "oc_task_run_get" => runs.get(id, args["include_events"] == json!(true))?,
+        _ => {
+            let list = runs.list(s("status"), args["limit"].as_u64().unwrap_or(20) as usize);
+            let n = list.len();
+            return Ok(json_output(json!({"runs": list}), format!("{n} task runs")));
+        }
+    };
+    let summary = format!(
+        "{} {}",
+        run["run_id"].as_str().unwrap_or("?"),
+        run["status"].as_str().unwrap_or("?")
+    );
+    Ok(json_output(run, summary))
+}

@@ -51,6 +51,7 @@ pub mod plugin;
 pub mod recording;
 pub mod secrets;
 pub mod store;
+pub mod taskrun;
 
 #[cfg(feature = "server")]
 pub mod server;

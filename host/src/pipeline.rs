@@ -309,6 +309,7 @@ impl Host {
         let outcome = match &entry.imp {
             ToolImpl::Journal => host_tools::run_journal(self, &args),
             ToolImpl::OutputFetch => host_tools::run_output_fetch(self, &args),
+            ToolImpl::TaskRun => host_tools::run_task_tool(self, name, &args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(&args).unwrap_or_else(|_| "{}".into());
                 match plugin

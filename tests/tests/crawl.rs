@@ -415,9 +415,18 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
             rmcp::service::PeerRequestOptions::no_options(),
         )
         .await?;
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let before = site.hits();
+    // Wait until the crawl is fetching (the browser may take a while to start
+    // on a busy machine).
+    let mut before = 0;
+    for _ in 0..300 {
+        before = site.hits();
+        if before >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert!(before >= 2, "the crawl had not started: {before}");
+    let before = site.hits();
     handle.cancel(Some("enough".into())).await?;
     let started = std::time::Instant::now();
     let r = structured(&call(&client, "tabs_context", json!({})).await?);

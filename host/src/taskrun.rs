@@ -1,0 +1,412 @@
+//! Task runs (`oc_task_run_*`): an agent's unit of work with a goal, progress and
+//! an explicit end. State outlives plugin calls and restarts:
+//! `<data-dir>/task-runs/<run_id>/meta.json` (written atomically on every change)
+//! and `events.jsonl` (one line per change).
+//!
+//! States: `PENDING` → `RUNNING` ⇄ `NEEDS_HELP` → `COMPLETED` | `FAILED` |
+//! `CANCELLED`. A terminal run is immutable; any other transition is refused with
+//! `INVALID_TRANSITION` and changes nothing.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::{Map, Value, json};
+
+use crate::Clock;
+use crate::error::ToolError;
+use crate::journal::iso_of;
+use crate::store::{JsonlFile, read_jsonl, write_atomic};
+
+/// Error codes of task runs.
+pub mod codes {
+    /// No run with that id.
+    pub const RUN_NOT_FOUND: &str = "RUN_NOT_FOUND";
+    /// The run cannot go from its state to the one asked for.
+    pub const INVALID_TRANSITION: &str = "INVALID_TRANSITION";
+}
+
+/// Items kept in a run's completed / failed lists (the tail; counts stay true).
+pub const ITEMS_KEPT: usize = 500;
+/// Longest item text kept.
+const ITEM_CHARS: usize = 300;
+
+const TERMINAL: &[&str] = &["COMPLETED", "FAILED", "CANCELLED"];
+
+/// The task runs under a data dir.
+#[derive(Debug)]
+pub struct TaskRuns {
+    dir: PathBuf,
+    clock: Clock,
+    /// Serializes read-modify-write of runs.
+    lock: Mutex<()>,
+}
+
+fn not_found(id: &str) -> ToolError {
+    ToolError::new(
+        codes::RUN_NOT_FOUND,
+        format!("no task run {id:?}; oc_task_run_list shows the runs"),
+    )
+    .with("run_id", id)
+}
+
+fn valid_id(id: &str) -> bool {
+    id.starts_with("run-")
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(ITEM_CHARS).collect();
+    if s.chars().count() > ITEM_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+impl TaskRuns {
+    /// The runs under `data_dir`.
+    pub fn new(data_dir: &std::path::Path, clock: Clock) -> Self {
+        Self {
+            dir: data_dir.join("task-runs"),
+            clock,
+            lock: Mutex::new(()),
+        }
+    }
+
+    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
+        if !valid_id(id) {
+            return Err(not_found(id));
+        }
+        let bytes =
+            std::fs::read(self.dir.join(id).join("meta.json")).map_err(|_| not_found(id))?;
+        match serde_json::from_slice(&bytes) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    fn save(&self, run: &Map<String, Value>, event: &str, body: Value) -> Result<(), ToolError> {
+        let id = run["run_id"].as_str().unwrap_or_default();
+        let dir = self.dir.join(id);
+        let fail = |e: std::io::Error| {
+            ToolError::new(
+                crate::recording::codes::STORAGE_FAILED,
+                format!("cannot save task run {id}: {e}"),
+            )
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let ev = json!({"ts": iso_of(self.clock.now_ms()), "event": event, "status": run["status"], "body": body});
+        let log = JsonlFile::new(dir.join("events.jsonl"));
+        log.append(&ev).and_then(|()| log.sync()).map_err(fail)?;
+        let mut bytes = serde_json::to_vec_pretty(&Value::Object(run.clone()))
+            .map_err(|e| fail(std::io::Error::other(e)))?;
+        bytes.push(b'\n');
+        write_atomic(&dir.join("meta.json"), &bytes).map_err(fail)
+    }
+
+    fn new_id(&self) -> String {
+        let mut raw = [0u8; 4];
+        let _ = getrandom::fill(&mut raw);
+        let stamp: String = iso_of(self.clock.now_ms())
+            .chars()
+            .filter(char::is_ascii_digit)
+            .take(14)
+            .collect();
+        format!("run-{stamp}-{}", data_encoding::HEXLOWER.encode(&raw))
+    }
+
+    /// Start a run (`PENDING`).
+    pub fn start(
+        &self,
+        goal: &str,
+        criteria: Option<&str>,
+        page_url: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        let _g = self.guard();
+        let now = iso_of(self.clock.now_ms());
+        let mut run = Map::new();
+        run.insert("run_id".into(), json!(self.new_id()));
+        run.insert("goal".into(), json!(goal));
+        run.insert("success_criteria".into(), json!(criteria));
+        run.insert("page_url".into(), json!(page_url));
+        run.insert("status".into(), json!("PENDING"));
+        run.insert("created_at".into(), json!(now));
+        run.insert("updated_at".into(), json!(now));
+        run.insert("progress_summary".into(), Value::Null);
+        run.insert("current_cursor".into(), Value::Null);
+        run.insert("completed_items".into(), json!([]));
+        run.insert("failed_items".into(), json!([]));
+        run.insert("completed_count".into(), json!(0));
+        run.insert("failed_count".into(), json!(0));
+        run.insert("checkpoints".into(), json!(0));
+        self.save(&run, "started", json!({"goal": goal}))?;
+        Ok(Value::Object(run))
+    }
+
+    /// Change a run: `f` may edit it and returns the event name and body; the
+    /// state moves to `to` (checked against the state machine).
+    fn change(
+        &self,
+        id: &str,
+        to: &str,
+        f: impl FnOnce(&mut Map<String, Value>) -> Result<(String, Value), ToolError>,
+    ) -> Result<Value, ToolError> {
+        let _g = self.guard();
+        let mut run = self.load(id)?;
+        let from = run["status"].as_str().unwrap_or("PENDING").to_owned();
+        let ok = match (from.as_str(), to) {
+            (f, _) if TERMINAL.contains(&f) => false,
+            (_, t) if TERMINAL.contains(&t) => true,
+            ("PENDING" | "RUNNING" | "NEEDS_HELP", "RUNNING") => true,
+            ("PENDING" | "RUNNING" | "NEEDS_HELP", "NEEDS_HELP") => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(ToolError::new(
+                codes::INVALID_TRANSITION,
+                if TERMINAL.contains(&from.as_str()) {
+                    format!("task run {id} is {from}: a finished run cannot change")
+                } else {
+                    format!("task run {id} cannot go from {from} to {to}")
+                },
+            )
+            .with("run_id", id)
+            .with("status", from.as_str()));
+        }
+        let (event, body) = f(&mut run)?;
+        run.insert("status".into(), json!(to));
+        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        self.save(&run, &event, body)?;
+        Ok(Value::Object(run))
+    }
+
+    /// Progress: summary, items done or failed, cursor. Moves to `RUNNING`.
+    pub fn update(&self, id: &str, args: &Value) -> Result<Value, ToolError> {
+        self.change(id, "RUNNING", |run| {
+            if let Some(s) = args["progress_summary"].as_str() {
+                run.insert("progress_summary".into(), json!(clip(s)));
+            }
+            if !args["current_cursor"].is_null() {
+                run.insert("current_cursor".into(), args["current_cursor"].clone());
+            }
+            let mut completed: Vec<Value> = run["completed_items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let mut failed: Vec<Value> =
+                run["failed_items"].as_array().cloned().unwrap_or_default();
+            let mut done_n = run["completed_count"].as_u64().unwrap_or(0);
+            let mut fail_n = run["failed_count"].as_u64().unwrap_or(0);
+            for item in args["completed_items"].as_array().into_iter().flatten() {
+                let Some(item) = item.as_str().map(clip) else {
+                    continue;
+                };
+                // A failed item that now completes moves to completed.
+                if let Some(i) = failed.iter().position(|f| f["item"] == item.as_str()) {
+                    failed.remove(i);
+                    fail_n = fail_n.saturating_sub(1);
+                }
+                if !completed.iter().any(|c| c == item.as_str()) {
+                    completed.push(json!(item));
+                    done_n += 1;
+                }
+            }
+            for f in args["failed_items"].as_array().into_iter().flatten() {
+                let Some(item) = f["item"].as_str().map(clip) else {
+                    continue;
+                };
+                let reason = clip(f["reason"].as_str().unwrap_or(""));
+                if completed.iter().any(|c| c == item.as_str()) {
+                    continue;
+                }
+                match failed.iter_mut().find(|x| x["item"] == item.as_str()) {
+                    Some(x) => x["reason"] = json!(reason),
+                    None => {
+                        failed.push(json!({"item": item, "reason": reason}));
+                        fail_n += 1;
+                    }
+                }
+            }
+            let cut = |v: &mut Vec<Value>| {
+                let extra = v.len().saturating_sub(ITEMS_KEPT);
+                v.drain(..extra);
+            };
+            cut(&mut completed);
+            cut(&mut failed);
+            run.insert("completed_items".into(), json!(completed));
+            run.insert("failed_items".into(), json!(failed));
+            run.insert("completed_count".into(), json!(done_n));
+            run.insert("failed_count".into(), json!(fail_n));
+            run.insert(
+                "items_truncated".into(),
+                json!(done_n as usize > ITEMS_KEPT || fail_n as usize > ITEMS_KEPT),
+            );
+            Ok((
+                "updated".into(),
+                json!({
+                    "progress_summary": args["progress_summary"],
+                    "completed": args["completed_items"].as_array().map_or(0, Vec::len),
+                    "failed": args["failed_items"].as_array().map_or(0, Vec::len),
+                    "current_cursor": args["current_cursor"],
+                }),
+            ))
+        })
+    }
+
+    /// A checkpoint summary. Moves to `RUNNING`.
+    pub fn checkpoint(&self, id: &str, summary: &str) -> Result<Value, ToolError> {
+        self.change(id, "RUNNING", |run| {
+            let n = run["checkpoints"].as_u64().unwrap_or(0) + 1;
+            run.insert("checkpoints".into(), json!(n));
+            run.insert("last_checkpoint".into(), json!(clip(summary)));
+            Ok(("checkpoint".into(), json!({"summary": clip(summary)})))
+        })
+    }
+
+    /// The agent needs a person. Moves to `NEEDS_HELP`.
+    pub fn needs_help(
+        &self,
+        id: &str,
+        reason: &str,
+        hint: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        self.change(id, "NEEDS_HELP", |run| {
+            run.insert(
+                "needs_help".into(),
+                json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
+            );
+            Ok((
+                "needs_help".into(),
+                json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
+            ))
+        })
+    }
+
+    /// End the run.
+    pub fn complete(
+        &self,
+        id: &str,
+        status: &str,
+        force_reason: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        self.change(id, status, |run| {
+            run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
+            if let Some(r) = force_reason {
+                run.insert("forced".into(), json!({"reason": clip(r)}));
+            }
+            Ok((
+                "completed".into(),
+                json!({"status": status, "force_reason": force_reason}),
+            ))
+        })
+    }
+
+    /// One run, with its events if asked.
+    pub fn get(&self, id: &str, events: bool) -> Result<Value, ToolError> {
+        let run = self.load(id)?;
+        let mut v = Value::Object(run);
+        if events {
+            v["events"] =
+                json!(read_jsonl(&self.dir.join(id).join("events.jsonl")).unwrap_or_default());
+        }
+        Ok(v)
+    }
+
+    /// The newest runs (by creation), optionally of one status.
+    pub fn list(&self, status: Option<&str>, limit: usize) -> Vec<Value> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut runs: Vec<Map<String, Value>> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| self.load(&e.file_name().to_string_lossy()).ok())
+            .filter(|r| status.is_none_or(|s| r["status"] == s))
+            .collect();
+        runs.sort_by(|a, b| {
+            b["created_at"]
+                .as_str()
+                .cmp(&a["created_at"].as_str())
+                .then_with(|| b["run_id"].as_str().cmp(&a["run_id"].as_str()))
+        });
+        runs.truncate(limit);
+        runs.into_iter()
+            .map(|r| {
+                json!({
+                    "run_id": r["run_id"], "goal": r["goal"], "status": r["status"],
+                    "created_at": r["created_at"], "updated_at": r["updated_at"],
+                    "completed_count": r["completed_count"], "failed_count": r["failed_count"],
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_machine_holds_and_terminal_runs_are_immutable() {
+        let d = std::env::temp_dir().join(format!("ochre-runs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let runs = TaskRuns::new(&d, Clock::System);
+        let r = runs.start("collect prices", None, None).expect("start");
+        let id = r["run_id"].as_str().expect("id").to_owned();
+        assert_eq!(r["status"], "PENDING");
+        let r = runs
+            .update(&id, &json!({"completed_items": ["a", "b"], "failed_items": [{"item": "c", "reason": "404"}]}))
+            .expect("update");
+        assert_eq!(
+            (
+                r["status"].as_str(),
+                r["completed_count"].as_u64(),
+                r["failed_count"].as_u64()
+            ),
+            (Some("RUNNING"), Some(2), Some(1))
+        );
+        // Duplicates do not count twice; a failed item that completes moves over.
+        let r = runs
+            .update(&id, &json!({"completed_items": ["a", "c"]}))
+            .expect("update");
+        assert_eq!(
+            (r["completed_count"].as_u64(), r["failed_count"].as_u64()),
+            (Some(3), Some(0))
+        );
+        assert_eq!(
+            runs.needs_help(&id, "captcha", None).expect("help")["status"],
+            "NEEDS_HELP"
+        );
+        assert_eq!(
+            runs.checkpoint(&id, "resumed").expect("cp")["status"],
+            "RUNNING"
+        );
+        assert_eq!(
+            runs.complete(&id, "COMPLETED", None).expect("done")["status"],
+            "COMPLETED"
+        );
+        for e in [
+            runs.update(&id, &json!({})).expect_err("update"),
+            runs.needs_help(&id, "x", None).expect_err("help"),
+            runs.complete(&id, "FAILED", None).expect_err("again"),
+        ] {
+            assert_eq!(e.code, codes::INVALID_TRANSITION);
+        }
+        let got = runs.get(&id, true).expect("get");
+        assert_eq!(got["events"].as_array().map(Vec::len), Some(6));
+        // A new store over the same dir (a restart) sees the same run.
+        let again = TaskRuns::new(&d, Clock::System);
+        assert_eq!(again.get(&id, false).expect("get")["status"], "COMPLETED");
+        assert_eq!(again.list(Some("COMPLETED"), 10).len(), 1);
+        assert_eq!(
+            again.get("run-../../x", false).expect_err("bad").code,
+            codes::RUN_NOT_FOUND
+        );
+        std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+}
