@@ -346,18 +346,15 @@ impl HandleStore {
             let end = offset.saturating_add(limit).min(total) as usize;
             let page: Vec<Value> = items[start..end].to_vec();
             let returned = page.len() as u64;
-            let next = (offset + returned < total).then_some(offset + returned);
-            return Ok(json!({
-                "output_handle": handle,
-                "format": "items",
-                "offset": offset,
-                "limit": limit,
-                "returned": returned,
-                "total": total,
-                "next_offset": next,
-                "eof": next.is_none(),
-                "content": page,
-            }));
+            return Ok(page_json(
+                handle,
+                "items",
+                offset,
+                limit,
+                returned,
+                total,
+                json!(page),
+            ));
         }
         let total = meta.size_bytes;
         let limit = limit.unwrap_or(DEFAULT_BYTES).clamp(1, MAX_BYTES);
@@ -399,18 +396,15 @@ impl HandleStore {
         } else {
             content.len() as u64
         };
-        let next = (offset + returned < total).then_some(offset + returned);
-        let mut out = json!({
-            "output_handle": handle,
-            "format": "bytes",
-            "offset": offset,
-            "limit": limit,
-            "returned": returned,
-            "total": total,
-            "next_offset": next,
-            "eof": next.is_none(),
-            "content": content,
-        });
+        let mut out = page_json(
+            handle,
+            "bytes",
+            offset,
+            limit,
+            returned,
+            total,
+            json!(content),
+        );
         if binary {
             out["encoding"] = json!("base64");
             out["mime_type"] = json!(meta.mime_type);
@@ -457,6 +451,30 @@ impl HandleStore {
         }
         removed
     }
+}
+
+/// One page of `oc_output_fetch`: `next_offset` is null exactly at the end.
+fn page_json(
+    handle: &str,
+    format: &str,
+    offset: u64,
+    limit: u64,
+    returned: u64,
+    total: u64,
+    content: Value,
+) -> Value {
+    let next = (offset + returned < total).then_some(offset + returned);
+    json!({
+        "output_handle": handle,
+        "format": format,
+        "offset": offset,
+        "limit": limit,
+        "returned": returned,
+        "total": total,
+        "next_offset": next,
+        "eof": next.is_none(),
+        "content": content,
+    })
 }
 
 fn valid_ext(ext: &str) -> bool {

@@ -197,6 +197,15 @@ pub fn result_json(result: &CallToolResult) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
+/// The structured content of a successful result (panics if the call failed).
+pub fn structured(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "the call failed: {result:?}");
+    result
+        .structured_content
+        .clone()
+        .expect("structured content")
+}
+
 /// The error object of a failed result (panics if the call succeeded).
 pub fn error_of(result: &CallToolResult) -> Value {
     assert_eq!(result.is_error, Some(true), "expected an error: {result:?}");

@@ -6,13 +6,7 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 use ochre_tests::*;
-use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-
-fn structured(res: &CallToolResult) -> Value {
-    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.structured_content.clone().expect("structured content")
-}
 
 fn urls_of(pages: &Value) -> Vec<String> {
     pages

@@ -3,13 +3,7 @@
 
 use anyhow::Result;
 use ochre_tests::*;
-use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-
-fn structured(res: &CallToolResult) -> Value {
-    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.structured_content.clone().expect("structured content")
-}
 
 #[tokio::test]
 async fn capture_throttle_and_bundle() -> Result<()> {

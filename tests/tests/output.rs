@@ -7,11 +7,6 @@ use ochre_tests::*;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-fn structured(res: &CallToolResult) -> Value {
-    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.structured_content.clone().expect("structured content")
-}
-
 fn text(res: &CallToolResult) -> String {
     assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
     res.content[0].as_text().expect("text").text.clone()

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 use ochre_tests::*;
-use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 /// name -> group, from `ochre tools --json` (every group enabled).
@@ -53,11 +52,6 @@ fn startup_error(args: &[&str]) -> String {
         "not a clean error: {err}"
     );
     err
-}
-
-fn structured(res: &CallToolResult) -> Value {
-    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.structured_content.clone().expect("structured content")
 }
 
 fn names_of(tools: &[rmcp::model::Tool]) -> BTreeSet<String> {

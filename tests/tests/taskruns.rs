@@ -4,13 +4,7 @@
 
 use anyhow::Result;
 use ochre_tests::*;
-use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
-
-fn structured(res: &CallToolResult) -> Value {
-    assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.structured_content.clone().expect("structured content")
-}
+use serde_json::json;
 
 #[tokio::test]
 async fn a_task_run_moves_through_its_states_and_survives_a_restart() -> Result<()> {

@@ -176,22 +176,7 @@ impl BrowserManager {
         let reader = Arc::new(reader(format, max_chars, script));
 
         // Worker tabs, opened under the session lock, used without it.
-        let workers = {
-            let mut guard = self.session().await?;
-            let session = guard
-                .as_mut()
-                .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
-            let mut pages = Vec::with_capacity(concurrency);
-            for _ in 0..concurrency {
-                let page = session
-                    .browser
-                    .new_page("about:blank")
-                    .await
-                    .map_err(|e| cdp_error("cannot open a worker tab", e))?;
-                pages.push(page);
-            }
-            Workers(pages)
-        };
+        let workers = self.worker_tabs(concurrency).await?;
         let queue: Arc<Mutex<VecDeque<(usize, String)>>> = Arc::new(Mutex::new(
             to_render.iter().map(|i| (*i, urls[*i].clone())).collect(),
         ));
@@ -287,6 +272,25 @@ impl BrowserManager {
         ))
     }
 
+    /// `n` new worker tabs (not the agent's), opened under the session lock and
+    /// closed when the returned guard drops.
+    async fn worker_tabs(&self, n: usize) -> Result<Workers, ToolError> {
+        let mut guard = self.session().await?;
+        let session = guard
+            .as_mut()
+            .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        let mut workers = Workers(Vec::with_capacity(n));
+        for _ in 0..n {
+            let page = session
+                .browser
+                .new_page("about:blank")
+                .await
+                .map_err(|e| cdp_error("cannot open a worker tab", e))?;
+            workers.0.push(page);
+        }
+        Ok(workers)
+    }
+
     /// A worker tab showing a document of `origin` (its robots.txt, or the error
     /// page if there is none): fetches from it are same-origin.
     async fn fetcher(&self, origin: &str, ms: u32, fresh: bool) -> Result<Page, ToolError> {
@@ -310,19 +314,8 @@ impl BrowserManager {
         if let Some(p) = cached {
             return Ok(p);
         }
-        let page = {
-            let mut guard = self.session().await?;
-            let session = guard
-                .as_mut()
-                .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
-            session
-                .browser
-                .new_page("about:blank")
-                .await
-                .map_err(|e| cdp_error("cannot open a worker tab", e))?
-        };
         // Closed if opening the origin fails or the call is cancelled.
-        let mut worker = Workers(vec![page]);
+        let mut worker = self.worker_tabs(1).await?;
         bounded(ms, "opening the origin", async {
             worker.0[0]
                 .goto(format!("{origin}/robots.txt"))
