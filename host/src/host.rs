@@ -104,6 +104,7 @@ pub(crate) enum ToolImpl {
     Journal,
     OutputFetch,
     TaskRun,
+    Bulk,
 }
 
 pub(crate) struct ToolEntry {
@@ -130,6 +131,9 @@ pub(crate) struct HostInner {
     pub output: crate::output::HandleStore,
     pub task_runs: crate::taskrun::TaskRuns,
     pub slim: bool,
+    pub intent_guard: crate::intent::IntentGuardConfig,
+    pub intent_detector: Option<crate::guard::DetectorSlot>,
+    pub sessions: crate::guard::Sessions,
 }
 
 /// The ochre host: plugins, guards and stores. Cheap to clone.
@@ -165,6 +169,8 @@ pub struct HostBuilder {
     recording_retention_days: u64,
     output_ttl: Duration,
     output_sweep: Duration,
+    intent_guard: crate::intent::IntentGuardConfig,
+    intent_detector: Option<crate::guard::DetectorSlot>,
 }
 
 impl Default for HostBuilder {
@@ -184,6 +190,8 @@ impl Default for HostBuilder {
             recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
             output_ttl: Duration::from_secs(24 * 3600),
             output_sweep: Duration::from_secs(300),
+            intent_guard: crate::intent::IntentGuardConfig::default(),
+            intent_detector: None,
         }
     }
 }
@@ -285,6 +293,19 @@ impl HostBuilder {
         self
     }
 
+    /// The browser-first intent guard's settings (`[intent_guard]` of `--config`).
+    pub fn intent_guard(mut self, config: crate::intent::IntentGuardConfig) -> Self {
+        self.intent_guard = config;
+        self
+    }
+
+    /// Classify task goals with this detector instead of keywords + the client's
+    /// model (it may return `None` to fall back to the keywords).
+    pub fn intent_detector(mut self, detector: Arc<dyn crate::intent::IntentDetector>) -> Self {
+        self.intent_detector = Some(crate::guard::DetectorSlot(detector));
+        self
+    }
+
     /// Largest accepted arguments object, serialized (default 4 MiB).
     pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
         self.max_arg_bytes = bytes;
@@ -383,6 +404,11 @@ impl HostBuilder {
             crate::host_tools::task_run_tools()
                 .into_iter()
                 .map(|t| (t, ToolImpl::TaskRun)),
+        )
+        .chain(
+            crate::host_tools::bulk_tools()
+                .into_iter()
+                .map(|t| (t, ToolImpl::Bulk)),
         );
         for (info, imp) in host_tools {
             if !self.filter.allows(&info.capability) || info.tier > max_tier {
@@ -548,6 +574,9 @@ impl HostBuilder {
                 output,
                 task_runs,
                 slim: self.filter == CapabilityFilter::Slim,
+                intent_guard: self.intent_guard.clone(),
+                intent_detector: self.intent_detector.clone(),
+                sessions: crate::guard::Sessions::default(),
             }),
         };
         host_cell.set(Arc::downgrade(&host.inner));
@@ -706,6 +735,14 @@ async fn load_plugin(
                 .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
             redact: def.redact,
             plugin: manifest.name.clone(),
+            scope: Some({
+                use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;
+                match def.scope {
+                    G::Browser => crate::intent::Scope::Browser,
+                    G::NetworkAdjacent => crate::intent::Scope::NetworkAdjacent,
+                    G::Local => crate::intent::Scope::Local,
+                }
+            }),
         };
         entries.push(ToolEntry {
             info,

@@ -42,6 +42,7 @@ pub(crate) fn journal_tool_info() -> ToolInfo {
         output_mode: false,
         redact: Vec::new(),
         plugin: "host".into(),
+        scope: Some(crate::intent::Scope::Local),
     }
 }
 
@@ -74,6 +75,7 @@ pub(crate) fn output_fetch_tool_info() -> ToolInfo {
         output_mode: false,
         redact: Vec::new(),
         plugin: "host".into(),
+        scope: Some(crate::intent::Scope::Local),
     }
 }
 
@@ -151,6 +153,132 @@ pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolE
     ))
 }
 
+/// What `bulk_contract` / `oc_bulk_progress_start` take.
+const BULK_CONTRACT_DOC: &str = "{expected_total?, expected_items?: [ids], min_completed?, allow_partial?, stop_condition (needed without a total), item_key (e.g. \"url\"), scope?, cursor?}";
+
+/// The `oc_bulk_progress_*` tools.
+pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
+    let id = json!({"type": "string", "maxLength": 64});
+    let item = json!({"type": "string", "minLength": 1, "maxLength": 1000});
+    let defs = [
+        (
+            "oc_bulk_progress_start",
+            format!("Start a bulk progress contract for repetitive work (a list of URLs, pages, rows): {BULK_CONTRACT_DOC}; run_id attaches it to a task run. Tools called with contract_id record their items in it."),
+            json!({"run_id": id, "scope": {"type": "string", "enum": crate::bulk::SCOPES},
+                   "expected_total": {"type": "integer", "minimum": 0, "maximum": crate::bulk::MAX_TOTAL},
+                   "expected_items": {"type": "array", "items": item, "maxItems": crate::bulk::MAX_EXPECTED_ITEMS},
+                   "min_completed": {"type": "integer", "minimum": 0}, "allow_partial": {"type": "boolean"},
+                   "stop_condition": {"type": "string", "maxLength": 500}, "item_key": {"type": "string", "maxLength": 64},
+                   "cursor": {"type": "string", "maxLength": 2000}}),
+            false,
+        ),
+        (
+            "oc_bulk_progress_update",
+            "Record items completed or failed (deduplicated; a failed item that completes moves over), the cursor, and whether the stop condition holds.".to_owned(),
+            json!({"contract_id": id, "run_id": id,
+                   "completed": {"type": "array", "items": item, "maxItems": 1000},
+                   "failed": {"type": "array", "maxItems": 1000, "items": {"type": "object",
+                       "properties": {"item": item, "reason": {"type": "string", "maxLength": 1000}, "retryable": {"type": "boolean"}},
+                       "required": ["item"], "additionalProperties": false}},
+                   "cursor": {"type": "string", "maxLength": 2000}, "stop_satisfied": {"type": "boolean"}}),
+            false,
+        ),
+        (
+            "oc_bulk_progress_check",
+            "A contract's counts and its completion guard (allowed, missing_count, suggested_next_action); items on request.".to_owned(),
+            json!({"contract_id": id, "run_id": id, "include_items": {"type": "boolean"}}),
+            true,
+        ),
+    ];
+    defs.into_iter()
+        .map(|(name, description, properties, read_only)| ToolInfo {
+            name: name.into(),
+            description,
+            input_schema: json!({"type": "object", "properties": properties, "additionalProperties": false}),
+            capability: "core".into(),
+            tier: 2,
+            annotations: Annotations {
+                read_only,
+                idempotent: read_only,
+                ..Annotations::default()
+            },
+            intent: false,
+            output_mode: false,
+            redact: Vec::new(),
+            plugin: "host".into(),
+            scope: Some(crate::intent::Scope::Local),
+        })
+        .collect()
+}
+
+pub(crate) fn run_bulk_tool(
+    host: &Host,
+    name: &str,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
+    use crate::bulk::{self, Progress};
+    let runs = &host.inner.task_runs;
+    let contracts = &runs.contracts;
+    let run_id = args["run_id"].as_str();
+    if name == "oc_bulk_progress_start" {
+        let mut spec = args.clone();
+        if let Value::Object(m) = &mut spec {
+            m.remove("run_id");
+        }
+        let spec = bulk::validate_spec(&spec, "")?;
+        let c = match run_id {
+            Some(r) => runs.attach_contract(r, spec)?,
+            None => contracts.create(spec, None)?,
+        };
+        let id = c["contract_id"].as_str().unwrap_or("?").to_owned();
+        return Ok(json_output(bulk::view(&c, false), format!("{id} started")));
+    }
+    let id = match (args["contract_id"].as_str(), run_id) {
+        (Some(c), _) => c.to_owned(),
+        (None, Some(r)) => match runs.load(r)?["bulk_contract_id"].as_str() {
+            Some(c) => c.to_owned(),
+            None => {
+                return Err(ToolError::new(
+                    bulk::codes::CONTRACT_NOT_FOUND,
+                    format!("{name}: task run {r} has no bulk contract (oc_bulk_progress_start with run_id adds one)"),
+                )
+                .with("run_id", r));
+            }
+        },
+        (None, None) => {
+            return Err(ToolError::invalid_argument(
+                "contract_id",
+                format!("{name}: pass `contract_id` (or the `run_id` of a run with a contract)"),
+            ));
+        }
+    };
+    let c = if name == "oc_bulk_progress_update" {
+        let p = Progress::from_args(args);
+        if p.is_empty() {
+            return Err(ToolError::invalid_argument(
+                "completed",
+                format!(
+                    "{name}: nothing to record: pass completed, failed, cursor or stop_satisfied"
+                ),
+            ));
+        }
+        contracts.update(&id, &p)?
+    } else {
+        contracts.load(&id)?
+    };
+    let g = bulk::check(&c);
+    let summary = format!(
+        "{id} {} completed, {} failed, {}",
+        c["completed_count"],
+        c["failed_count"],
+        if g.allowed { "complete" } else { "incomplete" }
+    );
+    Ok(json_output(
+        bulk::view(&c, args["include_items"] == json!(true)),
+        summary,
+    ))
+}
+
 /// The `oc_task_run_*` tools (tier 2 until the intent guard and hints make them
 /// part of every task; they are callable all the same).
 pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
@@ -159,8 +287,10 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
     let defs = [
         (
             "oc_task_run_start",
-            "Start a task run for a goal; report progress with oc_task_run_update and end it with oc_task_run_complete.",
-            json!({"goal": text(2000), "success_criteria": text(2000), "page_url": text(4096)}),
+            "Start a task run for a goal; report progress with oc_task_run_update and end it with oc_task_run_complete. \
+             For repetitive work pass bulk_contract so the run cannot complete while items are missing.",
+            json!({"goal": text(2000), "success_criteria": text(2000), "page_url": text(4096),
+                   "bulk_contract": {"type": "object", "description": BULK_CONTRACT_DOC}}),
             vec!["goal"],
             false,
         ),
@@ -171,7 +301,7 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
                    "completed_items": {"type": "array", "items": text(1000), "maxItems": 1000},
                    "failed_items": {"type": "array", "maxItems": 1000, "items": {"type": "object",
                        "properties": {"item": text(1000), "reason": text(1000)}, "required": ["item"], "additionalProperties": false}},
-                   "current_cursor": {}}),
+                   "current_cursor": {}, "stop_satisfied": {"type": "boolean", "description": "the contract's stop condition holds"}}),
             vec!["run_id"],
             false,
         ),
@@ -191,7 +321,7 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
         ),
         (
             "oc_task_run_complete",
-            "End a run: COMPLETED, FAILED or CANCELLED. A finished run cannot change.",
+            "End a run: COMPLETED, FAILED or CANCELLED. A finished run cannot change. COMPLETED is refused while the run's bulk contract has missing items (force + force_reason overrides).",
             json!({"run_id": id, "status": {"type": "string", "enum": ["COMPLETED", "FAILED", "CANCELLED"]},
                    "force": {"type": "boolean"}, "force_reason": text(2000)}),
             vec!["run_id", "status"],
@@ -229,6 +359,7 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
             output_mode: false,
             redact: Vec::new(),
             plugin: "host".into(),
+            scope: Some(crate::intent::Scope::Local),
         })
         .collect()
 }
@@ -242,11 +373,6 @@ pub(crate) fn run_task_tool(
     let id = args["run_id"].as_str().unwrap_or_default();
     let s = |k: &str| args[k].as_str();
     let run = match name {
-        "oc_task_run_start" => runs.start(
-            s("goal").unwrap_or_default(),
-            s("success_criteria"),
-            s("page_url"),
-        )?,
         "oc_task_run_update" => runs.update(id, args)?,
         "oc_task_run_checkpoint" => runs.checkpoint(id, s("summary").unwrap_or_default())?,
         "oc_task_run_needs_help" => {

@@ -39,10 +39,14 @@
 
 pub mod browser;
 mod builtin;
+pub mod bulk;
 pub mod capability;
 pub mod error;
+mod guard;
+pub mod hints;
 mod host;
 mod host_tools;
+pub mod intent;
 pub mod journal;
 pub mod kv;
 pub mod output;

@@ -95,6 +95,9 @@ enum TotpCommand {
 
 #[derive(Args, Debug, Clone)]
 struct HostArgs {
+    /// Config file (TOML): the `[intent_guard]` section (see the README).
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
     /// Data dir: journal, traces, state, secrets, compile cache.
     #[arg(long, env = "OCHRE_HOME", global = true)]
     data_dir: Option<PathBuf>,
@@ -208,8 +211,18 @@ impl HostArgs {
         if self.plugin_timeout_ms == 0 {
             anyhow::bail!("--plugin-timeout-ms must be positive");
         }
+        let guard = match &self.config {
+            None => ochre_host::intent::IntentGuardConfig::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--config {}: cannot read it", path.display()))?;
+                ochre_host::intent::parse_config(&text)
+                    .map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?
+            }
+        };
         let mut b = Host::builder()
             .data_dir(self.data_dir())
+            .intent_guard(guard)
             .capabilities(filter)
             .recording_retention_days(self.recording_retention_days)
             .output_handle_ttl(Duration::from_secs_f64(

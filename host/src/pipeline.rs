@@ -5,6 +5,7 @@
 //! A call rejected before it runs (unknown tool, disabled capability, invalid
 //! arguments or intent) performs nothing and writes no journal or trace entry.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -12,6 +13,8 @@ use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
 use crate::error::{ToolError, codes};
+use crate::guard;
+use crate::hints::Seen;
 use crate::host::{Host, ToolImpl};
 use crate::journal::{CallRecord, iso_of, redact_args, redact_args_full};
 use crate::output::{HandleMeta, OutputMode, Payload};
@@ -54,6 +57,17 @@ pub struct ToolInfo {
     pub redact: Vec<String>,
     /// The plugin offering it (`host` for host tools).
     pub plugin: String,
+    /// What it touches, for the intent guard; `None` (a tool that declares
+    /// nothing) is classified by name ([`crate::intent::classify_by_name`]).
+    pub scope: Option<crate::intent::Scope>,
+}
+
+impl ToolInfo {
+    /// The tool's scope for the intent guard.
+    pub fn guard_scope(&self) -> crate::intent::Scope {
+        self.scope
+            .unwrap_or_else(|| crate::intent::classify_by_name(&self.name))
+    }
 }
 
 /// One piece of a result.
@@ -89,12 +103,40 @@ pub struct CallOptions {
     /// Nesting depth: 0 for a client's call, +1 for each plugin calling a tool
     /// through the `tools` interface.
     pub(crate) depth: u8,
+    /// The client session the call belongs to: its single active task run and
+    /// its hints. `None` is one shared session (an embedder's calls).
+    pub session: Option<String>,
+    /// The client's model, for the intent guard's `model` detector (MCP sampling).
+    pub sampler: Option<Arc<dyn crate::intent::Sampler>>,
 }
 
 impl CallOptions {
     /// Options that forward progress reports to `progress`.
     pub fn with_progress(progress: Option<ProgressFn>) -> Self {
-        Self { progress, depth: 0 }
+        Self {
+            progress,
+            ..Self::default()
+        }
+    }
+
+    /// The call belongs to this client session.
+    pub fn in_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Ask this model when the intent detector is `model`.
+    pub fn with_sampler(mut self, sampler: Arc<dyn crate::intent::Sampler>) -> Self {
+        self.sampler = Some(sampler);
+        self
+    }
+
+    /// A nested call (a plugin calling a tool).
+    pub(crate) fn nested(depth: u8) -> Self {
+        Self {
+            depth,
+            ..Self::default()
+        }
     }
 }
 
@@ -102,6 +144,9 @@ impl std::fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallOptions")
             .field("progress", &self.progress.is_some())
+            .field("depth", &self.depth)
+            .field("session", &self.session)
+            .field("sampler", &self.sampler.is_some())
             .finish()
     }
 }
@@ -284,11 +329,49 @@ impl Host {
         } else {
             OutputMode::Inline
         };
+        let host_tool = entry.info.plugin == "host";
+        let explicit_run = guard::take_host_field(name, &entry.info, &mut args, "run_id")?;
+        let contract_id = if host_tool {
+            None
+        } else {
+            guard::take_host_field(name, &entry.info, &mut args, "contract_id")?
+        };
 
         // Schema.
         let args = Value::Object(args);
         if let Some(err) = schema_error(name, &entry.validator, &args) {
             return Err(err);
+        }
+        // The task run and contract a call names must exist (nothing runs otherwise).
+        if !host_tool && let Some(r) = &explicit_run {
+            inner.task_runs.load(r)?;
+        }
+        if let Some(c) = &contract_id {
+            let c = inner.task_runs.contracts.load(c)?;
+            if c["closed"] == json!(true) {
+                return Err(ToolError::new(
+                    crate::bulk::codes::CONTRACT_CLOSED,
+                    format!(
+                        "{name}: bulk progress contract {} is closed (its run is finished)",
+                        c["contract_id"].as_str().unwrap_or("?")
+                    ),
+                )
+                .with("field", "contract_id"));
+            }
+        }
+        let session = options.session.as_deref();
+        let top = options.depth == 0;
+        // The intent guard of the call's task run: a blocked call does nothing.
+        let run = if top && !host_tool {
+            self.run_of(session, explicit_run)
+        } else {
+            None
+        };
+        if let Some(r) = &run
+            && let Err(mut e) = self.guard_before(r, &entry.info)
+        {
+            self.attach_hint(session, name, &args, &mut Err(&mut e));
+            return Err(e);
         }
 
         // A running recording wants to know who the refs were, before the call
@@ -309,7 +392,11 @@ impl Host {
         let outcome = match &entry.imp {
             ToolImpl::Journal => host_tools::run_journal(self, &args),
             ToolImpl::OutputFetch => host_tools::run_output_fetch(self, &args),
+            ToolImpl::TaskRun if name == "oc_task_run_start" => {
+                self.start_run(&args, &options).await
+            }
             ToolImpl::TaskRun => host_tools::run_task_tool(self, name, &args),
+            ToolImpl::Bulk => host_tools::run_bulk_tool(self, name, &args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(&args).unwrap_or_else(|_| "{}".into());
                 match plugin
@@ -322,6 +409,20 @@ impl Host {
                 }
             }
         };
+        let mut outcome = outcome;
+        if let Ok(out) = &mut outcome {
+            if let Some(r) = &run {
+                self.guard_after(r, &entry.info);
+            }
+            if let Some(c) = &contract_id {
+                let line = match out.structured.as_ref().map(|v| self.record_items(c, v)) {
+                    Some(Ok(line)) => line,
+                    Some(Err(e)) => format!("progress not recorded in {c}: {}", e.message),
+                    None => format!("progress not recorded in {c}: the result has no item list"),
+                };
+                out.content.push(Content::Text(line));
+            }
+        }
         // Output mode: a large result becomes a stored handle.
         let mut created = None;
         let outcome = match (outcome, mode) {
@@ -411,7 +512,47 @@ impl Host {
             Ok(_) => tracing::debug!(duration_ms, "tool call ok"),
             Err(e) => tracing::info!(duration_ms, code = %e.code, "tool call failed"),
         }
+        let mut outcome = outcome;
+        if top {
+            match &mut outcome {
+                Ok(out) => self.attach_hint(session, name, &args, &mut Ok(out)),
+                Err(e) => self.attach_hint(session, name, &args, &mut Err(e)),
+            }
+        }
         outcome
+    }
+
+    /// Add the session's hint for this call, if it earns one: `_hint` in the
+    /// structured result (or the error's fields) and a trailing text block.
+    fn attach_hint(
+        &self,
+        session: Option<&str>,
+        tool: &str,
+        args: &Value,
+        outcome: &mut Result<&mut ToolOutput, &mut ToolError>,
+    ) {
+        let seen = Seen {
+            tool,
+            args,
+            outcome: match outcome {
+                Ok(out) => Ok(out.structured.as_ref()),
+                Err(e) => Err((e.code.as_str(), &e.details)),
+            },
+        };
+        let Some(hint) = self.hint_for(session, &seen) else {
+            return;
+        };
+        match outcome {
+            Ok(out) => {
+                if let Some(Value::Object(m)) = &mut out.structured {
+                    m.insert("_hint".into(), hint.to_json());
+                }
+                out.content.push(Content::Text(hint.text()));
+            }
+            Err(e) => {
+                e.details.insert("_hint".into(), hint.to_json());
+            }
+        }
     }
 }
 

@@ -27,7 +27,10 @@ const INSTRUCTIONS: &str = "ochre drives a browser and runs sandboxed tool plugi
 read_page (or find) for element refs like ax_12, and act with interact, form_input or fill_form. Page tools take an \
 optional tabId (t1, t2, ...; default: the current tab). A ref stays valid while its element exists; after a \
 navigation it is STALE_REF: read the page again. Tool errors come back as {\"error\":{\"code\",\"message\"}} \
-with a stable code; fix the arguments as the message says.";
+with a stable code; fix the arguments as the message says. For multi-step or repetitive work, start a task run \
+(oc_task_run_start, with bulk_contract for a list of items); every tool accepts run_id (default: this session's \
+active run) and contract_id (records the result's items in that bulk progress contract). A `_hint` in a result is \
+advice worth following.";
 
 /// The MCP face of a [`Host`], one per MCP session: the tools of tier 1 are listed
 /// at start, `expand_tools` reveals the rest (of the enabled groups) to this session.
@@ -37,6 +40,8 @@ pub struct McpServer {
     /// Every enabled tool with its tier, in order.
     tools: Arc<Vec<(Tool, u8)>>,
     disclosure: Arc<std::sync::Mutex<Disclosure>>,
+    /// This MCP session's key in the host (its task runs and hints).
+    session: Arc<str>,
 }
 
 /// What this session has revealed.
@@ -74,6 +79,11 @@ impl McpServer {
                 tier: 1,
                 revealed: Default::default(),
             })),
+            session: {
+                let mut raw = [0u8; 8];
+                let _ = getrandom::fill(&mut raw);
+                format!("mcp-{}", data_encoding::HEXLOWER.encode(&raw)).into()
+            },
         }
     }
 
@@ -512,10 +522,16 @@ impl ServerHandler for McpServer {
         });
         // A client's `notifications/cancelled` stops the call at once: the call is
         // dropped (a plugin instance, its browser waits and any worker tabs with it).
+        let mut options = CallOptions::with_progress(progress).in_session(self.session.as_ref());
+        let samples = context
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.sampling.is_some());
+        if samples {
+            options = options.with_sampler(Arc::new(PeerSampler(context.peer.clone())));
+        }
         let result = tokio::select! {
-            r = self
-                .host
-                .call_tool(&request.name, args, CallOptions::with_progress(progress)) => r,
+            r = self.host.call_tool(&request.name, args, options) => r,
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "call cancelled by the client");
                 Err(ToolError::new(
@@ -543,12 +559,63 @@ impl ServerHandler for McpServer {
             }
             Err(e) => {
                 let body = e.to_json();
-                let mut r = CallToolResult::error(vec![ContentBlock::text(body.to_string())]);
+                let mut content = vec![ContentBlock::text(body.to_string())];
+                if let Some(h) = e.details.get("_hint") {
+                    content.push(ContentBlock::text(format!(
+                        "hint ({}): {}",
+                        h["severity"].as_str().unwrap_or("info"),
+                        h["message"].as_str().unwrap_or("")
+                    )));
+                }
+                let mut r = CallToolResult::error(content);
                 r.structured_content = Some(body);
                 r
             }
         };
         Ok(out.into())
+    }
+}
+
+/// The client's model, asked through MCP `sampling/createMessage` (the intent
+/// guard's `model` detector).
+struct PeerSampler(rmcp::Peer<RoleServer>);
+
+#[allow(deprecated)] // sampling is deprecated by SEP-2577 but clients still offer it
+impl crate::intent::Sampler for PeerSampler {
+    fn ask<'a>(
+        &'a self,
+        system: &'a str,
+        user: &'a str,
+    ) -> crate::intent::BoxFuture<'a, Result<String, String>> {
+        use rmcp::model::{
+            CreateMessageRequestParams, Role, SamplingMessage, SamplingMessageContentBlock,
+        };
+        Box::pin(async move {
+            let params = CreateMessageRequestParams::new(
+                vec![SamplingMessage::new(
+                    Role::User,
+                    SamplingMessageContentBlock::text(user),
+                )],
+                200,
+            )
+            .with_system_prompt(system);
+            let result = self
+                .0
+                .create_message(params)
+                .await
+                .map_err(|e| e.to_string())?;
+            let text: Vec<String> = result
+                .message
+                .content
+                .into_vec()
+                .into_iter()
+                .filter_map(|c| match c {
+                    SamplingMessageContentBlock::Text(t) => Some(t.text),
+                    _ => None,
+                })
+                .collect();
+            Ok(text.join("\n"))
+        })
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::Clock;
+use crate::bulk::{self, Contracts, Progress};
 use crate::error::ToolError;
 use crate::journal::iso_of;
 use crate::store::{JsonlFile, read_jsonl, write_atomic};
@@ -23,6 +24,12 @@ pub mod codes {
     pub const RUN_NOT_FOUND: &str = "RUN_NOT_FOUND";
     /// The run cannot go from its state to the one asked for.
     pub const INVALID_TRANSITION: &str = "INVALID_TRANSITION";
+    /// A browser-first run cannot (or did not) use the browser (stop reason
+    /// `intent_execution_failed`).
+    pub const INTENT_EXECUTION_FAILED: &str = "INTENT_EXECUTION_FAILED";
+    /// The intent guard blocked a call of a browser-first run (stop reason
+    /// `tool_policy_blocked`).
+    pub const TOOL_POLICY_BLOCKED: &str = "TOOL_POLICY_BLOCKED";
 }
 
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
@@ -39,6 +46,8 @@ pub struct TaskRuns {
     clock: Clock,
     /// Serializes read-modify-write of runs.
     lock: Mutex<()>,
+    /// Bulk progress contracts (of runs and standalone).
+    pub contracts: Contracts,
 }
 
 fn not_found(id: &str) -> ToolError {
@@ -57,6 +66,29 @@ fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
+fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), ToolError> {
+    let from = run["status"].as_str().unwrap_or("PENDING");
+    let ok = match (from, to) {
+        (f, _) if TERMINAL.contains(&f) => false,
+        (_, t) if TERMINAL.contains(&t) => true,
+        ("PENDING" | "RUNNING" | "NEEDS_HELP", "RUNNING" | "NEEDS_HELP") => true,
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        codes::INVALID_TRANSITION,
+        if TERMINAL.contains(&from) {
+            format!("task run {id} is {from}: a finished run cannot change")
+        } else {
+            format!("task run {id} cannot go from {from} to {to}")
+        },
+    )
+    .with("run_id", id)
+    .with("status", from))
+}
+
 fn clip(s: &str) -> String {
     let mut out: String = s.chars().take(ITEM_CHARS).collect();
     if s.chars().count() > ITEM_CHARS {
@@ -72,6 +104,7 @@ impl TaskRuns {
             dir: data_dir.join("task-runs"),
             clock,
             lock: Mutex::new(()),
+            contracts: Contracts::new(data_dir, clock),
         }
     }
 
@@ -79,7 +112,7 @@ impl TaskRuns {
         self.lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
+    pub(crate) fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
         if !valid_id(id) {
             return Err(not_found(id));
         }
@@ -121,17 +154,25 @@ impl TaskRuns {
         format!("run-{stamp}-{}", data_encoding::HEXLOWER.encode(&raw))
     }
 
-    /// Start a run (`PENDING`).
+    /// Start a run (`PENDING`), with a bulk progress contract (a spec checked by
+    /// [`bulk::validate_spec`]) and the intent guard's `execution` record.
     pub fn start(
         &self,
         goal: &str,
         criteria: Option<&str>,
         page_url: Option<&str>,
+        contract: Option<Map<String, Value>>,
+        execution: Value,
     ) -> Result<Value, ToolError> {
         let _g = self.guard();
         let now = iso_of(self.clock.now_ms());
+        let id = self.new_id();
+        let contract_id = match contract {
+            Some(spec) => Some(self.contracts.create(spec, Some(&id))?["contract_id"].clone()),
+            None => None,
+        };
         let mut run = Map::new();
-        run.insert("run_id".into(), json!(self.new_id()));
+        run.insert("run_id".into(), json!(id));
         run.insert("goal".into(), json!(goal));
         run.insert("success_criteria".into(), json!(criteria));
         run.insert("page_url".into(), json!(page_url));
@@ -145,8 +186,14 @@ impl TaskRuns {
         run.insert("completed_count".into(), json!(0));
         run.insert("failed_count".into(), json!(0));
         run.insert("checkpoints".into(), json!(0));
-        self.save(&run, "started", json!({"goal": goal}))?;
-        Ok(Value::Object(run))
+        run.insert("bulk_contract_id".into(), json!(contract_id));
+        run.insert("execution".into(), execution);
+        self.save(
+            &run,
+            "started",
+            json!({"goal": goal, "bulk_contract_id": contract_id, "intent": run["execution"]["intent"]}),
+        )?;
+        Ok(self.with_contract(run, false))
     }
 
     /// Change a run: `f` may edit it and returns the event name and body; the
@@ -156,39 +203,56 @@ impl TaskRuns {
         id: &str,
         to: &str,
         f: impl FnOnce(&mut Map<String, Value>) -> Result<(String, Value), ToolError>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Map<String, Value>, ToolError> {
         let _g = self.guard();
         let mut run = self.load(id)?;
-        let from = run["status"].as_str().unwrap_or("PENDING").to_owned();
-        let ok = match (from.as_str(), to) {
-            (f, _) if TERMINAL.contains(&f) => false,
-            (_, t) if TERMINAL.contains(&t) => true,
-            ("PENDING" | "RUNNING" | "NEEDS_HELP", "RUNNING") => true,
-            ("PENDING" | "RUNNING" | "NEEDS_HELP", "NEEDS_HELP") => true,
-            _ => false,
-        };
-        if !ok {
-            return Err(ToolError::new(
-                codes::INVALID_TRANSITION,
-                if TERMINAL.contains(&from.as_str()) {
-                    format!("task run {id} is {from}: a finished run cannot change")
-                } else {
-                    format!("task run {id} cannot go from {from} to {to}")
-                },
-            )
-            .with("run_id", id)
-            .with("status", from.as_str()));
-        }
+        transition_ok(id, &run, to)?;
         let (event, body) = f(&mut run)?;
-        run.insert("status".into(), json!(to));
-        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
-        self.save(&run, &event, body)?;
-        Ok(Value::Object(run))
+        self.finish_change(&mut run, to, &event, body)?;
+        Ok(run)
     }
 
-    /// Progress: summary, items done or failed, cursor. Moves to `RUNNING`.
+    fn finish_change(
+        &self,
+        run: &mut Map<String, Value>,
+        to: &str,
+        event: &str,
+        body: Value,
+    ) -> Result<(), ToolError> {
+        run.insert("status".into(), json!(to));
+        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        if TERMINAL.contains(&to) {
+            if let Some(cid) = run["bulk_contract_id"].as_str() {
+                self.contracts.close(cid)?;
+            }
+            let reason = match (to, run["execution"]["stop_reason"].as_str()) {
+                (_, Some(r @ "intent_execution_failed")) if to != "COMPLETED" => r.to_owned(),
+                ("COMPLETED", _) => "completed".to_owned(),
+                (other, _) => other.to_lowercase(),
+            };
+            if let Some(Value::Object(ex)) = run.get_mut("execution") {
+                ex.insert("stop_reason".into(), json!(reason));
+            }
+        }
+        self.save(run, event, body)
+    }
+
+    /// The run as returned to the agent: with its contract (compact, or with
+    /// the item lists).
+    fn with_contract(&self, run: Map<String, Value>, items: bool) -> Value {
+        let mut v = Value::Object(run);
+        if let Some(cid) = v["bulk_contract_id"].as_str()
+            && let Ok(c) = self.contracts.load(cid)
+        {
+            v["bulk_contract"] = bulk::view(&c, items);
+        }
+        v
+    }
+
+    /// Progress: summary, items done or failed, cursor (also recorded in the
+    /// run's contract). Moves to `RUNNING`.
     pub fn update(&self, id: &str, args: &Value) -> Result<Value, ToolError> {
-        self.change(id, "RUNNING", |run| {
+        let run = self.change(id, "RUNNING", |run| {
             if let Some(s) = args["progress_summary"].as_str() {
                 run.insert("progress_summary".into(), json!(clip(s)));
             }
@@ -239,6 +303,12 @@ impl TaskRuns {
             };
             cut(&mut completed);
             cut(&mut failed);
+            if let Some(cid) = run["bulk_contract_id"].as_str() {
+                let p = Progress::from_args(args);
+                if !p.is_empty() {
+                    self.contracts.update(cid, &p)?;
+                }
+            }
             run.insert("completed_items".into(), json!(completed));
             run.insert("failed_items".into(), json!(failed));
             run.insert("completed_count".into(), json!(done_n));
@@ -256,17 +326,19 @@ impl TaskRuns {
                     "current_cursor": args["current_cursor"],
                 }),
             ))
-        })
+        })?;
+        Ok(self.with_contract(run, false))
     }
 
     /// A checkpoint summary. Moves to `RUNNING`.
     pub fn checkpoint(&self, id: &str, summary: &str) -> Result<Value, ToolError> {
-        self.change(id, "RUNNING", |run| {
+        let run = self.change(id, "RUNNING", |run| {
             let n = run["checkpoints"].as_u64().unwrap_or(0) + 1;
             run.insert("checkpoints".into(), json!(n));
             run.insert("last_checkpoint".into(), json!(clip(summary)));
             Ok(("checkpoint".into(), json!({"summary": clip(summary)})))
-        })
+        })?;
+        Ok(self.with_contract(run, false))
     }
 
     /// The agent needs a person. Moves to `NEEDS_HELP`.
@@ -276,7 +348,7 @@ impl TaskRuns {
         reason: &str,
         hint: Option<&str>,
     ) -> Result<Value, ToolError> {
-        self.change(id, "NEEDS_HELP", |run| {
+        let run = self.change(id, "NEEDS_HELP", |run| {
             run.insert(
                 "needs_help".into(),
                 json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
@@ -285,32 +357,178 @@ impl TaskRuns {
                 "needs_help".into(),
                 json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
             ))
-        })
+        })?;
+        Ok(self.with_contract(run, false))
     }
 
-    /// End the run.
+    /// End the run. `COMPLETED` passes two guards first: the intent guard (a
+    /// browser-first run with no successful browser call is refused with
+    /// `INTENT_EXECUTION_FAILED`) and the bulk completion guard (an incomplete
+    /// contract is refused with `BULK_COMPLETION_GUARD_FAILED` unless
+    /// `force_reason` is given). A refusal changes the run's status in nothing; it
+    /// is recorded in its events (and the intent's in `execution.stop_reason`).
     pub fn complete(
         &self,
         id: &str,
         status: &str,
         force_reason: Option<&str>,
     ) -> Result<Value, ToolError> {
-        self.change(id, status, |run| {
-            run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
-            if let Some(r) = force_reason {
-                run.insert("forced".into(), json!({"reason": clip(r)}));
+        let _g = self.guard();
+        let mut run = self.load(id)?;
+        transition_ok(id, &run, status)?;
+        let mut forced_guard = None;
+        if status == "COMPLETED" {
+            let ex = &run["execution"];
+            if ex["intent"]["label"] == "browser_access"
+                && ex["policy"]["fail_task_if_unmet"] == json!(true)
+                && ex["successful_browser_calls"].as_u64().unwrap_or(0) == 0
+            {
+                if let Some(Value::Object(e)) = run.get_mut("execution") {
+                    e.insert("stop_reason".into(), json!("intent_execution_failed"));
+                }
+                run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+                let why =
+                    "the goal asks for the browser but no browser tool call succeeded in this run";
+                self.save(
+                    &run,
+                    "completion_refused",
+                    json!({"stop_reason": "intent_execution_failed", "reason": why}),
+                )?;
+                return Err(ToolError::new(
+                    codes::INTENT_EXECUTION_FAILED,
+                    format!("intent_execution_failed: {why}; do the task with the browser tools, or end the run as FAILED"),
+                )
+                .with("stop_reason", "intent_execution_failed")
+                .with("run_id", id));
             }
-            Ok((
-                "completed".into(),
-                json!({"status": status, "force_reason": force_reason}),
-            ))
+            if let Some(cid) = run["bulk_contract_id"].as_str().map(str::to_owned) {
+                let c = self.contracts.load(&cid)?;
+                let g = bulk::check(&c);
+                if !g.allowed {
+                    match force_reason {
+                        Some(_) => forced_guard = Some(g.to_json()),
+                        None => {
+                            let err = g.to_error(&cid).with("run_id", id);
+                            self.save(
+                                &run,
+                                "completion_refused",
+                                json!({"guard": "bulk_completion_guard_failed", "result": g.to_json()}),
+                            )?;
+                            return Err(err);
+                        }
+                    }
+                }
+            }
+        }
+        run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
+        if let Some(r) = force_reason {
+            run.insert(
+                "forced".into(),
+                json!({"reason": clip(r), "guard": forced_guard}),
+            );
+        }
+        let body = json!({"status": status, "force_reason": force_reason});
+        self.finish_change(&mut run, status, "completed", body)?;
+        Ok(self.with_contract(run, true))
+    }
+
+    /// A browser-first run that cannot run at all (preflight): it ends `FAILED`
+    /// with stop reason `intent_execution_failed`.
+    pub fn fail_preflight(&self, id: &str, why: &str) -> Result<Value, ToolError> {
+        let _g = self.guard();
+        let mut run = self.load(id)?;
+        if let Some(Value::Object(e)) = run.get_mut("execution") {
+            e.insert("stop_reason".into(), json!("intent_execution_failed"));
+        }
+        run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
+        self.finish_change(
+            &mut run,
+            "FAILED",
+            "preflight_failed",
+            json!({"stop_reason": "intent_execution_failed", "reason": why}),
+        )?;
+        Ok(Value::Object(run))
+    }
+
+    /// Give an unfinished run without one a bulk progress contract.
+    pub fn attach_contract(
+        &self,
+        id: &str,
+        spec: Map<String, Value>,
+    ) -> Result<Map<String, Value>, ToolError> {
+        let _g = self.guard();
+        let mut run = self.load(id)?;
+        transition_ok(id, &run, "RUNNING")?;
+        if let Some(c) = run["bulk_contract_id"].as_str() {
+            return Err(ToolError::new(
+                codes::INVALID_TRANSITION,
+                format!("task run {id} already has bulk contract {c}"),
+            )
+            .with("run_id", id)
+            .with("contract_id", c));
+        }
+        let c = self.contracts.create(spec, Some(id))?;
+        run.insert("bulk_contract_id".into(), c["contract_id"].clone());
+        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        self.save(
+            &run,
+            "contract_attached",
+            json!({"bulk_contract_id": c["contract_id"]}),
+        )?;
+        Ok(c)
+    }
+
+    /// Whether a run exists and is not finished.
+    pub fn is_active(&self, id: &str) -> bool {
+        self.load(id)
+            .is_ok_and(|r| !TERMINAL.contains(&r["status"].as_str().unwrap_or("")))
+    }
+
+    /// Change an active run's `execution` record in place (no status change);
+    /// `f` returns the event to log, if any. `None` when the run is missing or
+    /// finished.
+    pub fn touch_execution(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Map<String, Value>) -> Option<(String, Value)>,
+    ) -> Option<Map<String, Value>> {
+        let _g = self.guard();
+        let mut run = self.load(id).ok()?;
+        if TERMINAL.contains(&run["status"].as_str().unwrap_or("")) {
+            return None;
+        }
+        let Some(Value::Object(ex)) = run.get_mut("execution") else {
+            return None;
+        };
+        let event = f(ex);
+        let ex = ex.clone();
+        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        let saved = match event {
+            Some((name, body)) => self.save(&run, &name, body),
+            None => self.save_meta(&run),
+        };
+        if let Err(e) = saved {
+            tracing::error!(run = id, error = %e, "cannot save the task run");
+        }
+        Some(ex)
+    }
+
+    fn save_meta(&self, run: &Map<String, Value>) -> Result<(), ToolError> {
+        let id = run["run_id"].as_str().unwrap_or_default();
+        let mut bytes = serde_json::to_vec_pretty(&Value::Object(run.clone())).unwrap_or_default();
+        bytes.push(b'\n');
+        write_atomic(&self.dir.join(id).join("meta.json"), &bytes).map_err(|e| {
+            ToolError::new(
+                crate::recording::codes::STORAGE_FAILED,
+                format!("cannot save task run {id}: {e}"),
+            )
         })
     }
 
     /// One run, with its events if asked.
     pub fn get(&self, id: &str, events: bool) -> Result<Value, ToolError> {
         let run = self.load(id)?;
-        let mut v = Value::Object(run);
+        let mut v = self.with_contract(run, true);
         if events {
             v["events"] =
                 json!(read_jsonl(&self.dir.join(id).join("events.jsonl")).unwrap_or_default());
@@ -356,7 +574,9 @@ mod tests {
         let d = std::env::temp_dir().join(format!("ochre-runs-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         let runs = TaskRuns::new(&d, Clock::System);
-        let r = runs.start("collect prices", None, None).expect("start");
+        let r = runs
+            .start("collect prices", None, None, None, json!({}))
+            .expect("start");
         let id = r["run_id"].as_str().expect("id").to_owned();
         assert_eq!(r["status"], "PENDING");
         let r = runs

@@ -481,10 +481,7 @@ impl tools::Host for CallState {
                 ))
             })?
         };
-        let options = crate::CallOptions {
-            progress: None,
-            depth: self.depth + 1,
-        };
+        let options = crate::CallOptions::nested(self.depth + 1);
         let started = std::time::Instant::now();
         // Boxed: this call re-enters the pipeline, which may call a plugin again.
         let fut: BoxedCall = Box::pin(async move { host.call_tool(&name, args, options).await });
