@@ -12,6 +12,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("ochre-plugin-profile", "ochre_plugin_profile"),
     ("ochre-plugin-recording", "ochre_plugin_recording"),
     ("ochre-plugin-crawl", "ochre_plugin_crawl"),
+    ("ochre-plugin-workflow", "ochre_plugin_workflow"),
 ];
 
 fn main() {

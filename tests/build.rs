@@ -9,6 +9,7 @@ const FIXTURES: &[&str] = &[
     "ochre-fixture-dupe",
     "ochre-fixture-oldwit",
     "ochre-fixture-cdpuser",
+    "ochre-fixture-scoped",
 ];
 
 fn main() {

@@ -106,6 +106,9 @@ struct Session {
     current: Option<u64>,
     next_id: u64,
     profile: Option<ProfileDir>,
+    /// Tabs opened in their own browser context (cookies, storage, cache of
+    /// their own); the context goes with the tab.
+    contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
 }
 
 /// A temporary profile dir, removed when the session ends.
@@ -346,6 +349,7 @@ impl BrowserManager {
             current: None,
             next_id: 1,
             profile,
+            contexts: BTreeMap::new(),
         })
     }
 
@@ -460,22 +464,73 @@ impl BrowserManager {
         Ok(self.info(n, &page).await)
     }
 
-    /// Close a tab; the current tab moves to the newest remaining one.
+    /// Open a tab in a browser context of its own (cookies, storage and cache
+    /// isolated from every other tab), without making it current. Closing the
+    /// tab disposes of the context.
+    pub async fn new_isolated_tab(
+        &self,
+        url: Option<&str>,
+        timeout_ms: u32,
+    ) -> Result<TabInfo, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::target::{
+            CreateBrowserContextParams, CreateTargetParams,
+        };
+        let (n, page) = bounded(timeout_ms, "opening an isolated tab", async {
+            let mut guard = self.session().await?;
+            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
+            let context = session
+                .browser
+                .create_browser_context(CreateBrowserContextParams::default())
+                .await
+                .map_err(|e| cdp_error("cannot create a browser context", e))?;
+            let mut params = CreateTargetParams::new(url.unwrap_or("about:blank"));
+            params.browser_context_id = Some(context.clone());
+            let page = match session.browser.new_page(params).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = session.browser.dispose_browser_context(context).await;
+                    return Err(ToolError::new(
+                        codes::NAVIGATION_FAILED,
+                        format!("cannot open the isolated tab: {e}"),
+                    ));
+                }
+            };
+            let n = session.next_id;
+            session.next_id += 1;
+            session.tabs.insert(n, page.clone());
+            session.contexts.insert(n, context);
+            self.watch_tab(n, &page).await;
+            Ok((n, page))
+        })
+        .await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Close a tab; the current tab moves to the newest remaining one. A tab with
+    /// a browser context of its own takes the context with it.
     pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
         let n = parse_tab(tab)?;
-        let page = {
+        let (page, context) = {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
             let page = session.tabs.remove(&n).ok_or_else(|| not_found(tab))?;
             if session.current == Some(n) {
                 session.current = session.tabs.keys().next_back().copied();
             }
-            page
+            (page, session.contexts.remove(&n))
         };
         self.forget_tab(n);
-        page.close()
+        let closed = page
+            .close()
             .await
-            .map_err(|e| cdp_error("cannot close the tab", e))
+            .map_err(|e| cdp_error("cannot close the tab", e));
+        if let Some(context) = context {
+            let guard = self.session().await?;
+            if let Some(session) = guard.as_ref() {
+                let _ = session.browser.dispose_browser_context(context).await;
+            }
+        }
+        closed
     }
 
     /// Navigate and wait for the load event.

@@ -32,23 +32,6 @@ pub enum CapabilityFilter {
     Slim,
 }
 
-/// Tools of built-in groups that this build does not ship yet, by group. Naming
-/// one while its group is disabled is `CAPABILITY_DISABLED` (as it will be once
-/// the group ships), so agents learn the same answer from every build.
-pub const PLANNED_TOOLS: &[(&str, &[&str])] = &[(
-    "workflow",
-    &[
-        "workflow_init",
-        "workflow_status",
-        "workflow_collect",
-        "workflow_collect_partial",
-        "workflow_cleanup",
-        "worker_update",
-        "worker_complete",
-        "execute_plan",
-    ],
-)];
-
 impl CapabilityFilter {
     /// Build from the CLI options (`--tools-only`, `--disable-tools`, `--slim`);
     /// more than one of them at once is an error.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::browser::{BrowserManager, BrowserOptions};
-use crate::capability::{BUILTIN_GROUPS, CapabilityFilter, PLANNED_TOOLS};
+use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
 use crate::error::{Error, Result};
 use crate::journal::{Journal, Trace};
 use crate::kv::KvStore;
@@ -411,7 +411,11 @@ impl HostBuilder {
                 .map(|t| (t, ToolImpl::Bulk)),
         );
         for (info, imp) in host_tools {
-            if !self.filter.allows(&info.capability) || info.tier > max_tier {
+            // Task runs and bulk progress are the guards' control plane: they stay
+            // whatever groups are enabled (a browser-first run on a server without
+            // browser tools must be able to start, and fail its preflight).
+            let control = matches!(imp, ToolImpl::TaskRun | ToolImpl::Bulk);
+            if !(control || self.filter.allows(&info.capability)) || info.tier > max_tier {
                 disabled.insert(info.name.clone(), info.capability.clone());
                 continue;
             }
@@ -529,17 +533,6 @@ impl HostBuilder {
                         manifest.tools.clone(),
                         iface_list,
                     ));
-                }
-            }
-        }
-        // Tools of built-in groups this build does not ship yet answer as disabled
-        // when their group is.
-        for (group, planned) in PLANNED_TOOLS {
-            if !self.filter.allows(group) {
-                for t in *planned {
-                    disabled
-                        .entry((*t).to_owned())
-                        .or_insert_with(|| (*group).to_owned());
                 }
             }
         }

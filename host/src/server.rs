@@ -438,7 +438,7 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool.name = EXPAND_TOOLS.into();
     tool.description = Some(
         format!(
-            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, drag and drop, uploads, recordings, crawling), 3 (all), or one by name."
+            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, uploads, recordings, crawling, task runs and progress contracts, workflows), 3 (all), or one by name."
         )
         .into(),
     );

@@ -580,6 +580,14 @@ impl BrowserManager {
             "list_profiles" => return Ok(self.list_profiles().await),
             "visit_batch" => return self.visit_batch(&args).await,
             "sleep" => return Ok(super::visit::sleep(&args).await),
+            "new_isolated_tab" => {
+                let info = self
+                    .new_isolated_tab(args["url"].as_str(), timeout_ms.max(1000))
+                    .await?;
+                return Ok(
+                    serde_json::json!({"id": info.id, "url": info.url, "title": info.title}),
+                );
+            }
             _ => {}
         }
         let (n, page) = self.page(tab).await?;

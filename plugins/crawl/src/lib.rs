@@ -53,6 +53,10 @@ struct CrawlArgs {
     /// `auto` (default: render only pages that need JavaScript) or `always`.
     #[schemars(regex(pattern = r"^(auto|always)$"))]
     render: Option<String>,
+    /// Record each page (by url) in this bulk progress contract (oc_bulk_progress_start).
+    #[schemars(length(max = 64))]
+    #[serde(rename = "contract_id")]
+    _contract_id: Option<String>,
 }
 
 impl CrawlArgs {

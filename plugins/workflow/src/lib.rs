@@ -1,0 +1,441 @@
+//! ochre's `workflow` tool group: one task split over parallel workers, each in
+//! its own browser context and tab (cookies, storage and cache of its own). The
+//! agent (or its sub-agents) drives each worker's tab with the ordinary tools
+//! (`tabId`), reports with `worker_update` / `worker_complete`, and collects with
+//! `workflow_collect`, which refuses to call the workflow done while workers are
+//! missing: the workflow carries a bulk progress contract over its workers (host
+//! tools `oc_bulk_progress_*`). Plans (`workflow_save_plan`) are tool-call
+//! sequences with `{{param}}` placeholders, replayed on a tab by `execute_plan`
+//! through the host's pipeline. State lives in the plugin's key-value store.
+
+mod plan;
+mod state;
+
+use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec, browser, clock, tools};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use state::{Worker, Workflow};
+
+/// Most workers in one workflow.
+const MAX_WORKERS: usize = 16;
+
+/// One worker of `workflow_init`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct WorkerSpec {
+    /// Unique within the workflow.
+    #[schemars(length(min = 1, max = 64))]
+    name: String,
+    /// Where its tab starts (http, https or about:blank).
+    #[schemars(length(min = 1, max = 4096))]
+    url: String,
+    /// What the worker must do.
+    #[schemars(length(min = 1, max = 2000))]
+    task: String,
+    #[schemars(length(max = 2000))]
+    success_criteria: Option<String>,
+}
+
+/// `workflow_init` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct InitArgs {
+    #[schemars(length(min = 1, max = 120))]
+    name: String,
+    #[schemars(length(min = 1, max = 16))]
+    workers: Vec<WorkerSpec>,
+    /// A worker not complete after this long is reported TIMED_OUT (default 300000).
+    #[schemars(range(min = 1000, max = 86400000))]
+    worker_timeout_ms: Option<u64>,
+    /// The whole workflow's limit (default 1800000).
+    #[schemars(range(min = 1000, max = 86400000))]
+    global_timeout_ms: Option<u64>,
+}
+
+/// Arguments naming a workflow (default: the newest one).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct WorkflowRef {
+    #[schemars(length(min = 1, max = 64))]
+    workflow_id: Option<String>,
+}
+
+/// `worker_update` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpdateArgs {
+    #[schemars(length(min = 1, max = 64))]
+    worker_name: String,
+    #[schemars(length(min = 1, max = 64))]
+    workflow_id: Option<String>,
+    /// What the worker did so far.
+    #[schemars(length(max = 2000))]
+    progress: Option<String>,
+    /// Data gathered so far (any JSON).
+    extracted_data: Option<Value>,
+}
+
+/// `worker_complete` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CompleteArgs {
+    #[schemars(length(min = 1, max = 64))]
+    worker_name: String,
+    #[schemars(length(min = 1, max = 64))]
+    workflow_id: Option<String>,
+    /// `SUCCESS`, `PARTIAL` or `FAIL`.
+    #[schemars(regex(pattern = r"^(SUCCESS|PARTIAL|FAIL)$"))]
+    status: String,
+    #[schemars(length(min = 1, max = 4000))]
+    result_summary: String,
+    extracted_data: Option<Value>,
+}
+
+fn bad(field: &str, msg: impl Into<String>) -> ToolError {
+    ToolError::invalid_argument(field, msg)
+}
+
+struct Init;
+
+impl Tool for Init {
+    type Args = InitArgs;
+    const NAME: &'static str = "workflow_init";
+    const DESCRIPTION: &'static str = "Start a workflow of parallel workers: each gets its own isolated browser context and tab (drive it with tabId), reports with worker_update / worker_complete; workflow_collect gathers the results and names missing workers.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().tier(2).scope(Scope::Browser)
+    }
+
+    fn run(a: InitArgs) -> Result<Output, ToolError> {
+        let mut names = Vec::new();
+        for (i, w) in a.workers.iter().enumerate() {
+            if names.contains(&w.name) {
+                return Err(bad(
+                    &format!("workers.{i}.name"),
+                    format!("worker name {:?} is used twice", w.name),
+                ));
+            }
+            let ok = w.url == "about:blank"
+                || w.url.starts_with("http://")
+                || w.url.starts_with("https://");
+            if !ok {
+                return Err(bad(
+                    &format!("workers.{i}.url"),
+                    "a worker url must be http(s) or about:blank",
+                ));
+            }
+            names.push(w.name.clone());
+        }
+        if a.workers.len() > MAX_WORKERS {
+            return Err(bad("workers", format!("at most {MAX_WORKERS} workers")));
+        }
+        let now = clock::now_ms();
+        let id = state::new_id(now);
+        // One isolated tab per worker; if one cannot open, close the others.
+        let mut opened: Vec<String> = Vec::new();
+        let mut workers = Vec::with_capacity(a.workers.len());
+        for w in a.workers {
+            let tab = browser::page_op(None, "new_isolated_tab", &json!({"url": w.url}), 30_000);
+            let tab = match tab {
+                Ok(t) => t,
+                Err(e) => {
+                    for t in &opened {
+                        let _ = browser::close_tab(t);
+                    }
+                    return Err(ToolError::new(
+                        e.code,
+                        format!("worker {:?}: cannot open its tab: {}", w.name, e.message),
+                    ));
+                }
+            };
+            let tab_id = tab["id"].as_str().unwrap_or_default().to_owned();
+            opened.push(tab_id.clone());
+            workers.push(Worker::new(
+                w.name,
+                w.url,
+                w.task,
+                w.success_criteria,
+                tab_id,
+                now,
+            ));
+        }
+        // The contract over the workers: collect cannot pass while one is missing.
+        let contract = tools::call(
+            "oc_bulk_progress_start",
+            &json!({"scope": "workflow", "item_key": "worker", "expected_items": names}),
+        )
+        .ok()
+        .and_then(|c| c.structured)
+        .and_then(|c| c["contract_id"].as_str().map(str::to_owned));
+        let wf = Workflow {
+            id: id.clone(),
+            name: a.name,
+            created_ms: now,
+            worker_timeout_ms: a.worker_timeout_ms.unwrap_or(300_000),
+            global_timeout_ms: a.global_timeout_ms.unwrap_or(1_800_000),
+            contract_id: contract.clone(),
+            workers,
+        };
+        wf.save()?;
+        let body = json!({
+            "workflowId": id,
+            "name": wf.name,
+            "contract_id": contract,
+            "workers": wf.workers.iter().map(|w| json!({"name": w.name, "tabId": w.tab_id, "url": w.url, "task": w.task})).collect::<Vec<_>>(),
+            "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect",
+        });
+        Ok(Output::json(&body)?.with_summary(format!(
+            "{id}: {} workers in isolated tabs",
+            wf.workers.len()
+        )))
+    }
+}
+
+struct Status;
+
+impl Tool for Status {
+    type Args = WorkflowRef;
+    const NAME: &'static str = "workflow_status";
+    const DESCRIPTION: &'static str =
+        "A workflow's workers: status, progress, tab, time used (TIMED_OUT past the limit).";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
+    }
+
+    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
+        let wf = Workflow::load(a.workflow_id.as_deref())?;
+        let now = clock::now_ms();
+        let body = wf.status_json(now);
+        let summary = format!(
+            "{}: {} of {} workers done",
+            wf.id,
+            wf.workers.iter().filter(|w| w.is_done()).count(),
+            wf.workers.len()
+        );
+        Ok(Output::json(&body)?.with_summary(summary))
+    }
+}
+
+struct Collect;
+
+impl Tool for Collect {
+    type Args = WorkflowRef;
+    const NAME: &'static str = "workflow_collect";
+    const DESCRIPTION: &'static str = "All workers' results, once every worker is complete (or timed out); before that, WORKFLOW_INCOMPLETE naming the missing workers.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
+    }
+
+    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
+        let wf = Workflow::load(a.workflow_id.as_deref())?;
+        let now = clock::now_ms();
+        let guard = wf.contract_guard();
+        let missing: Vec<&Worker> = wf
+            .workers
+            .iter()
+            .filter(|w| !w.is_done() && !w.timed_out(now, &wf))
+            .collect();
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|w| w.name.as_str()).collect();
+            return Err(ToolError::new(
+                "WORKFLOW_INCOMPLETE",
+                format!(
+                    "{} of {} workers have not completed: {}; finish them (worker_complete) or use workflow_collect_partial",
+                    names.len(),
+                    wf.workers.len(),
+                    names.join(", ")
+                ),
+            )
+            .with_details(json!({
+                "workflowId": wf.id,
+                "missing_workers": names,
+                "missing_count": names.len(),
+                "completed_count": wf.workers.len() - names.len(),
+                "completion_guard": guard,
+            })));
+        }
+        let results: Vec<Value> = wf.workers.iter().map(|w| w.result_json(now, &wf)).collect();
+        let ok = wf.workers.iter().filter(|w| w.status == "SUCCESS").count();
+        let body = json!({
+            "workflowId": wf.id,
+            "name": wf.name,
+            "complete": true,
+            "results": results,
+            "completion_guard": guard,
+        });
+        Ok(Output::json(&body)?.with_summary(format!(
+            "{}: {ok} of {} workers succeeded",
+            wf.id,
+            wf.workers.len()
+        )))
+    }
+}
+
+struct CollectPartial;
+
+impl Tool for CollectPartial {
+    type Args = WorkflowRef;
+    const NAME: &'static str = "workflow_collect_partial";
+    const DESCRIPTION: &'static str =
+        "The results of the workers done so far, and the names of those still running.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
+    }
+
+    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
+        let wf = Workflow::load(a.workflow_id.as_deref())?;
+        let now = clock::now_ms();
+        let done: Vec<Value> = wf
+            .workers
+            .iter()
+            .filter(|w| w.is_done() || w.timed_out(now, &wf))
+            .map(|w| w.result_json(now, &wf))
+            .collect();
+        let pending: Vec<&str> = wf
+            .workers
+            .iter()
+            .filter(|w| !w.is_done() && !w.timed_out(now, &wf))
+            .map(|w| w.name.as_str())
+            .collect();
+        let body = json!({
+            "workflowId": wf.id,
+            "complete": pending.is_empty(),
+            "results": done,
+            "pending_workers": pending,
+        });
+        Ok(Output::json(&body)?.with_summary(format!(
+            "{}: {} done, {} pending",
+            wf.id,
+            done.len(),
+            pending.len()
+        )))
+    }
+}
+
+struct Cleanup;
+
+impl Tool for Cleanup {
+    type Args = WorkflowRef;
+    const NAME: &'static str = "workflow_cleanup";
+    const DESCRIPTION: &'static str =
+        "Close a workflow's worker tabs and their browser contexts, and forget the workflow.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default()
+            .destructive()
+            .tier(2)
+            .scope(Scope::Browser)
+    }
+
+    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
+        let wf = Workflow::load(a.workflow_id.as_deref())?;
+        let mut closed = Vec::new();
+        for w in &wf.workers {
+            if browser::close_tab(&w.tab_id).is_ok() {
+                closed.push(w.tab_id.clone());
+            }
+        }
+        wf.delete()?;
+        let body = json!({"workflowId": wf.id, "closed_tabs": closed});
+        Ok(Output::json(&body)?.with_summary(format!("{}: {} tabs closed", wf.id, closed.len())))
+    }
+}
+
+struct Update;
+
+impl Tool for Update {
+    type Args = UpdateArgs;
+    const NAME: &'static str = "worker_update";
+    const DESCRIPTION: &'static str = "Report a worker's progress and the data it has so far.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().tier(2).scope(Scope::Local)
+    }
+
+    fn run(a: UpdateArgs) -> Result<Output, ToolError> {
+        let mut wf = Workflow::load(a.workflow_id.as_deref())?;
+        let now = clock::now_ms();
+        let w = wf.worker_mut(&a.worker_name)?;
+        if w.is_done() {
+            return Err(ToolError::new(
+                "INVALID_TRANSITION",
+                format!("worker {:?} is already {}", w.name, w.status),
+            ));
+        }
+        if let Some(p) = a.progress {
+            w.progress = Some(p);
+        }
+        if let Some(d) = a.extracted_data {
+            w.extracted_data = Some(d);
+        }
+        w.updates += 1;
+        w.updated_ms = now;
+        let line = format!("{}: worker {} updated", wf.id, a.worker_name);
+        wf.save()?;
+        Ok(Output::text(line.clone()).with_summary(line))
+    }
+}
+
+struct Complete;
+
+impl Tool for Complete {
+    type Args = CompleteArgs;
+    const NAME: &'static str = "worker_complete";
+    const DESCRIPTION: &'static str =
+        "End a worker: SUCCESS, PARTIAL or FAIL, with a summary and its data.";
+
+    fn spec() -> ToolSpec {
+        ToolSpec::default().tier(2).scope(Scope::Local)
+    }
+
+    fn run(a: CompleteArgs) -> Result<Output, ToolError> {
+        let mut wf = Workflow::load(a.workflow_id.as_deref())?;
+        let now = clock::now_ms();
+        let contract = wf.contract_id.clone();
+        let w = wf.worker_mut(&a.worker_name)?;
+        if w.is_done() {
+            return Err(ToolError::new(
+                "INVALID_TRANSITION",
+                format!("worker {:?} is already {}", w.name, w.status),
+            ));
+        }
+        w.status = a.status.clone();
+        w.result_summary = Some(a.result_summary.clone());
+        if let Some(d) = a.extracted_data {
+            w.extracted_data = Some(d);
+        }
+        w.completed_ms = Some(now);
+        w.updated_ms = now;
+        let name = w.name.clone();
+        wf.save()?;
+        if let Some(c) = contract {
+            let update = if a.status == "FAIL" {
+                json!({"contract_id": c, "failed": [{"item": name, "reason": a.result_summary}]})
+            } else {
+                json!({"contract_id": c, "completed": [name]})
+            };
+            if let Err(e) = tools::call("oc_bulk_progress_update", &update) {
+                ochre_sdk::log::warn(&format!("cannot record worker {name}: {e}"));
+            }
+        }
+        let done = wf.workers.iter().filter(|w| w.is_done()).count();
+        let line = format!(
+            "{}: worker {name} {} ({done} of {} done)",
+            wf.id,
+            a.status,
+            wf.workers.len()
+        );
+        Ok(Output::text(line.clone()).with_summary(line))
+    }
+}
+
+ochre_sdk::register_plugin! {
+    name: "workflow",
+    group: "workflow",
+    interfaces: [browser, kv, clock, tools, logging, progress],
+    tools: [Init, Status, Collect, CollectPartial, Cleanup, Update, Complete, plan::SavePlan, plan::ExecutePlan],
+}

@@ -1,0 +1,216 @@
+//! Workflows as stored in the plugin's key-value state: `wf:<id>` (the whole
+//! workflow, rewritten on every change) and `current` (the newest one, the
+//! default of every tool).
+
+use ochre_sdk::{ToolError, kv, tools};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// One worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Worker {
+    pub name: String,
+    pub url: String,
+    pub task: String,
+    pub success_criteria: Option<String>,
+    pub tab_id: String,
+    /// `RUNNING`, then `SUCCESS`, `PARTIAL` or `FAIL`.
+    pub status: String,
+    pub progress: Option<String>,
+    pub extracted_data: Option<Value>,
+    pub result_summary: Option<String>,
+    pub updates: u64,
+    pub started_ms: u64,
+    pub updated_ms: u64,
+    pub completed_ms: Option<u64>,
+}
+
+impl Worker {
+    pub fn new(
+        name: String,
+        url: String,
+        task: String,
+        success_criteria: Option<String>,
+        tab_id: String,
+        now: u64,
+    ) -> Self {
+        Self {
+            name,
+            url,
+            task,
+            success_criteria,
+            tab_id,
+            status: "RUNNING".into(),
+            progress: None,
+            extracted_data: None,
+            result_summary: None,
+            updates: 0,
+            started_ms: now,
+            updated_ms: now,
+            completed_ms: None,
+        }
+    }
+
+    /// Completed by `worker_complete`.
+    pub fn is_done(&self) -> bool {
+        self.status != "RUNNING"
+    }
+
+    /// Still running past the worker's or the workflow's limit.
+    pub fn timed_out(&self, now: u64, wf: &Workflow) -> bool {
+        !self.is_done()
+            && (now.saturating_sub(self.started_ms) > wf.worker_timeout_ms
+                || now.saturating_sub(wf.created_ms) > wf.global_timeout_ms)
+    }
+
+    fn shown_status(&self, now: u64, wf: &Workflow) -> &str {
+        if self.timed_out(now, wf) {
+            "TIMED_OUT"
+        } else {
+            &self.status
+        }
+    }
+
+    /// A result of `workflow_collect`.
+    pub fn result_json(&self, now: u64, wf: &Workflow) -> Value {
+        json!({
+            "worker": self.name,
+            "status": self.shown_status(now, wf),
+            "resultSummary": self.result_summary,
+            "extractedData": self.extracted_data,
+            "tabId": self.tab_id,
+            "duration_ms": self.completed_ms.unwrap_or(now).saturating_sub(self.started_ms),
+        })
+    }
+}
+
+/// One workflow.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Workflow {
+    pub id: String,
+    pub name: String,
+    pub created_ms: u64,
+    pub worker_timeout_ms: u64,
+    pub global_timeout_ms: u64,
+    /// The bulk progress contract over the workers (none if the host refused it).
+    pub contract_id: Option<String>,
+    pub workers: Vec<Worker>,
+}
+
+/// `wf-<ms in base 36>`: unique per plugin (one call at a time per instance, and
+/// the key is checked).
+pub fn new_id(now: u64) -> String {
+    let mut n = now;
+    loop {
+        let id = format!("wf-{}", base36(n));
+        if kv::get(&format!("wf:{id}")).is_none() {
+            return id;
+        }
+        n += 1;
+    }
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn state_error(e: String) -> ToolError {
+    ToolError::new("STATE_ERROR", format!("cannot save the workflow: {e}"))
+}
+
+impl Workflow {
+    /// A workflow by id, or the newest.
+    pub fn load(id: Option<&str>) -> Result<Self, ToolError> {
+        let id = match id {
+            Some(i) => i.to_owned(),
+            None => kv::get("current").ok_or_else(|| {
+                ToolError::new(
+                    "WORKFLOW_NOT_FOUND",
+                    "no workflow: start one with workflow_init",
+                )
+            })?,
+        };
+        let text = kv::get(&format!("wf:{id}")).ok_or_else(|| {
+            ToolError::new(
+                "WORKFLOW_NOT_FOUND",
+                format!("no workflow {id:?} (cleaned up, or never started)"),
+            )
+            .with_details(json!({"workflowId": id}))
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::new("STATE_ERROR", format!("workflow {id} is unreadable: {e}")))
+    }
+
+    /// Write it, and make it the newest.
+    pub fn save(&self) -> Result<(), ToolError> {
+        let text = serde_json::to_string(self).map_err(|e| state_error(e.to_string()))?;
+        kv::set(&format!("wf:{}", self.id), &text).map_err(state_error)?;
+        if kv::get("current").as_deref() != Some(&self.id) {
+            kv::set("current", &self.id).map_err(state_error)?;
+        }
+        Ok(())
+    }
+
+    /// Forget it.
+    pub fn delete(&self) -> Result<(), ToolError> {
+        kv::delete(&format!("wf:{}", self.id)).map_err(state_error)?;
+        if kv::get("current").as_deref() == Some(&self.id) {
+            kv::delete("current").map_err(state_error)?;
+        }
+        Ok(())
+    }
+
+    pub fn worker_mut(&mut self, name: &str) -> Result<&mut Worker, ToolError> {
+        let known: Vec<String> = self.workers.iter().map(|w| w.name.clone()).collect();
+        self.workers
+            .iter_mut()
+            .find(|w| w.name == name)
+            .ok_or_else(|| {
+                ToolError::new(
+                    "WORKER_NOT_FOUND",
+                    format!("no worker {name:?}; the workers are {}", known.join(", ")),
+                )
+                .with_details(json!({"field": "workerName"}))
+            })
+    }
+
+    /// The contract's completion guard (null without a contract).
+    pub fn contract_guard(&self) -> Value {
+        let Some(c) = &self.contract_id else {
+            return Value::Null;
+        };
+        tools::call("oc_bulk_progress_check", &json!({"contract_id": c}))
+            .ok()
+            .and_then(|r| r.structured)
+            .map(|v| v["completion_guard"].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    /// `workflow_status`'s body.
+    pub fn status_json(&self, now: u64) -> Value {
+        json!({
+            "workflowId": self.id,
+            "name": self.name,
+            "elapsed_ms": now.saturating_sub(self.created_ms),
+            "contract_id": self.contract_id,
+            "workers": self.workers.iter().map(|w| json!({
+                "name": w.name,
+                "tabId": w.tab_id,
+                "status": w.shown_status(now, self),
+                "progress": w.progress,
+                "updates": w.updates,
+                "elapsed_ms": w.completed_ms.unwrap_or(now).saturating_sub(w.started_ms),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
