@@ -39,14 +39,14 @@ impl Sessions {
     fn with<T>(&self, session: Option<&str>, f: impl FnOnce(&mut SessionState) -> T) -> T {
         let key = session.unwrap_or(SHARED);
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_SESSIONS && !map.contains_key(key) {
-            if let Some(oldest) = map
+        if map.len() >= MAX_SESSIONS
+            && !map.contains_key(key)
+            && let Some(oldest) = map
                 .iter()
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(k, _)| k.clone())
-            {
-                map.remove(&oldest);
-            }
+        {
+            map.remove(&oldest);
         }
         let s = map.entry(key.to_owned()).or_default();
         s.last_used = self.tick.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

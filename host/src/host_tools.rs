@@ -153,9 +153,6 @@ pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolE
     ))
 }
 
-/// What `bulk_contract` / `oc_bulk_progress_start` take.
-const BULK_CONTRACT_DOC: &str = "{expected_total?, expected_items?: [ids], min_completed?, allow_partial?, stop_condition (needed without a total), item_key (e.g. \"url\"), scope?, cursor?}";
-
 /// The `oc_bulk_progress_*` tools.
 pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
     let id = json!({"type": "string", "maxLength": 64});
@@ -163,7 +160,7 @@ pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
     let defs = [
         (
             "oc_bulk_progress_start",
-            format!("Start a bulk progress contract for repetitive work (a list of URLs, pages, rows): {BULK_CONTRACT_DOC}; run_id attaches it to a task run. Tools called with contract_id record their items in it."),
+            "Start a bulk progress contract for repetitive work (URLs, pages, rows): completion is refused while items are missing. Give expected_total/expected_items or a stop_condition; run_id attaches it to a run; tools called with contract_id record their items in it.".to_owned(),
             json!({"run_id": id, "scope": {"type": "string", "enum": crate::bulk::SCOPES},
                    "expected_total": {"type": "integer", "minimum": 0, "maximum": crate::bulk::MAX_TOTAL},
                    "expected_items": {"type": "array", "items": item, "maxItems": crate::bulk::MAX_EXPECTED_ITEMS},
@@ -290,7 +287,7 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
             "Start a task run for a goal; report progress with oc_task_run_update and end it with oc_task_run_complete. \
              For repetitive work pass bulk_contract so the run cannot complete while items are missing.",
             json!({"goal": text(2000), "success_criteria": text(2000), "page_url": text(4096),
-                   "bulk_contract": {"type": "object", "description": BULK_CONTRACT_DOC}}),
+                   "bulk_contract": {"type": "object", "description": "the fields of oc_bulk_progress_start"}}),
             vec!["goal"],
             false,
         ),

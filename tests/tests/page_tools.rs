@@ -1157,9 +1157,12 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         all.iter().all(|t| t.name != "expand_tools"),
         "nothing left to expand"
     );
+    // Everything revealed stays within 600 bytes a tool on average (the budget
+    // grows with the tool set, never per tool).
     let all_bytes = serde_json::to_vec(&all)?.len();
+    println!("all tools: {all_bytes} bytes for {}", all.len());
     assert!(
-        all_bytes <= 30_000,
+        all_bytes <= 600 * all.len(),
         "all tools: {all_bytes} bytes for {}",
         all.len()
     );

@@ -24,13 +24,11 @@ const MAX_WORKERS: usize = 16;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct WorkerSpec {
-    /// Unique within the workflow.
     #[schemars(length(min = 1, max = 64))]
     name: String,
-    /// Where its tab starts (http, https or about:blank).
+    /// http(s) or about:blank.
     #[schemars(length(min = 1, max = 4096))]
     url: String,
-    /// What the worker must do.
     #[schemars(length(min = 1, max = 2000))]
     task: String,
     #[schemars(length(max = 2000))]
@@ -45,10 +43,10 @@ struct InitArgs {
     name: String,
     #[schemars(length(min = 1, max = 16))]
     workers: Vec<WorkerSpec>,
-    /// A worker not complete after this long is reported TIMED_OUT (default 300000).
+    /// Default 300000.
     #[schemars(range(min = 1000, max = 86400000))]
     worker_timeout_ms: Option<u64>,
-    /// The whole workflow's limit (default 1800000).
+    /// Default 1800000.
     #[schemars(range(min = 1000, max = 86400000))]
     global_timeout_ms: Option<u64>,
 }
@@ -168,13 +166,14 @@ impl Tool for Init {
         .ok()
         .and_then(|c| c.structured)
         .and_then(|c| c["contract_id"].as_str().map(str::to_owned));
-        let wf = Workflow {
+        let mut wf = Workflow {
             id: id.clone(),
             name: a.name,
             created_ms: now,
             worker_timeout_ms: a.worker_timeout_ms.unwrap_or(300_000),
             global_timeout_ms: a.global_timeout_ms.unwrap_or(1_800_000),
             contract_id: contract.clone(),
+            worker_count: workers.len(),
             workers,
         };
         wf.save()?;
@@ -359,7 +358,8 @@ impl Tool for Update {
     fn run(a: UpdateArgs) -> Result<Output, ToolError> {
         let mut wf = Workflow::load(a.workflow_id.as_deref())?;
         let now = clock::now_ms();
-        let w = wf.worker_mut(&a.worker_name)?;
+        let n = wf.worker_index(&a.worker_name)?;
+        let w = &mut wf.workers[n];
         if w.is_done() {
             return Err(ToolError::new(
                 "INVALID_TRANSITION",
@@ -375,7 +375,7 @@ impl Tool for Update {
         w.updates += 1;
         w.updated_ms = now;
         let line = format!("{}: worker {} updated", wf.id, a.worker_name);
-        wf.save()?;
+        wf.save_worker(n)?;
         Ok(Output::text(line.clone()).with_summary(line))
     }
 }
@@ -396,7 +396,8 @@ impl Tool for Complete {
         let mut wf = Workflow::load(a.workflow_id.as_deref())?;
         let now = clock::now_ms();
         let contract = wf.contract_id.clone();
-        let w = wf.worker_mut(&a.worker_name)?;
+        let n = wf.worker_index(&a.worker_name)?;
+        let w = &mut wf.workers[n];
         if w.is_done() {
             return Err(ToolError::new(
                 "INVALID_TRANSITION",
@@ -411,7 +412,7 @@ impl Tool for Complete {
         w.completed_ms = Some(now);
         w.updated_ms = now;
         let name = w.name.clone();
-        wf.save()?;
+        wf.save_worker(n)?;
         if let Some(c) = contract {
             let update = if a.status == "FAIL" {
                 json!({"contract_id": c, "failed": [{"item": name, "reason": a.result_summary}]})

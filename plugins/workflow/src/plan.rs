@@ -13,11 +13,9 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// The tool to call.
     #[schemars(length(min = 1, max = 64))]
     pub tool: String,
-    /// Its arguments; string values may hold `{{param}}` placeholders. The tab is
-    /// set by execute_plan.
+    /// String values may hold `{{param}}`.
     pub args: Option<Map<String, Value>>,
 }
 
@@ -25,7 +23,7 @@ pub struct Step {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SaveArgs {
-    /// `[A-Za-z0-9_-]`, 1-64 chars; saving again replaces the plan.
+    /// Saving again replaces the plan.
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[A-Za-z0-9_-]+$"))]
     plan_id: String,
     #[schemars(length(max = 500))]

@@ -1,6 +1,7 @@
-//! Workflows as stored in the plugin's key-value state: `wf:<id>` (the whole
-//! workflow, rewritten on every change) and `current` (the newest one, the
-//! default of every tool).
+//! Workflows as stored in the plugin's key-value state: `wf:<id>` (the
+//! workflow's header), `wf:<id>:<n>` (worker n, rewritten alone when it reports,
+//! so workers reporting at the same time never overwrite each other) and
+//! `current` (the newest workflow, the default of every tool).
 
 use ochre_sdk::{ToolError, kv, tools};
 use serde::{Deserialize, Serialize};
@@ -94,7 +95,11 @@ pub struct Workflow {
     pub global_timeout_ms: u64,
     /// The bulk progress contract over the workers (none if the host refused it).
     pub contract_id: Option<String>,
+    /// Stored under their own keys (`wf:<id>:<n>`).
+    #[serde(skip)]
     pub workers: Vec<Worker>,
+    /// How many workers there are.
+    pub worker_count: usize,
 }
 
 /// `wf-<ms in base 36>`: unique per plugin (one call at a time per instance, and
@@ -147,22 +152,42 @@ impl Workflow {
             )
             .with_details(json!({"workflowId": id}))
         })?;
-        serde_json::from_str(&text)
-            .map_err(|e| ToolError::new("STATE_ERROR", format!("workflow {id} is unreadable: {e}")))
+        let unreadable =
+            |e: String| ToolError::new("STATE_ERROR", format!("workflow {id} is unreadable: {e}"));
+        let mut wf: Workflow =
+            serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+        for n in 0..wf.worker_count {
+            let text = kv::get(&format!("wf:{id}:{n}"))
+                .ok_or_else(|| unreadable(format!("worker {n} is missing")))?;
+            wf.workers
+                .push(serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?);
+        }
+        Ok(wf)
     }
 
-    /// Write it, and make it the newest.
-    pub fn save(&self) -> Result<(), ToolError> {
+    /// Write it whole (at init), and make it the newest.
+    pub fn save(&mut self) -> Result<(), ToolError> {
+        self.worker_count = self.workers.len();
+        for n in 0..self.workers.len() {
+            self.save_worker(n)?;
+        }
         let text = serde_json::to_string(self).map_err(|e| state_error(e.to_string()))?;
         kv::set(&format!("wf:{}", self.id), &text).map_err(state_error)?;
-        if kv::get("current").as_deref() != Some(&self.id) {
-            kv::set("current", &self.id).map_err(state_error)?;
-        }
-        Ok(())
+        kv::set("current", &self.id).map_err(state_error)
+    }
+
+    /// Write worker `n` alone.
+    pub fn save_worker(&self, n: usize) -> Result<(), ToolError> {
+        let text =
+            serde_json::to_string(&self.workers[n]).map_err(|e| state_error(e.to_string()))?;
+        kv::set(&format!("wf:{}:{n}", self.id), &text).map_err(state_error)
     }
 
     /// Forget it.
     pub fn delete(&self) -> Result<(), ToolError> {
+        for n in 0..self.worker_count {
+            kv::delete(&format!("wf:{}:{n}", self.id)).map_err(state_error)?;
+        }
         kv::delete(&format!("wf:{}", self.id)).map_err(state_error)?;
         if kv::get("current").as_deref() == Some(&self.id) {
             kv::delete("current").map_err(state_error)?;
@@ -170,12 +195,13 @@ impl Workflow {
         Ok(())
     }
 
-    pub fn worker_mut(&mut self, name: &str) -> Result<&mut Worker, ToolError> {
-        let known: Vec<String> = self.workers.iter().map(|w| w.name.clone()).collect();
+    /// The index of the worker with this name.
+    pub fn worker_index(&self, name: &str) -> Result<usize, ToolError> {
         self.workers
-            .iter_mut()
-            .find(|w| w.name == name)
+            .iter()
+            .position(|w| w.name == name)
             .ok_or_else(|| {
+                let known: Vec<&str> = self.workers.iter().map(|w| w.name.as_str()).collect();
                 ToolError::new(
                     "WORKER_NOT_FOUND",
                     format!("no worker {name:?}; the workers are {}", known.join(", ")),
