@@ -500,8 +500,12 @@ impl TaskRuns {
         let Some(Value::Object(ex)) = run.get_mut("execution") else {
             return None;
         };
+        let before = ex.clone();
         let event = f(ex);
         let ex = ex.clone();
+        if event.is_none() && ex == before {
+            return Some(ex);
+        }
         run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
         let saved = match event {
             Some((name, body)) => self.save(&run, &name, body),

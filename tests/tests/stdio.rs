@@ -130,7 +130,11 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
         &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)],
     )
     .await?;
-    assert_eq!(tool_names(&client).await?, ["oc_totp_generate"]);
+    // The host's task-run and progress tools stay (tier 2, behind expand_tools).
+    assert_eq!(
+        tool_names(&client).await?,
+        ["oc_totp_generate", "expand_tools"]
+    );
     let err = error_of(&call(&client, "oc_journal", json!({})).await?);
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "core");
@@ -306,7 +310,7 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
         &[],
     )
     .await?;
-    assert_eq!(tool_names(&client).await?, ["hello_greet"]);
+    assert_eq!(tool_names(&client).await?, ["hello_greet", "expand_tools"]);
     client.cancel().await?;
     Ok(())
 }
