@@ -298,14 +298,6 @@ fn not_found(id: &str) -> ToolError {
     .with("contract_id", id)
 }
 
-fn valid_id(id: &str) -> bool {
-    id.starts_with("bp-")
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
 fn bad(field: &str, msg: impl Into<String>) -> ToolError {
     ToolError::invalid_argument(field, msg)
 }
@@ -634,7 +626,7 @@ impl Contracts {
 
     /// One contract.
     pub fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
-        if !valid_id(id) {
+        if !crate::store::valid_id(id, "bp-") {
             return Err(not_found(id));
         }
         let bytes =

@@ -188,24 +188,38 @@ pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
         ),
     ];
     defs.into_iter()
-        .map(|(name, description, properties, read_only)| ToolInfo {
-            name: name.into(),
-            description,
-            input_schema: json!({"type": "object", "properties": properties, "additionalProperties": false}),
-            capability: "core".into(),
-            tier: 2,
-            annotations: Annotations {
-                read_only,
-                idempotent: read_only,
-                ..Annotations::default()
-            },
-            intent: false,
-            output_mode: false,
-            redact: Vec::new(),
-            plugin: "host".into(),
-            scope: Some(crate::intent::Scope::Local),
+        .map(|(name, description, properties, read_only)| {
+            control_tool(name, description, properties, &[], read_only)
         })
         .collect()
+}
+
+/// A task-run or bulk-progress tool: the host's control plane (core, tier 2,
+/// local scope; never blocked by the intent guard).
+fn control_tool(
+    name: &str,
+    description: String,
+    properties: Value,
+    required: &[&str],
+    read_only: bool,
+) -> ToolInfo {
+    ToolInfo {
+        name: name.into(),
+        description,
+        input_schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+        capability: "core".into(),
+        tier: 2,
+        annotations: Annotations {
+            read_only,
+            idempotent: read_only,
+            ..Annotations::default()
+        },
+        intent: false,
+        output_mode: false,
+        redact: Vec::new(),
+        plugin: "host".into(),
+        scope: Some(crate::intent::Scope::Local),
+    }
 }
 
 pub(crate) fn run_bulk_tool(
@@ -341,22 +355,8 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
         ),
     ];
     defs.into_iter()
-        .map(|(name, description, properties, required, read_only)| ToolInfo {
-            name: name.into(),
-            description: description.into(),
-            input_schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
-            capability: "core".into(),
-            tier: 2,
-            annotations: Annotations {
-                read_only,
-                idempotent: read_only,
-                ..Annotations::default()
-            },
-            intent: false,
-            output_mode: false,
-            redact: Vec::new(),
-            plugin: "host".into(),
-            scope: Some(crate::intent::Scope::Local),
+        .map(|(name, description, properties, required, read_only)| {
+            control_tool(name, description.into(), properties, &required, read_only)
         })
         .collect()
 }

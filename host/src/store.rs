@@ -111,6 +111,16 @@ pub fn read_jsonl(path: &Path) -> std::io::Result<Vec<serde_json::Value>> {
         .collect())
 }
 
+/// A store id: `prefix` then lowercase letters, digits and dashes, at most 64
+/// bytes (so it is a safe file name and never a path).
+pub(crate) fn valid_id(id: &str, prefix: &str) -> bool {
+    id.starts_with(prefix)
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

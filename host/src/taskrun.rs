@@ -33,9 +33,7 @@ pub mod codes {
 }
 
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
-pub const ITEMS_KEPT: usize = 500;
-/// Longest item text kept.
-const ITEM_CHARS: usize = 300;
+pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
 
 const TERMINAL: &[&str] = &["COMPLETED", "FAILED", "CANCELLED"];
 
@@ -56,14 +54,6 @@ fn not_found(id: &str) -> ToolError {
         format!("no task run {id:?}; oc_task_run_list shows the runs"),
     )
     .with("run_id", id)
-}
-
-fn valid_id(id: &str) -> bool {
-    id.starts_with("run-")
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), ToolError> {
@@ -89,12 +79,9 @@ fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), Too
     .with("status", from))
 }
 
+/// Text as a run keeps it: capped, credentials in URLs redacted.
 fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(ITEM_CHARS).collect();
-    if s.chars().count() > ITEM_CHARS {
-        out.push('…');
-    }
-    out
+    bulk::clean_item(s)
 }
 
 impl TaskRuns {
@@ -113,7 +100,7 @@ impl TaskRuns {
     }
 
     pub(crate) fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
-        if !valid_id(id) {
+        if !crate::store::valid_id(id, "run-") {
             return Err(not_found(id));
         }
         let bytes =

@@ -340,8 +340,13 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
     Ok(())
 }
 
-fn plugin_args(dir: &TempDir) -> Vec<String> {
-    vec!["--plugin-dir".into(), dir.path().display().to_string()]
+/// A server with the `scoped` fixture plugin (network-adjacent and local tools).
+async fn scoped_client(label: &str) -> Result<(TempDir, TempDir, Client)> {
+    let plugins = plugin_dir_with(&["scoped"]);
+    let data = TempDir::new(label);
+    let dir = plugins.path().display().to_string();
+    let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
+    Ok((plugins, data, client))
 }
 
 #[tokio::test]
@@ -417,11 +422,7 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
 
 #[tokio::test]
 async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocked() -> Result<()> {
-    let plugins = plugin_dir_with(&["scoped"]);
-    let data = TempDir::new("intent-block");
-    let args = plugin_args(&plugins);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let client = stdio_client(data.path(), &args, &[]).await?;
+    let (_plugins, _data, client) = scoped_client("intent-block").await?;
     let run = structured(
         &call(
             &client,
@@ -528,11 +529,7 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
 
 #[tokio::test]
 async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<()> {
-    let plugins = plugin_dir_with(&["scoped"]);
-    let data = TempDir::new("intent-unmet");
-    let args = plugin_args(&plugins);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let client = stdio_client(data.path(), &args, &[]).await?;
+    let (_plugins, _data, client) = scoped_client("intent-unmet").await?;
     let run = structured(
         &call(
             &client,

@@ -232,13 +232,8 @@ impl Tool for Collect {
         let wf = Workflow::load(a.workflow_id.as_deref())?;
         let now = clock::now_ms();
         let guard = wf.contract_guard();
-        let missing: Vec<&Worker> = wf
-            .workers
-            .iter()
-            .filter(|w| !w.is_done() && !w.timed_out(now, &wf))
-            .collect();
-        if !missing.is_empty() {
-            let names: Vec<&str> = missing.iter().map(|w| w.name.as_str()).collect();
+        let names = wf.pending(now);
+        if !names.is_empty() {
             return Err(ToolError::new(
                 "WORKFLOW_INCOMPLETE",
                 format!(
@@ -288,17 +283,12 @@ impl Tool for CollectPartial {
     fn run(a: WorkflowRef) -> Result<Output, ToolError> {
         let wf = Workflow::load(a.workflow_id.as_deref())?;
         let now = clock::now_ms();
+        let pending = wf.pending(now);
         let done: Vec<Value> = wf
             .workers
             .iter()
-            .filter(|w| w.is_done() || w.timed_out(now, &wf))
+            .filter(|w| !pending.contains(&w.name.as_str()))
             .map(|w| w.result_json(now, &wf))
-            .collect();
-        let pending: Vec<&str> = wf
-            .workers
-            .iter()
-            .filter(|w| !w.is_done() && !w.timed_out(now, &wf))
-            .map(|w| w.name.as_str())
             .collect();
         let body = json!({
             "workflowId": wf.id,

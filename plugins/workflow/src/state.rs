@@ -210,6 +210,15 @@ impl Workflow {
             })
     }
 
+    /// Names of the workers neither complete nor timed out.
+    pub fn pending(&self, now: u64) -> Vec<&str> {
+        self.workers
+            .iter()
+            .filter(|w| !w.is_done() && !w.timed_out(now, self))
+            .map(|w| w.name.as_str())
+            .collect()
+    }
+
     /// The contract's completion guard (null without a contract).
     pub fn contract_guard(&self) -> Value {
         let Some(c) = &self.contract_id else {
