@@ -25,7 +25,7 @@ pub mod codes {
     /// The contract's run is finished: the contract cannot change.
     pub const CONTRACT_CLOSED: &str = "CONTRACT_CLOSED";
     /// Completion refused: the contract's criteria are not met.
-    pub const BULK_COMPLETION_GUARD_FAILED: &str = "BULK_COMPLETION_GUARD_FAILED";
+    pub const BULK_COMPLETION_GUARD_FAILED: &str = "bulk_completion_guard_failed";
 }
 
 /// Items kept in a contract's completed / failed lists (the tail; counts stay true).
@@ -81,7 +81,7 @@ impl GuardResult {
         Value::Object(m)
     }
 
-    /// The refusal as a tool error (`BULK_COMPLETION_GUARD_FAILED`, guard
+    /// The refusal as a tool error (`bulk_completion_guard_failed`, guard
     /// `bulk_completion_guard_failed`).
     pub fn to_error(&self, contract_id: &str) -> ToolError {
         let mut e = ToolError::new(
@@ -92,7 +92,6 @@ impl GuardResult {
                 self.suggested_next_action.as_deref().unwrap_or("")
             ),
         )
-        .with("guard", "bulk_completion_guard_failed")
         .with("contract_id", contract_id);
         if let Value::Object(m) = self.to_json() {
             for (k, v) in m {

@@ -75,21 +75,21 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule {
         id: "premature_completion",
-        trigger: Trigger::ErrorCode("BULK_COMPLETION_GUARD_FAILED"),
+        trigger: Trigger::ErrorCode("bulk_completion_guard_failed"),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "Not done yet: {missing_count} item(s) missing, {failed_count} failed. Next: {suggested_next_action}",
     },
     Rule {
         id: "intent_unmet",
-        trigger: Trigger::ErrorCode("INTENT_EXECUTION_FAILED"),
+        trigger: Trigger::ErrorCode("intent_execution_failed"),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "This task asks for the browser: do it with the browser tools (navigate, read_page, interact), or end the run as FAILED.",
     },
     Rule {
         id: "policy_blocked",
-        trigger: Trigger::ErrorCode("TOOL_POLICY_BLOCKED"),
+        trigger: Trigger::ErrorCode("tool_policy_blocked"),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "{tool} is out of this browser-first run's scope: use navigate / read_page / interact instead.",
@@ -301,7 +301,7 @@ mod tests {
             .observe(&err(
                 "oc_task_run_complete",
                 &args,
-                "BULK_COMPLETION_GUARD_FAILED",
+                "bulk_completion_guard_failed",
                 &f,
             ))
             .expect("hint");
@@ -316,14 +316,14 @@ mod tests {
         s.observe(&err(
             "oc_task_run_complete",
             &args,
-            "BULK_COMPLETION_GUARD_FAILED",
+            "bulk_completion_guard_failed",
             &f,
         ));
         let h = s
             .observe(&err(
                 "oc_task_run_complete",
                 &args,
-                "BULK_COMPLETION_GUARD_FAILED",
+                "bulk_completion_guard_failed",
                 &f,
             ))
             .expect("third");

@@ -26,10 +26,10 @@ pub mod codes {
     pub const INVALID_TRANSITION: &str = "INVALID_TRANSITION";
     /// A browser-first run cannot (or did not) use the browser (stop reason
     /// `intent_execution_failed`).
-    pub const INTENT_EXECUTION_FAILED: &str = "INTENT_EXECUTION_FAILED";
+    pub const INTENT_EXECUTION_FAILED: &str = "intent_execution_failed";
     /// The intent guard blocked a call of a browser-first run (stop reason
     /// `tool_policy_blocked`).
-    pub const TOOL_POLICY_BLOCKED: &str = "TOOL_POLICY_BLOCKED";
+    pub const TOOL_POLICY_BLOCKED: &str = "tool_policy_blocked";
 }
 
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
@@ -350,8 +350,8 @@ impl TaskRuns {
 
     /// End the run. `COMPLETED` passes two guards first: the intent guard (a
     /// browser-first run with no successful browser call is refused with
-    /// `INTENT_EXECUTION_FAILED`) and the bulk completion guard (an incomplete
-    /// contract is refused with `BULK_COMPLETION_GUARD_FAILED` unless
+    /// `intent_execution_failed`) and the bulk completion guard (an incomplete
+    /// contract is refused with `bulk_completion_guard_failed` unless
     /// `force_reason` is given). A refusal changes the run's status in nothing; it
     /// is recorded in its events (and the intent's in `execution.stop_reason`).
     pub fn complete(

@@ -82,8 +82,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     )
     .await?;
     let err = error_of(&r);
-    assert_eq!(err["code"], "BULK_COMPLETION_GUARD_FAILED");
-    assert_eq!(err["guard"], "bulk_completion_guard_failed");
+    assert_eq!(err["code"], "bulk_completion_guard_failed");
     assert_eq!(err["missing_count"], 2);
     assert_eq!(err["failed_count"], 0);
     assert_eq!(err["missing_items"], json!([urls[1], urls[2]]));
@@ -164,7 +163,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
             err["missing_count"].as_u64(),
             err["failed_count"].as_u64()
         ),
-        (Some("BULK_COMPLETION_GUARD_FAILED"), Some(0), Some(1))
+        (Some("bulk_completion_guard_failed"), Some(0), Some(1))
     );
     let err = error_of(
         &call(
@@ -393,7 +392,7 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
         )
         .await?,
     );
-    assert_eq!(err["code"], "INTENT_EXECUTION_FAILED");
+    assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["stop_reason"], "intent_execution_failed");
     let id = err["run_id"].as_str().expect("the failed run is on record");
     let run = run_get(&client, id).await?;
@@ -438,14 +437,14 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
     }
     let r = call(&client, "scoped_lookup", json!({"query": "hours"})).await?;
     let err = error_of(&r);
-    assert_eq!(err["code"], "TOOL_POLICY_BLOCKED");
+    assert_eq!(err["code"], "tool_policy_blocked");
     assert_eq!(err["stop_reason"], "tool_policy_blocked");
     assert_eq!(err["scope"], "network-adjacent");
     assert_eq!(err["_hint"]["rule"], "policy_blocked");
     let err = error_of(&call(&client, "scoped_note", json!({"text": "x"})).await?);
     assert_eq!(
         (err["code"].as_str(), err["scope"].as_str()),
-        (Some("TOOL_POLICY_BLOCKED"), Some("local"))
+        (Some("tool_policy_blocked"), Some("local"))
     );
     // Bad arguments are still refused as such, before the guard.
     let err = error_of(&call(&client, "scoped_note", json!({"text": ""})).await?);
@@ -502,7 +501,7 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
         )
         .await?,
     );
-    assert_eq!(err["code"], "TOOL_POLICY_BLOCKED");
+    assert_eq!(err["code"], "tool_policy_blocked");
     let r = call(
         &client,
         "scoped_note",
@@ -548,7 +547,7 @@ async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<(
     )
     .await?;
     let err = error_of(&r);
-    assert_eq!(err["code"], "INTENT_EXECUTION_FAILED");
+    assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["_hint"]["rule"], "intent_unmet");
     let run = run_get(&client, &id).await?;
     assert_eq!(run["status"], "PENDING", "a refusal changes no status");
@@ -754,5 +753,43 @@ async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<
         texts(&r)
     );
     client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn each_http_session_has_its_own_active_run() -> Result<()> {
+    let plugins = plugin_dir_with(&["scoped"]);
+    let data = TempDir::new("intent-http");
+    let dir = plugins.path().display().to_string();
+    let server = HttpServer::start(data.path(), &["--plugin-dir", &dir], &[]).await?;
+    let a = server.client().await?;
+    let b = server.client().await?;
+    // Session A starts a browser-first run; its local calls are blocked...
+    let run = structured(
+        &call(
+            &a,
+            "oc_task_run_start",
+            json!({"goal": "use the browser to read the news"}),
+        )
+        .await?,
+    );
+    assert_eq!(run["execution"]["intent"]["label"], "browser_access");
+    let err = error_of(&call(&a, "scoped_note", json!({"text": "a"})).await?);
+    assert_eq!(err["code"], "tool_policy_blocked");
+    // ...while session B, with no run, is not affected.
+    let r = call(&b, "scoped_note", json!({"text": "b"})).await?;
+    assert!(texts(&r).contains("noted b (#1)"), "{}", texts(&r));
+    // B may still name A's run explicitly.
+    let err = error_of(
+        &call(
+            &b,
+            "scoped_note",
+            json!({"text": "b", "run_id": run["run_id"]}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "tool_policy_blocked");
+    a.cancel().await?;
+    b.cancel().await?;
     Ok(())
 }
