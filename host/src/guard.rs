@@ -22,7 +22,7 @@ const SHARED: &str = "-";
 
 #[derive(Default)]
 struct SessionState {
-    /// Runs started in this session (the active one is the single unfinished one).
+    /// Unfinished runs started in this session (the active one is the single one).
     runs: Vec<String>,
     hints: HintState,
     last_used: u64,
@@ -51,6 +51,17 @@ impl Sessions {
         let s = map.entry(key.to_owned()).or_default();
         s.last_used = self.tick.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f(s)
+    }
+}
+
+impl Sessions {
+    /// A run ended: it is no session's active run any more (so finding a call's
+    /// run needs no disk read).
+    pub(crate) fn forget_run(&self, id: &str) {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        for s in map.values_mut() {
+            s.runs.retain(|r| r != id);
+        }
     }
 }
 
@@ -93,14 +104,12 @@ impl Host {
         if let Some(id) = explicit {
             return Some(id);
         }
-        let runs = &self.inner.task_runs;
-        self.inner.sessions.with(session, |s| {
-            s.runs.retain(|r| runs.is_active(r));
-            match s.runs.as_slice() {
+        self.inner
+            .sessions
+            .with(session, |s| match s.runs.as_slice() {
                 [one] => Some(one.clone()),
                 _ => None,
-            }
-        })
+            })
     }
 
     /// The hint a finished call earns in its session.

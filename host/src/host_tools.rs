@@ -14,12 +14,12 @@ const DEFAULT_COUNT: u64 = 20;
 const MAX_COUNT: u64 = 100;
 
 pub(crate) fn journal_tool_info() -> ToolInfo {
-    ToolInfo {
-        name: "oc_journal".into(),
-        description: "Read the journal of tool calls: `recent` (latest calls: tool, redacted args, outcome, intent) \
+    host_tool(
+        "oc_journal",
+        "Read the journal of tool calls: `recent` (latest calls: tool, redacted args, outcome, intent) \
                       or `summary` (counts per tool). Use it to review or hand over work."
             .into(),
-        input_schema: json!({
+        json!({
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["recent", "summary"], "description": "default recent"},
@@ -30,29 +30,19 @@ pub(crate) fn journal_tool_info() -> ToolInfo {
             },
             "additionalProperties": false
         }),
-        capability: "core".into(),
         // Tier 2: for review and hand-over, not the agent's main loop.
-        tier: 2,
-        annotations: Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Annotations::default()
-        },
-        intent: false,
-        output_mode: false,
-        redact: Vec::new(),
-        plugin: "host".into(),
-        scope: Some(crate::intent::Scope::Local),
-    }
+        2,
+        true,
+    )
 }
 
 pub(crate) fn output_fetch_tool_info() -> ToolInfo {
     use crate::output::{DEFAULT_BYTES, DEFAULT_ITEMS, MAX_BYTES};
-    ToolInfo {
-        name: "oc_output_fetch".into(),
-        description: "Read a stored output handle (oh_...) page by page: JSON lists by items, other output by bytes."
+    host_tool(
+        "oc_output_fetch",
+        "Read a stored output handle (oh_...) page by page: JSON lists by items, other output by bytes."
             .into(),
-        input_schema: json!({
+        json!({
             "type": "object",
             "properties": {
                 "output_handle": {"type": "string", "maxLength": 64},
@@ -64,19 +54,9 @@ pub(crate) fn output_fetch_tool_info() -> ToolInfo {
             "required": ["output_handle"],
             "additionalProperties": false
         }),
-        capability: "core".into(),
-        tier: 1,
-        annotations: Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Annotations::default()
-        },
-        intent: false,
-        output_mode: false,
-        redact: Vec::new(),
-        plugin: "host".into(),
-        scope: Some(crate::intent::Scope::Local),
-    }
+        1,
+        true,
+    )
 }
 
 pub(crate) fn run_output_fetch(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -194,8 +174,7 @@ pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
         .collect()
 }
 
-/// A task-run or bulk-progress tool: the host's control plane (core, tier 2,
-/// local scope; never blocked by the intent guard).
+/// A task-run or bulk-progress tool: the host's control plane (tier 2).
 fn control_tool(
     name: &str,
     description: String,
@@ -203,12 +182,29 @@ fn control_tool(
     required: &[&str],
     read_only: bool,
 ) -> ToolInfo {
+    host_tool(
+        name,
+        description,
+        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+        2,
+        read_only,
+    )
+}
+
+/// A host tool: capability core, local scope (never blocked by the intent guard).
+fn host_tool(
+    name: &str,
+    description: String,
+    input_schema: Value,
+    tier: u8,
+    read_only: bool,
+) -> ToolInfo {
     ToolInfo {
         name: name.into(),
         description,
-        input_schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+        input_schema,
         capability: "core".into(),
-        tier: 2,
+        tier,
         annotations: Annotations {
             read_only,
             idempotent: read_only,
@@ -383,11 +379,13 @@ pub(crate) fn run_task_tool(
                     "oc_task_run_complete: `force: true` needs a non-empty `force_reason`",
                 ));
             }
-            runs.complete(
+            let run = runs.complete(
                 id,
                 s("status").unwrap_or("COMPLETED"),
                 if forced { s("force_reason") } else { None },
-            )?
+            )?;
+            host.inner.sessions.forget_run(id);
+            run
         }
         "oc_task_run_get" => runs.get(id, args["include_events"] == json!(true))?,
         _ => {

@@ -465,12 +465,6 @@ impl TaskRuns {
         Ok(c)
     }
 
-    /// Whether a run exists and is not finished.
-    pub fn is_active(&self, id: &str) -> bool {
-        self.load(id)
-            .is_ok_and(|r| !TERMINAL.contains(&r["status"].as_str().unwrap_or("")))
-    }
-
     /// Change an active run's `execution` record in place (no status change);
     /// `f` returns the event to log, if any. `None` when the run is missing or
     /// finished.

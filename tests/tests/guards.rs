@@ -339,6 +339,13 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
     Ok(())
 }
 
+/// Start a task run; the run and its id.
+async fn start_run(client: &Client, goal: &str) -> Result<(Value, String)> {
+    let run = structured(&call(client, "oc_task_run_start", json!({"goal": goal})).await?);
+    let id = run["run_id"].as_str().expect("run_id").to_owned();
+    Ok((run, id))
+}
+
 /// A server with the `scoped` fixture plugin (network-adjacent and local tools).
 async fn scoped_client(label: &str) -> Result<(TempDir, TempDir, Client)> {
     let plugins = plugin_dir_with(&["scoped"]);
@@ -353,15 +360,11 @@ async fn a_browser_task_with_browser_tools_succeeds() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("intent-ok");
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let run = structured(
-        &call(
-            &client,
-            "oc_task_run_start",
-            json!({"goal": "Open the product page in the browser and read its price"}),
-        )
-        .await?,
-    );
-    let id = run["run_id"].as_str().expect("id").to_owned();
+    let (run, id) = start_run(
+        &client,
+        "Open the product page in the browser and read its price",
+    )
+    .await?;
     assert_eq!(run["execution"]["intent"]["label"], "browser_access");
     assert_eq!(run["execution"]["intent"]["detector"], "heuristic");
     visit(&client, &site.url("product.html")).await?;
@@ -422,15 +425,7 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
 #[tokio::test]
 async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocked() -> Result<()> {
     let (_plugins, _data, client) = scoped_client("intent-block").await?;
-    let run = structured(
-        &call(
-            &client,
-            "oc_task_run_start",
-            json!({"goal": "Use the browser to check the shop's opening hours"}),
-        )
-        .await?,
-    );
-    let id = run["run_id"].as_str().expect("id").to_owned();
+    let (_, id) = start_run(&client, "Use the browser to check the shop's opening hours").await?;
     for n in 1..=2 {
         let r = call(&client, "scoped_lookup", json!({"query": "hours"})).await?;
         assert!(texts(&r).contains(&format!("(#{n})")), "{}", texts(&r));
@@ -529,15 +524,7 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
 #[tokio::test]
 async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<()> {
     let (_plugins, _data, client) = scoped_client("intent-unmet").await?;
-    let run = structured(
-        &call(
-            &client,
-            "oc_task_run_start",
-            json!({"goal": "Look up the weather in the browser"}),
-        )
-        .await?,
-    );
-    let id = run["run_id"].as_str().expect("id").to_owned();
+    let (_, id) = start_run(&client, "Look up the weather in the browser").await?;
     let r = call(&client, "scoped_lookup", json!({"query": "weather"})).await?;
     assert_ne!(r.is_error, Some(true));
     let r = call(
