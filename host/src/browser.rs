@@ -25,9 +25,11 @@ use tokio::sync::Mutex;
 
 use crate::error::ToolError;
 
+mod events;
 mod netcap;
 mod pageops;
 mod visit;
+pub use events::{DialogPolicy, PageEvent};
 pub use pageops::Input;
 use pageops::{TabRefs, TabWatch};
 
@@ -49,6 +51,10 @@ pub mod codes {
     pub const STALE_REF: &str = "STALE_REF";
     /// A ref that was never given out on that tab.
     pub const REF_NOT_FOUND: &str = "REF_NOT_FOUND";
+    /// A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
+    pub const DIALOG_OPEN: &str = "DIALOG_OPEN";
+    /// `handle_dialog` on a tab without a dialog.
+    pub const NO_DIALOG: &str = "NO_DIALOG";
     /// A file that does not exist.
     pub const FILE_NOT_FOUND: &str = "FILE_NOT_FOUND";
     /// A file outside the allowed roots.
@@ -73,6 +79,12 @@ pub struct BrowserOptions {
     /// Where `oc_evidence_bundle` writes bundles (the host sets
     /// `<data-dir>/evidence` when this is `None`).
     pub evidence_dir: Option<PathBuf>,
+    /// What happens to a JavaScript dialog nobody answers (default: keep it open
+    /// and report it; the agent answers with `handle_dialog`).
+    pub dialogs: DialogPolicy,
+    /// Where downloads started by pages are saved (the host sets
+    /// `<data-dir>/downloads` when this is `None`).
+    pub downloads_dir: Option<PathBuf>,
 }
 
 /// Executables tried, in order, when no path is given.
@@ -137,6 +149,8 @@ struct Inner {
     watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
     /// Per origin: a worker tab at that origin that crawls fetch pages from.
     fetchers: std::sync::Mutex<std::collections::HashMap<String, Page>>,
+    /// Dialogs, pages opened by pages, downloads.
+    events: events::Events,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -199,6 +213,7 @@ impl BrowserManager {
                 refs: Default::default(),
                 watches: Default::default(),
                 fetchers: Default::default(),
+                events: Default::default(),
             }),
         }
     }
@@ -342,6 +357,7 @@ impl BrowserManager {
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
         self.forget_all_tabs();
+        self.watch_browser(&browser).await;
         Ok(Session {
             browser,
             alive,
@@ -406,7 +422,12 @@ impl BrowserManager {
 
     async fn info(&self, n: u64, page: &Page) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        let title = page.get_title().await.ok().flatten().unwrap_or_default();
+        // A tab with an open dialog cannot run script: ask the browser instead.
+        let title = if self.has_dialog(n) {
+            self.target_title(page).await
+        } else {
+            page.get_title().await.ok().flatten().unwrap_or_default()
+        };
         let current = self
             .inner
             .session
@@ -419,6 +440,21 @@ impl BrowserManager {
             url,
             title,
             current,
+        }
+    }
+
+    /// A tab's title as the browser knows it (no script runs in the page).
+    async fn target_title(&self, page: &Page) -> String {
+        use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
+        let mut p = GetTargetInfoParams::default();
+        p.target_id = Some(page.target_id().clone());
+        let guard = self.inner.session.lock().await;
+        let Some(s) = guard.as_ref() else {
+            return String::new();
+        };
+        match tokio::time::timeout(Duration::from_secs(2), s.browser.execute(p)).await {
+            Ok(Ok(r)) => r.result.target_info.title.clone(),
+            _ => String::new(),
         }
     }
 
@@ -520,10 +556,25 @@ impl BrowserManager {
             (page, session.contexts.remove(&n))
         };
         self.forget_tab(n);
-        let closed = page
-            .close()
-            .await
-            .map_err(|e| cdp_error("cannot close the tab", e));
+        // Target.closeTarget, not Page.close: a page's beforeunload handler must
+        // not keep the tab open (nor wait for a dialog nobody answers).
+        let closed = {
+            use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
+            let guard = self.session().await?;
+            match guard.as_ref() {
+                Some(s) => {
+                    bounded(10_000, "closing the tab", async {
+                        s.browser
+                            .execute(CloseTargetParams::new(page.target_id().clone()))
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| cdp_error("cannot close the tab", e))
+                    })
+                    .await
+                }
+                None => Ok(()),
+            }
+        };
         if let Some(context) = context {
             let guard = self.session().await?;
             if let Some(session) = guard.as_ref() {
@@ -540,23 +591,26 @@ impl BrowserManager {
         url: &str,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
-        let (n, page) = self.page(tab).await?;
-        let started = std::time::Instant::now();
-        self.reset_network(n);
-        bounded(timeout_ms, "navigation", async {
-            page.goto(url).await.map_err(|e| {
-                ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
-                    .with("url", url)
-            })?;
-            Ok(())
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            let started = std::time::Instant::now();
+            self.reset_network(n);
+            bounded(timeout_ms, "navigation", async {
+                page.goto(url).await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
+                        .with("url", url)
+                })?;
+                Ok(())
+            })
+            .await?;
+            let loaded = started.elapsed();
+            // 50 ms of quiet: requests a load handler starts (fetches, scripts) reach us
+            // on their own event stream, a moment after the load event.
+            let quiet = self.network_quiet(n, 50, 3_000).await;
+            tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
+            Ok(self.info(n, &page).await)
         })
-        .await?;
-        let loaded = started.elapsed();
-        // 50 ms of quiet: requests a load handler starts (fetches, scripts) reach us
-        // on their own event stream, a moment after the load event.
-        let quiet = self.network_quiet(n, 50, 3_000).await;
-        tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
-        Ok(self.info(n, &page).await)
+        .await
     }
 
     /// Back (-1) or forward (+1).
@@ -566,52 +620,58 @@ impl BrowserManager {
         delta: i32,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
-        let (n, page) = self.page(tab).await?;
-        bounded(timeout_ms, "history navigation", async {
-            let h = page
-                .execute(GetNavigationHistoryParams::default())
-                .await
-                .map_err(|e| cdp_error("cannot read the history", e))?;
-            let target = h.result.current_index + i64::from(delta);
-            let Some(entry) = usize::try_from(target)
-                .ok()
-                .and_then(|i| h.result.entries.get(i))
-            else {
-                let dir = if delta < 0 { "back" } else { "forward" };
-                return Err(ToolError::new(
-                    codes::NAVIGATION_FAILED,
-                    format!("there is no page to go {dir} to"),
-                ));
-            };
-            let want = entry.url.clone();
-            page.execute(NavigateToHistoryEntryParams::new(entry.id))
-                .await
-                .map_err(|e| cdp_error("cannot navigate the history", e))?;
-            // A history step may be served from the back/forward cache without a
-            // fresh load event: wait until the tab shows the entry, fully loaded.
-            loop {
-                let url = page.url().await.ok().flatten().unwrap_or_default();
-                if url == want && self.loaded(&page).await {
-                    return Ok(());
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            bounded(timeout_ms, "history navigation", async {
+                let h = page
+                    .execute(GetNavigationHistoryParams::default())
+                    .await
+                    .map_err(|e| cdp_error("cannot read the history", e))?;
+                let target = h.result.current_index + i64::from(delta);
+                let Some(entry) = usize::try_from(target)
+                    .ok()
+                    .and_then(|i| h.result.entries.get(i))
+                else {
+                    let dir = if delta < 0 { "back" } else { "forward" };
+                    return Err(ToolError::new(
+                        codes::NAVIGATION_FAILED,
+                        format!("there is no page to go {dir} to"),
+                    ));
+                };
+                let want = entry.url.clone();
+                page.execute(NavigateToHistoryEntryParams::new(entry.id))
+                    .await
+                    .map_err(|e| cdp_error("cannot navigate the history", e))?;
+                // A history step may be served from the back/forward cache without a
+                // fresh load event: wait until the tab shows the entry, fully loaded.
+                loop {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    if url == want && self.loaded(&page).await {
+                        return Ok(());
+                    }
+                    tokio::time::sleep(Duration::from_millis(15)).await;
                 }
-                tokio::time::sleep(Duration::from_millis(15)).await;
-            }
+            })
+            .await?;
+            Ok(self.info(n, &page).await)
         })
-        .await?;
-        Ok(self.info(n, &page).await)
+        .await
     }
 
     /// Reload and wait for the load event.
     pub async fn reload(&self, tab: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
-        let (n, page) = self.page(tab).await?;
-        bounded(timeout_ms, "reload", async {
-            page.reload().await.map_err(|e| {
-                ToolError::new(codes::NAVIGATION_FAILED, format!("reload failed: {e}"))
-            })?;
-            Ok(())
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            bounded(timeout_ms, "reload", async {
+                page.reload().await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("reload failed: {e}"))
+                })?;
+                Ok(())
+            })
+            .await?;
+            Ok(self.info(n, &page).await)
         })
-        .await?;
-        Ok(self.info(n, &page).await)
+        .await
     }
 
     /// Evaluate an expression; the value as JSON (promises awaited).
@@ -621,8 +681,11 @@ impl BrowserManager {
         expression: &str,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let (_, page) = self.page(tab).await?;
-        bounded(timeout_ms, "script", self.eval(&page, expression, true)).await
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            bounded(timeout_ms, "script", self.eval(&page, expression, true)).await
+        })
+        .await
     }
 
     /// A screenshot: the viewport, the full page, or `clip` (x, y, width, height
@@ -634,36 +697,39 @@ impl BrowserManager {
         jpeg_quality: Option<u8>,
         clip: Option<[f64; 4]>,
     ) -> Result<Vec<u8>, ToolError> {
-        let (_, page) = self.page(tab).await?;
-        let mut b = ScreenshotParams::builder().full_page(full_page);
-        if let Some([x, y, width, height]) = clip {
-            if !(width > 0.0 && height > 0.0 && x.is_finite() && y.is_finite())
-                || width > 16_384.0
-                || height > 16_384.0
-            {
-                return Err(ToolError::invalid_argument(
-                    "clip",
-                    "clip needs finite x, y and a width and height between 1 and 16384",
-                ));
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            let mut b = ScreenshotParams::builder().full_page(full_page);
+            if let Some([x, y, width, height]) = clip {
+                if !(width > 0.0 && height > 0.0 && x.is_finite() && y.is_finite())
+                    || width > 16_384.0
+                    || height > 16_384.0
+                {
+                    return Err(ToolError::invalid_argument(
+                        "clip",
+                        "clip needs finite x, y and a width and height between 1 and 16384",
+                    ));
+                }
+                b = b.clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                    x,
+                    y,
+                    width,
+                    height,
+                    scale: 1.0,
+                });
             }
-            b = b.clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
-                x,
-                y,
-                width,
-                height,
-                scale: 1.0,
-            });
-        }
-        b = match jpeg_quality {
-            Some(q) => b
-                .format(CaptureScreenshotFormat::Jpeg)
-                .quality(i64::from(q.clamp(1, 100))),
-            None => b.format(CaptureScreenshotFormat::Png),
-        };
-        bounded(30_000, "screenshot", async {
-            page.screenshot(b.build())
-                .await
-                .map_err(|e| cdp_error("screenshot failed", e))
+            b = match jpeg_quality {
+                Some(q) => b
+                    .format(CaptureScreenshotFormat::Jpeg)
+                    .quality(i64::from(q.clamp(1, 100))),
+                None => b.format(CaptureScreenshotFormat::Png),
+            };
+            bounded(30_000, "screenshot", async {
+                page.screenshot(b.build())
+                    .await
+                    .map_err(|e| cdp_error("screenshot failed", e))
+            })
+            .await
         })
         .await
     }
@@ -691,33 +757,36 @@ impl BrowserManager {
 
     /// A small JPEG of the tab's viewport (half scale), for recordings.
     pub async fn thumbnail(&self, tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
-        let (_, page) = self.page(tab).await?;
-        let view = bounded(
-            2_000,
-            "measuring the viewport",
-            self.eval(&page, "[scrollX, scrollY, innerWidth, innerHeight]", true),
-        )
-        .await?;
-        let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-        let (w, h) = (num(2), num(3));
-        if !(w >= 1.0 && h >= 1.0) {
-            return Err(ToolError::new(codes::JS_ERROR, "the page has no viewport"));
-        }
-        let params = ScreenshotParams::builder()
-            .format(CaptureScreenshotFormat::Jpeg)
-            .quality(50)
-            .clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
-                x: num(0),
-                y: num(1),
-                width: w.min(4096.0),
-                height: h.min(4096.0),
-                scale: 0.5,
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            let view = bounded(
+                2_000,
+                "measuring the viewport",
+                self.eval(&page, "[scrollX, scrollY, innerWidth, innerHeight]", true),
+            )
+            .await?;
+            let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+            let (w, h) = (num(2), num(3));
+            if !(w >= 1.0 && h >= 1.0) {
+                return Err(ToolError::new(codes::JS_ERROR, "the page has no viewport"));
+            }
+            let params = ScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Jpeg)
+                .quality(50)
+                .clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                    x: num(0),
+                    y: num(1),
+                    width: w.min(4096.0),
+                    height: h.min(4096.0),
+                    scale: 0.5,
+                })
+                .build();
+            bounded(10_000, "screenshot", async {
+                page.screenshot(params)
+                    .await
+                    .map_err(|e| cdp_error("screenshot failed", e))
             })
-            .build();
-        bounded(10_000, "screenshot", async {
-            page.screenshot(params)
-                .await
-                .map_err(|e| cdp_error("screenshot failed", e))
+            .await
         })
         .await
     }

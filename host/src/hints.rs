@@ -45,13 +45,13 @@ pub enum Trigger {
     ErrorCode(&'static str),
     /// The same tool with the same arguments failed this many times running.
     RepeatedFailure(u32),
-    /// A successful call of one of `tools` whose result's `url` or `title`
-    /// contains one of `patterns` (lowercase).
-    ResultMatches {
+    /// A successful call of one of `tools` whose result has a string `field`
+    /// (evidence the tool found on the page; `{matched}` is its value).
+    ResultField {
         /// Tools the rule watches.
         tools: &'static [&'static str],
-        /// Lowercase substrings.
-        patterns: &'static [&'static str],
+        /// The field of the structured result.
+        field: &'static str,
     },
 }
 
@@ -117,26 +117,11 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "login_wall",
-        trigger: Trigger::ResultMatches {
+        // Evidence, not words in the URL: `navigate` reports `wall` only when the
+        // page shows a password field or a CAPTCHA and no sign-out control.
+        trigger: Trigger::ResultField {
             tools: &["navigate"],
-            patterns: &[
-                "captcha",
-                "recaptcha",
-                "hcaptcha",
-                "verify you are human",
-                "are you a robot",
-                "are you human",
-                "just a moment",
-                "attention required",
-                "sign in",
-                "sign-in",
-                "signin",
-                "log in",
-                "log-in",
-                "login",
-                "/auth",
-                "/sso",
-            ],
+            field: "wall",
         },
         severity: Severity::Warning,
         escalate_every: 2,
@@ -216,18 +201,12 @@ impl HintState {
                 true
             }
             (Trigger::RepeatedFailure(min), Err(_)) => count >= min,
-            (Trigger::ResultMatches { tools, patterns }, Ok(Some(result)))
+            (Trigger::ResultField { tools, field }, Ok(Some(result)))
                 if tools.contains(&seen.tool) =>
             {
-                let hay = format!(
-                    "{} {}",
-                    result["title"].as_str().unwrap_or(""),
-                    result["url"].as_str().unwrap_or("")
-                )
-                .to_lowercase();
-                match patterns.iter().find(|p| hay.contains(**p)) {
-                    Some(p) => {
-                        vars.insert("matched".into(), json!(p));
+                match result[field].as_str() {
+                    Some(v) => {
+                        vars.insert("matched".into(), json!(v));
                         true
                     }
                     None => false,
@@ -377,7 +356,7 @@ mod tests {
             .expect("stale");
         assert_eq!((h.rule, h.severity), ("stale_ref", Severity::Info));
         assert!(h.message.contains("read_page"));
-        let page = json!({"url": "http://127.0.0.1:9/account/login?next=/", "title": "Welcome"});
+        let page = json!({"url": "http://127.0.0.1:9/account/login?next=/", "title": "Welcome", "wall": "a login form"});
         let seen = Seen {
             tool: "navigate",
             args: &a,
@@ -386,7 +365,9 @@ mod tests {
         let h = s.observe(&seen).expect("login");
         assert_eq!(h.rule, "login_wall");
         assert!(h.message.contains("login"), "{}", h.message);
-        let fine = json!({"url": "http://127.0.0.1:9/products", "title": "Products"});
+        // Words in the URL or title are no evidence.
+        let fine =
+            json!({"url": "http://127.0.0.1:9/admin/auth/user/", "title": "Sign in history"});
         let seen = Seen {
             tool: "navigate",
             args: &a,

@@ -125,6 +125,8 @@ pub(crate) struct HostInner {
     pub seq: AtomicU64,
     pub synced: AtomicU64,
     pub max_arg_bytes: usize,
+    /// The response budget in tokens (UTF-8 bytes / 4); 0: none.
+    pub max_response_tokens: usize,
     pub runtime: PluginRuntime,
     pub browser: BrowserManager,
     pub recorder: Recorder,
@@ -165,6 +167,7 @@ pub struct HostBuilder {
     builtin: bool,
     compile_cache: bool,
     max_arg_bytes: usize,
+    max_response_tokens: usize,
     browser: BrowserOptions,
     recording_retention_days: u64,
     output_ttl: Duration,
@@ -186,6 +189,7 @@ impl Default for HostBuilder {
             builtin: true,
             compile_cache: true,
             max_arg_bytes: 4 << 20,
+            max_response_tokens: crate::budget::DEFAULT_MAX_TOKENS,
             browser: BrowserOptions::default(),
             recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
             output_ttl: Duration::from_secs(24 * 3600),
@@ -306,6 +310,16 @@ impl HostBuilder {
         self
     }
 
+    /// The response budget: no tool result is larger than this many tokens
+    /// (counted as UTF-8 bytes / 4; default 25,000, what MCP clients such as
+    /// Claude Code accept). A larger result answers a first view and an output
+    /// handle holding the whole; `output_mode: "inline"` still returns everything.
+    /// 0 turns the budget off.
+    pub fn max_response_tokens(mut self, tokens: usize) -> Self {
+        self.max_response_tokens = tokens;
+        self
+    }
+
     /// Largest accepted arguments object, serialized (default 4 MiB).
     pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
         self.max_arg_bytes = bytes;
@@ -374,6 +388,9 @@ impl HostBuilder {
         let mut browser_options = self.browser.clone();
         if browser_options.evidence_dir.is_none() {
             browser_options.evidence_dir = Some(data_dir.join("evidence"));
+        }
+        if browser_options.downloads_dir.is_none() {
+            browser_options.downloads_dir = Some(data_dir.join("downloads"));
         }
         let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
@@ -561,6 +578,7 @@ impl HostBuilder {
                 seq: AtomicU64::new(0),
                 synced: AtomicU64::new(0),
                 max_arg_bytes: self.max_arg_bytes,
+                max_response_tokens: self.max_response_tokens,
                 runtime,
                 browser,
                 recorder,

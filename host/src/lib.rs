@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod browser;
+mod budget;
 mod builtin;
 pub mod bulk;
 pub mod capability;
@@ -50,6 +51,7 @@ pub mod intent;
 pub mod journal;
 pub mod kv;
 pub mod output;
+mod page_events;
 mod pipeline;
 pub mod plugin;
 pub mod recording;

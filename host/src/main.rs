@@ -118,6 +118,10 @@ struct HostArgs {
     /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
     #[arg(long, global = true)]
     slim: bool,
+    /// The response budget: no tool result exceeds this many tokens (UTF-8 bytes / 4);
+    /// a larger one answers a first view plus an output handle. 0: no budget.
+    #[arg(long, value_name = "TOKENS", default_value_t = 25_000, global = true)]
+    max_response_tokens: usize,
     /// How long output handles live, in hours (0: they expire at once).
     #[arg(long, value_name = "HOURS", default_value_t = 24.0, global = true)]
     output_handle_ttl_hours: f64,
@@ -160,6 +164,14 @@ struct HostArgs {
     /// A dir whose files `file_upload` may give to pages (repeatable; the cwd is always allowed).
     #[arg(long, value_name = "DIR", global = true)]
     allow_file_root: Vec<PathBuf>,
+    /// What happens to a JavaScript dialog (alert, confirm, prompt, beforeunload):
+    /// `ask` keeps it open and reports it until handle_dialog answers it; `accept`
+    /// or `dismiss` answer it at once.
+    #[arg(long, value_name = "POLICY", default_value = "ask", global = true, value_parser = ["ask", "accept", "dismiss"])]
+    dialogs: String,
+    /// Where files that pages download are saved (default: <data-dir>/downloads).
+    #[arg(long, value_name = "DIR", global = true)]
+    downloads_dir: Option<PathBuf>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -232,6 +244,7 @@ impl HostArgs {
                 self.output_handle_sweep_interval_seconds,
             ))
             .interface_policy(policy)
+            .max_response_tokens(self.max_response_tokens)
             .limits(PluginLimits {
                 timeout: Duration::from_millis(self.plugin_timeout_ms),
                 max_memory: self.plugin_memory_mb << 20,
@@ -247,6 +260,11 @@ impl HostArgs {
                 .chain(self.allow_file_root.iter().cloned())
                 .collect(),
             evidence_dir: None,
+            dialogs: self
+                .dialogs
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--dialogs: {e}"))?,
+            downloads_dir: self.downloads_dir.clone(),
         });
         for d in &self.plugin_dir {
             b = b.plugin_dir(d);

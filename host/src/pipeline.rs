@@ -324,6 +324,8 @@ impl Host {
             None
         };
 
+        // An explicit `output_mode: "inline"` opts out of the response budget.
+        let asked_inline = args.get("output_mode") == Some(&json!("inline"));
         let mode = if entry.info.output_mode {
             output_mode_of(name, &mut args)?
         } else {
@@ -389,6 +391,7 @@ impl Host {
 
         // Run.
         let started = Instant::now();
+        let event_mark = inner.browser.event_mark();
         let outcome = match &entry.imp {
             ToolImpl::Journal => host_tools::run_journal(self, &args),
             ToolImpl::OutputFetch => host_tools::run_output_fetch(self, &args),
@@ -409,7 +412,18 @@ impl Host {
                 }
             }
         };
-        let mut outcome = outcome;
+        // What pages did on their own meanwhile (dialogs, new tabs, downloads).
+        let mut outcome = if host_tool {
+            outcome
+        } else {
+            Box::pin(crate::page_events::report(
+                &inner.browser,
+                name,
+                event_mark,
+                outcome,
+            ))
+            .await
+        };
         if let Ok(out) = &mut outcome {
             if let Some(r) = &run {
                 self.guard_after(r, &entry.info);
@@ -428,6 +442,15 @@ impl Host {
         let outcome = match (outcome, mode) {
             (Ok(out), OutputMode::Handle | OutputMode::Auto(_)) => {
                 match to_handle(self, name, out, mode) {
+                    Ok((out, meta)) => {
+                        created = meta;
+                        Ok(out)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            (Ok(out), OutputMode::Inline) if !asked_inline && !host_tool => {
+                match crate::budget::apply(self, name, out, inner.max_response_tokens) {
                     Ok((out, meta)) => {
                         created = meta;
                         Ok(out)
@@ -483,6 +506,22 @@ impl Host {
         }
         if let Err(e) = inner.trace.call(ts, seq, &record) {
             tracing::error!(error = %e, "cannot write the trace");
+        }
+        for ev in inner.browser.take_unjournaled() {
+            let seq = inner.seq.fetch_add(1, Ordering::Relaxed) + 1;
+            let body = crate::page_events::public_body(&ev.body);
+            if let Err(e) = inner
+                .journal
+                .append_event(&inner.session, seq, ts, ev.kind, &body)
+            {
+                tracing::error!(error = %e, "cannot write the journal");
+            }
+            if let Err(e) = inner
+                .trace
+                .event(ts, seq, ev.kind, Value::Object(body), Map::new())
+            {
+                tracing::error!(error = %e, "cannot write the trace");
+            }
         }
         if let Some(meta) = created {
             let seq = inner.seq.fetch_add(1, Ordering::Relaxed) + 1;
@@ -686,7 +725,7 @@ fn output_mode_of(tool: &str, args: &mut Map<String, Value>) -> Result<OutputMod
 }
 
 /// What a result stores as: its structured JSON, its text, or its one image.
-fn payload_of(out: &ToolOutput) -> Payload {
+pub(crate) fn payload_of(out: &ToolOutput) -> Payload {
     if let Some(v) = &out.structured {
         return Payload::Json(v.clone());
     }

@@ -98,9 +98,17 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    cmd.env_remove("RUST_LOG");
+    // OCHRE_TEST_STDERR=1 shows the servers' logs (with RUST_LOG from it).
+    let show = std::env::var_os("OCHRE_TEST_STDERR").is_some();
+    if !show {
+        cmd.env_remove("RUST_LOG");
+    }
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
+        .stderr(if show {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .context("spawn ochre")?;
     let client = handler
@@ -197,6 +205,28 @@ pub fn result_json(result: &CallToolResult) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
+/// The text blocks of a result, joined with newlines.
+pub fn texts(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The ref on the snapshot line with this role and name (panics if none).
+pub fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
+    let needle = format!("{role} {}", serde_json::to_string(name).expect("name"));
+    let line = snapshot
+        .lines()
+        .find(|l| l.trim_start().starts_with(&needle))
+        .unwrap_or_else(|| panic!("no {needle} in:\n{snapshot}"));
+    line.split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        .to_owned()
+}
+
 /// The structured content of a successful result (panics if the call failed).
 pub fn structured(result: &CallToolResult) -> Value {
     assert_ne!(result.is_error, Some(true), "the call failed: {result:?}");
@@ -274,13 +304,26 @@ pub fn sites_dir() -> PathBuf {
 
 /// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
 /// `{{ORIGIN}}` in `.xml` and `.txt` files replaced by its origin), `POST /echo`
-/// (answers an HTML page that shows the posted body) and `/slow?ms=N`. Stops on drop.
+/// (answers an HTML page that shows the posted body), `/slow?ms=N`, `/record?...`
+/// (remembers the query: what a page reported, checked on the server side, see
+/// [`SiteServer::recorded`]) and `/download/NAME` (an attachment whose bytes are
+/// [`download_bytes`]). Stops on drop.
 #[derive(Debug)]
 pub struct SiteServer {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    records: Records,
     task: tokio::task::JoinHandle<()>,
+}
+
+type Records = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// The bytes `/download/NAME` answers.
+pub fn download_bytes(name: &str) -> Vec<u8> {
+    (0..200)
+        .flat_map(|i| format!("{name} line {i}\n").into_bytes())
+        .collect()
 }
 
 impl SiteServer {
@@ -292,17 +335,41 @@ impl SiteServer {
         let origin = base.clone();
         let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = hits.clone();
+        let records = Records::default();
+        let log = records.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let root = root.clone();
                 let origin = origin.clone();
+                let log = log.clone();
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &root, &origin).await;
+                    let _ = serve_one(stream, &root, &origin, &log).await;
                 });
             }
         });
-        Ok(Self { base, hits, task })
+        Ok(Self {
+            base,
+            hits,
+            records,
+            task,
+        })
+    }
+
+    /// The queries of `/record` requests so far, decoded, in order.
+    pub fn recorded(&self) -> Vec<String> {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Wait (at most 5 s) until a `/record` query contains `needle`.
+    pub async fn wait_recorded(&self, needle: &str) -> Option<String> {
+        for _ in 0..250 {
+            if let Some(r) = self.recorded().into_iter().find(|r| r.contains(needle)) {
+                return Some(r);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        None
     }
 
     /// Connections served so far (one request each).
@@ -322,7 +389,37 @@ impl Drop for SiteServer {
     }
 }
 
-async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path, origin: &str) -> Result<()> {
+/// `%XX` and `+` decoded.
+fn url_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn serve_one(
+    mut stream: tokio::net::TcpStream,
+    root: &Path,
+    origin: &str,
+    records: &Records,
+) -> Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -364,7 +461,16 @@ async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path, origin: &str)
         .map(|(_, q)| q.to_owned())
         .unwrap_or_default();
     let path = path.split('?').next().unwrap_or("/").to_owned();
-    let (status, ctype, payload) = if path == "/slow" {
+    let mut extra = String::new();
+    let (status, ctype, payload) = if path == "/record" {
+        if let Ok(mut r) = records.lock() {
+            r.push(url_decode(&query));
+        }
+        ("200 OK", "text/plain", b"ok".to_vec())
+    } else if let Some(name) = path.strip_prefix("/download/") {
+        extra = format!("Content-Disposition: attachment; filename=\"{name}\"\r\n");
+        ("200 OK", "text/csv", download_bytes(name))
+    } else if path == "/slow" {
         // `/slow?ms=N`: answers after N ms (network-quiet waits).
         let ms: u64 = query
             .split('&')
@@ -413,7 +519,7 @@ async fn serve_one(mut stream: tokio::net::TcpStream, root: &Path, origin: &str)
         }
     };
     let header = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
         payload.len()
     );
     stream.write_all(header.as_bytes()).await?;

@@ -8,21 +8,12 @@
 use anyhow::Result;
 use ochre_tests::*;
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, Implementation, Role, SamplingMessage, SamplingMessageContentBlock,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    Implementation, Role, SamplingMessage, SamplingMessageContentBlock,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleClient};
 use serde_json::{Value, json};
-
-/// The text blocks of a result, joined.
-fn texts(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 async fn run_get(client: &Client, id: &str) -> Result<Value> {
     Ok(structured(

@@ -979,7 +979,7 @@
       p.ref = 'ax_' + mint(e);
       return p;
     },
-    watch: (a) => { const e = el(a.ref); watch(e); L.watch.focusBefore = document.activeElement; return { token: L.token }; },
+    watch: (a) => { const e = a.ref != null ? el(a.ref) : (document.activeElement || document.body || document.documentElement); watch(e); L.watch.focusBefore = document.activeElement; return { token: L.token }; },
     settle,
     unwatch: () => { unwatch(); return {}; },
     js_click: (a) => { const e = el(a.ref); e.click(); return {}; },

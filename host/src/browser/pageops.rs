@@ -175,53 +175,179 @@ pub enum Input {
     Text(String),
 }
 
-fn key_params(name: &str) -> Result<(String, String, i64, Option<String>), ToolError> {
-    let named = |key: &str, code: &str, vk: i64, text: Option<&str>| {
-        Ok((key.to_owned(), code.to_owned(), vk, text.map(str::to_owned)))
+/// One key of a chord: CDP's `key`, `code`, Windows virtual key code and the text
+/// it types (none for keys that type nothing).
+#[derive(Debug, Clone, PartialEq)]
+struct KeyDef {
+    key: String,
+    code: String,
+    vk: i64,
+    text: Option<String>,
+}
+
+/// Modifier keys: (names, CDP modifier bit, key, code, virtual key code).
+const MODIFIERS: &[(&[&str], i64, &str, &str, i64)] = &[
+    (&["alt", "option"], 1, "Alt", "AltLeft", 18),
+    (&["control", "ctrl"], 2, "Control", "ControlLeft", 17),
+    (
+        &["meta", "cmd", "command", "super"],
+        4,
+        "Meta",
+        "MetaLeft",
+        91,
+    ),
+    (&["shift"], 8, "Shift", "ShiftLeft", 16),
+];
+
+const KEY_HELP: &str = "use a key name (Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Insert, F1-F12), one character, or a chord like Control+a or Shift+Tab";
+
+fn key_def(name: &str) -> Result<KeyDef, ToolError> {
+    let def = |key: &str, code: &str, vk: i64, text: Option<&str>| KeyDef {
+        key: key.to_owned(),
+        code: code.to_owned(),
+        vk,
+        text: text.map(str::to_owned),
     };
-    match name {
-        "Enter" => named("Enter", "Enter", 13, Some("\r")),
-        "Tab" => named("Tab", "Tab", 9, None),
-        "Escape" | "Esc" => named("Escape", "Escape", 27, None),
-        "Backspace" => named("Backspace", "Backspace", 8, None),
-        "Delete" => named("Delete", "Delete", 46, None),
-        "Space" | " " => named(" ", "Space", 32, Some(" ")),
-        "ArrowUp" => named("ArrowUp", "ArrowUp", 38, None),
-        "ArrowDown" => named("ArrowDown", "ArrowDown", 40, None),
-        "ArrowLeft" => named("ArrowLeft", "ArrowLeft", 37, None),
-        "ArrowRight" => named("ArrowRight", "ArrowRight", 39, None),
-        "Home" => named("Home", "Home", 36, None),
-        "End" => named("End", "End", 35, None),
-        "PageUp" => named("PageUp", "PageUp", 33, None),
-        "PageDown" => named("PageDown", "PageDown", 34, None),
-        other => {
-            let mut chars = other.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => {
-                    let up = c.to_ascii_uppercase();
-                    let vk = if up.is_ascii_alphanumeric() {
-                        i64::from(up as u8)
-                    } else {
-                        0
-                    };
-                    let code = if c.is_ascii_alphabetic() {
-                        format!("Key{up}")
-                    } else if c.is_ascii_digit() {
-                        format!("Digit{c}")
-                    } else {
-                        String::new()
-                    };
-                    Ok((c.to_string(), code, vk, Some(c.to_string())))
-                }
-                _ => Err(ToolError::invalid_argument(
-                    "key",
-                    format!(
-                        "unknown key {other:?}: use Enter, Tab, Escape, Backspace, Delete, Space, arrows, Home, End, PageUp, PageDown or one character"
-                    ),
-                )),
-            }
-        }
+    let lower = name.to_ascii_lowercase();
+    let named = match lower.as_str() {
+        "enter" | "return" => Some(def("Enter", "Enter", 13, Some("\r"))),
+        "tab" => Some(def("Tab", "Tab", 9, None)),
+        "escape" | "esc" => Some(def("Escape", "Escape", 27, None)),
+        "backspace" => Some(def("Backspace", "Backspace", 8, None)),
+        "delete" | "del" => Some(def("Delete", "Delete", 46, None)),
+        "insert" => Some(def("Insert", "Insert", 45, None)),
+        "space" => Some(def(" ", "Space", 32, Some(" "))),
+        "arrowup" | "up" => Some(def("ArrowUp", "ArrowUp", 38, None)),
+        "arrowdown" | "down" => Some(def("ArrowDown", "ArrowDown", 40, None)),
+        "arrowleft" | "left" => Some(def("ArrowLeft", "ArrowLeft", 37, None)),
+        "arrowright" | "right" => Some(def("ArrowRight", "ArrowRight", 39, None)),
+        "home" => Some(def("Home", "Home", 36, None)),
+        "end" => Some(def("End", "End", 35, None)),
+        "pageup" => Some(def("PageUp", "PageUp", 33, None)),
+        "pagedown" => Some(def("PageDown", "PageDown", 34, None)),
+        _ => None,
+    };
+    if let Some(d) = named {
+        return Ok(d);
     }
+    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<i64>().ok())
+        && (1..=12).contains(&n)
+    {
+        let k = format!("F{n}");
+        return Ok(def(&k, &k, 111 + n, None));
+    }
+    if let Some((_, _, key, code, vk)) = MODIFIERS.iter().find(|m| m.0.contains(&lower.as_str())) {
+        return Ok(def(key, code, *vk, None));
+    }
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => {
+            let up = c.to_ascii_uppercase();
+            let vk = if up.is_ascii_alphanumeric() {
+                i64::from(up as u8)
+            } else if c == ' ' {
+                32
+            } else {
+                0
+            };
+            let code = if c.is_ascii_alphabetic() {
+                format!("Key{up}")
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else if c == ' ' {
+                "Space".into()
+            } else {
+                String::new()
+            };
+            Ok(KeyDef {
+                key: c.to_string(),
+                code,
+                vk,
+                text: Some(c.to_string()),
+            })
+        }
+        _ => Err(ToolError::invalid_argument(
+            "key",
+            format!("unknown key {name:?}: {KEY_HELP}"),
+        )),
+    }
+}
+
+/// A key or chord (`Control+Shift+ArrowLeft`, `Shift+Tab`, `+`, `Control++`):
+/// the modifiers (bit, key) and the main key.
+fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
+    if chord.is_empty() || chord.len() > 64 {
+        return Err(ToolError::invalid_argument(
+            "key",
+            format!("key must be 1-64 characters: {KEY_HELP}"),
+        ));
+    }
+    let (mods, main) = match chord.strip_suffix("++") {
+        Some(rest) => (rest, "+"),
+        None if chord == "+" => ("", "+"),
+        None => match chord.rsplit_once('+') {
+            Some((m, k)) => (m, k),
+            None => ("", chord),
+        },
+    };
+    let mut out = Vec::new();
+    for m in mods.split('+').filter(|m| !m.is_empty()) {
+        let lower = m.to_ascii_lowercase();
+        let Some((_, bit, key, code, vk)) =
+            MODIFIERS.iter().find(|x| x.0.contains(&lower.as_str()))
+        else {
+            return Err(ToolError::invalid_argument(
+                "key",
+                format!(
+                    "{m:?} in {chord:?} is not a modifier (Control, Shift, Alt, Meta): {KEY_HELP}"
+                ),
+            ));
+        };
+        out.push((
+            *bit,
+            KeyDef {
+                key: (*key).to_owned(),
+                code: (*code).to_owned(),
+                vk: *vk,
+                text: None,
+            },
+        ));
+    }
+    Ok((out, key_def(main)?))
+}
+
+/// The CDP key events of a key or chord, in order.
+fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
+    let (mods, main) = parse_chord(chord)?;
+    let mut events = Vec::new();
+    let mut bits = 0;
+    for (bit, m) in &mods {
+        bits |= bit;
+        events.push(json!({"type": "rawKeyDown", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    // With Control, Alt or Meta held a key types nothing (it is a shortcut);
+    // Shift types the shifted character.
+    let text = match &main.text {
+        Some(_) if bits & 7 != 0 => None,
+        Some(t) if bits & 8 != 0 => Some(t.to_uppercase()),
+        other => other.clone(),
+    };
+    let key = match &text {
+        Some(t) if t.chars().count() == 1 && main.key.chars().count() == 1 => t.clone(),
+        _ => main.key.clone(),
+    };
+    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits});
+    if let Some(t) = &text {
+        down["text"] = json!(t);
+        down["unmodifiedText"] = json!(t);
+    }
+    events.push(down);
+    events.push(json!({"type": "keyUp", "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits}));
+    for (bit, m) in mods.iter().rev() {
+        bits &= !bit;
+        events.push(json!({"type": "keyUp", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    Ok(events)
 }
 
 fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
@@ -274,15 +400,19 @@ impl BrowserManager {
     pub(super) fn forget_all_tabs(&self) {
         lock(&self.inner.refs).clear();
         lock(&self.inner.watches).clear();
+        self.forget_tab_events(None);
     }
 
     pub(super) fn forget_tab(&self, n: u64) {
         lock(&self.inner.refs).remove(&n);
         lock(&self.inner.watches).remove(&n);
+        self.forget_tab_events(Some(n));
     }
 
-    /// Start collecting console messages and network activity of a new tab.
+    /// Start collecting console messages, network activity and dialogs of a new
+    /// tab.
     pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
+        self.watch_dialogs(n, page).await;
         let w = Arc::new(TabWatch::default());
         lock(&self.inner.watches).insert(n, w.clone());
         if let Ok(mut s) = page.event_listener::<EventConsoleApiCalled>().await {
@@ -576,6 +706,26 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         match op {
+            "handle_dialog" | "dialog" => {
+                let (n, page) = self.page(tab).await?;
+                if op == "dialog" {
+                    return Ok(json!({"dialog": self.open_dialog(n)}));
+                }
+                let out = self.handle_dialog(n, &page, &args).await?;
+                if out["type"] == "beforeunload" && out["accepted"] == json!(true) {
+                    // The navigation the dialog held goes on: let it load.
+                    let _ = bounded(10_000, "the page to load", async {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        while !self.loaded(&page).await {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        Ok(())
+                    })
+                    .await;
+                    let _ = self.network_quiet(n, 50, 3_000).await;
+                }
+                return Ok(out);
+            }
             "profile_status" => return Ok(self.profile_status().await),
             "list_profiles" => return Ok(self.list_profiles().await),
             "visit_batch" => return self.visit_batch(&args).await,
@@ -590,6 +740,18 @@ impl BrowserManager {
             }
             _ => {}
         }
+        self.guarded(tab, self.tab_op(tab, op, args, timeout_ms))
+            .await
+    }
+
+    /// A page operation on one tab (no dialog open there).
+    async fn tab_op(
+        &self,
+        tab: Option<&str>,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
         let (n, page) = self.page(tab).await?;
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
@@ -770,42 +932,49 @@ impl BrowserManager {
 
     /// Dispatch trusted input events.
     pub async fn input(&self, tab: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
-        let (_, page) = self.page(tab).await?;
-        bounded(10_000, "input", async {
-            for ev in events {
-                match ev {
-                    Input::MouseMove((x, y, _)) => {
-                        let p: DispatchMouseEventParams = cdp_params(json!({"type": "mouseMoved", "x": x, "y": y}))?;
-                        page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
-                    }
-                    Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
-                        let kind = if matches!(ev, Input::MouseDown(_)) { "mousePressed" } else { "mouseReleased" };
-                        let p: DispatchMouseEventParams = cdp_params(json!({
-                            "type": kind, "x": x, "y": y, "button": "left",
-                            "buttons": if kind == "mousePressed" { 1 } else { 0 },
-                            "clickCount": (*c).max(1),
-                        }))?;
-                        page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
-                    }
-                    Input::Key(name) => {
-                        let (key, code, vk, text) = key_params(name)?;
-                        let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": code, "windowsVirtualKeyCode": vk});
-                        if let Some(t) = &text {
-                            down["text"] = json!(t);
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            bounded(10_000, "input", async {
+                for ev in events {
+                    match ev {
+                        Input::MouseMove((x, y, _)) => {
+                            let p: DispatchMouseEventParams =
+                                cdp_params(json!({"type": "mouseMoved", "x": x, "y": y}))?;
+                            page.execute(p)
+                                .await
+                                .map_err(|e| cdp_error("mouse move", e))?;
                         }
-                        let p: DispatchKeyEventParams = cdp_params(down)?;
-                        page.execute(p).await.map_err(|e| cdp_error("key down", e))?;
-                        let p: DispatchKeyEventParams = cdp_params(json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk}))?;
-                        page.execute(p).await.map_err(|e| cdp_error("key up", e))?;
-                    }
-                    Input::Text(t) => {
-                        page.execute(InsertTextParams::new(t.clone()))
-                            .await
-                            .map_err(|e| cdp_error("insert text", e))?;
+                        Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
+                            let kind = if matches!(ev, Input::MouseDown(_)) {
+                                "mousePressed"
+                            } else {
+                                "mouseReleased"
+                            };
+                            let p: DispatchMouseEventParams = cdp_params(json!({
+                                "type": kind, "x": x, "y": y, "button": "left",
+                                "buttons": if kind == "mousePressed" { 1 } else { 0 },
+                                "clickCount": (*c).max(1),
+                            }))?;
+                            page.execute(p)
+                                .await
+                                .map_err(|e| cdp_error("mouse button", e))?;
+                        }
+                        Input::Key(name) => {
+                            for ev in key_events(name)? {
+                                let p: DispatchKeyEventParams = cdp_params(ev)?;
+                                page.execute(p).await.map_err(|e| cdp_error("key", e))?;
+                            }
+                        }
+                        Input::Text(t) => {
+                            page.execute(InsertTextParams::new(t.clone()))
+                                .await
+                                .map_err(|e| cdp_error("insert text", e))?;
+                        }
                     }
                 }
-            }
-            Ok(())
+                Ok(())
+            })
+            .await
         })
         .await
     }
@@ -856,40 +1025,44 @@ impl BrowserManager {
         target: &str,
         paths: &[String],
     ) -> Result<Vec<String>, ToolError> {
-        let files = self.allowed_files(paths)?;
-        let (n, page) = self.page(tab).await?;
-        let args = if target.starts_with("ax_") {
-            json!({"ref": target})
-        } else {
-            json!({"selector": target})
-        };
-        // Checks the target (a file input, enabled) and gives a clear error if not.
-        self.run_op(n, &page, "file_input", args.clone(), false, 10_000)
-            .await?;
-        let object = self
-            .run_op(n, &page, "element", args.clone(), true, 10_000)
-            .await?;
-        let Some(object_id) = object.as_str() else {
-            return Err(cdp_error("cannot reach the file input", "no object id"));
-        };
-        let mut p =
-            SetFileInputFilesParams::new(files.iter().map(|f| f.display().to_string()).collect());
-        p.object_id = Some(object_id.to_owned().into());
-        page.execute(p)
-            .await
-            .map_err(|e| cdp_error("cannot set the files", e))?;
-        let seen = self
-            .run_op(n, &page, "files_of", args, false, 10_000)
-            .await?;
-        Ok(seen
-            .get("files")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default())
+        self.guarded(tab, async {
+            let files = self.allowed_files(paths)?;
+            let (n, page) = self.page(tab).await?;
+            let args = if target.starts_with("ax_") {
+                json!({"ref": target})
+            } else {
+                json!({"selector": target})
+            };
+            // Checks the target (a file input, enabled) and gives a clear error if not.
+            self.run_op(n, &page, "file_input", args.clone(), false, 10_000)
+                .await?;
+            let object = self
+                .run_op(n, &page, "element", args.clone(), true, 10_000)
+                .await?;
+            let Some(object_id) = object.as_str() else {
+                return Err(cdp_error("cannot reach the file input", "no object id"));
+            };
+            let mut p = SetFileInputFilesParams::new(
+                files.iter().map(|f| f.display().to_string()).collect(),
+            );
+            p.object_id = Some(object_id.to_owned().into());
+            page.execute(p)
+                .await
+                .map_err(|e| cdp_error("cannot set the files", e))?;
+            let seen = self
+                .run_op(n, &page, "files_of", args, false, 10_000)
+                .await?;
+            Ok(seen
+                .get("files")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default())
+        })
+        .await
     }
 }
 
@@ -1123,14 +1296,17 @@ impl BrowserManager {
         method: &str,
         params: Value,
     ) -> Result<Value, ToolError> {
-        if !params.is_object() {
-            return Err(ToolError::invalid_argument(
-                "params",
-                "CDP params must be a JSON object",
-            ));
-        }
-        let (_, page) = self.page(tab).await?;
-        raw_command(&page, method, params).await
+        self.guarded(tab, async {
+            if !params.is_object() {
+                return Err(ToolError::invalid_argument(
+                    "params",
+                    "CDP params must be a JSON object",
+                ));
+            }
+            let (_, page) = self.page(tab).await?;
+            raw_command(&page, method, params).await
+        })
+        .await
     }
 }
 
@@ -1268,8 +1444,30 @@ mod tests {
 
     #[test]
     fn keys() {
-        assert_eq!(key_params("Enter").expect("enter").2, 13);
-        assert_eq!(key_params("a").expect("a").1, "KeyA");
-        assert!(key_params("Hyper").is_err());
+        assert_eq!(key_def("Enter").expect("enter").vk, 13);
+        assert_eq!(key_def("a").expect("a").code, "KeyA");
+        assert_eq!(key_def("F5").expect("f5").vk, 116);
+        assert!(key_def("Hyper").is_err());
+    }
+
+    #[test]
+    fn chords() {
+        let ev = key_events("Control+a").expect("chord");
+        let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+        assert_eq!(types, ["rawKeyDown", "rawKeyDown", "keyUp", "keyUp"]);
+        assert_eq!(ev[1]["modifiers"], json!(2));
+        assert!(ev[1].get("text").is_none(), "a shortcut types nothing");
+        assert_eq!(ev[3]["modifiers"], json!(0));
+        let ev = key_events("Shift+Tab").expect("chord");
+        assert_eq!(ev[1]["key"], json!("Tab"));
+        assert_eq!(ev[1]["modifiers"], json!(8));
+        let ev = key_events("Shift+a").expect("chord");
+        assert_eq!(ev[1]["text"], json!("A"));
+        let ev = key_events("Control++").expect("plus");
+        assert_eq!(ev[1]["key"], json!("+"));
+        assert_eq!(key_events("+").expect("plus").len(), 2);
+        assert!(key_events("Hyper+a").is_err());
+        assert!(key_events("Control+Nope").is_err());
+        assert!(key_events("").is_err());
     }
 }

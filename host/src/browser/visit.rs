@@ -286,6 +286,7 @@ impl BrowserManager {
                 .new_page("about:blank")
                 .await
                 .map_err(|e| cdp_error("cannot open a worker tab", e))?;
+            super::events::dismiss_dialogs(&page).await;
             workers.0.push(page);
         }
         Ok(workers)

@@ -23,8 +23,17 @@ pub(crate) enum FieldValue {
     List(Vec<String>),
 }
 
+/// A snapshot line without the element's current value (` ="..."`): what a
+/// field holds may be secret, and one-line answers go to the journal.
+pub(crate) fn without_value(line: &str) -> &str {
+    match line.find(" =\"") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
 /// What an action changed, in one short line.
-fn describe_delta(d: &Value) -> String {
+pub(crate) fn describe_delta(d: &Value) -> String {
     let mut parts = Vec::new();
     if d["navigated"] == json!(true) {
         parts.push("navigated".to_owned());
@@ -55,7 +64,7 @@ fn describe_delta(d: &Value) -> String {
         }
     }
     if let Some(f) = d["focus"].as_str() {
-        parts.push(format!("focus {f}"));
+        parts.push(format!("focus {}", without_value(f)));
     }
     if let Some(m) = d["mutations"].as_u64()
         && m > 0
@@ -70,7 +79,7 @@ fn describe_delta(d: &Value) -> String {
 }
 
 /// After an action that may navigate: wait for the new page.
-fn after_navigation(tab: Option<&str>, d: &mut Value) {
+pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
     if d["navigated"] == json!(true) {
         let wait = json!({"type": "navigation", "token": d["token"]});
         match browser::page_op(tab, "wait", &wait, 15_000) {
@@ -130,7 +139,7 @@ pub(crate) struct Interact;
 impl Tool for Interact {
     type Args = InteractArgs;
     const NAME: &'static str = "interact";
-    const DESCRIPTION: &'static str = "Click, double-click or hover an element by ref or by description; reports what changed. A click that does nothing is retried other ways; if all fail you get needs_human instead of a false success.";
+    const DESCRIPTION: &'static str = "Click, double-click or hover an element by ref or description; reports what changed. A click that changes nothing is retried other ways, then answers needs_human.";
 
     fn spec() -> ToolSpec {
         ToolSpec::default().with_intent().scope(Scope::Browser)
@@ -368,7 +377,7 @@ pub(crate) struct FillForm;
 impl Tool for FillForm {
     type Args = FillArgs;
     const NAME: &'static str = "fill_form";
-    const DESCRIPTION: &'static str = "Fill several form fields at once by label/name (or ref), optionally submit. Nothing is changed if any field is not found.";
+    const DESCRIPTION: &'static str = "Fill several form fields at once by label/name (or ref), optionally submit. Changes nothing if a field is missing.";
 
     fn spec() -> ToolSpec {
         ToolSpec::default()

@@ -3,6 +3,7 @@
 //! any third-party plugin; the browser itself lives in the host.
 
 mod act;
+mod keys;
 mod net;
 mod read;
 
@@ -71,8 +72,33 @@ impl Tool for Navigate {
             }
         };
         let summary = format!("{} at {}", t.tab_id, t.url);
-        Ok(Output::json(&t)?.with_summary(summary))
+        let mut v =
+            serde_json::to_value(&t).map_err(|e| ToolError::new("INTERNAL", e.to_string()))?;
+        if let Some(wall) = wall(Some(&t.tab_id)) {
+            v["wall"] = serde_json::json!(wall);
+        }
+        Ok(Output::json(&v)?.with_summary(summary))
     }
+}
+
+/// Evidence that a page is a login or CAPTCHA wall: a visible password field or
+/// a CAPTCHA widget, and no visible sign-out control (a signed-in page that
+/// happens to have a password form, such as a change-password page, is no wall).
+const WALL_PROBE: &str = r#"(() => {
+  const vis = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'; };
+  const any = (sel) => Array.from(document.querySelectorAll(sel)).some(vis);
+  const out = /(log ?out|sign ?out|log ?off|sign ?off)/i;
+  const signedIn = Array.from(document.querySelectorAll('a,button,[role=button],[role=menuitem],input[type=submit]')).some((e) => out.test(e.innerText || e.value || e.getAttribute('aria-label') || '') && vis(e));
+  if (signedIn) return null;
+  if (any('iframe[src*="recaptcha"],iframe[src*="hcaptcha"],iframe[src*="turnstile"],.g-recaptcha,.h-captcha,.cf-turnstile,[data-sitekey]')) return 'a CAPTCHA';
+  if (any('input[type=password]')) return 'a login form';
+  return null;
+})()"#;
+
+fn wall(tab: Option<&str>) -> Option<String> {
+    browser::evaluate(tab, WALL_PROBE, 2_000)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
 }
 
 /// Arguments of `tabs_create`.
@@ -126,6 +152,7 @@ impl Tool for TabsClose {
 
     fn spec() -> ToolSpec {
         ToolSpec::default()
+            .tier(2)
             .destructive()
             .scope(ochre_sdk::Scope::Browser)
     }
@@ -352,6 +379,6 @@ ochre_sdk::register_plugin! {
         act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
         PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
         TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::Network,
-        net::EvidenceBundle,
+        net::EvidenceBundle, keys::PressKey, keys::Type, keys::HandleDialog,
     ],
 }

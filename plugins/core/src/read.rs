@@ -40,7 +40,7 @@ pub(crate) struct ReadPage;
 impl Tool for ReadPage {
     type Args = ReadArgs;
     const NAME: &'static str = "read_page";
-    const DESCRIPTION: &'static str = "Read the page as a compact tree of roles and names with refs (ax_N) on every interactive element, for interact, form_input and others. mode text/markdown for reading, dom for HTML.";
+    const DESCRIPTION: &'static str = "Read the page as a tree of roles and names with refs (ax_N) on every interactive element. mode text/markdown to read, dom for HTML.";
 
     fn spec() -> ToolSpec {
         ToolSpec::default()

@@ -1,0 +1,178 @@
+//! Pipeline stage: what pages did on their own while a call ran — a dialog that
+//! opened, a tab a page opened or closed, a download — is told in the call's
+//! answer (one line each, and `page_events` in the structured result), and every
+//! page event goes to the journal and the trace.
+//!
+//! A call whose action opened a dialog gets a successful answer naming the dialog
+//! (the action happened; the page now waits for an answer), not the `DIALOG_OPEN`
+//! error the blocked browser calls inside it saw.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::browser::{BrowserManager, PageEvent, codes as browser_codes};
+use crate::error::ToolError;
+use crate::pipeline::{Content, ToolOutput};
+
+/// Longest wait for downloads a call started.
+const DOWNLOAD_WAIT: Duration = Duration::from_secs(15);
+
+/// One line for the agent about an event, if it needs one.
+async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Option<String> {
+    let b = &e.body;
+    let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    match e.kind {
+        "dialog_opened" if browser.dialog_still_open(e.seq) => {
+            let prompt = if s("type") == "prompt" {
+                ", promptText: \"...\""
+            } else {
+                ""
+            };
+            Some(format!(
+                "dialog: a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false{prompt}}}; the tab does nothing else until then",
+                s("type"),
+                s("tabId"),
+                s("message")
+            ))
+        }
+        "dialog_closed" if s("by") == "policy" => Some(format!(
+            "dialog: a {} dialog on {} ({:?}) was {} by the server's --dialogs policy",
+            s("type"),
+            s("tabId"),
+            s("message"),
+            if b["accepted"] == json!(true) {
+                "accepted"
+            } else {
+                "dismissed"
+            }
+        )),
+        "tab_opened" => {
+            let id = s("tabId");
+            let info = browser.peek_tab(Some(&id)).await;
+            let (url, title) = match info {
+                Some(t) => (t.url, t.title),
+                None => (s("url"), String::new()),
+            };
+            Some(format!(
+                "opened tab {id} {title:?} ({url}) from {}; act on it with tabId {id:?}",
+                s("openerTabId")
+            ))
+        }
+        "tab_closed" => Some(format!("tab {} was closed by its page", s("tabId"))),
+        "download" => Some(match s("state").as_str() {
+            "completed" => format!(
+                "downloaded {} ({} bytes) to {}",
+                s("file"),
+                b["bytes"].as_u64().unwrap_or(0),
+                s("path")
+            ),
+            _ => format!("the download of {} was canceled", s("file")),
+        }),
+        "download_started" => {
+            let finished = all
+                .iter()
+                .any(|x| x.kind == "download" && x.body["startedSeq"] == json!(e.seq));
+            (!finished).then(|| {
+                format!(
+                    "the download of {} is still in progress (it will be saved in {})",
+                    s("file"),
+                    browser.downloads_dir_shown()
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Report the page events since `mark` in the call's outcome.
+pub(crate) async fn report(
+    browser: &BrowserManager,
+    tool: &str,
+    mark: u64,
+    outcome: Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    let mut events = browser.events_since(mark);
+    if events.iter().any(|e| e.kind == "download_started") {
+        browser.wait_downloads(mark, DOWNLOAD_WAIT).await;
+        events = browser.events_since(mark);
+    }
+    if events.is_empty() {
+        return outcome;
+    }
+    let mut lines = Vec::new();
+    for e in &events {
+        if let Some(l) = line(browser, e, &events).await {
+            lines.push(l);
+        }
+    }
+    let bodies: Vec<Value> = events
+        .iter()
+        .map(|e| {
+            let mut b = public_body(&e.body);
+            b.insert("event".into(), json!(e.kind));
+            Value::Object(b)
+        })
+        .collect();
+    let opened = events
+        .iter()
+        .find(|e| e.kind == "dialog_opened" && browser.dialog_still_open(e.seq));
+    match outcome {
+        Err(e) if e.code == browser_codes::DIALOG_OPEN && opened.is_some() => {
+            // The action ran and the page answered with a dialog.
+            let dialog = opened.map(|d| d.body.clone()).unwrap_or(Value::Null);
+            let head = format!(
+                "{tool}: the page opened a {} dialog: {:?}",
+                dialog["type"].as_str().unwrap_or("?"),
+                dialog["message"].as_str().unwrap_or("")
+            );
+            let mut content = vec![Content::Text(head.clone())];
+            content.extend(lines.into_iter().map(Content::Text));
+            Ok(ToolOutput {
+                content,
+                structured: Some(json!({"dialog": dialog, "page_events": bodies})),
+                summary: head,
+            })
+        }
+        Err(mut e) => {
+            e.details.insert("page_events".into(), Value::Array(bodies));
+            if !lines.is_empty() {
+                e.message = format!("{} ({})", e.message, lines.join("; "));
+            }
+            Err(e)
+        }
+        Ok(mut out) => {
+            if !lines.is_empty() {
+                out.content.push(Content::Text(lines.join("\n")));
+            }
+            if let Some(Value::Object(m)) = &mut out.structured {
+                m.insert("page_events".into(), Value::Array(bodies));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// An event's body as the agent, the journal and the trace may see it: a prompt's
+/// answer may be a secret, so only its length is kept.
+pub(crate) fn public_body(body: &Value) -> Map<String, Value> {
+    let mut m = body.as_object().cloned().unwrap_or_default();
+    if let Some(Value::String(t)) = m.remove("promptText") {
+        m.insert("promptTextChars".into(), json!(t.chars().count()));
+    }
+    m.remove("startedSeq");
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_answers_never_leave_the_host() {
+        let b = public_body(&json!({"type": "prompt", "promptText": "hunter2", "startedSeq": 3}));
+        assert_eq!(b.get("promptTextChars"), Some(&json!(7)));
+        assert!(!Value::Object(b.clone()).to_string().contains("hunter2"));
+        assert!(b.get("startedSeq").is_none());
+    }
+}

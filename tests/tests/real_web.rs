@@ -1,0 +1,459 @@
+//! What real pages do on their own, over MCP against real headless Chromium and
+//! the fixture sites: JavaScript dialogs never hang a tab, pages a page opens are
+//! tabs, downloads are saved, the keyboard sends trusted keys, big results stay
+//! within the response budget, and the login-wall hint needs evidence. Effects
+//! are checked on the server side (`/record`, the downloaded file).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+async fn snapshot(client: &Client) -> Result<String> {
+    Ok(texts(&call(client, "read_page", json!({})).await?))
+}
+
+/// Call and time it.
+async fn timed(
+    client: &Client,
+    tool: &str,
+    args: Value,
+) -> Result<(rmcp::model::CallToolResult, Duration)> {
+    let t = Instant::now();
+    let r = call(client, tool, args).await?;
+    Ok((r, t.elapsed()))
+}
+
+#[tokio::test]
+async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("dialogs");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("dialogs.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    let fast = Duration::from_secs(2);
+
+    // alert: the click answers at once, naming the dialog.
+    let (r, took) = timed(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Show alert")}),
+    )
+    .await?;
+    assert!(took < fast, "the click took {took:?}");
+    let out = structured(&r);
+    assert_eq!(out["dialog"]["type"], "alert");
+    assert_eq!(out["dialog"]["message"], "Saved!");
+    assert!(texts(&r).contains("handle_dialog"), "{}", texts(&r));
+    // Any other call on the tab answers at once with the dialog.
+    let (r, took) = timed(&client, "read_page", json!({})).await?;
+    assert!(took < fast, "read_page took {took:?}");
+    let err = error_of(&r);
+    assert_eq!(err["code"], "DIALOG_OPEN");
+    assert_eq!(err["dialog"]["message"], "Saved!");
+    // tabs_context still works and answers at once.
+    let (r, took) = timed(&client, "tabs_context", json!({})).await?;
+    assert!(took < fast, "tabs_context took {took:?}");
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+    let (r, _) = timed(&client, "handle_dialog", json!({"accept": true})).await?;
+    assert!(
+        texts(&r).contains("accepted the alert dialog"),
+        "{}",
+        texts(&r)
+    );
+    assert!(
+        site.wait_recorded("alert=closed").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+
+    // confirm: dismissed -> the page sees false.
+    let (r, took) = timed(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Delete file")}),
+    )
+    .await?;
+    assert!(took < fast, "{took:?}");
+    assert_eq!(structured(&r)["dialog"]["type"], "confirm");
+    call(&client, "handle_dialog", json!({"accept": false})).await?;
+    assert!(
+        site.wait_recorded("confirm=false").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+
+    // prompt: answered with text.
+    let (r, _) = timed(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Ask name")}),
+    )
+    .await?;
+    assert_eq!(structured(&r)["dialog"]["type"], "prompt");
+    assert_eq!(structured(&r)["dialog"]["defaultPrompt"], "anonymous");
+    call(
+        &client,
+        "handle_dialog",
+        json!({"accept": true, "promptText": "Ada Lovelace"}),
+    )
+    .await?;
+    assert!(
+        site.wait_recorded("prompt=Ada Lovelace").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+
+    // A dialog that opens after the call ended blocks the next call, not for long.
+    call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Ask later")}),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (r, took) = timed(&client, "find", json!({"query": "Delete file"})).await?;
+    assert!(took < fast, "{took:?}");
+    assert_eq!(error_of(&r)["code"], "DIALOG_OPEN");
+    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    assert!(
+        site.wait_recorded("later=true").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+    // No dialog: a clear error.
+    let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
+    assert_eq!(error_of(&r)["code"], "NO_DIALOG");
+
+    // beforeunload: leaving a page that asks answers at once; accepting leaves.
+    call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Start editing")}),
+    )
+    .await?;
+    assert!(site.wait_recorded("armed=1").await.is_some());
+    let (r, took) = timed(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    assert!(took < fast, "navigate took {took:?}");
+    assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
+    let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
+    assert!(texts(&r).contains("beforeunload"), "{}", texts(&r));
+    let tabs = structured(&call(&client, "tabs_context", json!({})).await?);
+    assert!(tabs.to_string().contains("page2.html"), "{tabs}");
+
+    // The journal and the trace have the dialogs, never the prompt's answer.
+    let journal = read_all_text(&data.path().join("journal"));
+    assert!(
+        journal.contains("dialog_opened") && journal.contains("dialog_closed"),
+        "{journal}"
+    );
+    assert!(
+        !journal.contains("Ada Lovelace"),
+        "the prompt's answer leaked"
+    );
+    let traces = read_all_text(&data.path().join("traces"));
+    assert!(traces.contains("dialog_opened"));
+    assert!(!traces.contains("Ada Lovelace"));
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("dialog-policy");
+    let client = stdio_client(data.path(), &["--dialogs", "accept"], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("dialogs.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    let r = call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Delete file")}),
+    )
+    .await?;
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+    assert!(
+        texts(&r).contains("was accepted by the server's --dialogs policy"),
+        "{}",
+        texts(&r)
+    );
+    assert!(
+        site.wait_recorded("confirm=true").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+    // Nothing blocks the tab.
+    let r = call(&client, "read_page", json!({})).await?;
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("popups");
+    let downloads = TempDir::new("popups-downloads");
+    let dl = downloads.path().display().to_string();
+    let client = stdio_client(data.path(), &["--downloads-dir", &dl], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url("popups.html")})).await?;
+    let snap = snapshot(&client).await?;
+
+    // target=_blank
+    let r = call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")}),
+    )
+    .await?;
+    let t = texts(&r);
+    assert!(t.contains("opened tab t2"), "{t}");
+    // window.open
+    let r = call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Open the product")}),
+    )
+    .await?;
+    let t = texts(&r);
+    assert!(
+        t.contains("opened tab t3") && t.contains("product.html"),
+        "{t}"
+    );
+    let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+    assert!(
+        tabs.contains("\"t2\"") && tabs.contains("\"t3\"") && tabs.contains("page2.html"),
+        "{tabs}"
+    );
+    // Acted on by tabId: the product page's content.
+    let r = call(&client, "read_page", json!({"tabId": "t3", "mode": "text"})).await?;
+    assert!(
+        texts(&r).to_lowercase().contains("product") || texts(&r).len() > 20,
+        "{}",
+        texts(&r)
+    );
+    let r = call(&client, "find", json!({"query": "page", "tabId": "t2"})).await?;
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+
+    // A page that closes itself disappears.
+    let r = call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")}),
+    )
+    .await?;
+    assert!(texts(&r).contains("opened tab t4"), "{}", texts(&r));
+    let mut gone = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+        if !tabs.contains("\"t4\"") {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "the self-closing tab is still listed");
+
+    // A download: saved with its name and the right bytes.
+    let r = call(
+        &client,
+        "interact",
+        json!({"ref": ref_of(&snap, "link", "Download the report")}),
+    )
+    .await?;
+    let t = texts(&r);
+    assert!(t.contains("downloaded report.csv"), "{t}");
+    let file = downloads.path().join("report.csv");
+    assert_eq!(std::fs::read(&file)?, download_bytes("report.csv"));
+    assert!(t.contains(&file.display().to_string()), "{t}");
+    let journal = read_all_text(&data.path().join("journal"));
+    assert!(
+        journal.contains("tab_opened") && journal.contains("\"download\""),
+        "{journal}"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_keyboard_sends_trusted_keys() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("keys");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url("keys.html")})).await?;
+    let snap = snapshot(&client).await?;
+    let search = ref_of(&snap, "textbox", "Search");
+    let r = call(
+        &client,
+        "type",
+        json!({"ref": search, "text": "Héllo w0rld", "submit": true}),
+    )
+    .await?;
+    assert!(texts(&r).contains("typed 11 characters"), "{}", texts(&r));
+    let rec = site
+        .wait_recorded("typed=")
+        .await
+        .expect("the page reported");
+    // 11 characters and the Enter, every one a trusted keydown.
+    assert!(
+        rec.contains("typed=Héllo w0rld&keydowns=12&keys=Héllo w0rld"),
+        "{rec}"
+    );
+    // press_key: Escape, Tab moves focus, Control+a selects.
+    call(&client, "press_key", json!({"key": "Escape"})).await?;
+    assert!(site.wait_recorded("escape=1").await.is_some());
+    call(&client, "press_key", json!({"key": "Tab", "ref": search})).await?;
+    assert!(
+        site.wait_recorded("tabbed=1").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+    let other = ref_of(&snap, "textbox", "Other");
+    call(
+        &client,
+        "form_input",
+        json!({"ref": other, "value": "select me"}),
+    )
+    .await?;
+    let r = call(
+        &client,
+        "press_key",
+        json!({"key": "Control+a", "ref": other}),
+    )
+    .await?;
+    assert!(texts(&r).starts_with("pressed Control+a"), "{}", texts(&r));
+    assert!(
+        site.wait_recorded("selected=9").await.is_some(),
+        "{:?}",
+        site.recorded()
+    );
+    // Bad keys change nothing and say what is allowed.
+    let r = call(&client, "press_key", json!({"key": "Hyper+q"})).await?;
+    let err = error_of(&r);
+    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("Control"),
+        "{err}"
+    );
+    // The typed text never reaches the journal.
+    let journal = read_all_text(&data.path().join("journal"));
+    assert!(
+        !journal.contains("w0rld"),
+        "typed text leaked into the journal: {journal}"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn big_results_stay_within_the_response_budget() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("budget");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("many-controls.html")}),
+    )
+    .await?;
+    let r = call(&client, "read_page", json!({})).await?;
+    let t = texts(&r);
+    assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
+    assert!(
+        t.contains("heading[1] \"Inventory\""),
+        "the first view lost the top"
+    );
+    assert!(t.contains("[truncated: the whole result is"), "no notice");
+    assert!(
+        t.contains("heading[2] \"Section 399\""),
+        "the outline misses the far end"
+    );
+    let handle = t
+        .split('"')
+        .find(|w| w.starts_with("oh_"))
+        .expect("an output handle")
+        .to_owned();
+    // The rest is there to page through.
+    let page = structured(
+        &call(
+            &client,
+            "oc_output_fetch",
+            json!({"output_handle": handle, "offset": 0, "limit": 8_000_000}),
+        )
+        .await?,
+    );
+    let whole = page["content"].as_str().unwrap_or("");
+    assert!(
+        whole.contains("Finish the inventory"),
+        "the stored result misses the end"
+    );
+    // The far-end element is still found and clicked.
+    let found = texts(&call(&client, "find", json!({"query": "Finish the inventory"})).await?);
+    let r = found
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .expect("a ref")
+        .to_owned();
+    call(&client, "interact", json!({"ref": r})).await?;
+    assert!(site.wait_recorded("clicked=last").await.is_some());
+    // The caller may still ask for everything.
+    let r = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
+    assert!(texts(&r).len() > 100_000 && !texts(&r).contains("[truncated"));
+    // Small results are untouched.
+    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    assert!(!snapshot(&client).await?.contains("[truncated"));
+    // A smaller budget, set by the operator.
+    client.cancel().await?;
+    let client = stdio_client(data.path(), &["--max-response-tokens", "1000"], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("many-controls.html")}),
+    )
+    .await?;
+    let t = snapshot(&client).await?;
+    assert!(
+        t.len() <= 4_000 && t.contains("[truncated"),
+        "{} bytes",
+        t.len()
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("login-wall");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    // A signed-in admin page under /admin/auth/: no hint.
+    let r = call(
+        &client,
+        "navigate",
+        json!({"url": site.url("admin/auth/user/index.html")}),
+    )
+    .await?;
+    let out = structured(&r);
+    assert!(
+        out.get("_hint").is_none() && out.get("wall").is_none(),
+        "{out}"
+    );
+    // A real login page: a hint.
+    let r = call(&client, "navigate", json!({"url": site.url("login.html")})).await?;
+    let out = structured(&r);
+    assert_eq!(out["wall"], "a login form");
+    assert_eq!(out["_hint"]["rule"], "login_wall");
+    client.cancel().await?;
+    Ok(())
+}
