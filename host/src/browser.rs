@@ -446,8 +446,9 @@ impl BrowserManager {
     /// A tab's title as the browser knows it (no script runs in the page).
     async fn target_title(&self, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
-        let mut p = GetTargetInfoParams::default();
-        p.target_id = Some(page.target_id().clone());
+        let p = GetTargetInfoParams {
+            target_id: Some(page.target_id().clone()),
+        };
         let guard = self.inner.session.lock().await;
         let Some(s) = guard.as_ref() else {
             return String::new();

@@ -482,7 +482,8 @@ pub mod browser {
         MouseDown(f64, f64, u32),
         /// Release the left button at (x, y).
         MouseUp(f64, f64, u32),
-        /// Press and release a key (`Enter`, `Tab`, `Space`, arrows, one character...).
+        /// Press and release a key (`Enter`, `Tab`, `Space`, arrows, `F1`-`F12`, one
+        /// character...) or a chord (`Control+a`, `Shift+Tab`).
         Key(String),
         /// Insert text as if typed.
         Text(String),

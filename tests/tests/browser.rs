@@ -13,7 +13,6 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     for t in [
         "navigate",
         "tabs_create",
-        "tabs_close",
         "tabs_context",
         "javascript_tool",
         "page_reload",

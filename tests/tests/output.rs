@@ -56,17 +56,32 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("output-modes");
     let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
-
-    // Default and explicit inline are byte-identical to the plain result.
+    // Within the response budget, the default and explicit inline are
+    // byte-identical.
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("product.html")}),
+    )
+    .await?;
     let plain = call(&client, "read_page", json!({})).await?;
     let inline = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     assert_eq!(
         serde_json::to_string(&plain)?,
         serde_json::to_string(&inline)?
     );
+
+    // Over it, the default is a first view and explicit inline is everything.
+    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
+    let plain = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     let full = text(&plain);
-    assert!(full.len() > 50_000, "{}", full.len());
+    assert!(full.len() > 100_000, "{}", full.len());
+    let view = text(&call(&client, "read_page", json!({})).await?);
+    assert!(
+        view.len() <= 100_000 && full.starts_with(&view[..1000]),
+        "{}",
+        view.len()
+    );
 
     // handle: a small descriptor whatever the size.
     let res = call(&client, "read_page", json!({"output_mode": "handle"})).await?;
@@ -146,10 +161,13 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
         .iter()
         .filter(|e| e["event"] == "output_handle_created")
         .collect();
-    assert_eq!(created.len(), 2, "{j}");
-    assert_eq!(created[0]["handle"], handle.as_str());
-    assert_eq!(created[0]["source_tool"], "read_page");
-    assert_eq!(created[0]["size_bytes"].as_u64(), Some(full.len() as u64));
+    // The response budget's first view, `handle`, and `auto` over its limit.
+    assert_eq!(created.len(), 3, "{j}");
+    assert_eq!(created[1]["handle"], handle.as_str());
+    for c in &created {
+        assert_eq!(c["source_tool"], "read_page");
+        assert_eq!(c["size_bytes"].as_u64(), Some(full.len() as u64));
+    }
     let files = std::fs::read_dir(data.path().join("output"))?.count();
     assert_eq!(files, 1, "one day dir");
     client.cancel().await?;
