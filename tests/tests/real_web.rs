@@ -457,3 +457,75 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("widgets");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("widgets.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    // Listeners, onclick, cursor: pointer, draggable: refs with their text.
+    let day = ref_of(&snap, "generic", "November 14, 2026");
+    let next = ref_of(&snap, "generic", "Next");
+    let red = ref_of(&snap, "generic", "Red");
+    let green = ref_of(&snap, "generic", "Green");
+    ref_of(&snap, "generic", "First item");
+    // Names: flex items apart, hidden words left out; selects show their choice.
+    ref_of(&snap, "link", "GET /pets/{petId} Find a pet");
+    ref_of(&snap, "button", "Save");
+    assert!(!snap.contains("hidden words"), "{snap}");
+    let toppings = snap
+        .lines()
+        .find(|l| l.contains("listbox \"Toppings\""))
+        .expect("the multiple select");
+    assert!(
+        toppings.ends_with("=\"Cheese, Olives\" (3 options)"),
+        "{toppings}"
+    );
+    let size = snap
+        .lines()
+        .find(|l| l.contains("combobox \"Size\""))
+        .expect("select");
+    assert!(size.ends_with("=\"Large\" (2 options)"), "{size}");
+    // All the options on request.
+    let r = ref_of(&snap, "listbox", "Toppings");
+    let opts = texts(&call(&client, "read_page", json!({"ref_id": r})).await?);
+    assert!(
+        opts.contains("option \"Ham\"") && opts.contains("option \"Olives\" selected"),
+        "{opts}"
+    );
+    // Acting on them reaches the page's handlers (checked on the server).
+    for (r, needle) in [
+        (&day, "day=14"),
+        (&next, "month=next"),
+        (&red, "picked=red"),
+        (&green, "picked=green"),
+    ] {
+        let res = call(&client, "interact", json!({"ref": r})).await?;
+        assert!(texts(&res).starts_with("clicked"), "{}", texts(&res));
+        assert!(
+            site.wait_recorded(needle).await.is_some(),
+            "{needle}: {:?}",
+            site.recorded()
+        );
+    }
+    // Each click was one click, not a retry storm.
+    assert_eq!(
+        site.recorded()
+            .iter()
+            .filter(|r| r.as_str() == "day=14")
+            .count(),
+        1
+    );
+    // find sees them too.
+    let found = texts(&call(&client, "find", json!({"query": "November 20, 2026"})).await?);
+    assert!(found.contains("November 20, 2026"), "{found}");
+    client.cancel().await?;
+    Ok(())
+}

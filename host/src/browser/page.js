@@ -40,16 +40,32 @@
   };
   const CONTROL_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   function textOf(node, skip) {
-    // Text of a subtree without the text of form controls (a label's own words).
+    // The words of a subtree as its accessible name: without form controls' text
+    // (a label's own words), hidden parts, or scripts; block-level children (a
+    // flex item, a list item, a <br>) are set apart by spaces, inline ones are not.
     let s = '';
+    const rendered = !!(node.ownerDocument && node.ownerDocument.defaultView);
     const walk = (n) => {
-      if (n.nodeType === 3) s += n.data;
-      else if (n.nodeType === 1) {
-        if (n !== node && (n === skip || CONTROL_TAGS.has(n.localName))) return;
-        if (n.localName === 'script' || n.localName === 'style') return;
-        if (n.localName === 'img') s += ' ' + (n.getAttribute('alt') || '') + ' ';
-        for (const c of n.childNodes) walk(c);
+      if (n.nodeType === 3) { s += n.data; return; }
+      if (n.nodeType !== 1) return;
+      const t = n.localName;
+      if (n !== node) {
+        if (n === skip || CONTROL_TAGS.has(t) || t === 'script' || t === 'style' || t === 'template') return;
+        if (n.hidden || n.getAttribute('aria-hidden') === 'true') return;
       }
+      if (t === 'br') { s += ' '; return; }
+      if (t === 'img') { s += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
+      let apart = false;
+      if (n !== node && rendered) {
+        const cs = getComputedStyle(n);
+        if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
+        apart = !cs.display.startsWith('inline') && cs.display !== 'contents';
+      } else if (n !== node) {
+        apart = BLOCK.has(t);
+      }
+      if (apart) s += ' ';
+      for (const c of (n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes)) walk(c);
+      if (apart) s += ' ';
     };
     walk(node);
     return s;
@@ -131,7 +147,7 @@
     if (t === 'img' || t === 'area') return clean(el.getAttribute('alt') || el.getAttribute('title') || '');
     if (t === 'iframe' || t === 'frame') return clean(el.getAttribute('title') || el.getAttribute('name') || '');
     if (t === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return clean(lg.textContent); }
-    if (NAME_FROM_CONTENT.has(role) || t === 'summary') {
+    if (NAME_FROM_CONTENT.has(role) || t === 'summary' || role === 'generic') {
       const s = clean(textOf(el));
       if (s) return s;
     }
@@ -152,11 +168,34 @@
     return !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
   }
 
+  // Elements a page made clickable without a semantic role: a click-like
+  // listener (recorded by the host's listener tracker, installed before any page
+  // script runs), `onclick`, `tabindex`, `draggable`, or the top of a
+  // `cursor: pointer` region. Large containers with a delegated listener (an
+  // app's root) are not controls: at most CLICK_TEXT_MAX chars of text.
+  const CLICKED = window.__ochre_clk || null;
+  const CLICK_TEXT_MAX = 300;
+  const POINTER_TAGS = new Set(['div', 'span', 'li', 'td', 'img', 'svg', 'i', 'a', 'p', 'dt', 'dd', 'label', 'em', 'strong', 'b', 'small', 'tr']);
+  const NEVER_CLICKABLE = new Set(['body', 'html', 'main', 'header', 'footer', 'nav', 'aside', 'form', 'table', 'tbody', 'thead', 'ul', 'ol']);
+  function smallEnough(el) {
+    return (el.textContent || '').length <= CLICK_TEXT_MAX;
+  }
+  function pointerTop(el) {
+    if (!POINTER_TAGS.has(el.localName) || !el.ownerDocument.defaultView) return false;
+    if (el.localName === 'label' && el.control) return false;
+    if (getComputedStyle(el).cursor !== 'pointer') return false;
+    const p = el.parentElement;
+    return !p || getComputedStyle(p).cursor !== 'pointer';
+  }
   function isInteractive(el, role) {
     if (role && INTERACTIVE.has(role)) return true;
+    if (NEVER_CLICKABLE.has(el.localName) || (role && (LANDMARKS.has(role) || role === 'heading'))) return false;
     if (el.hasAttribute('onclick')) return true;
     const ti = el.getAttribute('tabindex');
-    return ti != null && Number(ti) >= 0 && el.localName !== 'body' && !LANDMARKS.has(role);
+    if (ti != null && Number(ti) >= 0) return true;
+    if (el.getAttribute('draggable') === 'true') return smallEnough(el);
+    if ((CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function') return smallEnough(el);
+    return pointerTop(el) && smallEnough(el);
   }
 
   function mint(el) {
@@ -187,6 +226,13 @@
       else if (el.isContentEditable) v = el.textContent;
       if (v) s += ' =' + JSON.stringify(clean(v));
     }
+    if (el.localName === 'select') {
+      if (role === 'listbox') {
+        const v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
+        if (v) s += ' =' + JSON.stringify(clean(v));
+      }
+      s += ' (' + el.options.length + ' options)';
+    }
     if (el.localName === 'input' && (el.type || '').toLowerCase() === 'file') s += ' file';
     return s;
   }
@@ -210,6 +256,7 @@
     const out = [];
     const onlyInteractive = opts.filter === 'interactive';
     const maxDepth = opts.depth == null ? 1e9 : opts.depth;
+    let top = null;
     let buf = '';
     let mute = 0;
     const ind = (d) => ' '.repeat(onlyInteractive ? 0 : d);
@@ -232,6 +279,10 @@
         flush(d);
         const r = role || 'generic';
         if (d <= maxDepth) out.push(ind(d) + r + (() => { const nm = nameOf(el, r); return nm ? ' ' + JSON.stringify(nm) : ''; })() + ' ax_' + mint(el) + stateOf(el, r));
+        if (t === 'select' && el === top && d + 1 <= maxDepth) {
+          // read_page of the select itself lists every option.
+          for (const o of el.options) out.push(ind(d + 1) + 'option ' + JSON.stringify(clean(o.label || o.text)) + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
+        }
         if (t !== 'select' && t !== 'input' && t !== 'textarea') {
           mute++;
           for (const c of kids(el)) visit(c, d + 1);
@@ -282,6 +333,7 @@
       else if (!mute && buf && !/\s$/.test(buf)) buf += ' ';
     };
     if (root.nodeType === 9) root = root.body || root.documentElement;
+    top = root;
     if (root === document.body || root === document.documentElement) {
       for (const c of kids(root)) visit(c, 0);
     } else {
@@ -927,7 +979,7 @@
     snapshot,
     find,
     query,
-    describe: (a) => { const e = target(a); const d = describe(e); d.line = refLine(e); d.tag = e.localName; d.focusable = e.tabIndex >= 0 || typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]'); d.native = e.matches('a[href],button,input,select,textarea,summary,label,option'); return d; },
+    describe: (a) => { const e = target(a); const d = describe(e); d.line = refLine(e); d.tag = e.localName; d.focusable = e.tabIndex >= 0 || typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]'); d.native = e.matches('a[href],button,input,select,textarea,summary,label,option'); d.listens = !!(CLICKED && CLICKED.has(e)) || e.hasAttribute('onclick') || typeof e.onclick === 'function'; return d; },
     resolve_query: (a) => {
       const f = find({ query: a.query, limit: 1 });
       if (!f.matches.length) fail('ELEMENT_NOT_FOUND', 'nothing on the page matches ' + JSON.stringify(a.query) + '; try read_page or find with other words', { query: a.query });

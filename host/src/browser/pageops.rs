@@ -36,6 +36,25 @@ use crate::error::ToolError;
 
 pub(super) const PAGE_JS: &str = include_str!("page.js");
 
+/// Installed in every document of a tab before the page's own scripts: remembers
+/// (in a WeakSet the page library reads) the elements that get a click-like
+/// listener, so that clickable elements without a semantic role get refs. The
+/// page sees `addEventListener` behave exactly as before.
+const CLICK_TRACKER: &str = r#"(() => {
+  if (window.__ochre_clk) return;
+  const seen = new WeakSet();
+  Object.defineProperty(window, '__ochre_clk', { value: seen, enumerable: false });
+  const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
+  const proto = EventTarget.prototype;
+  const add = proto.addEventListener;
+  const wrapped = { addEventListener(type, listener, options) {
+    if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
+    return add.call(this, type, listener, options);
+  } }.addEventListener;
+  Object.defineProperty(wrapped, 'toString', { value: () => add.toString(), enumerable: false });
+  Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+})()"#;
+
 /// Console messages kept per tab.
 const CONSOLE_CAP: usize = 1000;
 /// Longest console message kept, in chars.
@@ -413,6 +432,13 @@ impl BrowserManager {
     /// tab.
     pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
         self.watch_dialogs(n, page).await;
+        {
+            use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+            let p = AddScriptToEvaluateOnNewDocumentParams::new(CLICK_TRACKER);
+            if let Err(e) = page.execute(p).await {
+                tracing::debug!(error = %e, "no click tracker in this tab");
+            }
+        }
         let w = Arc::new(TabWatch::default());
         lock(&self.inner.watches).insert(n, w.clone());
         if let Ok(mut s) = page.event_listener::<EventConsoleApiCalled>().await {

@@ -179,7 +179,10 @@ impl Tool for Interact {
             return Ok(Output::text(out.clone()).with_summary(out));
         }
         let double = action == "double_click";
-        let native = info["native"] == json!(true);
+        // A native control, or an element with its own click listener: a click
+        // that reaches it is handled even when nothing on the page changes (a
+        // request, a state kept in script).
+        let native = info["native"] == json!(true) || info["listens"] == json!(true);
         let focusable = info["focusable"] == json!(true);
         let started = clock::now_ms();
         let mut tried: Vec<Value> = Vec::new();
