@@ -294,6 +294,24 @@ pub fn reference_totp(secret_b32: &str, unix_secs: u64, digits: u32, period: u64
     format!("{:0w$}", v % 10u32.pow(digits), w = digits as usize)
 }
 
+/// The Rust standard library's HTML docs on this machine: the toolchain's
+/// (`rustup component add rust-docs`) or Debian's `rust-doc` package
+/// (`.ci/setup` installs it when neither is there).
+pub fn rust_docs_dir() -> Option<PathBuf> {
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let candidates = sysroot
+        .map(|s| PathBuf::from(s).join("share/doc/rust/html"))
+        .into_iter()
+        .chain([PathBuf::from("/usr/share/doc/rust-doc/html")]);
+    candidates
+        .into_iter()
+        .find(|d| d.join("std/vec/struct.Vec.html").is_file())
+}
+
 /// The directory of the fixture sites.
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -327,11 +345,15 @@ pub fn download_bytes(name: &str) -> Vec<u8> {
 }
 
 impl SiteServer {
-    /// Start serving.
+    /// Start serving the fixture sites.
     pub async fn start() -> Result<Self> {
+        Self::start_at(sites_dir()).await
+    }
+
+    /// Start serving another directory the same way.
+    pub async fn start_at(root: PathBuf) -> Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let root = sites_dir();
         let origin = base.clone();
         let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = hits.clone();

@@ -529,3 +529,57 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> Result<()> {
+    let docs = rust_docs_dir().expect(
+        "the Rust standard library docs (rustup component add rust-docs, or apt-get install rust-doc; .ci/setup does)",
+    );
+    let site = SiteServer::start_at(docs).await?;
+    let data = TempDir::new("vec-budget");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("std/vec/struct.Vec.html")}),
+    )
+    .await?;
+    let t = snapshot(&client).await?;
+    assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
+    assert!(
+        t.contains("[truncated: the whole result is"),
+        "{}",
+        &t[..200.min(t.len())]
+    );
+    assert!(
+        t.contains("Blanket Implementations"),
+        "the outline misses the end"
+    );
+    // The last auto trait implementation, near the end of the page (the last of
+    // the links so named: the first is the sidebar's).
+    let found = texts(&call(&client, "find", json!({"query": "UnwindSafe", "limit": 20})).await?);
+    let line = found
+        .lines()
+        .filter(|l| l.contains("link \"UnwindSafe\""))
+        .max_by_key(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_prefix("ax_").and_then(|n| n.parse::<u64>().ok()))
+                .unwrap_or(0)
+        })
+        .unwrap_or_else(|| panic!("no UnwindSafe link in {found}"));
+    let r = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .expect("a ref")
+        .to_owned();
+    let res = call(&client, "interact", json!({"ref": r})).await?;
+    assert!(
+        texts(&res).contains("trait.UnwindSafe.html"),
+        "{}",
+        texts(&res)
+    );
+    let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+    assert!(tabs.contains("trait.UnwindSafe.html"), "{tabs}");
+    client.cancel().await?;
+    Ok(())
+}
