@@ -312,6 +312,67 @@ pub fn rust_docs_dir() -> Option<PathBuf> {
         .find(|d| d.join("std/vec/struct.Vec.html").is_file())
 }
 
+/// The UI libraries the widget tests drive, from the npm registry (pinned).
+pub const WIDGET_PACKAGES: &[&str] = &[
+    "choices.js@11.2.4",
+    "sortablejs@1.15.7",
+    "bootstrap@5.3.9",
+    "sweetalert2@11.26.25",
+    "pikaday@1.8.2",
+    "htmx.org@2.0.11",
+];
+
+/// `node_modules` with [`WIDGET_PACKAGES`], installed with npm on first use under
+/// the target dir (never copied into the repository).
+pub fn widget_modules() -> Result<PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .context("target dir")?;
+    let dir = target.join("test-npm").join("widgets");
+    let modules = dir.join("node_modules");
+    let stamp: String = WIDGET_PACKAGES
+        .join("+")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let marker = modules.join(format!(".ochre-{stamp}"));
+    if marker.exists() {
+        return Ok(modules);
+    }
+    // Install beside, then move into place: a half-finished install is never used.
+    let work = target
+        .join("test-npm")
+        .join(format!("widgets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    std::fs::write(work.join("package.json"), "{\"private\": true}\n")?;
+    let out = std::process::Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+        .arg(&work)
+        .args(WIDGET_PACKAGES)
+        .output()
+        .context("run npm (install Node.js and npm)")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "npm install {:?} failed: {}",
+        WIDGET_PACKAGES,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        work.join("node_modules")
+            .join(marker.file_name().context("marker")?),
+        "",
+    )?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&work, &dir)?;
+    Ok(modules)
+}
+
 /// The directory of the fixture sites.
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -352,6 +413,13 @@ impl SiteServer {
 
     /// Start serving another directory the same way.
     pub async fn start_at(root: PathBuf) -> Result<Self> {
+        Self::start_with(root, Vec::new()).await
+    }
+
+    /// Start serving `root`, and each mount's dir under its URL prefix (e.g.
+    /// `("/vendor/", node_modules)`).
+    pub async fn start_with(root: PathBuf, mounts: Vec<(String, PathBuf)>) -> Result<Self> {
+        let mounts = std::sync::Arc::new(mounts);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let origin = base.clone();
@@ -363,10 +431,11 @@ impl SiteServer {
             while let Ok((stream, _)) = listener.accept().await {
                 counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let root = root.clone();
+                let mounts = mounts.clone();
                 let origin = origin.clone();
                 let log = log.clone();
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &root, &origin, &log).await;
+                    let _ = serve_one(stream, &root, &mounts, &origin, &log).await;
                 });
             }
         });
@@ -439,6 +508,7 @@ fn url_decode(s: &str) -> String {
 async fn serve_one(
     mut stream: tokio::net::TcpStream,
     root: &Path,
+    mounts: &[(String, PathBuf)],
     origin: &str,
     records: &Records,
 ) -> Result<()> {
@@ -514,12 +584,16 @@ async fn serve_one(
         } else {
             path.trim_start_matches('/')
         };
-        let file = root.join(rel);
+        let mounted = mounts.iter().find_map(|(prefix, dir)| {
+            path.strip_prefix(prefix.as_str())
+                .map(|rest| dir.join(rest))
+        });
+        let file = mounted.unwrap_or_else(|| root.join(rel));
         match (rel.contains(".."), std::fs::read(&file)) {
             (false, Ok(bytes)) => {
                 let ctype = match file.extension().and_then(|e| e.to_str()) {
                     Some("html") => "text/html; charset=utf-8",
-                    Some("js") => "text/javascript",
+                    Some("js" | "mjs") => "text/javascript",
                     Some("css") => "text/css",
                     Some("json") => "application/json",
                     Some("xml") => "application/xml",

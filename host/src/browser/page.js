@@ -195,6 +195,10 @@
     if (ti != null && Number(ti) >= 0) return true;
     if (el.getAttribute('draggable') === 'true') return smallEnough(el);
     if ((CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function') return smallEnough(el);
+    // Items of a list or table whose container listens (sortable lists, menus
+    // that delegate their clicks).
+    const p = el.parentElement;
+    if (CLICKED && p && (el.localName === 'li' || el.localName === 'tr') && CLICKED.has(p)) return smallEnough(el);
     return pointerTop(el) && smallEnough(el);
   }
 
@@ -672,6 +676,14 @@
     d.changed = !!(d.url || d.title || d.target || w.muts > 0);
     return d;
   }
+  function animating() {
+    if (!document.getAnimations) return false;
+    return document.getAnimations().some((an) => {
+      if (an.playState !== 'running') return false;
+      const t = an.effect && an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
+      return !!t && Number.isFinite(t.endTime) && t.endTime <= 5000;
+    });
+  }
   function settle(a) {
     const w = L.watch;
     if (a.token && a.token !== L.token) return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
@@ -685,7 +697,9 @@
         if (w.leaving) { unwatch(); resolve({ navigated: true, changed: true, delivered: true, token: L.token }); return; }
         const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
         if (w.muts !== lastMuts) { lastMuts = w.muts; lastChange = now; }
-        const done = (changed && now - lastChange >= quiet) || (!changed && now - t0 >= idle) || now - t0 >= max;
+        // A change still animating (a modal fading in, a menu sliding open) is
+        // not finished: its content may appear only when the transition ends.
+        const done = (changed && now - lastChange >= quiet && !animating()) || (!changed && now - t0 >= idle) || now - t0 >= max;
         if (done) { const d = delta(w); unwatch(); resolve(d); } else setTimeout(tick, 10);
       };
       setTimeout(tick, 0);
@@ -1047,7 +1061,8 @@
       const ps = point(s, 'plain');
       const pd = point(d, 'plain');
       watch(d); L.watch.focusBefore = document.activeElement;
-      return { token: L.token, html5, source: ps, target: pd, source_line: refLine(s), target_line: refLine(d) };
+      const tr = d.getBoundingClientRect();
+      return { token: L.token, html5, source: ps, target: pd, target_box: { width: tr.width, height: tr.height }, source_line: refLine(s), target_line: refLine(d) };
     },
     html5_drag: (a) => {
       const s = target({ ref: a.source, selector: a.source_selector }, 'the source');

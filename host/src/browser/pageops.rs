@@ -369,6 +369,66 @@ fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
     Ok(events)
 }
 
+/// A native drag in progress: Chromium hands the drag to us
+/// (`Input.setInterceptDrags`) and we play its events at the pointer.
+struct DragSession {
+    events: chromiumoxide::listeners::EventStream<
+        chromiumoxide::cdp::browser_protocol::input::EventDragIntercepted,
+    >,
+    /// The drag's data, once the page started a drag.
+    data: Option<Value>,
+    entered: bool,
+}
+
+impl DragSession {
+    async fn start(page: &Page) -> Option<Self> {
+        use chromiumoxide::cdp::browser_protocol::input::{
+            EventDragIntercepted, SetInterceptDragsParams,
+        };
+        let events = page.event_listener::<EventDragIntercepted>().await.ok()?;
+        page.execute(SetInterceptDragsParams::new(true))
+            .await
+            .ok()?;
+        Some(Self {
+            events,
+            data: None,
+            entered: false,
+        })
+    }
+
+    /// Whether the last move started a drag (the interception comes a moment
+    /// after the move).
+    async fn poll(&mut self) {
+        if self.data.is_some() {
+            return;
+        }
+        if let Ok(Some(ev)) =
+            tokio::time::timeout(Duration::from_millis(30), self.events.next()).await
+        {
+            self.data = serde_json::to_value(&ev.data).ok();
+        }
+    }
+
+    async fn dispatch(&self, page: &Page, kind: &str, x: f64, y: f64) -> Result<(), ToolError> {
+        use chromiumoxide::cdp::browser_protocol::input::DispatchDragEventParams;
+        // At a hand's pace, one event a frame: drag libraries ignore events that
+        // come right after they moved something (SortableJS waits 30 ms).
+        tokio::time::sleep(Duration::from_millis(16)).await;
+        let p: DispatchDragEventParams = cdp_params(
+            json!({"type": kind, "x": x, "y": y, "data": self.data.clone().unwrap_or(Value::Null)}),
+        )?;
+        page.execute(p)
+            .await
+            .map(|_| ())
+            .map_err(|e| cdp_error("drag", e))
+    }
+
+    async fn stop(self, page: &Page) {
+        use chromiumoxide::cdp::browser_protocol::input::SetInterceptDragsParams;
+        let _ = page.execute(SetInterceptDragsParams::new(false)).await;
+    }
+}
+
 fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
     serde_json::from_value(v).map_err(|e| cdp_error("bad CDP parameters", e))
 }
@@ -956,53 +1016,108 @@ impl BrowserManager {
         }
     }
 
-    /// Dispatch trusted input events.
+    /// Dispatch trusted input events. A press, moves and a release that start a
+    /// native drag (HTML5 drag and drop: sortable lists, uploads by dropping)
+    /// become a real drag session: Chromium's drag is intercepted and replayed
+    /// with `Input.dispatchDragEvent` (headless has no OS drag loop).
     pub async fn input(&self, tab: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
         self.guarded(tab, async {
             let (_, page) = self.page(tab).await?;
+            let drag = events
+                .iter()
+                .skip_while(|e| !matches!(e, Input::MouseDown(_)))
+                .any(|e| matches!(e, Input::MouseMove(_)));
             bounded(10_000, "input", async {
-                for ev in events {
-                    match ev {
-                        Input::MouseMove((x, y, _)) => {
-                            let p: DispatchMouseEventParams =
-                                cdp_params(json!({"type": "mouseMoved", "x": x, "y": y}))?;
-                            page.execute(p)
-                                .await
-                                .map_err(|e| cdp_error("mouse move", e))?;
-                        }
-                        Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
-                            let kind = if matches!(ev, Input::MouseDown(_)) {
-                                "mousePressed"
-                            } else {
-                                "mouseReleased"
-                            };
-                            let p: DispatchMouseEventParams = cdp_params(json!({
-                                "type": kind, "x": x, "y": y, "button": "left",
-                                "buttons": if kind == "mousePressed" { 1 } else { 0 },
-                                "clickCount": (*c).max(1),
-                            }))?;
-                            page.execute(p)
-                                .await
-                                .map_err(|e| cdp_error("mouse button", e))?;
-                        }
-                        Input::Key(name) => {
-                            for ev in key_events(name)? {
-                                let p: DispatchKeyEventParams = cdp_params(ev)?;
-                                page.execute(p).await.map_err(|e| cdp_error("key", e))?;
-                            }
-                        }
-                        Input::Text(t) => {
-                            page.execute(InsertTextParams::new(t.clone()))
-                                .await
-                                .map_err(|e| cdp_error("insert text", e))?;
-                        }
-                    }
+                let mut session = if drag {
+                    DragSession::start(&page).await
+                } else {
+                    None
+                };
+                let r = self.send_input(&page, events, session.as_mut()).await;
+                if let Some(s) = session {
+                    s.stop(&page).await;
                 }
-                Ok(())
+                r
             })
             .await
         })
         .await
+    }
+
+    async fn send_input(
+        &self,
+        page: &Page,
+        events: &[Input],
+        mut drag: Option<&mut DragSession>,
+    ) -> Result<(), ToolError> {
+        let mut down = false;
+        for ev in events {
+            match ev {
+                Input::MouseMove((x, y, _)) => {
+                    if let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        d.dispatch(
+                            page,
+                            if d.entered { "dragOver" } else { "dragEnter" },
+                            *x,
+                            *y,
+                        )
+                        .await?;
+                        d.entered = true;
+                        continue;
+                    }
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": "mouseMoved", "x": x, "y": y,
+                        "button": if down { "left" } else { "none" }, "buttons": i32::from(down),
+                    }))?;
+                    page.execute(p)
+                        .await
+                        .map_err(|e| cdp_error("mouse move", e))?;
+                    if down && let Some(d) = drag.as_deref_mut() {
+                        d.poll().await;
+                    }
+                }
+                Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
+                    let press = matches!(ev, Input::MouseDown(_));
+                    if !press
+                        && let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        if !d.entered {
+                            d.dispatch(page, "dragEnter", *x, *y).await?;
+                        }
+                        d.dispatch(page, "dragOver", *x, *y).await?;
+                        d.dispatch(page, "drop", *x, *y).await?;
+                        d.data = None;
+                        down = false;
+                        continue;
+                    }
+                    down = press;
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": if press { "mousePressed" } else { "mouseReleased" },
+                        "x": x, "y": y, "button": "left",
+                        "buttons": i32::from(press),
+                        "clickCount": (*c).max(1),
+                    }))?;
+                    page.execute(p)
+                        .await
+                        .map_err(|e| cdp_error("mouse button", e))?;
+                }
+                Input::Key(name) => {
+                    for ev in key_events(name)? {
+                        let p: DispatchKeyEventParams = cdp_params(ev)?;
+                        page.execute(p).await.map_err(|e| cdp_error("key", e))?;
+                    }
+                }
+                Input::Text(t) => {
+                    page.execute(InsertTextParams::new(t.clone()))
+                        .await
+                        .map_err(|e| cdp_error("insert text", e))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Check files against the allowed roots: their canonical paths.

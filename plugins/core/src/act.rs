@@ -526,7 +526,21 @@ impl Tool for DragDrop {
                 let f = f64::from(i) / 8.0;
                 ev.push(Input::MouseMove(s.0 + (tx - s.0) * f, s.1 + (ty - s.1) * f));
             }
-            ev.push(Input::MouseUp(tx, ty, 1));
+            // End a quarter of the target past its centre, in the direction of
+            // travel (still inside it), as a hand does: a sortable list then puts
+            // the item in the target's place instead of hesitating at its middle.
+            let w = info["target_box"]["width"].as_f64().unwrap_or(0.0);
+            let h = info["target_box"]["height"].as_f64().unwrap_or(0.0);
+            let past = |from: f64, to: f64, size: f64| {
+                if (to - from).abs() < 1.0 {
+                    to
+                } else {
+                    to + (to - from).signum() * size / 4.0
+                }
+            };
+            let (ex, ey) = (past(s.0, tx, w), past(s.1, ty, h));
+            ev.push(Input::MouseMove(ex, ey));
+            ev.push(Input::MouseUp(ex, ey, 1));
             browser::input(tab, &ev)?;
         }
         let d = op(tab, "settle", json!({"token": info["token"]}))?;
