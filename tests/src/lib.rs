@@ -312,6 +312,17 @@ pub fn rust_docs_dir() -> Option<PathBuf> {
         .find(|d| d.join("std/vec/struct.Vec.html").is_file())
 }
 
+/// The cargo target dir of this test run (`target/<profile>/deps/<test>` → `target`).
+fn target_dir() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .context("target dir")?
+        .to_path_buf())
+}
+
 /// The UI libraries the widget tests drive, from the npm registry (pinned).
 pub const WIDGET_PACKAGES: &[&str] = &[
     "choices.js@11.2.4",
@@ -327,12 +338,7 @@ pub const WIDGET_PACKAGES: &[&str] = &[
 pub fn widget_modules() -> Result<PathBuf> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let exe = std::env::current_exe()?;
-    let target = exe
-        .parent()
-        .and_then(Path::parent)
-        .and_then(Path::parent)
-        .context("target dir")?;
+    let target = target_dir()?;
     let dir = target.join("test-npm").join("widgets");
     let modules = dir.join("node_modules");
     let stamp: String = WIDGET_PACKAGES
@@ -371,6 +377,121 @@ pub fn widget_modules() -> Result<PathBuf> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&work, &dir)?;
     Ok(modules)
+}
+
+/// The admin app's Python packages, from PyPI (pinned).
+pub const ADMIN_PACKAGES: &[&str] = &["Flask-Admin==2.2.1", "Flask-SQLAlchemy==3.1.1"];
+
+/// A Python virtualenv with [`ADMIN_PACKAGES`], made with `python3 -m venv` and
+/// pip on first use under the target dir: its `python`.
+pub fn admin_python() -> Result<PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let target = target_dir()?;
+    let venv = target.join("test-venv").join("admin");
+    let python = venv.join("bin").join("python");
+    let marker = venv.join(".ochre-ready");
+    if marker.exists() {
+        return Ok(python);
+    }
+    let _ = std::fs::remove_dir_all(&venv);
+    let run = |cmd: &mut std::process::Command, what: &str| -> Result<()> {
+        let out = cmd.output().with_context(|| what.to_owned())?;
+        anyhow::ensure!(
+            out.status.success(),
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    };
+    run(
+        std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv),
+        "python3 -m venv (install python3-venv)",
+    )?;
+    run(
+        std::process::Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(ADMIN_PACKAGES),
+        "pip install the admin app's packages",
+    )?;
+    std::fs::write(&marker, "")?;
+    Ok(python)
+}
+
+/// The admin app (`fixtures/admin/app.py`) on a free loopback port, over an SQLite
+/// file; killed on drop.
+#[derive(Debug)]
+pub struct AdminApp {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The SQLite database.
+    pub db: PathBuf,
+    python: PathBuf,
+    child: std::process::Child,
+}
+
+impl AdminApp {
+    /// Start it and wait (at most 30 s) until it answers.
+    pub async fn start(dir: &Path) -> Result<Self> {
+        let python = admin_python()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let db = dir.join("admin.db");
+        let app = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/admin/app.py");
+        let child = std::process::Command::new(&python)
+            .arg(app)
+            .arg(port.to_string())
+            .arg(&db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("start the admin app")?;
+        let me = Self {
+            base: format!("http://127.0.0.1:{port}"),
+            db,
+            python,
+            child,
+        };
+        for _ in 0..300 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Ok(me);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!("the admin app did not start on port {port}")
+    }
+
+    /// Rows of `sql` in the app's database, each as a list of values (read with
+    /// Python's sqlite3: the server side, not the page).
+    pub fn rows(&self, sql: &str) -> Result<Vec<Value>> {
+        let out = std::process::Command::new(&self.python)
+            .args([
+                "-c",
+                "import json, sqlite3, sys; print(json.dumps([list(r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]))",
+            ])
+            .arg(&self.db)
+            .arg(sql)
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(serde_json::from_slice(&out.stdout)?)
+    }
+}
+
+impl Drop for AdminApp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The directory of the fixture sites.

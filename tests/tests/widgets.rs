@@ -12,6 +12,15 @@ async fn widget_site() -> Result<SiteServer> {
     SiteServer::start_with(sites_dir(), vec![("/vendor/".into(), modules)]).await
 }
 
+/// A server of the widget pages, an ochre server, and the page opened.
+async fn open_widget(label: &str, page: &str) -> Result<(SiteServer, TempDir, Client)> {
+    let site = widget_site().await?;
+    let data = TempDir::new(label);
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(&client, "navigate", json!({"url": site.url(page)})).await?;
+    Ok((site, data, client))
+}
+
 async fn snapshot(client: &Client) -> Result<String> {
     Ok(texts(&call(client, "read_page", json!({})).await?))
 }
@@ -30,15 +39,7 @@ async fn click(client: &Client, r: &str) -> Result<String> {
 
 #[tokio::test]
 async fn choices_js_searchable_select() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-choices");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/choices.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-choices", "widgets/choices.html").await?;
     let snap = snapshot(&client).await?;
     let combo = snap
         .lines()
@@ -69,15 +70,7 @@ async fn choices_js_searchable_select() -> Result<()> {
 
 #[tokio::test]
 async fn bootstrap_dropdown_and_modal() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-bootstrap");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/bootstrap.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-bootstrap", "widgets/bootstrap.html").await?;
     click(&client, &find_ref(&client, "button", "Actions").await?).await?;
     click(&client, &find_ref(&client, "link", "Archive").await?).await?;
     assert!(
@@ -105,15 +98,7 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
 
 #[tokio::test]
 async fn sweetalert2_confirmation() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-swal");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/sweetalert.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-swal", "widgets/sweetalert.html").await?;
     click(
         &client,
         &find_ref(&client, "button", "Delete account").await?,
@@ -133,15 +118,7 @@ async fn sweetalert2_confirmation() -> Result<()> {
 
 #[tokio::test]
 async fn htmx_requests() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-htmx");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/htmx.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-htmx", "widgets/htmx.html").await?;
     let q = find_ref(&client, "textbox", "Query").await?;
     call(&client, "form_input", json!({"ref": q, "value": "ochre"})).await?;
     click(&client, &find_ref(&client, "button", "Search").await?).await?;
@@ -165,15 +142,7 @@ async fn htmx_requests() -> Result<()> {
 
 #[tokio::test]
 async fn pikaday_date_picker() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-pikaday");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/pikaday.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-pikaday", "widgets/pikaday.html").await?;
     click(&client, &find_ref(&client, "textbox", "Arrival").await?).await?;
     let snap = snapshot(&client).await?;
     click(&client, &ref_of(&snap, "button", "Next Month")).await?;
@@ -192,15 +161,7 @@ async fn pikaday_date_picker() -> Result<()> {
 
 #[tokio::test]
 async fn sortablejs_list() -> Result<()> {
-    let site = widget_site().await?;
-    let data = TempDir::new("widgets-sortable");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets/sortable.html")}),
-    )
-    .await?;
+    let (site, _data, client) = open_widget("widgets-sortable", "widgets/sortable.html").await?;
     let snap = snapshot(&client).await?;
     let charlie = ref_of(&snap, "generic", "Charlie");
     let alpha = ref_of(&snap, "generic", "Alpha");
@@ -218,6 +179,97 @@ async fn sortablejs_list() -> Result<()> {
             .is_some(),
         "{:?}",
         site.recorded()
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
+    let dir = TempDir::new("admin-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let data = TempDir::new("admin-agent");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    // The admin sends us to its sign-in page: a login wall, on evidence.
+    let r = call(
+        &client,
+        "navigate",
+        json!({"url": format!("{}/admin/book/", app.base)}),
+    )
+    .await?;
+    let out = structured(&r);
+    assert_eq!(out["wall"], "a login form", "{out}");
+    let password = "correct horse battery staple";
+    call(
+        &client,
+        "fill_form",
+        json!({"fields": {"Username": "admin", "Password": password}, "submit": true}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    assert!(snap.contains("Dune"), "{snap}");
+    // Create.
+    click(&client, &ref_of(&snap, "link", "Create")).await?;
+    call(
+        &client,
+        "fill_form",
+        json!({"fields": {"Title": "Neuromancer", "Author": "William Gibson", "Year": "1984"}}),
+    )
+    .await?;
+    click(&client, &find_ref(&client, "button", "Save").await?).await?;
+    assert_eq!(
+        app.rows("select title, author, year from book order by id")?,
+        vec![
+            json!(["Dune", "Frank Herbert", 1965]),
+            json!(["Neuromancer", "William Gibson", 1984])
+        ]
+    );
+    // Edit the new row: its "Edit Record" icon link.
+    let snap = snapshot(&client).await?;
+    let edits: Vec<&str> = snap
+        .lines()
+        .filter(|l| l.contains("link \"Edit Record\""))
+        .collect();
+    assert_eq!(edits.len(), 2, "{snap}");
+    let edit = edits[1]
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .expect("ref");
+    click(&client, edit).await?;
+    call(&client, "fill_form", json!({"fields": {"Year": "1985"}})).await?;
+    click(&client, &find_ref(&client, "button", "Save").await?).await?;
+    assert_eq!(
+        app.rows("select year from book where title = 'Neuromancer'")?,
+        vec![json!([1985])]
+    );
+    // Delete: the app asks with a JavaScript confirm dialog.
+    let snap = snapshot(&client).await?;
+    let deletes: Vec<&str> = snap
+        .lines()
+        .filter(|l| l.contains("button \"Delete Record\""))
+        .collect();
+    assert_eq!(deletes.len(), 2, "{snap}");
+    let del = deletes[1]
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .expect("ref");
+    let r = call(&client, "interact", json!({"ref": del})).await?;
+    assert_eq!(structured(&r)["dialog"]["type"], "confirm", "{r:?}");
+    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    let mut rows = Vec::new();
+    for _ in 0..50 {
+        rows = app.rows("select title from book order by id")?;
+        if rows.len() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(rows, vec![json!(["Dune"])]);
+    // The password never reached the journal.
+    let journal = read_all_text(&data.path().join("journal"));
+    assert!(
+        !journal.contains(password),
+        "the password leaked into the journal"
     );
     client.cancel().await?;
     Ok(())

@@ -711,6 +711,17 @@ impl BrowserManager {
         }
     }
 
+    /// Wait (at most `ms`) until the tab's document has fully loaded.
+    pub(super) async fn wait_loaded(&self, page: &Page, ms: u32) -> Result<(), ToolError> {
+        bounded(ms, "waiting for the page to load", async {
+            while !self.loaded(page).await {
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Whether the tab's document has fully loaded (`readyState` is `complete`).
     pub(super) async fn loaded(&self, page: &Page) -> bool {
         matches!(
@@ -800,14 +811,8 @@ impl BrowserManager {
                 let out = self.handle_dialog(n, &page, &args).await?;
                 if out["type"] == "beforeunload" && out["accepted"] == json!(true) {
                     // The navigation the dialog held goes on: let it load.
-                    let _ = bounded(10_000, "the page to load", async {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        while !self.loaded(&page).await {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                        Ok(())
-                    })
-                    .await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let _ = self.wait_loaded(&page, 10_000).await;
                     let _ = self.network_quiet(n, 50, 3_000).await;
                 }
                 return Ok(out);
@@ -860,15 +865,7 @@ impl BrowserManager {
                 .await
             }
             "wait_load" => {
-                bounded(timeout_ms, "waiting for the page to load", async {
-                    loop {
-                        if self.loaded(&page).await {
-                            return Ok(());
-                        }
-                        tokio::time::sleep(Duration::from_millis(15)).await;
-                    }
-                })
-                .await?;
+                self.wait_loaded(&page, timeout_ms).await?;
                 let url = page.url().await.ok().flatten().unwrap_or_default();
                 Ok(json!({"url": url}))
             }
