@@ -312,6 +312,12 @@ impl BrowserManager {
                     // here), and paint holding only delays pages: off, as other
                     // automation servers do.
                     "disable-back-forward-cache",
+                    // A tab in the background (its popup took the focus, an agent
+                    // works in several tabs) must run its timers and rendering as
+                    // fast as the front one.
+                    "disable-background-timer-throttling",
+                    "disable-backgrounding-occluded-windows",
+                    "disable-renderer-backgrounding",
                     "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
                 ]);
             if opts.headed {
@@ -426,7 +432,11 @@ impl BrowserManager {
         let title = if self.has_dialog(n) {
             self.target_title(page).await
         } else {
-            page.get_title().await.ok().flatten().unwrap_or_default()
+            // Bounded: a page that is still starting (a popup) may not answer yet.
+            match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
+                Ok(Ok(Some(t))) => t,
+                _ => String::new(),
+            }
         };
         let current = self
             .inner

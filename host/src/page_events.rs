@@ -15,6 +15,9 @@ use crate::browser::{BrowserManager, PageEvent, codes as browser_codes};
 use crate::error::ToolError;
 use crate::pipeline::{Content, ToolOutput};
 
+/// Longest wait for a page a tab opened to get its tab id.
+const ADOPT_WAIT: Duration = Duration::from_secs(3);
+
 /// Longest wait for downloads a call started.
 const DOWNLOAD_WAIT: Duration = Duration::from_secs(15);
 
@@ -92,6 +95,7 @@ pub(crate) async fn report(
     mark: u64,
     outcome: Result<ToolOutput, ToolError>,
 ) -> Result<ToolOutput, ToolError> {
+    browser.wait_adoptions(ADOPT_WAIT).await;
     let mut events = browser.events_since(mark);
     if events.iter().any(|e| e.kind == "download_started") {
         browser.wait_downloads(mark, DOWNLOAD_WAIT).await;

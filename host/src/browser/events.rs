@@ -124,6 +124,10 @@ pub(crate) struct Events {
     targets: std::sync::Mutex<HashMap<String, u64>>,
     /// The log position the journal has seen.
     journaled: AtomicU64,
+    /// Pages opened by our tabs that are being given a tab id right now.
+    adopting: AtomicU64,
+    /// Per tab: when a download last started there.
+    downloaded_at: std::sync::Mutex<HashMap<u64, Instant>>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -419,7 +423,11 @@ impl BrowserManager {
                     };
                     let opener = lock(&me.events().targets).get(opener.inner()).copied();
                     if let Some(opener) = opener {
-                        me.adopt(info.target_id.clone(), opener).await;
+                        let ev = me.events();
+                        ev.adopting.fetch_add(1, Ordering::Relaxed);
+                        me.adopt(info.target_id.clone(), opener, info.url.clone())
+                            .await;
+                        ev.adopting.fetch_sub(1, Ordering::Relaxed);
                     }
                 }
             });
@@ -481,7 +489,7 @@ impl BrowserManager {
     }
 
     /// Give a page another tab opened a tab id.
-    async fn adopt(&self, target: TargetId, opener: u64) {
+    async fn adopt(&self, target: TargetId, opener: u64, first_url: String) {
         // The page object exists once chromiumoxide has attached to the target.
         let started = Instant::now();
         let page = loop {
@@ -512,13 +520,22 @@ impl BrowserManager {
             s.tabs.insert(n, page.clone());
             n
         };
-        self.watch_tab(n, &page).await;
-        let url = page.url().await.ok().flatten().unwrap_or_default();
+        lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
+        // Reported at once: a popup opened with `window.open` may take a while to
+        // answer CDP commands (it starts paused for the debugger), and the click
+        // that opened it must not wait for that.
+        let url = tokio::time::timeout(Duration::from_millis(300), page.url())
+            .await
+            .ok()
+            .and_then(|r| r.ok().flatten())
+            .filter(|u| !u.is_empty() && u != "about:blank")
+            .unwrap_or(first_url);
         self.events().push(
             "tab_opened",
             json!({"tabId": tab_id(n), "openerTabId": tab_id(opener), "url": url}),
         );
         tracing::info!(tab = %tab_id(n), opener = %tab_id(opener), "a page opened a tab");
+        self.watch_tab(n, &page).await;
     }
 
     /// A tab's target went away (closed by its page, or crashed away).
@@ -544,10 +561,21 @@ impl BrowserManager {
         }
     }
 
+    /// Whether a download started on tab `n` at `since` or later (a click that
+    /// "navigates" to a download leaves the page where it is).
+    pub(super) fn download_started_since(&self, n: u64, since: Instant) -> bool {
+        lock(&self.events().downloaded_at)
+            .get(&n)
+            .is_some_and(|t| *t >= since)
+    }
+
     fn download_began(&self, ev: &EventDownloadWillBegin) {
         let tab = lock(&self.events().targets)
             .get(ev.frame_id.inner())
             .copied();
+        if let Some(n) = tab {
+            lock(&self.events().downloaded_at).insert(n, Instant::now());
+        }
         let name = safe_file_name(&ev.suggested_filename);
         let seq = self.events().push(
             "download_started",
@@ -598,6 +626,15 @@ impl BrowserManager {
             })
         };
         self.events().push("download", body);
+    }
+
+    /// Wait (at most `max`) until no page opened by a tab is still being given
+    /// its tab id (so that a call's answer can name the tab its click opened).
+    pub async fn wait_adoptions(&self, max: Duration) {
+        let start = Instant::now();
+        while self.events().adopting.load(Ordering::Relaxed) > 0 && start.elapsed() < max {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Wait (at most `max`) until the downloads that started after `mark` have

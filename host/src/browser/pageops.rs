@@ -978,6 +978,14 @@ impl BrowserManager {
                     matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
                 }
                 "navigation" => {
+                    // A link to a file starts a download and the page stays.
+                    let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
+                    if self.download_started_since(n, since) {
+                        let url = page.url().await.ok().flatten().unwrap_or_default();
+                        return Ok(
+                            json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+                        );
+                    }
                     let now = self
                         .eval(page, token_expr, true)
                         .await
