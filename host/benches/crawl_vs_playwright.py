@@ -6,13 +6,14 @@ fresh process. Prints pages per second, the ratio, and peak RSS of each server's
 process tree (browser included), with ochre's RSS after 20 pages and at the end
 (sampled at each progress notification) to show whether memory grows per page.
 
-Uses the shared harness (../shared/bench/mcp_bench.py) for its MCP client
-plumbing, process-tree sampling and the playwright profile. Setup:
-    bash ../shared/bench/setup.sh          # venv + playwright-mcp in /tmp/ochre-bench
+Uses the side-by-side MCP benchmark harness (its mcp_bench.py; not part of this
+repository) for its MCP client plumbing, process-tree sampling and the
+playwright profile. Setup:
+    bash HARNESS_DIR/setup.sh              # venv + playwright-mcp in /tmp/ochre-bench
     cargo build --release -p ochre-host
 Run (from the repo root):
     /tmp/ochre-bench/venv/bin/python host/benches/crawl_vs_playwright.py \\
-        --harness ../shared/bench --ochre-cmd "target/release/ochre --headless"
+        --harness HARNESS_DIR --ochre-cmd "target/release/ochre --headless"
 Goal: ochre >= 5x the playwright loop's pages/s, no RSS growth per page after 20.
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--harness", default="../shared/bench")
+    ap.add_argument("--harness", required=True, help="the MCP benchmark harness dir (holds mcp_bench.py)")
     ap.add_argument("--ochre-cmd", default="target/release/ochre --headless")
     ap.add_argument("--node-bin", default="/tmp/ochre-bench/node_modules/.bin")
     ap.add_argument("--chromium", default="/usr/bin/chromium")

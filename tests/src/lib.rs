@@ -573,6 +573,18 @@ impl SiteServer {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
+    /// Like [`Self::wait_recorded`], but an error listing what was recorded when
+    /// nothing matched.
+    pub async fn expect_recorded(&self, needle: &str) -> Result<String> {
+        match self.wait_recorded(needle).await {
+            Some(r) => Ok(r),
+            None => bail!(
+                "no /record request with {needle:?}; recorded: {:?}",
+                self.recorded()
+            ),
+        }
+    }
+
     /// Wait (at most 5 s) until a `/record` query contains `needle`.
     pub async fn wait_recorded(&self, needle: &str) -> Option<String> {
         for _ in 0..250 {

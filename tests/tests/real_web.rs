@@ -67,11 +67,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
         "{}",
         texts(&r)
     );
-    assert!(
-        site.wait_recorded("alert=closed").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("alert=closed").await?;
 
     // confirm: dismissed -> the page sees false.
     let (r, took) = timed(
@@ -83,11 +79,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     assert!(took < fast, "{took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "confirm");
     call(&client, "handle_dialog", json!({"accept": false})).await?;
-    assert!(
-        site.wait_recorded("confirm=false").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("confirm=false").await?;
 
     // prompt: answered with text.
     let (r, _) = timed(
@@ -104,11 +96,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
         json!({"accept": true, "promptText": "Ada Lovelace"}),
     )
     .await?;
-    assert!(
-        site.wait_recorded("prompt=Ada Lovelace").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("prompt=Ada Lovelace").await?;
 
     // A dialog that opens after the call ended blocks the next call, not for long.
     call(
@@ -122,11 +110,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     assert!(took < fast, "{took:?}");
     assert_eq!(error_of(&r)["code"], "DIALOG_OPEN");
     call(&client, "handle_dialog", json!({"accept": true})).await?;
-    assert!(
-        site.wait_recorded("later=true").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("later=true").await?;
     // No dialog: a clear error.
     let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
     assert_eq!(error_of(&r)["code"], "NO_DIALOG");
@@ -138,7 +122,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
         json!({"ref": ref_of(&snap, "button", "Start editing")}),
     )
     .await?;
-    assert!(site.wait_recorded("armed=1").await.is_some());
+    site.expect_recorded("armed=1").await?;
     let (r, took) = timed(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
     assert!(took < fast, "navigate took {took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
@@ -188,11 +172,7 @@ async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
         "{}",
         texts(&r)
     );
-    assert!(
-        site.wait_recorded("confirm=true").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("confirm=true").await?;
     // Nothing blocks the tab.
     let r = call(&client, "read_page", json!({})).await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
@@ -301,10 +281,7 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     )
     .await?;
     assert!(texts(&r).contains("typed 11 characters"), "{}", texts(&r));
-    let rec = site
-        .wait_recorded("typed=")
-        .await
-        .expect("the page reported");
+    let rec = site.expect_recorded("typed=").await?;
     // 11 characters and the Enter, every one a trusted keydown.
     assert!(
         rec.contains("typed=Héllo w0rld&keydowns=12&keys=Héllo w0rld"),
@@ -312,13 +289,9 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     );
     // press_key: Escape, Tab moves focus, Control+a selects.
     call(&client, "press_key", json!({"key": "Escape"})).await?;
-    assert!(site.wait_recorded("escape=1").await.is_some());
+    site.expect_recorded("escape=1").await?;
     call(&client, "press_key", json!({"key": "Tab", "ref": search})).await?;
-    assert!(
-        site.wait_recorded("tabbed=1").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("tabbed=1").await?;
     let other = ref_of(&snap, "textbox", "Other");
     call(
         &client,
@@ -333,11 +306,7 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     )
     .await?;
     assert!(texts(&r).starts_with("pressed Control+a"), "{}", texts(&r));
-    assert!(
-        site.wait_recorded("selected=9").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("selected=9").await?;
     // Bad keys change nothing and say what is allowed.
     let r = call(&client, "press_key", json!({"key": "Hyper+q"})).await?;
     let err = error_of(&r);
@@ -406,7 +375,7 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
         .expect("a ref")
         .to_owned();
     call(&client, "interact", json!({"ref": r})).await?;
-    assert!(site.wait_recorded("clicked=last").await.is_some());
+    site.expect_recorded("clicked=last").await?;
     // The caller may still ask for everything.
     let r = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     assert!(texts(&r).len() > 100_000 && !texts(&r).contains("[truncated"));
@@ -509,11 +478,7 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
     ] {
         let res = call(&client, "interact", json!({"ref": r})).await?;
         assert!(texts(&res).starts_with("clicked"), "{}", texts(&res));
-        assert!(
-            site.wait_recorded(needle).await.is_some(),
-            "{needle}: {:?}",
-            site.recorded()
-        );
+        site.expect_recorded(needle).await?;
     }
     // Each click was one click, not a retry storm.
     assert_eq!(

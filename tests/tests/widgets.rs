@@ -59,11 +59,7 @@ async fn choices_js_searchable_select() -> Result<()> {
     let germany = find_ref(&client, "option", "Germany").await?;
     click(&client, &germany).await?;
     click(&client, &find_ref(&client, "button", "Send").await?).await?;
-    assert!(
-        site.wait_recorded("country=de").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("country=de").await?;
     client.cancel().await?;
     Ok(())
 }
@@ -73,11 +69,7 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
     let (site, _data, client) = open_widget("widgets-bootstrap", "widgets/bootstrap.html").await?;
     click(&client, &find_ref(&client, "button", "Actions").await?).await?;
     click(&client, &find_ref(&client, "link", "Archive").await?).await?;
-    assert!(
-        site.wait_recorded("action=archive").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("action=archive").await?;
     click(&client, &find_ref(&client, "button", "Edit profile").await?).await?;
     let name = find_ref(&client, "textbox", "Display name").await?;
     call(
@@ -87,11 +79,7 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
     )
     .await?;
     click(&client, &find_ref(&client, "button", "Save changes").await?).await?;
-    assert!(
-        site.wait_recorded("name=Grace Hopper").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("name=Grace Hopper").await?;
     client.cancel().await?;
     Ok(())
 }
@@ -107,11 +95,7 @@ async fn sweetalert2_confirmation() -> Result<()> {
     let snap = snapshot(&client).await?;
     assert!(snap.contains("Are you sure?"), "{snap}");
     click(&client, &ref_of(&snap, "button", "Yes, delete it")).await?;
-    assert!(
-        site.wait_recorded("deleted=true").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("deleted=true").await?;
     client.cancel().await?;
     Ok(())
 }
@@ -122,17 +106,9 @@ async fn htmx_requests() -> Result<()> {
     let q = find_ref(&client, "textbox", "Query").await?;
     call(&client, "form_input", json!({"ref": q, "value": "ochre"})).await?;
     click(&client, &find_ref(&client, "button", "Search").await?).await?;
-    assert!(
-        site.wait_recorded("q=ochre").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("q=ochre").await?;
     click(&client, &find_ref(&client, "button", "Load more").await?).await?;
-    assert!(
-        site.wait_recorded("more=1").await.is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("more=1").await?;
     // htmx put the server's answer in the page.
     let t = texts(&call(&client, "read_page", json!({"mode": "text"})).await?);
     assert!(t.contains("ok"), "{t}");
@@ -148,13 +124,7 @@ async fn pikaday_date_picker() -> Result<()> {
     click(&client, &ref_of(&snap, "button", "Next Month")).await?;
     click(&client, &find_ref(&client, "button", "15").await?).await?;
     click(&client, &find_ref(&client, "button", "Book").await?).await?;
-    assert!(
-        site.wait_recorded("arrival=Sun Feb 15 2026")
-            .await
-            .is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("arrival=Sun Feb 15 2026").await?;
     client.cancel().await?;
     Ok(())
 }
@@ -173,13 +143,7 @@ async fn sortablejs_list() -> Result<()> {
     .await?;
     assert!(texts(&r).starts_with("dragged"), "{}", texts(&r));
     click(&client, &find_ref(&client, "button", "Save order").await?).await?;
-    assert!(
-        site.wait_recorded("order=Charlie,Alpha,Bravo")
-            .await
-            .is_some(),
-        "{:?}",
-        site.recorded()
-    );
+    site.expect_recorded("order=Charlie,Alpha,Bravo").await?;
     client.cancel().await?;
     Ok(())
 }
