@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 use crate::error::ToolError;
 
 mod events;
+mod frames;
 mod netcap;
 mod pageops;
 mod visit;
@@ -121,6 +122,8 @@ struct Session {
     /// Tabs opened in their own browser context (cookies, storage, cache of
     /// their own); the context goes with the tab.
     contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+    /// The host's own CDP connection for cross-site frames (opened on first use).
+    frames: Option<Arc<frames::FrameLink>>,
 }
 
 /// A temporary profile dir, removed when the session ends.
@@ -372,6 +375,7 @@ impl BrowserManager {
             next_id: 1,
             profile,
             contexts: BTreeMap::new(),
+            frames: None,
         })
     }
 

@@ -326,6 +326,133 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
 }
 
 #[tokio::test]
+async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
+    // The page is on 127.0.0.1, its payment frame on localhost (another site, so
+    // another renderer process), and that frame holds a terms frame from
+    // 127.0.0.1 again: a cross-site frame inside a cross-site frame.
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("frames");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("checkout.html")}),
+    )
+    .await?;
+    let snap = snapshot(&client).await?;
+    // The frame's lines sit under its iframe line, one level deeper.
+    let lines: Vec<&str> = snap.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("iframe \"Payment\""))
+        .unwrap_or_else(|| panic!("no payment frame in:\n{snap}"));
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert!(
+        lines[at + 1].contains("Card details") && indent(lines[at + 1]) > indent(lines[at]),
+        "{snap}"
+    );
+    assert!(!snap.contains("not expanded"), "{snap}");
+    let card = ref_of(&snap, "textbox", "Card number");
+    let holder = ref_of(&snap, "textbox", "Name on card");
+    let terms = ref_of(&snap, "checkbox", "I accept the terms");
+    let saved = ref_of(&snap, "generic", "Use my saved card");
+    let outer = ref_of(&snap, "button", "Outer button");
+
+    // Keys typed into the frame are trusted key events there; form_input sets a
+    // field; the button inside submits (the frame's own script reports to its
+    // own origin: the server sees what was entered).
+    call(&client, "type", json!({"ref": card, "text": "4242 4242"})).await?;
+    call(
+        &client,
+        "form_input",
+        json!({"ref": holder, "value": "Ada Lovelace"}),
+    )
+    .await?;
+    let found = texts(&call(&client, "find", json!({"query": "Pay now button"})).await?);
+    let pay = found
+        .lines()
+        .next()
+        .filter(|l| l.starts_with("button \"Pay now\""))
+        .unwrap_or_else(|| panic!("find did not find the frame's button first: {found}"));
+    let pay = pay
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .expect("a ref on the line")
+        .to_owned();
+    let r = call(&client, "interact", json!({"ref": pay})).await?;
+    assert!(
+        texts(&r).starts_with("clicked button \"Pay now\""),
+        "{}",
+        texts(&r)
+    );
+    let rec = site.expect_recorded("card=").await?;
+    assert_eq!(
+        rec,
+        "card=4242 4242&holder=Ada Lovelace&keydowns=9&from=localhost"
+    );
+
+    // A frame inside the frame; an element that is clickable only by its listener.
+    call(&client, "interact", json!({"ref": terms})).await?;
+    site.expect_recorded("terms=true").await?;
+    call(&client, "interact", json!({"ref": saved})).await?;
+    site.expect_recorded("saved=1").await?;
+    // find reaches the nested frame; interact by query too.
+    let found = texts(&call(&client, "find", json!({"query": "accept the terms"})).await?);
+    assert!(
+        found.starts_with(&format!("checkbox \"I accept the terms\" {terms}")),
+        "{found}"
+    );
+    // query_dom covers the frames.
+    let q = structured(
+        &call(
+            &client,
+            "query_dom",
+            json!({"selector": "input[name=card]"}),
+        )
+        .await?,
+    );
+    assert_eq!(q["matches"].as_array().map(Vec::len), Some(1), "{q}");
+    // The page's own elements still work next to the frames.
+    call(&client, "interact", json!({"ref": outer})).await?;
+    site.expect_recorded("outer=clicked").await?;
+
+    // The frame loads a new document: its old refs are stale, new ones work.
+    let again = ref_of(&snap, "button", "Start over");
+    call(&client, "interact", json!({"ref": again})).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = call(&client, "form_input", json!({"ref": holder, "value": "x"})).await?;
+    assert_eq!(error_of(&r)["code"], "STALE_REF", "{}", texts(&r));
+    let snap = snapshot(&client).await?;
+    let holder2 = ref_of(&snap, "textbox", "Name on card");
+    assert_ne!(holder2, holder);
+    call(
+        &client,
+        "form_input",
+        json!({"ref": holder2, "value": "Grace Hopper"}),
+    )
+    .await?;
+    call(&client, "interact", json!({"query": "Pay now"})).await?;
+    site.expect_recorded("holder=Grace Hopper").await?;
+    // fill_form by labels finds the frame that has the fields.
+    let r = call(
+        &client,
+        "fill_form",
+        json!({"fields": {"Card number": "5555 0000", "Name on card": "Alan Turing"}, "submit": true}),
+    )
+    .await?;
+    assert!(texts(&r).starts_with("filled 2 fields"), "{}", texts(&r));
+    site.expect_recorded("card=5555 0000&holder=Alan Turing")
+        .await?;
+    // read_page's interactive filter lists the frames' controls too.
+    let r = call(&client, "read_page", json!({"filter": "interactive"})).await?;
+    let only = texts(&r);
+    assert!(only.contains("checkbox \"I accept the terms\""), "{only}");
+    assert!(!only.contains("iframe"), "{only}");
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
 async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("budget");

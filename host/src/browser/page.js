@@ -64,11 +64,24 @@
         apart = BLOCK.has(t);
       }
       if (apart) s += ' ';
+      // CSS generated text of the named element itself (a toggle's "Expand"),
+      // as the accessible-name computation has it.
+      if (n === node && rendered) s += generated(n, '::before');
       for (const c of (n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes)) walk(c);
+      if (n === node && rendered) s += generated(n, '::after');
       if (apart) s += ' ';
     };
     walk(node);
     return s;
+  }
+  function generated(el, pseudo) {
+    const cs = getComputedStyle(el, pseudo);
+    const c = cs.content;
+    if (!c || c === 'none' || c === 'normal' || c.indexOf('"') < 0) return '';
+    let text = '';
+    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) text += m[1].replace(/\\(.)/g, '$1');
+    if (!text.trim()) return '';
+    return cs.display.startsWith('inline') ? text : ' ' + text + ' ';
   }
   function byId(el, id) {
     const root = el.getRootNode();
@@ -298,7 +311,9 @@
         flush(d);
         const doc = frameDoc(el);
         const nm = nameOf(el, role);
-        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'iframe' + (nm ? ' ' + JSON.stringify(nm) : '') + (doc ? '' : ' (cross-origin, not expanded)'));
+        // A cross-site frame the host reads itself: a mark it replaces with the frame's lines.
+        const key = !doc && el.__ochre_frame;
+        if ((!onlyInteractive || key) && d <= maxDepth) out.push(ind(d) + 'iframe' + (nm ? ' ' + JSON.stringify(nm) : '') + (key ? ' \u0001' + key + '\u0001' : doc ? '' : ' (cross-origin, not expanded)'));
         if (doc && doc.body) { for (const c of kids(doc.body)) visit(c, d + 1); flush(d + 1); }
         return;
       }
@@ -538,7 +553,10 @@
     }
     scored.sort((x, y) => y[0] - x[0]);
     const limit = Math.min(a.limit || 20, 20);
-    return { matches: scored.slice(0, limit).map(([s, e]) => refLine(e)), total: scored.length };
+    const top = scored.slice(0, limit);
+    const r = { matches: top.map(([s, e]) => refLine(e)), total: scored.length };
+    if (a.scores) r.scores = top.map(([s]) => s);
+    return r;
   }
   function query(a) {
     const limit = Math.min(a.limit || 20, 200);

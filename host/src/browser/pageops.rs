@@ -31,6 +31,7 @@ use chromiumoxide::cdp::js_protocol::runtime::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use super::frames::Doc;
 use super::{BrowserManager, bounded, cdp_error, codes};
 use crate::error::ToolError;
 
@@ -66,8 +67,11 @@ const LONG_REQUEST: Duration = Duration::from_millis(1000);
 #[derive(Debug)]
 pub(crate) struct TabRefs {
     next: u64,
-    /// (first, end exclusive, document token)
-    ranges: Vec<(u64, u64, String)>,
+    /// (first, end exclusive, document token, cross-site frame or None)
+    ranges: Vec<(u64, u64, String, Option<String>)>,
+    /// The tab's cross-site frames seen so far: frame -> the frame holding it
+    /// (None: the tab's page).
+    pub(super) frames: HashMap<String, Option<String>>,
 }
 
 impl Default for TabRefs {
@@ -75,23 +79,36 @@ impl Default for TabRefs {
         Self {
             next: 1,
             ranges: Vec::new(),
+            frames: HashMap::new(),
         }
     }
 }
 
 impl TabRefs {
-    fn token_of(&self, n: u64) -> Option<&str> {
+    /// The document token of ref `n` and the frame it lives in.
+    fn token_of(&self, n: u64) -> Option<(&str, Option<&str>)> {
         self.ranges
             .iter()
-            .find(|(lo, hi, _)| (*lo..*hi).contains(&n))
-            .map(|(_, _, t)| t.as_str())
+            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&n))
+            .map(|(_, _, t, f)| (t.as_str(), f.as_deref()))
     }
 
-    fn record(&mut self, lo: u64, hi: u64, token: &str) {
+    /// The frame whose document has this token (None: the tab's page or unknown).
+    fn frame_of_token(&self, token: &str) -> Option<&str> {
+        self.ranges
+            .iter()
+            .rev()
+            .find(|r| r.2 == token)
+            .and_then(|r| r.3.as_deref())
+    }
+
+    fn record(&mut self, lo: u64, hi: u64, token: &str, frame: Option<&str>) {
         if hi > lo {
             match self.ranges.last_mut() {
                 Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
-                _ => self.ranges.push((lo, hi, token.to_owned())),
+                _ => self
+                    .ranges
+                    .push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
             }
         }
         self.next = self.next.max(hi);
@@ -730,7 +747,10 @@ impl BrowserManager {
         )
     }
 
-    /// Run one page-library operation with the registry's view of the refs.
+    /// Run one page-library operation with the registry's view of the refs, in
+    /// the document its refs (or its document token) belong to: the tab's page or
+    /// one of its cross-site frames. A snapshot, `find` and `query` without refs
+    /// cover the frames too.
     async fn run_op(
         &self,
         n: u64,
@@ -741,31 +761,127 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         let wanted = take_refs(&mut args)?;
-        let (base, expect) = {
+        let (frame, expect) = {
             let reg = lock(&self.inner.refs);
             let refs = reg.get(&n);
             let mut expect = serde_json::Map::new();
+            let mut frame: Option<Option<String>> = None;
             for r in wanted {
-                match refs.and_then(|t| t.token_of(r)) {
-                    Some(token) => {
-                        expect.insert(r.to_string(), json!(token));
+                let Some((token, f)) = refs.and_then(|t| t.token_of(r)) else {
+                    return Err(ToolError::new(
+                        codes::REF_NOT_FOUND,
+                        format!(
+                            "ref ax_{r} was never given out on this tab; call read_page or find for refs"
+                        ),
+                    )
+                    .with("ref", format!("ax_{r}")));
+                };
+                expect.insert(r.to_string(), json!(token));
+                match &frame {
+                    None => frame = Some(f.map(str::to_owned)),
+                    Some(g) if g.as_deref() != f => {
+                        return Err(ToolError::invalid_argument(
+                            "ref",
+                            "these refs are in different frames of the page (one in a cross-site frame); act within one frame",
+                        ));
                     }
-                    None => {
-                        return Err(ToolError::new(
-                            codes::REF_NOT_FOUND,
-                            format!(
-                                "ref ax_{r} was never given out on this tab; call read_page or find for refs"
-                            ),
-                        )
-                        .with("ref", format!("ax_{r}")));
-                    }
+                    Some(_) => {}
                 }
             }
-            (refs.map_or(1, |t| t.next), expect)
+            if frame.is_none()
+                && let Some(t) = args.get("token").and_then(Value::as_str)
+            {
+                frame = Some(refs.and_then(|r| r.frame_of_token(t)).map(str::to_owned));
+            }
+            (frame.flatten(), expect)
         };
+        let doc = match frame {
+            Some(_) if raw => {
+                return Err(ToolError::invalid_argument(
+                    "ref",
+                    format!(
+                        "{op} does not reach into cross-site frames yet; use a ref of the page itself"
+                    ),
+                ));
+            }
+            Some(f) => Doc::Frame(f),
+            None => Doc::Main(page.clone()),
+        };
+        if !raw {
+            let ax = op == "snapshot" && args.get("mode").is_none_or(|m| m == "ax");
+            let wide =
+                matches!(op, "find" | "query" | "resolve_query") && matches!(doc, Doc::Main(_));
+            if ax || wide {
+                let frames = self.discover_frames(n, page).await;
+                if !frames.is_empty() || matches!(doc, Doc::Frame(_)) {
+                    let docs: Vec<Doc> = std::iter::once(doc.clone())
+                        .chain(frames.into_iter().map(|f| Doc::Frame(f.id)))
+                        .collect();
+                    return match op {
+                        "snapshot" => self.snapshot_frames(n, doc, args, expect, timeout_ms).await,
+                        _ => self.wide_op(n, &docs, op, args, timeout_ms).await,
+                    };
+                }
+            }
+        }
+        if op == "fill" && !raw && expect.is_empty() {
+            // Fields named by label: the page's own form, else the first frame
+            // that has them all (a payment or sign-in frame).
+            let main = self
+                .run_in(n, &doc, op, args.clone(), expect, raw, timeout_ms)
+                .await;
+            match main {
+                Err(e) if e.code == "FIELD_NOT_FOUND" => {
+                    for f in self.discover_frames(n, page).await {
+                        let doc = Doc::Frame(f.id);
+                        let r = self
+                            .run_in(
+                                n,
+                                &doc,
+                                op,
+                                args.clone(),
+                                Default::default(),
+                                raw,
+                                timeout_ms,
+                            )
+                            .await;
+                        if r.is_ok() {
+                            return r;
+                        }
+                    }
+                    return Err(e);
+                }
+                other => return other,
+            }
+        }
+        let shift =
+            matches!(&doc, Doc::Frame(_)) && matches!(op, "point" | "relocate" | "drag_info");
+        let mut v = self
+            .run_in(n, &doc, op, args, expect, raw, timeout_ms)
+            .await?;
+        if shift && let Doc::Frame(f) = &doc {
+            let (dx, dy) = self.frame_origin(n, f).await?;
+            super::frames::shift_points(&mut v, dx, dy);
+        }
+        Ok(v)
+    }
+
+    /// Run one page-library operation in one document.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn run_in(
+        &self,
+        n: u64,
+        doc: &Doc,
+        op: &str,
+        args: Value,
+        expect: serde_json::Map<String, Value>,
+        raw: bool,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let base = lock(&self.inner.refs).get(&n).map_or(1, |t| t.next);
         let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
         let expr = format!("({PAGE_JS})({ctx})");
-        let v = bounded(timeout_ms, op, self.eval(page, &expr, !raw)).await?;
+        let v = bounded(timeout_ms, op, self.eval_doc(doc, &expr, !raw)).await?;
         if raw {
             return Ok(v);
         }
@@ -774,10 +890,14 @@ impl BrowserManager {
             v.get("lo").and_then(Value::as_u64),
             v.get("hi").and_then(Value::as_u64),
         ) {
+            let frame = match doc {
+                Doc::Frame(f) => Some(f.as_str()),
+                Doc::Main(_) => None,
+            };
             lock(&self.inner.refs)
                 .entry(n)
                 .or_default()
-                .record(lo, hi, token);
+                .record(lo, hi, token, frame);
         }
         if let Some(err) = v.get("err") {
             let code = err
@@ -792,6 +912,40 @@ impl BrowserManager {
             return Err(e);
         }
         Ok(v.get("ok").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Evaluate in a document: the tab's page or a cross-site frame.
+    pub(super) async fn eval_doc(
+        &self,
+        doc: &Doc,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        let id = match doc {
+            Doc::Main(page) => return self.eval(page, expression, by_value).await,
+            Doc::Frame(id) => id,
+        };
+        let r = self
+            .frame_link()
+            .await?
+            .send(
+                id,
+                "Runtime.evaluate",
+                json!({"expression": expression, "awaitPromise": true, "returnByValue": by_value, "userGesture": true}),
+            )
+            .await?;
+        if let Some(ex) = r.get("exceptionDetails") {
+            let text = ex["exception"]["description"]
+                .as_str()
+                .or(ex["text"].as_str())
+                .unwrap_or("exception");
+            return Err(ToolError::new(codes::JS_ERROR, text));
+        }
+        Ok(if by_value {
+            r["result"]["value"].clone()
+        } else {
+            r["result"]["objectId"].clone()
+        })
     }
 
     /// Run a page operation (see the WIT `page-op`) in a tab.
@@ -1578,12 +1732,14 @@ mod tests {
     #[test]
     fn registry_ranges() {
         let mut t = TabRefs::default();
-        t.record(1, 5, "a");
-        t.record(5, 9, "a");
-        t.record(9, 12, "b");
+        t.record(1, 5, "a", None);
+        t.record(5, 9, "a", None);
+        t.record(9, 12, "b", Some("F"));
         assert_eq!(t.ranges.len(), 2);
-        assert_eq!(t.token_of(4), Some("a"));
-        assert_eq!(t.token_of(10), Some("b"));
+        assert_eq!(t.token_of(4), Some(("a", None)));
+        assert_eq!(t.token_of(10), Some(("b", Some("F"))));
+        assert_eq!(t.frame_of_token("b"), Some("F"));
+        assert_eq!(t.frame_of_token("a"), None);
         assert_eq!(t.token_of(12), None);
         assert_eq!(t.next, 12);
     }
