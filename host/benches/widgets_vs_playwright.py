@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import shlex
 import sys
 import tempfile
@@ -81,6 +82,9 @@ TASKS: list[tuple[str, list[tuple], str]] = [
         ("click", ("button",), "Pay now"),
     ], "holder=Ada Lovelace"),
 ]
+
+
+PW_TRAILING_NAME = re.compile(r"\[ref=([^\]\s]+)\][^:\n]*: ([^\n]+)$", re.MULTILINE)
 
 
 class Site:
@@ -148,6 +152,11 @@ async def act(h, server: str, adapter, step: tuple, base: str) -> int:
     snap = await adapter.snapshot()
     size = len(snap.encode())
     nodes = adapter.nodes(snap)
+    if server == "playwright":
+        # playwright-mcp writes some names after the ref (`- listitem [ref=e5]: Charlie`).
+        extra = PW_TRAILING_NAME.findall(snap)
+        nodes = [n if n.name or not (m := next((t for r, t in extra if r == n.ref), None))
+                 else type(n)(n.ref, n.role, m) for n in nodes]
     if kind == "drag":
         src, dst = pick(nodes, step[1], step[2]), pick(nodes, step[3], step[4])
         if server == "ochre":
@@ -212,7 +221,7 @@ def main() -> int:
                             total += await act(h, server, adapter, step, site.base)
                         ok = await site.wait(expect)
                     except Exception as e:  # noqa: BLE001 - a failed task is a result
-                        ok, error = False, f"{type(e).__name__}: {str(e)[:200]}"
+                        ok, error = False, f"{type(e).__name__}: {str(e)[:800]}"
                     took = time.perf_counter() - t0
         return {"ok": ok, "bytes": total, "s": took, "error": error}
 
