@@ -353,7 +353,12 @@ impl BrowserManager {
     }
 
     /// Where frame `frame`'s viewport starts in the tab's viewport.
-    pub(super) async fn frame_origin(&self, n: u64, frame: &str) -> Result<(f64, f64), ToolError> {
+    pub(super) async fn frame_origin(
+        &self,
+        n: u64,
+        page: &Page,
+        frame: &str,
+    ) -> Result<(f64, f64), ToolError> {
         let (mut x, mut y) = (0.0, 0.0);
         let mut cur = frame.to_owned();
         for _ in 0..=MAX_DEPTH {
@@ -365,7 +370,7 @@ impl BrowserManager {
             })?;
             let doc = match &parent {
                 Some(p) => Doc::Frame(p.clone()),
-                None => Doc::Main(self.page(Some(&super::tab_id(n))).await?.1),
+                None => Doc::Main(page.clone()),
             };
             let v = self
                 .on_owner(&doc, &cur, "")

@@ -25,9 +25,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
     EventResponseReceived, ResourceType,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{
-    EvaluateParams, EventConsoleApiCalled, EventExceptionThrown,
-};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -689,43 +687,16 @@ impl BrowserManager {
         }
     }
 
-    /// Evaluate `expression` (promises awaited): its value, or with `by_value`
-    /// false the remote object id. A throw is `JS_ERROR`.
+    /// Evaluate `expression` in the tab's page (promises awaited): its value, or
+    /// with `by_value` false the remote object id. A throw is `JS_ERROR`.
     pub(super) async fn eval(
         &self,
         page: &Page,
         expression: &str,
         by_value: bool,
     ) -> Result<Value, ToolError> {
-        let params = EvaluateParams::builder()
-            .expression(expression)
-            .await_promise(true)
-            .return_by_value(by_value)
-            .user_gesture(true)
-            .build()
-            .map_err(|e| cdp_error("bad evaluate params", e))?;
-        let r = page
-            .execute(params)
+        self.eval_doc(&Doc::Main(page.clone()), expression, by_value)
             .await
-            .map_err(|e| cdp_error("evaluate failed", e))?;
-        if let Some(ex) = &r.result.exception_details {
-            let text = ex
-                .exception
-                .as_ref()
-                .and_then(|o| o.description.clone())
-                .unwrap_or_else(|| ex.text.clone());
-            return Err(ToolError::new(codes::JS_ERROR, text));
-        }
-        if by_value {
-            Ok(r.result.result.value.clone().unwrap_or(Value::Null))
-        } else {
-            Ok(r.result
-                .result
-                .object_id
-                .as_ref()
-                .map(|id| Value::String(id.inner().clone()))
-                .unwrap_or(Value::Null))
-        }
     }
 
     /// Wait (at most `ms`) until the tab's document has fully loaded.
@@ -860,7 +831,7 @@ impl BrowserManager {
             .run_in(n, &doc, op, args, expect, raw, timeout_ms)
             .await?;
         if shift && let Doc::Frame(f) = &doc {
-            let (dx, dy) = self.frame_origin(n, f).await?;
+            let (dx, dy) = self.frame_origin(n, page, f).await?;
             super::frames::shift_points(&mut v, dx, dy);
         }
         Ok(v)
@@ -914,22 +885,17 @@ impl BrowserManager {
         Ok(v.get("ok").cloned().unwrap_or(Value::Null))
     }
 
-    /// Evaluate in a document: the tab's page or a cross-site frame.
+    /// Evaluate in a document: the tab's page or a cross-site frame (see
+    /// [`Self::eval`]).
     pub(super) async fn eval_doc(
         &self,
         doc: &Doc,
         expression: &str,
         by_value: bool,
     ) -> Result<Value, ToolError> {
-        let id = match doc {
-            Doc::Main(page) => return self.eval(page, expression, by_value).await,
-            Doc::Frame(id) => id,
-        };
         let r = self
-            .frame_link()
-            .await?
-            .send(
-                id,
+            .doc_send(
+                doc,
                 "Runtime.evaluate",
                 json!({"expression": expression, "awaitPromise": true, "returnByValue": by_value, "userGesture": true}),
             )
