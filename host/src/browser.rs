@@ -124,6 +124,22 @@ struct Session {
     contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
     /// The host's own CDP connection for cross-site frames (opened on first use).
     frames: Option<Arc<frames::FrameLink>>,
+    /// The tab last brought to the front. A tab behind another one is hidden:
+    /// its page gets no animation frames, so pages that wait for one (and
+    /// Chromium's own input handling) stall; ops bring their tab to the front
+    /// first. `None` after any tab opens or closes.
+    front: Option<u64>,
+}
+
+impl Session {
+    /// Register a page as a new tab; its id.
+    fn add_tab(&mut self, page: Page) -> u64 {
+        let n = self.next_id;
+        self.next_id += 1;
+        self.tabs.insert(n, page);
+        self.front = None;
+        n
+    }
 }
 
 /// A temporary profile dir, removed when the session ends.
@@ -376,6 +392,7 @@ impl BrowserManager {
             profile,
             contexts: BTreeMap::new(),
             frames: None,
+            front: None,
         })
     }
 
@@ -402,32 +419,35 @@ impl BrowserManager {
         let wanted = tab.map(parse_tab).transpose()?;
         let mut guard = self.session().await?;
         let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
-        match wanted {
-            Some(n) => session
-                .tabs
-                .get(&n)
-                .cloned()
-                .map(|p| (n, p))
-                .ok_or_else(|| not_found(&tab_id(n))),
-            None => {
-                if let Some(n) = session.current
-                    && let Some(p) = session.tabs.get(&n)
-                {
-                    return Ok((n, p.clone()));
-                }
+        let found = match wanted {
+            Some(n) => session.tabs.get(&n).cloned().map(|p| (n, p)),
+            None => session
+                .current
+                .and_then(|n| session.tabs.get(&n).map(|p| (n, p.clone()))),
+        };
+        let (n, page) = match (found, wanted) {
+            (Some(found), _) => found,
+            (None, Some(n)) => return Err(not_found(&tab_id(n))),
+            (None, None) => {
                 let page = session
                     .browser
                     .new_page("about:blank")
                     .await
                     .map_err(|e| cdp_error("cannot open a tab", e))?;
-                let n = session.next_id;
-                session.next_id += 1;
-                session.tabs.insert(n, page.clone());
+                let n = session.add_tab(page.clone());
                 session.current = Some(n);
                 self.watch_tab(n, &page).await;
-                Ok((n, page))
+                (n, page)
             }
+        };
+        let behind = session.front != Some(n);
+        session.front = Some(n);
+        drop(guard);
+        if behind {
+            // Bounded and best effort: a tab with an open dialog may not answer.
+            let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
         }
+        Ok((n, page))
     }
 
     async fn info(&self, n: u64, page: &Page) -> TabInfo {
@@ -504,9 +524,7 @@ impl BrowserManager {
                         format!("cannot open the tab: {e}"),
                     )
                 })?;
-            let n = session.next_id;
-            session.next_id += 1;
-            session.tabs.insert(n, page.clone());
+            let n = session.add_tab(page.clone());
             session.current = Some(n);
             self.watch_tab(n, &page).await;
             Ok((n, page))
@@ -546,9 +564,7 @@ impl BrowserManager {
                     ));
                 }
             };
-            let n = session.next_id;
-            session.next_id += 1;
-            session.tabs.insert(n, page.clone());
+            let n = session.add_tab(page.clone());
             session.contexts.insert(n, context);
             self.watch_tab(n, &page).await;
             Ok((n, page))
@@ -565,6 +581,7 @@ impl BrowserManager {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
             let page = session.tabs.remove(&n).ok_or_else(|| not_found(tab))?;
+            session.front = None;
             if session.current == Some(n) {
                 session.current = session.tabs.keys().next_back().copied();
             }

@@ -211,6 +211,15 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
         t.contains("opened tab t3") && t.contains("product.html"),
         "{t}"
     );
+    // The opener, now behind the new tabs, is brought to the front when acted on:
+    // a hidden page gets no animation frames (and clicks on it stall).
+    let r = call(
+        &client,
+        "javascript_tool",
+        json!({"code": "new Promise(r => { requestAnimationFrame(() => r('frame')); setTimeout(() => r('no frame'), 1500) })"}),
+    )
+    .await?;
+    assert!(texts(&r).contains("\"frame\""), "{}", texts(&r));
     let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
     assert!(
         tabs.contains("\"t2\"") && tabs.contains("\"t3\"") && tabs.contains("page2.html"),

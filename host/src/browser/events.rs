@@ -515,10 +515,7 @@ impl BrowserManager {
             if s.tabs.values().any(|p| p.target_id() == page.target_id()) {
                 return;
             }
-            let n = s.next_id;
-            s.next_id += 1;
-            s.tabs.insert(n, page.clone());
-            n
+            s.add_tab(page.clone())
         };
         lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
         // Reported at once: a popup opened with `window.open` may take a while to
@@ -545,6 +542,7 @@ impl BrowserManager {
             match guard.as_mut() {
                 Some(s) => {
                     let had = s.tabs.remove(&n).is_some();
+                    s.front = None;
                     if had && s.current == Some(n) {
                         s.current = s.tabs.keys().next_back().copied();
                     }

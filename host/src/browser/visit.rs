@@ -289,6 +289,7 @@ impl BrowserManager {
             super::events::dismiss_dialogs(&page).await;
             workers.0.push(page);
         }
+        session.front = None;
         Ok(workers)
     }
 
