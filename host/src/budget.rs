@@ -83,10 +83,16 @@ fn head(text: &str, max: usize) -> &str {
 /// Whether a snapshot line names a landmark or heading.
 fn is_outline(line: &str) -> bool {
     let t = line.trim_start().trim_start_matches("- ");
-    OUTLINE_ROLES.iter().any(|r| {
-        t.strip_prefix(r)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '[', '"']))
-    }) || t.starts_with('#')
+    let heading = t
+        .strip_prefix('h')
+        .and_then(|r| r.strip_prefix(|c: char| c.is_ascii_digit()))
+        .is_some_and(|r| r.starts_with(' '));
+    heading
+        || OUTLINE_ROLES.iter().any(|r| {
+            t.strip_prefix(r)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '[', '"']))
+        })
+        || t.starts_with('#')
 }
 
 /// Outline lines of `rest`, within `max` bytes: (the text, lines left out).
@@ -203,15 +209,12 @@ mod tests {
 
     #[test]
     fn outline_keeps_landmarks_and_headings_only() {
-        let rest = "  link \"a\" ax_1\n  heading[2] \"Methods\"\nnavigation \"Side\"\n  button \"x\" ax_2\n## Title\n";
+        let rest = "  link \"a\" ax_1\n  h2 \"Methods\"\nnavigation \"Side\"\n  button \"x\" ax_2\n  html \"x\"\n## Title\n";
         let (o, left) = outline(rest, 1000);
-        assert_eq!(
-            o,
-            "  heading[2] \"Methods\"\nnavigation \"Side\"\n## Title\n"
-        );
+        assert_eq!(o, "  h2 \"Methods\"\nnavigation \"Side\"\n## Title\n");
         assert_eq!(left, 0);
-        let (o, left) = outline(rest, 25);
-        assert_eq!(o, "  heading[2] \"Methods\"\n");
+        let (o, left) = outline(rest, 20);
+        assert_eq!(o, "  h2 \"Methods\"\n");
         assert_eq!(left, 2);
     }
 

@@ -476,12 +476,12 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let t = texts(&r);
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
     assert!(
-        t.contains("heading[1] \"Inventory\""),
+        t.contains("h1 \"Inventory\""),
         "the first view lost the top"
     );
     assert!(t.contains("[truncated: the whole result is"), "no notice");
     assert!(
-        t.contains("heading[2] \"Section 399\""),
+        t.contains("h2 \"Section 399\""),
         "the outline misses the far end"
     );
     let handle = t

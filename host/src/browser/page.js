@@ -327,7 +327,7 @@
       if (role === 'heading') {
         flush(d);
         const lvl = Number(el.getAttribute('aria-level') || t.slice(1)) || 2;
-        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'heading[' + lvl + '] ' + JSON.stringify(nameOf(el, role)));
+        if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'h' + lvl + ' ' + JSON.stringify(nameOf(el, role)));
         mute++;
         for (const c of kids(el)) visit(c, d + 1);
         mute--;
