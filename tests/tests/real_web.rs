@@ -341,7 +341,10 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     // 127.0.0.1 again: a cross-site frame inside a cross-site frame.
     let site = SiteServer::start().await?;
     let data = TempDir::new("frames");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let uploads = TempDir::new("frames-uploads");
+    std::fs::write(uploads.path().join("receipt.txt"), "paid in full\n")?;
+    let root = uploads.path().display().to_string();
+    let client = stdio_client(data.path(), &["--allow-file-root", &root], &[]).await?;
     call(
         &client,
         "navigate",
@@ -457,6 +460,28 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     let only = texts(&r);
     assert!(only.contains("checkbox \"I accept the terms\""), "{only}");
     assert!(!only.contains("iframe"), "{only}");
+    // A file input inside the frame takes files (the frame's page reads the file
+    // and reports its text to its server).
+    let receipt = ref_of(&snap, "button", "Receipt");
+    let path = uploads.path().join("receipt.txt").display().to_string();
+    let r = call(
+        &client,
+        "file_upload",
+        json!({"ref": receipt, "filePaths": [path]}),
+    )
+    .await?;
+    assert!(texts(&r).contains("1 file: receipt.txt"), "{}", texts(&r));
+    site.expect_recorded("receipt=paid in full").await?;
+    // Text and markdown read the frames too (a frame's text is not in its page's).
+    for mode in ["text", "markdown"] {
+        let r = call(&client, "read_page", json!({"mode": mode})).await?;
+        let t = texts(&r);
+        assert!(
+            t.contains("Card details") && t.contains("I accept the terms"),
+            "{mode}: {t}"
+        );
+        assert!(!t.contains('\u{1}'), "{mode}: a frame mark is left: {t:?}");
+    }
     client.cancel().await?;
     Ok(())
 }

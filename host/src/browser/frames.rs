@@ -466,13 +466,16 @@ impl BrowserManager {
                 return Ok(v);
             }
             let interactive = args["filter"] == "interactive";
+            // Lines of an `ax` frame sit under its `iframe` line; text and
+            // markdown follow the page's flow.
+            let tree = args["mode"].as_str().is_none_or(|m| m == "ax");
             let mut out: Vec<String> = Vec::new();
             for line in text.lines() {
                 let Some((indent, bare, id)) = marked(line) else {
                     out.push(line.to_owned());
                     continue;
                 };
-                if !interactive {
+                if !interactive && !bare.trim().is_empty() {
                     out.push(bare);
                 }
                 let mut sub = args.clone();
@@ -485,7 +488,7 @@ impl BrowserManager {
                         o.insert("depth".into(), json!(d - indent as u64 - 1));
                     }
                 }
-                let pad = " ".repeat(if interactive { 0 } else { indent + 1 });
+                let pad = " ".repeat(if interactive || !tree { 0 } else { indent + 1 });
                 if depth >= MAX_DEPTH {
                     continue;
                 }

@@ -369,6 +369,23 @@
     return out.join('\n');
   }
 
+  // A frame's text is not in its page's innerText: each visible frame's text
+  // follows the page's, under a line naming the frame (a cross-site frame's is a
+  // mark the host replaces).
+  function pageText(root) {
+    const base = (root.nodeType === 9 ? root.body : root) || document.documentElement;
+    let out = base.innerText || '';
+    for (const f of base.querySelectorAll('iframe')) {
+      if (!visible(f)) continue;
+      const doc = frameDoc(f);
+      const nm = nameOf(f, 'iframe');
+      const head = '\n\n[iframe' + (nm ? ' ' + JSON.stringify(nm) : '') + ']\n';
+      if (doc && doc.body) out += head + pageText(doc);
+      else if (f.__ochre_frame) out += head + '\u0001' + f.__ochre_frame + '\u0001';
+    }
+    return out;
+  }
+
   function markdownOf(root, max) {
     let out = '';
     const emit = (s) => { out += s; };
@@ -411,7 +428,12 @@
         emit('\n');
         return;
       }
-      if (t === 'iframe') { const d = frameDoc(n); if (d && d.body) block(d.body); return; }
+      if (t === 'iframe') {
+        const d = frameDoc(n);
+        if (d && d.body) block(d.body);
+        else if (n.__ochre_frame) emit('\u0001' + n.__ochre_frame + '\u0001\n\n');
+        return;
+      }
       if (t === 'p' || t === 'li' || t === 'dt' || t === 'dd' || t === 'td' || t === 'th' || t === 'blockquote' || t === 'figcaption' || t === 'summary' || t === 'label') { para(n); return; }
       const hasBlock = Array.from(kids(n)).some((c) => c.nodeType === 1 && (BLOCK.has(c.localName) || /^h[1-6]$/.test(c.localName) || c.localName === 'pre' || c.localName === 'iframe'));
       if (!hasBlock) { para(n); return; }
@@ -443,7 +465,7 @@
     const max = a.max_chars || 1e9;
     let r;
     if (mode === 'ax') r = cut(snapshotAx(root, a), max);
-    else if (mode === 'text') r = cut(((root.nodeType === 9 ? root.body : root) || document.documentElement).innerText || '', max);
+    else if (mode === 'text') r = cut(pageText(root), max);
     else if (mode === 'markdown') r = cut(markdownOf(root, max), max);
     else if (mode === 'dom') {
       const src = root.nodeType === 9 ? root.documentElement : root;

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
 };
@@ -718,20 +717,16 @@ impl BrowserManager {
         )
     }
 
-    /// Run one page-library operation with the registry's view of the refs, in
-    /// the document its refs (or its document token) belong to: the tab's page or
-    /// one of its cross-site frames. A snapshot, `find` and `query` without refs
-    /// cover the frames too.
-    async fn run_op(
+    /// The document a call's refs (or its document token) belong to: the tab's
+    /// page or one of its cross-site frames; with the tokens the refs must still
+    /// carry. The refs are taken out of `args`.
+    fn locate(
         &self,
         n: u64,
         page: &Page,
-        op: &str,
-        mut args: Value,
-        raw: bool,
-        timeout_ms: u32,
-    ) -> Result<Value, ToolError> {
-        let wanted = take_refs(&mut args)?;
+        args: &mut Value,
+    ) -> Result<(Doc, serde_json::Map<String, Value>), ToolError> {
+        let wanted = take_refs(args)?;
         let (frame, expect) = {
             let reg = lock(&self.inner.refs);
             let refs = reg.get(&n);
@@ -767,22 +762,50 @@ impl BrowserManager {
             (frame.flatten(), expect)
         };
         let doc = match frame {
-            Some(_) if raw => {
-                return Err(ToolError::invalid_argument(
-                    "ref",
-                    format!(
-                        "{op} does not reach into cross-site frames yet; use a ref of the page itself"
-                    ),
-                ));
-            }
             Some(f) => Doc::Frame(f),
             None => Doc::Main(page.clone()),
         };
-        if !raw {
-            let ax = op == "snapshot" && args.get("mode").is_none_or(|m| m == "ax");
+        Ok((doc, expect))
+    }
+
+    /// A page-library element (a ref or selector in `args`) as a remote object
+    /// of its document, for CDP commands that take one: (document, object id).
+    async fn element(
+        &self,
+        n: u64,
+        page: &Page,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<(Doc, String), ToolError> {
+        let (doc, expect) = self.locate(n, page, &mut args)?;
+        let v = self
+            .run_in(n, &doc, "element", args, expect, true, timeout_ms)
+            .await?;
+        match v.as_str() {
+            Some(id) => Ok((doc, id.to_owned())),
+            None => Err(cdp_error("cannot reach the element", "no object id")),
+        }
+    }
+
+    /// Run one page-library operation with the registry's view of the refs, in
+    /// the document its refs (or its document token) belong to: the tab's page or
+    /// one of its cross-site frames. A snapshot, `find` and `query` without refs
+    /// cover the frames too.
+    async fn run_op(
+        &self,
+        n: u64,
+        page: &Page,
+        op: &str,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let (doc, expect) = self.locate(n, page, &mut args)?;
+        {
+            // Every read mode but `dom` (the page's own HTML) covers frames.
+            let read = op == "snapshot" && args.get("mode").is_none_or(|m| m != "dom");
             let wide =
                 matches!(op, "find" | "query" | "resolve_query") && matches!(doc, Doc::Main(_));
-            if ax || wide {
+            if read || wide {
                 let frames = self.discover_frames(n, page).await;
                 if !frames.is_empty() || matches!(doc, Doc::Frame(_)) {
                     let docs: Vec<Doc> = std::iter::once(doc.clone())
@@ -795,11 +818,11 @@ impl BrowserManager {
                 }
             }
         }
-        if op == "fill" && !raw && expect.is_empty() {
+        if op == "fill" && expect.is_empty() {
             // Fields named by label: the page's own form, else the first frame
             // that has them all (a payment or sign-in frame).
             let main = self
-                .run_in(n, &doc, op, args.clone(), expect, raw, timeout_ms)
+                .run_in(n, &doc, op, args.clone(), expect, false, timeout_ms)
                 .await;
             match main {
                 Err(e) if e.code == "FIELD_NOT_FOUND" => {
@@ -812,7 +835,7 @@ impl BrowserManager {
                                 op,
                                 args.clone(),
                                 Default::default(),
-                                raw,
+                                false,
                                 timeout_ms,
                             )
                             .await;
@@ -828,7 +851,7 @@ impl BrowserManager {
         let shift =
             matches!(&doc, Doc::Frame(_)) && matches!(op, "point" | "relocate" | "drag_info");
         let mut v = self
-            .run_in(n, &doc, op, args, expect, raw, timeout_ms)
+            .run_in(n, &doc, op, args, expect, false, timeout_ms)
             .await?;
         if shift && let Doc::Frame(f) = &doc {
             let (dx, dy) = self.frame_origin(n, page, f).await?;
@@ -1008,14 +1031,14 @@ impl BrowserManager {
             }
             "settle" => {
                 let token = args.get("token").cloned().unwrap_or(Value::Null);
-                match self.run_op(n, &page, op, args, false, timeout_ms).await {
+                match self.run_op(n, &page, op, args, timeout_ms).await {
                     Err(e) if navigated_away(&e) => Ok(
                         json!({"navigated": true, "changed": true, "delivered": true, "token": token}),
                     ),
                     other => other,
                 }
             }
-            _ => self.run_op(n, &page, op, args, false, timeout_ms).await,
+            _ => self.run_op(n, &page, op, args, timeout_ms).await,
         }
     }
 
@@ -1040,8 +1063,7 @@ impl BrowserManager {
             // The document the caller acted in (it may already be gone).
             given
         } else {
-            self.run_op(n, page, "ping", json!({}), false, timeout_ms)
-                .await?;
+            self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
             token_now(self.eval(page, token_expr, true).await?)
         };
         let url_match = |url: &str| -> bool {
@@ -1081,7 +1103,6 @@ impl BrowserManager {
                             page,
                             "check",
                             json!({"type": kind, "value": value, "visible": args.get("visible")}),
-                            false,
                             timeout_ms,
                         )
                         .await
@@ -1300,24 +1321,19 @@ impl BrowserManager {
                 json!({"selector": target})
             };
             // Checks the target (a file input, enabled) and gives a clear error if not.
-            self.run_op(n, &page, "file_input", args.clone(), false, 10_000)
+            self.run_op(n, &page, "file_input", args.clone(), 10_000)
                 .await?;
-            let object = self
-                .run_op(n, &page, "element", args.clone(), true, 10_000)
-                .await?;
-            let Some(object_id) = object.as_str() else {
-                return Err(cdp_error("cannot reach the file input", "no object id"));
-            };
-            let mut p = SetFileInputFilesParams::new(
-                files.iter().map(|f| f.display().to_string()).collect(),
-            );
-            p.object_id = Some(object_id.to_owned().into());
-            page.execute(p)
-                .await
-                .map_err(|e| cdp_error("cannot set the files", e))?;
-            let seen = self
-                .run_op(n, &page, "files_of", args, false, 10_000)
-                .await?;
+            // In the input's own document: a cross-site frame has its own session.
+            let (doc, object_id) = self.element(n, &page, args.clone(), 10_000).await?;
+            let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            self.doc_send(
+                &doc,
+                "DOM.setFileInputFiles",
+                json!({"files": files, "objectId": object_id}),
+            )
+            .await
+            .map_err(|e| cdp_error("cannot set the files", e.message))?;
+            let seen = self.run_op(n, &page, "files_of", args, 10_000).await?;
             Ok(seen
                 .get("files")
                 .and_then(Value::as_array)

@@ -603,11 +603,10 @@ impl Tool for FileUpload {
             ));
         }
         let names = browser::set_files(a.tab_id.as_deref(), &target, &a.file_paths)?;
-        let out = format!(
-            "the input now has {} files: {}",
-            names.len(),
-            names.join(", ")
-        );
+        let out = match names.len() {
+            1 => format!("the input now has 1 file: {}", names[0]),
+            n => format!("the input now has {n} files: {}", names.join(", ")),
+        };
         Ok(Output::text(out.clone()).with_summary(out))
     }
 }
