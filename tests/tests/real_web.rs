@@ -472,6 +472,16 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     .await?;
     assert!(texts(&r).contains("1 file: receipt.txt"), "{}", texts(&r));
     site.expect_recorded("receipt=paid in full").await?;
+    // A dialog the frame opens is the tab's dialog, answered like any other.
+    let cancel = ref_of(&snap, "button", "Cancel payment");
+    let r = call(&client, "interact", json!({"ref": cancel})).await?;
+    assert!(
+        texts(&r).contains("confirm dialog: \"Cancel the payment?\""),
+        "{}",
+        texts(&r)
+    );
+    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    site.expect_recorded("cancel=true").await?;
     // Text and markdown read the frames too (a frame's text is not in its page's).
     for mode in ["text", "markdown"] {
         let r = call(&client, "read_page", json!({"mode": mode})).await?;
