@@ -410,6 +410,20 @@ impl BrowserManager {
         for f in found {
             refs.frames.insert(f.id.clone(), f.parent.clone());
         }
+        // A frame seen before but gone now is kept while refs were given out in it
+        // (or in a frame inside it), so they answer STALE_REF rather than unknown.
+        let live: HashSet<String> = found.iter().map(|f| f.id.clone()).collect();
+        let mut keep = refs.frames_with_refs();
+        let mut next: Vec<String> = keep.iter().cloned().collect();
+        while let Some(f) = next.pop() {
+            if let Some(Some(parent)) = refs.frames.get(&f)
+                && keep.insert(parent.clone())
+            {
+                next.push(parent.clone());
+            }
+        }
+        refs.frames
+            .retain(|id, _| live.contains(id) || keep.contains(id));
     }
 
     /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).

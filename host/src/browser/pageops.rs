@@ -11,7 +11,7 @@
 //! `REF_NOT_FOUND`. Numbers keep growing across documents of a tab, so an old ref
 //! can never silently name a new element.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -97,6 +97,11 @@ impl TabRefs {
             .rev()
             .find(|r| r.2 == token)
             .and_then(|r| r.3.as_deref())
+    }
+
+    /// The cross-site frames that gave out refs.
+    pub(super) fn frames_with_refs(&self) -> HashSet<String> {
+        self.ranges.iter().filter_map(|r| r.3.clone()).collect()
     }
 
     fn record(&mut self, lo: u64, hi: u64, token: &str, frame: Option<&str>) {
