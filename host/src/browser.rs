@@ -180,6 +180,17 @@ impl std::fmt::Debug for BrowserManager {
     }
 }
 
+/// Parameters for a new tab in a window of its own. A tab behind another tab of
+/// its window is hidden: it gets no animation frames, and trusted input to it
+/// stalls for seconds. The agent's tabs, isolated tabs and worker tabs each get
+/// a window, so none hides another (pages a page opens may still share its
+/// window; an op brings its tab to the front).
+fn own_window(url: &str) -> chromiumoxide::cdp::browser_protocol::target::CreateTargetParams {
+    let mut p = chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new(url);
+    p.new_window = Some(true);
+    p
+}
+
 fn tab_id(n: u64) -> String {
     format!("t{n}")
 }
@@ -431,7 +442,7 @@ impl BrowserManager {
             (None, None) => {
                 let page = session
                     .browser
-                    .new_page("about:blank")
+                    .new_page(own_window("about:blank"))
                     .await
                     .map_err(|e| cdp_error("cannot open a tab", e))?;
                 let n = session.add_tab(page.clone());
@@ -516,7 +527,7 @@ impl BrowserManager {
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
             let page = session
                 .browser
-                .new_page(url.unwrap_or("about:blank"))
+                .new_page(own_window(url.unwrap_or("about:blank")))
                 .await
                 .map_err(|e| {
                     ToolError::new(
@@ -541,9 +552,7 @@ impl BrowserManager {
         url: Option<&str>,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
-        use chromiumoxide::cdp::browser_protocol::target::{
-            CreateBrowserContextParams, CreateTargetParams,
-        };
+        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let (n, page) = bounded(timeout_ms, "opening an isolated tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
@@ -552,7 +561,7 @@ impl BrowserManager {
                 .create_browser_context(CreateBrowserContextParams::default())
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
-            let mut params = CreateTargetParams::new(url.unwrap_or("about:blank"));
+            let mut params = own_window(url.unwrap_or("about:blank"));
             params.browser_context_id = Some(context.clone());
             let page = match session.browser.new_page(params).await {
                 Ok(p) => p,

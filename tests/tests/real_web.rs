@@ -271,6 +271,38 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
         journal.contains("tab_opened") && journal.contains("\"download\""),
         "{journal}"
     );
+
+    // Tabs the agent opens have windows of their own: acting on one never hides
+    // another (a hidden page stalls on input and gets no animation frames).
+    let made = structured(
+        &call(
+            &client,
+            "tabs_create",
+            json!({"url": site.url("page2.html")}),
+        )
+        .await?,
+    );
+    let other = made["tabId"].as_str().unwrap_or_default().to_owned();
+    let watch = "window.__seen = [document.visibilityState]; document.addEventListener('visibilitychange', () => __seen.push(document.visibilityState)); 1";
+    call(
+        &client,
+        "javascript_tool",
+        json!({"tabId": other, "code": watch}),
+    )
+    .await?;
+    call(
+        &client,
+        "interact",
+        json!({"tabId": "t1", "query": "Open the product"}),
+    )
+    .await?;
+    let seen = call(
+        &client,
+        "javascript_tool",
+        json!({"tabId": other, "code": "__seen.join()"}),
+    )
+    .await?;
+    assert!(texts(&seen).contains("\"visible\""), "{}", texts(&seen));
     client.cancel().await?;
     Ok(())
 }

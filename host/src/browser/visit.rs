@@ -283,7 +283,7 @@ impl BrowserManager {
         for _ in 0..n {
             let page = session
                 .browser
-                .new_page("about:blank")
+                .new_page(super::own_window("about:blank"))
                 .await
                 .map_err(|e| cdp_error("cannot open a worker tab", e))?;
             super::events::dismiss_dialogs(&page).await;
