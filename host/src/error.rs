@@ -48,6 +48,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Stable error codes of tool calls (DESIGN.md §7). Plugins may add their own codes;
 /// these are the ones the host itself produces.
 pub mod codes {
+    /// Stored state exists but is damaged (the file is named and kept).
+    pub const STATE_CORRUPT: &str = "STATE_CORRUPT";
     /// Arguments do not match the tool's schema (the field is named).
     pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
     /// The `intent` label is empty, blank or longer than 120 chars.

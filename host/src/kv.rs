@@ -14,6 +14,18 @@ pub const MAX_VALUE_BYTES: usize = 1 << 20;
 /// Most keys per plugin.
 pub const MAX_KEYS: usize = 10_000;
 
+/// A state file that exists but cannot be read as state (garbage, a torn
+/// write by another tool, a disk error). It is kept as it is: nothing reads it
+/// as empty and nothing writes over it until the operator looks.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the state file {} is damaged ({why}); it is kept as it is and nothing is written over it", file.display())]
+pub struct Corrupt {
+    /// The damaged file.
+    pub file: PathBuf,
+    /// What is wrong with it.
+    pub why: String,
+}
+
 /// The state of one plugin.
 #[derive(Debug)]
 pub struct KvStore {
@@ -30,11 +42,17 @@ impl KvStore {
         }
     }
 
-    fn read(&self) -> BTreeMap<String, String> {
-        std::fs::read(&self.path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+    fn read(&self) -> Result<BTreeMap<String, String>, Corrupt> {
+        let corrupt = |why: String| Corrupt {
+            file: self.path.clone(),
+            why,
+        };
+        match std::fs::read(&self.path) {
+            Ok(b) => serde_json::from_slice(&b)
+                .map_err(|e| corrupt(format!("not a JSON map of strings: {e}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(corrupt(format!("cannot read it: {e}"))),
+        }
     }
 
     fn write(&self, map: &BTreeMap<String, String>) -> Result<(), String> {
@@ -46,41 +64,68 @@ impl KvStore {
     }
 
     /// The value under `key`.
-    pub fn get(&self, key: &str) -> Option<String> {
+    pub fn get(&self, key: &str) -> Result<Option<String>, Corrupt> {
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.read().remove(key)
+        Ok(self.read()?.remove(key))
     }
 
-    /// Set `key` to `value`.
-    pub fn set(&self, key: &str, value: &str) -> Result<(), String> {
+    /// Set `key` to `value` (the inner error is the plugin's to handle).
+    pub fn set(&self, key: &str, value: &str) -> Result<Result<(), String>, Corrupt> {
         if key.is_empty() || key.len() > MAX_KEY_BYTES {
-            return Err(format!("key must be 1-{MAX_KEY_BYTES} bytes"));
+            return Ok(Err(format!("key must be 1-{MAX_KEY_BYTES} bytes")));
         }
         if value.len() > MAX_VALUE_BYTES {
-            return Err(format!("value must be at most {MAX_VALUE_BYTES} bytes"));
+            return Ok(Err(format!(
+                "value must be at most {MAX_VALUE_BYTES} bytes"
+            )));
         }
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = self.read();
+        let mut map = self.read()?;
         if !map.contains_key(key) && map.len() >= MAX_KEYS {
-            return Err(format!("at most {MAX_KEYS} keys"));
+            return Ok(Err(format!("at most {MAX_KEYS} keys")));
         }
         map.insert(key.to_owned(), value.to_owned());
-        self.write(&map)
+        Ok(self.write(&map))
     }
 
     /// Remove `key`.
-    pub fn delete(&self, key: &str) -> Result<(), String> {
+    pub fn delete(&self, key: &str) -> Result<Result<(), String>, Corrupt> {
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = self.read();
+        let mut map = self.read()?;
         if map.remove(key).is_some() {
-            self.write(&map)?;
+            return Ok(self.write(&map));
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// All keys.
-    pub fn keys(&self) -> Vec<String> {
+    pub fn keys(&self) -> Result<Vec<String>, Corrupt> {
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.read().into_keys().collect()
+        Ok(self.read()?.into_keys().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_file_is_reported_and_never_written_over() {
+        let dir = std::env::temp_dir().join(format!("ochre-kv-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let kv = KvStore::new(dir.clone(), "crawl");
+        assert_eq!(kv.get("a").expect("no file is empty state"), None);
+        kv.set("a", "1").expect("readable").expect("set");
+        assert_eq!(kv.keys().expect("keys"), ["a"]);
+        let file = dir.join("crawl.json");
+        std::fs::write(&file, b"{\"a\": \"1\", garbage").expect("damage");
+        let e = kv.get("a").expect_err("damaged");
+        assert_eq!(e.file, file);
+        assert!(kv.set("b", "2").is_err() && kv.delete("a").is_err() && kv.keys().is_err());
+        assert_eq!(
+            std::fs::read(&file).expect("kept"),
+            b"{\"a\": \"1\", garbage"
+        );
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

@@ -482,6 +482,12 @@ impl PreparedPlugin {
             )
             .with("plugin", name.as_str())
             .with("detail", e.root_cause().to_string())),
+            Ok(Err(ref e)) if let Some(c) = corrupt_state(e) => Err(ToolError::new(
+                crate::error::codes::STATE_CORRUPT,
+                format!("plugin {name}: {c}"),
+            )
+            .with("plugin", name.as_str())
+            .with("file", c.file.display().to_string())),
             Ok(Err(e)) => {
                 let said = String::from_utf8_lossy(&stderr.contents())
                     .trim()
@@ -518,4 +524,12 @@ impl PreparedPlugin {
         })
         .await
     }
+}
+
+/// The damaged state file a trap came from, if it did.
+fn corrupt_state(e: &wasmtime::Error) -> Option<&crate::kv::Corrupt> {
+    e.downcast_ref::<crate::kv::Corrupt>().or_else(|| {
+        e.chain()
+            .find_map(|c| c.downcast_ref::<crate::kv::Corrupt>())
+    })
 }

@@ -321,6 +321,33 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     let err = error_of(&call(&client, "crawl_status", json!({"jobId": "cj-nope"})).await?);
     assert_eq!(err["code"], "JOB_NOT_FOUND");
 
+    // Damaged state is reported as damaged (naming the file), not as a job that
+    // never existed, and nothing writes over it.
+    let state = data.path().join("state").join("crawl.json");
+    let good = std::fs::read(&state)?;
+    let damaged = [&good[..good.len() / 2], b"\x00garbage"].concat();
+    std::fs::write(&state, &damaged)?;
+    for (tool, args) in [
+        ("crawl_status", json!({"jobId": job})),
+        (
+            "crawl_start",
+            json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 2}),
+        ),
+    ] {
+        let err = error_of(&call(&client, tool, args).await?);
+        assert_eq!(err["code"], "STATE_CORRUPT", "{tool}: {err}");
+        assert!(
+            err["file"].as_str().unwrap_or("").ends_with("crawl.json"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&state)?,
+        damaged,
+        "the damaged file was written over"
+    );
+    std::fs::write(&state, &good)?;
+
     // A script across pages, and across open tabs.
     let urls: Vec<String> = (0..6)
         .map(|p| site.url(&format!("many-pages/s1/p{p:02}.html")))

@@ -9,7 +9,9 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "plugin",
         path: "../wit",
-        imports: { default: async },
+        // kv traps when the plugin's state file is damaged: the call fails with
+        // STATE_CORRUPT instead of the plugin reading it as empty.
+        imports: { "ochre:plugin/kv": async | trappable, default: async },
         exports: { default: async },
     });
 }
@@ -74,17 +76,17 @@ impl clock::Host for CallState {
 }
 
 impl kv::Host for CallState {
-    async fn get(&mut self, key: String) -> Option<String> {
-        self.services.kv.get(&key)
+    async fn get(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+        Ok(self.services.kv.get(&key)?)
     }
-    async fn set(&mut self, key: String, value: String) -> Result<(), String> {
-        self.services.kv.set(&key, &value)
+    async fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), String>> {
+        Ok(self.services.kv.set(&key, &value)?)
     }
-    async fn delete(&mut self, key: String) -> Result<(), String> {
-        self.services.kv.delete(&key)
+    async fn delete(&mut self, key: String) -> wasmtime::Result<Result<(), String>> {
+        Ok(self.services.kv.delete(&key)?)
     }
-    async fn keys(&mut self) -> Vec<String> {
-        self.services.kv.keys()
+    async fn keys(&mut self) -> wasmtime::Result<Vec<String>> {
+        Ok(self.services.kv.keys()?)
     }
 }
 
