@@ -75,12 +75,13 @@ impl JsonlFile {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            *guard = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?,
-            );
+            let mut f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(true)
+                .open(&self.path)?;
+            end_torn_line(&mut f, &self.path)?;
+            *guard = Some(f);
         }
         match guard.as_mut() {
             Some(f) => f.write_all(&line),
@@ -98,17 +99,46 @@ impl JsonlFile {
     }
 }
 
-/// Read a JSONL file, skipping a torn last line and any line that is not JSON.
+/// A log whose last line was torn by a crash mid-write gets a newline before
+/// anything else is appended: the torn line stays a line of its own (readers
+/// skip it) instead of gluing itself to the next entry.
+fn end_torn_line(f: &mut File, path: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let mut last = [0u8];
+    f.seek(SeekFrom::Start(len - 1))?;
+    f.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        tracing::warn!(file = %path.display(), "the log ends in a torn line (the server died mid-write); it is closed and skipped by readers");
+        f.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Read a JSONL file, skipping (and logging) torn or non-JSON lines.
 pub fn read_jsonl(path: &Path) -> std::io::Result<Vec<serde_json::Value>> {
-    let text = match std::fs::read_to_string(path) {
+    let bytes = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let mut skipped = 0usize;
+    let out: Vec<serde_json::Value> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .filter_map(|l| {
+            let v = serde_json::from_slice(l).ok();
+            skipped += usize::from(v.is_none());
+            v
+        })
+        .collect();
+    if skipped > 0 {
+        tracing::warn!(file = %path.display(), skipped, "lines that are not whole JSON entries were skipped (torn by a crash, or damaged)");
+    }
+    Ok(out)
 }
 
 /// A store id: `prefix` then lowercase letters, digits and dashes, at most 64
@@ -157,6 +187,20 @@ mod tests {
         assert_eq!(
             lines,
             [serde_json::json!({"n": 1}), serde_json::json!({"n": 2})]
+        );
+        // After a restart the next entry is a line of its own.
+        let again = JsonlFile::new(log.path().to_path_buf());
+        again.append(&serde_json::json!({"n": 4})).expect("append");
+        let text = std::fs::read_to_string(log.path()).expect("read");
+        assert!(text.ends_with("{\"n\": 3, \"tor\n{\"n\":4}\n"), "{text:?}");
+        let lines = read_jsonl(log.path()).expect("read");
+        assert_eq!(
+            lines,
+            [
+                serde_json::json!({"n": 1}),
+                serde_json::json!({"n": 2}),
+                serde_json::json!({"n": 4})
+            ]
         );
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
