@@ -61,6 +61,8 @@ pub mod taskrun;
 
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
+pub mod stdio;
 
 use std::sync::Arc;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -89,7 +89,7 @@ impl McpServer {
 
     /// Serve MCP on stdin/stdout until the client closes the stream.
     pub async fn serve_stdio(self) -> anyhow::Result<()> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
+        let running = self.serve(crate::stdio::stdio()).await?;
         running.waiting().await?;
         Ok(())
     }
@@ -462,6 +462,28 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool
 }
 
+/// The params an MCP request method takes, for `-32602` messages (`None`: not
+/// a method a client sends to a server).
+pub(crate) fn params_shape(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "tools/call" => "{name: string, arguments?: object}",
+        "tools/list" | "resources/list" | "prompts/list" | "resources/templates/list" => {
+            "{cursor?: string}"
+        }
+        "initialize" => {
+            "{protocolVersion: string, capabilities: object, clientInfo: {name, version}}"
+        }
+        "ping" => "{} or none",
+        "logging/setLevel" => "{level: string}",
+        "completion/complete"
+        | "prompts/get"
+        | "resources/read"
+        | "resources/subscribe"
+        | "resources/unsubscribe" => "the object MCP defines for it",
+        _ => return None,
+    })
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -472,6 +494,28 @@ impl ServerHandler for McpServer {
         )
         .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    /// A request rmcp could not read as one of MCP's own: an MCP method with
+    /// params of the wrong shape (a `tools/call` whose `arguments` is an array, or
+    /// without a `name`) is `-32602 Invalid params`, not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        Err(match params_shape(method) {
+            Some(shape) => ErrorData::invalid_params(
+                format!("{method}: params must be {shape}"),
+                Some(serde_json::json!({"method": method})),
+            ),
+            None => ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("unknown method {method:?}"),
+                None,
+            ),
+        })
     }
 
     async fn list_tools(

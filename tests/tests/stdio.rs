@@ -366,3 +366,134 @@ async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// The server process over raw stdin/stdout lines (not through an MCP client,
+/// which would never send a broken line).
+struct RawStdio {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawStdio {
+    async fn start(data: &std::path::Path) -> Result<Self> {
+        use std::process::Stdio;
+        let mut child = tokio::process::Command::new(ochre_bin())
+            .arg("--data-dir")
+            .arg(data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env_remove("RUST_LOG")
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        Ok(Self {
+            child,
+            stdin,
+            lines,
+        })
+    }
+
+    async fn send(&mut self, line: &str) -> Result<()> {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(line.as_bytes()).await?;
+        self.stdin.write_all(b"\n").await?;
+        self.stdin.flush().await?;
+        Ok(())
+    }
+
+    /// The next message the server writes (bounded: a missing reply fails).
+    async fn next(&mut self) -> Result<Value> {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), self.lines.next_line())
+            .await
+            .map_err(|_| anyhow::anyhow!("no reply within 10 s"))??
+            .ok_or_else(|| anyhow::anyhow!("the server closed stdout"))?;
+        Ok(serde_json::from_str(&line)?)
+    }
+}
+
+#[tokio::test]
+async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> Result<()> {
+    let data = TempDir::new("raw-stdio");
+    let mut s = RawStdio::start(data.path()).await?;
+    s.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await?;
+    assert_eq!(s.next().await?["id"], 0);
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await?;
+
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"find","arguments":{{"q":{}1{}}}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let cases: Vec<(String, Value, i64)> = vec![
+        (deep, json!(1), -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"find","arguments":{"query":"\ud800"}}}"#.into(),
+            json!(2),
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait_for","arguments":{"type":"timeout","value":1e400}}}"#.into(),
+            json!(3),
+            -32700,
+        ),
+        ("this is not json".into(), Value::Null, -32700),
+        (r#"{"jsonrpc":"2.0","id":4}"#.into(), json!(4), -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"find","arguments":[1,2]}}"#.into(),
+            json!(5),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"find"}"#.into(),
+            json!(6),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{}}}"#.into(),
+            json!(7),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"no/such/method"}"#.into(),
+            json!(8),
+            -32601,
+        ),
+    ];
+    for (line, id, code) in cases {
+        s.send(&line).await?;
+        let r = s.next().await?;
+        assert_eq!(r["id"], id, "{r}");
+        assert_eq!(r["error"]["code"], code, "{r}");
+    }
+    // The session goes on.
+    s.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#)
+        .await?;
+    let r = s.next().await?;
+    assert_eq!(r["id"], 9);
+    assert!(
+        r["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{r}"
+    );
+    // A broken last line before the end of input is still answered.
+    s.send("{\"jsonrpc\":\"2.0\",\"id\":10,").await?;
+    drop(s.stdin);
+    let r = tokio::time::timeout(std::time::Duration::from_secs(10), s.lines.next_line())
+        .await??
+        .map(|l| serde_json::from_str::<Value>(&l))
+        .transpose()?;
+    assert_eq!(
+        r.as_ref()
+            .map(|r| (r["id"].clone(), r["error"]["code"].clone())),
+        Some((json!(10), json!(-32700))),
+        "{r:?}"
+    );
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), s.child.wait()).await;
+    Ok(())
+}
