@@ -704,8 +704,8 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
     ];
     origins.extend(opts.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .with_allowed_hosts(hosts.clone())
+        .with_allowed_origins(origins.clone())
         .enforce_origin_validation();
     let session_host = host.clone();
     let service = StreamableHttpService::new(
@@ -724,15 +724,26 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
         }))
         .route(
             "/health",
-            axum::routing::get(move || {
+            // The same Host and Origin checks as /mcp: a page on another site
+            // (DNS rebinding) learns nothing, not even that ochre is here.
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
                 let h = health_host.clone();
+                let ok = host_allowed(&headers, &hosts) && origin_allowed(&headers, &origins);
                 async move {
+                    use axum::response::IntoResponse;
+                    if !ok {
+                        return (
+                            axum::http::StatusCode::FORBIDDEN,
+                            "forbidden Host or Origin",
+                        )
+                            .into_response();
+                    }
                     axum::Json(serde_json::json!({
                         "status": "ok",
                         "version": env!("CARGO_PKG_VERSION"),
                         "tools": h.tools().len(),
-                        "session": h.session_id(),
                     }))
+                    .into_response()
                 }
             }),
         );
@@ -744,6 +755,46 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// Whether the request's `Host` (without its port) is one of `hosts`.
+fn host_allowed(headers: &axum::http::HeaderMap, hosts: &[String]) -> bool {
+    let Some(h) = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let name = match h.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => match h.rsplit_once(':') {
+            Some((n, port)) if port.bytes().all(|b| b.is_ascii_digit()) => n,
+            _ => h,
+        },
+    };
+    hosts.iter().any(|x| x.eq_ignore_ascii_case(name))
+}
+
+/// Whether the request has no `Origin` or one of `origins` (`scheme://host:*`
+/// allows any port).
+fn origin_allowed(headers: &axum::http::HeaderMap, origins: &[String]) -> bool {
+    let Some(o) = headers.get(axum::http::header::ORIGIN) else {
+        return true;
+    };
+    let Ok(o) = o.to_str() else {
+        return false;
+    };
+    origins.iter().any(|pat| match pat.strip_suffix(":*") {
+        Some(prefix) => {
+            o.eq_ignore_ascii_case(prefix)
+                || o.get(..prefix.len())
+                    .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+                    && o[prefix.len()..]
+                        .strip_prefix(':')
+                        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        }
+        None => o.eq_ignore_ascii_case(pat),
+    })
 }
 
 async fn bearer_guard(
