@@ -77,6 +77,10 @@ pub struct BrowserOptions {
     /// Dirs whose files `file_upload` may give to a page (the embedder adds the cwd
     /// if it wants it; the CLI does).
     pub file_roots: Vec<PathBuf>,
+    /// Dirs whose files `file_upload` never gives to a page, whatever the roots
+    /// (the host adds its data dir; the browser's profile is always refused).
+    /// The downloads dir is exempt: what pages downloaded may be uploaded.
+    pub private_dirs: Vec<PathBuf>,
     /// Where `oc_evidence_bundle` writes bundles (the host sets
     /// `<data-dir>/evidence` when this is `None`).
     pub evidence_dir: Option<PathBuf>,
@@ -170,6 +174,9 @@ struct Inner {
     fetchers: std::sync::Mutex<std::collections::HashMap<String, Page>>,
     /// Dialogs, pages opened by pages, downloads.
     events: events::Events,
+    /// Told when a browser connection ends (Chromium crashed or was killed):
+    /// calls in flight end at once instead of polling a dead connection.
+    gone: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -244,6 +251,7 @@ impl BrowserManager {
                 watches: Default::default(),
                 fetchers: Default::default(),
                 events: Default::default(),
+                gone: Default::default(),
             }),
         }
     }
@@ -376,6 +384,7 @@ impl BrowserManager {
         };
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
+        let gone = self.inner.gone.clone();
         tokio::spawn(async move {
             // Unparsable events (CDP drift) are skipped inside the handler; an error
             // that reaches us is the connection failing, after which the stream never
@@ -389,6 +398,7 @@ impl BrowserManager {
             }
             drop(handler);
             flag.store(false, Ordering::Relaxed);
+            gone.notify_waiters();
             tracing::warn!("the browser connection ended");
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);

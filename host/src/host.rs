@@ -392,6 +392,8 @@ impl HostBuilder {
         if browser_options.downloads_dir.is_none() {
             browser_options.downloads_dir = Some(data_dir.join("downloads"));
         }
+        // Secrets, journals, state and the compile cache are never uploadable.
+        browser_options.private_dirs.push(data_dir.clone());
         let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
             self.limits,

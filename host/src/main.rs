@@ -260,6 +260,7 @@ impl HostArgs {
                 .chain(self.allow_file_root.iter().cloned())
                 .collect(),
             evidence_dir: None,
+            private_dirs: Vec::new(),
             dialogs: self
                 .dialogs
                 .parse()

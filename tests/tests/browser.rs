@@ -233,3 +233,36 @@ async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_browser_killed_during_a_wait_ends_the_wait_at_once() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("kill-wait");
+    let profile = data.path().join("profile");
+    let profile_arg = profile.to_str().expect("utf8").to_owned();
+    let client = stdio_client(data.path(), &["--user-data-dir", &profile_arg], &[]).await?;
+    let needle = format!("--user-data-dir={profile_arg}");
+    for wait in [
+        json!({"type": "selector", "value": "#never-there", "timeout": 20000}),
+        json!({"type": "timeout", "value": "15000", "timeout": 20000}),
+    ] {
+        let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+        assert_ne!(res.is_error, Some(true), "{res:?}");
+        let started = std::time::Instant::now();
+        let (res, killed) = tokio::join!(call(&client, "wait_for", wait.clone()), async {
+            tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+            kill_processes_with(&needle)
+        });
+        assert!(killed > 0, "no browser process found");
+        let err = error_of(&res?);
+        assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{wait}: {err}");
+        // The wait ends within a couple of seconds of the kill, not at its timeout.
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{wait}: {took:?}");
+    }
+    // The next call relaunches.
+    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    assert_ne!(res.is_error, Some(true), "{res:?}");
+    client.cancel().await?;
+    Ok(())
+}

@@ -1228,3 +1228,102 @@ async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> 
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()> {
+    // One allowed root holds the data dir, the browser profile, dotfiles and a
+    // key; a second root names a dot dir explicitly.
+    let site = SiteServer::start().await?;
+    let root = TempDir::new("upload-guard");
+    let r = root.path();
+    let data = r.join("data");
+    let profile = r.join("profile");
+    for d in [
+        &data,
+        &profile,
+        &r.join(".ssh"),
+        &r.join("keys"),
+        &r.join("named.d"),
+    ] {
+        std::fs::create_dir_all(d)?;
+    }
+    std::fs::write(data.join("secrets.json"), "{}")?;
+    std::fs::write(r.join(".env"), "TOKEN=x")?;
+    std::fs::write(r.join(".ssh").join("id_rsa"), "key")?;
+    std::fs::write(r.join("keys").join("id_ed25519"), "key")?;
+    std::fs::write(r.join("report.txt"), "report")?;
+    let outside = TempDir::new("upload-guard-outside");
+    std::fs::write(outside.path().join("exists.txt"), "x")?;
+    let args = [
+        "--allow-file-root",
+        &r.display().to_string(),
+        "--allow-file-root",
+        &r.join(".ssh").display().to_string(),
+        "--user-data-dir",
+        &profile.display().to_string(),
+    ];
+    let client = stdio_client(&data, &args, &[]).await?;
+    call(
+        &client,
+        "navigate",
+        json!({"url": site.url("interactive.html")}),
+    )
+    .await?;
+    let upload = |p: std::path::PathBuf| {
+        let client = &client;
+        async move {
+            let path = p.display().to_string();
+            call(
+                client,
+                "file_upload",
+                json!({"selector": "#upload", "filePaths": [path]}),
+            )
+            .await
+        }
+    };
+    // Chromium has written its profile by now.
+    let local_state = profile.join("Local State");
+    assert!(local_state.exists(), "no profile file to try");
+    for (file, says) in [
+        (data.join("secrets.json"), "ochre's own data"),
+        (data.clone(), "ochre's own data"),
+        (local_state, "ochre's own data"),
+        (r.join(".env"), "dotfile"),
+        (r.join("keys").join("id_ed25519"), "SSH private key"),
+        (r.join("named.d").join("..").join(".env"), "dotfile"),
+    ] {
+        let shown = file.display().to_string();
+        let res = upload(file).await?;
+        let err = error_of(&res);
+        assert_eq!(err["code"], "PERMISSION_DENIED", "{shown}: {err}");
+        assert!(
+            err["message"].as_str().unwrap_or("").contains(says),
+            "{shown}: {err}"
+        );
+    }
+    assert_eq!(
+        js(&client, "document.getElementById('files').textContent").await?,
+        "no files",
+        "a refused upload gave the page something"
+    );
+    // A file outside the roots: the same answer whether it exists or not.
+    let a = error_of(&upload(outside.path().join("exists.txt")).await?);
+    let b = error_of(&upload(outside.path().join("missing.txt")).await?);
+    assert_eq!(
+        (a["code"].clone(), b["code"].clone()),
+        (json!("PERMISSION_DENIED"), json!("PERMISSION_DENIED"))
+    );
+    let strip = |e: &Value, name: &str| e["message"].as_str().unwrap_or("").replace(name, "");
+    assert_eq!(strip(&a, "exists.txt"), strip(&b, "missing.txt"));
+    // A root that names the dot dir gives its files; plain files are given.
+    let res = upload(r.join(".ssh").join("id_rsa")).await?;
+    assert!(!res.is_error.unwrap_or(false), "{}", text(&res));
+    let res = upload(r.join("report.txt")).await?;
+    assert!(text(&res).contains("1 file: report.txt"), "{}", text(&res));
+    assert_eq!(
+        js(&client, "document.getElementById('files').textContent").await?,
+        "report.txt:6"
+    );
+    client.cancel().await?;
+    Ok(())
+}

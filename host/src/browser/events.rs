@@ -267,17 +267,39 @@ impl BrowserManager {
         // Boxed: calls nest (tools calling tools), and debug builds keep every
         // nested future on the stack.
         let mut fut = Box::pin(fut);
-        loop {
-            tokio::select! {
-                r = &mut fut => return r,
-                _ = &mut notified => {
-                    if let Some(e) = blocked() {
-                        return Err(e);
+        self.while_alive(async {
+            loop {
+                tokio::select! {
+                    r = &mut fut => return r,
+                    _ = &mut notified => {
+                        if let Some(e) = blocked() {
+                            return Err(e);
+                        }
+                        notified.set(ev.opened.notified());
+                        notified.as_mut().enable();
                     }
-                    notified.set(ev.opened.notified());
-                    notified.as_mut().enable();
                 }
             }
+        })
+        .await
+    }
+
+    /// `fut`, ended at once if the browser connection ends meanwhile (Chromium
+    /// crashed or was killed): a wait would otherwise poll a dead connection
+    /// until its own timeout.
+    pub(super) async fn while_alive<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let died = self.inner.gone.notified();
+        tokio::pin!(died);
+        died.as_mut().enable();
+        tokio::select! {
+            r = fut => r,
+            () = died => Err(ToolError::new(
+                super::codes::BROWSER_UNAVAILABLE,
+                "the browser went away during the call (it crashed or was killed); the next call starts a new one",
+            )),
         }
     }
 

@@ -967,7 +967,7 @@ impl BrowserManager {
             }
             "profile_status" => return Ok(self.profile_status().await),
             "list_profiles" => return Ok(self.list_profiles().await),
-            "visit_batch" => return self.visit_batch(&args).await,
+            "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
             "sleep" => return Ok(super::visit::sleep(&args).await),
             "new_isolated_tab" => {
                 let info = self
@@ -1273,35 +1273,82 @@ impl BrowserManager {
 
     /// Check files against the allowed roots: their canonical paths.
     pub fn allowed_files(&self, paths: &[String]) -> Result<Vec<PathBuf>, ToolError> {
-        let roots: Vec<PathBuf> = self
-            .inner
-            .options
-            .file_roots
+        let o = &self.inner.options;
+        let canon = |d: &PathBuf| d.canonicalize().ok();
+        let roots: Vec<PathBuf> = o.file_roots.iter().filter_map(canon).collect();
+        let private: Vec<PathBuf> = o
+            .private_dirs
             .iter()
-            .filter_map(|r| r.canonicalize().ok())
+            .chain(o.user_data_dir.iter())
+            .filter_map(canon)
             .collect();
+        let downloads = o.downloads_dir.as_ref().and_then(canon);
+        let temp = std::env::temp_dir().canonicalize().ok();
+        let cwd = std::env::current_dir().unwrap_or_default();
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
-            let path = Path::new(p);
-            let real = path.canonicalize().map_err(|e| {
-                ToolError::new(codes::FILE_NOT_FOUND, format!("cannot use {p:?}: {e}"))
-                    .with("path", p.as_str())
-            })?;
+            let denied = |why: String| {
+                ToolError::new(codes::PERMISSION_DENIED, why).with("path", p.as_str())
+            };
+            let outside = || {
+                let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                denied(format!(
+                    "{p:?} is outside the allowed roots ({}); the operator can add a dir with --allow-file-root",
+                    if shown.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        shown.join(", ")
+                    }
+                ))
+            };
+            // The roots are checked before the file is looked at: whether a file
+            // outside them exists is not told.
+            let lexical = lexical_absolute(&cwd, Path::new(p));
+            let lexically_in = roots.iter().any(|r| lexical.starts_with(r));
+            let real = match lexical.canonicalize() {
+                Ok(r) => r,
+                Err(e) if lexically_in => {
+                    return Err(ToolError::new(
+                        codes::FILE_NOT_FOUND,
+                        format!("cannot use {p:?}: {e}"),
+                    )
+                    .with("path", p.as_str()));
+                }
+                Err(_) => return Err(outside()),
+            };
+            // The closest root holding the file (after symlinks).
+            let Some(root) = roots
+                .iter()
+                .filter(|r| real.starts_with(r))
+                .max_by_key(|r| r.components().count())
+            else {
+                return Err(outside());
+            };
+            let in_downloads = downloads.as_ref().is_some_and(|d| real.starts_with(d));
+            let temp_profile = temp.as_ref().is_some_and(|t| {
+                real.strip_prefix(t)
+                    .ok()
+                    .and_then(|r| r.components().next())
+                    .is_some_and(|c| {
+                        c.as_os_str()
+                            .to_string_lossy()
+                            .starts_with("ochre-profile-")
+                    })
+            });
+            if temp_profile || (!in_downloads && private.iter().any(|d| real.starts_with(d))) {
+                return Err(denied(format!(
+                    "{p:?} is ochre's own data (its data dir or the browser's profile); it is never given to a page"
+                )));
+            }
+            if let Some(why) = hidden_or_credential(root, &real) {
+                return Err(denied(format!(
+                    "{p:?} is {why}; such files are given to a page only from an --allow-file-root that names the dir they are in"
+                )));
+            }
             if !real.is_file() {
                 return Err(ToolError::new(
                     codes::FILE_NOT_FOUND,
                     format!("{p:?} is not a regular file"),
-                )
-                .with("path", p.as_str()));
-            }
-            if !roots.iter().any(|r| real.starts_with(r)) {
-                let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-                return Err(ToolError::new(
-                    codes::PERMISSION_DENIED,
-                    format!(
-                        "{p:?} is outside the allowed roots ({}); the operator can add a dir with --allow-file-root",
-                        if shown.is_empty() { "none".to_owned() } else { shown.join(", ") }
-                    ),
                 )
                 .with("path", p.as_str()));
             }
@@ -1351,6 +1398,50 @@ impl BrowserManager {
         })
         .await
     }
+}
+
+/// `path` made absolute against `cwd`, with `.` and `..` resolved by the
+/// text alone (no symlinks followed, nothing looked up).
+fn lexical_absolute(cwd: &Path, path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in cwd.join(path).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Names of files that hold credentials without a leading dot.
+const CREDENTIAL_FILES: &[&str] = &[
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+];
+
+/// Why a file under `root` is not given to a page unless a root names where it
+/// is: a dotfile or a file in a dot dir below the root (`.ssh`, `.aws`,
+/// `.netrc`, `.env`, ...), or an SSH private key. A root that is itself in a dot
+/// dir (`--allow-file-root ~/.ssh`) names it.
+fn hidden_or_credential(root: &Path, real: &Path) -> Option<&'static str> {
+    let dotted = |c: std::path::Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    let rel = real.strip_prefix(root).ok()?;
+    if rel.components().any(dotted) {
+        return Some("a dotfile (or in a dot dir)");
+    }
+    let name = real.file_name()?.to_string_lossy();
+    if CREDENTIAL_FILES.contains(&name.as_ref()) && !root.components().any(dotted) {
+        return Some("an SSH private key");
+    }
+    None
 }
 
 impl BrowserManager {
