@@ -92,6 +92,9 @@ pub struct BrowserOptions {
     pub downloads_dir: Option<PathBuf>,
 }
 
+/// How the temporary profile dirs (under the system temp dir) are named.
+pub(crate) const TEMP_PROFILE_PREFIX: &str = "ochre-profile-";
+
 /// Executables tried, in order, when no path is given.
 const CANDIDATES: &[&str] = &[
     "chromium",
@@ -316,7 +319,7 @@ impl BrowserManager {
                 Some(d) => (d.clone(), None),
                 None => {
                     let d = std::env::temp_dir().join(format!(
-                        "ochre-profile-{}-{}",
+                        "{TEMP_PROFILE_PREFIX}{}-{}",
                         std::process::id(),
                         self.launches()
                     ));

@@ -151,6 +151,12 @@ fn decode(line: &[u8]) -> Decoded {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Decoded::Skip;
     }
+    // One parse for a well-formed message; the slow path below only classifies
+    // what failed.
+    let e = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(m) => return Decoded::Message(Box::new(m)),
+        Err(e) => e,
+    };
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
@@ -158,32 +164,27 @@ fn decode(line: &[u8]) -> Decoded {
             return Decoded::Reply(error(id_in_raw(line), -32700, &format!("Parse error: {e}")));
         }
     };
-    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-        Ok(m) => Decoded::Message(Box::new(m)),
-        Err(e) => {
-            if value.get("id").is_none() && value.get("method").is_some_and(Value::is_string) {
-                // A notification (of a kind nobody knows, or with bad params)
-                // gets no reply.
-                return Decoded::Skip;
-            }
-            let id = value.get("id").filter(|id| is_id(id)).cloned();
-            // A request for a method MCP defines, with params of the wrong
-            // shape, is `Invalid params`; anything else is not a request.
-            let method = value.get("method").and_then(Value::as_str);
-            if let (Some(_), Some(shape)) = (&id, method.and_then(crate::server::params_shape)) {
-                return Decoded::Reply(error(
-                    id.unwrap_or(Value::Null),
-                    -32602,
-                    &format!("{}: params must be {shape}", method.unwrap_or_default()),
-                ));
-            }
-            Decoded::Reply(error(
-                id.unwrap_or(Value::Null),
-                -32600,
-                &format!("Invalid Request: {e}"),
-            ))
-        }
+    if value.get("id").is_none() && value.get("method").is_some_and(Value::is_string) {
+        // A notification (of a kind nobody knows, or with bad params)
+        // gets no reply.
+        return Decoded::Skip;
     }
+    let id = value.get("id").filter(|id| is_id(id)).cloned();
+    // A request for a method MCP defines, with params of the wrong
+    // shape, is `Invalid params`; anything else is not a request.
+    let method = value.get("method").and_then(Value::as_str);
+    if let (Some(_), Some(shape)) = (&id, method.and_then(crate::server::params_shape)) {
+        return Decoded::Reply(error(
+            id.unwrap_or(Value::Null),
+            -32602,
+            &format!("{}: params must be {shape}", method.unwrap_or_default()),
+        ));
+    }
+    Decoded::Reply(error(
+        id.unwrap_or(Value::Null),
+        -32600,
+        &format!("Invalid Request: {e}"),
+    ))
 }
 
 /// Whether a value can be a JSON-RPC request id.

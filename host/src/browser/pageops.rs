@@ -1332,7 +1332,7 @@ impl BrowserManager {
                     .is_some_and(|c| {
                         c.as_os_str()
                             .to_string_lossy()
-                            .starts_with("ochre-profile-")
+                            .starts_with(super::TEMP_PROFILE_PREFIX)
                     })
             });
             if temp_profile || (!in_downloads && private.iter().any(|d| real.starts_with(d))) {
