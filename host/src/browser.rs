@@ -5,6 +5,10 @@
 //!   lazily by the first browser call, with a fresh profile per server unless
 //!   `user_data_dir` is given. Attach mode: `cdp_endpoint` (http or ws URL).
 //! - Tabs have short ids (`t1`, `t2`, ...) and there is a current tab.
+//! - Tabs have an owner: calls run under [`with_tab_owner`] (an HTTP session's)
+//!   see only that owner's tabs, each owner's in a browser context of its own;
+//!   calls without an owner share the rest (stdio, an embedder). A tab a page
+//!   opens belongs to the opener's owner.
 //! - A dead browser is noticed (its event stream ends); the next call relaunches or
 //!   re-attaches and reports that it did ([`BrowserManager::take_relaunch_note`]).
 
@@ -106,6 +110,29 @@ const CANDIDATES: &[&str] = &[
 
 const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
 
+tokio::task_local! {
+    /// The owner of the tabs the running call may see (see [`with_tab_owner`]).
+    static OWNER: Owner;
+}
+
+/// Whose tabs: a key of the caller's choosing (an MCP session's id), or `None`
+/// for the shared tabs.
+pub type Owner = Option<Arc<str>>;
+
+/// Run `fut` on behalf of `owner`: the tabs it opens belong to that owner, in a
+/// browser context of the owner's own (cookies, storage and cache apart from
+/// everyone else's), and it sees and acts on no other tab (another owner's tab
+/// answers `TAB_NOT_FOUND`, as a closed one does). `None` runs on the shared
+/// tabs. Release an owner's tabs with [`BrowserManager::release_owner`].
+pub async fn with_tab_owner<F: std::future::Future>(owner: Owner, fut: F) -> F::Output {
+    OWNER.scope(owner, fut).await
+}
+
+/// The owner of the running call.
+fn owner() -> Owner {
+    OWNER.try_with(Clone::clone).ok().flatten()
+}
+
 /// One tab as the browser interface reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabInfo {
@@ -123,7 +150,13 @@ struct Session {
     browser: Browser,
     alive: Arc<AtomicBool>,
     tabs: BTreeMap<u64, Page>,
-    current: Option<u64>,
+    /// Per owner, its current tab.
+    current: std::collections::HashMap<Owner, u64>,
+    /// Per owner with tabs, the browser context they live in.
+    owner_contexts: std::collections::HashMap<
+        Arc<str>,
+        chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
+    >,
     next_id: u64,
     profile: Option<ProfileDir>,
     /// Tabs opened in their own browser context (cookies, storage, cache of
@@ -139,7 +172,8 @@ struct Session {
 }
 
 impl Session {
-    /// Register a page as a new tab; its id.
+    /// Register a page as a new tab; its id (give it an owner with
+    /// [`BrowserManager::add_tab`]).
     fn add_tab(&mut self, page: Page) -> u64 {
         let n = self.next_id;
         self.next_id += 1;
@@ -173,8 +207,9 @@ struct Inner {
     refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
     /// Per tab: console messages and network activity.
     watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
-    /// Per origin: a worker tab at that origin that crawls fetch pages from.
-    fetchers: std::sync::Mutex<std::collections::HashMap<String, Page>>,
+    /// Per owner and origin: a worker tab at that origin that crawls fetch pages
+    /// from.
+    fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String), Page>>,
     /// Dialogs, pages opened by pages, downloads.
     events: events::Events,
     /// Told when a browser connection ends (Chromium crashed or was killed):
@@ -411,7 +446,8 @@ impl BrowserManager {
             browser,
             alive,
             tabs: BTreeMap::new(),
-            current: None,
+            current: Default::default(),
+            owner_contexts: Default::default(),
             next_id: 1,
             profile,
             contexts: BTreeMap::new(),
@@ -441,25 +477,21 @@ impl BrowserManager {
     /// The page for `tab` (or the current tab, opening one if there is none).
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let wanted = tab.map(parse_tab).transpose()?;
+        let who = owner();
         let mut guard = self.session().await?;
         let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
-        let found = match wanted {
-            Some(n) => session.tabs.get(&n).cloned().map(|p| (n, p)),
-            None => session
-                .current
-                .and_then(|n| session.tabs.get(&n).map(|p| (n, p.clone()))),
-        };
+        let n = wanted.or_else(|| session.current.get(&who).copied());
+        let found = n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p)));
         let (n, page) = match (found, wanted) {
             (Some(found), _) => found,
             (None, Some(n)) => return Err(not_found(&tab_id(n))),
             (None, None) => {
-                let page = session
-                    .browser
-                    .new_page(own_window("about:blank"))
+                let page = self
+                    .open_page(session, &who, "about:blank")
                     .await
                     .map_err(|e| cdp_error("cannot open a tab", e))?;
-                let n = session.add_tab(page.clone());
-                session.current = Some(n);
+                let n = self.add_tab(session, page.clone(), &who);
+                session.current.insert(who, n);
                 self.watch_tab(n, &page).await;
                 (n, page)
             }
@@ -486,13 +518,14 @@ impl BrowserManager {
                 _ => String::new(),
             }
         };
+        let who = owner();
         let current = self
             .inner
             .session
             .lock()
             .await
             .as_ref()
-            .is_some_and(|s| s.current == Some(n));
+            .is_some_and(|s| s.current.get(&who) == Some(&n));
         TabInfo {
             id: tab_id(n),
             url,
@@ -517,13 +550,20 @@ impl BrowserManager {
         }
     }
 
-    /// All open tabs.
+    /// The open tabs (the caller's: see [`with_tab_owner`]).
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
+        let who = owner();
         let pages: Vec<(u64, Page)> = {
             let guard = self.session().await?;
             guard
                 .as_ref()
-                .map(|s| s.tabs.iter().map(|(n, p)| (*n, p.clone())).collect())
+                .map(|s| {
+                    s.tabs
+                        .iter()
+                        .filter(|(n, _)| self.owner_of(**n) == who)
+                        .map(|(n, p)| (*n, p.clone()))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let mut out = Vec::with_capacity(pages.len());
@@ -535,12 +575,12 @@ impl BrowserManager {
 
     /// Open a tab and make it current.
     pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+        let who = owner();
         let (n, page) = bounded(timeout_ms, "opening a tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
-            let page = session
-                .browser
-                .new_page(own_window(url.unwrap_or("about:blank")))
+            let page = self
+                .open_page(session, &who, url.unwrap_or("about:blank"))
                 .await
                 .map_err(|e| {
                     ToolError::new(
@@ -548,8 +588,8 @@ impl BrowserManager {
                         format!("cannot open the tab: {e}"),
                     )
                 })?;
-            let n = session.add_tab(page.clone());
-            session.current = Some(n);
+            let n = self.add_tab(session, page.clone(), &who);
+            session.current.insert(who.clone(), n);
             self.watch_tab(n, &page).await;
             Ok((n, page))
         })
@@ -566,6 +606,7 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let who = owner();
         let (n, page) = bounded(timeout_ms, "opening an isolated tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
@@ -574,6 +615,8 @@ impl BrowserManager {
                 .create_browser_context(CreateBrowserContextParams::default())
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
+            self.allow_downloads(&session.browser, Some(context.clone()))
+                .await;
             let mut params = own_window(url.unwrap_or("about:blank"));
             params.browser_context_id = Some(context.clone());
             let page = match session.browser.new_page(params).await {
@@ -586,7 +629,7 @@ impl BrowserManager {
                     ));
                 }
             };
-            let n = session.add_tab(page.clone());
+            let n = self.add_tab(session, page.clone(), &who);
             session.contexts.insert(n, context);
             self.watch_tab(n, &page).await;
             Ok((n, page))
@@ -599,14 +642,14 @@ impl BrowserManager {
     /// a browser context of its own takes the context with it.
     pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
         let n = parse_tab(tab)?;
+        let who = owner();
         let (page, context) = {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
-            let page = session.tabs.remove(&n).ok_or_else(|| not_found(tab))?;
-            session.front = None;
-            if session.current == Some(n) {
-                session.current = session.tabs.keys().next_back().copied();
+            if self.visible_page(session, n, &who).is_none() {
+                return Err(not_found(tab));
             }
+            let page = self.drop_tab(session, n).ok_or_else(|| not_found(tab))?;
             (page, session.contexts.remove(&n))
         };
         self.forget_tab(n);
@@ -795,14 +838,15 @@ impl BrowserManager {
             Some(t) => Some(parse_tab(t).ok()?),
             None => None,
         };
+        let who = owner();
         let (n, page) = {
             let guard = self.inner.session.lock().await;
             let s = guard.as_ref()?;
             if !s.alive.load(Ordering::Relaxed) {
                 return None;
             }
-            let n = wanted.or(s.current)?;
-            (n, s.tabs.get(&n)?.clone())
+            let n = wanted.or_else(|| s.current.get(&who).copied())?;
+            (n, self.visible_page(s, n, &who)?)
         };
         tokio::time::timeout(Duration::from_secs(2), self.info(n, &page))
             .await
@@ -843,6 +887,97 @@ impl BrowserManager {
             .await
         })
         .await
+    }
+
+    /// The owner of tab `n` (`None`: a shared tab).
+    fn owner_of(&self, n: u64) -> Owner {
+        self.inner.events.owner_of(n)
+    }
+
+    /// Tab `n`'s page if `who` may see it.
+    fn visible_page(&self, s: &Session, n: u64, who: &Owner) -> Option<Page> {
+        s.tabs.get(&n).filter(|_| self.owner_of(n) == *who).cloned()
+    }
+
+    /// Register `page` as a tab of `who`; its number.
+    fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
+        let n = s.add_tab(page);
+        self.inner.events.set_owner(n, who);
+        n
+    }
+
+    /// Unregister tab `n`; its owner's current tab moves to the owner's newest.
+    fn drop_tab(&self, s: &mut Session, n: u64) -> Option<Page> {
+        let page = s.tabs.remove(&n)?;
+        s.front = None;
+        let who = self.owner_of(n);
+        if s.current.get(&who) == Some(&n) {
+            match s.tabs.keys().rev().find(|m| self.owner_of(**m) == who) {
+                Some(m) => s.current.insert(who, *m),
+                None => s.current.remove(&who),
+            };
+        }
+        Some(page)
+    }
+
+    /// A new page in a window of its own, in `who`'s browser context (created on
+    /// first use; `None`: the default context).
+    async fn open_page(
+        &self,
+        s: &mut Session,
+        who: &Owner,
+        url: &str,
+    ) -> Result<Page, chromiumoxide::error::CdpError> {
+        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let mut params = own_window(url);
+        if let Some(o) = who {
+            let context = match s.owner_contexts.get(o) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = s
+                        .browser
+                        .create_browser_context(CreateBrowserContextParams::default())
+                        .await?;
+                    self.allow_downloads(&s.browser, Some(c.clone())).await;
+                    s.owner_contexts.insert(o.clone(), c.clone());
+                    c
+                }
+            };
+            params.browser_context_id = Some(context);
+        }
+        s.browser.new_page(params).await
+    }
+
+    /// Close every tab of `owner` and its browser context (an MCP session ended).
+    pub async fn release_owner(&self, owner: &str) {
+        let who: Owner = Some(owner.into());
+        let mut guard = self.inner.session.lock().await;
+        let Some(s) = guard.as_mut() else { return };
+        let mine: Vec<u64> = s
+            .tabs
+            .keys()
+            .copied()
+            .filter(|n| self.owner_of(*n) == who)
+            .collect();
+        let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
+        for n in mine {
+            self.drop_tab(s, n);
+            contexts.extend(s.contexts.remove(&n));
+            self.forget_tab(n);
+        }
+        s.current.remove(&who);
+        // Disposing a context closes its pages (popups and crawl workers included).
+        for c in contexts {
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), s.browser.dispose_browser_context(c))
+                    .await;
+        }
+        self.inner
+            .fetchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(o, _), _| o.as_deref() != Some(owner));
+        tracing::debug!(owner, "released an owner's tabs");
     }
 
     /// Close the browser (managed mode) or disconnect (attach mode).

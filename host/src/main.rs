@@ -34,6 +34,11 @@ struct Cli {
     /// Extra Host header value allowed with --http (repeatable), e.g. ochre.internal.
     #[arg(long, value_name = "HOST")]
     allow_host: Vec<String>,
+    /// With --http, every session sees and drives every tab, in the browser's
+    /// default context (a --user-data-dir profile's logins included). Default:
+    /// each session has tabs of its own, in a browser context of its own.
+    #[arg(long)]
+    share_tabs: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -347,6 +352,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                                 auth_token: cli.auth_token.clone(),
                                 allowed_origins: cli.allow_origin.clone(),
                                 allowed_hosts: cli.allow_host.clone(),
+                                share_tabs: cli.share_tabs,
                             },
                         )
                         .await

@@ -108,6 +108,9 @@ pub struct CallOptions {
     pub session: Option<String>,
     /// The client's model, for the intent guard's `model` detector (MCP sampling).
     pub sampler: Option<Arc<dyn crate::intent::Sampler>>,
+    /// The call sees and opens only this owner's tabs (see
+    /// [`crate::browser::with_tab_owner`]); `None`: the shared tabs.
+    pub tab_owner: Option<Arc<str>>,
 }
 
 impl CallOptions {
@@ -122,6 +125,13 @@ impl CallOptions {
     /// The call belongs to this client session.
     pub fn in_session(mut self, session: impl Into<String>) -> Self {
         self.session = Some(session.into());
+        self
+    }
+
+    /// The call works in `owner`'s own tabs (an HTTP session's), apart from
+    /// every other owner's.
+    pub fn with_own_tabs(mut self, owner: Arc<str>) -> Self {
+        self.tab_owner = Some(owner);
         self
     }
 
@@ -147,6 +157,7 @@ impl std::fmt::Debug for CallOptions {
             .field("depth", &self.depth)
             .field("session", &self.session)
             .field("sampler", &self.sampler.is_some())
+            .field("tab_owner", &self.tab_owner)
             .finish()
     }
 }
@@ -260,7 +271,15 @@ impl Host {
         options: CallOptions,
     ) -> Result<ToolOutput, ToolError> {
         let span = tracing::info_span!("tool", tool = %name, plugin = tracing::field::Empty);
-        self.call_inner(name, args, options).instrument(span).await
+        let owner = options.tab_owner.clone();
+        // Boxed: a call's future is large, and calls nest.
+        let call = Box::pin(self.call_inner(name, args, options).instrument(span));
+        match owner {
+            Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
+            // Nested calls (and an embedder's own `with_tab_owner`) keep the
+            // owner they run under.
+            None => call.await,
+        }
     }
 
     async fn call_inner(

@@ -42,6 +42,9 @@ pub struct McpServer {
     disclosure: Arc<std::sync::Mutex<Disclosure>>,
     /// This MCP session's key in the host (its task runs and hints).
     session: Arc<str>,
+    /// Set when the session has tabs of its own (HTTP, unless tabs are
+    /// shared): they go when the last clone of the server does.
+    own_tabs: Option<Arc<TabsRelease>>,
 }
 
 /// What this session has revealed.
@@ -61,6 +64,22 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("tools", &self.tools.len())
             .finish()
+    }
+}
+
+/// Closes a session's own tabs when the session's server is dropped.
+struct TabsRelease {
+    browser: crate::browser::BrowserManager,
+    owner: Arc<str>,
+}
+
+impl Drop for TabsRelease {
+    fn drop(&mut self) {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let browser = self.browser.clone();
+            let owner = self.owner.clone();
+            rt.spawn(async move { browser.release_owner(&owner).await });
+        }
     }
 }
 
@@ -84,7 +103,19 @@ impl McpServer {
                 let _ = getrandom::fill(&mut raw);
                 format!("mcp-{}", data_encoding::HEXLOWER.encode(&raw)).into()
             },
+            own_tabs: None,
         }
+    }
+
+    /// This session works in tabs of its own, in a browser context of its own:
+    /// other sessions neither see nor touch them, and they close when the
+    /// session ends.
+    pub fn with_own_tabs(mut self) -> Self {
+        self.own_tabs = Some(Arc::new(TabsRelease {
+            browser: self.host.browser().clone(),
+            owner: self.session.clone(),
+        }));
+        self
     }
 
     /// Serve MCP on stdin/stdout until the client closes the stream.
@@ -567,6 +598,9 @@ impl ServerHandler for McpServer {
         // A client's `notifications/cancelled` stops the call at once: the call is
         // dropped (a plugin instance, its browser waits and any worker tabs with it).
         let mut options = CallOptions::with_progress(progress).in_session(self.session.as_ref());
+        if self.own_tabs.is_some() {
+            options = options.with_own_tabs(self.session.clone());
+        }
         let samples = context
             .peer
             .peer_info()
@@ -676,6 +710,10 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Extra `Host` names allowed besides loopback ones.
     pub allowed_hosts: Vec<String>,
+    /// Every session sees and drives every tab, in the browser's default context
+    /// (its profile's logins included). Off by default: each session has tabs of
+    /// its own, in a browser context of its own.
+    pub share_tabs: bool,
 }
 
 /// Serve MCP over Streamable HTTP at `POST /mcp` (and `GET /health`) until ctrl-c.
@@ -708,9 +746,17 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
         .with_allowed_origins(origins.clone())
         .enforce_origin_validation();
     let session_host = host.clone();
+    let share_tabs = opts.share_tabs;
     let service = StreamableHttpService::new(
         // One server (and so one disclosure state) per MCP session.
-        move || Ok(McpServer::new(session_host.clone())),
+        move || {
+            let server = McpServer::new(session_host.clone());
+            Ok(if share_tabs {
+                server
+            } else {
+                server.with_own_tabs()
+            })
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -139,7 +139,9 @@ impl HttpServer {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        cmd.env_remove("RUST_LOG");
+        if std::env::var_os("OCHRE_TEST_STDERR").is_none() {
+            cmd.env_remove("RUST_LOG");
+        }
         for (k, v) in envs {
             cmd.env(k, v);
         }
@@ -158,9 +160,48 @@ impl HttpServer {
         })
         .await
         .context("waiting for ochre to listen")??;
-        // Keep draining stderr so the server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // Keep draining stderr so the server never blocks on a full pipe (shown
+        // with OCHRE_TEST_STDERR=1).
+        let show = std::env::var_os("OCHRE_TEST_STDERR").is_some();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if show {
+                    eprintln!("[ochre] {line}");
+                }
+            }
+        });
         Ok(Self { child, port })
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The pages of the server's managed Chromium, as its `/json/list` tells
+    /// (found through the temporary profile's `DevToolsActivePort`).
+    pub async fn browser_pages(&self) -> Result<Vec<Value>> {
+        let pid = self.pid().context("the server has exited")?;
+        let dir = std::env::temp_dir();
+        let mut profiles: Vec<PathBuf> = std::fs::read_dir(&dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("ochre-profile-{pid}-")))
+            })
+            .collect();
+        profiles.sort();
+        let profile = profiles
+            .pop()
+            .context("no temporary profile of the server")?;
+        let port = std::fs::read_to_string(profile.join("DevToolsActivePort"))?;
+        let port = port.lines().next().unwrap_or_default().trim().to_owned();
+        let list: Vec<Value> = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
+            .await?
+            .json()
+            .await?;
+        Ok(list.into_iter().filter(|t| t["type"] == "page").collect())
     }
 
     /// `http://127.0.0.1:PORT/mcp`.

@@ -221,3 +221,190 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
     }
     Ok(())
 }
+
+fn tab_of(r: &rmcp::model::CallToolResult) -> String {
+    result_json(r)["tabId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("http-own-tabs");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let a = server.client().await?;
+    let b = server.client().await?;
+
+    // A works in a tab of its own and leaves a cookie there.
+    let ta = tab_of(
+        &call(
+            &a,
+            "tabs_create",
+            json!({"url": site.url("counter.html?tag=mine")}),
+        )
+        .await?,
+    );
+    assert!(!ta.is_empty());
+    let set = call(
+        &a,
+        "javascript_tool",
+        json!({"code": "document.cookie = 'who=a; path=/'; document.cookie"}),
+    )
+    .await?;
+    assert!(texts(&set).contains("who=a"), "{}", texts(&set));
+
+    // B lists none of A's tabs and can do nothing to them.
+    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    assert!(
+        !listed.contains(&format!("\"{ta}\"")) && !listed.contains("tag=mine"),
+        "{listed}"
+    );
+    let snap = texts(&call(&a, "read_page", json!({"tabId": ta})).await?);
+    let button = ref_of(&snap, "button", "Count");
+    for (tool, args) in [
+        ("read_page", json!({"tabId": ta})),
+        ("interact", json!({"tabId": ta, "ref": button})),
+        (
+            "navigate",
+            json!({"tabId": ta, "url": site.url("page2.html")}),
+        ),
+        (
+            "javascript_tool",
+            json!({"tabId": ta, "code": "document.title = 'taken'"}),
+        ),
+        ("tabs_close", json!({"tabId": ta})),
+    ] {
+        let r = call(&b, tool, args).await?;
+        assert_eq!(
+            error_of(&r)["code"],
+            "TAB_NOT_FOUND",
+            "{tool}: {}",
+            texts(&r)
+        );
+    }
+    // B's own calls open a tab of B's, with a cookie jar of its own.
+    call(
+        &b,
+        "navigate",
+        json!({"url": site.url("counter.html?tag=theirs")}),
+    )
+    .await?;
+    let jar = call(
+        &b,
+        "javascript_tool",
+        json!({"code": "'[' + document.cookie + ']'"}),
+    )
+    .await?;
+    assert!(
+        texts(&jar).contains("[]"),
+        "B sees A's cookie: {}",
+        texts(&jar)
+    );
+    let listed_b = texts(&call(&b, "tabs_context", json!({})).await?);
+    assert!(listed_b.contains("tag=theirs"), "{listed_b}");
+
+    // A's tab is as A left it: its page, its title, its clicks reach the site.
+    let mine = texts(&call(&a, "tabs_context", json!({})).await?);
+    assert!(
+        mine.contains("tag=mine") && !mine.contains("tag=theirs") && !mine.contains("taken"),
+        "{mine}"
+    );
+    let r = call(&a, "interact", json!({"tabId": ta, "ref": button})).await?;
+    assert_ne!(r.is_error, Some(true), "{}", texts(&r));
+    site.expect_recorded("tag=mine&n=1").await?;
+
+    // A page A's tab opens is A's.
+    call(
+        &a,
+        "navigate",
+        json!({"tabId": ta, "url": site.url("popups.html")}),
+    )
+    .await?;
+    let snap = texts(&call(&a, "read_page", json!({"tabId": ta})).await?);
+    let link = ref_of(&snap, "link", "Open page two in a new tab");
+    let opened = texts(&call(&a, "interact", json!({"tabId": ta, "ref": link})).await?);
+    assert!(opened.contains("opened tab"), "{opened}");
+    let mine = texts(&call(&a, "tabs_context", json!({})).await?);
+    assert!(mine.contains("page2.html"), "{mine}");
+    let listed_b = texts(&call(&b, "tabs_context", json!({})).await?);
+    assert!(
+        !listed_b.contains("page2.html") && !listed_b.contains("popups.html"),
+        "{listed_b}"
+    );
+
+    // A's session ends: its tabs close with it; B's stay.
+    let before = server.browser_pages().await?;
+    assert!(
+        before
+            .iter()
+            .any(|p| p["url"].as_str().unwrap_or("").contains("popups.html")),
+        "{before:?}"
+    );
+    a.cancel().await?;
+    let mut left = before;
+    for _ in 0..50 {
+        left = server.browser_pages().await?;
+        if !left.iter().any(|p| {
+            p["url"].as_str().unwrap_or("").contains("page2.html")
+                || p["url"].as_str().unwrap_or("").contains("popups.html")
+        }) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let urls: Vec<&str> = left.iter().filter_map(|p| p["url"].as_str()).collect();
+    assert!(
+        !urls
+            .iter()
+            .any(|u| u.contains("popups.html") || u.contains("page2.html")),
+        "A's tabs outlived its session: {urls:?}"
+    );
+    assert!(urls.iter().any(|u| u.contains("tag=theirs")), "{urls:?}");
+    b.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("http-share-tabs");
+    let server = HttpServer::start(data.path(), &["--share-tabs"], &[]).await?;
+    let a = server.client().await?;
+    let b = server.client().await?;
+    let ta = tab_of(
+        &call(
+            &a,
+            "tabs_create",
+            json!({"url": site.url("counter.html?tag=shared")}),
+        )
+        .await?,
+    );
+    call(
+        &a,
+        "javascript_tool",
+        json!({"code": "document.cookie = 'who=a; path=/'"}),
+    )
+    .await?;
+    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    assert!(listed.contains("tag=shared"), "{listed}");
+    let snap = texts(&call(&b, "read_page", json!({"tabId": ta})).await?);
+    let button = ref_of(&snap, "button", "Count");
+    let r = call(&b, "interact", json!({"tabId": ta, "ref": button})).await?;
+    assert_ne!(r.is_error, Some(true), "{}", texts(&r));
+    site.expect_recorded("tag=shared&n=1").await?;
+    let jar = call(
+        &b,
+        "javascript_tool",
+        json!({"tabId": ta, "code": "document.cookie"}),
+    )
+    .await?;
+    assert!(texts(&jar).contains("who=a"), "{}", texts(&jar));
+    a.cancel().await?;
+    // Shared tabs outlive the session that opened them.
+    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    assert!(listed.contains("tag=shared"), "{listed}");
+    b.cancel().await?;
+    Ok(())
+}

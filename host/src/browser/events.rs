@@ -99,6 +99,8 @@ pub struct PageEvent {
     pub kind: &'static str,
     /// The details (always with `tabId` when a tab is concerned).
     pub body: Value,
+    /// The owner of the tab concerned (see [`super::with_tab_owner`]).
+    owner: super::Owner,
 }
 
 struct Download {
@@ -128,6 +130,9 @@ pub(crate) struct Events {
     adopting: AtomicU64,
     /// Per tab: when a download last started there.
     downloaded_at: std::sync::Mutex<HashMap<u64, Instant>>,
+    /// Per tab with an owner, the owner (kept after the tab closes, for its late
+    /// events; cleared when the browser restarts and tab numbers start again).
+    owners: std::sync::Mutex<HashMap<u64, std::sync::Arc<str>>>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -145,12 +150,22 @@ fn dialog_kind(t: &DialogType) -> &'static str {
 
 impl Events {
     fn push(&self, kind: &'static str, body: Value) -> u64 {
+        let owner = body
+            .get("tabId")
+            .and_then(Value::as_str)
+            .and_then(|t| super::parse_tab(t).ok())
+            .and_then(|n| self.owner_of(n));
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let mut log = lock(&self.log);
         if log.len() >= LOG_CAP {
             log.pop_front();
         }
-        log.push_back(PageEvent { seq, kind, body });
+        log.push_back(PageEvent {
+            seq,
+            kind,
+            body,
+            owner,
+        });
         seq
     }
 
@@ -161,6 +176,16 @@ impl Events {
             .filter(|e| e.seq > mark)
             .cloned()
             .collect()
+    }
+
+    pub(super) fn owner_of(&self, n: u64) -> super::Owner {
+        lock(&self.owners).get(&n).cloned()
+    }
+
+    pub(super) fn set_owner(&self, n: u64, who: &super::Owner) {
+        if let Some(o) = who {
+            lock(&self.owners).insert(n, o.clone());
+        }
     }
 }
 
@@ -192,9 +217,12 @@ impl BrowserManager {
         self.events().seq.load(Ordering::Relaxed)
     }
 
-    /// Page events after `mark` (see [`Self::event_mark`]).
+    /// Page events after `mark` (see [`Self::event_mark`]) on the caller's tabs.
     pub fn events_since(&self, mark: u64) -> Vec<PageEvent> {
-        self.events().since(mark)
+        let who = super::owner();
+        let mut all = self.events().since(mark);
+        all.retain(|e| e.owner == who);
+        all
     }
 
     /// Page events the journal has not seen yet; each is returned once.
@@ -236,6 +264,7 @@ impl BrowserManager {
             None => {
                 lock(&ev.dialogs).clear();
                 lock(&ev.targets).clear();
+                lock(&ev.owners).clear();
             }
         }
     }
@@ -251,11 +280,15 @@ impl BrowserManager {
     ) -> Result<T, ToolError> {
         let n = self.tab_number(tab).await;
         let ev = self.events();
+        let who = super::owner();
         let blocked = || -> Option<ToolError> {
             let dialogs = lock(&ev.dialogs);
             match n {
                 Some(n) => dialogs.get(&n).map(|d| dialog_error(d, n)),
-                None => dialogs.iter().next().map(|(n, d)| dialog_error(d, *n)),
+                None => dialogs
+                    .iter()
+                    .find(|(n, _)| ev.owner_of(**n) == who)
+                    .map(|(n, d)| dialog_error(d, *n)),
             }
         };
         let notified = ev.opened.notified();
@@ -307,7 +340,15 @@ impl BrowserManager {
     async fn tab_number(&self, tab: Option<&str>) -> Option<u64> {
         match tab {
             Some(t) => super::parse_tab(t).ok(),
-            None => self.inner.session.lock().await.as_ref()?.current,
+            None => self
+                .inner
+                .session
+                .lock()
+                .await
+                .as_ref()?
+                .current
+                .get(&super::owner())
+                .copied(),
         }
     }
 
@@ -465,19 +506,7 @@ impl BrowserManager {
                 }
             });
         }
-        let dir = self.downloads_dir();
-        if std::fs::create_dir_all(&dir).is_ok() {
-            let params = SetDownloadBehaviorParams::builder()
-                .behavior(SetDownloadBehaviorBehavior::AllowAndName)
-                .download_path(dir.display().to_string())
-                .events_enabled(true)
-                .build();
-            if let Ok(p) = params
-                && let Err(e) = browser.execute(p).await
-            {
-                tracing::warn!(error = %e, "downloads are not enabled");
-            }
-        }
+        self.allow_downloads(browser, None).await;
         if let Ok(mut s) = browser.event_listener::<EventDownloadWillBegin>().await {
             let me = self.clone();
             tokio::spawn(async move {
@@ -493,6 +522,31 @@ impl BrowserManager {
                     me.download_progress(&ev);
                 }
             });
+        }
+    }
+
+    /// Save the downloads of a browser context (`None`: the default one) in the
+    /// downloads dir, with progress events.
+    pub(super) async fn allow_downloads(
+        &self,
+        browser: &chromiumoxide::Browser,
+        context: Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+    ) {
+        let dir = self.downloads_dir();
+        if std::fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let mut b = SetDownloadBehaviorParams::builder()
+            .behavior(SetDownloadBehaviorBehavior::AllowAndName)
+            .download_path(dir.display().to_string())
+            .events_enabled(true);
+        if let Some(c) = context {
+            b = b.browser_context_id(c);
+        }
+        if let Ok(p) = b.build()
+            && let Err(e) = browser.execute(p).await
+        {
+            tracing::warn!(error = %e, "downloads are not enabled");
         }
     }
 
@@ -537,7 +591,9 @@ impl BrowserManager {
             if s.tabs.values().any(|p| p.target_id() == page.target_id()) {
                 return;
             }
-            s.add_tab(page.clone())
+            // A page opened by a tab belongs to the tab's owner.
+            let who = self.owner_of(opener);
+            self.add_tab(s, page.clone(), &who)
         };
         lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
         // Reported at once: a popup opened with `window.open` may take a while to
@@ -562,14 +618,7 @@ impl BrowserManager {
         let removed = {
             let mut guard = self.inner.session.lock().await;
             match guard.as_mut() {
-                Some(s) => {
-                    let had = s.tabs.remove(&n).is_some();
-                    s.front = None;
-                    if had && s.current == Some(n) {
-                        s.current = s.tabs.keys().next_back().copied();
-                    }
-                    had
-                }
+                Some(s) => self.drop_tab(s, n).is_some(),
                 None => false,
             }
         };

@@ -279,11 +279,11 @@ impl BrowserManager {
         let session = guard
             .as_mut()
             .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        let who = super::owner();
         let mut workers = Workers(Vec::with_capacity(n));
         for _ in 0..n {
-            let page = session
-                .browser
-                .new_page(super::own_window("about:blank"))
+            let page = self
+                .open_page(session, &who, "about:blank")
                 .await
                 .map_err(|e| cdp_error("cannot open a worker tab", e))?;
             super::events::dismiss_dialogs(&page).await;
@@ -296,6 +296,7 @@ impl BrowserManager {
     /// A worker tab showing a document of `origin` (its robots.txt, or the error
     /// page if there is none): fetches from it are same-origin.
     async fn fetcher(&self, origin: &str, ms: u32, fresh: bool) -> Result<Page, ToolError> {
+        let key = (super::owner(), origin.to_owned());
         let cached = {
             let mut map = self
                 .inner
@@ -303,14 +304,14 @@ impl BrowserManager {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             if fresh {
-                if let Some(old) = map.remove(origin) {
+                if let Some(old) = map.remove(&key) {
                     tokio::spawn(async move {
                         let _ = old.close().await;
                     });
                 }
                 None
             } else {
-                map.get(origin).cloned()
+                map.get(&key).cloned()
             }
         };
         if let Some(p) = cached {
@@ -340,7 +341,7 @@ impl BrowserManager {
                 });
             }
         }
-        map.insert(origin.to_owned(), page.clone());
+        map.insert(key, page.clone());
         Ok(page)
     }
 }
