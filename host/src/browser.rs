@@ -31,6 +31,7 @@ use crate::error::ToolError;
 
 mod events;
 mod frames;
+pub mod lifeline;
 mod netcap;
 mod pageops;
 mod visit;
@@ -94,6 +95,15 @@ pub struct BrowserOptions {
     /// Where downloads started by pages are saved (the host sets
     /// `<data-dir>/downloads` when this is `None`).
     pub downloads_dir: Option<PathBuf>,
+    /// Start the managed browser through this executable, which calls
+    /// [`lifeline::exec_browser_if_asked`] first thing in `main`: the browser
+    /// then dies with the server, even after a `kill -9` (Linux). The `ochre`
+    /// binary passes itself.
+    pub launcher: Option<PathBuf>,
+    /// Where the server notes its managed browser's pid and temporary profile,
+    /// so that the next server cleans up after a crash (the host sets
+    /// `<data-dir>/run`).
+    pub run_dir: Option<PathBuf>,
 }
 
 /// How the temporary profile dirs (under the system temp dir) are named.
@@ -399,10 +409,15 @@ impl BrowserManager {
             if opts.headed {
                 builder = builder.with_head();
             }
+            if let Some(launcher) = &opts.launcher {
+                builder = builder
+                    .chrome_executable(launcher)
+                    .envs(lifeline::launcher_env(&exe));
+            }
             let config = builder.build().map_err(|e| {
                 ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
             })?;
-            let (b, h) = Browser::launch(config).await.map_err(|e| {
+            let (mut b, h) = Browser::launch(config).await.map_err(|e| {
                 let locked = opts.user_data_dir.is_some()
                     && dir.join("SingletonLock").exists();
                 let why = if locked {
@@ -418,6 +433,10 @@ impl BrowserManager {
                     format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
                 )
             })?;
+            if let Some(run_dir) = &opts.run_dir {
+                let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
+                lifeline::write_record(run_dir, pid, profile.as_ref().map(|p| p.0.as_path()));
+            }
             (b, h, profile)
         };
         let alive = Arc::new(AtomicBool::new(true));
@@ -576,7 +595,7 @@ impl BrowserManager {
     /// Open a tab and make it current.
     pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
         let who = owner();
-        let (n, page) = bounded(timeout_ms, "opening a tab", async {
+        let opening = bounded(timeout_ms, "opening a tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
             let page = self
@@ -592,8 +611,8 @@ impl BrowserManager {
             session.current.insert(who.clone(), n);
             self.watch_tab(n, &page).await;
             Ok((n, page))
-        })
-        .await?;
+        });
+        let (n, page) = self.while_alive(opening).await?;
         Ok(self.info(n, &page).await)
     }
 
@@ -607,7 +626,7 @@ impl BrowserManager {
     ) -> Result<TabInfo, ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let who = owner();
-        let (n, page) = bounded(timeout_ms, "opening an isolated tab", async {
+        let opening = bounded(timeout_ms, "opening an isolated tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
             let context = session
@@ -633,8 +652,8 @@ impl BrowserManager {
             session.contexts.insert(n, context);
             self.watch_tab(n, &page).await;
             Ok((n, page))
-        })
-        .await?;
+        });
+        let (n, page) = self.while_alive(opening).await?;
         Ok(self.info(n, &page).await)
     }
 
@@ -988,6 +1007,9 @@ impl BrowserManager {
         {
             let _ = s.browser.close().await;
             let _ = s.browser.wait().await;
+        }
+        if let Some(run_dir) = &self.inner.options.run_dir {
+            lifeline::remove_record(run_dir);
         }
     }
 }

@@ -394,6 +394,12 @@ impl HostBuilder {
         }
         // Secrets, journals, state and the compile cache are never uploadable.
         browser_options.private_dirs.push(data_dir.clone());
+        let run_dir = browser_options
+            .run_dir
+            .get_or_insert_with(|| data_dir.join("run"));
+        for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
+            tracing::warn!("cleaned up after a dead server: {line}");
+        }
         let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
             self.limits,

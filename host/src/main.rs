@@ -271,6 +271,10 @@ impl HostArgs {
                 .parse()
                 .map_err(|e: String| anyhow::anyhow!("--dialogs: {e}"))?,
             downloads_dir: self.downloads_dir.clone(),
+            // Chromium is started through this binary, which binds it to die
+            // with the server (see `main`).
+            launcher: std::env::current_exe().ok(),
+            run_dir: None,
         });
         for d in &self.plugin_dir {
             b = b.plugin_dir(d);
@@ -286,6 +290,8 @@ impl HostArgs {
 }
 
 fn main() -> std::process::ExitCode {
+    // Started as the managed browser's launcher: become the browser.
+    ochre_host::browser::lifeline::exec_browser_if_asked();
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

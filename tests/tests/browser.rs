@@ -235,7 +235,7 @@ async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
 }
 
 #[tokio::test]
-async fn a_browser_killed_during_a_wait_ends_the_wait_at_once() -> Result<()> {
+async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("kill-wait");
     let profile = data.path().join("profile");
@@ -260,7 +260,113 @@ async fn a_browser_killed_during_a_wait_ends_the_wait_at_once() -> Result<()> {
         let took = started.elapsed();
         assert!(took < std::time::Duration::from_secs(5), "{wait}: {took:?}");
     }
+    // Calls that wait on the browser in other ways: a page that loads slowly,
+    // a page whose script is busy, a crawl, a workflow's workers.
+    let busy =
+        "setTimeout(() => { const t = Date.now(); while (Date.now() - t < 15000) {} }, 200); 1";
+    let cases = [
+        ("navigate", None, json!({"url": site.url("slow?ms=9000")})),
+        ("read_page", Some(busy), json!({})),
+        (
+            "crawl",
+            None,
+            json!({"url": site.url("slow?ms=9000"), "max_pages": 5}),
+        ),
+        (
+            "workflow_init",
+            None,
+            json!({"name": "slow", "workers": [{"name": "w", "url": site.url("slow?ms=9000"), "task": "wait"}]}),
+        ),
+    ];
+    for (tool, setup, args) in cases {
+        let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+        assert_ne!(res.is_error, Some(true), "{tool}: {res:?}");
+        if let Some(code) = setup {
+            call(&client, "javascript_tool", json!({"code": code})).await?;
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        let started = std::time::Instant::now();
+        let (res, killed) = tokio::join!(call(&client, tool, args), async {
+            tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+            kill_processes_with(&needle)
+        });
+        assert!(killed > 0, "{tool}: no browser process found");
+        let err = error_of(&res?);
+        assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{tool}: {err}");
+        // Within 2 s of the kill (700 ms in).
+        let took = started.elapsed();
+        println!("{tool}: ended {took:?} after the call started");
+        assert!(
+            took < std::time::Duration::from_millis(2_700),
+            "{tool}: {took:?}"
+        );
+    }
     // The next call relaunches.
+    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    assert_ne!(res.is_error, Some(true), "{res:?}");
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("server-kill");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let client = server.client().await?;
+    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    assert_ne!(res.is_error, Some(true), "{res:?}");
+    let pid = server.pid().expect("pid");
+    let browser = descendants(pid);
+    assert!(!browser.is_empty(), "the server runs no browser");
+    let profiles = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(std::env::temp_dir())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with(&format!("ochre-profile-{pid}-")))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(profiles().len(), 1, "{:?}", profiles());
+    let record = data.path().join("run").join(format!("{pid}.json"));
+    assert!(record.exists(), "no run record");
+
+    // kill -9: the browser dies with the server.
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()?;
+    assert!(killed.success());
+    let mut left = browser.clone();
+    for _ in 0..50 {
+        left.retain(|p| process_runs(*p));
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        left.is_empty(),
+        "browser processes outlived the server: {left:?} of {browser:?}"
+    );
+    drop(client);
+    drop(server);
+
+    // The next server with this data dir removes what the dead one left.
+    let next = HttpServer::start(data.path(), &[], &[]).await?;
+    assert!(
+        profiles().is_empty(),
+        "a dead server's profile remains: {:?}",
+        profiles()
+    );
+    assert!(!record.exists(), "the dead server's record remains");
+    // And it works.
+    let client = next.client().await?;
     let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     client.cancel().await?;

@@ -189,6 +189,13 @@ impl Events {
     }
 }
 
+/// Whether a browser call failed because the connection to the browser ended
+/// (chromiumoxide's handler dropped the command's reply channel).
+fn connection_lost(e: &ToolError) -> bool {
+    e.code != super::codes::BROWSER_UNAVAILABLE
+        && (e.message.contains("oneshot canceled") || e.message.contains("receiver is gone"))
+}
+
 /// A dialog's details in an error, as the caller sees it.
 fn dialog_error(d: &Dialog, n: u64) -> ToolError {
     let mut e = ToolError::new(
@@ -327,12 +334,17 @@ impl BrowserManager {
         let died = self.inner.gone.notified();
         tokio::pin!(died);
         died.as_mut().enable();
-        tokio::select! {
-            r = fut => r,
-            () = died => Err(ToolError::new(
+        let gone = || {
+            ToolError::new(
                 super::codes::BROWSER_UNAVAILABLE,
                 "the browser went away during the call (it crashed or was killed); the next call starts a new one",
-            )),
+            )
+        };
+        tokio::select! {
+            // A command cut off by the connection's end may fail a moment
+            // before the end is told.
+            r = fut => r.map_err(|e| if connection_lost(&e) { gone() } else { e }),
+            () = died => Err(gone()),
         }
     }
 
