@@ -628,12 +628,10 @@ impl Contracts {
         if !crate::store::valid_id(id, "bp-") {
             return Err(not_found(id));
         }
-        let bytes =
-            std::fs::read(self.dir.join(format!("{id}.json"))).map_err(|_| not_found(id))?;
-        match serde_json::from_slice(&bytes) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(not_found(id)),
-        }
+        let file = self.dir.join(format!("{id}.json"));
+        crate::store::read_object(&file, &format!("bulk progress contract {id}"))
+            .map_err(|e| e.with("contract_id", id))?
+            .ok_or_else(|| not_found(id))
     }
 
     fn save(&self, c: &Map<String, Value>) -> Result<(), ToolError> {

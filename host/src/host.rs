@@ -400,6 +400,12 @@ impl HostBuilder {
         for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
             tracing::warn!("cleaned up after a dead server: {line}");
         }
+        for file in crate::store::damaged_files(&data_dir) {
+            tracing::warn!(
+                file = %file.display(),
+                "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
+            );
+        }
         let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
             self.limits,

@@ -281,8 +281,11 @@ impl HandleStore {
             let Ok(bytes) = std::fs::read(&side) else {
                 continue;
             };
-            let meta: HandleMeta = serde_json::from_slice(&bytes)
-                .map_err(|_| not_found(handle, "has unreadable metadata"))?;
+            let damaged = || {
+                crate::store::corrupt(&side, &format!("output handle {handle}"))
+                    .with("output_handle", handle)
+            };
+            let meta: HandleMeta = serde_json::from_slice(&bytes).map_err(|_| damaged())?;
             if meta.expires_ms <= self.clock.now_ms() {
                 return Err(not_found(
                     handle,
@@ -290,7 +293,7 @@ impl HandleStore {
                 ));
             }
             if !valid_ext(&meta.ext) {
-                return Err(not_found(handle, "has unreadable metadata"));
+                return Err(damaged());
             }
             let file = day.join(format!("{handle}.{}", meta.ext));
             return Ok((file, meta));
@@ -306,8 +309,10 @@ impl HandleStore {
             return Ok(items.clone());
         }
         let bytes = std::fs::read(file).map_err(|_| not_found(handle, "has lost its payload"))?;
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|_| not_found(handle, "has a payload that is not JSON"))?;
+        let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
+            crate::store::corrupt(file, &format!("output handle {handle}"))
+                .with("output_handle", handle)
+        })?;
         let items = Arc::new(items_at(&v, path).cloned().unwrap_or_default());
         *cache = Some((handle.to_owned(), items.clone()));
         Ok(items)
@@ -430,11 +435,15 @@ impl HandleStore {
                 let Some(handle) = name.strip_suffix(".meta.json") else {
                     continue;
                 };
-                let meta: Option<HandleMeta> = std::fs::read(&side)
-                    .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok());
-                let expired = meta.as_ref().is_none_or(|m| m.expires_ms <= now);
-                if expired && valid_handle(handle) {
+                let Ok(bytes) = std::fs::read(&side) else {
+                    continue;
+                };
+                // Damaged metadata is kept (its calls answer STATE_CORRUPT), never
+                // taken for an expired handle.
+                let Ok(meta) = serde_json::from_slice::<HandleMeta>(&bytes) else {
+                    continue;
+                };
+                if meta.expires_ms <= now && valid_handle(handle) {
                     for ext in ["json", "md", "bin"] {
                         let _ = std::fs::remove_file(day.join(format!("{handle}.{ext}")));
                     }

@@ -103,12 +103,10 @@ impl TaskRuns {
         if !crate::store::valid_id(id, "run-") {
             return Err(not_found(id));
         }
-        let bytes =
-            std::fs::read(self.dir.join(id).join("meta.json")).map_err(|_| not_found(id))?;
-        match serde_json::from_slice(&bytes) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(not_found(id)),
-        }
+        let file = self.dir.join(id).join("meta.json");
+        crate::store::read_object(&file, &format!("task run {id}"))
+            .map_err(|e| e.with("run_id", id))?
+            .ok_or_else(|| not_found(id))
     }
 
     fn save(&self, run: &Map<String, Value>, event: &str, body: Value) -> Result<(), ToolError> {

@@ -150,3 +150,126 @@ async fn a_task_run_moves_through_its_states_and_survives_a_restart() -> Result<
     client.cancel().await?;
     Ok(())
 }
+
+/// A file cut to half its length (a torn write that slipped past the atomic
+/// rename: a disk fault, a hand edit).
+fn truncate_half(file: &std::path::Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(file)?;
+    let half = bytes[..bytes.len() / 2].to_vec();
+    std::fs::write(file, &half)?;
+    Ok(half)
+}
+
+#[tokio::test]
+async fn damaged_state_answers_state_corrupt_naming_the_file_and_is_kept() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("damaged");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let run = structured(&call(&client, "oc_task_run_start", json!({"goal": "keep me"})).await?);
+    let run = run["run_id"].as_str().expect("run_id").to_owned();
+    let c = structured(
+        &call(
+            &client,
+            "oc_bulk_progress_start",
+            json!({"expected_total": 2, "item_key": "url"}),
+        )
+        .await?,
+    );
+    let contract = c["contract_id"].as_str().expect("contract_id").to_owned();
+    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
+    let d = structured(&call(&client, "read_page", json!({"output_mode": "handle"})).await?);
+    let handle = d["output_handle"].as_str().expect("handle").to_owned();
+    let whole_entries =
+        structured(&call(&client, "oc_journal", json!({"limit": 100})).await?)["entries"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+    client.cancel().await?;
+
+    // Damage each store's file; tear the journal's last line.
+    let run_file = data.path().join("task-runs").join(&run).join("meta.json");
+    let contract_file = data
+        .path()
+        .join("progress-contracts")
+        .join(format!("{contract}.json"));
+    let side = std::fs::read_dir(data.path().join("output"))?
+        .flatten()
+        .map(|day| day.path().join(format!("{handle}.meta.json")))
+        .find(|p| p.exists())
+        .expect("the handle's metadata");
+    let damaged = [
+        (run_file.clone(), truncate_half(&run_file)?),
+        (contract_file.clone(), truncate_half(&contract_file)?),
+        (side.clone(), truncate_half(&side)?),
+    ];
+    let journal = std::fs::read_dir(data.path().join("journal"))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a journal file");
+    let mut torn = std::fs::OpenOptions::new().append(true).open(&journal)?;
+    std::io::Write::write_all(&mut torn, b"{\"torn\": tr")?;
+    drop(torn);
+
+    // A restart (its sweep included) keeps every damaged file as it was, and
+    // each call that needs one answers STATE_CORRUPT naming it.
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let cases = [
+        ("oc_task_run_get", json!({"run_id": run}), &run_file),
+        (
+            "oc_bulk_progress_check",
+            json!({"contract_id": contract}),
+            &contract_file,
+        ),
+        ("oc_output_fetch", json!({"output_handle": handle}), &side),
+    ];
+    for (tool, args, file) in cases {
+        let err = error_of(&call(&client, tool, args).await?);
+        assert_eq!(err["code"], "STATE_CORRUPT", "{tool}: {err}");
+        assert_eq!(err["file"], file.display().to_string(), "{tool}: {err}");
+    }
+    for (file, bytes) in &damaged {
+        assert_eq!(
+            &std::fs::read(file)?,
+            bytes,
+            "{} was changed",
+            file.display()
+        );
+    }
+    // A run naming the damaged run does nothing either.
+    let err = error_of(
+        &call(
+            &client,
+            "oc_task_run_update",
+            json!({"run_id": run, "progress_summary": "x"}),
+        )
+        .await?,
+    );
+    assert_eq!(err["code"], "STATE_CORRUPT");
+    assert_eq!(std::fs::read(&run_file)?, damaged[0].1);
+
+    // The torn journal line stays one bad line: the next entries are whole, and
+    // oc_journal shows every whole entry.
+    let after = structured(&call(&client, "oc_journal", json!({"limit": 100})).await?);
+    let entries = after["entries"].as_array().cloned().unwrap_or_default();
+    assert!(
+        entries.len() > whole_entries,
+        "{} <= {whole_entries}",
+        entries.len()
+    );
+    let text = std::fs::read_to_string(&journal)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let torn_at = lines
+        .iter()
+        .position(|l| *l == "{\"torn\": tr")
+        .expect("the torn line stands alone");
+    assert!(
+        torn_at + 1 < lines.len(),
+        "nothing was written after the torn line"
+    );
+    for l in &lines[torn_at + 1..] {
+        serde_json::from_str::<serde_json::Value>(l)?;
+    }
+    client.cancel().await?;
+    Ok(())
+}
