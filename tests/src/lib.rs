@@ -255,17 +255,21 @@ pub fn texts(r: &CallToolResult) -> String {
         .join("\n")
 }
 
+/// The ref on the snapshot line with this role and name, if there is one.
+pub fn find_ref(snapshot: &str, role: &str, name: &str) -> Option<String> {
+    let needle = format!("{role} {}", serde_json::to_string(name).ok()?);
+    snapshot
+        .lines()
+        .find(|l| l.trim_start().starts_with(&needle))?
+        .split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .map(str::to_owned)
+}
+
 /// The ref on the snapshot line with this role and name (panics if none).
 pub fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
-    let needle = format!("{role} {}", serde_json::to_string(name).expect("name"));
-    let line = snapshot
-        .lines()
-        .find(|l| l.trim_start().starts_with(&needle))
-        .unwrap_or_else(|| panic!("no {needle} in:\n{snapshot}"));
-    line.split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .unwrap_or_else(|| panic!("no ref on {line:?}"))
-        .to_owned()
+    find_ref(snapshot, role, name)
+        .unwrap_or_else(|| panic!("no ref of {role} {name:?} in:\n{snapshot}"))
 }
 
 /// The structured content of a successful result (panics if the call failed).
@@ -798,35 +802,39 @@ async fn serve_one(
     Ok(())
 }
 
+/// Every process: its pid and its `/proc` dir.
+fn processes() -> Vec<(u32, PathBuf)> {
+    std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+                    Some((pid, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `kill -9 PID`; whether it was delivered.
+pub fn kill9(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// SIGKILL every process whose command line contains `needle` (e.g. a browser
 /// profile dir); how many were killed.
 pub fn kill_processes_with(needle: &str) -> usize {
-    let mut killed = 0;
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    for entry in rd.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmd).contains(needle) {
-            let ok = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                killed += 1;
-            }
-        }
-    }
-    killed
+    processes()
+        .into_iter()
+        .filter(|(_, dir)| {
+            std::fs::read(dir.join("cmdline"))
+                .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(needle))
+        })
+        .filter(|(pid, _)| kill9(*pid))
+        .count()
 }
 
 /// Whether process `pid` runs (exists and is not a zombie).
@@ -842,29 +850,19 @@ pub fn process_runs(pid: u32) -> bool {
 
 /// The processes descended from `pid` (children, their children, ...).
 pub fn descendants(pid: u32) -> Vec<u32> {
-    let mut parent_of: Vec<(u32, u32)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for entry in rd.flatten() {
-            let Some(p) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
+    let parent_of: Vec<(u32, u32)> = processes()
+        .into_iter()
+        .filter_map(|(p, dir)| {
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
             let ppid = stat
-                .rfind(')')
-                .and_then(|i| stat.get(i + 2..))
-                .and_then(|rest| rest.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u32>().ok());
-            if let Some(ppid) = ppid {
-                parent_of.push((p, ppid));
-            }
-        }
-    }
+                .get(stat.rfind(')')? + 2..)?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<u32>()
+                .ok()?;
+            Some((p, ppid))
+        })
+        .collect();
     let mut found = vec![pid];
     let mut i = 0;
     while i < found.len() {

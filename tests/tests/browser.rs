@@ -338,10 +338,7 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     assert!(record.exists(), "no run record");
 
     // kill -9: the browser dies with the server.
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()?;
-    assert!(killed.success());
+    assert!(kill9(pid), "cannot kill the server");
     let mut left = browser.clone();
     for _ in 0..50 {
         left.retain(|p| process_runs(*p));
