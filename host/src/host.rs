@@ -166,6 +166,7 @@ pub struct HostBuilder {
     session: Option<String>,
     builtin: bool,
     compile_cache: bool,
+    compile_cache_dir: Option<PathBuf>,
     max_arg_bytes: usize,
     max_response_tokens: usize,
     browser: BrowserOptions,
@@ -188,6 +189,7 @@ impl Default for HostBuilder {
             session: None,
             builtin: true,
             compile_cache: true,
+            compile_cache_dir: None,
             max_arg_bytes: 4 << 20,
             max_response_tokens: crate::budget::DEFAULT_MAX_TOKENS,
             browser: BrowserOptions::default(),
@@ -198,6 +200,16 @@ impl Default for HostBuilder {
             intent_detector: None,
         }
     }
+}
+
+/// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
+/// `~/.cache/ochre` (`None` without a home).
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("ochre"))
 }
 
 /// `~/.ochre`, or `$OCHRE_HOME` when set.
@@ -270,6 +282,14 @@ impl HostBuilder {
     /// Use the on-disk compile cache (default true).
     pub fn compile_cache(mut self, on: bool) -> Self {
         self.compile_cache = on;
+        self
+    }
+
+    /// Where compiled plugins are cached (default: the user's cache dir, see
+    /// [`default_cache_dir`]; shared by every data dir, so a plugin is compiled
+    /// once per machine and engine, not once per data dir).
+    pub fn compile_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.compile_cache_dir = Some(dir.into());
         self
     }
 
@@ -406,11 +426,17 @@ impl HostBuilder {
                 "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
             );
         }
+        let cache_dir = self
+            .compile_cache_dir
+            .clone()
+            .or_else(default_cache_dir)
+            .unwrap_or_else(|| data_dir.join("cache"));
+        // Compiled plugins are loaded as native code: never handed to a page.
+        browser_options.private_dirs.push(cache_dir.clone());
         let browser = BrowserManager::new(browser_options);
         let runtime = PluginRuntime::new(
             self.limits,
-            self.compile_cache
-                .then(|| data_dir.join("cache").join("wasm")),
+            self.compile_cache.then(|| cache_dir.join("wasm")),
         )
         .map_err(|e| Error::Runtime(e.to_string()))?;
 

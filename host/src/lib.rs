@@ -69,7 +69,10 @@ use std::sync::Arc;
 pub use browser::{BrowserManager, BrowserOptions};
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
-pub use host::{Host, HostBuilder, PluginReport, PluginSource, PluginStatus, default_data_dir};
+pub use host::{
+    Host, HostBuilder, PluginReport, PluginSource, PluginStatus, default_cache_dir,
+    default_data_dir,
+};
 pub use pipeline::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
 pub use plugin::{InterfacePolicy, PluginLimits};
 

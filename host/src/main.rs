@@ -106,6 +106,10 @@ struct HostArgs {
     /// Data dir: journal, traces, state, secrets, compile cache.
     #[arg(long, env = "OCHRE_HOME", global = true)]
     data_dir: Option<PathBuf>,
+    /// Where compiled plugins are cached, shared by every data dir (default:
+    /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
+    #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
+    cache_dir: Option<PathBuf>,
     /// Load every *.wasm plugin in this directory (repeatable).
     #[arg(long, value_name = "DIR", global = true)]
     plugin_dir: Vec<PathBuf>,
@@ -255,6 +259,9 @@ impl HostArgs {
                 max_memory: self.plugin_memory_mb << 20,
                 max_wall: Duration::from_secs(self.plugin_max_wall_seconds),
             });
+        if let Some(dir) = &self.cache_dir {
+            b = b.compile_cache_dir(dir);
+        }
         b = b.browser(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
             cdp_endpoint: self.cdp_endpoint.clone(),
@@ -342,13 +349,35 @@ async fn terminated() {
     }
 }
 
+/// What a person who started the server in a terminal needs to know: it waits
+/// for an MCP client on stdin.
+fn terminal_help(host: &Host) -> String {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "ochre".into());
+    format!(
+        "ochre {version}: a browser-automation server for AI agents ({tools} tools). It speaks MCP \
+on stdin/stdout and now waits for an MCP client; typing here does nothing useful (ctrl-c quits).\n\
+  register it with a client:  claude mcp add ochre -- {exe}\n\
+  list its tools:             {exe} tools\n\
+  serve over HTTP instead:    {exe} --http 8765   (then http://127.0.0.1:8765/mcp)",
+        version = env!("CARGO_PKG_VERSION"),
+        tools = host.tools().len(),
+    )
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve => {
             let host = cli.host.build().await?;
             let serve = async {
                 match cli.http {
-                    None => McpServer::new(host.clone()).serve_stdio().await,
+                    None => {
+                        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                            eprintln!("{}", terminal_help(&host));
+                        }
+                        McpServer::new(host.clone()).serve_stdio().await
+                    }
                     Some(port) => {
                         serve_http(
                             host.clone(),

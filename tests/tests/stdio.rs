@@ -377,10 +377,15 @@ struct RawStdio {
 
 impl RawStdio {
     async fn start(data: &std::path::Path) -> Result<Self> {
+        Self::start_with(data, &[]).await
+    }
+
+    async fn start_with(data: &std::path::Path, envs: &[(&str, &std::path::Path)]) -> Result<Self> {
         use std::process::Stdio;
         let mut child = tokio::process::Command::new(ochre_bin())
             .arg("--data-dir")
             .arg(data)
+            .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -407,10 +412,15 @@ impl RawStdio {
 
     /// The next message the server writes (bounded: a missing reply fails).
     async fn next(&mut self) -> Result<Value> {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(10), self.lines.next_line())
-            .await
-            .map_err(|_| anyhow::anyhow!("no reply within 10 s"))??
-            .ok_or_else(|| anyhow::anyhow!("the server closed stdout"))?;
+        self.next_within(10).await
+    }
+
+    async fn next_within(&mut self, secs: u64) -> Result<Value> {
+        let line =
+            tokio::time::timeout(std::time::Duration::from_secs(secs), self.lines.next_line())
+                .await
+                .map_err(|_| anyhow::anyhow!("no reply within {secs} s"))??
+                .ok_or_else(|| anyhow::anyhow!("the server closed stdout"))?;
         Ok(serde_json::from_str(&line)?)
     }
 }
@@ -495,5 +505,108 @@ async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> 
         "{r:?}"
     );
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), s.child.wait()).await;
+    Ok(())
+}
+
+/// Spawn to the `initialize` reply, in ms, with this compile cache.
+async fn initialize_ms(data: &std::path::Path, cache: &std::path::Path) -> Result<f64> {
+    let started = std::time::Instant::now();
+    let mut s = RawStdio::start_with(data, &[("OCHRE_CACHE_DIR", cache)]).await?;
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#).await?;
+    let reply = s.next_within(120).await?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let _ = s.child.kill().await;
+    Ok(ms)
+}
+
+#[tokio::test]
+async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> {
+    let cache = TempDir::new("user-cache");
+    let (d1, d2) = (TempDir::new("cold-1"), TempDir::new("cold-2"));
+    // Two servers at once on an empty cache: both start.
+    let (a, b) = tokio::join!(
+        initialize_ms(d1.path(), cache.path()),
+        initialize_ms(d2.path(), cache.path())
+    );
+    let cold = a?.max(b?);
+    let compiled = std::fs::read_dir(cache.path().join("wasm"))?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+        .count();
+    assert!(compiled >= 7, "{compiled} compiled plugins in the cache");
+    assert!(
+        !d1.path().join("cache").exists(),
+        "compiled code in the data dir"
+    );
+    // Fresh data dirs on the warm cache: nothing is compiled again.
+    let mut warm = Vec::new();
+    for i in 0..3 {
+        let d = TempDir::new(&format!("warm-{i}"));
+        warm.push(initialize_ms(d.path(), cache.path()).await?);
+    }
+    warm.sort_by(f64::total_cmp);
+    let warm = warm[1];
+    println!(
+        "initialize: empty cache {cold:.0} ms (two servers at once), fresh data dir on a warm cache {warm:.0} ms (median of 3)"
+    );
+    assert!(warm * 3.0 < cold, "warm {warm:.0} ms vs cold {cold:.0} ms");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_terminal_is_told_what_ochre_is_and_a_pipe_is_not() -> Result<()> {
+    use tokio::io::AsyncReadExt;
+    let data = TempDir::new("tty");
+    // `script` (util-linux) runs the server on a pseudo-terminal.
+    let cmd = format!(
+        "{} --data-dir {}",
+        ochre_bin().display(),
+        data.path().display()
+    );
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .env_remove("RUST_LOG")
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut out = child.stdout.take().expect("stdout");
+    let mut seen = String::new();
+    let told = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        let mut buf = [0u8; 4096];
+        while !seen.contains("--http 8765") {
+            let n = out.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        anyhow::Ok(())
+    })
+    .await;
+    let _ = child.kill().await;
+    assert!(told.is_ok(), "nothing within 60 s: {seen:?}");
+    for needle in [
+        "speaks MCP",
+        "claude mcp add ochre -- ",
+        " tools",
+        "--http 8765",
+    ] {
+        assert!(seen.contains(needle), "{needle:?} missing from {seen:?}");
+    }
+
+    // On a pipe (an MCP client) stderr carries no such paragraph.
+    let out = tokio::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .stdin(std::process::Stdio::null())
+        .env_remove("RUST_LOG")
+        .output()
+        .await?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("claude mcp add"), "{err}");
+    assert!(out.stdout.is_empty());
     Ok(())
 }

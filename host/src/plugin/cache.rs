@@ -2,6 +2,13 @@
 //! SHA-256 and the engine's compatibility hash (wasmtime version and every setting
 //! that affects code generation). A warm start deserializes (≈0.2 ms) instead of
 //! compiling (≈50 ms per plugin in release, seconds in debug).
+//!
+//! The cache is the user's (`~/.cache/ochre/wasm`), shared by every data dir and
+//! every server: a plugin is compiled once per machine and engine. Entries are
+//! written atomically under a name of their own per process, so servers starting
+//! together on an empty cache each compile and the last rename wins with
+//! identical bytes. Entries of other engines (other ochre builds) unused for a
+//! week are pruned when an entry is written.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -12,7 +19,7 @@ use wasmtime::component::Component;
 
 use crate::store::write_atomic;
 
-/// Where compiled components live (`<data-dir>/cache/wasm`).
+/// Where compiled components live (`<cache-dir>/wasm`).
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: Option<PathBuf>,
@@ -44,8 +51,9 @@ impl CompileCache {
         if path.exists() {
             // SAFETY: the file was written by `Engine::precompile_component` of an
             // engine with the same compatibility hash (it is in the file name), into
-            // the host's own data dir; wasmtime also checks the header and refuses
-            // an incompatible artifact, which we then recompile.
+            // the user's own cache dir (trusted as the user's data dir is); wasmtime
+            // also checks the header and refuses an incompatible artifact, which we
+            // then recompile.
             match unsafe { Component::deserialize_file(engine, &path) } {
                 Ok(c) => return Ok(c),
                 Err(e) => {
@@ -57,8 +65,36 @@ impl CompileCache {
         if let Err(e) = store(dir, &path, &compiled) {
             tracing::warn!(path = %path.display(), error = %e, "cannot write compile cache");
         }
+        self.prune(dir);
         // SAFETY: `compiled` was produced just now by this engine.
         unsafe { Component::deserialize(engine, &compiled) }
+    }
+}
+
+impl CompileCache {
+    /// Remove entries of other engines not used for a week.
+    fn prune(&self, dir: &Path) {
+        const UNUSED: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mine = format!("-{}.cwasm", self.engine_key);
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if !name.ends_with(".cwasm") || name.ends_with(&mine) {
+                continue;
+            }
+            let old = e
+                .metadata()
+                .and_then(|m| m.accessed().or_else(|_| m.modified()))
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > UNUSED);
+            if old {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 }
 
