@@ -225,6 +225,8 @@ struct Inner {
     /// Told when a browser connection ends (Chromium crashed or was killed):
     /// calls in flight end at once instead of polling a dead connection.
     gone: Arc<tokio::sync::Notify>,
+    /// Where launches and relaunches are told to the clients' operators.
+    client_logs: std::sync::OnceLock<Arc<crate::client_log::ClientLogs>>,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -300,7 +302,19 @@ impl BrowserManager {
                 fetchers: Default::default(),
                 events: Default::default(),
                 gone: Default::default(),
+                client_logs: Default::default(),
             }),
+        }
+    }
+
+    /// Tell launches and relaunches to the clients' operators through `logs`.
+    pub fn set_client_logs(&self, logs: Arc<crate::client_log::ClientLogs>) {
+        let _ = self.inner.client_logs.set(logs);
+    }
+
+    fn tell(&self, level: crate::client_log::Level, message: String) {
+        if let Some(logs) = self.inner.client_logs.get() {
+            logs.emit(level, "browser", message);
         }
     }
 
@@ -486,9 +500,30 @@ impl BrowserManager {
                 let _ = old.browser.kill().await;
             }
             self.inner.relaunched.store(true, Ordering::Relaxed);
+            self.tell(
+                crate::client_log::Level::Notice,
+                "the browser had gone (it crashed or was killed); starting a new one: its tabs are lost".into(),
+            );
         }
         if guard.is_none() {
-            *guard = Some(self.start().await?);
+            let started = std::time::Instant::now();
+            let session = self.start().await?;
+            let how = match &self.inner.options.cdp_endpoint {
+                Some(_) => "attached to the browser at --cdp-endpoint".to_owned(),
+                None => format!(
+                    "launched the browser{}",
+                    if self.inner.options.headed {
+                        " (headed)"
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            self.tell(
+                crate::client_log::Level::Info,
+                format!("{how} in {} ms", started.elapsed().as_millis()),
+            );
+            *guard = Some(session);
         }
         Ok(guard)
     }

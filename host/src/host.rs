@@ -136,6 +136,8 @@ pub(crate) struct HostInner {
     pub intent_guard: crate::intent::IntentGuardConfig,
     pub intent_detector: Option<crate::guard::DetectorSlot>,
     pub sessions: crate::guard::Sessions,
+    /// Messages for the clients' operators (MCP logging).
+    pub client_logs: Arc<crate::client_log::ClientLogs>,
 }
 
 /// The ochre host: plugins, guards and stores. Cheap to clone.
@@ -605,6 +607,17 @@ impl HostBuilder {
             crate::output::HandleStore::new(&data_dir, clock, self.output_ttl.as_millis() as u64);
         output.sweep();
         let task_runs = crate::taskrun::TaskRuns::new(&data_dir, clock);
+        let client_logs = Arc::new(crate::client_log::ClientLogs::default());
+        for p in &plugins {
+            if let PluginStatus::Refused(why) = &p.status {
+                client_logs.emit_startup(
+                    crate::client_log::Level::Warning,
+                    "ochre",
+                    format!("plugin {} was not loaded: {why}", p.name),
+                );
+            }
+        }
+        browser.set_client_logs(client_logs.clone());
         let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
@@ -628,6 +641,7 @@ impl HostBuilder {
                 intent_guard: self.intent_guard.clone(),
                 intent_detector: self.intent_detector.clone(),
                 sessions: crate::guard::Sessions::default(),
+                client_logs,
             }),
         };
         host_cell.set(Arc::downgrade(&host.inner));
@@ -862,6 +876,11 @@ impl Host {
     /// The per-call plugin limits in force.
     pub fn limits(&self) -> PluginLimits {
         self.inner.runtime.limits()
+    }
+
+    /// Messages for the clients' operators (MCP `notifications/message`).
+    pub fn client_logs(&self) -> &crate::client_log::ClientLogs {
+        &self.inner.client_logs
     }
 
     /// The browser manager.

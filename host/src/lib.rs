@@ -42,6 +42,7 @@ mod budget;
 mod builtin;
 pub mod bulk;
 pub mod capability;
+pub mod client_log;
 pub mod error;
 mod guard;
 pub mod hints;

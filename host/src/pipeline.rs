@@ -162,6 +162,14 @@ impl std::fmt::Debug for CallOptions {
     }
 }
 
+/// Refusals by a guard, told to the client's operator.
+const GUARD_CODES: &[&str] = &[
+    crate::taskrun::codes::INTENT_EXECUTION_FAILED,
+    crate::taskrun::codes::TOOL_POLICY_BLOCKED,
+    crate::bulk::codes::BULK_COMPLETION_GUARD_FAILED,
+    codes::CAPABILITY_DISABLED,
+];
+
 /// Longest `intent` label.
 pub const MAX_INTENT_CHARS: usize = 120;
 
@@ -272,13 +280,35 @@ impl Host {
     ) -> Result<ToolOutput, ToolError> {
         let span = tracing::info_span!("tool", tool = %name, plugin = tracing::field::Empty);
         let owner = options.tab_owner.clone();
+        let top = options.depth == 0;
+        let session = options.session.clone();
         // Boxed: a call's future is large, and calls nest.
         let call = Box::pin(self.call_inner(name, args, options).instrument(span));
-        match owner {
-            Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
-            // Nested calls (and an embedder's own `with_tab_owner`) keep the
-            // owner they run under.
-            None => call.await,
+        let call = async {
+            let result = match owner {
+                Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
+                // Nested calls (and an embedder's own `with_tab_owner`) keep the
+                // owner they run under.
+                None => call.await,
+            };
+            if let Err(e) = &result
+                && GUARD_CODES.contains(&e.code.as_str())
+            {
+                // The tool and the code only: a guard's message may quote the
+                // call's arguments.
+                self.client_logs().emit(
+                    crate::client_log::Level::Warning,
+                    "guard",
+                    format!("{name} was refused: {}", e.code),
+                );
+            }
+            result
+        };
+        // A client's call: what it logs goes to its session.
+        if top {
+            crate::client_log::in_session(session, call).await
+        } else {
+            call.await
         }
     }
 

@@ -167,6 +167,8 @@ pub(crate) struct CallState {
     guest_ticks: u64,
     /// The guest ran past its deadline.
     timed_out: bool,
+    /// The secret values this call read: taken out of what it logs.
+    pub(crate) secrets_read: Vec<String>,
 }
 
 impl WasiView for CallState {
@@ -390,6 +392,7 @@ impl PreparedPlugin {
             nested_ms,
             guest_ticks: 0,
             timed_out: false,
+            secrets_read: Vec::new(),
         };
         let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|s| &mut s.limiter);

@@ -14,7 +14,11 @@ use rmcp::model::{
     CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+// MCP logging is deprecated by SEP-2577 (to be removed from a later protocol
+// version); until then clients use it and the conformance suite checks it.
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
@@ -45,6 +49,9 @@ pub struct McpServer {
     /// Set when the session has tabs of its own (HTTP, unless tabs are
     /// shared): they go when the last clone of the server does.
     own_tabs: Option<Arc<TabsRelease>>,
+    /// The least level of the log messages this session's client wants
+    /// (`logging/setLevel`; default: warning).
+    log_level: Arc<std::sync::atomic::AtomicU8>,
 }
 
 /// What this session has revealed.
@@ -104,6 +111,10 @@ impl McpServer {
                 format!("mcp-{}", data_encoding::HEXLOWER.encode(&raw)).into()
             },
             own_tabs: None,
+            #[allow(deprecated)]
+            log_level: Arc::new(std::sync::atomic::AtomicU8::new(rank(
+                LoggingLevel::Warning,
+            ))),
         }
     }
 
@@ -515,16 +526,105 @@ pub(crate) fn params_shape(method: &str) -> Option<&'static str> {
     })
 }
 
+/// MCP's levels in order (debug 0 .. emergency 7).
+#[allow(deprecated)]
+fn rank(l: LoggingLevel) -> u8 {
+    match l {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+#[allow(deprecated)]
+fn mcp_level(l: crate::client_log::Level) -> LoggingLevel {
+    use crate::client_log::Level as L;
+    match l {
+        L::Debug => LoggingLevel::Debug,
+        L::Info => LoggingLevel::Info,
+        L::Notice => LoggingLevel::Notice,
+        L::Warning => LoggingLevel::Warning,
+        L::Error => LoggingLevel::Error,
+    }
+}
+
+/// Send `m` to the client if its level is wanted; false once the session is gone.
+#[allow(deprecated)]
+async fn forward(
+    peer: &rmcp::Peer<RoleServer>,
+    wanted: &std::sync::atomic::AtomicU8,
+    m: &crate::client_log::ClientLog,
+) -> bool {
+    let level = mcp_level(m.level);
+    if rank(level) < wanted.load(std::sync::atomic::Ordering::Relaxed) {
+        return true;
+    }
+    let mut p = LoggingMessageNotificationParam::new(level, Value::String(m.message.clone()));
+    p.logger = Some(m.logger.clone());
+    peer.notify_logging_message(p).await.is_ok()
+}
+
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // enable_logging: see the import of LoggingLevel
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    /// `logging/setLevel`: this session gets log messages of `level` and above.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(rank(request.level), std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The session is ready: forward the server's log messages for it (those of
+    /// the server's start first) until it ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let logs = self.host.client_logs();
+        let mut rx = logs.subscribe();
+        let startup = logs.startup();
+        let peer = context.peer.clone();
+        let wanted = self.log_level.clone();
+        let me = self.session.clone();
+        tokio::spawn(async move {
+            for m in &startup {
+                if !forward(&peer, &wanted, m).await {
+                    return;
+                }
+            }
+            loop {
+                match rx.recv().await {
+                    Ok(m) => {
+                        if m.session.as_deref().is_some_and(|s| s != &*me) {
+                            continue;
+                        }
+                        if !forward(&peer, &wanted, &m).await {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 
     /// A request rmcp could not read as one of MCP's own: an MCP method with

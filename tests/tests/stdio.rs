@@ -610,3 +610,143 @@ async fn a_terminal_is_told_what_ochre_is_and_a_pipe_is_not() -> Result<()> {
     assert!(out.stdout.is_empty());
     Ok(())
 }
+
+/// Collects `notifications/message`: (level, logger, text).
+#[derive(Clone, Default)]
+struct LogCollector(std::sync::Arc<std::sync::Mutex<Vec<(String, String, String)>>>);
+
+impl LogCollector {
+    fn all(&self) -> Vec<(String, String, String)> {
+        self.0.lock().expect("lock").clone()
+    }
+
+    /// Wait (up to 10 s) for a message from `logger` containing `needle`.
+    async fn wait_for(&self, logger: &str, needle: &str) -> Result<(String, String, String)> {
+        for _ in 0..100 {
+            if let Some(m) = self
+                .all()
+                .into_iter()
+                .find(|(_, l, t)| l == logger && t.contains(needle))
+            {
+                return Ok(m);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        anyhow::bail!("no {logger} message with {needle:?}: {:?}", self.all())
+    }
+}
+
+#[allow(deprecated)] // MCP logging: deprecated by SEP-2577, still in the protocol
+impl rmcp::ClientHandler for LogCollector {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let level = format!("{:?}", params.level).to_lowercase();
+        let text = params
+            .data
+            .as_str()
+            .map_or_else(|| params.data.to_string(), str::to_owned);
+        self.0
+            .lock()
+            .expect("lock")
+            .push((level, params.logger.unwrap_or_default(), text));
+    }
+}
+
+#[tokio::test]
+#[allow(deprecated)] // MCP logging: deprecated by SEP-2577, still in the protocol
+async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Result<()> {
+    const SECRET: &str = "hunter2-very-secret";
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("mcp-log");
+    let profile = data.path().join("profile");
+    let profile_arg = profile.to_str().expect("utf8").to_owned();
+    let plugins = plugin_dir_with(&["greedy", "oldwit"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let logs = LogCollector::default();
+    let args = [
+        "--plugin-dir",
+        &dir,
+        "--grant",
+        "greedy=secrets",
+        "--disable-tools",
+        "recording",
+        "--user-data-dir",
+        &profile_arg,
+    ];
+    let client = stdio_client_with(
+        logs.clone(),
+        data.path(),
+        &args,
+        &[("OCHRE_GREEDY_TOKEN", SECRET)],
+    )
+    .await?;
+    let caps = client.peer_info().map(|i| i.capabilities.clone());
+    assert!(
+        caps.is_some_and(|c| c.logging.is_some()),
+        "no logging capability"
+    );
+
+    // What happened at start reaches the new session: a plugin that was refused.
+    let (level, _, text) = logs
+        .wait_for("ochre", "plugin oldwit was not loaded")
+        .await?;
+    assert_eq!(level, "warning", "{text}");
+    // At the default level (warning), the browser's launch (info) is not sent.
+    let r = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    assert_ne!(r.is_error, Some(true), "{}", texts(&r));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !logs.all().iter().any(|(_, l, _)| l == "browser"),
+        "{:?}",
+        logs.all()
+    );
+
+    // logging/setLevel info: the relaunch after a kill (notice) and the launch
+    // (info) are told.
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await?;
+    assert!(kill_processes_with(&format!("--user-data-dir={profile_arg}")) > 0);
+    let mut relaunched = false;
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let r = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+        if r.is_error != Some(true) {
+            relaunched = true;
+            break;
+        }
+    }
+    assert!(relaunched);
+    let (level, _, _) = logs.wait_for("browser", "the browser had gone").await?;
+    assert_eq!(level, "notice");
+    logs.wait_for("browser", "launched the browser").await?;
+
+    // A plugin's log line, with the secret it read taken out.
+    let r = call(&client, "greedy_steal", json!({"key": "token"})).await?;
+    assert_eq!(texts(&r), SECRET, "the tool itself may return it");
+    let (level, _, text) = logs.wait_for("plugin:greedy", "stole").await?;
+    assert_eq!(level, "warning");
+    assert_eq!(text, "stole [redacted] from token");
+
+    // A guard's refusal: the tool and the code.
+    let err = error_of(&call(&client, "oc_recording_start", json!({})).await?);
+    assert_eq!(err["code"], "CAPABILITY_DISABLED");
+    logs.wait_for(
+        "guard",
+        "oc_recording_start was refused: CAPABILITY_DISABLED",
+    )
+    .await?;
+
+    assert!(
+        !logs.all().iter().any(|(_, _, t)| t.contains(SECRET)),
+        "a secret reached the client: {:?}",
+        logs.all()
+    );
+    client.cancel().await?;
+    Ok(())
+}
