@@ -227,6 +227,8 @@ struct Inner {
     gone: Arc<tokio::sync::Notify>,
     /// Where launches and relaunches are told to the clients' operators.
     client_logs: std::sync::OnceLock<Arc<crate::client_log::ClientLogs>>,
+    /// The server is closing the browser (its connection's end is expected).
+    closing: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -303,6 +305,7 @@ impl BrowserManager {
                 events: Default::default(),
                 gone: Default::default(),
                 client_logs: Default::default(),
+                closing: Default::default(),
             }),
         }
     }
@@ -456,6 +459,7 @@ impl BrowserManager {
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
         let gone = self.inner.gone.clone();
+        let closing = self.inner.closing.clone();
         tokio::spawn(async move {
             // Unparsable events (CDP drift) are skipped inside the handler; an error
             // that reaches us is the connection failing, after which the stream never
@@ -470,7 +474,11 @@ impl BrowserManager {
             drop(handler);
             flag.store(false, Ordering::Relaxed);
             gone.notify_waiters();
-            tracing::warn!("the browser connection ended");
+            if closing.load(Ordering::Relaxed) {
+                tracing::debug!("the browser connection ended");
+            } else {
+                tracing::warn!("the browser connection ended");
+            }
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
         self.forget_all_tabs();
@@ -1034,8 +1042,35 @@ impl BrowserManager {
         tracing::debug!(owner, "released an owner's tabs");
     }
 
+    /// The browser's executable (managed mode; `None` when attaching to
+    /// `cdp_endpoint`), or why there is none.
+    pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {
+        if self.inner.options.cdp_endpoint.is_some() {
+            return Ok(None);
+        }
+        self.find_executable().map(Some)
+    }
+
+    /// Start (or reach) the browser and ask its product and version, e.g.
+    /// `HeadlessChrome/131.0.6778.85`.
+    pub async fn version(&self) -> Result<String, ToolError> {
+        let guard = self.session().await?;
+        let s = guard
+            .as_ref()
+            .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        bounded(10_000, "asking the browser's version", async {
+            s.browser
+                .version()
+                .await
+                .map(|v| v.product)
+                .map_err(|e| cdp_error("cannot ask the browser's version", e))
+        })
+        .await
+    }
+
     /// Close the browser (managed mode) or disconnect (attach mode).
     pub async fn shutdown(&self) {
+        self.inner.closing.store(true, Ordering::Relaxed);
         let session = self.inner.session.lock().await.take();
         if let Some(mut s) = session
             && self.inner.options.cdp_endpoint.is_none()

@@ -138,6 +138,8 @@ pub(crate) struct HostInner {
     pub sessions: crate::guard::Sessions,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
+    /// Where compiled plugins are cached (`None`: no cache).
+    pub compile_cache_dir: Option<PathBuf>,
 }
 
 /// The ochre host: plugins, guards and stores. Cheap to clone.
@@ -436,11 +438,9 @@ impl HostBuilder {
         // Compiled plugins are loaded as native code: never handed to a page.
         browser_options.private_dirs.push(cache_dir.clone());
         let browser = BrowserManager::new(browser_options);
-        let runtime = PluginRuntime::new(
-            self.limits,
-            self.compile_cache.then(|| cache_dir.join("wasm")),
-        )
-        .map_err(|e| Error::Runtime(e.to_string()))?;
+        let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
+        let runtime = PluginRuntime::new(self.limits, compile_cache_dir.clone())
+            .map_err(|e| Error::Runtime(e.to_string()))?;
 
         let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
         let mut owner: BTreeMap<String, String> = BTreeMap::new();
@@ -642,6 +642,7 @@ impl HostBuilder {
                 intent_detector: self.intent_detector.clone(),
                 sessions: crate::guard::Sessions::default(),
                 client_logs,
+                compile_cache_dir,
             }),
         };
         host_cell.set(Arc::downgrade(&host.inner));
@@ -876,6 +877,11 @@ impl Host {
     /// The per-call plugin limits in force.
     pub fn limits(&self) -> PluginLimits {
         self.inner.runtime.limits()
+    }
+
+    /// Where compiled plugins are cached (`None`: compiled at every start).
+    pub fn compile_cache_dir(&self) -> Option<&Path> {
+        self.inner.compile_cache_dir.as_deref()
     }
 
     /// Messages for the clients' operators (MCP `notifications/message`).

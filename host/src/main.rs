@@ -60,6 +60,9 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Check this machine: the data dir, the compile cache, the plugins and the
+    /// browser (launched once); says what to fix. Exits 1 when something fails.
+    Doctor,
     /// Manage TOTP secrets (stored in <data-dir>/secrets.json, mode 0600).
     Totp {
         #[command(subcommand)]
@@ -349,6 +352,153 @@ async fn terminated() {
     }
 }
 
+/// One line of `ochre doctor`.
+fn check(ok: Result<String, (String, String)>, what: &str, failed: &mut bool) {
+    match ok {
+        Ok(detail) => println!("  ok    {what:<18} {detail}"),
+        Err((detail, fix)) => {
+            *failed = true;
+            println!("  FAIL  {what:<18} {detail}");
+            println!("        fix: {fix}");
+        }
+    }
+}
+
+/// Whether `dir` can be written (a file created and removed there).
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".ochre-doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"ok")?;
+    std::fs::remove_file(&probe)
+}
+
+/// `ochre doctor`: every check, with a fix for each failure; exit 1 if any.
+async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
+    let mut failed = false;
+    println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
+    let data = args.data_dir();
+    check(
+        writable(&data)
+            .map(|()| format!("{} (writable)", data.display()))
+            .map_err(|e| {
+                (
+                    format!("{}: {e}", data.display()),
+                    "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
+                )
+            }),
+        "data dir",
+        &mut failed,
+    );
+    for dir in &args.plugin_dir {
+        check(
+            if dir.is_dir() {
+                Ok(format!("{} (a dir)", dir.display()))
+            } else {
+                Err((
+                    format!("{} is not a dir", dir.display()),
+                    "create it, or drop this --plugin-dir".into(),
+                ))
+            },
+            "plugin dir",
+            &mut failed,
+        );
+    }
+    let host = match args.build().await {
+        Ok(h) => h,
+        Err(e) => {
+            check(
+                Err((
+                    format!("{e:#}"),
+                    "fix the flag or file the message names".into(),
+                )),
+                "server",
+                &mut failed,
+            );
+            anyhow::bail!("ochre doctor: the server cannot start");
+        }
+    };
+    match host.compile_cache_dir() {
+        Some(dir) => {
+            let entries = std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+                        .count()
+                })
+                .unwrap_or(0);
+            check(
+                writable(dir)
+                    .map(|()| format!("{} ({entries} compiled plugins)", dir.display()))
+                    .map_err(|e| {
+                        (
+                            format!("{}: {e}", dir.display()),
+                            "pass --cache-dir (or OCHRE_CACHE_DIR) a dir you can write; without it plugins compile at every start".into(),
+                        )
+                    }),
+                "compile cache",
+                &mut failed,
+            );
+        }
+        None => println!("  -     compile cache      off"),
+    }
+    for p in host.plugins() {
+        let what = format!("plugin {}", p.name);
+        match &p.status {
+            PluginStatus::Loaded => check(
+                Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)),
+                &what,
+                &mut failed,
+            ),
+            PluginStatus::Disabled => {
+                println!("  -     {what:<18} disabled (its group is excluded)")
+            }
+            PluginStatus::Refused(why) => check(
+                Err((
+                    format!("not loaded: {why}"),
+                    "see the reason; `ochre plugins list` shows every plugin".into(),
+                )),
+                &what,
+                &mut failed,
+            ),
+        }
+    }
+    let browser = host.browser();
+    let exe = browser.executable();
+    let started = std::time::Instant::now();
+    let version = match &exe {
+        Ok(_) => browser.version().await,
+        Err(e) => Err(e.clone()),
+    };
+    check(
+        version
+            .map(|v| {
+                let at = match &exe {
+                    Ok(Some(p)) => p.display().to_string(),
+                    _ => "--cdp-endpoint".into(),
+                };
+                format!(
+                    "{v} at {at} (started and answered in {} ms)",
+                    started.elapsed().as_millis()
+                )
+            })
+            .map_err(|e| {
+                let (what, fix) = match e.message.split_once("; ") {
+                    Some((w, f)) => (w.to_owned(), f.to_owned()),
+                    None => (e.message.clone(), "see the message".to_owned()),
+                };
+                (what, fix)
+            }),
+        "browser",
+        &mut failed,
+    );
+    host.shutdown().await;
+    if failed {
+        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
+    }
+    println!("all good");
+    Ok(())
+}
+
 /// What a person who started the server in a terminal needs to know: it waits
 /// for an MCP client on stdin.
 fn terminal_help(host: &Host) -> String {
@@ -426,6 +576,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             host.shutdown().await;
             Ok(())
         }
+        Command::Doctor => doctor(&cli.host).await,
         Command::Tools { json, markdown } => {
             let host = cli.host.build().await?;
             let catalogue = ochre_host::server::catalogue(&host);

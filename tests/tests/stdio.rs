@@ -750,3 +750,51 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     client.cancel().await?;
     Ok(())
 }
+
+#[test]
+fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
+    let data = TempDir::new("doctor");
+    let run = |args: &[&str]| -> Result<(bool, String)> {
+        let out = std::process::Command::new(ochre_bin())
+            .arg("--data-dir")
+            .arg(data.path())
+            .arg("doctor")
+            .args(args)
+            .env_remove("RUST_LOG")
+            .output()?;
+        Ok((
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ))
+    };
+    let (ok, text) = run(&[])?;
+    assert!(ok, "{text}");
+    for needle in [
+        "ok    data dir",
+        "ok    compile cache",
+        "ok    plugin core",
+        "ok    browser",
+        "all good",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    assert!(
+        text.contains("Chrome/") || text.contains("Chromium/"),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL"), "{text}");
+
+    let (ok, text) = run(&["--chrome-path", "/nonexistent/chromium"])?;
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("FAIL  browser") && text.contains("/nonexistent/chromium"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fix: install Chromium (Debian: `apt-get install -y chromium`)"),
+        "{text}"
+    );
+    // Everything else still checked and fine.
+    assert!(text.contains("ok    data dir"), "{text}");
+    Ok(())
+}
