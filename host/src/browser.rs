@@ -1042,6 +1042,11 @@ impl BrowserManager {
         tracing::debug!(owner, "released an owner's tabs");
     }
 
+    /// Where evidence bundles are written.
+    pub fn evidence_dir(&self) -> Option<PathBuf> {
+        self.inner.options.evidence_dir.clone()
+    }
+
     /// The browser's executable (managed mode; `None` when attaching to
     /// `cdp_endpoint`), or why there is none.
     pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {

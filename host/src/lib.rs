@@ -56,6 +56,7 @@ mod page_events;
 mod pipeline;
 pub mod plugin;
 pub mod recording;
+pub mod resources;
 pub mod secrets;
 pub mod store;
 pub mod taskrun;

@@ -417,6 +417,33 @@ impl HandleStore {
         Ok(out)
     }
 
+    /// The handles that have not expired (newest first), for `resources/list`.
+    pub fn live(&self) -> Vec<HandleMeta> {
+        let now = self.clock.now_ms();
+        let mut out: Vec<HandleMeta> = std::fs::read_dir(&self.dir)
+            .map(|days| {
+                days.flatten()
+                    .filter_map(|d| std::fs::read_dir(d.path()).ok())
+                    .flat_map(|files| files.flatten())
+                    .filter(|f| f.file_name().to_string_lossy().ends_with(".meta.json"))
+                    .filter_map(|f| {
+                        serde_json::from_slice::<HandleMeta>(&std::fs::read(f.path()).ok()?).ok()
+                    })
+                    .filter(|m| m.expires_ms > now && valid_handle(&m.output_handle))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by_key(|m| std::cmp::Reverse(m.created_ms));
+        out
+    }
+
+    /// A handle's whole payload (checked as `oc_output_fetch` checks it).
+    pub fn payload(&self, handle: &str) -> Result<(HandleMeta, Vec<u8>), ToolError> {
+        let (file, meta) = self.find(handle)?;
+        let bytes = std::fs::read(&file).map_err(|_| not_found(handle, "has lost its payload"))?;
+        Ok((meta, bytes))
+    }
+
     /// Delete expired handles (payload and sidecar) and empty day dirs; how many.
     pub fn sweep(&self) -> usize {
         let now = self.clock.now_ms();

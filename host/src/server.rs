@@ -11,8 +11,9 @@ use std::sync::Arc;
 use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CustomResult, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 // MCP logging is deprecated by SEP-2577 (to be removed from a later protocol
 // version); until then clients use it and the conformance suite checks it.
@@ -575,12 +576,79 @@ impl ServerHandler for McpServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_logging()
+                .enable_resources()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    /// What ochre stores (output handles, recordings, evidence bundles, journal
+    /// days), 100 per page; the cursor is the offset of the next page.
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        const PAGE: usize = 100;
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(c) => c.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("cursor {c:?} is not one resources/list gave"),
+                    None,
+                )
+            })?,
+        };
+        let all = self.host.resources();
+        let page: Vec<Resource> = all
+            .iter()
+            .skip(start)
+            .take(PAGE)
+            .map(|r| {
+                let mut res = Resource::new(&r.uri, &r.name)
+                    .with_description(&r.description)
+                    .with_mime_type(&r.mime_type);
+                if let Some(size) = r.size {
+                    res = res.with_size(size);
+                }
+                res
+            })
+            .collect();
+        let mut out = ListResourcesResult::with_all_items(page);
+        if start + PAGE < all.len() {
+            out.next_cursor = Some((start + PAGE).to_string());
+        }
+        Ok(out)
+    }
+
+    /// One resource, checked as the tools check it (an expired handle is gone).
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        use crate::resources::ResourceBody;
+        let r = self.host.read_resource(&request.uri).map_err(|e| {
+            let data = Some(
+                serde_json::json!({"code": e.code, "message": e.message, "details": e.details}),
+            );
+            if e.code == crate::resources::RESOURCE_NOT_FOUND {
+                ErrorData::resource_not_found(e.message, data)
+            } else {
+                ErrorData::internal_error(e.message, data)
+            }
+        })?;
+        let contents = match r.body {
+            ResourceBody::Text(t) => ResourceContents::text(t, r.uri),
+            ResourceBody::Blob(b) => {
+                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(b), r.uri)
+            }
+        }
+        .with_mime_type(r.mime_type);
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     /// `logging/setLevel`: this session gets log messages of `level` and above.
