@@ -452,7 +452,7 @@ impl BrowserManager {
             })?;
             if let Some(run_dir) = &opts.run_dir {
                 let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
-                lifeline::write_record(run_dir, pid, profile.as_ref().map(|p| p.0.as_path()));
+                lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
             }
             (b, h, profile)
         };

@@ -328,6 +328,13 @@ fn tab_of(r: &rmcp::model::CallToolResult) -> String {
         .to_owned()
 }
 
+/// A new tab of `client`'s at `url`; its id.
+async fn open_tab(client: &Client, url: &str) -> Result<String> {
+    let tab = tab_of(&call(client, "tabs_create", json!({"url": url})).await?);
+    anyhow::ensure!(!tab.is_empty(), "tabs_create gave no tab id");
+    Ok(tab)
+}
+
 #[tokio::test]
 async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
     let site = SiteServer::start().await?;
@@ -337,15 +344,7 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
     let b = server.client().await?;
 
     // A works in a tab of its own and leaves a cookie there.
-    let ta = tab_of(
-        &call(
-            &a,
-            "tabs_create",
-            json!({"url": site.url("counter.html?tag=mine")}),
-        )
-        .await?,
-    );
-    assert!(!ta.is_empty());
+    let ta = open_tab(&a, &site.url("counter.html?tag=mine")).await?;
     let set = call(
         &a,
         "javascript_tool",
@@ -472,14 +471,7 @@ async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
     let server = HttpServer::start(data.path(), &["--share-tabs"], &[]).await?;
     let a = server.client().await?;
     let b = server.client().await?;
-    let ta = tab_of(
-        &call(
-            &a,
-            "tabs_create",
-            json!({"url": site.url("counter.html?tag=shared")}),
-        )
-        .await?,
-    );
+    let ta = open_tab(&a, &site.url("counter.html?tag=shared")).await?;
     call(
         &a,
         "javascript_tool",

@@ -78,8 +78,11 @@ struct Record {
     /// a new process with a recycled pid is not the server.
     server_started: Option<u64>,
     browser_pid: Option<u32>,
-    /// A temporary profile to remove (never a user's `--user-data-dir`).
-    temp_profile: Option<PathBuf>,
+    /// The browser's profile dir (its command line names it).
+    profile: Option<PathBuf>,
+    /// Whether the profile is a temporary one, to remove (never a user's
+    /// `--user-data-dir`).
+    temporary: bool,
 }
 
 /// A process's start time in clock ticks since boot, if it runs (not a zombie).
@@ -100,12 +103,18 @@ fn record_path(run_dir: &Path) -> PathBuf {
 }
 
 /// Note this server's browser (`None`: it has none now).
-pub(super) fn write_record(run_dir: &Path, browser_pid: Option<u32>, temp_profile: Option<&Path>) {
+pub(super) fn write_record(
+    run_dir: &Path,
+    browser_pid: Option<u32>,
+    profile: Option<&Path>,
+    temporary: bool,
+) {
     let record = Record {
         server_pid: std::process::id(),
         server_started: started(std::process::id()),
         browser_pid,
-        temp_profile: temp_profile.map(Path::to_path_buf),
+        profile: profile.map(Path::to_path_buf),
+        temporary,
     };
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(run_dir)?;
@@ -163,7 +172,7 @@ pub fn clean_after_dead_servers(run_dir: &Path) -> Vec<String> {
         let mut what = Vec::new();
         if let Some(pid) = record.browser_pid
             && started(pid).is_some()
-            && runs_profile(pid, record.temp_profile.as_deref())
+            && runs_profile(pid, record.profile.as_deref())
         {
             #[cfg(unix)]
             {
@@ -174,7 +183,7 @@ pub fn clean_after_dead_servers(run_dir: &Path) -> Vec<String> {
             }
             what.push(format!("killed its browser (pid {pid})"));
         }
-        if let Some(p) = &record.temp_profile
+        if let Some(p) = record.profile.as_ref().filter(|_| record.temporary)
             && p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(super::TEMP_PROFILE_PREFIX))
@@ -210,7 +219,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ochre-lifeline-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         // This process: alive, kept.
-        write_record(&dir, None, None);
+        write_record(&dir, None, None, false);
         // A server that is gone, with a temporary profile left behind.
         let profile = std::env::temp_dir().join(format!(
             "{}lifeline-test-{}",
@@ -222,7 +231,8 @@ mod tests {
             server_pid: u32::MAX - 7,
             server_started: Some(1),
             browser_pid: None,
-            temp_profile: Some(profile.clone()),
+            profile: Some(profile.clone()),
+            temporary: true,
         };
         let body = serde_json::to_vec(&dead).unwrap_or_default();
         std::fs::write(dir.join("4294967288.json"), body).unwrap_or_default();
