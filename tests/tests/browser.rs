@@ -242,29 +242,22 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
     let profile_arg = profile.to_str().expect("utf8").to_owned();
     let client = stdio_client(data.path(), &["--user-data-dir", &profile_arg], &[]).await?;
     let needle = format!("--user-data-dir={profile_arg}");
-    for wait in [
-        json!({"type": "selector", "value": "#never-there", "timeout": 20000}),
-        json!({"type": "timeout", "value": "15000", "timeout": 20000}),
-    ] {
-        let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
-        assert_ne!(res.is_error, Some(true), "{res:?}");
-        let started = std::time::Instant::now();
-        let (res, killed) = tokio::join!(call(&client, "wait_for", wait.clone()), async {
-            tokio::time::sleep(std::time::Duration::from_millis(700)).await;
-            kill_processes_with(&needle)
-        });
-        assert!(killed > 0, "no browser process found");
-        let err = error_of(&res?);
-        assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{wait}: {err}");
-        // The wait ends within a couple of seconds of the kill, not at its timeout.
-        let took = started.elapsed();
-        assert!(took < std::time::Duration::from_secs(5), "{wait}: {took:?}");
-    }
-    // Calls that wait on the browser in other ways: a page that loads slowly,
-    // a page whose script is busy, a crawl, a workflow's workers.
+    // Waits (a selector that never appears, a plain timeout, which once even
+    // reported success), and calls that wait on the browser in other ways: a page
+    // that loads slowly, a page whose script is busy, a crawl, a workflow's workers.
     let busy =
         "setTimeout(() => { const t = Date.now(); while (Date.now() - t < 15000) {} }, 200); 1";
     let cases = [
+        (
+            "wait_for",
+            None,
+            json!({"type": "selector", "value": "#never-there", "timeout": 20000}),
+        ),
+        (
+            "wait_for",
+            None,
+            json!({"type": "timeout", "value": "15000", "timeout": 20000}),
+        ),
         ("navigate", None, json!({"url": site.url("slow?ms=9000")})),
         ("read_page", Some(busy), json!({})),
         (
