@@ -200,6 +200,11 @@ impl HostArgs {
     }
 
     async fn build(&self) -> anyhow::Result<Host> {
+        Ok(self.builder()?.build().await?)
+    }
+
+    /// The host these flags describe, not built yet (the flags are checked).
+    fn builder(&self) -> anyhow::Result<ochre_host::HostBuilder> {
         let filter =
             CapabilityFilter::from_options(&self.tools_only, &self.disable_tools, self.slim)?;
         let mut policy = InterfacePolicy::default();
@@ -295,7 +300,7 @@ impl HostArgs {
         if let Some(id) = &self.session_id {
             b = b.session_id(id);
         }
-        Ok(b.build().await?)
+        Ok(b)
     }
 }
 
@@ -501,49 +506,54 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
 
 /// What a person who started the server in a terminal needs to know: it waits
 /// for an MCP client on stdin.
-fn terminal_help(host: &Host) -> String {
+fn terminal_help() -> String {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "ochre".into());
     format!(
-        "ochre {version}: a browser-automation server for AI agents ({tools} tools). It speaks MCP \
+        "ochre {version}: a browser-automation server for AI agents. It speaks MCP \
 on stdin/stdout and now waits for an MCP client; typing here does nothing useful (ctrl-c quits).\n\
   register it with a client:  claude mcp add ochre -- {exe}\n\
   list its tools:             {exe} tools\n\
   serve over HTTP instead:    {exe} --http 8765   (then http://127.0.0.1:8765/mcp)",
         version = env!("CARGO_PKG_VERSION"),
-        tools = host.tools().len(),
     )
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
-        Command::Serve => {
-            let host = cli.host.build().await?;
-            let serve = async {
-                match cli.http {
-                    None => {
-                        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                            eprintln!("{}", terminal_help(&host));
-                        }
-                        McpServer::new(host.clone()).serve_stdio().await
-                    }
-                    Some(port) => {
-                        serve_http(
-                            host.clone(),
-                            HttpOptions {
-                                host: cli.http_host,
-                                port,
-                                auth_token: cli.auth_token.clone(),
-                                allowed_origins: cli.allow_origin.clone(),
-                                allowed_hosts: cli.allow_host.clone(),
-                                share_tabs: cli.share_tabs,
-                            },
-                        )
-                        .await
-                    }
-                }
+        // stdio answers `initialize` at once and builds the host meanwhile (on a
+        // new machine that compiles the plugins); HTTP binds once it is built.
+        Command::Serve if cli.http.is_none() => {
+            let (server, failed) = McpServer::starting(cli.host.builder()?.build());
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("{}", terminal_help());
+            }
+            // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+            let result = tokio::select! {
+                r = server.clone().serve_stdio() => r,
+                e = failed => Err(anyhow::anyhow!("{e}")),
+                _ = terminated() => Ok(()),
             };
+            if let Some(host) = futures::FutureExt::now_or_never(server.host()).flatten() {
+                host.shutdown().await;
+            }
+            result
+        }
+        Command::Serve => {
+            let port = cli.http.unwrap_or_default();
+            let host = cli.host.build().await?;
+            let serve = serve_http(
+                host.clone(),
+                HttpOptions {
+                    host: cli.http_host,
+                    port,
+                    auth_token: cli.auth_token.clone(),
+                    allowed_origins: cli.allow_origin.clone(),
+                    allowed_hosts: cli.allow_host.clone(),
+                    share_tabs: cli.share_tabs,
+                },
+            );
             // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
             let result = tokio::select! {
                 r = serve => r,

@@ -41,9 +41,9 @@ advice worth following.";
 /// at start, `expand_tools` reveals the rest (of the enabled groups) to this session.
 #[derive(Clone)]
 pub struct McpServer {
-    host: Host,
-    /// Every enabled tool with its tier, in order.
-    tools: Arc<Vec<(Tool, u8)>>,
+    /// The host and its tools, once built: a server may answer `initialize`
+    /// while the host still compiles its plugins ([`McpServer::starting`]).
+    ready: SharedReady,
     disclosure: Arc<std::sync::Mutex<Disclosure>>,
     /// This MCP session's key in the host (its task runs and hints).
     session: Arc<str>,
@@ -53,6 +53,33 @@ pub struct McpServer {
     /// The least level of the log messages this session's client wants
     /// (`logging/setLevel`; default: warning).
     log_level: Arc<std::sync::atomic::AtomicU8>,
+}
+
+/// The host, or why it could not be built; every clone of a server waits on the
+/// same build.
+type SharedReady =
+    futures::future::Shared<futures::future::BoxFuture<'static, Result<Ready, Arc<str>>>>;
+
+/// A built host and the tools a session may list (every enabled tool with its
+/// tier, in order).
+#[derive(Clone)]
+struct Ready {
+    host: Host,
+    tools: Arc<Vec<(Tool, u8)>>,
+}
+
+impl Ready {
+    fn new(host: Host) -> Self {
+        let tools = host
+            .tools()
+            .into_iter()
+            .map(|t| (to_mcp_tool(t), t.tier.max(1)))
+            .collect();
+        Self {
+            host,
+            tools: Arc::new(tools),
+        }
+    }
 }
 
 /// What this session has revealed.
@@ -70,23 +97,27 @@ const EXPAND_TOOLS: &str = "expand_tools";
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", &self.tools.len())
+            .field("session", &self.session)
             .finish()
     }
 }
 
 /// Closes a session's own tabs when the session's server is dropped.
 struct TabsRelease {
-    browser: crate::browser::BrowserManager,
+    ready: SharedReady,
     owner: Arc<str>,
 }
 
 impl Drop for TabsRelease {
     fn drop(&mut self) {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let browser = self.browser.clone();
+            let ready = self.ready.clone();
             let owner = self.owner.clone();
-            rt.spawn(async move { browser.release_owner(&owner).await });
+            rt.spawn(async move {
+                if let Ok(r) = ready.await {
+                    r.host.browser().release_owner(&owner).await;
+                }
+            });
         }
     }
 }
@@ -94,14 +125,57 @@ impl Drop for TabsRelease {
 impl McpServer {
     /// Serve `host`.
     pub fn new(host: Host) -> Self {
-        let tools = host
-            .tools()
-            .into_iter()
-            .map(|t| (to_mcp_tool(t), t.tier.max(1)))
-            .collect();
+        use futures::FutureExt;
+        Self::with_ready(
+            futures::future::ready(Ok(Ready::new(host)))
+                .boxed()
+                .shared(),
+        )
+    }
+
+    /// Serve the host `build` makes, answering `initialize` at once: the other
+    /// requests wait for the build (a new machine compiles the plugins first) and
+    /// fail with its error if it fails. The build runs even before a client asks.
+    /// Returns the server and a future that ends with the build's error.
+    pub fn starting<F>(build: F) -> (Self, impl Future<Output = Arc<str>> + Send + 'static)
+    where
+        F: Future<Output = crate::Result<Host>> + Send + 'static,
+    {
+        use futures::FutureExt;
+        let task = tokio::spawn(build);
+        let ready = async move {
+            match task.await {
+                Ok(Ok(host)) => Ok(Ready::new(host)),
+                Ok(Err(e)) => Err(Arc::from(format!("the server could not start: {e}"))),
+                Err(e) => Err(Arc::from(format!("the server could not start: {e}"))),
+            }
+        }
+        .boxed()
+        .shared();
+        let failed = ready.clone().then(|r| async move {
+            match r {
+                Err(e) => e,
+                Ok(_) => std::future::pending().await,
+            }
+        });
+        (Self::with_ready(ready), failed)
+    }
+
+    /// The host once built (`None` if its build failed).
+    pub async fn host(&self) -> Option<Host> {
+        self.ready.clone().await.ok().map(|r| r.host)
+    }
+
+    async fn ready(&self) -> Result<Ready, ErrorData> {
+        self.ready
+            .clone()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    fn with_ready(ready: SharedReady) -> Self {
         Self {
-            host,
-            tools: Arc::new(tools),
+            ready,
             disclosure: Arc::new(std::sync::Mutex::new(Disclosure {
                 tier: 1,
                 revealed: Default::default(),
@@ -124,7 +198,7 @@ impl McpServer {
     /// session ends.
     pub fn with_own_tabs(mut self) -> Self {
         self.own_tabs = Some(Arc::new(TabsRelease {
-            browser: self.host.browser().clone(),
+            ready: self.ready.clone(),
             owner: self.session.clone(),
         }));
         self
@@ -330,22 +404,22 @@ impl McpServer {
     }
 
     /// The tools this session lists now, plus `expand_tools` while some are hidden.
-    fn listed(&self) -> Vec<Tool> {
+    fn listed(&self, r: &Ready) -> Vec<Tool> {
         let d = self.disclosure();
-        let mut out: Vec<Tool> = self
+        let mut out: Vec<Tool> = r
             .tools
             .iter()
             .filter(|(t, tier)| *tier <= d.tier || d.revealed.contains(t.name.as_ref()))
             .map(|(t, _)| t.clone())
             .collect();
-        if out.len() < self.tools.len() {
-            out.push(expand_tool_def(self.tools.len() - out.len()));
+        if out.len() < r.tools.len() {
+            out.push(expand_tool_def(r.tools.len() - out.len()));
         }
         out
     }
 
     /// `expand_tools {tier?, name?}`: reveal hidden tools of enabled groups.
-    fn expand(&self, args: &Value) -> Result<(Vec<Tool>, Value), ToolError> {
+    fn expand(&self, r: &Ready, args: &Value) -> Result<(Vec<Tool>, Value), ToolError> {
         let tier = match args.get("tier") {
             None | Some(Value::Null) => None,
             Some(v) => {
@@ -380,10 +454,10 @@ impl McpServer {
             ));
         }
         if let Some(n) = name {
-            if let Some(e) = self.host.capability_disabled(n) {
+            if let Some(e) = r.host.capability_disabled(n) {
                 return Err(e);
             }
-            if !self.tools.iter().any(|(t, _)| t.name == n) {
+            if !r.tools.iter().any(|(t, _)| t.name == n) {
                 return Err(ToolError::new(
                     crate::error::codes::UNKNOWN_TOOL,
                     format!("no tool named {n:?}"),
@@ -391,7 +465,7 @@ impl McpServer {
             }
         }
         let before: std::collections::BTreeSet<String> =
-            self.listed().iter().map(|t| t.name.to_string()).collect();
+            self.listed(r).iter().map(|t| t.name.to_string()).collect();
         {
             let mut d = self.disclosure();
             if let Some(t) = tier {
@@ -402,11 +476,11 @@ impl McpServer {
             }
         }
         let new: Vec<Tool> = self
-            .listed()
+            .listed(r)
             .into_iter()
             .filter(|t| t.name != EXPAND_TOOLS && !before.contains(t.name.as_ref()))
             .collect();
-        let listed = self.listed().len();
+        let listed = self.listed(r).len();
         let body = serde_json::json!({
             "revealed": new.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
             "listed": listed,
@@ -602,7 +676,7 @@ impl ServerHandler for McpServer {
                 )
             })?,
         };
-        let all = self.host.resources();
+        let all = self.ready().await?.host.resources();
         let page: Vec<Resource> = all
             .iter()
             .skip(start)
@@ -631,7 +705,8 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
         use crate::resources::ResourceBody;
-        let r = self.host.read_resource(&request.uri).map_err(|e| {
+        let host = self.ready().await?.host;
+        let r = host.read_resource(&request.uri).map_err(|e| {
             let data = Some(
                 serde_json::json!({"code": e.code, "message": e.message, "details": e.details}),
             );
@@ -666,13 +741,15 @@ impl ServerHandler for McpServer {
     /// The session is ready: forward the server's log messages for it (those of
     /// the server's start first) until it ends.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let logs = self.host.client_logs();
-        let mut rx = logs.subscribe();
-        let startup = logs.startup();
+        let ready = self.ready.clone();
         let peer = context.peer.clone();
         let wanted = self.log_level.clone();
         let me = self.session.clone();
         tokio::spawn(async move {
+            let Ok(ready) = ready.await else { return };
+            let logs = ready.host.client_logs();
+            let mut rx = logs.subscribe();
+            let startup = logs.startup();
             for m in &startup {
                 if !forward(&peer, &wanted, m).await {
                     return;
@@ -722,7 +799,8 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.listed()))
+        let r = self.ready().await?;
+        Ok(ListToolsResult::with_all_items(self.listed(&r)))
     }
 
     async fn call_tool(
@@ -731,8 +809,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let ready = self.ready().await?;
         if request.name == EXPAND_TOOLS {
-            let out = match self.expand(&args) {
+            let out = match self.expand(&ready, &args) {
                 Ok((new, body)) => {
                     if !new.is_empty() {
                         let _ = context.peer.notify_tool_list_changed().await;
@@ -777,7 +856,7 @@ impl ServerHandler for McpServer {
             options = options.with_sampler(Arc::new(PeerSampler(context.peer.clone())));
         }
         let result = tokio::select! {
-            r = self.host.call_tool(&request.name, args, options) => r,
+            r = ready.host.call_tool(&request.name, args, options) => r,
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "call cancelled by the client");
                 Err(ToolError::new(

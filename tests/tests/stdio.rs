@@ -508,28 +508,38 @@ async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> 
     Ok(())
 }
 
-/// Spawn to the `initialize` reply, in ms, with this compile cache.
-async fn initialize_ms(data: &std::path::Path, cache: &std::path::Path) -> Result<f64> {
+/// Spawn to the `initialize` reply and to the `tools/list` reply, in ms, with
+/// this compile cache.
+async fn start_ms(data: &std::path::Path, cache: &std::path::Path) -> Result<(f64, f64)> {
     let started = std::time::Instant::now();
     let mut s = RawStdio::start_with(data, &[("OCHRE_CACHE_DIR", cache)]).await?;
     s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#).await?;
     let reply = s.next_within(120).await?;
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let init = started.elapsed().as_secs_f64() * 1000.0;
     assert!(reply.get("result").is_some(), "{reply}");
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await?;
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await?;
+    let reply = s.next_within(120).await?;
+    let listed = started.elapsed().as_secs_f64() * 1000.0;
+    let tools = reply["result"]["tools"].as_array().map_or(0, Vec::len);
+    assert!(tools > 10, "{reply}");
     let _ = s.child.kill().await;
-    Ok(ms)
+    Ok((init, listed))
 }
 
 #[tokio::test]
 async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> {
     let cache = TempDir::new("user-cache");
     let (d1, d2) = (TempDir::new("cold-1"), TempDir::new("cold-2"));
-    // Two servers at once on an empty cache: both start.
+    // Two servers at once on an empty cache: both start and list their tools.
     let (a, b) = tokio::join!(
-        initialize_ms(d1.path(), cache.path()),
-        initialize_ms(d2.path(), cache.path())
+        start_ms(d1.path(), cache.path()),
+        start_ms(d2.path(), cache.path())
     );
-    let cold = a?.max(b?);
+    let ((init_a, list_a), (init_b, list_b)) = (a?, b?);
+    let (cold_init, cold_list) = (init_a.max(init_b), list_a.max(list_b));
     let compiled = std::fs::read_dir(cache.path().join("wasm"))?
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
@@ -539,18 +549,71 @@ async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> 
         !d1.path().join("cache").exists(),
         "compiled code in the data dir"
     );
+    // `initialize` does not wait for the compiling; `tools/list` does.
+    assert!(
+        cold_init * 3.0 < cold_list,
+        "initialize {cold_init:.0} ms vs tools/list {cold_list:.0} ms on an empty cache"
+    );
     // Fresh data dirs on the warm cache: nothing is compiled again.
     let mut warm = Vec::new();
     for i in 0..3 {
         let d = TempDir::new(&format!("warm-{i}"));
-        warm.push(initialize_ms(d.path(), cache.path()).await?);
+        warm.push(start_ms(d.path(), cache.path()).await?);
     }
-    warm.sort_by(f64::total_cmp);
-    let warm = warm[1];
+    warm.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (warm_init, warm_list) = warm[1];
     println!(
-        "initialize: empty cache {cold:.0} ms (two servers at once), fresh data dir on a warm cache {warm:.0} ms (median of 3)"
+        "empty cache (two servers at once): initialize {cold_init:.0} ms, tools/list {cold_list:.0} ms; \
+         fresh data dir on a warm cache (median of 3): initialize {warm_init:.0} ms, tools/list {warm_list:.0} ms"
     );
-    assert!(warm * 3.0 < cold, "warm {warm:.0} ms vs cold {cold:.0} ms");
+    assert!(
+        warm_list * 3.0 < cold_list,
+        "warm {warm_list:.0} ms vs cold {cold_list:.0} ms"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_be_built_ends_the_server_with_the_reason() -> Result<()> {
+    // The data dir is a file: `initialize` is answered at once, then the build
+    // fails and the server exits non-zero saying why.
+    let dir = TempDir::new("not-a-dir");
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x")?;
+    // std's process (not tokio's): tokio may miss this child's exit when another
+    // test's runtime, which set up its SIGCHLD handling, has ended.
+    let mut child = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(&file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .env_remove("RUST_LOG")
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin");
+    use std::io::Write;
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )?;
+    let pid = child.id();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let out = match tokio::time::timeout(std::time::Duration::from_secs(60), waited).await {
+        Ok(out) => out??,
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
+            anyhow::bail!("the server did not exit within 60 s");
+        }
+    };
+    drop(stdin);
+    assert!(!out.status.success(), "{:?}", out.status);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("could not start") && err.contains(&file.display().to_string()),
+        "{err}"
+    );
     Ok(())
 }
 
