@@ -5,6 +5,7 @@
 fn build_wasm(workspace: &std::path::Path, subdir: &str, crates: &[&str]) -> std::path::PathBuf {
     use std::path::PathBuf;
     use std::process::Command;
+    ensure_wasm_target();
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"))
@@ -45,9 +46,50 @@ fn build_wasm(workspace: &std::path::Path, subdir: &str, crates: &[&str]) -> std
     let status = cmd.status().unwrap_or_else(|e| panic!("cannot run cargo: {e}"));
     if !status.success() {
         panic!(
-            "building {crates:?} for wasm32-wasip2 failed. If the target is missing, run: \
-             rustup target add wasm32-wasip2"
+            "building {crates:?} for wasm32-wasip2 failed: the compiler's errors are above"
         );
     }
     target_dir.join("wasm32-wasip2").join("wasm")
+}
+
+/// The `wasm32-wasip2` standard library must be installed for the toolchain this
+/// build uses: when it is not, install it with rustup (as `.ci/setup` would), or
+/// stop saying exactly what to run.
+fn ensure_wasm_target() {
+    use std::process::Command;
+    const TARGET: &str = "wasm32-wasip2";
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let installed = |root: &str| {
+        std::path::Path::new(root)
+            .join("lib/rustlib")
+            .join(TARGET)
+            .join("lib")
+            .is_dir()
+    };
+    let Some(sysroot) = sysroot else {
+        return; // Let the nested cargo report what is wrong.
+    };
+    if installed(&sysroot) {
+        return;
+    }
+    println!(
+        "cargo:warning=the {TARGET} target (for the built-in WebAssembly plugins) is missing; running: rustup target add {TARGET}"
+    );
+    let added = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !added || !installed(&sysroot) {
+        panic!(
+            "the {TARGET} target is not installed for the Rust toolchain at {sysroot}, and \
+             `rustup target add {TARGET}` did not install it. Run that command (with rustup), \
+             or install the {TARGET} standard library for this toolchain, then build again."
+        );
+    }
 }
