@@ -111,13 +111,7 @@ fn valid_id(id: &str) -> bool {
 
 /// Whether `name` is a plain file name we accept for exports.
 fn valid_file_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && !matches!(name, "meta.json" | "actions.jsonl")
+    crate::store::is_plain_name(name, 64) && !matches!(name, "meta.json" | "actions.jsonl")
 }
 
 impl Recorder {

@@ -90,12 +90,7 @@ fn body_of(mime: &str, bytes: Vec<u8>) -> ResourceBody {
 
 /// A plain name: `[A-Za-z0-9._-]`, no leading dot, at most 100 bytes.
 fn plain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    crate::store::is_plain_name(name, 100)
 }
 
 fn files_of(dir: &Path) -> Vec<(String, u64)> {
