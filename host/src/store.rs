@@ -225,6 +225,17 @@ pub(crate) fn valid_id(id: &str, prefix: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
+/// A name safe to join to a dir: 1 to `max` bytes of `[A-Za-z0-9._-]`, not
+/// starting with a dot (so never `.`, `..` or a hidden file).
+pub(crate) fn is_plain_name(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,15 +289,4 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
-}
-
-/// A name safe to join to a dir: 1 to `max` bytes of `[A-Za-z0-9._-]`, not
-/// starting with a dot (so never `.`, `..` or a hidden file).
-pub(crate) fn is_plain_name(name: &str, max: usize) -> bool {
-    !name.is_empty()
-        && name.len() <= max
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
