@@ -170,6 +170,7 @@ pub struct HostBuilder {
     session: Option<String>,
     builtin: bool,
     compile_cache: bool,
+    shipped_compiled_dir: Option<PathBuf>,
     compile_cache_dir: Option<PathBuf>,
     max_arg_bytes: usize,
     max_response_tokens: usize,
@@ -193,6 +194,7 @@ impl Default for HostBuilder {
             session: None,
             builtin: true,
             compile_cache: true,
+            shipped_compiled_dir: None,
             compile_cache_dir: None,
             max_arg_bytes: 4 << 20,
             max_response_tokens: crate::budget::DEFAULT_MAX_TOKENS,
@@ -294,6 +296,14 @@ impl HostBuilder {
     /// once per machine and engine, not once per data dir).
     pub fn compile_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.compile_cache_dir = Some(dir.into());
+        self
+    }
+
+    /// A read-only dir of compiled plugins made by this same build (a package
+    /// ships them so that even the first start compiles nothing): entries there
+    /// are used before the compile cache's; other entries are ignored.
+    pub fn shipped_compiled_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.shipped_compiled_dir = Some(dir.into());
         self
     }
 
@@ -439,8 +449,12 @@ impl HostBuilder {
         browser_options.private_dirs.push(cache_dir.clone());
         let browser = BrowserManager::new(browser_options);
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
-        let runtime = PluginRuntime::new(self.limits, compile_cache_dir.clone())
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+        let runtime = PluginRuntime::new(
+            self.limits,
+            compile_cache_dir.clone(),
+            self.shipped_compiled_dir.clone(),
+        )
+        .map_err(|e| Error::Runtime(e.to_string()))?;
 
         let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
         let mut owner: BTreeMap<String, String> = BTreeMap::new();

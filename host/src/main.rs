@@ -270,6 +270,9 @@ impl HostArgs {
         if let Some(dir) = &self.cache_dir {
             b = b.compile_cache_dir(dir);
         }
+        if let Some(dir) = shipped_compiled_dir() {
+            b = b.shipped_compiled_dir(dir);
+        }
         b = b.browser(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
             cdp_endpoint: self.cdp_endpoint.clone(),
@@ -446,6 +449,13 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
         }
         None => println!("  -     compile cache      off"),
     }
+    if let Some(dir) = shipped_compiled_dir() {
+        let n = std::fs::read_dir(&dir).map_or(0, |rd| rd.count());
+        println!(
+            "  ok    shipped plugins    {} ({n} compiled plugins)",
+            dir.display()
+        );
+    }
     for p in host.plugins() {
         let what = format!("plugin {}", p.name);
         match &p.status {
@@ -502,6 +512,14 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     }
     println!("all good");
     Ok(())
+}
+
+/// The compiled built-in plugins a package installed next to this binary
+/// (`/usr/bin/ochre` -> `/usr/lib/ochre/compiled`), if there are any.
+fn shipped_compiled_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.parent()?.join("lib/ochre/compiled");
+    dir.is_dir().then_some(dir)
 }
 
 /// What a person who started the server in a terminal needs to know: it waits

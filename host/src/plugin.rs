@@ -237,10 +237,12 @@ pub const HOST_WAIT_ALLOWANCE: Duration = Duration::from_secs(150);
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 impl PluginRuntime {
-    /// Build the engine. `cache_dir` enables the on-disk compile cache.
+    /// Build the engine. `cache_dir` enables the on-disk compile cache; compiled
+    /// plugins in `shipped` (read only) are used first.
     pub fn new(
         limits: PluginLimits,
         cache_dir: Option<std::path::PathBuf>,
+        shipped: Option<std::path::PathBuf>,
     ) -> wasmtime::Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
@@ -266,7 +268,7 @@ impl PluginRuntime {
                 }
             })
             .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
-        let cache = CompileCache::new(&engine, cache_dir);
+        let cache = CompileCache::new(&engine, cache_dir, shipped);
         Ok(Self {
             engine,
             cache,

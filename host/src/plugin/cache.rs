@@ -9,6 +9,10 @@
 //! together on an empty cache each compile and the last rename wins with
 //! identical bytes. Entries of other engines (other ochre builds) unused for a
 //! week are pruned when an entry is written.
+//!
+//! A package may also ship compiled built-in plugins in a read-only dir (the
+//! Debian package: `/usr/lib/ochre/compiled`, made by the very binary it ships):
+//! entries found there are used first and nothing is ever written there.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -23,18 +27,21 @@ use crate::store::write_atomic;
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: Option<PathBuf>,
+    shipped: Option<PathBuf>,
     engine_key: String,
 }
 
 impl CompileCache {
-    /// A cache in `dir`, or none (always compile) when `dir` is `None`.
-    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
+    /// A cache in `dir`, or none (always compile) when `dir` is `None`; entries
+    /// in `shipped` (read only) are used first.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>, shipped: Option<PathBuf>) -> Self {
         // SipHash with fixed keys: stable for a given build of the host.
         #[allow(deprecated)]
         let mut hasher = std::hash::SipHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         Self {
             dir,
+            shipped,
             engine_key: format!("{:016x}", hasher.finish()),
         }
     }
@@ -42,12 +49,29 @@ impl CompileCache {
     /// The compiled component for `bytes`, from the cache or freshly compiled (and
     /// then stored). A corrupt or incompatible cache entry is recompiled.
     pub fn load(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
+        if self.dir.is_none() && self.shipped.is_none() {
+            return Component::new(engine, bytes);
+        }
+        let digest = Sha256::digest(bytes);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("{hex}-{}.cwasm", self.engine_key);
+        if let Some(shipped) = &self.shipped {
+            let path = shipped.join(&name);
+            if path.exists() {
+                // SAFETY: shipped with (and made by) this very binary, in a dir only
+                // the package's installer writes; wasmtime checks the header too.
+                match unsafe { Component::deserialize_file(engine, &path) } {
+                    Ok(c) => return Ok(c),
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "unusable shipped compiled plugin; using the cache")
+                    }
+                }
+            }
+        }
         let Some(dir) = &self.dir else {
             return Component::new(engine, bytes);
         };
-        let digest = Sha256::digest(bytes);
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let path = dir.join(format!("{hex}-{}.cwasm", self.engine_key));
+        let path = dir.join(&name);
         if path.exists() {
             // SAFETY: the file was written by `Engine::precompile_component` of an
             // engine with the same compatibility hash (it is in the file name), into
