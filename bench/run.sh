@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The benchmark in one command:
+#
+#   bash bench/run.sh [--reps N] [other side_by_side.py options]
+#
+# installs the peers, client and fixtures (bench/setup.sh), builds ochre in
+# release mode, runs the Rust startup bench and the side-by-side MCP benchmark,
+# and writes the report to docs/bench/<date>-side-by-side.md (the raw runs go
+# to target/bench/<date>-side-by-side.json).
+#
+# Environment:
+#   OCHRE_BENCH_HOME=DIR        where setup.sh installs (default: target/bench)
+#   OCHRE_BENCH_NO_BUILD=1      use the target/release/ochre that is there
+#   OCHRE_BENCH_SKIP_STARTUP=1  leave out the cargo startup bench
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+export OCHRE_BENCH_HOME=${OCHRE_BENCH_HOME:-$repo/target/bench}
+home=$OCHRE_BENCH_HOME
+day=$(date +%F)
+report=$repo/docs/bench/$day-side-by-side.md
+json=$home/$day-side-by-side.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+bash "$here/setup.sh"
+
+cd "$repo"
+if [ "${OCHRE_BENCH_NO_BUILD:-}" = 1 ]; then
+  echo "build: skipped (OCHRE_BENCH_NO_BUILD=1)"
+else
+  cargo build --release --bin ochre
+fi
+
+if [ "${OCHRE_BENCH_SKIP_STARTUP:-}" = 1 ]; then
+  echo "skipped (OCHRE_BENCH_SKIP_STARTUP=1)" > "$tmp/startup.md"
+else
+  OCHRE_BENCH_NODE_MODULES=$home/node_modules cargo bench -p ochre-host --bench startup | tee "$tmp/startup.md"
+fi
+
+status=0
+"$home/venv/bin/python" "$here/side_by_side.py" \
+  --fixtures "$home/fixtures" --node-bin "$home/node_modules/.bin" \
+  --ochre-cmd "$repo/target/release/ochre --headless" \
+  --out "$json" --markdown "$tmp/side-by-side.md" "$@" || status=$?
+
+if [ -f "$tmp/side-by-side.md" ]; then
+  mkdir -p "$(dirname "$report")"
+  {
+    echo "# Side by side: playwright-mcp, chrome-devtools-mcp and ochre ($day)"
+    echo
+    echo "\`bash bench/run.sh $*\`; how to read it: bench/README.md. Raw runs: \`target/bench/$day-side-by-side.json\`."
+    echo
+    echo "## MCP servers over stdio (bench/side_by_side.py)"
+    echo
+    cat "$tmp/side-by-side.md"
+    echo
+    echo "## Startup (cargo bench -p ochre-host --bench startup)"
+    echo
+    cat "$tmp/startup.md"
+  } > "$report"
+  echo "report: $report"
+  echo "runs:   $json"
+fi
+[ "$status" = 0 ] || echo "bench/run.sh: side_by_side.py failed or an action was not verified (status $status); see above" >&2
+exit "$status"
