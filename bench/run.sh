@@ -30,7 +30,8 @@ cd "$repo"
 if [ "${OCHRE_BENCH_NO_BUILD:-}" = 1 ]; then
   echo "build: skipped (OCHRE_BENCH_NO_BUILD=1)"
 else
-  cargo build --release --bin ochre
+  # -p ochre-host: the same features as the startup bench, so one build serves both
+  cargo build --release -p ochre-host --bin ochre
 fi
 
 if [ "${OCHRE_BENCH_SKIP_STARTUP:-}" = 1 ]; then

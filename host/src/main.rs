@@ -325,7 +325,11 @@ fn real_main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // chromiumoxide warns of every CDP message its protocol version
+                // does not know (new Chromium events): noise, not a problem.
+                .unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new("warn,chromiumoxide::handler=error")
+                }),
         )
         .with_ansi(false)
         .init();
