@@ -10,13 +10,15 @@
 #
 # Environment:
 #   OCHRE_BENCH_HOME=DIR        where setup.sh installs (default: target/bench)
-#   OCHRE_BENCH_NO_BUILD=1      use the target/release/ochre that is there
+#   OCHRE_BENCH_NO_BUILD=1      use the release ochre that is there
+#   CARGO_TARGET_DIR            honoured (the binary is <target>/release/ochre)
 #   OCHRE_BENCH_SKIP_STARTUP=1  leave out the cargo startup bench
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
 export OCHRE_BENCH_HOME=${OCHRE_BENCH_HOME:-$repo/target/bench}
+ochre=${CARGO_TARGET_DIR:-$repo/target}/release/ochre
 home=$OCHRE_BENCH_HOME
 day=$(date +%F)
 report=$repo/docs/bench/$day-side-by-side.md
@@ -43,7 +45,7 @@ fi
 status=0
 "$home/venv/bin/python" "$here/side_by_side.py" \
   --fixtures "$home/fixtures" --node-bin "$home/node_modules/.bin" \
-  --ochre-cmd "$repo/target/release/ochre --headless" \
+  --ochre-cmd "$ochre --headless" \
   --out "$json" --markdown "$tmp/side-by-side.md" "$@" || status=$?
 
 if [ -f "$tmp/side-by-side.md" ]; then
