@@ -32,23 +32,10 @@ use crate::secrets::SecretStore;
 use crate::{Clock, ProgressFn};
 
 pub(crate) use interfaces::bindings;
+pub use interfaces::{HostInterface, INTERFACES};
 
 /// The WIT package version this host speaks.
 pub const WIT_VERSION: &str = "0.1.0";
-
-/// The host interfaces a plugin may import, and whether each is sensitive (granted
-/// to third-party plugins only when the operator says so).
-pub const INTERFACES: &[(&str, bool)] = &[
-    ("logging", false),
-    ("clock", false),
-    ("kv", false),
-    ("secrets", true),
-    ("progress", false),
-    ("browser", false),
-    ("cdp", true),
-    ("recorder", true),
-    ("tools", true),
-];
 
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy)]
@@ -93,8 +80,10 @@ impl InterfacePolicy {
     /// allow it.
     pub fn check(&self, manifest: &Manifest, builtin: bool) -> Result<(), String> {
         for iface in &manifest.interfaces {
-            let Some(&(_, sensitive)) = INTERFACES.iter().find(|(n, _)| n == iface) else {
-                let known: Vec<_> = INTERFACES.iter().map(|(n, _)| *n).collect();
+            let Some(&HostInterface { sensitive, .. }) =
+                INTERFACES.iter().find(|i| i.name == iface)
+            else {
+                let known: Vec<_> = INTERFACES.iter().map(|i| i.name).collect();
                 return Err(format!(
                     "asks for unknown host interface {iface:?} (this host offers: {})",
                     known.join(", ")
