@@ -460,6 +460,9 @@
   }
 
   function snapshot(a) {
+    // A document the browser has only just created (a navigation under way) has
+    // no root element yet: the host reads it again once it has loaded.
+    if (a.ref == null && !document.documentElement) fail('DOCUMENT_LOADING', 'the document has not been parsed yet');
     const root = a.ref != null ? el(a.ref) : document;
     const mode = a.mode || 'ax';
     const max = a.max_chars || 1e9;

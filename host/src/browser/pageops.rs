@@ -792,11 +792,35 @@ impl BrowserManager {
         }
     }
 
+    /// [`Self::run_op_once`]; a read that a navigation cut short (the document
+    /// it ran in went away: a `read_page` sent while a `navigate` or a click's
+    /// navigation is under way) reads the new document once it has loaded.
+    async fn run_op(
+        &self,
+        n: u64,
+        page: &Page,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        const READS: &[&str] = &["ping", "snapshot", "find", "query", "extract_static"];
+        let again = READS.contains(&op).then(|| args.clone());
+        let r = self.run_op_once(n, page, op, args, timeout_ms).await;
+        match (r, again) {
+            (Err(e), Some(args)) if document_went_away(&e) => {
+                tracing::debug!(op, error = %e.message, "the document went away under a read; reading the new one");
+                self.wait_loaded(page, timeout_ms.clamp(1, 10_000)).await?;
+                self.run_op_once(n, page, op, args, timeout_ms).await
+            }
+            (r, _) => r,
+        }
+    }
+
     /// Run one page-library operation with the registry's view of the refs, in
     /// the document its refs (or its document token) belong to: the tab's page or
     /// one of its cross-site frames. A snapshot, `find` and `query` without refs
     /// cover the frames too.
-    async fn run_op(
+    async fn run_op_once(
         &self,
         n: u64,
         page: &Page,
@@ -1772,6 +1796,21 @@ fn match_here(p: &str, t: &str, end: bool) -> bool {
             }
         }
     }
+}
+
+/// CDP's answers when the document an evaluation ran in was replaced (a
+/// navigation) or its frame went away before the evaluation returned; the page
+/// library's when the document is one the browser has only just created.
+fn document_went_away(e: &ToolError) -> bool {
+    e.code == "DOCUMENT_LOADING"
+        || e.code == codes::BROWSER_ERROR
+            && [
+                "Inspected target navigated or closed",
+                "Execution context was destroyed",
+                "Cannot find context with specified id",
+            ]
+            .iter()
+            .any(|m| e.message.contains(m))
 }
 
 #[cfg(test)]
