@@ -55,36 +55,18 @@ impl CompileCache {
         let digest = Sha256::digest(bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let name = format!("{hex}-{}.cwasm", self.engine_key);
-        if let Some(shipped) = &self.shipped {
-            let path = shipped.join(&name);
-            if path.exists() {
-                // SAFETY: shipped with (and made by) this very binary, in a dir only
-                // the package's installer writes; wasmtime checks the header too.
-                match unsafe { Component::deserialize_file(engine, &path) } {
-                    Ok(c) => return Ok(c),
-                    Err(e) => {
-                        tracing::warn!(path = %path.display(), error = %e, "unusable shipped compiled plugin; using the cache")
-                    }
-                }
+        // The shipped dir first, then the user's cache: both hold only files made
+        // by `Engine::precompile_component` of an engine with this compatibility
+        // hash (it is in the name); a file wasmtime refuses is passed over.
+        for dir in [&self.shipped, &self.dir].into_iter().flatten() {
+            if let Some(c) = deserialize(engine, &dir.join(&name)) {
+                return Ok(c);
             }
         }
         let Some(dir) = &self.dir else {
             return Component::new(engine, bytes);
         };
         let path = dir.join(&name);
-        if path.exists() {
-            // SAFETY: the file was written by `Engine::precompile_component` of an
-            // engine with the same compatibility hash (it is in the file name), into
-            // the user's own cache dir (trusted as the user's data dir is); wasmtime
-            // also checks the header and refuses an incompatible artifact, which we
-            // then recompile.
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(c) => return Ok(c),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "stale compile cache entry; recompiling")
-                }
-            }
-        }
         let compiled = engine.precompile_component(bytes)?;
         if let Err(e) = store(dir, &path, &compiled) {
             tracing::warn!(path = %path.display(), error = %e, "cannot write compile cache");
@@ -122,7 +104,84 @@ impl CompileCache {
     }
 }
 
+/// The compiled component in `path`, if there is one this engine accepts.
+fn deserialize(engine: &Engine, path: &Path) -> Option<Component> {
+    if !path.exists() {
+        return None;
+    }
+    // SAFETY: the file was written by `Engine::precompile_component` of an engine
+    // with the same compatibility hash (it is in the file name), into the user's
+    // own cache dir (trusted as the user's data dir is) or shipped with this very
+    // binary in a dir only the package's installer writes; wasmtime also checks
+    // the header and refuses an incompatible artifact, which is then recompiled.
+    match unsafe { Component::deserialize_file(engine, path) } {
+        Ok(c) => Some(c),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "unusable compiled plugin; compiling it again");
+            None
+        }
+    }
+}
+
 fn store(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_atomic(path, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty component (the component-model preamble only).
+    const EMPTY: &[u8] = &[0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+
+    fn scratch(label: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ochre-cache-test-{label}-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn entries(dir: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_damaged_entry_is_compiled_again_and_shipped_code_comes_first() -> wasmtime::Result<()> {
+        let engine = Engine::default();
+        let (cache, shipped) = (scratch("cache"), scratch("shipped"));
+
+        // Compiled once, stored; a damaged entry is replaced by a good one.
+        CompileCache::new(&engine, Some(cache.clone()), None).load(&engine, EMPTY)?;
+        let stored = entries(&cache);
+        assert_eq!(stored.len(), 1, "{stored:?}");
+        let good = std::fs::read(&stored[0])?;
+        std::fs::write(&stored[0], b"not a compiled component")?;
+        CompileCache::new(&engine, Some(cache.clone()), None).load(&engine, EMPTY)?;
+        assert_eq!(std::fs::read(&stored[0])?, good);
+
+        // A shipped entry is used and nothing is written to the cache.
+        std::fs::create_dir_all(&shipped)?;
+        let name = stored[0].file_name().expect("name");
+        std::fs::rename(&stored[0], shipped.join(name))?;
+        CompileCache::new(&engine, Some(cache.clone()), Some(shipped.clone()))
+            .load(&engine, EMPTY)?;
+        assert!(entries(&cache).is_empty(), "{:?}", entries(&cache));
+
+        // A damaged shipped entry is passed over: compiled into the cache, the
+        // shipped dir left as it is.
+        std::fs::write(shipped.join(name), b"damaged")?;
+        CompileCache::new(&engine, Some(cache.clone()), Some(shipped.clone()))
+            .load(&engine, EMPTY)?;
+        assert_eq!(entries(&cache).len(), 1);
+        assert_eq!(std::fs::read(shipped.join(name))?, b"damaged");
+        let _ = std::fs::remove_dir_all(&cache);
+        let _ = std::fs::remove_dir_all(&shipped);
+        Ok(())
+    }
 }
