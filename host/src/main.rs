@@ -339,7 +339,13 @@ fn real_main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    runtime.block_on(run(cli))
+    let result = runtime.block_on(run(cli));
+    // Everything that must be written is flushed by then (`run` awaits the
+    // host's shutdown). A read of stdin still pending in a blocking thread
+    // never returns while the client keeps the pipe open: dropping the runtime
+    // would wait for it for good (a build that failed, a SIGTERM).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
 }
 
 async fn terminated() {

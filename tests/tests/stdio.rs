@@ -618,6 +618,49 @@ async fn a_host_that_cannot_be_built_ends_the_server_with_the_reason() -> Result
 }
 
 #[tokio::test]
+async fn sigterm_ends_the_server_while_its_client_keeps_stdin_open() -> Result<()> {
+    // A client that keeps the pipe open (most do) must not keep the server
+    // alive after SIGTERM: a read of stdin pending in a blocking thread used to
+    // hold the runtime's shutdown for good.
+    let data = TempDir::new("term-open-stdin");
+    let mut child = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .env_remove("RUST_LOG")
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    use std::io::{BufRead, Write};
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )?;
+    let mut line = String::new();
+    stdout.read_line(&mut line)?;
+    assert!(line.contains("serverInfo"), "{line}");
+    let pid = child.id();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()?;
+    assert!(status.success());
+    let waited = tokio::task::spawn_blocking(move || child.wait());
+    let exited = tokio::time::timeout(std::time::Duration::from_secs(20), waited).await;
+    if exited.is_err() {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    drop(stdin);
+    let status = exited
+        .map_err(|_| anyhow::anyhow!("the server was still running 20 s after SIGTERM"))???;
+    assert!(status.success(), "{status:?}");
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_terminal_is_told_what_ochre_is_and_a_pipe_is_not() -> Result<()> {
     use tokio::io::AsyncReadExt;
     let data = TempDir::new("tty");
