@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+
 use std::time::Duration;
+use tracing::Instrument;
 
 use serde_json::Value;
 
@@ -13,13 +15,14 @@ use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
 use crate::error::{Error, Result};
 use crate::journal::{Journal, Trace};
 use crate::kv::KvStore;
-use crate::pipeline::{Annotations, ToolInfo};
+use crate::pipeline::{Call, GUARD_CODES, Outcome, Pipeline, Stage};
 use crate::plugin::manifest::{self, Manifest};
 use crate::plugin::{
     HostCell, InterfacePolicy, PluginLimits, PluginRuntime, PluginServices, PreparedPlugin,
 };
 use crate::recording::Recorder;
 use crate::secrets::SecretStore;
+use crate::tool::{Annotations, CallOptions, ToolInfo};
 use crate::{Clock, builtin};
 
 /// Where a plugin came from.
@@ -118,24 +121,23 @@ pub(crate) struct HostInner {
     pub clock: Clock,
     pub session: String,
     pub tools: BTreeMap<String, ToolEntry>,
-    pub disabled: BTreeMap<String, String>,
+    /// Tools known but disabled, and why.
+    pub gate: crate::pipeline::gate::Gate,
+    /// The stages every call passes.
+    pub pipeline: Pipeline,
     pub plugins: Vec<PluginReport>,
-    pub journal: Journal,
-    pub trace: Trace,
-    pub seq: AtomicU64,
+    pub journal: Arc<Journal>,
+    pub trace: Arc<Trace>,
+    pub seq: Arc<AtomicU64>,
     pub synced: AtomicU64,
-    pub max_arg_bytes: usize,
-    /// The response budget in tokens (UTF-8 bytes / 4); 0: none.
-    pub max_response_tokens: usize,
     pub runtime: PluginRuntime,
     pub browser: BrowserManager,
-    pub recorder: Recorder,
-    pub output: crate::output::HandleStore,
-    pub task_runs: crate::taskrun::TaskRuns,
-    pub slim: bool,
+    pub recorder: Arc<Recorder>,
+    pub output: Arc<crate::output::HandleStore>,
+    pub task_runs: Arc<crate::taskrun::TaskRuns>,
     pub intent_guard: crate::intent::IntentGuardConfig,
-    pub intent_detector: Option<crate::guard::DetectorSlot>,
-    pub sessions: crate::guard::Sessions,
+    pub intent_detector: Option<crate::intent::DetectorSlot>,
+    pub sessions: Arc<crate::pipeline::Sessions>,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
     /// Where compiled plugins are cached (`None`: no cache).
@@ -155,6 +157,18 @@ impl std::fmt::Debug for Host {
             .field("session", &self.inner.session)
             .field("tools", &self.inner.tools.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// An embedder's pipeline stages.
+#[derive(Clone, Default)]
+struct Stages(Vec<Arc<dyn Stage>>);
+
+impl std::fmt::Debug for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|s| s.name()))
+            .finish()
     }
 }
 
@@ -179,7 +193,8 @@ pub struct HostBuilder {
     output_ttl: Duration,
     output_sweep: Duration,
     intent_guard: crate::intent::IntentGuardConfig,
-    intent_detector: Option<crate::guard::DetectorSlot>,
+    intent_detector: Option<crate::intent::DetectorSlot>,
+    stages: Stages,
 }
 
 impl Default for HostBuilder {
@@ -197,13 +212,14 @@ impl Default for HostBuilder {
             shipped_compiled_dir: None,
             compile_cache_dir: None,
             max_arg_bytes: 4 << 20,
-            max_response_tokens: crate::budget::DEFAULT_MAX_TOKENS,
+            max_response_tokens: crate::pipeline::budget::DEFAULT_MAX_TOKENS,
             browser: BrowserOptions::default(),
             recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
             output_ttl: Duration::from_secs(24 * 3600),
             output_sweep: Duration::from_secs(300),
             intent_guard: crate::intent::IntentGuardConfig::default(),
             intent_detector: None,
+            stages: Stages::default(),
         }
     }
 }
@@ -340,7 +356,15 @@ impl HostBuilder {
     /// Classify task goals with this detector instead of keywords + the client's
     /// model (it may return `None` to fall back to the keywords).
     pub fn intent_detector(mut self, detector: Arc<dyn crate::intent::IntentDetector>) -> Self {
-        self.intent_detector = Some(crate::guard::DetectorSlot(detector));
+        self.intent_detector = Some(crate::intent::DetectorSlot(detector));
+        self
+    }
+
+    /// Add a stage to the pipeline every tool call passes, after the host's own
+    /// (see [`crate::pipeline`]): metrics, an audit log, a policy of your own.
+    /// Stages run in the order they are added.
+    pub fn stage(mut self, stage: impl Stage) -> Self {
+        self.stages.0.push(Arc::new(stage));
         self
     }
 
@@ -612,15 +636,24 @@ impl HostBuilder {
         // A tool both disabled (by group) and offered by a loaded plugin stays callable.
         disabled.retain(|name, _| !tools.contains_key(name));
 
-        let journal = Journal::new(&data_dir);
+        let journal = Arc::new(Journal::new(&data_dir));
         journal.prune(clock.now_ms());
-        let trace = Trace::start(&data_dir, &session, &clock)
-            .map_err(|e| Error::io("starting the trace", e))?;
-        let recorder = Recorder::open(&data_dir, clock, self.recording_retention_days);
-        let output =
-            crate::output::HandleStore::new(&data_dir, clock, self.output_ttl.as_millis() as u64);
+        let trace = Arc::new(
+            Trace::start(&data_dir, &session, &clock)
+                .map_err(|e| Error::io("starting the trace", e))?,
+        );
+        let recorder = Arc::new(Recorder::open(
+            &data_dir,
+            clock,
+            self.recording_retention_days,
+        ));
+        let output = Arc::new(crate::output::HandleStore::new(
+            &data_dir,
+            clock,
+            self.output_ttl.as_millis() as u64,
+        ));
         output.sweep();
-        let task_runs = crate::taskrun::TaskRuns::new(&data_dir, clock);
+        let task_runs = Arc::new(crate::taskrun::TaskRuns::new(&data_dir, clock));
         let client_logs = Arc::new(crate::client_log::ClientLogs::default());
         for p in &plugins {
             if let PluginStatus::Refused(why) = &p.status {
@@ -632,29 +665,49 @@ impl HostBuilder {
             }
         }
         browser.set_client_logs(client_logs.clone());
+        let seq = Arc::new(AtomicU64::new(0));
+        let sessions = Arc::new(crate::pipeline::Sessions::default());
+        let pipeline = Pipeline::new(
+            crate::pipeline::Parts {
+                clock,
+                session: session.clone(),
+                browser: browser.clone(),
+                journal: journal.clone(),
+                trace: trace.clone(),
+                seq: seq.clone(),
+                task_runs: task_runs.clone(),
+                sessions: sessions.clone(),
+                output: output.clone(),
+                recorder: recorder.clone(),
+                max_arg_bytes: self.max_arg_bytes,
+                max_response_tokens: self.max_response_tokens,
+            },
+            self.stages.0.clone(),
+        );
         let host = Host {
             inner: Arc::new(HostInner {
                 data_dir,
                 clock,
                 session,
                 tools,
-                disabled,
+                gate: crate::pipeline::gate::Gate {
+                    disabled,
+                    slim: self.filter == CapabilityFilter::Slim,
+                },
+                pipeline,
                 plugins,
                 journal,
                 trace,
-                seq: AtomicU64::new(0),
+                seq,
                 synced: AtomicU64::new(0),
-                max_arg_bytes: self.max_arg_bytes,
-                max_response_tokens: self.max_response_tokens,
                 runtime,
                 browser,
                 recorder,
                 output,
                 task_runs,
-                slim: self.filter == CapabilityFilter::Slim,
                 intent_guard: self.intent_guard.clone(),
                 intent_detector: self.intent_detector.clone(),
-                sessions: crate::guard::Sessions::default(),
+                sessions,
                 client_logs,
                 compile_cache_dir,
             }),
@@ -842,25 +895,89 @@ impl Host {
     /// The capability group of a tool this server knows but has disabled
     /// (`--tools-only` / `--disable-tools`), if it is one.
     pub fn disabled_group(&self, tool: &str) -> Option<&str> {
-        self.inner.disabled.get(tool).map(String::as_str)
+        self.inner.gate.group(tool)
     }
 
     /// The `CAPABILITY_DISABLED` error for a tool this server knows but has
     /// disabled, if `tool` is one.
     pub fn capability_disabled(&self, tool: &str) -> Option<crate::ToolError> {
-        let group = self.disabled_group(tool)?;
-        let why = if self.inner.slim {
-            "this server runs with --slim (core tier-1 tools only)"
-        } else {
-            "this server has disabled that group (--tools-only / --disable-tools)"
+        self.inner.gate.disabled(tool)
+    }
+
+    /// The pipeline's stages, in order (the host's, then an embedder's).
+    pub fn stages(&self) -> Vec<&'static str> {
+        self.inner.pipeline.names()
+    }
+
+    /// Run one tool call through the pipeline.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<crate::ToolOutput, crate::ToolError> {
+        let span = tracing::info_span!("tool", tool = %name, plugin = tracing::field::Empty);
+        let owner = options.tab_owner.clone();
+        let top = options.depth == 0;
+        let session = options.session.clone();
+        // Boxed: a call's future is large, and calls nest.
+        let call = Box::pin(self.run_call(name, args, options).instrument(span));
+        let call = async {
+            let result = match owner {
+                Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
+                // Nested calls (and an embedder's own `with_tab_owner`) keep the
+                // owner they run under.
+                None => call.await,
+            };
+            if let Err(e) = &result
+                && GUARD_CODES.contains(&e.code.as_str())
+            {
+                // The tool and the code only: a guard's message may quote the
+                // call's arguments.
+                self.client_logs().emit(
+                    crate::client_log::Level::Warning,
+                    "guard",
+                    format!("{name} was refused: {}", e.code),
+                );
+            }
+            result
         };
-        Some(
-            crate::ToolError::new(
-                crate::error::codes::CAPABILITY_DISABLED,
-                format!("tool {tool} belongs to capability group {group:?}; {why}"),
-            )
-            .with("capability", group),
-        )
+        // A client's call: what it logs goes to its session.
+        if top {
+            crate::client_log::in_session(session, call).await
+        } else {
+            call.await
+        }
+    }
+
+    /// The gate, then the stages around the tool.
+    async fn run_call(&self, name: &str, args: Value, options: CallOptions) -> Outcome {
+        let entry = self.inner.gate.resolve(&self.inner.tools, name)?;
+        tracing::Span::current().record("plugin", entry.info.plugin.as_str());
+        let call = Call::new(name, &entry.info, &entry.validator, &options, args);
+        let tool = async |call: &Call<'_>| self.dispatch(&entry.imp, call).await;
+        self.inner.pipeline.run(call, tool).await
+    }
+
+    /// Run the tool itself: a plugin's, or one of the host's.
+    async fn dispatch(&self, imp: &ToolImpl, call: &Call<'_>) -> Outcome {
+        let (name, args) = (call.name(), call.args());
+        match imp {
+            ToolImpl::Journal => crate::host_tools::run_journal(self, args),
+            ToolImpl::OutputFetch => crate::host_tools::run_output_fetch(self, args),
+            ToolImpl::TaskRun if name == "oc_task_run_start" => {
+                crate::host_tools::start_run(self, args, call.options).await
+            }
+            ToolImpl::TaskRun => crate::host_tools::run_task_tool(self, name, args),
+            ToolImpl::Bulk => crate::host_tools::run_bulk_tool(self, name, args),
+            ToolImpl::Plugin(plugin) => {
+                let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
+                let options = call.options;
+                plugin
+                    .call(name, &raw, options.progress.clone(), options.depth)
+                    .await
+            }
+        }
     }
 
     /// The enabled tools, by name.
@@ -921,7 +1038,7 @@ impl Host {
 
     /// Whether the server runs with `--slim` (core tier-1 tools only).
     pub fn is_slim(&self) -> bool {
-        self.inner.slim
+        self.inner.gate.slim
     }
 
     /// Close the browser, flush the journal and trace, mark the session ended.

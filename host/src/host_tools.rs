@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::host::Host;
-use crate::pipeline::{Annotations, ToolInfo, ToolOutput, json_output};
+use crate::intent::{self, Label, Scope, Verdict};
+use crate::taskrun::codes;
+use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
 
 const DEFAULT_COUNT: u64 = 20;
 const MAX_COUNT: u64 = 100;
@@ -400,4 +402,105 @@ pub(crate) fn run_task_tool(
         run["status"].as_str().unwrap_or("?")
     );
     Ok(json_output(run, summary))
+}
+
+/// `oc_task_run_start`: detect the goal's intent, run the preflight, start.
+pub(crate) async fn start_run(
+    host: &Host,
+    args: &Value,
+    options: &CallOptions,
+) -> Result<ToolOutput, ToolError> {
+    let runs = &host.inner.task_runs;
+    let goal = args["goal"].as_str().unwrap_or_default();
+    let contract = match args.get("bulk_contract").filter(|c| !c.is_null()) {
+        Some(spec) => Some(crate::bulk::validate_spec(spec, "bulk_contract.")?),
+        None => None,
+    };
+    let config = &host.inner.intent_guard;
+    let verdict = detect_intent(host, goal, options).await;
+    let guarded = config.enabled && verdict.label == Label::BrowserAccess;
+    let execution = json!({
+        "intent": verdict.to_json(),
+        "policy": if guarded { config.to_json() } else { Value::Null },
+        "successful_browser_calls": 0,
+        "network_adjacent_calls": 0,
+        "blocked_calls": 0,
+        "stop_reason": null,
+    });
+    let run = runs.start(
+        goal,
+        args["success_criteria"].as_str(),
+        args["page_url"].as_str(),
+        contract,
+        execution,
+    )?;
+    let id = run["run_id"].as_str().unwrap_or_default().to_owned();
+    if guarded
+        && config.no_fallback
+        && let Some(why) = browser_unavailable(host).await
+    {
+        runs.fail_preflight(&id, &why)?;
+        return Err(ToolError::new(
+            codes::INTENT_EXECUTION_FAILED,
+            format!("intent_execution_failed: the goal asks for the browser but {why}; the run {id} failed at start"),
+        )
+        .with("stop_reason", "intent_execution_failed")
+        .with("run_id", id.as_str()));
+    }
+    host.inner
+        .sessions
+        .with(options.session.as_deref(), |s| s.runs.push(id.clone()));
+    let summary = format!("{id} PENDING ({})", verdict.label.as_str());
+    Ok(json_output(run, summary))
+}
+
+async fn detect_intent(host: &Host, goal: &str, options: &CallOptions) -> Verdict {
+    if let Some(d) = &host.inner.intent_detector
+        && let Some(mut v) = d.0.detect(goal).await
+    {
+        v.source = "detector".into();
+        return v;
+    }
+    if let Some(v) = intent::heuristic(goal) {
+        return v;
+    }
+    if host.inner.intent_guard.detector != intent::Detector::Model {
+        return intent::general("no browser keyword in the goal");
+    }
+    let Some(sampler) = &options.sampler else {
+        return intent::general("no browser keyword; the client does not support sampling");
+    };
+    let asked = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        sampler.ask(intent::MODEL_PROMPT, goal),
+    )
+    .await;
+    match asked {
+        Ok(Ok(text)) => match intent::parse_model_answer(&text) {
+            Some(v) => v,
+            None => intent::general("no browser keyword; the model's answer was not usable"),
+        },
+        Ok(Err(e)) => {
+            tracing::info!(error = %e, "sampling failed; intent from keywords");
+            intent::general("no browser keyword; sampling failed")
+        }
+        Err(_) => intent::general("no browser keyword; sampling timed out"),
+    }
+}
+
+/// Why a browser-first run cannot run here, if it cannot.
+async fn browser_unavailable(host: &Host) -> Option<String> {
+    let any = host
+        .tools()
+        .iter()
+        .any(|t| t.plugin != "host" && t.guard_scope() == Scope::Browser);
+    if !any {
+        return Some(
+            "no browser tool is enabled on this server (see --tools-only / --disable-tools)".into(),
+        );
+    }
+    match host.inner.browser.tabs().await {
+        Ok(_) => None,
+        Err(e) => Some(format!("the browser cannot start ({})", e.message)),
+    }
 }

@@ -365,6 +365,16 @@ pub fn decide(policy: &Value, scope: Scope, network_calls: u64) -> Decision {
     }
 }
 
+/// An embedder's intent detector, as the builder keeps it.
+#[derive(Clone)]
+pub(crate) struct DetectorSlot(pub std::sync::Arc<dyn IntentDetector>);
+
+impl std::fmt::Debug for DetectorSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IntentDetector")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,13 +38,11 @@
 #![warn(missing_docs)]
 
 pub mod browser;
-mod budget;
 mod builtin;
 pub mod bulk;
 pub mod capability;
 pub mod client_log;
 pub mod error;
-mod guard;
 pub mod hints;
 mod host;
 mod host_tools;
@@ -52,14 +50,14 @@ pub mod intent;
 pub mod journal;
 pub mod kv;
 pub mod output;
-mod page_events;
-mod pipeline;
+pub mod pipeline;
 pub mod plugin;
 pub mod recording;
 pub mod resources;
 pub mod secrets;
 pub mod store;
 pub mod taskrun;
+mod tool;
 
 #[cfg(feature = "server")]
 pub mod server;
@@ -75,8 +73,8 @@ pub use host::{
     Host, HostBuilder, PluginReport, PluginSource, PluginStatus, default_cache_dir,
     default_data_dir,
 };
-pub use pipeline::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
 pub use plugin::{InterfacePolicy, PluginLimits};
+pub use tool::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
 
 /// Receives progress reports of a running call: `(progress, total, message)`.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;

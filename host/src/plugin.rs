@@ -346,9 +346,6 @@ pub(crate) struct PreparedPlugin {
     instantiations: Arc<AtomicU64>,
 }
 
-/// What one call returned before the host maps it.
-pub(crate) type GuestResult = Result<bindings::ToolOutput, bindings::ToolError>;
-
 impl PreparedPlugin {
     /// The counter of instances made so far.
     pub fn instance_counter(&self) -> Arc<AtomicU64> {
@@ -512,12 +509,76 @@ impl PreparedPlugin {
         args: &str,
         progress: Option<ProgressFn>,
         depth: u8,
-    ) -> Result<GuestResult, ToolError> {
-        self.with_instance(progress, depth, async |p, s| {
-            p.call_call(s, tool, args).await
-        })
-        .await
+    ) -> Result<crate::tool::ToolOutput, ToolError> {
+        let guest = self
+            .with_instance(progress, depth, async |p, s| {
+                p.call_call(s, tool, args).await
+            })
+            .await?;
+        match guest {
+            Err(e) => Err(guest_error(e)),
+            Ok(out) => guest_output(tool, out),
+        }
     }
+}
+
+/// A plugin's error as the host's: its code if it is a well-formed one.
+fn guest_error(e: bindings::ToolError) -> ToolError {
+    let code_ok = !e.code.is_empty()
+        && e.code.len() <= 64
+        && e.code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let mut err = ToolError::new(
+        if code_ok {
+            e.code
+        } else {
+            codes::PLUGIN_FAILED.to_owned()
+        },
+        e.message,
+    );
+    if let Some(serde_json::Value::Object(details)) =
+        e.details.and_then(|d| serde_json::from_str(&d).ok())
+    {
+        err.details = details;
+    }
+    err
+}
+
+/// A plugin's result as the host's; its structured content must be JSON.
+fn guest_output(
+    tool: &str,
+    out: bindings::ToolOutput,
+) -> Result<crate::tool::ToolOutput, ToolError> {
+    use bindings::ochre::plugin::types::Content as C;
+    let content = out
+        .content
+        .into_iter()
+        .map(|c| match c {
+            C::Text(t) | C::Json(t) => crate::tool::Content::Text(t),
+            C::Image(img) => crate::tool::Content::Image {
+                data: img.data,
+                mime_type: img.mime_type,
+            },
+        })
+        .collect();
+    let structured = match out.structured {
+        None => None,
+        Some(s) => Some(serde_json::from_str(&s).map_err(|e| {
+            ToolError::new(
+                codes::PLUGIN_FAILED,
+                format!("{tool}: the plugin returned structured content that is not JSON: {e}"),
+            )
+        })?),
+    };
+    Ok(crate::tool::ToolOutput {
+        content,
+        structured,
+        summary: out
+            .summary
+            .map(|s| crate::tool::one_line(&s))
+            .unwrap_or_else(|| "ok".into()),
+    })
 }
 
 /// The damaged state file a trap came from, if it did.

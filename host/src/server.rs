@@ -24,7 +24,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::pipeline::{CallOptions, Content};
+use crate::tool::{CallOptions, Content};
 use crate::{Host, ProgressFn};
 
 /// Instructions sent to clients at `initialize`.

@@ -1,4 +1,4 @@
-//! Pipeline stage: what pages did on their own while a call ran — a dialog that
+//! Stages `events` and `relaunch`: what pages did on their own while a call ran — a dialog that
 //! opened, a tab a page opened or closed, a download — is told in the call's
 //! answer (one line each, and `page_events` in the structured result), and every
 //! page event goes to the journal and the trace.
@@ -13,7 +13,10 @@ use serde_json::{Map, Value, json};
 
 use crate::browser::{BrowserManager, PageEvent, codes as browser_codes};
 use crate::error::ToolError;
-use crate::pipeline::{Content, ToolOutput};
+use futures::future::BoxFuture;
+
+use super::{Call, Outcome, Stage};
+use crate::tool::{Content, ToolOutput};
 
 /// Longest wait for a page a tab opened to get its tab id.
 const ADOPT_WAIT: Duration = Duration::from_secs(3);
@@ -166,6 +169,55 @@ pub(crate) fn public_body(body: &Value) -> Map<String, Value> {
     }
     m.remove("startedSeq");
     m
+}
+
+pub(crate) struct PageEvents {
+    pub browser: BrowserManager,
+}
+
+impl Stage for PageEvents {
+    fn name(&self) -> &'static str {
+        "events"
+    }
+
+    fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
+        call.event_mark = self.browser.event_mark();
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if call.is_host_tool() {
+                return;
+            }
+            let ran = std::mem::replace(outcome, Ok(ToolOutput::default()));
+            *outcome = report(&self.browser, call.name, call.event_mark, ran).await;
+        })
+    }
+}
+
+/// The browser had stopped and was relaunched since the last call: the agent's
+/// tabs are gone, and the answer says so.
+pub(crate) struct RelaunchNote {
+    pub browser: BrowserManager,
+}
+
+impl Stage for RelaunchNote {
+    fn name(&self) -> &'static str {
+        "relaunch"
+    }
+
+    fn after<'a>(&'a self, _call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        if let Ok(out) = outcome
+            && self.browser.take_relaunch_note()
+        {
+            out.content.push(Content::Text(
+                "note: the browser had stopped and was relaunched; tabs opened before are gone"
+                    .into(),
+            ));
+        }
+        Box::pin(std::future::ready(()))
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Pipeline stage: the response budget. No tool result is larger than the budget
+//! The response budget (stage `output`). No tool result is larger than the budget
 //! (default 25,000 tokens, counted as UTF-8 bytes / 4: MCP clients refuse larger
 //! results, and an agent then gets nothing at all). A larger result is stored
 //! whole as an output handle and the answer is a first view of it:
@@ -16,9 +16,8 @@
 use serde_json::json;
 
 use crate::error::ToolError;
-use crate::host::Host;
-use crate::output::HandleMeta;
-use crate::pipeline::{Content, ToolOutput, payload_of};
+use crate::output::{HandleMeta, HandleStore};
+use crate::tool::{Content, ToolOutput, payload_of};
 
 /// The default budget in tokens.
 pub const DEFAULT_MAX_TOKENS: usize = 25_000;
@@ -113,7 +112,7 @@ fn outline(rest: &str, max: usize) -> (String, usize) {
 
 /// Apply the budget of `max_tokens` to a successful result of `tool`.
 pub(crate) fn apply(
-    host: &Host,
+    store: &HandleStore,
     tool: &str,
     out: ToolOutput,
     max_tokens: usize,
@@ -124,7 +123,7 @@ pub(crate) fn apply(
         return Ok((out, None));
     }
     let payload = payload_of(&out);
-    let (meta, _) = host.inner.output.create(tool, &payload).map_err(|e| {
+    let (meta, _) = store.create(tool, &payload).map_err(|e| {
         ToolError::new(
             crate::recording::codes::STORAGE_FAILED,
             format!("{tool}: the result is over the response budget and cannot be stored: {e}"),

@@ -1,0 +1,96 @@
+//! Stage `journal`: every call that ran is journaled and traced (tool, redacted
+//! arguments, duration, outcome, intent), then what pages did on their own
+//! meanwhile and the output handle the call created. A call refused before it
+//! ran writes nothing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+use super::{Call, Outcome, Stage, events};
+use crate::Clock;
+use crate::browser::BrowserManager;
+use crate::journal::{CallRecord, Journal, Trace, redact_args};
+use crate::tool::one_line;
+
+pub(crate) struct JournalStage {
+    pub clock: Clock,
+    pub session: String,
+    pub journal: Arc<Journal>,
+    pub trace: Arc<Trace>,
+    pub seq: Arc<AtomicU64>,
+    pub browser: BrowserManager,
+}
+
+impl Stage for JournalStage {
+    fn name(&self) -> &'static str {
+        "journal"
+    }
+
+    fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        let duration_ms = self.clock.elapsed_ms(call.started);
+        let record = CallRecord {
+            tool: call.name.to_owned(),
+            plugin: call.info.plugin.clone(),
+            args: redact_args(&call.args, &call.info.redact),
+            duration_ms,
+            ok: outcome.is_ok(),
+            summary: match &*outcome {
+                Ok(o) => o.summary.clone(),
+                Err(e) => one_line(&e.message),
+            },
+            error: outcome.as_ref().err().map(|e| e.code.clone()),
+            intent: call.intent.clone(),
+        };
+        let ts = self.clock.now_ms();
+        let seq = self.next_seq();
+        if let Err(e) = self.journal.append(&self.session, seq, ts, &record) {
+            tracing::error!(error = %e, "cannot write the journal");
+        }
+        if let Err(e) = self.trace.call(ts, seq, &record) {
+            tracing::error!(error = %e, "cannot write the trace");
+        }
+        for ev in self.browser.take_unjournaled() {
+            self.event(ts, ev.kind, events::public_body(&ev.body));
+        }
+        if let Some(meta) = &call.created {
+            let mut body = Map::new();
+            body.insert("handle".into(), json!(meta.output_handle));
+            body.insert("source_tool".into(), json!(meta.source_tool));
+            body.insert("size_bytes".into(), json!(meta.size_bytes));
+            body.insert("mime_type".into(), json!(meta.mime_type));
+            self.event(ts, "output_handle_created", body);
+        }
+        match &*outcome {
+            Ok(_) => tracing::debug!(duration_ms, "tool call ok"),
+            Err(e) => tracing::info!(duration_ms, code = %e.code, "tool call failed"),
+        }
+        call.record = Some(record);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl JournalStage {
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// An event line in the journal and the trace.
+    fn event(&self, ts: u64, kind: &str, body: Map<String, Value>) {
+        let seq = self.next_seq();
+        if let Err(e) = self
+            .journal
+            .append_event(&self.session, seq, ts, kind, &body)
+        {
+            tracing::error!(error = %e, "cannot write the journal");
+        }
+        if let Err(e) = self
+            .trace
+            .event(ts, seq, kind, Value::Object(body), Map::new())
+        {
+            tracing::error!(error = %e, "cannot write the trace");
+        }
+    }
+}

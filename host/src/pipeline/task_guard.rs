@@ -1,0 +1,127 @@
+//! Stage `task_guard` (seed 003): a call belongs to a task run (its `run_id`, or
+//! the session's single unfinished run). In a browser-first run the intent guard
+//! lets browser tools through and others by the run's policy; a blocked call does
+//! nothing and is recorded in the run. Browser successes are counted.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::{Call, Outcome, Sessions, Stage};
+use crate::error::ToolError;
+use crate::intent::{self, Decision, Scope};
+use crate::taskrun::{TaskRuns, codes};
+use crate::tool::ToolInfo;
+
+pub(crate) struct TaskGuard {
+    pub runs: Arc<TaskRuns>,
+    pub sessions: Arc<Sessions>,
+}
+
+impl Stage for TaskGuard {
+    fn name(&self) -> &'static str {
+        "task_guard"
+    }
+
+    fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
+        let explicit = call.take_id("run_id")?;
+        // The task run a call names must exist (nothing runs otherwise).
+        if !call.is_host_tool()
+            && let Some(r) = &explicit
+        {
+            self.runs.load(r)?;
+        }
+        if call.is_top_level() && !call.is_host_tool() {
+            call.run = self.run_of(call.session(), explicit);
+        }
+        Ok(())
+    }
+
+    fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
+        let checked = match &call.run {
+            Some(r) => self.guard_before(r, call.info),
+            None => Ok(()),
+        };
+        Box::pin(std::future::ready(checked))
+    }
+
+    fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        if let (Ok(_), Some(r)) = (&*outcome, &call.run) {
+            self.guard_after(r, call.info);
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl TaskGuard {
+    /// The task run a call belongs to: the explicit `run_id`, else the session's
+    /// single unfinished run.
+    fn run_of(&self, session: Option<&str>, explicit: Option<String>) -> Option<String> {
+        if let Some(id) = explicit {
+            return Some(id);
+        }
+        self.sessions.with(session, |s| match s.runs.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        })
+    }
+
+    /// The intent guard before a call in run `run`: browser tools pass; the
+    /// rest by the run's policy. A block is recorded in the run and nothing runs.
+    fn guard_before(&self, run: &str, info: &ToolInfo) -> Result<(), ToolError> {
+        if info.plugin == "host" {
+            return Ok(());
+        }
+        let scope = info.guard_scope();
+        let mut blocked = None;
+        self.runs.touch_execution(run, |ex| {
+            if ex["intent"]["label"] != "browser_access" || ex["policy"].is_null() {
+                return None;
+            }
+            let n = ex["network_adjacent_calls"].as_u64().unwrap_or(0);
+            match intent::decide(&ex["policy"], scope, n) {
+                Decision::Allow => {
+                    if scope == Scope::NetworkAdjacent {
+                        ex.insert("network_adjacent_calls".into(), json!(n + 1));
+                    }
+                    None
+                }
+                Decision::Block(why) => {
+                    let b = ex["blocked_calls"].as_u64().unwrap_or(0) + 1;
+                    ex.insert("blocked_calls".into(), json!(b));
+                    ex.insert("stop_reason".into(), json!("tool_policy_blocked"));
+                    let body = json!({"stop_reason": "tool_policy_blocked", "tool": info.name, "scope": scope.as_str(), "reason": why});
+                    blocked = Some(why);
+                    Some(("tool_policy_blocked".into(), body))
+                }
+            }
+        });
+        match blocked {
+            None => Ok(()),
+            Some(why) => Err(ToolError::new(
+                codes::TOOL_POLICY_BLOCKED,
+                format!(
+                    "tool_policy_blocked: {} ({}): {why}",
+                    info.name,
+                    scope.as_str()
+                ),
+            )
+            .with("stop_reason", "tool_policy_blocked")
+            .with("scope", scope.as_str())
+            .with("run_id", run)),
+        }
+    }
+
+    /// After a successful call in run `run`: count browser successes.
+    fn guard_after(&self, run: &str, info: &ToolInfo) {
+        if info.plugin == "host" || info.guard_scope() != Scope::Browser {
+            return;
+        }
+        self.runs.touch_execution(run, |ex| {
+            let n = ex["successful_browser_calls"].as_u64().unwrap_or(0) + 1;
+            ex.insert("successful_browser_calls".into(), json!(n));
+            None
+        });
+    }
+}

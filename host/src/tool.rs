@@ -1,0 +1,194 @@
+//! What a tool is and what a call returns: the types the pipeline, the plugins,
+//! the host's own tools and the servers share.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::ProgressFn;
+use crate::output::Payload;
+
+/// MCP annotations of a tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// Changes nothing.
+    pub read_only: bool,
+    /// May destroy data.
+    pub destructive: bool,
+    /// Repeating has no extra effect.
+    pub idempotent: bool,
+    /// Talks to the open web.
+    pub open_world: bool,
+}
+
+/// A tool as the host offers it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    /// Unique name.
+    pub name: String,
+    /// What it does and when to use it.
+    pub description: String,
+    /// JSON Schema of its arguments as clients see it (host-owned fields included).
+    pub input_schema: Value,
+    /// Capability group.
+    pub capability: String,
+    /// Disclosure tier.
+    pub tier: u8,
+    /// MCP annotations.
+    pub annotations: Annotations,
+    /// Accepts an `intent` label.
+    pub intent: bool,
+    /// Supports `output_mode`.
+    pub output_mode: bool,
+    /// Argument names never logged.
+    pub redact: Vec<String>,
+    /// The plugin offering it (`host` for host tools).
+    pub plugin: String,
+    /// What it touches, for the intent guard; `None` (a tool that declares
+    /// nothing) is classified by name ([`crate::intent::classify_by_name`]).
+    pub scope: Option<crate::intent::Scope>,
+}
+
+impl ToolInfo {
+    /// The tool's scope for the intent guard.
+    pub fn guard_scope(&self) -> crate::intent::Scope {
+        self.scope
+            .unwrap_or_else(|| crate::intent::classify_by_name(&self.name))
+    }
+}
+
+/// One piece of a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Text (JSON results are compact JSON text).
+    Text(String),
+    /// An image.
+    Image {
+        /// Encoded bytes.
+        data: Vec<u8>,
+        /// e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+/// A successful call's result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Content for the agent.
+    pub content: Vec<Content>,
+    /// Structured result (MCP `structuredContent`).
+    pub structured: Option<Value>,
+    /// The journal's one-line summary.
+    pub summary: String,
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Receives progress reports, if the caller wants them.
+    pub progress: Option<ProgressFn>,
+    /// Nesting depth: 0 for a client's call, +1 for each plugin calling a tool
+    /// through the `tools` interface.
+    pub(crate) depth: u8,
+    /// The client session the call belongs to: its single active task run and
+    /// its hints. `None` is one shared session (an embedder's calls).
+    pub session: Option<String>,
+    /// The client's model, for the intent guard's `model` detector (MCP sampling).
+    pub sampler: Option<Arc<dyn crate::intent::Sampler>>,
+    /// The call sees and opens only this owner's tabs (see
+    /// [`crate::browser::with_tab_owner`]); `None`: the shared tabs.
+    pub tab_owner: Option<Arc<str>>,
+}
+
+impl CallOptions {
+    /// Options that forward progress reports to `progress`.
+    pub fn with_progress(progress: Option<ProgressFn>) -> Self {
+        Self {
+            progress,
+            ..Self::default()
+        }
+    }
+
+    /// The call belongs to this client session.
+    pub fn in_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// The call works in `owner`'s own tabs (an HTTP session's), apart from
+    /// every other owner's.
+    pub fn with_own_tabs(mut self, owner: Arc<str>) -> Self {
+        self.tab_owner = Some(owner);
+        self
+    }
+
+    /// Ask this model when the intent detector is `model`.
+    pub fn with_sampler(mut self, sampler: Arc<dyn crate::intent::Sampler>) -> Self {
+        self.sampler = Some(sampler);
+        self
+    }
+
+    /// A nested call (a plugin calling a tool).
+    pub(crate) fn nested(depth: u8) -> Self {
+        Self {
+            depth,
+            ..Self::default()
+        }
+    }
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("progress", &self.progress.is_some())
+            .field("depth", &self.depth)
+            .field("session", &self.session)
+            .field("sampler", &self.sampler.is_some())
+            .field("tab_owner", &self.tab_owner)
+            .finish()
+    }
+}
+
+/// The JSON object of a successful result, for host tools.
+pub(crate) fn json_output(value: Value, summary: String) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::Text(value.to_string())],
+        structured: Some(value),
+        summary,
+    }
+}
+
+/// What a result stores as: its structured JSON, its text, or its one image.
+pub(crate) fn payload_of(out: &ToolOutput) -> Payload {
+    if let Some(v) = &out.structured {
+        return Payload::Json(v.clone());
+    }
+    let texts: Vec<&str> = out
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.as_str()),
+            Content::Image { .. } => None,
+        })
+        .collect();
+    if texts.len() == out.content.len() {
+        return Payload::Text(texts.join("\n"));
+    }
+    match out.content.iter().find_map(|c| match c {
+        Content::Image { data, mime_type } => Some((data.clone(), mime_type.clone())),
+        Content::Text(_) => None,
+    }) {
+        Some((data, mime)) => Payload::Binary(data, mime),
+        None => Payload::Text(String::new()),
+    }
+}
+
+/// The first line of `s`, at most 200 chars (journal summaries).
+pub(crate) fn one_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
