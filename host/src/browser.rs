@@ -36,7 +36,7 @@ mod netcap;
 mod pageops;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
-pub use pageops::Input;
+pub use pageops::{Input, page_library_key};
 use pageops::{TabRefs, TabWatch};
 
 /// Error codes of browser calls.

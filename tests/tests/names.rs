@@ -105,7 +105,7 @@ async fn measure(b: &BrowserManager, url: &str, t: &mut Tally) -> Result<(usize,
             .cdp_send(
                 None,
                 "Runtime.evaluate",
-                json!({"expression": format!("window.__ochre_v1.refs.get({n})"), "returnByValue": false}),
+                json!({"expression": format!("window[{}].refs.get({n})", json!(ochre_host::browser::page_library_key())), "returnByValue": false}),
             )
             .await?;
         let Some(id) = obj["result"]["objectId"].as_str() else {

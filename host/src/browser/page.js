@@ -1,24 +1,22 @@
-// ochre's page library: one function evaluated in the page by the host for every
-// page operation (see pageops.rs). It installs itself once per document under a
-// non-enumerable global, keeps the elements it gave refs to (`ax_<n>`), and answers
-// one operation per call with {ok, token, lo, hi} or {err: {code, message, details}}.
+// ochre's page library, installed once per document by the host (see
+// pageops.rs): `(this function)(KEY)` defines it under the non-enumerable,
+// read-only global KEY (a name the host picks at random per run) and returns it;
+// each page operation is then `window[KEY].run(ctx)`, a call of a few hundred
+// bytes. It keeps the elements it gave refs to (`ax_<n>`) and answers one
+// operation per call with {ok, token, lo, hi} or {err: {code, message, details}}.
 // The host keeps the registry of which ref numbers belong to which document token.
-(function (ctx) {
+(function (KEY) {
   'use strict';
-  const KEY = '__ochre_v1';
-  let L = window[KEY];
-  if (!L) {
-    L = {
-      token: Math.random().toString(36).slice(2) + Date.now().toString(36),
-      next: ctx.base,
-      refs: new Map(),
-      ids: new WeakMap(),
-      watch: null,
-    };
-    Object.defineProperty(window, KEY, { value: L, enumerable: false });
-  }
-  if (L.next < ctx.base) L.next = ctx.base;
-  const lo = L.next;
+  if (window[KEY]) return window[KEY];
+  const L = {
+    token: Math.random().toString(36).slice(2) + Date.now().toString(36),
+    next: 1,
+    refs: new Map(),
+    ids: new WeakMap(),
+    watch: null,
+  };
+  // The document tokens of the refs the running operation's caller holds.
+  let expect = null;
 
   class OpError extends Error {
     constructor(code, message, details) {
@@ -484,7 +482,7 @@
   // ---- refs and targets ---------------------------------------------------------
   function el(n) {
     n = Number(n);
-    const want = ctx.expect && ctx.expect[n];
+    const want = expect && expect[n];
     const hint = 'call read_page (or find) again for fresh refs';
     if (want !== undefined && want !== L.token) fail('STALE_REF', 'ref ax_' + n + ' is from an older page (the tab navigated or reloaded since); ' + hint, { ref: 'ax_' + n });
     const e = L.refs.get(n);
@@ -1151,16 +1149,24 @@
       }
     },
   };
-  try {
-    const f = ops[ctx.op];
-    if (!f) fail('INVALID_ARGUMENT', 'unknown page operation ' + ctx.op);
-    const v = f(ctx.args || {});
-    if (ctx.raw) return v;
-    const wrap = (value) => ({ ok: value === undefined ? null : value, token: L.token, lo, hi: L.next });
-    if (v && typeof v.then === 'function') return v.then(wrap, (e) => ({ err: { code: e.code || 'JS_ERROR', message: String(e.message || e), details: e.details || {} }, token: L.token, lo, hi: L.next }));
-    return wrap(v);
-  } catch (e) {
-    if (ctx.raw) throw e;
-    return { err: { code: e instanceof OpError ? e.code : 'JS_ERROR', message: String((e && e.message) || e), details: (e && e.details) || {} }, token: L.token, lo, hi: L.next };
+  function run(ctx) {
+    if (L.next < ctx.base) L.next = ctx.base;
+    const lo = L.next;
+    expect = ctx.expect;
+    try {
+      const f = ops[ctx.op];
+      if (!f) fail('INVALID_ARGUMENT', 'unknown page operation ' + ctx.op);
+      const v = f(ctx.args || {});
+      if (ctx.raw) return v;
+      const wrap = (value) => ({ ok: value === undefined ? null : value, token: L.token, lo, hi: L.next });
+      if (v && typeof v.then === 'function') return v.then(wrap, (e) => ({ err: { code: e.code || 'JS_ERROR', message: String(e.message || e), details: e.details || {} }, token: L.token, lo, hi: L.next }));
+      return wrap(v);
+    } catch (e) {
+      if (ctx.raw) throw e;
+      return { err: { code: e instanceof OpError ? e.code : 'JS_ERROR', message: String((e && e.message) || e), details: (e && e.details) || {} }, token: L.token, lo, hi: L.next };
+    }
   }
+  Object.defineProperty(L, 'run', { value: run });
+  Object.defineProperty(window, KEY, { value: L, enumerable: false });
+  return L;
 })

@@ -32,7 +32,46 @@ use super::frames::Doc;
 use super::{BrowserManager, bounded, cdp_error, codes};
 use crate::error::ToolError;
 
-pub(super) const PAGE_JS: &str = include_str!("page.js");
+const PAGE_JS: &str = include_str!("page.js");
+
+/// What the short form of a page operation answers in a document the page
+/// library is not installed in yet.
+const NOT_INSTALLED: &str = "\u{1}ochre: page library not installed";
+
+/// The page library's global name in this run's documents: random per process,
+/// so a page cannot count on it (`window[key]` is non-enumerable and read-only).
+pub fn page_library_key() -> &'static str {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        // No randomness (never seen on Linux): a fixed name still works.
+        let _ = getrandom::fill(&mut bytes);
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("__ochre_{hex}")
+    })
+}
+
+/// One page operation in a document where the library is installed: a few
+/// hundred bytes (answers [`NOT_INSTALLED`] where it is not).
+pub(super) fn page_call(ctx: &Value) -> String {
+    let key = json!(page_library_key());
+    format!(
+        "window[{key}] ? window[{key}].run({ctx}) : {}",
+        json!(NOT_INSTALLED)
+    )
+}
+
+/// The page library of a document, installed if it is not there yet: the whole
+/// library, about 40 KB.
+pub(super) fn page_library() -> String {
+    format!("({PAGE_JS})({})", json!(page_library_key()))
+}
+
+/// Install the page library in a document (if it is not there yet) and run one
+/// operation.
+fn page_install_and_call(ctx: &Value) -> String {
+    format!("{}.run({ctx})", page_library())
+}
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
@@ -903,8 +942,22 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         let base = lock(&self.inner.refs).get(&n).map_or(1, |t| t.next);
         let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
-        let expr = format!("({PAGE_JS})({ctx})");
-        let v = bounded(timeout_ms, op, self.eval_doc(doc, &expr, !raw)).await?;
+        let run = async {
+            let r = self.eval_doc_result(doc, &page_call(&ctx), !raw).await?;
+            match r["value"].as_str() {
+                Some(NOT_INSTALLED) => {
+                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw)
+                        .await
+                }
+                _ => Ok(r),
+            }
+        };
+        let r = bounded(timeout_ms, op, run).await?;
+        let v = if raw {
+            r["objectId"].clone()
+        } else {
+            r["value"].clone()
+        };
         if raw {
             return Ok(v);
         }
@@ -945,7 +998,23 @@ impl BrowserManager {
         expression: &str,
         by_value: bool,
     ) -> Result<Value, ToolError> {
-        let r = self
+        let r = self.eval_doc_result(doc, expression, by_value).await?;
+        Ok(if by_value {
+            r["value"].clone()
+        } else {
+            r["objectId"].clone()
+        })
+    }
+
+    /// The `RemoteObject` an evaluation in a document gives; a JS exception is
+    /// a `JS_ERROR`.
+    async fn eval_doc_result(
+        &self,
+        doc: &Doc,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        let mut r = self
             .doc_send(
                 doc,
                 "Runtime.evaluate",
@@ -959,11 +1028,7 @@ impl BrowserManager {
                 .unwrap_or("exception");
             return Err(ToolError::new(codes::JS_ERROR, text));
         }
-        Ok(if by_value {
-            r["result"]["value"].clone()
-        } else {
-            r["result"]["objectId"].clone()
-        })
+        Ok(r["result"].take())
     }
 
     /// Run a page operation (see the WIT `page-op`) in a tab.
@@ -1083,7 +1148,8 @@ impl BrowserManager {
         let start = Instant::now();
         let deadline = start + Duration::from_millis(u64::from(timeout_ms));
         let token_now = |v: Value| v.as_str().map(str::to_owned);
-        let token_expr = "window.__ochre_v1 ? window.__ochre_v1.token : null";
+        let key = json!(page_library_key());
+        let token_expr = format!("window[{key}] ? window[{key}].token : null");
         // The document we start on, to notice the next one.
         let given = args.get("token").and_then(Value::as_str).map(str::to_owned);
         let first = if kind != "navigation" {
@@ -1093,7 +1159,7 @@ impl BrowserManager {
             given
         } else {
             self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
-            token_now(self.eval(page, token_expr, true).await?)
+            token_now(self.eval(page, &token_expr, true).await?)
         };
         let url_match = |url: &str| -> bool {
             if let Some(re) = value.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
@@ -1157,7 +1223,7 @@ impl BrowserManager {
                         );
                     }
                     let now = self
-                        .eval(page, token_expr, true)
+                        .eval(page, &token_expr, true)
                         .await
                         .ok()
                         .and_then(token_now);

@@ -21,7 +21,7 @@ use std::time::Duration;
 use chromiumoxide::Page;
 use serde_json::{Value, json};
 
-use super::pageops::PAGE_JS;
+use super::pageops::page_library;
 use super::{BrowserManager, bounded, cdp_error};
 use crate::error::ToolError;
 
@@ -57,7 +57,8 @@ fn bad(field: &str, msg: impl Into<String>) -> ToolError {
 fn reader(format: &str, max_chars: u64, script: Option<&str>) -> String {
     let content = match format {
         "markdown" | "text" => format!(
-            "{{ const c = ({PAGE_JS})({{op: 'snapshot', args: {{mode: {m}, max_chars: {max_chars}}}, base: 1, expect: {{}}, raw: true}}); out.content = c.text; if (c.truncated) out.truncated = true; }}",
+            "{{ const c = {lib}.run({{op: 'snapshot', args: {{mode: {m}, max_chars: {max_chars}}}, base: 1, expect: {{}}, raw: true}}); out.content = c.text; if (c.truncated) out.truncated = true; }}",
+            lib = page_library(),
             m = json!(format)
         ),
         "structured" => format!(
@@ -236,19 +237,20 @@ impl BrowserManager {
     ) -> Result<Vec<Value>, ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         let script = format!(
-            "(async () => {{ const P = ({PAGE_JS}); const urls = {urls}; const mode = {mode}; const max = {max_chars}; \
+            "(async () => {{ const P = {lib}; const urls = {urls}; const mode = {mode}; const max = {max_chars}; \
              const out = new Array(urls.length); let next = 0; \
              const one = async (k) => {{ const u = urls[k]; \
                try {{ const r = await fetch(u, {{credentials: 'include'}}); const ct = r.headers.get('content-type') || ''; \
                  const o = {{requested_url: u, url: r.url, status: r.status, rendered: false, title: '', links: []}}; \
                  const body = await r.text(); \
                  if (mode === 'raw') o.content = body.slice(0, max); \
-                 else if (/html/i.test(ct)) Object.assign(o, P({{op: 'extract_static', args: {{html: body, url: r.url, mode, max_chars: max}}, base: 1, expect: {{}}, raw: true}})); \
+                 else if (/html/i.test(ct)) Object.assign(o, P.run({{op: 'extract_static', args: {{html: body, url: r.url, mode, max_chars: max}}, base: 1, expect: {{}}, raw: true}})); \
                  else if (mode !== 'none') o.content = body.slice(0, max); \
                  out[k] = o; }} \
                catch (e) {{ out[k] = {{requested_url: u, render: true, why: String((e && e.message) || e)}}; }} }}; \
              await Promise.all(Array.from({{length: Math.min({concurrency}, urls.length)}}, async () => {{ while (next < urls.length) {{ const k = next++; await one(k); }} }})); \
              return out; }})()",
+            lib = page_library(),
             urls = json!(urls),
             mode = json!(format),
             concurrency = concurrency.max(1),
