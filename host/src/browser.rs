@@ -31,13 +31,16 @@ use crate::error::ToolError;
 
 mod events;
 mod frames;
+mod library;
 pub mod lifeline;
 mod netcap;
 mod pageops;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
-pub use pageops::{Input, page_library_key};
-use pageops::{TabRefs, TabWatch};
+pub use library::page_library_key;
+use netcap::TabWatch;
+pub use pageops::Input;
+use pageops::TabRefs;
 
 /// Error codes of browser calls.
 pub mod codes {
@@ -471,8 +474,10 @@ impl BrowserManager {
                     break;
                 }
             }
-            drop(handler);
+            // Dead before the handler goes: dropping it fails the commands in
+            // flight, and a call that sees that must find the session dead.
             flag.store(false, Ordering::Relaxed);
+            drop(handler);
             gone.notify_waiters();
             if closing.load(Ordering::Relaxed) {
                 tracing::debug!("the browser connection ended");
@@ -1087,4 +1092,46 @@ impl BrowserManager {
             lifeline::remove_record(run_dir);
         }
     }
+}
+
+/// A CDP command by name, for the `cdp` interface.
+#[derive(Debug, Clone)]
+struct RawCommand {
+    method: chromiumoxide::types::MethodId,
+    params: Value,
+}
+
+impl serde::Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl chromiumoxide::Method for RawCommand {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        self.method.clone()
+    }
+}
+
+impl chromiumoxide::Command for RawCommand {
+    type Response = Value;
+}
+
+/// Send a CDP command by name to a page (bounded by 30 s).
+pub(super) async fn raw_command(
+    page: &Page,
+    method: &str,
+    params: Value,
+) -> Result<Value, ToolError> {
+    let cmd = RawCommand {
+        method: method.to_owned().into(),
+        params,
+    };
+    bounded(30_000, method, async {
+        page.execute(cmd)
+            .await
+            .map(|r| r.result.clone())
+            .map_err(|e| cdp_error(method, e))
+    })
+    .await
 }

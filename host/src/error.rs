@@ -50,6 +50,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub mod codes {
     /// Stored state exists but is damaged (the file is named and kept).
     pub const STATE_CORRUPT: &str = "STATE_CORRUPT";
+    /// The data dir could not be written or read.
+    pub const STORAGE_FAILED: &str = "STORAGE_FAILED";
     /// Arguments do not match the tool's schema (the field is named).
     pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
     /// The `intent` label is empty, blank or longer than 120 chars.

@@ -1,120 +1,26 @@
 //! [`Host`] and [`HostBuilder`]: configuration, plugin loading, the tool registry.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-
 use std::time::Duration;
-use tracing::Instrument;
 
 use serde_json::Value;
+use tracing::Instrument;
 
+use crate::Clock;
 use crate::browser::{BrowserManager, BrowserOptions};
-use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
+use crate::capability::CapabilityFilter;
 use crate::error::{Error, Result};
+use crate::host_tools::HostTools;
 use crate::journal::{Journal, Trace};
-use crate::kv::KvStore;
+use crate::loader::{self, LoadContext, Loaded, PluginReport, PluginStatus, ToolEntry, ToolImpl};
 use crate::pipeline::{Call, GUARD_CODES, Outcome, Pipeline, Stage};
 use crate::plugin::manifest::{self, Manifest};
-use crate::plugin::{
-    HostCell, InterfacePolicy, PluginLimits, PluginRuntime, PluginServices, PreparedPlugin,
-};
+use crate::plugin::{CallerCell, InterfacePolicy, PluginLimits, PluginRuntime, ToolCaller};
 use crate::recording::Recorder;
-use crate::secrets::SecretStore;
-use crate::tool::{Annotations, CallOptions, ToolInfo};
-use crate::{Clock, builtin};
-
-/// Where a plugin came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PluginSource {
-    /// Shipped with ochre.
-    Builtin,
-    /// A `.wasm` file from a plugin dir.
-    File(PathBuf),
-}
-
-impl std::fmt::Display for PluginSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Builtin => f.write_str("builtin"),
-            Self::File(p) => write!(f, "{}", p.display()),
-        }
-    }
-}
-
-/// What became of a plugin at load.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PluginStatus {
-    /// Loaded; its tools are callable.
-    Loaded,
-    /// Its capability group is excluded; it was not instantiated.
-    Disabled,
-    /// Refused (bad manifest, denied interface, duplicate tool, ...).
-    Refused(String),
-}
-
-/// One plugin as `ochre plugins list` shows it.
-#[derive(Debug, Clone)]
-pub struct PluginReport {
-    /// Plugin name (the file name when the manifest is unreadable).
-    pub name: String,
-    /// Capability group ("" when unknown).
-    pub group: String,
-    /// Where it came from.
-    pub source: PluginSource,
-    /// Loaded, disabled or refused.
-    pub status: PluginStatus,
-    /// Its tools (from `describe` when loaded, from the manifest otherwise).
-    pub tools: Vec<String>,
-    /// The host interfaces it asked for (granted when loaded).
-    pub interfaces: Vec<String>,
-    pub(crate) instances: Option<Arc<AtomicU64>>,
-}
-
-impl PluginReport {
-    /// How many instances of this plugin were created so far (0 for a plugin that
-    /// was never instantiated, e.g. a disabled one).
-    pub fn instantiations(&self) -> u64 {
-        self.instances
-            .as_ref()
-            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-            .unwrap_or(0)
-    }
-
-    /// A JSON view (for `ochre plugins list --json`).
-    pub fn to_json(&self) -> Value {
-        let (status, reason) = match &self.status {
-            PluginStatus::Loaded => ("loaded", None),
-            PluginStatus::Disabled => ("disabled", None),
-            PluginStatus::Refused(r) => ("refused", Some(r.clone())),
-        };
-        serde_json::json!({
-            "name": self.name,
-            "group": self.group,
-            "source": self.source.to_string(),
-            "status": status,
-            "reason": reason,
-            "tools": self.tools,
-            "interfaces": self.interfaces,
-            "instantiations": self.instantiations(),
-        })
-    }
-}
-
-pub(crate) enum ToolImpl {
-    Plugin(PreparedPlugin),
-    Journal,
-    OutputFetch,
-    TaskRun,
-    Bulk,
-}
-
-pub(crate) struct ToolEntry {
-    pub info: ToolInfo,
-    pub imp: ToolImpl,
-    pub validator: jsonschema::Validator,
-}
+use crate::tool::{CallOptions, ToolInfo};
 
 pub(crate) struct HostInner {
     pub data_dir: PathBuf,
@@ -134,10 +40,8 @@ pub(crate) struct HostInner {
     pub browser: BrowserManager,
     pub recorder: Arc<Recorder>,
     pub output: Arc<crate::output::HandleStore>,
-    pub task_runs: Arc<crate::taskrun::TaskRuns>,
-    pub intent_guard: crate::intent::IntentGuardConfig,
-    pub intent_detector: Option<crate::intent::DetectorSlot>,
-    pub sessions: Arc<crate::pipeline::Sessions>,
+    /// The host's own tools (journal, output fetch, task runs, bulk progress).
+    pub host_tools: HostTools,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
     /// Where compiled plugins are cached (`None`: no cache).
@@ -391,87 +295,17 @@ impl HostBuilder {
         std::fs::create_dir_all(&data_dir)
             .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
         let clock = self.clock;
-        let session = match &self.session {
-            Some(s) => {
-                if !manifest::valid_tool_name(s) {
-                    return Err(Error::Config(format!(
-                        "session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]"
-                    )));
-                }
-                s.clone()
-            }
-            None => {
-                let stamp = crate::journal::iso_of(clock.now_ms());
-                let digits: String = stamp
-                    .chars()
-                    .filter(char::is_ascii_digit)
-                    .take(14)
-                    .collect();
-                format!("s-{digits}-{:x}", std::process::id())
-            }
-        };
-
-        // 1. Every candidate's bytes and manifest, before anything is instantiated.
-        let mut candidates: Vec<(PluginSource, Vec<u8>)> = Vec::new();
-        if self.builtin {
-            for (_, bytes) in builtin::BUILTIN_PLUGINS {
-                candidates.push((PluginSource::Builtin, bytes.to_vec()));
-            }
-        }
-        for dir in &self.plugin_dirs {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| Error::io(format!("reading plugin dir {}", dir.display()), e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
-                .collect();
-            files.sort();
-            for path in files {
-                match std::fs::read(&path) {
-                    Ok(bytes) => candidates.push((PluginSource::File(path), bytes)),
-                    Err(e) => {
-                        tracing::warn!(path = %path.display(), error = %e, "cannot read plugin")
-                    }
-                }
-            }
-        }
+        let session = self.session_id_or_new()?;
+        let candidates = loader::candidates(self.builtin, &self.plugin_dirs)?;
         let manifests: Vec<std::result::Result<Manifest, String>> =
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
-
-        // 2. The capability filter may name built-in groups and any group a
-        //    plugin declares.
-        let mut known: BTreeSet<String> = BUILTIN_GROUPS.iter().map(|g| g.to_string()).collect();
-        known.extend(manifests.iter().flatten().map(|m| m.group.clone()));
-        self.filter.check_known(&known)?;
-
-        let mut browser_options = self.browser.clone();
-        if browser_options.evidence_dir.is_none() {
-            browser_options.evidence_dir = Some(data_dir.join("evidence"));
-        }
-        if browser_options.downloads_dir.is_none() {
-            browser_options.downloads_dir = Some(data_dir.join("downloads"));
-        }
-        // Secrets, journals, state and the compile cache are never uploadable.
-        browser_options.private_dirs.push(data_dir.clone());
-        let run_dir = browser_options
-            .run_dir
-            .get_or_insert_with(|| data_dir.join("run"));
-        for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
-            tracing::warn!("cleaned up after a dead server: {line}");
-        }
-        for file in crate::store::damaged_files(&data_dir) {
-            tracing::warn!(
-                file = %file.display(),
-                "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
-            );
-        }
+        loader::check_filter(&self.filter, &manifests)?;
         let cache_dir = self
             .compile_cache_dir
             .clone()
             .or_else(default_cache_dir)
             .unwrap_or_else(|| data_dir.join("cache"));
-        // Compiled plugins are loaded as native code: never handed to a page.
-        browser_options.private_dirs.push(cache_dir.clone());
-        let browser = BrowserManager::new(browser_options);
+        let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
             self.limits,
@@ -479,243 +313,198 @@ impl HostBuilder {
             self.shipped_compiled_dir.clone(),
         )
         .map_err(|e| Error::Runtime(e.to_string()))?;
+        let stores = Stores::open(&self, &data_dir, &session)?;
+        browser.set_client_logs(stores.client_logs.clone());
 
-        let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
-        let mut owner: BTreeMap<String, String> = BTreeMap::new();
-        let mut disabled: BTreeMap<String, String> = BTreeMap::new();
-        let mut plugins: Vec<PluginReport> = Vec::new();
-        let mut names: BTreeSet<String> = BTreeSet::new();
-        let host_cell = HostCell::default();
-        let max_tier = self.filter.max_tier();
-
-        // Host tools first: they are host state and win name clashes.
-        let host_tools = [
-            (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
-            (
-                crate::host_tools::output_fetch_tool_info(),
-                ToolImpl::OutputFetch,
-            ),
-        ]
-        .into_iter()
-        .chain(
-            crate::host_tools::task_run_tools()
-                .into_iter()
-                .map(|t| (t, ToolImpl::TaskRun)),
-        )
-        .chain(
-            crate::host_tools::bulk_tools()
-                .into_iter()
-                .map(|t| (t, ToolImpl::Bulk)),
-        );
-        for (info, imp) in host_tools {
-            // Task runs and bulk progress are the guards' control plane: they stay
-            // whatever groups are enabled (a browser-first run on a server without
-            // browser tools must be able to start, and fail its preflight).
-            let control = matches!(imp, ToolImpl::TaskRun | ToolImpl::Bulk);
-            if !(control || self.filter.allows(&info.capability)) || info.tier > max_tier {
-                disabled.insert(info.name.clone(), info.capability.clone());
-                continue;
-            }
-            let validator = jsonschema::validator_for(&info.input_schema)
-                .map_err(|e| Error::Config(format!("{} schema: {e}", info.name)))?;
-            owner.insert(info.name.clone(), "host".into());
-            tools.insert(
-                info.name.clone(),
-                ToolEntry {
-                    info,
-                    imp,
-                    validator,
-                },
-            );
-        }
-
-        for ((source, bytes), manifest) in candidates.into_iter().zip(manifests) {
-            let builtin = source == PluginSource::Builtin;
-            let manifest = match manifest {
-                Ok(m) => m,
-                Err(reason) => {
-                    let name = match &source {
-                        PluginSource::File(p) => p
-                            .file_stem()
-                            .map(|s| s.to_string_lossy().into_owned())
-                            .unwrap_or_default(),
-                        PluginSource::Builtin => "builtin".into(),
-                    };
-                    tracing::error!(plugin = %name, %source, "plugin refused: {reason}");
-                    plugins.push(refused(name, String::new(), source, reason, vec![], vec![]));
-                    continue;
-                }
-            };
-            let iface_list: Vec<String> = manifest.interfaces.iter().cloned().collect();
-            if !names.insert(manifest.name.clone()) {
-                let reason = format!(
-                    "another plugin named {:?} is already loaded; plugin names must be unique",
-                    manifest.name
-                );
-                tracing::error!(plugin = %manifest.name, %source, "plugin refused: {reason}");
-                plugins.push(refused(
-                    manifest.name.clone(),
-                    manifest.group.clone(),
-                    source,
-                    reason,
-                    manifest.tools.clone(),
-                    iface_list,
-                ));
-                continue;
-            }
-            if !self.filter.allows(&manifest.group) {
-                for t in &manifest.tools {
-                    disabled
-                        .entry(t.clone())
-                        .or_insert_with(|| manifest.group.clone());
-                }
-                plugins.push(PluginReport {
-                    name: manifest.name.clone(),
-                    group: manifest.group.clone(),
-                    source,
-                    status: PluginStatus::Disabled,
-                    tools: manifest.tools.clone(),
-                    interfaces: iface_list,
-                    instances: None,
-                });
-                continue;
-            }
-            let loaded = load_plugin(
-                &runtime,
-                &browser,
-                &self.policy,
-                &data_dir,
-                clock,
-                &manifest,
-                &bytes,
-                builtin,
-                &owner,
-                &host_cell,
-            )
-            .await;
-            match loaded {
-                Ok((plugin, mut entries)) => {
-                    // --slim: tools above the tier cap are disabled like an excluded group's.
-                    entries.retain(|e| {
-                        let keep = e.info.tier <= max_tier;
-                        if !keep {
-                            disabled.insert(e.info.name.clone(), e.info.capability.clone());
-                        }
-                        keep
-                    });
-                    let tool_names: Vec<String> =
-                        entries.iter().map(|e| e.info.name.clone()).collect();
-                    for e in entries {
-                        owner.insert(e.info.name.clone(), manifest.name.clone());
-                        tools.insert(e.info.name.clone(), e);
-                    }
-                    tracing::info!(plugin = %manifest.name, group = %manifest.group, tools = tool_names.len(), "plugin loaded");
-                    plugins.push(PluginReport {
-                        name: manifest.name.clone(),
-                        group: manifest.group.clone(),
-                        source,
-                        status: PluginStatus::Loaded,
-                        tools: tool_names,
-                        interfaces: iface_list,
-                        instances: Some(plugin.instance_counter()),
-                    });
-                }
-                Err(reason) => {
-                    tracing::error!(plugin = %manifest.name, %source, "plugin refused: {reason}");
-                    plugins.push(refused(
-                        manifest.name.clone(),
-                        manifest.group.clone(),
-                        source,
-                        reason,
-                        manifest.tools.clone(),
-                        iface_list,
-                    ));
-                }
-            }
-        }
-        // A tool both disabled (by group) and offered by a loaded plugin stays callable.
-        disabled.retain(|name, _| !tools.contains_key(name));
-
-        let journal = Arc::new(Journal::new(&data_dir));
-        journal.prune(clock.now_ms());
-        let trace = Arc::new(
-            Trace::start(&data_dir, &session, &clock)
-                .map_err(|e| Error::io("starting the trace", e))?,
-        );
-        let recorder = Arc::new(Recorder::open(
-            &data_dir,
+        let caller = CallerCell::default();
+        let cx = LoadContext {
+            runtime: &runtime,
+            policy: &self.policy,
+            filter: &self.filter,
+            data_dir: &data_dir,
             clock,
-            self.recording_retention_days,
-        ));
-        let output = Arc::new(crate::output::HandleStore::new(
-            &data_dir,
-            clock,
-            self.output_ttl.as_millis() as u64,
-        ));
-        output.sweep();
-        let task_runs = Arc::new(crate::taskrun::TaskRuns::new(&data_dir, clock));
-        let client_logs = Arc::new(crate::client_log::ClientLogs::default());
-        for p in &plugins {
+            browser: &browser,
+            recorder: &stores.recorder,
+            session: &session,
+            client_logs: &stores.client_logs,
+            caller: &caller,
+        };
+        let mut loaded = Loaded::default();
+        loaded.host_tools(&self.filter)?;
+        for (candidate, manifest) in candidates.into_iter().zip(manifests) {
+            loaded.plugin(&cx, candidate, manifest).await;
+        }
+        let loaded = loaded.finish();
+        for p in &loaded.plugins {
             if let PluginStatus::Refused(why) = &p.status {
-                client_logs.emit_startup(
+                stores.client_logs.emit_startup(
                     crate::client_log::Level::Warning,
                     "ochre",
                     format!("plugin {} was not loaded: {why}", p.name),
                 );
             }
         }
-        browser.set_client_logs(client_logs.clone());
+        let host = self.assemble(
+            data_dir,
+            session,
+            loaded,
+            stores,
+            runtime,
+            browser,
+            compile_cache_dir,
+        );
+        let weak: std::sync::Weak<HostInner> = Arc::downgrade(&host.inner);
+        caller.set(weak);
+        spawn_syncer(Arc::downgrade(&host.inner));
+        spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
+        Ok(host)
+    }
+
+    /// The session id asked for, or a new one (`s-<UTC digits>-<pid>`).
+    fn session_id_or_new(&self) -> Result<String> {
+        match &self.session {
+            Some(s) if !manifest::valid_tool_name(s) => Err(Error::Config(format!(
+                "session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]"
+            ))),
+            Some(s) => Ok(s.clone()),
+            None => {
+                let stamp = crate::journal::iso_of(self.clock.now_ms());
+                let digits: String = stamp
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .take(14)
+                    .collect();
+                Ok(format!("s-{digits}-{:x}", std::process::id()))
+            }
+        }
+    }
+
+    /// The browser's options with the data dir's defaults; cleans up after
+    /// servers that died and warns of damaged state files.
+    fn browser_options(&self, data_dir: &Path, cache_dir: &Path) -> BrowserOptions {
+        let mut options = self.browser.clone();
+        if options.evidence_dir.is_none() {
+            options.evidence_dir = Some(data_dir.join("evidence"));
+        }
+        if options.downloads_dir.is_none() {
+            options.downloads_dir = Some(data_dir.join("downloads"));
+        }
+        // Secrets, journals, state and the compile cache are never uploadable;
+        // compiled plugins are loaded as native code: never handed to a page.
+        options.private_dirs.push(data_dir.to_path_buf());
+        options.private_dirs.push(cache_dir.to_path_buf());
+        let run_dir = options.run_dir.get_or_insert_with(|| data_dir.join("run"));
+        for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
+            tracing::warn!("cleaned up after a dead server: {line}");
+        }
+        for file in crate::store::damaged_files(data_dir) {
+            tracing::warn!(
+                file = %file.display(),
+                "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
+            );
+        }
+        options
+    }
+
+    /// The host from its parts, with its pipeline.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        &self,
+        data_dir: PathBuf,
+        session: String,
+        loaded: Loaded,
+        stores: Stores,
+        runtime: PluginRuntime,
+        browser: BrowserManager,
+        compile_cache_dir: Option<PathBuf>,
+    ) -> Host {
         let seq = Arc::new(AtomicU64::new(0));
         let sessions = Arc::new(crate::pipeline::Sessions::default());
         let pipeline = Pipeline::new(
             crate::pipeline::Parts {
-                clock,
+                clock: self.clock,
                 session: session.clone(),
                 browser: browser.clone(),
-                journal: journal.clone(),
-                trace: trace.clone(),
+                journal: stores.journal.clone(),
+                trace: stores.trace.clone(),
                 seq: seq.clone(),
-                task_runs: task_runs.clone(),
+                task_runs: stores.task_runs.clone(),
                 sessions: sessions.clone(),
-                output: output.clone(),
-                recorder: recorder.clone(),
+                output: stores.output.clone(),
+                recorder: stores.recorder.clone(),
                 max_arg_bytes: self.max_arg_bytes,
                 max_response_tokens: self.max_response_tokens,
             },
             self.stages.0.clone(),
         );
-        let host = Host {
+        let host_tools = HostTools {
+            journal: stores.journal.clone(),
+            output: stores.output.clone(),
+            task_runs: stores.task_runs.clone(),
+            sessions,
+            intent_guard: self.intent_guard.clone(),
+            intent_detector: self.intent_detector.clone(),
+            browser: browser.clone(),
+            browser_tools: loaded.tools.values().any(|t| {
+                t.info.plugin != "host" && t.info.guard_scope() == crate::intent::Scope::Browser
+            }),
+        };
+        Host {
             inner: Arc::new(HostInner {
                 data_dir,
-                clock,
+                clock: self.clock,
                 session,
-                tools,
+                tools: loaded.tools,
                 gate: crate::pipeline::gate::Gate {
-                    disabled,
+                    disabled: loaded.disabled,
                     slim: self.filter == CapabilityFilter::Slim,
                 },
                 pipeline,
-                plugins,
-                journal,
-                trace,
+                host_tools,
+                plugins: loaded.plugins,
+                journal: stores.journal,
+                trace: stores.trace,
                 seq,
                 synced: AtomicU64::new(0),
                 runtime,
                 browser,
-                recorder,
-                output,
-                task_runs,
-                intent_guard: self.intent_guard.clone(),
-                intent_detector: self.intent_detector.clone(),
-                sessions,
-                client_logs,
+                recorder: stores.recorder,
+                output: stores.output,
+                client_logs: stores.client_logs,
                 compile_cache_dir,
             }),
-        };
-        host_cell.set(Arc::downgrade(&host.inner));
-        spawn_syncer(Arc::downgrade(&host.inner));
-        spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
-        Ok(host)
+        }
+    }
+}
+
+/// The host's stores under its data dir.
+struct Stores {
+    journal: Arc<Journal>,
+    trace: Arc<Trace>,
+    recorder: Arc<Recorder>,
+    output: Arc<crate::output::HandleStore>,
+    task_runs: Arc<crate::taskrun::TaskRuns>,
+    client_logs: Arc<crate::client_log::ClientLogs>,
+}
+
+impl Stores {
+    fn open(b: &HostBuilder, data_dir: &Path, session: &str) -> Result<Self> {
+        let clock = b.clock;
+        let journal = Arc::new(Journal::new(data_dir));
+        journal.prune(clock.now_ms());
+        let trace = Trace::start(data_dir, session, &clock)
+            .map_err(|e| Error::io("starting the trace", e))?;
+        let output =
+            crate::output::HandleStore::new(data_dir, clock, b.output_ttl.as_millis() as u64);
+        output.sweep();
+        Ok(Self {
+            journal,
+            trace: Arc::new(trace),
+            recorder: Arc::new(Recorder::open(data_dir, clock, b.recording_retention_days)),
+            output: Arc::new(output),
+            task_runs: Arc::new(crate::taskrun::TaskRuns::new(data_dir, clock)),
+            client_logs: Arc::new(crate::client_log::ClientLogs::default()),
+        })
     }
 }
 
@@ -759,131 +548,6 @@ fn spawn_sweeper(inner: std::sync::Weak<HostInner>, every: Duration) {
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the output sweep; expired handles are deleted at startup only");
     }
-}
-
-fn refused(
-    name: String,
-    group: String,
-    source: PluginSource,
-    reason: String,
-    tools: Vec<String>,
-    interfaces: Vec<String>,
-) -> PluginReport {
-    PluginReport {
-        name,
-        group,
-        source,
-        status: PluginStatus::Refused(reason),
-        tools,
-        interfaces,
-        instances: None,
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn load_plugin(
-    runtime: &PluginRuntime,
-    browser: &BrowserManager,
-    policy: &InterfacePolicy,
-    data_dir: &Path,
-    clock: Clock,
-    manifest: &Manifest,
-    bytes: &[u8],
-    builtin: bool,
-    owner: &BTreeMap<String, String>,
-    host: &HostCell,
-) -> std::result::Result<(PreparedPlugin, Vec<ToolEntry>), String> {
-    policy.check(manifest, builtin)?;
-    let services = Arc::new(PluginServices {
-        name: manifest.name.clone(),
-        kv: KvStore::new(data_dir.join("state"), &manifest.name),
-        secrets: SecretStore::new(data_dir),
-        clock,
-        browser: browser.clone(),
-        cdp_domains: manifest.cdp_domains.clone(),
-        host: host.clone(),
-    });
-    let plugin = runtime.prepare(bytes, manifest, services)?;
-    let defs = plugin
-        .describe()
-        .await
-        .map_err(|e| format!("describe failed: {}", e.message))?;
-    let mut entries = Vec::with_capacity(defs.len());
-    let mut seen = BTreeSet::new();
-    for def in defs {
-        if !manifest::valid_tool_name(&def.name) {
-            return Err(format!(
-                "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
-                def.name
-            ));
-        }
-        if !manifest.tools.contains(&def.name) {
-            return Err(format!(
-                "tool {:?} is not declared in the manifest",
-                def.name
-            ));
-        }
-        if !seen.insert(def.name.clone()) {
-            return Err(format!("tool {:?} is described twice", def.name));
-        }
-        if let Some(other) = owner.get(&def.name) {
-            return Err(format!(
-                "tool {:?} is already offered by plugin {other:?}; refusing plugin {:?}",
-                def.name, manifest.name
-            ));
-        }
-        if def.capability != manifest.group {
-            return Err(format!(
-                "tool {:?} claims capability {:?} but the plugin's group is {:?}",
-                def.name, def.capability, manifest.group
-            ));
-        }
-        let schema: Value = serde_json::from_str(&def.input_schema)
-            .map_err(|e| format!("tool {:?}: input schema is not JSON: {e}", def.name))?;
-        if schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(format!(
-                "tool {:?}: input schema must be an object schema",
-                def.name
-            ));
-        }
-        let validator = jsonschema::validator_for(&schema)
-            .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name))?;
-        let info = ToolInfo {
-            name: def.name,
-            description: def.description,
-            input_schema: schema,
-            capability: def.capability,
-            tier: def.tier,
-            annotations: Annotations {
-                read_only: def.annotations.read_only,
-                destructive: def.annotations.destructive,
-                idempotent: def.annotations.idempotent,
-                open_world: def.annotations.open_world,
-            },
-            intent: def
-                .features
-                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::INTENT),
-            output_mode: def
-                .features
-                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
-            redact: def.redact,
-            plugin: manifest.name.clone(),
-            scope: Some({
-                use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;
-                match def.scope {
-                    G::Browser => crate::intent::Scope::Browser,
-                    G::NetworkAdjacent => crate::intent::Scope::NetworkAdjacent,
-                    G::Local => crate::intent::Scope::Local,
-                }
-            }),
-        };
-        entries.push(ToolEntry {
-            info,
-            imp: ToolImpl::Plugin(plugin.clone()),
-            validator,
-        });
-    }
-    Ok((plugin, entries))
 }
 
 impl Host {
@@ -961,15 +625,16 @@ impl Host {
 
     /// Run the tool itself: a plugin's, or one of the host's.
     async fn dispatch(&self, imp: &ToolImpl, call: &Call<'_>) -> Outcome {
-        let (name, args) = (call.name(), call.args());
+        use crate::host_tools as h;
+        let (name, args, tools) = (call.name(), call.args(), &self.inner.host_tools);
         match imp {
-            ToolImpl::Journal => crate::host_tools::run_journal(self, args),
-            ToolImpl::OutputFetch => crate::host_tools::run_output_fetch(self, args),
+            ToolImpl::Journal => h::run_journal(tools, args),
+            ToolImpl::OutputFetch => h::run_output_fetch(tools, args),
             ToolImpl::TaskRun if name == "oc_task_run_start" => {
-                crate::host_tools::start_run(self, args, call.options).await
+                h::start_run(tools, args, call.options).await
             }
-            ToolImpl::TaskRun => crate::host_tools::run_task_tool(self, name, args),
-            ToolImpl::Bulk => crate::host_tools::run_bulk_tool(self, name, args),
+            ToolImpl::TaskRun => h::run_task_tool(tools, name, args),
+            ToolImpl::Bulk => h::run_bulk_tool(tools, name, args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
                 let options = call.options;
@@ -1048,5 +713,22 @@ impl Host {
         if let Err(e) = self.inner.trace.finish(&self.inner.clock) {
             tracing::warn!(error = %e, "cannot finish the trace");
         }
+    }
+}
+
+/// A plugin's call of another tool (the `tools` interface) runs the pipeline
+/// like a client's.
+impl ToolCaller for HostInner {
+    fn provider(&self, tool: &str) -> Option<String> {
+        self.tools.get(tool).map(|e| e.info.plugin.clone())
+    }
+
+    fn call_tool(
+        self: Arc<Self>,
+        tool: String,
+        args: Value,
+        options: CallOptions,
+    ) -> futures::future::BoxFuture<'static, Result<crate::ToolOutput, crate::ToolError>> {
+        Box::pin(async move { Host { inner: self }.call_tool(&tool, args, options).await })
     }
 }

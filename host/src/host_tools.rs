@@ -3,14 +3,27 @@
 //! server; `oc_task_run_*` and `oc_bulk_progress_*` join them with their issues).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
-use crate::host::Host;
-use crate::intent::{self, Label, Scope, Verdict};
+use crate::intent::{self, Label, Verdict};
 use crate::taskrun::codes;
 use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
+
+/// What the host's own tools work with: narrow handles on the host's state.
+pub(crate) struct HostTools {
+    pub journal: Arc<crate::journal::Journal>,
+    pub output: Arc<crate::output::HandleStore>,
+    pub task_runs: Arc<crate::taskrun::TaskRuns>,
+    pub sessions: Arc<crate::pipeline::Sessions>,
+    pub intent_guard: crate::intent::IntentGuardConfig,
+    pub intent_detector: Option<crate::intent::DetectorSlot>,
+    pub browser: crate::browser::BrowserManager,
+    /// A browser tool is enabled on this server (a browser-first run can run).
+    pub browser_tools: bool,
+}
 
 const DEFAULT_COUNT: u64 = 20;
 const MAX_COUNT: u64 = 100;
@@ -61,9 +74,9 @@ pub(crate) fn output_fetch_tool_info() -> ToolInfo {
     )
 }
 
-pub(crate) fn run_output_fetch(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
+pub(crate) fn run_output_fetch(host: &HostTools, args: &Value) -> Result<ToolOutput, ToolError> {
     let handle = args["output_handle"].as_str().unwrap_or_default();
-    let page = host.inner.output.fetch(
+    let page = host.output.fetch(
         handle,
         args["offset"].as_u64().unwrap_or(0),
         args["limit"].as_u64(),
@@ -79,7 +92,7 @@ pub(crate) fn run_output_fetch(host: &Host, args: &Value) -> Result<ToolOutput, 
     Ok(json_output(page, summary))
 }
 
-pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolError> {
+pub(crate) fn run_journal(host: &HostTools, args: &Value) -> Result<ToolOutput, ToolError> {
     let action = match (args["action"].as_str(), args["kind"].as_str()) {
         (Some(a), Some(k)) if a != k => {
             return Err(ToolError::invalid_argument(
@@ -96,7 +109,7 @@ pub(crate) fn run_journal(host: &Host, args: &Value) -> Result<ToolOutput, ToolE
         .unwrap_or(DEFAULT_COUNT)
         .min(MAX_COUNT) as usize;
     let tool = args["tool"].as_str();
-    let journal = &host.inner.journal;
+    let journal = &host.journal;
     if action == "summary" {
         let mut all = journal.all(tool);
         all.retain(|e| e.get("event").is_none());
@@ -221,12 +234,12 @@ fn host_tool(
 }
 
 pub(crate) fn run_bulk_tool(
-    host: &Host,
+    host: &HostTools,
     name: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
     use crate::bulk::{self, Progress};
-    let runs = &host.inner.task_runs;
+    let runs = &host.task_runs;
     let contracts = &runs.contracts;
     let run_id = args["run_id"].as_str();
     if name == "oc_bulk_progress_start" {
@@ -360,11 +373,11 @@ pub(crate) fn task_run_tools() -> Vec<ToolInfo> {
 }
 
 pub(crate) fn run_task_tool(
-    host: &Host,
+    host: &HostTools,
     name: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
-    let runs = &host.inner.task_runs;
+    let runs = &host.task_runs;
     let id = args["run_id"].as_str().unwrap_or_default();
     let s = |k: &str| args[k].as_str();
     let run = match name {
@@ -386,7 +399,7 @@ pub(crate) fn run_task_tool(
                 s("status").unwrap_or("COMPLETED"),
                 if forced { s("force_reason") } else { None },
             )?;
-            host.inner.sessions.forget_run(id);
+            host.sessions.forget_run(id);
             run
         }
         "oc_task_run_get" => runs.get(id, args["include_events"] == json!(true))?,
@@ -406,17 +419,17 @@ pub(crate) fn run_task_tool(
 
 /// `oc_task_run_start`: detect the goal's intent, run the preflight, start.
 pub(crate) async fn start_run(
-    host: &Host,
+    host: &HostTools,
     args: &Value,
     options: &CallOptions,
 ) -> Result<ToolOutput, ToolError> {
-    let runs = &host.inner.task_runs;
+    let runs = &host.task_runs;
     let goal = args["goal"].as_str().unwrap_or_default();
     let contract = match args.get("bulk_contract").filter(|c| !c.is_null()) {
         Some(spec) => Some(crate::bulk::validate_spec(spec, "bulk_contract.")?),
         None => None,
     };
-    let config = &host.inner.intent_guard;
+    let config = &host.intent_guard;
     let verdict = detect_intent(host, goal, options).await;
     let guarded = config.enabled && verdict.label == Label::BrowserAccess;
     let execution = json!({
@@ -447,15 +460,14 @@ pub(crate) async fn start_run(
         .with("stop_reason", "intent_execution_failed")
         .with("run_id", id.as_str()));
     }
-    host.inner
-        .sessions
+    host.sessions
         .with(options.session.as_deref(), |s| s.runs.push(id.clone()));
     let summary = format!("{id} PENDING ({})", verdict.label.as_str());
     Ok(json_output(run, summary))
 }
 
-async fn detect_intent(host: &Host, goal: &str, options: &CallOptions) -> Verdict {
-    if let Some(d) = &host.inner.intent_detector
+async fn detect_intent(host: &HostTools, goal: &str, options: &CallOptions) -> Verdict {
+    if let Some(d) = &host.intent_detector
         && let Some(mut v) = d.0.detect(goal).await
     {
         v.source = "detector".into();
@@ -464,7 +476,7 @@ async fn detect_intent(host: &Host, goal: &str, options: &CallOptions) -> Verdic
     if let Some(v) = intent::heuristic(goal) {
         return v;
     }
-    if host.inner.intent_guard.detector != intent::Detector::Model {
+    if host.intent_guard.detector != intent::Detector::Model {
         return intent::general("no browser keyword in the goal");
     }
     let Some(sampler) = &options.sampler else {
@@ -489,17 +501,13 @@ async fn detect_intent(host: &Host, goal: &str, options: &CallOptions) -> Verdic
 }
 
 /// Why a browser-first run cannot run here, if it cannot.
-async fn browser_unavailable(host: &Host) -> Option<String> {
-    let any = host
-        .tools()
-        .iter()
-        .any(|t| t.plugin != "host" && t.guard_scope() == Scope::Browser);
-    if !any {
+async fn browser_unavailable(host: &HostTools) -> Option<String> {
+    if !host.browser_tools {
         return Some(
             "no browser tool is enabled on this server (see --tools-only / --disable-tools)".into(),
         );
     }
-    match host.inner.browser.tabs().await {
+    match host.browser.tabs().await {
         Ok(_) => None,
         Err(e) => Some(format!("the browser cannot start ({})", e.message)),
     }

@@ -49,6 +49,7 @@ mod host_tools;
 pub mod intent;
 pub mod journal;
 pub mod kv;
+mod loader;
 pub mod output;
 pub mod pipeline;
 pub mod plugin;
@@ -69,10 +70,8 @@ use std::sync::Arc;
 pub use browser::{BrowserManager, BrowserOptions};
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
-pub use host::{
-    Host, HostBuilder, PluginReport, PluginSource, PluginStatus, default_cache_dir,
-    default_data_dir,
-};
+pub use host::{Host, HostBuilder, default_cache_dir, default_data_dir};
+pub use loader::{PluginReport, PluginSource, PluginStatus};
 pub use plugin::{InterfacePolicy, PluginLimits};
 pub use tool::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
 

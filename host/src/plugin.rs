@@ -109,19 +109,33 @@ impl InterfacePolicy {
     }
 }
 
-/// Host services a plugin call can reach (through the interfaces it was granted).
-/// The host, for interfaces that call back into it (`tools`, `recorder`). Set once
-/// the host is built; weak, so plugins do not keep the host alive.
-#[derive(Clone, Default)]
-pub(crate) struct HostCell(Arc<std::sync::OnceLock<std::sync::Weak<crate::host::HostInner>>>);
+/// The host's pipeline, as the `tools` interface sees it: a plugin's call of
+/// another tool goes through every stage, like a client's.
+pub(crate) trait ToolCaller: Send + Sync {
+    /// The plugin that serves `tool`, if one does.
+    fn provider(&self, tool: &str) -> Option<String>;
 
-impl HostCell {
-    pub fn set(&self, host: std::sync::Weak<crate::host::HostInner>) {
-        let _ = self.0.set(host);
+    /// Call `tool` through the pipeline.
+    fn call_tool(
+        self: Arc<Self>,
+        tool: String,
+        args: serde_json::Value,
+        options: crate::CallOptions,
+    ) -> futures::future::BoxFuture<'static, Result<crate::ToolOutput, ToolError>>;
+}
+
+/// The pipeline for the `tools` interface, set once the host is built; weak, so
+/// plugins do not keep the host alive.
+#[derive(Clone, Default)]
+pub(crate) struct CallerCell(Arc<std::sync::OnceLock<std::sync::Weak<dyn ToolCaller>>>);
+
+impl CallerCell {
+    pub fn set(&self, caller: std::sync::Weak<dyn ToolCaller>) {
+        let _ = self.0.set(caller);
     }
 
-    pub fn get(&self) -> Option<crate::Host> {
-        self.0.get()?.upgrade().map(|inner| crate::Host { inner })
+    pub fn get(&self) -> Option<Arc<dyn ToolCaller>> {
+        self.0.get()?.upgrade()
     }
 }
 
@@ -137,7 +151,13 @@ pub(crate) struct PluginServices {
     pub browser: crate::browser::BrowserManager,
     /// CDP domains the plugin declared (the `cdp` interface allows only these).
     pub cdp_domains: std::collections::BTreeSet<String>,
-    pub host: HostCell,
+    /// The recordings (`recorder`), and the session a recording is stamped with.
+    pub recorder: Arc<crate::recording::Recorder>,
+    pub session: String,
+    /// Where plugin log lines go to clients (`logging`).
+    pub client_logs: Arc<crate::client_log::ClientLogs>,
+    /// The pipeline (`tools`).
+    pub caller: CallerCell,
 }
 
 /// The data of one call's [`Store`].

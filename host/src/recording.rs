@@ -27,7 +27,7 @@ pub mod codes {
     /// No recording with that id.
     pub const RECORDING_NOT_FOUND: &str = "RECORDING_NOT_FOUND";
     /// The data dir could not be written.
-    pub const STORAGE_FAILED: &str = "STORAGE_FAILED";
+    pub use crate::error::codes::STORAGE_FAILED;
 }
 
 /// Default retention of stopped recordings, in days.

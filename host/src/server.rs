@@ -579,28 +579,6 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool
 }
 
-/// The params an MCP request method takes, for `-32602` messages (`None`: not
-/// a method a client sends to a server).
-pub(crate) fn params_shape(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "tools/call" => "{name: string, arguments?: object}",
-        "tools/list" | "resources/list" | "prompts/list" | "resources/templates/list" => {
-            "{cursor?: string}"
-        }
-        "initialize" => {
-            "{protocolVersion: string, capabilities: object, clientInfo: {name, version}}"
-        }
-        "ping" => "{} or none",
-        "logging/setLevel" => "{level: string}",
-        "completion/complete"
-        | "prompts/get"
-        | "resources/read"
-        | "resources/subscribe"
-        | "resources/unsubscribe" => "the object MCP defines for it",
-        _ => return None,
-    })
-}
-
 /// MCP's levels in order (debug 0 .. emergency 7).
 #[allow(deprecated)]
 fn rank(l: LoggingLevel) -> u8 {
@@ -781,7 +759,7 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
-        Err(match params_shape(method) {
+        Err(match crate::stdio::params_shape(method) {
             Some(shape) => ErrorData::invalid_params(
                 format!("{method}: params must be {shape}"),
                 Some(serde_json::json!({"method": method})),

@@ -173,7 +173,7 @@ fn decode(line: &[u8]) -> Decoded {
     // A request for a method MCP defines, with params of the wrong
     // shape, is `Invalid params`; anything else is not a request.
     let method = value.get("method").and_then(Value::as_str);
-    if let (Some(_), Some(shape)) = (&id, method.and_then(crate::server::params_shape)) {
+    if let (Some(_), Some(shape)) = (&id, method.and_then(params_shape)) {
         return Decoded::Reply(error(
             id.unwrap_or(Value::Null),
             -32602,
@@ -293,6 +293,28 @@ impl Transport<RoleServer> for LineTransport {
         self.rx.close();
         Ok(())
     }
+}
+
+/// The params an MCP request method takes, for `-32602` messages (`None`: not
+/// a method a client sends to a server).
+pub(crate) fn params_shape(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "tools/call" => "{name: string, arguments?: object}",
+        "tools/list" | "resources/list" | "prompts/list" | "resources/templates/list" => {
+            "{cursor?: string}"
+        }
+        "initialize" => {
+            "{protocolVersion: string, capabilities: object, clientInfo: {name, version}}"
+        }
+        "ping" => "{} or none",
+        "logging/setLevel" => "{level: string}",
+        "completion/complete"
+        | "prompts/get"
+        | "resources/read"
+        | "resources/subscribe"
+        | "resources/unsubscribe" => "the object MCP defines for it",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

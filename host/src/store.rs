@@ -165,7 +165,7 @@ pub(crate) fn read_object(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(crate::ToolError::new(
-                crate::recording::codes::STORAGE_FAILED,
+                crate::error::codes::STORAGE_FAILED,
                 format!("cannot read {what} ({}): {e}", file.display()),
             )
             .with("file", file.display().to_string()));

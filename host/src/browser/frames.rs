@@ -33,8 +33,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::pageops::raw_command;
-use super::{BrowserManager, bounded, cdp_error, codes};
+use super::{BrowserManager, bounded, cdp_error, codes, raw_command};
 use crate::error::ToolError;
 
 /// Frames inside frames are followed this deep.

@@ -2,16 +2,34 @@
 //! and evidence bundles (`oc_evidence_bundle`): host-side page-ops, fed by the
 //! tab's CDP network events (see `watch_tab`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
 use serde_json::{Map, Value, json};
 
-use super::pageops::{TabWatch, raw_command};
-use super::{BrowserManager, bounded, cdp_error};
+use super::{BrowserManager, bounded, cdp_error, raw_command};
 use crate::error::ToolError;
+
+/// Console and network activity of one tab.
+#[derive(Default)]
+pub(crate) struct TabWatch {
+    pub(super) console: std::sync::Mutex<VecDeque<Value>>,
+    pub(super) dropped: std::sync::atomic::AtomicU64,
+    pub(super) net: std::sync::Mutex<Net>,
+    pub(super) capture: std::sync::Mutex<Capture>,
+}
+
+#[derive(Default)]
+pub(super) struct Net {
+    /// Request id -> (start, URL).
+    pub(super) inflight: HashMap<String, (Instant, String)>,
+    /// Requests whose end was seen before their start: each event type arrives on
+    /// its own stream, so the order between them is not kept.
+    pub(super) ended_early: HashMap<String, Instant>,
+    pub(super) last_change: Option<Instant>,
+}
 
 /// Requests kept per capture; older ones are dropped (and counted).
 const CAPTURE_CAP: usize = 2000;

@@ -11,7 +11,7 @@
 //! `REF_NOT_FOUND`. Numbers keep growing across documents of a tab, so an old ref
 //! can never silently name a new element.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,49 +29,10 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::frames::Doc;
-use super::{BrowserManager, bounded, cdp_error, codes};
+use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
+use super::netcap::TabWatch;
+use super::{BrowserManager, bounded, cdp_error, codes, raw_command};
 use crate::error::ToolError;
-
-const PAGE_JS: &str = include_str!("page.js");
-
-/// What the short form of a page operation answers in a document the page
-/// library is not installed in yet.
-const NOT_INSTALLED: &str = "\u{1}ochre: page library not installed";
-
-/// The page library's global name in this run's documents: random per process,
-/// so a page cannot count on it (`window[key]` is non-enumerable and read-only).
-pub fn page_library_key() -> &'static str {
-    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut bytes = [0u8; 8];
-        // No randomness (never seen on Linux): a fixed name still works.
-        let _ = getrandom::fill(&mut bytes);
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!("__ochre_{hex}")
-    })
-}
-
-/// One page operation in a document where the library is installed: a few
-/// hundred bytes (answers [`NOT_INSTALLED`] where it is not).
-pub(super) fn page_call(ctx: &Value) -> String {
-    let key = json!(page_library_key());
-    format!(
-        "window[{key}] ? window[{key}].run({ctx}) : {}",
-        json!(NOT_INSTALLED)
-    )
-}
-
-/// The page library of a document, installed if it is not there yet: the whole
-/// library, about 40 KB.
-pub(super) fn page_library() -> String {
-    format!("({PAGE_JS})({})", json!(page_library_key()))
-}
-
-/// Install the page library in a document (if it is not there yet) and run one
-/// operation.
-fn page_install_and_call(ctx: &Value) -> String {
-    format!("{}.run({ctx})", page_library())
-}
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
@@ -154,25 +115,6 @@ impl TabRefs {
         }
         self.next = self.next.max(hi);
     }
-}
-
-/// Console and network activity of one tab.
-#[derive(Default)]
-pub(crate) struct TabWatch {
-    console: std::sync::Mutex<VecDeque<Value>>,
-    dropped: std::sync::atomic::AtomicU64,
-    net: std::sync::Mutex<Net>,
-    pub(super) capture: std::sync::Mutex<super::netcap::Capture>,
-}
-
-#[derive(Default)]
-struct Net {
-    /// Request id -> (start, URL).
-    inflight: HashMap<String, (Instant, String)>,
-    /// Requests whose end was seen before their start: each event type arrives on
-    /// its own stream, so the order between them is not kept.
-    ended_early: HashMap<String, Instant>,
-    last_change: Option<Instant>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -1732,29 +1674,6 @@ impl BrowserManager {
     }
 }
 
-/// A CDP command by name, for the `cdp` interface.
-#[derive(Debug, Clone)]
-struct RawCommand {
-    method: chromiumoxide::types::MethodId,
-    params: Value,
-}
-
-impl serde::Serialize for RawCommand {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.params.serialize(s)
-    }
-}
-
-impl chromiumoxide::Method for RawCommand {
-    fn identifier(&self) -> chromiumoxide::types::MethodId {
-        self.method.clone()
-    }
-}
-
-impl chromiumoxide::Command for RawCommand {
-    type Response = Value;
-}
-
 impl BrowserManager {
     /// Send a raw CDP command to a tab's page session (the caller checked the
     /// domain).
@@ -1776,25 +1695,6 @@ impl BrowserManager {
         })
         .await
     }
-}
-
-/// Send a CDP command by name to a page (bounded by 30 s).
-pub(super) async fn raw_command(
-    page: &Page,
-    method: &str,
-    params: Value,
-) -> Result<Value, ToolError> {
-    let cmd = RawCommand {
-        method: method.to_owned().into(),
-        params,
-    };
-    bounded(30_000, method, async {
-        page.execute(cmd)
-            .await
-            .map(|r| r.result.clone())
-            .map_err(|e| cdp_error(method, e))
-    })
-    .await
 }
 
 /// `*` matches any run of chars.

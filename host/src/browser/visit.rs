@@ -21,7 +21,7 @@ use std::time::Duration;
 use chromiumoxide::Page;
 use serde_json::{Value, json};
 
-use super::pageops::page_library;
+use super::library::page_library;
 use super::{BrowserManager, bounded, cdp_error};
 use crate::error::ToolError;
 

@@ -26,17 +26,16 @@ impl logging::Host for CallState {
         // A plugin must not leak a secret through its log (stderr or a client).
         let message = crate::client_log::without_secrets(&message, &self.secrets_read);
         let plugin = self.services.name.as_str();
-        if let Ok(host) = self.host() {
-            use crate::client_log::Level as L;
-            let to = match level {
-                logging::Level::Trace | logging::Level::Debug => L::Debug,
-                logging::Level::Info => L::Info,
-                logging::Level::Warn => L::Warning,
-                logging::Level::Error => L::Error,
-            };
-            host.client_logs()
-                .emit(to, &format!("plugin:{plugin}"), message.clone());
-        }
+        use crate::client_log::Level as L;
+        let to = match level {
+            logging::Level::Trace | logging::Level::Debug => L::Debug,
+            logging::Level::Info => L::Info,
+            logging::Level::Warn => L::Warning,
+            logging::Level::Error => L::Error,
+        };
+        self.services
+            .client_logs
+            .emit(to, &format!("plugin:{plugin}"), message.clone());
         match level {
             logging::Level::Trace => tracing::trace!(plugin, "{message}"),
             logging::Level::Debug => tracing::debug!(plugin, "{message}"),

@@ -79,17 +79,6 @@ fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
     }
 }
 
-impl CallState {
-    fn host(&self) -> Result<crate::Host, bindings::ochre::plugin::types::ToolError> {
-        self.services.host.get().ok_or_else(|| {
-            wit_error(crate::ToolError::new(
-                crate::error::codes::PLUGIN_FAILED,
-                "the host is shutting down",
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

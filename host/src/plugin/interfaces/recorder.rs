@@ -19,44 +19,44 @@ impl recorder::Host for CallState {
         label: Option<String>,
         capture_screenshots: bool,
     ) -> WitResult<String> {
-        let host = self.host()?;
-        host.recorder()
-            .start(label, capture_screenshots, host.session_id())
+        let services = &self.services;
+        services
+            .recorder
+            .start(label, capture_screenshots, &services.session)
             .map(|m| meta_json(&m))
             .map_err(wit_error)
     }
 
     async fn stop(&mut self) -> WitResult<String> {
-        let host = self.host()?;
-        host.recorder()
+        self.services
+            .recorder
             .stop()
             .map(|m| meta_json(&m))
             .map_err(wit_error)
     }
 
     async fn active(&mut self) -> Option<String> {
-        let host = self.host().ok()?;
-        host.recorder().active().map(|m| meta_json(&m))
+        self.services.recorder.active().map(|m| meta_json(&m))
     }
 
     async fn recent(&mut self, limit: u32) -> String {
-        let Ok(host) = self.host() else {
-            return "[]".into();
-        };
-        serde_json::to_string(&host.recorder().list(limit as usize)).unwrap_or_else(|_| "[]".into())
+        serde_json::to_string(&self.services.recorder.list(limit as usize))
+            .unwrap_or_else(|_| "[]".into())
     }
 
     async fn load(&mut self, id: String) -> WitResult<String> {
-        let host = self.host()?;
-        host.recorder()
+        self.services
+            .recorder
             .load(&id)
             .map(|v| v.to_string())
             .map_err(wit_error)
     }
 
     async fn screenshot(&mut self, id: String, file: String) -> WitResult<Vec<u8>> {
-        let host = self.host()?;
-        host.recorder().screenshot(&id, &file).map_err(wit_error)
+        self.services
+            .recorder
+            .screenshot(&id, &file)
+            .map_err(wit_error)
     }
 
     async fn save_export(
@@ -65,8 +65,8 @@ impl recorder::Host for CallState {
         file_name: String,
         data: Vec<u8>,
     ) -> WitResult<String> {
-        let host = self.host()?;
-        host.recorder()
+        self.services
+            .recorder
             .save_export(&id, &file_name, &data)
             .map(|p| p.display().to_string())
             .map_err(wit_error)

@@ -9,10 +9,6 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     link: |linker| tools::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
 };
 
-type BoxedCall = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<crate::ToolOutput, crate::ToolError>> + Send>,
->;
-
 impl tools::Host for CallState {
     async fn call(
         &mut self,
@@ -21,7 +17,12 @@ impl tools::Host for CallState {
     ) -> Result<bindings::ochre::plugin::types::ToolOutput, bindings::ochre::plugin::types::ToolError>
     {
         use bindings::ochre::plugin::types as t;
-        let host = self.host()?;
+        let Some(caller) = self.services.caller.get() else {
+            return Err(wit_error(crate::ToolError::new(
+                crate::error::codes::PLUGIN_FAILED,
+                "the host is shutting down",
+            )));
+        };
         if self.depth >= crate::plugin::MAX_CALL_DEPTH {
             return Err(wit_error(crate::ToolError::new(
                 crate::browser::codes::PERMISSION_DENIED,
@@ -31,11 +32,7 @@ impl tools::Host for CallState {
                 ),
             )));
         }
-        if host
-            .tools()
-            .iter()
-            .any(|t| t.name == name && t.plugin == self.services.name)
-        {
+        if caller.provider(&name).as_deref() == Some(self.services.name.as_str()) {
             return Err(wit_error(crate::ToolError::new(
                 crate::browser::codes::PERMISSION_DENIED,
                 format!(
@@ -57,7 +54,7 @@ impl tools::Host for CallState {
         let options = crate::CallOptions::nested(self.depth + 1);
         let started = std::time::Instant::now();
         // Boxed: this call re-enters the pipeline, which may call a plugin again.
-        let fut: BoxedCall = Box::pin(async move { host.call_tool(&name, args, options).await });
+        let fut = caller.call_tool(name, args, options);
         let out = fut.await;
         self.nested_ms.fetch_add(
             started.elapsed().as_millis() as u64,

@@ -1,0 +1,441 @@
+//! Loading a host's tools: the host's own, then each plugin (built in, then the
+//! plugin dirs' `.wasm` files), each checked against its manifest, the operator's
+//! capability filter and interface policy. A plugin that cannot be loaded is
+//! refused and reported; it never fails the host.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use serde_json::Value;
+
+use crate::browser::BrowserManager;
+use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
+use crate::client_log::ClientLogs;
+use crate::error::{Error, Result};
+use crate::kv::KvStore;
+use crate::plugin::manifest::{self, Manifest};
+use crate::plugin::{CallerCell, InterfacePolicy, PluginRuntime, PluginServices, PreparedPlugin};
+use crate::recording::Recorder;
+use crate::secrets::SecretStore;
+use crate::tool::{Annotations, ToolInfo};
+use crate::{Clock, builtin};
+
+/// Where a plugin came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// Shipped with ochre.
+    Builtin,
+    /// A `.wasm` file from a plugin dir.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for PluginSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Builtin => f.write_str("builtin"),
+            Self::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// What became of a plugin at load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginStatus {
+    /// Loaded; its tools are callable.
+    Loaded,
+    /// Its capability group is excluded; it was not instantiated.
+    Disabled,
+    /// Refused (bad manifest, denied interface, duplicate tool, ...).
+    Refused(String),
+}
+
+/// One plugin as `ochre plugins list` shows it.
+#[derive(Debug, Clone)]
+pub struct PluginReport {
+    /// Plugin name (the file name when the manifest is unreadable).
+    pub name: String,
+    /// Capability group ("" when unknown).
+    pub group: String,
+    /// Where it came from.
+    pub source: PluginSource,
+    /// Loaded, disabled or refused.
+    pub status: PluginStatus,
+    /// Its tools (from `describe` when loaded, from the manifest otherwise).
+    pub tools: Vec<String>,
+    /// The host interfaces it asked for (granted when loaded).
+    pub interfaces: Vec<String>,
+    pub(crate) instances: Option<Arc<AtomicU64>>,
+}
+
+impl PluginReport {
+    /// How many instances of this plugin were created so far (0 for a plugin that
+    /// was never instantiated, e.g. a disabled one).
+    pub fn instantiations(&self) -> u64 {
+        self.instances
+            .as_ref()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .unwrap_or(0)
+    }
+
+    /// A JSON view (for `ochre plugins list --json`).
+    pub fn to_json(&self) -> Value {
+        let (status, reason) = match &self.status {
+            PluginStatus::Loaded => ("loaded", None),
+            PluginStatus::Disabled => ("disabled", None),
+            PluginStatus::Refused(r) => ("refused", Some(r.clone())),
+        };
+        serde_json::json!({
+            "name": self.name,
+            "group": self.group,
+            "source": self.source.to_string(),
+            "status": status,
+            "reason": reason,
+            "tools": self.tools,
+            "interfaces": self.interfaces,
+            "instantiations": self.instantiations(),
+        })
+    }
+}
+
+pub(crate) enum ToolImpl {
+    Plugin(PreparedPlugin),
+    Journal,
+    OutputFetch,
+    TaskRun,
+    Bulk,
+}
+
+pub(crate) struct ToolEntry {
+    pub info: ToolInfo,
+    pub imp: ToolImpl,
+    pub validator: jsonschema::Validator,
+}
+
+/// What every plugin of a host is loaded with.
+pub(crate) struct LoadContext<'a> {
+    pub runtime: &'a PluginRuntime,
+    pub policy: &'a InterfacePolicy,
+    pub filter: &'a CapabilityFilter,
+    pub data_dir: &'a Path,
+    pub clock: Clock,
+    pub browser: &'a BrowserManager,
+    pub recorder: &'a Arc<Recorder>,
+    pub session: &'a str,
+    pub client_logs: &'a Arc<ClientLogs>,
+    pub caller: &'a CallerCell,
+}
+
+/// A plugin's bytes and where they came from.
+pub(crate) type Candidate = (PluginSource, Vec<u8>);
+
+/// Every candidate plugin, before anything is instantiated: the built-in ones,
+/// then each plugin dir's `.wasm` files by name.
+pub(crate) fn candidates(builtin: bool, dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
+    let mut out: Vec<Candidate> = Vec::new();
+    if builtin {
+        for (_, bytes) in builtin::BUILTIN_PLUGINS {
+            out.push((PluginSource::Builtin, bytes.to_vec()));
+        }
+    }
+    for dir in dirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(format!("reading plugin dir {}", dir.display()), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+            .collect();
+        files.sort();
+        for path in files {
+            match std::fs::read(&path) {
+                Ok(bytes) => out.push((PluginSource::File(path), bytes)),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot read plugin"),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The capability filter may name built-in groups and any group a plugin declares.
+pub(crate) fn check_filter(
+    filter: &CapabilityFilter,
+    manifests: &[std::result::Result<Manifest, String>],
+) -> Result<()> {
+    let mut known: BTreeSet<String> = BUILTIN_GROUPS.iter().map(|g| g.to_string()).collect();
+    known.extend(manifests.iter().flatten().map(|m| m.group.clone()));
+    filter.check_known(&known)
+}
+
+/// The tools a host serves, the ones it knows but has disabled (by group), and
+/// what became of each plugin.
+#[derive(Default)]
+pub(crate) struct Loaded {
+    pub tools: BTreeMap<String, ToolEntry>,
+    pub disabled: BTreeMap<String, String>,
+    pub plugins: Vec<PluginReport>,
+    /// Which plugin (or `host`) offers each tool.
+    owner: BTreeMap<String, String>,
+    /// Plugin names taken.
+    names: BTreeSet<String>,
+}
+
+impl Loaded {
+    /// The host's own tools, first: they are host state and win name clashes.
+    pub(crate) fn host_tools(&mut self, filter: &CapabilityFilter) -> Result<()> {
+        let host_tools = [
+            (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
+            (
+                crate::host_tools::output_fetch_tool_info(),
+                ToolImpl::OutputFetch,
+            ),
+        ]
+        .into_iter()
+        .chain(
+            crate::host_tools::task_run_tools()
+                .into_iter()
+                .map(|t| (t, ToolImpl::TaskRun)),
+        )
+        .chain(
+            crate::host_tools::bulk_tools()
+                .into_iter()
+                .map(|t| (t, ToolImpl::Bulk)),
+        );
+        for (info, imp) in host_tools {
+            // Task runs and bulk progress are the guards' control plane: they stay
+            // whatever groups are enabled (a browser-first run on a server without
+            // browser tools must be able to start, and fail its preflight).
+            let control = matches!(imp, ToolImpl::TaskRun | ToolImpl::Bulk);
+            if !(control || filter.allows(&info.capability)) || info.tier > filter.max_tier() {
+                self.disabled
+                    .insert(info.name.clone(), info.capability.clone());
+                continue;
+            }
+            let validator = jsonschema::validator_for(&info.input_schema)
+                .map_err(|e| Error::Config(format!("{} schema: {e}", info.name)))?;
+            self.owner.insert(info.name.clone(), "host".into());
+            self.tools.insert(
+                info.name.clone(),
+                ToolEntry {
+                    info,
+                    imp,
+                    validator,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Load one candidate plugin, or report why not.
+    pub(crate) async fn plugin(
+        &mut self,
+        cx: &LoadContext<'_>,
+        (source, bytes): Candidate,
+        manifest: std::result::Result<Manifest, String>,
+    ) {
+        let manifest = match manifest {
+            Ok(m) => m,
+            Err(reason) => {
+                let name = match &source {
+                    PluginSource::File(p) => p
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    PluginSource::Builtin => "builtin".into(),
+                };
+                let report = refused(name, String::new(), source, reason, vec![], vec![]);
+                return self.refuse(report);
+            }
+        };
+        let report = |status| PluginReport {
+            name: manifest.name.clone(),
+            group: manifest.group.clone(),
+            source: source.clone(),
+            status,
+            tools: manifest.tools.clone(),
+            interfaces: manifest.interfaces.iter().cloned().collect(),
+            instances: None,
+        };
+        if !self.names.insert(manifest.name.clone()) {
+            let reason = format!(
+                "another plugin named {:?} is already loaded; plugin names must be unique",
+                manifest.name
+            );
+            return self.refuse(report(PluginStatus::Refused(reason)));
+        }
+        if !cx.filter.allows(&manifest.group) {
+            for t in &manifest.tools {
+                self.disabled
+                    .entry(t.clone())
+                    .or_insert_with(|| manifest.group.clone());
+            }
+            return self.plugins.push(report(PluginStatus::Disabled));
+        }
+        let builtin = source == PluginSource::Builtin;
+        match load_plugin(cx, &manifest, &bytes, builtin, &self.owner).await {
+            Ok((plugin, entries)) => {
+                let tools = self.enable(&manifest.name, entries, cx.filter.max_tier());
+                tracing::info!(plugin = %manifest.name, group = %manifest.group, tools = tools.len(), "plugin loaded");
+                self.plugins.push(PluginReport {
+                    tools,
+                    instances: Some(plugin.instance_counter()),
+                    ..report(PluginStatus::Loaded)
+                });
+            }
+            Err(reason) => self.refuse(report(PluginStatus::Refused(reason))),
+        }
+    }
+
+    /// Serve a loaded plugin's tools (those within the tier cap: `--slim`
+    /// disables the rest like an excluded group's); their names.
+    fn enable(&mut self, plugin: &str, entries: Vec<ToolEntry>, max_tier: u8) -> Vec<String> {
+        let mut names = Vec::new();
+        for e in entries {
+            if e.info.tier > max_tier {
+                self.disabled
+                    .insert(e.info.name.clone(), e.info.capability.clone());
+                continue;
+            }
+            names.push(e.info.name.clone());
+            self.owner.insert(e.info.name.clone(), plugin.to_owned());
+            self.tools.insert(e.info.name.clone(), e);
+        }
+        names
+    }
+
+    fn refuse(&mut self, report: PluginReport) {
+        if let PluginStatus::Refused(reason) = &report.status {
+            tracing::error!(plugin = %report.name, source = %report.source, "plugin refused: {reason}");
+        }
+        self.plugins.push(report);
+    }
+
+    /// A tool both disabled (by group) and offered by a loaded plugin stays callable.
+    pub(crate) fn finish(mut self) -> Self {
+        let tools = &self.tools;
+        self.disabled.retain(|name, _| !tools.contains_key(name));
+        self
+    }
+}
+
+fn refused(
+    name: String,
+    group: String,
+    source: PluginSource,
+    reason: String,
+    tools: Vec<String>,
+    interfaces: Vec<String>,
+) -> PluginReport {
+    PluginReport {
+        name,
+        group,
+        source,
+        status: PluginStatus::Refused(reason),
+        tools,
+        interfaces,
+        instances: None,
+    }
+}
+
+/// Instantiate a plugin and check the tools it describes against its manifest.
+async fn load_plugin(
+    cx: &LoadContext<'_>,
+    manifest: &Manifest,
+    bytes: &[u8],
+    builtin: bool,
+    owner: &BTreeMap<String, String>,
+) -> std::result::Result<(PreparedPlugin, Vec<ToolEntry>), String> {
+    cx.policy.check(manifest, builtin)?;
+    let services = Arc::new(PluginServices {
+        name: manifest.name.clone(),
+        kv: KvStore::new(cx.data_dir.join("state"), &manifest.name),
+        secrets: SecretStore::new(cx.data_dir),
+        clock: cx.clock,
+        browser: cx.browser.clone(),
+        cdp_domains: manifest.cdp_domains.clone(),
+        recorder: cx.recorder.clone(),
+        session: cx.session.to_owned(),
+        client_logs: cx.client_logs.clone(),
+        caller: cx.caller.clone(),
+    });
+    let plugin = cx.runtime.prepare(bytes, manifest, services)?;
+    let defs = plugin
+        .describe()
+        .await
+        .map_err(|e| format!("describe failed: {}", e.message))?;
+    let mut entries = Vec::with_capacity(defs.len());
+    let mut seen = BTreeSet::new();
+    for def in defs {
+        if !manifest::valid_tool_name(&def.name) {
+            return Err(format!(
+                "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
+                def.name
+            ));
+        }
+        if !manifest.tools.contains(&def.name) {
+            return Err(format!(
+                "tool {:?} is not declared in the manifest",
+                def.name
+            ));
+        }
+        if !seen.insert(def.name.clone()) {
+            return Err(format!("tool {:?} is described twice", def.name));
+        }
+        if let Some(other) = owner.get(&def.name) {
+            return Err(format!(
+                "tool {:?} is already offered by plugin {other:?}; refusing plugin {:?}",
+                def.name, manifest.name
+            ));
+        }
+        if def.capability != manifest.group {
+            return Err(format!(
+                "tool {:?} claims capability {:?} but the plugin's group is {:?}",
+                def.name, def.capability, manifest.group
+            ));
+        }
+        let schema: Value = serde_json::from_str(&def.input_schema)
+            .map_err(|e| format!("tool {:?}: input schema is not JSON: {e}", def.name))?;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(format!(
+                "tool {:?}: input schema must be an object schema",
+                def.name
+            ));
+        }
+        let validator = jsonschema::validator_for(&schema)
+            .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name))?;
+        let info = ToolInfo {
+            name: def.name,
+            description: def.description,
+            input_schema: schema,
+            capability: def.capability,
+            tier: def.tier,
+            annotations: Annotations {
+                read_only: def.annotations.read_only,
+                destructive: def.annotations.destructive,
+                idempotent: def.annotations.idempotent,
+                open_world: def.annotations.open_world,
+            },
+            intent: def
+                .features
+                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::INTENT),
+            output_mode: def
+                .features
+                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
+            redact: def.redact,
+            plugin: manifest.name.clone(),
+            scope: Some({
+                use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;
+                match def.scope {
+                    G::Browser => crate::intent::Scope::Browser,
+                    G::NetworkAdjacent => crate::intent::Scope::NetworkAdjacent,
+                    G::Local => crate::intent::Scope::Local,
+                }
+            }),
+        };
+        entries.push(ToolEntry {
+            info,
+            imp: ToolImpl::Plugin(plugin.clone()),
+            validator,
+        });
+    }
+    Ok((plugin, entries))
+}
