@@ -341,10 +341,17 @@ impl BrowserManager {
             )
         };
         tokio::select! {
-            // A command cut off by the connection's end may fail a moment
-            // before the end is told.
-            r = fut => r.map_err(|e| if connection_lost(&e) { gone() } else { e }),
-            () = died => Err(gone()),
+            r = fut => match r {
+                // A command cut off by the connection's end may fail a moment
+                // before the end is told: wait (bounded) until it is, so that
+                // the next call relaunches instead of meeting the dead one.
+                Err(e) if connection_lost(&e) => {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), died.as_mut()).await;
+                    Err(gone())
+                }
+                r => r,
+            },
+            () = died.as_mut() => Err(gone()),
         }
     }
 
