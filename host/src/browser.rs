@@ -362,102 +362,99 @@ impl BrowserManager {
         ))
     }
 
-    async fn start(&self) -> Result<Session, ToolError> {
+    /// Launch a managed Chromium (a temporary profile unless one is given).
+    async fn launch(
+        &self,
+    ) -> Result<(Browser, chromiumoxide::Handler, Option<ProfileDir>), ToolError> {
         let opts = &self.inner.options;
-        let (browser, mut handler, profile) = if let Some(endpoint) = &opts.cdp_endpoint {
-            let config = chromiumoxide::handler::HandlerConfig {
-                ignore_https_errors: false,
+        let exe = self.find_executable()?;
+        let (dir, profile) = match &opts.user_data_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let d = std::env::temp_dir().join(format!(
+                    "{TEMP_PROFILE_PREFIX}{}-{}",
+                    std::process::id(),
+                    self.launches()
+                ));
+                let _ = std::fs::remove_dir_all(&d);
+                (d.clone(), Some(ProfileDir(d)))
+            }
+        };
+        let mut builder = chromiumoxide::BrowserConfig::builder()
+            .chrome_executable(&exe)
+            .no_sandbox()
+            .user_data_dir(&dir)
+            .window_size(1280, 720)
+            .viewport(chromiumoxide::handler::viewport::Viewport {
+                width: 1280,
+                height: 720,
                 ..Default::default()
-            };
-            let (b, h) = Browser::connect_with_config(endpoint.clone(), config)
-                .await
-                .map_err(|e| {
-                    ToolError::new(
-                        codes::BROWSER_UNAVAILABLE,
-                        format!("cannot attach to the browser at {endpoint}: {e}"),
-                    )
-                })?;
-            (b, h, None)
-        } else {
-            let exe = self.find_executable()?;
-            let (dir, profile) = match &opts.user_data_dir {
-                Some(d) => (d.clone(), None),
-                None => {
-                    let d = std::env::temp_dir().join(format!(
-                        "{TEMP_PROFILE_PREFIX}{}-{}",
-                        std::process::id(),
-                        self.launches()
-                    ));
-                    let _ = std::fs::remove_dir_all(&d);
-                    (d.clone(), Some(ProfileDir(d)))
-                }
-            };
-            let mut builder = chromiumoxide::BrowserConfig::builder()
-                .chrome_executable(&exe)
-                .no_sandbox()
-                .user_data_dir(&dir)
-                .window_size(1280, 720)
-                .viewport(chromiumoxide::handler::viewport::Viewport {
-                    width: 1280,
-                    height: 720,
-                    ..Default::default()
-                })
-                .respect_https_errors()
-                .launch_timeout(Duration::from_secs(30))
-                .request_timeout(Duration::from_secs(30))
-                .args([
-                    "disable-gpu",
-                    "disable-quic",
-                    "no-first-run",
-                    "disable-background-networking",
-                    "disable-component-update",
-                    "disable-sync",
-                    "disable-default-apps",
-                    // Leaving a page must not keep it alive in the back/forward cache
-                    // (that moves the next document to a fresh renderer, ~300 ms
-                    // here), and paint holding only delays pages: off, as other
-                    // automation servers do.
-                    "disable-back-forward-cache",
-                    // A tab in the background (its popup took the focus, an agent
-                    // works in several tabs) must run its timers and rendering as
-                    // fast as the front one.
-                    "disable-background-timer-throttling",
-                    "disable-backgrounding-occluded-windows",
-                    "disable-renderer-backgrounding",
-                    "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
-                ]);
-            if opts.headed {
-                builder = builder.with_head();
-            }
-            if let Some(launcher) = &opts.launcher {
-                builder = builder
-                    .chrome_executable(launcher)
-                    .envs(lifeline::launcher_env(&exe));
-            }
-            let config = builder.build().map_err(|e| {
-                ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
-            })?;
-            let (mut b, h) = Browser::launch(config).await.map_err(|e| {
-                let locked = opts.user_data_dir.is_some()
-                    && dir.join("SingletonLock").exists();
-                let why = if locked {
-                    format!(
-                        "the profile {} is locked by another Chrome; close it or use another --user-data-dir",
-                        dir.display()
-                    )
-                } else {
-                    format!("{e}")
-                };
-                ToolError::new(
-                    codes::BROWSER_UNAVAILABLE,
-                    format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+            })
+            .respect_https_errors()
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(Duration::from_secs(30))
+            .args([
+                "disable-gpu",
+                "disable-quic",
+                "no-first-run",
+                "disable-background-networking",
+                "disable-component-update",
+                "disable-sync",
+                "disable-default-apps",
+                // Leaving a page must not keep it alive in the back/forward cache
+                // (that moves the next document to a fresh renderer, ~300 ms
+                // here), and paint holding only delays pages: off, as other
+                // automation servers do.
+                "disable-back-forward-cache",
+                // A tab in the background (its popup took the focus, an agent
+                // works in several tabs) must run its timers and rendering as
+                // fast as the front one.
+                "disable-background-timer-throttling",
+                "disable-backgrounding-occluded-windows",
+                "disable-renderer-backgrounding",
+                "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
+            ]);
+        if opts.headed {
+            builder = builder.with_head();
+        }
+        if let Some(launcher) = &opts.launcher {
+            builder = builder
+                .chrome_executable(launcher)
+                .envs(lifeline::launcher_env(&exe));
+        }
+        let config = builder.build().map_err(|e| {
+            ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
+        })?;
+        let (mut b, h) = Browser::launch(config).await.map_err(|e| {
+            let locked = opts.user_data_dir.is_some()
+                && dir.join("SingletonLock").exists();
+            let why = if locked {
+                format!(
+                    "the profile {} is locked by another Chrome; close it or use another --user-data-dir",
+                    dir.display()
                 )
-            })?;
-            if let Some(run_dir) = &opts.run_dir {
-                let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
-                lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
+            } else {
+                format!("{e}")
+            };
+            ToolError::new(
+                codes::BROWSER_UNAVAILABLE,
+                format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+            )
+        })?;
+        if let Some(run_dir) = &opts.run_dir {
+            let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
+            lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
+        }
+        Ok((b, h, profile))
+    }
+
+    async fn start(&self) -> Result<Session, ToolError> {
+        let (browser, mut handler, profile) = match &self.inner.options.cdp_endpoint {
+            Some(endpoint) => {
+                let (b, h) = attach(endpoint).await?;
+                (b, h, None)
             }
-            (b, h, profile)
+            None => self.launch().await?,
         };
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
@@ -1134,4 +1131,21 @@ pub(super) async fn raw_command(
             .map_err(|e| cdp_error(method, e))
     })
     .await
+}
+
+/// Attach to a running browser (`--cdp-endpoint`).
+async fn attach(endpoint: &str) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
+    let config = chromiumoxide::handler::HandlerConfig {
+        ignore_https_errors: false,
+        ..Default::default()
+    };
+    let (b, h) = Browser::connect_with_config(endpoint, config)
+        .await
+        .map_err(|e| {
+            ToolError::new(
+                codes::BROWSER_UNAVAILABLE,
+                format!("cannot attach to the browser at {endpoint}: {e}"),
+            )
+        })?;
+    Ok((b, h))
 }

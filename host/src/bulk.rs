@@ -304,13 +304,13 @@ fn bad(field: &str, msg: impl Into<String>) -> ToolError {
 /// Check a contract spec (`oc_bulk_progress_start`'s arguments, or `bulk_contract`
 /// of a task run; `prefix` names it in errors) and return the normalized fields.
 pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, ToolError> {
-    let f = |k: &str| format!("{prefix}{k}");
     let Some(obj) = spec.as_object() else {
         return Err(bad(
             prefix.trim_end_matches('.'),
             "the contract must be an object",
         ));
     };
+    let r = SpecReader { obj, prefix };
     const KNOWN: &[&str] = &[
         "scope",
         "expected_total",
@@ -323,82 +323,26 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
         "run_id",
     ];
     if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(bad(&f(k), format!("`{}` is not a contract field", f(k))));
+        return Err(r.bad(k, "is not a contract field"));
     }
-    let mut out = Map::new();
     let scope = match obj.get("scope") {
         None => "task_run",
         Some(v) => match v.as_str().filter(|s| SCOPES.contains(s)) {
             Some(s) => s,
-            None => {
-                return Err(bad(
-                    &f("scope"),
-                    format!("`{}` must be one of {SCOPES:?}", f("scope")),
-                ));
-            }
+            None => return Err(r.bad("scope", format!("must be one of {SCOPES:?}"))),
         },
     };
-    out.insert("scope".into(), json!(scope));
-    let uint = |k: &str| -> Result<Option<u64>, ToolError> {
-        match obj.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64().filter(|n| *n <= MAX_TOTAL) {
-                Some(n) => Ok(Some(n)),
-                None => Err(bad(
-                    &f(k),
-                    format!("`{}` must be an integer from 0 to {MAX_TOTAL}", f(k)),
-                )),
-            },
-        }
-    };
-    let mut total = uint("expected_total")?;
-    let min = uint("min_completed")?;
-    let items = match obj.get("expected_items") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(a)) => {
-            if a.len() > MAX_EXPECTED_ITEMS {
-                return Err(bad(
-                    &f("expected_items"),
-                    format!(
-                        "`{}` lists {} items, over the {MAX_EXPECTED_ITEMS} limit; give expected_total instead",
-                        f("expected_items"),
-                        a.len()
-                    ),
-                ));
-            }
-            let mut seen = Vec::with_capacity(a.len());
-            for v in a {
-                let Some(s) = v.as_str().filter(|s| !s.trim().is_empty()) else {
-                    return Err(bad(
-                        &f("expected_items"),
-                        format!("`{}` must hold non-empty strings", f("expected_items")),
-                    ));
-                };
-                let s = clean_item(s);
-                if !seen.contains(&s) {
-                    seen.push(s);
-                }
-            }
-            Some(seen)
-        }
-        Some(_) => {
-            return Err(bad(
-                &f("expected_items"),
-                format!("`{}` must be an array of strings", f("expected_items")),
-            ));
-        }
-    };
+    let mut total = r.uint("expected_total")?;
+    let min = r.uint("min_completed")?;
+    let items = r.items()?;
     if let Some(items) = &items {
         match total {
             None => total = Some(items.len() as u64),
             Some(t) if t != items.len() as u64 => {
-                return Err(bad(
-                    &f("expected_total"),
-                    format!(
-                        "`{}` is {t} but expected_items lists {} distinct items",
-                        f("expected_total"),
-                        items.len()
-                    ),
+                let n = items.len();
+                return Err(r.bad(
+                    "expected_total",
+                    format!("is {t} but expected_items lists {n} distinct items"),
                 ));
             }
             Some(_) => {}
@@ -407,49 +351,28 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
     if let (Some(m), Some(t)) = (min, total)
         && m > t
     {
-        return Err(bad(
-            &f("min_completed"),
-            format!(
-                "`{}` ({m}) is more than expected_total ({t})",
-                f("min_completed")
-            ),
+        return Err(r.bad(
+            "min_completed",
+            format!("({m}) is more than expected_total ({t})"),
         ));
     }
-    let text = |k: &str, max: usize| -> Result<Option<String>, ToolError> {
-        match obj.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.trim().to_owned())),
-            Some(_) => Err(bad(
-                &f(k),
-                format!("`{}` must be a string of at most {max} characters", f(k)),
-            )),
-        }
-    };
-    let stop = text("stop_condition", 500)?.unwrap_or_default();
+    let stop = r.text("stop_condition", 500)?.unwrap_or_default();
     if total.is_none() && stop.is_empty() {
+        let f = r.field("stop_condition");
         return Err(bad(
-            &f("stop_condition"),
+            &f,
             format!(
-                "with no expected_total or expected_items, `{}` is required (e.g. \"no next page\"): it is the only way such a contract can complete",
-                f("stop_condition")
+                "with no expected_total or expected_items, `{f}` is required (e.g. \"no next page\"): it is the only way such a contract can complete"
             ),
         ));
     }
-    let key = text("item_key", 64)?.filter(|k| !k.is_empty());
-    let allow_partial = match obj.get("allow_partial") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(bad(
-                &f("allow_partial"),
-                format!("`{}` must be a boolean", f("allow_partial")),
-            ));
-        }
-    };
+    let key = r.text("item_key", 64)?.filter(|k| !k.is_empty());
+    let mut out = Map::new();
+    out.insert("scope".into(), json!(scope));
     out.insert("expected_total".into(), json!(total));
     out.insert("expected_items".into(), json!(items));
     out.insert("min_completed".into(), json!(min));
-    out.insert("allow_partial".into(), json!(allow_partial));
+    out.insert("allow_partial".into(), json!(r.flag("allow_partial")?));
     out.insert("stop_condition".into(), json!(stop));
     out.insert("stop_satisfied".into(), json!(false));
     out.insert(
@@ -458,9 +381,84 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
     );
     out.insert(
         "cursor".into(),
-        json!(text("cursor", 2000)?.filter(|c| !c.is_empty())),
+        json!(r.text("cursor", 2000)?.filter(|c| !c.is_empty())),
     );
     Ok(out)
+}
+
+/// Reads the fields of a contract spec; its errors name the field with the
+/// spec's prefix.
+struct SpecReader<'a> {
+    obj: &'a Map<String, Value>,
+    prefix: &'a str,
+}
+
+impl SpecReader<'_> {
+    fn field(&self, k: &str) -> String {
+        format!("{}{k}", self.prefix)
+    }
+
+    /// "`field` <what>".
+    fn bad(&self, k: &str, what: impl std::fmt::Display) -> ToolError {
+        let f = self.field(k);
+        bad(&f, format!("`{f}` {what}"))
+    }
+
+    fn uint(&self, k: &str) -> Result<Option<u64>, ToolError> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64().filter(|n| *n <= MAX_TOTAL) {
+                Some(n) => Ok(Some(n)),
+                None => Err(self.bad(k, format!("must be an integer from 0 to {MAX_TOTAL}"))),
+            },
+        }
+    }
+
+    fn text(&self, k: &str, max: usize) -> Result<Option<String>, ToolError> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.trim().to_owned())),
+            Some(_) => Err(self.bad(k, format!("must be a string of at most {max} characters"))),
+        }
+    }
+
+    fn flag(&self, k: &str) -> Result<bool, ToolError> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(self.bad(k, "must be a boolean")),
+        }
+    }
+
+    /// `expected_items`: distinct, cleaned, at most [`MAX_EXPECTED_ITEMS`].
+    fn items(&self) -> Result<Option<Vec<String>>, ToolError> {
+        const K: &str = "expected_items";
+        let a = match self.obj.get(K) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Array(a)) => a,
+            Some(_) => return Err(self.bad(K, "must be an array of strings")),
+        };
+        if a.len() > MAX_EXPECTED_ITEMS {
+            return Err(self.bad(
+                K,
+                format!(
+                    "lists {} items, over the {MAX_EXPECTED_ITEMS} limit; give expected_total instead",
+                    a.len()
+                ),
+            ));
+        }
+        let mut seen = Vec::with_capacity(a.len());
+        for v in a {
+            let Some(s) = v.as_str().filter(|s| !s.trim().is_empty()) else {
+                return Err(self.bad(K, "must hold non-empty strings"));
+            };
+            let s = clean_item(s);
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+        Ok(Some(seen))
+    }
 }
 
 /// Items of one update.

@@ -365,33 +365,7 @@ async fn load_plugin(
     let mut entries = Vec::with_capacity(defs.len());
     let mut seen = BTreeSet::new();
     for def in defs {
-        if !manifest::valid_tool_name(&def.name) {
-            return Err(format!(
-                "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
-                def.name
-            ));
-        }
-        if !manifest.tools.contains(&def.name) {
-            return Err(format!(
-                "tool {:?} is not declared in the manifest",
-                def.name
-            ));
-        }
-        if !seen.insert(def.name.clone()) {
-            return Err(format!("tool {:?} is described twice", def.name));
-        }
-        if let Some(other) = owner.get(&def.name) {
-            return Err(format!(
-                "tool {:?} is already offered by plugin {other:?}; refusing plugin {:?}",
-                def.name, manifest.name
-            ));
-        }
-        if def.capability != manifest.group {
-            return Err(format!(
-                "tool {:?} claims capability {:?} but the plugin's group is {:?}",
-                def.name, def.capability, manifest.group
-            ));
-        }
+        check_definition(&def, manifest, &mut seen, owner)?;
         let schema: Value = serde_json::from_str(&def.input_schema)
             .map_err(|e| format!("tool {:?}: input schema is not JSON: {e}", def.name))?;
         if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -402,35 +376,7 @@ async fn load_plugin(
         }
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name))?;
-        let info = ToolInfo {
-            name: def.name,
-            description: def.description,
-            input_schema: schema,
-            capability: def.capability,
-            tier: def.tier,
-            annotations: Annotations {
-                read_only: def.annotations.read_only,
-                destructive: def.annotations.destructive,
-                idempotent: def.annotations.idempotent,
-                open_world: def.annotations.open_world,
-            },
-            intent: def
-                .features
-                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::INTENT),
-            output_mode: def
-                .features
-                .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
-            redact: def.redact,
-            plugin: manifest.name.clone(),
-            scope: Some({
-                use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;
-                match def.scope {
-                    G::Browser => crate::intent::Scope::Browser,
-                    G::NetworkAdjacent => crate::intent::Scope::NetworkAdjacent,
-                    G::Local => crate::intent::Scope::Local,
-                }
-            }),
-        };
+        let info = tool_info(def, schema, &manifest.name);
         entries.push(ToolEntry {
             info,
             imp: ToolImpl::Plugin(plugin.clone()),
@@ -438,4 +384,79 @@ async fn load_plugin(
         });
     }
     Ok((plugin, entries))
+}
+
+/// A described tool is well named, declared in the manifest, described once,
+/// not another plugin's, and of the plugin's group.
+fn check_definition(
+    def: &crate::plugin::bindings::ochre::plugin::types::ToolDefinition,
+    manifest: &Manifest,
+    seen: &mut BTreeSet<String>,
+    owner: &BTreeMap<String, String>,
+) -> std::result::Result<(), String> {
+    if !manifest::valid_tool_name(&def.name) {
+        return Err(format!(
+            "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
+            def.name
+        ));
+    }
+    if !manifest.tools.contains(&def.name) {
+        return Err(format!(
+            "tool {:?} is not declared in the manifest",
+            def.name
+        ));
+    }
+    if !seen.insert(def.name.clone()) {
+        return Err(format!("tool {:?} is described twice", def.name));
+    }
+    if let Some(other) = owner.get(&def.name) {
+        return Err(format!(
+            "tool {:?} is already offered by plugin {other:?}; refusing plugin {:?}",
+            def.name, manifest.name
+        ));
+    }
+    if def.capability != manifest.group {
+        return Err(format!(
+            "tool {:?} claims capability {:?} but the plugin's group is {:?}",
+            def.name, def.capability, manifest.group
+        ));
+    }
+    Ok(())
+}
+
+/// What the host knows of a plugin's tool.
+fn tool_info(
+    def: crate::plugin::bindings::ochre::plugin::types::ToolDefinition,
+    schema: Value,
+    plugin: &str,
+) -> ToolInfo {
+    ToolInfo {
+        name: def.name,
+        description: def.description,
+        input_schema: schema,
+        capability: def.capability,
+        tier: def.tier,
+        annotations: Annotations {
+            read_only: def.annotations.read_only,
+            destructive: def.annotations.destructive,
+            idempotent: def.annotations.idempotent,
+            open_world: def.annotations.open_world,
+        },
+        intent: def
+            .features
+            .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::INTENT),
+        output_mode: def
+            .features
+            .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
+        redact: def.redact,
+        plugin: plugin.to_owned(),
+        scope: Some({
+            use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;
+            match def.scope {
+                G::Browser => crate::intent::Scope::Browser,
+                G::NetworkAdjacent => crate::intent::Scope::NetworkAdjacent,
+                G::Local => crate::intent::Scope::Local,
+            }
+        }),
+    }
 }

@@ -207,48 +207,9 @@ impl HostArgs {
     fn builder(&self) -> anyhow::Result<ochre_host::HostBuilder> {
         let filter =
             CapabilityFilter::from_options(&self.tools_only, &self.disable_tools, self.slim)?;
-        let mut policy = InterfacePolicy::default();
-        for d in &self.deny_interface {
-            policy.deny.extend(
-                d.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty()),
-            );
-        }
-        for g in &self.grant {
-            let (plugin, ifaces) = g
-                .split_once('=')
-                .with_context(|| format!("--grant {g:?}: expected PLUGIN=IFACE[,IFACE]"))?;
-            for iface in ifaces.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                policy
-                    .grants
-                    .insert((plugin.trim().to_owned(), iface.to_owned()));
-            }
-        }
-        if self.plugin_memory_mb == 0 || self.plugin_memory_mb > 4096 {
-            anyhow::bail!("--plugin-memory-mb must be 1-4096");
-        }
-        if !(self.output_handle_ttl_hours >= 0.0 && self.output_handle_ttl_hours <= 24.0 * 365.0) {
-            anyhow::bail!("--output-handle-ttl-hours must be from 0 to 8760");
-        }
-        if self.output_handle_sweep_interval_seconds == 0 {
-            anyhow::bail!("--output-handle-sweep-interval-seconds must be positive");
-        }
-        if self.plugin_max_wall_seconds == 0 {
-            anyhow::bail!("--plugin-max-wall-seconds must be positive");
-        }
-        if self.plugin_timeout_ms == 0 {
-            anyhow::bail!("--plugin-timeout-ms must be positive");
-        }
-        let guard = match &self.config {
-            None => ochre_host::intent::IntentGuardConfig::default(),
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("--config {}: cannot read it", path.display()))?;
-                ochre_host::intent::parse_config(&text)
-                    .map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?
-            }
-        };
+        let policy = self.interface_policy()?;
+        self.check_limits()?;
+        let guard = self.intent_guard()?;
         let mut b = Host::builder()
             .data_dir(self.data_dir())
             .intent_guard(guard)
@@ -273,7 +234,78 @@ impl HostArgs {
         if let Some(dir) = shipped_compiled_dir() {
             b = b.shipped_compiled_dir(dir);
         }
-        b = b.browser(ochre_host::BrowserOptions {
+        b = b.browser(self.browser_options()?);
+        for d in &self.plugin_dir {
+            b = b.plugin_dir(d);
+        }
+        if let Some(ms) = self.fixed_clock_ms {
+            b = b.clock(Clock::Fixed(ms));
+        }
+        if let Some(id) = &self.session_id {
+            b = b.session_id(id);
+        }
+        Ok(b)
+    }
+
+    /// `--deny-interface` and `--grant`.
+    fn interface_policy(&self) -> anyhow::Result<InterfacePolicy> {
+        let mut policy = InterfacePolicy::default();
+        for d in &self.deny_interface {
+            policy.deny.extend(
+                d.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty()),
+            );
+        }
+        for g in &self.grant {
+            let (plugin, ifaces) = g
+                .split_once('=')
+                .with_context(|| format!("--grant {g:?}: expected PLUGIN=IFACE[,IFACE]"))?;
+            for iface in ifaces.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                policy
+                    .grants
+                    .insert((plugin.trim().to_owned(), iface.to_owned()));
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The numeric flags are in range.
+    fn check_limits(&self) -> anyhow::Result<()> {
+        if self.plugin_memory_mb == 0 || self.plugin_memory_mb > 4096 {
+            anyhow::bail!("--plugin-memory-mb must be 1-4096");
+        }
+        if !(self.output_handle_ttl_hours >= 0.0 && self.output_handle_ttl_hours <= 24.0 * 365.0) {
+            anyhow::bail!("--output-handle-ttl-hours must be from 0 to 8760");
+        }
+        if self.output_handle_sweep_interval_seconds == 0 {
+            anyhow::bail!("--output-handle-sweep-interval-seconds must be positive");
+        }
+        if self.plugin_max_wall_seconds == 0 {
+            anyhow::bail!("--plugin-max-wall-seconds must be positive");
+        }
+        if self.plugin_timeout_ms == 0 {
+            anyhow::bail!("--plugin-timeout-ms must be positive");
+        }
+        Ok(())
+    }
+
+    /// The intent guard's settings (`--config`).
+    fn intent_guard(&self) -> anyhow::Result<ochre_host::intent::IntentGuardConfig> {
+        Ok(match &self.config {
+            None => ochre_host::intent::IntentGuardConfig::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--config {}: cannot read it", path.display()))?;
+                ochre_host::intent::parse_config(&text)
+                    .map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?
+            }
+        })
+    }
+
+    /// The browser's options from the browser flags.
+    fn browser_options(&self) -> anyhow::Result<ochre_host::BrowserOptions> {
+        Ok(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
             cdp_endpoint: self.cdp_endpoint.clone(),
             headed: self.headed && !self.headless,
@@ -293,17 +325,7 @@ impl HostArgs {
             // with the server (see `main`).
             launcher: std::env::current_exe().ok(),
             run_dir: None,
-        });
-        for d in &self.plugin_dir {
-            b = b.plugin_dir(d);
-        }
-        if let Some(ms) = self.fixed_clock_ms {
-            b = b.clock(Clock::Fixed(ms));
-        }
-        if let Some(id) = &self.session_id {
-            b = b.session_id(id);
-        }
-        Ok(b)
+        })
     }
 }
 
@@ -394,33 +416,7 @@ fn writable(dir: &std::path::Path) -> std::io::Result<()> {
 async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     let mut failed = false;
     println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
-    let data = args.data_dir();
-    check(
-        writable(&data)
-            .map(|()| format!("{} (writable)", data.display()))
-            .map_err(|e| {
-                (
-                    format!("{}: {e}", data.display()),
-                    "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
-                )
-            }),
-        "data dir",
-        &mut failed,
-    );
-    for dir in &args.plugin_dir {
-        check(
-            if dir.is_dir() {
-                Ok(format!("{} (a dir)", dir.display()))
-            } else {
-                Err((
-                    format!("{} is not a dir", dir.display()),
-                    "create it, or drop this --plugin-dir".into(),
-                ))
-            },
-            "plugin dir",
-            &mut failed,
-        );
-    }
+    check_dirs(args, &mut failed);
     let host = match args.build().await {
         Ok(h) => h,
         Err(e) => {
@@ -435,6 +431,50 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
             anyhow::bail!("ochre doctor: the server cannot start");
         }
     };
+    check_cache(&host, &mut failed);
+    check_plugins(&host, &mut failed);
+    check_browser(&host, &mut failed).await;
+    host.shutdown().await;
+    if failed {
+        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
+    }
+    println!("all good");
+    Ok(())
+}
+
+/// `ochre doctor`: the data dir is writable, the plugin dirs are dirs.
+fn check_dirs(args: &HostArgs, failed: &mut bool) {
+    let data = args.data_dir();
+    check(
+        writable(&data)
+            .map(|()| format!("{} (writable)", data.display()))
+            .map_err(|e| {
+                (
+                    format!("{}: {e}", data.display()),
+                    "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
+                )
+            }),
+        "data dir",
+        failed,
+    );
+    for dir in &args.plugin_dir {
+        check(
+            if dir.is_dir() {
+                Ok(format!("{} (a dir)", dir.display()))
+            } else {
+                Err((
+                    format!("{} is not a dir", dir.display()),
+                    "create it, or drop this --plugin-dir".into(),
+                ))
+            },
+            "plugin dir",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: the compile cache, and the plugins a package shipped compiled.
+fn check_cache(host: &Host, failed: &mut bool) {
     match host.compile_cache_dir() {
         Some(dir) => {
             let entries = std::fs::read_dir(dir)
@@ -454,7 +494,7 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
                         )
                     }),
                 "compile cache",
-                &mut failed,
+                failed,
             );
         }
         None => println!("  -     compile cache      off"),
@@ -466,13 +506,17 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
             dir.display()
         );
     }
+}
+
+/// `ochre doctor`: what became of each plugin.
+fn check_plugins(host: &Host, failed: &mut bool) {
     for p in host.plugins() {
         let what = format!("plugin {}", p.name);
         match &p.status {
             PluginStatus::Loaded => check(
                 Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)),
                 &what,
-                &mut failed,
+                failed,
             ),
             PluginStatus::Disabled => {
                 println!("  -     {what:<18} disabled (its group is excluded)")
@@ -483,10 +527,14 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
                     "see the reason; `ochre plugins list` shows every plugin".into(),
                 )),
                 &what,
-                &mut failed,
+                failed,
             ),
         }
     }
+}
+
+/// `ochre doctor`: the browser starts and answers.
+async fn check_browser(host: &Host, failed: &mut bool) {
     let browser = host.browser();
     let exe = browser.executable();
     let started = std::time::Instant::now();
@@ -514,14 +562,8 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
                 (what, fix)
             }),
         "browser",
-        &mut failed,
+        failed,
     );
-    host.shutdown().await;
-    if failed {
-        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
-    }
-    println!("all good");
-    Ok(())
 }
 
 /// The compiled built-in plugins a package installed next to this binary
@@ -550,133 +592,145 @@ on stdin/stdout and now waits for an MCP client; typing here does nothing useful
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
-        // stdio answers `initialize` at once and builds the host meanwhile (on a
-        // new machine that compiles the plugins); HTTP binds once it is built.
-        Command::Serve if cli.http.is_none() => {
-            let (server, failed) = McpServer::starting(cli.host.builder()?.build());
-            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                eprintln!("{}", terminal_help());
-            }
-            // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
-            let result = tokio::select! {
-                r = server.clone().serve_stdio() => r,
-                e = failed => Err(anyhow::anyhow!("{e}")),
-                _ = terminated() => Ok(()),
-            };
-            if let Some(host) = futures::FutureExt::now_or_never(server.host()).flatten() {
-                host.shutdown().await;
-            }
-            result
-        }
-        Command::Serve => {
-            let port = cli.http.unwrap_or_default();
-            let host = cli.host.build().await?;
-            let serve = serve_http(
-                host.clone(),
-                HttpOptions {
-                    host: cli.http_host,
-                    port,
-                    auth_token: cli.auth_token.clone(),
-                    allowed_origins: cli.allow_origin.clone(),
-                    allowed_hosts: cli.allow_host.clone(),
-                    share_tabs: cli.share_tabs,
-                },
-            );
-            // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
-            let result = tokio::select! {
-                r = serve => r,
-                _ = terminated() => Ok(()),
-            };
-            host.shutdown().await;
-            result
-        }
+        Command::Serve if cli.http.is_none() => serve_stdio(&cli).await,
+        Command::Serve => serve_over_http(&cli).await,
         Command::Plugins {
             command: PluginsCommand::List { json },
-        } => {
-            let host = cli.host.build().await?;
-            if *json {
-                let list: Vec<_> = host.plugins().iter().map(|p| p.to_json()).collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else {
-                for p in host.plugins() {
-                    let status = match &p.status {
-                        PluginStatus::Loaded => "loaded".to_owned(),
-                        PluginStatus::Disabled => {
-                            "disabled (group excluded; not instantiated)".to_owned()
-                        }
-                        PluginStatus::Refused(r) => format!("REFUSED: {r}"),
-                    };
-                    println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
-                    println!("  tools: {}", p.tools.join(", "));
-                    println!("  interfaces: {}", p.interfaces.join(", "));
-                }
-            }
-            host.shutdown().await;
-            Ok(())
-        }
+        } => list_plugins(&cli, *json).await,
         Command::Doctor => doctor(&cli.host).await,
-        Command::Tools { json, markdown } => {
-            let host = cli.host.build().await?;
-            let catalogue = ochre_host::server::catalogue(&host);
-            host.shutdown().await;
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&catalogue)?);
-            } else if *markdown {
-                print!("{}", ochre_host::server::catalogue_markdown(&catalogue));
-            } else {
-                for e in &catalogue {
-                    println!(
-                        "{:<10} {} {:<20} {}",
-                        e["group"].as_str().unwrap_or(""),
-                        e["tier"],
-                        e["name"].as_str().unwrap_or(""),
-                        e["purpose"].as_str().unwrap_or("")
-                    );
-                }
-            }
-            Ok(())
-        }
-        Command::Totp { command } => {
-            let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
-            match command {
-                TotpCommand::Add { domain, secret } => {
-                    let domain = domain.trim().to_ascii_lowercase();
-                    if domain.is_empty() {
-                        anyhow::bail!("--domain must not be empty");
-                    }
-                    let secret = match secret {
-                        Some(s) => s.clone(),
-                        None => {
-                            let mut s = String::new();
-                            std::io::stdin().read_line(&mut s)?;
-                            s
-                        }
-                    };
-                    let secret = secret.trim();
-                    if secret.is_empty() {
-                        anyhow::bail!("the secret is empty");
-                    }
-                    store.set("totp", &domain, secret)?;
-                    eprintln!(
-                        "stored the TOTP secret for {domain} in {}",
-                        store.path().display()
-                    );
-                }
-                TotpCommand::Remove { domain } => {
-                    let domain = domain.trim().to_ascii_lowercase();
-                    if store.remove("totp", &domain)? {
-                        eprintln!("removed the TOTP secret for {domain}");
-                    } else {
-                        anyhow::bail!("no TOTP secret stored for {domain}");
-                    }
-                }
-                TotpCommand::List => {
-                    for key in store.keys("totp")? {
-                        println!("{key}");
-                    }
-                }
-            }
-            Ok(())
+        Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
+        Command::Totp { command } => totp(&cli, command),
+    }
+}
+
+/// Serve MCP on stdio: `initialize` is answered at once and the host is built
+/// meanwhile (on a new machine that compiles the plugins).
+async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
+    let (server, failed) = McpServer::starting(cli.host.builder()?.build());
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{}", terminal_help());
+    }
+    // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+    let result = tokio::select! {
+        r = server.clone().serve_stdio() => r,
+        e = failed => Err(anyhow::anyhow!("{e}")),
+        _ = terminated() => Ok(()),
+    };
+    if let Some(host) = futures::FutureExt::now_or_never(server.host()).flatten() {
+        host.shutdown().await;
+    }
+    result
+}
+
+/// Serve MCP over HTTP, once the host is built.
+async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
+    let port = cli.http.unwrap_or_default();
+    let host = cli.host.build().await?;
+    let serve = serve_http(
+        host.clone(),
+        HttpOptions {
+            host: cli.http_host,
+            port,
+            auth_token: cli.auth_token.clone(),
+            allowed_origins: cli.allow_origin.clone(),
+            allowed_hosts: cli.allow_host.clone(),
+            share_tabs: cli.share_tabs,
+        },
+    );
+    // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+    let result = tokio::select! {
+        r = serve => r,
+        _ = terminated() => Ok(()),
+    };
+    host.shutdown().await;
+    result
+}
+
+/// `ochre plugins list`.
+async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
+    let host = cli.host.build().await?;
+    if json {
+        let list: Vec<_> = host.plugins().iter().map(|p| p.to_json()).collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        for p in host.plugins() {
+            let status = match &p.status {
+                PluginStatus::Loaded => "loaded".to_owned(),
+                PluginStatus::Disabled => "disabled (group excluded; not instantiated)".to_owned(),
+                PluginStatus::Refused(r) => format!("REFUSED: {r}"),
+            };
+            println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
+            println!("  tools: {}", p.tools.join(", "));
+            println!("  interfaces: {}", p.interfaces.join(", "));
         }
     }
+    host.shutdown().await;
+    Ok(())
+}
+
+/// `ochre tools`.
+async fn list_tools(cli: &Cli, json: bool, markdown: bool) -> anyhow::Result<()> {
+    let host = cli.host.build().await?;
+    let catalogue = ochre_host::server::catalogue(&host);
+    host.shutdown().await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&catalogue)?);
+    } else if markdown {
+        print!("{}", ochre_host::server::catalogue_markdown(&catalogue));
+    } else {
+        for e in &catalogue {
+            println!(
+                "{:<10} {} {:<20} {}",
+                e["group"].as_str().unwrap_or(""),
+                e["tier"],
+                e["name"].as_str().unwrap_or(""),
+                e["purpose"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `ochre totp add|remove|list`.
+fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
+    let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+    match command {
+        TotpCommand::Add { domain, secret } => {
+            let domain = domain.trim().to_ascii_lowercase();
+            if domain.is_empty() {
+                anyhow::bail!("--domain must not be empty");
+            }
+            let secret = match secret {
+                Some(s) => s.clone(),
+                None => {
+                    let mut s = String::new();
+                    std::io::stdin().read_line(&mut s)?;
+                    s
+                }
+            };
+            let secret = secret.trim();
+            if secret.is_empty() {
+                anyhow::bail!("the secret is empty");
+            }
+            store.set("totp", &domain, secret)?;
+            eprintln!(
+                "stored the TOTP secret for {domain} in {}",
+                store.path().display()
+            );
+        }
+        TotpCommand::Remove { domain } => {
+            let domain = domain.trim().to_ascii_lowercase();
+            if store.remove("totp", &domain)? {
+                eprintln!("removed the TOTP secret for {domain}");
+            } else {
+                anyhow::bail!("no TOTP secret stored for {domain}");
+            }
+        }
+        TotpCommand::List => {
+            for key in store.keys("totp")? {
+                println!("{key}");
+            }
+        }
+    }
+    Ok(())
 }

@@ -228,6 +228,46 @@ fn compact_schema(v: &mut Value, top: bool) {
     if top {
         m.remove("description");
     }
+    drop_defaults(m);
+    drop_null_types(m);
+    if let Some(Value::String(d)) = m.get_mut("description") {
+        *d = d.replace('\n', " ");
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        props.retain(|_, p| {
+            !p.get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.starts_with("alias of "))
+        });
+    }
+    for key in ["properties", "$defs"] {
+        if let Some(Value::Object(children)) = m.get_mut(key) {
+            for child in children.values_mut() {
+                if key == "$defs"
+                    && let Value::Object(dm) = child
+                {
+                    dm.remove("description");
+                }
+                compact_schema(child, false);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = m.get_mut(key) {
+            compact_schema(child, false);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(children)) = m.get_mut(key) {
+            children.iter_mut().for_each(|c| compact_schema(c, false));
+        }
+    }
+    merge_plain_any_of(m);
+}
+
+/// Keywords that say little an agent needs: formats, titles, bounds that are
+/// the defaults anyway.
+fn drop_defaults(m: &mut serde_json::Map<String, Value>) {
     m.remove("format");
     m.remove("title");
     if m.get("additionalProperties") == Some(&Value::Bool(false)) {
@@ -264,7 +304,11 @@ fn compact_schema(v: &mut Value, top: bool) {
     {
         m.remove("maxLength");
     }
-    // Optional fields: `["string", "null"]` -> `"string"`; omission says it.
+}
+
+/// Optional fields: `["string", "null"]` -> `"string"`, an `anyOf` with `null`
+/// -> its other branch; omission says it.
+fn drop_null_types(m: &mut serde_json::Map<String, Value>) {
     if let Some(Value::Array(types)) = m.get("type") {
         let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
         if kept.len() == 1 {
@@ -286,40 +330,11 @@ fn compact_schema(v: &mut Value, top: bool) {
             }
         }
     }
-    if let Some(Value::String(d)) = m.get_mut("description") {
-        *d = d.replace('\n', " ");
-    }
-    if let Some(Value::Object(props)) = m.get_mut("properties") {
-        props.retain(|_, p| {
-            !p.get("description")
-                .and_then(Value::as_str)
-                .is_some_and(|d| d.starts_with("alias of "))
-        });
-    }
-    for key in ["properties", "$defs"] {
-        if let Some(Value::Object(children)) = m.get_mut(key) {
-            for child in children.values_mut() {
-                if key == "$defs"
-                    && let Value::Object(dm) = child
-                {
-                    dm.remove("description");
-                }
-                compact_schema(child, false);
-            }
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(child) = m.get_mut(key) {
-            compact_schema(child, false);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(children)) = m.get_mut(key) {
-            children.iter_mut().for_each(|c| compact_schema(c, false));
-        }
-    }
-    // After the branches are compacted (no `format` left on them).
-    // `anyOf` of bare types (at most one array with `items`) -> one `type` list.
+}
+
+/// `anyOf` of bare types (at most one array with `items`) -> one `type` list.
+/// After the branches are compacted (no `format` left on them).
+fn merge_plain_any_of(m: &mut serde_json::Map<String, Value>) {
     if let Some(Value::Array(any)) = m.get("anyOf") {
         let plain = any.iter().all(|b| {
             b.as_object().is_some_and(|o| {

@@ -315,40 +315,9 @@ impl BrowserManager {
                 "no evidence dir is configured (BrowserOptions::evidence_dir)",
             ));
         };
-        let include: Vec<String> = match args["include"].as_array() {
-            Some(a) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect(),
-            None => ["dom", "screenshot", "network", "console"]
-                .map(String::from)
-                .to_vec(),
-        };
-        if let Some(bad) = include
-            .iter()
-            .find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
-        {
-            return Err(ToolError::invalid_argument(
-                "include",
-                format!("{bad:?} is not dom, screenshot, network or console"),
-            ));
-        }
+        let include = evidence_parts(args)?;
         let now = std::time::SystemTime::now();
-        let stamp: String = humantime::format_rfc3339_seconds(now)
-            .to_string()
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect();
-        let mut raw = [0u8; 3];
-        let _ = getrandom::fill(&mut raw);
-        let id = format!(
-            "ev-{}-{}-{:02x}{:02x}{:02x}",
-            &stamp[..8.min(stamp.len())],
-            &stamp[8.min(stamp.len())..],
-            raw[0],
-            raw[1],
-            raw[2]
-        );
+        let id = bundle_id(now);
         let dir = root.join(&id);
         std::fs::create_dir_all(&dir).map_err(|e| {
             ToolError::new(
@@ -369,43 +338,8 @@ impl BrowserManager {
             Ok(())
         };
         for what in &include {
-            match what.as_str() {
-                "dom" => {
-                    let html = bounded(10_000, "reading the DOM", async {
-                        page.content()
-                            .await
-                            .map_err(|e| cdp_error("reading the DOM", e))
-                    })
-                    .await?;
-                    write("dom.html", html.as_bytes())?;
-                }
-                "screenshot" => {
-                    let png = self
-                        .screenshot(Some(&super::tab_id(n)), false, None, None)
-                        .await?;
-                    write("screenshot.png", &png)?;
-                }
-                "network" => {
-                    let net = self
-                        .network_capture(
-                            self.tab_watch(n),
-                            page,
-                            &json!({"action": "get", "limit": 2000}),
-                        )
-                        .await?;
-                    write(
-                        "network.json",
-                        &serde_json::to_vec_pretty(&net).unwrap_or_default(),
-                    )?;
-                }
-                _ => {
-                    let console = self.console_json(n, &json!({"limit": 1000}));
-                    write(
-                        "console.json",
-                        &serde_json::to_vec_pretty(&console).unwrap_or_default(),
-                    )?;
-                }
-            }
+            let (name, bytes) = self.evidence_part(n, page, what).await?;
+            write(name, &bytes)?;
         }
         let manifest = json!({
             "bundle_id": id,
@@ -425,4 +359,92 @@ impl BrowserManager {
         })?;
         Ok(manifest)
     }
+
+    /// One part of an evidence bundle: its file name and bytes.
+    async fn evidence_part(
+        &self,
+        n: u64,
+        page: &Page,
+        what: &str,
+    ) -> Result<(&'static str, Vec<u8>), ToolError> {
+        Ok(match what {
+            "dom" => {
+                let html = bounded(10_000, "reading the DOM", async {
+                    page.content()
+                        .await
+                        .map_err(|e| cdp_error("reading the DOM", e))
+                })
+                .await?;
+                ("dom.html", html.into_bytes())
+            }
+            "screenshot" => {
+                let png = self
+                    .screenshot(Some(&super::tab_id(n)), false, None, None)
+                    .await?;
+                ("screenshot.png", png)
+            }
+            "network" => {
+                let net = self
+                    .network_capture(
+                        self.tab_watch(n),
+                        page,
+                        &json!({"action": "get", "limit": 2000}),
+                    )
+                    .await?;
+                (
+                    "network.json",
+                    serde_json::to_vec_pretty(&net).unwrap_or_default(),
+                )
+            }
+            _ => {
+                let console = self.console_json(n, &json!({"limit": 1000}));
+                (
+                    "console.json",
+                    serde_json::to_vec_pretty(&console).unwrap_or_default(),
+                )
+            }
+        })
+    }
+}
+
+/// The parts an evidence bundle asks for (`include`; default: all).
+fn evidence_parts(args: &Value) -> Result<Vec<String>, ToolError> {
+    let include: Vec<String> = match args["include"].as_array() {
+        Some(a) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        None => ["dom", "screenshot", "network", "console"]
+            .map(String::from)
+            .to_vec(),
+    };
+    if let Some(bad) = include
+        .iter()
+        .find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
+    {
+        return Err(ToolError::invalid_argument(
+            "include",
+            format!("{bad:?} is not dom, screenshot, network or console"),
+        ));
+    }
+    Ok(include)
+}
+
+/// `ev-<date>-<time>-<6 hex>`.
+fn bundle_id(now: std::time::SystemTime) -> String {
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    let mut raw = [0u8; 3];
+    let _ = getrandom::fill(&mut raw);
+    format!(
+        "ev-{}-{}-{:02x}{:02x}{:02x}",
+        &stamp[..8.min(stamp.len())],
+        &stamp[8.min(stamp.len())..],
+        raw[0],
+        raw[1],
+        raw[2]
+    )
 }

@@ -501,114 +501,87 @@ impl BrowserManager {
         }
         let w = Arc::new(TabWatch::default());
         lock(&self.inner.watches).insert(n, w.clone());
-        if let Ok(mut s) = page.event_listener::<EventConsoleApiCalled>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    let text = ev
-                        .args
-                        .iter()
-                        .map(|a| match &a.value {
-                            Some(Value::String(s)) => s.clone(),
-                            Some(v) => v.to_string(),
-                            None => a.description.clone().unwrap_or_default(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    let level = serde_json::to_value(&ev.r#type)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_else(|| "log".into());
-                    w.push_console(&level, text);
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventExceptionThrown>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    let d = &ev.exception_details;
-                    let text = d
-                        .exception
-                        .as_ref()
-                        .and_then(|e| e.description.clone())
-                        .unwrap_or_else(|| d.text.clone());
-                    w.push_console("exception", text);
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventRequestWillBeSent>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    let kind = ev
-                        .r#type
-                        .as_ref()
-                        .and_then(|t| serde_json::to_value(t).ok())
-                        .and_then(|v| v.as_str().map(str::to_owned));
-                    w.cap_request(
-                        ev.request_id.inner(),
-                        &ev.request.url,
-                        &ev.request.method,
-                        kind,
-                    );
-                    // What a quiet network means for reading a page: no document,
-                    // script or data request (XHR, fetch) in flight. Images, fonts and
-                    // styles load lazily and do not change what tools read.
-                    let counts = matches!(
-                        ev.r#type,
-                        Some(
-                            ResourceType::Document
-                                | ResourceType::Script
-                                | ResourceType::Xhr
-                                | ResourceType::Fetch
-                        )
-                    );
-                    if counts && !ev.request.url.starts_with("data:") {
-                        w.net_start(ev.request_id.inner().clone(), &ev.request.url);
-                    }
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventLoadingFinished>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    w.net_end(ev.request_id.inner());
-                    w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventRequestServedFromCache>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    w.net_end(ev.request_id.inner());
-                    w.cap_cached(ev.request_id.inner());
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventResponseReceived>().await {
-            let w = w.clone();
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    w.cap_response(
-                        ev.request_id.inner(),
-                        ev.response.status,
-                        &ev.response.mime_type,
-                        &ev.response.url,
-                    );
-                }
-            });
-        }
-        if let Ok(mut s) = page.event_listener::<EventLoadingFailed>().await {
-            tokio::spawn(async move {
-                while let Some(ev) = s.next().await {
-                    w.net_end(ev.request_id.inner());
-                    w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
-                }
-            });
-        }
+        on_event(page, &w, |w, ev: &EventConsoleApiCalled| {
+            let text = ev
+                .args
+                .iter()
+                .map(|a| match &a.value {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => a.description.clone().unwrap_or_default(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let level = serde_json::to_value(&ev.r#type)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "log".into());
+            w.push_console(&level, text);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventExceptionThrown| {
+            let d = &ev.exception_details;
+            let text = d
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| d.text.clone());
+            w.push_console("exception", text);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventRequestWillBeSent| {
+            let kind = ev
+                .r#type
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok())
+                .and_then(|v| v.as_str().map(str::to_owned));
+            w.cap_request(
+                ev.request_id.inner(),
+                &ev.request.url,
+                &ev.request.method,
+                kind,
+            );
+            // What a quiet network means for reading a page: no document,
+            // script or data request (XHR, fetch) in flight. Images, fonts and
+            // styles load lazily and do not change what tools read.
+            let counts = matches!(
+                ev.r#type,
+                Some(
+                    ResourceType::Document
+                        | ResourceType::Script
+                        | ResourceType::Xhr
+                        | ResourceType::Fetch
+                )
+            );
+            if counts && !ev.request.url.starts_with("data:") {
+                w.net_start(ev.request_id.inner().clone(), &ev.request.url);
+            }
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventLoadingFinished| {
+            w.net_end(ev.request_id.inner());
+            w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventRequestServedFromCache| {
+            w.net_end(ev.request_id.inner());
+            w.cap_cached(ev.request_id.inner());
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventResponseReceived| {
+            w.cap_response(
+                ev.request_id.inner(),
+                ev.response.status,
+                &ev.response.mime_type,
+                &ev.response.url,
+            );
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventLoadingFailed| {
+            w.net_end(ev.request_id.inner());
+            w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
+        })
+        .await;
     }
 
     /// Forget the requests in flight of a tab (before it loads a new document).
@@ -1089,104 +1062,33 @@ impl BrowserManager {
         let value = args.get("value").and_then(Value::as_str).unwrap_or("");
         let start = Instant::now();
         let deadline = start + Duration::from_millis(u64::from(timeout_ms));
-        let token_now = |v: Value| v.as_str().map(str::to_owned);
         let key = json!(page_library_key());
-        let token_expr = format!("window[{key}] ? window[{key}].token : null");
+        let mut w = WaitFor {
+            kind,
+            value,
+            visible: args.get("visible"),
+            start,
+            token_expr: format!("window[{key}] ? window[{key}].token : null"),
+            first: None,
+        };
         // The document we start on, to notice the next one.
         let given = args.get("token").and_then(Value::as_str).map(str::to_owned);
-        let first = if kind != "navigation" {
-            None
-        } else if given.is_some() {
-            // The document the caller acted in (it may already be gone).
-            given
-        } else {
-            self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
-            token_now(self.eval(page, &token_expr, true).await?)
-        };
-        let url_match = |url: &str| -> bool {
-            if let Some(re) = value.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
-                return simple_regex(re, url);
-            }
-            if value.contains('*') {
-                return glob(value, url);
-            }
-            url.contains(value)
-        };
-        if kind == "function" {
-            // A syntax error is the caller's mistake: say so at once.
-            let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
-            if let Err(e) = self.eval(page, &probe, true).await
-                && e.code == codes::JS_ERROR
-                && e.message.contains("SyntaxError")
-            {
-                return Err(ToolError::invalid_argument(
-                    "value",
-                    format!(
-                        "the function does not parse: {}",
-                        e.message.lines().next().unwrap_or("")
-                    ),
-                ));
-            }
-        }
-        loop {
-            let met = match kind {
-                "timeout" => {
-                    start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
-                }
-                "selector" | "selector_hidden" => {
-                    match self
-                        .run_op(
-                            n,
-                            page,
-                            "check",
-                            json!({"type": kind, "value": value, "visible": args.get("visible")}),
-                            timeout_ms,
-                        )
-                        .await
-                    {
-                        Ok(v) => v == Value::Bool(true),
-                        Err(e) if e.code == crate::error::codes::INVALID_ARGUMENT => return Err(e),
-                        Err(_) => false,
-                    }
-                }
-                "function" => {
-                    let expr = format!(
-                        "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
-                    );
-                    matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
-                }
-                "navigation" => {
-                    // A link to a file starts a download and the page stays.
-                    let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
-                    if self.download_started_since(n, since) {
-                        let url = page.url().await.ok().flatten().unwrap_or_default();
-                        return Ok(
-                            json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
-                        );
-                    }
-                    let now = self
-                        .eval(page, &token_expr, true)
-                        .await
-                        .ok()
-                        .and_then(token_now);
-                    now != first && self.loaded(page).await
-                }
-                "url_match" => {
-                    let url = page.url().await.ok().flatten().unwrap_or_default();
-                    url_match(&url)
-                }
-                other => {
-                    return Err(ToolError::invalid_argument(
-                        "type",
-                        format!("unknown wait type {other:?}"),
-                    ));
+        if kind == "navigation" {
+            w.first = match given {
+                // The document the caller acted in (it may already be gone).
+                Some(t) => Some(t),
+                None => {
+                    self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
+                    token_of(self.eval(page, &w.token_expr, true).await?)
                 }
             };
-            if met {
-                let url = page.url().await.ok().flatten().unwrap_or_default();
-                return Ok(
-                    json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
-                );
+        }
+        if kind == "function" {
+            self.check_function_parses(page, value).await?;
+        }
+        loop {
+            if let Some(done) = self.wait_once(n, page, &w, timeout_ms).await? {
+                return Ok(done);
             }
             if Instant::now() >= deadline {
                 return Err(ToolError::new(
@@ -1197,6 +1099,87 @@ impl BrowserManager {
             }
             tokio::time::sleep(Duration::from_millis(40)).await;
         }
+    }
+
+    /// A `function` wait whose function has a syntax error is the caller's
+    /// mistake: say so at once.
+    async fn check_function_parses(&self, page: &Page, value: &str) -> Result<(), ToolError> {
+        let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
+        match self.eval(page, &probe, true).await {
+            Err(e) if e.code == codes::JS_ERROR && e.message.contains("SyntaxError") => {
+                Err(ToolError::invalid_argument(
+                    "value",
+                    format!(
+                        "the function does not parse: {}",
+                        e.message.lines().next().unwrap_or("")
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One look at what a wait waits for: `Some(answer)` once it happened.
+    async fn wait_once(
+        &self,
+        n: u64,
+        page: &Page,
+        w: &WaitFor<'_>,
+        timeout_ms: u32,
+    ) -> Result<Option<Value>, ToolError> {
+        let (kind, value, start) = (w.kind, w.value, w.start);
+        let met = match kind {
+            "timeout" => {
+                start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
+            }
+            "selector" | "selector_hidden" => {
+                let check = json!({"type": kind, "value": value, "visible": w.visible});
+                match self.run_op(n, page, "check", check, timeout_ms).await {
+                    Ok(v) => v == Value::Bool(true),
+                    Err(e) if e.code == crate::error::codes::INVALID_ARGUMENT => return Err(e),
+                    Err(_) => false,
+                }
+            }
+            "function" => {
+                let expr = format!(
+                    "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
+                );
+                matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
+            }
+            "navigation" => {
+                // A link to a file starts a download and the page stays.
+                let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
+                if self.download_started_since(n, since) {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    return Ok(Some(
+                        json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+                    ));
+                }
+                let now = self
+                    .eval(page, &w.token_expr, true)
+                    .await
+                    .ok()
+                    .and_then(token_of);
+                now != w.first && self.loaded(page).await
+            }
+            "url_match" => {
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                url_matches(value, &url)
+            }
+            other => {
+                return Err(ToolError::invalid_argument(
+                    "type",
+                    format!("unknown wait type {other:?}"),
+                ));
+            }
+        };
+        if !met {
+            return Ok(None);
+        }
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        Ok(Some(
+            json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+        ))
     }
 
     /// Dispatch trusted input events. A press, moves and a release that start a
@@ -1585,54 +1568,12 @@ impl BrowserManager {
                 let list: Vec<Value> = cookies
                     .iter()
                     .filter(|c| name.is_none_or(|n| c.name == n))
-                    .map(|c| {
-                        let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
-                        if let Value::Object(m) = &mut v {
-                            m.retain(|k, _| {
-                                matches!(
-                                    k.as_str(),
-                                    "name"
-                                        | "value"
-                                        | "domain"
-                                        | "path"
-                                        | "expires"
-                                        | "httpOnly"
-                                        | "secure"
-                                        | "sameSite"
-                                        | "session"
-                                )
-                            });
-                        }
-                        v
-                    })
+                    .map(public_cookie)
                     .collect();
                 Ok(json!({"cookies": list}))
             }
             "set" => {
-                let mut p = json!({"name": s("name"), "value": s("value").unwrap_or_default()});
-                match s("domain") {
-                    Some(d) => {
-                        p["domain"] = json!(d);
-                        p["path"] = json!(s("path").unwrap_or("/"));
-                    }
-                    None => {
-                        p["url"] = json!(url);
-                        if let Some(path) = s("path") {
-                            p["path"] = json!(path);
-                        }
-                    }
-                }
-                for k in ["secure", "httpOnly"] {
-                    if let Some(b) = a.get(k).and_then(Value::as_bool) {
-                        p[k] = json!(b);
-                    }
-                }
-                if let Some(ss) = s("sameSite") {
-                    p["sameSite"] = json!(ss);
-                }
-                if let Some(e) = a.get("expires").and_then(Value::as_f64) {
-                    p["expires"] = json!(e);
-                }
+                let p = cookie_to_set(a, &url);
                 let params: SetCookieParams = cdp_params(p)?;
                 page.execute(params).await.map_err(|e| {
                     ToolError::invalid_argument(
@@ -1695,6 +1636,101 @@ impl BrowserManager {
         })
         .await
     }
+}
+
+/// A cookie as `cookies get` shows it.
+fn public_cookie(c: &chromiumoxide::cdp::browser_protocol::network::Cookie) -> Value {
+    let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "name"
+                    | "value"
+                    | "domain"
+                    | "path"
+                    | "expires"
+                    | "httpOnly"
+                    | "secure"
+                    | "sameSite"
+                    | "session"
+            )
+        });
+    }
+    v
+}
+
+/// `Network.setCookie`'s params for `cookies set` on a page at `url`.
+fn cookie_to_set(a: &Value, url: &str) -> Value {
+    let s = |k: &str| a.get(k).and_then(Value::as_str);
+    let mut p = json!({"name": s("name"), "value": s("value").unwrap_or_default()});
+    match s("domain") {
+        Some(d) => {
+            p["domain"] = json!(d);
+            p["path"] = json!(s("path").unwrap_or("/"));
+        }
+        None => {
+            p["url"] = json!(url);
+            if let Some(path) = s("path") {
+                p["path"] = json!(path);
+            }
+        }
+    }
+    for k in ["secure", "httpOnly"] {
+        if let Some(b) = a.get(k).and_then(Value::as_bool) {
+            p[k] = json!(b);
+        }
+    }
+    if let Some(ss) = s("sameSite") {
+        p["sameSite"] = json!(ss);
+    }
+    if let Some(e) = a.get("expires").and_then(Value::as_f64) {
+        p["expires"] = json!(e);
+    }
+    p
+}
+
+/// Hand each event `T` of `page` to `f` with the tab's watch, for as long as
+/// the page sends them.
+async fn on_event<T>(page: &Page, w: &Arc<TabWatch>, f: fn(&TabWatch, &T))
+where
+    T: chromiumoxide::cdp::IntoEventKind + Unpin + Send + Sync + 'static,
+{
+    if let Ok(mut events) = page.event_listener::<T>().await {
+        let w = w.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = events.next().await {
+                f(&w, &ev);
+            }
+        });
+    }
+}
+
+/// What a `wait_for` waits for.
+struct WaitFor<'a> {
+    kind: &'a str,
+    value: &'a str,
+    visible: Option<&'a Value>,
+    start: Instant,
+    /// Reads the document's token (a new document has a new one).
+    token_expr: String,
+    /// `navigation`: the token of the document the wait started on.
+    first: Option<String>,
+}
+
+fn token_of(v: Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+/// `url_match`: `/regex/`, a glob with `*`, or a substring.
+fn url_matches(pattern: &str, url: &str) -> bool {
+    if let Some(re) = pattern.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
+        return simple_regex(re, url);
+    }
+    if pattern.contains('*') {
+        return glob(pattern, url);
+    }
+    url.contains(pattern)
 }
 
 /// `*` matches any run of chars.

@@ -86,9 +86,19 @@ fn reader(format: &str, max_chars: u64, script: Option<&str>) -> String {
     )
 }
 
-impl BrowserManager {
-    /// Run `visit_batch` (see the module docs).
-    pub(super) async fn visit_batch(&self, args: &Value) -> Result<Value, ToolError> {
+/// The arguments of `visit_batch`, checked.
+struct Batch<'a> {
+    urls: Vec<String>,
+    concurrency: usize,
+    format: &'a str,
+    max_chars: u64,
+    timeout_ms: u64,
+    script: Option<&'a str>,
+    render: &'a str,
+}
+
+impl<'a> Batch<'a> {
+    fn parse(args: &'a Value) -> Result<Self, ToolError> {
         let urls: Vec<String> = args["urls"]
             .as_array()
             .ok_or_else(|| bad("urls", "visit_batch needs `urls`, a list of http(s) URLs"))?
@@ -131,50 +141,34 @@ impl BrowserManager {
         if !matches!(render, "auto" | "always") {
             return Err(bad("render", "render must be auto or always"));
         }
+        Ok(Batch {
+            urls,
+            concurrency,
+            format,
+            max_chars,
+            timeout_ms,
+            script,
+            render,
+        })
+    }
+}
+
+impl BrowserManager {
+    /// Run `visit_batch` (see the module docs).
+    pub(super) async fn visit_batch(&self, args: &Value) -> Result<Value, ToolError> {
+        let b = Batch::parse(args)?;
+        let (urls, format, max_chars, timeout_ms) = (&b.urls, b.format, b.max_chars, b.timeout_ms);
         let mut results: Vec<Value> = vec![Value::Null; urls.len()];
-        let mut to_render: Vec<usize> = Vec::new();
-        if render == "auto" && script.is_none() && format != "structured" {
-            let mut by_origin: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
-            for (i, u) in urls.iter().enumerate() {
-                by_origin.entry(origin_of(u)).or_default().push(i);
-            }
-            for (origin, idxs) in by_origin {
-                let batch: Vec<String> = idxs.iter().map(|i| urls[*i].clone()).collect();
-                let fetched = self
-                    .fetch_static(
-                        &origin,
-                        &batch,
-                        format,
-                        max_chars,
-                        timeout_ms,
-                        concurrency * 2,
-                    )
-                    .await;
-                match fetched {
-                    Ok(vals) if vals.len() == idxs.len() => {
-                        for (i, mut v) in idxs.into_iter().zip(vals) {
-                            if v["render"] == json!(true) || v["needs_render"] == json!(true) {
-                                to_render.push(i);
-                            } else {
-                                if let Some(o) = v.as_object_mut() {
-                                    o.remove("needs_render");
-                                }
-                                mark_http_error(&mut v);
-                                results[i] = v;
-                            }
-                        }
-                    }
-                    Ok(_) | Err(_) => to_render.extend(idxs),
-                }
-            }
+        let to_render = if b.render == "auto" && b.script.is_none() && format != "structured" {
+            self.fetch_static_first(&b, &mut results).await
         } else {
-            to_render = (0..urls.len()).collect();
-        }
+            (0..urls.len()).collect()
+        };
         if to_render.is_empty() {
             return Ok(json!({"results": results}));
         }
-        let concurrency = concurrency.min(to_render.len());
-        let reader = Arc::new(reader(format, max_chars, script));
+        let concurrency = b.concurrency.min(to_render.len());
+        let reader = Arc::new(reader(format, max_chars, b.script));
 
         // Worker tabs, opened under the session lock, used without it.
         let workers = self.worker_tabs(concurrency).await?;
@@ -197,6 +191,48 @@ impl BrowserManager {
         drop(workers);
         let results = std::mem::take(&mut *results.lock().unwrap_or_else(|p| p.into_inner()));
         Ok(json!({"results": results}))
+    }
+
+    /// Read what can be read without rendering (each origin's pages fetched from
+    /// one tab); the indexes of the pages that need a render.
+    async fn fetch_static_first(&self, b: &Batch<'_>, results: &mut [Value]) -> Vec<usize> {
+        let (urls, format, max_chars, timeout_ms, concurrency) =
+            (&b.urls, b.format, b.max_chars, b.timeout_ms, b.concurrency);
+        let mut to_render = Vec::new();
+        let mut by_origin: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+        for (i, u) in urls.iter().enumerate() {
+            by_origin.entry(origin_of(u)).or_default().push(i);
+        }
+        for (origin, idxs) in by_origin {
+            let batch: Vec<String> = idxs.iter().map(|i| urls[*i].clone()).collect();
+            let fetched = self
+                .fetch_static(
+                    &origin,
+                    &batch,
+                    format,
+                    max_chars,
+                    timeout_ms,
+                    concurrency * 2,
+                )
+                .await;
+            match fetched {
+                Ok(vals) if vals.len() == idxs.len() => {
+                    for (i, mut v) in idxs.into_iter().zip(vals) {
+                        if v["render"] == json!(true) || v["needs_render"] == json!(true) {
+                            to_render.push(i);
+                        } else {
+                            if let Some(o) = v.as_object_mut() {
+                                o.remove("needs_render");
+                            }
+                            mark_http_error(&mut v);
+                            results[i] = v;
+                        }
+                    }
+                }
+                Ok(_) | Err(_) => to_render.extend(idxs),
+            }
+        }
+        to_render
     }
 
     async fn visit_one(&self, page: &Page, url: &str, reader: &str, timeout_ms: u64) -> Value {
