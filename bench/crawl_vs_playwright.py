@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Crawl throughput: ochre's `crawl` (100 pages of fixtures/sites/many-pages,
+"""Crawl throughput: ochre's `crawl` (100 pages of the many-pages site, fixtures/many-pages.py,
 concurrency 4) against an agent-style loop over playwright-mcp on the same 100
 URLs (browser_navigate + browser_snapshot per page), in one run, each server a
 fresh process. Prints pages per second, the ratio, and peak RSS of each server's
@@ -21,6 +21,8 @@ import argparse
 import asyncio
 import json
 import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +47,12 @@ def main() -> int:
                     help="ochre's crawl: read static pages without rendering (auto) or render all")
     opts = ap.parse_args()
 
-    sites = h.REPO / "fixtures" / "sites"
+    # The many-pages site is generated (fixtures/many-pages.py), beside the
+    # fixture sites' robots.txt.
+    sites = Path(tempfile.mkdtemp(prefix="ochre-crawl-sites-"))
+    subprocess.run([sys.executable, str(h.REPO / "fixtures" / "many-pages.py"), str(sites / "many-pages")],
+                   check=True, stdout=subprocess.DEVNULL)
+    shutil.copy(h.REPO / "fixtures" / "sites" / "robots.txt", sites / "robots.txt")
     server, base = h.start_fixture_server(sites)
     start_url = base + "many-pages/index.html"
 

@@ -553,6 +553,27 @@ impl Drop for AdminApp {
 }
 
 /// The directory of the fixture sites.
+/// The `many-pages` site for crawl tests (`fixtures/many-pages.py`: 200+
+/// interlinked pages, a robots-disallowed area, a paged list, sitemaps),
+/// generated once per test process into a temporary dir.
+pub fn many_pages_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("ochre-many-pages-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let script = sites_dir().join("../many-pages.py");
+        let status = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("python3 runs fixtures/many-pages.py");
+        assert!(status.success(), "{} failed", script.display());
+        dir
+    })
+    .clone()
+}
+
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -587,7 +608,11 @@ pub fn download_bytes(name: &str) -> Vec<u8> {
 impl SiteServer {
     /// Start serving the fixture sites.
     pub async fn start() -> Result<Self> {
-        Self::start_at(sites_dir()).await
+        Self::start_with(
+            sites_dir(),
+            vec![("/many-pages/".to_owned(), many_pages_dir())],
+        )
+        .await
     }
 
     /// Start serving another directory the same way.

@@ -1,4 +1,4 @@
-//! The `crawl` group over MCP against real Chromium and `fixtures/sites/many-pages`
+//! The `crawl` group over MCP against real Chromium and the generated many-pages site (`fixtures/many-pages.py`)
 //! (216 interlinked pages, robots.txt disallowing `private/`, broken links, a
 //! pagination chain, a two-level sitemap), with output handles on large results.
 
