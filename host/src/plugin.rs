@@ -105,6 +105,10 @@ impl InterfacePolicy {
                 ));
             }
         }
+        // Each interface's own rule.
+        for i in INTERFACES {
+            i.check(manifest, manifest.interfaces.contains(i.name))?;
+        }
         Ok(())
     }
 }

@@ -7,7 +7,13 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "browser",
     sensitive: false,
     link: |linker| browser::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: no_rule,
 };
+
+/// A tab as the guest sees it, or the error.
+fn tab_info(r: Result<crate::browser::TabInfo, crate::ToolError>) -> WitResult<browser::TabInfo> {
+    r.map(wit_tab).map_err(wit_error)
+}
 
 fn wit_tab(t: crate::browser::TabInfo) -> browser::TabInfo {
     browser::TabInfo {
@@ -29,12 +35,12 @@ impl browser::Host for CallState {
         url: Option<String>,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        self.services
-            .browser
-            .new_tab(url.as_deref(), timeout_ms)
-            .await
-            .map(wit_tab)
-            .map_err(wit_error)
+        tab_info(
+            self.services
+                .browser
+                .new_tab(url.as_deref(), timeout_ms)
+                .await,
+        )
     }
 
     async fn close_tab(&mut self, tab: String) -> WitResult<()> {
@@ -51,12 +57,12 @@ impl browser::Host for CallState {
         url: String,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        self.services
-            .browser
-            .navigate(tab.as_deref(), &url, timeout_ms)
-            .await
-            .map(wit_tab)
-            .map_err(wit_error)
+        tab_info(
+            self.services
+                .browser
+                .navigate(tab.as_deref(), &url, timeout_ms)
+                .await,
+        )
     }
 
     async fn history(
@@ -65,12 +71,12 @@ impl browser::Host for CallState {
         delta: i32,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        self.services
-            .browser
-            .history(tab.as_deref(), delta, timeout_ms)
-            .await
-            .map(wit_tab)
-            .map_err(wit_error)
+        tab_info(
+            self.services
+                .browser
+                .history(tab.as_deref(), delta, timeout_ms)
+                .await,
+        )
     }
 
     async fn reload(
@@ -78,12 +84,12 @@ impl browser::Host for CallState {
         tab: Option<String>,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        self.services
-            .browser
-            .reload(tab.as_deref(), timeout_ms)
-            .await
-            .map(wit_tab)
-            .map_err(wit_error)
+        tab_info(
+            self.services
+                .browser
+                .reload(tab.as_deref(), timeout_ms)
+                .await,
+        )
     }
 
     async fn evaluate(
@@ -92,12 +98,12 @@ impl browser::Host for CallState {
         expression: String,
         timeout_ms: u32,
     ) -> WitResult<String> {
-        self.services
-            .browser
-            .evaluate(tab.as_deref(), &expression, timeout_ms)
-            .await
-            .map(|v| v.to_string())
-            .map_err(wit_error)
+        json_text(
+            self.services
+                .browser
+                .evaluate(tab.as_deref(), &expression, timeout_ms)
+                .await,
+        )
     }
 
     async fn screenshot(

@@ -7,7 +7,25 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "cdp",
     sensitive: true, // raw CDP reaches past every guard
     link: |linker| cdp::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: domains_declared,
 };
+
+/// A plugin that asks for `cdp` names the CDP domains it uses (`cdp-domain`
+/// in its manifest): without them every command would be refused. One that
+/// names domains asks for `cdp`.
+fn domains_declared(m: &Manifest, asked: bool) -> Result<(), String> {
+    match (asked, m.cdp_domains.is_empty()) {
+        (true, true) => Err(
+            "asks for host interface \"cdp\" but names no CDP domain (`cdp_domains: [...]` in register_plugin!)"
+                .into(),
+        ),
+        (false, false) => Err(format!(
+            "names CDP domains ({}) but does not ask for host interface \"cdp\"",
+            m.cdp_domains.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
 
 impl cdp::Host for CallState {
     async fn send(
@@ -56,11 +74,40 @@ impl cdp::Host for CallState {
                 ))
             })?
         };
-        self.services
-            .browser
-            .cdp_send(tab.as_deref(), &method, params)
-            .await
-            .map(|v| v.to_string())
-            .map_err(wit_error)
+        json_text(
+            self.services
+                .browser
+                .cdp_send(tab.as_deref(), &method, params)
+                .await,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
+        Manifest {
+            sdk: String::new(),
+            name: "p".into(),
+            group: "g".into(),
+            interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
+            tools: Vec::new(),
+            cdp_domains: domains.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_plugin_that_asks_for_cdp_names_its_domains_and_only_then() {
+        assert!(domains_declared(&manifest(&["cdp"], &["Runtime"]), true).is_ok());
+        assert!(domains_declared(&manifest(&["browser"], &[]), false).is_ok());
+        let e = domains_declared(&manifest(&["cdp"], &[]), true).expect_err("no domain");
+        assert!(e.contains("names no CDP domain"), "{e}");
+        let e = domains_declared(&manifest(&[], &["Page", "Runtime"]), false).expect_err("no cdp");
+        assert!(
+            e.contains("Page, Runtime") && e.contains("does not ask"),
+            "{e}"
+        );
     }
 }

@@ -7,6 +7,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "logging",
     sensitive: false,
     link: |linker| logging::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: no_rule,
 };
 
 /// Longest log message a plugin may emit; longer ones are cut.

@@ -5,6 +5,7 @@
 
 use wasmtime::component::{HasSelf, Linker};
 
+use super::manifest::Manifest;
 use super::{CallState, WIT_VERSION};
 
 pub(crate) mod bindings {
@@ -42,6 +43,21 @@ pub struct HostInterface {
     /// Granted to third-party plugins only when the operator says so (`--grant`).
     pub sensitive: bool,
     link: fn(&mut Linker<CallState>) -> wasmtime::Result<()>,
+    /// The interface's own rule for a plugin's manifest (whether the plugin
+    /// asks for it or not), checked when the plugin loads.
+    check: fn(&Manifest, bool) -> Result<(), String>,
+}
+
+impl HostInterface {
+    /// The interface's rule for `manifest` (which asks for it when `asked`).
+    pub(crate) fn check(&self, manifest: &Manifest, asked: bool) -> Result<(), String> {
+        (self.check)(manifest, asked)
+    }
+}
+
+/// For interfaces with no rule of their own.
+fn no_rule(_: &Manifest, _: bool) -> Result<(), String> {
+    Ok(())
 }
 
 /// Every host interface, each from its own module.
@@ -66,6 +82,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasm
 }
 
 impl bindings::ochre::plugin::types::Host for CallState {}
+
+/// A JSON result as the guest gets it (text), or the error.
+fn json_text(r: Result<serde_json::Value, crate::ToolError>) -> WitResult<String> {
+    r.map(|v| v.to_string()).map_err(wit_error)
+}
 
 /// What a host function returns to the guest: a value or a tool error.
 type WitResult<T> = Result<T, bindings::ochre::plugin::types::ToolError>;
@@ -104,5 +125,45 @@ mod tests {
         }
         assert!(add_to_linker(&mut linker, "network").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn the_operator_policy_denies_grants_and_applies_each_interfaces_rule() {
+        use crate::plugin::InterfacePolicy;
+        let m = |interfaces: &[&str], domains: &[&str]| Manifest {
+            sdk: String::new(),
+            name: "third".into(),
+            group: "g".into(),
+            interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
+            tools: Vec::new(),
+            cdp_domains: domains.iter().map(|s| s.to_string()).collect(),
+        };
+        let open = InterfacePolicy::default();
+        assert!(open.check(&m(&["browser", "kv"], &[]), false).is_ok());
+        let e = open
+            .check(&m(&["network"], &[]), false)
+            .expect_err("unknown");
+        assert!(
+            e.contains("unknown host interface") && e.contains("browser"),
+            "{e}"
+        );
+        // Sensitive interfaces: built-in plugins have them, third parties when granted.
+        let e = open
+            .check(&m(&["cdp"], &["Page"]), false)
+            .expect_err("not granted");
+        assert!(e.contains("--grant third=cdp"), "{e}");
+        assert!(open.check(&m(&["cdp"], &["Page"]), true).is_ok());
+        let mut granted = InterfacePolicy::default();
+        granted.grants.insert(("third".into(), "cdp".into()));
+        assert!(granted.check(&m(&["cdp"], &["Page"]), false).is_ok());
+        // The interface's own rule, after the grant.
+        let e = granted
+            .check(&m(&["cdp"], &[]), false)
+            .expect_err("no domain");
+        assert!(e.contains("names no CDP domain"), "{e}");
+        let mut denied = InterfacePolicy::default();
+        denied.deny.insert("kv".into());
+        let e = denied.check(&m(&["kv"], &[]), true).expect_err("denied");
+        assert!(e.contains("--deny-interface"), "{e}");
     }
 }

@@ -7,6 +7,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "progress",
     sensitive: false,
     link: |linker| progress::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: no_rule,
 };
 
 impl progress::Host for CallState {

@@ -7,6 +7,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "recorder",
     sensitive: true, // recordings hold what the user did
     link: |linker| recorder::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: no_rule,
 };
 
 fn meta_json(m: &crate::recording::RecordingMeta) -> String {

@@ -7,6 +7,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "tools",
     sensitive: true, // calls other plugins' tools
     link: |linker| tools::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    check: no_rule,
 };
 
 impl tools::Host for CallState {
