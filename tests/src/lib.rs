@@ -287,6 +287,41 @@ pub fn error_of(result: &CallToolResult) -> Value {
     result_json(result)["error"].clone()
 }
 
+/// What most browser tests start with: the fixture sites, a data dir named
+/// after the test, and a stdio client of a server started with `args`.
+pub async fn site_and_client(name: &str, args: &[&str]) -> Result<(SiteServer, TempDir, Client)> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new(name);
+    let client = stdio_client(data.path(), args, &[]).await?;
+    Ok((site, data, client))
+}
+
+/// `navigate` to `url` (the result, whether it succeeded or not).
+pub async fn navigate<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    url: &str,
+) -> Result<CallToolResult> {
+    call(client, "navigate", serde_json::json!({ "url": url })).await
+}
+
+/// Call a tool that must succeed: its structured result.
+pub async fn call_json<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> Result<Value> {
+    Ok(structured(&call(client, tool, args).await?))
+}
+
+/// Call a tool that must fail: its `error` object.
+pub async fn call_error<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> Result<Value> {
+    Ok(error_of(&call(client, tool, args).await?))
+}
+
 /// Names of the tools a client sees.
 pub async fn tool_names(client: &Client) -> Result<Vec<String>> {
     Ok(client

@@ -6,9 +6,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn core_tools_drive_a_real_browser() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("browser");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("browser", &[]).await?;
     let names = tool_names(&client).await?;
     for t in [
         "navigate",
@@ -22,7 +20,7 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     // Tier 2 tools are not listed at start, yet they can be called.
     assert!(!names.contains(&"page_content".to_owned()), "{names:?}");
 
-    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let res = navigate(&client, &site.url("index.html")).await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["tabId"], "t1", "{out}");
     assert_eq!(out["title"], "Ochre fixture");
@@ -60,34 +58,32 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
         res.structured_content.clone().expect("value")["value"],
         json!({"n": 42})
     );
-    let err = error_of(
-        &call(
-            &client,
-            "javascript_tool",
-            json!({"code": "throw new Error('boom')"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "javascript_tool",
+        json!({"code": "throw new Error('boom')"}),
+    )
+    .await?;
     assert_eq!(err["code"], "JS_ERROR");
     assert!(err["message"].as_str().expect("message").contains("boom"));
-    let err = error_of(&call(&client, "javascript_tool", json!({})).await?);
+    let err = call_error(&client, "javascript_tool", json!({})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("code"))
     );
 
     // History.
-    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    let res = navigate(&client, &site.url("page2.html")).await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["title"],
         "Page two"
     );
-    let res = call(&client, "navigate", json!({"url": "back"})).await?;
+    let res = navigate(&client, "back").await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["title"],
         "Ochre fixture"
     );
-    let res = call(&client, "navigate", json!({"url": "forward"})).await?;
+    let res = navigate(&client, "forward").await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["title"],
         "Page two"
@@ -142,23 +138,21 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     );
 
     // Bad input: structured errors, nothing happens.
-    let err = error_of(&call(&client, "tabs_close", json!({"tabId": "t9"})).await?);
+    let err = call_error(&client, "tabs_close", json!({"tabId": "t9"})).await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
-    let err = error_of(
-        &call(
-            &client,
-            "navigate",
-            json!({"url": site.url("index.html"), "tabId": "t9"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "navigate",
+        json!({"url": site.url("index.html"), "tabId": "t9"}),
+    )
+    .await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
-    let err = error_of(&call(&client, "navigate", json!({"url": "file:///etc/passwd"})).await?);
+    let err = call_error(&client, "navigate", json!({"url": "file:///etc/passwd"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("url"))
     );
-    let err = error_of(&call(&client, "page_screenshot", json!({"format": "gif"})).await?);
+    let err = call_error(&client, "page_screenshot", json!({"format": "gif"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("format"))
@@ -182,7 +176,7 @@ async fn a_missing_browser_is_a_structured_error_and_the_server_keeps_serving() 
         &[],
     )
     .await?;
-    let err = error_of(&call(&client, "navigate", json!({"url": "about:blank"})).await?);
+    let err = call_error(&client, "navigate", json!({"url": "about:blank"})).await?;
     assert_eq!(err["code"], "BROWSER_UNAVAILABLE");
     assert!(
         err["message"]
@@ -203,7 +197,7 @@ async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
     let profile = data.path().join("profile");
     let profile_arg = profile.to_str().expect("utf8").to_owned();
     let client = stdio_client(data.path(), &["--user-data-dir", &profile_arg], &[]).await?;
-    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let res = navigate(&client, &site.url("index.html")).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     // Chromium has `--user-data-dir=<dir>` on its command line; the server has the
     // flag and the dir as two arguments, so it is spared.
@@ -213,7 +207,7 @@ async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
     let mut relaunched = None;
     for _ in 0..20 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+        let res = navigate(&client, &site.url("page2.html")).await?;
         if res.is_error != Some(true) {
             relaunched = Some(res);
             break;
@@ -272,7 +266,7 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
         ),
     ];
     for (tool, setup, args) in cases {
-        let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+        let res = navigate(&client, &site.url("index.html")).await?;
         assert_ne!(res.is_error, Some(true), "{tool}: {res:?}");
         if let Some(code) = setup {
             call(&client, "javascript_tool", json!({"code": code})).await?;
@@ -295,7 +289,7 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
         );
     }
     // The next call relaunches.
-    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    let res = navigate(&client, &site.url("page2.html")).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     client.cancel().await?;
     Ok(())
@@ -307,7 +301,7 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     let data = TempDir::new("server-kill");
     let server = HttpServer::start(data.path(), &[], &[]).await?;
     let client = server.client().await?;
-    let res = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let res = navigate(&client, &site.url("index.html")).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     let pid = server.pid().expect("pid");
     let browser = descendants(pid);
@@ -357,7 +351,7 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     assert!(!record.exists(), "the dead server's record remains");
     // And it works.
     let client = next.client().await?;
-    let res = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+    let res = navigate(&client, &site.url("page2.html")).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     client.cancel().await?;
     Ok(())

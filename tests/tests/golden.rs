@@ -18,7 +18,7 @@ async fn a_fixed_sequence_writes_the_golden_trace() -> Result<()> {
     ];
     let client = stdio_client(data.path(), &[], &envs).await?;
     let ok = |r: &rmcp::model::CallToolResult| assert_ne!(r.is_error, Some(true), "{r:?}");
-    ok(&call(&client, "navigate", json!({"url": PAGE})).await?);
+    ok(&navigate(&client, PAGE).await?);
     ok(&call(&client, "read_page", json!({})).await?);
     ok(&call(
         &client,

@@ -63,14 +63,14 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     }
     // The deadline is the configured one, not something else.
     let started = Instant::now();
-    let err = error_of(&call(&client, "spin_forever", json!({})).await?);
+    let err = call_error(&client, "spin_forever", json!({})).await?;
     assert!(
         started.elapsed() >= Duration::from_millis(1400),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(err["timeoutMs"], 1500);
-    let err = error_of(&call(&client, "trap_now", json!({})).await?);
+    let err = call_error(&client, "trap_now", json!({})).await?;
     assert!(
         err["stderr"]
             .as_str()
@@ -309,27 +309,23 @@ async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["result"]["value"], 42, "{out}");
     // Outside its domains: refused before anything is sent.
-    let err = error_of(
-        &call(
-            &client,
-            "cdp_probe",
-            json!({"method": "Network.getCookies"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "cdp_probe",
+        json!({"method": "Network.getCookies"}),
+    )
+    .await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     assert_eq!(err["domain"], "Network");
-    let err = error_of(&call(&client, "cdp_probe", json!({"method": "Runtime"})).await?);
+    let err = call_error(&client, "cdp_probe", json!({"method": "Runtime"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // A CDP error comes back structured, and the server keeps serving.
-    let err = error_of(
-        &call(
-            &client,
-            "cdp_probe",
-            json!({"method": "Page.noSuchCommand"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "cdp_probe",
+        json!({"method": "Page.noSuchCommand"}),
+    )
+    .await?;
     assert_eq!(err["code"], "BROWSER_ERROR", "{err}");
     let res = call(
         &client,

@@ -56,7 +56,7 @@ async fn http_client_lists_and_calls_totp() -> Result<()> {
     assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
     // RFC 6238's SHA-1 vector at t=2000000000 is 69279037; 6 digits keep the tail.
     assert_eq!(out["code"], "279037");
-    let err = error_of(&call(&client, "oc_totp_generate", json!({"domain": 1})).await?);
+    let err = call_error(&client, "oc_totp_generate", json!({"domain": 1})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     client.cancel().await?;
 
@@ -285,14 +285,12 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
     let workers: Vec<serde_json::Value> = (0..4)
         .map(|i| json!({"name": format!("w{i}"), "url": site.url(&format!("counter.html?tag=wf-{i}")), "task": "count"}))
         .collect();
-    let wf = structured(
-        &call(
-            &client,
-            "workflow_init",
-            json!({"name": "clicks", "workers": workers}),
-        )
-        .await?,
-    );
+    let wf = call_json(
+        &client,
+        "workflow_init",
+        json!({"name": "clicks", "workers": workers}),
+    )
+    .await?;
     let tabs: Vec<String> = wf["workers"]
         .as_array()
         .map(|w| {

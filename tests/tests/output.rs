@@ -25,14 +25,12 @@ async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Result<St
     let mut out = String::new();
     let mut offset = 0u64;
     loop {
-        let page = structured(
-            &call(
-                client,
-                "oc_output_fetch",
-                json!({"output_handle": handle, "offset": offset, "limit": limit, "format": "bytes"}),
-            )
-            .await?,
-        );
+        let page = call_json(
+            client,
+            "oc_output_fetch",
+            json!({"output_handle": handle, "offset": offset, "limit": limit, "format": "bytes"}),
+        )
+        .await?;
         let returned = page["returned"].as_u64().expect("returned");
         assert!(returned <= limit, "{page}");
         assert!(page["total"].as_u64().expect("total") >= returned);
@@ -53,17 +51,10 @@ async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Result<St
 
 #[tokio::test]
 async fn read_page_output_modes_and_byte_paging() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("output-modes");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, data, client) = site_and_client("output-modes", &[]).await?;
     // Within the response budget, the default and explicit inline are
     // byte-identical.
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("product.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("product.html")).await?;
     let plain = call(&client, "read_page", json!({})).await?;
     let inline = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     assert_eq!(
@@ -72,7 +63,7 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     );
 
     // Over it, the default is a first view and explicit inline is everything.
-    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
+    navigate(&client, &site.url("large.html")).await?;
     let plain = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     let full = text(&plain);
     assert!(full.len() > 100_000, "{}", full.len());
@@ -127,20 +118,18 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
             "output_inline_limit_bytes",
         ),
     ] {
-        let err = error_of(&call(&client, "read_page", args).await?);
+        let err = call_error(&client, "read_page", args).await?;
         assert_eq!(
             (err["code"].as_str(), err["field"].as_str()),
             (Some("INVALID_ARGUMENT"), Some(field))
         );
     }
-    let err = error_of(
-        &call(
-            &client,
-            "navigate",
-            json!({"url": site.url("index.html"), "output_mode": "handle"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "navigate",
+        json!({"url": site.url("index.html"), "output_mode": "handle"}),
+    )
+    .await?;
     assert_eq!(
         err["field"], "output_mode",
         "a tool without the feature refuses it"
@@ -148,13 +137,13 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
     // Unknown and malformed handles.
     for h in ["oh_AAAAAAAAAAAA", "../../../etc/passwd", "oh_short"] {
-        let err = error_of(&call(&client, "oc_output_fetch", json!({"output_handle": h})).await?);
+        let err = call_error(&client, "oc_output_fetch", json!({"output_handle": h})).await?;
         assert_eq!(err["code"], "output_handle_not_found", "{h}: {err}");
         assert!(!err.to_string().contains("panicked"));
     }
 
     // The journal lists the creations with the calls.
-    let j = structured(&call(&client, "oc_journal", json!({"count": 100})).await?);
+    let j = call_json(&client, "oc_journal", json!({"count": 100})).await?;
     let created: Vec<&Value> = j["entries"]
         .as_array()
         .expect("entries")
@@ -181,23 +170,16 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
 #[tokio::test]
 async fn json_outputs_page_by_items() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("output-items");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("product.html")}),
-    )
-    .await?;
+    let (site, _data, client) = site_and_client("output-items", &[]).await?;
+    navigate(&client, &site.url("product.html")).await?;
     let args = json!({
         "schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}},
         "itemSelector": ".card"
     });
-    let inline = structured(&call(&client, "extract_data", args.clone()).await?);
+    let inline = call_json(&client, "extract_data", args.clone()).await?;
     let mut with = args.clone();
     with["output_mode"] = json!("handle");
-    let d = structured(&call(&client, "extract_data", with).await?);
+    let d = call_json(&client, "extract_data", with).await?;
     let handle = d["output_handle"].as_str().expect("handle");
     assert_eq!(d["mime_type"], "application/json");
     let n = d["item_count"].as_u64().expect("item_count");
@@ -205,14 +187,12 @@ async fn json_outputs_page_by_items() -> Result<()> {
     let mut items = Vec::new();
     let mut offset = 0;
     loop {
-        let page = structured(
-            &call(
-                &client,
-                "oc_output_fetch",
-                json!({"output_handle": handle, "offset": offset, "limit": 1}),
-            )
-            .await?,
-        );
+        let page = call_json(
+            &client,
+            "oc_output_fetch",
+            json!({"output_handle": handle, "offset": offset, "limit": 1}),
+        )
+        .await?;
         assert_eq!(page["format"], "items");
         assert!(page["returned"].as_u64() <= Some(1));
         items.extend(page["content"].as_array().expect("items").iter().cloned());
@@ -251,11 +231,11 @@ async fn expired_handles_are_refused_and_swept() -> Result<()> {
         &[],
     )
     .await?;
-    call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
-    let d = structured(&call(&client, "read_page", json!({"output_mode": "handle"})).await?);
+    navigate(&client, &site.url("index.html")).await?;
+    let d = call_json(&client, "read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle");
     // Refused at once, before any sweep.
-    let err = error_of(&call(&client, "oc_output_fetch", json!({"output_handle": handle})).await?);
+    let err = call_error(&client, "oc_output_fetch", json!({"output_handle": handle})).await?;
     assert_eq!(err["code"], "output_handle_not_found");
     assert!(
         err["message"].as_str().unwrap_or("").contains("expired"),

@@ -31,10 +31,8 @@ async fn snapshot(client: &Client) -> Result<String> {
 
 #[tokio::test]
 async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("read-page");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    let (site, _data, client) = site_and_client("read-page", &[]).await?;
+    navigate(&client, &site.url("form.html")).await?;
 
     let snap = snapshot(&client).await?;
     assert!(snap.starts_with(&site.url("form.html")), "{snap}");
@@ -100,16 +98,14 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     assert_eq!(sub.lines().count(), 2, "scoped to one element: {sub}");
 
     // Bad refs: malformed, never given out, stale after a reload, removed.
-    let err = error_of(&call(&client, "form_input", json!({"ref": "12", "value": "x"})).await?);
+    let err = call_error(&client, "form_input", json!({"ref": "12", "value": "x"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = error_of(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": "ax_99999", "value": "x"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "form_input",
+        json!({"ref": "ax_99999", "value": "x"}),
+    )
+    .await?;
     assert_eq!(err["code"], "REF_NOT_FOUND", "{err}");
     let phone = ref_of(&snap, "textbox", "Telephone:");
     js(
@@ -117,21 +113,19 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
         "document.querySelector('[name=custtel]').remove(); 1",
     )
     .await?;
-    let err = error_of(&call(&client, "form_input", json!({"ref": phone, "value": "1"})).await?);
+    let err = call_error(&client, "form_input", json!({"ref": phone, "value": "1"})).await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
     assert!(
         err["message"].as_str().expect("msg").contains("read_page"),
         "{err}"
     );
     call(&client, "page_reload", json!({})).await?;
-    let err = error_of(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": name_ref, "value": "x"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "form_input",
+        json!({"ref": name_ref, "value": "x"}),
+    )
+    .await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
     // The rejected calls changed nothing.
     assert_eq!(
@@ -153,17 +147,15 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     assert!(out.contains("=\"Ada\""), "{out}");
 
     // Unknown tab.
-    let err = error_of(&call(&client, "read_page", json!({"tabId": "t9"})).await?);
+    let err = call_error(&client, "read_page", json!({"tabId": "t9"})).await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND", "{err}");
     Ok(())
 }
 
 #[tokio::test]
 async fn find_and_query_dom() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("find");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    let (site, _data, client) = site_and_client("find", &[]).await?;
+    navigate(&client, &site.url("form.html")).await?;
 
     let found = text(&call(&client, "find", json!({"query": "Submit order"})).await?);
     assert!(
@@ -211,35 +203,31 @@ async fn find_and_query_dom() -> Result<()> {
     assert_eq!(m["matches"].as_array().expect("list").len(), 2, "{m}");
     assert_eq!(m["matches"][1]["text"], "Pizza Toppings");
 
-    let err = error_of(&call(&client, "query_dom", json!({"selector": "input[[["})).await?);
+    let err = call_error(&client, "query_dom", json!({"selector": "input[[["})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("selector")),
         "{err}"
     );
-    let err = error_of(&call(&client, "query_dom", json!({"xpath": "//*[@"})).await?);
+    let err = call_error(&client, "query_dom", json!({"xpath": "//*[@"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = error_of(&call(&client, "query_dom", json!({})).await?);
+    let err = call_error(&client, "query_dom", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     Ok(())
 }
 
 #[tokio::test]
 async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("fill");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    let (site, data, client) = site_and_client("fill", &[]).await?;
+    navigate(&client, &site.url("form.html")).await?;
 
     // One unknown field: nothing is filled.
-    let err = error_of(
-        &call(
-            &client,
-            "fill_form",
-            json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "fill_form",
+        json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
+    )
+    .await?;
     assert_eq!(err["code"], "FIELD_NOT_FOUND", "{err}");
     assert!(
         err["message"].as_str().expect("msg").contains("Shoe size"),
@@ -250,14 +238,12 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
         ""
     );
     // A bad option: nothing is filled either.
-    let err = error_of(
-        &call(
-            &client,
-            "fill_form",
-            json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "fill_form",
+        json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     assert_eq!(
         js(&client, "document.querySelector('[name=custname]').value").await?,
@@ -314,15 +300,8 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
 
 #[tokio::test]
 async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("interact");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("interactive.html")}),
-    )
-    .await?;
+    let (site, _data, client) = site_and_client("interact", &[]).await?;
+    navigate(&client, &site.url("interactive.html")).await?;
     let snap = snapshot(&client).await?;
     let status = || js(&client, "document.getElementById('status').textContent");
 
@@ -440,18 +419,16 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
             .ends_with("page2.html")
     );
     // The old page's refs are stale now.
-    let err = error_of(&call(&client, "interact", json!({"ref": change})).await?);
+    let err = call_error(&client, "interact", json!({"ref": change})).await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
-    let err = error_of(&call(&client, "interact", json!({"query": "zzqx wyvern"})).await?);
+    let err = call_error(&client, "interact", json!({"query": "zzqx wyvern"})).await?;
     assert_eq!(err["code"], "ELEMENT_NOT_FOUND", "{err}");
     Ok(())
 }
 
 #[tokio::test]
 async fn intent_labels_follow_the_seed() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("intent");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, data, client) = site_and_client("intent", &[]).await?;
     call(&client, "expand_tools", json!({"tier": 2})).await?;
     let tools = client.list_all_tools().await?;
     for name in [
@@ -475,7 +452,7 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
         .expect("read_page");
     assert!(read.input_schema["properties"].get("intent").is_none());
 
-    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    navigate(&client, &site.url("form.html")).await?;
     let snap = snapshot(&client).await?;
     let name = ref_of(&snap, "textbox", "Customer name:");
     let tel = ref_of(&snap, "textbox", "Telephone:");
@@ -532,8 +509,7 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let trace_before = read_jsonl_dir(&data.path().join("traces")).len();
     let submit = ref_of(&snap, "button", "Submit order");
     for bad in [json!(""), json!("   "), json!("x".repeat(200)), json!(7)] {
-        let err =
-            error_of(&call(&client, "interact", json!({"ref": submit, "intent": bad})).await?);
+        let err = call_error(&client, "interact", json!({"ref": submit, "intent": bad})).await?;
         assert_eq!(err["code"], "INVALID_INTENT", "{err}");
     }
     assert_eq!(read_jsonl_dir(&data.path().join("journal")).len(), before);
@@ -572,12 +548,7 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     std::fs::write(outside.path().join("secret.txt"), "no")?;
     let root = uploads.path().display().to_string();
     let client = stdio_client(data.path(), &["--allow-file-root", &root], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("interactive.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("interactive.html")).await?;
     let snap = snapshot(&client).await?;
 
     // HTML5 drag and drop, and a mouse-driven knob.
@@ -609,7 +580,7 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     )
     .await?;
     assert_ne!(knob_at, "knob at 0", "the knob moved");
-    let err = error_of(&call(&client, "drag_drop", json!({"source": knob})).await?);
+    let err = call_error(&client, "drag_drop", json!({"source": knob})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // File upload: only under the allowed roots.
@@ -637,33 +608,27 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         "hello.txt:5, two.txt:4"
     );
     let secret = outside.path().join("secret.txt").display().to_string();
-    let err = error_of(
-        &call(
-            &client,
-            "file_upload",
-            json!({"selector": "#upload", "filePaths": [secret]}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "file_upload",
+        json!({"selector": "#upload", "filePaths": [secret]}),
+    )
+    .await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     let missing = uploads.path().join("nope.txt").display().to_string();
-    let err = error_of(
-        &call(
-            &client,
-            "file_upload",
-            json!({"selector": "#upload", "filePaths": [missing]}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "file_upload",
+        json!({"selector": "#upload", "filePaths": [missing]}),
+    )
+    .await?;
     assert_eq!(err["code"], "FILE_NOT_FOUND", "{err}");
-    let err = error_of(
-        &call(
-            &client,
-            "file_upload",
-            json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "file_upload",
+        json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // The rejected calls left the input as it was.
     assert_eq!(
@@ -714,34 +679,28 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         )
         .await?,
     );
-    let err = error_of(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "selector", "value": "#never", "timeout": 300}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "wait_for",
+        json!({"type": "selector", "value": "#never", "timeout": 300}),
+    )
+    .await?;
     assert_eq!(err["code"], "TIMEOUT", "{err}");
-    let err = error_of(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "function", "value": "(("}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "wait_for",
+        json!({"type": "function", "value": "(("}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = error_of(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "selector", "value": "a[["}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "wait_for",
+        json!({"type": "selector", "value": "a[["}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = error_of(&call(&client, "wait_for", json!({"type": "sometime"})).await?);
+    let err = call_error(&client, "wait_for", json!({"type": "sometime"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // A clipped screenshot is exactly the clip (PNG width and height from IHDR).
@@ -758,14 +717,12 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         u32::from_be_bytes(png[20..24].try_into()?),
     );
     assert_eq!(dims, (120, 50));
-    let err = error_of(
-        &call(
-            &client,
-            "page_screenshot",
-            json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "page_screenshot",
+        json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // Scrolling.
@@ -814,11 +771,9 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
 
 #[tokio::test]
 async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("frames");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("frames", &[]).await?;
 
-    call(&client, "navigate", json!({"url": site.url("frames.html")})).await?;
+    navigate(&client, &site.url("frames.html")).await?;
     let snap = snapshot(&client).await?;
     assert!(snap.contains("iframe \"Inner frame\""), "{snap}");
     let frame_btn = ref_of(&snap, "button", "Frame button");
@@ -859,7 +814,7 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
 
     // A large page: a ref for every one of its 3000 controls (asked for in full:
     // it is over the response budget).
-    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
+    navigate(&client, &site.url("large.html")).await?;
     let big = text(&call(&client, "read_page", json!({"output_mode": "inline"})).await?);
     assert_eq!(big.matches(" ax_").count(), 3000);
     let buy = ref_of(&big, "button", "Buy 1400");
@@ -875,12 +830,7 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     );
 
     // Extraction.
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("product.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("product.html")).await?;
     let r = call(
         &client,
         "extract_data",
@@ -928,18 +878,16 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         json!([{"title": "Teapot", "price": 30}, {"title": "Saucer", "price": 4}]),
         "{cards}"
     );
-    let err = error_of(
-        &call(
-            &client,
-            "extract_data",
-            json!({"schema": {"type": "object"}}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "extract_data",
+        json!({"schema": {"type": "object"}}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // navigate waits for the network to go quiet: the page's fetch has landed.
-    call(&client, "navigate", json!({"url": site.url("slow.html")})).await?;
+    navigate(&client, &site.url("slow.html")).await?;
     assert_eq!(
         js(&client, "document.getElementById('data').textContent").await?,
         "got slow 400"
@@ -963,7 +911,7 @@ async fn storage_and_profile_groups() -> Result<()> {
     assert_eq!(st["persistent"], true);
     assert_eq!(st["userDataDir"], dir.as_str());
 
-    call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    navigate(&client, &site.url("index.html")).await?;
     let st = call(&client, "oc_profile_status", json!({})).await?;
     assert_eq!(
         st.structured_content.clone().expect("status")["running"],
@@ -1016,12 +964,12 @@ async fn storage_and_profile_groups() -> Result<()> {
     );
     let cleared = call(&client, "cookies", json!({"action": "clear"})).await?;
     assert_eq!(cleared.structured_content.clone().expect("c")["deleted"], 1);
-    let err = error_of(&call(&client, "cookies", json!({"action": "set", "value": "x"})).await?);
+    let err = call_error(&client, "cookies", json!({"action": "set", "value": "x"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("name"))
     );
-    let err = error_of(&call(&client, "cookies", json!({"action": "eat"})).await?);
+    let err = call_error(&client, "cookies", json!({"action": "eat"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // Web storage.
@@ -1177,11 +1125,11 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     }
     assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 2);
 
-    let err = error_of(&call(&client, "expand_tools", json!({"tier": 5})).await?);
+    let err = call_error(&client, "expand_tools", json!({"tier": 5})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let err = error_of(&call(&client, "expand_tools", json!({})).await?);
+    let err = call_error(&client, "expand_tools", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let err = error_of(&call(&client, "expand_tools", json!({"name": "nope"})).await?);
+    let err = call_error(&client, "expand_tools", json!({"name": "nope"})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
     client.cancel().await?;
 
@@ -1193,7 +1141,7 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         core_bytes < default_bytes,
         "{core_bytes} vs {default_bytes}"
     );
-    let err = error_of(&call(&client, "expand_tools", json!({"name": "oc_totp_generate"})).await?);
+    let err = call_error(&client, "expand_tools", json!({"name": "oc_totp_generate"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["capability"].as_str()),
         (Some("CAPABILITY_DISABLED"), Some("totp")),
@@ -1211,15 +1159,9 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
 /// `--plugin-timeout-ms` still completes (its own `timeout` bounds it).
 #[tokio::test]
 async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("deadline");
-    let client = stdio_client(data.path(), &["--plugin-timeout-ms", "1000"], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("interactive.html")}),
-    )
-    .await?;
+    let (site, _data, client) =
+        site_and_client("deadline", &["--plugin-timeout-ms", "1000"]).await?;
+    navigate(&client, &site.url("interactive.html")).await?;
     js(&client, "addLater(1600); 1").await?;
     let started = std::time::Instant::now();
     let out = text(
@@ -1273,12 +1215,7 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
         &profile.display().to_string(),
     ];
     let client = stdio_client(&data, &args, &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("interactive.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("interactive.html")).await?;
     let upload = |p: std::path::PathBuf| {
         let client = &client;
         async move {
@@ -1343,9 +1280,7 @@ async fn a_read_sent_while_a_navigation_is_under_way_reads_a_whole_document() ->
     // An agent sends navigate and read_page at once: the read may start in the
     // document the navigation replaces. It then reads the new one once loaded,
     // instead of failing with "Inspected target navigated or closed".
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("read-during-nav");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("read-during-nav", &[]).await?;
     let pages = [
         "many-controls.html",
         "form.html",

@@ -27,15 +27,8 @@ async fn timed(
 
 #[tokio::test]
 async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("dialogs");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("dialogs.html")}),
-    )
-    .await?;
+    let (site, data, client) = site_and_client("dialogs", &[]).await?;
+    navigate(&client, &site.url("dialogs.html")).await?;
     let snap = snapshot(&client).await?;
     let fast = Duration::from_secs(2);
 
@@ -128,7 +121,7 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
     let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
     assert!(texts(&r).contains("beforeunload"), "{}", texts(&r));
-    let tabs = structured(&call(&client, "tabs_context", json!({})).await?);
+    let tabs = call_json(&client, "tabs_context", json!({})).await?;
     assert!(tabs.to_string().contains("page2.html"), "{tabs}");
 
     // The journal and the trace have the dialogs, never the prompt's answer.
@@ -150,15 +143,8 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
 
 #[tokio::test]
 async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("dialog-policy");
-    let client = stdio_client(data.path(), &["--dialogs", "accept"], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("dialogs.html")}),
-    )
-    .await?;
+    let (site, _data, client) = site_and_client("dialog-policy", &["--dialogs", "accept"]).await?;
+    navigate(&client, &site.url("dialogs.html")).await?;
     let snap = snapshot(&client).await?;
     let r = call(
         &client,
@@ -187,7 +173,7 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     let downloads = TempDir::new("popups-downloads");
     let dl = downloads.path().display().to_string();
     let client = stdio_client(data.path(), &["--downloads-dir", &dl], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("popups.html")})).await?;
+    navigate(&client, &site.url("popups.html")).await?;
     let snap = snapshot(&client).await?;
 
     // target=_blank
@@ -220,7 +206,9 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     )
     .await?;
     assert!(texts(&r).contains("\"frame\""), "{}", texts(&r));
-    let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+    let tabs = call_json(&client, "tabs_context", json!({}))
+        .await?
+        .to_string();
     assert!(
         tabs.contains("\"t2\"") && tabs.contains("\"t3\"") && tabs.contains("page2.html"),
         "{tabs}"
@@ -246,7 +234,9 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     let mut gone = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+        let tabs = call_json(&client, "tabs_context", json!({}))
+            .await?
+            .to_string();
         if !tabs.contains("\"t4\"") {
             gone = true;
             break;
@@ -274,14 +264,12 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
     // Tabs the agent opens have windows of their own: acting on one never hides
     // another (a hidden page stalls on input and gets no animation frames).
-    let made = structured(
-        &call(
-            &client,
-            "tabs_create",
-            json!({"url": site.url("page2.html")}),
-        )
-        .await?,
-    );
+    let made = call_json(
+        &client,
+        "tabs_create",
+        json!({"url": site.url("page2.html")}),
+    )
+    .await?;
     let other = made["tabId"].as_str().unwrap_or_default().to_owned();
     let watch = "window.__seen = [document.visibilityState]; document.addEventListener('visibilitychange', () => __seen.push(document.visibilityState)); 1";
     call(
@@ -309,10 +297,8 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
 #[tokio::test]
 async fn the_keyboard_sends_trusted_keys() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("keys");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("keys.html")})).await?;
+    let (site, data, client) = site_and_client("keys", &[]).await?;
+    navigate(&client, &site.url("keys.html")).await?;
     let snap = snapshot(&client).await?;
     let search = ref_of(&snap, "textbox", "Search");
     let r = call(
@@ -377,12 +363,7 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     std::fs::write(uploads.path().join("receipt.txt"), "paid in full\n")?;
     let root = uploads.path().display().to_string();
     let client = stdio_client(data.path(), &["--allow-file-root", &root], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("checkout.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("checkout.html")).await?;
     let snap = snapshot(&client).await?;
     // The frame's lines sit under its iframe line, one level deeper.
     let lines: Vec<&str> = snap.lines().collect();
@@ -447,14 +428,12 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
         "{found}"
     );
     // query_dom covers the frames.
-    let q = structured(
-        &call(
-            &client,
-            "query_dom",
-            json!({"selector": "input[name=card]"}),
-        )
-        .await?,
-    );
+    let q = call_json(
+        &client,
+        "query_dom",
+        json!({"selector": "input[name=card]"}),
+    )
+    .await?;
     assert_eq!(q["matches"].as_array().map(Vec::len), Some(1), "{q}");
     // The page's own elements still work next to the frames.
     call(&client, "interact", json!({"ref": outer})).await?;
@@ -530,15 +509,8 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
 
 #[tokio::test]
 async fn big_results_stay_within_the_response_budget() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("budget");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("many-controls.html")}),
-    )
-    .await?;
+    let (site, data, client) = site_and_client("budget", &[]).await?;
+    navigate(&client, &site.url("many-controls.html")).await?;
     let r = call(&client, "read_page", json!({})).await?;
     let t = texts(&r);
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
@@ -557,14 +529,12 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
         .expect("an output handle")
         .to_owned();
     // The rest is there to page through.
-    let page = structured(
-        &call(
-            &client,
-            "oc_output_fetch",
-            json!({"output_handle": handle, "offset": 0, "limit": 8_000_000}),
-        )
-        .await?,
-    );
+    let page = call_json(
+        &client,
+        "oc_output_fetch",
+        json!({"output_handle": handle, "offset": 0, "limit": 8_000_000}),
+    )
+    .await?;
     let whole = page["content"].as_str().unwrap_or("");
     assert!(
         whole.contains("Finish the inventory"),
@@ -583,17 +553,12 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let r = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
     assert!(texts(&r).len() > 100_000 && !texts(&r).contains("[truncated"));
     // Small results are untouched.
-    call(&client, "navigate", json!({"url": site.url("form.html")})).await?;
+    navigate(&client, &site.url("form.html")).await?;
     assert!(!snapshot(&client).await?.contains("[truncated"));
     // A smaller budget, set by the operator.
     client.cancel().await?;
     let client = stdio_client(data.path(), &["--max-response-tokens", "1000"], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("many-controls.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("many-controls.html")).await?;
     let t = snapshot(&client).await?;
     assert!(
         t.len() <= 4_000 && t.contains("[truncated"),
@@ -606,23 +571,16 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
 
 #[tokio::test]
 async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("login-wall");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("login-wall", &[]).await?;
     // A signed-in admin page under /admin/auth/: no hint.
-    let r = call(
-        &client,
-        "navigate",
-        json!({"url": site.url("admin/auth/user/index.html")}),
-    )
-    .await?;
+    let r = navigate(&client, &site.url("admin/auth/user/index.html")).await?;
     let out = structured(&r);
     assert!(
         out.get("_hint").is_none() && out.get("wall").is_none(),
         "{out}"
     );
     // A real login page: a hint.
-    let r = call(&client, "navigate", json!({"url": site.url("login.html")})).await?;
+    let r = navigate(&client, &site.url("login.html")).await?;
     let out = structured(&r);
     assert_eq!(out["wall"], "a login form");
     assert_eq!(out["_hint"]["rule"], "login_wall");
@@ -632,15 +590,8 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
 
 #[tokio::test]
 async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("widgets");
-    let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("widgets.html")}),
-    )
-    .await?;
+    let (site, _data, client) = site_and_client("widgets", &[]).await?;
+    navigate(&client, &site.url("widgets.html")).await?;
     let snap = snapshot(&client).await?;
     // Listeners, onclick, cursor: pointer, draggable: refs with their text.
     let day = ref_of(&snap, "generic", "November 14, 2026");
@@ -706,12 +657,7 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
     let site = SiteServer::start_at(docs).await?;
     let data = TempDir::new("vec-budget");
     let client = stdio_client(data.path(), &[], &[]).await?;
-    call(
-        &client,
-        "navigate",
-        json!({"url": site.url("std/vec/struct.Vec.html")}),
-    )
-    .await?;
+    navigate(&client, &site.url("std/vec/struct.Vec.html")).await?;
     let t = snapshot(&client).await?;
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
     assert!(
@@ -746,7 +692,9 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
         "{}",
         texts(&res)
     );
-    let tabs = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+    let tabs = call_json(&client, "tabs_context", json!({}))
+        .await?
+        .to_string();
     assert!(tabs.contains("trait.UnwindSafe.html"), "{tabs}");
     client.cancel().await?;
     Ok(())

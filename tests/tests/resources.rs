@@ -59,7 +59,7 @@ async fn missing(client: &Client, uri: &str) -> Result<String> {
 
 async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()> {
     // A recording, exported; an evidence bundle; an output handle.
-    let rec = structured(&call(client, "oc_recording_start", json!({"label": "res"})).await?);
+    let rec = call_json(client, "oc_recording_start", json!({"label": "res"})).await?;
     let rec = rec["recordingId"]
         .as_str()
         .or(rec["id"].as_str())
@@ -73,15 +73,15 @@ async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()
         json!({"recordingId": rec, "format": "html"}),
     )
     .await?;
-    let manifest = structured(&call(client, "oc_evidence_bundle", json!({})).await?);
+    let manifest = call_json(client, "oc_evidence_bundle", json!({})).await?;
     let bundle = manifest["bundle_id"].as_str().expect("bundle").to_owned();
     call(client, "navigate", json!({"url": site.url("large.html")})).await?;
-    let d = structured(&call(client, "read_page", json!({"output_mode": "handle"})).await?);
+    let d = call_json(client, "read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
 
     let uris = all_uris(client).await?;
     let day = {
-        let j = structured(&call(client, "oc_journal", json!({"limit": 1})).await?);
+        let j = call_json(client, "oc_journal", json!({"limit": 1})).await?;
         j["entries"][0]["ts"].as_str().unwrap_or("")[..10].to_owned()
     };
     for want in [
@@ -138,9 +138,7 @@ async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()
 
 #[tokio::test]
 async fn resources_over_stdio_and_an_expired_handle_is_gone() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("resources-stdio");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("resources-stdio", &[]).await?;
     let caps = client.peer_info().map(|i| i.capabilities.clone());
     assert!(caps.is_some_and(|c| c.resources.is_some()));
     resources_of_a_session(&client, &site).await?;
@@ -149,8 +147,8 @@ async fn resources_over_stdio_and_an_expired_handle_is_gone() -> Result<()> {
     // Handles that expire at once: listed no more, and read as gone.
     let data = TempDir::new("resources-expired");
     let client = stdio_client(data.path(), &["--output-handle-ttl-hours", "0"], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url("large.html")})).await?;
-    let d = structured(&call(&client, "read_page", json!({"output_mode": "handle"})).await?);
+    navigate(&client, &site.url("large.html")).await?;
+    let d = call_json(&client, "read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
     let uri = format!("ochre://output/{handle}");
     assert!(!all_uris(&client).await?.contains(&uri));

@@ -135,7 +135,7 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
         tool_names(&client).await?,
         ["oc_totp_generate", "expand_tools"]
     );
-    let err = error_of(&call(&client, "oc_journal", json!({})).await?);
+    let err = call_error(&client, "oc_journal", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "core");
     let ok = call(
@@ -151,20 +151,18 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
     let names = tool_names(&client).await?;
     assert!(!names.iter().any(|n| n.contains("totp")), "{names:?}");
     assert!(names.contains(&"oc_output_fetch".to_owned()));
-    let err = error_of(
-        &call(
-            &client,
-            "oc_totp_generate",
-            json!({"domain": "example.com"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "oc_totp_generate",
+        json!({"domain": "example.com"}),
+    )
+    .await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "totp");
     // Even bad arguments get the capability error first.
-    let err = error_of(&call(&client, "oc_totp_generate", json!({"junk": 1})).await?);
+    let err = call_error(&client, "oc_totp_generate", json!({"junk": 1})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
-    let err = error_of(&call(&client, "no_such_tool", json!({})).await?);
+    let err = call_error(&client, "no_such_tool", json!({})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
     client.cancel().await?;
     Ok(())
@@ -194,7 +192,7 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
             "the huge value is not echoed"
         );
     }
-    let err = error_of(&call(&client, "oc_journal", json!({"count": "ten"})).await?);
+    let err = call_error(&client, "oc_journal", json!({"count": "ten"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("count"))
@@ -801,7 +799,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
         .await?;
     assert_eq!(level, "warning", "{text}");
     // At the default level (warning), the browser's launch (info) is not sent.
-    let r = call(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    let r = navigate(&client, &site.url("index.html")).await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(
@@ -821,7 +819,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     let mut relaunched = false;
     for _ in 0..20 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        let r = call(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
+        let r = navigate(&client, &site.url("page2.html")).await?;
         if r.is_error != Some(true) {
             relaunched = true;
             break;
@@ -840,7 +838,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     assert_eq!(text, "stole [redacted] from token");
 
     // A guard's refusal: the tool and the code.
-    let err = error_of(&call(&client, "oc_recording_start", json!({})).await?);
+    let err = call_error(&client, "oc_recording_start", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     logs.wait_for(
         "guard",

@@ -17,7 +17,7 @@ async fn open_widget(label: &str, page: &str) -> Result<(SiteServer, TempDir, Cl
     let site = widget_site().await?;
     let data = TempDir::new(label);
     let client = stdio_client(data.path(), &[], &[]).await?;
-    call(&client, "navigate", json!({"url": site.url(page)})).await?;
+    navigate(&client, &site.url(page)).await?;
     Ok((site, data, client))
 }
 

@@ -19,9 +19,7 @@ async fn js(client: &Client, tab: &str, code: &str) -> Result<Value> {
 
 #[tokio::test]
 async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> Result<()> {
-    let site = SiteServer::start().await?;
-    let data = TempDir::new("workflow");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (site, _data, client) = site_and_client("workflow", &[]).await?;
     let pages = ["product.html", "form.html", "page2.html"];
     let workers: Vec<Value> = ["alpha", "beta", "gamma"]
         .iter()
@@ -30,42 +28,36 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
         .collect();
 
     // Bad input is refused before any tab opens.
-    let tabs_before = structured(&call(&client, "tabs_context", json!({})).await?);
+    let tabs_before = call_json(&client, "tabs_context", json!({})).await?;
     let mut dup = workers.clone();
     dup[1]["name"] = json!("alpha");
-    let err = error_of(
-        &call(
-            &client,
-            "workflow_init",
-            json!({"name": "titles", "workers": dup}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "workflow_init",
+        json!({"name": "titles", "workers": dup}),
+    )
+    .await?;
     assert_eq!(err["field"], "workers.1.name");
     let mut ftp = workers.clone();
     ftp[2]["url"] = json!("file:///etc/passwd");
-    let err = error_of(
-        &call(
-            &client,
-            "workflow_init",
-            json!({"name": "titles", "workers": ftp}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "workflow_init",
+        json!({"name": "titles", "workers": ftp}),
+    )
+    .await?;
     assert_eq!(err["field"], "workers.2.url");
     assert_eq!(
-        structured(&call(&client, "tabs_context", json!({})).await?),
+        call_json(&client, "tabs_context", json!({})).await?,
         tabs_before
     );
 
-    let wf = structured(
-        &call(
-            &client,
-            "workflow_init",
-            json!({"name": "titles", "workers": workers}),
-        )
-        .await?,
-    );
+    let wf = call_json(
+        &client,
+        "workflow_init",
+        json!({"name": "titles", "workers": workers}),
+    )
+    .await?;
     let id = wf["workflowId"].as_str().expect("id").to_owned();
     let tabs: Vec<String> = wf["workers"]
         .as_array()
@@ -117,67 +109,54 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     )
     .await?;
     assert_ne!(r.is_error, Some(true), "{r:?}");
-    let err = error_of(&call(&client, "workflow_collect", json!({})).await?);
+    let err = call_error(&client, "workflow_collect", json!({})).await?;
     assert_eq!(err["code"], "WORKFLOW_INCOMPLETE");
     assert_eq!(err["missing_workers"], json!(["beta", "gamma"]));
     assert_eq!(err["completion_guard"]["missing_count"], 2);
     assert_eq!(err["completion_guard"]["allowed"], false);
-    let partial = structured(
-        &call(
-            &client,
-            "workflow_collect_partial",
-            json!({"workflowId": id}),
-        )
-        .await?,
-    );
+    let partial = call_json(
+        &client,
+        "workflow_collect_partial",
+        json!({"workflowId": id}),
+    )
+    .await?;
     assert_eq!(partial["results"].as_array().map(Vec::len), Some(1));
     assert_eq!(partial["pending_workers"], json!(["beta", "gamma"]));
-    let status = structured(&call(&client, "workflow_status", json!({})).await?);
+    let status = call_json(&client, "workflow_status", json!({})).await?;
     assert_eq!(status["workers"][0]["status"], "SUCCESS");
     assert_eq!(status["workers"][1]["status"], "RUNNING");
     // A finished worker stays finished; an unknown one is named.
-    let err = error_of(
-        &call(
-            &client,
-            "worker_complete",
-            json!({"workerName": "alpha", "status": "FAIL", "resultSummary": "x"}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "worker_complete",
+        json!({"workerName": "alpha", "status": "FAIL", "resultSummary": "x"}),
+    )
+    .await?;
     assert_eq!(err["code"], "INVALID_TRANSITION");
-    let err = error_of(&call(&client, "worker_update", json!({"workerName": "delta"})).await?);
+    let err = call_error(&client, "worker_update", json!({"workerName": "delta"})).await?;
     assert_eq!(err["code"], "WORKER_NOT_FOUND");
 
     // A saved plan replays on a worker's tab, through the pipeline.
-    let saved = structured(
-        &call(
-            &client,
-            "workflow_save_plan",
-            json!({"planId": "read-title", "steps": [
-                {"tool": "navigate", "args": {"url": "{{page}}"}},
-                {"tool": "javascript_tool", "args": {"code": "document.title"}}
-            ]}),
-        )
-        .await?,
-    );
+    let saved = call_json(
+        &client,
+        "workflow_save_plan",
+        json!({"planId": "read-title", "steps": [
+            {"tool": "navigate", "args": {"url": "{{page}}"}},
+            {"tool": "javascript_tool", "args": {"code": "document.title"}}
+        ]}),
+    )
+    .await?;
     assert_eq!(saved["params"], json!(["page"]));
-    let err = error_of(
-        &call(
-            &client,
-            "execute_plan",
-            json!({"planId": "read-title", "tabId": tabs[1]}),
-        )
-        .await?,
-    );
+    let err = call_error(
+        &client,
+        "execute_plan",
+        json!({"planId": "read-title", "tabId": tabs[1]}),
+    )
+    .await?;
     assert_eq!(err["field"], "params");
-    let ran = structured(
-        &call(
-            &client,
+    let ran = call_json(&client,
             "execute_plan",
-            json!({"planId": "read-title", "tabId": tabs[1], "params": {"page": site.url("form.html")}}),
-        )
-        .await?,
-    );
+            json!({"planId": "read-title", "tabId": tabs[1], "params": {"page": site.url("form.html")}})).await?;
     assert_eq!(ran["ok"], true, "{ran}");
     assert_eq!(ran["steps"].as_array().map(Vec::len), Some(2));
     let beta_title = js(&client, &tabs[1], "document.title").await?;
@@ -194,7 +173,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     )
     .await?;
 
-    let all = structured(&call(&client, "workflow_collect", json!({})).await?);
+    let all = call_json(&client, "workflow_collect", json!({})).await?;
     assert_eq!(all["complete"], true);
     let results = all["results"].as_array().expect("results");
     let statuses: Vec<&str> = results
@@ -208,16 +187,18 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     assert_eq!(all["completion_guard"]["missing_count"], 0);
 
     // Cleanup closes the worker tabs and forgets the workflow.
-    let cleaned = structured(&call(&client, "workflow_cleanup", json!({})).await?);
+    let cleaned = call_json(&client, "workflow_cleanup", json!({})).await?;
     assert_eq!(cleaned["closed_tabs"].as_array().map(Vec::len), Some(3));
-    let open = structured(&call(&client, "tabs_context", json!({})).await?).to_string();
+    let open = call_json(&client, "tabs_context", json!({}))
+        .await?
+        .to_string();
     for t in &tabs {
         assert!(
             !open.contains(&format!("\"{t}\"")),
             "{t} still open: {open}"
         );
     }
-    let err = error_of(&call(&client, "workflow_status", json!({})).await?);
+    let err = call_error(&client, "workflow_status", json!({})).await?;
     assert_eq!(err["code"], "WORKFLOW_NOT_FOUND");
     client.cancel().await?;
     Ok(())
