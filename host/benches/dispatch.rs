@@ -6,6 +6,8 @@
 //!
 //! Run: `cargo bench -p ochre-host --bench dispatch`. Target: median ≤ 100 µs.
 
+mod common;
+
 use std::time::Instant;
 
 use ochre_host::{CallOptions, Host};
@@ -20,11 +22,7 @@ fn main() {
     ochre_host::secrets::SecretStore::new(&data)
         .set("totp", "bench.example", "JBSWY3DPEHPK3PXP")
         .expect("secret");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     rt.block_on(async {
         let host = Host::builder().data_dir(&data).build().await.expect("host");
         let args = json!({"domain": "bench.example"});
@@ -69,27 +67,24 @@ fn main() {
             in_run.push(t.elapsed().as_secs_f64() * 1e6);
             assert!(out.is_ok());
         }
-        samples.sort_by(f64::total_cmp);
-        rejected.sort_by(f64::total_cmp);
-        in_run.sort_by(f64::total_cmp);
-        let q = |v: &[f64], p: f64| v[((v.len() as f64 - 1.0) * p) as usize];
+        let q = common::quantile;
         println!(
             "dispatch (fresh instance + call + journal + trace): median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs over {CALLS} calls",
-            q(&samples, 0.5),
-            q(&samples, 0.9),
-            q(&samples, 0.99)
+            q(&mut samples, 0.5),
+            q(&mut samples, 0.9),
+            q(&mut samples, 0.99)
         );
         println!(
             "inside an active task run: median {:.1} µs, p90 {:.1} µs ({:.2}x the call without a run)",
-            q(&in_run, 0.5),
-            q(&in_run, 0.9),
-            q(&in_run, 0.5) / q(&samples, 0.5)
+            q(&mut in_run, 0.5),
+            q(&mut in_run, 0.9),
+            q(&mut in_run, 0.5) / q(&mut samples, 0.5)
         );
         println!(
             "rejected by validation: median {:.1} µs",
-            q(&rejected, 0.5)
+            q(&mut rejected, 0.5)
         );
-        println!("target: median ≤ 100 µs -> ratio {:.2}", q(&samples, 0.5) / 100.0);
+        println!("target: median ≤ 100 µs -> ratio {:.2}", q(&mut samples, 0.5) / 100.0);
         host.shutdown().await;
     });
     let _ = std::fs::remove_dir_all(&data);

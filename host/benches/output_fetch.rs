@@ -5,6 +5,8 @@
 //!
 //! Run: `cargo bench -p ochre-host --bench output_fetch`. Target: ≥ 200 MB/s.
 
+mod common;
+
 use std::time::Instant;
 
 use ochre_host::output::Payload;
@@ -16,11 +18,7 @@ const SIZE: usize = 10 * 1000 * 1000;
 fn main() {
     let data = std::env::temp_dir().join(format!("ochre-bench-fetch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     rt.block_on(async {
         let host = Host::builder()
             .data_dir(&data)

@@ -12,6 +12,9 @@
 //! expression, and the ratios. Run: `cargo bench -p ochre-host --bench page_ops`
 //! (needs Chromium, as the tests do).
 
+mod common;
+use common::median;
+
 use std::time::Instant;
 
 use ochre_host::{BrowserManager, BrowserOptions};
@@ -36,17 +39,8 @@ fn page() -> String {
     format!("data:text/html,{}", html.replace('#', "%23"))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     rt.block_on(async {
         let b = BrowserManager::new(BrowserOptions::default());
         b.navigate(None, &page(), 20_000).await.expect("navigate");

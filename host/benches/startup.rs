@@ -10,6 +10,9 @@
 //! empty cache and ≤ 30 ms warm; idle RSS ≤ 40 MB. `tools/list` waits for the
 //! plugins: on an empty cache that is their compiling, once per machine.
 
+mod common;
+use common::median;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -92,11 +95,6 @@ fn ochre(data: &Path, cache: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ochre"));
     c.arg("--data-dir").arg(data).env("OCHRE_CACHE_DIR", cache);
     c
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

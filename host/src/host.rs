@@ -149,7 +149,53 @@ pub fn default_data_dir() -> PathBuf {
         .join(".ochre")
 }
 
+/// Builder setters: `pub fn name(mut self, value: T) -> Self` setting a field.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident => $field:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, value: $ty) -> Self {
+                self.$field = value;
+                self
+            }
+        )*
+    };
+}
+
 impl HostBuilder {
+    setters! {
+        /// Which capability groups to enable.
+        capabilities => filter: CapabilityFilter;
+        /// Which host interfaces plugins may get.
+        interface_policy => policy: InterfacePolicy;
+        /// Per-call limits of plugins.
+        limits => limits: PluginLimits;
+        /// The clock (fix it in tests).
+        clock => clock: Clock;
+        /// Load the built-in tool groups (default true).
+        builtin_plugins => builtin: bool;
+        /// Use the on-disk compile cache (default true).
+        compile_cache => compile_cache: bool;
+        /// How to get the browser (launched lazily on first use).
+        browser => browser: BrowserOptions;
+        /// Days to keep stopped recordings (default 30; 0 keeps them forever).
+        recording_retention_days => recording_retention_days: u64;
+        /// How long output handles live (default 24 h; zero: they expire at once).
+        output_handle_ttl => output_ttl: Duration;
+        /// How often expired output handles are deleted (default 5 min).
+        output_handle_sweep_interval => output_sweep: Duration;
+        /// The browser-first intent guard's settings (`[intent_guard]` of `--config`).
+        intent_guard => intent_guard: crate::intent::IntentGuardConfig;
+        /// The response budget: no tool result is larger than this many tokens
+        /// (counted as UTF-8 bytes / 4; default 25,000, what MCP clients such as
+        /// Claude Code accept). A larger result answers a first view and an output
+        /// handle holding the whole; `output_mode: "inline"` still returns everything.
+        /// 0 turns the budget off.
+        max_response_tokens => max_response_tokens: usize;
+        /// Largest accepted arguments object, serialized (default 4 MiB).
+        max_arg_bytes => max_arg_bytes: usize;
+    }
+
     /// Data dir for journal, traces, state, secrets and the compile cache
     /// (default `$OCHRE_HOME` or `~/.ochre`).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -163,51 +209,15 @@ impl HostBuilder {
         self
     }
 
-    /// Which capability groups to enable.
-    pub fn capabilities(mut self, filter: CapabilityFilter) -> Self {
-        self.filter = filter;
-        self
-    }
-
-    /// Which host interfaces plugins may get.
-    pub fn interface_policy(mut self, policy: InterfacePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// Per-call limits of plugins.
-    pub fn limits(mut self, limits: PluginLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-
     /// Per-call deadline of plugins.
     pub fn plugin_timeout(mut self, timeout: Duration) -> Self {
         self.limits.timeout = timeout;
         self
     }
 
-    /// The clock (fix it in tests).
-    pub fn clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
-        self
-    }
-
     /// The session id used in the journal and trace (default: time and pid).
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.session = Some(id.into());
-        self
-    }
-
-    /// Load the built-in tool groups (default true).
-    pub fn builtin_plugins(mut self, on: bool) -> Self {
-        self.builtin = on;
-        self
-    }
-
-    /// Use the on-disk compile cache (default true).
-    pub fn compile_cache(mut self, on: bool) -> Self {
-        self.compile_cache = on;
         self
     }
 
@@ -227,36 +237,6 @@ impl HostBuilder {
         self
     }
 
-    /// How to get the browser (launched lazily on first use).
-    pub fn browser(mut self, options: BrowserOptions) -> Self {
-        self.browser = options;
-        self
-    }
-
-    /// Days to keep stopped recordings (default 30; 0 keeps them forever).
-    pub fn recording_retention_days(mut self, days: u64) -> Self {
-        self.recording_retention_days = days;
-        self
-    }
-
-    /// How long output handles live (default 24 h; zero: they expire at once).
-    pub fn output_handle_ttl(mut self, ttl: Duration) -> Self {
-        self.output_ttl = ttl;
-        self
-    }
-
-    /// How often expired output handles are deleted (default 5 min).
-    pub fn output_handle_sweep_interval(mut self, every: Duration) -> Self {
-        self.output_sweep = every;
-        self
-    }
-
-    /// The browser-first intent guard's settings (`[intent_guard]` of `--config`).
-    pub fn intent_guard(mut self, config: crate::intent::IntentGuardConfig) -> Self {
-        self.intent_guard = config;
-        self
-    }
-
     /// Classify task goals with this detector instead of keywords + the client's
     /// model (it may return `None` to fall back to the keywords).
     pub fn intent_detector(mut self, detector: Arc<dyn crate::intent::IntentDetector>) -> Self {
@@ -269,22 +249,6 @@ impl HostBuilder {
     /// Stages run in the order they are added.
     pub fn stage(mut self, stage: impl Stage) -> Self {
         self.stages.0.push(Arc::new(stage));
-        self
-    }
-
-    /// The response budget: no tool result is larger than this many tokens
-    /// (counted as UTF-8 bytes / 4; default 25,000, what MCP clients such as
-    /// Claude Code accept). A larger result answers a first view and an output
-    /// handle holding the whole; `output_mode: "inline"` still returns everything.
-    /// 0 turns the budget off.
-    pub fn max_response_tokens(mut self, tokens: usize) -> Self {
-        self.max_response_tokens = tokens;
-        self
-    }
-
-    /// Largest accepted arguments object, serialized (default 4 MiB).
-    pub fn max_arg_bytes(mut self, bytes: usize) -> Self {
-        self.max_arg_bytes = bytes;
         self
     }
 
