@@ -19,6 +19,10 @@ pub(crate) struct TabWatch {
     pub(super) dropped: std::sync::atomic::AtomicU64,
     pub(super) net: std::sync::Mutex<Net>,
     pub(super) capture: std::sync::Mutex<Capture>,
+    /// The last console fence the tab's console listener has seen.
+    pub(super) console_fence: std::sync::Mutex<u64>,
+    /// Told when a console fence passes.
+    pub(super) fence_passed: tokio::sync::Notify,
 }
 
 #[derive(Default)]

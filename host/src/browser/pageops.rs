@@ -502,6 +502,13 @@ impl BrowserManager {
         let w = Arc::new(TabWatch::default());
         lock(&self.inner.watches).insert(n, w.clone());
         on_event(page, &w, |w, ev: &EventConsoleApiCalled| {
+            if let Some(id) = fence_of(ev) {
+                let mut fence = lock(&w.console_fence);
+                *fence = (*fence).max(id);
+                drop(fence);
+                w.fence_passed.notify_waiters();
+                return;
+            }
             let text = ev
                 .args
                 .iter()
@@ -589,6 +596,49 @@ impl BrowserManager {
         if let Some(w) = self.tab_watch(n) {
             w.net_reset();
         }
+    }
+
+    /// Wait (at most 1 s) until every console message the page logged before
+    /// now is in the tab's buffer: a marker logged from an isolated world (the
+    /// page's scripts never see it) comes through the same event stream after
+    /// them. Best effort: a page that cannot be reached is read as it is.
+    pub(super) async fn console_settled(&self, n: u64, page: &Page) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let Some(w) = self.tab_watch(n) else {
+            return;
+        };
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let passed = w.fence_passed.notified();
+        tokio::pin!(passed);
+        passed.as_mut().enable();
+        let fenced = async {
+            let tree = raw_command(page, "Page.getFrameTree", json!({})).await?;
+            let frame = tree["frameTree"]["frame"]["id"].clone();
+            let world = raw_command(
+                page,
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame, "worldName": "ochre-console-fence"}),
+            )
+            .await?;
+            let marker = json!(format!("{CONSOLE_FENCE}{id}"));
+            raw_command(
+                page,
+                "Runtime.evaluate",
+                json!({"expression": format!("console.debug({marker})"), "contextId": world["executionContextId"]}),
+            )
+            .await
+        };
+        if fenced.await.is_err() {
+            return;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            while *lock(&w.console_fence) < id {
+                passed.as_mut().await;
+                passed.set(w.fence_passed.notified());
+                passed.as_mut().enable();
+            }
+        })
+        .await;
     }
 
     /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
@@ -1028,7 +1078,10 @@ impl BrowserManager {
                     .await;
                 Ok(json!({"idle": idle}))
             }
-            "console" => Ok(self.console_json(n, &args)),
+            "console" => {
+                self.console_settled(n, &page).await;
+                Ok(self.console_json(n, &args))
+            }
             // Each check is bounded too (a JS condition may never settle).
             "wait" => {
                 bounded(
@@ -1688,6 +1741,17 @@ fn cookie_to_set(a: &Value, url: &str) -> Value {
         p["expires"] = json!(e);
     }
     p
+}
+
+/// What a console fence logs (then its number).
+const CONSOLE_FENCE: &str = "\u{1}ochre-console-fence:";
+
+/// The number of a console fence, if `ev` is one.
+fn fence_of(ev: &EventConsoleApiCalled) -> Option<u64> {
+    match ev.args.first().and_then(|a| a.value.as_ref()) {
+        Some(Value::String(s)) => s.strip_prefix(CONSOLE_FENCE)?.parse().ok(),
+        _ => None,
+    }
 }
 
 /// Hand each event `T` of `page` to `f` with the tab's watch, for as long as
