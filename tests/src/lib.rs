@@ -266,6 +266,13 @@ pub fn find_ref(snapshot: &str, role: &str, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The ref (`ax_<n>`) on a snapshot or `find` line.
+pub fn ref_in(line: &str) -> &str {
+    line.split_whitespace()
+        .find(|w| w.starts_with("ax_"))
+        .unwrap_or_else(|| panic!("no ref on the line {line:?}"))
+}
+
 /// The ref on the snapshot line with this role and name (panics if none).
 pub fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
     find_ref(snapshot, role, name)
@@ -285,6 +292,34 @@ pub fn structured(result: &CallToolResult) -> Value {
 pub fn error_of(result: &CallToolResult) -> Value {
     assert_eq!(result.is_error, Some(true), "expected an error: {result:?}");
     result_json(result)["error"].clone()
+}
+
+/// One `notifications/progress`: progress, total, message.
+pub type Progress = (f64, Option<f64>, Option<String>);
+
+/// A client handler that collects `notifications/progress`.
+#[derive(Clone, Default)]
+pub struct ProgressCollector(std::sync::Arc<std::sync::Mutex<Vec<Progress>>>);
+
+impl ProgressCollector {
+    /// What arrived so far.
+    pub fn seen(&self) -> Vec<Progress> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl rmcp::ClientHandler for ProgressCollector {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push((
+            params.progress,
+            params.total,
+            params.message,
+        ));
+    }
 }
 
 /// What most browser tests start with: the fixture sites, a data dir named

@@ -17,31 +17,11 @@ fn urls_of(pages: &Value) -> Vec<String> {
         .collect()
 }
 
-/// (progress, total) of each `notifications/progress`.
-type Seen = std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>;
-
-/// Collects `notifications/progress`.
-#[derive(Clone, Default)]
-struct Progress(Seen);
-
-impl rmcp::ClientHandler for Progress {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0
-            .lock()
-            .expect("lock")
-            .push((params.progress, params.total));
-    }
-}
-
 #[tokio::test]
 async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("crawl-basic");
-    let progress = Progress::default();
+    let progress = ProgressCollector::default();
     let client = stdio_client_with(progress.clone(), data.path(), &[], &[]).await?;
     let start = site.url("many-pages/index.html");
 
@@ -85,20 +65,14 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     assert!(first["links_found"].as_u64() >= Some(10));
     // Progress went to the client, ending at the page count.
     for _ in 0..50 {
-        if progress
-            .0
-            .lock()
-            .expect("lock")
-            .iter()
-            .any(|(p, _)| *p >= 40.0)
-        {
+        if progress.seen().iter().any(|(p, _, _)| *p >= 40.0) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(40)).await;
     }
-    let seen = progress.0.lock().expect("lock").clone();
+    let seen = progress.seen();
     assert!(
-        seen.len() >= 2 && seen.iter().any(|(p, t)| *p >= 40.0 && *t == Some(40.0)),
+        seen.len() >= 2 && seen.iter().any(|(p, t, _)| *p >= 40.0 && *t == Some(40.0)),
         "{seen:?}"
     );
 

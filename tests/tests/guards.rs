@@ -614,11 +614,7 @@ async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<
     let (site, _data, client) = site_and_client("hints", &[]).await?;
     navigate(&client, &site.url("form.html")).await?;
     let snap = texts(&call(&client, "read_page", json!({})).await?);
-    let old = snap
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("a ref")
-        .to_owned();
+    let old = ref_in(&snap).to_owned();
     let r = navigate(&client, &site.url("product.html")).await?;
     assert!(
         structured(&r).get("_hint").is_none(),

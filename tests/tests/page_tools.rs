@@ -16,6 +16,11 @@ fn text(res: &CallToolResult) -> String {
         .unwrap_or_default()
 }
 
+/// Call a tool that must succeed: its first text.
+async fn call_text(client: &Client, tool: &str, args: Value) -> Result<String> {
+    Ok(text(&call(client, tool, args).await?))
+}
+
 async fn js(client: &Client, code: &str) -> Result<Value> {
     let res = call(client, "javascript_tool", json!({"code": code})).await?;
     Ok(res.structured_content.clone().expect("structured")["value"].clone())
@@ -26,7 +31,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 async fn snapshot(client: &Client) -> Result<String> {
-    Ok(text(&call(client, "read_page", json!({})).await?))
+    call_text(client, "read_page", json!({})).await
 }
 
 #[tokio::test]
@@ -76,25 +81,23 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     );
 
     // Filters and modes.
-    let inter = text(&call(&client, "read_page", json!({"filter": "interactive"})).await?);
+    let inter = call_text(&client, "read_page", json!({"filter": "interactive"})).await?;
     assert!(!inter.contains("\"Pizza Size\""), "{inter}");
     assert_eq!(inter.matches(" ax_").count(), refs);
-    let md = text(&call(&client, "read_page", json!({"mode": "markdown"})).await?);
+    let md = call_text(&client, "read_page", json!({"mode": "markdown"})).await?;
     assert!(md.contains("Customer name:"), "{md}");
-    let txt = text(&call(&client, "read_page", json!({"mode": "text"})).await?);
+    let txt = call_text(&client, "read_page", json!({"mode": "text"})).await?;
     assert!(txt.contains("Pizza Toppings"), "{txt}");
-    let dom = text(
-        &call(
-            &client,
-            "read_page",
-            json!({"mode": "dom", "maxChars": 300}),
-        )
-        .await?,
-    );
+    let dom = call_text(
+        &client,
+        "read_page",
+        json!({"mode": "dom", "maxChars": 300}),
+    )
+    .await?;
     assert!(dom.contains("<form") || dom.contains("<html"), "{dom}");
     assert!(dom.contains("cut at"), "{dom}");
     let name_ref = ref_of(&snap, "textbox", "Customer name:");
-    let sub = text(&call(&client, "read_page", json!({"ref_id": name_ref})).await?);
+    let sub = call_text(&client, "read_page", json!({"ref_id": name_ref})).await?;
     assert_eq!(sub.lines().count(), 2, "scoped to one element: {sub}");
 
     // Bad refs: malformed, never given out, stale after a reload, removed.
@@ -136,14 +139,12 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     let fresh = snapshot(&client).await?;
     let new_ref = ref_of(&fresh, "textbox", "Customer name:");
     assert_ne!(new_ref, name_ref);
-    let out = text(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": new_ref, "value": "Ada"}),
-        )
-        .await?,
-    );
+    let out = call_text(
+        &client,
+        "form_input",
+        json!({"ref": new_ref, "value": "Ada"}),
+    )
+    .await?;
     assert!(out.contains("=\"Ada\""), "{out}");
 
     // Unknown tab.
@@ -157,7 +158,7 @@ async fn find_and_query_dom() -> Result<()> {
     let (site, _data, client) = site_and_client("find", &[]).await?;
     navigate(&client, &site.url("form.html")).await?;
 
-    let found = text(&call(&client, "find", json!({"query": "Submit order"})).await?);
+    let found = call_text(&client, "find", json!({"query": "Submit order"})).await?;
     assert!(
         found
             .lines()
@@ -166,7 +167,7 @@ async fn find_and_query_dom() -> Result<()> {
             .starts_with("button \"Submit order\" ax_"),
         "{found}"
     );
-    let found = text(&call(&client, "find", json!({"query": "email field"})).await?);
+    let found = call_text(&client, "find", json!({"query": "email field"})).await?;
     assert!(
         found
             .lines()
@@ -175,7 +176,7 @@ async fn find_and_query_dom() -> Result<()> {
             .contains("E-mail address"),
         "{found}"
     );
-    let none = text(&call(&client, "find", json!({"query": "zzqx"})).await?);
+    let none = call_text(&client, "find", json!({"query": "zzqx"})).await?;
     assert!(none.starts_with("nothing matches"), "{none}");
 
     let q = call(
@@ -187,7 +188,7 @@ async fn find_and_query_dom() -> Result<()> {
     let m = q.structured_content.clone().expect("structured");
     assert_eq!(m["matches"][0]["tag"], "input", "{m}");
     let r = m["matches"][0]["ref"].as_str().expect("ref").to_owned();
-    text(&call(&client, "form_input", json!({"ref": r, "value": "Grace"})).await?);
+    call_text(&client, "form_input", json!({"ref": r, "value": "Grace"})).await?;
     assert_eq!(
         js(&client, "document.querySelector('[name=custname]').value").await?,
         "Grace"
@@ -307,14 +308,12 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // A plain click, verified by what it changed.
     let change = ref_of(&snap, "button", "Change text");
-    let out = text(
-        &call(
-            &client,
-            "interact",
-            json!({"ref": change, "action": "click"}),
-        )
-        .await?,
-    );
+    let out = call_text(
+        &client,
+        "interact",
+        json!({"ref": change, "action": "click"}),
+    )
+    .await?;
     assert!(out.starts_with("clicked button \"Change text\""), "{out}");
     assert!(out.contains("Button was clicked"), "{out}");
     assert!(!out.contains("via"), "the first strategy worked: {out}");
@@ -322,12 +321,12 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // Under an overlay: the mouse misses, JS click() works.
     let covered = ref_of(&snap, "button", "Covered action");
-    let out = text(&call(&client, "interact", json!({"ref": covered})).await?);
+    let out = call_text(&client, "interact", json!({"ref": covered})).await?;
     assert!(out.contains("via js_click"), "{out}");
     assert_eq!(status().await?, "Covered button worked");
 
     // Keyboard only.
-    let out = text(&call(&client, "interact", json!({"query": "Keyboard only"})).await?);
+    let out = call_text(&client, "interact", json!({"query": "Keyboard only"})).await?;
     assert!(out.contains("via keyboard Enter"), "{out}");
     assert_eq!(status().await?, "Keyboard widget worked");
 
@@ -369,14 +368,12 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
     // Hover, double click, a checkbox, a navigating link, an in-page anchor.
     let q = call(&client, "query_dom", json!({"selector": "#hover-target"})).await?;
     let hover_ref = q.structured_content.clone().expect("q")["matches"][0]["ref"].clone();
-    let hover = text(
-        &call(
-            &client,
-            "interact",
-            json!({"ref": hover_ref, "action": "hover"}),
-        )
-        .await?,
-    );
+    let hover = call_text(
+        &client,
+        "interact",
+        json!({"ref": hover_ref, "action": "hover"}),
+    )
+    .await?;
     assert!(hover.starts_with("hovered"), "{hover}");
     assert_eq!(
         js(
@@ -387,26 +384,24 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
         "Hovered!"
     );
     let twice = ref_of(&snap, "button", "Double click me");
-    text(
-        &call(
-            &client,
-            "interact",
-            json!({"ref": twice, "action": "double_click"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "interact",
+        json!({"ref": twice, "action": "double_click"}),
+    )
+    .await?;
     assert_eq!(
         js(&client, "document.getElementById('twice').textContent").await?,
         "Double clicked"
     );
     let agree = ref_of(&snap, "checkbox", "I agree");
-    let out = text(&call(&client, "interact", json!({"ref": agree})).await?);
+    let out = call_text(&client, "interact", json!({"ref": agree})).await?;
     assert!(out.contains("checked=true"), "{out}");
     let anchor = ref_of(&snap, "link", "Jump to bottom");
-    let out = text(&call(&client, "interact", json!({"ref": anchor})).await?);
+    let out = call_text(&client, "interact", json!({"ref": anchor})).await?;
     assert!(out.contains("#bottom"), "{out}");
     let link = ref_of(&snap, "link", "Go to page two");
-    let out = text(&call(&client, "interact", json!({"ref": link})).await?);
+    let out = call_text(&client, "interact", json!({"ref": link})).await?;
     assert!(
         out.contains("navigated") && out.contains("page2.html"),
         "{out}"
@@ -457,30 +452,24 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let name = ref_of(&snap, "textbox", "Customer name:");
     let tel = ref_of(&snap, "textbox", "Telephone:");
     let mail = ref_of(&snap, "textbox", "E-mail address:");
-    text(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": name, "value": "Ada", "intent": "enter the customer name"}),
-        )
-        .await?,
-    );
-    text(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
-        )
-        .await?,
-    );
-    text(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": mail, "value": "a@example.com"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "form_input",
+        json!({"ref": name, "value": "Ada", "intent": "enter the customer name"}),
+    )
+    .await?;
+    call_text(
+        &client,
+        "form_input",
+        json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
+    )
+    .await?;
+    call_text(
+        &client,
+        "form_input",
+        json!({"ref": mail, "value": "a@example.com"}),
+    )
+    .await?;
     let journal = |n: u64| {
         let client = &client;
         async move {
@@ -552,28 +541,21 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     let snap = snapshot(&client).await?;
 
     // HTML5 drag and drop, and a mouse-driven knob.
-    let out = text(
-        &call(
-            &client,
+    let out = call_text(&client,
             "drag_drop",
-            json!({"sourceSelector": "#drag-source", "targetSelector": "#drop-zone", "intent": "drop it"}),
-        )
-        .await?,
-    );
+            json!({"sourceSelector": "#drag-source", "targetSelector": "#drop-zone", "intent": "drop it"})).await?;
     assert!(out.contains("HTML5"), "{out}");
     assert_eq!(
         js(&client, "document.getElementById('drop-zone').textContent").await?,
         "Dropped: payload"
     );
     let knob = ref_of(&snap, "slider", "Volume");
-    text(
-        &call(
-            &client,
-            "drag_drop",
-            json!({"source": knob, "targetSelector": "#track"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "drag_drop",
+        json!({"source": knob, "targetSelector": "#track"}),
+    )
+    .await?;
     let knob_at = js(
         &client,
         "document.getElementById('slider-status').textContent",
@@ -594,14 +576,12 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         uploads.path().join("hello.txt").display().to_string(),
         uploads.path().join("two.txt").display().to_string(),
     ];
-    let out = text(
-        &call(
-            &client,
-            "file_upload",
-            json!({"ref": input, "filePaths": files}),
-        )
-        .await?,
-    );
+    let out = call_text(
+        &client,
+        "file_upload",
+        json!({"ref": input, "filePaths": files}),
+    )
+    .await?;
     assert!(out.contains("2 files"), "{out}");
     assert_eq!(
         js(&client, "document.getElementById('files').textContent").await?,
@@ -638,47 +618,37 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
 
     // Waits.
     js(&client, "addLater(300); 1").await?;
-    let out = text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "selector", "value": "#late"}),
-        )
-        .await?,
-    );
+    let out = call_text(
+        &client,
+        "wait_for",
+        json!({"type": "selector", "value": "#late"}),
+    )
+    .await?;
     assert!(out.starts_with("selector met"), "{out}");
-    text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "selector_hidden", "value": "#never-there"}),
-        )
-        .await?,
-    );
-    text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
-        )
-        .await?,
-    );
-    text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "url_match", "value": "*interactive.html"}),
-        )
-        .await?,
-    );
-    text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "timeout", "value": "50"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "wait_for",
+        json!({"type": "selector_hidden", "value": "#never-there"}),
+    )
+    .await?;
+    call_text(
+        &client,
+        "wait_for",
+        json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
+    )
+    .await?;
+    call_text(
+        &client,
+        "wait_for",
+        json!({"type": "url_match", "value": "*interactive.html"}),
+    )
+    .await?;
+    call_text(
+        &client,
+        "wait_for",
+        json!({"type": "timeout", "value": "50"}),
+    )
+    .await?;
     let err = call_error(
         &client,
         "wait_for",
@@ -763,6 +733,8 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         ),
         "{c}"
     );
+    // The host's own console fence (it waits for messages in flight) is not one.
+    assert!(!c.to_string().contains("console-fence"), "{c}");
     let after: Vec<&Value> = msgs.iter().filter(|m| m["text"] == "after clear").collect();
     assert_eq!(after.len(), 1, "{c}");
     assert_eq!(after[0]["level"], "error");
@@ -780,24 +752,22 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     let shadow_btn = ref_of(&snap, "button", "Shadow button");
     let shadow_in = ref_of(&snap, "textbox", "Shadow name");
     ref_of(&snap, "link", "Back home");
-    text(&call(&client, "interact", json!({"ref": frame_btn})).await?);
+    call_text(&client, "interact", json!({"ref": frame_btn})).await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "frame button clicked"
     );
-    text(&call(&client, "interact", json!({"ref": shadow_btn})).await?);
+    call_text(&client, "interact", json!({"ref": shadow_btn})).await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "shadow button clicked"
     );
-    text(
-        &call(
-            &client,
-            "form_input",
-            json!({"ref": shadow_in, "value": "in the shadow"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "form_input",
+        json!({"ref": shadow_in, "value": "in the shadow"}),
+    )
+    .await?;
     assert_eq!(
         js(
             &client,
@@ -815,11 +785,11 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     // A large page: a ref for every one of its 3000 controls (asked for in full:
     // it is over the response budget).
     navigate(&client, &site.url("large.html")).await?;
-    let big = text(&call(&client, "read_page", json!({"output_mode": "inline"})).await?);
+    let big = call_text(&client, "read_page", json!({"output_mode": "inline"})).await?;
     assert_eq!(big.matches(" ax_").count(), 3000);
     let buy = ref_of(&big, "button", "Buy 1400");
     js(&client, "document.querySelector('[data-i=\"1400\"]').onclick = function () { this.textContent = 'bought'; }; 1").await?;
-    text(&call(&client, "interact", json!({"ref": buy})).await?);
+    call_text(&client, "interact", json!({"ref": buy})).await?;
     assert_eq!(
         js(
             &client,
@@ -946,14 +916,12 @@ async fn storage_and_profile_groups() -> Result<()> {
         js(&client, "document.cookie").await?,
         format!("theme={secret}")
     );
-    text(
-        &call(
-            &client,
-            "cookies",
-            json!({"action": "delete", "name": "theme"}),
-        )
-        .await?,
-    );
+    call_text(
+        &client,
+        "cookies",
+        json!({"action": "delete", "name": "theme"}),
+    )
+    .await?;
     let got = call(&client, "cookies", json!({"action": "get"})).await?;
     assert_eq!(
         got.structured_content.clone().expect("c")["cookies"]
@@ -1164,14 +1132,12 @@ async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> 
     navigate(&client, &site.url("interactive.html")).await?;
     js(&client, "addLater(1600); 1").await?;
     let started = std::time::Instant::now();
-    let out = text(
-        &call(
-            &client,
-            "wait_for",
-            json!({"type": "selector", "value": "#late", "timeout": 8000}),
-        )
-        .await?,
-    );
+    let out = call_text(
+        &client,
+        "wait_for",
+        json!({"type": "selector", "value": "#late", "timeout": 8000}),
+    )
+    .await?;
     assert!(out.starts_with("selector met"), "{out}");
     assert!(
         started.elapsed() >= std::time::Duration::from_millis(1500),

@@ -399,11 +399,7 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
         .next()
         .filter(|l| l.starts_with("button \"Pay now\""))
         .unwrap_or_else(|| panic!("find did not find the frame's button first: {found}"));
-    let pay = pay
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("a ref on the line")
-        .to_owned();
+    let pay = ref_in(pay).to_owned();
     let r = call(&client, "interact", json!({"ref": pay})).await?;
     assert!(
         texts(&r).starts_with("clicked button \"Pay now\""),
@@ -542,11 +538,7 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
     );
     // The far-end element is still found and clicked.
     let found = texts(&call(&client, "find", json!({"query": "Finish the inventory"})).await?);
-    let r = found
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("a ref")
-        .to_owned();
+    let r = ref_in(&found).to_owned();
     call(&client, "interact", json!({"ref": r})).await?;
     site.expect_recorded("clicked=last").await?;
     // The caller may still ask for everything.
@@ -681,11 +673,7 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
                 .unwrap_or(0)
         })
         .unwrap_or_else(|| panic!("no UnwindSafe link in {found}"));
-    let r = line
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("a ref")
-        .to_owned();
+    let r = ref_in(line).to_owned();
     let res = call(&client, "interact", json!({"ref": r})).await?;
     assert!(
         texts(&res).contains("trait.UnwindSafe.html"),

@@ -313,26 +313,6 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     Ok(())
 }
 
-/// One `notifications/progress`: progress, total, message.
-type Progress = (f64, Option<f64>, Option<String>);
-
-/// Collects `notifications/progress`.
-#[derive(Clone, Default)]
-struct ProgressCollector(std::sync::Arc<std::sync::Mutex<Vec<Progress>>>);
-
-impl rmcp::ClientHandler for ProgressCollector {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0
-            .lock()
-            .expect("lock")
-            .push((params.progress, params.total, params.message));
-    }
-}
-
 #[tokio::test]
 async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
     let data = TempDir::new("progress");
@@ -350,14 +330,14 @@ async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
     assert_ne!(res.is_error, Some(true));
     let mut got = Vec::new();
     for _ in 0..50 {
-        got = collector.0.lock().expect("lock").clone();
+        got = collector.seen();
         if got.len() >= 2 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(40)).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let got_all = collector.0.lock().expect("lock").clone();
+    let got_all = collector.seen();
     assert_eq!(got_all.len(), got.len(), "no late extra notifications");
     let one = (1.0, Some(1.0), Some("greeted".to_owned()));
     assert_eq!(got, [one.clone(), one]);

@@ -195,10 +195,7 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
         .filter(|l| l.contains("link \"Edit Record\""))
         .collect();
     assert_eq!(edits.len(), 2, "{snap}");
-    let edit = edits[1]
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("ref");
+    let edit = ref_in(edits[1]);
     click(&client, edit).await?;
     call(&client, "fill_form", json!({"fields": {"Year": "1985"}})).await?;
     click(&client, &find_ref(&client, "button", "Save").await?).await?;
@@ -213,10 +210,7 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
         .filter(|l| l.contains("button \"Delete Record\""))
         .collect();
     assert_eq!(deletes.len(), 2, "{snap}");
-    let del = deletes[1]
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .expect("ref");
+    let del = ref_in(deletes[1]);
     let r = call(&client, "interact", json!({"ref": del})).await?;
     assert_eq!(structured(&r)["dialog"]["type"], "confirm", "{r:?}");
     call(&client, "handle_dialog", json!({"accept": true})).await?;
