@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Call, Outcome, Stage};
+use super::{Call, Outcome, Stage, done};
 use crate::bulk::{self, Progress};
 use crate::error::ToolError;
 use crate::taskrun::TaskRuns;
@@ -54,7 +54,7 @@ impl Stage for Bulk {
             };
             out.content.push(Content::Text(line));
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

@@ -15,7 +15,7 @@ use crate::browser::{BrowserManager, PageEvent, codes as browser_codes};
 use crate::error::ToolError;
 use futures::future::BoxFuture;
 
-use super::{Call, Outcome, Stage};
+use super::{Call, Outcome, Stage, done, proceed};
 use crate::tool::{Content, ToolOutput};
 
 /// Longest wait for a page a tab opened to get its tab id.
@@ -182,14 +182,14 @@ impl Stage for PageEvents {
 
     fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
         call.event_mark = self.browser.event_mark();
-        Box::pin(std::future::ready(Ok(())))
+        proceed(Ok(()))
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        if call.is_host_tool() {
+            return done();
+        }
         Box::pin(async move {
-            if call.is_host_tool() {
-                return;
-            }
             let ran = std::mem::replace(outcome, Ok(ToolOutput::default()));
             *outcome = report(&self.browser, call.name, call.event_mark, ran).await;
         })
@@ -216,7 +216,7 @@ impl Stage for RelaunchNote {
                     .into(),
             ));
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Call, Outcome, Sessions, Stage};
+use super::{Call, Outcome, Sessions, Stage, done};
 use crate::error::ToolError;
 use crate::hints::Seen;
 use crate::tool::{Content, ToolOutput};
@@ -33,7 +33,7 @@ impl Stage for Hints {
                 Err(e) => self.attach(call, &mut Err(e)),
             }
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

@@ -5,7 +5,7 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Call, Outcome, Stage};
+use super::{Call, Outcome, Stage, done};
 use crate::error::{ToolError, codes};
 use crate::tool::{Content, ToolOutput};
 
@@ -30,7 +30,7 @@ impl Stage for Intent {
         if let (Ok(out), Some(intent)) = (outcome, &call.intent) {
             attach_intent(out, intent);
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

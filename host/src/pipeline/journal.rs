@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Outcome, Stage, events};
+use super::{Call, Outcome, Stage, done, events};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::journal::{CallRecord, Journal, Trace, redact_args};
@@ -68,7 +68,7 @@ impl Stage for JournalStage {
             Err(e) => tracing::info!(duration_ms, code = %e.code, "tool call failed"),
         }
         call.record = Some(record);
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

@@ -82,7 +82,7 @@ pub trait Stage: Send + Sync + 'static {
     /// (it may read the page). A refusal ends the call; every stage's
     /// [`Stage::refused`] sees it.
     fn before<'a>(&'a self, _call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(std::future::ready(Ok(())))
+        proceed(Ok(()))
     }
 
     /// A stage's `before` refused the call: add to the error if need be.
@@ -94,7 +94,42 @@ pub trait Stage: Send + Sync + 'static {
         _call: &'a mut Call<'_>,
         _outcome: &'a mut Outcome,
     ) -> BoxFuture<'a, ()> {
-        Box::pin(std::future::ready(()))
+        done()
+    }
+}
+
+/// What a `before` that did its work at once returns; going on costs no
+/// allocation.
+pub fn proceed<'a>(result: Result<(), ToolError>) -> BoxFuture<'a, Result<(), ToolError>> {
+    match result {
+        Ok(()) => Box::pin(ReadyOk),
+        Err(e) => Box::pin(std::future::ready(Err(e))),
+    }
+}
+
+/// What an `after` that did its work at once returns (no allocation).
+pub fn done<'a>() -> BoxFuture<'a, ()> {
+    Box::pin(Ready)
+}
+
+/// Finished hooks: zero-sized futures, so boxing them allocates nothing.
+struct Ready;
+struct ReadyOk;
+
+impl std::future::Future for Ready {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::Poll::Ready(())
+    }
+}
+
+impl std::future::Future for ReadyOk {
+    type Output = Result<(), ToolError>;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Ready(Ok(()))
     }
 }
 
@@ -404,7 +439,7 @@ mod tests {
             if let Ok(out) = outcome {
                 out.summary.push_str(self.name);
             }
-            Box::pin(std::future::ready(()))
+            done()
         }
     }
 

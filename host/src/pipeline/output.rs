@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Outcome, Stage, budget};
+use super::{Call, Outcome, Stage, budget, done};
 use crate::error::ToolError;
 use crate::output::{HandleMeta, HandleStore, OutputMode};
 use crate::tool::{Content, ToolOutput, one_line, payload_of};
@@ -62,7 +62,7 @@ impl Stage for Output {
                 });
             }
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 

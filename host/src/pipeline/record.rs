@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Outcome, Stage};
+use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
@@ -36,15 +36,19 @@ impl Stage for Record {
     }
 
     fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
+        if call.recording.is_none() {
+            return proceed(Ok(()));
+        }
         Box::pin(async move {
-            if call.recording.is_some() {
-                call.targets = self.identify_refs(tab_of(&call.args), &call.args).await;
-            }
+            call.targets = self.identify_refs(tab_of(&call.args), &call.args).await;
             Ok(())
         })
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, _outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
+        if call.recording.is_none() {
+            return done();
+        }
         Box::pin(async move {
             if let (Some(capture), Some(record)) = (call.recording, &call.record) {
                 let targets = call.targets.take();

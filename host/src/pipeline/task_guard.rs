@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{Call, Outcome, Sessions, Stage};
+use super::{Call, Outcome, Sessions, Stage, done, proceed};
 use crate::error::ToolError;
 use crate::intent::{self, Decision, Scope};
 use crate::taskrun::{TaskRuns, codes};
@@ -43,14 +43,14 @@ impl Stage for TaskGuard {
             Some(r) => self.guard_before(r, call.info),
             None => Ok(()),
         };
-        Box::pin(std::future::ready(checked))
+        proceed(checked)
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
         if let (Ok(_), Some(r)) = (&*outcome, &call.run) {
             self.guard_after(r, call.info);
         }
-        Box::pin(std::future::ready(()))
+        done()
     }
 }
 
