@@ -1,13 +1,14 @@
 //! # ochre-sdk: write ochre tool plugins in plain Rust
 //!
 //! An ochre plugin is a WebAssembly component that the `ochre` host loads, sandboxes
-//! and calls. This crate hides the WIT bindings: you write one type per tool with
-//! serde-typed arguments (their JSON Schema is derived with `schemars`), list the tools
-//! in [`register_plugin!`], and call host services as plain functions ([`secrets::get`],
-//! [`kv::set`], [`log::info`], ...).
+//! and calls. This crate hides the WIT bindings: a tool is one function marked
+//! [`tool`] whose serde-typed argument struct gives its JSON Schema (derived with
+//! `schemars`) and whose doc comment is its description; you list the tools in
+//! [`register_plugin!`] and call host services as plain functions
+//! ([`secrets::get`], [`kv::set`], [`log::info`], ...).
 //!
 //! ```no_run
-//! use ochre_sdk::{Output, Tool, ToolError, ToolSpec};
+//! use ochre_sdk::{Output, ToolError};
 //! use serde::Deserialize;
 //! use schemars::JsonSchema;
 //!
@@ -20,30 +21,24 @@
 //!     name: String,
 //! }
 //!
-//! struct Greet;
-//!
-//! impl Tool for Greet {
-//!     type Args = GreetArgs;
-//!     const NAME: &'static str = "hello_greet";
-//!     const DESCRIPTION: &'static str = "Greet someone by name. Use it to check that plugins load.";
-//!
-//!     fn spec() -> ToolSpec {
-//!         ToolSpec::default().read_only()
-//!     }
-//!
-//!     fn run(args: GreetArgs) -> Result<Output, ToolError> {
-//!         ochre_sdk::log::info(&format!("greeting {}", args.name));
-//!         Ok(Output::text(format!("Hello, {}!", args.name)).with_summary("greeted"))
-//!     }
+//! /// Greet someone by name. Use it to check that plugins load.
+//! #[ochre_sdk::tool(name = "hello_greet", read_only)]
+//! fn greet(args: GreetArgs) -> Result<Output, ToolError> {
+//!     ochre_sdk::log::info(&format!("greeting {}", args.name));
+//!     Ok(Output::text(format!("Hello, {}!", args.name)).with_summary("greeted"))
 //! }
 //!
 //! ochre_sdk::register_plugin! {
 //!     name: "hello",
 //!     group: "example",
 //!     interfaces: [logging],
-//!     tools: [Greet],
+//!     tools: [Greet], // the type #[tool] made of `greet`
 //! }
 //! ```
+//!
+//! The attribute's keys (`name`, `read_only`, `tier = 2`, `scope = Browser`,
+//! `redact = ["field"]`, ...) are listed on [`tool`]. The [`Tool`] trait it
+//! implements is there for tools written by hand.
 //!
 //! Build it with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`)
 //! and drop the `.wasm` into a directory passed to `ochre --plugin-dir`.
@@ -58,6 +53,8 @@
 //!   allows them. Calling a service whose interface you did not list fails to load.
 
 #![warn(missing_docs)]
+
+pub use ochre_sdk_macros::tool;
 
 extern crate self as ochre_sdk;
 

@@ -3,7 +3,7 @@
 //! (validated and audited by the host, never used to find the element).
 
 use ochre_sdk::browser::{self, Input};
-use ochre_sdk::{Content, Output, Scope, Tool, ToolError, ToolSpec, clock};
+use ochre_sdk::{Content, Output, ToolError, clock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -134,152 +134,142 @@ pub(crate) struct InteractArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct Interact;
-
-impl Tool for Interact {
-    type Args = InteractArgs;
-    const NAME: &'static str = "interact";
-    const DESCRIPTION: &'static str = "Click, double-click or hover an element by ref or description; reports what changed. A click that changes nothing is retried other ways, then answers needs_human.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().with_intent().scope(Scope::Browser)
-    }
-
-    fn run(a: InteractArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let action = a.action.as_deref().unwrap_or("click");
-        let target = match (a.target, a.query) {
-            (Some(r), _) => r,
-            (None, Some(q)) => op(tab, "resolve_query", json!({"query": q}))?["ref"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            (None, None) => {
-                return Err(ToolError::invalid_argument(
-                    "ref",
-                    "interact needs `ref` or `query`",
-                ));
-            }
-        };
-        let info = op(tab, "describe", json!({"ref": target}))?;
-        let line = info["line"].as_str().unwrap_or(&target).to_owned();
-        if action == "hover" {
-            let w = op(tab, "watch", json!({"ref": target}))?;
-            let p = op(tab, "point", json!({"ref": target, "how": "plain"}))?;
-            let (x, y) = point(&p).map_err(|why| {
-                let _ = op(tab, "unwatch", json!({}));
-                ToolError::new(
-                    "ELEMENT_NOT_INTERACTABLE",
-                    format!("cannot hover {line}: {why}"),
-                )
-            })?;
-            browser::input(tab, &[Input::MouseMove(x, y)])?;
-            let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
-            let out = format!("hovered {line}: {}", describe_delta(&d));
-            return Ok(Output::text(out.clone()).with_summary(out));
+/// Click, double-click or hover an element by ref or description; reports what changed.
+/// A click that changes nothing is retried other ways, then answers needs_human.
+#[ochre_sdk::tool(name = "interact", intent, scope = Browser)]
+pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let action = a.action.as_deref().unwrap_or("click");
+    let target = match (a.target, a.query) {
+        (Some(r), _) => r,
+        (None, Some(q)) => op(tab, "resolve_query", json!({"query": q}))?["ref"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        (None, None) => {
+            return Err(ToolError::invalid_argument(
+                "ref",
+                "interact needs `ref` or `query`",
+            ));
         }
-        let double = action == "double_click";
-        // A native control, or an element with its own click listener: a click
-        // that reaches it is handled even when nothing on the page changes (a
-        // request, a state kept in script).
-        let native = info["native"] == json!(true) || info["listens"] == json!(true);
-        let focusable = info["focusable"] == json!(true);
-        let started = clock::now_ms();
-        let mut tried: Vec<Value> = Vec::new();
-        for strategy in ["mouse", "ax", "scroll_coordinates", "js_click", "keyboard"] {
-            if clock::now_ms().saturating_sub(started) > CLICK_BUDGET_MS {
-                tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
-                continue;
-            }
-            if strategy == "keyboard" && (!focusable || double) {
-                tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
-                continue;
-            }
-            let keys: &[&str] = if strategy == "keyboard" {
-                &["Enter", "Space"]
-            } else {
-                &[""]
-            };
-            for key in keys {
-                let w = op(tab, "watch", json!({"ref": target}))?;
-                let attempt: Result<(), String> = match strategy {
-                    "mouse" => op(tab, "point", json!({"ref": target, "how": "plain"}))
-                        .map_err(|e| e.message)
-                        .and_then(|p| point(&p))
-                        .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
-                    "ax" => op(
-                        tab,
-                        "relocate",
-                        json!({"ref": target, "role": info["role"], "name": info["name"]}),
-                    )
+    };
+    let info = op(tab, "describe", json!({"ref": target}))?;
+    let line = info["line"].as_str().unwrap_or(&target).to_owned();
+    if action == "hover" {
+        let w = op(tab, "watch", json!({"ref": target}))?;
+        let p = op(tab, "point", json!({"ref": target, "how": "plain"}))?;
+        let (x, y) = point(&p).map_err(|why| {
+            let _ = op(tab, "unwatch", json!({}));
+            ToolError::new(
+                "ELEMENT_NOT_INTERACTABLE",
+                format!("cannot hover {line}: {why}"),
+            )
+        })?;
+        browser::input(tab, &[Input::MouseMove(x, y)])?;
+        let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
+        let out = format!("hovered {line}: {}", describe_delta(&d));
+        return Ok(Output::text(out.clone()).with_summary(out));
+    }
+    let double = action == "double_click";
+    // A native control, or an element with its own click listener: a click
+    // that reaches it is handled even when nothing on the page changes (a
+    // request, a state kept in script).
+    let native = info["native"] == json!(true) || info["listens"] == json!(true);
+    let focusable = info["focusable"] == json!(true);
+    let started = clock::now_ms();
+    let mut tried: Vec<Value> = Vec::new();
+    for strategy in ["mouse", "ax", "scroll_coordinates", "js_click", "keyboard"] {
+        if clock::now_ms().saturating_sub(started) > CLICK_BUDGET_MS {
+            tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
+            continue;
+        }
+        if strategy == "keyboard" && (!focusable || double) {
+            tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
+            continue;
+        }
+        let keys: &[&str] = if strategy == "keyboard" {
+            &["Enter", "Space"]
+        } else {
+            &[""]
+        };
+        for key in keys {
+            let w = op(tab, "watch", json!({"ref": target}))?;
+            let attempt: Result<(), String> = match strategy {
+                "mouse" => op(tab, "point", json!({"ref": target, "how": "plain"}))
                     .map_err(|e| e.message)
                     .and_then(|p| point(&p))
                     .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
-                    "scroll_coordinates" => {
-                        op(tab, "point", json!({"ref": target, "how": "center"}))
-                            .map_err(|e| e.message)
-                            .and_then(|p| {
-                                // Click where the element is even if something covers it.
-                                match (p["x"].as_f64(), p["y"].as_f64()) {
-                                    (Some(x), Some(y)) => Ok((x, y)),
-                                    _ => Err(p["reason"].as_str().unwrap_or("no point").to_owned()),
-                                }
-                            })
-                            .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message))
-                    }
-                    "js_click" => op(tab, "js_click", json!({"ref": target}))
-                        .map(|_| ())
-                        .map_err(|e| e.message),
-                    _ => op(tab, "focus", json!({"ref": target}))
+                "ax" => op(
+                    tab,
+                    "relocate",
+                    json!({"ref": target, "role": info["role"], "name": info["name"]}),
+                )
+                .map_err(|e| e.message)
+                .and_then(|p| point(&p))
+                .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
+                "scroll_coordinates" => {
+                    op(tab, "point", json!({"ref": target, "how": "center"}))
                         .map_err(|e| e.message)
-                        .and_then(|_| {
-                            browser::input(tab, &[Input::Key((*key).to_owned())])
-                                .map_err(|e| e.message)
-                        }),
-                };
-                let name = if key.is_empty() {
-                    strategy.to_owned()
-                } else {
-                    format!("{strategy} {key}")
-                };
-                if let Err(why) = attempt {
-                    let _ = op(tab, "unwatch", json!({}));
-                    if why.contains("STALE") || why.contains("no longer matches") {
-                        return Err(ToolError::new("STALE_REF", why));
-                    }
-                    tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
-                    continue;
+                        .and_then(|p| {
+                            // Click where the element is even if something covers it.
+                            match (p["x"].as_f64(), p["y"].as_f64()) {
+                                (Some(x), Some(y)) => Ok((x, y)),
+                                _ => Err(p["reason"].as_str().unwrap_or("no point").to_owned()),
+                            }
+                        })
+                        .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message))
                 }
-                let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
-                let delivered = d["delivered"] == json!(true);
-                // DOM changes count only when the event reached the element (a
-                // timer elsewhere on the page must not pass for success); a new
-                // URL or a new state of the element itself always counts.
-                let own_change = d["navigated"] == json!(true)
-                    || d.get("url").is_some_and(|u| !u.is_null())
-                    || d.get("target").is_some_and(|t| !t.is_null());
-                let changed = own_change || (delivered && d["changed"] == json!(true));
-                if changed || (delivered && native && strategy == "mouse") {
-                    after_navigation(tab, &mut d);
-                    let how = if tried.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (via {name} after {} other ways)", tried.len())
-                    };
-                    let verb = if double { "double-clicked" } else { "clicked" };
-                    let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
-                    return Ok(Output::text(out.clone()).with_summary(out));
+                "js_click" => op(tab, "js_click", json!({"ref": target}))
+                    .map(|_| ())
+                    .map_err(|e| e.message),
+                _ => op(tab, "focus", json!({"ref": target}))
+                    .map_err(|e| e.message)
+                    .and_then(|_| {
+                        browser::input(tab, &[Input::Key((*key).to_owned())]).map_err(|e| e.message)
+                    }),
+            };
+            let name = if key.is_empty() {
+                strategy.to_owned()
+            } else {
+                format!("{strategy} {key}")
+            };
+            if let Err(why) = attempt {
+                let _ = op(tab, "unwatch", json!({}));
+                if why.contains("STALE") || why.contains("no longer matches") {
+                    return Err(ToolError::new("STALE_REF", why));
                 }
-                let outcome = if delivered {
-                    "no change"
-                } else {
-                    "the click did not reach the element"
-                };
-                tried.push(json!({"strategy": name, "outcome": outcome}));
+                tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
+                continue;
             }
+            let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+            let delivered = d["delivered"] == json!(true);
+            // DOM changes count only when the event reached the element (a
+            // timer elsewhere on the page must not pass for success); a new
+            // URL or a new state of the element itself always counts.
+            let own_change = d["navigated"] == json!(true)
+                || d.get("url").is_some_and(|u| !u.is_null())
+                || d.get("target").is_some_and(|t| !t.is_null());
+            let changed = own_change || (delivered && d["changed"] == json!(true));
+            if changed || (delivered && native && strategy == "mouse") {
+                after_navigation(tab, &mut d);
+                let how = if tried.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (via {name} after {} other ways)", tried.len())
+                };
+                let verb = if double { "double-clicked" } else { "clicked" };
+                let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
+                return Ok(Output::text(out.clone()).with_summary(out));
+            }
+            let outcome = if delivered {
+                "no change"
+            } else {
+                "the click did not reach the element"
+            };
+            tried.push(json!({"strategy": name, "outcome": outcome}));
         }
-        hitl(tab, &target, &info, tried)
     }
+    hitl(tab, &target, &info, tried)
 }
 
 /// The human-in-the-loop escalation: what was tried, the target, and a small
@@ -336,30 +326,17 @@ pub(crate) struct FormInputArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct FormInput;
-
-impl Tool for FormInput {
-    type Args = FormInputArgs;
-    const NAME: &'static str = "form_input";
-    const DESCRIPTION: &'static str =
-        "Set one form field by ref: text, a checkbox or radio (true/false), or a select option.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_intent()
-            .scope(Scope::Browser)
-            .redact("value")
-    }
-
-    fn run(a: FormInputArgs) -> Result<Output, ToolError> {
-        let r = op(
-            a.tab_id.as_deref(),
-            "set_value",
-            json!({"ref": a.target, "value": a.value}),
-        )?;
-        let out = format!("set {}", r["line"].as_str().unwrap_or(&a.target));
-        Ok(Output::text(out.clone()).with_summary(out))
-    }
+/// Set one form field by ref: text, a checkbox or radio (true/false), or a select
+/// option.
+#[ochre_sdk::tool(name = "form_input", intent, scope = Browser, redact = "value")]
+pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
+    let r = op(
+        a.tab_id.as_deref(),
+        "set_value",
+        json!({"ref": a.target, "value": a.value}),
+    )?;
+    let out = format!("set {}", r["line"].as_str().unwrap_or(&a.target));
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// `fill_form` arguments.
@@ -375,81 +352,68 @@ pub(crate) struct FillArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct FillForm;
-
-impl Tool for FillForm {
-    type Args = FillArgs;
-    const NAME: &'static str = "fill_form";
-    const DESCRIPTION: &'static str = "Fill several form fields at once by label/name (or ref), optionally submit. Changes nothing if a field is missing.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_intent()
-            .scope(Scope::Browser)
-            .redact("fields")
-            .redact("refs")
+/// Fill several form fields at once by label/name (or ref), optionally submit. Changes
+/// nothing if a field is missing.
+#[ochre_sdk::tool(name = "fill_form", intent, scope = Browser, redact = ["fields", "refs"])]
+pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let n = a.fields.as_ref().map_or(0, |f| f.len()) + a.refs.as_ref().map_or(0, |f| f.len());
+    if n == 0 {
+        return Err(ToolError::invalid_argument(
+            "fields",
+            "fill_form needs `fields` or `refs` with at least one value",
+        ));
     }
-
-    fn run(a: FillArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let n = a.fields.as_ref().map_or(0, |f| f.len()) + a.refs.as_ref().map_or(0, |f| f.len());
-        if n == 0 {
-            return Err(ToolError::invalid_argument(
-                "fields",
-                "fill_form needs `fields` or `refs` with at least one value",
-            ));
+    if n > 200 {
+        return Err(ToolError::invalid_argument("fields", "at most 200 fields"));
+    }
+    if let Some(refs) = &a.refs
+        && let Some(bad) = refs.keys().find(|k| {
+            !k.strip_prefix("ax_")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+    {
+        return Err(ToolError::invalid_argument(
+            "refs",
+            format!("{bad:?} is not a ref (refs look like ax_12)"),
+        ));
+    }
+    let r = op(
+        tab,
+        "fill",
+        json!({"fields": a.fields, "refs": a.refs, "submit": a.submit.unwrap_or(false)}),
+    )?;
+    let filled: Vec<&str> = r["filled"]
+        .as_array()
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = format!("filled {} fields:\n{}", filled.len(), filled.join("\n"));
+    if r["submitted"] == json!(true) {
+        let wait = json!({"type": "navigation", "token": r["token"]});
+        match browser::page_op(tab, "wait", &wait, 5_000) {
+            Ok(w) => {
+                let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
+                out.push_str(&format!(
+                    "\nsubmitted; now at {}",
+                    w["url"].as_str().unwrap_or_default()
+                ));
+            }
+            Err(e) if e.code == "TIMEOUT" => {
+                out.push_str("\nsubmitted; the page did not navigate within 5 s")
+            }
+            Err(e) => return Err(e),
         }
-        if n > 200 {
-            return Err(ToolError::invalid_argument("fields", "at most 200 fields"));
-        }
-        if let Some(refs) = &a.refs
-            && let Some(bad) = refs.keys().find(|k| {
-                !k.strip_prefix("ax_")
-                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-            })
-        {
-            return Err(ToolError::invalid_argument(
-                "refs",
-                format!("{bad:?} is not a ref (refs look like ax_12)"),
-            ));
-        }
-        let r = op(
-            tab,
-            "fill",
-            json!({"fields": a.fields, "refs": a.refs, "submit": a.submit.unwrap_or(false)}),
-        )?;
-        let filled: Vec<&str> = r["filled"]
-            .as_array()
-            .map(|f| f.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let mut out = format!("filled {} fields:\n{}", filled.len(), filled.join("\n"));
+    }
+    let summary = format!(
+        "filled {} fields{}",
+        filled.len(),
         if r["submitted"] == json!(true) {
-            let wait = json!({"type": "navigation", "token": r["token"]});
-            match browser::page_op(tab, "wait", &wait, 5_000) {
-                Ok(w) => {
-                    let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
-                    out.push_str(&format!(
-                        "\nsubmitted; now at {}",
-                        w["url"].as_str().unwrap_or_default()
-                    ));
-                }
-                Err(e) if e.code == "TIMEOUT" => {
-                    out.push_str("\nsubmitted; the page did not navigate within 5 s")
-                }
-                Err(e) => return Err(e),
-            }
+            ", submitted"
+        } else {
+            ""
         }
-        let summary = format!(
-            "filled {} fields{}",
-            filled.len(),
-            if r["submitted"] == json!(true) {
-                ", submitted"
-            } else {
-                ""
-            }
-        );
-        Ok(Output::text(out).with_summary(summary))
-    }
+    );
+    Ok(Output::text(out).with_summary(summary))
 }
 
 /// `drag_drop` arguments.
@@ -469,88 +433,76 @@ pub(crate) struct DragArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct DragDrop;
-
-impl Tool for DragDrop {
-    type Args = DragArgs;
-    const NAME: &'static str = "drag_drop";
-    const DESCRIPTION: &'static str = "Drag an element onto another (by ref or CSS selector); works for HTML5 drag-and-drop and mouse-driven widgets.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_intent()
-            .tier(2)
-            .scope(Scope::Browser)
+/// Drag an element onto another (by ref or CSS selector); works for HTML5 drag-and-drop
+/// and mouse-driven widgets.
+#[ochre_sdk::tool(name = "drag_drop", intent, tier = 2, scope = Browser)]
+pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    if a.source.is_none() && a.source_selector.is_none() {
+        return Err(ToolError::invalid_argument(
+            "source",
+            "drag_drop needs `source` (a ref) or `sourceSelector`",
+        ));
     }
-
-    fn run(a: DragArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        if a.source.is_none() && a.source_selector.is_none() {
-            return Err(ToolError::invalid_argument(
-                "source",
-                "drag_drop needs `source` (a ref) or `sourceSelector`",
-            ));
-        }
-        if a.target.is_none() && a.target_selector.is_none() {
-            return Err(ToolError::invalid_argument(
-                "target",
-                "drag_drop needs `target` (a ref) or `targetSelector`",
-            ));
-        }
-        let ends = json!({"source": a.source, "source_selector": a.source_selector, "target": a.target, "target_selector": a.target_selector});
-        let info = op(tab, "drag_info", ends.clone())?;
-        let what = format!(
-            "{} onto {}",
-            info["source_line"].as_str().unwrap_or("source"),
-            info["target_line"].as_str().unwrap_or("target")
-        );
-        let html5 = info["html5"] == json!(true);
-        if html5 {
-            op(tab, "html5_drag", ends)?;
-        } else {
-            let s = point(&info["source"]).map_err(|why| {
-                ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot drag: {why}"))
-            })?;
-            let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
-                (Some(x), Some(y)) => (x, y),
-                _ => {
-                    let _ = op(tab, "unwatch", json!({}));
-                    return Err(ToolError::new(
-                        "ELEMENT_NOT_INTERACTABLE",
-                        "the drop target has no size on screen",
-                    ));
-                }
-            };
-            let mut ev = vec![Input::MouseMove(s.0, s.1), Input::MouseDown(s.0, s.1, 1)];
-            for i in 1..=8 {
-                let f = f64::from(i) / 8.0;
-                ev.push(Input::MouseMove(s.0 + (tx - s.0) * f, s.1 + (ty - s.1) * f));
+    if a.target.is_none() && a.target_selector.is_none() {
+        return Err(ToolError::invalid_argument(
+            "target",
+            "drag_drop needs `target` (a ref) or `targetSelector`",
+        ));
+    }
+    let ends = json!({"source": a.source, "source_selector": a.source_selector, "target": a.target, "target_selector": a.target_selector});
+    let info = op(tab, "drag_info", ends.clone())?;
+    let what = format!(
+        "{} onto {}",
+        info["source_line"].as_str().unwrap_or("source"),
+        info["target_line"].as_str().unwrap_or("target")
+    );
+    let html5 = info["html5"] == json!(true);
+    if html5 {
+        op(tab, "html5_drag", ends)?;
+    } else {
+        let s = point(&info["source"]).map_err(|why| {
+            ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot drag: {why}"))
+        })?;
+        let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
+            (Some(x), Some(y)) => (x, y),
+            _ => {
+                let _ = op(tab, "unwatch", json!({}));
+                return Err(ToolError::new(
+                    "ELEMENT_NOT_INTERACTABLE",
+                    "the drop target has no size on screen",
+                ));
             }
-            // End a quarter of the target past its centre, in the direction of
-            // travel (still inside it), as a hand does: a sortable list then puts
-            // the item in the target's place instead of hesitating at its middle.
-            let w = info["target_box"]["width"].as_f64().unwrap_or(0.0);
-            let h = info["target_box"]["height"].as_f64().unwrap_or(0.0);
-            let past = |from: f64, to: f64, size: f64| {
-                if (to - from).abs() < 1.0 {
-                    to
-                } else {
-                    to + (to - from).signum() * size / 4.0
-                }
-            };
-            let (ex, ey) = (past(s.0, tx, w), past(s.1, ty, h));
-            ev.push(Input::MouseMove(ex, ey));
-            ev.push(Input::MouseUp(ex, ey, 1));
-            browser::input(tab, &ev)?;
+        };
+        let mut ev = vec![Input::MouseMove(s.0, s.1), Input::MouseDown(s.0, s.1, 1)];
+        for i in 1..=8 {
+            let f = f64::from(i) / 8.0;
+            ev.push(Input::MouseMove(s.0 + (tx - s.0) * f, s.1 + (ty - s.1) * f));
         }
-        let d = op(tab, "settle", json!({"token": info["token"]}))?;
-        let out = format!(
-            "dragged {what}{}: {}",
-            if html5 { " (HTML5 events)" } else { "" },
-            describe_delta(&d)
-        );
-        Ok(Output::text(out.clone()).with_summary(out))
+        // End a quarter of the target past its centre, in the direction of
+        // travel (still inside it), as a hand does: a sortable list then puts
+        // the item in the target's place instead of hesitating at its middle.
+        let w = info["target_box"]["width"].as_f64().unwrap_or(0.0);
+        let h = info["target_box"]["height"].as_f64().unwrap_or(0.0);
+        let past = |from: f64, to: f64, size: f64| {
+            if (to - from).abs() < 1.0 {
+                to
+            } else {
+                to + (to - from).signum() * size / 4.0
+            }
+        };
+        let (ex, ey) = (past(s.0, tx, w), past(s.1, ty, h));
+        ev.push(Input::MouseMove(ex, ey));
+        ev.push(Input::MouseUp(ex, ey, 1));
+        browser::input(tab, &ev)?;
     }
+    let d = op(tab, "settle", json!({"token": info["token"]}))?;
+    let out = format!(
+        "dragged {what}{}: {}",
+        if html5 { " (HTML5 events)" } else { "" },
+        describe_delta(&d)
+    );
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// `file_upload` arguments.
@@ -570,43 +522,29 @@ pub(crate) struct UploadArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct FileUpload;
-
-impl Tool for FileUpload {
-    type Args = UploadArgs;
-    const NAME: &'static str = "file_upload";
-    const DESCRIPTION: &'static str =
-        "Put local files into a file input (<input type=file>) by ref or selector.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_intent()
-            .tier(2)
-            .scope(Scope::Browser)
-    }
-
-    fn run(a: UploadArgs) -> Result<Output, ToolError> {
-        let target = match (a.target, a.selector) {
-            (Some(r), _) => r,
-            (None, Some(s)) => s,
-            (None, None) => {
-                return Err(ToolError::invalid_argument(
-                    "ref",
-                    "file_upload needs `ref` or `selector`",
-                ));
-            }
-        };
-        if a.file_paths.iter().any(|p| p.trim().is_empty()) {
+/// Put local files into a file input (<input type=file>) by ref or selector.
+#[ochre_sdk::tool(name = "file_upload", intent, tier = 2, scope = Browser)]
+pub(crate) fn file_upload(a: UploadArgs) -> Result<Output, ToolError> {
+    let target = match (a.target, a.selector) {
+        (Some(r), _) => r,
+        (None, Some(s)) => s,
+        (None, None) => {
             return Err(ToolError::invalid_argument(
-                "filePaths",
-                "a file path is blank",
+                "ref",
+                "file_upload needs `ref` or `selector`",
             ));
         }
-        let names = browser::set_files(a.tab_id.as_deref(), &target, &a.file_paths)?;
-        let out = match names.len() {
-            1 => format!("the input now has 1 file: {}", names[0]),
-            n => format!("the input now has {n} files: {}", names.join(", ")),
-        };
-        Ok(Output::text(out.clone()).with_summary(out))
+    };
+    if a.file_paths.iter().any(|p| p.trim().is_empty()) {
+        return Err(ToolError::invalid_argument(
+            "filePaths",
+            "a file path is blank",
+        ));
     }
+    let names = browser::set_files(a.tab_id.as_deref(), &target, &a.file_paths)?;
+    let out = match names.len() {
+        1 => format!("the input now has 1 file: {}", names[0]),
+        n => format!("the input now has {n} files: {}", names.join(", ")),
+    };
+    Ok(Output::text(out.clone()).with_summary(out))
 }

@@ -3,7 +3,7 @@
 //! `prompt` or `beforeunload` dialog).
 
 use ochre_sdk::browser::{self, Input};
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,32 +52,21 @@ pub(crate) struct PressKeyArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct PressKey;
-
-impl Tool for PressKey {
-    type Args = PressKeyArgs;
-    const NAME: &'static str = "press_key";
-    const DESCRIPTION: &'static str =
-        "Press a key or chord (Enter, Escape, Control+a, Shift+Tab); reports what changed.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(Scope::Browser)
+/// Press a key or chord (Enter, Escape, Control+a, Shift+Tab); reports what changed.
+#[ochre_sdk::tool(name = "press_key", scope = Browser)]
+pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let mut on = String::new();
+    if let Some(r) = &a.target {
+        let info = op(tab, "describe", json!({"ref": r}))?;
+        op(tab, "focus", json!({"ref": r}))?;
+        on = format!(" on {}", bare_line(&info, r));
     }
-
-    fn run(a: PressKeyArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let mut on = String::new();
-        if let Some(r) = &a.target {
-            let info = op(tab, "describe", json!({"ref": r}))?;
-            op(tab, "focus", json!({"ref": r}))?;
-            on = format!(" on {}", bare_line(&info, r));
-        }
-        let changed = with_watch(tab, a.target.as_deref(), || {
-            browser::input(tab, &[Input::Key(a.key.clone())])
-        })?;
-        let out = format!("pressed {}{on}: {changed}", a.key);
-        Ok(Output::text(out.clone()).with_summary(out))
-    }
+    let changed = with_watch(tab, a.target.as_deref(), || {
+        browser::input(tab, &[Input::Key(a.key.clone())])
+    })?;
+    let out = format!("pressed {}{on}: {changed}", a.key);
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// `type` arguments.
@@ -99,78 +88,66 @@ pub(crate) struct TypeArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct Type;
-
-impl Tool for Type {
-    type Args = TypeArgs;
-    const NAME: &'static str = "type";
-    const DESCRIPTION: &'static str = "Type text into an element key by key (trusted key events, for widgets that listen to keys: autocompletes, editors, masks); `submit` presses Enter after. For plain fields form_input is faster.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_intent()
-            .tier(2)
-            .scope(Scope::Browser)
-            .redact("text")
+/// Type text into an element key by key (trusted key events, for widgets that listen to
+/// keys: autocompletes, editors, masks); `submit` presses Enter after. For plain fields
+/// form_input is faster.
+#[ochre_sdk::tool(name = "type", intent, tier = 2, scope = Browser, redact = "text")]
+pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let chars = a.text.chars().count();
+    if chars > MAX_TYPE_CHARS {
+        return Err(ToolError::invalid_argument(
+            "text",
+            format!("text is {chars} characters; type sends at most {MAX_TYPE_CHARS}"),
+        ));
     }
-
-    fn run(a: TypeArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let chars = a.text.chars().count();
-        if chars > MAX_TYPE_CHARS {
-            return Err(ToolError::invalid_argument(
-                "text",
-                format!("text is {chars} characters; type sends at most {MAX_TYPE_CHARS}"),
-            ));
-        }
-        let info = op(tab, "describe", json!({"ref": a.target}))?;
-        let line = bare_line(&info, &a.target);
-        let focused = op(tab, "focus", json!({"ref": a.target}))?;
-        if focused["focused"] != json!(true) {
-            return Err(ToolError::new(
-                "ELEMENT_NOT_FOCUSABLE",
-                format!(
-                    "{line} does not take keyboard focus; click it first or pick the field inside it"
-                ),
-            ));
-        }
-        let delay = a.delay_ms.unwrap_or(0).min(1000);
-        let mut keys: Vec<Input> = a
-            .text
-            .chars()
-            .map(|c| match c {
-                '\n' => Input::Key("Enter".into()),
-                '\t' => Input::Key("Tab".into()),
-                c => Input::Key(c.to_string()),
-            })
-            .collect();
-        if a.submit == Some(true) {
-            keys.push(Input::Key("Enter".into()));
-        }
-        let changed = with_watch(tab, Some(&a.target), || {
-            if delay == 0 {
-                // Sent in slices so that a long text stays within the host's
-                // per-call input bound.
-                for chunk in keys.chunks(200) {
-                    browser::input(tab, chunk)?;
-                }
-            } else {
-                for k in keys {
-                    browser::input(tab, std::slice::from_ref(&k))?;
-                    browser::page_op(tab, "sleep", &json!({"ms": delay}), 2_000)?;
-                }
+    let info = op(tab, "describe", json!({"ref": a.target}))?;
+    let line = bare_line(&info, &a.target);
+    let focused = op(tab, "focus", json!({"ref": a.target}))?;
+    if focused["focused"] != json!(true) {
+        return Err(ToolError::new(
+            "ELEMENT_NOT_FOCUSABLE",
+            format!(
+                "{line} does not take keyboard focus; click it first or pick the field inside it"
+            ),
+        ));
+    }
+    let delay = a.delay_ms.unwrap_or(0).min(1000);
+    let mut keys: Vec<Input> = a
+        .text
+        .chars()
+        .map(|c| match c {
+            '\n' => Input::Key("Enter".into()),
+            '\t' => Input::Key("Tab".into()),
+            c => Input::Key(c.to_string()),
+        })
+        .collect();
+    if a.submit == Some(true) {
+        keys.push(Input::Key("Enter".into()));
+    }
+    let changed = with_watch(tab, Some(&a.target), || {
+        if delay == 0 {
+            // Sent in slices so that a long text stays within the host's
+            // per-call input bound.
+            for chunk in keys.chunks(200) {
+                browser::input(tab, chunk)?;
             }
-            Ok(())
-        })?;
-        let submit = if a.submit == Some(true) {
-            " and pressed Enter"
         } else {
-            ""
-        };
-        // The text may be a secret: say how much was typed, not what.
-        let out = format!("typed {chars} characters into {line}{submit}: {changed}");
-        Ok(Output::text(out.clone()).with_summary(out))
-    }
+            for k in keys {
+                browser::input(tab, std::slice::from_ref(&k))?;
+                browser::page_op(tab, "sleep", &json!({"ms": delay}), 2_000)?;
+            }
+        }
+        Ok(())
+    })?;
+    let submit = if a.submit == Some(true) {
+        " and pressed Enter"
+    } else {
+        ""
+    };
+    // The text may be a secret: say how much was typed, not what.
+    let out = format!("typed {chars} characters into {line}{submit}: {changed}");
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// `handle_dialog` arguments.
@@ -184,46 +161,34 @@ pub(crate) struct DialogArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct HandleDialog;
-
-impl Tool for HandleDialog {
-    type Args = DialogArgs;
-    const NAME: &'static str = "handle_dialog";
-    const DESCRIPTION: &'static str =
-        "Accept or dismiss the JavaScript dialog (alert, confirm, prompt, beforeunload) on a tab.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .scope(Scope::Browser)
-            .redact("promptText")
+/// Accept or dismiss the JavaScript dialog (alert, confirm, prompt, beforeunload) on a
+/// tab.
+#[ochre_sdk::tool(name = "handle_dialog", scope = Browser, redact = "promptText")]
+pub(crate) fn handle_dialog(a: DialogArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let mut args = json!({"accept": a.accept});
+    if let Some(t) = &a.prompt_text {
+        args["promptText"] = json!(t);
     }
-
-    fn run(a: DialogArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let mut args = json!({"accept": a.accept});
-        if let Some(t) = &a.prompt_text {
-            args["promptText"] = json!(t);
-        }
-        let d = browser::page_op(tab, "handle_dialog", &args, 15_000)?;
-        let verb = if a.accept { "accepted" } else { "dismissed" };
-        let answer = if d["type"] == "prompt" && a.accept {
-            " with the given text"
-        } else {
-            ""
-        };
-        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-        let out = format!(
-            "{verb} the {} dialog {:?} on {}{answer}",
-            s("type"),
-            s("message"),
-            s("tabId")
-        );
-        let mut shown = d.clone();
-        if let Some(m) = shown.as_object_mut() {
-            m.remove("promptText");
-        }
-        Ok(Output::json(&shown)?
-            .with_content(ochre_sdk::Content::Text(out.clone()))
-            .with_summary(out))
+    let d = browser::page_op(tab, "handle_dialog", &args, 15_000)?;
+    let verb = if a.accept { "accepted" } else { "dismissed" };
+    let answer = if d["type"] == "prompt" && a.accept {
+        " with the given text"
+    } else {
+        ""
+    };
+    let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let out = format!(
+        "{verb} the {} dialog {:?} on {}{answer}",
+        s("type"),
+        s("message"),
+        s("tabId")
+    );
+    let mut shown = d.clone();
+    if let Some(m) = shown.as_object_mut() {
+        m.remove("promptText");
     }
+    Ok(Output::json(&shown)?
+        .with_content(ochre_sdk::Content::Text(out.clone()))
+        .with_summary(out))
 }

@@ -8,7 +8,7 @@ mod net;
 mod read;
 
 use ochre_sdk::browser;
-use ochre_sdk::{Content, Output, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Content, Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -48,37 +48,25 @@ struct NavigateArgs {
     timeout: Option<u32>,
 }
 
-struct Navigate;
-
-impl Tool for Navigate {
-    type Args = NavigateArgs;
-    const NAME: &'static str = "navigate";
-    const DESCRIPTION: &'static str = "Open a URL in a tab (or go `back`/`forward`) and wait for it to load. Returns tab id, final URL and title.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .open_world()
-            .scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(a: NavigateArgs) -> Result<Output, ToolError> {
-        let tab = a.tab_id.as_deref();
-        let t = match a.url.as_str() {
-            "back" => browser::history(tab, -1, timeout(a.timeout))?,
-            "forward" => browser::history(tab, 1, timeout(a.timeout))?,
-            url => {
-                check_url(url)?;
-                browser::navigate(tab, url, timeout(a.timeout))?
-            }
-        };
-        let summary = format!("{} at {}", t.tab_id, t.url);
-        let mut v =
-            serde_json::to_value(&t).map_err(|e| ToolError::new("INTERNAL", e.to_string()))?;
-        if let Some(wall) = wall(Some(&t.tab_id)) {
-            v["wall"] = serde_json::json!(wall);
+/// Open a URL in a tab (or go `back`/`forward`) and wait for it to load. Returns tab
+/// id, final URL and title.
+#[ochre_sdk::tool(name = "navigate", open_world, scope = Browser)]
+fn navigate(a: NavigateArgs) -> Result<Output, ToolError> {
+    let tab = a.tab_id.as_deref();
+    let t = match a.url.as_str() {
+        "back" => browser::history(tab, -1, timeout(a.timeout))?,
+        "forward" => browser::history(tab, 1, timeout(a.timeout))?,
+        url => {
+            check_url(url)?;
+            browser::navigate(tab, url, timeout(a.timeout))?
         }
-        Ok(Output::json(&v)?.with_summary(summary))
+    };
+    let summary = format!("{} at {}", t.tab_id, t.url);
+    let mut v = serde_json::to_value(&t).map_err(|e| ToolError::new("INTERNAL", e.to_string()))?;
+    if let Some(wall) = wall(Some(&t.tab_id)) {
+        v["wall"] = serde_json::json!(wall);
     }
+    Ok(Output::json(&v)?.with_summary(summary))
 }
 
 /// Evidence that a page is a login or CAPTCHA wall: a visible password field or
@@ -113,26 +101,15 @@ struct CreateArgs {
     timeout: Option<u32>,
 }
 
-struct TabsCreate;
-
-impl Tool for TabsCreate {
-    type Args = CreateArgs;
-    const NAME: &'static str = "tabs_create";
-    const DESCRIPTION: &'static str =
-        "Open a new tab (optionally at a URL) and make it current. Returns its tab id.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
+/// Open a new tab (optionally at a URL) and make it current. Returns its tab id.
+#[ochre_sdk::tool(name = "tabs_create", scope = Browser)]
+fn tabs_create(a: CreateArgs) -> Result<Output, ToolError> {
+    if let Some(u) = &a.url {
+        check_url(u)?;
     }
-
-    fn run(a: CreateArgs) -> Result<Output, ToolError> {
-        if let Some(u) = &a.url {
-            check_url(u)?;
-        }
-        let t = browser::new_tab(a.url.as_deref(), timeout(a.timeout))?;
-        let summary = format!("opened {}", t.tab_id);
-        Ok(Output::json(&t)?.with_summary(summary))
-    }
+    let t = browser::new_tab(a.url.as_deref(), timeout(a.timeout))?;
+    let summary = format!("opened {}", t.tab_id);
+    Ok(Output::json(&t)?.with_summary(summary))
 }
 
 /// Arguments of `tabs_close`.
@@ -143,25 +120,12 @@ struct CloseArgs {
     tab_id: String,
 }
 
-struct TabsClose;
-
-impl Tool for TabsClose {
-    type Args = CloseArgs;
-    const NAME: &'static str = "tabs_close";
-    const DESCRIPTION: &'static str = "Close a tab by its id (see tabs_context).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .tier(2)
-            .destructive()
-            .scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(a: CloseArgs) -> Result<Output, ToolError> {
-        browser::close_tab(&a.tab_id)?;
-        Ok(Output::json(&serde_json::json!({"closed": a.tab_id}))?
-            .with_summary(format!("closed {}", a.tab_id)))
-    }
+/// Close a tab by its id (see tabs_context).
+#[ochre_sdk::tool(name = "tabs_close", tier = 2, destructive, scope = Browser)]
+fn tabs_close(a: CloseArgs) -> Result<Output, ToolError> {
+    browser::close_tab(&a.tab_id)?;
+    Ok(Output::json(&serde_json::json!({"closed": a.tab_id}))?
+        .with_summary(format!("closed {}", a.tab_id)))
 }
 
 /// No arguments.
@@ -169,25 +133,12 @@ impl Tool for TabsClose {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-struct TabsContext;
-
-impl Tool for TabsContext {
-    type Args = NoArgs;
-    const NAME: &'static str = "tabs_context";
-    const DESCRIPTION: &'static str =
-        "List the open tabs (id, URL, title, which is current). Use it to find a tabId.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(_: NoArgs) -> Result<Output, ToolError> {
-        let tabs = browser::tabs()?;
-        let n = tabs.len();
-        Ok(Output::json(&serde_json::json!({ "tabs": tabs }))?.with_summary(format!("{n} tabs")))
-    }
+/// List the open tabs (id, URL, title, which is current). Use it to find a tabId.
+#[ochre_sdk::tool(name = "tabs_context", read_only, scope = Browser)]
+fn tabs_context(_: NoArgs) -> Result<Output, ToolError> {
+    let tabs = browser::tabs()?;
+    let n = tabs.len();
+    Ok(Output::json(&serde_json::json!({ "tabs": tabs }))?.with_summary(format!("{n} tabs")))
 }
 
 /// Arguments of `javascript_tool`.
@@ -206,30 +157,21 @@ struct JsArgs {
     timeout: Option<u32>,
 }
 
-struct JavascriptTool;
-
-impl Tool for JavascriptTool {
-    type Args = JsArgs;
-    const NAME: &'static str = "javascript_tool";
-    const DESCRIPTION: &'static str = "Run JavaScript in a page and return the JSON value of its last expression. Use it when no dedicated tool fits.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(a: JsArgs) -> Result<Output, ToolError> {
-        let code = match (a.code, a.text) {
-            (Some(c), _) | (None, Some(c)) => c,
-            (None, None) => {
-                return Err(ToolError::invalid_argument(
-                    "code",
-                    "javascript_tool: `code` is required",
-                ));
-            }
-        };
-        let value = browser::evaluate(a.tab_id.as_deref(), &code, timeout(a.timeout))?;
-        Ok(Output::json(&serde_json::json!({ "value": value }))?.with_summary("script ran"))
-    }
+/// Run JavaScript in a page and return the JSON value of its last expression. Use it
+/// when no dedicated tool fits.
+#[ochre_sdk::tool(name = "javascript_tool", scope = Browser)]
+fn javascript_tool(a: JsArgs) -> Result<Output, ToolError> {
+    let code = match (a.code, a.text) {
+        (Some(c), _) | (None, Some(c)) => c,
+        (None, None) => {
+            return Err(ToolError::invalid_argument(
+                "code",
+                "javascript_tool: `code` is required",
+            ));
+        }
+    };
+    let value = browser::evaluate(a.tab_id.as_deref(), &code, timeout(a.timeout))?;
+    Ok(Output::json(&serde_json::json!({ "value": value }))?.with_summary("script ran"))
 }
 
 /// Arguments of `page_screenshot`.
@@ -261,37 +203,25 @@ struct Clip {
     height: f64,
 }
 
-struct PageScreenshot;
-
-impl Tool for PageScreenshot {
-    type Args = ShotArgs;
-    const NAME: &'static str = "page_screenshot";
-    const DESCRIPTION: &'static str = "Capture a tab as an image (viewport, full page or clip). Use it to look at layout; prefer read_page for content.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .tier(2)
-            .scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(a: ShotArgs) -> Result<Output, ToolError> {
-        let format = a.format.unwrap_or_else(|| "png".into());
-        let data = browser::screenshot(
-            a.tab_id.as_deref(),
-            a.full_page.unwrap_or(false),
-            &format,
-            a.quality,
-            a.clip.map(|c| [c.x, c.y, c.width, c.height]),
-        )?;
-        let n = data.len();
-        Ok(Output::default()
-            .with_content(Content::Image {
-                data,
-                mime_type: format!("image/{format}"),
-            })
-            .with_summary(format!("{format} screenshot, {n} bytes")))
-    }
+/// Capture a tab as an image (viewport, full page or clip). Use it to look at layout;
+/// prefer read_page for content.
+#[ochre_sdk::tool(name = "page_screenshot", read_only, tier = 2, scope = Browser)]
+fn page_screenshot(a: ShotArgs) -> Result<Output, ToolError> {
+    let format = a.format.unwrap_or_else(|| "png".into());
+    let data = browser::screenshot(
+        a.tab_id.as_deref(),
+        a.full_page.unwrap_or(false),
+        &format,
+        a.quality,
+        a.clip.map(|c| [c.x, c.y, c.width, c.height]),
+    )?;
+    let n = data.len();
+    Ok(Output::default()
+        .with_content(Content::Image {
+            data,
+            mime_type: format!("image/{format}"),
+        })
+        .with_summary(format!("{format} screenshot, {n} bytes")))
 }
 
 /// Arguments of `page_content`.
@@ -307,39 +237,27 @@ struct ContentArgs {
     max_chars: Option<u32>,
 }
 
-struct PageContent;
-
-impl Tool for PageContent {
-    type Args = ContentArgs;
-    const NAME: &'static str = "page_content";
-    const DESCRIPTION: &'static str = "Get a page's visible text (or its HTML). Use it to read a page when you do not need element refs.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .tier(2)
-            .scope(ochre_sdk::Scope::Browser)
+/// Get a page's visible text (or its HTML). Use it to read a page when you do not need
+/// element refs.
+#[ochre_sdk::tool(name = "page_content", read_only, tier = 2, scope = Browser)]
+fn page_content(a: ContentArgs) -> Result<Output, ToolError> {
+    let html = a.format.as_deref() == Some("html");
+    let expr = if html {
+        "document.documentElement ? document.documentElement.outerHTML : ''"
+    } else {
+        "document.body ? document.body.innerText : ''"
+    };
+    let value = browser::evaluate(a.tab_id.as_deref(), expr, 30_000)?;
+    let text = value.as_str().unwrap_or_default();
+    let max = a.max_chars.unwrap_or(50_000) as usize;
+    let total = text.chars().count();
+    let mut out: String = text.chars().take(max).collect();
+    if total > max {
+        out.push_str(&format!(
+            "\n…(cut: {total} chars in all; raise maxChars for more)"
+        ));
     }
-
-    fn run(a: ContentArgs) -> Result<Output, ToolError> {
-        let html = a.format.as_deref() == Some("html");
-        let expr = if html {
-            "document.documentElement ? document.documentElement.outerHTML : ''"
-        } else {
-            "document.body ? document.body.innerText : ''"
-        };
-        let value = browser::evaluate(a.tab_id.as_deref(), expr, 30_000)?;
-        let text = value.as_str().unwrap_or_default();
-        let max = a.max_chars.unwrap_or(50_000) as usize;
-        let total = text.chars().count();
-        let mut out: String = text.chars().take(max).collect();
-        if total > max {
-            out.push_str(&format!(
-                "\n…(cut: {total} chars in all; raise maxChars for more)"
-            ));
-        }
-        Ok(Output::text(out).with_summary(format!("{total} chars")))
-    }
+    Ok(Output::text(out).with_summary(format!("{total} chars")))
 }
 
 /// Arguments of `page_reload`.
@@ -352,22 +270,12 @@ struct ReloadArgs {
     timeout: Option<u32>,
 }
 
-struct PageReload;
-
-impl Tool for PageReload {
-    type Args = ReloadArgs;
-    const NAME: &'static str = "page_reload";
-    const DESCRIPTION: &'static str = "Reload a tab and wait for it to load.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(ochre_sdk::Scope::Browser)
-    }
-
-    fn run(a: ReloadArgs) -> Result<Output, ToolError> {
-        let t = browser::reload(a.tab_id.as_deref(), timeout(a.timeout))?;
-        let summary = format!("reloaded {}", t.tab_id);
-        Ok(Output::json(&t)?.with_summary(summary))
-    }
+/// Reload a tab and wait for it to load.
+#[ochre_sdk::tool(name = "page_reload", scope = Browser)]
+fn page_reload(a: ReloadArgs) -> Result<Output, ToolError> {
+    let t = browser::reload(a.tab_id.as_deref(), timeout(a.timeout))?;
+    let summary = format!("reloaded {}", t.tab_id);
+    Ok(Output::json(&t)?.with_summary(summary))
 }
 
 ochre_sdk::register_plugin! {

@@ -2,7 +2,7 @@
 //! `network` (OpenChrome's throttling presets) and `oc_evidence_bundle` (DOM,
 //! screenshot, network and console of a tab written to a bundle dir).
 
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -25,41 +25,28 @@ pub(crate) struct CaptureArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct NetworkCapture;
-
-impl Tool for NetworkCapture {
-    type Args = CaptureArgs;
-    const NAME: &'static str = "network_capture";
-    const DESCRIPTION: &'static str = "Record a tab's requests (start, then get): URL, method, type, status, MIME type, duration, size, failures; bodies on request.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::Browser)
-    }
-
-    fn run(a: CaptureArgs) -> Result<Output, ToolError> {
-        let r = op(
-            a.tab_id.as_deref(),
-            "network_capture",
-            json!({"action": a.action, "include_bodies": a.include_bodies, "limit": a.limit}),
-        )?;
-        let summary = match a.action.as_str() {
-            "get" => format!(
-                "{} requests{}",
-                r["requests"].as_array().map_or(0, Vec::len),
-                if r["capturing"] == json!(true) {
-                    ", capturing"
-                } else {
-                    ""
-                }
-            ),
-            other => format!("capture {other}"),
-        };
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+/// Record a tab's requests (start, then get): URL, method, type, status, MIME type,
+/// duration, size, failures; bodies on request.
+#[ochre_sdk::tool(name = "network_capture", read_only, tier = 2, output_mode, scope = Browser)]
+pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
+    let r = op(
+        a.tab_id.as_deref(),
+        "network_capture",
+        json!({"action": a.action, "include_bodies": a.include_bodies, "limit": a.limit}),
+    )?;
+    let summary = match a.action.as_str() {
+        "get" => format!(
+            "{} requests{}",
+            r["requests"].as_array().map_or(0, Vec::len),
+            if r["capturing"] == json!(true) {
+                ", capturing"
+            } else {
+                ""
+            }
+        ),
+        other => format!("capture {other}"),
+    };
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `network` arguments.
@@ -72,25 +59,16 @@ pub(crate) struct NetworkArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct Network;
-
-impl Tool for Network {
-    type Args = NetworkArgs;
-    const NAME: &'static str = "network";
-    const DESCRIPTION: &'static str = "Throttle a tab's network to a preset (offline, slow-3g, fast-3g, 4g) or back to no-throttling.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Browser)
-    }
-
-    fn run(a: NetworkArgs) -> Result<Output, ToolError> {
-        let r = op(
-            a.tab_id.as_deref(),
-            "network_conditions",
-            json!({"preset": a.preset}),
-        )?;
-        Ok(Output::json(&r)?.with_summary(format!("network {}", a.preset)))
-    }
+/// Throttle a tab's network to a preset (offline, slow-3g, fast-3g, 4g) or back to
+/// no-throttling.
+#[ochre_sdk::tool(name = "network", tier = 2, scope = Browser)]
+pub(crate) fn network(a: NetworkArgs) -> Result<Output, ToolError> {
+    let r = op(
+        a.tab_id.as_deref(),
+        "network_conditions",
+        json!({"preset": a.preset}),
+    )?;
+    Ok(Output::json(&r)?.with_summary(format!("network {}", a.preset)))
 }
 
 /// `oc_evidence_bundle` arguments.
@@ -103,42 +81,30 @@ pub(crate) struct BundleArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct EvidenceBundle;
-
-impl Tool for EvidenceBundle {
-    type Args = BundleArgs;
-    const NAME: &'static str = "oc_evidence_bundle";
-    const DESCRIPTION: &'static str = "Save the tab's DOM, a screenshot, captured network and console to a bundle dir; returns its manifest (path, files, hashes).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::Browser)
+/// Save the tab's DOM, a screenshot, captured network and console to a bundle dir;
+/// returns its manifest (path, files, hashes).
+#[ochre_sdk::tool(name = "oc_evidence_bundle", tier = 2, output_mode, scope = Browser)]
+pub(crate) fn evidence_bundle(a: BundleArgs) -> Result<Output, ToolError> {
+    if let Some(bad) = a
+        .include
+        .iter()
+        .flatten()
+        .find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
+    {
+        return Err(ToolError::invalid_argument(
+            "include",
+            format!("{bad:?} is not dom, screenshot, network or console"),
+        ));
     }
-
-    fn run(a: BundleArgs) -> Result<Output, ToolError> {
-        if let Some(bad) = a
-            .include
-            .iter()
-            .flatten()
-            .find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
-        {
-            return Err(ToolError::invalid_argument(
-                "include",
-                format!("{bad:?} is not dom, screenshot, network or console"),
-            ));
-        }
-        let r = op(
-            a.tab_id.as_deref(),
-            "evidence_bundle",
-            json!({"include": a.include}),
-        )?;
-        let summary = format!(
-            "bundle {} ({} files)",
-            r["bundle_id"].as_str().unwrap_or("?"),
-            r["files"].as_array().map_or(0, Vec::len)
-        );
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+    let r = op(
+        a.tab_id.as_deref(),
+        "evidence_bundle",
+        json!({"include": a.include}),
+    )?;
+    let summary = format!(
+        "bundle {} ({} files)",
+        r["bundle_id"].as_str().unwrap_or("?"),
+        r["files"].as_array().map_or(0, Vec::len)
+    );
+    Ok(Output::json(&r)?.with_summary(summary))
 }

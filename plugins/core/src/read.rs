@@ -2,7 +2,7 @@
 //! `console_capture`, `extract_data`.
 
 use ochre_sdk::browser;
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,46 +35,34 @@ pub(crate) struct ReadArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct ReadPage;
-
-impl Tool for ReadPage {
-    type Args = ReadArgs;
-    const NAME: &'static str = "read_page";
-    const DESCRIPTION: &'static str = "Read the page as a tree of roles and names with refs (ax_N) on every interactive element. mode text/markdown to read, dom for HTML.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .with_output_mode()
-            .scope(Scope::Browser)
+/// Read the page as a tree of roles and names with refs (ax_N) on every interactive
+/// element. mode text/markdown to read, dom for HTML.
+#[ochre_sdk::tool(name = "read_page", read_only, output_mode, scope = Browser)]
+pub(crate) fn read_page(a: ReadArgs) -> Result<Output, ToolError> {
+    let mode = a.mode.unwrap_or_else(|| "ax".into());
+    let max = a
+        .max_chars
+        .or(if mode == "ax" { None } else { Some(50_000) });
+    let r = op(
+        a.tab_id.as_deref(),
+        "snapshot",
+        json!({"mode": mode, "ref": a.ref_id, "filter": a.filter, "depth": a.depth, "max_chars": max}),
+    )?;
+    let text = r["text"].as_str().unwrap_or_default();
+    let mut out = format!(
+        "{} {}\n{text}",
+        r["url"].as_str().unwrap_or_default(),
+        serde_json::to_string(r["title"].as_str().unwrap_or_default()).unwrap_or_default()
+    );
+    if r["truncated"] == json!(true) {
+        out.push_str(&format!(
+            "\n…(cut at {} of {} chars: pass maxChars, ref_id or filter=interactive)",
+            text.len(),
+            r["total"]
+        ));
     }
-
-    fn run(a: ReadArgs) -> Result<Output, ToolError> {
-        let mode = a.mode.unwrap_or_else(|| "ax".into());
-        let max = a
-            .max_chars
-            .or(if mode == "ax" { None } else { Some(50_000) });
-        let r = op(
-            a.tab_id.as_deref(),
-            "snapshot",
-            json!({"mode": mode, "ref": a.ref_id, "filter": a.filter, "depth": a.depth, "max_chars": max}),
-        )?;
-        let text = r["text"].as_str().unwrap_or_default();
-        let mut out = format!(
-            "{} {}\n{text}",
-            r["url"].as_str().unwrap_or_default(),
-            serde_json::to_string(r["title"].as_str().unwrap_or_default()).unwrap_or_default()
-        );
-        if r["truncated"] == json!(true) {
-            out.push_str(&format!(
-                "\n…(cut at {} of {} chars: pass maxChars, ref_id or filter=interactive)",
-                text.len(),
-                r["total"]
-            ));
-        }
-        let lines = text.lines().count();
-        Ok(Output::text(out).with_summary(format!("{mode}: {lines} lines")))
-    }
+    let lines = text.lines().count();
+    Ok(Output::text(out).with_summary(format!("{mode}: {lines} lines")))
 }
 
 /// `find` arguments.
@@ -90,40 +78,31 @@ pub(crate) struct FindArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct Find;
-
-impl Tool for Find {
-    type Args = FindArgs;
-    const NAME: &'static str = "find";
-    const DESCRIPTION: &'static str = "Find elements by text or a short description; best matches first, with refs. Cheaper than read_page when you know what you want.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Browser)
+/// Find elements by text or a short description; best matches first, with refs. Cheaper
+/// than read_page when you know what you want.
+#[ochre_sdk::tool(name = "find", read_only, scope = Browser)]
+pub(crate) fn find(a: FindArgs) -> Result<Output, ToolError> {
+    if a.query.trim().is_empty() {
+        return Err(ToolError::invalid_argument("query", "query is blank"));
     }
-
-    fn run(a: FindArgs) -> Result<Output, ToolError> {
-        if a.query.trim().is_empty() {
-            return Err(ToolError::invalid_argument("query", "query is blank"));
-        }
-        let r = op(
-            a.tab_id.as_deref(),
-            "find",
-            json!({"query": a.query, "limit": a.limit}),
-        )?;
-        let matches: Vec<&str> = r["matches"]
-            .as_array()
-            .map(|m| m.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if matches.is_empty() {
-            return Ok(Output::text(format!(
-                "nothing matches {:?}; try other words or read_page",
-                a.query
-            ))
-            .with_summary("0 matches"));
-        }
-        let n = matches.len();
-        Ok(Output::text(matches.join("\n")).with_summary(format!("{n} matches")))
+    let r = op(
+        a.tab_id.as_deref(),
+        "find",
+        json!({"query": a.query, "limit": a.limit}),
+    )?;
+    let matches: Vec<&str> = r["matches"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if matches.is_empty() {
+        return Ok(Output::text(format!(
+            "nothing matches {:?}; try other words or read_page",
+            a.query
+        ))
+        .with_summary("0 matches"));
     }
+    let n = matches.len();
+    Ok(Output::text(matches.join("\n")).with_summary(format!("{n} matches")))
 }
 
 /// `query_dom` arguments.
@@ -147,44 +126,33 @@ pub(crate) struct QueryArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct QueryDom;
-
-impl Tool for QueryDom {
-    type Args = QueryArgs;
-    const NAME: &'static str = "query_dom";
-    const DESCRIPTION: &'static str =
-        "Query elements by CSS selector or XPath: tag, text, attributes and a ref for each.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Browser)
-    }
-
-    fn run(a: QueryArgs) -> Result<Output, ToolError> {
-        let xpath_mode = a.method.as_deref() == Some("xpath");
-        let (sel, xp) = match (a.selector, a.xpath) {
-            (_, Some(x)) => (None, Some(x)),
-            (Some(s), None) if xpath_mode => (None, Some(s)),
-            (Some(s), None) => (Some(s), None),
-            (None, None) => {
-                return Err(ToolError::invalid_argument(
-                    "selector",
-                    "query_dom needs `selector` (CSS) or `xpath`",
-                ));
-            }
-        };
-        let limit = if a.multiple == Some(false) {
-            1
-        } else {
-            a.limit.unwrap_or(20)
-        };
-        let r = op(
-            a.tab_id.as_deref(),
-            "query",
-            json!({"selector": sel, "xpath": xp, "limit": limit}),
-        )?;
-        let n = r["matches"].as_array().map_or(0, Vec::len);
-        Ok(Output::json(&r)?.with_summary(format!("{n} matches")))
-    }
+/// Query elements by CSS selector or XPath: tag, text, attributes and a ref for each.
+#[ochre_sdk::tool(name = "query_dom", read_only, scope = Browser)]
+pub(crate) fn query_dom(a: QueryArgs) -> Result<Output, ToolError> {
+    let xpath_mode = a.method.as_deref() == Some("xpath");
+    let (sel, xp) = match (a.selector, a.xpath) {
+        (_, Some(x)) => (None, Some(x)),
+        (Some(s), None) if xpath_mode => (None, Some(s)),
+        (Some(s), None) => (Some(s), None),
+        (None, None) => {
+            return Err(ToolError::invalid_argument(
+                "selector",
+                "query_dom needs `selector` (CSS) or `xpath`",
+            ));
+        }
+    };
+    let limit = if a.multiple == Some(false) {
+        1
+    } else {
+        a.limit.unwrap_or(20)
+    };
+    let r = op(
+        a.tab_id.as_deref(),
+        "query",
+        json!({"selector": sel, "xpath": xp, "limit": limit}),
+    )?;
+    let n = r["matches"].as_array().map_or(0, Vec::len);
+    Ok(Output::json(&r)?.with_summary(format!("{n} matches")))
 }
 
 /// `wait_for` arguments.
@@ -208,56 +176,44 @@ pub(crate) struct WaitArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct WaitFor;
-
-impl Tool for WaitFor {
-    type Args = WaitArgs;
-    const NAME: &'static str = "wait_for";
-    const DESCRIPTION: &'static str = "Wait until a selector appears or disappears, a JS condition holds, the page navigates, the URL matches, or some ms pass.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .scope(Scope::Browser)
-            .redact("value")
+/// Wait until a selector appears or disappears, a JS condition holds, the page
+/// navigates, the URL matches, or some ms pass.
+#[ochre_sdk::tool(name = "wait_for", read_only, scope = Browser, redact = "value")]
+pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
+    let needs_value = a.kind != "navigation";
+    let value = a.value.unwrap_or_default();
+    if needs_value && value.trim().is_empty() {
+        return Err(ToolError::invalid_argument(
+            "value",
+            format!("wait_for type {} needs a value", a.kind),
+        ));
     }
-
-    fn run(a: WaitArgs) -> Result<Output, ToolError> {
-        let needs_value = a.kind != "navigation";
-        let value = a.value.unwrap_or_default();
-        if needs_value && value.trim().is_empty() {
+    let mut timeout = a.timeout.unwrap_or(30_000);
+    if a.kind == "timeout" {
+        let ms: u32 = value.trim().parse().map_err(|_| {
+            ToolError::invalid_argument("value", "for type timeout, value is a number of ms")
+        })?;
+        if ms > 120_000 {
             return Err(ToolError::invalid_argument(
                 "value",
-                format!("wait_for type {} needs a value", a.kind),
+                "wait at most 120000 ms",
             ));
         }
-        let mut timeout = a.timeout.unwrap_or(30_000);
-        if a.kind == "timeout" {
-            let ms: u32 = value.trim().parse().map_err(|_| {
-                ToolError::invalid_argument("value", "for type timeout, value is a number of ms")
-            })?;
-            if ms > 120_000 {
-                return Err(ToolError::invalid_argument(
-                    "value",
-                    "wait at most 120000 ms",
-                ));
-            }
-            timeout = ms + 1_000;
-        }
-        let r = browser::page_op(
-            a.tab_id.as_deref(),
-            "wait",
-            &json!({"type": a.kind, "value": value, "visible": a.visible}),
-            timeout,
-        )?;
-        let line = format!(
-            "{} met after {} ms at {}",
-            a.kind,
-            r["elapsed_ms"],
-            r["url"].as_str().unwrap_or_default()
-        );
-        Ok(Output::text(line.clone()).with_summary(line))
+        timeout = ms + 1_000;
     }
+    let r = browser::page_op(
+        a.tab_id.as_deref(),
+        "wait",
+        &json!({"type": a.kind, "value": value, "visible": a.visible}),
+        timeout,
+    )?;
+    let line = format!(
+        "{} met after {} ms at {}",
+        a.kind,
+        r["elapsed_ms"],
+        r["url"].as_str().unwrap_or_default()
+    );
+    Ok(Output::text(line.clone()).with_summary(line))
 }
 
 /// `lightweight_scroll` arguments.
@@ -280,29 +236,16 @@ pub(crate) struct ScrollArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct LightweightScroll;
-
-impl Tool for LightweightScroll {
-    type Args = ScrollArgs;
-    const NAME: &'static str = "lightweight_scroll";
-    const DESCRIPTION: &'static str =
-        "Scroll the page (or an element into view); returns the new scroll position.";
-
-    // Tier 2: interact scrolls its target into view and read_page sees the whole
-    // page, so agents need this only for lazy-loading pages.
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Browser)
-    }
-
-    fn run(a: ScrollArgs) -> Result<Output, ToolError> {
-        let r = op(
-            a.tab_id.as_deref(),
-            "scroll",
-            json!({"direction": a.direction, "amount": a.amount, "to": a.to, "ref": a.target}),
-        )?;
-        let summary = format!("scrollY {}", r["scrollY"]);
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+/// Scroll the page (or an element into view); returns the new scroll position.
+#[ochre_sdk::tool(name = "lightweight_scroll", tier = 2, scope = Browser)]
+pub(crate) fn lightweight_scroll(a: ScrollArgs) -> Result<Output, ToolError> {
+    let r = op(
+        a.tab_id.as_deref(),
+        "scroll",
+        json!({"direction": a.direction, "amount": a.amount, "to": a.to, "ref": a.target}),
+    )?;
+    let summary = format!("scrollY {}", r["scrollY"]);
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `console_capture` arguments.
@@ -321,31 +264,18 @@ pub(crate) struct ConsoleArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct ConsoleCapture;
-
-impl Tool for ConsoleCapture {
-    type Args = ConsoleArgs;
-    const NAME: &'static str = "console_capture";
-    const DESCRIPTION: &'static str =
-        "Console messages and uncaught exceptions of a tab since it opened (or the last clear).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .tier(2)
-            .scope(Scope::Browser)
-    }
-
-    fn run(a: ConsoleArgs) -> Result<Output, ToolError> {
-        let action = a.action.as_deref().unwrap_or("get");
-        let r = op(
-            a.tab_id.as_deref(),
-            "console",
-            json!({"level": a.level, "limit": a.limit, "clear": action == "clear"}),
-        )?;
-        let summary = format!("{} messages", r["messages"].as_array().map_or(0, Vec::len));
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+/// Console messages and uncaught exceptions of a tab since it opened (or the last
+/// clear).
+#[ochre_sdk::tool(name = "console_capture", read_only, tier = 2, scope = Browser)]
+pub(crate) fn console_capture(a: ConsoleArgs) -> Result<Output, ToolError> {
+    let action = a.action.as_deref().unwrap_or("get");
+    let r = op(
+        a.tab_id.as_deref(),
+        "console",
+        json!({"level": a.level, "limit": a.limit, "clear": action == "clear"}),
+    )?;
+    let summary = format!("{} messages", r["messages"].as_array().map_or(0, Vec::len));
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `extract_data` arguments.
@@ -366,39 +296,26 @@ pub(crate) struct ExtractArgs {
     tab_id: Option<String>,
 }
 
-pub(crate) struct ExtractData;
-
-impl Tool for ExtractData {
-    type Args = ExtractArgs;
-    const NAME: &'static str = "extract_data";
-    const DESCRIPTION: &'static str = "Extract structured data matching a JSON Schema, from JSON-LD, microdata, OpenGraph, then CSS heuristics.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .with_output_mode()
-            .read_only()
-            .tier(2)
-            .scope(Scope::Browser)
+/// Extract structured data matching a JSON Schema, from JSON-LD, microdata, OpenGraph,
+/// then CSS heuristics.
+#[ochre_sdk::tool(name = "extract_data", output_mode, read_only, tier = 2, scope = Browser)]
+pub(crate) fn extract_data(a: ExtractArgs) -> Result<Output, ToolError> {
+    let schema = Value::Object(a.schema);
+    let props = match schema.get("type").and_then(Value::as_str) {
+        Some("array") => schema.pointer("/items/properties"),
+        _ => schema.get("properties"),
+    };
+    if props.is_none_or(|p| p.as_object().is_none_or(|o| o.is_empty())) {
+        return Err(ToolError::invalid_argument(
+            "schema",
+            "schema needs `properties` (or `items.properties` for an array)",
+        ));
     }
-
-    fn run(a: ExtractArgs) -> Result<Output, ToolError> {
-        let schema = Value::Object(a.schema);
-        let props = match schema.get("type").and_then(Value::as_str) {
-            Some("array") => schema.pointer("/items/properties"),
-            _ => schema.get("properties"),
-        };
-        if props.is_none_or(|p| p.as_object().is_none_or(|o| o.is_empty())) {
-            return Err(ToolError::invalid_argument(
-                "schema",
-                "schema needs `properties` (or `items.properties` for an array)",
-            ));
-        }
-        let r = op(
-            a.tab_id.as_deref(),
-            "extract",
-            json!({"schema": schema, "selector": a.selector, "ref": a.ref_id, "item_selector": a.item_selector}),
-        )?;
-        let summary = format!("{}/{} fields", r["fieldsFound"], r["fieldsTotal"]);
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+    let r = op(
+        a.tab_id.as_deref(),
+        "extract",
+        json!({"schema": schema, "selector": a.selector, "ref": a.ref_id, "item_selector": a.item_selector}),
+    )?;
+    let summary = format!("{}/{} fields", r["fieldsFound"], r["fieldsTotal"]);
+    Ok(Output::json(&r)?.with_summary(summary))
 }

@@ -9,7 +9,7 @@ mod engine;
 mod web;
 
 use engine::{CrawlSpec, Crawler, visit};
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec, browser, clock, kv};
+use ochre_sdk::{Output, ToolError, browser, clock, kv};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -78,34 +78,20 @@ impl CrawlArgs {
     }
 }
 
-struct Crawl;
-
-impl Tool for Crawl {
-    type Args = CrawlArgs;
-    const NAME: &'static str = "crawl";
-    const DESCRIPTION: &'static str = "Crawl a site breadth-first from a URL (same origin by default, robots.txt honoured, several tabs in parallel); returns each page's content and a summary.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .open_world()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::NetworkAdjacent)
-    }
-
-    fn run(a: CrawlArgs) -> Result<Output, ToolError> {
-        let started = clock::now_ms();
-        let mut c = Crawler::new(a.spec()?);
-        let budget = c.spec.max_pages;
-        let pages = c.step(budget)?;
-        let summary = c.summary(clock::now_ms().saturating_sub(started));
-        let line = format!(
-            "crawled {} pages ({} failed), depth {}",
-            summary["total_pages"], summary["failed"], summary["max_depth_reached"]
-        );
-        Ok(Output::json(&json!({"summary": summary, "pages": pages}))?.with_summary(line))
-    }
+/// Crawl a site breadth-first from a URL (same origin by default, robots.txt honoured,
+/// several tabs in parallel); returns each page's content and a summary.
+#[ochre_sdk::tool(name = "crawl", read_only, open_world, tier = 2, output_mode, scope = NetworkAdjacent)]
+fn crawl(a: CrawlArgs) -> Result<Output, ToolError> {
+    let started = clock::now_ms();
+    let mut c = Crawler::new(a.spec()?);
+    let budget = c.spec.max_pages;
+    let pages = c.step(budget)?;
+    let summary = c.summary(clock::now_ms().saturating_sub(started));
+    let line = format!(
+        "crawled {} pages ({} failed), depth {}",
+        summary["total_pages"], summary["failed"], summary["max_depth_reached"]
+    );
+    Ok(Output::json(&json!({"summary": summary, "pages": pages}))?.with_summary(line))
 }
 
 /// `crawl_sitemap` arguments.
@@ -132,119 +118,104 @@ struct SitemapArgs {
     output_format: Option<String>,
 }
 
-struct CrawlSitemap;
-
-impl Tool for CrawlSitemap {
-    type Args = SitemapArgs;
-    const NAME: &'static str = "crawl_sitemap";
-    const DESCRIPTION: &'static str = "Read a site's sitemap (robots.txt Sitemap:, else /sitemap.xml; indexes followed) and load its pages in parallel.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .open_world()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::NetworkAdjacent)
+/// Read a site's sitemap (robots.txt Sitemap:, else /sitemap.xml; indexes followed) and
+/// load its pages in parallel.
+#[ochre_sdk::tool(name = "crawl_sitemap", read_only, open_world, tier = 2, output_mode, scope = NetworkAdjacent)]
+fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
+    let started = clock::now_ms();
+    let origin = web::origin(&a.url)
+        .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?
+        .to_owned();
+    let roots = match &a.sitemap_url {
+        Some(s) => {
+            web::origin(s).ok_or_else(|| {
+                ToolError::invalid_argument("sitemap_url", "sitemap_url must be an http(s) URL")
+            })?;
+            vec![s.clone()]
+        }
+        None => {
+            let robots = engine::fetch_robots(&origin)?;
+            if robots.sitemaps.is_empty() {
+                vec![format!("{origin}/sitemap.xml")]
+            } else {
+                robots.sitemaps
+            }
+        }
+    };
+    let max = a.max_pages.unwrap_or(100) as usize;
+    let mut sitemaps_read = Vec::new();
+    let mut urls: Vec<String> = Vec::new();
+    // Two levels: a sitemap index and the sitemaps it names.
+    let mut level = roots;
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for sm in level.into_iter().take(50) {
+            let Some(r) = visit(std::slice::from_ref(&sm), 1, "raw", 5_000_000, None)?.pop() else {
+                continue;
+            };
+            if r.get("error").is_some() {
+                continue;
+            }
+            sitemaps_read.push(sm);
+            let (locs, index) = web::sitemap_locs(r["content"].as_str().unwrap_or(""));
+            if index {
+                next.extend(locs);
+            } else {
+                urls.extend(locs);
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
     }
-
-    fn run(a: SitemapArgs) -> Result<Output, ToolError> {
-        let started = clock::now_ms();
-        let origin = web::origin(&a.url)
-            .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?
-            .to_owned();
-        let roots = match &a.sitemap_url {
-            Some(s) => {
-                web::origin(s).ok_or_else(|| {
-                    ToolError::invalid_argument("sitemap_url", "sitemap_url must be an http(s) URL")
-                })?;
-                vec![s.clone()]
+    if sitemaps_read.is_empty() {
+        return Err(ToolError::new(
+            "SITEMAP_NOT_FOUND",
+            format!("no sitemap found for {origin} (robots.txt Sitemap: lines, /sitemap.xml)"),
+        ));
+    }
+    let found = urls.len();
+    let mut seen = std::collections::BTreeSet::new();
+    urls.retain(|u| {
+        web::origin(u).is_some()
+            && a.filter.as_deref().is_none_or(|f| web::glob(f, u))
+            && seen.insert(web::normalize(u))
+    });
+    urls.truncate(max);
+    let format = a.output_format.as_deref().unwrap_or("markdown");
+    let concurrency = a.concurrency.unwrap_or(4);
+    let mut pages = Vec::with_capacity(urls.len());
+    let (mut ok, mut failed) = (0, 0);
+    for chunk in urls.chunks(engine::batch_size(concurrency)) {
+        for r in visit(chunk, concurrency, format, 20_000, None)? {
+            let p = engine::page_of(&r, 0);
+            if p.get("error").is_some() {
+                failed += 1;
+            } else {
+                ok += 1;
             }
-            None => {
-                let robots = engine::fetch_robots(&origin)?;
-                if robots.sitemaps.is_empty() {
-                    vec![format!("{origin}/sitemap.xml")]
-                } else {
-                    robots.sitemaps
-                }
-            }
-        };
-        let max = a.max_pages.unwrap_or(100) as usize;
-        let mut sitemaps_read = Vec::new();
-        let mut urls: Vec<String> = Vec::new();
-        // Two levels: a sitemap index and the sitemaps it names.
-        let mut level = roots;
-        for _ in 0..2 {
-            let mut next = Vec::new();
-            for sm in level.into_iter().take(50) {
-                let Some(r) = visit(std::slice::from_ref(&sm), 1, "raw", 5_000_000, None)?.pop()
-                else {
-                    continue;
-                };
-                if r.get("error").is_some() {
-                    continue;
-                }
-                sitemaps_read.push(sm);
-                let (locs, index) = web::sitemap_locs(r["content"].as_str().unwrap_or(""));
-                if index {
-                    next.extend(locs);
-                } else {
-                    urls.extend(locs);
-                }
-            }
-            if next.is_empty() {
-                break;
-            }
-            level = next;
+            pages.push(p);
         }
-        if sitemaps_read.is_empty() {
-            return Err(ToolError::new(
-                "SITEMAP_NOT_FOUND",
-                format!("no sitemap found for {origin} (robots.txt Sitemap: lines, /sitemap.xml)"),
-            ));
-        }
-        let found = urls.len();
-        let mut seen = std::collections::BTreeSet::new();
-        urls.retain(|u| {
-            web::origin(u).is_some()
-                && a.filter.as_deref().is_none_or(|f| web::glob(f, u))
-                && seen.insert(web::normalize(u))
-        });
-        urls.truncate(max);
-        let format = a.output_format.as_deref().unwrap_or("markdown");
-        let concurrency = a.concurrency.unwrap_or(4);
-        let mut pages = Vec::with_capacity(urls.len());
-        let (mut ok, mut failed) = (0, 0);
-        for chunk in urls.chunks(engine::batch_size(concurrency)) {
-            for r in visit(chunk, concurrency, format, 20_000, None)? {
-                let p = engine::page_of(&r, 0);
-                if p.get("error").is_some() {
-                    failed += 1;
-                } else {
-                    ok += 1;
-                }
-                pages.push(p);
-            }
-            ochre_sdk::progress::report(
-                pages.len() as f64,
-                Some(urls.len() as f64),
-                Some(&format!("{} of {} sitemap pages", pages.len(), urls.len())),
-            );
-        }
-        let summary = json!({
-            "sitemaps": sitemaps_read,
-            "urls_found": found,
-            "total_pages": pages.len(),
-            "succeeded": ok,
-            "failed": failed,
-            "duration_ms": clock::now_ms().saturating_sub(started),
-        });
-        let line = format!(
-            "{} sitemap pages ({failed} failed) of {found} URLs",
-            pages.len()
+        ochre_sdk::progress::report(
+            pages.len() as f64,
+            Some(urls.len() as f64),
+            Some(&format!("{} of {} sitemap pages", pages.len(), urls.len())),
         );
-        Ok(Output::json(&json!({"summary": summary, "pages": pages}))?.with_summary(line))
     }
+    let summary = json!({
+        "sitemaps": sitemaps_read,
+        "urls_found": found,
+        "total_pages": pages.len(),
+        "succeeded": ok,
+        "failed": failed,
+        "duration_ms": clock::now_ms().saturating_sub(started),
+    });
+    let line = format!(
+        "{} sitemap pages ({failed} failed) of {found} URLs",
+        pages.len()
+    );
+    Ok(Output::json(&json!({"summary": summary, "pages": pages}))?.with_summary(line))
 }
 
 const JOB_PREFIX: &str = "job:";
@@ -275,33 +246,24 @@ fn save_job(id: &str, meta: &Value, crawler: &Crawler) -> Result<(), ToolError> 
     })
 }
 
-struct CrawlStart;
-
-impl Tool for CrawlStart {
-    type Args = CrawlArgs;
-    const NAME: &'static str = "crawl_start";
-    const DESCRIPTION: &'static str = "Create a resumable crawl job (nothing is fetched yet); advance it with crawl_status. Jobs survive restarts.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: CrawlArgs) -> Result<Output, ToolError> {
-        let crawler = Crawler::new(a.spec()?);
-        let now = clock::now_ms();
-        let n = kv::keys()
-            .iter()
-            .filter(|k| k.starts_with(JOB_PREFIX))
-            .count();
-        let id = format!("cj-{now}-{n}");
-        let meta =
-            json!({"jobId": id, "status": "running", "created_ms": now, "url": crawler.spec.start});
-        save_job(&id, &meta, &crawler)?;
-        Ok(
-            Output::json(&json!({"jobId": id, "status": "running", "queued": 1}))?
-                .with_summary(format!("crawl job {id}")),
-        )
-    }
+/// Create a resumable crawl job (nothing is fetched yet); advance it with crawl_status.
+/// Jobs survive restarts.
+#[ochre_sdk::tool(name = "crawl_start", tier = 2, scope = Local)]
+fn crawl_start(a: CrawlArgs) -> Result<Output, ToolError> {
+    let crawler = Crawler::new(a.spec()?);
+    let now = clock::now_ms();
+    let n = kv::keys()
+        .iter()
+        .filter(|k| k.starts_with(JOB_PREFIX))
+        .count();
+    let id = format!("cj-{now}-{n}");
+    let meta =
+        json!({"jobId": id, "status": "running", "created_ms": now, "url": crawler.spec.start});
+    save_job(&id, &meta, &crawler)?;
+    Ok(
+        Output::json(&json!({"jobId": id, "status": "running", "queued": 1}))?
+            .with_summary(format!("crawl job {id}")),
+    )
 }
 
 /// `crawl_status` arguments.
@@ -316,59 +278,45 @@ struct StatusArgs {
     advance: Option<u32>,
 }
 
-struct CrawlStatus;
-
-impl Tool for CrawlStatus {
-    type Args = StatusArgs;
-    const NAME: &'static str = "crawl_status";
-    const DESCRIPTION: &'static str =
-        "Report a crawl job, first fetching up to `advance` more pages; returns those pages.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::NetworkAdjacent)
-    }
-
-    fn run(a: StatusArgs) -> Result<Output, ToolError> {
-        let (mut meta, mut crawler) = load_job(&a.job_id)?;
-        let mut pages = Vec::new();
-        let advance = a.advance.unwrap_or(0);
-        if advance > 0 && meta["status"] == "running" {
-            // Saved after every batch: a restart resumes without refetching.
-            let mut left = advance;
-            while left > 0 && !crawler.finished() {
-                let got =
-                    crawler.step(left.min(engine::batch_size(crawler.spec.concurrency) as u32))?;
-                left = left.saturating_sub(got.len().max(1) as u32);
-                pages.extend(got);
-                if crawler.finished() {
-                    meta["status"] = json!("done");
-                }
-                save_job(&a.job_id, &meta, &crawler)?;
+/// Report a crawl job, first fetching up to `advance` more pages; returns those pages.
+#[ochre_sdk::tool(name = "crawl_status", tier = 2, output_mode, scope = NetworkAdjacent)]
+fn crawl_status(a: StatusArgs) -> Result<Output, ToolError> {
+    let (mut meta, mut crawler) = load_job(&a.job_id)?;
+    let mut pages = Vec::new();
+    let advance = a.advance.unwrap_or(0);
+    if advance > 0 && meta["status"] == "running" {
+        // Saved after every batch: a restart resumes without refetching.
+        let mut left = advance;
+        while left > 0 && !crawler.finished() {
+            let got =
+                crawler.step(left.min(engine::batch_size(crawler.spec.concurrency) as u32))?;
+            left = left.saturating_sub(got.len().max(1) as u32);
+            pages.extend(got);
+            if crawler.finished() {
+                meta["status"] = json!("done");
             }
-        }
-        if crawler.finished() && meta["status"] == "running" {
-            meta["status"] = json!("done");
             save_job(&a.job_id, &meta, &crawler)?;
         }
-        let out = json!({
-            "jobId": a.job_id,
-            "status": meta["status"],
-            "summary": crawler.summary(0),
-            "visited": crawler.visited,
-            "pages": pages,
-        });
-        let line = format!(
-            "job {} {}: {} pages, {} queued",
-            a.job_id,
-            meta["status"].as_str().unwrap_or("?"),
-            crawler.done + crawler.failed,
-            crawler.queue.len()
-        );
-        Ok(Output::json(&out)?.with_summary(line))
     }
+    if crawler.finished() && meta["status"] == "running" {
+        meta["status"] = json!("done");
+        save_job(&a.job_id, &meta, &crawler)?;
+    }
+    let out = json!({
+        "jobId": a.job_id,
+        "status": meta["status"],
+        "summary": crawler.summary(0),
+        "visited": crawler.visited,
+        "pages": pages,
+    });
+    let line = format!(
+        "job {} {}: {} pages, {} queued",
+        a.job_id,
+        meta["status"].as_str().unwrap_or("?"),
+        crawler.done + crawler.failed,
+        crawler.queue.len()
+    );
+    Ok(Output::json(&out)?.with_summary(line))
 }
 
 /// `crawl_cancel` arguments.
@@ -380,34 +328,21 @@ struct CancelArgs {
     job_id: String,
 }
 
-struct CrawlCancel;
-
-impl Tool for CrawlCancel {
-    type Args = CancelArgs;
-    const NAME: &'static str = "crawl_cancel";
-    const DESCRIPTION: &'static str =
-        "Cancel a crawl job; what it fetched stays readable with crawl_status.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
+/// Cancel a crawl job; what it fetched stays readable with crawl_status.
+#[ochre_sdk::tool(name = "crawl_cancel", tier = 2, scope = Local)]
+fn crawl_cancel(a: CancelArgs) -> Result<Output, ToolError> {
+    let (mut meta, crawler) = load_job(&a.job_id)?;
+    if meta["status"] == "running" {
+        meta["status"] = json!("cancelled");
+        save_job(&a.job_id, &meta, &crawler)?;
     }
-
-    fn run(a: CancelArgs) -> Result<Output, ToolError> {
-        let (mut meta, crawler) = load_job(&a.job_id)?;
-        if meta["status"] == "running" {
-            meta["status"] = json!("cancelled");
-            save_job(&a.job_id, &meta, &crawler)?;
-        }
-        Ok(
-            Output::json(&json!({"jobId": a.job_id, "status": meta["status"]}))?.with_summary(
-                format!(
-                    "job {} {}",
-                    a.job_id,
-                    meta["status"].as_str().unwrap_or("?")
-                ),
-            ),
-        )
-    }
+    Ok(
+        Output::json(&json!({"jobId": a.job_id, "status": meta["status"]}))?.with_summary(format!(
+            "job {} {}",
+            a.job_id,
+            meta["status"].as_str().unwrap_or("?")
+        )),
+    )
 }
 
 /// `batch_execute` arguments.
@@ -428,63 +363,49 @@ struct BatchArgs {
     concurrency: Option<u32>,
 }
 
-struct BatchExecute;
-
-impl Tool for BatchExecute {
-    type Args = BatchArgs;
-    const NAME: &'static str = "batch_execute";
-    const DESCRIPTION: &'static str = "Run a JS function on many pages (URLs loaded in parallel tabs, or open tabs); returns each page's value.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .open_world()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::Browser)
-    }
-
-    fn run(a: BatchArgs) -> Result<Output, ToolError> {
-        let mut results = Vec::new();
-        match (&a.urls, &a.tab_ids) {
-            (Some(urls), None) => {
-                let concurrency = a.concurrency.unwrap_or(4);
-                for chunk in urls.chunks(engine::batch_size(concurrency)) {
-                    for r in visit(chunk, concurrency, "none", 0, Some(&a.script))? {
-                        let mut o =
-                            json!({"url": r["requested_url"].as_str().or(r["url"].as_str())});
-                        match (r.get("error"), r.get("script_error")) {
-                            (Some(e), _) | (None, Some(e)) => o["error"] = e.clone(),
-                            _ => o["value"] = r.get("value").cloned().unwrap_or(Value::Null),
-                        }
-                        results.push(o);
-                    }
-                }
-            }
-            (None, Some(tabs)) => {
-                let expr = format!("(async () => ({})())()", a.script);
-                for t in tabs {
-                    let mut o = json!({"tabId": t});
-                    match browser::evaluate(Some(t), &expr, 30_000) {
-                        Ok(v) => o["value"] = v,
-                        Err(e) => o["error"] = json!(format!("{}: {}", e.code, e.message)),
+/// Run a JS function on many pages (URLs loaded in parallel tabs, or open tabs);
+/// returns each page's value.
+#[ochre_sdk::tool(name = "batch_execute", open_world, tier = 2, output_mode, scope = Browser)]
+fn batch_execute(a: BatchArgs) -> Result<Output, ToolError> {
+    let mut results = Vec::new();
+    match (&a.urls, &a.tab_ids) {
+        (Some(urls), None) => {
+            let concurrency = a.concurrency.unwrap_or(4);
+            for chunk in urls.chunks(engine::batch_size(concurrency)) {
+                for r in visit(chunk, concurrency, "none", 0, Some(&a.script))? {
+                    let mut o = json!({"url": r["requested_url"].as_str().or(r["url"].as_str())});
+                    match (r.get("error"), r.get("script_error")) {
+                        (Some(e), _) | (None, Some(e)) => o["error"] = e.clone(),
+                        _ => o["value"] = r.get("value").cloned().unwrap_or(Value::Null),
                     }
                     results.push(o);
                 }
             }
-            _ => {
-                return Err(ToolError::invalid_argument(
-                    "urls",
-                    "batch_execute needs `urls` or `tabIds` (one of them)",
-                ));
+        }
+        (None, Some(tabs)) => {
+            let expr = format!("(async () => ({})())()", a.script);
+            for t in tabs {
+                let mut o = json!({"tabId": t});
+                match browser::evaluate(Some(t), &expr, 30_000) {
+                    Ok(v) => o["value"] = v,
+                    Err(e) => o["error"] = json!(format!("{}: {}", e.code, e.message)),
+                }
+                results.push(o);
             }
         }
-        let failed = results.iter().filter(|r| r.get("error").is_some()).count();
-        let line = format!("{} pages, {failed} failed", results.len());
-        Ok(Output::json(
-            &json!({"results": results, "succeeded": results.len() - failed, "failed": failed}),
-        )?
-        .with_summary(line))
+        _ => {
+            return Err(ToolError::invalid_argument(
+                "urls",
+                "batch_execute needs `urls` or `tabIds` (one of them)",
+            ));
+        }
     }
+    let failed = results.iter().filter(|r| r.get("error").is_some()).count();
+    let line = format!("{} pages, {failed} failed", results.len());
+    Ok(Output::json(
+        &json!({"results": results, "succeeded": results.len() - failed, "failed": failed}),
+    )?
+    .with_summary(line))
 }
 
 /// `batch_paginate` arguments.
@@ -505,69 +426,54 @@ struct PaginateArgs {
     max_pages: Option<u32>,
 }
 
-struct BatchPaginate;
-
-impl Tool for BatchPaginate {
-    type Args = PaginateArgs;
-    const NAME: &'static str = "batch_paginate";
-    const DESCRIPTION: &'static str = "Follow a list's \"next\" links page by page, taking a script's value (or the text) from each page.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .read_only()
-            .open_world()
-            .tier(2)
-            .with_output_mode()
-            .scope(Scope::NetworkAdjacent)
-    }
-
-    fn run(a: PaginateArgs) -> Result<Output, ToolError> {
-        web::origin(&a.url)
-            .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?;
-        let value = a.script.as_deref().map_or(
-            "document.body ? document.body.innerText.slice(0, 20000) : ''".to_owned(),
-            |s| format!("await ({s})()"),
-        );
-        let sel = serde_json::to_string(&a.next_selector).unwrap_or_else(|_| "null".into());
-        let script = format!(
-            "async () => {{ const sel = {sel}; \
-             const a = sel ? document.querySelector(sel) \
-               : (document.querySelector('a[rel~=next]') || Array.from(document.querySelectorAll('a[href]')).find((x) => /^\\s*(next|next page|›|»)\\s*$/i.test(x.innerText))); \
-             return {{ value: {value}, next: a && a.href ? a.href.split('#')[0] : null }}; }}"
-        );
-        let max = a.max_pages.unwrap_or(10);
-        let mut pages = Vec::new();
-        let mut seen = std::collections::BTreeSet::new();
-        let mut url = a.url.clone();
-        let stopped = loop {
-            if pages.len() as u32 >= max {
-                break "max_pages";
-            }
-            if !seen.insert(url.clone()) {
-                break "loop";
-            }
-            let Some(r) = visit(std::slice::from_ref(&url), 1, "none", 0, Some(&script))?.pop()
-            else {
-                break "error";
-            };
-            let n = pages.len() + 1;
-            if let Some(e) = r.get("error").or(r.get("script_error")) {
-                pages.push(json!({"page": n, "url": url, "error": e}));
-                break "error";
-            }
-            let v = &r["value"];
-            pages.push(json!({"page": n, "url": url, "value": v["value"]}));
-            match v["next"].as_str() {
-                Some(next) if web::origin(next).is_some() => url = next.to_owned(),
-                _ => break "no next link",
-            }
+/// Follow a list's "next" links page by page, taking a script's value (or the text)
+/// from each page.
+#[ochre_sdk::tool(name = "batch_paginate", read_only, open_world, tier = 2, output_mode, scope = NetworkAdjacent)]
+fn batch_paginate(a: PaginateArgs) -> Result<Output, ToolError> {
+    web::origin(&a.url)
+        .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?;
+    let value = a.script.as_deref().map_or(
+        "document.body ? document.body.innerText.slice(0, 20000) : ''".to_owned(),
+        |s| format!("await ({s})()"),
+    );
+    let sel = serde_json::to_string(&a.next_selector).unwrap_or_else(|_| "null".into());
+    let script = format!(
+        "async () => {{ const sel = {sel}; \
+         const a = sel ? document.querySelector(sel) \
+           : (document.querySelector('a[rel~=next]') || Array.from(document.querySelectorAll('a[href]')).find((x) => /^\\s*(next|next page|›|»)\\s*$/i.test(x.innerText))); \
+         return {{ value: {value}, next: a && a.href ? a.href.split('#')[0] : null }}; }}"
+    );
+    let max = a.max_pages.unwrap_or(10);
+    let mut pages = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut url = a.url.clone();
+    let stopped = loop {
+        if pages.len() as u32 >= max {
+            break "max_pages";
+        }
+        if !seen.insert(url.clone()) {
+            break "loop";
+        }
+        let Some(r) = visit(std::slice::from_ref(&url), 1, "none", 0, Some(&script))?.pop() else {
+            break "error";
         };
-        let line = format!("{} pages, stopped: {stopped}", pages.len());
-        Ok(Output::json(
-            &json!({"pages": pages, "summary": {"pages": pages.len(), "stopped": stopped}}),
-        )?
-        .with_summary(line))
-    }
+        let n = pages.len() + 1;
+        if let Some(e) = r.get("error").or(r.get("script_error")) {
+            pages.push(json!({"page": n, "url": url, "error": e}));
+            break "error";
+        }
+        let v = &r["value"];
+        pages.push(json!({"page": n, "url": url, "value": v["value"]}));
+        match v["next"].as_str() {
+            Some(next) if web::origin(next).is_some() => url = next.to_owned(),
+            _ => break "no next link",
+        }
+    };
+    let line = format!("{} pages, stopped: {stopped}", pages.len());
+    Ok(Output::json(
+        &json!({"pages": pages, "summary": {"pages": pages.len(), "stopped": stopped}}),
+    )?
+    .with_summary(line))
 }
 
 ochre_sdk::register_plugin! {

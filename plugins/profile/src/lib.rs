@@ -3,7 +3,7 @@
 //! (`list_profiles`). Neither launches the browser.
 
 use ochre_sdk::browser;
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -13,49 +13,29 @@ use serde_json::json;
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-struct ProfileStatus;
-
-impl Tool for ProfileStatus {
-    type Args = NoArgs;
-    const NAME: &'static str = "oc_profile_status";
-    const DESCRIPTION: &'static str = "Which browser ochre drives: managed or attached, its user-data-dir, persistent or temporary, running or not.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Local)
-    }
-
-    fn run(_: NoArgs) -> Result<Output, ToolError> {
-        let r = browser::page_op(None, "profile_status", &json!({}), 5_000)?;
-        let summary = format!(
-            "{} {}",
-            r["mode"].as_str().unwrap_or("?"),
-            if r["persistent"] == json!(true) {
-                "persistent"
-            } else {
-                "temporary"
-            }
-        );
-        Ok(Output::json(&r)?.with_summary(summary))
-    }
+/// Which browser ochre drives: managed or attached, its user-data-dir, persistent or
+/// temporary, running or not.
+#[ochre_sdk::tool(name = "oc_profile_status", read_only, scope = Local)]
+fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
+    let r = browser::page_op(None, "profile_status", &json!({}), 5_000)?;
+    let summary = format!(
+        "{} {}",
+        r["mode"].as_str().unwrap_or("?"),
+        if r["persistent"] == json!(true) {
+            "persistent"
+        } else {
+            "temporary"
+        }
+    );
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
-struct ListProfiles;
-
-impl Tool for ListProfiles {
-    type Args = NoArgs;
-    const NAME: &'static str = "list_profiles";
-    const DESCRIPTION: &'static str =
-        "List the Chrome profiles (dir and name) in the user-data-dir ochre uses.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().scope(Scope::Local)
-    }
-
-    fn run(_: NoArgs) -> Result<Output, ToolError> {
-        let r = browser::page_op(None, "list_profiles", &json!({}), 5_000)?;
-        let n = r["profiles"].as_array().map_or(0, Vec::len);
-        Ok(Output::json(&r)?.with_summary(format!("{n} profiles")))
-    }
+/// List the Chrome profiles (dir and name) in the user-data-dir ochre uses.
+#[ochre_sdk::tool(name = "list_profiles", read_only, scope = Local)]
+fn list_profiles(_: NoArgs) -> Result<Output, ToolError> {
+    let r = browser::page_op(None, "list_profiles", &json!({}), 5_000)?;
+    let n = r["profiles"].as_array().map_or(0, Vec::len);
+    Ok(Output::json(&r)?.with_summary(format!("{n} profiles")))
 }
 
 ochre_sdk::register_plugin! {

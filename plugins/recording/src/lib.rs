@@ -10,7 +10,7 @@ mod html;
 mod replay;
 
 use ochre_sdk::recorder;
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -74,173 +74,114 @@ fn meta_line(m: &Value) -> String {
     )
 }
 
-struct Start;
-
-impl Tool for Start {
-    type Args = StartArgs;
-    const NAME: &'static str = "oc_recording_start";
-    const DESCRIPTION: &'static str =
-        "Start recording every tool call (args, intent, outcome, URL) for export or replay.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(Scope::Local)
+/// Start recording every tool call (args, intent, outcome, URL) for export or replay.
+#[ochre_sdk::tool(name = "oc_recording_start", scope = Local)]
+fn start(a: StartArgs) -> Result<Output, ToolError> {
+    if a.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
+        return Err(ToolError::invalid_argument(
+            "label",
+            "oc_recording_start: `label` must not be blank",
+        ));
     }
+    let m = recorder::start(
+        a.label.as_deref().map(str::trim),
+        a.capture_screenshots.unwrap_or(false),
+    )?;
+    let out = json!({
+        "recordingId": m["id"],
+        "label": m.get("label"),
+        "capture_screenshots": m["capture_screenshots"],
+        "started_at": m["started_at"],
+    });
+    Ok(Output::json(&out)?.with_summary(format!("recording {}", meta_line(&m))))
+}
 
-    fn run(a: StartArgs) -> Result<Output, ToolError> {
-        if a.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
-            return Err(ToolError::invalid_argument(
-                "label",
-                "oc_recording_start: `label` must not be blank",
-            ));
+/// Stop the running recording; returns its id and step count.
+#[ochre_sdk::tool(name = "oc_recording_stop", scope = Local)]
+fn stop(_: NoArgs) -> Result<Output, ToolError> {
+    let m = recorder::stop()?;
+    let out = json!({
+        "recordingId": m["id"],
+        "steps": m["steps"],
+        "failed_steps": m["failed_steps"],
+        "final_url": m.get("final_url"),
+    });
+    Ok(Output::json(&out)?.with_summary(format!("stopped {}", meta_line(&m))))
+}
+
+/// Whether a recording is running, and its id and step count.
+#[ochre_sdk::tool(name = "oc_recording_status", read_only, tier = 2, scope = Local)]
+fn status(_: NoArgs) -> Result<Output, ToolError> {
+    match recorder::active() {
+        Some(m) => {
+            let summary = format!("recording {}", meta_line(&m));
+            Ok(Output::json(&json!({"recording": true, "meta": m}))?.with_summary(summary))
         }
-        let m = recorder::start(
-            a.label.as_deref().map(str::trim),
-            a.capture_screenshots.unwrap_or(false),
-        )?;
-        let out = json!({
-            "recordingId": m["id"],
-            "label": m.get("label"),
-            "capture_screenshots": m["capture_screenshots"],
-            "started_at": m["started_at"],
-        });
-        Ok(Output::json(&out)?.with_summary(format!("recording {}", meta_line(&m))))
+        None => Ok(Output::json(&json!({"recording": false}))?.with_summary("not recording")),
     }
 }
 
-struct Stop;
-
-impl Tool for Stop {
-    type Args = NoArgs;
-    const NAME: &'static str = "oc_recording_stop";
-    const DESCRIPTION: &'static str = "Stop the running recording; returns its id and step count.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().scope(Scope::Local)
-    }
-
-    fn run(_: NoArgs) -> Result<Output, ToolError> {
-        let m = recorder::stop()?;
-        let out = json!({
-            "recordingId": m["id"],
-            "steps": m["steps"],
-            "failed_steps": m["failed_steps"],
-            "final_url": m.get("final_url"),
-        });
-        Ok(Output::json(&out)?.with_summary(format!("stopped {}", meta_line(&m))))
-    }
+/// List recordings, newest first (id, label, steps, times).
+#[ochre_sdk::tool(name = "oc_recording_list", read_only, tier = 2, scope = Local)]
+fn list(a: ListArgs) -> Result<Output, ToolError> {
+    let all = recorder::recent(a.limit.unwrap_or(20));
+    let n = all.as_array().map_or(0, Vec::len);
+    Ok(Output::json(&json!({"recordings": all}))?.with_summary(format!("{n} recordings")))
 }
 
-struct Status;
-
-impl Tool for Status {
-    type Args = NoArgs;
-    const NAME: &'static str = "oc_recording_status";
-    const DESCRIPTION: &'static str = "Whether a recording is running, and its id and step count.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
-    }
-
-    fn run(_: NoArgs) -> Result<Output, ToolError> {
-        match recorder::active() {
-            Some(m) => {
-                let summary = format!("recording {}", meta_line(&m));
-                Ok(Output::json(&json!({"recording": true, "meta": m}))?.with_summary(summary))
-            }
-            None => Ok(Output::json(&json!({"recording": false}))?.with_summary("not recording")),
+/// Export a recording: json (steps inline) or html (a self-contained timeline page with
+/// screenshots; returns its path).
+#[ochre_sdk::tool(name = "oc_recording_export", tier = 2, scope = Local)]
+fn export(a: ExportArgs) -> Result<Output, ToolError> {
+    let rec = recorder::load(&a.recording_id)?;
+    let steps = rec["steps"].as_array().map_or(0, Vec::len);
+    match a.format.as_deref().unwrap_or("json") {
+        "html" => {
+            let page = html::render(&a.recording_id, &rec);
+            let path = recorder::save_export(&a.recording_id, "recording.html", page.as_bytes())?;
+            let out = json!({
+                "recordingId": a.recording_id,
+                "format": "html",
+                "path": path,
+                "bytes": page.len(),
+                "steps": steps,
+            });
+            Ok(Output::json(&out)?.with_summary(format!("html export, {steps} steps")))
         }
-    }
-}
-
-struct List;
-
-impl Tool for List {
-    type Args = ListArgs;
-    const NAME: &'static str = "oc_recording_list";
-    const DESCRIPTION: &'static str = "List recordings, newest first (id, label, steps, times).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: ListArgs) -> Result<Output, ToolError> {
-        let all = recorder::recent(a.limit.unwrap_or(20));
-        let n = all.as_array().map_or(0, Vec::len);
-        Ok(Output::json(&json!({"recordings": all}))?.with_summary(format!("{n} recordings")))
-    }
-}
-
-struct Export;
-
-impl Tool for Export {
-    type Args = ExportArgs;
-    const NAME: &'static str = "oc_recording_export";
-    const DESCRIPTION: &'static str = "Export a recording: json (steps inline) or html (a self-contained timeline page with screenshots; returns its path).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: ExportArgs) -> Result<Output, ToolError> {
-        let rec = recorder::load(&a.recording_id)?;
-        let steps = rec["steps"].as_array().map_or(0, Vec::len);
-        match a.format.as_deref().unwrap_or("json") {
-            "html" => {
-                let page = html::render(&a.recording_id, &rec);
-                let path =
-                    recorder::save_export(&a.recording_id, "recording.html", page.as_bytes())?;
-                let out = json!({
-                    "recordingId": a.recording_id,
-                    "format": "html",
-                    "path": path,
-                    "bytes": page.len(),
-                    "steps": steps,
-                });
-                Ok(Output::json(&out)?.with_summary(format!("html export, {steps} steps")))
-            }
-            _ => {
-                let text = serde_json::to_vec_pretty(&rec).unwrap_or_default();
-                let path = recorder::save_export(&a.recording_id, "recording.json", &text)?;
-                let out = json!({
-                    "recordingId": a.recording_id,
-                    "format": "json",
-                    "path": path,
-                    "meta": rec["meta"],
-                    "steps": rec["steps"],
-                });
-                Ok(Output::json(&out)?.with_summary(format!("json export, {steps} steps")))
-            }
+        _ => {
+            let text = serde_json::to_vec_pretty(&rec).unwrap_or_default();
+            let path = recorder::save_export(&a.recording_id, "recording.json", &text)?;
+            let out = json!({
+                "recordingId": a.recording_id,
+                "format": "json",
+                "path": path,
+                "meta": rec["meta"],
+                "steps": rec["steps"],
+            });
+            Ok(Output::json(&out)?.with_summary(format!("json export, {steps} steps")))
         }
     }
 }
 
-struct Replay;
-
-impl Tool for Replay {
-    type Args = ReplayArgs;
-    const NAME: &'static str = "oc_recording_replay";
-    const DESCRIPTION: &'static str = "Re-run a recording's steps through the normal pipeline, re-finding stale refs by role and name; reports steps passed, the first failure and whether the final URL matches.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Browser)
-    }
-
-    fn run(a: ReplayArgs) -> Result<Output, ToolError> {
-        let rec = recorder::load(&a.recording_id)?;
-        let report = replay::run(&a.recording_id, &rec, a.stop_on_error.unwrap_or(true));
-        let summary = format!(
-            "replayed {}: {}/{} steps passed{}",
-            a.recording_id,
-            report["steps_passed"],
-            report["steps_total"],
-            match report["final_url_match"].as_bool() {
-                Some(true) => ", final URL matches",
-                Some(false) => ", final URL differs",
-                None => "",
-            }
-        );
-        Ok(Output::json(&report)?.with_summary(summary))
-    }
+/// Re-run a recording's steps through the normal pipeline, re-finding stale refs by
+/// role and name; reports steps passed, the first failure and whether the final URL
+/// matches.
+#[ochre_sdk::tool(name = "oc_recording_replay", tier = 2, scope = Browser)]
+fn replay(a: ReplayArgs) -> Result<Output, ToolError> {
+    let rec = recorder::load(&a.recording_id)?;
+    let report = replay::run(&a.recording_id, &rec, a.stop_on_error.unwrap_or(true));
+    let summary = format!(
+        "replayed {}: {}/{} steps passed{}",
+        a.recording_id,
+        report["steps_passed"],
+        report["steps_total"],
+        match report["final_url_match"].as_bool() {
+            Some(true) => ", final URL matches",
+            Some(false) => ", final URL differs",
+            None => "",
+        }
+    );
+    Ok(Output::json(&report)?.with_summary(summary))
 }
 
 ochre_sdk::register_plugin! {

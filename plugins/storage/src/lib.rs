@@ -3,7 +3,7 @@
 //! storage values are redacted from the journal and trace.
 
 use ochre_sdk::browser;
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -36,59 +36,45 @@ struct CookieArgs {
     tab_id: Option<String>,
 }
 
-struct Cookies;
-
-impl Tool for Cookies {
-    type Args = CookieArgs;
-    const NAME: &'static str = "cookies";
-    const DESCRIPTION: &'static str =
-        "Get, set, delete or clear cookies of the current page's site (httpOnly included).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .destructive()
-            .scope(Scope::Browser)
-            .redact("value")
+/// Get, set, delete or clear cookies of the current page's site (httpOnly included).
+#[ochre_sdk::tool(name = "cookies", destructive, scope = Browser, redact = "value")]
+fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
+    let needs_name = matches!(a.action.as_str(), "set" | "delete");
+    if needs_name && a.name.as_deref().is_none_or(|n| n.trim().is_empty()) {
+        return Err(ToolError::invalid_argument(
+            "name",
+            format!("cookies {}: `name` is required", a.action),
+        ));
     }
-
-    fn run(a: CookieArgs) -> Result<Output, ToolError> {
-        let needs_name = matches!(a.action.as_str(), "set" | "delete");
-        if needs_name && a.name.as_deref().is_none_or(|n| n.trim().is_empty()) {
-            return Err(ToolError::invalid_argument(
-                "name",
-                format!("cookies {}: `name` is required", a.action),
-            ));
-        }
-        if a.action == "set" && a.value.is_none() {
-            return Err(ToolError::invalid_argument(
-                "value",
-                "cookies set: `value` is required",
-            ));
-        }
-        if let Some(n) = &a.name
-            && n.contains([';', '=', ' ', ',', '\t', '\n', '\r'])
-        {
-            return Err(ToolError::invalid_argument(
-                "name",
-                "a cookie name cannot contain ; = , or whitespace",
-            ));
-        }
-        let r = browser::page_op(
-            a.tab_id.as_deref(),
-            "cookies",
-            &json!({
-                "action": a.action, "name": a.name, "value": a.value, "domain": a.domain,
-                "path": a.path, "secure": a.secure, "httpOnly": a.http_only,
-                "sameSite": a.same_site, "expires": a.expires,
-            }),
-            30_000,
-        )?;
-        let summary = match a.action.as_str() {
-            "get" => format!("{} cookies", r["cookies"].as_array().map_or(0, Vec::len)),
-            other => format!("{other} done"),
-        };
-        Ok(Output::json(&r)?.with_summary(summary))
+    if a.action == "set" && a.value.is_none() {
+        return Err(ToolError::invalid_argument(
+            "value",
+            "cookies set: `value` is required",
+        ));
     }
+    if let Some(n) = &a.name
+        && n.contains([';', '=', ' ', ',', '\t', '\n', '\r'])
+    {
+        return Err(ToolError::invalid_argument(
+            "name",
+            "a cookie name cannot contain ; = , or whitespace",
+        ));
+    }
+    let r = browser::page_op(
+        a.tab_id.as_deref(),
+        "cookies",
+        &json!({
+            "action": a.action, "name": a.name, "value": a.value, "domain": a.domain,
+            "path": a.path, "secure": a.secure, "httpOnly": a.http_only,
+            "sameSite": a.same_site, "expires": a.expires,
+        }),
+        30_000,
+    )?;
+    let summary = match a.action.as_str() {
+        "get" => format!("{} cookies", r["cookies"].as_array().map_or(0, Vec::len)),
+        other => format!("{other} done"),
+    };
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `storage` arguments.
@@ -110,42 +96,29 @@ struct StorageArgs {
     tab_id: Option<String>,
 }
 
-struct Storage;
-
-impl Tool for Storage {
-    type Args = StorageArgs;
-    const NAME: &'static str = "storage";
-    const DESCRIPTION: &'static str = "Read or change the page's localStorage or sessionStorage.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .destructive()
-            .scope(Scope::Browser)
-            .redact("value")
+/// Read or change the page's localStorage or sessionStorage.
+#[ochre_sdk::tool(name = "storage", destructive, scope = Browser, redact = "value")]
+fn storage(a: StorageArgs) -> Result<Output, ToolError> {
+    if matches!(a.action.as_str(), "set" | "remove") && a.key.is_none() {
+        return Err(ToolError::invalid_argument(
+            "key",
+            format!("storage {}: `key` is required", a.action),
+        ));
     }
-
-    fn run(a: StorageArgs) -> Result<Output, ToolError> {
-        if matches!(a.action.as_str(), "set" | "remove") && a.key.is_none() {
-            return Err(ToolError::invalid_argument(
-                "key",
-                format!("storage {}: `key` is required", a.action),
-            ));
-        }
-        if a.action == "set" && a.value.is_none() {
-            return Err(ToolError::invalid_argument(
-                "value",
-                "storage set: `value` is required",
-            ));
-        }
-        let r = browser::page_op(
-            a.tab_id.as_deref(),
-            "storage",
-            &json!({"type": a.storage_type, "action": a.action, "key": a.key, "value": a.value}),
-            30_000,
-        )?;
-        let summary = format!("{} {} done", a.storage_type, a.action);
-        Ok(Output::json(&r)?.with_summary(summary))
+    if a.action == "set" && a.value.is_none() {
+        return Err(ToolError::invalid_argument(
+            "value",
+            "storage set: `value` is required",
+        ));
     }
+    let r = browser::page_op(
+        a.tab_id.as_deref(),
+        "storage",
+        &json!({"type": a.storage_type, "action": a.action, "key": a.key, "value": a.value}),
+        30_000,
+    )?;
+    let summary = format!("{} {} done", a.storage_type, a.action);
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 ochre_sdk::register_plugin! {

@@ -7,7 +7,7 @@
 //! returned to the caller and never written to the journal (the summary omits it).
 
 use hmac::{Hmac, KeyInit, Mac};
-use ochre_sdk::{Output, Tool, ToolError, ToolSpec};
+use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -209,54 +209,43 @@ pub struct Generated {
     expires_at: String,
 }
 
-/// `oc_totp_generate`.
-pub struct Generate;
-
-impl Tool for Generate {
-    type Args = GenerateArgs;
-    const NAME: &'static str = "oc_totp_generate";
-    const DESCRIPTION: &'static str = "The current TOTP (2FA) code for a site whose secret the operator configured; use it when \
-         a login asks for one. The secret never leaves the host.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only()
-    }
-
-    fn run(args: GenerateArgs) -> Result<Output, ToolError> {
-        let domain = args.domain.to_ascii_lowercase();
-        let env_name = format!("OCHRE_TOTP_{}", secret_key(&domain));
-        let raw = ochre_sdk::secrets::get(&domain).ok_or_else(|| {
-            ToolError::new(
-                "SECRET_NOT_FOUND",
-                format!(
-                    "no TOTP secret is configured for {domain}: run `ochre totp add --domain {domain} --secret <BASE32>` \
-                     or set {env_name} in the server's environment"
-                ),
-            )
-            .with_details(serde_json::json!({ "domain": domain, "env": env_name }))
-        })?;
-        let params = parse_secret(&raw).map_err(|SecretError(why)| {
-            ToolError::new(
-                "INVALID_SECRET",
-                format!("the TOTP secret configured for {domain} is unusable: {why}"),
-            )
-        })?;
-        let now_ms = ochre_sdk::clock::now_ms();
-        let now = now_ms / 1000;
-        let code = totp_code(&params, now);
-        let expires = (now / params.period + 1) * params.period;
-        let expires_at = humantime::format_rfc3339_seconds(
-            std::time::UNIX_EPOCH + std::time::Duration::from_secs(expires),
+/// The current TOTP (2FA) code for a site whose secret the operator configured; use it
+/// when a login asks for one. The secret never leaves the host.
+#[ochre_sdk::tool(name = "oc_totp_generate", read_only)]
+pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
+    let domain = args.domain.to_ascii_lowercase();
+    let env_name = format!("OCHRE_TOTP_{}", secret_key(&domain));
+    let raw = ochre_sdk::secrets::get(&domain).ok_or_else(|| {
+        ToolError::new(
+            "SECRET_NOT_FOUND",
+            format!(
+                "no TOTP secret is configured for {domain}: run `ochre totp add --domain {domain} --secret <BASE32>` \
+                 or set {env_name} in the server's environment"
+            ),
         )
-        .to_string();
-        let out = Generated {
-            domain: domain.clone(),
-            code,
-            seconds_remaining: expires - now,
-            expires_at,
-        };
-        Ok(Output::json(&out)?.with_summary(format!("generated a code for {domain}")))
-    }
+        .with_details(serde_json::json!({ "domain": domain, "env": env_name }))
+    })?;
+    let params = parse_secret(&raw).map_err(|SecretError(why)| {
+        ToolError::new(
+            "INVALID_SECRET",
+            format!("the TOTP secret configured for {domain} is unusable: {why}"),
+        )
+    })?;
+    let now_ms = ochre_sdk::clock::now_ms();
+    let now = now_ms / 1000;
+    let code = totp_code(&params, now);
+    let expires = (now / params.period + 1) * params.period;
+    let expires_at = humantime::format_rfc3339_seconds(
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(expires),
+    )
+    .to_string();
+    let out = Generated {
+        domain: domain.clone(),
+        code,
+        seconds_remaining: expires - now,
+        expires_at,
+    };
+    Ok(Output::json(&out)?.with_summary(format!("generated a code for {domain}")))
 }
 
 /// The secrets key (and env suffix) for a domain: uppercase, every other character `_`.

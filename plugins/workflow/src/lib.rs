@@ -11,7 +11,7 @@
 mod plan;
 mod state;
 
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec, browser, clock, tools};
+use ochre_sdk::{Output, ToolError, browser, clock, tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -94,334 +94,259 @@ fn bad(field: &str, msg: impl Into<String>) -> ToolError {
     ToolError::invalid_argument(field, msg)
 }
 
-struct Init;
-
-impl Tool for Init {
-    type Args = InitArgs;
-    const NAME: &'static str = "workflow_init";
-    const DESCRIPTION: &'static str = "Start a workflow of parallel workers: each gets its own isolated browser context and tab (drive it with tabId), reports with worker_update / worker_complete; workflow_collect gathers the results and names missing workers.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Browser)
+/// Start a workflow of parallel workers: each gets its own isolated browser context and
+/// tab (drive it with tabId), reports with worker_update / worker_complete;
+/// workflow_collect gathers the results and names missing workers.
+#[ochre_sdk::tool(name = "workflow_init", tier = 2, scope = Browser)]
+fn init(a: InitArgs) -> Result<Output, ToolError> {
+    let mut names = Vec::new();
+    for (i, w) in a.workers.iter().enumerate() {
+        if names.contains(&w.name) {
+            return Err(bad(
+                &format!("workers.{i}.name"),
+                format!("worker name {:?} is used twice", w.name),
+            ));
+        }
+        let ok =
+            w.url == "about:blank" || w.url.starts_with("http://") || w.url.starts_with("https://");
+        if !ok {
+            return Err(bad(
+                &format!("workers.{i}.url"),
+                "a worker url must be http(s) or about:blank",
+            ));
+        }
+        names.push(w.name.clone());
     }
-
-    fn run(a: InitArgs) -> Result<Output, ToolError> {
-        let mut names = Vec::new();
-        for (i, w) in a.workers.iter().enumerate() {
-            if names.contains(&w.name) {
-                return Err(bad(
-                    &format!("workers.{i}.name"),
-                    format!("worker name {:?} is used twice", w.name),
-                ));
-            }
-            let ok = w.url == "about:blank"
-                || w.url.starts_with("http://")
-                || w.url.starts_with("https://");
-            if !ok {
-                return Err(bad(
-                    &format!("workers.{i}.url"),
-                    "a worker url must be http(s) or about:blank",
-                ));
-            }
-            names.push(w.name.clone());
-        }
-        if a.workers.len() > MAX_WORKERS {
-            return Err(bad("workers", format!("at most {MAX_WORKERS} workers")));
-        }
-        let now = clock::now_ms();
-        let id = state::new_id(now);
-        // One isolated tab per worker; if one cannot open, close the others.
-        let mut opened: Vec<String> = Vec::new();
-        let mut workers = Vec::with_capacity(a.workers.len());
-        for w in a.workers {
-            let tab = browser::page_op(None, "new_isolated_tab", &json!({"url": w.url}), 30_000);
-            let tab = match tab {
-                Ok(t) => t,
-                Err(e) => {
-                    for t in &opened {
-                        let _ = browser::close_tab(t);
-                    }
-                    return Err(ToolError::new(
-                        e.code,
-                        format!("worker {:?}: cannot open its tab: {}", w.name, e.message),
-                    ));
+    if a.workers.len() > MAX_WORKERS {
+        return Err(bad("workers", format!("at most {MAX_WORKERS} workers")));
+    }
+    let now = clock::now_ms();
+    let id = state::new_id(now);
+    // One isolated tab per worker; if one cannot open, close the others.
+    let mut opened: Vec<String> = Vec::new();
+    let mut workers = Vec::with_capacity(a.workers.len());
+    for w in a.workers {
+        let tab = browser::page_op(None, "new_isolated_tab", &json!({"url": w.url}), 30_000);
+        let tab = match tab {
+            Ok(t) => t,
+            Err(e) => {
+                for t in &opened {
+                    let _ = browser::close_tab(t);
                 }
-            };
-            let tab_id = tab["id"].as_str().unwrap_or_default().to_owned();
-            opened.push(tab_id.clone());
-            workers.push(Worker::new(
-                w.name,
-                w.url,
-                w.task,
-                w.success_criteria,
-                tab_id,
-                now,
-            ));
-        }
-        // The contract over the workers: collect cannot pass while one is missing.
-        let contract = tools::call(
-            "oc_bulk_progress_start",
-            &json!({"scope": "workflow", "item_key": "worker", "expected_items": names}),
-        )
-        .ok()
-        .and_then(|c| c.structured)
-        .and_then(|c| c["contract_id"].as_str().map(str::to_owned));
-        let mut wf = Workflow {
-            id: id.clone(),
-            name: a.name,
-            created_ms: now,
-            worker_timeout_ms: a.worker_timeout_ms.unwrap_or(300_000),
-            global_timeout_ms: a.global_timeout_ms.unwrap_or(1_800_000),
-            contract_id: contract.clone(),
-            worker_count: workers.len(),
-            workers,
+                return Err(ToolError::new(
+                    e.code,
+                    format!("worker {:?}: cannot open its tab: {}", w.name, e.message),
+                ));
+            }
         };
-        wf.save()?;
-        let body = json!({
-            "workflowId": id,
-            "name": wf.name,
-            "contract_id": contract,
-            "workers": wf.workers.iter().map(|w| json!({"name": w.name, "tabId": w.tab_id, "url": w.url, "task": w.task})).collect::<Vec<_>>(),
-            "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect",
-        });
-        Ok(Output::json(&body)?.with_summary(format!(
-            "{id}: {} workers in isolated tabs",
-            wf.workers.len()
-        )))
+        let tab_id = tab["id"].as_str().unwrap_or_default().to_owned();
+        opened.push(tab_id.clone());
+        workers.push(Worker::new(
+            w.name,
+            w.url,
+            w.task,
+            w.success_criteria,
+            tab_id,
+            now,
+        ));
     }
+    // The contract over the workers: collect cannot pass while one is missing.
+    let contract = tools::call(
+        "oc_bulk_progress_start",
+        &json!({"scope": "workflow", "item_key": "worker", "expected_items": names}),
+    )
+    .ok()
+    .and_then(|c| c.structured)
+    .and_then(|c| c["contract_id"].as_str().map(str::to_owned));
+    let mut wf = Workflow {
+        id: id.clone(),
+        name: a.name,
+        created_ms: now,
+        worker_timeout_ms: a.worker_timeout_ms.unwrap_or(300_000),
+        global_timeout_ms: a.global_timeout_ms.unwrap_or(1_800_000),
+        contract_id: contract.clone(),
+        worker_count: workers.len(),
+        workers,
+    };
+    wf.save()?;
+    let body = json!({
+        "workflowId": id,
+        "name": wf.name,
+        "contract_id": contract,
+        "workers": wf.workers.iter().map(|w| json!({"name": w.name, "tabId": w.tab_id, "url": w.url, "task": w.task})).collect::<Vec<_>>(),
+        "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect",
+    });
+    Ok(Output::json(&body)?.with_summary(format!(
+        "{id}: {} workers in isolated tabs",
+        wf.workers.len()
+    )))
 }
 
-struct Status;
-
-impl Tool for Status {
-    type Args = WorkflowRef;
-    const NAME: &'static str = "workflow_status";
-    const DESCRIPTION: &'static str =
-        "A workflow's workers: status, progress, tab, time used (TIMED_OUT past the limit).";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
-        let wf = Workflow::load(a.workflow_id.as_deref())?;
-        let now = clock::now_ms();
-        let body = wf.status_json(now);
-        let summary = format!(
-            "{}: {} of {} workers done",
-            wf.id,
-            wf.workers.iter().filter(|w| w.is_done()).count(),
-            wf.workers.len()
-        );
-        Ok(Output::json(&body)?.with_summary(summary))
-    }
+/// A workflow's workers: status, progress, tab, time used (TIMED_OUT past the limit).
+#[ochre_sdk::tool(name = "workflow_status", read_only, tier = 2, scope = Local)]
+fn status(a: WorkflowRef) -> Result<Output, ToolError> {
+    let wf = Workflow::load(a.workflow_id.as_deref())?;
+    let now = clock::now_ms();
+    let body = wf.status_json(now);
+    let summary = format!(
+        "{}: {} of {} workers done",
+        wf.id,
+        wf.workers.iter().filter(|w| w.is_done()).count(),
+        wf.workers.len()
+    );
+    Ok(Output::json(&body)?.with_summary(summary))
 }
 
-struct Collect;
-
-impl Tool for Collect {
-    type Args = WorkflowRef;
-    const NAME: &'static str = "workflow_collect";
-    const DESCRIPTION: &'static str = "All workers' results, once every worker is complete (or timed out); before that, WORKFLOW_INCOMPLETE naming the missing workers.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
-        let wf = Workflow::load(a.workflow_id.as_deref())?;
-        let now = clock::now_ms();
-        let guard = wf.contract_guard();
-        let names = wf.pending(now);
-        if !names.is_empty() {
-            return Err(ToolError::new(
-                "WORKFLOW_INCOMPLETE",
-                format!(
-                    "{} of {} workers have not completed: {}; finish them (worker_complete) or use workflow_collect_partial",
-                    names.len(),
-                    wf.workers.len(),
-                    names.join(", ")
-                ),
-            )
-            .with_details(json!({
-                "workflowId": wf.id,
-                "missing_workers": names,
-                "missing_count": names.len(),
-                "completed_count": wf.workers.len() - names.len(),
-                "completion_guard": guard,
-            })));
-        }
-        let results: Vec<Value> = wf.workers.iter().map(|w| w.result_json(now, &wf)).collect();
-        let ok = wf.workers.iter().filter(|w| w.status == "SUCCESS").count();
-        let body = json!({
+/// All workers' results, once every worker is complete (or timed out); before that,
+/// WORKFLOW_INCOMPLETE naming the missing workers.
+#[ochre_sdk::tool(name = "workflow_collect", read_only, tier = 2, scope = Local)]
+fn collect(a: WorkflowRef) -> Result<Output, ToolError> {
+    let wf = Workflow::load(a.workflow_id.as_deref())?;
+    let now = clock::now_ms();
+    let guard = wf.contract_guard();
+    let names = wf.pending(now);
+    if !names.is_empty() {
+        return Err(ToolError::new(
+            "WORKFLOW_INCOMPLETE",
+            format!(
+                "{} of {} workers have not completed: {}; finish them (worker_complete) or use workflow_collect_partial",
+                names.len(),
+                wf.workers.len(),
+                names.join(", ")
+            ),
+        )
+        .with_details(json!({
             "workflowId": wf.id,
-            "name": wf.name,
-            "complete": true,
-            "results": results,
+            "missing_workers": names,
+            "missing_count": names.len(),
+            "completed_count": wf.workers.len() - names.len(),
             "completion_guard": guard,
-        });
-        Ok(Output::json(&body)?.with_summary(format!(
-            "{}: {ok} of {} workers succeeded",
-            wf.id,
-            wf.workers.len()
-        )))
+        })));
     }
+    let results: Vec<Value> = wf.workers.iter().map(|w| w.result_json(now, &wf)).collect();
+    let ok = wf.workers.iter().filter(|w| w.status == "SUCCESS").count();
+    let body = json!({
+        "workflowId": wf.id,
+        "name": wf.name,
+        "complete": true,
+        "results": results,
+        "completion_guard": guard,
+    });
+    Ok(Output::json(&body)?.with_summary(format!(
+        "{}: {ok} of {} workers succeeded",
+        wf.id,
+        wf.workers.len()
+    )))
 }
 
-struct CollectPartial;
-
-impl Tool for CollectPartial {
-    type Args = WorkflowRef;
-    const NAME: &'static str = "workflow_collect_partial";
-    const DESCRIPTION: &'static str =
-        "The results of the workers done so far, and the names of those still running.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().read_only().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
-        let wf = Workflow::load(a.workflow_id.as_deref())?;
-        let now = clock::now_ms();
-        let pending = wf.pending(now);
-        let done: Vec<Value> = wf
-            .workers
-            .iter()
-            .filter(|w| !pending.contains(&w.name.as_str()))
-            .map(|w| w.result_json(now, &wf))
-            .collect();
-        let body = json!({
-            "workflowId": wf.id,
-            "complete": pending.is_empty(),
-            "results": done,
-            "pending_workers": pending,
-        });
-        Ok(Output::json(&body)?.with_summary(format!(
-            "{}: {} done, {} pending",
-            wf.id,
-            done.len(),
-            pending.len()
-        )))
-    }
+/// The results of the workers done so far, and the names of those still running.
+#[ochre_sdk::tool(name = "workflow_collect_partial", read_only, tier = 2, scope = Local)]
+fn collect_partial(a: WorkflowRef) -> Result<Output, ToolError> {
+    let wf = Workflow::load(a.workflow_id.as_deref())?;
+    let now = clock::now_ms();
+    let pending = wf.pending(now);
+    let done: Vec<Value> = wf
+        .workers
+        .iter()
+        .filter(|w| !pending.contains(&w.name.as_str()))
+        .map(|w| w.result_json(now, &wf))
+        .collect();
+    let body = json!({
+        "workflowId": wf.id,
+        "complete": pending.is_empty(),
+        "results": done,
+        "pending_workers": pending,
+    });
+    Ok(Output::json(&body)?.with_summary(format!(
+        "{}: {} done, {} pending",
+        wf.id,
+        done.len(),
+        pending.len()
+    )))
 }
 
-struct Cleanup;
-
-impl Tool for Cleanup {
-    type Args = WorkflowRef;
-    const NAME: &'static str = "workflow_cleanup";
-    const DESCRIPTION: &'static str =
-        "Close a workflow's worker tabs and their browser contexts, and forget the workflow.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default()
-            .destructive()
-            .tier(2)
-            .scope(Scope::Browser)
-    }
-
-    fn run(a: WorkflowRef) -> Result<Output, ToolError> {
-        let wf = Workflow::load(a.workflow_id.as_deref())?;
-        let mut closed = Vec::new();
-        for w in &wf.workers {
-            if browser::close_tab(&w.tab_id).is_ok() {
-                closed.push(w.tab_id.clone());
-            }
+/// Close a workflow's worker tabs and their browser contexts, and forget the workflow.
+#[ochre_sdk::tool(name = "workflow_cleanup", destructive, tier = 2, scope = Browser)]
+fn cleanup(a: WorkflowRef) -> Result<Output, ToolError> {
+    let wf = Workflow::load(a.workflow_id.as_deref())?;
+    let mut closed = Vec::new();
+    for w in &wf.workers {
+        if browser::close_tab(&w.tab_id).is_ok() {
+            closed.push(w.tab_id.clone());
         }
-        wf.delete()?;
-        let body = json!({"workflowId": wf.id, "closed_tabs": closed});
-        Ok(Output::json(&body)?.with_summary(format!("{}: {} tabs closed", wf.id, closed.len())))
     }
+    wf.delete()?;
+    let body = json!({"workflowId": wf.id, "closed_tabs": closed});
+    Ok(Output::json(&body)?.with_summary(format!("{}: {} tabs closed", wf.id, closed.len())))
 }
 
-struct Update;
-
-impl Tool for Update {
-    type Args = UpdateArgs;
-    const NAME: &'static str = "worker_update";
-    const DESCRIPTION: &'static str = "Report a worker's progress and the data it has so far.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
+/// Report a worker's progress and the data it has so far.
+#[ochre_sdk::tool(name = "worker_update", tier = 2, scope = Local)]
+fn update(a: UpdateArgs) -> Result<Output, ToolError> {
+    let mut wf = Workflow::load(a.workflow_id.as_deref())?;
+    let now = clock::now_ms();
+    let n = wf.worker_index(&a.worker_name)?;
+    let w = &mut wf.workers[n];
+    if w.is_done() {
+        return Err(ToolError::new(
+            "INVALID_TRANSITION",
+            format!("worker {:?} is already {}", w.name, w.status),
+        ));
     }
-
-    fn run(a: UpdateArgs) -> Result<Output, ToolError> {
-        let mut wf = Workflow::load(a.workflow_id.as_deref())?;
-        let now = clock::now_ms();
-        let n = wf.worker_index(&a.worker_name)?;
-        let w = &mut wf.workers[n];
-        if w.is_done() {
-            return Err(ToolError::new(
-                "INVALID_TRANSITION",
-                format!("worker {:?} is already {}", w.name, w.status),
-            ));
-        }
-        if let Some(p) = a.progress {
-            w.progress = Some(p);
-        }
-        if let Some(d) = a.extracted_data {
-            w.extracted_data = Some(d);
-        }
-        w.updates += 1;
-        w.updated_ms = now;
-        let line = format!("{}: worker {} updated", wf.id, a.worker_name);
-        wf.save_worker(n)?;
-        Ok(Output::text(line.clone()).with_summary(line))
+    if let Some(p) = a.progress {
+        w.progress = Some(p);
     }
+    if let Some(d) = a.extracted_data {
+        w.extracted_data = Some(d);
+    }
+    w.updates += 1;
+    w.updated_ms = now;
+    let line = format!("{}: worker {} updated", wf.id, a.worker_name);
+    wf.save_worker(n)?;
+    Ok(Output::text(line.clone()).with_summary(line))
 }
 
-struct Complete;
-
-impl Tool for Complete {
-    type Args = CompleteArgs;
-    const NAME: &'static str = "worker_complete";
-    const DESCRIPTION: &'static str =
-        "End a worker: SUCCESS, PARTIAL or FAIL, with a summary and its data.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
+/// End a worker: SUCCESS, PARTIAL or FAIL, with a summary and its data.
+#[ochre_sdk::tool(name = "worker_complete", tier = 2, scope = Local)]
+fn complete(a: CompleteArgs) -> Result<Output, ToolError> {
+    let mut wf = Workflow::load(a.workflow_id.as_deref())?;
+    let now = clock::now_ms();
+    let contract = wf.contract_id.clone();
+    let n = wf.worker_index(&a.worker_name)?;
+    let w = &mut wf.workers[n];
+    if w.is_done() {
+        return Err(ToolError::new(
+            "INVALID_TRANSITION",
+            format!("worker {:?} is already {}", w.name, w.status),
+        ));
     }
-
-    fn run(a: CompleteArgs) -> Result<Output, ToolError> {
-        let mut wf = Workflow::load(a.workflow_id.as_deref())?;
-        let now = clock::now_ms();
-        let contract = wf.contract_id.clone();
-        let n = wf.worker_index(&a.worker_name)?;
-        let w = &mut wf.workers[n];
-        if w.is_done() {
-            return Err(ToolError::new(
-                "INVALID_TRANSITION",
-                format!("worker {:?} is already {}", w.name, w.status),
-            ));
-        }
-        w.status = a.status.clone();
-        w.result_summary = Some(a.result_summary.clone());
-        if let Some(d) = a.extracted_data {
-            w.extracted_data = Some(d);
-        }
-        w.completed_ms = Some(now);
-        w.updated_ms = now;
-        let name = w.name.clone();
-        wf.save_worker(n)?;
-        if let Some(c) = contract {
-            let update = if a.status == "FAIL" {
-                json!({"contract_id": c, "failed": [{"item": name, "reason": a.result_summary}]})
-            } else {
-                json!({"contract_id": c, "completed": [name]})
-            };
-            if let Err(e) = tools::call("oc_bulk_progress_update", &update) {
-                ochre_sdk::log::warn(&format!("cannot record worker {name}: {e}"));
-            }
-        }
-        let done = wf.workers.iter().filter(|w| w.is_done()).count();
-        let line = format!(
-            "{}: worker {name} {} ({done} of {} done)",
-            wf.id,
-            a.status,
-            wf.workers.len()
-        );
-        Ok(Output::text(line.clone()).with_summary(line))
+    w.status = a.status.clone();
+    w.result_summary = Some(a.result_summary.clone());
+    if let Some(d) = a.extracted_data {
+        w.extracted_data = Some(d);
     }
+    w.completed_ms = Some(now);
+    w.updated_ms = now;
+    let name = w.name.clone();
+    wf.save_worker(n)?;
+    if let Some(c) = contract {
+        let update = if a.status == "FAIL" {
+            json!({"contract_id": c, "failed": [{"item": name, "reason": a.result_summary}]})
+        } else {
+            json!({"contract_id": c, "completed": [name]})
+        };
+        if let Err(e) = tools::call("oc_bulk_progress_update", &update) {
+            ochre_sdk::log::warn(&format!("cannot record worker {name}: {e}"));
+        }
+    }
+    let done = wf.workers.iter().filter(|w| w.is_done()).count();
+    let line = format!(
+        "{}: worker {name} {} ({done} of {} done)",
+        wf.id,
+        a.status,
+        wf.workers.len()
+    );
+    Ok(Output::text(line.clone()).with_summary(line))
 }
 
 ochre_sdk::register_plugin! {

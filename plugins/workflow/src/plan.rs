@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ochre_sdk::{Output, Scope, Tool, ToolError, ToolSpec, kv, tools};
+use ochre_sdk::{Output, ToolError, kv, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -95,125 +95,106 @@ fn fill(v: &Value, params: &BTreeMap<String, String>) -> Value {
     }
 }
 
-pub struct SavePlan;
-
-impl Tool for SavePlan {
-    type Args = SaveArgs;
-    const NAME: &'static str = "workflow_save_plan";
-    const DESCRIPTION: &'static str = "Save a plan: tool calls with {{param}} placeholders, for execute_plan to replay on any tab.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Local)
-    }
-
-    fn run(a: SaveArgs) -> Result<Output, ToolError> {
-        for (i, s) in a.steps.iter().enumerate() {
-            if s.tool == "execute_plan" {
-                return Err(ToolError::invalid_argument(
-                    &format!("steps.{i}.tool"),
-                    "a plan cannot run execute_plan",
-                ));
-            }
-        }
-        let mut params = Vec::new();
-        for s in &a.steps {
-            if let Some(args) = &s.args {
-                placeholders(&Value::Object(args.clone()), &mut params);
-            }
-        }
-        let plan = Plan {
-            id: a.plan_id.clone(),
-            description: a.description,
-            steps: a.steps,
-            params: params.clone(),
-        };
-        let text =
-            serde_json::to_string(&plan).map_err(|e| ToolError::new("INTERNAL", e.to_string()))?;
-        kv::set(&format!("plan:{}", a.plan_id), &text)
-            .map_err(|e| ToolError::new("STATE_ERROR", format!("cannot save the plan: {e}")))?;
-        let body = json!({"planId": a.plan_id, "steps": plan.steps.len(), "params": params});
-        Ok(Output::json(&body)?.with_summary(format!(
-            "plan {} saved ({} steps)",
-            a.plan_id,
-            plan.steps.len()
-        )))
-    }
-}
-
-pub struct ExecutePlan;
-
-impl Tool for ExecutePlan {
-    type Args = ExecuteArgs;
-    const NAME: &'static str = "execute_plan";
-    const DESCRIPTION: &'static str = "Run a saved plan on a tab with parameter values; each step goes through the normal tool pipeline.";
-
-    fn spec() -> ToolSpec {
-        ToolSpec::default().tier(2).scope(Scope::Browser)
-    }
-
-    fn run(a: ExecuteArgs) -> Result<Output, ToolError> {
-        let text = kv::get(&format!("plan:{}", a.plan_id)).ok_or_else(|| {
-            ToolError::new(
-                "PLAN_NOT_FOUND",
-                format!("no plan {:?}; save one with workflow_save_plan", a.plan_id),
-            )
-            .with_details(json!({"field": "planId"}))
-        })?;
-        let plan: Plan = serde_json::from_str(&text)
-            .map_err(|e| ToolError::new("STATE_ERROR", format!("plan unreadable: {e}")))?;
-        let params = a.params.unwrap_or_default();
-        let missing: Vec<&String> = plan
-            .params
-            .iter()
-            .filter(|p| !params.contains_key(*p))
-            .collect();
-        if !missing.is_empty() {
+/// Save a plan: tool calls with {{param}} placeholders, for execute_plan to replay on
+/// any tab.
+#[ochre_sdk::tool(name = "workflow_save_plan", tier = 2, scope = Local)]
+pub fn save_plan(a: SaveArgs) -> Result<Output, ToolError> {
+    for (i, s) in a.steps.iter().enumerate() {
+        if s.tool == "execute_plan" {
             return Err(ToolError::invalid_argument(
-                "params",
-                format!(
-                    "plan {} needs values for: {}",
-                    plan.id,
-                    missing
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                &format!("steps.{i}.tool"),
+                "a plan cannot run execute_plan",
             ));
         }
-        let stop = a.stop_on_error.unwrap_or(true);
-        let mut steps = Vec::with_capacity(plan.steps.len());
-        let mut failed = 0;
-        for (i, s) in plan.steps.iter().enumerate() {
-            let mut args = fill(&Value::Object(s.args.clone().unwrap_or_default()), &params);
-            if let Value::Object(m) = &mut args {
-                m.insert("tabId".into(), json!(a.tab_id));
-            }
-            ochre_sdk::progress::report(i as f64, Some(plan.steps.len() as f64), Some(&s.tool));
-            match tools::call(&s.tool, &args) {
-                Ok(out) => steps.push(
-                    json!({"step": i + 1, "tool": s.tool, "ok": true, "summary": out.summary}),
-                ),
-                Err(e) => {
-                    failed += 1;
-                    steps.push(json!({"step": i + 1, "tool": s.tool, "ok": false, "error": {"code": e.code, "message": e.message}}));
-                    if stop {
-                        break;
-                    }
+    }
+    let mut params = Vec::new();
+    for s in &a.steps {
+        if let Some(args) = &s.args {
+            placeholders(&Value::Object(args.clone()), &mut params);
+        }
+    }
+    let plan = Plan {
+        id: a.plan_id.clone(),
+        description: a.description,
+        steps: a.steps,
+        params: params.clone(),
+    };
+    let text =
+        serde_json::to_string(&plan).map_err(|e| ToolError::new("INTERNAL", e.to_string()))?;
+    kv::set(&format!("plan:{}", a.plan_id), &text)
+        .map_err(|e| ToolError::new("STATE_ERROR", format!("cannot save the plan: {e}")))?;
+    let body = json!({"planId": a.plan_id, "steps": plan.steps.len(), "params": params});
+    Ok(Output::json(&body)?.with_summary(format!(
+        "plan {} saved ({} steps)",
+        a.plan_id,
+        plan.steps.len()
+    )))
+}
+
+/// Run a saved plan on a tab with parameter values; each step goes through the normal
+/// tool pipeline.
+#[ochre_sdk::tool(name = "execute_plan", tier = 2, scope = Browser)]
+pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
+    let text = kv::get(&format!("plan:{}", a.plan_id)).ok_or_else(|| {
+        ToolError::new(
+            "PLAN_NOT_FOUND",
+            format!("no plan {:?}; save one with workflow_save_plan", a.plan_id),
+        )
+        .with_details(json!({"field": "planId"}))
+    })?;
+    let plan: Plan = serde_json::from_str(&text)
+        .map_err(|e| ToolError::new("STATE_ERROR", format!("plan unreadable: {e}")))?;
+    let params = a.params.unwrap_or_default();
+    let missing: Vec<&String> = plan
+        .params
+        .iter()
+        .filter(|p| !params.contains_key(*p))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ToolError::invalid_argument(
+            "params",
+            format!(
+                "plan {} needs values for: {}",
+                plan.id,
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let stop = a.stop_on_error.unwrap_or(true);
+    let mut steps = Vec::with_capacity(plan.steps.len());
+    let mut failed = 0;
+    for (i, s) in plan.steps.iter().enumerate() {
+        let mut args = fill(&Value::Object(s.args.clone().unwrap_or_default()), &params);
+        if let Value::Object(m) = &mut args {
+            m.insert("tabId".into(), json!(a.tab_id));
+        }
+        ochre_sdk::progress::report(i as f64, Some(plan.steps.len() as f64), Some(&s.tool));
+        match tools::call(&s.tool, &args) {
+            Ok(out) => steps
+                .push(json!({"step": i + 1, "tool": s.tool, "ok": true, "summary": out.summary})),
+            Err(e) => {
+                failed += 1;
+                steps.push(json!({"step": i + 1, "tool": s.tool, "ok": false, "error": {"code": e.code, "message": e.message}}));
+                if stop {
+                    break;
                 }
             }
         }
-        let ran = steps.len();
-        let body = json!({
-            "planId": plan.id,
-            "tabId": a.tab_id,
-            "ok": failed == 0 && ran == plan.steps.len(),
-            "steps": steps,
-        });
-        Ok(Output::json(&body)?.with_summary(format!(
-            "plan {}: {ran} of {} steps ran, {failed} failed",
-            plan.id,
-            plan.steps.len()
-        )))
     }
+    let ran = steps.len();
+    let body = json!({
+        "planId": plan.id,
+        "tabId": a.tab_id,
+        "ok": failed == 0 && ran == plan.steps.len(),
+        "steps": steps,
+    });
+    Ok(Output::json(&body)?.with_summary(format!(
+        "plan {}: {ran} of {} steps ran, {failed} failed",
+        plan.id,
+        plan.steps.len()
+    )))
 }
