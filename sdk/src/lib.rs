@@ -65,7 +65,7 @@ use serde::de::DeserializeOwned;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../wit",
+        path: "wit",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
         default_bindings_module: "ochre_sdk::bindings",
