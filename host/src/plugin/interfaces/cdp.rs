@@ -87,16 +87,7 @@ impl cdp::Host for CallState {
 mod tests {
     use super::*;
 
-    fn manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
-        Manifest {
-            sdk: String::new(),
-            name: "p".into(),
-            group: "g".into(),
-            interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
-            tools: Vec::new(),
-            cdp_domains: domains.iter().map(|s| s.to_string()).collect(),
-        }
-    }
+    use super::super::test_manifest as manifest;
 
     #[test]
     fn a_plugin_that_asks_for_cdp_names_its_domains_and_only_then() {

@@ -100,6 +100,19 @@ fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
     }
 }
 
+/// A manifest of plugin `third` asking for `interfaces`, naming `domains`.
+#[cfg(test)]
+pub(super) fn test_manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
+    Manifest {
+        sdk: String::new(),
+        name: "third".into(),
+        group: "g".into(),
+        interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
+        tools: Vec::new(),
+        cdp_domains: domains.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,14 +143,7 @@ mod tests {
     #[test]
     fn the_operator_policy_denies_grants_and_applies_each_interfaces_rule() {
         use crate::plugin::InterfacePolicy;
-        let m = |interfaces: &[&str], domains: &[&str]| Manifest {
-            sdk: String::new(),
-            name: "third".into(),
-            group: "g".into(),
-            interfaces: interfaces.iter().map(|s| s.to_string()).collect(),
-            tools: Vec::new(),
-            cdp_domains: domains.iter().map(|s| s.to_string()).collect(),
-        };
+        let m = test_manifest;
         let open = InterfacePolicy::default();
         assert!(open.check(&m(&["browser", "kv"], &[]), false).is_ok());
         let e = open
