@@ -222,17 +222,46 @@ impl Drop for HttpServer {
     }
 }
 
-/// Call a tool with JSON arguments (an object, or null for none).
-pub async fn call<H: rmcp::ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> Result<CallToolResult> {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
+/// Tool calls as methods of a client, so that a call reads as one line:
+/// `client.tool_json("find", json!({"query": "Save"})).await?`.
+pub trait ToolCalls {
+    /// Call a tool with JSON arguments (an object, or null for none).
+    fn tool(&self, name: &str, args: Value) -> impl Future<Output = Result<CallToolResult>> + Send;
+    /// Call a tool that must succeed: its structured result.
+    fn tool_json(&self, name: &str, args: Value) -> impl Future<Output = Result<Value>> + Send;
+    /// Call a tool that must fail: its `error` object.
+    fn tool_error(&self, name: &str, args: Value) -> impl Future<Output = Result<Value>> + Send;
+    /// Call a tool that must succeed: its first text block.
+    fn tool_text(&self, name: &str, args: Value) -> impl Future<Output = Result<String>> + Send;
+}
+
+impl<H: rmcp::ClientHandler> ToolCalls for RunningService<RoleClient, H> {
+    async fn tool(&self, name: &str, args: Value) -> Result<CallToolResult> {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        Ok(self.call_tool(params).await?)
     }
-    Ok(client.call_tool(params).await?)
+
+    async fn tool_json(&self, name: &str, args: Value) -> Result<Value> {
+        Ok(structured(&self.tool(name, args).await?))
+    }
+
+    async fn tool_error(&self, name: &str, args: Value) -> Result<Value> {
+        Ok(error_of(&self.tool(name, args).await?))
+    }
+
+    async fn tool_text(&self, name: &str, args: Value) -> Result<String> {
+        let result = self.tool(name, args).await?;
+        assert_ne!(result.is_error, Some(true), "{name} failed: {result:?}");
+        Ok(result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default())
+    }
 }
 
 /// The JSON of a result's first text content.
@@ -336,25 +365,9 @@ pub async fn navigate<H: rmcp::ClientHandler>(
     client: &RunningService<RoleClient, H>,
     url: &str,
 ) -> Result<CallToolResult> {
-    call(client, "navigate", serde_json::json!({ "url": url })).await
-}
-
-/// Call a tool that must succeed: its structured result.
-pub async fn call_json<H: rmcp::ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> Result<Value> {
-    Ok(structured(&call(client, tool, args).await?))
-}
-
-/// Call a tool that must fail: its `error` object.
-pub async fn call_error<H: rmcp::ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> Result<Value> {
-    Ok(error_of(&call(client, tool, args).await?))
+    client
+        .tool("navigate", serde_json::json!({ "url": url }))
+        .await
 }
 
 /// Names of the tools a client sees.

@@ -26,7 +26,7 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     assert_eq!(out["title"], "Ochre fixture");
     assert!(out["url"].as_str().expect("url").ends_with("/index.html"));
 
-    let res = call(&client, "page_content", json!({})).await?;
+    let res = client.tool("page_content", json!({})).await?;
     let text = result_json(&res);
     assert!(
         text.as_str()
@@ -34,39 +34,36 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
             .contains("Hello from the fixture"),
         "{text}"
     );
-    let res = call(
-        &client,
-        "page_content",
-        json!({"format": "html", "maxChars": 40}),
-    )
-    .await?;
+    let res = client
+        .tool("page_content", json!({"format": "html", "maxChars": 40}))
+        .await?;
     let html = result_json(&res);
     assert!(html.as_str().expect("html").contains("cut:"), "{html}");
 
-    let res = call(&client, "javascript_tool", json!({"code": "document.querySelector('#count').click(); document.querySelector('#count').textContent"})).await?;
+    let res = client.tool("javascript_tool", json!({"code": "document.querySelector('#count').click(); document.querySelector('#count').textContent"})).await?;
     assert_eq!(
         res.structured_content.clone().expect("value")["value"],
         "clicked 1"
     );
-    let res = call(
-        &client,
-        "javascript_tool",
-        json!({"text": "new Promise(r => setTimeout(() => r({n: 42}), 10))"}),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "javascript_tool",
+            json!({"text": "new Promise(r => setTimeout(() => r({n: 42}), 10))"}),
+        )
+        .await?;
     assert_eq!(
         res.structured_content.clone().expect("value")["value"],
         json!({"n": 42})
     );
-    let err = call_error(
-        &client,
-        "javascript_tool",
-        json!({"code": "throw new Error('boom')"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "javascript_tool",
+            json!({"code": "throw new Error('boom')"}),
+        )
+        .await?;
     assert_eq!(err["code"], "JS_ERROR");
     assert!(err["message"].as_str().expect("message").contains("boom"));
-    let err = call_error(&client, "javascript_tool", json!({})).await?;
+    let err = client.tool_error("javascript_tool", json!({})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("code"))
@@ -88,36 +85,33 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
         res.structured_content.clone().expect("s")["title"],
         "Page two"
     );
-    let res = call(&client, "page_reload", json!({})).await?;
+    let res = client.tool("page_reload", json!({})).await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["title"],
         "Page two"
     );
 
     // Tabs.
-    let res = call(
-        &client,
-        "tabs_create",
-        json!({"url": site.url("index.html")}),
-    )
-    .await?;
+    let res = client
+        .tool("tabs_create", json!({"url": site.url("index.html")}))
+        .await?;
     let t2 = res.structured_content.clone().expect("s");
     assert_eq!(
         (t2["tabId"].as_str(), t2["current"].as_bool()),
         (Some("t2"), Some(true))
     );
-    let res = call(&client, "tabs_context", json!({})).await?;
+    let res = client.tool("tabs_context", json!({})).await?;
     let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
     assert_eq!(tabs.as_array().expect("tabs").len(), 2, "{tabs}");
-    let res = call(&client, "page_content", json!({"tabId": "t1"})).await?;
+    let res = client.tool("page_content", json!({"tabId": "t1"})).await?;
     assert!(
         result_json(&res)
             .as_str()
             .expect("text")
             .contains("You followed the link")
     );
-    call(&client, "tabs_close", json!({"tabId": "t2"})).await?;
-    let res = call(&client, "tabs_context", json!({})).await?;
+    client.tool("tabs_close", json!({"tabId": "t2"})).await?;
+    let res = client.tool("tabs_context", json!({})).await?;
     let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
     assert_eq!(
         tabs,
@@ -125,7 +119,7 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     );
 
     // Screenshot: MCP image content holding a PNG.
-    let res = call(&client, "page_screenshot", json!({})).await?;
+    let res = client.tool("page_screenshot", json!({})).await?;
     let image = res
         .content
         .first()
@@ -138,26 +132,34 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
     );
 
     // Bad input: structured errors, nothing happens.
-    let err = call_error(&client, "tabs_close", json!({"tabId": "t9"})).await?;
+    let err = client
+        .tool_error("tabs_close", json!({"tabId": "t9"}))
+        .await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
-    let err = call_error(
-        &client,
-        "navigate",
-        json!({"url": site.url("index.html"), "tabId": "t9"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "navigate",
+            json!({"url": site.url("index.html"), "tabId": "t9"}),
+        )
+        .await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
-    let err = call_error(&client, "navigate", json!({"url": "file:///etc/passwd"})).await?;
+    let err = client
+        .tool_error("navigate", json!({"url": "file:///etc/passwd"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("url"))
     );
-    let err = call_error(&client, "page_screenshot", json!({"format": "gif"})).await?;
+    let err = client
+        .tool_error("page_screenshot", json!({"format": "gif"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("format"))
     );
-    let res = call(&client, "javascript_tool", json!({"code": "location.href"})).await?;
+    let res = client
+        .tool("javascript_tool", json!({"code": "location.href"}))
+        .await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["value"],
         site.url("page2.html"),
@@ -176,7 +178,9 @@ async fn a_missing_browser_is_a_structured_error_and_the_server_keeps_serving() 
         &[],
     )
     .await?;
-    let err = call_error(&client, "navigate", json!({"url": "about:blank"})).await?;
+    let err = client
+        .tool_error("navigate", json!({"url": "about:blank"}))
+        .await?;
     assert_eq!(err["code"], "BROWSER_UNAVAILABLE");
     assert!(
         err["message"]
@@ -184,7 +188,7 @@ async fn a_missing_browser_is_a_structured_error_and_the_server_keeps_serving() 
             .expect("message")
             .contains("apt-get install -y chromium")
     );
-    let res = call(&client, "oc_journal", json!({})).await?;
+    let res = client.tool("oc_journal", json!({})).await?;
     assert_ne!(res.is_error, Some(true));
     client.cancel().await?;
     Ok(())
@@ -269,11 +273,13 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
         let res = navigate(&client, &site.url("index.html")).await?;
         assert_ne!(res.is_error, Some(true), "{tool}: {res:?}");
         if let Some(code) = setup {
-            call(&client, "javascript_tool", json!({"code": code})).await?;
+            client
+                .tool("javascript_tool", json!({"code": code}))
+                .await?;
             tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         }
         let started = std::time::Instant::now();
-        let (res, killed) = tokio::join!(call(&client, tool, args), async {
+        let (res, killed) = tokio::join!(client.tool(tool, args), async {
             tokio::time::sleep(std::time::Duration::from_millis(700)).await;
             kill_processes_with(&needle)
         });

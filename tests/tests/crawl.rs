@@ -25,12 +25,12 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     let client = stdio_client_with(progress.clone(), data.path(), &[], &[]).await?;
     let start = site.url("many-pages/index.html");
 
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({"url": start, "max_pages": 40, "max_depth": 3, "concurrency": 4}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({"url": start, "max_pages": 40, "max_depth": 3, "concurrency": 4}),
+        )
+        .await?;
     let s = &r["summary"];
     let urls = urls_of(&r["pages"]);
     assert_eq!(s["total_pages"], 40, "{s}");
@@ -77,12 +77,12 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     );
 
     // Depth 1: the start and what it links to, nothing deeper.
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({"url": start, "max_depth": 1, "max_pages": 200}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({"url": start, "max_depth": 1, "max_pages": 200}),
+        )
+        .await?;
     assert_eq!(r["summary"]["max_depth_reached"], 1);
     assert_eq!(
         r["summary"]["total_pages"], 12,
@@ -91,17 +91,17 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     );
 
     // Broken links are failed pages, not a failed crawl; include patterns scope it.
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({
-            "url": site.url("many-pages/s2/p05.html"),
-            "max_depth": 1,
-            "include_patterns": ["*/many-pages/s2/p0*", "*missing*"],
-            "output_format": "text"
-        }),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({
+                "url": site.url("many-pages/s2/p05.html"),
+                "max_depth": 1,
+                "include_patterns": ["*/many-pages/s2/p0*", "*missing*"],
+                "output_format": "text"
+            }),
+        )
+        .await?;
     let pages = r["pages"].as_array().expect("pages");
     let broken: Vec<&Value> = pages.iter().filter(|p| p.get("error").is_some()).collect();
     assert_eq!(broken.len(), 1, "{pages:?}");
@@ -130,7 +130,7 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
         (json!({"url": start, "max_pages": 0}), "max_pages"),
         (json!({"url": start, "scope": "galaxy"}), "scope"),
     ] {
-        let err = call_error(&client, "crawl", args).await?;
+        let err = client.tool_error("crawl", args).await?;
         assert_eq!(
             (err["code"].as_str(), err["field"].as_str()),
             (Some("INVALID_ARGUMENT"), Some(field)),
@@ -145,11 +145,11 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
 async fn crawl_results_page_through_output_handles() -> Result<()> {
     let (site, _data, client) = site_and_client("crawl-handles", &[]).await?;
     let args = json!({"url": site.url("many-pages/index.html"), "max_pages": 35, "max_depth": 3});
-    let inline = call(&client, "crawl", args.clone()).await?;
+    let inline = client.tool("crawl", args.clone()).await?;
     let inline_bytes = serde_json::to_vec(&inline)?.len();
     let mut with = args.clone();
     with["output_mode"] = json!("handle");
-    let res = call(&client, "crawl", with).await?;
+    let res = client.tool("crawl", with).await?;
     let handle_bytes = serde_json::to_vec(&res)?.len();
     eprintln!("crawl of 35 pages: inline {inline_bytes} bytes, handle {handle_bytes} bytes");
     assert!(handle_bytes <= 4096, "{handle_bytes}");
@@ -161,12 +161,12 @@ async fn crawl_results_page_through_output_handles() -> Result<()> {
     let mut items = Vec::new();
     let mut offset = 0u64;
     loop {
-        let page = call_json(
-            &client,
-            "oc_output_fetch",
-            json!({"output_handle": handle, "offset": offset, "limit": 8}),
-        )
-        .await?;
+        let page = client
+            .tool_json(
+                "oc_output_fetch",
+                json!({"output_handle": handle, "offset": offset, "limit": 8}),
+            )
+            .await?;
         let returned = page["returned"].as_u64().expect("returned");
         assert!(returned <= 8);
         assert!(page["total"].as_u64() >= Some(returned));
@@ -188,11 +188,7 @@ async fn crawl_results_page_through_output_handles() -> Result<()> {
     let mut whole = String::new();
     let mut offset = 0u64;
     loop {
-        let page = call_json(
-            &client,
-            "oc_output_fetch",
-            json!({"output_handle": handle, "offset": offset, "limit": 65536, "format": "bytes"}),
-        )
+        let page = client.tool_json("oc_output_fetch", json!({"output_handle": handle, "offset": offset, "limit": 65536, "format": "bytes"}))
         .await?;
         whole.push_str(page["content"].as_str().expect("text"));
         match page["next_offset"].as_u64() {
@@ -215,12 +211,12 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     let (site, data, client) = site_and_client("crawl-more", &[]).await?;
 
     // robots.txt names the sitemap index; its two sitemaps list 216 URLs.
-    let r = call_json(
-        &client,
-        "crawl_sitemap",
-        json!({"url": site.url("many-pages/"), "filter": "/s3/", "max_pages": 50}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl_sitemap",
+            json!({"url": site.url("many-pages/"), "filter": "/s3/", "max_pages": 50}),
+        )
+        .await?;
     assert_eq!(r["summary"]["urls_found"], 216, "{}", r["summary"]);
     assert_eq!(r["summary"]["sitemaps"].as_array().map(Vec::len), Some(3));
     let urls = urls_of(&r["pages"]);
@@ -229,31 +225,32 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     assert_eq!(r["summary"]["failed"], 0);
 
     // A job: created without fetching, advanced, resumed after a restart.
-    let start = call_json(
-        &client,
-        "crawl_start",
-        json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 12, "concurrency": 2}),
-    )
-    .await?;
+    let start = client
+        .tool_json(
+            "crawl_start",
+            json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 12, "concurrency": 2}),
+        )
+        .await?;
     let job = start["jobId"].as_str().expect("job").to_owned();
-    let r = call_json(&client, "crawl_status", json!({"jobId": job})).await?;
+    let r = client
+        .tool_json("crawl_status", json!({"jobId": job}))
+        .await?;
     assert_eq!(
         r["summary"]["total_pages"], 0,
         "crawl_start fetched nothing"
     );
-    let r = call_json(&client, "crawl_status", json!({"jobId": job, "advance": 5})).await?;
+    let r = client
+        .tool_json("crawl_status", json!({"jobId": job, "advance": 5}))
+        .await?;
     assert_eq!(r["status"], "running");
     let first: Vec<String> = urls_of(&r["pages"]);
     assert_eq!(first.len(), 5);
     client.cancel().await?;
 
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let r = call_json(
-        &client,
-        "crawl_status",
-        json!({"jobId": job, "advance": 50}),
-    )
-    .await?;
+    let r = client
+        .tool_json("crawl_status", json!({"jobId": job, "advance": 50}))
+        .await?;
     assert_eq!(r["status"], "done", "{r}");
     assert_eq!(r["summary"]["total_pages"], 12);
     let second = urls_of(&r["pages"]);
@@ -270,9 +267,13 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
         .collect();
     let unique: BTreeSet<&&str> = visited.iter().collect();
     assert_eq!((visited.len(), unique.len()), (12, 12));
-    let r = call_json(&client, "crawl_cancel", json!({"jobId": job})).await?;
+    let r = client
+        .tool_json("crawl_cancel", json!({"jobId": job}))
+        .await?;
     assert_eq!(r["status"], "done", "a finished job stays done");
-    let err = call_error(&client, "crawl_status", json!({"jobId": "cj-nope"})).await?;
+    let err = client
+        .tool_error("crawl_status", json!({"jobId": "cj-nope"}))
+        .await?;
     assert_eq!(err["code"], "JOB_NOT_FOUND");
 
     // Damaged state is reported as damaged (naming the file), not as a job that
@@ -288,7 +289,7 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
             json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 2}),
         ),
     ] {
-        let err = call_error(&client, tool, args).await?;
+        let err = client.tool_error(tool, args).await?;
         assert_eq!(err["code"], "STATE_CORRUPT", "{tool}: {err}");
         assert!(
             err["file"].as_str().unwrap_or("").ends_with("crawl.json"),
@@ -306,9 +307,7 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     let urls: Vec<String> = (0..6)
         .map(|p| site.url(&format!("many-pages/s1/p{p:02}.html")))
         .collect();
-    let r = call_json(&client,
-            "batch_execute",
-            json!({"urls": urls, "script": "() => document.querySelector('h1').textContent", "concurrency": 3})).await?;
+    let r = client.tool_json("batch_execute", json!({"urls": urls, "script": "() => document.querySelector('h1').textContent", "concurrency": 3})).await?;
     let values: Vec<&str> = r["results"]
         .as_array()
         .expect("results")
@@ -322,20 +321,20 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
         ]
     );
     navigate(&client, &site.url("many-pages/s9/p19.html")).await?;
-    let r = call_json(
-        &client,
-        "batch_execute",
-        json!({"tabIds": ["t1"], "script": "async () => document.title"}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "batch_execute",
+            json!({"tabIds": ["t1"], "script": "async () => document.title"}),
+        )
+        .await?;
     assert_eq!(r["results"][0]["value"], "Page 9.19");
-    let err = call_error(&client, "batch_execute", json!({"script": "() => 1"})).await?;
+    let err = client
+        .tool_error("batch_execute", json!({"script": "() => 1"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // Pagination follows rel=next to the end.
-    let r = call_json(&client,
-            "batch_paginate",
-            json!({"url": site.url("many-pages/list/page1.html"),
+    let r = client.tool_json("batch_paginate", json!({"url": site.url("many-pages/list/page1.html"),
                    "script": "() => Array.from(document.querySelectorAll('.item'), (e) => e.textContent)"})).await?;
     assert_eq!(r["summary"]["stopped"], "no next link");
     let items: Vec<String> = r["pages"]
@@ -385,7 +384,7 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
     let before = site.hits();
     handle.cancel(Some("enough".into())).await?;
     let started = std::time::Instant::now();
-    let r = call_json(&client, "tabs_context", json!({})).await?;
+    let r = client.tool_json("tabs_context", json!({})).await?;
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),
         "the server was still busy: {:?}",
@@ -400,7 +399,9 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
         "still crawling after the cancel: {before} -> {after}"
     );
     // The journal did not record a crawl of 200 pages.
-    let j = call_json(&client, "oc_journal", json!({"tool": "crawl"})).await?;
+    let j = client
+        .tool_json("oc_journal", json!({"tool": "crawl"}))
+        .await?;
     assert!(
         j["entries"]
             .as_array()
@@ -418,12 +419,12 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
 #[tokio::test]
 async fn pages_that_need_javascript_are_rendered() -> Result<()> {
     let (site, _data, client) = site_and_client("crawl-render", &[]).await?;
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/js-page.html"), "max_pages": 2, "max_depth": 1}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({"url": site.url("many-pages/js-page.html"), "max_pages": 2, "max_depth": 1}),
+        )
+        .await?;
     let pages = r["pages"].as_array().expect("pages");
     assert_eq!(pages[0]["rendered"], true, "{r}");
     assert!(
@@ -444,23 +445,23 @@ async fn pages_that_need_javascript_are_rendered() -> Result<()> {
             .contains("# Section 0")
     );
 
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1, "render": "always"}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1, "render": "always"}),
+        )
+        .await?;
     assert_eq!(r["pages"][0]["rendered"], true);
     let always = r["pages"][0]["content"]
         .as_str()
         .expect("content")
         .to_owned();
-    let r = call_json(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1}),
+        )
+        .await?;
     assert_eq!(r["pages"][0]["rendered"], false);
     assert_eq!(
         r["pages"][0]["content"].as_str().expect("content"),
@@ -478,13 +479,13 @@ async fn a_call_ends_at_the_wall_clock_cap() -> Result<()> {
     let (site, _data, client) =
         site_and_client("crawl-wall", &["--plugin-max-wall-seconds", "3"]).await?;
     let started = std::time::Instant::now();
-    let err = call_error(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/index.html"), "max_pages": 200,
+    let err = client
+        .tool_error(
+            "crawl",
+            json!({"url": site.url("many-pages/index.html"), "max_pages": 200,
                    "max_depth": 5, "delay_ms": 1500, "concurrency": 1}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(err["code"], "PLUGIN_TIMEOUT", "{err}");
     let took = started.elapsed();
     assert!(
@@ -492,7 +493,7 @@ async fn a_call_ends_at_the_wall_clock_cap() -> Result<()> {
         "the cap did not stop it: {took:?}"
     );
     // The server goes on serving.
-    let r = call(&client, "tabs_context", json!({})).await?;
+    let r = client.tool("tabs_context", json!({})).await?;
     assert_ne!(r.is_error, Some(true));
     client.cancel().await?;
     Ok(())

@@ -19,21 +19,22 @@ async fn a_fixed_sequence_writes_the_golden_trace() -> Result<()> {
     let client = stdio_client(data.path(), &[], &envs).await?;
     let ok = |r: &rmcp::model::CallToolResult| assert_ne!(r.is_error, Some(true), "{r:?}");
     ok(&navigate(&client, PAGE).await?);
-    ok(&call(&client, "read_page", json!({})).await?);
-    ok(&call(
-        &client,
-        "form_input",
-        json!({"ref": "ax_1", "value": "Ada"}),
-    )
-    .await?);
-    ok(&call(&client, "interact", json!({"ref": "ax_2"})).await?);
+    ok(&client.tool("read_page", json!({})).await?);
+    ok(&client
+        .tool("form_input", json!({"ref": "ax_1", "value": "Ada"}))
+        .await?);
+    ok(&client.tool("interact", json!({"ref": "ax_2"})).await?);
     // Rejected before running: no trace line.
-    let bad = call(&client, "interact", json!({"ref": "ax_2", "intent": ""})).await?;
+    let bad = client
+        .tool("interact", json!({"ref": "ax_2", "intent": ""}))
+        .await?;
     assert_eq!(error_of(&bad)["code"], "INVALID_INTENT");
     // Failed while running: a trace line with the error code.
-    let missing = call(&client, "form_input", json!({"ref": "ax_99", "value": "x"})).await?;
+    let missing = client
+        .tool("form_input", json!({"ref": "ax_99", "value": "x"}))
+        .await?;
     assert_eq!(error_of(&missing)["code"], "REF_NOT_FOUND");
-    ok(&call(&client, "tabs_context", json!({})).await?);
+    ok(&client.tool("tabs_context", json!({})).await?);
     client.cancel().await?;
 
     let path = data.path().join("traces/golden-session/events.jsonl");

@@ -16,18 +16,18 @@ use rmcp::{ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 async fn run_get(client: &Client, id: &str) -> Result<Value> {
-    call_json(
-        client,
-        "oc_task_run_get",
-        json!({"run_id": id, "include_events": true}),
-    )
-    .await
+    client
+        .tool_json(
+            "oc_task_run_get",
+            json!({"run_id": id, "include_events": true}),
+        )
+        .await
 }
 
 async fn visit(client: &Client, url: &str) -> Result<()> {
-    let r = call(client, "navigate", json!({"url": url})).await?;
+    let r = client.tool("navigate", json!({"url": url})).await?;
     assert_ne!(r.is_error, Some(true), "{r:?}");
-    let r = call(client, "read_page", json!({"mode": "text"})).await?;
+    let r = client.tool("read_page", json!({"mode": "text"})).await?;
     assert_ne!(r.is_error, Some(true), "{r:?}");
     Ok(())
 }
@@ -41,9 +41,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
         .map(|p| site.url(p))
         .collect();
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let run = call_json(&client,
-            "oc_task_run_start",
-            json!({"goal": "Visit three URLs and collect their titles",
+    let run = client.tool_json("oc_task_run_start", json!({"goal": "Visit three URLs and collect their titles",
                    "bulk_contract": {"expected_total": 3, "item_key": "url", "expected_items": urls}})).await?;
     let id = run["run_id"].as_str().expect("run_id").to_owned();
     assert_eq!(run["bulk_contract"]["expected_total"], 3);
@@ -51,18 +49,18 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
 
     // Visit one, record it, try to complete: refused with the missing count.
     visit(&client, &urls[0]).await?;
-    call_json(
-        &client,
-        "oc_task_run_update",
-        json!({"run_id": id, "completed_items": [urls[0]], "current_cursor": "after-1"}),
-    )
-    .await?;
-    let r = call(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED"}),
-    )
-    .await?;
+    client
+        .tool_json(
+            "oc_task_run_update",
+            json!({"run_id": id, "completed_items": [urls[0]], "current_cursor": "after-1"}),
+        )
+        .await?;
+    let r = client
+        .tool(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED"}),
+        )
+        .await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "bulk_completion_guard_failed");
     assert_eq!(err["missing_count"], 2);
@@ -87,20 +85,20 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     for u in &urls[1..] {
         visit(&client, u).await?;
     }
-    let c = call_json(
-        &client,
-        "oc_bulk_progress_update",
-        json!({"run_id": id, "completed": [urls[1], urls[2], urls[1]]}),
-    )
-    .await?;
+    let c = client
+        .tool_json(
+            "oc_bulk_progress_update",
+            json!({"run_id": id, "completed": [urls[1], urls[2], urls[1]]}),
+        )
+        .await?;
     assert_eq!(c["completed_count"], 3, "duplicates count once");
     assert_eq!(c["completion_guard"]["allowed"], true);
-    let done = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED"}),
-    )
-    .await?;
+    let done = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED"}),
+        )
+        .await?;
     assert_eq!(done["status"], "COMPLETED");
     assert_eq!(done["bulk_contract"]["completed"], json!(urls));
     assert_eq!(done["execution"]["stop_reason"], "completed");
@@ -111,26 +109,26 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
         json!({"goal": "Visit three URLs",
                "bulk_contract": {"expected_items": urls, "item_key": "url", "allow_partial": partial}})
     };
-    let strict = call_json(&client, "oc_task_run_start", start(false)).await?;
+    let strict = client.tool_json("oc_task_run_start", start(false)).await?;
     let strict_id = strict["run_id"].as_str().expect("id").to_owned();
-    let partial = call_json(&client, "oc_task_run_start", start(true)).await?;
+    let partial = client.tool_json("oc_task_run_start", start(true)).await?;
     let partial_id = partial["run_id"].as_str().expect("id").to_owned();
     for rid in [&strict_id, &partial_id] {
-        call_json(
-            &client,
-            "oc_task_run_update",
-            json!({"run_id": rid, "completed_items": [urls[0], urls[1]],
+        client
+            .tool_json(
+                "oc_task_run_update",
+                json!({"run_id": rid, "completed_items": [urls[0], urls[1]],
                        "failed_items": [{"item": urls[2], "reason": "HTTP 500"}],
                        "current_cursor": {"page": 3}}),
+            )
+            .await?;
+    }
+    let err = client
+        .tool_error(
+            "oc_task_run_complete",
+            json!({"run_id": strict_id, "status": "COMPLETED"}),
         )
         .await?;
-    }
-    let err = call_error(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": strict_id, "status": "COMPLETED"}),
-    )
-    .await?;
     assert_eq!(
         (
             err["code"].as_str(),
@@ -139,28 +137,28 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
         ),
         (Some("bulk_completion_guard_failed"), Some(0), Some(1))
     );
-    let err = call_error(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": strict_id, "status": "COMPLETED", "force": true, "force_reason": " "}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_complete",
+            json!({"run_id": strict_id, "status": "COMPLETED", "force": true, "force_reason": " "}),
+        )
+        .await?;
     assert_eq!(err["field"], "force_reason");
-    let forced = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": strict_id, "status": "COMPLETED", "force": true,
+    let forced = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": strict_id, "status": "COMPLETED", "force": true,
                    "force_reason": "the third page is down; the user accepts two"}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(forced["status"], "COMPLETED");
     assert_eq!(forced["forced"]["guard"]["failed_count"], 1);
-    let ok = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": partial_id, "status": "COMPLETED"}),
-    )
-    .await?;
+    let ok = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": partial_id, "status": "COMPLETED"}),
+        )
+        .await?;
     assert_eq!(ok["status"], "COMPLETED");
     assert_eq!(
         ok["bulk_contract"]["failed"][0]["item"],
@@ -194,12 +192,12 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
         .collect();
     assert!(events.contains(&"completion_refused"), "{events:?}");
     // A finished run's contract is closed.
-    let err = call_error(
-        &client,
-        "oc_bulk_progress_update",
-        json!({"run_id": id, "completed": ["x"]}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_bulk_progress_update",
+            json!({"run_id": id, "completed": ["x"]}),
+        )
+        .await?;
     assert_eq!(err["code"], "CONTRACT_CLOSED");
     client.cancel().await?;
     Ok(())
@@ -209,22 +207,19 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
 async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
     let (site, data, client) = site_and_client("bulk-crawl", &[]).await?;
     // Malformed contracts are structured errors and create nothing.
-    let err = call_error(
-        &client,
-        "oc_bulk_progress_start",
-        json!({"item_key": "url"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("oc_bulk_progress_start", json!({"item_key": "url"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("stop_condition"))
     );
-    let err = call_error(
-        &client,
-        "oc_bulk_progress_start",
-        json!({"expected_total": 2, "min_completed": 5}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_bulk_progress_start",
+            json!({"expected_total": 2, "min_completed": 5}),
+        )
+        .await?;
     assert_eq!(err["field"], "min_completed");
     assert!(
         !data.path().join("progress-contracts").exists()
@@ -233,37 +228,31 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
                 .is_none()
     );
 
-    let c = call_json(&client,
-            "oc_bulk_progress_start",
-            json!({"scope": "crawl", "item_key": "url", "stop_condition": "the crawl reached its page budget"})).await?;
+    let c = client.tool_json("oc_bulk_progress_start", json!({"scope": "crawl", "item_key": "url", "stop_condition": "the crawl reached its page budget"})).await?;
     let cid = c["contract_id"].as_str().expect("contract id").to_owned();
     assert_eq!(c["completion_guard"]["allowed"], false);
     // A crawl naming a contract that does not exist does nothing.
     let before = site.hits();
-    let err = call_error(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/index.html"), "max_pages": 5, "contract_id": "bp-nope"}),
-    )
+    let err = client.tool_error("crawl", json!({"url": site.url("many-pages/index.html"), "max_pages": 5, "contract_id": "bp-nope"}))
     .await?;
     assert_eq!(err["code"], "CONTRACT_NOT_FOUND");
     assert_eq!(site.hits(), before, "no page was fetched");
 
-    let r = call(
-        &client,
-        "crawl",
-        json!({"url": site.url("many-pages/index.html"), "max_pages": 5, "contract_id": cid}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "crawl",
+            json!({"url": site.url("many-pages/index.html"), "max_pages": 5, "contract_id": cid}),
+        )
+        .await?;
     let pages = structured(&r)["pages"].as_array().expect("pages").clone();
     assert_eq!(pages.len(), 5);
     assert!(texts(&r).contains("recorded 5 completed"), "{}", texts(&r));
-    let c = call_json(
-        &client,
-        "oc_bulk_progress_check",
-        json!({"contract_id": cid, "include_items": true}),
-    )
-    .await?;
+    let c = client
+        .tool_json(
+            "oc_bulk_progress_check",
+            json!({"contract_id": cid, "include_items": true}),
+        )
+        .await?;
     assert_eq!(c["completed_count"], 5);
     let recorded: Vec<&str> = c["completed"]
         .as_array()
@@ -277,12 +266,12 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
             "{p} not in {recorded:?}"
         );
     }
-    let c = call_json(
-        &client,
-        "oc_bulk_progress_update",
-        json!({"contract_id": cid, "stop_satisfied": true}),
-    )
-    .await?;
+    let c = client
+        .tool_json(
+            "oc_bulk_progress_update",
+            json!({"contract_id": cid, "stop_satisfied": true}),
+        )
+        .await?;
     assert_eq!(c["completion_guard"]["allowed"], true);
     client.cancel().await?;
     Ok(())
@@ -290,7 +279,9 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
 
 /// Start a task run; the run and its id.
 async fn start_run(client: &Client, goal: &str) -> Result<(Value, String)> {
-    let run = call_json(client, "oc_task_run_start", json!({"goal": goal})).await?;
+    let run = client
+        .tool_json("oc_task_run_start", json!({"goal": goal}))
+        .await?;
     let id = run["run_id"].as_str().expect("run_id").to_owned();
     Ok((run, id))
 }
@@ -315,12 +306,12 @@ async fn a_browser_task_with_browser_tools_succeeds() -> Result<()> {
     assert_eq!(run["execution"]["intent"]["label"], "browser_access");
     assert_eq!(run["execution"]["intent"]["detector"], "heuristic");
     visit(&client, &site.url("product.html")).await?;
-    let done = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED"}),
-    )
-    .await?;
+    let done = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED"}),
+        )
+        .await?;
     assert_eq!(done["status"], "COMPLETED");
     assert_eq!(done["execution"]["successful_browser_calls"], 2);
     assert_eq!(done["execution"]["stop_reason"], "completed");
@@ -332,12 +323,12 @@ async fn a_browser_task_with_browser_tools_succeeds() -> Result<()> {
 async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()> {
     let data = TempDir::new("intent-preflight");
     let client = stdio_client(data.path(), &["--tools-only", "totp"], &[]).await?;
-    let err = call_error(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "用浏览器打开 example.com 并读取标题"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_start",
+            json!({"goal": "用浏览器打开 example.com 并读取标题"}),
+        )
+        .await?;
     assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["stop_reason"], "intent_execution_failed");
     let id = err["run_id"].as_str().expect("the failed run is on record");
@@ -352,12 +343,9 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
         .collect();
     assert_eq!(events, ["started", "preflight_failed"]);
     // A general task on the same server starts as usual.
-    let ok = call_json(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "generate a TOTP code"}),
-    )
-    .await?;
+    let ok = client
+        .tool_json("oc_task_run_start", json!({"goal": "generate a TOTP code"}))
+        .await?;
     assert_eq!(ok["status"], "PENDING");
     client.cancel().await?;
     Ok(())
@@ -368,22 +356,30 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
     let (_plugins, _data, client) = scoped_client("intent-block").await?;
     let (_, id) = start_run(&client, "Use the browser to check the shop's opening hours").await?;
     for n in 1..=2 {
-        let r = call(&client, "scoped_lookup", json!({"query": "hours"})).await?;
+        let r = client
+            .tool("scoped_lookup", json!({"query": "hours"}))
+            .await?;
         assert!(texts(&r).contains(&format!("(#{n})")), "{}", texts(&r));
     }
-    let r = call(&client, "scoped_lookup", json!({"query": "hours"})).await?;
+    let r = client
+        .tool("scoped_lookup", json!({"query": "hours"}))
+        .await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "tool_policy_blocked");
     assert_eq!(err["stop_reason"], "tool_policy_blocked");
     assert_eq!(err["scope"], "network-adjacent");
     assert_eq!(err["_hint"]["rule"], "policy_blocked");
-    let err = call_error(&client, "scoped_note", json!({"text": "x"})).await?;
+    let err = client
+        .tool_error("scoped_note", json!({"text": "x"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["scope"].as_str()),
         (Some("tool_policy_blocked"), Some("local"))
     );
     // Bad arguments are still refused as such, before the guard.
-    let err = call_error(&client, "scoped_note", json!({"text": ""})).await?;
+    let err = client
+        .tool_error("scoped_note", json!({"text": ""}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     let run = run_get(&client, &id).await?;
     assert_eq!(run["execution"]["blocked_calls"], 2);
@@ -397,56 +393,49 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
         .count();
     assert_eq!(blocked, 2);
     // Outside the run (it is over) the tools run again: the blocked calls never ran.
-    call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "CANCELLED"}),
-    )
-    .await?;
-    let r = call(&client, "scoped_lookup", json!({"query": "hours"})).await?;
+    client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "CANCELLED"}),
+        )
+        .await?;
+    let r = client
+        .tool("scoped_lookup", json!({"query": "hours"}))
+        .await?;
     assert!(texts(&r).contains("(#3)"), "{}", texts(&r));
-    let r = call(&client, "scoped_note", json!({"text": "x"})).await?;
+    let r = client.tool("scoped_note", json!({"text": "x"})).await?;
     assert!(texts(&r).contains("(#1)"), "{}", texts(&r));
     // A run named explicitly (run_id, accepted by every tool) is guarded too.
-    let run = call_json(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "open in browser the help page"}),
-    )
-    .await?;
-    let other = call_json(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "summarize notes"}),
-    )
-    .await?;
+    let run = client
+        .tool_json(
+            "oc_task_run_start",
+            json!({"goal": "open in browser the help page"}),
+        )
+        .await?;
+    let other = client
+        .tool_json("oc_task_run_start", json!({"goal": "summarize notes"}))
+        .await?;
     // Two active runs: a call without run_id belongs to neither.
-    let r = call(&client, "scoped_note", json!({"text": "y"})).await?;
+    let r = client.tool("scoped_note", json!({"text": "y"})).await?;
     assert!(texts(&r).contains("(#2)"), "{}", texts(&r));
-    let err = call_error(
-        &client,
-        "scoped_note",
-        json!({"text": "y", "run_id": run["run_id"]}),
-    )
-    .await?;
+    let err = client
+        .tool_error("scoped_note", json!({"text": "y", "run_id": run["run_id"]}))
+        .await?;
     assert_eq!(err["code"], "tool_policy_blocked");
-    let r = call(
-        &client,
-        "scoped_note",
-        json!({"text": "z", "run_id": other["run_id"]}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "scoped_note",
+            json!({"text": "z", "run_id": other["run_id"]}),
+        )
+        .await?;
     assert!(
         texts(&r).contains("(#3)"),
         "a general run is not guarded: {}",
         texts(&r)
     );
-    let err = call_error(
-        &client,
-        "scoped_note",
-        json!({"text": "y", "run_id": "run-missing"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("scoped_note", json!({"text": "y", "run_id": "run-missing"}))
+        .await?;
     assert_eq!(err["code"], "RUN_NOT_FOUND");
     client.cancel().await?;
     Ok(())
@@ -456,14 +445,16 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
 async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<()> {
     let (_plugins, _data, client) = scoped_client("intent-unmet").await?;
     let (_, id) = start_run(&client, "Look up the weather in the browser").await?;
-    let r = call(&client, "scoped_lookup", json!({"query": "weather"})).await?;
+    let r = client
+        .tool("scoped_lookup", json!({"query": "weather"}))
+        .await?;
     assert_ne!(r.is_error, Some(true));
-    let r = call(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED"}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED"}),
+        )
+        .await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["_hint"]["rule"], "intent_unmet");
@@ -471,12 +462,12 @@ async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<(
     assert_eq!(run["status"], "PENDING", "a refusal changes no status");
     assert_eq!(run["execution"]["stop_reason"], "intent_execution_failed");
     assert_eq!(run["execution"]["successful_browser_calls"], 0);
-    let failed = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "FAILED"}),
-    )
-    .await?;
+    let failed = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "FAILED"}),
+        )
+        .await?;
     assert_eq!(
         failed["execution"]["stop_reason"],
         "intent_execution_failed"
@@ -535,7 +526,7 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
         &[],
     )
     .await?;
-    let run = call_json(&client, "oc_task_run_start", goal.clone()).await?;
+    let run = client.tool_json("oc_task_run_start", goal.clone()).await?;
     let intent = &run["execution"]["intent"];
     assert_eq!(
         (intent["label"].as_str(), intent["detector"].as_str()),
@@ -544,12 +535,12 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
     assert_eq!(intent["confidence"], 0.87);
     assert_eq!(run["execution"]["policy"]["soft_block_after"], 1);
     // Keywords come first: the model is not needed for them.
-    let run = call_json(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "open in browser the mug page"}),
-    )
-    .await?;
+    let run = client
+        .tool_json(
+            "oc_task_run_start",
+            json!({"goal": "open in browser the mug page"}),
+        )
+        .await?;
     assert_eq!(run["execution"]["intent"]["detector"], "heuristic");
     client.cancel().await?;
 
@@ -560,7 +551,7 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
         &[],
     )
     .await?;
-    let run = call_json(&client, "oc_task_run_start", goal.clone()).await?;
+    let run = client.tool_json("oc_task_run_start", goal.clone()).await?;
     assert_eq!(run["execution"]["intent"]["label"], "general");
     assert!(
         run["execution"]["intent"]["reason"]
@@ -572,7 +563,7 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
     client.cancel().await?;
 
     let client = stdio_client(data.path(), &args, &[]).await?;
-    let run = call_json(&client, "oc_task_run_start", goal).await?;
+    let run = client.tool_json("oc_task_run_start", goal).await?;
     assert_eq!(run["execution"]["intent"]["label"], "general");
     assert!(
         run["execution"]["intent"]["reason"]
@@ -613,14 +604,14 @@ fn a_bad_config_file_is_a_startup_error_naming_the_key() -> Result<()> {
 async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<()> {
     let (site, _data, client) = site_and_client("hints", &[]).await?;
     navigate(&client, &site.url("form.html")).await?;
-    let snap = texts(&call(&client, "read_page", json!({})).await?);
+    let snap = texts(&client.tool("read_page", json!({})).await?);
     let old = ref_in(&snap).to_owned();
     let r = navigate(&client, &site.url("product.html")).await?;
     assert!(
         structured(&r).get("_hint").is_none(),
         "an ordinary page earns no hint"
     );
-    let r = call(&client, "interact", json!({"ref": old})).await?;
+    let r = client.tool("interact", json!({"ref": old})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "STALE_REF");
     assert_eq!(err["_hint"]["rule"], "stale_ref");
@@ -632,7 +623,9 @@ async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<
 
     // The same failing call three times.
     for n in 1..=3 {
-        let err = call_error(&client, "interact", json!({"ref": "ax_987654"})).await?;
+        let err = client
+            .tool_error("interact", json!({"ref": "ax_987654"}))
+            .await?;
         assert_eq!(err["code"], "REF_NOT_FOUND");
         let rule = err["_hint"]["rule"].as_str();
         assert_eq!(
@@ -668,25 +661,22 @@ async fn each_http_session_has_its_own_active_run() -> Result<()> {
     let a = server.client().await?;
     let b = server.client().await?;
     // Session A starts a browser-first run; its local calls are blocked...
-    let run = call_json(
-        &a,
-        "oc_task_run_start",
-        json!({"goal": "use the browser to read the news"}),
-    )
-    .await?;
+    let run = a
+        .tool_json(
+            "oc_task_run_start",
+            json!({"goal": "use the browser to read the news"}),
+        )
+        .await?;
     assert_eq!(run["execution"]["intent"]["label"], "browser_access");
-    let err = call_error(&a, "scoped_note", json!({"text": "a"})).await?;
+    let err = a.tool_error("scoped_note", json!({"text": "a"})).await?;
     assert_eq!(err["code"], "tool_policy_blocked");
     // ...while session B, with no run, is not affected.
-    let r = call(&b, "scoped_note", json!({"text": "b"})).await?;
+    let r = b.tool("scoped_note", json!({"text": "b"})).await?;
     assert!(texts(&r).contains("noted b (#1)"), "{}", texts(&r));
     // B may still name A's run explicitly.
-    let err = call_error(
-        &b,
-        "scoped_note",
-        json!({"text": "b", "run_id": run["run_id"]}),
-    )
-    .await?;
+    let err = b
+        .tool_error("scoped_note", json!({"text": "b", "run_id": run["run_id"]}))
+        .await?;
     assert_eq!(err["code"], "tool_policy_blocked");
     a.cancel().await?;
     b.cancel().await?;

@@ -50,27 +50,27 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     ];
     for (tool, code) in cases {
         let started = Instant::now();
-        let res = call(&client, tool, json!({})).await?;
+        let res = client.tool(tool, json!({})).await?;
         let elapsed = started.elapsed();
         let err = error_of(&res);
         assert_eq!(err["code"], code, "{tool}: {err}");
         assert!(elapsed < Duration::from_secs(10), "{tool} took {elapsed:?}");
         // The same plugin works on the next call, and so does another one.
-        let res = call(&client, "hostile_check", json!({})).await?;
+        let res = client.tool("hostile_check", json!({})).await?;
         assert_eq!(result_json(&res), json!("check ok 1048576"), "after {tool}");
-        let res = call(&client, "hello_greet", json!({"name": tool})).await?;
+        let res = client.tool("hello_greet", json!({"name": tool})).await?;
         assert_ne!(res.is_error, Some(true), "after {tool}: {res:?}");
     }
     // The deadline is the configured one, not something else.
     let started = Instant::now();
-    let err = call_error(&client, "spin_forever", json!({})).await?;
+    let err = client.tool_error("spin_forever", json!({})).await?;
     assert!(
         started.elapsed() >= Duration::from_millis(1400),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(err["timeoutMs"], 1500);
-    let err = call_error(&client, "trap_now", json!({})).await?;
+    let err = client.tool_error("trap_now", json!({})).await?;
     assert!(
         err["stderr"]
             .as_str()
@@ -153,9 +153,11 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
         ],
     )
     .await?;
-    let res = call(&client, "greedy_steal", json!({"key": "mine"})).await?;
+    let res = client.tool("greedy_steal", json!({"key": "mine"})).await?;
     assert_eq!(result_json(&res), json!("granted-value"));
-    let res = call(&client, "greedy_steal", json!({"key": "example.com"})).await?;
+    let res = client
+        .tool("greedy_steal", json!({"key": "example.com"}))
+        .await?;
     assert_eq!(
         result_json(&res),
         json!(""),
@@ -212,12 +214,9 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
         ],
     )
     .await?;
-    let res = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
+    let res = client
+        .tool("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(secret, t, 6, 30));
     client.cancel().await?;
@@ -237,7 +236,7 @@ async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
         &[("OCHRE_VISIBLE", "no")],
     )
     .await?;
-    let res = call(&client, "snoop_try", json!({})).await?;
+    let res = client.tool("snoop_try", json!({})).await?;
     let report = res.structured_content.clone().expect("structured");
     for key in ["readPasswd", "listRoot", "listCwd", "writeTmp", "connect"] {
         let v = report[key].as_str().unwrap_or("");
@@ -300,39 +299,31 @@ async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result
         &[],
     )
     .await?;
-    let res = call(
-        &client,
-        "cdp_probe",
-        json!({"method": "Runtime.evaluate", "params": {"expression": "6 * 7", "returnByValue": true}}),
-    )
+    let res = client.tool("cdp_probe", json!({"method": "Runtime.evaluate", "params": {"expression": "6 * 7", "returnByValue": true}}))
     .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["result"]["value"], 42, "{out}");
     // Outside its domains: refused before anything is sent.
-    let err = call_error(
-        &client,
-        "cdp_probe",
-        json!({"method": "Network.getCookies"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("cdp_probe", json!({"method": "Network.getCookies"}))
+        .await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     assert_eq!(err["domain"], "Network");
-    let err = call_error(&client, "cdp_probe", json!({"method": "Runtime"})).await?;
+    let err = client
+        .tool_error("cdp_probe", json!({"method": "Runtime"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // A CDP error comes back structured, and the server keeps serving.
-    let err = call_error(
-        &client,
-        "cdp_probe",
-        json!({"method": "Page.noSuchCommand"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("cdp_probe", json!({"method": "Page.noSuchCommand"}))
+        .await?;
     assert_eq!(err["code"], "BROWSER_ERROR", "{err}");
-    let res = call(
-        &client,
-        "cdp_probe",
-        json!({"method": "Runtime.evaluate", "params": {"expression": "1"}}),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "cdp_probe",
+            json!({"method": "Runtime.evaluate", "params": {"expression": "1"}}),
+        )
+        .await?;
     assert_ne!(res.is_error, Some(true));
     client.cancel().await?;
     Ok(())

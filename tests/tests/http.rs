@@ -46,17 +46,16 @@ async fn http_client_lists_and_calls_totp() -> Result<()> {
     let client = server.client().await?;
     let names = tool_names(&client).await?;
     assert!(names.contains(&"oc_totp_generate".to_owned()), "{names:?}");
-    let res = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.org"}),
-    )
-    .await?;
+    let res = client
+        .tool("oc_totp_generate", json!({"domain": "example.org"}))
+        .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
     // RFC 6238's SHA-1 vector at t=2000000000 is 69279037; 6 digits keep the tail.
     assert_eq!(out["code"], "279037");
-    let err = call_error(&client, "oc_totp_generate", json!({"domain": 1})).await?;
+    let err = client
+        .tool_error("oc_totp_generate", json!({"domain": 1}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     client.cancel().await?;
 
@@ -165,7 +164,7 @@ async fn timed(
     args: serde_json::Value,
 ) -> Result<rmcp::model::CallToolResult> {
     let started = std::time::Instant::now();
-    let r = call(client, tool, args).await?;
+    let r = client.tool(tool, args).await?;
     times
         .entry(tool)
         .or_default()
@@ -285,12 +284,12 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
     let workers: Vec<serde_json::Value> = (0..4)
         .map(|i| json!({"name": format!("w{i}"), "url": site.url(&format!("counter.html?tag=wf-{i}")), "task": "count"}))
         .collect();
-    let wf = call_json(
-        &client,
-        "workflow_init",
-        json!({"name": "clicks", "workers": workers}),
-    )
-    .await?;
+    let wf = client
+        .tool_json(
+            "workflow_init",
+            json!({"name": "clicks", "workers": workers}),
+        )
+        .await?;
     let tabs: Vec<String> = wf["workers"]
         .as_array()
         .map(|w| {
@@ -328,7 +327,7 @@ fn tab_of(r: &rmcp::model::CallToolResult) -> String {
 
 /// A new tab of `client`'s at `url`; its id.
 async fn open_tab(client: &Client, url: &str) -> Result<String> {
-    let tab = tab_of(&call(client, "tabs_create", json!({"url": url})).await?);
+    let tab = tab_of(&client.tool("tabs_create", json!({"url": url})).await?);
     anyhow::ensure!(!tab.is_empty(), "tabs_create gave no tab id");
     Ok(tab)
 }
@@ -343,21 +342,21 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
 
     // A works in a tab of its own and leaves a cookie there.
     let ta = open_tab(&a, &site.url("counter.html?tag=mine")).await?;
-    let set = call(
-        &a,
-        "javascript_tool",
-        json!({"code": "document.cookie = 'who=a; path=/'; document.cookie"}),
-    )
-    .await?;
+    let set = a
+        .tool(
+            "javascript_tool",
+            json!({"code": "document.cookie = 'who=a; path=/'; document.cookie"}),
+        )
+        .await?;
     assert!(texts(&set).contains("who=a"), "{}", texts(&set));
 
     // B lists none of A's tabs and can do nothing to them.
-    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    let listed = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(
         !listed.contains(&format!("\"{ta}\"")) && !listed.contains("tag=mine"),
         "{listed}"
     );
-    let snap = texts(&call(&a, "read_page", json!({"tabId": ta})).await?);
+    let snap = texts(&a.tool("read_page", json!({"tabId": ta})).await?);
     let button = ref_of(&snap, "button", "Count");
     for (tool, args) in [
         ("read_page", json!({"tabId": ta})),
@@ -372,7 +371,7 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
         ),
         ("tabs_close", json!({"tabId": ta})),
     ] {
-        let r = call(&b, tool, args).await?;
+        let r = b.tool(tool, args).await?;
         assert_eq!(
             error_of(&r)["code"],
             "TAB_NOT_FOUND",
@@ -381,50 +380,53 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
         );
     }
     // B's own calls open a tab of B's, with a cookie jar of its own.
-    call(
-        &b,
+    b.tool(
         "navigate",
         json!({"url": site.url("counter.html?tag=theirs")}),
     )
     .await?;
-    let jar = call(
-        &b,
-        "javascript_tool",
-        json!({"code": "'[' + document.cookie + ']'"}),
-    )
-    .await?;
+    let jar = b
+        .tool(
+            "javascript_tool",
+            json!({"code": "'[' + document.cookie + ']'"}),
+        )
+        .await?;
     assert!(
         texts(&jar).contains("[]"),
         "B sees A's cookie: {}",
         texts(&jar)
     );
-    let listed_b = texts(&call(&b, "tabs_context", json!({})).await?);
+    let listed_b = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(listed_b.contains("tag=theirs"), "{listed_b}");
 
     // A's tab is as A left it: its page, its title, its clicks reach the site.
-    let mine = texts(&call(&a, "tabs_context", json!({})).await?);
+    let mine = texts(&a.tool("tabs_context", json!({})).await?);
     assert!(
         mine.contains("tag=mine") && !mine.contains("tag=theirs") && !mine.contains("taken"),
         "{mine}"
     );
-    let r = call(&a, "interact", json!({"tabId": ta, "ref": button})).await?;
+    let r = a
+        .tool("interact", json!({"tabId": ta, "ref": button}))
+        .await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     site.expect_recorded("tag=mine&n=1").await?;
 
     // A page A's tab opens is A's.
-    call(
-        &a,
+    a.tool(
         "navigate",
         json!({"tabId": ta, "url": site.url("popups.html")}),
     )
     .await?;
-    let snap = texts(&call(&a, "read_page", json!({"tabId": ta})).await?);
+    let snap = texts(&a.tool("read_page", json!({"tabId": ta})).await?);
     let link = ref_of(&snap, "link", "Open page two in a new tab");
-    let opened = texts(&call(&a, "interact", json!({"tabId": ta, "ref": link})).await?);
+    let opened = texts(
+        &a.tool("interact", json!({"tabId": ta, "ref": link}))
+            .await?,
+    );
     assert!(opened.contains("opened tab"), "{opened}");
-    let mine = texts(&call(&a, "tabs_context", json!({})).await?);
+    let mine = texts(&a.tool("tabs_context", json!({})).await?);
     assert!(mine.contains("page2.html"), "{mine}");
-    let listed_b = texts(&call(&b, "tabs_context", json!({})).await?);
+    let listed_b = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(
         !listed_b.contains("page2.html") && !listed_b.contains("popups.html"),
         "{listed_b}"
@@ -470,29 +472,30 @@ async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
     let a = server.client().await?;
     let b = server.client().await?;
     let ta = open_tab(&a, &site.url("counter.html?tag=shared")).await?;
-    call(
-        &a,
+    a.tool(
         "javascript_tool",
         json!({"code": "document.cookie = 'who=a; path=/'"}),
     )
     .await?;
-    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    let listed = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(listed.contains("tag=shared"), "{listed}");
-    let snap = texts(&call(&b, "read_page", json!({"tabId": ta})).await?);
+    let snap = texts(&b.tool("read_page", json!({"tabId": ta})).await?);
     let button = ref_of(&snap, "button", "Count");
-    let r = call(&b, "interact", json!({"tabId": ta, "ref": button})).await?;
+    let r = b
+        .tool("interact", json!({"tabId": ta, "ref": button}))
+        .await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     site.expect_recorded("tag=shared&n=1").await?;
-    let jar = call(
-        &b,
-        "javascript_tool",
-        json!({"tabId": ta, "code": "document.cookie"}),
-    )
-    .await?;
+    let jar = b
+        .tool(
+            "javascript_tool",
+            json!({"tabId": ta, "code": "document.cookie"}),
+        )
+        .await?;
     assert!(texts(&jar).contains("who=a"), "{}", texts(&jar));
     a.cancel().await?;
     // Shared tabs outlive the session that opened them.
-    let listed = texts(&call(&b, "tabs_context", json!({})).await?);
+    let listed = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(listed.contains("tag=shared"), "{listed}");
     b.cancel().await?;
     Ok(())

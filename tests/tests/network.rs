@@ -10,16 +10,18 @@ async fn capture_throttle_and_bundle() -> Result<()> {
     let (site, data, client) = site_and_client("network", &[]).await?;
     navigate(&client, &site.url("index.html")).await?;
 
-    let r = call_json(&client, "network_capture", json!({"action": "start"})).await?;
+    let r = client
+        .tool_json("network_capture", json!({"action": "start"}))
+        .await?;
     assert_eq!(r["capturing"], true);
     navigate(&client, &site.url("slow.html")).await?;
     // Bodies: Chromium keeps those of the current document's requests.
-    let r = call_json(
-        &client,
-        "network_capture",
-        json!({"action": "get", "include_bodies": true}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "network_capture",
+            json!({"action": "get", "include_bodies": true}),
+        )
+        .await?;
     let reqs = r["requests"].as_array().expect("requests");
     let find = |suffix: &str| {
         reqs.iter()
@@ -46,7 +48,9 @@ async fn capture_throttle_and_bundle() -> Result<()> {
         "captured before start"
     );
     navigate(&client, &site.url("no-such-page.html")).await?;
-    let r = call_json(&client, "network_capture", json!({"action": "get"})).await?;
+    let r = client
+        .tool_json("network_capture", json!({"action": "get"}))
+        .await?;
     let missing = r["requests"]
         .as_array()
         .expect("requests")
@@ -60,10 +64,14 @@ async fn capture_throttle_and_bundle() -> Result<()> {
         .unwrap_or_default();
     assert_eq!(missing["status"], 404, "{r}");
 
-    let r = call_json(&client, "network_capture", json!({"action": "stop"})).await?;
+    let r = client
+        .tool_json("network_capture", json!({"action": "stop"}))
+        .await?;
     assert_eq!(r["capturing"], false);
     navigate(&client, &site.url("page2.html")).await?;
-    let r = call_json(&client, "network_capture", json!({"action": "get"})).await?;
+    let r = client
+        .tool_json("network_capture", json!({"action": "get"}))
+        .await?;
     assert!(
         r["requests"]
             .as_array()
@@ -72,33 +80,40 @@ async fn capture_throttle_and_bundle() -> Result<()> {
             .all(|q| !q["url"].as_str().unwrap_or("").ends_with("/page2.html")),
         "captured after stop"
     );
-    let err = call_error(&client, "network_capture", json!({"action": "pause"})).await?;
+    let err = client
+        .tool_error("network_capture", json!({"action": "pause"}))
+        .await?;
     assert_eq!(err["field"], "action");
 
     // Offline: the next load fails; back to no throttling, it works.
-    call_json(&client, "network", json!({"preset": "offline"})).await?;
+    client
+        .tool_json("network", json!({"preset": "offline"}))
+        .await?;
     let res = navigate(&client, &site.url("index.html")).await?;
     let offline_failed = res.is_error == Some(true) || structured(&res)["title"] != "Ochre fixture";
     assert!(offline_failed, "offline navigation succeeded: {res:?}");
-    call_json(&client, "network", json!({"preset": "no-throttling"})).await?;
-    let r = call_json(&client, "navigate", json!({"url": site.url("index.html")})).await?;
+    client
+        .tool_json("network", json!({"preset": "no-throttling"}))
+        .await?;
+    let r = client
+        .tool_json("navigate", json!({"url": site.url("index.html")}))
+        .await?;
     assert_eq!(r["title"], "Ochre fixture");
-    let err = call_error(&client, "network", json!({"preset": "5g"})).await?;
+    let err = client
+        .tool_error("network", json!({"preset": "5g"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // An evidence bundle: four files with their hashes, the manifest last.
-    let err = call_error(
-        &client,
-        "oc_evidence_bundle",
-        json!({"include": ["dom", "bogus"]}),
-    )
-    .await?;
+    let err = client
+        .tool_error("oc_evidence_bundle", json!({"include": ["dom", "bogus"]}))
+        .await?;
     assert_eq!(err["field"], "include");
     assert!(
         !data.path().join("evidence").exists(),
         "a refused call wrote a bundle"
     );
-    let m = call_json(&client, "oc_evidence_bundle", json!({})).await?;
+    let m = client.tool_json("oc_evidence_bundle", json!({})).await?;
     let dir = std::path::PathBuf::from(m["path"].as_str().expect("path"));
     assert!(
         dir.starts_with(data.path().join("evidence"))

@@ -25,11 +25,7 @@ async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Result<St
     let mut out = String::new();
     let mut offset = 0u64;
     loop {
-        let page = call_json(
-            client,
-            "oc_output_fetch",
-            json!({"output_handle": handle, "offset": offset, "limit": limit, "format": "bytes"}),
-        )
+        let page = client.tool_json("oc_output_fetch", json!({"output_handle": handle, "offset": offset, "limit": limit, "format": "bytes"}))
         .await?;
         let returned = page["returned"].as_u64().expect("returned");
         assert!(returned <= limit, "{page}");
@@ -55,8 +51,10 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     // Within the response budget, the default and explicit inline are
     // byte-identical.
     navigate(&client, &site.url("product.html")).await?;
-    let plain = call(&client, "read_page", json!({})).await?;
-    let inline = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
+    let plain = client.tool("read_page", json!({})).await?;
+    let inline = client
+        .tool("read_page", json!({"output_mode": "inline"}))
+        .await?;
     assert_eq!(
         serde_json::to_string(&plain)?,
         serde_json::to_string(&inline)?
@@ -64,10 +62,12 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
     // Over it, the default is a first view and explicit inline is everything.
     navigate(&client, &site.url("large.html")).await?;
-    let plain = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
+    let plain = client
+        .tool("read_page", json!({"output_mode": "inline"}))
+        .await?;
     let full = text(&plain);
     assert!(full.len() > 100_000, "{}", full.len());
-    let view = text(&call(&client, "read_page", json!({})).await?);
+    let view = text(&client.tool("read_page", json!({})).await?);
     assert!(
         view.len() <= 100_000 && full.starts_with(&view[..1000]),
         "{}",
@@ -75,7 +75,9 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     );
 
     // handle: a small descriptor whatever the size.
-    let res = call(&client, "read_page", json!({"output_mode": "handle"})).await?;
+    let res = client
+        .tool("read_page", json!({"output_mode": "handle"}))
+        .await?;
     let d = structured(&res);
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
     assert!(is_handle(&handle), "{handle}");
@@ -94,14 +96,16 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     assert_eq!(fetch_all_bytes(&client, &handle, 16_384).await?, full);
 
     // auto: inline under the limit, a handle over it.
-    let res = call(
-        &client,
-        "read_page",
-        json!({"output_mode": "auto", "output_inline_limit_bytes": 10_000_000}),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "read_page",
+            json!({"output_mode": "auto", "output_inline_limit_bytes": 10_000_000}),
+        )
+        .await?;
     assert_eq!(text(&res), full);
-    let res = call(&client, "read_page", json!({"output_mode": "auto"})).await?;
+    let res = client
+        .tool("read_page", json!({"output_mode": "auto"}))
+        .await?;
     assert!(is_handle(
         structured(&res)["output_handle"].as_str().expect("handle")
     ));
@@ -118,18 +122,18 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
             "output_inline_limit_bytes",
         ),
     ] {
-        let err = call_error(&client, "read_page", args).await?;
+        let err = client.tool_error("read_page", args).await?;
         assert_eq!(
             (err["code"].as_str(), err["field"].as_str()),
             (Some("INVALID_ARGUMENT"), Some(field))
         );
     }
-    let err = call_error(
-        &client,
-        "navigate",
-        json!({"url": site.url("index.html"), "output_mode": "handle"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "navigate",
+            json!({"url": site.url("index.html"), "output_mode": "handle"}),
+        )
+        .await?;
     assert_eq!(
         err["field"], "output_mode",
         "a tool without the feature refuses it"
@@ -137,13 +141,17 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
     // Unknown and malformed handles.
     for h in ["oh_AAAAAAAAAAAA", "../../../etc/passwd", "oh_short"] {
-        let err = call_error(&client, "oc_output_fetch", json!({"output_handle": h})).await?;
+        let err = client
+            .tool_error("oc_output_fetch", json!({"output_handle": h}))
+            .await?;
         assert_eq!(err["code"], "output_handle_not_found", "{h}: {err}");
         assert!(!err.to_string().contains("panicked"));
     }
 
     // The journal lists the creations with the calls.
-    let j = call_json(&client, "oc_journal", json!({"count": 100})).await?;
+    let j = client
+        .tool_json("oc_journal", json!({"count": 100}))
+        .await?;
     let created: Vec<&Value> = j["entries"]
         .as_array()
         .expect("entries")
@@ -176,10 +184,10 @@ async fn json_outputs_page_by_items() -> Result<()> {
         "schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}},
         "itemSelector": ".card"
     });
-    let inline = call_json(&client, "extract_data", args.clone()).await?;
+    let inline = client.tool_json("extract_data", args.clone()).await?;
     let mut with = args.clone();
     with["output_mode"] = json!("handle");
-    let d = call_json(&client, "extract_data", with).await?;
+    let d = client.tool_json("extract_data", with).await?;
     let handle = d["output_handle"].as_str().expect("handle");
     assert_eq!(d["mime_type"], "application/json");
     let n = d["item_count"].as_u64().expect("item_count");
@@ -187,12 +195,12 @@ async fn json_outputs_page_by_items() -> Result<()> {
     let mut items = Vec::new();
     let mut offset = 0;
     loop {
-        let page = call_json(
-            &client,
-            "oc_output_fetch",
-            json!({"output_handle": handle, "offset": offset, "limit": 1}),
-        )
-        .await?;
+        let page = client
+            .tool_json(
+                "oc_output_fetch",
+                json!({"output_handle": handle, "offset": offset, "limit": 1}),
+            )
+            .await?;
         assert_eq!(page["format"], "items");
         assert!(page["returned"].as_u64() <= Some(1));
         items.extend(page["content"].as_array().expect("items").iter().cloned());
@@ -232,10 +240,14 @@ async fn expired_handles_are_refused_and_swept() -> Result<()> {
     )
     .await?;
     navigate(&client, &site.url("index.html")).await?;
-    let d = call_json(&client, "read_page", json!({"output_mode": "handle"})).await?;
+    let d = client
+        .tool_json("read_page", json!({"output_mode": "handle"}))
+        .await?;
     let handle = d["output_handle"].as_str().expect("handle");
     // Refused at once, before any sweep.
-    let err = call_error(&client, "oc_output_fetch", json!({"output_handle": handle})).await?;
+    let err = client
+        .tool_error("oc_output_fetch", json!({"output_handle": handle}))
+        .await?;
     assert_eq!(err["code"], "output_handle_not_found");
     assert!(
         err["message"].as_str().unwrap_or("").contains("expired"),

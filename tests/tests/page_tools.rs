@@ -16,13 +16,10 @@ fn text(res: &CallToolResult) -> String {
         .unwrap_or_default()
 }
 
-/// Call a tool that must succeed: its first text.
-async fn call_text(client: &Client, tool: &str, args: Value) -> Result<String> {
-    Ok(text(&call(client, tool, args).await?))
-}
-
 async fn js(client: &Client, code: &str) -> Result<Value> {
-    let res = call(client, "javascript_tool", json!({"code": code})).await?;
+    let res = client
+        .tool("javascript_tool", json!({"code": code}))
+        .await?;
     Ok(res.structured_content.clone().expect("structured")["value"].clone())
 }
 
@@ -31,7 +28,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 async fn snapshot(client: &Client) -> Result<String> {
-    call_text(client, "read_page", json!({})).await
+    client.tool_text("read_page", json!({})).await
 }
 
 #[tokio::test]
@@ -81,34 +78,38 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     );
 
     // Filters and modes.
-    let inter = call_text(&client, "read_page", json!({"filter": "interactive"})).await?;
+    let inter = client
+        .tool_text("read_page", json!({"filter": "interactive"}))
+        .await?;
     assert!(!inter.contains("\"Pizza Size\""), "{inter}");
     assert_eq!(inter.matches(" ax_").count(), refs);
-    let md = call_text(&client, "read_page", json!({"mode": "markdown"})).await?;
+    let md = client
+        .tool_text("read_page", json!({"mode": "markdown"}))
+        .await?;
     assert!(md.contains("Customer name:"), "{md}");
-    let txt = call_text(&client, "read_page", json!({"mode": "text"})).await?;
+    let txt = client
+        .tool_text("read_page", json!({"mode": "text"}))
+        .await?;
     assert!(txt.contains("Pizza Toppings"), "{txt}");
-    let dom = call_text(
-        &client,
-        "read_page",
-        json!({"mode": "dom", "maxChars": 300}),
-    )
-    .await?;
+    let dom = client
+        .tool_text("read_page", json!({"mode": "dom", "maxChars": 300}))
+        .await?;
     assert!(dom.contains("<form") || dom.contains("<html"), "{dom}");
     assert!(dom.contains("cut at"), "{dom}");
     let name_ref = ref_of(&snap, "textbox", "Customer name:");
-    let sub = call_text(&client, "read_page", json!({"ref_id": name_ref})).await?;
+    let sub = client
+        .tool_text("read_page", json!({"ref_id": name_ref}))
+        .await?;
     assert_eq!(sub.lines().count(), 2, "scoped to one element: {sub}");
 
     // Bad refs: malformed, never given out, stale after a reload, removed.
-    let err = call_error(&client, "form_input", json!({"ref": "12", "value": "x"})).await?;
+    let err = client
+        .tool_error("form_input", json!({"ref": "12", "value": "x"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = call_error(
-        &client,
-        "form_input",
-        json!({"ref": "ax_99999", "value": "x"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("form_input", json!({"ref": "ax_99999", "value": "x"}))
+        .await?;
     assert_eq!(err["code"], "REF_NOT_FOUND", "{err}");
     let phone = ref_of(&snap, "textbox", "Telephone:");
     js(
@@ -116,19 +117,18 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
         "document.querySelector('[name=custtel]').remove(); 1",
     )
     .await?;
-    let err = call_error(&client, "form_input", json!({"ref": phone, "value": "1"})).await?;
+    let err = client
+        .tool_error("form_input", json!({"ref": phone, "value": "1"}))
+        .await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
     assert!(
         err["message"].as_str().expect("msg").contains("read_page"),
         "{err}"
     );
-    call(&client, "page_reload", json!({})).await?;
-    let err = call_error(
-        &client,
-        "form_input",
-        json!({"ref": name_ref, "value": "x"}),
-    )
-    .await?;
+    client.tool("page_reload", json!({})).await?;
+    let err = client
+        .tool_error("form_input", json!({"ref": name_ref, "value": "x"}))
+        .await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
     // The rejected calls changed nothing.
     assert_eq!(
@@ -139,16 +139,15 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     let fresh = snapshot(&client).await?;
     let new_ref = ref_of(&fresh, "textbox", "Customer name:");
     assert_ne!(new_ref, name_ref);
-    let out = call_text(
-        &client,
-        "form_input",
-        json!({"ref": new_ref, "value": "Ada"}),
-    )
-    .await?;
+    let out = client
+        .tool_text("form_input", json!({"ref": new_ref, "value": "Ada"}))
+        .await?;
     assert!(out.contains("=\"Ada\""), "{out}");
 
     // Unknown tab.
-    let err = call_error(&client, "read_page", json!({"tabId": "t9"})).await?;
+    let err = client
+        .tool_error("read_page", json!({"tabId": "t9"}))
+        .await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND", "{err}");
     Ok(())
 }
@@ -158,7 +157,9 @@ async fn find_and_query_dom() -> Result<()> {
     let (site, _data, client) = site_and_client("find", &[]).await?;
     navigate(&client, &site.url("form.html")).await?;
 
-    let found = call_text(&client, "find", json!({"query": "Submit order"})).await?;
+    let found = client
+        .tool_text("find", json!({"query": "Submit order"}))
+        .await?;
     assert!(
         found
             .lines()
@@ -167,7 +168,9 @@ async fn find_and_query_dom() -> Result<()> {
             .starts_with("button \"Submit order\" ax_"),
         "{found}"
     );
-    let found = call_text(&client, "find", json!({"query": "email field"})).await?;
+    let found = client
+        .tool_text("find", json!({"query": "email field"}))
+        .await?;
     assert!(
         found
             .lines()
@@ -176,43 +179,46 @@ async fn find_and_query_dom() -> Result<()> {
             .contains("E-mail address"),
         "{found}"
     );
-    let none = call_text(&client, "find", json!({"query": "zzqx"})).await?;
+    let none = client.tool_text("find", json!({"query": "zzqx"})).await?;
     assert!(none.starts_with("nothing matches"), "{none}");
 
-    let q = call(
-        &client,
-        "query_dom",
-        json!({"selector": "input[name=custname]"}),
-    )
-    .await?;
+    let q = client
+        .tool("query_dom", json!({"selector": "input[name=custname]"}))
+        .await?;
     let m = q.structured_content.clone().expect("structured");
     assert_eq!(m["matches"][0]["tag"], "input", "{m}");
     let r = m["matches"][0]["ref"].as_str().expect("ref").to_owned();
-    call_text(&client, "form_input", json!({"ref": r, "value": "Grace"})).await?;
+    client
+        .tool_text("form_input", json!({"ref": r, "value": "Grace"}))
+        .await?;
     assert_eq!(
         js(&client, "document.querySelector('[name=custname]').value").await?,
         "Grace"
     );
 
-    let q = call(
-        &client,
-        "query_dom",
-        json!({"method": "xpath", "selector": "//legend"}),
-    )
-    .await?;
+    let q = client
+        .tool(
+            "query_dom",
+            json!({"method": "xpath", "selector": "//legend"}),
+        )
+        .await?;
     let m = q.structured_content.clone().expect("structured");
     assert_eq!(m["matches"].as_array().expect("list").len(), 2, "{m}");
     assert_eq!(m["matches"][1]["text"], "Pizza Toppings");
 
-    let err = call_error(&client, "query_dom", json!({"selector": "input[[["})).await?;
+    let err = client
+        .tool_error("query_dom", json!({"selector": "input[[["}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("selector")),
         "{err}"
     );
-    let err = call_error(&client, "query_dom", json!({"xpath": "//*[@"})).await?;
+    let err = client
+        .tool_error("query_dom", json!({"xpath": "//*[@"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = call_error(&client, "query_dom", json!({})).await?;
+    let err = client.tool_error("query_dom", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     Ok(())
 }
@@ -223,12 +229,12 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
     navigate(&client, &site.url("form.html")).await?;
 
     // One unknown field: nothing is filled.
-    let err = call_error(
-        &client,
-        "fill_form",
-        json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "fill_form",
+            json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
+        )
+        .await?;
     assert_eq!(err["code"], "FIELD_NOT_FOUND", "{err}");
     assert!(
         err["message"].as_str().expect("msg").contains("Shoe size"),
@@ -239,37 +245,37 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
         ""
     );
     // A bad option: nothing is filled either.
-    let err = call_error(
-        &client,
-        "fill_form",
-        json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "fill_form",
+            json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     assert_eq!(
         js(&client, "document.querySelector('[name=custname]').value").await?,
         ""
     );
 
-    let res = call(
-        &client,
-        "fill_form",
-        json!({
-            "fields": {
-                "Customer name": "Ada Lovelace",
-                "custtel": "555-0100",
-                "E-mail address": "ada@example.com",
-                "size": "Medium",
-                "topping": ["bacon", "Onion"],
-                "Crust": "Thick crust",
-                "Delivery instructions": "ring twice",
-                "Coupon code": "PI"
-            },
-            "submit": true,
-            "intent": "order a pizza"
-        }),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "fill_form",
+            json!({
+                "fields": {
+                    "Customer name": "Ada Lovelace",
+                    "custtel": "555-0100",
+                    "E-mail address": "ada@example.com",
+                    "size": "Medium",
+                    "topping": ["bacon", "Onion"],
+                    "Crust": "Thick crust",
+                    "Delivery instructions": "ring twice",
+                    "Coupon code": "PI"
+                },
+                "submit": true,
+                "intent": "order a pizza"
+            }),
+        )
+        .await?;
     let out = text(&res);
     assert!(out.contains("filled 9 fields"), "{out}");
     assert!(
@@ -308,12 +314,9 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // A plain click, verified by what it changed.
     let change = ref_of(&snap, "button", "Change text");
-    let out = call_text(
-        &client,
-        "interact",
-        json!({"ref": change, "action": "click"}),
-    )
-    .await?;
+    let out = client
+        .tool_text("interact", json!({"ref": change, "action": "click"}))
+        .await?;
     assert!(out.starts_with("clicked button \"Change text\""), "{out}");
     assert!(out.contains("Button was clicked"), "{out}");
     assert!(!out.contains("via"), "the first strategy worked: {out}");
@@ -321,23 +324,27 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // Under an overlay: the mouse misses, JS click() works.
     let covered = ref_of(&snap, "button", "Covered action");
-    let out = call_text(&client, "interact", json!({"ref": covered})).await?;
+    let out = client
+        .tool_text("interact", json!({"ref": covered}))
+        .await?;
     assert!(out.contains("via js_click"), "{out}");
     assert_eq!(status().await?, "Covered button worked");
 
     // Keyboard only.
-    let out = call_text(&client, "interact", json!({"query": "Keyboard only"})).await?;
+    let out = client
+        .tool_text("interact", json!({"query": "Keyboard only"}))
+        .await?;
     assert!(out.contains("via keyboard Enter"), "{out}");
     assert_eq!(status().await?, "Keyboard widget worked");
 
     // Nothing works: an honest escalation, with the intent and a screenshot.
     let dead = ref_of(&snap, "button", "Dead control");
-    let res = call(
-        &client,
-        "interact",
-        json!({"ref": dead, "intent": "press the dead control"}),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "interact",
+            json!({"ref": dead, "intent": "press the dead control"}),
+        )
+        .await?;
     assert_ne!(res.is_error, Some(true));
     let p = res.structured_content.clone().expect("structured");
     assert_eq!(p["needs_human"], true, "{p}");
@@ -366,14 +373,13 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
     );
 
     // Hover, double click, a checkbox, a navigating link, an in-page anchor.
-    let q = call(&client, "query_dom", json!({"selector": "#hover-target"})).await?;
+    let q = client
+        .tool("query_dom", json!({"selector": "#hover-target"}))
+        .await?;
     let hover_ref = q.structured_content.clone().expect("q")["matches"][0]["ref"].clone();
-    let hover = call_text(
-        &client,
-        "interact",
-        json!({"ref": hover_ref, "action": "hover"}),
-    )
-    .await?;
+    let hover = client
+        .tool_text("interact", json!({"ref": hover_ref, "action": "hover"}))
+        .await?;
     assert!(hover.starts_with("hovered"), "{hover}");
     assert_eq!(
         js(
@@ -384,29 +390,26 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
         "Hovered!"
     );
     let twice = ref_of(&snap, "button", "Double click me");
-    call_text(
-        &client,
-        "interact",
-        json!({"ref": twice, "action": "double_click"}),
-    )
-    .await?;
+    client
+        .tool_text("interact", json!({"ref": twice, "action": "double_click"}))
+        .await?;
     assert_eq!(
         js(&client, "document.getElementById('twice').textContent").await?,
         "Double clicked"
     );
     let agree = ref_of(&snap, "checkbox", "I agree");
-    let out = call_text(&client, "interact", json!({"ref": agree})).await?;
+    let out = client.tool_text("interact", json!({"ref": agree})).await?;
     assert!(out.contains("checked=true"), "{out}");
     let anchor = ref_of(&snap, "link", "Jump to bottom");
-    let out = call_text(&client, "interact", json!({"ref": anchor})).await?;
+    let out = client.tool_text("interact", json!({"ref": anchor})).await?;
     assert!(out.contains("#bottom"), "{out}");
     let link = ref_of(&snap, "link", "Go to page two");
-    let out = call_text(&client, "interact", json!({"ref": link})).await?;
+    let out = client.tool_text("interact", json!({"ref": link})).await?;
     assert!(
         out.contains("navigated") && out.contains("page2.html"),
         "{out}"
     );
-    let tabs = call(&client, "tabs_context", json!({})).await?;
+    let tabs = client.tool("tabs_context", json!({})).await?;
     assert!(
         tabs.structured_content.clone().expect("tabs")["tabs"][0]["url"]
             .as_str()
@@ -414,9 +417,13 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
             .ends_with("page2.html")
     );
     // The old page's refs are stale now.
-    let err = call_error(&client, "interact", json!({"ref": change})).await?;
+    let err = client
+        .tool_error("interact", json!({"ref": change}))
+        .await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
-    let err = call_error(&client, "interact", json!({"query": "zzqx wyvern"})).await?;
+    let err = client
+        .tool_error("interact", json!({"query": "zzqx wyvern"}))
+        .await?;
     assert_eq!(err["code"], "ELEMENT_NOT_FOUND", "{err}");
     Ok(())
 }
@@ -424,7 +431,7 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 #[tokio::test]
 async fn intent_labels_follow_the_seed() -> Result<()> {
     let (site, data, client) = site_and_client("intent", &[]).await?;
-    call(&client, "expand_tools", json!({"tier": 2})).await?;
+    client.tool("expand_tools", json!({"tier": 2})).await?;
     let tools = client.list_all_tools().await?;
     for name in [
         "interact",
@@ -452,33 +459,30 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let name = ref_of(&snap, "textbox", "Customer name:");
     let tel = ref_of(&snap, "textbox", "Telephone:");
     let mail = ref_of(&snap, "textbox", "E-mail address:");
-    call_text(
-        &client,
-        "form_input",
-        json!({"ref": name, "value": "Ada", "intent": "enter the customer name"}),
-    )
-    .await?;
-    call_text(
-        &client,
-        "form_input",
-        json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
-    )
-    .await?;
-    call_text(
-        &client,
-        "form_input",
-        json!({"ref": mail, "value": "a@example.com"}),
-    )
-    .await?;
+    client
+        .tool_text(
+            "form_input",
+            json!({"ref": name, "value": "Ada", "intent": "enter the customer name"}),
+        )
+        .await?;
+    client
+        .tool_text(
+            "form_input",
+            json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
+        )
+        .await?;
+    client
+        .tool_text("form_input", json!({"ref": mail, "value": "a@example.com"}))
+        .await?;
     let journal = |n: u64| {
         let client = &client;
         async move {
-            let res = call(
-                client,
-                "oc_journal",
-                json!({"action": "recent", "count": n, "tool": "form_input"}),
-            )
-            .await?;
+            let res = client
+                .tool(
+                    "oc_journal",
+                    json!({"action": "recent", "count": n, "tool": "form_input"}),
+                )
+                .await?;
             anyhow::Ok(res.structured_content.clone().expect("structured")["entries"].clone())
         }
     };
@@ -498,7 +502,9 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let trace_before = read_jsonl_dir(&data.path().join("traces")).len();
     let submit = ref_of(&snap, "button", "Submit order");
     for bad in [json!(""), json!("   "), json!("x".repeat(200)), json!(7)] {
-        let err = call_error(&client, "interact", json!({"ref": submit, "intent": bad})).await?;
+        let err = client
+            .tool_error("interact", json!({"ref": submit, "intent": bad}))
+            .await?;
         assert_eq!(err["code"], "INVALID_INTENT", "{err}");
     }
     assert_eq!(read_jsonl_dir(&data.path().join("journal")).len(), before);
@@ -541,28 +547,28 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     let snap = snapshot(&client).await?;
 
     // HTML5 drag and drop, and a mouse-driven knob.
-    let out = call_text(&client,
-            "drag_drop",
-            json!({"sourceSelector": "#drag-source", "targetSelector": "#drop-zone", "intent": "drop it"})).await?;
+    let out = client.tool_text("drag_drop", json!({"sourceSelector": "#drag-source", "targetSelector": "#drop-zone", "intent": "drop it"})).await?;
     assert!(out.contains("HTML5"), "{out}");
     assert_eq!(
         js(&client, "document.getElementById('drop-zone').textContent").await?,
         "Dropped: payload"
     );
     let knob = ref_of(&snap, "slider", "Volume");
-    call_text(
-        &client,
-        "drag_drop",
-        json!({"source": knob, "targetSelector": "#track"}),
-    )
-    .await?;
+    client
+        .tool_text(
+            "drag_drop",
+            json!({"source": knob, "targetSelector": "#track"}),
+        )
+        .await?;
     let knob_at = js(
         &client,
         "document.getElementById('slider-status').textContent",
     )
     .await?;
     assert_ne!(knob_at, "knob at 0", "the knob moved");
-    let err = call_error(&client, "drag_drop", json!({"source": knob})).await?;
+    let err = client
+        .tool_error("drag_drop", json!({"source": knob}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // File upload: only under the allowed roots.
@@ -576,39 +582,36 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         uploads.path().join("hello.txt").display().to_string(),
         uploads.path().join("two.txt").display().to_string(),
     ];
-    let out = call_text(
-        &client,
-        "file_upload",
-        json!({"ref": input, "filePaths": files}),
-    )
-    .await?;
+    let out = client
+        .tool_text("file_upload", json!({"ref": input, "filePaths": files}))
+        .await?;
     assert!(out.contains("2 files"), "{out}");
     assert_eq!(
         js(&client, "document.getElementById('files').textContent").await?,
         "hello.txt:5, two.txt:4"
     );
     let secret = outside.path().join("secret.txt").display().to_string();
-    let err = call_error(
-        &client,
-        "file_upload",
-        json!({"selector": "#upload", "filePaths": [secret]}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "file_upload",
+            json!({"selector": "#upload", "filePaths": [secret]}),
+        )
+        .await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     let missing = uploads.path().join("nope.txt").display().to_string();
-    let err = call_error(
-        &client,
-        "file_upload",
-        json!({"selector": "#upload", "filePaths": [missing]}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "file_upload",
+            json!({"selector": "#upload", "filePaths": [missing]}),
+        )
+        .await?;
     assert_eq!(err["code"], "FILE_NOT_FOUND", "{err}");
-    let err = call_error(
-        &client,
-        "file_upload",
-        json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "file_upload",
+            json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // The rejected calls left the input as it was.
     assert_eq!(
@@ -618,68 +621,58 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
 
     // Waits.
     js(&client, "addLater(300); 1").await?;
-    let out = call_text(
-        &client,
-        "wait_for",
-        json!({"type": "selector", "value": "#late"}),
-    )
-    .await?;
+    let out = client
+        .tool_text("wait_for", json!({"type": "selector", "value": "#late"}))
+        .await?;
     assert!(out.starts_with("selector met"), "{out}");
-    call_text(
-        &client,
-        "wait_for",
-        json!({"type": "selector_hidden", "value": "#never-there"}),
-    )
-    .await?;
-    call_text(
-        &client,
-        "wait_for",
-        json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
-    )
-    .await?;
-    call_text(
-        &client,
-        "wait_for",
-        json!({"type": "url_match", "value": "*interactive.html"}),
-    )
-    .await?;
-    call_text(
-        &client,
-        "wait_for",
-        json!({"type": "timeout", "value": "50"}),
-    )
-    .await?;
-    let err = call_error(
-        &client,
-        "wait_for",
-        json!({"type": "selector", "value": "#never", "timeout": 300}),
-    )
-    .await?;
+    client
+        .tool_text(
+            "wait_for",
+            json!({"type": "selector_hidden", "value": "#never-there"}),
+        )
+        .await?;
+    client
+        .tool_text(
+            "wait_for",
+            json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
+        )
+        .await?;
+    client
+        .tool_text(
+            "wait_for",
+            json!({"type": "url_match", "value": "*interactive.html"}),
+        )
+        .await?;
+    client
+        .tool_text("wait_for", json!({"type": "timeout", "value": "50"}))
+        .await?;
+    let err = client
+        .tool_error(
+            "wait_for",
+            json!({"type": "selector", "value": "#never", "timeout": 300}),
+        )
+        .await?;
     assert_eq!(err["code"], "TIMEOUT", "{err}");
-    let err = call_error(
-        &client,
-        "wait_for",
-        json!({"type": "function", "value": "(("}),
-    )
-    .await?;
+    let err = client
+        .tool_error("wait_for", json!({"type": "function", "value": "(("}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = call_error(
-        &client,
-        "wait_for",
-        json!({"type": "selector", "value": "a[["}),
-    )
-    .await?;
+    let err = client
+        .tool_error("wait_for", json!({"type": "selector", "value": "a[["}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = call_error(&client, "wait_for", json!({"type": "sometime"})).await?;
+    let err = client
+        .tool_error("wait_for", json!({"type": "sometime"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // A clipped screenshot is exactly the clip (PNG width and height from IHDR).
-    let shot = call(
-        &client,
-        "page_screenshot",
-        json!({"clip": {"x": 0, "y": 0, "width": 120, "height": 50}}),
-    )
-    .await?;
+    let shot = client
+        .tool(
+            "page_screenshot",
+            json!({"clip": {"x": 0, "y": 0, "width": 120, "height": 50}}),
+        )
+        .await?;
     let img = shot.content[0].as_image().expect("image");
     let png = base64_decode(&img.data);
     let dims = (
@@ -687,28 +680,30 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         u32::from_be_bytes(png[20..24].try_into()?),
     );
     assert_eq!(dims, (120, 50));
-    let err = call_error(
-        &client,
-        "page_screenshot",
-        json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "page_screenshot",
+            json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // Scrolling.
-    let s = call(&client, "lightweight_scroll", json!({"to": "bottom"})).await?;
+    let s = client
+        .tool("lightweight_scroll", json!({"to": "bottom"}))
+        .await?;
     assert_eq!(s.structured_content.clone().expect("s")["atBottom"], true);
-    let s = call(
-        &client,
-        "lightweight_scroll",
-        json!({"direction": "up", "amount": 100}),
-    )
-    .await?;
+    let s = client
+        .tool(
+            "lightweight_scroll",
+            json!({"direction": "up", "amount": 100}),
+        )
+        .await?;
     let s = s.structured_content.clone().expect("s");
     assert_eq!(s["atBottom"], false, "{s}");
 
     // Console.
-    let c = call(&client, "console_capture", json!({})).await?;
+    let c = client.tool("console_capture", json!({})).await?;
     let c = c.structured_content.clone().expect("c");
     let texts: Vec<&str> = c["messages"]
         .as_array()
@@ -717,12 +712,16 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         .filter_map(|m| m["text"].as_str())
         .collect();
     assert!(texts.contains(&"fixture loaded 42"), "{c}");
-    let w = call(&client, "console_capture", json!({"level": "warning"})).await?;
+    let w = client
+        .tool("console_capture", json!({"level": "warning"}))
+        .await?;
     let w = w.structured_content.clone().expect("w");
     assert_eq!(w["messages"].as_array().expect("m").len(), 1, "{w}");
-    call(&client, "console_capture", json!({"action": "clear"})).await?;
+    client
+        .tool("console_capture", json!({"action": "clear"}))
+        .await?;
     js(&client, "console.error('after clear'); 1").await?;
-    let c = call(&client, "console_capture", json!({})).await?;
+    let c = client.tool("console_capture", json!({})).await?;
     let c = c.structured_content.clone().expect("c");
     // What the page logged before the clear is gone; what came after is there
     // (the browser's own late messages, such as a resource error, may be too).
@@ -752,22 +751,26 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     let shadow_btn = ref_of(&snap, "button", "Shadow button");
     let shadow_in = ref_of(&snap, "textbox", "Shadow name");
     ref_of(&snap, "link", "Back home");
-    call_text(&client, "interact", json!({"ref": frame_btn})).await?;
+    client
+        .tool_text("interact", json!({"ref": frame_btn}))
+        .await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "frame button clicked"
     );
-    call_text(&client, "interact", json!({"ref": shadow_btn})).await?;
+    client
+        .tool_text("interact", json!({"ref": shadow_btn}))
+        .await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "shadow button clicked"
     );
-    call_text(
-        &client,
-        "form_input",
-        json!({"ref": shadow_in, "value": "in the shadow"}),
-    )
-    .await?;
+    client
+        .tool_text(
+            "form_input",
+            json!({"ref": shadow_in, "value": "in the shadow"}),
+        )
+        .await?;
     assert_eq!(
         js(
             &client,
@@ -776,7 +779,9 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         .await?,
         "in the shadow"
     );
-    let q = call(&client, "query_dom", json!({"selector": "#sh-btn"})).await?;
+    let q = client
+        .tool("query_dom", json!({"selector": "#sh-btn"}))
+        .await?;
     assert_eq!(
         q.structured_content.clone().expect("q")["matches"][0]["text"],
         "Shadow button"
@@ -785,11 +790,13 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     // A large page: a ref for every one of its 3000 controls (asked for in full:
     // it is over the response budget).
     navigate(&client, &site.url("large.html")).await?;
-    let big = call_text(&client, "read_page", json!({"output_mode": "inline"})).await?;
+    let big = client
+        .tool_text("read_page", json!({"output_mode": "inline"}))
+        .await?;
     assert_eq!(big.matches(" ax_").count(), 3000);
     let buy = ref_of(&big, "button", "Buy 1400");
     js(&client, "document.querySelector('[data-i=\"1400\"]').onclick = function () { this.textContent = 'bought'; }; 1").await?;
-    call_text(&client, "interact", json!({"ref": buy})).await?;
+    client.tool_text("interact", json!({"ref": buy})).await?;
     assert_eq!(
         js(
             &client,
@@ -801,15 +808,11 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
 
     // Extraction.
     navigate(&client, &site.url("product.html")).await?;
-    let r = call(
-        &client,
-        "extract_data",
-        json!({"schema": {"type": "object", "properties": {
+    let r = client.tool("extract_data", json!({"schema": {"type": "object", "properties": {
             "name": {"type": "string"}, "sku": {"type": "string"}, "price": {"type": "number"},
             "priceCurrency": {"type": "string"}, "description": {"type": "string"}, "image": {"type": "string"},
             "color": {"type": "string"}
-        }}}),
-    )
+        }}}))
     .await?;
     let r = r.structured_content.clone().expect("r");
     assert_eq!(r["data"]["name"], "Ochre Mug", "{r}");
@@ -824,11 +827,7 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
             .expect("s")
             .contains(&json!("json-ld"))
     );
-    let reviews = call(
-        &client,
-        "extract_data",
-        json!({"schema": {"type": "array", "items": {"properties": {"author": {"type": "string"}, "rating": {"type": "integer"}}}}}),
-    )
+    let reviews = client.tool("extract_data", json!({"schema": {"type": "array", "items": {"properties": {"author": {"type": "string"}, "rating": {"type": "integer"}}}}}))
     .await?;
     let reviews = reviews.structured_content.clone().expect("r");
     assert_eq!(
@@ -836,11 +835,7 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         json!([{"author": "Ada", "rating": 5}, {"author": "Alan", "rating": 4}]),
         "{reviews}"
     );
-    let cards = call(
-        &client,
-        "extract_data",
-        json!({"schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}}, "itemSelector": ".card"}),
-    )
+    let cards = client.tool("extract_data", json!({"schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}}, "itemSelector": ".card"}))
     .await?;
     let cards = cards.structured_content.clone().expect("c");
     assert_eq!(
@@ -848,12 +843,9 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         json!([{"title": "Teapot", "price": 30}, {"title": "Saucer", "price": 4}]),
         "{cards}"
     );
-    let err = call_error(
-        &client,
-        "extract_data",
-        json!({"schema": {"type": "object"}}),
-    )
-    .await?;
+    let err = client
+        .tool_error("extract_data", json!({"schema": {"type": "object"}}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // navigate waits for the network to go quiet: the page's fetch has landed.
@@ -874,7 +866,7 @@ async fn storage_and_profile_groups() -> Result<()> {
     let client = stdio_client(data.path(), &["--user-data-dir", &dir], &[]).await?;
 
     // Status before the browser starts: nothing is launched to answer.
-    let st = call(&client, "oc_profile_status", json!({})).await?;
+    let st = client.tool("oc_profile_status", json!({})).await?;
     let st = st.structured_content.clone().expect("status");
     assert_eq!(st["mode"], "managed", "{st}");
     assert_eq!(st["running"], false);
@@ -882,12 +874,12 @@ async fn storage_and_profile_groups() -> Result<()> {
     assert_eq!(st["userDataDir"], dir.as_str());
 
     navigate(&client, &site.url("index.html")).await?;
-    let st = call(&client, "oc_profile_status", json!({})).await?;
+    let st = client.tool("oc_profile_status", json!({})).await?;
     assert_eq!(
         st.structured_content.clone().expect("status")["running"],
         true
     );
-    let lp = call(&client, "list_profiles", json!({})).await?;
+    let lp = client.tool("list_profiles", json!({})).await?;
     let lp = lp.structured_content.clone().expect("profiles");
     assert_eq!(lp["userDataDir"], dir.as_str(), "{lp}");
     assert!(lp["profiles"].is_array());
@@ -899,11 +891,11 @@ async fn storage_and_profile_groups() -> Result<()> {
         if let (Value::Object(a), Value::Object(e)) = (&mut args, extra) {
             a.extend(e);
         }
-        call(&client, "cookies", args)
+        client.tool("cookies", args)
     };
     text(&set("sid", json!({"httpOnly": true})).await?);
     text(&set("theme", json!({})).await?);
-    let got = call(&client, "cookies", json!({"action": "get"})).await?;
+    let got = client.tool("cookies", json!({"action": "get"})).await?;
     let got = got.structured_content.clone().expect("cookies");
     let cookies = got["cookies"].as_array().expect("list");
     assert_eq!(cookies.len(), 2, "{got}");
@@ -916,13 +908,10 @@ async fn storage_and_profile_groups() -> Result<()> {
         js(&client, "document.cookie").await?,
         format!("theme={secret}")
     );
-    call_text(
-        &client,
-        "cookies",
-        json!({"action": "delete", "name": "theme"}),
-    )
-    .await?;
-    let got = call(&client, "cookies", json!({"action": "get"})).await?;
+    client
+        .tool_text("cookies", json!({"action": "delete", "name": "theme"}))
+        .await?;
+    let got = client.tool("cookies", json!({"action": "get"})).await?;
     assert_eq!(
         got.structured_content.clone().expect("c")["cookies"]
             .as_array()
@@ -930,18 +919,22 @@ async fn storage_and_profile_groups() -> Result<()> {
             .len(),
         1
     );
-    let cleared = call(&client, "cookies", json!({"action": "clear"})).await?;
+    let cleared = client.tool("cookies", json!({"action": "clear"})).await?;
     assert_eq!(cleared.structured_content.clone().expect("c")["deleted"], 1);
-    let err = call_error(&client, "cookies", json!({"action": "set", "value": "x"})).await?;
+    let err = client
+        .tool_error("cookies", json!({"action": "set", "value": "x"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("name"))
     );
-    let err = call_error(&client, "cookies", json!({"action": "eat"})).await?;
+    let err = client
+        .tool_error("cookies", json!({"action": "eat"}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // Web storage.
-    let st = |args: Value| call(&client, "storage", args);
+    let st = |args: Value| client.tool("storage", args);
     text(&st(json!({"storageType": "local", "action": "set", "key": "k1", "value": "v1"})).await?);
     text(&st(json!({"storageType": "local", "action": "set", "key": "k2", "value": "v2"})).await?);
     text(&st(json!({"storageType": "session", "action": "set", "key": "s", "value": "sv"})).await?);
@@ -1037,7 +1030,9 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     );
 
     // By name: just that one.
-    let r = call(&client, "expand_tools", json!({"name": "file_upload"})).await?;
+    let r = client
+        .tool("expand_tools", json!({"name": "file_upload"}))
+        .await?;
     let r = r.structured_content.clone().expect("structured");
     assert_eq!(r["revealed"], json!(["file_upload"]), "{r}");
     assert_eq!(r["tools"][0]["name"], "file_upload");
@@ -1049,7 +1044,7 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         .collect();
     assert!(names.contains(&"file_upload".to_owned()) && !names.contains(&"drag_drop".to_owned()));
     // By tier: the rest.
-    let r = call(&client, "expand_tools", json!({"tier": "2"})).await?;
+    let r = client.tool("expand_tools", json!({"tier": "2"})).await?;
     let r = r.structured_content.clone().expect("structured");
     let revealed: Vec<&str> = r["revealed"]
         .as_array()
@@ -1093,11 +1088,15 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     }
     assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 2);
 
-    let err = call_error(&client, "expand_tools", json!({"tier": 5})).await?;
+    let err = client
+        .tool_error("expand_tools", json!({"tier": 5}))
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let err = call_error(&client, "expand_tools", json!({})).await?;
+    let err = client.tool_error("expand_tools", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let err = call_error(&client, "expand_tools", json!({"name": "nope"})).await?;
+    let err = client
+        .tool_error("expand_tools", json!({"name": "nope"}))
+        .await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
     client.cancel().await?;
 
@@ -1109,7 +1108,9 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         core_bytes < default_bytes,
         "{core_bytes} vs {default_bytes}"
     );
-    let err = call_error(&client, "expand_tools", json!({"name": "oc_totp_generate"})).await?;
+    let err = client
+        .tool_error("expand_tools", json!({"name": "oc_totp_generate"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["capability"].as_str()),
         (Some("CAPABILITY_DISABLED"), Some("totp")),
@@ -1132,12 +1133,12 @@ async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> 
     navigate(&client, &site.url("interactive.html")).await?;
     js(&client, "addLater(1600); 1").await?;
     let started = std::time::Instant::now();
-    let out = call_text(
-        &client,
-        "wait_for",
-        json!({"type": "selector", "value": "#late", "timeout": 8000}),
-    )
-    .await?;
+    let out = client
+        .tool_text(
+            "wait_for",
+            json!({"type": "selector", "value": "#late", "timeout": 8000}),
+        )
+        .await?;
     assert!(out.starts_with("selector met"), "{out}");
     assert!(
         started.elapsed() >= std::time::Duration::from_millis(1500),
@@ -1186,12 +1187,12 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
         let client = &client;
         async move {
             let path = p.display().to_string();
-            call(
-                client,
-                "file_upload",
-                json!({"selector": "#upload", "filePaths": [path]}),
-            )
-            .await
+            client
+                .tool(
+                    "file_upload",
+                    json!({"selector": "#upload", "filePaths": [path]}),
+                )
+                .await
         }
     };
     // Chromium has written its profile by now.
@@ -1256,8 +1257,8 @@ async fn a_read_sent_while_a_navigation_is_under_way_reads_a_whole_document() ->
     for round in 0..12 {
         let url = site.url(pages[round % pages.len()]);
         let (nav, read) = tokio::join!(
-            call(&client, "navigate", json!({"url": url})),
-            call(&client, "read_page", json!({})),
+            client.tool("navigate", json!({"url": url})),
+            client.tool("read_page", json!({})),
         );
         let nav = nav?;
         assert_ne!(nav.is_error, Some(true), "round {round}: {nav:?}");

@@ -11,7 +11,7 @@ use ochre_tests::*;
 use serde_json::{Value, json};
 
 async fn snapshot(client: &Client) -> Result<String> {
-    Ok(texts(&call(client, "read_page", json!({})).await?))
+    Ok(texts(&client.tool("read_page", json!({})).await?))
 }
 
 /// Call and time it.
@@ -21,7 +21,7 @@ async fn timed(
     args: Value,
 ) -> Result<(rmcp::model::CallToolResult, Duration)> {
     let t = Instant::now();
-    let r = call(client, tool, args).await?;
+    let r = client.tool(tool, args).await?;
     Ok((r, t.elapsed()))
 }
 
@@ -71,7 +71,9 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     .await?;
     assert!(took < fast, "{took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "confirm");
-    call(&client, "handle_dialog", json!({"accept": false})).await?;
+    client
+        .tool("handle_dialog", json!({"accept": false}))
+        .await?;
     site.expect_recorded("confirm=false").await?;
 
     // prompt: answered with text.
@@ -83,45 +85,51 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     .await?;
     assert_eq!(structured(&r)["dialog"]["type"], "prompt");
     assert_eq!(structured(&r)["dialog"]["defaultPrompt"], "anonymous");
-    call(
-        &client,
-        "handle_dialog",
-        json!({"accept": true, "promptText": "Ada Lovelace"}),
-    )
-    .await?;
+    client
+        .tool(
+            "handle_dialog",
+            json!({"accept": true, "promptText": "Ada Lovelace"}),
+        )
+        .await?;
     site.expect_recorded("prompt=Ada Lovelace").await?;
 
     // A dialog that opens after the call ended blocks the next call, not for long.
-    call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Ask later")}),
-    )
-    .await?;
+    client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "button", "Ask later")}),
+        )
+        .await?;
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (r, took) = timed(&client, "find", json!({"query": "Delete file"})).await?;
     assert!(took < fast, "{took:?}");
     assert_eq!(error_of(&r)["code"], "DIALOG_OPEN");
-    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    client
+        .tool("handle_dialog", json!({"accept": true}))
+        .await?;
     site.expect_recorded("later=true").await?;
     // No dialog: a clear error.
-    let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
+    let r = client
+        .tool("handle_dialog", json!({"accept": true}))
+        .await?;
     assert_eq!(error_of(&r)["code"], "NO_DIALOG");
 
     // beforeunload: leaving a page that asks answers at once; accepting leaves.
-    call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Start editing")}),
-    )
-    .await?;
+    client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "button", "Start editing")}),
+        )
+        .await?;
     site.expect_recorded("armed=1").await?;
     let (r, took) = timed(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
     assert!(took < fast, "navigate took {took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
-    let r = call(&client, "handle_dialog", json!({"accept": true})).await?;
+    let r = client
+        .tool("handle_dialog", json!({"accept": true}))
+        .await?;
     assert!(texts(&r).contains("beforeunload"), "{}", texts(&r));
-    let tabs = call_json(&client, "tabs_context", json!({})).await?;
+    let tabs = client.tool_json("tabs_context", json!({})).await?;
     assert!(tabs.to_string().contains("page2.html"), "{tabs}");
 
     // The journal and the trace have the dialogs, never the prompt's answer.
@@ -146,12 +154,12 @@ async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
     let (site, _data, client) = site_and_client("dialog-policy", &["--dialogs", "accept"]).await?;
     navigate(&client, &site.url("dialogs.html")).await?;
     let snap = snapshot(&client).await?;
-    let r = call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Delete file")}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "button", "Delete file")}),
+        )
+        .await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
     assert!(
         texts(&r).contains("was accepted by the server's --dialogs policy"),
@@ -160,7 +168,7 @@ async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
     );
     site.expect_recorded("confirm=true").await?;
     // Nothing blocks the tab.
-    let r = call(&client, "read_page", json!({})).await?;
+    let r = client.tool("read_page", json!({})).await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
     client.cancel().await?;
     Ok(())
@@ -177,21 +185,21 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     let snap = snapshot(&client).await?;
 
     // target=_blank
-    let r = call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")}),
+        )
+        .await?;
     let t = texts(&r);
     assert!(t.contains("opened tab t2"), "{t}");
     // window.open
-    let r = call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Open the product")}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "button", "Open the product")}),
+        )
+        .await?;
     let t = texts(&r);
     assert!(
         t.contains("opened tab t3") && t.contains("product.html"),
@@ -199,14 +207,11 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     );
     // The opener, now behind the new tabs, is brought to the front when acted on:
     // a hidden page gets no animation frames (and clicks on it stall).
-    let r = call(
-        &client,
-        "javascript_tool",
-        json!({"code": "new Promise(r => { requestAnimationFrame(() => r('frame')); setTimeout(() => r('no frame'), 1500) })"}),
-    )
+    let r = client.tool("javascript_tool", json!({"code": "new Promise(r => { requestAnimationFrame(() => r('frame')); setTimeout(() => r('no frame'), 1500) })"}))
     .await?;
     assert!(texts(&r).contains("\"frame\""), "{}", texts(&r));
-    let tabs = call_json(&client, "tabs_context", json!({}))
+    let tabs = client
+        .tool_json("tabs_context", json!({}))
         .await?
         .to_string();
     assert!(
@@ -214,27 +219,32 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
         "{tabs}"
     );
     // Acted on by tabId: the product page's content.
-    let r = call(&client, "read_page", json!({"tabId": "t3", "mode": "text"})).await?;
+    let r = client
+        .tool("read_page", json!({"tabId": "t3", "mode": "text"}))
+        .await?;
     assert!(
         texts(&r).to_lowercase().contains("product") || texts(&r).len() > 20,
         "{}",
         texts(&r)
     );
-    let r = call(&client, "find", json!({"query": "page", "tabId": "t2"})).await?;
+    let r = client
+        .tool("find", json!({"query": "page", "tabId": "t2"}))
+        .await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
 
     // A page that closes itself disappears.
-    let r = call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")}),
+        )
+        .await?;
     assert!(texts(&r).contains("opened tab t4"), "{}", texts(&r));
     let mut gone = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let tabs = call_json(&client, "tabs_context", json!({}))
+        let tabs = client
+            .tool_json("tabs_context", json!({}))
             .await?
             .to_string();
         if !tabs.contains("\"t4\"") {
@@ -245,12 +255,12 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     assert!(gone, "the self-closing tab is still listed");
 
     // A download: saved with its name and the right bytes.
-    let r = call(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "link", "Download the report")}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "interact",
+            json!({"ref": ref_of(&snap, "link", "Download the report")}),
+        )
+        .await?;
     let t = texts(&r);
     assert!(t.contains("downloaded report.csv"), "{t}");
     let file = downloads.path().join("report.csv");
@@ -264,32 +274,26 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
     // Tabs the agent opens have windows of their own: acting on one never hides
     // another (a hidden page stalls on input and gets no animation frames).
-    let made = call_json(
-        &client,
-        "tabs_create",
-        json!({"url": site.url("page2.html")}),
-    )
-    .await?;
+    let made = client
+        .tool_json("tabs_create", json!({"url": site.url("page2.html")}))
+        .await?;
     let other = made["tabId"].as_str().unwrap_or_default().to_owned();
     let watch = "window.__seen = [document.visibilityState]; document.addEventListener('visibilitychange', () => __seen.push(document.visibilityState)); 1";
-    call(
-        &client,
-        "javascript_tool",
-        json!({"tabId": other, "code": watch}),
-    )
-    .await?;
-    call(
-        &client,
-        "interact",
-        json!({"tabId": "t1", "query": "Open the product"}),
-    )
-    .await?;
-    let seen = call(
-        &client,
-        "javascript_tool",
-        json!({"tabId": other, "code": "__seen.join()"}),
-    )
-    .await?;
+    client
+        .tool("javascript_tool", json!({"tabId": other, "code": watch}))
+        .await?;
+    client
+        .tool(
+            "interact",
+            json!({"tabId": "t1", "query": "Open the product"}),
+        )
+        .await?;
+    let seen = client
+        .tool(
+            "javascript_tool",
+            json!({"tabId": other, "code": "__seen.join()"}),
+        )
+        .await?;
     assert!(texts(&seen).contains("\"visible\""), "{}", texts(&seen));
     client.cancel().await?;
     Ok(())
@@ -301,12 +305,12 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     navigate(&client, &site.url("keys.html")).await?;
     let snap = snapshot(&client).await?;
     let search = ref_of(&snap, "textbox", "Search");
-    let r = call(
-        &client,
-        "type",
-        json!({"ref": search, "text": "Héllo w0rld", "submit": true}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "type",
+            json!({"ref": search, "text": "Héllo w0rld", "submit": true}),
+        )
+        .await?;
     assert!(texts(&r).contains("typed 11 characters"), "{}", texts(&r));
     let rec = site.expect_recorded("typed=").await?;
     // 11 characters and the Enter, every one a trusted keydown.
@@ -315,27 +319,23 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
         "{rec}"
     );
     // press_key: Escape, Tab moves focus, Control+a selects.
-    call(&client, "press_key", json!({"key": "Escape"})).await?;
+    client.tool("press_key", json!({"key": "Escape"})).await?;
     site.expect_recorded("escape=1").await?;
-    call(&client, "press_key", json!({"key": "Tab", "ref": search})).await?;
+    client
+        .tool("press_key", json!({"key": "Tab", "ref": search}))
+        .await?;
     site.expect_recorded("tabbed=1").await?;
     let other = ref_of(&snap, "textbox", "Other");
-    call(
-        &client,
-        "form_input",
-        json!({"ref": other, "value": "select me"}),
-    )
-    .await?;
-    let r = call(
-        &client,
-        "press_key",
-        json!({"key": "Control+a", "ref": other}),
-    )
-    .await?;
+    client
+        .tool("form_input", json!({"ref": other, "value": "select me"}))
+        .await?;
+    let r = client
+        .tool("press_key", json!({"key": "Control+a", "ref": other}))
+        .await?;
     assert!(texts(&r).starts_with("pressed Control+a"), "{}", texts(&r));
     site.expect_recorded("selected=9").await?;
     // Bad keys change nothing and say what is allowed.
-    let r = call(&client, "press_key", json!({"key": "Hyper+q"})).await?;
+    let r = client.tool("press_key", json!({"key": "Hyper+q"})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     assert!(
@@ -386,21 +386,27 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     // Keys typed into the frame are trusted key events there; form_input sets a
     // field; the button inside submits (the frame's own script reports to its
     // own origin: the server sees what was entered).
-    call(&client, "type", json!({"ref": card, "text": "4242 4242"})).await?;
-    call(
-        &client,
-        "form_input",
-        json!({"ref": holder, "value": "Ada Lovelace"}),
-    )
-    .await?;
-    let found = texts(&call(&client, "find", json!({"query": "Pay now button"})).await?);
+    client
+        .tool("type", json!({"ref": card, "text": "4242 4242"}))
+        .await?;
+    client
+        .tool(
+            "form_input",
+            json!({"ref": holder, "value": "Ada Lovelace"}),
+        )
+        .await?;
+    let found = texts(
+        &client
+            .tool("find", json!({"query": "Pay now button"}))
+            .await?,
+    );
     let pay = found
         .lines()
         .next()
         .filter(|l| l.starts_with("button \"Pay now\""))
         .unwrap_or_else(|| panic!("find did not find the frame's button first: {found}"));
     let pay = ref_in(pay).to_owned();
-    let r = call(&client, "interact", json!({"ref": pay})).await?;
+    let r = client.tool("interact", json!({"ref": pay})).await?;
     assert!(
         texts(&r).starts_with("clicked button \"Pay now\""),
         "{}",
@@ -413,57 +419,58 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     );
 
     // A frame inside the frame; an element that is clickable only by its listener.
-    call(&client, "interact", json!({"ref": terms})).await?;
+    client.tool("interact", json!({"ref": terms})).await?;
     site.expect_recorded("terms=true").await?;
-    call(&client, "interact", json!({"ref": saved})).await?;
+    client.tool("interact", json!({"ref": saved})).await?;
     site.expect_recorded("saved=1").await?;
     // find reaches the nested frame; interact by query too.
-    let found = texts(&call(&client, "find", json!({"query": "accept the terms"})).await?);
+    let found = texts(
+        &client
+            .tool("find", json!({"query": "accept the terms"}))
+            .await?,
+    );
     assert!(
         found.starts_with(&format!("checkbox \"I accept the terms\" {terms}")),
         "{found}"
     );
     // query_dom covers the frames.
-    let q = call_json(
-        &client,
-        "query_dom",
-        json!({"selector": "input[name=card]"}),
-    )
-    .await?;
+    let q = client
+        .tool_json("query_dom", json!({"selector": "input[name=card]"}))
+        .await?;
     assert_eq!(q["matches"].as_array().map(Vec::len), Some(1), "{q}");
     // The page's own elements still work next to the frames.
-    call(&client, "interact", json!({"ref": outer})).await?;
+    client.tool("interact", json!({"ref": outer})).await?;
     site.expect_recorded("outer=clicked").await?;
 
     // The frame loads a new document: its old refs are stale, new ones work.
     let again = ref_of(&snap, "button", "Start over");
-    call(&client, "interact", json!({"ref": again})).await?;
+    client.tool("interact", json!({"ref": again})).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let r = call(&client, "form_input", json!({"ref": holder, "value": "x"})).await?;
+    let r = client
+        .tool("form_input", json!({"ref": holder, "value": "x"}))
+        .await?;
     assert_eq!(error_of(&r)["code"], "STALE_REF", "{}", texts(&r));
     let snap = snapshot(&client).await?;
     let holder2 = ref_of(&snap, "textbox", "Name on card");
     assert_ne!(holder2, holder);
-    call(
-        &client,
-        "form_input",
-        json!({"ref": holder2, "value": "Grace Hopper"}),
-    )
-    .await?;
-    call(&client, "interact", json!({"query": "Pay now"})).await?;
+    client
+        .tool(
+            "form_input",
+            json!({"ref": holder2, "value": "Grace Hopper"}),
+        )
+        .await?;
+    client.tool("interact", json!({"query": "Pay now"})).await?;
     site.expect_recorded("holder=Grace Hopper").await?;
     // fill_form by labels finds the frame that has the fields.
-    let r = call(
-        &client,
-        "fill_form",
-        json!({"fields": {"Card number": "5555 0000", "Name on card": "Alan Turing"}, "submit": true}),
-    )
+    let r = client.tool("fill_form", json!({"fields": {"Card number": "5555 0000", "Name on card": "Alan Turing"}, "submit": true}))
     .await?;
     assert!(texts(&r).starts_with("filled 2 fields"), "{}", texts(&r));
     site.expect_recorded("card=5555 0000&holder=Alan Turing")
         .await?;
     // read_page's interactive filter lists the frames' controls too.
-    let r = call(&client, "read_page", json!({"filter": "interactive"})).await?;
+    let r = client
+        .tool("read_page", json!({"filter": "interactive"}))
+        .await?;
     let only = texts(&r);
     assert!(only.contains("checkbox \"I accept the terms\""), "{only}");
     assert!(!only.contains("iframe"), "{only}");
@@ -471,27 +478,26 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     // and reports its text to its server).
     let receipt = ref_of(&snap, "button", "Receipt");
     let path = uploads.path().join("receipt.txt").display().to_string();
-    let r = call(
-        &client,
-        "file_upload",
-        json!({"ref": receipt, "filePaths": [path]}),
-    )
-    .await?;
+    let r = client
+        .tool("file_upload", json!({"ref": receipt, "filePaths": [path]}))
+        .await?;
     assert!(texts(&r).contains("1 file: receipt.txt"), "{}", texts(&r));
     site.expect_recorded("receipt=paid in full").await?;
     // A dialog the frame opens is the tab's dialog, answered like any other.
     let cancel = ref_of(&snap, "button", "Cancel payment");
-    let r = call(&client, "interact", json!({"ref": cancel})).await?;
+    let r = client.tool("interact", json!({"ref": cancel})).await?;
     assert!(
         texts(&r).contains("confirm dialog: \"Cancel the payment?\""),
         "{}",
         texts(&r)
     );
-    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    client
+        .tool("handle_dialog", json!({"accept": true}))
+        .await?;
     site.expect_recorded("cancel=true").await?;
     // Text and markdown read the frames too (a frame's text is not in its page's).
     for mode in ["text", "markdown"] {
-        let r = call(&client, "read_page", json!({"mode": mode})).await?;
+        let r = client.tool("read_page", json!({"mode": mode})).await?;
         let t = texts(&r);
         assert!(
             t.contains("Card details") && t.contains("I accept the terms"),
@@ -507,7 +513,7 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
 async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let (site, data, client) = site_and_client("budget", &[]).await?;
     navigate(&client, &site.url("many-controls.html")).await?;
-    let r = call(&client, "read_page", json!({})).await?;
+    let r = client.tool("read_page", json!({})).await?;
     let t = texts(&r);
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
     assert!(
@@ -525,24 +531,30 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
         .expect("an output handle")
         .to_owned();
     // The rest is there to page through.
-    let page = call_json(
-        &client,
-        "oc_output_fetch",
-        json!({"output_handle": handle, "offset": 0, "limit": 8_000_000}),
-    )
-    .await?;
+    let page = client
+        .tool_json(
+            "oc_output_fetch",
+            json!({"output_handle": handle, "offset": 0, "limit": 8_000_000}),
+        )
+        .await?;
     let whole = page["content"].as_str().unwrap_or("");
     assert!(
         whole.contains("Finish the inventory"),
         "the stored result misses the end"
     );
     // The far-end element is still found and clicked.
-    let found = texts(&call(&client, "find", json!({"query": "Finish the inventory"})).await?);
+    let found = texts(
+        &client
+            .tool("find", json!({"query": "Finish the inventory"}))
+            .await?,
+    );
     let r = ref_in(&found).to_owned();
-    call(&client, "interact", json!({"ref": r})).await?;
+    client.tool("interact", json!({"ref": r})).await?;
     site.expect_recorded("clicked=last").await?;
     // The caller may still ask for everything.
-    let r = call(&client, "read_page", json!({"output_mode": "inline"})).await?;
+    let r = client
+        .tool("read_page", json!({"output_mode": "inline"}))
+        .await?;
     assert!(texts(&r).len() > 100_000 && !texts(&r).contains("[truncated"));
     // Small results are untouched.
     navigate(&client, &site.url("form.html")).await?;
@@ -610,7 +622,7 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
     assert!(size.ends_with("=\"Large\" (2 options)"), "{size}");
     // All the options on request.
     let r = ref_of(&snap, "listbox", "Toppings");
-    let opts = texts(&call(&client, "read_page", json!({"ref_id": r})).await?);
+    let opts = texts(&client.tool("read_page", json!({"ref_id": r})).await?);
     assert!(
         opts.contains("option \"Ham\"") && opts.contains("option \"Olives\" selected"),
         "{opts}"
@@ -622,7 +634,7 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
         (&red, "picked=red"),
         (&green, "picked=green"),
     ] {
-        let res = call(&client, "interact", json!({"ref": r})).await?;
+        let res = client.tool("interact", json!({"ref": r})).await?;
         assert!(texts(&res).starts_with("clicked"), "{}", texts(&res));
         site.expect_recorded(needle).await?;
     }
@@ -635,7 +647,11 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
         1
     );
     // find sees them too.
-    let found = texts(&call(&client, "find", json!({"query": "November 20, 2026"})).await?);
+    let found = texts(
+        &client
+            .tool("find", json!({"query": "November 20, 2026"}))
+            .await?,
+    );
     assert!(found.contains("November 20, 2026"), "{found}");
     client.cancel().await?;
     Ok(())
@@ -663,7 +679,11 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
     );
     // The last auto trait implementation, near the end of the page (the last of
     // the links so named: the first is the sidebar's).
-    let found = texts(&call(&client, "find", json!({"query": "UnwindSafe", "limit": 20})).await?);
+    let found = texts(
+        &client
+            .tool("find", json!({"query": "UnwindSafe", "limit": 20}))
+            .await?,
+    );
     let line = found
         .lines()
         .filter(|l| l.contains("link \"UnwindSafe\""))
@@ -674,13 +694,14 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
         })
         .unwrap_or_else(|| panic!("no UnwindSafe link in {found}"));
     let r = ref_in(line).to_owned();
-    let res = call(&client, "interact", json!({"ref": r})).await?;
+    let res = client.tool("interact", json!({"ref": r})).await?;
     assert!(
         texts(&res).contains("trait.UnwindSafe.html"),
         "{}",
         texts(&res)
     );
-    let tabs = call_json(&client, "tabs_context", json!({}))
+    let tabs = client
+        .tool_json("tabs_context", json!({}))
         .await?
         .to_string();
     assert!(tabs.contains("trait.UnwindSafe.html"), "{tabs}");

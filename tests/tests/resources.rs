@@ -59,29 +59,37 @@ async fn missing(client: &Client, uri: &str) -> Result<String> {
 
 async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()> {
     // A recording, exported; an evidence bundle; an output handle.
-    let rec = call_json(client, "oc_recording_start", json!({"label": "res"})).await?;
+    let rec = client
+        .tool_json("oc_recording_start", json!({"label": "res"}))
+        .await?;
     let rec = rec["recordingId"]
         .as_str()
         .or(rec["id"].as_str())
         .expect("recording id")
         .to_owned();
-    call(client, "navigate", json!({"url": site.url("index.html")})).await?;
-    call(client, "oc_recording_stop", json!({})).await?;
-    call(
-        client,
-        "oc_recording_export",
-        json!({"recordingId": rec, "format": "html"}),
-    )
-    .await?;
-    let manifest = call_json(client, "oc_evidence_bundle", json!({})).await?;
+    client
+        .tool("navigate", json!({"url": site.url("index.html")}))
+        .await?;
+    client.tool("oc_recording_stop", json!({})).await?;
+    client
+        .tool(
+            "oc_recording_export",
+            json!({"recordingId": rec, "format": "html"}),
+        )
+        .await?;
+    let manifest = client.tool_json("oc_evidence_bundle", json!({})).await?;
     let bundle = manifest["bundle_id"].as_str().expect("bundle").to_owned();
-    call(client, "navigate", json!({"url": site.url("large.html")})).await?;
-    let d = call_json(client, "read_page", json!({"output_mode": "handle"})).await?;
+    client
+        .tool("navigate", json!({"url": site.url("large.html")}))
+        .await?;
+    let d = client
+        .tool_json("read_page", json!({"output_mode": "handle"}))
+        .await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
 
     let uris = all_uris(client).await?;
     let day = {
-        let j = call_json(client, "oc_journal", json!({"limit": 1})).await?;
+        let j = client.tool_json("oc_journal", json!({"limit": 1})).await?;
         j["entries"][0]["ts"].as_str().unwrap_or("")[..10].to_owned()
     };
     for want in [
@@ -148,7 +156,9 @@ async fn resources_over_stdio_and_an_expired_handle_is_gone() -> Result<()> {
     let data = TempDir::new("resources-expired");
     let client = stdio_client(data.path(), &["--output-handle-ttl-hours", "0"], &[]).await?;
     navigate(&client, &site.url("large.html")).await?;
-    let d = call_json(&client, "read_page", json!({"output_mode": "handle"})).await?;
+    let d = client
+        .tool_json("read_page", json!({"output_mode": "handle"}))
+        .await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
     let uri = format!("ochre://output/{handle}");
     assert!(!all_uris(&client).await?.contains(&uri));

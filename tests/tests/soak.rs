@@ -89,7 +89,7 @@ async fn one(
     };
     let answered = async {
         tokio::select! {
-            r = call(client, tool, args) => r,
+            r = client.tool(tool, args) => r,
             () = cut_off => Err(anyhow::anyhow!("the server was killed")),
         }
     };
@@ -317,7 +317,9 @@ async fn soak_under_browser_and_server_kills_loses_nothing() -> Result<()> {
         journal.push_str(&std::fs::read_to_string(entry.path())?);
     }
     for (run, item) in &acked {
-        let r = call(&client, "oc_task_run_get", json!({"run_id": run})).await?;
+        let r = client
+            .tool("oc_task_run_get", json!({"run_id": run}))
+            .await?;
         let items = structured(&r)["completed_items"].clone();
         let kept = items
             .as_array()

@@ -23,12 +23,9 @@ async fn totp_code_matches_an_independent_computation() -> Result<()> {
     assert!(names.contains(&"oc_output_fetch".to_owned()), "{names:?}");
 
     let before = now_secs();
-    let res = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
+    let res = client
+        .tool("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
     let after = now_secs();
     assert_ne!(res.is_error, Some(true), "{res:?}");
     let out = res.structured_content.clone().expect("structured content");
@@ -46,12 +43,9 @@ async fn totp_code_matches_an_independent_computation() -> Result<()> {
     assert!(out["expiresAt"].as_str().expect("expiresAt").ends_with('Z'));
 
     // A missing secret is a structured error that says how to add one.
-    let res = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "nothing.example"}),
-    )
-    .await?;
+    let res = client
+        .tool("oc_totp_generate", json!({"domain": "nothing.example"}))
+        .await?;
     let err = error_of(&res);
     assert_eq!(err["code"], "SECRET_NOT_FOUND");
     let msg = err["message"].as_str().expect("message");
@@ -107,12 +101,12 @@ async fn totp_with_a_fixed_clock_and_a_secret_file() -> Result<()> {
         &[("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())],
     )
     .await?;
-    let res = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "login.example-site.com"}),
-    )
-    .await?;
+    let res = client
+        .tool(
+            "oc_totp_generate",
+            json!({"domain": "login.example-site.com"}),
+        )
+        .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
     assert_eq!(out["secondsRemaining"], 1);
@@ -135,15 +129,12 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
         tool_names(&client).await?,
         ["oc_totp_generate", "expand_tools"]
     );
-    let err = call_error(&client, "oc_journal", json!({})).await?;
+    let err = client.tool_error("oc_journal", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "core");
-    let ok = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
+    let ok = client
+        .tool("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
     assert_ne!(ok.is_error, Some(true));
     client.cancel().await?;
 
@@ -151,18 +142,17 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
     let names = tool_names(&client).await?;
     assert!(!names.iter().any(|n| n.contains("totp")), "{names:?}");
     assert!(names.contains(&"oc_output_fetch".to_owned()));
-    let err = call_error(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "totp");
     // Even bad arguments get the capability error first.
-    let err = call_error(&client, "oc_totp_generate", json!({"junk": 1})).await?;
+    let err = client
+        .tool_error("oc_totp_generate", json!({"junk": 1}))
+        .await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
-    let err = call_error(&client, "no_such_tool", json!({})).await?;
+    let err = client.tool_error("no_such_tool", json!({})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
     client.cancel().await?;
     Ok(())
@@ -182,7 +172,7 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
         (json!({"domain": ""}), "domain"),
     ];
     for (args, field) in cases {
-        let res = call(&client, "oc_totp_generate", args).await?;
+        let res = client.tool("oc_totp_generate", args).await?;
         let err = error_of(&res);
         assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
         assert_eq!(err["field"], field, "{err}");
@@ -192,7 +182,9 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
             "the huge value is not echoed"
         );
     }
-    let err = call_error(&client, "oc_journal", json!({"count": "ten"})).await?;
+    let err = client
+        .tool_error("oc_journal", json!({"count": "ten"}))
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("count"))
@@ -202,12 +194,9 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
     assert!(read_jsonl_dir(&data.path().join("journal")).is_empty());
     assert!(read_jsonl_dir(&data.path().join("traces")).is_empty());
     // ... and the server still serves.
-    let ok = call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
+    let ok = client
+        .tool("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
     assert_ne!(ok.is_error, Some(true), "{ok:?}");
     let entries = read_jsonl_dir(&data.path().join("journal"));
     assert_eq!(entries.len(), 1);
@@ -228,24 +217,15 @@ async fn journal_and_trace_record_every_call() -> Result<()> {
         ],
     )
     .await?;
-    call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "example.com"}),
-    )
-    .await?;
-    call(
-        &client,
-        "oc_totp_generate",
-        json!({"domain": "missing.example"}),
-    )
-    .await?;
-    let res = call(
-        &client,
-        "oc_journal",
-        json!({"action": "recent", "count": 5}),
-    )
-    .await?;
+    client
+        .tool("oc_totp_generate", json!({"domain": "example.com"}))
+        .await?;
+    client
+        .tool("oc_totp_generate", json!({"domain": "missing.example"}))
+        .await?;
+    let res = client
+        .tool("oc_journal", json!({"action": "recent", "count": 5}))
+        .await?;
     let entries = res.structured_content.clone().expect("structured")["entries"].clone();
     let entries = entries.as_array().expect("entries");
     assert_eq!(entries.len(), 2);
@@ -255,7 +235,9 @@ async fn journal_and_trace_record_every_call() -> Result<()> {
     assert_eq!(entries[1]["ok"], false);
     assert_eq!(entries[1]["error"], "SECRET_NOT_FOUND");
     assert!(entries.iter().all(|e| e.get("intent").is_none()));
-    let res = call(&client, "oc_journal", json!({"kind": "summary"})).await?;
+    let res = client
+        .tool("oc_journal", json!({"kind": "summary"}))
+        .await?;
     let summary = res.structured_content.clone().expect("structured");
     assert_eq!(summary["total"], 3, "{summary}");
     assert_eq!(
@@ -286,9 +268,9 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
     let names = tool_names(&client).await?;
     assert!(names.contains(&"hello_greet".to_owned()), "{names:?}");
-    let res = call(&client, "hello_greet", json!({"name": "Ada"})).await?;
+    let res = client.tool("hello_greet", json!({"name": "Ada"})).await?;
     assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
-    let res = call(&client, "hello_greet", json!({"name": "Grace"})).await?;
+    let res = client.tool("hello_greet", json!({"name": "Grace"})).await?;
     assert_eq!(
         result_json(&res),
         json!("Hello, Grace! (greeting #2)"),
@@ -298,7 +280,7 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
 
     // State survives a restart.
     let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
-    let res = call(&client, "hello_greet", json!({"name": "Alan"})).await?;
+    let res = client.tool("hello_greet", json!({"name": "Alan"})).await?;
     assert_eq!(result_json(&res), json!("Hello, Alan! (greeting #3)"));
     // --tools-only with the plugin's own group.
     client.cancel().await?;
@@ -324,9 +306,9 @@ async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
 
     // rmcp's client puts a progress token on every request; the plugin reports once
     // per greeting, host tools never.
-    call(&client, "hello_greet", json!({"name": "one"})).await?;
-    call(&client, "oc_journal", json!({})).await?;
-    let res = call(&client, "hello_greet", json!({"name": "two"})).await?;
+    client.tool("hello_greet", json!({"name": "one"})).await?;
+    client.tool("oc_journal", json!({})).await?;
+    let res = client.tool("hello_greet", json!({"name": "two"})).await?;
     assert_ne!(res.is_error, Some(true));
     let mut got = Vec::new();
     for _ in 0..50 {
@@ -811,14 +793,14 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     logs.wait_for("browser", "launched the browser").await?;
 
     // A plugin's log line, with the secret it read taken out.
-    let r = call(&client, "greedy_steal", json!({"key": "token"})).await?;
+    let r = client.tool("greedy_steal", json!({"key": "token"})).await?;
     assert_eq!(texts(&r), SECRET, "the tool itself may return it");
     let (level, _, text) = logs.wait_for("plugin:greedy", "stole").await?;
     assert_eq!(level, "warning");
     assert_eq!(text, "stole [redacted] from token");
 
     // A guard's refusal: the tool and the code.
-    let err = call_error(&client, "oc_recording_start", json!({})).await?;
+    let err = client.tool_error("oc_recording_start", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     logs.wait_for(
         "guard",

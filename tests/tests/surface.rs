@@ -141,13 +141,15 @@ async fn expanding_a_tool_of_an_excluded_group_is_capability_disabled() -> Resul
         ("oc_recording_start", "recording"),
         ("crawl_sitemap", "crawl"),
     ] {
-        let err = call_error(&client, "expand_tools", json!({"name": tool})).await?;
+        let err = client
+            .tool_error("expand_tools", json!({"name": tool}))
+            .await?;
         assert_eq!(
             (err["code"].as_str(), err["capability"].as_str()),
             (Some("CAPABILITY_DISABLED"), Some(group)),
             "{err}"
         );
-        let err = call_error(&client, tool, json!({})).await?;
+        let err = client.tool_error(tool, json!({})).await?;
         assert_eq!(err["code"], "CAPABILITY_DISABLED", "{err}");
         assert!(!tool_names(&client).await?.contains(&tool.to_owned()));
     }
@@ -171,7 +173,7 @@ async fn slim_lists_core_tier_one_and_bad_flags_fail_cleanly() -> Result<()> {
     let mut got: Vec<&String> = names.iter().collect();
     got.sort();
     assert_eq!(got, want);
-    let err = call_error(&client, "page_screenshot", json!({})).await?;
+    let err = client.tool_error("page_screenshot", json!({})).await?;
     assert_eq!(
         (err["code"].as_str(), err["capability"].as_str()),
         (Some("CAPABILITY_DISABLED"), Some("core"))
@@ -180,7 +182,7 @@ async fn slim_lists_core_tier_one_and_bad_flags_fail_cleanly() -> Result<()> {
         err["message"].as_str().unwrap_or("").contains("--slim"),
         "{err}"
     );
-    let err = call_error(&client, "oc_totp_generate", json!({})).await?;
+    let err = client.tool_error("oc_totp_generate", json!({})).await?;
     assert_eq!(err["capability"], "totp");
     client.cancel().await?;
 
@@ -205,22 +207,22 @@ async fn slim_lists_core_tier_one_and_bad_flags_fail_cleanly() -> Result<()> {
 async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
     let (site, data, client) = site_and_client("surface-record", &[]).await?;
 
-    let err = call_error(&client, "oc_recording_stop", json!({})).await?;
+    let err = client.tool_error("oc_recording_stop", json!({})).await?;
     assert_eq!(err["code"], "NOT_RECORDING");
-    let started = call_json(
-        &client,
-        "oc_recording_start",
-        json!({"label": "follow <the> link", "capture_screenshots": true}),
-    )
-    .await?;
+    let started = client
+        .tool_json(
+            "oc_recording_start",
+            json!({"label": "follow <the> link", "capture_screenshots": true}),
+        )
+        .await?;
     let id = started["recordingId"].as_str().expect("id").to_owned();
-    let err = call_error(&client, "oc_recording_start", json!({})).await?;
+    let err = client.tool_error("oc_recording_start", json!({})).await?;
     assert_eq!(err["code"], "RECORDING_ACTIVE");
-    let status = call_json(&client, "oc_recording_status", json!({})).await?;
+    let status = client.tool_json("oc_recording_status", json!({})).await?;
     assert_eq!(status["recording"], true);
 
     navigate(&client, &site.url("index.html")).await?;
-    let snap = call(&client, "read_page", json!({})).await?;
+    let snap = client.tool("read_page", json!({})).await?;
     let snap = snap.content[0].as_text().expect("text").text.clone();
     let link = snap
         .lines()
@@ -228,14 +230,11 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
         .and_then(|l| l.split_whitespace().find(|w| w.starts_with("ax_")))
         .expect("link ref")
         .to_owned();
-    let res = call(
-        &client,
-        "interact",
-        json!({"ref": link, "intent": "open page two"}),
-    )
-    .await?;
+    let res = client
+        .tool("interact", json!({"ref": link, "intent": "open page two"}))
+        .await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
-    let stopped = call_json(&client, "oc_recording_stop", json!({})).await?;
+    let stopped = client.tool_json("oc_recording_stop", json!({})).await?;
     assert_eq!(stopped["steps"], 3, "{stopped}");
 
     // On disk: metadata, one line per step (the recording tools not among them),
@@ -265,38 +264,42 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
     }
 
     // Exports: JSON inline, HTML as one self-contained file.
-    let j = call_json(
-        &client,
-        "oc_recording_export",
-        json!({"recordingId": id, "format": "json"}),
-    )
-    .await?;
+    let j = client
+        .tool_json(
+            "oc_recording_export",
+            json!({"recordingId": id, "format": "json"}),
+        )
+        .await?;
     assert_eq!(j["steps"].as_array().map(Vec::len), Some(3));
-    let h = call_json(
-        &client,
-        "oc_recording_export",
-        json!({"recordingId": id, "format": "html"}),
-    )
-    .await?;
+    let h = client
+        .tool_json(
+            "oc_recording_export",
+            json!({"recordingId": id, "format": "html"}),
+        )
+        .await?;
     let html = std::fs::read_to_string(h["path"].as_str().expect("path"))?;
     assert!(html.starts_with("<!doctype html>"));
     assert_eq!(html.matches("data:image/jpeg;base64,").count(), 3);
     assert!(html.contains("intent: open page two"));
     assert!(html.contains("follow &lt;the&gt; link") && !html.contains("<the>"));
     assert!(!html.contains("<script") && !html.contains("src=\"http"));
-    let err = call_error(
-        &client,
-        "oc_recording_export",
-        json!({"recordingId": id, "format": "pdf"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_recording_export",
+            json!({"recordingId": id, "format": "pdf"}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let listed = call_json(&client, "oc_recording_list", json!({"limit": 5})).await?;
+    let listed = client
+        .tool_json("oc_recording_list", json!({"limit": 5}))
+        .await?;
     assert_eq!(listed["recordings"][0]["id"], id.as_str());
 
     // Replay here: the page is a new document, the recorded ref is stale, and the
     // link is found again by its role and name.
-    let r = call_json(&client, "oc_recording_replay", json!({"recordingId": id})).await?;
+    let r = client
+        .tool_json("oc_recording_replay", json!({"recordingId": id}))
+        .await?;
     assert_eq!(
         (r["steps_passed"].as_u64(), r["ok"].as_bool()),
         (Some(3), Some(true)),
@@ -305,26 +308,25 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
     let new_ref = r["steps"][2]["refs"][&link].as_str().expect("remapped");
     assert_ne!(new_ref, link, "{r}");
     assert_eq!(r["final_url_match"], true);
-    let err = call_error(
-        &client,
-        "oc_recording_replay",
-        json!({"recordingId": "../../etc"}),
-    )
-    .await?;
+    let err = client
+        .tool_error("oc_recording_replay", json!({"recordingId": "../../etc"}))
+        .await?;
     assert_eq!(err["code"], "RECORDING_NOT_FOUND");
     client.cancel().await?;
 
     // Scenario 6 proper: a narrower server replays it with no capability or
     // unknown-tool errors, and ends where the recording ended.
     let client = stdio_client(data.path(), &["--tools-only", "core,recording"], &[]).await?;
-    let r = call_json(&client, "oc_recording_replay", json!({"recordingId": id})).await?;
+    let r = client
+        .tool_json("oc_recording_replay", json!({"recordingId": id}))
+        .await?;
     assert_eq!(r["steps_run"], 3, "{r}");
     assert_eq!(r["steps_passed"], 3, "{r}");
     assert_eq!(r["first_failure"], Value::Null);
     assert_eq!(r["final_url_match"], true, "{r}");
     assert_eq!(r["final_url"], site.url("page2.html"));
     // The replayed calls went through the pipeline: they are in this server's journal.
-    let j = call_json(&client, "oc_journal", json!({"count": 10})).await?;
+    let j = client.tool_json("oc_journal", json!({"count": 10})).await?;
     let journaled: Vec<&str> = j["entries"]
         .as_array()
         .or_else(|| j["calls"].as_array())
@@ -342,24 +344,26 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
 #[tokio::test]
 async fn replaying_a_step_of_a_disabled_group_reports_it() -> Result<()> {
     let (site, data, client) = site_and_client("surface-replay-disabled", &[]).await?;
-    let id = call_json(&client, "oc_recording_start", json!({})).await?["recordingId"]
+    let id = client.tool_json("oc_recording_start", json!({})).await?["recordingId"]
         .as_str()
         .expect("id")
         .to_owned();
     navigate(&client, &site.url("index.html")).await?;
-    let res = call(&client, "cookies", json!({"action": "get"})).await?;
+    let res = client.tool("cookies", json!({"action": "get"})).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
-    call(&client, "read_page", json!({"filter": "interactive"})).await?;
-    call(&client, "oc_recording_stop", json!({})).await?;
+    client
+        .tool("read_page", json!({"filter": "interactive"}))
+        .await?;
+    client.tool("oc_recording_stop", json!({})).await?;
     client.cancel().await?;
 
     let client = stdio_client(data.path(), &["--tools-only", "core,recording"], &[]).await?;
-    let r = call_json(
-        &client,
-        "oc_recording_replay",
-        json!({"recordingId": id, "stop_on_error": false}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "stop_on_error": false}),
+        )
+        .await?;
     assert_eq!(r["steps_run"], 3, "{r}");
     assert_eq!(r["steps_passed"], 2, "{r}");
     assert_eq!(r["first_failure"]["tool"], "cookies");
@@ -367,7 +371,9 @@ async fn replaying_a_step_of_a_disabled_group_reports_it() -> Result<()> {
     assert_eq!(r["steps"][1]["code"], "CAPABILITY_DISABLED");
     assert_eq!(r["ok"], false);
     // Stopping at the error is the default.
-    let r = call_json(&client, "oc_recording_replay", json!({"recordingId": id})).await?;
+    let r = client
+        .tool_json("oc_recording_replay", json!({"recordingId": id}))
+        .await?;
     assert_eq!(
         (r["steps_run"].as_u64(), r["steps_passed"].as_u64()),
         (Some(2), Some(1)),
@@ -408,12 +414,12 @@ async fn replay_refuses_recursion_redacted_values_and_missing_targets() -> Resul
     std::fs::write(dir.join("actions.jsonl"), lines.join("\n") + "\n")?;
 
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let r = call_json(
-        &client,
-        "oc_recording_replay",
-        json!({"recordingId": id, "stop_on_error": false}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "stop_on_error": false}),
+        )
+        .await?;
     let codes: Vec<&str> = r["steps"]
         .as_array()
         .expect("steps")

@@ -10,102 +10,102 @@ use serde_json::json;
 async fn a_task_run_moves_through_its_states_and_survives_a_restart() -> Result<()> {
     let data = TempDir::new("taskruns");
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let r = call_json(
-        &client,
-        "oc_task_run_start",
-        json!({"goal": "collect the prices of 3 products", "success_criteria": "3 prices"}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_task_run_start",
+            json!({"goal": "collect the prices of 3 products", "success_criteria": "3 prices"}),
+        )
+        .await?;
     let id = r["run_id"].as_str().expect("run_id").to_owned();
     assert_eq!(r["status"], "PENDING");
-    let r = call_json(
-        &client,
-        "oc_task_run_update",
-        json!({"run_id": id, "progress_summary": "2 of 3",
+    let r = client
+        .tool_json(
+            "oc_task_run_update",
+            json!({"run_id": id, "progress_summary": "2 of 3",
                    "completed_items": ["mug", "teapot", "mug"],
                    "failed_items": [{"item": "saucer", "reason": "out of stock page"}],
                    "current_cursor": {"page": 2}}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(r["status"], "RUNNING");
     assert_eq!(
         (r["completed_count"].as_u64(), r["failed_count"].as_u64()),
         (Some(2), Some(1))
     );
     assert_eq!(r["current_cursor"], json!({"page": 2}));
-    let r = call_json(
-        &client,
-        "oc_task_run_needs_help",
-        json!({"run_id": id, "reason": "a captcha", "resume_hint": "solve it, then checkpoint"}),
-    )
+    let r = client.tool_json("oc_task_run_needs_help", json!({"run_id": id, "reason": "a captcha", "resume_hint": "solve it, then checkpoint"}))
     .await?;
     assert_eq!(r["status"], "NEEDS_HELP");
 
     // Refusals are structured and change nothing.
-    let err = call_error(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED", "force": true}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED", "force": true}),
+        )
+        .await?;
     assert_eq!(err["field"], "force_reason");
-    let err = call_error(&client, "oc_task_run_get", json!({"run_id": "run-nope"})).await?;
+    let err = client
+        .tool_error("oc_task_run_get", json!({"run_id": "run-nope"}))
+        .await?;
     assert_eq!(err["code"], "RUN_NOT_FOUND");
-    let err = call_error(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "DONE"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "DONE"}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     assert_eq!(
-        call_json(&client, "oc_task_run_get", json!({"run_id": id})).await?["status"],
+        client
+            .tool_json("oc_task_run_get", json!({"run_id": id}))
+            .await?["status"],
         "NEEDS_HELP"
     );
     client.cancel().await?;
 
     // After a restart: resume, finish, and a finished run stays finished.
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let r = call_json(
-        &client,
-        "oc_task_run_checkpoint",
-        json!({"run_id": id, "summary": "captcha solved"}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_task_run_checkpoint",
+            json!({"run_id": id, "summary": "captcha solved"}),
+        )
+        .await?;
     assert_eq!(r["status"], "RUNNING");
-    let r = call_json(
-        &client,
-        "oc_task_run_update",
-        json!({"run_id": id, "completed_items": ["saucer"]}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_task_run_update",
+            json!({"run_id": id, "completed_items": ["saucer"]}),
+        )
+        .await?;
     assert_eq!(
         (r["completed_count"].as_u64(), r["failed_count"].as_u64()),
         (Some(3), Some(0))
     );
-    let r = call_json(
-        &client,
-        "oc_task_run_complete",
-        json!({"run_id": id, "status": "COMPLETED"}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_task_run_complete",
+            json!({"run_id": id, "status": "COMPLETED"}),
+        )
+        .await?;
     assert_eq!(r["status"], "COMPLETED");
-    let err = call_error(
-        &client,
-        "oc_task_run_update",
-        json!({"run_id": id, "progress_summary": "more"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_update",
+            json!({"run_id": id, "progress_summary": "more"}),
+        )
+        .await?;
     assert_eq!(
         (err["code"].as_str(), err["status"].as_str()),
         (Some("INVALID_TRANSITION"), Some("COMPLETED"))
     );
-    let r = call_json(
-        &client,
-        "oc_task_run_get",
-        json!({"run_id": id, "include_events": true}),
-    )
-    .await?;
+    let r = client
+        .tool_json(
+            "oc_task_run_get",
+            json!({"run_id": id, "include_events": true}),
+        )
+        .await?;
     let events: Vec<&str> = r["events"]
         .as_array()
         .expect("events")
@@ -123,9 +123,13 @@ async fn a_task_run_moves_through_its_states_and_survives_a_restart() -> Result<
             "completed"
         ]
     );
-    let l = call_json(&client, "oc_task_run_list", json!({"status": "COMPLETED"})).await?;
+    let l = client
+        .tool_json("oc_task_run_list", json!({"status": "COMPLETED"}))
+        .await?;
     assert_eq!(l["runs"][0]["run_id"], id.as_str());
-    let l = call_json(&client, "oc_task_run_list", json!({"status": "RUNNING"})).await?;
+    let l = client
+        .tool_json("oc_task_run_list", json!({"status": "RUNNING"}))
+        .await?;
     assert_eq!(l["runs"], json!([]));
     client.cancel().await?;
     Ok(())
@@ -143,19 +147,25 @@ fn truncate_half(file: &std::path::Path) -> Result<Vec<u8>> {
 #[tokio::test]
 async fn damaged_state_answers_state_corrupt_naming_the_file_and_is_kept() -> Result<()> {
     let (site, data, client) = site_and_client("damaged", &[]).await?;
-    let run = call_json(&client, "oc_task_run_start", json!({"goal": "keep me"})).await?;
+    let run = client
+        .tool_json("oc_task_run_start", json!({"goal": "keep me"}))
+        .await?;
     let run = run["run_id"].as_str().expect("run_id").to_owned();
-    let c = call_json(
-        &client,
-        "oc_bulk_progress_start",
-        json!({"expected_total": 2, "item_key": "url"}),
-    )
-    .await?;
+    let c = client
+        .tool_json(
+            "oc_bulk_progress_start",
+            json!({"expected_total": 2, "item_key": "url"}),
+        )
+        .await?;
     let contract = c["contract_id"].as_str().expect("contract_id").to_owned();
     navigate(&client, &site.url("large.html")).await?;
-    let d = call_json(&client, "read_page", json!({"output_mode": "handle"})).await?;
+    let d = client
+        .tool_json("read_page", json!({"output_mode": "handle"}))
+        .await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
-    let whole_entries = call_json(&client, "oc_journal", json!({"limit": 100})).await?["entries"]
+    let whole_entries = client
+        .tool_json("oc_journal", json!({"limit": 100}))
+        .await?["entries"]
         .as_array()
         .map(Vec::len)
         .unwrap_or(0);
@@ -199,7 +209,7 @@ async fn damaged_state_answers_state_corrupt_naming_the_file_and_is_kept() -> Re
         ("oc_output_fetch", json!({"output_handle": handle}), &side),
     ];
     for (tool, args, file) in cases {
-        let err = call_error(&client, tool, args).await?;
+        let err = client.tool_error(tool, args).await?;
         assert_eq!(err["code"], "STATE_CORRUPT", "{tool}: {err}");
         assert_eq!(err["file"], file.display().to_string(), "{tool}: {err}");
     }
@@ -212,18 +222,20 @@ async fn damaged_state_answers_state_corrupt_naming_the_file_and_is_kept() -> Re
         );
     }
     // A run naming the damaged run does nothing either.
-    let err = call_error(
-        &client,
-        "oc_task_run_update",
-        json!({"run_id": run, "progress_summary": "x"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "oc_task_run_update",
+            json!({"run_id": run, "progress_summary": "x"}),
+        )
+        .await?;
     assert_eq!(err["code"], "STATE_CORRUPT");
     assert_eq!(std::fs::read(&run_file)?, damaged[0].1);
 
     // The torn journal line stays one bad line: the next entries are whole, and
     // oc_journal shows every whole entry.
-    let after = call_json(&client, "oc_journal", json!({"limit": 100})).await?;
+    let after = client
+        .tool_json("oc_journal", json!({"limit": 100}))
+        .await?;
     let entries = after["entries"].as_array().cloned().unwrap_or_default();
     assert!(
         entries.len() > whole_entries,

@@ -22,7 +22,7 @@ async fn open_widget(label: &str, page: &str) -> Result<(SiteServer, TempDir, Cl
 }
 
 async fn snapshot(client: &Client) -> Result<String> {
-    Ok(texts(&call(client, "read_page", json!({})).await?))
+    Ok(texts(&client.tool("read_page", json!({})).await?))
 }
 
 /// The ref of the line with this role and name in a fresh snapshot.
@@ -31,7 +31,7 @@ async fn find_ref(client: &Client, role: &str, name: &str) -> Result<String> {
 }
 
 async fn click(client: &Client, r: &str) -> Result<String> {
-    let res = call(client, "interact", json!({"ref": r})).await?;
+    let res = client.tool("interact", json!({"ref": r})).await?;
     let t = texts(&res);
     assert!(t.starts_with("clicked"), "{t}");
     Ok(t)
@@ -55,7 +55,9 @@ async fn choices_js_searchable_select() -> Result<()> {
         .and_then(|l| l.split_whitespace().find(|w| w.starts_with("ax_")))
         .expect("the search field")
         .to_owned();
-    call(&client, "type", json!({"ref": search, "text": "Ger"})).await?;
+    client
+        .tool("type", json!({"ref": search, "text": "Ger"}))
+        .await?;
     let germany = find_ref(&client, "option", "Germany").await?;
     click(&client, &germany).await?;
     click(&client, &find_ref(&client, "button", "Send").await?).await?;
@@ -72,12 +74,9 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
     site.expect_recorded("action=archive").await?;
     click(&client, &find_ref(&client, "button", "Edit profile").await?).await?;
     let name = find_ref(&client, "textbox", "Display name").await?;
-    call(
-        &client,
-        "form_input",
-        json!({"ref": name, "value": "Grace Hopper"}),
-    )
-    .await?;
+    client
+        .tool("form_input", json!({"ref": name, "value": "Grace Hopper"}))
+        .await?;
     click(&client, &find_ref(&client, "button", "Save changes").await?).await?;
     site.expect_recorded("name=Grace Hopper").await?;
     client.cancel().await?;
@@ -104,13 +103,15 @@ async fn sweetalert2_confirmation() -> Result<()> {
 async fn htmx_requests() -> Result<()> {
     let (site, _data, client) = open_widget("widgets-htmx", "widgets/htmx.html").await?;
     let q = find_ref(&client, "textbox", "Query").await?;
-    call(&client, "form_input", json!({"ref": q, "value": "ochre"})).await?;
+    client
+        .tool("form_input", json!({"ref": q, "value": "ochre"}))
+        .await?;
     click(&client, &find_ref(&client, "button", "Search").await?).await?;
     site.expect_recorded("q=ochre").await?;
     click(&client, &find_ref(&client, "button", "Load more").await?).await?;
     site.expect_recorded("more=1").await?;
     // htmx put the server's answer in the page.
-    let t = texts(&call(&client, "read_page", json!({"mode": "text"})).await?);
+    let t = texts(&client.tool("read_page", json!({"mode": "text"})).await?);
     assert!(t.contains("ok"), "{t}");
     client.cancel().await?;
     Ok(())
@@ -135,12 +136,9 @@ async fn sortablejs_list() -> Result<()> {
     let snap = snapshot(&client).await?;
     let charlie = ref_of(&snap, "generic", "Charlie");
     let alpha = ref_of(&snap, "generic", "Alpha");
-    let r = call(
-        &client,
-        "drag_drop",
-        json!({"source": charlie, "target": alpha}),
-    )
-    .await?;
+    let r = client
+        .tool("drag_drop", json!({"source": charlie, "target": alpha}))
+        .await?;
     assert!(texts(&r).starts_with("dragged"), "{}", texts(&r));
     click(&client, &find_ref(&client, "button", "Save order").await?).await?;
     site.expect_recorded("order=Charlie,Alpha,Bravo").await?;
@@ -155,31 +153,31 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     let data = TempDir::new("admin-agent");
     let client = stdio_client(data.path(), &[], &[]).await?;
     // The admin sends us to its sign-in page: a login wall, on evidence.
-    let r = call(
-        &client,
-        "navigate",
-        json!({"url": format!("{}/admin/book/", app.base)}),
-    )
-    .await?;
+    let r = client
+        .tool(
+            "navigate",
+            json!({"url": format!("{}/admin/book/", app.base)}),
+        )
+        .await?;
     let out = structured(&r);
     assert_eq!(out["wall"], "a login form", "{out}");
     let password = "correct horse battery staple";
-    call(
-        &client,
-        "fill_form",
-        json!({"fields": {"Username": "admin", "Password": password}, "submit": true}),
-    )
-    .await?;
+    client
+        .tool(
+            "fill_form",
+            json!({"fields": {"Username": "admin", "Password": password}, "submit": true}),
+        )
+        .await?;
     let snap = snapshot(&client).await?;
     assert!(snap.contains("Dune"), "{snap}");
     // Create.
     click(&client, &ref_of(&snap, "link", "Create")).await?;
-    call(
-        &client,
-        "fill_form",
-        json!({"fields": {"Title": "Neuromancer", "Author": "William Gibson", "Year": "1984"}}),
-    )
-    .await?;
+    client
+        .tool(
+            "fill_form",
+            json!({"fields": {"Title": "Neuromancer", "Author": "William Gibson", "Year": "1984"}}),
+        )
+        .await?;
     click(&client, &find_ref(&client, "button", "Save").await?).await?;
     assert_eq!(
         app.rows("select title, author, year from book order by id")?,
@@ -197,7 +195,9 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     assert_eq!(edits.len(), 2, "{snap}");
     let edit = ref_in(edits[1]);
     click(&client, edit).await?;
-    call(&client, "fill_form", json!({"fields": {"Year": "1985"}})).await?;
+    client
+        .tool("fill_form", json!({"fields": {"Year": "1985"}}))
+        .await?;
     click(&client, &find_ref(&client, "button", "Save").await?).await?;
     assert_eq!(
         app.rows("select year from book where title = 'Neuromancer'")?,
@@ -211,9 +211,11 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
         .collect();
     assert_eq!(deletes.len(), 2, "{snap}");
     let del = ref_in(deletes[1]);
-    let r = call(&client, "interact", json!({"ref": del})).await?;
+    let r = client.tool("interact", json!({"ref": del})).await?;
     assert_eq!(structured(&r)["dialog"]["type"], "confirm", "{r:?}");
-    call(&client, "handle_dialog", json!({"accept": true})).await?;
+    client
+        .tool("handle_dialog", json!({"accept": true}))
+        .await?;
     let mut rows = Vec::new();
     for _ in 0..50 {
         rows = app.rows("select title from book order by id")?;

@@ -8,12 +8,9 @@ use ochre_tests::*;
 use serde_json::{Value, json};
 
 async fn js(client: &Client, tab: &str, code: &str) -> Result<Value> {
-    let r = call(
-        client,
-        "javascript_tool",
-        json!({"code": code, "tabId": tab}),
-    )
-    .await?;
+    let r = client
+        .tool("javascript_tool", json!({"code": code, "tabId": tab}))
+        .await?;
     Ok(structured(&r)["value"].clone())
 }
 
@@ -28,36 +25,30 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
         .collect();
 
     // Bad input is refused before any tab opens.
-    let tabs_before = call_json(&client, "tabs_context", json!({})).await?;
+    let tabs_before = client.tool_json("tabs_context", json!({})).await?;
     let mut dup = workers.clone();
     dup[1]["name"] = json!("alpha");
-    let err = call_error(
-        &client,
-        "workflow_init",
-        json!({"name": "titles", "workers": dup}),
-    )
-    .await?;
+    let err = client
+        .tool_error("workflow_init", json!({"name": "titles", "workers": dup}))
+        .await?;
     assert_eq!(err["field"], "workers.1.name");
     let mut ftp = workers.clone();
     ftp[2]["url"] = json!("file:///etc/passwd");
-    let err = call_error(
-        &client,
-        "workflow_init",
-        json!({"name": "titles", "workers": ftp}),
-    )
-    .await?;
+    let err = client
+        .tool_error("workflow_init", json!({"name": "titles", "workers": ftp}))
+        .await?;
     assert_eq!(err["field"], "workers.2.url");
     assert_eq!(
-        call_json(&client, "tabs_context", json!({})).await?,
+        client.tool_json("tabs_context", json!({})).await?,
         tabs_before
     );
 
-    let wf = call_json(
-        &client,
-        "workflow_init",
-        json!({"name": "titles", "workers": workers}),
-    )
-    .await?;
+    let wf = client
+        .tool_json(
+            "workflow_init",
+            json!({"name": "titles", "workers": workers}),
+        )
+        .await?;
     let id = wf["workflowId"].as_str().expect("id").to_owned();
     let tabs: Vec<String> = wf["workers"]
         .as_array()
@@ -96,84 +87,73 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
 
     // One worker reports and finishes; collect names the other two.
     let title = js(&client, &tabs[0], "document.title").await?;
-    call(
-        &client,
-        "worker_update",
-        json!({"workerName": "alpha", "progress": "page open"}),
-    )
-    .await?;
-    let r = call(
-        &client,
-        "worker_complete",
-        json!({"workerName": "alpha", "status": "SUCCESS", "resultSummary": "got the title", "extractedData": {"title": title}}),
-    )
+    client
+        .tool(
+            "worker_update",
+            json!({"workerName": "alpha", "progress": "page open"}),
+        )
+        .await?;
+    let r = client.tool("worker_complete", json!({"workerName": "alpha", "status": "SUCCESS", "resultSummary": "got the title", "extractedData": {"title": title}}))
     .await?;
     assert_ne!(r.is_error, Some(true), "{r:?}");
-    let err = call_error(&client, "workflow_collect", json!({})).await?;
+    let err = client.tool_error("workflow_collect", json!({})).await?;
     assert_eq!(err["code"], "WORKFLOW_INCOMPLETE");
     assert_eq!(err["missing_workers"], json!(["beta", "gamma"]));
     assert_eq!(err["completion_guard"]["missing_count"], 2);
     assert_eq!(err["completion_guard"]["allowed"], false);
-    let partial = call_json(
-        &client,
-        "workflow_collect_partial",
-        json!({"workflowId": id}),
-    )
-    .await?;
+    let partial = client
+        .tool_json("workflow_collect_partial", json!({"workflowId": id}))
+        .await?;
     assert_eq!(partial["results"].as_array().map(Vec::len), Some(1));
     assert_eq!(partial["pending_workers"], json!(["beta", "gamma"]));
-    let status = call_json(&client, "workflow_status", json!({})).await?;
+    let status = client.tool_json("workflow_status", json!({})).await?;
     assert_eq!(status["workers"][0]["status"], "SUCCESS");
     assert_eq!(status["workers"][1]["status"], "RUNNING");
     // A finished worker stays finished; an unknown one is named.
-    let err = call_error(
-        &client,
-        "worker_complete",
-        json!({"workerName": "alpha", "status": "FAIL", "resultSummary": "x"}),
-    )
-    .await?;
+    let err = client
+        .tool_error(
+            "worker_complete",
+            json!({"workerName": "alpha", "status": "FAIL", "resultSummary": "x"}),
+        )
+        .await?;
     assert_eq!(err["code"], "INVALID_TRANSITION");
-    let err = call_error(&client, "worker_update", json!({"workerName": "delta"})).await?;
+    let err = client
+        .tool_error("worker_update", json!({"workerName": "delta"}))
+        .await?;
     assert_eq!(err["code"], "WORKER_NOT_FOUND");
 
     // A saved plan replays on a worker's tab, through the pipeline.
-    let saved = call_json(
-        &client,
-        "workflow_save_plan",
-        json!({"planId": "read-title", "steps": [
-            {"tool": "navigate", "args": {"url": "{{page}}"}},
-            {"tool": "javascript_tool", "args": {"code": "document.title"}}
-        ]}),
-    )
-    .await?;
+    let saved = client
+        .tool_json(
+            "workflow_save_plan",
+            json!({"planId": "read-title", "steps": [
+                {"tool": "navigate", "args": {"url": "{{page}}"}},
+                {"tool": "javascript_tool", "args": {"code": "document.title"}}
+            ]}),
+        )
+        .await?;
     assert_eq!(saved["params"], json!(["page"]));
-    let err = call_error(
-        &client,
-        "execute_plan",
-        json!({"planId": "read-title", "tabId": tabs[1]}),
-    )
-    .await?;
-    assert_eq!(err["field"], "params");
-    let ran = call_json(&client,
+    let err = client
+        .tool_error(
             "execute_plan",
-            json!({"planId": "read-title", "tabId": tabs[1], "params": {"page": site.url("form.html")}})).await?;
+            json!({"planId": "read-title", "tabId": tabs[1]}),
+        )
+        .await?;
+    assert_eq!(err["field"], "params");
+    let ran = client.tool_json("execute_plan", json!({"planId": "read-title", "tabId": tabs[1], "params": {"page": site.url("form.html")}})).await?;
     assert_eq!(ran["ok"], true, "{ran}");
     assert_eq!(ran["steps"].as_array().map(Vec::len), Some(2));
     let beta_title = js(&client, &tabs[1], "document.title").await?;
-    call(
-        &client,
-        "worker_complete",
-        json!({"workerName": "beta", "status": "PARTIAL", "resultSummary": "title only", "extractedData": {"title": beta_title}}),
-    )
+    client.tool("worker_complete", json!({"workerName": "beta", "status": "PARTIAL", "resultSummary": "title only", "extractedData": {"title": beta_title}}))
     .await?;
-    call(
-        &client,
-        "worker_complete",
-        json!({"workerName": "gamma", "status": "FAIL", "resultSummary": "page had no title"}),
-    )
-    .await?;
+    client
+        .tool(
+            "worker_complete",
+            json!({"workerName": "gamma", "status": "FAIL", "resultSummary": "page had no title"}),
+        )
+        .await?;
 
-    let all = call_json(&client, "workflow_collect", json!({})).await?;
+    let all = client.tool_json("workflow_collect", json!({})).await?;
     assert_eq!(all["complete"], true);
     let results = all["results"].as_array().expect("results");
     let statuses: Vec<&str> = results
@@ -187,9 +167,10 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     assert_eq!(all["completion_guard"]["missing_count"], 0);
 
     // Cleanup closes the worker tabs and forgets the workflow.
-    let cleaned = call_json(&client, "workflow_cleanup", json!({})).await?;
+    let cleaned = client.tool_json("workflow_cleanup", json!({})).await?;
     assert_eq!(cleaned["closed_tabs"].as_array().map(Vec::len), Some(3));
-    let open = call_json(&client, "tabs_context", json!({}))
+    let open = client
+        .tool_json("tabs_context", json!({}))
         .await?
         .to_string();
     for t in &tabs {
@@ -198,7 +179,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
             "{t} still open: {open}"
         );
     }
-    let err = call_error(&client, "workflow_status", json!({})).await?;
+    let err = client.tool_error("workflow_status", json!({})).await?;
     assert_eq!(err["code"], "WORKFLOW_NOT_FOUND");
     client.cancel().await?;
     Ok(())
