@@ -266,43 +266,23 @@ fn compact_schema(v: &mut Value, top: bool) {
 }
 
 /// Keywords that say little an agent needs: formats, titles, bounds that are
-/// the defaults anyway.
+/// the defaults anyway (lower bounds of 0 and 1, upper bounds of 100000+).
 fn drop_defaults(m: &mut serde_json::Map<String, Value>) {
     m.remove("format");
     m.remove("title");
-    if m.get("additionalProperties") == Some(&Value::Bool(false)) {
-        m.remove("additionalProperties");
-    }
-    if m.get("minLength") == Some(&Value::from(1)) {
-        m.remove("minLength");
-    }
-    if m.get("minItems") == Some(&Value::from(1)) {
-        m.remove("minItems");
-    }
-    if m.get("maxItems")
-        .and_then(Value::as_u64)
-        .is_some_and(|n| n >= 50)
-    {
-        m.remove("maxItems");
-    }
-    // Lower bounds of 0 and 1 and upper bounds of 100000+ say little an agent needs.
-    if m.get("minimum")
-        .and_then(Value::as_u64)
-        .is_some_and(|n| n <= 1)
-    {
-        m.remove("minimum");
-    }
-    if m.get("maximum")
-        .and_then(Value::as_f64)
-        .is_some_and(|n| n >= 100_000.0)
-    {
-        m.remove("maximum");
-    }
-    if m.get("maxLength")
-        .and_then(Value::as_u64)
-        .is_some_and(|n| n >= 1000)
-    {
-        m.remove("maxLength");
+    let says_little: [(&str, fn(&Value) -> bool); 7] = [
+        ("additionalProperties", |v| *v == Value::Bool(false)),
+        ("minLength", |v| *v == 1),
+        ("minItems", |v| *v == 1),
+        ("maxItems", |v| v.as_u64().is_some_and(|n| n >= 50)),
+        ("minimum", |v| v.as_u64().is_some_and(|n| n <= 1)),
+        ("maximum", |v| v.as_f64().is_some_and(|n| n >= 100_000.0)),
+        ("maxLength", |v| v.as_u64().is_some_and(|n| n >= 1000)),
+    ];
+    for (key, default) in says_little {
+        if m.get(key).is_some_and(default) {
+            m.remove(key);
+        }
     }
 }
 
