@@ -28,10 +28,7 @@ fn main() {
     for dir in ["plugins", "sdk", "wit"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
-    println!(
-        "cargo:rerun-if-changed={}",
-        workspace.join("Cargo.lock").display()
-    );
+    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
     println!("cargo:rerun-if-env-changed=OCHRE_PREBUILT_PLUGINS");
 
     let files = match std::env::var_os("OCHRE_PREBUILT_PLUGINS") {

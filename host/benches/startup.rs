@@ -49,10 +49,7 @@ fn reply(out: &mut impl BufRead, id: u32) -> String {
             panic!("the server closed stdout before answering request {id}");
         }
     }
-    assert!(
-        line.contains("\"result\""),
-        "no result for request {id}: {line}"
-    );
+    assert!(line.contains("\"result\""), "no result for request {id}: {line}");
     line
 }
 
@@ -71,11 +68,7 @@ fn one_run(mut cmd: Command) -> Start {
     writeln!(stdin, "{init}").expect("write");
     reply(&mut out, 1);
     let init_ms = start.elapsed().as_secs_f64() * 1e3;
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .expect("write");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).expect("write");
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).expect("write");
     reply(&mut out, 2);
     let list_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -84,11 +77,7 @@ fn one_run(mut cmd: Command) -> Start {
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
-    Start {
-        init_ms,
-        list_ms,
-        rss_kb,
-    }
+    Start { init_ms, list_ms, rss_kb }
 }
 
 fn ochre(data: &Path, cache: &Path) -> Command {
@@ -107,18 +96,12 @@ fn main() {
     one_run(ochre(&dir("fill".into()), &warm_cache)); // fills the warm cache
     for i in 0..RUNS {
         // A new machine: empty cache, new data dir.
-        cold.push(one_run(ochre(
-            &dir(format!("cold-{i}")),
-            &dir(format!("cache-{i}")),
-        )));
+        cold.push(one_run(ochre(&dir(format!("cold-{i}")), &dir(format!("cache-{i}")))));
         // Every later start: a new data dir, the machine's warm cache.
         warm.push(one_run(ochre(&dir(format!("warm-{i}")), &warm_cache)));
     }
     let size = std::fs::metadata(env!("CARGO_BIN_EXE_ochre")).map_or(0, |m| m.len());
-    println!(
-        "ochre binary: {:.1} MB; {RUNS} runs each, medians",
-        size as f64 / 1e6
-    );
+    println!("ochre binary: {:.1} MB; {RUNS} runs each, medians", size as f64 / 1e6);
     println!("| server | initialize (ms) | tools/list answered (ms) | idle RSS (MB) |");
     println!("|---|---:|---:|---:|");
     let mut rows = Vec::new();
@@ -129,16 +112,14 @@ fn main() {
         rows.push(row(name, &runs));
     }
 
-    let modules = std::env::var_os("OCHRE_BENCH_NODE_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
+    let modules =
+        std::env::var_os("OCHRE_BENCH_NODE_MODULES").map(PathBuf::from).unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench/node_modules")
         });
     let mut skipped = Vec::new();
-    for (name, bin) in [
-        ("playwright-mcp", "playwright-mcp"),
-        ("chrome-devtools-mcp", "chrome-devtools-mcp"),
-    ] {
+    for (name, bin) in
+        [("playwright-mcp", "playwright-mcp"), ("chrome-devtools-mcp", "chrome-devtools-mcp")]
+    {
         let path = modules.join(".bin").join(bin);
         if !path.exists() {
             skipped.push(format!(

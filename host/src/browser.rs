@@ -113,13 +113,8 @@ pub struct BrowserOptions {
 pub(crate) const TEMP_PROFILE_PREFIX: &str = "ochre-profile-";
 
 /// Executables tried, in order, when no path is given.
-const CANDIDATES: &[&str] = &[
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-    "chrome",
-];
+const CANDIDATES: &[&str] =
+    &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
 const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
 
@@ -258,9 +253,7 @@ fn tab_id(n: u64) -> String {
 }
 
 fn parse_tab(id: &str) -> Result<u64, ToolError> {
-    id.strip_prefix('t')
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| not_found(id))
+    id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| not_found(id))
 }
 
 fn not_found(id: &str) -> ToolError {
@@ -285,11 +278,10 @@ async fn bounded<T>(
     let ms = if ms == 0 { 30_000 } else { ms };
     match tokio::time::timeout(Duration::from_millis(u64::from(ms)), fut).await {
         Ok(r) => r,
-        Err(_) => Err(ToolError::new(
-            codes::TIMEOUT,
-            format!("{what} did not finish within {ms} ms"),
-        )
-        .with("timeoutMs", ms)),
+        Err(_) => {
+            Err(ToolError::new(codes::TIMEOUT, format!("{what} did not finish within {ms} ms"))
+                .with("timeoutMs", ms))
+        }
     }
 }
 
@@ -341,10 +333,7 @@ impl BrowserManager {
             }
             return Err(ToolError::new(
                 codes::BROWSER_UNAVAILABLE,
-                format!(
-                    "--chrome-path {} does not exist; {INSTALL_HINT}",
-                    p.display()
-                ),
+                format!("--chrome-path {} does not exist; {INSTALL_HINT}", p.display()),
             ));
         }
         let path = std::env::var_os("PATH").unwrap_or_default();
@@ -418,9 +407,7 @@ impl BrowserManager {
             builder = builder.with_head();
         }
         if let Some(launcher) = &opts.launcher {
-            builder = builder
-                .chrome_executable(launcher)
-                .envs(lifeline::launcher_env(&exe));
+            builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));
         }
         let config = builder.build().map_err(|e| {
             ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
@@ -502,9 +489,7 @@ impl BrowserManager {
     /// The live session, (re)starting it when needed.
     async fn session(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
         let mut guard = self.inner.session.lock().await;
-        let dead = guard
-            .as_ref()
-            .is_some_and(|s| !s.alive.load(Ordering::Relaxed));
+        let dead = guard.as_ref().is_some_and(|s| !s.alive.load(Ordering::Relaxed));
         if dead {
             if let Some(mut old) = guard.take() {
                 let _ = old.browser.kill().await;
@@ -522,11 +507,7 @@ impl BrowserManager {
                 Some(_) => "attached to the browser at --cdp-endpoint".to_owned(),
                 None => format!(
                     "launched the browser{}",
-                    if self.inner.options.headed {
-                        " (headed)"
-                    } else {
-                        ""
-                    }
+                    if self.inner.options.headed { " (headed)" } else { "" }
                 ),
             };
             self.tell(
@@ -590,20 +571,13 @@ impl BrowserManager {
             .await
             .as_ref()
             .is_some_and(|s| s.current.get(&who) == Some(&n));
-        TabInfo {
-            id: tab_id(n),
-            url,
-            title,
-            current,
-        }
+        TabInfo { id: tab_id(n), url, title, current }
     }
 
     /// A tab's title as the browser knows it (no script runs in the page).
     async fn target_title(&self, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
-        let p = GetTargetInfoParams {
-            target_id: Some(page.target_id().clone()),
-        };
+        let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
         let guard = self.inner.session.lock().await;
         let Some(s) = guard.as_ref() else {
             return String::new();
@@ -643,14 +617,9 @@ impl BrowserManager {
         let opening = bounded(timeout_ms, "opening a tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
-            let page = self
-                .open_page(session, &who, url.unwrap_or("about:blank"))
-                .await
-                .map_err(|e| {
-                    ToolError::new(
-                        codes::NAVIGATION_FAILED,
-                        format!("cannot open the tab: {e}"),
-                    )
+            let page =
+                self.open_page(session, &who, url.unwrap_or("about:blank")).await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot open the tab: {e}"))
                 })?;
             let n = self.add_tab(session, page.clone(), &who);
             session.current.insert(who.clone(), n);
@@ -679,8 +648,7 @@ impl BrowserManager {
                 .create_browser_context(CreateBrowserContextParams::default())
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
-            self.allow_downloads(&session.browser, Some(context.clone()))
-                .await;
+            self.allow_downloads(&session.browser, Some(context.clone())).await;
             let mut params = own_window(url.unwrap_or("about:blank"));
             params.browser_context_id = Some(context.clone());
             let page = match session.browser.new_page(params).await {
@@ -789,9 +757,8 @@ impl BrowserManager {
                     .await
                     .map_err(|e| cdp_error("cannot read the history", e))?;
                 let target = h.result.current_index + i64::from(delta);
-                let Some(entry) = usize::try_from(target)
-                    .ok()
-                    .and_then(|i| h.result.entries.get(i))
+                let Some(entry) =
+                    usize::try_from(target).ok().and_then(|i| h.result.entries.get(i))
                 else {
                     let dir = if delta < 0 { "back" } else { "forward" };
                     return Err(ToolError::new(
@@ -880,15 +847,13 @@ impl BrowserManager {
                 });
             }
             b = match jpeg_quality {
-                Some(q) => b
-                    .format(CaptureScreenshotFormat::Jpeg)
-                    .quality(i64::from(q.clamp(1, 100))),
+                Some(q) => {
+                    b.format(CaptureScreenshotFormat::Jpeg).quality(i64::from(q.clamp(1, 100)))
+                }
                 None => b.format(CaptureScreenshotFormat::Png),
             };
             bounded(30_000, "screenshot", async {
-                page.screenshot(b.build())
-                    .await
-                    .map_err(|e| cdp_error("screenshot failed", e))
+                page.screenshot(b.build()).await.map_err(|e| cdp_error("screenshot failed", e))
             })
             .await
         })
@@ -912,9 +877,7 @@ impl BrowserManager {
             let n = wanted.or_else(|| s.current.get(&who).copied())?;
             (n, self.visible_page(s, n, &who)?)
         };
-        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page))
-            .await
-            .ok()
+        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page)).await.ok()
     }
 
     /// A small JPEG of the tab's viewport (half scale), for recordings.
@@ -944,9 +907,7 @@ impl BrowserManager {
                 })
                 .build();
             bounded(10_000, "screenshot", async {
-                page.screenshot(params)
-                    .await
-                    .map_err(|e| cdp_error("screenshot failed", e))
+                page.screenshot(params).await.map_err(|e| cdp_error("screenshot failed", e))
             })
             .await
         })
@@ -1017,12 +978,7 @@ impl BrowserManager {
         let who: Owner = Some(owner.into());
         let mut guard = self.inner.session.lock().await;
         let Some(s) = guard.as_mut() else { return };
-        let mine: Vec<u64> = s
-            .tabs
-            .keys()
-            .copied()
-            .filter(|n| self.owner_of(*n) == who)
-            .collect();
+        let mine: Vec<u64> = s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
         let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
         for n in mine {
             self.drop_tab(s, n);
@@ -1120,32 +1076,22 @@ pub(super) async fn raw_command(
     method: &str,
     params: Value,
 ) -> Result<Value, ToolError> {
-    let cmd = RawCommand {
-        method: method.to_owned().into(),
-        params,
-    };
+    let cmd = RawCommand { method: method.to_owned().into(), params };
     bounded(30_000, method, async {
-        page.execute(cmd)
-            .await
-            .map(|r| r.result.clone())
-            .map_err(|e| cdp_error(method, e))
+        page.execute(cmd).await.map(|r| r.result.clone()).map_err(|e| cdp_error(method, e))
     })
     .await
 }
 
 /// Attach to a running browser (`--cdp-endpoint`).
 async fn attach(endpoint: &str) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
-    let config = chromiumoxide::handler::HandlerConfig {
-        ignore_https_errors: false,
-        ..Default::default()
-    };
-    let (b, h) = Browser::connect_with_config(endpoint, config)
-        .await
-        .map_err(|e| {
-            ToolError::new(
-                codes::BROWSER_UNAVAILABLE,
-                format!("cannot attach to the browser at {endpoint}: {e}"),
-            )
-        })?;
+    let config =
+        chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
+    let (b, h) = Browser::connect_with_config(endpoint, config).await.map_err(|e| {
+        ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("cannot attach to the browser at {endpoint}: {e}"),
+        )
+    })?;
     Ok((b, h))
 }

@@ -185,10 +185,7 @@ pub fn check(c: &Map<String, Value>) -> GuardResult {
         return r;
     }
     r.allowed = true;
-    r.reason = format!(
-        "{done} completed + {failed} failed of {} expected",
-        total.unwrap_or(0)
-    );
+    r.reason = format!("{done} completed + {failed} failed of {} expected", total.unwrap_or(0));
     r
 }
 
@@ -305,10 +302,7 @@ fn bad(field: &str, msg: impl Into<String>) -> ToolError {
 /// of a task run; `prefix` names it in errors) and return the normalized fields.
 pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, ToolError> {
     let Some(obj) = spec.as_object() else {
-        return Err(bad(
-            prefix.trim_end_matches('.'),
-            "the contract must be an object",
-        ));
+        return Err(bad(prefix.trim_end_matches('.'), "the contract must be an object"));
     };
     let r = SpecReader { obj, prefix };
     const KNOWN: &[&str] = &[
@@ -351,10 +345,7 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
     if let (Some(m), Some(t)) = (min, total)
         && m > t
     {
-        return Err(r.bad(
-            "min_completed",
-            format!("({m}) is more than expected_total ({t})"),
-        ));
+        return Err(r.bad("min_completed", format!("({m}) is more than expected_total ({t})")));
     }
     let stop = r.text("stop_condition", 500)?.unwrap_or_default();
     if total.is_none() && stop.is_empty() {
@@ -375,14 +366,8 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
     out.insert("allow_partial".into(), json!(r.flag("allow_partial")?));
     out.insert("stop_condition".into(), json!(stop));
     out.insert("stop_satisfied".into(), json!(false));
-    out.insert(
-        "item_key".into(),
-        json!(key.unwrap_or_else(|| "item".into())),
-    );
-    out.insert(
-        "cursor".into(),
-        json!(r.text("cursor", 2000)?.filter(|c| !c.is_empty())),
-    );
+    out.insert("item_key".into(), json!(key.unwrap_or_else(|| "item".into())));
+    out.insert("cursor".into(), json!(r.text("cursor", 2000)?.filter(|c| !c.is_empty())));
     Ok(out)
 }
 
@@ -573,14 +558,8 @@ pub fn apply(c: &mut Map<String, Value>, p: &Progress, now: &str) {
     c.insert("failed".into(), json!(failed));
     c.insert("completed_count".into(), json!(done_n));
     c.insert("failed_count".into(), json!(fail_n));
-    c.insert(
-        "completed_truncated".into(),
-        json!(done_n as usize > ITEMS_KEPT),
-    );
-    c.insert(
-        "failed_truncated".into(),
-        json!(fail_n as usize > ITEMS_KEPT),
-    );
+    c.insert("completed_truncated".into(), json!(done_n as usize > ITEMS_KEPT));
+    c.insert("failed_truncated".into(), json!(fail_n as usize > ITEMS_KEPT));
     if let Some(cur) = &p.cursor {
         c.insert("cursor".into(), json!(clean_item(cur)));
         progressed = true;
@@ -610,11 +589,7 @@ pub fn view(c: &Map<String, Value>, items: bool) -> Value {
 impl Contracts {
     /// The contracts under `data_dir`.
     pub fn new(data_dir: &std::path::Path, clock: Clock) -> Self {
-        Self {
-            dir: data_dir.join("progress-contracts"),
-            clock,
-            lock: Mutex::new(()),
-        }
+        Self { dir: data_dir.join("progress-contracts"), clock, lock: Mutex::new(()) }
     }
 
     fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -749,12 +724,7 @@ mod tests {
         assert!(!g.allowed);
         assert_eq!(g.missing_count, Some(2));
         assert_eq!(g.missing_items, vec!["b", "c"]);
-        assert!(
-            g.suggested_next_action
-                .as_deref()
-                .is_some_and(|a| a.contains("next: b")),
-            "{g:?}"
-        );
+        assert!(g.suggested_next_action.as_deref().is_some_and(|a| a.contains("next: b")), "{g:?}");
         done(&mut c, &["b", "a"]);
         assert_eq!(check(&c).missing_count, Some(1), "duplicates count once");
         done(&mut c, &["c"]);
@@ -770,10 +740,7 @@ mod tests {
         fail(&mut c, "c", Some(true));
         let g = check(&c);
         assert!(!g.allowed, "a failure is not a completion");
-        assert_eq!(
-            (g.completed_count, g.failed_count, g.missing_count),
-            (2, 1, Some(0))
-        );
+        assert_eq!((g.completed_count, g.failed_count, g.missing_count), (2, 1, Some(0)));
         // allow_partial lets the run finish; the failure stays on record.
         let mut p = contract(json!({"expected_total": 3, "allow_partial": true}));
         done(&mut p, &["a", "b"]);
@@ -810,14 +777,7 @@ mod tests {
         let g = check(&c);
         assert!(!g.allowed);
         assert_eq!(g.missing_count, None);
-        apply(
-            &mut c,
-            &Progress {
-                stop_satisfied: Some(true),
-                ..Progress::default()
-            },
-            "t",
-        );
+        apply(&mut c, &Progress { stop_satisfied: Some(true), ..Progress::default() }, "t");
         assert!(check(&c).allowed);
         // Without a stop condition and a total such a contract is refused at start.
         let e = validate_spec(&json!({"item_key": "page"}), "").expect_err("no stop");
@@ -831,14 +791,7 @@ mod tests {
     fn lists_are_capped_with_true_counts_and_items_are_cleaned() {
         let mut c = contract(json!({"expected_total": 1200}));
         let items: Vec<String> = (0..1200).map(|i| format!("item-{i}")).collect();
-        apply(
-            &mut c,
-            &Progress {
-                completed: items.clone(),
-                ..Progress::default()
-            },
-            "t",
-        );
+        apply(&mut c, &Progress { completed: items.clone(), ..Progress::default() }, "t");
         assert_eq!(c["completed_count"], 1200);
         assert_eq!(c["completed"].as_array().map(Vec::len), Some(ITEMS_KEPT));
         assert_eq!(c["completed"][0], "item-700", "the tail is kept");
@@ -848,10 +801,7 @@ mod tests {
             clean_item("https://bob:hunter2@x.test/a?q=1&token=abc#f"),
             "https://REDACTED@x.test/a?q=1&token=REDACTED#f"
         );
-        assert_eq!(
-            clean_item(&"x".repeat(1000)).chars().count(),
-            ITEM_CHARS + 1
-        );
+        assert_eq!(clean_item(&"x".repeat(1000)).chars().count(), ITEM_CHARS + 1);
     }
 
     #[test]
@@ -859,21 +809,12 @@ mod tests {
         for (spec, field) in [
             (json!({"expected_total": -1}), "expected_total"),
             (json!({"expected_total": "3"}), "expected_total"),
-            (
-                json!({"expected_total": 2, "min_completed": 3}),
-                "min_completed",
-            ),
-            (
-                json!({"expected_total": 2, "expected_items": ["a"]}),
-                "expected_total",
-            ),
+            (json!({"expected_total": 2, "min_completed": 3}), "min_completed"),
+            (json!({"expected_total": 2, "expected_items": ["a"]}), "expected_total"),
             (json!({"expected_items": ["a", 5]}), "expected_items"),
             (json!({"expected_items": "a"}), "expected_items"),
             (json!({"expected_total": 1, "scope": "galaxy"}), "scope"),
-            (
-                json!({"expected_total": 1, "allow_partial": "yes"}),
-                "allow_partial",
-            ),
+            (json!({"expected_total": 1, "allow_partial": "yes"}), "allow_partial"),
             (json!({"expected_total": 1, "colour": "red"}), "colour"),
             (json!({"expected_total": 1, "item_key": 7}), "item_key"),
         ] {
@@ -882,9 +823,7 @@ mod tests {
             assert_eq!(e.details["field"], field, "{spec}");
         }
         assert_eq!(
-            validate_spec(&json!([1]), "bulk_contract.")
-                .expect_err("array")
-                .details["field"],
+            validate_spec(&json!([1]), "bulk_contract.").expect_err("array").details["field"],
             "bulk_contract"
         );
     }
@@ -913,22 +852,13 @@ mod tests {
             .expect("update");
         let again = Contracts::new(&d, Clock::System);
         let c = again.load(&id).expect("load");
-        assert_eq!(
-            (c["completed_count"].as_u64(), c["cursor"].as_str()),
-            (Some(1), Some("p2"))
-        );
+        assert_eq!((c["completed_count"].as_u64(), c["cursor"].as_str()), (Some(1), Some("p2")));
         again.close(&id).expect("close");
         assert_eq!(
-            again
-                .update(&id, &Progress::default())
-                .expect_err("closed")
-                .code,
+            again.update(&id, &Progress::default()).expect_err("closed").code,
             codes::CONTRACT_CLOSED
         );
-        assert_eq!(
-            again.load("bp-../../etc").expect_err("bad").code,
-            codes::CONTRACT_NOT_FOUND
-        );
+        assert_eq!(again.load("bp-../../etc").expect_err("bad").code, codes::CONTRACT_NOT_FOUND);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 }

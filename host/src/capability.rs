@@ -7,15 +7,8 @@ use std::collections::BTreeSet;
 use crate::error::{Error, Result};
 
 /// The tool groups that ship with ochre.
-pub const BUILTIN_GROUPS: &[&str] = &[
-    "core",
-    "crawl",
-    "recording",
-    "workflow",
-    "storage",
-    "profile",
-    "totp",
-];
+pub const BUILTIN_GROUPS: &[&str] =
+    &["core", "crawl", "recording", "workflow", "storage", "profile", "totp"];
 
 /// Which capability groups are enabled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,11 +36,7 @@ impl CapabilityFilter {
         if slim && !(tools_only.is_empty() && disable_tools.is_empty()) {
             return Err(Error::Config(format!(
                 "--slim cannot be combined with {}: --slim already means core tier-1 tools only",
-                if tools_only.is_empty() {
-                    "--disable-tools"
-                } else {
-                    "--tools-only"
-                }
+                if tools_only.is_empty() { "--disable-tools" } else { "--tools-only" }
             )));
         }
         if slim {
@@ -94,11 +83,8 @@ impl CapabilityFilter {
             Self::All | Self::Slim => return Ok(()),
             Self::Only(s) | Self::Disable(s) => s,
         };
-        let unknown: Vec<&str> = named
-            .iter()
-            .filter(|g| !known.contains(*g))
-            .map(String::as_str)
-            .collect();
+        let unknown: Vec<&str> =
+            named.iter().filter(|g| !known.contains(*g)).map(String::as_str).collect();
         if unknown.is_empty() {
             return Ok(());
         }

@@ -49,10 +49,7 @@ pub struct ClientLogs {
 
 impl Default for ClientLogs {
     fn default() -> Self {
-        Self {
-            tx: broadcast::channel(256).0,
-            startup: Mutex::new(Vec::new()),
-        }
+        Self { tx: broadcast::channel(256).0, startup: Mutex::new(Vec::new()) }
     }
 }
 
@@ -89,12 +86,8 @@ impl ClientLogs {
     /// A message of the server's start, also told to every session that starts
     /// later.
     pub fn emit_startup(&self, level: Level, logger: &str, message: impl Into<String>) {
-        let m = ClientLog {
-            level,
-            logger: logger.to_owned(),
-            message: message.into(),
-            session: None,
-        };
+        let m =
+            ClientLog { level, logger: logger.to_owned(), message: message.into(), session: None };
         let mut kept = self.startup.lock().unwrap_or_else(|p| p.into_inner());
         if kept.len() < STARTUP_KEPT {
             kept.push(m.clone());
@@ -104,10 +97,7 @@ impl ClientLogs {
 
     /// The messages of the server's start.
     pub fn startup(&self) -> Vec<ClientLog> {
-        self.startup
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.startup.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Every message from now on.
@@ -134,10 +124,7 @@ mod tests {
     #[test]
     fn secrets_are_taken_out_and_short_values_left() {
         let s = vec!["JBSWY3DPEHPK3PXP".to_owned(), "ab".to_owned()];
-        assert_eq!(
-            without_secrets("seed JBSWY3DPEHPK3PXP for ab", &s),
-            "seed [redacted] for ab"
-        );
+        assert_eq!(without_secrets("seed JBSWY3DPEHPK3PXP for ab", &s), "seed [redacted] for ab");
     }
 
     #[tokio::test]
@@ -152,9 +139,6 @@ mod tests {
         let a = rx.recv().await.expect("first");
         let b = rx.recv().await.expect("second");
         assert_eq!((a.session, a.message.as_str()), (None, "outside"));
-        assert_eq!(
-            (b.session.as_deref(), b.level),
-            (Some("s1"), Level::Warning)
-        );
+        assert_eq!((b.session.as_deref(), b.level), (Some("s1"), Level::Warning));
     }
 }

@@ -35,10 +35,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Self::Io {
-            context: context.into(),
-            source,
-        }
+        Self::Io { context: context.into(), source }
     }
 }
 
@@ -91,11 +88,7 @@ pub struct ToolError {
 impl ToolError {
     /// A new error.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-            details: Map::new(),
-        }
+        Self { code: code.into(), message: message.into(), details: Map::new() }
     }
 
     /// Add one extra field.

@@ -119,10 +119,7 @@ pub const RULES: &[Rule] = &[
         id: "login_wall",
         // Evidence, not words in the URL: `navigate` reports `wall` only when the
         // page shows a password field or a CAPTCHA and no sign-out control.
-        trigger: Trigger::ResultField {
-            tools: &["navigate"],
-            field: "wall",
-        },
+        trigger: Trigger::ResultField { tools: &["navigate"], field: "wall" },
         severity: Severity::Warning,
         escalate_every: 2,
         text: "This page looks like a login or CAPTCHA wall ({matched}): sign in if you have the credentials (fill_form; oc_totp_generate for codes), otherwise call oc_task_run_needs_help and ask a person. Do not guess credentials.",
@@ -261,11 +258,7 @@ mod tests {
         code: &'a str,
         f: &'a Map<String, Value>,
     ) -> Seen<'a> {
-        Seen {
-            tool,
-            args,
-            outcome: Err((code, f)),
-        }
+        Seen { tool, args, outcome: Err((code, f)) }
     }
 
     #[test]
@@ -277,34 +270,13 @@ mod tests {
         f.insert("failed_count".into(), json!(0));
         f.insert("suggested_next_action".into(), json!("visit b"));
         let h = s
-            .observe(&err(
-                "oc_task_run_complete",
-                &args,
-                "bulk_completion_guard_failed",
-                &f,
-            ))
+            .observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f))
             .expect("hint");
-        assert_eq!(
-            (h.rule, h.severity),
-            ("premature_completion", Severity::Warning)
-        );
-        assert_eq!(
-            h.message,
-            "Not done yet: 2 item(s) missing, 0 failed. Next: visit b"
-        );
-        s.observe(&err(
-            "oc_task_run_complete",
-            &args,
-            "bulk_completion_guard_failed",
-            &f,
-        ));
+        assert_eq!((h.rule, h.severity), ("premature_completion", Severity::Warning));
+        assert_eq!(h.message, "Not done yet: 2 item(s) missing, 0 failed. Next: visit b");
+        s.observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f));
         let h = s
-            .observe(&err(
-                "oc_task_run_complete",
-                &args,
-                "bulk_completion_guard_failed",
-                &f,
-            ))
+            .observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f))
             .expect("third");
         assert_eq!(h.severity, Severity::Critical, "escalates");
     }
@@ -314,36 +286,17 @@ mod tests {
         let mut s = HintState::default();
         let a = json!({"url": "http://x.test"});
         let f = Map::new();
-        assert!(
-            s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f))
-                .is_none()
-        );
-        assert!(
-            s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f))
-                .is_none()
-        );
-        let h = s
-            .observe(&err("navigate", &a, "NAVIGATION_FAILED", &f))
-            .expect("3rd");
+        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none());
+        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none());
+        let h = s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).expect("3rd");
         assert_eq!(h.rule, "repeated_failure");
         assert!(h.message.contains("3 times"), "{}", h.message);
         // Other arguments are another call.
         let b = json!({"url": "http://y.test"});
-        assert!(
-            s.observe(&err("navigate", &b, "NAVIGATION_FAILED", &f))
-                .is_none()
-        );
-        let ok = Seen {
-            tool: "navigate",
-            args: &a,
-            outcome: Ok(None),
-        };
+        assert!(s.observe(&err("navigate", &b, "NAVIGATION_FAILED", &f)).is_none());
+        let ok = Seen { tool: "navigate", args: &a, outcome: Ok(None) };
         assert!(s.observe(&ok).is_none());
-        assert!(
-            s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f))
-                .is_none(),
-            "reset"
-        );
+        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none(), "reset");
     }
 
     #[test]
@@ -351,34 +304,20 @@ mod tests {
         let mut s = HintState::default();
         let f = Map::new();
         let a = json!({"ref": "ax_3"});
-        let h = s
-            .observe(&err("interact", &a, "STALE_REF", &f))
-            .expect("stale");
+        let h = s.observe(&err("interact", &a, "STALE_REF", &f)).expect("stale");
         assert_eq!((h.rule, h.severity), ("stale_ref", Severity::Info));
         assert!(h.message.contains("read_page"));
         let page = json!({"url": "http://127.0.0.1:9/account/login?next=/", "title": "Welcome", "wall": "a login form"});
-        let seen = Seen {
-            tool: "navigate",
-            args: &a,
-            outcome: Ok(Some(&page)),
-        };
+        let seen = Seen { tool: "navigate", args: &a, outcome: Ok(Some(&page)) };
         let h = s.observe(&seen).expect("login");
         assert_eq!(h.rule, "login_wall");
         assert!(h.message.contains("login"), "{}", h.message);
         // Words in the URL or title are no evidence.
         let fine =
             json!({"url": "http://127.0.0.1:9/admin/auth/user/", "title": "Sign in history"});
-        let seen = Seen {
-            tool: "navigate",
-            args: &a,
-            outcome: Ok(Some(&fine)),
-        };
+        let seen = Seen { tool: "navigate", args: &a, outcome: Ok(Some(&fine)) };
         assert!(s.observe(&seen).is_none());
-        let other = Seen {
-            tool: "read_page",
-            args: &a,
-            outcome: Ok(Some(&page)),
-        };
+        let other = Seen { tool: "read_page", args: &a, outcome: Ok(Some(&page)) };
         assert!(s.observe(&other).is_none(), "only navigate is watched");
     }
 

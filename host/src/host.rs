@@ -70,9 +70,7 @@ struct Stages(Vec<Arc<dyn Stage>>);
 
 impl std::fmt::Debug for Stages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|s| s.name()))
-            .finish()
+        f.debug_list().entries(self.0.iter().map(|s| s.name())).finish()
     }
 }
 
@@ -131,9 +129,7 @@ impl Default for HostBuilder {
 /// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
 /// `~/.cache/ochre` (`None` without a home).
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
+    let xdg = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
     xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("ochre"))
 }
@@ -143,10 +139,7 @@ pub fn default_data_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(".ochre")
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir).join(".ochre")
 }
 
 /// Builder setters: `pub fn name(mut self, value: T) -> Self` setting a field.
@@ -308,15 +301,8 @@ impl HostBuilder {
                 );
             }
         }
-        let host = self.assemble(
-            data_dir,
-            session,
-            loaded,
-            stores,
-            runtime,
-            browser,
-            compile_cache_dir,
-        );
+        let host =
+            self.assemble(data_dir, session, loaded, stores, runtime, browser, compile_cache_dir);
         let weak: std::sync::Weak<HostInner> = Arc::downgrade(&host.inner);
         caller.set(weak);
         spawn_syncer(Arc::downgrade(&host.inner));
@@ -327,17 +313,13 @@ impl HostBuilder {
     /// The session id asked for, or a new one (`s-<UTC digits>-<pid>`).
     fn session_id_or_new(&self) -> Result<String> {
         match &self.session {
-            Some(s) if !manifest::valid_tool_name(s) => Err(Error::Config(format!(
-                "session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]"
-            ))),
+            Some(s) if !manifest::valid_tool_name(s) => {
+                Err(Error::Config(format!("session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]")))
+            }
             Some(s) => Ok(s.clone()),
             None => {
                 let stamp = crate::journal::iso_of(self.clock.now_ms());
-                let digits: String = stamp
-                    .chars()
-                    .filter(char::is_ascii_digit)
-                    .take(14)
-                    .collect();
+                let digits: String = stamp.chars().filter(char::is_ascii_digit).take(14).collect();
                 Ok(format!("s-{digits}-{:x}", std::process::id()))
             }
         }
@@ -476,19 +458,17 @@ impl Stores {
 /// nothing); this thread also gets them onto the disk within a second, so a crashed
 /// machine loses at most that. It ends with the host.
 fn spawn_syncer(inner: std::sync::Weak<HostInner>) {
-    let spawned = std::thread::Builder::new()
-        .name("ochre-fsync".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(Duration::from_secs(1));
-                let Some(inner) = inner.upgrade() else { break };
-                let seq = inner.seq.load(std::sync::atomic::Ordering::Relaxed);
-                if seq != inner.synced.swap(seq, std::sync::atomic::Ordering::Relaxed) {
-                    let _ = inner.journal.sync();
-                    let _ = inner.trace.sync();
-                }
+    let spawned = std::thread::Builder::new().name("ochre-fsync".into()).spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let Some(inner) = inner.upgrade() else { break };
+            let seq = inner.seq.load(std::sync::atomic::Ordering::Relaxed);
+            if seq != inner.synced.swap(seq, std::sync::atomic::Ordering::Relaxed) {
+                let _ = inner.journal.sync();
+                let _ = inner.trace.sync();
             }
-        });
+        }
+    });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the fsync thread; logs are synced at shutdown only");
     }
@@ -497,18 +477,16 @@ fn spawn_syncer(inner: std::sync::Weak<HostInner>) {
 /// Deletes expired output handles every `every`; ends with the host.
 fn spawn_sweeper(inner: std::sync::Weak<HostInner>, every: Duration) {
     let every = every.max(Duration::from_millis(100));
-    let spawned = std::thread::Builder::new()
-        .name("ochre-sweep".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(every);
-                let Some(inner) = inner.upgrade() else { break };
-                let n = inner.output.sweep();
-                if n > 0 {
-                    tracing::debug!(removed = n, "expired output handles deleted");
-                }
+    let spawned = std::thread::Builder::new().name("ochre-sweep".into()).spawn(move || {
+        loop {
+            std::thread::sleep(every);
+            let Some(inner) = inner.upgrade() else { break };
+            let n = inner.output.sweep();
+            if n > 0 {
+                tracing::debug!(removed = n, "expired output handles deleted");
             }
-        });
+        }
+    });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the output sweep; expired handles are deleted at startup only");
     }
@@ -571,11 +549,7 @@ impl Host {
             result
         };
         // A client's call: what it logs goes to its session.
-        if top {
-            crate::client_log::in_session(session, call).await
-        } else {
-            call.await
-        }
+        if top { crate::client_log::in_session(session, call).await } else { call.await }
     }
 
     /// The gate, then the stages around the tool.
@@ -602,9 +576,7 @@ impl Host {
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
                 let options = call.options;
-                plugin
-                    .call(name, &raw, options.progress.clone(), options.depth)
-                    .await
+                plugin.call(name, &raw, options.progress.clone(), options.depth).await
             }
         }
     }

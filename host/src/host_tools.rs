@@ -116,9 +116,7 @@ pub(crate) fn run_journal(host: &HostTools, args: &Value) -> Result<ToolOutput, 
         let mut by_tool: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut failed = 0u64;
         for e in &all {
-            let slot = by_tool
-                .entry(e["tool"].as_str().unwrap_or("?").to_owned())
-                .or_default();
+            let slot = by_tool.entry(e["tool"].as_str().unwrap_or("?").to_owned()).or_default();
             slot.0 += 1;
             if e["ok"] != true {
                 slot.1 += 1;
@@ -142,10 +140,7 @@ pub(crate) fn run_journal(host: &HostTools, args: &Value) -> Result<ToolOutput, 
     }
     let entries = journal.recent(count, tool);
     let n = entries.len();
-    Ok(json_output(
-        json!({ "entries": entries }),
-        format!("{n} recent entries"),
-    ))
+    Ok(json_output(json!({ "entries": entries }), format!("{n} recent entries")))
 }
 
 /// The `oc_bulk_progress_*` tools.
@@ -220,11 +215,7 @@ fn host_tool(
         input_schema,
         capability: "core".into(),
         tier,
-        annotations: Annotations {
-            read_only,
-            idempotent: read_only,
-            ..Annotations::default()
-        },
+        annotations: Annotations { read_only, idempotent: read_only, ..Annotations::default() },
         intent: false,
         output_mode: false,
         redact: Vec::new(),
@@ -295,10 +286,7 @@ pub(crate) fn run_bulk_tool(
         c["failed_count"],
         if g.allowed { "complete" } else { "incomplete" }
     );
-    Ok(json_output(
-        bulk::view(&c, args["include_items"] == json!(true)),
-        summary,
-    ))
+    Ok(json_output(bulk::view(&c, args["include_items"] == json!(true)), summary))
 }
 
 /// The `oc_task_run_*` tools (tier 2 until the intent guard and hints make them
@@ -460,8 +448,7 @@ pub(crate) async fn start_run(
         .with("stop_reason", "intent_execution_failed")
         .with("run_id", id.as_str()));
     }
-    host.sessions
-        .with(options.session.as_deref(), |s| s.runs.push(id.clone()));
+    host.sessions.with(options.session.as_deref(), |s| s.runs.push(id.clone()));
     let summary = format!("{id} PENDING ({})", verdict.label.as_str());
     Ok(json_output(run, summary))
 }

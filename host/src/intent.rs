@@ -61,9 +61,8 @@ pub fn classify_by_name(name: &str) -> Scope {
         "tab",
         "dom",
     ];
-    const NETWORK: &[&str] = &[
-        "fetch", "http", "url", "page", "web", "crawl", "request", "download", "scrape",
-    ];
+    const NETWORK: &[&str] =
+        &["fetch", "http", "url", "page", "web", "crawl", "request", "download", "scrape"];
     if BROWSER.iter().any(|k| n.contains(k)) {
         Scope::Browser
     } else if NETWORK.iter().any(|k| n.contains(k)) {
@@ -126,8 +125,7 @@ impl IntentGuardConfig {
             return Err("`intent_guard` must be a table ([intent_guard])".into());
         };
         let boolean = |key: &str, v: &toml::Value| {
-            v.as_bool()
-                .ok_or_else(|| format!("`{key}` must be true or false"))
+            v.as_bool().ok_or_else(|| format!("`{key}` must be true or false"))
         };
         for (k, v) in section {
             let key = format!("intent_guard.{k}");
@@ -180,13 +178,10 @@ impl IntentGuardConfig {
 
 /// Read a whole config file (`--config`): known sections only.
 pub fn parse_config(text: &str) -> Result<IntentGuardConfig, String> {
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
     if let Some(k) = table.keys().find(|k| k.as_str() != "intent_guard") {
-        return Err(format!(
-            "unknown key `{k}` (known sections: [intent_guard])"
-        ));
+        return Err(format!("unknown key `{k}` (known sections: [intent_guard])"));
     }
     IntentGuardConfig::from_table(&table)
 }
@@ -266,11 +261,7 @@ const BROWSER_PHRASES: &[&str] = &[
 
 /// Keyword detection: `Some(browser_access)` on a hit, `None` otherwise.
 pub fn heuristic(goal: &str) -> Option<Verdict> {
-    let g: String = goal
-        .to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let g: String = goal.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ");
     let hit = BROWSER_PHRASES.iter().find(|p| g.contains(**p))?;
     Some(Verdict {
         label: Label::BrowserAccess,
@@ -306,21 +297,9 @@ pub fn parse_model_answer(text: &str) -> Option<Verdict> {
         "general" => Label::General,
         _ => return None,
     };
-    let confidence = v["confidence"]
-        .as_f64()
-        .filter(|c| (0.0..=1.0).contains(c))?;
-    let reason: String = v["reason"]
-        .as_str()
-        .unwrap_or("")
-        .chars()
-        .take(200)
-        .collect();
-    Some(Verdict {
-        label,
-        confidence,
-        reason,
-        source: "model".into(),
-    })
+    let confidence = v["confidence"].as_f64().filter(|c| (0.0..=1.0).contains(c))?;
+    let reason: String = v["reason"].as_str().unwrap_or("").chars().take(200).collect();
+    Some(Verdict { label, confidence, reason, source: "model".into() })
 }
 
 /// Asks the client's model (MCP `sampling/createMessage`): `(system, user)` →
@@ -421,10 +400,7 @@ mod tests {
         assert_eq!(decide(&p, Scope::Browser, 99), Decision::Allow);
         assert_eq!(decide(&p, Scope::NetworkAdjacent, 0), Decision::Allow);
         assert_eq!(decide(&p, Scope::NetworkAdjacent, 1), Decision::Allow);
-        assert!(matches!(
-            decide(&p, Scope::NetworkAdjacent, 2),
-            Decision::Block(_)
-        ));
+        assert!(matches!(decide(&p, Scope::NetworkAdjacent, 2), Decision::Block(_)));
         assert!(matches!(decide(&p, Scope::Local, 0), Decision::Block(_)));
         let open = json!({"network_adjacent_only": false, "soft_block_after": 0});
         assert_eq!(decide(&open, Scope::Local, 9), Decision::Allow);
@@ -446,42 +422,21 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(
-            (
-                c.detector,
-                c.soft_block_after,
-                c.no_fallback,
-                c.fail_task_if_unmet
-            ),
+            (c.detector, c.soft_block_after, c.no_fallback, c.fail_task_if_unmet),
             (Detector::Model, 3, false, true)
         );
-        assert_eq!(
-            parse_config("").expect("empty"),
-            IntentGuardConfig::default()
-        );
+        assert_eq!(parse_config("").expect("empty"), IntentGuardConfig::default());
         for (text, key) in [
             ("[intent_guard]\nenabled = \"yes\"", "intent_guard.enabled"),
-            (
-                "[intent_guard]\ndetector = \"llm\"",
-                "intent_guard.detector",
-            ),
-            (
-                "[intent_guard]\nsoft_block_after = -1",
-                "intent_guard.soft_block_after",
-            ),
-            (
-                "[intent_guard.browser]\nno_fallbak = true",
-                "intent_guard.browser.no_fallbak",
-            ),
+            ("[intent_guard]\ndetector = \"llm\"", "intent_guard.detector"),
+            ("[intent_guard]\nsoft_block_after = -1", "intent_guard.soft_block_after"),
+            ("[intent_guard.browser]\nno_fallbak = true", "intent_guard.browser.no_fallbak"),
             ("[intent_gaurd]\nenabled = true", "intent_gaurd"),
             ("[intent_guard]\ncolour = 1", "intent_guard.colour"),
         ] {
             let e = parse_config(text).expect_err(text);
             assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
         }
-        assert!(
-            parse_config("[intent_guard\n")
-                .expect_err("toml")
-                .contains("TOML")
-        );
+        assert!(parse_config("[intent_guard\n").expect_err("toml").contains("TOML"));
     }
 }

@@ -68,10 +68,7 @@ pub fn iso_of(ms: u64) -> String {
 impl Journal {
     /// The journal under `<data_dir>/journal`.
     pub fn new(data_dir: &Path) -> Self {
-        Self {
-            dir: data_dir.join("journal"),
-            current: Mutex::new(None),
-        }
+        Self { dir: data_dir.join("journal"), current: Mutex::new(None) }
     }
 
     /// Delete day files older than [`RETENTION_DAYS`] before `now_ms`.
@@ -342,11 +339,7 @@ fn redact_with(args: &Value, redact: &[String], max: Option<usize>) -> Value {
                         let lower = k.to_ascii_lowercase();
                         let hide = top.is_some_and(|r| r.iter().any(|x| x == k))
                             || SENSITIVE_NAMES.iter().any(|s| lower.contains(s));
-                        let v = if hide {
-                            json!("[REDACTED]")
-                        } else {
-                            walk(v, None, max)
-                        };
+                        let v = if hide { json!("[REDACTED]") } else { walk(v, None, max) };
                         (k.clone(), v)
                     })
                     .collect(),
@@ -404,17 +397,9 @@ mod tests {
         j.append("s", 1, 10 * day, &rec("a")).expect("append");
         j.append("s", 2, 11 * day, &rec("b")).expect("append");
         j.append("s", 3, 11 * day + 5, &rec("c")).expect("append");
-        let tools: Vec<_> = j
-            .recent(2, None)
-            .iter()
-            .map(|e| e["tool"].clone())
-            .collect();
+        let tools: Vec<_> = j.recent(2, None).iter().map(|e| e["tool"].clone()).collect();
         assert_eq!(tools, [json!("b"), json!("c")]);
-        let tools: Vec<_> = j
-            .recent(10, None)
-            .iter()
-            .map(|e| e["tool"].clone())
-            .collect();
+        let tools: Vec<_> = j.recent(10, None).iter().map(|e| e["tool"].clone()).collect();
         assert_eq!(tools, [json!("a"), json!("b"), json!("c")]);
         assert_eq!(j.recent(10, Some("a")).len(), 1);
         j.prune(11 * day + RETENTION_DAYS * day);

@@ -36,17 +36,11 @@ pub struct KvStore {
 impl KvStore {
     /// The store of `plugin` under `state_dir`.
     pub fn new(state_dir: PathBuf, plugin: &str) -> Self {
-        Self {
-            path: state_dir.join(format!("{plugin}.json")),
-            lock: Mutex::new(()),
-        }
+        Self { path: state_dir.join(format!("{plugin}.json")), lock: Mutex::new(()) }
     }
 
     fn read(&self) -> Result<BTreeMap<String, String>, Corrupt> {
-        let corrupt = |why: String| Corrupt {
-            file: self.path.clone(),
-            why,
-        };
+        let corrupt = |why: String| Corrupt { file: self.path.clone(), why };
         match std::fs::read(&self.path) {
             Ok(b) => serde_json::from_slice(&b)
                 .map_err(|e| corrupt(format!("not a JSON map of strings: {e}"))),
@@ -75,9 +69,7 @@ impl KvStore {
             return Ok(Err(format!("key must be 1-{MAX_KEY_BYTES} bytes")));
         }
         if value.len() > MAX_VALUE_BYTES {
-            return Ok(Err(format!(
-                "value must be at most {MAX_VALUE_BYTES} bytes"
-            )));
+            return Ok(Err(format!("value must be at most {MAX_VALUE_BYTES} bytes")));
         }
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut map = self.read()?;
@@ -122,10 +114,7 @@ mod tests {
         let e = kv.get("a").expect_err("damaged");
         assert_eq!(e.file, file);
         assert!(kv.set("b", "2").is_err() && kv.delete("a").is_err() && kv.keys().is_err());
-        assert_eq!(
-            std::fs::read(&file).expect("kept"),
-            b"{\"a\": \"1\", garbage"
-        );
+        assert_eq!(std::fs::read(&file).expect("kept"), b"{\"a\": \"1\", garbage");
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

@@ -73,10 +73,7 @@ impl PluginReport {
     /// How many instances of this plugin were created so far (0 for a plugin that
     /// was never instantiated, e.g. a disabled one).
     pub fn instantiations(&self) -> u64 {
-        self.instances
-            .as_ref()
-            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-            .unwrap_or(0)
+        self.instances.as_ref().map(|c| c.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(0)
     }
 
     /// A JSON view (for `ochre plugins list --json`).
@@ -184,43 +181,24 @@ impl Loaded {
     pub(crate) fn host_tools(&mut self, filter: &CapabilityFilter) -> Result<()> {
         let host_tools = [
             (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
-            (
-                crate::host_tools::output_fetch_tool_info(),
-                ToolImpl::OutputFetch,
-            ),
+            (crate::host_tools::output_fetch_tool_info(), ToolImpl::OutputFetch),
         ]
         .into_iter()
-        .chain(
-            crate::host_tools::task_run_tools()
-                .into_iter()
-                .map(|t| (t, ToolImpl::TaskRun)),
-        )
-        .chain(
-            crate::host_tools::bulk_tools()
-                .into_iter()
-                .map(|t| (t, ToolImpl::Bulk)),
-        );
+        .chain(crate::host_tools::task_run_tools().into_iter().map(|t| (t, ToolImpl::TaskRun)))
+        .chain(crate::host_tools::bulk_tools().into_iter().map(|t| (t, ToolImpl::Bulk)));
         for (info, imp) in host_tools {
             // Task runs and bulk progress are the guards' control plane: they stay
             // whatever groups are enabled (a browser-first run on a server without
             // browser tools must be able to start, and fail its preflight).
             let control = matches!(imp, ToolImpl::TaskRun | ToolImpl::Bulk);
             if !(control || filter.allows(&info.capability)) || info.tier > filter.max_tier() {
-                self.disabled
-                    .insert(info.name.clone(), info.capability.clone());
+                self.disabled.insert(info.name.clone(), info.capability.clone());
                 continue;
             }
             let validator = jsonschema::validator_for(&info.input_schema)
                 .map_err(|e| Error::Config(format!("{} schema: {e}", info.name)))?;
             self.owner.insert(info.name.clone(), "host".into());
-            self.tools.insert(
-                info.name.clone(),
-                ToolEntry {
-                    info,
-                    imp,
-                    validator,
-                },
-            );
+            self.tools.insert(info.name.clone(), ToolEntry { info, imp, validator });
         }
         Ok(())
     }
@@ -236,10 +214,9 @@ impl Loaded {
             Ok(m) => m,
             Err(reason) => {
                 let name = match &source {
-                    PluginSource::File(p) => p
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
+                    PluginSource::File(p) => {
+                        p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+                    }
                     PluginSource::Builtin => "builtin".into(),
                 };
                 let report = refused(name, String::new(), source, reason, vec![], vec![]);
@@ -264,9 +241,7 @@ impl Loaded {
         }
         if !cx.filter.allows(&manifest.group) {
             for t in &manifest.tools {
-                self.disabled
-                    .entry(t.clone())
-                    .or_insert_with(|| manifest.group.clone());
+                self.disabled.entry(t.clone()).or_insert_with(|| manifest.group.clone());
             }
             return self.plugins.push(report(PluginStatus::Disabled));
         }
@@ -291,8 +266,7 @@ impl Loaded {
         let mut names = Vec::new();
         for e in entries {
             if e.info.tier > max_tier {
-                self.disabled
-                    .insert(e.info.name.clone(), e.info.capability.clone());
+                self.disabled.insert(e.info.name.clone(), e.info.capability.clone());
                 continue;
             }
             names.push(e.info.name.clone());
@@ -358,10 +332,7 @@ async fn load_plugin(
         caller: cx.caller.clone(),
     });
     let plugin = cx.runtime.prepare(bytes, manifest, services)?;
-    let defs = plugin
-        .describe()
-        .await
-        .map_err(|e| format!("describe failed: {}", e.message))?;
+    let defs = plugin.describe().await.map_err(|e| format!("describe failed: {}", e.message))?;
     let mut entries = Vec::with_capacity(defs.len());
     let mut seen = BTreeSet::new();
     for def in defs {
@@ -369,19 +340,12 @@ async fn load_plugin(
         let schema: Value = serde_json::from_str(&def.input_schema)
             .map_err(|e| format!("tool {:?}: input schema is not JSON: {e}", def.name))?;
         if schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(format!(
-                "tool {:?}: input schema must be an object schema",
-                def.name
-            ));
+            return Err(format!("tool {:?}: input schema must be an object schema", def.name));
         }
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name))?;
         let info = tool_info(def, schema, &manifest.name);
-        entries.push(ToolEntry {
-            info,
-            imp: ToolImpl::Plugin(plugin.clone()),
-            validator,
-        });
+        entries.push(ToolEntry { info, imp: ToolImpl::Plugin(plugin.clone()), validator });
     }
     Ok((plugin, entries))
 }
@@ -395,16 +359,10 @@ fn check_definition(
     owner: &BTreeMap<String, String>,
 ) -> std::result::Result<(), String> {
     if !manifest::valid_tool_name(&def.name) {
-        return Err(format!(
-            "tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]",
-            def.name
-        ));
+        return Err(format!("tool name {:?} must be 1-64 chars of [A-Za-z0-9_-]", def.name));
     }
     if !manifest.tools.contains(&def.name) {
-        return Err(format!(
-            "tool {:?} is not declared in the manifest",
-            def.name
-        ));
+        return Err(format!("tool {:?} is not declared in the manifest", def.name));
     }
     if !seen.insert(def.name.clone()) {
         return Err(format!("tool {:?} is described twice", def.name));

@@ -117,12 +117,7 @@ struct HostArgs {
     #[arg(long, value_name = "DIR", global = true)]
     plugin_dir: Vec<PathBuf>,
     /// Enable only these tool groups (comma-separated), e.g. core,totp.
-    #[arg(
-        long,
-        value_name = "GROUPS",
-        global = true,
-        conflicts_with = "disable_tools"
-    )]
+    #[arg(long, value_name = "GROUPS", global = true, conflicts_with = "disable_tools")]
     tools_only: Vec<String>,
     /// Disable these tool groups (comma-separated).
     #[arg(long, value_name = "GROUPS", global = true)]
@@ -194,9 +189,7 @@ struct HostArgs {
 
 impl HostArgs {
     fn data_dir(&self) -> PathBuf {
-        self.data_dir
-            .clone()
-            .unwrap_or_else(ochre_host::default_data_dir)
+        self.data_dir.clone().unwrap_or_else(ochre_host::default_data_dir)
     }
 
     async fn build(&self) -> anyhow::Result<Host> {
@@ -215,9 +208,7 @@ impl HostArgs {
             .intent_guard(guard)
             .capabilities(filter)
             .recording_retention_days(self.recording_retention_days)
-            .output_handle_ttl(Duration::from_secs_f64(
-                self.output_handle_ttl_hours * 3600.0,
-            ))
+            .output_handle_ttl(Duration::from_secs_f64(self.output_handle_ttl_hours * 3600.0))
             .output_handle_sweep_interval(Duration::from_secs(
                 self.output_handle_sweep_interval_seconds,
             ))
@@ -251,20 +242,14 @@ impl HostArgs {
     fn interface_policy(&self) -> anyhow::Result<InterfacePolicy> {
         let mut policy = InterfacePolicy::default();
         for d in &self.deny_interface {
-            policy.deny.extend(
-                d.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty()),
-            );
+            policy.deny.extend(d.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()));
         }
         for g in &self.grant {
             let (plugin, ifaces) = g
                 .split_once('=')
                 .with_context(|| format!("--grant {g:?}: expected PLUGIN=IFACE[,IFACE]"))?;
             for iface in ifaces.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                policy
-                    .grants
-                    .insert((plugin.trim().to_owned(), iface.to_owned()));
+                policy.grants.insert((plugin.trim().to_owned(), iface.to_owned()));
             }
         }
         Ok(policy)
@@ -316,10 +301,7 @@ impl HostArgs {
                 .collect(),
             evidence_dir: None,
             private_dirs: Vec::new(),
-            dialogs: self
-                .dialogs
-                .parse()
-                .map_err(|e: String| anyhow::anyhow!("--dialogs: {e}"))?,
+            dialogs: self.dialogs.parse().map_err(|e: String| anyhow::anyhow!("--dialogs: {e}"))?,
             downloads_dir: self.downloads_dir.clone(),
             // Chromium is started through this binary, which binds it to die
             // with the server (see `main`).
@@ -421,10 +403,7 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
         Ok(h) => h,
         Err(e) => {
             check(
-                Err((
-                    format!("{e:#}"),
-                    "fix the flag or file the message names".into(),
-                )),
+                Err((format!("{e:#}"), "fix the flag or file the message names".into())),
                 "server",
                 &mut failed,
             );
@@ -446,14 +425,12 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
 fn check_dirs(args: &HostArgs, failed: &mut bool) {
     let data = args.data_dir();
     check(
-        writable(&data)
-            .map(|()| format!("{} (writable)", data.display()))
-            .map_err(|e| {
-                (
-                    format!("{}: {e}", data.display()),
-                    "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
-                )
-            }),
+        writable(&data).map(|()| format!("{} (writable)", data.display())).map_err(|e| {
+            (
+                format!("{}: {e}", data.display()),
+                "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
+            )
+        }),
         "data dir",
         failed,
     );
@@ -501,10 +478,7 @@ fn check_cache(host: &Host, failed: &mut bool) {
     }
     if let Some(dir) = shipped_compiled_dir() {
         let n = std::fs::read_dir(&dir).map_or(0, |rd| rd.count());
-        println!(
-            "  ok    shipped plugins    {} ({n} compiled plugins)",
-            dir.display()
-        );
+        println!("  ok    shipped plugins    {} ({n} compiled plugins)", dir.display());
     }
 }
 
@@ -513,11 +487,9 @@ fn check_plugins(host: &Host, failed: &mut bool) {
     for p in host.plugins() {
         let what = format!("plugin {}", p.name);
         match &p.status {
-            PluginStatus::Loaded => check(
-                Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)),
-                &what,
-                failed,
-            ),
+            PluginStatus::Loaded => {
+                check(Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)), &what, failed)
+            }
             PluginStatus::Disabled => {
                 println!("  -     {what:<18} disabled (its group is excluded)")
             }
@@ -577,9 +549,8 @@ fn shipped_compiled_dir() -> Option<PathBuf> {
 /// What a person who started the server in a terminal needs to know: it waits
 /// for an MCP client on stdin.
 fn terminal_help() -> String {
-    let exe = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "ochre".into());
+    let exe =
+        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "ochre".into());
     format!(
         "ochre {version}: a browser-automation server for AI agents. It speaks MCP \
 on stdin/stdout and now waits for an MCP client; typing here does nothing useful (ctrl-c quits).\n\
@@ -594,9 +565,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve if cli.http.is_none() => serve_stdio(&cli).await,
         Command::Serve => serve_over_http(&cli).await,
-        Command::Plugins {
-            command: PluginsCommand::List { json },
-        } => list_plugins(&cli, *json).await,
+        Command::Plugins { command: PluginsCommand::List { json } } => {
+            list_plugins(&cli, *json).await
+        }
         Command::Doctor => doctor(&cli.host).await,
         Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
         Command::Totp { command } => totp(&cli, command),
@@ -713,10 +684,7 @@ fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
                 anyhow::bail!("the secret is empty");
             }
             store.set("totp", &domain, secret)?;
-            eprintln!(
-                "stored the TOTP secret for {domain} in {}",
-                store.path().display()
-            );
+            eprintln!("stored the TOTP secret for {domain} in {}", store.path().display());
         }
         TotpCommand::Remove { domain } => {
             let domain = domain.trim().to_ascii_lowercase();

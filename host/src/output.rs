@@ -135,9 +135,7 @@ fn not_found(handle: &str, why: &str) -> ToolError {
 pub fn valid_handle(h: &str) -> bool {
     h.len() == 15
         && h.starts_with("oh_")
-        && h[3..]
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
+        && h[3..].bytes().all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
 }
 
 fn new_handle() -> std::io::Result<String> {
@@ -148,9 +146,8 @@ fn new_handle() -> std::io::Result<String> {
 }
 
 /// Top-level fields that hold a result's list of items, in order of preference.
-pub const ITEM_FIELDS: &[&str] = &[
-    "items", "pages", "results", "data", "entries", "rows", "records", "matches",
-];
+pub const ITEM_FIELDS: &[&str] =
+    &["items", "pages", "results", "data", "entries", "rows", "records", "matches"];
 
 /// The list of a JSON payload: the root array, or the first of [`ITEM_FIELDS`]
 /// that is an array. Other payloads page by bytes only.
@@ -166,11 +163,7 @@ fn item_path(v: &Value) -> Option<String> {
 }
 
 fn items_at<'a>(v: &'a Value, path: &str) -> Option<&'a Vec<Value>> {
-    if path.is_empty() {
-        v.as_array()
-    } else {
-        v.get(path)?.as_array()
-    }
+    if path.is_empty() { v.as_array() } else { v.get(path)?.as_array() }
 }
 
 /// Cut `s` to at most `max` bytes on a char boundary.
@@ -206,12 +199,7 @@ fn preview(bytes: &[u8], binary: bool) -> String {
 impl HandleStore {
     /// Handles under `data_dir` living `ttl_ms`.
     pub fn new(data_dir: &Path, clock: Clock, ttl_ms: u64) -> Self {
-        Self {
-            dir: data_dir.join("output"),
-            clock,
-            ttl_ms,
-            items: Mutex::new(None),
-        }
+        Self { dir: data_dir.join("output"), clock, ttl_ms, items: Mutex::new(None) }
     }
 
     /// Store `payload` from `tool`; its metadata and the descriptor to return.
@@ -229,10 +217,7 @@ impl HandleStore {
         let (ext, mime, items) = match payload {
             Payload::Json(v) => {
                 let path = item_path(v);
-                let n = path
-                    .as_deref()
-                    .and_then(|p| items_at(v, p))
-                    .map(|a| a.len() as u64);
+                let n = path.as_deref().and_then(|p| items_at(v, p)).map(|a| a.len() as u64);
                 ("json", "application/json".to_owned(), path.zip(n))
             }
             Payload::Text(_) => ("md", "text/markdown".to_owned(), None),
@@ -287,10 +272,7 @@ impl HandleStore {
             };
             let meta: HandleMeta = serde_json::from_slice(&bytes).map_err(|_| damaged())?;
             if meta.expires_ms <= self.clock.now_ms() {
-                return Err(not_found(
-                    handle,
-                    &format!("expired at {}", meta.expires_at),
-                ));
+                return Err(not_found(handle, &format!("expired at {}", meta.expires_at)));
             }
             if !valid_ext(&meta.ext) {
                 return Err(damaged());
@@ -351,15 +333,7 @@ impl HandleStore {
             let end = offset.saturating_add(limit).min(total) as usize;
             let page: Vec<Value> = items[start..end].to_vec();
             let returned = page.len() as u64;
-            return Ok(page_json(
-                handle,
-                "items",
-                offset,
-                limit,
-                returned,
-                total,
-                json!(page),
-            ));
+            return Ok(page_json(handle, "items", offset, limit, returned, total, json!(page)));
         }
         let total = meta.size_bytes;
         let limit = limit.unwrap_or(DEFAULT_BYTES).clamp(1, MAX_BYTES);
@@ -396,20 +370,8 @@ impl HandleStore {
             buf.truncate(valid);
             String::from_utf8(buf.clone()).unwrap_or_default()
         };
-        let returned = if binary {
-            want as u64
-        } else {
-            content.len() as u64
-        };
-        let mut out = page_json(
-            handle,
-            "bytes",
-            offset,
-            limit,
-            returned,
-            total,
-            json!(content),
-        );
+        let returned = if binary { want as u64 } else { content.len() as u64 };
+        let mut out = page_json(handle, "bytes", offset, limit, returned, total, json!(content));
         if binary {
             out["encoding"] = json!("base64");
             out["mime_type"] = json!(meta.mime_type);
@@ -530,9 +492,7 @@ mod tests {
     #[test]
     fn items_page_and_concatenate_to_the_whole() {
         let (d, s) = store("items", Clock::System, 60_000);
-        let pages: Vec<Value> = (0..45)
-            .map(|i| json!({"n": i, "t": "é".repeat(i)}))
-            .collect();
+        let pages: Vec<Value> = (0..45).map(|i| json!({"n": i, "t": "é".repeat(i)})).collect();
         let payload = Payload::Json(json!({"summary": {"total": 45}, "pages": pages}));
         let (meta, desc) = s.create("crawl", &payload).expect("create");
         assert!(valid_handle(&meta.output_handle));
@@ -541,9 +501,7 @@ mod tests {
         let mut got = Vec::new();
         let mut offset = 0;
         loop {
-            let page = s
-                .fetch(&meta.output_handle, offset, Some(10), "auto")
-                .expect("page");
+            let page = s.fetch(&meta.output_handle, offset, Some(10), "auto").expect("page");
             let returned = page["returned"].as_u64().expect("returned");
             assert!(returned <= 10);
             got.extend(page["content"].as_array().expect("items").iter().cloned());
@@ -567,16 +525,12 @@ mod tests {
     fn bytes_page_on_char_boundaries_and_rebuild_the_text() {
         let (d, s) = store("bytes", Clock::System, 60_000);
         let text = "añb€c😀".repeat(500);
-        let (meta, desc) = s
-            .create("read_page", &Payload::Text(text.clone()))
-            .expect("create");
+        let (meta, desc) = s.create("read_page", &Payload::Text(text.clone())).expect("create");
         assert!(desc["preview"].as_str().expect("preview").len() <= MAX_PREVIEW_BYTES);
         let mut got = String::new();
         let mut offset = 0;
         loop {
-            let page = s
-                .fetch(&meta.output_handle, offset, Some(7), "bytes")
-                .expect("page");
+            let page = s.fetch(&meta.output_handle, offset, Some(7), "bytes").expect("page");
             got.push_str(page["content"].as_str().expect("text"));
             match page["next_offset"].as_u64() {
                 Some(n) => offset = n,
@@ -584,9 +538,7 @@ mod tests {
             }
         }
         assert_eq!(got, text);
-        let err = s
-            .fetch(&meta.output_handle, 2, Some(7), "bytes")
-            .expect_err("mid-char");
+        let err = s.fetch(&meta.output_handle, 2, Some(7), "bytes").expect_err("mid-char");
         assert_eq!(err.details["field"], "offset");
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
@@ -595,24 +547,11 @@ mod tests {
     fn bad_unknown_and_expired_handles_are_not_found_and_swept() {
         let (d, s) = store("expiry", Clock::Fixed(1_000_000), 0);
         let (meta, _) = s.create("t", &Payload::Text("x".into())).expect("create");
-        for h in [
-            "../../etc/passwd",
-            "oh_AAAAAAAAAAAA",
-            "oh_aaaaaaaaaaaa",
-            &meta.output_handle,
-        ] {
-            assert_eq!(
-                s.fetch(h, 0, None, "auto").expect_err(h).code,
-                OUTPUT_HANDLE_NOT_FOUND
-            );
+        for h in ["../../etc/passwd", "oh_AAAAAAAAAAAA", "oh_aaaaaaaaaaaa", &meta.output_handle] {
+            assert_eq!(s.fetch(h, 0, None, "auto").expect_err(h).code, OUTPUT_HANDLE_NOT_FOUND);
         }
         assert_eq!(s.sweep(), 1);
-        assert!(
-            std::fs::read_dir(d.join("output"))
-                .expect("dir")
-                .next()
-                .is_none()
-        );
+        assert!(std::fs::read_dir(d.join("output")).expect("dir").next().is_none());
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 }

@@ -94,9 +94,7 @@ impl InterfacePolicy {
                     "asks for host interface {iface:?}, which the operator denies (--deny-interface)"
                 ));
             }
-            let granted = self
-                .grants
-                .contains(&(manifest.name.clone(), iface.clone()));
+            let granted = self.grants.contains(&(manifest.name.clone(), iface.clone()));
             if sensitive && !builtin && !granted {
                 return Err(format!(
                     "asks for host interface {iface:?}, which third-party plugins get only when granted: \
@@ -186,10 +184,7 @@ pub(crate) struct CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
@@ -235,9 +230,7 @@ pub struct PluginRuntime {
 
 impl std::fmt::Debug for PluginRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PluginRuntime")
-            .field("limits", &self.limits)
-            .finish_non_exhaustive()
+        f.debug_struct("PluginRuntime").field("limits", &self.limits).finish_non_exhaustive()
     }
 }
 
@@ -282,11 +275,7 @@ impl PluginRuntime {
             })
             .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
         let cache = CompileCache::new(&engine, cache_dir, shipped);
-        Ok(Self {
-            engine,
-            cache,
-            limits,
-        })
+        Ok(Self { engine, cache, limits })
     }
 
     /// The limits applied to each call.
@@ -341,9 +330,7 @@ fn check_imports(
             if name.starts_with("wasi:") {
                 continue;
             }
-            return Err(format!(
-                "imports {name:?}, which this host does not provide"
-            ));
+            return Err(format!("imports {name:?}, which this host does not provide"));
         };
         let (iface, version) = rest.split_once('@').unwrap_or((rest, ""));
         if version != WIT_VERSION {
@@ -394,10 +381,7 @@ impl PreparedPlugin {
         let state = CallState {
             wasi,
             table: ResourceTable::new(),
-            limiter: MemoryLimiter {
-                max_memory: self.runtime.limits.max_memory,
-                exceeded: false,
-            },
+            limiter: MemoryLimiter { max_memory: self.runtime.limits.max_memory, exceeded: false },
             services: self.services.clone(),
             progress,
             depth,
@@ -522,8 +506,7 @@ impl PreparedPlugin {
 
     /// Call the guest's `describe`.
     pub async fn describe(&self) -> Result<Vec<bindings::ToolDefinition>, ToolError> {
-        self.with_instance(None, 0, async |p, s| p.call_describe(s).await)
-            .await
+        self.with_instance(None, 0, async |p, s| p.call_describe(s).await).await
     }
 
     /// Call one tool.
@@ -535,9 +518,7 @@ impl PreparedPlugin {
         depth: u8,
     ) -> Result<crate::tool::ToolOutput, ToolError> {
         let guest = self
-            .with_instance(progress, depth, async |p, s| {
-                p.call_call(s, tool, args).await
-            })
+            .with_instance(progress, depth, async |p, s| p.call_call(s, tool, args).await)
             .await?;
         match guest {
             Err(e) => Err(guest_error(e)),
@@ -550,17 +531,9 @@ impl PreparedPlugin {
 fn guest_error(e: bindings::ToolError) -> ToolError {
     let code_ok = !e.code.is_empty()
         && e.code.len() <= 64
-        && e.code
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    let mut err = ToolError::new(
-        if code_ok {
-            e.code
-        } else {
-            codes::PLUGIN_FAILED.to_owned()
-        },
-        e.message,
-    );
+        && e.code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let mut err =
+        ToolError::new(if code_ok { e.code } else { codes::PLUGIN_FAILED.to_owned() }, e.message);
     if let Some(serde_json::Value::Object(details)) =
         e.details.and_then(|d| serde_json::from_str(&d).ok())
     {
@@ -580,10 +553,9 @@ fn guest_output(
         .into_iter()
         .map(|c| match c {
             C::Text(t) | C::Json(t) => crate::tool::Content::Text(t),
-            C::Image(img) => crate::tool::Content::Image {
-                data: img.data,
-                mime_type: img.mime_type,
-            },
+            C::Image(img) => {
+                crate::tool::Content::Image { data: img.data, mime_type: img.mime_type }
+            }
         })
         .collect();
     let structured = match out.structured {
@@ -598,17 +570,12 @@ fn guest_output(
     Ok(crate::tool::ToolOutput {
         content,
         structured,
-        summary: out
-            .summary
-            .map(|s| crate::tool::one_line(&s))
-            .unwrap_or_else(|| "ok".into()),
+        summary: out.summary.map(|s| crate::tool::one_line(&s)).unwrap_or_else(|| "ok".into()),
     })
 }
 
 /// The damaged state file a trap came from, if it did.
 fn corrupt_state(e: &wasmtime::Error) -> Option<&crate::kv::Corrupt> {
-    e.downcast_ref::<crate::kv::Corrupt>().or_else(|| {
-        e.chain()
-            .find_map(|c| c.downcast_ref::<crate::kv::Corrupt>())
-    })
+    e.downcast_ref::<crate::kv::Corrupt>()
+        .or_else(|| e.chain().find_map(|c| c.downcast_ref::<crate::kv::Corrupt>()))
 }

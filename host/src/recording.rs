@@ -89,9 +89,7 @@ pub struct Recorder {
 
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorder")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
+        f.debug_struct("Recorder").field("dir", &self.dir).finish_non_exhaustive()
     }
 }
 
@@ -104,9 +102,7 @@ fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id.starts_with("rec-")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// Whether `name` is a plain file name we accept for exports.
@@ -185,11 +181,7 @@ impl Recorder {
 
     fn new_id(&self) -> String {
         let now = self.clock.now_ms();
-        let stamp: String = iso_of(now)
-            .chars()
-            .filter(char::is_ascii_digit)
-            .take(14)
-            .collect();
+        let stamp: String = iso_of(now).chars().filter(char::is_ascii_digit).take(14).collect();
         let (day, time) = stamp.split_at(stamp.len().min(8));
         loop {
             let n = self.ids.fetch_add(1, Ordering::Relaxed);
@@ -241,13 +233,9 @@ impl Recorder {
             final_url: None,
             final_title: None,
         };
-        self.write_meta(&meta)
-            .map_err(|e| storage_error("cannot create the recording", e))?;
+        self.write_meta(&meta).map_err(|e| storage_error("cannot create the recording", e))?;
         let actions = JsonlFile::new(self.dir.join(&meta.id).join("actions.jsonl"));
-        *guard = Some(Active {
-            meta: meta.clone(),
-            actions,
-        });
+        *guard = Some(Active { meta: meta.clone(), actions });
         Ok(meta)
     }
 
@@ -310,10 +298,7 @@ impl Recorder {
                 }
             }
         }
-        let written = active
-            .actions
-            .append(&step)
-            .and_then(|()| active.actions.sync());
+        let written = active.actions.append(&step).and_then(|()| active.actions.sync());
         if let Err(e) = written {
             tracing::error!(recording = %active.meta.id, error = %e, "cannot record a step");
             return;
@@ -334,11 +319,7 @@ impl Recorder {
     /// The newest `limit` recordings, newest first.
     pub fn list(&self, limit: usize) -> Vec<RecordingMeta> {
         let mut all = self.metas();
-        all.sort_by(|a, b| {
-            b.started_ms
-                .cmp(&a.started_ms)
-                .then_with(|| b.id.cmp(&a.id))
-        });
+        all.sort_by(|a, b| b.started_ms.cmp(&a.started_ms).then_with(|| b.id.cmp(&a.id)));
         all.truncate(limit);
         all
     }
@@ -421,28 +402,16 @@ mod tests {
         let d = tmp("persist");
         let r = Recorder::open(&d, Clock::System, 30);
         let meta = r.start(Some("demo".into()), false, "s1").expect("start");
-        assert_eq!(
-            r.start(None, false, "s1").expect_err("twice").code,
-            codes::RECORDING_ACTIVE
-        );
-        r.append(
-            json!({"tool": "navigate", "ok": true, "url": "http://x/"}),
-            None,
-        );
-        r.append(
-            json!({"tool": "interact", "ok": false}),
-            Some(vec![1, 2, 3]),
-        );
+        assert_eq!(r.start(None, false, "s1").expect_err("twice").code, codes::RECORDING_ACTIVE);
+        r.append(json!({"tool": "navigate", "ok": true, "url": "http://x/"}), None);
+        r.append(json!({"tool": "interact", "ok": false}), Some(vec![1, 2, 3]));
         let loaded = r.load(&meta.id).expect("load");
         assert_eq!(loaded["steps"][1]["step"], 2);
         assert_eq!(loaded["steps"][1]["screenshot"], "shots/0002.jpg");
         assert_eq!(loaded["meta"]["steps"], 2);
         assert_eq!(loaded["meta"]["failed_steps"], 1);
         assert_eq!(loaded["meta"]["final_url"], "http://x/");
-        assert_eq!(
-            r.screenshot(&meta.id, "shots/0002.jpg").expect("shot"),
-            [1, 2, 3]
-        );
+        assert_eq!(r.screenshot(&meta.id, "shots/0002.jpg").expect("shot"), [1, 2, 3]);
         // The server "dies" while recording: a new one closes it.
         drop(r);
         let r = Recorder::open(&d, Clock::System, 30);
@@ -469,9 +438,7 @@ mod tests {
         for f in ["../x.html", "meta.json", ".hidden", "a/b"] {
             assert!(r.save_export(&meta.id, f, b"x").is_err(), "{f}");
         }
-        let p = r
-            .save_export(&meta.id, "export.html", b"<p>")
-            .expect("save");
+        let p = r.save_export(&meta.id, "export.html", b"<p>").expect("save");
         assert!(p.starts_with(d.join("recordings")) || p.is_absolute());
         assert_eq!(std::fs::read(p).expect("read"), b"<p>");
         std::fs::remove_dir_all(&d).expect("cleanup");

@@ -225,29 +225,18 @@ impl Host {
                 Ok(content(&meta.mime_type, bytes))
             }
             ["recordings", id] => {
-                let v = self
-                    .recorder()
-                    .load(id)
-                    .map_err(|e| not_found(uri, &e.message))?;
+                let v = self.recorder().load(id).map_err(|e| not_found(uri, &e.message))?;
                 Ok(content("application/json", v.to_string().into_bytes()))
             }
-            [
-                "recordings",
-                id,
-                file @ ("recording.html" | "recording.json"),
-            ] => {
-                self.recorder()
-                    .load(id)
-                    .map_err(|e| not_found(uri, &e.message))?;
+            ["recordings", id, file @ ("recording.html" | "recording.json")] => {
+                self.recorder().load(id).map_err(|e| not_found(uri, &e.message))?;
                 let path = self.data_dir().join("recordings").join(id).join(file);
                 let bytes = std::fs::read(&path)
                     .map_err(|_| not_found(uri, "the recording was not exported to that file"))?;
                 Ok(content(mime_of(file), bytes))
             }
             ["evidence", id, file] if plain(id) && plain(file) => {
-                let root = self
-                    .evidence_root()
-                    .ok_or_else(|| not_found(uri, "no evidence dir"))?;
+                let root = self.evidence_root().ok_or_else(|| not_found(uri, "no evidence dir"))?;
                 let dir = root.join(id);
                 if !dir.join("manifest.json").is_file() {
                     return Err(not_found(uri, "no such evidence bundle"));
@@ -259,10 +248,7 @@ impl Host {
             ["journal", day]
                 if day.len() == 10 && day.bytes().all(|b| b.is_ascii_digit() || b == b'-') =>
             {
-                let path = self
-                    .data_dir()
-                    .join("journal")
-                    .join(format!("journal-{day}.jsonl"));
+                let path = self.data_dir().join("journal").join(format!("journal-{day}.jsonl"));
                 let bytes = std::fs::read(&path)
                     .map_err(|_| not_found(uri, "no journal for that day (7 days are kept)"))?;
                 Ok(content("application/jsonl", bytes))

@@ -20,22 +20,14 @@ pub struct SecretStore {
 /// Upper case, every char that is not `[A-Za-z0-9]` becomes `_`.
 pub fn normalize_key(key: &str) -> String {
     key.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
         .collect()
 }
 
 impl SecretStore {
     /// The store of a data dir.
     pub fn new(data_dir: &Path) -> Self {
-        Self {
-            path: data_dir.join("secrets.json"),
-        }
+        Self { path: data_dir.join("secrets.json") }
     }
 
     /// The secrets file's path.
@@ -65,19 +57,14 @@ impl SecretStore {
     /// Store secret `key` for `plugin` in the file (atomically, mode 0600).
     pub fn set(&self, plugin: &str, key: &str, value: &str) -> Result<()> {
         let mut file = self.read()?;
-        file.entry(plugin.to_owned())
-            .or_default()
-            .insert(normalize_key(key), value.to_owned());
+        file.entry(plugin.to_owned()).or_default().insert(normalize_key(key), value.to_owned());
         self.write(&file)
     }
 
     /// Remove secret `key` of `plugin`; whether it was there.
     pub fn remove(&self, plugin: &str, key: &str) -> Result<bool> {
         let mut file = self.read()?;
-        let removed = file
-            .get_mut(plugin)
-            .and_then(|m| m.remove(&normalize_key(key)))
-            .is_some();
+        let removed = file.get_mut(plugin).and_then(|m| m.remove(&normalize_key(key))).is_some();
         if removed {
             self.write(&file)?;
         }
@@ -86,11 +73,7 @@ impl SecretStore {
 
     /// Keys configured in the file for `plugin` (never the values).
     pub fn keys(&self, plugin: &str) -> Result<Vec<String>> {
-        Ok(self
-            .read()?
-            .get(plugin)
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default())
+        Ok(self.read()?.get(plugin).map(|m| m.keys().cloned().collect()).unwrap_or_default())
     }
 
     fn read(&self) -> Result<SecretsFile> {
@@ -130,10 +113,7 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(store.path())
-                .expect("meta")
-                .permissions()
-                .mode();
+            let mode = std::fs::metadata(store.path()).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         assert!(store.remove("totp", "example.com").expect("remove"));

@@ -70,15 +70,8 @@ struct Ready {
 
 impl Ready {
     fn new(host: Host) -> Self {
-        let tools = host
-            .tools()
-            .into_iter()
-            .map(|t| (to_mcp_tool(t), t.tier.max(1)))
-            .collect();
-        Self {
-            host,
-            tools: Arc::new(tools),
-        }
+        let tools = host.tools().into_iter().map(|t| (to_mcp_tool(t), t.tier.max(1))).collect();
+        Self { host, tools: Arc::new(tools) }
     }
 }
 
@@ -96,9 +89,7 @@ const EXPAND_TOOLS: &str = "expand_tools";
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer")
-            .field("session", &self.session)
-            .finish()
+        f.debug_struct("McpServer").field("session", &self.session).finish()
     }
 }
 
@@ -126,11 +117,7 @@ impl McpServer {
     /// Serve `host`.
     pub fn new(host: Host) -> Self {
         use futures::FutureExt;
-        Self::with_ready(
-            futures::future::ready(Ok(Ready::new(host)))
-                .boxed()
-                .shared(),
-        )
+        Self::with_ready(futures::future::ready(Ok(Ready::new(host))).boxed().shared())
     }
 
     /// Serve the host `build` makes, answering `initialize` at once: the other
@@ -167,10 +154,7 @@ impl McpServer {
     }
 
     async fn ready(&self) -> Result<Ready, ErrorData> {
-        self.ready
-            .clone()
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        self.ready.clone().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     fn with_ready(ready: SharedReady) -> Self {
@@ -187,9 +171,7 @@ impl McpServer {
             },
             own_tabs: None,
             #[allow(deprecated)]
-            log_level: Arc::new(std::sync::atomic::AtomicU8::new(rank(
-                LoggingLevel::Warning,
-            ))),
+            log_level: Arc::new(std::sync::atomic::AtomicU8::new(rank(LoggingLevel::Warning))),
         }
     }
 
@@ -197,10 +179,8 @@ impl McpServer {
     /// other sessions neither see nor touch them, and they close when the
     /// session ends.
     pub fn with_own_tabs(mut self) -> Self {
-        self.own_tabs = Some(Arc::new(TabsRelease {
-            ready: self.ready.clone(),
-            owner: self.session.clone(),
-        }));
+        self.own_tabs =
+            Some(Arc::new(TabsRelease { ready: self.ready.clone(), owner: self.session.clone() }));
         self
     }
 
@@ -319,17 +299,13 @@ fn merge_plain_any_of(m: &mut serde_json::Map<String, Value>) {
         let plain = any.iter().all(|b| {
             b.as_object().is_some_and(|o| {
                 o.get("type").is_some_and(Value::is_string)
-                    && o.keys()
-                        .all(|k| k == "type" || (k == "items" && o["type"] == "array"))
+                    && o.keys().all(|k| k == "type" || (k == "items" && o["type"] == "array"))
             })
         });
         let arrays = any.iter().filter(|b| b.get("items").is_some()).count();
         if plain && arrays <= 1 && !m.contains_key("type") {
-            let types: Vec<Value> = any
-                .iter()
-                .map(|b| b["type"].clone())
-                .filter(|t| t != "null")
-                .collect();
+            let types: Vec<Value> =
+                any.iter().map(|b| b["type"].clone()).filter(|t| t != "null").collect();
             let items = any.iter().find_map(|b| b.get("items").cloned());
             m.remove("anyOf");
             m.insert("type".into(), Value::Array(types));
@@ -359,10 +335,7 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
             serde_json::json!({"type": "string", "enum": ["inline", "handle", "auto"],
                 "description": "handle: store it, return a descriptor for oc_output_fetch; auto: handle if over output_inline_limit_bytes (32768)"}),
         );
-        props.insert(
-            "output_inline_limit_bytes".into(),
-            serde_json::json!({"type": "integer"}),
-        );
+        props.insert("output_inline_limit_bytes".into(), serde_json::json!({"type": "integer"}));
     }
     let description = if info.intent {
         format!(
@@ -418,9 +391,7 @@ impl McpServer {
         let tier = match args.get("tier") {
             None | Some(Value::Null) => None,
             Some(v) => {
-                let t = v
-                    .as_u64()
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+                let t = v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
                 match t {
                     Some(t @ 2..=3) => Some(t as u8),
                     _ => {
@@ -564,13 +535,7 @@ fn expand_tool_def(hidden: usize) -> Tool {
     if let Value::Object(m) = schema {
         tool.input_schema = Arc::new(m);
     }
-    tool.annotations = Some(ToolAnnotations::from_raw(
-        None,
-        Some(true),
-        None,
-        None,
-        Some(false),
-    ));
+    tool.annotations = Some(ToolAnnotations::from_raw(None, Some(true), None, None, Some(false)));
     tool
 }
 
@@ -706,8 +671,7 @@ impl ServerHandler for McpServer {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.log_level
-            .store(rank(request.level), std::sync::atomic::Ordering::Relaxed);
+        self.log_level.store(rank(request.level), std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
@@ -821,10 +785,7 @@ impl ServerHandler for McpServer {
         if self.own_tabs.is_some() {
             options = options.with_own_tabs(self.session.clone());
         }
-        let samples = context
-            .peer
-            .peer_info()
-            .is_some_and(|i| i.capabilities.sampling.is_some());
+        let samples = context.peer.peer_info().is_some_and(|i| i.capabilities.sampling.is_some());
         if samples {
             options = options.with_sampler(Arc::new(PeerSampler(context.peer.clone())));
         }
@@ -890,18 +851,11 @@ impl crate::intent::Sampler for PeerSampler {
         };
         Box::pin(async move {
             let params = CreateMessageRequestParams::new(
-                vec![SamplingMessage::new(
-                    Role::User,
-                    SamplingMessageContentBlock::text(user),
-                )],
+                vec![SamplingMessage::new(Role::User, SamplingMessageContentBlock::text(user))],
                 200,
             )
             .with_system_prompt(system);
-            let result = self
-                .0
-                .create_message(params)
-                .await
-                .map_err(|e| e.to_string())?;
+            let result = self.0.create_message(params).await.map_err(|e| e.to_string())?;
             let text: Vec<String> = result
                 .message
                 .content
@@ -955,11 +909,8 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     hosts.push(opts.host.to_string());
     hosts.extend(opts.allowed_hosts.iter().cloned());
-    let mut origins: Vec<String> = vec![
-        "http://localhost:*".into(),
-        "http://127.0.0.1:*".into(),
-        "http://[::1]:*".into(),
-    ];
+    let mut origins: Vec<String> =
+        vec!["http://localhost:*".into(), "http://127.0.0.1:*".into(), "http://[::1]:*".into()];
     origins.extend(opts.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.clone())
@@ -971,11 +922,7 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
         // One server (and so one disclosure state) per MCP session.
         move || {
             let server = McpServer::new(session_host.clone());
-            Ok(if share_tabs {
-                server
-            } else {
-                server.with_own_tabs()
-            })
+            Ok(if share_tabs { server } else { server.with_own_tabs() })
         },
         Arc::new(LocalSessionManager::default()),
         config,
@@ -998,10 +945,7 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
                 async move {
                     use axum::response::IntoResponse;
                     if !ok {
-                        return (
-                            axum::http::StatusCode::FORBIDDEN,
-                            "forbidden Host or Origin",
-                        )
+                        return (axum::http::StatusCode::FORBIDDEN, "forbidden Host or Origin")
                             .into_response();
                     }
                     axum::Json(serde_json::json!({
@@ -1025,10 +969,7 @@ pub async fn serve_http(host: Host, opts: HttpOptions) -> anyhow::Result<()> {
 
 /// Whether the request's `Host` (without its port) is one of `hosts`.
 fn host_allowed(headers: &axum::http::HeaderMap, hosts: &[String]) -> bool {
-    let Some(h) = headers
-        .get(axum::http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(h) = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
     let name = match h.strip_prefix('[') {
@@ -1053,8 +994,7 @@ fn origin_allowed(headers: &axum::http::HeaderMap, origins: &[String]) -> bool {
     origins.iter().any(|pat| match pat.strip_suffix(":*") {
         Some(prefix) => {
             o.eq_ignore_ascii_case(prefix)
-                || o.get(..prefix.len())
-                    .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+                || o.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix))
                     && o[prefix.len()..]
                         .strip_prefix(':')
                         .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))

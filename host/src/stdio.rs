@@ -74,10 +74,7 @@ where
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            let read = (&mut r)
-                .take(MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-                .await;
+            let read = (&mut r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf).await;
             match read {
                 Ok(0) => break,
                 Ok(_) => {}
@@ -180,11 +177,7 @@ fn decode(line: &[u8]) -> Decoded {
             &format!("{}: params must be {shape}", method.unwrap_or_default()),
         ));
     }
-    Decoded::Reply(error(
-        id.unwrap_or(Value::Null),
-        -32600,
-        &format!("Invalid Request: {e}"),
-    ))
+    Decoded::Reply(error(id.unwrap_or(Value::Null), -32600, &format!("Invalid Request: {e}")))
 }
 
 /// Whether a value can be a JSON-RPC request id.
@@ -333,17 +326,11 @@ mod tests {
     fn lines_that_do_not_parse_get_a_parse_error_with_the_id_when_it_can_be_read() {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let r = reply(&deep);
-        assert_eq!(
-            (r["id"].clone(), r["error"]["code"].clone()),
-            (Value::Null, json!(-32700))
-        );
+        assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (Value::Null, json!(-32700)));
         let r = reply(
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"s":"\ud800"}}}"#,
         );
-        assert_eq!(
-            (r["id"].clone(), r["error"]["code"].clone()),
-            (json!(7), json!(-32700))
-        );
+        assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(7), json!(-32700)));
         let r = reply(r#"{"jsonrpc":"2.0","method":"ping","params":{"n":1e400},"id":"a\"b"}"#);
         assert_eq!(r["id"], json!("a\"b"));
         // An "id" inside the params is not the request's.
@@ -355,10 +342,7 @@ mod tests {
     #[test]
     fn json_that_is_not_a_message_is_an_invalid_request() {
         let r = reply(r#"{"jsonrpc":"2.0","id":5}"#);
-        assert_eq!(
-            (r["id"].clone(), r["error"]["code"].clone()),
-            (json!(5), json!(-32600))
-        );
+        assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(5), json!(-32600)));
         assert_eq!(reply("[1,2]")["error"]["code"], -32600);
         assert!(matches!(decode(b"  \r\n"), Decoded::Skip));
         assert!(matches!(

@@ -11,10 +11,7 @@ use std::sync::Mutex;
 /// never a torn one, even if the process dies mid-write.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -55,10 +52,7 @@ pub struct JsonlFile {
 impl JsonlFile {
     /// A log at `path` (created, with its directory, on first append).
     pub fn new(path: PathBuf) -> Self {
-        Self {
-            path,
-            file: Mutex::new(None),
-        }
+        Self { path, file: Mutex::new(None) }
     }
 
     /// The file's path.
@@ -75,11 +69,7 @@ impl JsonlFile {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            let mut f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .read(true)
-                .open(&self.path)?;
+            let mut f = OpenOptions::new().create(true).append(true).read(true).open(&self.path)?;
             end_torn_line(&mut f, &self.path)?;
             *guard = Some(f);
         }
@@ -196,17 +186,12 @@ pub fn damaged_files(data_dir: &Path) -> Vec<PathBuf> {
     files.extend(list(data_dir.join("state")));
     for day in list(data_dir.join("output")) {
         files.extend(list(day).into_iter().filter(|f| {
-            f.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".meta.json"))
+            f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".meta.json"))
         }));
     }
     files.retain(|f| {
         let is_json = f.extension().and_then(|e| e.to_str()) == Some("json");
-        let hidden = f
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
+        let hidden = f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
         is_json
             && !hidden
             && read_object(f, "").is_err_and(|e| e.code == crate::error::codes::STATE_CORRUPT)
@@ -220,9 +205,7 @@ pub fn damaged_files(data_dir: &Path) -> Vec<PathBuf> {
 pub(crate) fn valid_id(id: &str, prefix: &str) -> bool {
     id.starts_with(prefix)
         && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// A name safe to join to a dir: 1 to `max` bytes of `[A-Za-z0-9._-]`, not
@@ -231,9 +214,7 @@ pub(crate) fn is_plain_name(name: &str, max: usize) -> bool {
     !name.is_empty()
         && name.len() <= max
         && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 #[cfg(test)]
@@ -248,10 +229,8 @@ mod tests {
         write_atomic(&p, b"one").expect("write");
         write_atomic(&p, b"two").expect("write");
         assert_eq!(std::fs::read(&p).expect("read"), b"two");
-        let names: Vec<_> = std::fs::read_dir(&dir)
-            .expect("ls")
-            .map(|e| e.expect("entry").file_name())
-            .collect();
+        let names: Vec<_> =
+            std::fs::read_dir(&dir).expect("ls").map(|e| e.expect("entry").file_name()).collect();
         assert_eq!(names, [std::ffi::OsString::from("a.json")]);
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
@@ -263,16 +242,10 @@ mod tests {
         log.append(&serde_json::json!({"n": 1})).expect("append");
         log.append(&serde_json::json!({"n": 2})).expect("append");
         log.sync().expect("sync");
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(log.path())
-            .expect("open");
+        let mut f = OpenOptions::new().append(true).open(log.path()).expect("open");
         f.write_all(b"{\"n\": 3, \"tor").expect("torn");
         let lines = read_jsonl(log.path()).expect("read");
-        assert_eq!(
-            lines,
-            [serde_json::json!({"n": 1}), serde_json::json!({"n": 2})]
-        );
+        assert_eq!(lines, [serde_json::json!({"n": 1}), serde_json::json!({"n": 2})]);
         // After a restart the next entry is a line of its own.
         let again = JsonlFile::new(log.path().to_path_buf());
         again.append(&serde_json::json!({"n": 4})).expect("append");
@@ -281,11 +254,7 @@ mod tests {
         let lines = read_jsonl(log.path()).expect("read");
         assert_eq!(
             lines,
-            [
-                serde_json::json!({"n": 1}),
-                serde_json::json!({"n": 2}),
-                serde_json::json!({"n": 4})
-            ]
+            [serde_json::json!({"n": 1}), serde_json::json!({"n": 2}), serde_json::json!({"n": 4})]
         );
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }

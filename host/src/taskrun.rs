@@ -131,11 +131,8 @@ impl TaskRuns {
     fn new_id(&self) -> String {
         let mut raw = [0u8; 4];
         let _ = getrandom::fill(&mut raw);
-        let stamp: String = iso_of(self.clock.now_ms())
-            .chars()
-            .filter(char::is_ascii_digit)
-            .take(14)
-            .collect();
+        let stamp: String =
+            iso_of(self.clock.now_ms()).chars().filter(char::is_ascii_digit).take(14).collect();
         format!("run-{stamp}-{}", data_encoding::HEXLOWER.encode(&raw))
     }
 
@@ -244,10 +241,8 @@ impl TaskRuns {
             if !args["current_cursor"].is_null() {
                 run.insert("current_cursor".into(), args["current_cursor"].clone());
             }
-            let mut completed: Vec<Value> = run["completed_items"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            let mut completed: Vec<Value> =
+                run["completed_items"].as_array().cloned().unwrap_or_default();
             let mut failed: Vec<Value> =
                 run["failed_items"].as_array().cloned().unwrap_or_default();
             let mut done_n = run["completed_count"].as_u64().unwrap_or(0);
@@ -407,10 +402,7 @@ impl TaskRuns {
         }
         run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
         if let Some(r) = force_reason {
-            run.insert(
-                "forced".into(),
-                json!({"reason": clip(r), "guard": forced_guard}),
-            );
+            run.insert("forced".into(), json!({"reason": clip(r), "guard": forced_guard}));
         }
         let body = json!({"status": status, "force_reason": force_reason});
         self.finish_change(&mut run, status, "completed", body)?;
@@ -455,11 +447,7 @@ impl TaskRuns {
         let c = self.contracts.create(spec, Some(id))?;
         run.insert("bulk_contract_id".into(), c["contract_id"].clone());
         run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
-        self.save(
-            &run,
-            "contract_attached",
-            json!({"bulk_contract_id": c["contract_id"]}),
-        )?;
+        self.save(&run, "contract_attached", json!({"bulk_contract_id": c["contract_id"]}))?;
         Ok(c)
     }
 
@@ -557,42 +545,22 @@ mod tests {
         let d = std::env::temp_dir().join(format!("ochre-runs-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         let runs = TaskRuns::new(&d, Clock::System);
-        let r = runs
-            .start("collect prices", None, None, None, json!({}))
-            .expect("start");
+        let r = runs.start("collect prices", None, None, None, json!({})).expect("start");
         let id = r["run_id"].as_str().expect("id").to_owned();
         assert_eq!(r["status"], "PENDING");
         let r = runs
             .update(&id, &json!({"completed_items": ["a", "b"], "failed_items": [{"item": "c", "reason": "404"}]}))
             .expect("update");
         assert_eq!(
-            (
-                r["status"].as_str(),
-                r["completed_count"].as_u64(),
-                r["failed_count"].as_u64()
-            ),
+            (r["status"].as_str(), r["completed_count"].as_u64(), r["failed_count"].as_u64()),
             (Some("RUNNING"), Some(2), Some(1))
         );
         // Duplicates do not count twice; a failed item that completes moves over.
-        let r = runs
-            .update(&id, &json!({"completed_items": ["a", "c"]}))
-            .expect("update");
-        assert_eq!(
-            (r["completed_count"].as_u64(), r["failed_count"].as_u64()),
-            (Some(3), Some(0))
-        );
-        assert_eq!(
-            runs.needs_help(&id, "captcha", None).expect("help")["status"],
-            "NEEDS_HELP"
-        );
-        assert_eq!(
-            runs.checkpoint(&id, "resumed").expect("cp")["status"],
-            "RUNNING"
-        );
-        assert_eq!(
-            runs.complete(&id, "COMPLETED", None).expect("done")["status"],
-            "COMPLETED"
-        );
+        let r = runs.update(&id, &json!({"completed_items": ["a", "c"]})).expect("update");
+        assert_eq!((r["completed_count"].as_u64(), r["failed_count"].as_u64()), (Some(3), Some(0)));
+        assert_eq!(runs.needs_help(&id, "captcha", None).expect("help")["status"], "NEEDS_HELP");
+        assert_eq!(runs.checkpoint(&id, "resumed").expect("cp")["status"], "RUNNING");
+        assert_eq!(runs.complete(&id, "COMPLETED", None).expect("done")["status"], "COMPLETED");
         for e in [
             runs.update(&id, &json!({})).expect_err("update"),
             runs.needs_help(&id, "x", None).expect_err("help"),
@@ -606,10 +574,7 @@ mod tests {
         let again = TaskRuns::new(&d, Clock::System);
         assert_eq!(again.get(&id, false).expect("get")["status"], "COMPLETED");
         assert_eq!(again.list(Some("COMPLETED"), 10).len(), 1);
-        assert_eq!(
-            again.get("run-../../x", false).expect_err("bad").code,
-            codes::RUN_NOT_FOUND
-        );
+        assert_eq!(again.get("run-../../x", false).expect_err("bad").code, codes::RUN_NOT_FOUND);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 }

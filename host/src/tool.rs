@@ -52,8 +52,7 @@ pub struct ToolInfo {
 impl ToolInfo {
     /// The tool's scope for the intent guard.
     pub fn guard_scope(&self) -> crate::intent::Scope {
-        self.scope
-            .unwrap_or_else(|| crate::intent::classify_by_name(&self.name))
+        self.scope.unwrap_or_else(|| crate::intent::classify_by_name(&self.name))
     }
 }
 
@@ -103,10 +102,7 @@ pub struct CallOptions {
 impl CallOptions {
     /// Options that forward progress reports to `progress`.
     pub fn with_progress(progress: Option<ProgressFn>) -> Self {
-        Self {
-            progress,
-            ..Self::default()
-        }
+        Self { progress, ..Self::default() }
     }
 
     /// The call belongs to this client session.
@@ -130,10 +126,7 @@ impl CallOptions {
 
     /// A nested call (a plugin calling a tool).
     pub(crate) fn nested(depth: u8) -> Self {
-        Self {
-            depth,
-            ..Self::default()
-        }
+        Self { depth, ..Self::default() }
     }
 }
 
@@ -151,11 +144,7 @@ impl std::fmt::Debug for CallOptions {
 
 /// The JSON object of a successful result, for host tools.
 pub(crate) fn json_output(value: Value, summary: String) -> ToolOutput {
-    ToolOutput {
-        content: vec![Content::Text(value.to_string())],
-        structured: Some(value),
-        summary,
-    }
+    ToolOutput { content: vec![Content::Text(value.to_string())], structured: Some(value), summary }
 }
 
 /// What a result stores as: its structured JSON, its text, or its one image.

@@ -25,15 +25,7 @@ fn unknown_groups_fail_startup_listing_the_valid_ones() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bogus"), "{err}");
-    for g in [
-        "core",
-        "crawl",
-        "recording",
-        "workflow",
-        "storage",
-        "profile",
-        "totp",
-    ] {
+    for g in ["core", "crawl", "recording", "workflow", "storage", "profile", "totp"] {
         assert!(err.contains(g), "{g} missing in {err}");
     }
     let _ = std::fs::remove_dir_all(&data);
@@ -42,23 +34,10 @@ fn unknown_groups_fail_startup_listing_the_valid_ones() {
 #[test]
 fn tools_only_and_disable_tools_are_exclusive() {
     let data = temp("exclusive");
-    let out = ochre(
-        &data,
-        &[
-            "--tools-only",
-            "totp",
-            "--disable-tools",
-            "core",
-            "plugins",
-            "list",
-        ],
-    );
+    let out = ochre(&data, &["--tools-only", "totp", "--disable-tools", "core", "plugins", "list"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--tools-only") && err.contains("--disable-tools"),
-        "{err}"
-    );
+    assert!(err.contains("--tools-only") && err.contains("--disable-tools"), "{err}");
     let _ = std::fs::remove_dir_all(&data);
 }
 
@@ -66,11 +45,7 @@ fn tools_only_and_disable_tools_are_exclusive() {
 fn plugins_list_shows_the_builtin_totp_group() {
     let data = temp("list");
     let out = ochre(&data, &["plugins", "list"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("totp [totp] loaded (builtin)"), "{text}");
     assert!(text.contains("tools: oc_totp_generate"), "{text}");

@@ -46,29 +46,17 @@ async fn an_embedders_detector_decides_and_the_preflight_holds() -> anyhow::Resu
     assert_eq!(err.code, "intent_execution_failed");
     let id = err.details["run_id"].as_str().expect("run id").to_owned();
     let run = host
-        .call_tool(
-            "oc_task_run_get",
-            json!({"run_id": id}),
-            CallOptions::default(),
-        )
+        .call_tool("oc_task_run_get", json!({"run_id": id}), CallOptions::default())
         .await?
         .structured
         .expect("run");
     assert_eq!(run["status"], "FAILED");
     assert_eq!(run["execution"]["intent"]["detector"], "detector");
     assert_eq!(run["execution"]["intent"]["reason"], "portals are web apps");
-    assert_eq!(
-        host.browser().launches(),
-        0,
-        "the preflight started no browser"
-    );
+    assert_eq!(host.browser().launches(), 0, "the preflight started no browser");
     // The detector has no opinion: the keywords decide.
     let run = host
-        .call_tool(
-            "oc_task_run_start",
-            json!({"goal": "sum the receipts"}),
-            CallOptions::default(),
-        )
+        .call_tool("oc_task_run_start", json!({"goal": "sum the receipts"}), CallOptions::default())
         .await?
         .structured
         .expect("run");

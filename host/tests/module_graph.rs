@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 /// A module's path (`["browser", "pageops"]`) from its file.
 fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
     let rel = file.strip_prefix(src).ok()?.with_extension("");
-    let mut parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
+    let mut parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     if parts.last().is_some_and(|p| p == "mod") {
         parts.pop();
     }
@@ -158,16 +156,10 @@ fn a_cycle_is_found() {
     edges.entry("b".into()).or_default().insert("c".into());
     assert!(cycle(&edges).is_none());
     edges.entry("c".into()).or_default().insert("a".into());
-    assert_eq!(
-        cycle(&edges),
-        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
-    );
+    assert_eq!(cycle(&edges), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
     let me = vec!["browser".to_owned(), "visit".to_owned()];
-    let refs = references(
-        &me,
-        "use super::library::page_library;\nuse crate::{error::X, tool};",
-        2,
-    );
+    let refs =
+        references(&me, "use super::library::page_library;\nuse crate::{error::X, tool};", 2);
     assert!(
         refs.contains("browser::library") && refs.contains("error") && refs.contains("tool"),
         "{refs:?}"

@@ -72,31 +72,20 @@ async fn an_added_stage_sees_every_call_that_runs_and_can_refuse_one() -> anyhow
     let e = call("oc_task_run_get", json!({"run_id": "run_nope"})).await;
     assert!(e.is_err());
     // Refused before running (schema; unknown tool; the added policy): not counted.
-    let e = call("oc_journal", json!({"count": "many"}))
-        .await
-        .expect_err("schema");
+    let e = call("oc_journal", json!({"count": "many"})).await.expect_err("schema");
     assert_eq!(e.code, "INVALID_ARGUMENT");
     let e = call("no_such_tool", json!({})).await.expect_err("unknown");
     assert_eq!(e.code, "UNKNOWN_TOOL");
-    let e = call("oc_output_fetch", json!({"output_handle": "oh_x"}))
-        .await
-        .expect_err("policy");
-    assert_eq!(
-        (e.code.as_str(), e.message.as_str()),
-        ("POLICY", "output fetches are off here")
-    );
+    let e = call("oc_output_fetch", json!({"output_handle": "oh_x"})).await.expect_err("policy");
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("POLICY", "output fetches are off here"));
 
     assert_eq!(count.ran.load(Ordering::Relaxed), 2);
     assert_eq!(count.failed.load(Ordering::Relaxed), 1);
     // The journal holds exactly the calls that ran.
     let journal = call("oc_journal", json!({"action": "recent"})).await?;
     let entries = journal.structured.expect("journal")["entries"].clone();
-    let tools: Vec<&str> = entries
-        .as_array()
-        .expect("entries")
-        .iter()
-        .filter_map(|e| e["tool"].as_str())
-        .collect();
+    let tools: Vec<&str> =
+        entries.as_array().expect("entries").iter().filter_map(|e| e["tool"].as_str()).collect();
     assert_eq!(tools, ["oc_journal", "oc_task_run_get"], "{entries}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

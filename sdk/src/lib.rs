@@ -80,9 +80,8 @@ use bindings::ochre::plugin::types as wit;
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
-pub const INTERFACES: &[&str] = &[
-    "logging", "clock", "kv", "secrets", "progress", "browser", "cdp", "recorder", "tools",
-];
+pub const INTERFACES: &[&str] =
+    &["logging", "clock", "kv", "secrets", "progress", "browser", "cdp", "recorder", "tools"];
 
 /// Hints for MCP clients about a tool's effects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -211,10 +210,7 @@ pub struct Output {
 impl Output {
     /// A text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![Content::Text(text.into())],
-            ..Self::default()
-        }
+        Self { content: vec![Content::Text(text.into())], ..Self::default() }
     }
 
     /// A JSON result: sent as compact JSON text and as MCP `structuredContent`.
@@ -270,11 +266,7 @@ fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
 impl ToolError {
     /// A new error with a code and a message.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-            details: None,
-        }
+        Self { code: code.into(), message: message.into(), details: None }
     }
 
     /// `INVALID_ARGUMENT` naming the offending field.
@@ -404,12 +396,7 @@ pub mod browser {
     }
 
     fn tab(t: raw::TabInfo) -> Tab {
-        Tab {
-            tab_id: t.id,
-            url: t.url,
-            title: t.title,
-            current: t.current,
-        }
+        Tab { tab_id: t.id, url: t.url, title: t.title, current: t.current }
     }
 
     fn err(e: crate::bindings::ochre::plugin::types::ToolError) -> ToolError {
@@ -434,9 +421,7 @@ pub mod browser {
     }
     /// Back (-1) or forward (+1).
     pub fn history(tab_id: Option<&str>, delta: i32, timeout_ms: u32) -> Result<Tab, ToolError> {
-        raw::history(tab_id, delta, timeout_ms)
-            .map(tab)
-            .map_err(err)
+        raw::history(tab_id, delta, timeout_ms).map(tab).map_err(err)
     }
     /// Reload.
     pub fn reload(tab_id: Option<&str>, timeout_ms: u32) -> Result<Tab, ToolError> {
@@ -461,12 +446,7 @@ pub mod browser {
         quality: Option<u8>,
         clip: Option<[f64; 4]>,
     ) -> Result<Vec<u8>, ToolError> {
-        let clip = clip.map(|[x, y, width, height]| raw::Rect {
-            x,
-            y,
-            width,
-            height,
-        });
+        let clip = clip.map(|[x, y, width, height]| raw::Rect { x, y, width, height });
         raw::screenshot(tab_id, full_page, format, quality, clip).map_err(err)
     }
 
@@ -534,9 +514,8 @@ pub mod __private {
 
     pub fn definition<T: Tool>(group: &str) -> wit::ToolDefinition {
         let spec = T::spec();
-        let mut schema = schemars::SchemaGenerator::default()
-            .into_root_schema_for::<T::Args>()
-            .to_value();
+        let mut schema =
+            schemars::SchemaGenerator::default().into_root_schema_for::<T::Args>().to_value();
         if let Some(obj) = schema.as_object_mut() {
             obj.remove("title");
             obj.remove("$schema");
@@ -570,10 +549,7 @@ pub mod __private {
 
     pub fn dispatch<T: Tool>(args: &str) -> Result<wit::ToolOutput, wit::ToolError> {
         let parsed: T::Args = serde_json::from_str(args).map_err(|e| {
-            to_wit_error(ToolError::new(
-                "INVALID_ARGUMENT",
-                format!("{}: {e}", T::NAME),
-            ))
+            to_wit_error(ToolError::new("INVALID_ARGUMENT", format!("{}: {e}", T::NAME)))
         })?;
         match T::run(parsed) {
             Ok(out) => Ok(wit::ToolOutput {

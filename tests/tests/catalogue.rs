@@ -16,20 +16,12 @@ fn ochre(data: &TempDir, args: &[&str]) -> Result<String> {
         .arg(data.path())
         .args(args)
         .output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     Ok(String::from_utf8(out.stdout)?)
 }
 
 fn repo_root() -> PathBuf {
-    sites_dir()
-        .parent()
-        .and_then(|p| p.parent())
-        .expect("repo root")
-        .to_path_buf()
+    sites_dir().parent().and_then(|p| p.parent()).expect("repo root").to_path_buf()
 }
 
 /// Compare `got` with a checked-in file; on a difference, show where.
@@ -40,11 +32,7 @@ fn check_fresh(file: &PathBuf, got: &str) -> Result<()> {
     let want = std::fs::read_to_string(file)?;
     if want != got {
         let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-        let at = w
-            .iter()
-            .zip(&g)
-            .position(|(a, b)| a != b)
-            .unwrap_or(w.len().min(g.len()));
+        let at = w.iter().zip(&g).position(|(a, b)| a != b).unwrap_or(w.len().min(g.len()));
         panic!(
             "{} is out of date (regenerate with OCHRE_UPDATE_GOLDEN=1 if the change is deliberate); first difference at line {}:\n- {}\n+ {}",
             file.display(),
@@ -78,10 +66,7 @@ fn every_tool_has_one_group_and_one_tier() -> Result<()> {
         );
         let tier = t["tier"].as_u64().unwrap_or(0);
         assert!((1..=3).contains(&tier), "{name}: tier {tier}");
-        assert!(
-            t["purpose"].as_str().is_some_and(|p| p.len() > 10),
-            "{name}: {t}"
-        );
+        assert!(t["purpose"].as_str().is_some_and(|p| p.len() > 10), "{name}: {t}");
     }
     for t in [
         "navigate",
@@ -118,8 +103,5 @@ async fn default_tools_list_matches_the_golden_file() -> Result<()> {
     let tools = client.list_all_tools().await?;
     let got = serde_json::to_string_pretty(&tools)? + "\n";
     client.cancel().await?;
-    check_fresh(
-        &repo_root().join("fixtures/golden/tools-list.default.json"),
-        &got,
-    )
+    check_fresh(&repo_root().join("fixtures/golden/tools-list.default.json"), &got)
 }

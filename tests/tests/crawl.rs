@@ -38,30 +38,13 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     assert_eq!(urls[0], start, "breadth-first from the start");
     let unique: BTreeSet<&String> = urls.iter().collect();
     assert_eq!(unique.len(), urls.len(), "a page fetched twice");
-    assert!(
-        urls.iter().all(|u| u.starts_with(&site.base)),
-        "left the origin"
-    );
-    assert!(
-        !urls.iter().any(|u| u.contains("/private/")),
-        "robots.txt ignored"
-    );
+    assert!(urls.iter().all(|u| u.starts_with(&site.base)), "left the origin");
+    assert!(!urls.iter().any(|u| u.contains("/private/")), "robots.txt ignored");
     assert!(s["skipped_robots"].as_u64() >= Some(1), "{s}");
-    assert!(
-        r["pages"]
-            .as_array()
-            .expect("pages")
-            .iter()
-            .all(|p| p["depth"].as_u64() <= Some(3))
-    );
+    assert!(r["pages"].as_array().expect("pages").iter().all(|p| p["depth"].as_u64() <= Some(3)));
     let first = &r["pages"][0];
     assert_eq!(first["title"], "Many pages");
-    assert!(
-        first["content"]
-            .as_str()
-            .expect("markdown")
-            .contains("# Many pages")
-    );
+    assert!(first["content"].as_str().expect("markdown").contains("# Many pages"));
     assert!(first["links_found"].as_u64() >= Some(10));
     // Progress went to the client, ending at the page count.
     for _ in 0..50 {
@@ -77,18 +60,10 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     );
 
     // Depth 1: the start and what it links to, nothing deeper.
-    let r = client
-        .tool_json(
-            "crawl",
-            json!({"url": start, "max_depth": 1, "max_pages": 200}),
-        )
-        .await?;
+    let r =
+        client.tool_json("crawl", json!({"url": start, "max_depth": 1, "max_pages": 200})).await?;
     assert_eq!(r["summary"]["max_depth_reached"], 1);
-    assert_eq!(
-        r["summary"]["total_pages"], 12,
-        "index + 10 sections + the list: {}",
-        r["summary"]
-    );
+    assert_eq!(r["summary"]["total_pages"], 12, "index + 10 sections + the list: {}", r["summary"]);
 
     // Broken links are failed pages, not a failed crawl; include patterns scope it.
     let r = client
@@ -105,24 +80,14 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     let pages = r["pages"].as_array().expect("pages");
     let broken: Vec<&Value> = pages.iter().filter(|p| p.get("error").is_some()).collect();
     assert_eq!(broken.len(), 1, "{pages:?}");
-    assert!(
-        broken[0]["url"]
-            .as_str()
-            .expect("url")
-            .ends_with("missing-1.html")
-    );
+    assert!(broken[0]["url"].as_str().expect("url").ends_with("missing-1.html"));
     assert_eq!(broken[0]["status"], 404);
     assert_eq!(r["summary"]["failed"], 1);
     assert!(pages.iter().all(|p| {
         let u = p["url"].as_str().unwrap_or("");
         u.contains("/s2/p0") || u.contains("missing")
     }));
-    assert!(
-        pages[0]["content"]
-            .as_str()
-            .expect("text")
-            .contains("Paragraph 0 of page 2.5")
-    );
+    assert!(pages[0]["content"].as_str().expect("text").contains("Paragraph 0 of page 2.5"));
 
     // Bad input changes nothing.
     for (args, field) in [
@@ -198,10 +163,7 @@ async fn crawl_results_page_through_output_handles() -> Result<()> {
     }
     let stored: Value = serde_json::from_str(&whole)?;
     assert_eq!(stored["pages"].as_array().expect("pages"), &items);
-    assert_eq!(
-        urls_of(&stored["pages"]),
-        urls_of(&structured(&inline)["pages"])
-    );
+    assert_eq!(urls_of(&stored["pages"]), urls_of(&structured(&inline)["pages"]));
     client.cancel().await?;
     Ok(())
 }
@@ -232,48 +194,28 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
         )
         .await?;
     let job = start["jobId"].as_str().expect("job").to_owned();
-    let r = client
-        .tool_json("crawl_status", json!({"jobId": job}))
-        .await?;
-    assert_eq!(
-        r["summary"]["total_pages"], 0,
-        "crawl_start fetched nothing"
-    );
-    let r = client
-        .tool_json("crawl_status", json!({"jobId": job, "advance": 5}))
-        .await?;
+    let r = client.tool_json("crawl_status", json!({"jobId": job})).await?;
+    assert_eq!(r["summary"]["total_pages"], 0, "crawl_start fetched nothing");
+    let r = client.tool_json("crawl_status", json!({"jobId": job, "advance": 5})).await?;
     assert_eq!(r["status"], "running");
     let first: Vec<String> = urls_of(&r["pages"]);
     assert_eq!(first.len(), 5);
     client.cancel().await?;
 
     let client = stdio_client(data.path(), &[], &[]).await?;
-    let r = client
-        .tool_json("crawl_status", json!({"jobId": job, "advance": 50}))
-        .await?;
+    let r = client.tool_json("crawl_status", json!({"jobId": job, "advance": 50})).await?;
     assert_eq!(r["status"], "done", "{r}");
     assert_eq!(r["summary"]["total_pages"], 12);
     let second = urls_of(&r["pages"]);
     assert_eq!(second.len(), 7);
-    assert!(
-        second.iter().all(|u| !first.contains(u)),
-        "refetched after the restart"
-    );
-    let visited: Vec<&str> = r["visited"]
-        .as_array()
-        .expect("visited")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    assert!(second.iter().all(|u| !first.contains(u)), "refetched after the restart");
+    let visited: Vec<&str> =
+        r["visited"].as_array().expect("visited").iter().filter_map(Value::as_str).collect();
     let unique: BTreeSet<&&str> = visited.iter().collect();
     assert_eq!((visited.len(), unique.len()), (12, 12));
-    let r = client
-        .tool_json("crawl_cancel", json!({"jobId": job}))
-        .await?;
+    let r = client.tool_json("crawl_cancel", json!({"jobId": job})).await?;
     assert_eq!(r["status"], "done", "a finished job stays done");
-    let err = client
-        .tool_error("crawl_status", json!({"jobId": "cj-nope"}))
-        .await?;
+    let err = client.tool_error("crawl_status", json!({"jobId": "cj-nope"})).await?;
     assert_eq!(err["code"], "JOB_NOT_FOUND");
 
     // Damaged state is reported as damaged (naming the file), not as a job that
@@ -284,29 +226,18 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
     std::fs::write(&state, &damaged)?;
     for (tool, args) in [
         ("crawl_status", json!({"jobId": job})),
-        (
-            "crawl_start",
-            json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 2}),
-        ),
+        ("crawl_start", json!({"url": site.url("many-pages/s4/index.html"), "max_pages": 2})),
     ] {
         let err = client.tool_error(tool, args).await?;
         assert_eq!(err["code"], "STATE_CORRUPT", "{tool}: {err}");
-        assert!(
-            err["file"].as_str().unwrap_or("").ends_with("crawl.json"),
-            "{err}"
-        );
+        assert!(err["file"].as_str().unwrap_or("").ends_with("crawl.json"), "{err}");
     }
-    assert_eq!(
-        std::fs::read(&state)?,
-        damaged,
-        "the damaged file was written over"
-    );
+    assert_eq!(std::fs::read(&state)?, damaged, "the damaged file was written over");
     std::fs::write(&state, &good)?;
 
     // A script across pages, and across open tabs.
-    let urls: Vec<String> = (0..6)
-        .map(|p| site.url(&format!("many-pages/s1/p{p:02}.html")))
-        .collect();
+    let urls: Vec<String> =
+        (0..6).map(|p| site.url(&format!("many-pages/s1/p{p:02}.html"))).collect();
     let r = client.tool_json("batch_execute", json!({"urls": urls, "script": "() => document.querySelector('h1').textContent", "concurrency": 3})).await?;
     let values: Vec<&str> = r["results"]
         .as_array()
@@ -314,12 +245,7 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
         .iter()
         .filter_map(|x| x["value"].as_str())
         .collect();
-    assert_eq!(
-        values,
-        [
-            "Page 1.0", "Page 1.1", "Page 1.2", "Page 1.3", "Page 1.4", "Page 1.5"
-        ]
-    );
+    assert_eq!(values, ["Page 1.0", "Page 1.1", "Page 1.2", "Page 1.3", "Page 1.4", "Page 1.5"]);
     navigate(&client, &site.url("many-pages/s9/p19.html")).await?;
     let r = client
         .tool_json(
@@ -328,9 +254,7 @@ async fn sitemaps_jobs_scripts_and_pagination() -> Result<()> {
         )
         .await?;
     assert_eq!(r["results"][0]["value"], "Page 9.19");
-    let err = client
-        .tool_error("batch_execute", json!({"script": "() => 1"}))
-        .await?;
+    let err = client.tool_error("batch_execute", json!({"script": "() => 1"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // Pagination follows rel=next to the end.
@@ -394,22 +318,10 @@ async fn a_cancelled_crawl_stops_promptly() -> Result<()> {
     // No more pages are fetched (a batch in flight may finish).
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     let after = site.hits();
-    assert!(
-        after <= before + 4,
-        "still crawling after the cancel: {before} -> {after}"
-    );
+    assert!(after <= before + 4, "still crawling after the cancel: {before} -> {after}");
     // The journal did not record a crawl of 200 pages.
-    let j = client
-        .tool_json("oc_journal", json!({"tool": "crawl"}))
-        .await?;
-    assert!(
-        j["entries"]
-            .as_array()
-            .expect("entries")
-            .iter()
-            .all(|e| e["ok"] != true),
-        "{j}"
-    );
+    let j = client.tool_json("oc_journal", json!({"tool": "crawl"})).await?;
+    assert!(j["entries"].as_array().expect("entries").iter().all(|e| e["ok"] != true), "{j}");
     client.cancel().await?;
     Ok(())
 }
@@ -428,22 +340,11 @@ async fn pages_that_need_javascript_are_rendered() -> Result<()> {
     let pages = r["pages"].as_array().expect("pages");
     assert_eq!(pages[0]["rendered"], true, "{r}");
     assert!(
-        pages[0]["content"]
-            .as_str()
-            .expect("content")
-            .contains("only once JavaScript has run")
+        pages[0]["content"].as_str().expect("content").contains("only once JavaScript has run")
     );
     assert_eq!(pages[0]["links_found"], 1, "links made by the script count");
-    assert_eq!(
-        pages[1]["rendered"], false,
-        "a static page is only fetched: {r}"
-    );
-    assert!(
-        pages[1]["content"]
-            .as_str()
-            .expect("content")
-            .contains("# Section 0")
-    );
+    assert_eq!(pages[1]["rendered"], false, "a static page is only fetched: {r}");
+    assert!(pages[1]["content"].as_str().expect("content").contains("# Section 0"));
 
     let r = client
         .tool_json(
@@ -452,15 +353,9 @@ async fn pages_that_need_javascript_are_rendered() -> Result<()> {
         )
         .await?;
     assert_eq!(r["pages"][0]["rendered"], true);
-    let always = r["pages"][0]["content"]
-        .as_str()
-        .expect("content")
-        .to_owned();
+    let always = r["pages"][0]["content"].as_str().expect("content").to_owned();
     let r = client
-        .tool_json(
-            "crawl",
-            json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1}),
-        )
+        .tool_json("crawl", json!({"url": site.url("many-pages/s0/p01.html"), "max_pages": 1}))
         .await?;
     assert_eq!(r["pages"][0]["rendered"], false);
     assert_eq!(
@@ -488,10 +383,7 @@ async fn a_call_ends_at_the_wall_clock_cap() -> Result<()> {
         .await?;
     assert_eq!(err["code"], "PLUGIN_TIMEOUT", "{err}");
     let took = started.elapsed();
-    assert!(
-        took < std::time::Duration::from_secs(8),
-        "the cap did not stop it: {took:?}"
-    );
+    assert!(took < std::time::Duration::from_secs(8), "the cap did not stop it: {took:?}");
     // The server goes on serving.
     let r = client.tool("tabs_context", json!({})).await?;
     assert_ne!(r.is_error, Some(true));

@@ -16,12 +16,7 @@ use rmcp::{ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 async fn run_get(client: &Client, id: &str) -> Result<Value> {
-    client
-        .tool_json(
-            "oc_task_run_get",
-            json!({"run_id": id, "include_events": true}),
-        )
-        .await
+    client.tool_json("oc_task_run_get", json!({"run_id": id, "include_events": true})).await
 }
 
 async fn visit(client: &Client, url: &str) -> Result<()> {
@@ -36,10 +31,8 @@ async fn visit(client: &Client, url: &str) -> Result<()> {
 async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("bulk");
-    let urls: Vec<String> = ["product.html", "form.html", "page2.html"]
-        .iter()
-        .map(|p| site.url(p))
-        .collect();
+    let urls: Vec<String> =
+        ["product.html", "form.html", "page2.html"].iter().map(|p| site.url(p)).collect();
     let client = stdio_client(data.path(), &[], &[]).await?;
     let run = client.tool_json("oc_task_run_start", json!({"goal": "Visit three URLs and collect their titles",
                    "bulk_contract": {"expected_total": 3, "item_key": "url", "expected_items": urls}})).await?;
@@ -55,12 +48,8 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
             json!({"run_id": id, "completed_items": [urls[0]], "current_cursor": "after-1"}),
         )
         .await?;
-    let r = client
-        .tool(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "COMPLETED"}),
-        )
-        .await?;
+    let r =
+        client.tool("oc_task_run_complete", json!({"run_id": id, "status": "COMPLETED"})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "bulk_completion_guard_failed");
     assert_eq!(err["missing_count"], 2);
@@ -70,16 +59,8 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     assert!(next.contains(&urls[1]), "{next}");
     assert_eq!(err["_hint"]["rule"], "premature_completion");
     assert_eq!(err["_hint"]["severity"], "warning");
-    assert!(
-        texts(&r).contains("hint (warning): Not done yet: 2 item(s) missing"),
-        "{}",
-        texts(&r)
-    );
-    assert_eq!(
-        run_get(&client, &id).await?["status"],
-        "RUNNING",
-        "a refusal changes nothing"
-    );
+    assert!(texts(&r).contains("hint (warning): Not done yet: 2 item(s) missing"), "{}", texts(&r));
+    assert_eq!(run_get(&client, &id).await?["status"], "RUNNING", "a refusal changes nothing");
 
     // Visit and record the other two (through the progress helper): completion passes.
     for u in &urls[1..] {
@@ -94,10 +75,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     assert_eq!(c["completed_count"], 3, "duplicates count once");
     assert_eq!(c["completion_guard"]["allowed"], true);
     let done = client
-        .tool_json(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "COMPLETED"}),
-        )
+        .tool_json("oc_task_run_complete", json!({"run_id": id, "status": "COMPLETED"}))
         .await?;
     assert_eq!(done["status"], "COMPLETED");
     assert_eq!(done["bulk_contract"]["completed"], json!(urls));
@@ -124,17 +102,10 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
             .await?;
     }
     let err = client
-        .tool_error(
-            "oc_task_run_complete",
-            json!({"run_id": strict_id, "status": "COMPLETED"}),
-        )
+        .tool_error("oc_task_run_complete", json!({"run_id": strict_id, "status": "COMPLETED"}))
         .await?;
     assert_eq!(
-        (
-            err["code"].as_str(),
-            err["missing_count"].as_u64(),
-            err["failed_count"].as_u64()
-        ),
+        (err["code"].as_str(), err["missing_count"].as_u64(), err["failed_count"].as_u64()),
         (Some("bulk_completion_guard_failed"), Some(0), Some(1))
     );
     let err = client
@@ -154,21 +125,11 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     assert_eq!(forced["status"], "COMPLETED");
     assert_eq!(forced["forced"]["guard"]["failed_count"], 1);
     let ok = client
-        .tool_json(
-            "oc_task_run_complete",
-            json!({"run_id": partial_id, "status": "COMPLETED"}),
-        )
+        .tool_json("oc_task_run_complete", json!({"run_id": partial_id, "status": "COMPLETED"}))
         .await?;
     assert_eq!(ok["status"], "COMPLETED");
-    assert_eq!(
-        ok["bulk_contract"]["failed"][0]["item"],
-        urls[2].as_str(),
-        "failures are kept"
-    );
-    assert_eq!(
-        ok["bulk_contract"]["completed_count"], 2,
-        "a failure never counts as done"
-    );
+    assert_eq!(ok["bulk_contract"]["failed"][0]["item"], urls[2].as_str(), "failures are kept");
+    assert_eq!(ok["bulk_contract"]["completed_count"], 2, "a failure never counts as done");
     client.cancel().await?;
 
     // After a restart the runs show the same items, failures and cursors.
@@ -180,10 +141,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     let again = run_get(&client, &strict_id).await?;
     assert_eq!(again["bulk_contract"]["failed"][0]["reason"], "HTTP 500");
     assert_eq!(again["current_cursor"], json!({"page": 3}));
-    assert_eq!(
-        again["forced"]["reason"],
-        "the third page is down; the user accepts two"
-    );
+    assert_eq!(again["forced"]["reason"], "the third page is down; the user accepts two");
     let events: Vec<&str> = again["events"]
         .as_array()
         .expect("events")
@@ -193,10 +151,7 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
     assert!(events.contains(&"completion_refused"), "{events:?}");
     // A finished run's contract is closed.
     let err = client
-        .tool_error(
-            "oc_bulk_progress_update",
-            json!({"run_id": id, "completed": ["x"]}),
-        )
+        .tool_error("oc_bulk_progress_update", json!({"run_id": id, "completed": ["x"]}))
         .await?;
     assert_eq!(err["code"], "CONTRACT_CLOSED");
     client.cancel().await?;
@@ -207,25 +162,18 @@ async fn a_bulk_contract_refuses_premature_completion_and_survives_a_restart() -
 async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
     let (site, data, client) = site_and_client("bulk-crawl", &[]).await?;
     // Malformed contracts are structured errors and create nothing.
-    let err = client
-        .tool_error("oc_bulk_progress_start", json!({"item_key": "url"}))
-        .await?;
+    let err = client.tool_error("oc_bulk_progress_start", json!({"item_key": "url"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("stop_condition"))
     );
     let err = client
-        .tool_error(
-            "oc_bulk_progress_start",
-            json!({"expected_total": 2, "min_completed": 5}),
-        )
+        .tool_error("oc_bulk_progress_start", json!({"expected_total": 2, "min_completed": 5}))
         .await?;
     assert_eq!(err["field"], "min_completed");
     assert!(
         !data.path().join("progress-contracts").exists()
-            || std::fs::read_dir(data.path().join("progress-contracts"))?
-                .next()
-                .is_none()
+            || std::fs::read_dir(data.path().join("progress-contracts"))?.next().is_none()
     );
 
     let c = client.tool_json("oc_bulk_progress_start", json!({"scope": "crawl", "item_key": "url", "stop_condition": "the crawl reached its page budget"})).await?;
@@ -248,29 +196,16 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
     assert_eq!(pages.len(), 5);
     assert!(texts(&r).contains("recorded 5 completed"), "{}", texts(&r));
     let c = client
-        .tool_json(
-            "oc_bulk_progress_check",
-            json!({"contract_id": cid, "include_items": true}),
-        )
+        .tool_json("oc_bulk_progress_check", json!({"contract_id": cid, "include_items": true}))
         .await?;
     assert_eq!(c["completed_count"], 5);
-    let recorded: Vec<&str> = c["completed"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let recorded: Vec<&str> =
+        c["completed"].as_array().expect("items").iter().filter_map(Value::as_str).collect();
     for p in &pages {
-        assert!(
-            recorded.contains(&p["url"].as_str().expect("url")),
-            "{p} not in {recorded:?}"
-        );
+        assert!(recorded.contains(&p["url"].as_str().expect("url")), "{p} not in {recorded:?}");
     }
     let c = client
-        .tool_json(
-            "oc_bulk_progress_update",
-            json!({"contract_id": cid, "stop_satisfied": true}),
-        )
+        .tool_json("oc_bulk_progress_update", json!({"contract_id": cid, "stop_satisfied": true}))
         .await?;
     assert_eq!(c["completion_guard"]["allowed"], true);
     client.cancel().await?;
@@ -279,9 +214,7 @@ async fn a_crawl_records_its_pages_in_a_contract() -> Result<()> {
 
 /// Start a task run; the run and its id.
 async fn start_run(client: &Client, goal: &str) -> Result<(Value, String)> {
-    let run = client
-        .tool_json("oc_task_run_start", json!({"goal": goal}))
-        .await?;
+    let run = client.tool_json("oc_task_run_start", json!({"goal": goal})).await?;
     let id = run["run_id"].as_str().expect("run_id").to_owned();
     Ok((run, id))
 }
@@ -298,19 +231,13 @@ async fn scoped_client(label: &str) -> Result<(TempDir, TempDir, Client)> {
 #[tokio::test]
 async fn a_browser_task_with_browser_tools_succeeds() -> Result<()> {
     let (site, _data, client) = site_and_client("intent-ok", &[]).await?;
-    let (run, id) = start_run(
-        &client,
-        "Open the product page in the browser and read its price",
-    )
-    .await?;
+    let (run, id) =
+        start_run(&client, "Open the product page in the browser and read its price").await?;
     assert_eq!(run["execution"]["intent"]["label"], "browser_access");
     assert_eq!(run["execution"]["intent"]["detector"], "heuristic");
     visit(&client, &site.url("product.html")).await?;
     let done = client
-        .tool_json(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "COMPLETED"}),
-        )
+        .tool_json("oc_task_run_complete", json!({"run_id": id, "status": "COMPLETED"}))
         .await?;
     assert_eq!(done["status"], "COMPLETED");
     assert_eq!(done["execution"]["successful_browser_calls"], 2);
@@ -324,10 +251,7 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
     let data = TempDir::new("intent-preflight");
     let client = stdio_client(data.path(), &["--tools-only", "totp"], &[]).await?;
     let err = client
-        .tool_error(
-            "oc_task_run_start",
-            json!({"goal": "用浏览器打开 example.com 并读取标题"}),
-        )
+        .tool_error("oc_task_run_start", json!({"goal": "用浏览器打开 example.com 并读取标题"}))
         .await?;
     assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["stop_reason"], "intent_execution_failed");
@@ -343,9 +267,7 @@ async fn a_browser_task_without_browser_tools_fails_at_preflight() -> Result<()>
         .collect();
     assert_eq!(events, ["started", "preflight_failed"]);
     // A general task on the same server starts as usual.
-    let ok = client
-        .tool_json("oc_task_run_start", json!({"goal": "generate a TOTP code"}))
-        .await?;
+    let ok = client.tool_json("oc_task_run_start", json!({"goal": "generate a TOTP code"})).await?;
     assert_eq!(ok["status"], "PENDING");
     client.cancel().await?;
     Ok(())
@@ -356,30 +278,22 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
     let (_plugins, _data, client) = scoped_client("intent-block").await?;
     let (_, id) = start_run(&client, "Use the browser to check the shop's opening hours").await?;
     for n in 1..=2 {
-        let r = client
-            .tool("scoped_lookup", json!({"query": "hours"}))
-            .await?;
+        let r = client.tool("scoped_lookup", json!({"query": "hours"})).await?;
         assert!(texts(&r).contains(&format!("(#{n})")), "{}", texts(&r));
     }
-    let r = client
-        .tool("scoped_lookup", json!({"query": "hours"}))
-        .await?;
+    let r = client.tool("scoped_lookup", json!({"query": "hours"})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "tool_policy_blocked");
     assert_eq!(err["stop_reason"], "tool_policy_blocked");
     assert_eq!(err["scope"], "network-adjacent");
     assert_eq!(err["_hint"]["rule"], "policy_blocked");
-    let err = client
-        .tool_error("scoped_note", json!({"text": "x"}))
-        .await?;
+    let err = client.tool_error("scoped_note", json!({"text": "x"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["scope"].as_str()),
         (Some("tool_policy_blocked"), Some("local"))
     );
     // Bad arguments are still refused as such, before the guard.
-    let err = client
-        .tool_error("scoped_note", json!({"text": ""}))
-        .await?;
+    let err = client.tool_error("scoped_note", json!({"text": ""})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     let run = run_get(&client, &id).await?;
     assert_eq!(run["execution"]["blocked_calls"], 2);
@@ -393,49 +307,26 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
         .count();
     assert_eq!(blocked, 2);
     // Outside the run (it is over) the tools run again: the blocked calls never ran.
-    client
-        .tool_json(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "CANCELLED"}),
-        )
-        .await?;
-    let r = client
-        .tool("scoped_lookup", json!({"query": "hours"}))
-        .await?;
+    client.tool_json("oc_task_run_complete", json!({"run_id": id, "status": "CANCELLED"})).await?;
+    let r = client.tool("scoped_lookup", json!({"query": "hours"})).await?;
     assert!(texts(&r).contains("(#3)"), "{}", texts(&r));
     let r = client.tool("scoped_note", json!({"text": "x"})).await?;
     assert!(texts(&r).contains("(#1)"), "{}", texts(&r));
     // A run named explicitly (run_id, accepted by every tool) is guarded too.
     let run = client
-        .tool_json(
-            "oc_task_run_start",
-            json!({"goal": "open in browser the help page"}),
-        )
+        .tool_json("oc_task_run_start", json!({"goal": "open in browser the help page"}))
         .await?;
-    let other = client
-        .tool_json("oc_task_run_start", json!({"goal": "summarize notes"}))
-        .await?;
+    let other = client.tool_json("oc_task_run_start", json!({"goal": "summarize notes"})).await?;
     // Two active runs: a call without run_id belongs to neither.
     let r = client.tool("scoped_note", json!({"text": "y"})).await?;
     assert!(texts(&r).contains("(#2)"), "{}", texts(&r));
-    let err = client
-        .tool_error("scoped_note", json!({"text": "y", "run_id": run["run_id"]}))
-        .await?;
+    let err =
+        client.tool_error("scoped_note", json!({"text": "y", "run_id": run["run_id"]})).await?;
     assert_eq!(err["code"], "tool_policy_blocked");
-    let r = client
-        .tool(
-            "scoped_note",
-            json!({"text": "z", "run_id": other["run_id"]}),
-        )
-        .await?;
-    assert!(
-        texts(&r).contains("(#3)"),
-        "a general run is not guarded: {}",
-        texts(&r)
-    );
-    let err = client
-        .tool_error("scoped_note", json!({"text": "y", "run_id": "run-missing"}))
-        .await?;
+    let r = client.tool("scoped_note", json!({"text": "z", "run_id": other["run_id"]})).await?;
+    assert!(texts(&r).contains("(#3)"), "a general run is not guarded: {}", texts(&r));
+    let err =
+        client.tool_error("scoped_note", json!({"text": "y", "run_id": "run-missing"})).await?;
     assert_eq!(err["code"], "RUN_NOT_FOUND");
     client.cancel().await?;
     Ok(())
@@ -445,16 +336,10 @@ async fn network_adjacent_calls_beyond_the_soft_limit_and_local_calls_are_blocke
 async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<()> {
     let (_plugins, _data, client) = scoped_client("intent-unmet").await?;
     let (_, id) = start_run(&client, "Look up the weather in the browser").await?;
-    let r = client
-        .tool("scoped_lookup", json!({"query": "weather"}))
-        .await?;
+    let r = client.tool("scoped_lookup", json!({"query": "weather"})).await?;
     assert_ne!(r.is_error, Some(true));
-    let r = client
-        .tool(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "COMPLETED"}),
-        )
-        .await?;
+    let r =
+        client.tool("oc_task_run_complete", json!({"run_id": id, "status": "COMPLETED"})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "intent_execution_failed");
     assert_eq!(err["_hint"]["rule"], "intent_unmet");
@@ -462,16 +347,9 @@ async fn only_non_browser_successes_cannot_complete_a_browser_task() -> Result<(
     assert_eq!(run["status"], "PENDING", "a refusal changes no status");
     assert_eq!(run["execution"]["stop_reason"], "intent_execution_failed");
     assert_eq!(run["execution"]["successful_browser_calls"], 0);
-    let failed = client
-        .tool_json(
-            "oc_task_run_complete",
-            json!({"run_id": id, "status": "FAILED"}),
-        )
-        .await?;
-    assert_eq!(
-        failed["execution"]["stop_reason"],
-        "intent_execution_failed"
-    );
+    let failed =
+        client.tool_json("oc_task_run_complete", json!({"run_id": id, "status": "FAILED"})).await?;
+    assert_eq!(failed["execution"]["stop_reason"], "intent_execution_failed");
     client.cancel().await?;
     Ok(())
 }
@@ -492,12 +370,7 @@ impl rmcp::ClientHandler for Model {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        assert!(
-            params
-                .system_prompt
-                .as_deref()
-                .is_some_and(|p| p.contains("browser_access"))
-        );
+        assert!(params.system_prompt.as_deref().is_some_and(|p| p.contains("browser_access")));
         Ok(CreateMessageResult::new(
             SamplingMessage::new(Role::Assistant, SamplingMessageContentBlock::text(self.0)),
             "fixture-model".into(),
@@ -509,10 +382,7 @@ impl rmcp::ClientHandler for Model {
 async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Result<()> {
     let data = TempDir::new("intent-model");
     let config = data.path().join("ochre.toml");
-    std::fs::write(
-        &config,
-        "[intent_guard]\ndetector = \"model\"\nsoft_block_after = 1\n",
-    )?;
+    std::fs::write(&config, "[intent_guard]\ndetector = \"model\"\nsoft_block_after = 1\n")?;
     let config = config.display().to_string();
     let args = ["--config", config.as_str()];
     let goal = json!({"goal": "Check what the shop's product page says about the mug"});
@@ -536,27 +406,17 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
     assert_eq!(run["execution"]["policy"]["soft_block_after"], 1);
     // Keywords come first: the model is not needed for them.
     let run = client
-        .tool_json(
-            "oc_task_run_start",
-            json!({"goal": "open in browser the mug page"}),
-        )
+        .tool_json("oc_task_run_start", json!({"goal": "open in browser the mug page"}))
         .await?;
     assert_eq!(run["execution"]["intent"]["detector"], "heuristic");
     client.cancel().await?;
 
-    let client = stdio_client_with(
-        Model("I think it is a browser thing!"),
-        data.path(),
-        &args,
-        &[],
-    )
-    .await?;
+    let client =
+        stdio_client_with(Model("I think it is a browser thing!"), data.path(), &args, &[]).await?;
     let run = client.tool_json("oc_task_run_start", goal.clone()).await?;
     assert_eq!(run["execution"]["intent"]["label"], "general");
     assert!(
-        run["execution"]["intent"]["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("not usable")),
+        run["execution"]["intent"]["reason"].as_str().is_some_and(|r| r.contains("not usable")),
         "{run}"
     );
     assert!(run["execution"]["policy"].is_null());
@@ -579,10 +439,7 @@ async fn the_model_detector_asks_the_client_and_falls_back_to_keywords() -> Resu
 fn a_bad_config_file_is_a_startup_error_naming_the_key() -> Result<()> {
     let data = TempDir::new("intent-config");
     let config = data.path().join("bad.toml");
-    std::fs::write(
-        &config,
-        "[intent_guard.browser]\nno_fallback = \"sometimes\"\n",
-    )?;
+    std::fs::write(&config, "[intent_guard.browser]\nno_fallback = \"sometimes\"\n")?;
     let out = std::process::Command::new(ochre_bin())
         .arg("--data-dir")
         .arg(data.path())
@@ -592,10 +449,7 @@ fn a_bad_config_file_is_a_startup_error_naming_the_key() -> Result<()> {
         .output()?;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("`intent_guard.browser.no_fallback` must be true or false"),
-        "{err}"
-    );
+    assert!(err.contains("`intent_guard.browser.no_fallback` must be true or false"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     Ok(())
 }
@@ -607,34 +461,21 @@ async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<
     let snap = texts(&client.tool("read_page", json!({})).await?);
     let old = ref_in(&snap).to_owned();
     let r = navigate(&client, &site.url("product.html")).await?;
-    assert!(
-        structured(&r).get("_hint").is_none(),
-        "an ordinary page earns no hint"
-    );
+    assert!(structured(&r).get("_hint").is_none(), "an ordinary page earns no hint");
     let r = client.tool("interact", json!({"ref": old})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "STALE_REF");
     assert_eq!(err["_hint"]["rule"], "stale_ref");
-    assert!(
-        texts(&r).contains("hint (info)") && texts(&r).contains("read_page"),
-        "{}",
-        texts(&r)
-    );
+    assert!(texts(&r).contains("hint (info)") && texts(&r).contains("read_page"), "{}", texts(&r));
 
     // The same failing call three times.
     for n in 1..=3 {
-        let err = client
-            .tool_error("interact", json!({"ref": "ax_987654"}))
-            .await?;
+        let err = client.tool_error("interact", json!({"ref": "ax_987654"})).await?;
         assert_eq!(err["code"], "REF_NOT_FOUND");
         let rule = err["_hint"]["rule"].as_str();
         assert_eq!(
             rule,
-            if n < 3 {
-                Some("unknown_ref")
-            } else {
-                Some("repeated_failure")
-            },
+            if n < 3 { Some("unknown_ref") } else { Some("repeated_failure") },
             "call {n}"
         );
     }
@@ -643,11 +484,7 @@ async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<
     let out = structured(&r);
     assert_eq!(out["_hint"]["rule"], "login_wall");
     assert_eq!(out["_hint"]["severity"], "warning");
-    assert!(
-        texts(&r).contains("hint (warning): This page looks like a login"),
-        "{}",
-        texts(&r)
-    );
+    assert!(texts(&r).contains("hint (warning): This page looks like a login"), "{}", texts(&r));
     client.cancel().await?;
     Ok(())
 }
@@ -662,10 +499,7 @@ async fn each_http_session_has_its_own_active_run() -> Result<()> {
     let b = server.client().await?;
     // Session A starts a browser-first run; its local calls are blocked...
     let run = a
-        .tool_json(
-            "oc_task_run_start",
-            json!({"goal": "use the browser to read the news"}),
-        )
+        .tool_json("oc_task_run_start", json!({"goal": "use the browser to read the news"}))
         .await?;
     assert_eq!(run["execution"]["intent"]["label"], "browser_access");
     let err = a.tool_error("scoped_note", json!({"text": "a"})).await?;
@@ -674,9 +508,7 @@ async fn each_http_session_has_its_own_active_run() -> Result<()> {
     let r = b.tool("scoped_note", json!({"text": "b"})).await?;
     assert!(texts(&r).contains("noted b (#1)"), "{}", texts(&r));
     // B may still name A's run explicitly.
-    let err = b
-        .tool_error("scoped_note", json!({"text": "b", "run_id": run["run_id"]}))
-        .await?;
+    let err = b.tool_error("scoped_note", json!({"text": "b", "run_id": run["run_id"]})).await?;
     assert_eq!(err["code"], "tool_policy_blocked");
     a.cancel().await?;
     b.cancel().await?;

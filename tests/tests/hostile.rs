@@ -17,31 +17,15 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     let dir = plugins.path().to_str().expect("utf8").to_owned();
     let client = stdio_client(
         data.path(),
-        &[
-            "--plugin-dir",
-            &dir,
-            "--plugin-timeout-ms",
-            "1500",
-            "--plugin-memory-mb",
-            "32",
-        ],
+        &["--plugin-dir", &dir, "--plugin-timeout-ms", "1500", "--plugin-memory-mb", "32"],
         &[],
     )
     .await?;
     let names = tool_names(&client).await?;
-    for t in [
-        "spin_forever",
-        "membomb_allocate",
-        "trap_now",
-        "hello_greet",
-        "oc_totp_generate",
-    ] {
+    for t in ["spin_forever", "membomb_allocate", "trap_now", "hello_greet", "oc_totp_generate"] {
         assert!(names.contains(&t.to_owned()), "{t} missing from {names:?}");
     }
-    assert!(
-        !names.contains(&"greedy_steal".to_owned()),
-        "greedy must be refused"
-    );
+    assert!(!names.contains(&"greedy_steal".to_owned()), "greedy must be refused");
 
     let cases = [
         ("spin_forever", "PLUGIN_TIMEOUT"),
@@ -64,18 +48,11 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     // The deadline is the configured one, not something else.
     let started = Instant::now();
     let err = client.tool_error("spin_forever", json!({})).await?;
-    assert!(
-        started.elapsed() >= Duration::from_millis(1400),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
     assert_eq!(err["timeoutMs"], 1500);
     let err = client.tool_error("trap_now", json!({})).await?;
     assert!(
-        err["stderr"]
-            .as_str()
-            .unwrap_or("")
-            .contains("traps on purpose"),
+        err["stderr"].as_str().unwrap_or("").contains("traps on purpose"),
         "the guest's panic message is reported: {err}"
     );
     client.cancel().await?;
@@ -91,26 +68,17 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
 
 fn plugins_list(data: &TempDir, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<Value>> {
     let mut cmd = std::process::Command::new(ochre_bin());
-    cmd.arg("--data-dir")
-        .arg(data.path())
-        .args(["plugins", "list", "--json"])
-        .args(args);
+    cmd.arg("--data-dir").arg(data.path()).args(["plugins", "list", "--json"]).args(args);
     for (k, v) in envs {
         cmd.env(k, v);
     }
     let out = cmd.output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 fn find<'a>(list: &'a [Value], name: &str) -> &'a Value {
-    list.iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
+    list.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
 }
 
 #[tokio::test]
@@ -133,11 +101,7 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
     }
 
     // The operator can deny an interface to everyone, built-ins included.
-    let list = plugins_list(
-        &data,
-        &["--plugin-dir", &dir, "--deny-interface", "secrets"],
-        &[],
-    )?;
+    let list = plugins_list(&data, &["--plugin-dir", &dir, "--deny-interface", "secrets"], &[])?;
     let totp = find(&list, "totp");
     assert_eq!(totp["status"], "refused");
     assert!(totp["reason"].as_str().expect("reason").contains("denies"));
@@ -147,22 +111,13 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
     let client = stdio_client(
         data.path(),
         &["--plugin-dir", &dir, "--grant", "greedy=secrets"],
-        &[
-            ("OCHRE_GREEDY_MINE", "granted-value"),
-            ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DPEHPK3PXP"),
-        ],
+        &[("OCHRE_GREEDY_MINE", "granted-value"), ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DPEHPK3PXP")],
     )
     .await?;
     let res = client.tool("greedy_steal", json!({"key": "mine"})).await?;
     assert_eq!(result_json(&res), json!("granted-value"));
-    let res = client
-        .tool("greedy_steal", json!({"key": "example.com"}))
-        .await?;
-    assert_eq!(
-        result_json(&res),
-        json!(""),
-        "another plugin's secret is out of reach"
-    );
+    let res = client.tool("greedy_steal", json!({"key": "example.com"})).await?;
+    assert_eq!(result_json(&res), json!(""), "another plugin's secret is out of reach");
     client.cancel().await?;
     Ok(())
 }
@@ -208,15 +163,10 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
     let client = stdio_client(
         data.path(),
         &["--plugin-dir", &dir],
-        &[
-            ("OCHRE_TOTP_EXAMPLE_COM", secret),
-            ("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string()),
-        ],
+        &[("OCHRE_TOTP_EXAMPLE_COM", secret), ("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())],
     )
     .await?;
-    let res = client
-        .tool("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
+    let res = client.tool("oc_totp_generate", json!({"domain": "example.com"})).await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(secret, t, 6, 30));
     client.cancel().await?;
@@ -230,12 +180,8 @@ async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
     let dir = plugins.path().to_str().expect("utf8").to_owned();
     let marker = std::path::Path::new("/tmp/ochre-snoop");
     let _ = std::fs::remove_file(marker);
-    let client = stdio_client(
-        data.path(),
-        &["--plugin-dir", &dir],
-        &[("OCHRE_VISIBLE", "no")],
-    )
-    .await?;
+    let client =
+        stdio_client(data.path(), &["--plugin-dir", &dir], &[("OCHRE_VISIBLE", "no")]).await?;
     let res = client.tool("snoop_try", json!({})).await?;
     let report = res.structured_content.clone().expect("structured");
     for key in ["readPasswd", "listRoot", "listCwd", "writeTmp", "connect"] {
@@ -281,48 +227,28 @@ async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result
     // Granted but denied by the operator for everyone: refused too.
     let list = plugins_list(
         &data,
-        &[
-            "--plugin-dir",
-            &dir,
-            "--grant",
-            "cdpuser=cdp",
-            "--deny-interface",
-            "cdp",
-        ],
+        &["--plugin-dir", &dir, "--grant", "cdpuser=cdp", "--deny-interface", "cdp"],
         &[],
     )?;
     assert_eq!(find(&list, "cdpuser")["status"], "refused");
 
-    let client = stdio_client(
-        data.path(),
-        &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"],
-        &[],
-    )
-    .await?;
+    let client =
+        stdio_client(data.path(), &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[]).await?;
     let res = client.tool("cdp_probe", json!({"method": "Runtime.evaluate", "params": {"expression": "6 * 7", "returnByValue": true}}))
     .await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["result"]["value"], 42, "{out}");
     // Outside its domains: refused before anything is sent.
-    let err = client
-        .tool_error("cdp_probe", json!({"method": "Network.getCookies"}))
-        .await?;
+    let err = client.tool_error("cdp_probe", json!({"method": "Network.getCookies"})).await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     assert_eq!(err["domain"], "Network");
-    let err = client
-        .tool_error("cdp_probe", json!({"method": "Runtime"}))
-        .await?;
+    let err = client.tool_error("cdp_probe", json!({"method": "Runtime"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // A CDP error comes back structured, and the server keeps serving.
-    let err = client
-        .tool_error("cdp_probe", json!({"method": "Page.noSuchCommand"}))
-        .await?;
+    let err = client.tool_error("cdp_probe", json!({"method": "Page.noSuchCommand"})).await?;
     assert_eq!(err["code"], "BROWSER_ERROR", "{err}");
     let res = client
-        .tool(
-            "cdp_probe",
-            json!({"method": "Runtime.evaluate", "params": {"expression": "1"}}),
-        )
+        .tool("cdp_probe", json!({"method": "Runtime.evaluate", "params": {"expression": "1"}}))
         .await?;
     assert_ne!(res.is_error, Some(true));
     client.cancel().await?;

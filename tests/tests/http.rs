@@ -37,33 +37,23 @@ async fn http_client_lists_and_calls_totp() -> Result<()> {
     let server = HttpServer::start(
         data.path(),
         &[],
-        &[
-            ("OCHRE_TOTP_EXAMPLE_ORG", SECRET),
-            ("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string()),
-        ],
+        &[("OCHRE_TOTP_EXAMPLE_ORG", SECRET), ("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())],
     )
     .await?;
     let client = server.client().await?;
     let names = tool_names(&client).await?;
     assert!(names.contains(&"oc_totp_generate".to_owned()), "{names:?}");
-    let res = client
-        .tool("oc_totp_generate", json!({"domain": "example.org"}))
-        .await?;
+    let res = client.tool("oc_totp_generate", json!({"domain": "example.org"})).await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
     // RFC 6238's SHA-1 vector at t=2000000000 is 69279037; 6 digits keep the tail.
     assert_eq!(out["code"], "279037");
-    let err = client
-        .tool_error("oc_totp_generate", json!({"domain": 1}))
-        .await?;
+    let err = client.tool_error("oc_totp_generate", json!({"domain": 1})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     client.cancel().await?;
 
     let health: serde_json::Value =
-        reqwest::get(format!("http://127.0.0.1:{}/health", server.port))
-            .await?
-            .json()
-            .await?;
+        reqwest::get(format!("http://127.0.0.1:{}/health", server.port)).await?.json().await?;
     assert_eq!(health["status"], "ok");
     assert!(health.get("session").is_none(), "{health}");
     Ok(())
@@ -115,19 +105,12 @@ async fn bearer_token_is_enforced() -> Result<()> {
     let data = TempDir::new("http-auth");
     let server = HttpServer::start(data.path(), &["--auth-token", "s3cret-token"], &[]).await?;
     let port = server.port;
-    assert_eq!(
-        post_mcp(port, &[]).await?,
-        reqwest::StatusCode::UNAUTHORIZED
-    );
+    assert_eq!(post_mcp(port, &[]).await?, reqwest::StatusCode::UNAUTHORIZED);
     assert_eq!(
         post_mcp(port, &[("Authorization", "Bearer wrong")]).await?,
         reqwest::StatusCode::UNAUTHORIZED
     );
-    assert!(
-        post_mcp(port, &[("Authorization", "Bearer s3cret-token")])
-            .await?
-            .is_success()
-    );
+    assert!(post_mcp(port, &[("Authorization", "Bearer s3cret-token")]).await?.is_success());
     Ok(())
 }
 
@@ -165,10 +148,7 @@ async fn timed(
 ) -> Result<rmcp::model::CallToolResult> {
     let started = std::time::Instant::now();
     let r = client.tool(tool, args).await?;
-    times
-        .entry(tool)
-        .or_default()
-        .push(started.elapsed().as_secs_f64() * 1000.0);
+    times.entry(tool).or_default().push(started.elapsed().as_secs_f64() * 1000.0);
     assert_ne!(r.is_error, Some(true), "{tool}: {}", texts(&r));
     Ok(r)
 }
@@ -186,16 +166,9 @@ async fn clicks_in(
     let snap = texts(&timed(times, client, "read_page", json!({"tabId": tab})).await?);
     let button = ref_of(&snap, "button", "Count");
     for _ in 0..clicks {
-        timed(
-            times,
-            client,
-            "interact",
-            json!({"tabId": tab, "ref": button}),
-        )
-        .await?;
+        timed(times, client, "interact", json!({"tabId": tab, "ref": button})).await?;
     }
-    site.expect_recorded(&format!("tag={tag}&n={clicks}"))
-        .await?;
+    site.expect_recorded(&format!("tag={tag}&n={clicks}")).await?;
     Ok(())
 }
 
@@ -245,9 +218,7 @@ fn report(label: &str, times: &mut Times) -> f64 {
         })
         .collect();
     println!("{label}: {}", line.join("; "));
-    times
-        .get_mut("interact")
-        .map_or(0.0, |t| percentile(t, 95.0))
+    times.get_mut("interact").map_or(0.0, |t| percentile(t, 95.0))
 }
 
 #[tokio::test]
@@ -268,8 +239,7 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
     for n in [2usize, 4] {
         let tags: Vec<String> = (0..n).map(|i| format!("s{n}-{i}")).collect();
         let runs = futures::future::try_join_all(
-            tags.iter()
-                .map(|tag| click_run(&server, &site, tag, CLICKS)),
+            tags.iter().map(|tag| click_run(&server, &site, tag, CLICKS)),
         )
         .await?;
         let p95 = report(&format!("{n} sessions"), &mut merged(runs));
@@ -284,19 +254,11 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
     let workers: Vec<serde_json::Value> = (0..4)
         .map(|i| json!({"name": format!("w{i}"), "url": site.url(&format!("counter.html?tag=wf-{i}")), "task": "count"}))
         .collect();
-    let wf = client
-        .tool_json(
-            "workflow_init",
-            json!({"name": "clicks", "workers": workers}),
-        )
-        .await?;
+    let wf =
+        client.tool_json("workflow_init", json!({"name": "clicks", "workers": workers})).await?;
     let tabs: Vec<String> = wf["workers"]
         .as_array()
-        .map(|w| {
-            w.iter()
-                .map(|w| w["tabId"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
+        .map(|w| w.iter().map(|w| w["tabId"].as_str().unwrap_or_default().to_owned()).collect())
         .unwrap_or_default();
     assert_eq!(tabs.len(), 4, "{wf}");
     let runs = futures::future::try_join_all(tabs.iter().enumerate().map(|(i, tab)| {
@@ -319,10 +281,7 @@ async fn concurrent_sessions_click_in_their_own_tabs_at_single_session_speed() -
 }
 
 fn tab_of(r: &rmcp::model::CallToolResult) -> String {
-    result_json(r)["tabId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    result_json(r)["tabId"].as_str().unwrap_or_default().to_owned()
 }
 
 /// A new tab of `client`'s at `url`; its id.
@@ -352,50 +311,23 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
 
     // B lists none of A's tabs and can do nothing to them.
     let listed = texts(&b.tool("tabs_context", json!({})).await?);
-    assert!(
-        !listed.contains(&format!("\"{ta}\"")) && !listed.contains("tag=mine"),
-        "{listed}"
-    );
+    assert!(!listed.contains(&format!("\"{ta}\"")) && !listed.contains("tag=mine"), "{listed}");
     let snap = texts(&a.tool("read_page", json!({"tabId": ta})).await?);
     let button = ref_of(&snap, "button", "Count");
     for (tool, args) in [
         ("read_page", json!({"tabId": ta})),
         ("interact", json!({"tabId": ta, "ref": button})),
-        (
-            "navigate",
-            json!({"tabId": ta, "url": site.url("page2.html")}),
-        ),
-        (
-            "javascript_tool",
-            json!({"tabId": ta, "code": "document.title = 'taken'"}),
-        ),
+        ("navigate", json!({"tabId": ta, "url": site.url("page2.html")})),
+        ("javascript_tool", json!({"tabId": ta, "code": "document.title = 'taken'"})),
         ("tabs_close", json!({"tabId": ta})),
     ] {
         let r = b.tool(tool, args).await?;
-        assert_eq!(
-            error_of(&r)["code"],
-            "TAB_NOT_FOUND",
-            "{tool}: {}",
-            texts(&r)
-        );
+        assert_eq!(error_of(&r)["code"], "TAB_NOT_FOUND", "{tool}: {}", texts(&r));
     }
     // B's own calls open a tab of B's, with a cookie jar of its own.
-    b.tool(
-        "navigate",
-        json!({"url": site.url("counter.html?tag=theirs")}),
-    )
-    .await?;
-    let jar = b
-        .tool(
-            "javascript_tool",
-            json!({"code": "'[' + document.cookie + ']'"}),
-        )
-        .await?;
-    assert!(
-        texts(&jar).contains("[]"),
-        "B sees A's cookie: {}",
-        texts(&jar)
-    );
+    b.tool("navigate", json!({"url": site.url("counter.html?tag=theirs")})).await?;
+    let jar = b.tool("javascript_tool", json!({"code": "'[' + document.cookie + ']'"})).await?;
+    assert!(texts(&jar).contains("[]"), "B sees A's cookie: {}", texts(&jar));
     let listed_b = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(listed_b.contains("tag=theirs"), "{listed_b}");
 
@@ -405,39 +337,25 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
         mine.contains("tag=mine") && !mine.contains("tag=theirs") && !mine.contains("taken"),
         "{mine}"
     );
-    let r = a
-        .tool("interact", json!({"tabId": ta, "ref": button}))
-        .await?;
+    let r = a.tool("interact", json!({"tabId": ta, "ref": button})).await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     site.expect_recorded("tag=mine&n=1").await?;
 
     // A page A's tab opens is A's.
-    a.tool(
-        "navigate",
-        json!({"tabId": ta, "url": site.url("popups.html")}),
-    )
-    .await?;
+    a.tool("navigate", json!({"tabId": ta, "url": site.url("popups.html")})).await?;
     let snap = texts(&a.tool("read_page", json!({"tabId": ta})).await?);
     let link = ref_of(&snap, "link", "Open page two in a new tab");
-    let opened = texts(
-        &a.tool("interact", json!({"tabId": ta, "ref": link}))
-            .await?,
-    );
+    let opened = texts(&a.tool("interact", json!({"tabId": ta, "ref": link})).await?);
     assert!(opened.contains("opened tab"), "{opened}");
     let mine = texts(&a.tool("tabs_context", json!({})).await?);
     assert!(mine.contains("page2.html"), "{mine}");
     let listed_b = texts(&b.tool("tabs_context", json!({})).await?);
-    assert!(
-        !listed_b.contains("page2.html") && !listed_b.contains("popups.html"),
-        "{listed_b}"
-    );
+    assert!(!listed_b.contains("page2.html") && !listed_b.contains("popups.html"), "{listed_b}");
 
     // A's session ends: its tabs close with it; B's stay.
     let before = server.browser_pages().await?;
     assert!(
-        before
-            .iter()
-            .any(|p| p["url"].as_str().unwrap_or("").contains("popups.html")),
+        before.iter().any(|p| p["url"].as_str().unwrap_or("").contains("popups.html")),
         "{before:?}"
     );
     a.cancel().await?;
@@ -454,9 +372,7 @@ async fn sessions_neither_see_nor_touch_each_others_tabs() -> Result<()> {
     }
     let urls: Vec<&str> = left.iter().filter_map(|p| p["url"].as_str()).collect();
     assert!(
-        !urls
-            .iter()
-            .any(|u| u.contains("popups.html") || u.contains("page2.html")),
+        !urls.iter().any(|u| u.contains("popups.html") || u.contains("page2.html")),
         "A's tabs outlived its session: {urls:?}"
     );
     assert!(urls.iter().any(|u| u.contains("tag=theirs")), "{urls:?}");
@@ -472,26 +388,15 @@ async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
     let a = server.client().await?;
     let b = server.client().await?;
     let ta = open_tab(&a, &site.url("counter.html?tag=shared")).await?;
-    a.tool(
-        "javascript_tool",
-        json!({"code": "document.cookie = 'who=a; path=/'"}),
-    )
-    .await?;
+    a.tool("javascript_tool", json!({"code": "document.cookie = 'who=a; path=/'"})).await?;
     let listed = texts(&b.tool("tabs_context", json!({})).await?);
     assert!(listed.contains("tag=shared"), "{listed}");
     let snap = texts(&b.tool("read_page", json!({"tabId": ta})).await?);
     let button = ref_of(&snap, "button", "Count");
-    let r = b
-        .tool("interact", json!({"tabId": ta, "ref": button}))
-        .await?;
+    let r = b.tool("interact", json!({"tabId": ta, "ref": button})).await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     site.expect_recorded("tag=shared&n=1").await?;
-    let jar = b
-        .tool(
-            "javascript_tool",
-            json!({"tabId": ta, "code": "document.cookie"}),
-        )
-        .await?;
+    let jar = b.tool("javascript_tool", json!({"tabId": ta, "code": "document.cookie"})).await?;
     assert!(texts(&jar).contains("who=a"), "{}", texts(&jar));
     a.cancel().await?;
     // Shared tabs outlive the session that opened them.
@@ -510,22 +415,12 @@ async fn the_official_conformance_suite_passes_logging_set_level() -> Result<()>
     let server = HttpServer::start(data.path(), &[], &[]).await?;
     let out = tokio::process::Command::new(&node)
         .arg(&suite)
-        .args([
-            "server",
-            "--url",
-            &server.url(),
-            "--scenario",
-            "logging-set-level",
-        ])
+        .args(["server", "--url", &server.url(), "--scenario", "logging-set-level"])
         .output()
         .await?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     println!("{text}");
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Passed: 1/1, 0 failed"), "{text}");
     Ok(())
 }

@@ -60,10 +60,7 @@ fn refs_of(snapshot: &str) -> Vec<(String, String, u64)> {
                 .find_map(|w| w.strip_prefix("ax_")?.parse::<u64>().ok())?;
             let (role, rest) = l.split_once(' ')?;
             let name = if rest.starts_with('"') {
-                serde_json::Deserializer::from_str(rest)
-                    .into_iter::<String>()
-                    .next()?
-                    .ok()?
+                serde_json::Deserializer::from_str(rest).into_iter::<String>().next()?.ok()?
             } else {
                 String::new()
             };
@@ -93,9 +90,7 @@ struct Tally {
 
 async fn measure(b: &BrowserManager, url: &str, t: &mut Tally) -> Result<(usize, usize)> {
     b.navigate(None, url, 20_000).await?;
-    let _ = b
-        .page_op(None, "network_idle", json!({"quiet_ms": 200}), 3_000)
-        .await;
+    let _ = b.page_op(None, "network_idle", json!({"quiet_ms": 200}), 3_000).await;
     let snap = b.page_op(None, "snapshot", json!({}), 30_000).await?;
     let refs = refs_of(snap["text"].as_str().unwrap_or_default());
     let step = refs.len().div_ceil(PER_PAGE).max(1);
@@ -164,25 +159,14 @@ async fn names_agree_with_chromiums_accessibility_tree() -> Result<()> {
     if let Some(docs) = &docs {
         pages.push(docs.url("std/vec/struct.Vec.html"));
     }
-    let mut t = Tally {
-        compared: 0,
-        agreed: 0,
-        misses: Vec::new(),
-    };
+    let mut t = Tally { compared: 0, agreed: 0, misses: Vec::new() };
     println!("| page | compared | agreed |\n|---|---:|---:|");
     for url in &pages {
-        let (c, a) = measure(&b, url, &mut t)
-            .await
-            .with_context(|| format!("measuring {url}"))?;
+        let (c, a) = measure(&b, url, &mut t).await.with_context(|| format!("measuring {url}"))?;
         println!("| {} | {c} | {a} |", url.rsplit('/').next().unwrap_or(url));
     }
     let share = t.agreed as f64 / t.compared.max(1) as f64;
-    println!(
-        "| all | {} | {} ({:.1}%) |",
-        t.compared,
-        t.agreed,
-        share * 100.0
-    );
+    println!("| all | {} | {} ({:.1}%) |", t.compared, t.agreed, share * 100.0);
     for m in &t.misses {
         println!("differs: {m}");
     }

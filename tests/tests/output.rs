@@ -15,9 +15,7 @@ fn text(res: &CallToolResult) -> String {
 fn is_handle(h: &str) -> bool {
     h.len() == 15
         && h.starts_with("oh_")
-        && h[3..]
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
+        && h[3..].bytes().all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
 }
 
 /// Fetch every page of a text handle by bytes and join them.
@@ -52,32 +50,19 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     // byte-identical.
     navigate(&client, &site.url("product.html")).await?;
     let plain = client.tool("read_page", json!({})).await?;
-    let inline = client
-        .tool("read_page", json!({"output_mode": "inline"}))
-        .await?;
-    assert_eq!(
-        serde_json::to_string(&plain)?,
-        serde_json::to_string(&inline)?
-    );
+    let inline = client.tool("read_page", json!({"output_mode": "inline"})).await?;
+    assert_eq!(serde_json::to_string(&plain)?, serde_json::to_string(&inline)?);
 
     // Over it, the default is a first view and explicit inline is everything.
     navigate(&client, &site.url("large.html")).await?;
-    let plain = client
-        .tool("read_page", json!({"output_mode": "inline"}))
-        .await?;
+    let plain = client.tool("read_page", json!({"output_mode": "inline"})).await?;
     let full = text(&plain);
     assert!(full.len() > 100_000, "{}", full.len());
     let view = text(&client.tool("read_page", json!({})).await?);
-    assert!(
-        view.len() <= 100_000 && full.starts_with(&view[..1000]),
-        "{}",
-        view.len()
-    );
+    assert!(view.len() <= 100_000 && full.starts_with(&view[..1000]), "{}", view.len());
 
     // handle: a small descriptor whatever the size.
-    let res = client
-        .tool("read_page", json!({"output_mode": "handle"}))
-        .await?;
+    let res = client.tool("read_page", json!({"output_mode": "handle"})).await?;
     let d = structured(&res);
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
     assert!(is_handle(&handle), "{handle}");
@@ -97,18 +82,11 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
     // auto: inline under the limit, a handle over it.
     let res = client
-        .tool(
-            "read_page",
-            json!({"output_mode": "auto", "output_inline_limit_bytes": 10_000_000}),
-        )
+        .tool("read_page", json!({"output_mode": "auto", "output_inline_limit_bytes": 10_000_000}))
         .await?;
     assert_eq!(text(&res), full);
-    let res = client
-        .tool("read_page", json!({"output_mode": "auto"}))
-        .await?;
-    assert!(is_handle(
-        structured(&res)["output_handle"].as_str().expect("handle")
-    ));
+    let res = client.tool("read_page", json!({"output_mode": "auto"})).await?;
+    assert!(is_handle(structured(&res)["output_handle"].as_str().expect("handle")));
 
     // Bad input: refused, nothing stored or journaled.
     for (args, field) in [
@@ -129,29 +107,19 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
         );
     }
     let err = client
-        .tool_error(
-            "navigate",
-            json!({"url": site.url("index.html"), "output_mode": "handle"}),
-        )
+        .tool_error("navigate", json!({"url": site.url("index.html"), "output_mode": "handle"}))
         .await?;
-    assert_eq!(
-        err["field"], "output_mode",
-        "a tool without the feature refuses it"
-    );
+    assert_eq!(err["field"], "output_mode", "a tool without the feature refuses it");
 
     // Unknown and malformed handles.
     for h in ["oh_AAAAAAAAAAAA", "../../../etc/passwd", "oh_short"] {
-        let err = client
-            .tool_error("oc_output_fetch", json!({"output_handle": h}))
-            .await?;
+        let err = client.tool_error("oc_output_fetch", json!({"output_handle": h})).await?;
         assert_eq!(err["code"], "output_handle_not_found", "{h}: {err}");
         assert!(!err.to_string().contains("panicked"));
     }
 
     // The journal lists the creations with the calls.
-    let j = client
-        .tool_json("oc_journal", json!({"count": 100}))
-        .await?;
+    let j = client.tool_json("oc_journal", json!({"count": 100})).await?;
     let created: Vec<&Value> = j["entries"]
         .as_array()
         .expect("entries")
@@ -211,12 +179,7 @@ async fn json_outputs_page_by_items() -> Result<()> {
     }
     assert_eq!(items.len() as u64, n);
     // The items are exactly the main list of the inline result.
-    assert_eq!(
-        &items,
-        inline["data"]
-            .as_array()
-            .expect("a list in the inline result")
-    );
+    assert_eq!(&items, inline["data"].as_array().expect("a list in the inline result"));
     // Bytes of the same handle rebuild the inline JSON.
     let whole = fetch_all_bytes(&client, handle, 100).await?;
     assert_eq!(serde_json::from_str::<Value>(&whole)?, inline);
@@ -230,29 +193,17 @@ async fn expired_handles_are_refused_and_swept() -> Result<()> {
     let data = TempDir::new("output-ttl");
     let client = stdio_client(
         data.path(),
-        &[
-            "--output-handle-ttl-hours",
-            "0",
-            "--output-handle-sweep-interval-seconds",
-            "2",
-        ],
+        &["--output-handle-ttl-hours", "0", "--output-handle-sweep-interval-seconds", "2"],
         &[],
     )
     .await?;
     navigate(&client, &site.url("index.html")).await?;
-    let d = client
-        .tool_json("read_page", json!({"output_mode": "handle"}))
-        .await?;
+    let d = client.tool_json("read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle");
     // Refused at once, before any sweep.
-    let err = client
-        .tool_error("oc_output_fetch", json!({"output_handle": handle}))
-        .await?;
+    let err = client.tool_error("oc_output_fetch", json!({"output_handle": handle})).await?;
     assert_eq!(err["code"], "output_handle_not_found");
-    assert!(
-        err["message"].as_str().unwrap_or("").contains("expired"),
-        "{err}"
-    );
+    assert!(err["message"].as_str().unwrap_or("").contains("expired"), "{err}");
     // Gone from disk after the sweep.
     let gone = async {
         for _ in 0..60 {

@@ -9,17 +9,11 @@ use serde_json::{Value, json};
 /// The first text content of a successful result.
 fn text(res: &CallToolResult) -> String {
     assert_ne!(res.is_error, Some(true), "the call failed: {res:?}");
-    res.content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default()
+    res.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
 }
 
 async fn js(client: &Client, code: &str) -> Result<Value> {
-    let res = client
-        .tool("javascript_tool", json!({"code": code}))
-        .await?;
+    let res = client.tool("javascript_tool", json!({"code": code})).await?;
     Ok(res.structured_content.clone().expect("structured")["value"].clone())
 }
 
@@ -53,101 +47,57 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
     ] {
         ref_of(&snap, role, name);
     }
-    assert!(
-        snap.contains("group") || snap.contains("\"Pizza Size\""),
-        "{snap}"
-    );
+    assert!(snap.contains("group") || snap.contains("\"Pizza Size\""), "{snap}");
     let refs = snap.matches(" ax_").count();
-    let controls = js(
-        &client,
-        "document.querySelectorAll('input,select,textarea,button').length",
-    )
-    .await?;
+    let controls =
+        js(&client, "document.querySelectorAll('input,select,textarea,button').length").await?;
     assert_eq!(refs as u64, controls.as_u64().expect("count"), "{snap}");
     assert!(snap.contains("combobox \"Crust:\" ax_"), "{snap}");
-    assert!(
-        snap.contains("=\"Thin crust\""),
-        "select value shown: {snap}"
-    );
+    assert!(snap.contains("=\"Thin crust\""), "select value shown: {snap}");
 
     // The same element keeps its ref across snapshots.
     let again = snapshot(&client).await?;
-    assert_eq!(
-        ref_of(&snap, "textbox", "Telephone:"),
-        ref_of(&again, "textbox", "Telephone:")
-    );
+    assert_eq!(ref_of(&snap, "textbox", "Telephone:"), ref_of(&again, "textbox", "Telephone:"));
 
     // Filters and modes.
-    let inter = client
-        .tool_text("read_page", json!({"filter": "interactive"}))
-        .await?;
+    let inter = client.tool_text("read_page", json!({"filter": "interactive"})).await?;
     assert!(!inter.contains("\"Pizza Size\""), "{inter}");
     assert_eq!(inter.matches(" ax_").count(), refs);
-    let md = client
-        .tool_text("read_page", json!({"mode": "markdown"}))
-        .await?;
+    let md = client.tool_text("read_page", json!({"mode": "markdown"})).await?;
     assert!(md.contains("Customer name:"), "{md}");
-    let txt = client
-        .tool_text("read_page", json!({"mode": "text"}))
-        .await?;
+    let txt = client.tool_text("read_page", json!({"mode": "text"})).await?;
     assert!(txt.contains("Pizza Toppings"), "{txt}");
-    let dom = client
-        .tool_text("read_page", json!({"mode": "dom", "maxChars": 300}))
-        .await?;
+    let dom = client.tool_text("read_page", json!({"mode": "dom", "maxChars": 300})).await?;
     assert!(dom.contains("<form") || dom.contains("<html"), "{dom}");
     assert!(dom.contains("cut at"), "{dom}");
     let name_ref = ref_of(&snap, "textbox", "Customer name:");
-    let sub = client
-        .tool_text("read_page", json!({"ref_id": name_ref}))
-        .await?;
+    let sub = client.tool_text("read_page", json!({"ref_id": name_ref})).await?;
     assert_eq!(sub.lines().count(), 2, "scoped to one element: {sub}");
 
     // Bad refs: malformed, never given out, stale after a reload, removed.
-    let err = client
-        .tool_error("form_input", json!({"ref": "12", "value": "x"}))
-        .await?;
+    let err = client.tool_error("form_input", json!({"ref": "12", "value": "x"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = client
-        .tool_error("form_input", json!({"ref": "ax_99999", "value": "x"}))
-        .await?;
+    let err = client.tool_error("form_input", json!({"ref": "ax_99999", "value": "x"})).await?;
     assert_eq!(err["code"], "REF_NOT_FOUND", "{err}");
     let phone = ref_of(&snap, "textbox", "Telephone:");
-    js(
-        &client,
-        "document.querySelector('[name=custtel]').remove(); 1",
-    )
-    .await?;
-    let err = client
-        .tool_error("form_input", json!({"ref": phone, "value": "1"}))
-        .await?;
+    js(&client, "document.querySelector('[name=custtel]').remove(); 1").await?;
+    let err = client.tool_error("form_input", json!({"ref": phone, "value": "1"})).await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
-    assert!(
-        err["message"].as_str().expect("msg").contains("read_page"),
-        "{err}"
-    );
+    assert!(err["message"].as_str().expect("msg").contains("read_page"), "{err}");
     client.tool("page_reload", json!({})).await?;
-    let err = client
-        .tool_error("form_input", json!({"ref": name_ref, "value": "x"}))
-        .await?;
+    let err = client.tool_error("form_input", json!({"ref": name_ref, "value": "x"})).await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
     // The rejected calls changed nothing.
-    assert_eq!(
-        js(&client, "document.querySelector('[name=custname]').value").await?,
-        ""
-    );
+    assert_eq!(js(&client, "document.querySelector('[name=custname]').value").await?, "");
     // A fresh snapshot gives new, working refs (new numbers, never reused).
     let fresh = snapshot(&client).await?;
     let new_ref = ref_of(&fresh, "textbox", "Customer name:");
     assert_ne!(new_ref, name_ref);
-    let out = client
-        .tool_text("form_input", json!({"ref": new_ref, "value": "Ada"}))
-        .await?;
+    let out = client.tool_text("form_input", json!({"ref": new_ref, "value": "Ada"})).await?;
     assert!(out.contains("=\"Ada\""), "{out}");
 
     // Unknown tab.
-    let err = client
-        .tool_error("read_page", json!({"tabId": "t9"}))
-        .await?;
+    let err = client.tool_error("read_page", json!({"tabId": "t9"})).await?;
     assert_eq!(err["code"], "TAB_NOT_FOUND", "{err}");
     Ok(())
 }
@@ -157,66 +107,35 @@ async fn find_and_query_dom() -> Result<()> {
     let (site, _data, client) = site_and_client("find", &[]).await?;
     navigate(&client, &site.url("form.html")).await?;
 
-    let found = client
-        .tool_text("find", json!({"query": "Submit order"}))
-        .await?;
+    let found = client.tool_text("find", json!({"query": "Submit order"})).await?;
     assert!(
-        found
-            .lines()
-            .next()
-            .expect("a match")
-            .starts_with("button \"Submit order\" ax_"),
+        found.lines().next().expect("a match").starts_with("button \"Submit order\" ax_"),
         "{found}"
     );
-    let found = client
-        .tool_text("find", json!({"query": "email field"}))
-        .await?;
-    assert!(
-        found
-            .lines()
-            .next()
-            .expect("a match")
-            .contains("E-mail address"),
-        "{found}"
-    );
+    let found = client.tool_text("find", json!({"query": "email field"})).await?;
+    assert!(found.lines().next().expect("a match").contains("E-mail address"), "{found}");
     let none = client.tool_text("find", json!({"query": "zzqx"})).await?;
     assert!(none.starts_with("nothing matches"), "{none}");
 
-    let q = client
-        .tool("query_dom", json!({"selector": "input[name=custname]"}))
-        .await?;
+    let q = client.tool("query_dom", json!({"selector": "input[name=custname]"})).await?;
     let m = q.structured_content.clone().expect("structured");
     assert_eq!(m["matches"][0]["tag"], "input", "{m}");
     let r = m["matches"][0]["ref"].as_str().expect("ref").to_owned();
-    client
-        .tool_text("form_input", json!({"ref": r, "value": "Grace"}))
-        .await?;
-    assert_eq!(
-        js(&client, "document.querySelector('[name=custname]').value").await?,
-        "Grace"
-    );
+    client.tool_text("form_input", json!({"ref": r, "value": "Grace"})).await?;
+    assert_eq!(js(&client, "document.querySelector('[name=custname]').value").await?, "Grace");
 
-    let q = client
-        .tool(
-            "query_dom",
-            json!({"method": "xpath", "selector": "//legend"}),
-        )
-        .await?;
+    let q = client.tool("query_dom", json!({"method": "xpath", "selector": "//legend"})).await?;
     let m = q.structured_content.clone().expect("structured");
     assert_eq!(m["matches"].as_array().expect("list").len(), 2, "{m}");
     assert_eq!(m["matches"][1]["text"], "Pizza Toppings");
 
-    let err = client
-        .tool_error("query_dom", json!({"selector": "input[[["}))
-        .await?;
+    let err = client.tool_error("query_dom", json!({"selector": "input[[["})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("selector")),
         "{err}"
     );
-    let err = client
-        .tool_error("query_dom", json!({"xpath": "//*[@"}))
-        .await?;
+    let err = client.tool_error("query_dom", json!({"xpath": "//*[@"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     let err = client.tool_error("query_dom", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
@@ -230,32 +149,17 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
 
     // One unknown field: nothing is filled.
     let err = client
-        .tool_error(
-            "fill_form",
-            json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}),
-        )
+        .tool_error("fill_form", json!({"fields": {"Customer name": "Ada", "Shoe size": "42"}}))
         .await?;
     assert_eq!(err["code"], "FIELD_NOT_FOUND", "{err}");
-    assert!(
-        err["message"].as_str().expect("msg").contains("Shoe size"),
-        "{err}"
-    );
-    assert_eq!(
-        js(&client, "document.querySelector('[name=custname]').value").await?,
-        ""
-    );
+    assert!(err["message"].as_str().expect("msg").contains("Shoe size"), "{err}");
+    assert_eq!(js(&client, "document.querySelector('[name=custname]').value").await?, "");
     // A bad option: nothing is filled either.
     let err = client
-        .tool_error(
-            "fill_form",
-            json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}),
-        )
+        .tool_error("fill_form", json!({"fields": {"Customer name": "Ada", "Crust": "Square"}}))
         .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    assert_eq!(
-        js(&client, "document.querySelector('[name=custname]').value").await?,
-        ""
-    );
+    assert_eq!(js(&client, "document.querySelector('[name=custname]').value").await?, "");
 
     let res = client
         .tool(
@@ -278,10 +182,7 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
         .await?;
     let out = text(&res);
     assert!(out.contains("filled 9 fields"), "{out}");
-    assert!(
-        out.contains("submitted; now at") && out.contains("/echo"),
-        "{out}"
-    );
+    assert!(out.contains("submitted; now at") && out.contains("/echo"), "{out}");
     let posted = js(&client, "document.getElementById('posted').textContent").await?;
     let posted = posted.as_str().expect("posted");
     for part in [
@@ -314,9 +215,7 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // A plain click, verified by what it changed.
     let change = ref_of(&snap, "button", "Change text");
-    let out = client
-        .tool_text("interact", json!({"ref": change, "action": "click"}))
-        .await?;
+    let out = client.tool_text("interact", json!({"ref": change, "action": "click"})).await?;
     assert!(out.starts_with("clicked button \"Change text\""), "{out}");
     assert!(out.contains("Button was clicked"), "{out}");
     assert!(!out.contains("via"), "the first strategy worked: {out}");
@@ -324,27 +223,19 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
 
     // Under an overlay: the mouse misses, JS click() works.
     let covered = ref_of(&snap, "button", "Covered action");
-    let out = client
-        .tool_text("interact", json!({"ref": covered}))
-        .await?;
+    let out = client.tool_text("interact", json!({"ref": covered})).await?;
     assert!(out.contains("via js_click"), "{out}");
     assert_eq!(status().await?, "Covered button worked");
 
     // Keyboard only.
-    let out = client
-        .tool_text("interact", json!({"query": "Keyboard only"}))
-        .await?;
+    let out = client.tool_text("interact", json!({"query": "Keyboard only"})).await?;
     assert!(out.contains("via keyboard Enter"), "{out}");
     assert_eq!(status().await?, "Keyboard widget worked");
 
     // Nothing works: an honest escalation, with the intent and a screenshot.
     let dead = ref_of(&snap, "button", "Dead control");
-    let res = client
-        .tool(
-            "interact",
-            json!({"ref": dead, "intent": "press the dead control"}),
-        )
-        .await?;
+    let res =
+        client.tool("interact", json!({"ref": dead, "intent": "press the dead control"})).await?;
     assert_ne!(res.is_error, Some(true));
     let p = res.structured_content.clone().expect("structured");
     assert_eq!(p["needs_human"], true, "{p}");
@@ -362,37 +253,20 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
         "{tried:?}"
     );
     let text0 = res.content[0].as_text().expect("text").text.clone();
-    assert!(
-        text0.contains("\"intent\":\"press the dead control\""),
-        "{text0}"
-    );
-    assert!(
-        res.content
-            .iter()
-            .any(|c| c.as_image().is_some_and(|i| i.mime_type == "image/jpeg"))
-    );
+    assert!(text0.contains("\"intent\":\"press the dead control\""), "{text0}");
+    assert!(res.content.iter().any(|c| c.as_image().is_some_and(|i| i.mime_type == "image/jpeg")));
 
     // Hover, double click, a checkbox, a navigating link, an in-page anchor.
-    let q = client
-        .tool("query_dom", json!({"selector": "#hover-target"}))
-        .await?;
+    let q = client.tool("query_dom", json!({"selector": "#hover-target"})).await?;
     let hover_ref = q.structured_content.clone().expect("q")["matches"][0]["ref"].clone();
-    let hover = client
-        .tool_text("interact", json!({"ref": hover_ref, "action": "hover"}))
-        .await?;
+    let hover = client.tool_text("interact", json!({"ref": hover_ref, "action": "hover"})).await?;
     assert!(hover.starts_with("hovered"), "{hover}");
     assert_eq!(
-        js(
-            &client,
-            "document.getElementById('hover-target').textContent"
-        )
-        .await?,
+        js(&client, "document.getElementById('hover-target').textContent").await?,
         "Hovered!"
     );
     let twice = ref_of(&snap, "button", "Double click me");
-    client
-        .tool_text("interact", json!({"ref": twice, "action": "double_click"}))
-        .await?;
+    client.tool_text("interact", json!({"ref": twice, "action": "double_click"})).await?;
     assert_eq!(
         js(&client, "document.getElementById('twice').textContent").await?,
         "Double clicked"
@@ -405,10 +279,7 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
     assert!(out.contains("#bottom"), "{out}");
     let link = ref_of(&snap, "link", "Go to page two");
     let out = client.tool_text("interact", json!({"ref": link})).await?;
-    assert!(
-        out.contains("navigated") && out.contains("page2.html"),
-        "{out}"
-    );
+    assert!(out.contains("navigated") && out.contains("page2.html"), "{out}");
     let tabs = client.tool("tabs_context", json!({})).await?;
     assert!(
         tabs.structured_content.clone().expect("tabs")["tabs"][0]["url"]
@@ -417,13 +288,9 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
             .ends_with("page2.html")
     );
     // The old page's refs are stale now.
-    let err = client
-        .tool_error("interact", json!({"ref": change}))
-        .await?;
+    let err = client.tool_error("interact", json!({"ref": change})).await?;
     assert_eq!(err["code"], "STALE_REF", "{err}");
-    let err = client
-        .tool_error("interact", json!({"query": "zzqx wyvern"}))
-        .await?;
+    let err = client.tool_error("interact", json!({"query": "zzqx wyvern"})).await?;
     assert_eq!(err["code"], "ELEMENT_NOT_FOUND", "{err}");
     Ok(())
 }
@@ -433,13 +300,7 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     let (site, data, client) = site_and_client("intent", &[]).await?;
     client.tool("expand_tools", json!({"tier": 2})).await?;
     let tools = client.list_all_tools().await?;
-    for name in [
-        "interact",
-        "form_input",
-        "fill_form",
-        "drag_drop",
-        "file_upload",
-    ] {
+    for name in ["interact", "form_input", "fill_form", "drag_drop", "file_upload"] {
         let t = tools.iter().find(|t| t.name == name).expect(name);
         let d = t.description.as_deref().unwrap_or_default();
         assert!(
@@ -448,10 +309,7 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
         );
         assert_eq!(t.input_schema["properties"]["intent"]["maxLength"], 120);
     }
-    let read = tools
-        .iter()
-        .find(|t| t.name == "read_page")
-        .expect("read_page");
+    let read = tools.iter().find(|t| t.name == "read_page").expect("read_page");
     assert!(read.input_schema["properties"].get("intent").is_none());
 
     navigate(&client, &site.url("form.html")).await?;
@@ -466,22 +324,14 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
         )
         .await?;
     client
-        .tool_text(
-            "form_input",
-            json!({"ref": tel, "value": "555", "intent": "enter the phone"}),
-        )
+        .tool_text("form_input", json!({"ref": tel, "value": "555", "intent": "enter the phone"}))
         .await?;
-    client
-        .tool_text("form_input", json!({"ref": mail, "value": "a@example.com"}))
-        .await?;
+    client.tool_text("form_input", json!({"ref": mail, "value": "a@example.com"})).await?;
     let journal = |n: u64| {
         let client = &client;
         async move {
             let res = client
-                .tool(
-                    "oc_journal",
-                    json!({"action": "recent", "count": n, "tool": "form_input"}),
-                )
+                .tool("oc_journal", json!({"action": "recent", "count": n, "tool": "form_input"}))
                 .await?;
             anyhow::Ok(res.structured_content.clone().expect("structured")["entries"].clone())
         }
@@ -491,34 +341,19 @@ async fn intent_labels_follow_the_seed() -> Result<()> {
     assert_eq!(entries.len(), 3);
     assert_eq!(entries[0]["intent"], "enter the customer name");
     assert_eq!(entries[1]["intent"], "enter the phone");
-    assert!(
-        entries[2].get("intent").is_none(),
-        "absent, not empty: {}",
-        entries[2]
-    );
+    assert!(entries[2].get("intent").is_none(), "absent, not empty: {}", entries[2]);
 
     // Bad intents: rejected before anything happens, and never journaled.
     let before = read_jsonl_dir(&data.path().join("journal")).len();
     let trace_before = read_jsonl_dir(&data.path().join("traces")).len();
     let submit = ref_of(&snap, "button", "Submit order");
     for bad in [json!(""), json!("   "), json!("x".repeat(200)), json!(7)] {
-        let err = client
-            .tool_error("interact", json!({"ref": submit, "intent": bad}))
-            .await?;
+        let err = client.tool_error("interact", json!({"ref": submit, "intent": bad})).await?;
         assert_eq!(err["code"], "INVALID_INTENT", "{err}");
     }
     assert_eq!(read_jsonl_dir(&data.path().join("journal")).len(), before);
-    assert_eq!(
-        read_jsonl_dir(&data.path().join("traces")).len(),
-        trace_before
-    );
-    assert!(
-        js(&client, "location.pathname")
-            .await?
-            .as_str()
-            .expect("path")
-            .ends_with("form.html")
-    );
+    assert_eq!(read_jsonl_dir(&data.path().join("traces")).len(), trace_before);
+    assert!(js(&client, "location.pathname").await?.as_str().expect("path").ends_with("form.html"));
 
     // Trace lines: the intent at top level where given, no key where not.
     let trace: Vec<Value> = read_jsonl_dir(&data.path().join("traces"))
@@ -554,21 +389,10 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         "Dropped: payload"
     );
     let knob = ref_of(&snap, "slider", "Volume");
-    client
-        .tool_text(
-            "drag_drop",
-            json!({"source": knob, "targetSelector": "#track"}),
-        )
-        .await?;
-    let knob_at = js(
-        &client,
-        "document.getElementById('slider-status').textContent",
-    )
-    .await?;
+    client.tool_text("drag_drop", json!({"source": knob, "targetSelector": "#track"})).await?;
+    let knob_at = js(&client, "document.getElementById('slider-status').textContent").await?;
     assert_ne!(knob_at, "knob at 0", "the knob moved");
-    let err = client
-        .tool_error("drag_drop", json!({"source": knob}))
-        .await?;
+    let err = client.tool_error("drag_drop", json!({"source": knob})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // File upload: only under the allowed roots.
@@ -582,9 +406,7 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         uploads.path().join("hello.txt").display().to_string(),
         uploads.path().join("two.txt").display().to_string(),
     ];
-    let out = client
-        .tool_text("file_upload", json!({"ref": input, "filePaths": files}))
-        .await?;
+    let out = client.tool_text("file_upload", json!({"ref": input, "filePaths": files})).await?;
     assert!(out.contains("2 files"), "{out}");
     assert_eq!(
         js(&client, "document.getElementById('files').textContent").await?,
@@ -592,44 +414,27 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     );
     let secret = outside.path().join("secret.txt").display().to_string();
     let err = client
-        .tool_error(
-            "file_upload",
-            json!({"selector": "#upload", "filePaths": [secret]}),
-        )
+        .tool_error("file_upload", json!({"selector": "#upload", "filePaths": [secret]}))
         .await?;
     assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
     let missing = uploads.path().join("nope.txt").display().to_string();
     let err = client
-        .tool_error(
-            "file_upload",
-            json!({"selector": "#upload", "filePaths": [missing]}),
-        )
+        .tool_error("file_upload", json!({"selector": "#upload", "filePaths": [missing]}))
         .await?;
     assert_eq!(err["code"], "FILE_NOT_FOUND", "{err}");
     let err = client
-        .tool_error(
-            "file_upload",
-            json!({"selector": "#agree", "filePaths": [files[0].clone()]}),
-        )
+        .tool_error("file_upload", json!({"selector": "#agree", "filePaths": [files[0].clone()]}))
         .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // The rejected calls left the input as it was.
-    assert_eq!(
-        js(&client, "document.getElementById('upload').files.length").await?,
-        2
-    );
+    assert_eq!(js(&client, "document.getElementById('upload').files.length").await?, 2);
 
     // Waits.
     js(&client, "addLater(300); 1").await?;
-    let out = client
-        .tool_text("wait_for", json!({"type": "selector", "value": "#late"}))
-        .await?;
+    let out = client.tool_text("wait_for", json!({"type": "selector", "value": "#late"})).await?;
     assert!(out.starts_with("selector met"), "{out}");
     client
-        .tool_text(
-            "wait_for",
-            json!({"type": "selector_hidden", "value": "#never-there"}),
-        )
+        .tool_text("wait_for", json!({"type": "selector_hidden", "value": "#never-there"}))
         .await?;
     client
         .tool_text(
@@ -638,88 +443,51 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
         )
         .await?;
     client
-        .tool_text(
-            "wait_for",
-            json!({"type": "url_match", "value": "*interactive.html"}),
-        )
+        .tool_text("wait_for", json!({"type": "url_match", "value": "*interactive.html"}))
         .await?;
-    client
-        .tool_text("wait_for", json!({"type": "timeout", "value": "50"}))
-        .await?;
+    client.tool_text("wait_for", json!({"type": "timeout", "value": "50"})).await?;
     let err = client
-        .tool_error(
-            "wait_for",
-            json!({"type": "selector", "value": "#never", "timeout": 300}),
-        )
+        .tool_error("wait_for", json!({"type": "selector", "value": "#never", "timeout": 300}))
         .await?;
     assert_eq!(err["code"], "TIMEOUT", "{err}");
-    let err = client
-        .tool_error("wait_for", json!({"type": "function", "value": "(("}))
-        .await?;
+    let err = client.tool_error("wait_for", json!({"type": "function", "value": "(("})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = client
-        .tool_error("wait_for", json!({"type": "selector", "value": "a[["}))
-        .await?;
+    let err = client.tool_error("wait_for", json!({"type": "selector", "value": "a[["})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
-    let err = client
-        .tool_error("wait_for", json!({"type": "sometime"}))
-        .await?;
+    let err = client.tool_error("wait_for", json!({"type": "sometime"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // A clipped screenshot is exactly the clip (PNG width and height from IHDR).
     let shot = client
-        .tool(
-            "page_screenshot",
-            json!({"clip": {"x": 0, "y": 0, "width": 120, "height": 50}}),
-        )
+        .tool("page_screenshot", json!({"clip": {"x": 0, "y": 0, "width": 120, "height": 50}}))
         .await?;
     let img = shot.content[0].as_image().expect("image");
     let png = base64_decode(&img.data);
-    let dims = (
-        u32::from_be_bytes(png[16..20].try_into()?),
-        u32::from_be_bytes(png[20..24].try_into()?),
-    );
+    let dims =
+        (u32::from_be_bytes(png[16..20].try_into()?), u32::from_be_bytes(png[20..24].try_into()?));
     assert_eq!(dims, (120, 50));
     let err = client
-        .tool_error(
-            "page_screenshot",
-            json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}),
-        )
+        .tool_error("page_screenshot", json!({"clip": {"x": 0, "y": 0, "width": 0, "height": 50}}))
         .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
 
     // Scrolling.
-    let s = client
-        .tool("lightweight_scroll", json!({"to": "bottom"}))
-        .await?;
+    let s = client.tool("lightweight_scroll", json!({"to": "bottom"})).await?;
     assert_eq!(s.structured_content.clone().expect("s")["atBottom"], true);
-    let s = client
-        .tool(
-            "lightweight_scroll",
-            json!({"direction": "up", "amount": 100}),
-        )
-        .await?;
+    let s = client.tool("lightweight_scroll", json!({"direction": "up", "amount": 100})).await?;
     let s = s.structured_content.clone().expect("s");
     assert_eq!(s["atBottom"], false, "{s}");
 
     // Console.
     let c = client.tool("console_capture", json!({})).await?;
     let c = c.structured_content.clone().expect("c");
-    let texts: Vec<&str> = c["messages"]
-        .as_array()
-        .expect("m")
-        .iter()
-        .filter_map(|m| m["text"].as_str())
-        .collect();
+    let texts: Vec<&str> =
+        c["messages"].as_array().expect("m").iter().filter_map(|m| m["text"].as_str()).collect();
     assert!(texts.contains(&"fixture loaded 42"), "{c}");
-    let w = client
-        .tool("console_capture", json!({"level": "warning"}))
-        .await?;
+    let w = client.tool("console_capture", json!({"level": "warning"})).await?;
     let w = w.structured_content.clone().expect("w");
     assert_eq!(w["messages"].as_array().expect("m").len(), 1, "{w}");
-    client
-        .tool("console_capture", json!({"action": "clear"}))
-        .await?;
+    client.tool("console_capture", json!({"action": "clear"})).await?;
     js(&client, "console.error('after clear'); 1").await?;
     let c = client.tool("console_capture", json!({})).await?;
     let c = c.structured_content.clone().expect("c");
@@ -751,26 +519,17 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     let shadow_btn = ref_of(&snap, "button", "Shadow button");
     let shadow_in = ref_of(&snap, "textbox", "Shadow name");
     ref_of(&snap, "link", "Back home");
-    client
-        .tool_text("interact", json!({"ref": frame_btn}))
-        .await?;
+    client.tool_text("interact", json!({"ref": frame_btn})).await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "frame button clicked"
     );
-    client
-        .tool_text("interact", json!({"ref": shadow_btn}))
-        .await?;
+    client.tool_text("interact", json!({"ref": shadow_btn})).await?;
     assert_eq!(
         js(&client, "document.getElementById('log').textContent").await?,
         "shadow button clicked"
     );
-    client
-        .tool_text(
-            "form_input",
-            json!({"ref": shadow_in, "value": "in the shadow"}),
-        )
-        .await?;
+    client.tool_text("form_input", json!({"ref": shadow_in, "value": "in the shadow"})).await?;
     assert_eq!(
         js(
             &client,
@@ -779,30 +538,19 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         .await?,
         "in the shadow"
     );
-    let q = client
-        .tool("query_dom", json!({"selector": "#sh-btn"}))
-        .await?;
-    assert_eq!(
-        q.structured_content.clone().expect("q")["matches"][0]["text"],
-        "Shadow button"
-    );
+    let q = client.tool("query_dom", json!({"selector": "#sh-btn"})).await?;
+    assert_eq!(q.structured_content.clone().expect("q")["matches"][0]["text"], "Shadow button");
 
     // A large page: a ref for every one of its 3000 controls (asked for in full:
     // it is over the response budget).
     navigate(&client, &site.url("large.html")).await?;
-    let big = client
-        .tool_text("read_page", json!({"output_mode": "inline"}))
-        .await?;
+    let big = client.tool_text("read_page", json!({"output_mode": "inline"})).await?;
     assert_eq!(big.matches(" ax_").count(), 3000);
     let buy = ref_of(&big, "button", "Buy 1400");
     js(&client, "document.querySelector('[data-i=\"1400\"]').onclick = function () { this.textContent = 'bought'; }; 1").await?;
     client.tool_text("interact", json!({"ref": buy})).await?;
     assert_eq!(
-        js(
-            &client,
-            "document.querySelector('[data-i=\"1400\"]').textContent"
-        )
-        .await?,
+        js(&client, "document.querySelector('[data-i=\"1400\"]').textContent").await?,
         "bought"
     );
 
@@ -821,12 +569,7 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     assert_eq!(r["data"]["priceCurrency"], "EUR");
     assert_eq!(r["data"]["description"], "A mug the colour of ochre.");
     assert_eq!(r["fieldsMissing"], json!(["color"]));
-    assert!(
-        r["strategies"]
-            .as_array()
-            .expect("s")
-            .contains(&json!("json-ld"))
-    );
+    assert!(r["strategies"].as_array().expect("s").contains(&json!("json-ld")));
     let reviews = client.tool("extract_data", json!({"schema": {"type": "array", "items": {"properties": {"author": {"type": "string"}, "rating": {"type": "integer"}}}}}))
     .await?;
     let reviews = reviews.structured_content.clone().expect("r");
@@ -843,17 +586,12 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
         json!([{"title": "Teapot", "price": 30}, {"title": "Saucer", "price": 4}]),
         "{cards}"
     );
-    let err = client
-        .tool_error("extract_data", json!({"schema": {"type": "object"}}))
-        .await?;
+    let err = client.tool_error("extract_data", json!({"schema": {"type": "object"}})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // navigate waits for the network to go quiet: the page's fetch has landed.
     navigate(&client, &site.url("slow.html")).await?;
-    assert_eq!(
-        js(&client, "document.getElementById('data').textContent").await?,
-        "got slow 400"
-    );
+    assert_eq!(js(&client, "document.getElementById('data').textContent").await?, "got slow 400");
     Ok(())
 }
 
@@ -875,10 +613,7 @@ async fn storage_and_profile_groups() -> Result<()> {
 
     navigate(&client, &site.url("index.html")).await?;
     let st = client.tool("oc_profile_status", json!({})).await?;
-    assert_eq!(
-        st.structured_content.clone().expect("status")["running"],
-        true
-    );
+    assert_eq!(st.structured_content.clone().expect("status")["running"], true);
     let lp = client.tool("list_profiles", json!({})).await?;
     let lp = lp.structured_content.clone().expect("profiles");
     assert_eq!(lp["userDataDir"], dir.as_str(), "{lp}");
@@ -900,37 +635,22 @@ async fn storage_and_profile_groups() -> Result<()> {
     let cookies = got["cookies"].as_array().expect("list");
     assert_eq!(cookies.len(), 2, "{got}");
     let sid = cookies.iter().find(|c| c["name"] == "sid").expect("sid");
-    assert_eq!(
-        (sid["value"].as_str(), sid["httpOnly"].as_bool()),
-        (Some(secret), Some(true))
-    );
-    assert_eq!(
-        js(&client, "document.cookie").await?,
-        format!("theme={secret}")
-    );
-    client
-        .tool_text("cookies", json!({"action": "delete", "name": "theme"}))
-        .await?;
+    assert_eq!((sid["value"].as_str(), sid["httpOnly"].as_bool()), (Some(secret), Some(true)));
+    assert_eq!(js(&client, "document.cookie").await?, format!("theme={secret}"));
+    client.tool_text("cookies", json!({"action": "delete", "name": "theme"})).await?;
     let got = client.tool("cookies", json!({"action": "get"})).await?;
     assert_eq!(
-        got.structured_content.clone().expect("c")["cookies"]
-            .as_array()
-            .expect("l")
-            .len(),
+        got.structured_content.clone().expect("c")["cookies"].as_array().expect("l").len(),
         1
     );
     let cleared = client.tool("cookies", json!({"action": "clear"})).await?;
     assert_eq!(cleared.structured_content.clone().expect("c")["deleted"], 1);
-    let err = client
-        .tool_error("cookies", json!({"action": "set", "value": "x"}))
-        .await?;
+    let err = client.tool_error("cookies", json!({"action": "set", "value": "x"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("name"))
     );
-    let err = client
-        .tool_error("cookies", json!({"action": "eat"}))
-        .await?;
+    let err = client.tool_error("cookies", json!({"action": "eat"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
     // Web storage.
@@ -946,10 +666,7 @@ async fn storage_and_profile_groups() -> Result<()> {
     keys.sort();
     assert_eq!(keys, ["k1", "k2"]);
     let all = st(json!({"storageType": "session", "action": "get"})).await?;
-    assert_eq!(
-        all.structured_content.clone().expect("a")["items"],
-        json!({"s": "sv"})
-    );
+    assert_eq!(all.structured_content.clone().expect("a")["items"], json!({"s": "sv"}));
     let rm = st(json!({"storageType": "local", "action": "remove", "key": "k1"})).await?;
     assert_eq!(rm.structured_content.clone().expect("r")["removed"], true);
     let cl = st(json!({"storageType": "local", "action": "clear"})).await?;
@@ -963,10 +680,7 @@ async fn storage_and_profile_groups() -> Result<()> {
     let journal = read_all_text(&data.path().join("journal"));
     let trace = read_all_text(&data.path().join("traces"));
     assert!(journal.contains("\"cookies\""), "the calls are journaled");
-    assert!(
-        !journal.contains(secret) && !trace.contains(secret),
-        "cookie values are redacted"
-    );
+    assert!(!journal.contains(secret) && !trace.contains(secret), "cookie values are redacted");
     assert!(!journal.contains("\"v1\""), "storage values are redacted");
     Ok(())
 }
@@ -1024,57 +738,31 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         assert!(!names.contains(&t), "{t} listed at start: {names:?}");
     }
     let default_bytes = serde_json::to_vec(&tools)?.len();
-    assert!(
-        default_bytes <= 12_000,
-        "default tools/list is {default_bytes} bytes"
-    );
+    assert!(default_bytes <= 12_000, "default tools/list is {default_bytes} bytes");
 
     // By name: just that one.
-    let r = client
-        .tool("expand_tools", json!({"name": "file_upload"}))
-        .await?;
+    let r = client.tool("expand_tools", json!({"name": "file_upload"})).await?;
     let r = r.structured_content.clone().expect("structured");
     assert_eq!(r["revealed"], json!(["file_upload"]), "{r}");
     assert_eq!(r["tools"][0]["name"], "file_upload");
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await?
-        .iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names: Vec<String> =
+        client.list_all_tools().await?.iter().map(|t| t.name.to_string()).collect();
     assert!(names.contains(&"file_upload".to_owned()) && !names.contains(&"drag_drop".to_owned()));
     // By tier: the rest.
     let r = client.tool("expand_tools", json!({"tier": "2"})).await?;
     let r = r.structured_content.clone().expect("structured");
-    let revealed: Vec<&str> = r["revealed"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    for t in [
-        "drag_drop",
-        "page_screenshot",
-        "page_content",
-        "console_capture",
-        "extract_data",
-    ] {
+    let revealed: Vec<&str> =
+        r["revealed"].as_array().expect("list").iter().filter_map(Value::as_str).collect();
+    for t in ["drag_drop", "page_screenshot", "page_content", "console_capture", "extract_data"] {
         assert!(revealed.contains(&t), "{t} not revealed: {r}");
     }
     let all = client.list_all_tools().await?;
-    assert!(
-        all.iter().all(|t| t.name != "expand_tools"),
-        "nothing left to expand"
-    );
+    assert!(all.iter().all(|t| t.name != "expand_tools"), "nothing left to expand");
     // Everything revealed stays within 600 bytes a tool on average (the budget
     // grows with the tool set, never per tool).
     let all_bytes = serde_json::to_vec(&all)?.len();
     println!("all tools: {all_bytes} bytes for {}", all.len());
-    assert!(
-        all_bytes <= 600 * all.len(),
-        "all tools: {all_bytes} bytes for {}",
-        all.len()
-    );
+    assert!(all_bytes <= 600 * all.len(), "all tools: {all_bytes} bytes for {}", all.len());
     for t in &all {
         let d = t.description.as_deref().unwrap_or_default();
         assert!(d.len() >= 30, "{}: {d:?}", t.name);
@@ -1088,15 +776,11 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     }
     assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 2);
 
-    let err = client
-        .tool_error("expand_tools", json!({"tier": 5}))
-        .await?;
+    let err = client.tool_error("expand_tools", json!({"tier": 5})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     let err = client.tool_error("expand_tools", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let err = client
-        .tool_error("expand_tools", json!({"name": "nope"}))
-        .await?;
+    let err = client.tool_error("expand_tools", json!({"name": "nope"})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
     client.cancel().await?;
 
@@ -1104,23 +788,14 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     let data = TempDir::new("budget-core");
     let client = stdio_client(data.path(), &["--tools-only", "core"], &[]).await?;
     let core_bytes = serde_json::to_vec(&client.list_all_tools().await?)?.len();
-    assert!(
-        core_bytes < default_bytes,
-        "{core_bytes} vs {default_bytes}"
-    );
-    let err = client
-        .tool_error("expand_tools", json!({"name": "oc_totp_generate"}))
-        .await?;
+    assert!(core_bytes < default_bytes, "{core_bytes} vs {default_bytes}");
+    let err = client.tool_error("expand_tools", json!({"name": "oc_totp_generate"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["capability"].as_str()),
         (Some("CAPABILITY_DISABLED"), Some("totp")),
         "{err}"
     );
-    assert!(
-        !tool_names(&client)
-            .await?
-            .contains(&"oc_totp_generate".to_owned())
-    );
+    assert!(!tool_names(&client).await?.contains(&"oc_totp_generate".to_owned()));
     Ok(())
 }
 
@@ -1134,17 +809,10 @@ async fn browser_waits_do_not_count_against_the_plugin_deadline() -> Result<()> 
     js(&client, "addLater(1600); 1").await?;
     let started = std::time::Instant::now();
     let out = client
-        .tool_text(
-            "wait_for",
-            json!({"type": "selector", "value": "#late", "timeout": 8000}),
-        )
+        .tool_text("wait_for", json!({"type": "selector", "value": "#late", "timeout": 8000}))
         .await?;
     assert!(out.starts_with("selector met"), "{out}");
-    assert!(
-        started.elapsed() >= std::time::Duration::from_millis(1500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1500), "{:?}", started.elapsed());
     Ok(())
 }
 
@@ -1157,13 +825,7 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
     let r = root.path();
     let data = r.join("data");
     let profile = r.join("profile");
-    for d in [
-        &data,
-        &profile,
-        &r.join(".ssh"),
-        &r.join("keys"),
-        &r.join("named.d"),
-    ] {
+    for d in [&data, &profile, &r.join(".ssh"), &r.join("keys"), &r.join("named.d")] {
         std::fs::create_dir_all(d)?;
     }
     std::fs::write(data.join("secrets.json"), "{}")?;
@@ -1187,12 +849,7 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
         let client = &client;
         async move {
             let path = p.display().to_string();
-            client
-                .tool(
-                    "file_upload",
-                    json!({"selector": "#upload", "filePaths": [path]}),
-                )
-                .await
+            client.tool("file_upload", json!({"selector": "#upload", "filePaths": [path]})).await
         }
     };
     // Chromium has written its profile by now.
@@ -1210,10 +867,7 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
         let res = upload(file).await?;
         let err = error_of(&res);
         assert_eq!(err["code"], "PERMISSION_DENIED", "{shown}: {err}");
-        assert!(
-            err["message"].as_str().unwrap_or("").contains(says),
-            "{shown}: {err}"
-        );
+        assert!(err["message"].as_str().unwrap_or("").contains(says), "{shown}: {err}");
     }
     assert_eq!(
         js(&client, "document.getElementById('files').textContent").await?,
@@ -1234,10 +888,7 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
     assert!(!res.is_error.unwrap_or(false), "{}", text(&res));
     let res = upload(r.join("report.txt")).await?;
     assert!(text(&res).contains("1 file: report.txt"), "{}", text(&res));
-    assert_eq!(
-        js(&client, "document.getElementById('files').textContent").await?,
-        "report.txt:6"
-    );
+    assert_eq!(js(&client, "document.getElementById('files').textContent").await?, "report.txt:6");
     client.cancel().await?;
     Ok(())
 }
@@ -1248,12 +899,7 @@ async fn a_read_sent_while_a_navigation_is_under_way_reads_a_whole_document() ->
     // document the navigation replaces. It then reads the new one once loaded,
     // instead of failing with "Inspected target navigated or closed".
     let (site, _data, client) = site_and_client("read-during-nav", &[]).await?;
-    let pages = [
-        "many-controls.html",
-        "form.html",
-        "large.html",
-        "page2.html",
-    ];
+    let pages = ["many-controls.html", "form.html", "large.html", "page2.html"];
     for round in 0..12 {
         let url = site.url(pages[round % pages.len()]);
         let (nav, read) = tokio::join!(
@@ -1270,11 +916,7 @@ async fn a_read_sent_while_a_navigation_is_under_way_reads_a_whole_document() ->
             error_of(&read)
         );
         // A whole document: the snapshot starts with its URL line.
-        assert!(
-            texts(&read).starts_with("http://"),
-            "round {round}: {}",
-            texts(&read)
-        );
+        assert!(texts(&read).starts_with("http://"), "round {round}: {}", texts(&read));
     }
     Ok(())
 }

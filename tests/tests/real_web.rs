@@ -33,12 +33,8 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     let fast = Duration::from_secs(2);
 
     // alert: the click answers at once, naming the dialog.
-    let (r, took) = timed(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Show alert")}),
-    )
-    .await?;
+    let (r, took) =
+        timed(&client, "interact", json!({"ref": ref_of(&snap, "button", "Show alert")})).await?;
     assert!(took < fast, "the click took {took:?}");
     let out = structured(&r);
     assert_eq!(out["dialog"]["type"], "alert");
@@ -55,93 +51,52 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     assert!(took < fast, "tabs_context took {took:?}");
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
     let (r, _) = timed(&client, "handle_dialog", json!({"accept": true})).await?;
-    assert!(
-        texts(&r).contains("accepted the alert dialog"),
-        "{}",
-        texts(&r)
-    );
+    assert!(texts(&r).contains("accepted the alert dialog"), "{}", texts(&r));
     site.expect_recorded("alert=closed").await?;
 
     // confirm: dismissed -> the page sees false.
-    let (r, took) = timed(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Delete file")}),
-    )
-    .await?;
+    let (r, took) =
+        timed(&client, "interact", json!({"ref": ref_of(&snap, "button", "Delete file")})).await?;
     assert!(took < fast, "{took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "confirm");
-    client
-        .tool("handle_dialog", json!({"accept": false}))
-        .await?;
+    client.tool("handle_dialog", json!({"accept": false})).await?;
     site.expect_recorded("confirm=false").await?;
 
     // prompt: answered with text.
-    let (r, _) = timed(
-        &client,
-        "interact",
-        json!({"ref": ref_of(&snap, "button", "Ask name")}),
-    )
-    .await?;
+    let (r, _) =
+        timed(&client, "interact", json!({"ref": ref_of(&snap, "button", "Ask name")})).await?;
     assert_eq!(structured(&r)["dialog"]["type"], "prompt");
     assert_eq!(structured(&r)["dialog"]["defaultPrompt"], "anonymous");
-    client
-        .tool(
-            "handle_dialog",
-            json!({"accept": true, "promptText": "Ada Lovelace"}),
-        )
-        .await?;
+    client.tool("handle_dialog", json!({"accept": true, "promptText": "Ada Lovelace"})).await?;
     site.expect_recorded("prompt=Ada Lovelace").await?;
 
     // A dialog that opens after the call ended blocks the next call, not for long.
-    client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "button", "Ask later")}),
-        )
-        .await?;
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Ask later")})).await?;
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (r, took) = timed(&client, "find", json!({"query": "Delete file"})).await?;
     assert!(took < fast, "{took:?}");
     assert_eq!(error_of(&r)["code"], "DIALOG_OPEN");
-    client
-        .tool("handle_dialog", json!({"accept": true}))
-        .await?;
+    client.tool("handle_dialog", json!({"accept": true})).await?;
     site.expect_recorded("later=true").await?;
     // No dialog: a clear error.
-    let r = client
-        .tool("handle_dialog", json!({"accept": true}))
-        .await?;
+    let r = client.tool("handle_dialog", json!({"accept": true})).await?;
     assert_eq!(error_of(&r)["code"], "NO_DIALOG");
 
     // beforeunload: leaving a page that asks answers at once; accepting leaves.
-    client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "button", "Start editing")}),
-        )
-        .await?;
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Start editing")})).await?;
     site.expect_recorded("armed=1").await?;
     let (r, took) = timed(&client, "navigate", json!({"url": site.url("page2.html")})).await?;
     assert!(took < fast, "navigate took {took:?}");
     assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
-    let r = client
-        .tool("handle_dialog", json!({"accept": true}))
-        .await?;
+    let r = client.tool("handle_dialog", json!({"accept": true})).await?;
     assert!(texts(&r).contains("beforeunload"), "{}", texts(&r));
     let tabs = client.tool_json("tabs_context", json!({})).await?;
     assert!(tabs.to_string().contains("page2.html"), "{tabs}");
 
     // The journal and the trace have the dialogs, never the prompt's answer.
     let journal = read_all_text(&data.path().join("journal"));
-    assert!(
-        journal.contains("dialog_opened") && journal.contains("dialog_closed"),
-        "{journal}"
-    );
-    assert!(
-        !journal.contains("Ada Lovelace"),
-        "the prompt's answer leaked"
-    );
+    assert!(journal.contains("dialog_opened") && journal.contains("dialog_closed"), "{journal}");
+    assert!(!journal.contains("Ada Lovelace"), "the prompt's answer leaked");
     let traces = read_all_text(&data.path().join("traces"));
     assert!(traces.contains("dialog_opened"));
     assert!(!traces.contains("Ada Lovelace"));
@@ -154,18 +109,9 @@ async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
     let (site, _data, client) = site_and_client("dialog-policy", &["--dialogs", "accept"]).await?;
     navigate(&client, &site.url("dialogs.html")).await?;
     let snap = snapshot(&client).await?;
-    let r = client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "button", "Delete file")}),
-        )
-        .await?;
+    let r = client.tool("interact", json!({"ref": ref_of(&snap, "button", "Delete file")})).await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
-    assert!(
-        texts(&r).contains("was accepted by the server's --dialogs policy"),
-        "{}",
-        texts(&r)
-    );
+    assert!(texts(&r).contains("was accepted by the server's --dialogs policy"), "{}", texts(&r));
     site.expect_recorded("confirm=true").await?;
     // Nothing blocks the tab.
     let r = client.tool("read_page", json!({})).await?;
@@ -186,67 +132,41 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
     // target=_blank
     let r = client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")}),
-        )
+        .tool("interact", json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")}))
         .await?;
     let t = texts(&r);
     assert!(t.contains("opened tab t2"), "{t}");
     // window.open
     let r = client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "button", "Open the product")}),
-        )
+        .tool("interact", json!({"ref": ref_of(&snap, "button", "Open the product")}))
         .await?;
     let t = texts(&r);
-    assert!(
-        t.contains("opened tab t3") && t.contains("product.html"),
-        "{t}"
-    );
+    assert!(t.contains("opened tab t3") && t.contains("product.html"), "{t}");
     // The opener, now behind the new tabs, is brought to the front when acted on:
     // a hidden page gets no animation frames (and clicks on it stall).
     let r = client.tool("javascript_tool", json!({"code": "new Promise(r => { requestAnimationFrame(() => r('frame')); setTimeout(() => r('no frame'), 1500) })"}))
     .await?;
     assert!(texts(&r).contains("\"frame\""), "{}", texts(&r));
-    let tabs = client
-        .tool_json("tabs_context", json!({}))
-        .await?
-        .to_string();
+    let tabs = client.tool_json("tabs_context", json!({})).await?.to_string();
     assert!(
         tabs.contains("\"t2\"") && tabs.contains("\"t3\"") && tabs.contains("page2.html"),
         "{tabs}"
     );
     // Acted on by tabId: the product page's content.
-    let r = client
-        .tool("read_page", json!({"tabId": "t3", "mode": "text"}))
-        .await?;
-    assert!(
-        texts(&r).to_lowercase().contains("product") || texts(&r).len() > 20,
-        "{}",
-        texts(&r)
-    );
-    let r = client
-        .tool("find", json!({"query": "page", "tabId": "t2"}))
-        .await?;
+    let r = client.tool("read_page", json!({"tabId": "t3", "mode": "text"})).await?;
+    assert!(texts(&r).to_lowercase().contains("product") || texts(&r).len() > 20, "{}", texts(&r));
+    let r = client.tool("find", json!({"query": "page", "tabId": "t2"})).await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
 
     // A page that closes itself disappears.
     let r = client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")}),
-        )
+        .tool("interact", json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")}))
         .await?;
     assert!(texts(&r).contains("opened tab t4"), "{}", texts(&r));
     let mut gone = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let tabs = client
-            .tool_json("tabs_context", json!({}))
-            .await?
-            .to_string();
+        let tabs = client.tool_json("tabs_context", json!({})).await?.to_string();
         if !tabs.contains("\"t4\"") {
             gone = true;
             break;
@@ -256,10 +176,7 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
     // A download: saved with its name and the right bytes.
     let r = client
-        .tool(
-            "interact",
-            json!({"ref": ref_of(&snap, "link", "Download the report")}),
-        )
+        .tool("interact", json!({"ref": ref_of(&snap, "link", "Download the report")}))
         .await?;
     let t = texts(&r);
     assert!(t.contains("downloaded report.csv"), "{t}");
@@ -267,33 +184,17 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
     assert_eq!(std::fs::read(&file)?, download_bytes("report.csv"));
     assert!(t.contains(&file.display().to_string()), "{t}");
     let journal = read_all_text(&data.path().join("journal"));
-    assert!(
-        journal.contains("tab_opened") && journal.contains("\"download\""),
-        "{journal}"
-    );
+    assert!(journal.contains("tab_opened") && journal.contains("\"download\""), "{journal}");
 
     // Tabs the agent opens have windows of their own: acting on one never hides
     // another (a hidden page stalls on input and gets no animation frames).
-    let made = client
-        .tool_json("tabs_create", json!({"url": site.url("page2.html")}))
-        .await?;
+    let made = client.tool_json("tabs_create", json!({"url": site.url("page2.html")})).await?;
     let other = made["tabId"].as_str().unwrap_or_default().to_owned();
     let watch = "window.__seen = [document.visibilityState]; document.addEventListener('visibilitychange', () => __seen.push(document.visibilityState)); 1";
-    client
-        .tool("javascript_tool", json!({"tabId": other, "code": watch}))
-        .await?;
-    client
-        .tool(
-            "interact",
-            json!({"tabId": "t1", "query": "Open the product"}),
-        )
-        .await?;
-    let seen = client
-        .tool(
-            "javascript_tool",
-            json!({"tabId": other, "code": "__seen.join()"}),
-        )
-        .await?;
+    client.tool("javascript_tool", json!({"tabId": other, "code": watch})).await?;
+    client.tool("interact", json!({"tabId": "t1", "query": "Open the product"})).await?;
+    let seen =
+        client.tool("javascript_tool", json!({"tabId": other, "code": "__seen.join()"})).await?;
     assert!(texts(&seen).contains("\"visible\""), "{}", texts(&seen));
     client.cancel().await?;
     Ok(())
@@ -305,49 +206,30 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     navigate(&client, &site.url("keys.html")).await?;
     let snap = snapshot(&client).await?;
     let search = ref_of(&snap, "textbox", "Search");
-    let r = client
-        .tool(
-            "type",
-            json!({"ref": search, "text": "Héllo w0rld", "submit": true}),
-        )
-        .await?;
+    let r =
+        client.tool("type", json!({"ref": search, "text": "Héllo w0rld", "submit": true})).await?;
     assert!(texts(&r).contains("typed 11 characters"), "{}", texts(&r));
     let rec = site.expect_recorded("typed=").await?;
     // 11 characters and the Enter, every one a trusted keydown.
-    assert!(
-        rec.contains("typed=Héllo w0rld&keydowns=12&keys=Héllo w0rld"),
-        "{rec}"
-    );
+    assert!(rec.contains("typed=Héllo w0rld&keydowns=12&keys=Héllo w0rld"), "{rec}");
     // press_key: Escape, Tab moves focus, Control+a selects.
     client.tool("press_key", json!({"key": "Escape"})).await?;
     site.expect_recorded("escape=1").await?;
-    client
-        .tool("press_key", json!({"key": "Tab", "ref": search}))
-        .await?;
+    client.tool("press_key", json!({"key": "Tab", "ref": search})).await?;
     site.expect_recorded("tabbed=1").await?;
     let other = ref_of(&snap, "textbox", "Other");
-    client
-        .tool("form_input", json!({"ref": other, "value": "select me"}))
-        .await?;
-    let r = client
-        .tool("press_key", json!({"key": "Control+a", "ref": other}))
-        .await?;
+    client.tool("form_input", json!({"ref": other, "value": "select me"})).await?;
+    let r = client.tool("press_key", json!({"key": "Control+a", "ref": other})).await?;
     assert!(texts(&r).starts_with("pressed Control+a"), "{}", texts(&r));
     site.expect_recorded("selected=9").await?;
     // Bad keys change nothing and say what is allowed.
     let r = client.tool("press_key", json!({"key": "Hyper+q"})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    assert!(
-        err["message"].as_str().unwrap_or("").contains("Control"),
-        "{err}"
-    );
+    assert!(err["message"].as_str().unwrap_or("").contains("Control"), "{err}");
     // The typed text never reaches the journal.
     let journal = read_all_text(&data.path().join("journal"));
-    assert!(
-        !journal.contains("w0rld"),
-        "typed text leaked into the journal: {journal}"
-    );
+    assert!(!journal.contains("w0rld"), "typed text leaked into the journal: {journal}");
     client.cancel().await?;
     Ok(())
 }
@@ -386,20 +268,9 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     // Keys typed into the frame are trusted key events there; form_input sets a
     // field; the button inside submits (the frame's own script reports to its
     // own origin: the server sees what was entered).
-    client
-        .tool("type", json!({"ref": card, "text": "4242 4242"}))
-        .await?;
-    client
-        .tool(
-            "form_input",
-            json!({"ref": holder, "value": "Ada Lovelace"}),
-        )
-        .await?;
-    let found = texts(
-        &client
-            .tool("find", json!({"query": "Pay now button"}))
-            .await?,
-    );
+    client.tool("type", json!({"ref": card, "text": "4242 4242"})).await?;
+    client.tool("form_input", json!({"ref": holder, "value": "Ada Lovelace"})).await?;
+    let found = texts(&client.tool("find", json!({"query": "Pay now button"})).await?);
     let pay = found
         .lines()
         .next()
@@ -407,16 +278,9 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
         .unwrap_or_else(|| panic!("find did not find the frame's button first: {found}"));
     let pay = ref_in(pay).to_owned();
     let r = client.tool("interact", json!({"ref": pay})).await?;
-    assert!(
-        texts(&r).starts_with("clicked button \"Pay now\""),
-        "{}",
-        texts(&r)
-    );
+    assert!(texts(&r).starts_with("clicked button \"Pay now\""), "{}", texts(&r));
     let rec = site.expect_recorded("card=").await?;
-    assert_eq!(
-        rec,
-        "card=4242 4242&holder=Ada Lovelace&keydowns=9&from=localhost"
-    );
+    assert_eq!(rec, "card=4242 4242&holder=Ada Lovelace&keydowns=9&from=localhost");
 
     // A frame inside the frame; an element that is clickable only by its listener.
     client.tool("interact", json!({"ref": terms})).await?;
@@ -424,19 +288,10 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     client.tool("interact", json!({"ref": saved})).await?;
     site.expect_recorded("saved=1").await?;
     // find reaches the nested frame; interact by query too.
-    let found = texts(
-        &client
-            .tool("find", json!({"query": "accept the terms"}))
-            .await?,
-    );
-    assert!(
-        found.starts_with(&format!("checkbox \"I accept the terms\" {terms}")),
-        "{found}"
-    );
+    let found = texts(&client.tool("find", json!({"query": "accept the terms"})).await?);
+    assert!(found.starts_with(&format!("checkbox \"I accept the terms\" {terms}")), "{found}");
     // query_dom covers the frames.
-    let q = client
-        .tool_json("query_dom", json!({"selector": "input[name=card]"}))
-        .await?;
+    let q = client.tool_json("query_dom", json!({"selector": "input[name=card]"})).await?;
     assert_eq!(q["matches"].as_array().map(Vec::len), Some(1), "{q}");
     // The page's own elements still work next to the frames.
     client.tool("interact", json!({"ref": outer})).await?;
@@ -446,31 +301,21 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     let again = ref_of(&snap, "button", "Start over");
     client.tool("interact", json!({"ref": again})).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let r = client
-        .tool("form_input", json!({"ref": holder, "value": "x"}))
-        .await?;
+    let r = client.tool("form_input", json!({"ref": holder, "value": "x"})).await?;
     assert_eq!(error_of(&r)["code"], "STALE_REF", "{}", texts(&r));
     let snap = snapshot(&client).await?;
     let holder2 = ref_of(&snap, "textbox", "Name on card");
     assert_ne!(holder2, holder);
-    client
-        .tool(
-            "form_input",
-            json!({"ref": holder2, "value": "Grace Hopper"}),
-        )
-        .await?;
+    client.tool("form_input", json!({"ref": holder2, "value": "Grace Hopper"})).await?;
     client.tool("interact", json!({"query": "Pay now"})).await?;
     site.expect_recorded("holder=Grace Hopper").await?;
     // fill_form by labels finds the frame that has the fields.
     let r = client.tool("fill_form", json!({"fields": {"Card number": "5555 0000", "Name on card": "Alan Turing"}, "submit": true}))
     .await?;
     assert!(texts(&r).starts_with("filled 2 fields"), "{}", texts(&r));
-    site.expect_recorded("card=5555 0000&holder=Alan Turing")
-        .await?;
+    site.expect_recorded("card=5555 0000&holder=Alan Turing").await?;
     // read_page's interactive filter lists the frames' controls too.
-    let r = client
-        .tool("read_page", json!({"filter": "interactive"}))
-        .await?;
+    let r = client.tool("read_page", json!({"filter": "interactive"})).await?;
     let only = texts(&r);
     assert!(only.contains("checkbox \"I accept the terms\""), "{only}");
     assert!(!only.contains("iframe"), "{only}");
@@ -478,31 +323,20 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     // and reports its text to its server).
     let receipt = ref_of(&snap, "button", "Receipt");
     let path = uploads.path().join("receipt.txt").display().to_string();
-    let r = client
-        .tool("file_upload", json!({"ref": receipt, "filePaths": [path]}))
-        .await?;
+    let r = client.tool("file_upload", json!({"ref": receipt, "filePaths": [path]})).await?;
     assert!(texts(&r).contains("1 file: receipt.txt"), "{}", texts(&r));
     site.expect_recorded("receipt=paid in full").await?;
     // A dialog the frame opens is the tab's dialog, answered like any other.
     let cancel = ref_of(&snap, "button", "Cancel payment");
     let r = client.tool("interact", json!({"ref": cancel})).await?;
-    assert!(
-        texts(&r).contains("confirm dialog: \"Cancel the payment?\""),
-        "{}",
-        texts(&r)
-    );
-    client
-        .tool("handle_dialog", json!({"accept": true}))
-        .await?;
+    assert!(texts(&r).contains("confirm dialog: \"Cancel the payment?\""), "{}", texts(&r));
+    client.tool("handle_dialog", json!({"accept": true})).await?;
     site.expect_recorded("cancel=true").await?;
     // Text and markdown read the frames too (a frame's text is not in its page's).
     for mode in ["text", "markdown"] {
         let r = client.tool("read_page", json!({"mode": mode})).await?;
         let t = texts(&r);
-        assert!(
-            t.contains("Card details") && t.contains("I accept the terms"),
-            "{mode}: {t}"
-        );
+        assert!(t.contains("Card details") && t.contains("I accept the terms"), "{mode}: {t}");
         assert!(!t.contains('\u{1}'), "{mode}: a frame mark is left: {t:?}");
     }
     client.cancel().await?;
@@ -516,20 +350,10 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let r = client.tool("read_page", json!({})).await?;
     let t = texts(&r);
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
-    assert!(
-        t.contains("h1 \"Inventory\""),
-        "the first view lost the top"
-    );
+    assert!(t.contains("h1 \"Inventory\""), "the first view lost the top");
     assert!(t.contains("[truncated: the whole result is"), "no notice");
-    assert!(
-        t.contains("h2 \"Section 399\""),
-        "the outline misses the far end"
-    );
-    let handle = t
-        .split('"')
-        .find(|w| w.starts_with("oh_"))
-        .expect("an output handle")
-        .to_owned();
+    assert!(t.contains("h2 \"Section 399\""), "the outline misses the far end");
+    let handle = t.split('"').find(|w| w.starts_with("oh_")).expect("an output handle").to_owned();
     // The rest is there to page through.
     let page = client
         .tool_json(
@@ -538,23 +362,14 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
         )
         .await?;
     let whole = page["content"].as_str().unwrap_or("");
-    assert!(
-        whole.contains("Finish the inventory"),
-        "the stored result misses the end"
-    );
+    assert!(whole.contains("Finish the inventory"), "the stored result misses the end");
     // The far-end element is still found and clicked.
-    let found = texts(
-        &client
-            .tool("find", json!({"query": "Finish the inventory"}))
-            .await?,
-    );
+    let found = texts(&client.tool("find", json!({"query": "Finish the inventory"})).await?);
     let r = ref_in(&found).to_owned();
     client.tool("interact", json!({"ref": r})).await?;
     site.expect_recorded("clicked=last").await?;
     // The caller may still ask for everything.
-    let r = client
-        .tool("read_page", json!({"output_mode": "inline"}))
-        .await?;
+    let r = client.tool("read_page", json!({"output_mode": "inline"})).await?;
     assert!(texts(&r).len() > 100_000 && !texts(&r).contains("[truncated"));
     // Small results are untouched.
     navigate(&client, &site.url("form.html")).await?;
@@ -564,11 +379,7 @@ async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let client = stdio_client(data.path(), &["--max-response-tokens", "1000"], &[]).await?;
     navigate(&client, &site.url("many-controls.html")).await?;
     let t = snapshot(&client).await?;
-    assert!(
-        t.len() <= 4_000 && t.contains("[truncated"),
-        "{} bytes",
-        t.len()
-    );
+    assert!(t.len() <= 4_000 && t.contains("[truncated"), "{} bytes", t.len());
     client.cancel().await?;
     Ok(())
 }
@@ -579,10 +390,7 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
     // A signed-in admin page under /admin/auth/: no hint.
     let r = navigate(&client, &site.url("admin/auth/user/index.html")).await?;
     let out = structured(&r);
-    assert!(
-        out.get("_hint").is_none() && out.get("wall").is_none(),
-        "{out}"
-    );
+    assert!(out.get("_hint").is_none() && out.get("wall").is_none(), "{out}");
     // A real login page: a hint.
     let r = navigate(&client, &site.url("login.html")).await?;
     let out = structured(&r);
@@ -607,18 +415,10 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
     ref_of(&snap, "link", "GET /pets/{petId} Find a pet");
     ref_of(&snap, "button", "Save");
     assert!(!snap.contains("hidden words"), "{snap}");
-    let toppings = snap
-        .lines()
-        .find(|l| l.contains("listbox \"Toppings\""))
-        .expect("the multiple select");
-    assert!(
-        toppings.ends_with("=\"Cheese, Olives\" (3 options)"),
-        "{toppings}"
-    );
-    let size = snap
-        .lines()
-        .find(|l| l.contains("combobox \"Size\""))
-        .expect("select");
+    let toppings =
+        snap.lines().find(|l| l.contains("listbox \"Toppings\"")).expect("the multiple select");
+    assert!(toppings.ends_with("=\"Cheese, Olives\" (3 options)"), "{toppings}");
+    let size = snap.lines().find(|l| l.contains("combobox \"Size\"")).expect("select");
     assert!(size.ends_with("=\"Large\" (2 options)"), "{size}");
     // All the options on request.
     let r = ref_of(&snap, "listbox", "Toppings");
@@ -628,30 +428,17 @@ async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
         "{opts}"
     );
     // Acting on them reaches the page's handlers (checked on the server).
-    for (r, needle) in [
-        (&day, "day=14"),
-        (&next, "month=next"),
-        (&red, "picked=red"),
-        (&green, "picked=green"),
-    ] {
+    for (r, needle) in
+        [(&day, "day=14"), (&next, "month=next"), (&red, "picked=red"), (&green, "picked=green")]
+    {
         let res = client.tool("interact", json!({"ref": r})).await?;
         assert!(texts(&res).starts_with("clicked"), "{}", texts(&res));
         site.expect_recorded(needle).await?;
     }
     // Each click was one click, not a retry storm.
-    assert_eq!(
-        site.recorded()
-            .iter()
-            .filter(|r| r.as_str() == "day=14")
-            .count(),
-        1
-    );
+    assert_eq!(site.recorded().iter().filter(|r| r.as_str() == "day=14").count(), 1);
     // find sees them too.
-    let found = texts(
-        &client
-            .tool("find", json!({"query": "November 20, 2026"}))
-            .await?,
-    );
+    let found = texts(&client.tool("find", json!({"query": "November 20, 2026"})).await?);
     assert!(found.contains("November 20, 2026"), "{found}");
     client.cancel().await?;
     Ok(())
@@ -668,22 +455,11 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
     navigate(&client, &site.url("std/vec/struct.Vec.html")).await?;
     let t = snapshot(&client).await?;
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
-    assert!(
-        t.contains("[truncated: the whole result is"),
-        "{}",
-        &t[..200.min(t.len())]
-    );
-    assert!(
-        t.contains("Blanket Implementations"),
-        "the outline misses the end"
-    );
+    assert!(t.contains("[truncated: the whole result is"), "{}", &t[..200.min(t.len())]);
+    assert!(t.contains("Blanket Implementations"), "the outline misses the end");
     // The last auto trait implementation, near the end of the page (the last of
     // the links so named: the first is the sidebar's).
-    let found = texts(
-        &client
-            .tool("find", json!({"query": "UnwindSafe", "limit": 20}))
-            .await?,
-    );
+    let found = texts(&client.tool("find", json!({"query": "UnwindSafe", "limit": 20})).await?);
     let line = found
         .lines()
         .filter(|l| l.contains("link \"UnwindSafe\""))
@@ -695,15 +471,8 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
         .unwrap_or_else(|| panic!("no UnwindSafe link in {found}"));
     let r = ref_in(line).to_owned();
     let res = client.tool("interact", json!({"ref": r})).await?;
-    assert!(
-        texts(&res).contains("trait.UnwindSafe.html"),
-        "{}",
-        texts(&res)
-    );
-    let tabs = client
-        .tool_json("tabs_context", json!({}))
-        .await?
-        .to_string();
+    assert!(texts(&res).contains("trait.UnwindSafe.html"), "{}", texts(&res));
+    let tabs = client.tool_json("tabs_context", json!({})).await?.to_string();
     assert!(tabs.contains("trait.UnwindSafe.html"), "{tabs}");
     client.cancel().await?;
     Ok(())

@@ -26,16 +26,12 @@ async fn all_uris(client: &Client) -> Result<Vec<String>> {
 
 /// The one content of a resource: (mime type, text or bytes).
 async fn read(client: &Client, uri: &str) -> Result<(String, Result<String, Vec<u8>>)> {
-    let result = client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await?;
+    let result = client.read_resource(ReadResourceRequestParams::new(uri)).await?;
     Ok(match result.contents.into_iter().next() {
-        Some(ResourceContents::TextResourceContents {
-            mime_type, text, ..
-        }) => (mime_type.unwrap_or_default(), Ok(text)),
-        Some(ResourceContents::BlobResourceContents {
-            mime_type, blob, ..
-        }) => (
+        Some(ResourceContents::TextResourceContents { mime_type, text, .. }) => {
+            (mime_type.unwrap_or_default(), Ok(text))
+        }
+        Some(ResourceContents::BlobResourceContents { mime_type, blob, .. }) => (
             mime_type.unwrap_or_default(),
             Err(base64::engine::general_purpose::STANDARD.decode(blob)?),
         ),
@@ -45,10 +41,7 @@ async fn read(client: &Client, uri: &str) -> Result<(String, Result<String, Vec<
 
 /// A read that must fail as "resource not found" (-32002).
 async fn missing(client: &Client, uri: &str) -> Result<String> {
-    match client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-    {
+    match client.read_resource(ReadResourceRequestParams::new(uri)).await {
         Err(rmcp::ServiceError::McpError(e)) => {
             assert_eq!(e.code.0, -32002, "{uri}: {e:?}");
             Ok(e.message.to_string())
@@ -59,32 +52,15 @@ async fn missing(client: &Client, uri: &str) -> Result<String> {
 
 async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()> {
     // A recording, exported; an evidence bundle; an output handle.
-    let rec = client
-        .tool_json("oc_recording_start", json!({"label": "res"}))
-        .await?;
-    let rec = rec["recordingId"]
-        .as_str()
-        .or(rec["id"].as_str())
-        .expect("recording id")
-        .to_owned();
-    client
-        .tool("navigate", json!({"url": site.url("index.html")}))
-        .await?;
+    let rec = client.tool_json("oc_recording_start", json!({"label": "res"})).await?;
+    let rec = rec["recordingId"].as_str().or(rec["id"].as_str()).expect("recording id").to_owned();
+    client.tool("navigate", json!({"url": site.url("index.html")})).await?;
     client.tool("oc_recording_stop", json!({})).await?;
-    client
-        .tool(
-            "oc_recording_export",
-            json!({"recordingId": rec, "format": "html"}),
-        )
-        .await?;
+    client.tool("oc_recording_export", json!({"recordingId": rec, "format": "html"})).await?;
     let manifest = client.tool_json("oc_evidence_bundle", json!({})).await?;
     let bundle = manifest["bundle_id"].as_str().expect("bundle").to_owned();
-    client
-        .tool("navigate", json!({"url": site.url("large.html")}))
-        .await?;
-    let d = client
-        .tool_json("read_page", json!({"output_mode": "handle"}))
-        .await?;
+    client.tool("navigate", json!({"url": site.url("large.html")})).await?;
+    let d = client.tool_json("read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
 
     let uris = all_uris(client).await?;
@@ -118,10 +94,7 @@ async fn resources_of_a_session(client: &Client, site: &SiteServer) -> Result<()
     assert!(body.expect("text").contains("<html"));
 
     let (_, body) = read(client, &format!("ochre://evidence/{bundle}/manifest.json")).await?;
-    assert_eq!(
-        serde_json::from_str::<Value>(&body.expect("text"))?,
-        manifest
-    );
+    assert_eq!(serde_json::from_str::<Value>(&body.expect("text"))?, manifest);
     let (mime, body) = read(client, &format!("ochre://evidence/{bundle}/screenshot.png")).await?;
     assert_eq!(mime, "image/png");
     assert_eq!(&body.expect_err("bytes")[..4], b"\x89PNG");
@@ -156,9 +129,7 @@ async fn resources_over_stdio_and_an_expired_handle_is_gone() -> Result<()> {
     let data = TempDir::new("resources-expired");
     let client = stdio_client(data.path(), &["--output-handle-ttl-hours", "0"], &[]).await?;
     navigate(&client, &site.url("large.html")).await?;
-    let d = client
-        .tool_json("read_page", json!({"output_mode": "handle"}))
-        .await?;
+    let d = client.tool_json("read_page", json!({"output_mode": "handle"})).await?;
     let handle = d["output_handle"].as_str().expect("handle").to_owned();
     let uri = format!("ochre://output/{handle}");
     assert!(!all_uris(&client).await?.contains(&uri));

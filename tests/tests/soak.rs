@@ -170,11 +170,7 @@ async fn session(
                         if ok(&r) {
                             counts.clicks_acked.fetch_add(1, Ordering::Relaxed);
                             // An acknowledged click reached the site.
-                            if site
-                                .wait_recorded(&format!("tag={tag}&n=1"))
-                                .await
-                                .is_none()
-                            {
+                            if site.wait_recorded(&format!("tag={tag}&n=1")).await.is_none() {
                                 counts.losses.fetch_add(1, Ordering::Relaxed);
                                 eprintln!("lost: the click of {tag}");
                             }
@@ -191,10 +187,7 @@ async fn session(
                 )
                 .await?;
                 cut |= r.is_none();
-                if let Some(run) = r
-                    .filter(|r| r.is_error != Some(true))
-                    .map(|r| structured(&r))
-                {
+                if let Some(run) = r.filter(|r| r.is_error != Some(true)).map(|r| structured(&r)) {
                     let id = run["run_id"].as_str().unwrap_or_default().to_owned();
                     let item = format!("item-{i}-{k}");
                     let r = one(
@@ -207,10 +200,7 @@ async fn session(
                     cut |= r.is_none();
                     if ok(&r) {
                         counts.items_acked.fetch_add(1, Ordering::Relaxed);
-                        acked
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((id.clone(), item));
+                        acked.lock().unwrap_or_else(|p| p.into_inner()).push((id.clone(), item));
                     }
                     let r = one(
                         &counts,
@@ -250,14 +240,10 @@ async fn session(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn soak_under_browser_and_server_kills_loses_nothing() -> Result<()> {
-    let secs: u64 = std::env::var("OCHRE_SOAK_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
-    let seed: u64 = std::env::var("OCHRE_SOAK_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
+    let secs: u64 =
+        std::env::var("OCHRE_SOAK_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let seed: u64 =
+        std::env::var("OCHRE_SOAK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(1, |d| d.as_nanos() as u64 | 1)
@@ -317,13 +303,9 @@ async fn soak_under_browser_and_server_kills_loses_nothing() -> Result<()> {
         journal.push_str(&std::fs::read_to_string(entry.path())?);
     }
     for (run, item) in &acked {
-        let r = client
-            .tool("oc_task_run_get", json!({"run_id": run}))
-            .await?;
+        let r = client.tool("oc_task_run_get", json!({"run_id": run})).await?;
         let items = structured(&r)["completed_items"].clone();
-        let kept = items
-            .as_array()
-            .is_some_and(|a| a.iter().any(|v| v == item));
+        let kept = items.as_array().is_some_and(|a| a.iter().any(|v| v == item));
         let journaled = journal.contains(item.as_str());
         if !kept || !journaled {
             counts.losses.fetch_add(1, Ordering::Relaxed);
@@ -352,13 +334,7 @@ async fn soak_under_browser_and_server_kills_loses_nothing() -> Result<()> {
     assert_eq!(get(&c.hangs), 0);
     assert_eq!(get(&c.losses), 0);
     // The run did work and met faults (a run too short for either proves nothing).
-    assert!(
-        get(&c.clicks_acked) > 0 && get(&c.items_acked) > 0,
-        "no acknowledged work"
-    );
-    assert!(
-        get(&c.browser_kills) + get(&c.server_kills) > 0,
-        "no fault injected"
-    );
+    assert!(get(&c.clicks_acked) > 0 && get(&c.items_acked) > 0, "no acknowledged work");
+    assert!(get(&c.browser_kills) + get(&c.server_kills) > 0, "no fault injected");
     Ok(())
 }

@@ -8,10 +8,7 @@ use serde_json::{Value, json};
 const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
 
 fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs()
 }
 
 #[tokio::test]
@@ -23,19 +20,15 @@ async fn totp_code_matches_an_independent_computation() -> Result<()> {
     assert!(names.contains(&"oc_output_fetch".to_owned()), "{names:?}");
 
     let before = now_secs();
-    let res = client
-        .tool("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
+    let res = client.tool("oc_totp_generate", json!({"domain": "example.com"})).await?;
     let after = now_secs();
     assert_ne!(res.is_error, Some(true), "{res:?}");
     let out = res.structured_content.clone().expect("structured content");
     assert_eq!(out, result_json(&res), "text and structured content agree");
     let code = out["code"].as_str().expect("code").to_owned();
     assert_eq!(code.len(), 6);
-    let expected: Vec<String> = [before, after]
-        .iter()
-        .map(|t| reference_totp(SECRET, *t, 6, 30))
-        .collect();
+    let expected: Vec<String> =
+        [before, after].iter().map(|t| reference_totp(SECRET, *t, 6, 30)).collect();
     assert!(expected.contains(&code), "{code} not in {expected:?}");
     assert_eq!(out["domain"], "example.com");
     let remaining = out["secondsRemaining"].as_u64().expect("secondsRemaining");
@@ -43,16 +36,11 @@ async fn totp_code_matches_an_independent_computation() -> Result<()> {
     assert!(out["expiresAt"].as_str().expect("expiresAt").ends_with('Z'));
 
     // A missing secret is a structured error that says how to add one.
-    let res = client
-        .tool("oc_totp_generate", json!({"domain": "nothing.example"}))
-        .await?;
+    let res = client.tool("oc_totp_generate", json!({"domain": "nothing.example"})).await?;
     let err = error_of(&res);
     assert_eq!(err["code"], "SECRET_NOT_FOUND");
     let msg = err["message"].as_str().expect("message");
-    assert!(
-        msg.contains("ochre totp add --domain nothing.example"),
-        "{msg}"
-    );
+    assert!(msg.contains("ochre totp add --domain nothing.example"), "{msg}");
     assert!(msg.contains("OCHRE_TOTP_NOTHING_EXAMPLE"), "{msg}");
     client.cancel().await?;
 
@@ -75,38 +63,21 @@ async fn totp_with_a_fixed_clock_and_a_secret_file() -> Result<()> {
     let status = std::process::Command::new(ochre_bin())
         .arg("--data-dir")
         .arg(data.path())
-        .args([
-            "totp",
-            "add",
-            "--domain",
-            "Login.Example-Site.com",
-            "--secret",
-            SECRET,
-        ])
+        .args(["totp", "add", "--domain", "Login.Example-Site.com", "--secret", SECRET])
         .status()?;
     assert!(status.success());
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(data.path().join("secrets.json"))?
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(data.path().join("secrets.json"))?.permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
     // RFC 6238's first SHA-1 time step, on a fixed clock.
     let t = 1_111_111_109u64;
-    let client = stdio_client(
-        data.path(),
-        &[],
-        &[("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())],
-    )
-    .await?;
-    let res = client
-        .tool(
-            "oc_totp_generate",
-            json!({"domain": "login.example-site.com"}),
-        )
-        .await?;
+    let client =
+        stdio_client(data.path(), &[], &[("OCHRE_FIXED_CLOCK_MS", &(t * 1000).to_string())])
+            .await?;
+    let res = client.tool("oc_totp_generate", json!({"domain": "login.example-site.com"})).await?;
     let out = res.structured_content.clone().expect("structured");
     assert_eq!(out["code"], reference_totp(SECRET, t, 6, 30));
     assert_eq!(out["secondsRemaining"], 1);
@@ -118,23 +89,15 @@ async fn totp_with_a_fixed_clock_and_a_secret_file() -> Result<()> {
 #[tokio::test]
 async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
     let data = TempDir::new("gate");
-    let client = stdio_client(
-        data.path(),
-        &["--tools-only", "totp"],
-        &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)],
-    )
-    .await?;
+    let client =
+        stdio_client(data.path(), &["--tools-only", "totp"], &[("OCHRE_TOTP_EXAMPLE_COM", SECRET)])
+            .await?;
     // The host's task-run and progress tools stay (tier 2, behind expand_tools).
-    assert_eq!(
-        tool_names(&client).await?,
-        ["oc_totp_generate", "expand_tools"]
-    );
+    assert_eq!(tool_names(&client).await?, ["oc_totp_generate", "expand_tools"]);
     let err = client.tool_error("oc_journal", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "core");
-    let ok = client
-        .tool("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
+    let ok = client.tool("oc_totp_generate", json!({"domain": "example.com"})).await?;
     assert_ne!(ok.is_error, Some(true));
     client.cancel().await?;
 
@@ -142,15 +105,11 @@ async fn tools_only_and_disable_tools_gate_groups() -> Result<()> {
     let names = tool_names(&client).await?;
     assert!(!names.iter().any(|n| n.contains("totp")), "{names:?}");
     assert!(names.contains(&"oc_output_fetch".to_owned()));
-    let err = client
-        .tool_error("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
+    let err = client.tool_error("oc_totp_generate", json!({"domain": "example.com"})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     assert_eq!(err["capability"], "totp");
     // Even bad arguments get the capability error first.
-    let err = client
-        .tool_error("oc_totp_generate", json!({"junk": 1}))
-        .await?;
+    let err = client.tool_error("oc_totp_generate", json!({"junk": 1})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
     let err = client.tool_error("no_such_tool", json!({})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
@@ -177,14 +136,9 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
         assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
         assert_eq!(err["field"], field, "{err}");
         assert!(err["message"].as_str().expect("message").contains(field));
-        assert!(
-            result_json(&res).to_string().len() < 1000,
-            "the huge value is not echoed"
-        );
+        assert!(result_json(&res).to_string().len() < 1000, "the huge value is not echoed");
     }
-    let err = client
-        .tool_error("oc_journal", json!({"count": "ten"}))
-        .await?;
+    let err = client.tool_error("oc_journal", json!({"count": "ten"})).await?;
     assert_eq!(
         (err["code"].as_str(), err["field"].as_str()),
         (Some("INVALID_ARGUMENT"), Some("count"))
@@ -194,9 +148,7 @@ async fn invalid_arguments_are_refused_and_not_journaled() -> Result<()> {
     assert!(read_jsonl_dir(&data.path().join("journal")).is_empty());
     assert!(read_jsonl_dir(&data.path().join("traces")).is_empty());
     // ... and the server still serves.
-    let ok = client
-        .tool("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
+    let ok = client.tool("oc_totp_generate", json!({"domain": "example.com"})).await?;
     assert_ne!(ok.is_error, Some(true), "{ok:?}");
     let entries = read_jsonl_dir(&data.path().join("journal"));
     assert_eq!(entries.len(), 1);
@@ -211,21 +163,12 @@ async fn journal_and_trace_record_every_call() -> Result<()> {
     let client = stdio_client(
         data.path(),
         &[],
-        &[
-            ("OCHRE_TOTP_EXAMPLE_COM", SECRET),
-            ("OCHRE_SESSION_ID", "s-test"),
-        ],
+        &[("OCHRE_TOTP_EXAMPLE_COM", SECRET), ("OCHRE_SESSION_ID", "s-test")],
     )
     .await?;
-    client
-        .tool("oc_totp_generate", json!({"domain": "example.com"}))
-        .await?;
-    client
-        .tool("oc_totp_generate", json!({"domain": "missing.example"}))
-        .await?;
-    let res = client
-        .tool("oc_journal", json!({"action": "recent", "count": 5}))
-        .await?;
+    client.tool("oc_totp_generate", json!({"domain": "example.com"})).await?;
+    client.tool("oc_totp_generate", json!({"domain": "missing.example"})).await?;
+    let res = client.tool("oc_journal", json!({"action": "recent", "count": 5})).await?;
     let entries = res.structured_content.clone().expect("structured")["entries"].clone();
     let entries = entries.as_array().expect("entries");
     assert_eq!(entries.len(), 2);
@@ -235,15 +178,10 @@ async fn journal_and_trace_record_every_call() -> Result<()> {
     assert_eq!(entries[1]["ok"], false);
     assert_eq!(entries[1]["error"], "SECRET_NOT_FOUND");
     assert!(entries.iter().all(|e| e.get("intent").is_none()));
-    let res = client
-        .tool("oc_journal", json!({"kind": "summary"}))
-        .await?;
+    let res = client.tool("oc_journal", json!({"kind": "summary"})).await?;
     let summary = res.structured_content.clone().expect("structured");
     assert_eq!(summary["total"], 3, "{summary}");
-    assert_eq!(
-        summary["byTool"]["oc_totp_generate"],
-        json!({"calls": 2, "failed": 1})
-    );
+    assert_eq!(summary["byTool"]["oc_totp_generate"], json!({"calls": 2, "failed": 1}));
     client.cancel().await?;
 
     let trace_dir = data.path().join("traces").join("s-test");
@@ -271,11 +209,7 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     let res = client.tool("hello_greet", json!({"name": "Ada"})).await?;
     assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
     let res = client.tool("hello_greet", json!({"name": "Grace"})).await?;
-    assert_eq!(
-        result_json(&res),
-        json!("Hello, Grace! (greeting #2)"),
-        "kv state persists"
-    );
+    assert_eq!(result_json(&res), json!("Hello, Grace! (greeting #2)"), "kv state persists");
     client.cancel().await?;
 
     // State survives a restart.
@@ -284,12 +218,8 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     assert_eq!(result_json(&res), json!("Hello, Alan! (greeting #3)"));
     // --tools-only with the plugin's own group.
     client.cancel().await?;
-    let client = stdio_client(
-        data.path(),
-        &["--plugin-dir", &dir, "--tools-only", "example"],
-        &[],
-    )
-    .await?;
+    let client =
+        stdio_client(data.path(), &["--plugin-dir", &dir, "--tools-only", "example"], &[]).await?;
     assert_eq!(tool_names(&client).await?, ["hello_greet", "expand_tools"]);
     client.cancel().await?;
     Ok(())
@@ -355,11 +285,7 @@ impl RawStdio {
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
         let lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-        Ok(Self {
-            child,
-            stdin,
-            lines,
-        })
+        Ok(Self { child, stdin, lines })
     }
 
     async fn send(&mut self, line: &str) -> Result<()> {
@@ -391,8 +317,7 @@ async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> 
     let mut s = RawStdio::start(data.path()).await?;
     s.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await?;
     assert_eq!(s.next().await?["id"], 0);
-    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await?;
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await?;
 
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"find","arguments":{{"q":{}1{}}}}}}}"#,
@@ -441,16 +366,10 @@ async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> 
         assert_eq!(r["error"]["code"], code, "{r}");
     }
     // The session goes on.
-    s.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#)
-        .await?;
+    s.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).await?;
     let r = s.next().await?;
     assert_eq!(r["id"], 9);
-    assert!(
-        r["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{r}"
-    );
+    assert!(r["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{r}");
     // A broken last line before the end of input is still answered.
     s.send("{\"jsonrpc\":\"2.0\",\"id\":10,").await?;
     drop(s.stdin);
@@ -459,8 +378,7 @@ async fn every_unparsable_line_gets_an_error_reply_and_the_session_goes_on() -> 
         .map(|l| serde_json::from_str::<Value>(&l))
         .transpose()?;
     assert_eq!(
-        r.as_ref()
-            .map(|r| (r["id"].clone(), r["error"]["code"].clone())),
+        r.as_ref().map(|r| (r["id"].clone(), r["error"]["code"].clone())),
         Some((json!(10), json!(-32700))),
         "{r:?}"
     );
@@ -477,10 +395,8 @@ async fn start_ms(data: &std::path::Path, cache: &std::path::Path) -> Result<(f6
     let reply = s.next_within(120).await?;
     let init = started.elapsed().as_secs_f64() * 1000.0;
     assert!(reply.get("result").is_some(), "{reply}");
-    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await?;
-    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
-        .await?;
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await?;
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await?;
     let reply = s.next_within(120).await?;
     let listed = started.elapsed().as_secs_f64() * 1000.0;
     let tools = reply["result"]["tools"].as_array().map_or(0, Vec::len);
@@ -494,10 +410,7 @@ async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> 
     let cache = TempDir::new("user-cache");
     let (d1, d2) = (TempDir::new("cold-1"), TempDir::new("cold-2"));
     // Two servers at once on an empty cache: both start and list their tools.
-    let (a, b) = tokio::join!(
-        start_ms(d1.path(), cache.path()),
-        start_ms(d2.path(), cache.path())
-    );
+    let (a, b) = tokio::join!(start_ms(d1.path(), cache.path()), start_ms(d2.path(), cache.path()));
     let ((init_a, list_a), (init_b, list_b)) = (a?, b?);
     let (cold_init, cold_list) = (init_a.max(init_b), list_a.max(list_b));
     let compiled = std::fs::read_dir(cache.path().join("wasm"))?
@@ -505,10 +418,7 @@ async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> 
         .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
         .count();
     assert!(compiled >= 7, "{compiled} compiled plugins in the cache");
-    assert!(
-        !d1.path().join("cache").exists(),
-        "compiled code in the data dir"
-    );
+    assert!(!d1.path().join("cache").exists(), "compiled code in the data dir");
     // `initialize` does not wait for the compiling; `tools/list` does.
     assert!(
         cold_init * 3.0 < cold_list,
@@ -526,10 +436,7 @@ async fn plugins_are_compiled_once_per_machine_not_per_data_dir() -> Result<()> 
         "empty cache (two servers at once): initialize {cold_init:.0} ms, tools/list {cold_list:.0} ms; \
          fresh data dir on a warm cache (median of 3): initialize {warm_init:.0} ms, tools/list {warm_list:.0} ms"
     );
-    assert!(
-        warm_list * 3.0 < cold_list,
-        "warm {warm_list:.0} ms vs cold {cold_list:.0} ms"
-    );
+    assert!(warm_list * 3.0 < cold_list, "warm {warm_list:.0} ms vs cold {cold_list:.0} ms");
     Ok(())
 }
 
@@ -561,19 +468,14 @@ async fn a_host_that_cannot_be_built_ends_the_server_with_the_reason() -> Result
     let out = match tokio::time::timeout(std::time::Duration::from_secs(60), waited).await {
         Ok(out) => out??,
         Err(_) => {
-            let _ = std::process::Command::new("kill")
-                .arg(pid.to_string())
-                .status();
+            let _ = std::process::Command::new("kill").arg(pid.to_string()).status();
             anyhow::bail!("the server did not exit within 60 s");
         }
     };
     drop(stdin);
     assert!(!out.status.success(), "{:?}", out.status);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("could not start") && err.contains(&file.display().to_string()),
-        "{err}"
-    );
+    assert!(err.contains("could not start") && err.contains(&file.display().to_string()), "{err}");
     Ok(())
 }
 
@@ -602,16 +504,12 @@ async fn sigterm_ends_the_server_while_its_client_keeps_stdin_open() -> Result<(
     stdout.read_line(&mut line)?;
     assert!(line.contains("serverInfo"), "{line}");
     let pid = child.id();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()?;
+    let status = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status()?;
     assert!(status.success());
     let waited = tokio::task::spawn_blocking(move || child.wait());
     let exited = tokio::time::timeout(std::time::Duration::from_secs(20), waited).await;
     if exited.is_err() {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
     }
     drop(stdin);
     let status = exited
@@ -625,11 +523,7 @@ async fn a_terminal_is_told_what_ochre_is_and_a_pipe_is_not() -> Result<()> {
     use tokio::io::AsyncReadExt;
     let data = TempDir::new("tty");
     // `script` (util-linux) runs the server on a pseudo-terminal.
-    let cmd = format!(
-        "{} --data-dir {}",
-        ochre_bin().display(),
-        data.path().display()
-    );
+    let cmd = format!("{} --data-dir {}", ochre_bin().display(), data.path().display());
     let mut child = tokio::process::Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .stdin(std::process::Stdio::piped())
@@ -654,12 +548,7 @@ async fn a_terminal_is_told_what_ochre_is_and_a_pipe_is_not() -> Result<()> {
     .await;
     let _ = child.kill().await;
     assert!(told.is_ok(), "nothing within 60 s: {seen:?}");
-    for needle in [
-        "speaks MCP",
-        "claude mcp add ochre -- ",
-        " tools",
-        "--http 8765",
-    ] {
+    for needle in ["speaks MCP", "claude mcp add ochre -- ", " tools", "--http 8765"] {
         assert!(seen.contains(needle), "{needle:?} missing from {seen:?}");
     }
 
@@ -689,10 +578,8 @@ impl LogCollector {
     /// Wait (up to 10 s) for a message from `logger` containing `needle`.
     async fn wait_for(&self, logger: &str, needle: &str) -> Result<(String, String, String)> {
         for _ in 0..100 {
-            if let Some(m) = self
-                .all()
-                .into_iter()
-                .find(|(_, l, t)| l == logger && t.contains(needle))
+            if let Some(m) =
+                self.all().into_iter().find(|(_, l, t)| l == logger && t.contains(needle))
             {
                 return Ok(m);
             }
@@ -710,14 +597,8 @@ impl rmcp::ClientHandler for LogCollector {
         _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
     ) {
         let level = format!("{:?}", params.level).to_lowercase();
-        let text = params
-            .data
-            .as_str()
-            .map_or_else(|| params.data.to_string(), str::to_owned);
-        self.0
-            .lock()
-            .expect("lock")
-            .push((level, params.logger.unwrap_or_default(), text));
+        let text = params.data.as_str().map_or_else(|| params.data.to_string(), str::to_owned);
+        self.0.lock().expect("lock").push((level, params.logger.unwrap_or_default(), text));
     }
 }
 
@@ -742,40 +623,25 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
         "--user-data-dir",
         &profile_arg,
     ];
-    let client = stdio_client_with(
-        logs.clone(),
-        data.path(),
-        &args,
-        &[("OCHRE_GREEDY_TOKEN", SECRET)],
-    )
-    .await?;
+    let client =
+        stdio_client_with(logs.clone(), data.path(), &args, &[("OCHRE_GREEDY_TOKEN", SECRET)])
+            .await?;
     let caps = client.peer_info().map(|i| i.capabilities.clone());
-    assert!(
-        caps.is_some_and(|c| c.logging.is_some()),
-        "no logging capability"
-    );
+    assert!(caps.is_some_and(|c| c.logging.is_some()), "no logging capability");
 
     // What happened at start reaches the new session: a plugin that was refused.
-    let (level, _, text) = logs
-        .wait_for("ochre", "plugin oldwit was not loaded")
-        .await?;
+    let (level, _, text) = logs.wait_for("ochre", "plugin oldwit was not loaded").await?;
     assert_eq!(level, "warning", "{text}");
     // At the default level (warning), the browser's launch (info) is not sent.
     let r = navigate(&client, &site.url("index.html")).await?;
     assert_ne!(r.is_error, Some(true), "{}", texts(&r));
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert!(
-        !logs.all().iter().any(|(_, l, _)| l == "browser"),
-        "{:?}",
-        logs.all()
-    );
+    assert!(!logs.all().iter().any(|(_, l, _)| l == "browser"), "{:?}", logs.all());
 
     // logging/setLevel info: the relaunch after a kill (notice) and the launch
     // (info) are told.
     client
-        .set_level(rmcp::model::SetLevelRequestParams::new(
-            rmcp::model::LoggingLevel::Info,
-        ))
+        .set_level(rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info))
         .await?;
     assert!(kill_processes_with(&format!("--user-data-dir={profile_arg}")) > 0);
     let mut relaunched = false;
@@ -802,11 +668,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     // A guard's refusal: the tool and the code.
     let err = client.tool_error("oc_recording_start", json!({})).await?;
     assert_eq!(err["code"], "CAPABILITY_DISABLED");
-    logs.wait_for(
-        "guard",
-        "oc_recording_start was refused: CAPABILITY_DISABLED",
-    )
-    .await?;
+    logs.wait_for("guard", "oc_recording_start was refused: CAPABILITY_DISABLED").await?;
 
     assert!(
         !logs.all().iter().any(|(_, _, t)| t.contains(SECRET)),
@@ -828,34 +690,21 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
             .args(args)
             .env_remove("RUST_LOG")
             .output()?;
-        Ok((
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        ))
+        Ok((out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned()))
     };
     let (ok, text) = run(&[])?;
     assert!(ok, "{text}");
-    for needle in [
-        "ok    data dir",
-        "ok    compile cache",
-        "ok    plugin core",
-        "ok    browser",
-        "all good",
-    ] {
+    for needle in
+        ["ok    data dir", "ok    compile cache", "ok    plugin core", "ok    browser", "all good"]
+    {
         assert!(text.contains(needle), "{needle:?} missing:\n{text}");
     }
-    assert!(
-        text.contains("Chrome/") || text.contains("Chromium/"),
-        "{text}"
-    );
+    assert!(text.contains("Chrome/") || text.contains("Chromium/"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");
 
     let (ok, text) = run(&["--chrome-path", "/nonexistent/chromium"])?;
     assert!(!ok, "{text}");
-    assert!(
-        text.contains("FAIL  browser") && text.contains("/nonexistent/chromium"),
-        "{text}"
-    );
+    assert!(text.contains("FAIL  browser") && text.contains("/nonexistent/chromium"), "{text}");
     assert!(
         text.contains("fix: install Chromium (Debian: `apt-get install -y chromium`)"),
         "{text}"

@@ -81,10 +81,7 @@ async fn capability_filters_define_the_listed_surface_within_budget() -> Result<
     let client = stdio_client(data.path(), &["--tools-only", "core"], &[]).await?;
     let core = client.list_all_tools().await?;
     client.cancel().await?;
-    let stray: Vec<String> = names_of(&core)
-        .into_iter()
-        .filter(|n| group(n) != "core")
-        .collect();
+    let stray: Vec<String> = names_of(&core).into_iter().filter(|n| group(n) != "core").collect();
     assert!(stray.is_empty(), "non-core tools listed: {stray:?}");
     let out = std::process::Command::new(ochre_bin())
         .arg("--data-dir")
@@ -141,9 +138,7 @@ async fn expanding_a_tool_of_an_excluded_group_is_capability_disabled() -> Resul
         ("oc_recording_start", "recording"),
         ("crawl_sitemap", "crawl"),
     ] {
-        let err = client
-            .tool_error("expand_tools", json!({"name": tool}))
-            .await?;
+        let err = client.tool_error("expand_tools", json!({"name": tool})).await?;
         assert_eq!(
             (err["code"].as_str(), err["capability"].as_str()),
             (Some("CAPABILITY_DISABLED"), Some(group)),
@@ -178,10 +173,7 @@ async fn slim_lists_core_tier_one_and_bad_flags_fail_cleanly() -> Result<()> {
         (err["code"].as_str(), err["capability"].as_str()),
         (Some("CAPABILITY_DISABLED"), Some("core"))
     );
-    assert!(
-        err["message"].as_str().unwrap_or("").contains("--slim"),
-        "{err}"
-    );
+    assert!(err["message"].as_str().unwrap_or("").contains("--slim"), "{err}");
     let err = client.tool_error("oc_totp_generate", json!({})).await?;
     assert_eq!(err["capability"], "totp");
     client.cancel().await?;
@@ -230,9 +222,7 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
         .and_then(|l| l.split_whitespace().find(|w| w.starts_with("ax_")))
         .expect("link ref")
         .to_owned();
-    let res = client
-        .tool("interact", json!({"ref": link, "intent": "open page two"}))
-        .await?;
+    let res = client.tool("interact", json!({"ref": link, "intent": "open page two"})).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
     let stopped = client.tool_json("oc_recording_stop", json!({})).await?;
     assert_eq!(stopped["steps"], 3, "{stopped}");
@@ -265,17 +255,11 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
 
     // Exports: JSON inline, HTML as one self-contained file.
     let j = client
-        .tool_json(
-            "oc_recording_export",
-            json!({"recordingId": id, "format": "json"}),
-        )
+        .tool_json("oc_recording_export", json!({"recordingId": id, "format": "json"}))
         .await?;
     assert_eq!(j["steps"].as_array().map(Vec::len), Some(3));
     let h = client
-        .tool_json(
-            "oc_recording_export",
-            json!({"recordingId": id, "format": "html"}),
-        )
+        .tool_json("oc_recording_export", json!({"recordingId": id, "format": "html"}))
         .await?;
     let html = std::fs::read_to_string(h["path"].as_str().expect("path"))?;
     assert!(html.starts_with("<!doctype html>"));
@@ -284,42 +268,27 @@ async fn a_recording_replays_under_a_narrower_surface() -> Result<()> {
     assert!(html.contains("follow &lt;the&gt; link") && !html.contains("<the>"));
     assert!(!html.contains("<script") && !html.contains("src=\"http"));
     let err = client
-        .tool_error(
-            "oc_recording_export",
-            json!({"recordingId": id, "format": "pdf"}),
-        )
+        .tool_error("oc_recording_export", json!({"recordingId": id, "format": "pdf"}))
         .await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
-    let listed = client
-        .tool_json("oc_recording_list", json!({"limit": 5}))
-        .await?;
+    let listed = client.tool_json("oc_recording_list", json!({"limit": 5})).await?;
     assert_eq!(listed["recordings"][0]["id"], id.as_str());
 
     // Replay here: the page is a new document, the recorded ref is stale, and the
     // link is found again by its role and name.
-    let r = client
-        .tool_json("oc_recording_replay", json!({"recordingId": id}))
-        .await?;
-    assert_eq!(
-        (r["steps_passed"].as_u64(), r["ok"].as_bool()),
-        (Some(3), Some(true)),
-        "{r}"
-    );
+    let r = client.tool_json("oc_recording_replay", json!({"recordingId": id})).await?;
+    assert_eq!((r["steps_passed"].as_u64(), r["ok"].as_bool()), (Some(3), Some(true)), "{r}");
     let new_ref = r["steps"][2]["refs"][&link].as_str().expect("remapped");
     assert_ne!(new_ref, link, "{r}");
     assert_eq!(r["final_url_match"], true);
-    let err = client
-        .tool_error("oc_recording_replay", json!({"recordingId": "../../etc"}))
-        .await?;
+    let err = client.tool_error("oc_recording_replay", json!({"recordingId": "../../etc"})).await?;
     assert_eq!(err["code"], "RECORDING_NOT_FOUND");
     client.cancel().await?;
 
     // Scenario 6 proper: a narrower server replays it with no capability or
     // unknown-tool errors, and ends where the recording ended.
     let client = stdio_client(data.path(), &["--tools-only", "core,recording"], &[]).await?;
-    let r = client
-        .tool_json("oc_recording_replay", json!({"recordingId": id}))
-        .await?;
+    let r = client.tool_json("oc_recording_replay", json!({"recordingId": id})).await?;
     assert_eq!(r["steps_run"], 3, "{r}");
     assert_eq!(r["steps_passed"], 3, "{r}");
     assert_eq!(r["first_failure"], Value::Null);
@@ -351,18 +320,13 @@ async fn replaying_a_step_of_a_disabled_group_reports_it() -> Result<()> {
     navigate(&client, &site.url("index.html")).await?;
     let res = client.tool("cookies", json!({"action": "get"})).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
-    client
-        .tool("read_page", json!({"filter": "interactive"}))
-        .await?;
+    client.tool("read_page", json!({"filter": "interactive"})).await?;
     client.tool("oc_recording_stop", json!({})).await?;
     client.cancel().await?;
 
     let client = stdio_client(data.path(), &["--tools-only", "core,recording"], &[]).await?;
     let r = client
-        .tool_json(
-            "oc_recording_replay",
-            json!({"recordingId": id, "stop_on_error": false}),
-        )
+        .tool_json("oc_recording_replay", json!({"recordingId": id, "stop_on_error": false}))
         .await?;
     assert_eq!(r["steps_run"], 3, "{r}");
     assert_eq!(r["steps_passed"], 2, "{r}");
@@ -371,14 +335,8 @@ async fn replaying_a_step_of_a_disabled_group_reports_it() -> Result<()> {
     assert_eq!(r["steps"][1]["code"], "CAPABILITY_DISABLED");
     assert_eq!(r["ok"], false);
     // Stopping at the error is the default.
-    let r = client
-        .tool_json("oc_recording_replay", json!({"recordingId": id}))
-        .await?;
-    assert_eq!(
-        (r["steps_run"].as_u64(), r["steps_passed"].as_u64()),
-        (Some(2), Some(1)),
-        "{r}"
-    );
+    let r = client.tool_json("oc_recording_replay", json!({"recordingId": id})).await?;
+    assert_eq!((r["steps_run"].as_u64(), r["steps_passed"].as_u64()), (Some(2), Some(1)), "{r}");
     client.cancel().await?;
     Ok(())
 }
@@ -393,9 +351,8 @@ async fn replay_refuses_recursion_redacted_values_and_missing_targets() -> Resul
     let dir = data.path().join("recordings").join(id);
     std::fs::create_dir_all(&dir)?;
     // Recent, or the retention (30 days) would delete it at startup.
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_millis() as u64;
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as u64;
     let meta = json!({
         "id": id, "status": "stopped", "started_at": "2026-01-01T00:00:00Z",
         "started_ms": now_ms, "steps": 5, "capture_screenshots": false,
@@ -415,39 +372,21 @@ async fn replay_refuses_recursion_redacted_values_and_missing_targets() -> Resul
 
     let client = stdio_client(data.path(), &[], &[]).await?;
     let r = client
-        .tool_json(
-            "oc_recording_replay",
-            json!({"recordingId": id, "stop_on_error": false}),
-        )
+        .tool_json("oc_recording_replay", json!({"recordingId": id, "stop_on_error": false}))
         .await?;
     let codes: Vec<&str> = r["steps"]
         .as_array()
         .expect("steps")
         .iter()
-        .map(|s| {
-            s["code"]
-                .as_str()
-                .or(s["skipped"].as_str().map(|_| "skipped"))
-                .unwrap_or("ok")
-        })
+        .map(|s| s["code"].as_str().or(s["skipped"].as_str().map(|_| "skipped")).unwrap_or("ok"))
         .collect();
     assert_eq!(
         codes,
-        [
-            "ok",
-            "PERMISSION_DENIED",
-            "REDACTED_ARGUMENT",
-            "TARGET_NOT_FOUND",
-            "skipped"
-        ],
+        ["ok", "PERMISSION_DENIED", "REDACTED_ARGUMENT", "TARGET_NOT_FOUND", "skipped"],
         "{r}"
     );
     assert_eq!(
-        (
-            r["steps_run"].as_u64(),
-            r["steps_passed"].as_u64(),
-            r["steps_skipped"].as_u64()
-        ),
+        (r["steps_run"].as_u64(), r["steps_passed"].as_u64(), r["steps_skipped"].as_u64()),
         (Some(4), Some(1), Some(1))
     );
     assert_eq!(r["final_url_match"], true);

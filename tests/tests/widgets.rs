@@ -55,9 +55,7 @@ async fn choices_js_searchable_select() -> Result<()> {
         .and_then(|l| l.split_whitespace().find(|w| w.starts_with("ax_")))
         .expect("the search field")
         .to_owned();
-    client
-        .tool("type", json!({"ref": search, "text": "Ger"}))
-        .await?;
+    client.tool("type", json!({"ref": search, "text": "Ger"})).await?;
     let germany = find_ref(&client, "option", "Germany").await?;
     click(&client, &germany).await?;
     click(&client, &find_ref(&client, "button", "Send").await?).await?;
@@ -74,9 +72,7 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
     site.expect_recorded("action=archive").await?;
     click(&client, &find_ref(&client, "button", "Edit profile").await?).await?;
     let name = find_ref(&client, "textbox", "Display name").await?;
-    client
-        .tool("form_input", json!({"ref": name, "value": "Grace Hopper"}))
-        .await?;
+    client.tool("form_input", json!({"ref": name, "value": "Grace Hopper"})).await?;
     click(&client, &find_ref(&client, "button", "Save changes").await?).await?;
     site.expect_recorded("name=Grace Hopper").await?;
     client.cancel().await?;
@@ -86,11 +82,7 @@ async fn bootstrap_dropdown_and_modal() -> Result<()> {
 #[tokio::test]
 async fn sweetalert2_confirmation() -> Result<()> {
     let (site, _data, client) = open_widget("widgets-swal", "widgets/sweetalert.html").await?;
-    click(
-        &client,
-        &find_ref(&client, "button", "Delete account").await?,
-    )
-    .await?;
+    click(&client, &find_ref(&client, "button", "Delete account").await?).await?;
     let snap = snapshot(&client).await?;
     assert!(snap.contains("Are you sure?"), "{snap}");
     click(&client, &ref_of(&snap, "button", "Yes, delete it")).await?;
@@ -103,9 +95,7 @@ async fn sweetalert2_confirmation() -> Result<()> {
 async fn htmx_requests() -> Result<()> {
     let (site, _data, client) = open_widget("widgets-htmx", "widgets/htmx.html").await?;
     let q = find_ref(&client, "textbox", "Query").await?;
-    client
-        .tool("form_input", json!({"ref": q, "value": "ochre"}))
-        .await?;
+    client.tool("form_input", json!({"ref": q, "value": "ochre"})).await?;
     click(&client, &find_ref(&client, "button", "Search").await?).await?;
     site.expect_recorded("q=ochre").await?;
     click(&client, &find_ref(&client, "button", "Load more").await?).await?;
@@ -136,9 +126,7 @@ async fn sortablejs_list() -> Result<()> {
     let snap = snapshot(&client).await?;
     let charlie = ref_of(&snap, "generic", "Charlie");
     let alpha = ref_of(&snap, "generic", "Alpha");
-    let r = client
-        .tool("drag_drop", json!({"source": charlie, "target": alpha}))
-        .await?;
+    let r = client.tool("drag_drop", json!({"source": charlie, "target": alpha})).await?;
     assert!(texts(&r).starts_with("dragged"), "{}", texts(&r));
     click(&client, &find_ref(&client, "button", "Save order").await?).await?;
     site.expect_recorded("order=Charlie,Alpha,Bravo").await?;
@@ -153,12 +141,7 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     let data = TempDir::new("admin-agent");
     let client = stdio_client(data.path(), &[], &[]).await?;
     // The admin sends us to its sign-in page: a login wall, on evidence.
-    let r = client
-        .tool(
-            "navigate",
-            json!({"url": format!("{}/admin/book/", app.base)}),
-        )
-        .await?;
+    let r = client.tool("navigate", json!({"url": format!("{}/admin/book/", app.base)})).await?;
     let out = structured(&r);
     assert_eq!(out["wall"], "a login form", "{out}");
     let password = "correct horse battery staple";
@@ -188,34 +171,22 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     );
     // Edit the new row: its "Edit Record" icon link.
     let snap = snapshot(&client).await?;
-    let edits: Vec<&str> = snap
-        .lines()
-        .filter(|l| l.contains("link \"Edit Record\""))
-        .collect();
+    let edits: Vec<&str> = snap.lines().filter(|l| l.contains("link \"Edit Record\"")).collect();
     assert_eq!(edits.len(), 2, "{snap}");
     let edit = ref_in(edits[1]);
     click(&client, edit).await?;
-    client
-        .tool("fill_form", json!({"fields": {"Year": "1985"}}))
-        .await?;
+    client.tool("fill_form", json!({"fields": {"Year": "1985"}})).await?;
     click(&client, &find_ref(&client, "button", "Save").await?).await?;
-    assert_eq!(
-        app.rows("select year from book where title = 'Neuromancer'")?,
-        vec![json!([1985])]
-    );
+    assert_eq!(app.rows("select year from book where title = 'Neuromancer'")?, vec![json!([1985])]);
     // Delete: the app asks with a JavaScript confirm dialog.
     let snap = snapshot(&client).await?;
-    let deletes: Vec<&str> = snap
-        .lines()
-        .filter(|l| l.contains("button \"Delete Record\""))
-        .collect();
+    let deletes: Vec<&str> =
+        snap.lines().filter(|l| l.contains("button \"Delete Record\"")).collect();
     assert_eq!(deletes.len(), 2, "{snap}");
     let del = ref_in(deletes[1]);
     let r = client.tool("interact", json!({"ref": del})).await?;
     assert_eq!(structured(&r)["dialog"]["type"], "confirm", "{r:?}");
-    client
-        .tool("handle_dialog", json!({"accept": true}))
-        .await?;
+    client.tool("handle_dialog", json!({"accept": true})).await?;
     let mut rows = Vec::new();
     for _ in 0..50 {
         rows = app.rows("select title from book order by id")?;
@@ -227,10 +198,7 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     assert_eq!(rows, vec![json!(["Dune"])]);
     // The password never reached the journal.
     let journal = read_all_text(&data.path().join("journal"));
-    assert!(
-        !journal.contains(password),
-        "the password leaked into the journal"
-    );
+    assert!(!journal.contains(password), "the password leaked into the journal");
     client.cancel().await?;
     Ok(())
 }

@@ -8,9 +8,7 @@ use ochre_tests::*;
 use serde_json::{Value, json};
 
 async fn js(client: &Client, tab: &str, code: &str) -> Result<Value> {
-    let r = client
-        .tool("javascript_tool", json!({"code": code, "tabId": tab}))
-        .await?;
+    let r = client.tool("javascript_tool", json!({"code": code, "tabId": tab})).await?;
     Ok(structured(&r)["value"].clone())
 }
 
@@ -28,27 +26,16 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     let tabs_before = client.tool_json("tabs_context", json!({})).await?;
     let mut dup = workers.clone();
     dup[1]["name"] = json!("alpha");
-    let err = client
-        .tool_error("workflow_init", json!({"name": "titles", "workers": dup}))
-        .await?;
+    let err = client.tool_error("workflow_init", json!({"name": "titles", "workers": dup})).await?;
     assert_eq!(err["field"], "workers.1.name");
     let mut ftp = workers.clone();
     ftp[2]["url"] = json!("file:///etc/passwd");
-    let err = client
-        .tool_error("workflow_init", json!({"name": "titles", "workers": ftp}))
-        .await?;
+    let err = client.tool_error("workflow_init", json!({"name": "titles", "workers": ftp})).await?;
     assert_eq!(err["field"], "workers.2.url");
-    assert_eq!(
-        client.tool_json("tabs_context", json!({})).await?,
-        tabs_before
-    );
+    assert_eq!(client.tool_json("tabs_context", json!({})).await?, tabs_before);
 
-    let wf = client
-        .tool_json(
-            "workflow_init",
-            json!({"name": "titles", "workers": workers}),
-        )
-        .await?;
+    let wf =
+        client.tool_json("workflow_init", json!({"name": "titles", "workers": workers})).await?;
     let id = wf["workflowId"].as_str().expect("id").to_owned();
     let tabs: Vec<String> = wf["workers"]
         .as_array()
@@ -57,42 +44,22 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
         .map(|w| w["tabId"].as_str().expect("tab").to_owned())
         .collect();
     assert_eq!(tabs.len(), 3);
-    assert!(
-        wf["contract_id"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("bp-")),
-        "{wf}"
-    );
+    assert!(wf["contract_id"].as_str().is_some_and(|c| c.starts_with("bp-")), "{wf}");
 
     // Each worker's tab is on its page, in a browser context of its own.
     for (tab, page) in tabs.iter().zip(pages) {
         let href = js(&client, tab, "location.href").await?;
         assert_eq!(href, site.url(page));
     }
-    js(
-        &client,
-        &tabs[0],
-        "localStorage.setItem('who', 'alpha'); document.cookie = 'w=alpha'; 1",
-    )
-    .await?;
-    assert_eq!(
-        js(&client, &tabs[0], "localStorage.getItem('who')").await?,
-        "alpha"
-    );
-    assert_eq!(
-        js(&client, &tabs[1], "localStorage.getItem('who')").await?,
-        Value::Null
-    );
+    js(&client, &tabs[0], "localStorage.setItem('who', 'alpha'); document.cookie = 'w=alpha'; 1")
+        .await?;
+    assert_eq!(js(&client, &tabs[0], "localStorage.getItem('who')").await?, "alpha");
+    assert_eq!(js(&client, &tabs[1], "localStorage.getItem('who')").await?, Value::Null);
     assert_eq!(js(&client, &tabs[2], "document.cookie").await?, "");
 
     // One worker reports and finishes; collect names the other two.
     let title = js(&client, &tabs[0], "document.title").await?;
-    client
-        .tool(
-            "worker_update",
-            json!({"workerName": "alpha", "progress": "page open"}),
-        )
-        .await?;
+    client.tool("worker_update", json!({"workerName": "alpha", "progress": "page open"})).await?;
     let r = client.tool("worker_complete", json!({"workerName": "alpha", "status": "SUCCESS", "resultSummary": "got the title", "extractedData": {"title": title}}))
     .await?;
     assert_ne!(r.is_error, Some(true), "{r:?}");
@@ -101,9 +68,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     assert_eq!(err["missing_workers"], json!(["beta", "gamma"]));
     assert_eq!(err["completion_guard"]["missing_count"], 2);
     assert_eq!(err["completion_guard"]["allowed"], false);
-    let partial = client
-        .tool_json("workflow_collect_partial", json!({"workflowId": id}))
-        .await?;
+    let partial = client.tool_json("workflow_collect_partial", json!({"workflowId": id})).await?;
     assert_eq!(partial["results"].as_array().map(Vec::len), Some(1));
     assert_eq!(partial["pending_workers"], json!(["beta", "gamma"]));
     let status = client.tool_json("workflow_status", json!({})).await?;
@@ -117,9 +82,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
         )
         .await?;
     assert_eq!(err["code"], "INVALID_TRANSITION");
-    let err = client
-        .tool_error("worker_update", json!({"workerName": "delta"}))
-        .await?;
+    let err = client.tool_error("worker_update", json!({"workerName": "delta"})).await?;
     assert_eq!(err["code"], "WORKER_NOT_FOUND");
 
     // A saved plan replays on a worker's tab, through the pipeline.
@@ -134,10 +97,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
         .await?;
     assert_eq!(saved["params"], json!(["page"]));
     let err = client
-        .tool_error(
-            "execute_plan",
-            json!({"planId": "read-title", "tabId": tabs[1]}),
-        )
+        .tool_error("execute_plan", json!({"planId": "read-title", "tabId": tabs[1]}))
         .await?;
     assert_eq!(err["field"], "params");
     let ran = client.tool_json("execute_plan", json!({"planId": "read-title", "tabId": tabs[1], "params": {"page": site.url("form.html")}})).await?;
@@ -156,10 +116,7 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     let all = client.tool_json("workflow_collect", json!({})).await?;
     assert_eq!(all["complete"], true);
     let results = all["results"].as_array().expect("results");
-    let statuses: Vec<&str> = results
-        .iter()
-        .filter_map(|r| r["status"].as_str())
-        .collect();
+    let statuses: Vec<&str> = results.iter().filter_map(|r| r["status"].as_str()).collect();
     assert_eq!(statuses, ["SUCCESS", "PARTIAL", "FAIL"]);
     assert_eq!(results[0]["extractedData"]["title"], title);
     assert_eq!(all["completion_guard"]["completed_count"], 2);
@@ -169,15 +126,9 @@ async fn a_workflow_of_three_workers_reports_missing_ones_then_all_results() -> 
     // Cleanup closes the worker tabs and forgets the workflow.
     let cleaned = client.tool_json("workflow_cleanup", json!({})).await?;
     assert_eq!(cleaned["closed_tabs"].as_array().map(Vec::len), Some(3));
-    let open = client
-        .tool_json("tabs_context", json!({}))
-        .await?
-        .to_string();
+    let open = client.tool_json("tabs_context", json!({})).await?.to_string();
     for t in &tabs {
-        assert!(
-            !open.contains(&format!("\"{t}\"")),
-            "{t} still open: {open}"
-        );
+        assert!(!open.contains(&format!("\"{t}\"")), "{t} still open: {open}");
     }
     let err = client.tool_error("workflow_status", json!({})).await?;
     assert_eq!(err["code"], "WORKFLOW_NOT_FOUND");

@@ -62,9 +62,7 @@ impl std::str::FromStr for DialogPolicy {
             "ask" => Ok(Self::Ask),
             "accept" => Ok(Self::Accept),
             "dismiss" => Ok(Self::Dismiss),
-            other => Err(format!(
-                "unknown dialog policy {other:?}: use ask, accept or dismiss"
-            )),
+            other => Err(format!("unknown dialog policy {other:?}: use ask, accept or dismiss")),
         }
     }
 }
@@ -160,22 +158,13 @@ impl Events {
         if log.len() >= LOG_CAP {
             log.pop_front();
         }
-        log.push_back(PageEvent {
-            seq,
-            kind,
-            body,
-            owner,
-        });
+        log.push_back(PageEvent { seq, kind, body, owner });
         seq
     }
 
     /// Entries after `mark`.
     fn since(&self, mark: u64) -> Vec<PageEvent> {
-        lock(&self.log)
-            .iter()
-            .filter(|e| e.seq > mark)
-            .cloned()
-            .collect()
+        lock(&self.log).iter().filter(|e| e.seq > mark).cloned().collect()
     }
 
     pub(super) fn owner_of(&self, n: u64) -> super::Owner {
@@ -240,10 +229,7 @@ impl BrowserManager {
         if before >= now {
             return Vec::new();
         }
-        ev.since(before)
-            .into_iter()
-            .filter(|e| e.seq <= now)
-            .collect()
+        ev.since(before).into_iter().filter(|e| e.seq <= now).collect()
     }
 
     /// The open dialog of tab `n`, as JSON.
@@ -359,15 +345,7 @@ impl BrowserManager {
     async fn tab_number(&self, tab: Option<&str>) -> Option<u64> {
         match tab {
             Some(t) => super::parse_tab(t).ok(),
-            None => self
-                .inner
-                .session
-                .lock()
-                .await
-                .as_ref()?
-                .current
-                .get(&super::owner())
-                .copied(),
+            None => self.inner.session.lock().await.as_ref()?.current.get(&super::owner()).copied(),
         }
     }
 
@@ -391,9 +369,7 @@ impl BrowserManager {
             p.prompt_text = Some(text.unwrap_or(&d.default_prompt).to_owned());
         }
         let answered = super::bounded(10_000, "answering the dialog", async {
-            page.execute(p)
-                .await
-                .map_err(|e| cdp_error("cannot answer the dialog", e))
+            page.execute(p).await.map_err(|e| cdp_error("cannot answer the dialog", e))
         })
         .await;
         if let Err(e) = answered {
@@ -507,8 +483,7 @@ impl BrowserManager {
                     if let Some(opener) = opener {
                         let ev = me.events();
                         ev.adopting.fetch_add(1, Ordering::Relaxed);
-                        me.adopt(info.target_id.clone(), opener, info.url.clone())
-                            .await;
+                        me.adopt(info.target_id.clone(), opener, info.url.clone()).await;
                         ev.adopting.fetch_sub(1, Ordering::Relaxed);
                     }
                 }
@@ -644,23 +619,18 @@ impl BrowserManager {
         lock(&self.events().dialogs).remove(&n);
         if removed {
             self.forget_tab(n);
-            self.events()
-                .push("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
+            self.events().push("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
         }
     }
 
     /// Whether a download started on tab `n` at `since` or later (a click that
     /// "navigates" to a download leaves the page where it is).
     pub(super) fn download_started_since(&self, n: u64, since: Instant) -> bool {
-        lock(&self.events().downloaded_at)
-            .get(&n)
-            .is_some_and(|t| *t >= since)
+        lock(&self.events().downloaded_at).get(&n).is_some_and(|t| *t >= since)
     }
 
     fn download_began(&self, ev: &EventDownloadWillBegin) {
-        let tab = lock(&self.events().targets)
-            .get(ev.frame_id.inner())
-            .copied();
+        let tab = lock(&self.events().targets).get(ev.frame_id.inner()).copied();
         if let Some(n) = tab {
             lock(&self.events().downloaded_at).insert(n, Instant::now());
         }
@@ -701,11 +671,7 @@ impl BrowserManager {
             if state == "completed" {
                 let from = dir.join(&ev.guid);
                 let to = free_name(&dir, &d.name);
-                d.path = Some(if std::fs::rename(&from, &to).is_ok() {
-                    to
-                } else {
-                    from
-                });
+                d.path = Some(if std::fs::rename(&from, &to).is_ok() { to } else { from });
             }
             json!({
                 "tabId": d.tab.map(tab_id), "url": d.url, "file": d.name, "state": d.state,
@@ -755,11 +721,7 @@ fn safe_file_name(s: &str) -> String {
         .take(120)
         .collect();
     let name = name.trim().trim_start_matches('.').to_owned();
-    if name.is_empty() {
-        "download".into()
-    } else {
-        name
-    }
+    if name.is_empty() { "download".into() } else { name }
 }
 
 /// `dir/name`, or `dir/name (2)` ... when taken.

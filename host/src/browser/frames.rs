@@ -122,10 +122,7 @@ impl FrameLink {
             }
             tracing::debug!("frame connection closed");
         });
-        Ok(Arc::new(Self {
-            tx,
-            sessions: Default::default(),
-        }))
+        Ok(Arc::new(Self { tx, sessions: Default::default() }))
     }
 
     pub(super) fn is_open(&self) -> bool {
@@ -150,9 +147,7 @@ impl FrameLink {
             })
             .map_err(|_| closed())?;
         bounded(CALL_MS, method, async {
-            rx.await
-                .map_err(|_| closed())?
-                .map_err(|m| cdp_error(method, m))
+            rx.await.map_err(|_| closed())?.map_err(|m| cdp_error(method, m))
         })
         .await
     }
@@ -163,11 +158,7 @@ impl FrameLink {
             return Ok(s.clone());
         }
         let r = self
-            .call(
-                None,
-                "Target.attachToTarget",
-                json!({"targetId": target, "flatten": true}),
-            )
+            .call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true}))
             .await
             .map_err(|e| frame_gone(&e))?;
         let s = r["sessionId"]
@@ -252,9 +243,7 @@ impl BrowserManager {
     /// Call [`OWNER_FN`] on the `<iframe>` element that holds frame `frame`,
     /// in the document `parent`.
     async fn on_owner(&self, parent: &Doc, frame: &str, key: &str) -> Result<Value, ToolError> {
-        let owner = self
-            .doc_send(parent, "DOM.getFrameOwner", json!({"frameId": frame}))
-            .await?;
+        let owner = self.doc_send(parent, "DOM.getFrameOwner", json!({"frameId": frame})).await?;
         let node = self
             .doc_send(
                 parent,
@@ -275,11 +264,7 @@ impl BrowserManager {
             )
             .await;
         let _ = self
-            .doc_send(
-                parent,
-                "Runtime.releaseObjectGroup",
-                json!({"objectGroup": "ochre-frames"}),
-            )
+            .doc_send(parent, "Runtime.releaseObjectGroup", json!({"objectGroup": "ochre-frames"}))
             .await;
         Ok(r?["result"]["value"].clone())
     }
@@ -307,10 +292,7 @@ impl BrowserManager {
             .flatten()
             .filter(|t| t["type"] == "iframe")
             .filter_map(|t| {
-                Some((
-                    t["targetId"].as_str()?.to_owned(),
-                    t["parentFrameId"].as_str()?.to_owned(),
-                ))
+                Some((t["targetId"].as_str()?.to_owned(), t["parentFrameId"].as_str()?.to_owned()))
             })
             .collect();
         if left.is_empty() {
@@ -335,10 +317,7 @@ impl BrowserManager {
                         tracing::debug!(frame = %id, error = %e.message, "frame owner not marked");
                         continue;
                     }
-                    found.push(FrameNode {
-                        id: id.clone(),
-                        parent: key.clone(),
-                    });
+                    found.push(FrameNode { id: id.clone(), parent: key.clone() });
                     next.push((Some(id.clone()), Doc::Frame(id)));
                 }
             }
@@ -371,10 +350,7 @@ impl BrowserManager {
                 Some(p) => Doc::Frame(p.clone()),
                 None => Doc::Main(page.clone()),
             };
-            let v = self
-                .on_owner(&doc, &cur, "")
-                .await
-                .map_err(|e| frame_gone(&e))?;
+            let v = self.on_owner(&doc, &cur, "").await.map_err(|e| frame_gone(&e))?;
             x += v[0].as_f64().unwrap_or(0.0);
             y += v[1].as_f64().unwrap_or(0.0);
             match parent {
@@ -421,15 +397,12 @@ impl BrowserManager {
                 next.push(parent.clone());
             }
         }
-        refs.frames
-            .retain(|id, _| live.contains(id) || keep.contains(id));
+        refs.frames.retain(|id, _| live.contains(id) || keep.contains(id));
     }
 
     /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).
     fn frame_parent(&self, n: u64, id: &str) -> Option<Option<String>> {
-        lock(&self.inner.refs)
-            .get(&n)
-            .and_then(|r| r.frames.get(id).cloned())
+        lock(&self.inner.refs).get(&n).and_then(|r| r.frames.get(id).cloned())
     }
 
     /// A snapshot of `doc` with the snapshot of every cross-site frame in it
@@ -471,9 +444,8 @@ impl BrowserManager {
         depth: usize,
     ) -> futures::future::BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async move {
-            let mut v = self
-                .run_in(n, &doc, "snapshot", args.clone(), expect, false, timeout_ms)
-                .await?;
+            let mut v =
+                self.run_in(n, &doc, "snapshot", args.clone(), expect, false, timeout_ms).await?;
             let text = v["text"].as_str().unwrap_or_default().to_owned();
             if !text.contains(MARK) {
                 return Ok(v);
@@ -522,10 +494,7 @@ impl BrowserManager {
                         }
                     }
                     Err(e) if !interactive => {
-                        out.push(format!(
-                            "{pad}(this frame could not be read: {})",
-                            e.message
-                        ));
+                        out.push(format!("{pad}(this frame could not be read: {})", e.message));
                     }
                     Err(_) => {}
                 }
@@ -548,11 +517,7 @@ impl BrowserManager {
         let cap = if find_op { 20 } else { 200 };
         let limit = match op {
             "resolve_query" => 1,
-            _ => args["limit"]
-                .as_u64()
-                .filter(|l| *l > 0)
-                .unwrap_or(20)
-                .min(cap) as usize,
+            _ => args["limit"].as_u64().filter(|l| *l > 0).unwrap_or(20).min(cap) as usize,
         };
         let mut a = args.clone();
         if find_op {
@@ -563,15 +528,7 @@ impl BrowserManager {
         for (i, doc) in docs.iter().enumerate() {
             let op = if find_op { "find" } else { "query" };
             let v = match self
-                .run_in(
-                    n,
-                    doc,
-                    op,
-                    a.clone(),
-                    serde_json::Map::new(),
-                    false,
-                    timeout_ms,
-                )
+                .run_in(n, doc, op, a.clone(), serde_json::Map::new(), false, timeout_ms)
                 .await
             {
                 Ok(v) => v,
@@ -650,11 +607,7 @@ pub(super) fn marked(line: &str) -> Option<(usize, String, &str)> {
     let start = line.find(MARK)?;
     let end = start + 1 + line[start + 1..].find(MARK)?;
     let id = &line[start + 1..end];
-    let bare = format!(
-        "{}{}",
-        line[..start].trim_end(),
-        &line[end + MARK.len_utf8()..]
-    );
+    let bare = format!("{}{}", line[..start].trim_end(), &line[end + MARK.len_utf8()..]);
     let indent = line.len() - line.trim_start_matches(' ').len();
     Some((indent, bare, id))
 }

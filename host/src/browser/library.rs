@@ -26,10 +26,7 @@ pub fn page_library_key() -> &'static str {
 /// hundred bytes (answers [`NOT_INSTALLED`] where it is not).
 pub(super) fn page_call(ctx: &Value) -> String {
     let key = json!(page_library_key());
-    format!(
-        "window[{key}] ? window[{key}].run({ctx}) : {}",
-        json!(NOT_INSTALLED)
-    )
+    format!("window[{key}] ? window[{key}].run({ctx}) : {}", json!(NOT_INSTALLED))
 }
 
 /// The page library of a document, installed if it is not there yet: the whole

@@ -38,9 +38,7 @@ pub fn exec_browser_if_asked() {
     {
         use std::os::unix::process::CommandExt;
         // The server may have died before the line above took effect.
-        let parent = std::env::var(PARENT_ENV)
-            .ok()
-            .and_then(|p| p.parse::<u32>().ok());
+        let parent = std::env::var(PARENT_ENV).ok().and_then(|p| p.parse::<u32>().ok());
         if parent.is_some_and(|p| p != std::os::unix::process::parent_id()) {
             std::process::exit(1);
         }
@@ -49,10 +47,7 @@ pub fn exec_browser_if_asked() {
             .env_remove(LAUNCHER_ENV)
             .env_remove(PARENT_ENV)
             .exec();
-        eprintln!(
-            "ochre: cannot start the browser {}: {err}",
-            Path::new(&exe).display()
-        );
+        eprintln!("ochre: cannot start the browser {}: {err}", Path::new(&exe).display());
         std::process::exit(127);
     }
     #[cfg(not(unix))]
@@ -156,9 +151,8 @@ pub fn clean_after_dead_servers(run_dir: &Path) -> Vec<String> {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let Some(record) = std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Record>(&b).ok())
+        let Some(record) =
+            std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Record>(&b).ok())
         else {
             // A torn record (the server died writing it) names nothing to clean.
             let _ = std::fs::remove_file(&path);
@@ -200,11 +194,7 @@ pub fn clean_after_dead_servers(run_dir: &Path) -> Vec<String> {
         }
         let _ = std::fs::remove_file(&path);
         if !what.is_empty() {
-            done.push(format!(
-                "server {} had died: {}",
-                record.server_pid,
-                what.join(", ")
-            ));
+            done.push(format!("server {} had died: {}", record.server_pid, what.join(", ")));
         }
     }
     done
@@ -243,10 +233,7 @@ mod tests {
         assert!(!profile.exists());
         assert!(!dir.join("4294967288.json").exists());
         assert!(!dir.join("torn.json").exists());
-        assert!(
-            record_path(&dir).exists(),
-            "the live server's record was removed"
-        );
+        assert!(record_path(&dir).exists(), "the live server's record was removed");
         remove_record(&dir);
         assert!(!record_path(&dir).exists());
         let _ = std::fs::remove_dir_all(&dir);

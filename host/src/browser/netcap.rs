@@ -74,24 +74,15 @@ impl Capture {
         }
         if !self.entries.contains_key(id) {
             if self.entries.len() >= CAPTURE_CAP
-                && let Some(oldest) = self
-                    .entries
-                    .iter()
-                    .min_by_key(|(_, e)| e.seq)
-                    .map(|(k, _)| k.clone())
+                && let Some(oldest) =
+                    self.entries.iter().min_by_key(|(_, e)| e.seq).map(|(k, _)| k.clone())
             {
                 self.entries.remove(&oldest);
                 self.dropped += 1;
             }
             self.next += 1;
             let seq = self.next;
-            self.entries.insert(
-                id.to_owned(),
-                Entry {
-                    seq,
-                    ..Entry::default()
-                },
-            );
+            self.entries.insert(id.to_owned(), Entry { seq, ..Entry::default() });
         }
         self.entries.get_mut(id)
     }
@@ -187,10 +178,7 @@ impl BrowserManager {
         match action {
             "start" => {
                 let mut c = w.cap();
-                *c = Capture {
-                    active: true,
-                    ..Capture::default()
-                };
+                *c = Capture { active: true, ..Capture::default() };
                 Ok(json!({"capturing": true}))
             }
             "stop" => {
@@ -206,17 +194,12 @@ impl BrowserManager {
                 Ok(json!({"cleared": n, "capturing": c.active}))
             }
             "get" => {
-                let limit = args["limit"]
-                    .as_u64()
-                    .unwrap_or(200)
-                    .clamp(1, CAPTURE_CAP as u64) as usize;
+                let limit =
+                    args["limit"].as_u64().unwrap_or(200).clamp(1, CAPTURE_CAP as u64) as usize;
                 let (mut list, total, dropped, capturing) = {
                     let c = w.cap();
-                    let mut list: Vec<(String, Entry)> = c
-                        .entries
-                        .iter()
-                        .map(|(k, e)| (k.clone(), e.clone()))
-                        .collect();
+                    let mut list: Vec<(String, Entry)> =
+                        c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
                     list.sort_by_key(|(_, e)| e.seq);
                     (list, c.entries.len(), c.dropped, c.active)
                 };
@@ -324,10 +307,7 @@ impl BrowserManager {
         let id = bundle_id(now);
         let dir = root.join(&id);
         std::fs::create_dir_all(&dir).map_err(|e| {
-            ToolError::new(
-                "STORAGE_FAILED",
-                format!("cannot create {}: {e}", dir.display()),
-            )
+            ToolError::new("STORAGE_FAILED", format!("cannot create {}: {e}", dir.display()))
         })?;
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
@@ -374,17 +354,13 @@ impl BrowserManager {
         Ok(match what {
             "dom" => {
                 let html = bounded(10_000, "reading the DOM", async {
-                    page.content()
-                        .await
-                        .map_err(|e| cdp_error("reading the DOM", e))
+                    page.content().await.map_err(|e| cdp_error("reading the DOM", e))
                 })
                 .await?;
                 ("dom.html", html.into_bytes())
             }
             "screenshot" => {
-                let png = self
-                    .screenshot(Some(&super::tab_id(n)), false, None, None)
-                    .await?;
+                let png = self.screenshot(Some(&super::tab_id(n)), false, None, None).await?;
                 ("screenshot.png", png)
             }
             "network" => {
@@ -395,17 +371,11 @@ impl BrowserManager {
                         &json!({"action": "get", "limit": 2000}),
                     )
                     .await?;
-                (
-                    "network.json",
-                    serde_json::to_vec_pretty(&net).unwrap_or_default(),
-                )
+                ("network.json", serde_json::to_vec_pretty(&net).unwrap_or_default())
             }
             _ => {
                 let console = self.console_json(n, &json!({"limit": 1000}));
-                (
-                    "console.json",
-                    serde_json::to_vec_pretty(&console).unwrap_or_default(),
-                )
+                ("console.json", serde_json::to_vec_pretty(&console).unwrap_or_default())
             }
         })
     }
@@ -414,17 +384,11 @@ impl BrowserManager {
 /// The parts an evidence bundle asks for (`include`; default: all).
 fn evidence_parts(args: &Value) -> Result<Vec<String>, ToolError> {
     let include: Vec<String> = match args["include"].as_array() {
-        Some(a) => a
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .collect(),
-        None => ["dom", "screenshot", "network", "console"]
-            .map(String::from)
-            .to_vec(),
+        Some(a) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        None => ["dom", "screenshot", "network", "console"].map(String::from).to_vec(),
     };
-    if let Some(bad) = include
-        .iter()
-        .find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
+    if let Some(bad) =
+        include.iter().find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
     {
         return Err(ToolError::invalid_argument(
             "include",

@@ -73,11 +73,7 @@ pub(crate) struct TabRefs {
 
 impl Default for TabRefs {
     fn default() -> Self {
-        Self {
-            next: 1,
-            ranges: Vec::new(),
-            frames: HashMap::new(),
-        }
+        Self { next: 1, ranges: Vec::new(), frames: HashMap::new() }
     }
 }
 
@@ -92,11 +88,7 @@ impl TabRefs {
 
     /// The frame whose document has this token (None: the tab's page or unknown).
     fn frame_of_token(&self, token: &str) -> Option<&str> {
-        self.ranges
-            .iter()
-            .rev()
-            .find(|r| r.2 == token)
-            .and_then(|r| r.3.as_deref())
+        self.ranges.iter().rev().find(|r| r.2 == token).and_then(|r| r.3.as_deref())
     }
 
     /// The cross-site frames that gave out refs.
@@ -108,9 +100,7 @@ impl TabRefs {
         if hi > lo {
             match self.ranges.last_mut() {
                 Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
-                _ => self
-                    .ranges
-                    .push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
+                _ => self.ranges.push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
             }
         }
         self.next = self.next.max(hi);
@@ -128,8 +118,7 @@ impl TabWatch {
         let mut q = lock(&self.console);
         if q.len() >= CONSOLE_CAP {
             q.pop_front();
-            self.dropped
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         q.push_back(json!({"level": level, "text": text, "time": ts}));
     }
@@ -139,8 +128,7 @@ impl TabWatch {
         if n.ended_early.remove(&id).is_some() {
             return;
         }
-        n.inflight
-            .insert(id, (Instant::now(), url.chars().take(200).collect()));
+        n.inflight.insert(id, (Instant::now(), url.chars().take(200).collect()));
         n.last_change = Some(Instant::now());
     }
 
@@ -160,8 +148,7 @@ impl TabWatch {
             // Ends of requests never started here (data: URLs, images, ...) are
             // kept briefly in case their start is still on its way.
             let now = Instant::now();
-            n.ended_early
-                .retain(|_, t| now.duration_since(*t) < Duration::from_secs(10));
+            n.ended_early.retain(|_, t| now.duration_since(*t) < Duration::from_secs(10));
             if n.ended_early.len() < 10_000 {
                 n.ended_early.insert(id.to_owned(), now);
             }
@@ -208,13 +195,7 @@ struct KeyDef {
 const MODIFIERS: &[(&[&str], i64, &str, &str, i64)] = &[
     (&["alt", "option"], 1, "Alt", "AltLeft", 18),
     (&["control", "ctrl"], 2, "Control", "ControlLeft", 17),
-    (
-        &["meta", "cmd", "command", "super"],
-        4,
-        "Meta",
-        "MetaLeft",
-        91,
-    ),
+    (&["meta", "cmd", "command", "super"], 4, "Meta", "MetaLeft", 91),
     (&["shift"], 8, "Shift", "ShiftLeft", 16),
 ];
 
@@ -278,17 +259,9 @@ fn key_def(name: &str) -> Result<KeyDef, ToolError> {
             } else {
                 String::new()
             };
-            Ok(KeyDef {
-                key: c.to_string(),
-                code,
-                vk,
-                text: Some(c.to_string()),
-            })
+            Ok(KeyDef { key: c.to_string(), code, vk, text: Some(c.to_string()) })
         }
-        _ => Err(ToolError::invalid_argument(
-            "key",
-            format!("unknown key {name:?}: {KEY_HELP}"),
-        )),
+        _ => Err(ToolError::invalid_argument("key", format!("unknown key {name:?}: {KEY_HELP}"))),
     }
 }
 
@@ -324,12 +297,7 @@ fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
         };
         out.push((
             *bit,
-            KeyDef {
-                key: (*key).to_owned(),
-                code: (*code).to_owned(),
-                vk: *vk,
-                text: None,
-            },
+            KeyDef { key: (*key).to_owned(), code: (*code).to_owned(), vk: *vk, text: None },
         ));
     }
     Ok((out, key_def(main)?))
@@ -386,14 +354,8 @@ impl DragSession {
             EventDragIntercepted, SetInterceptDragsParams,
         };
         let events = page.event_listener::<EventDragIntercepted>().await.ok()?;
-        page.execute(SetInterceptDragsParams::new(true))
-            .await
-            .ok()?;
-        Some(Self {
-            events,
-            data: None,
-            entered: false,
-        })
+        page.execute(SetInterceptDragsParams::new(true)).await.ok()?;
+        Some(Self { events, data: None, entered: false })
     }
 
     /// Whether the last move started a drag (the interception comes a moment
@@ -417,10 +379,7 @@ impl DragSession {
         let p: DispatchDragEventParams = cdp_params(
             json!({"type": kind, "x": x, "y": y, "data": self.data.clone().unwrap_or(Value::Null)}),
         )?;
-        page.execute(p)
-            .await
-            .map(|_| ())
-            .map_err(|e| cdp_error("drag", e))
+        page.execute(p).await.map(|_| ()).map_err(|e| cdp_error("drag", e))
     }
 
     async fn stop(self, page: &Page) {
@@ -436,16 +395,14 @@ fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> 
 /// Refs named in page-op arguments, rewritten from `ax_<n>` to `n`.
 fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
     fn parse(field: &str, s: &str) -> Result<u64, ToolError> {
-        s.strip_prefix("ax_")
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| {
-                ToolError::invalid_argument(
-                    field,
-                    format!(
-                        "{field} {s:?} is not a ref: refs look like ax_12 (from read_page or find)"
-                    ),
-                )
-            })
+        s.strip_prefix("ax_").and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| {
+            ToolError::invalid_argument(
+                field,
+                format!(
+                    "{field} {s:?} is not a ref: refs look like ax_12 (from read_page or find)"
+                ),
+            )
+        })
     }
     let mut out = Vec::new();
     let Some(obj) = args.as_object_mut() else {
@@ -542,12 +499,7 @@ impl BrowserManager {
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok())
                 .and_then(|v| v.as_str().map(str::to_owned));
-            w.cap_request(
-                ev.request_id.inner(),
-                &ev.request.url,
-                &ev.request.method,
-                kind,
-            );
+            w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
             // What a quiet network means for reading a page: no document,
             // script or data request (XHR, fetch) in flight. Images, fonts and
             // styles load lazily and do not change what tools read.
@@ -703,8 +655,7 @@ impl BrowserManager {
         expression: &str,
         by_value: bool,
     ) -> Result<Value, ToolError> {
-        self.eval_doc(&Doc::Main(page.clone()), expression, by_value)
-            .await
+        self.eval_doc(&Doc::Main(page.clone()), expression, by_value).await
     }
 
     /// Wait (at most `ms`) until the tab's document has fully loaded.
@@ -787,9 +738,7 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<(Doc, String), ToolError> {
         let (doc, expect) = self.locate(n, page, &mut args)?;
-        let v = self
-            .run_in(n, &doc, "element", args, expect, true, timeout_ms)
-            .await?;
+        let v = self.run_in(n, &doc, "element", args, expect, true, timeout_ms).await?;
         match v.as_str() {
             Some(id) => Ok((doc, id.to_owned())),
             None => Err(cdp_error("cannot reach the element", "no object id")),
@@ -854,9 +803,7 @@ impl BrowserManager {
         if op == "fill" && expect.is_empty() {
             // Fields named by label: the page's own form, else the first frame
             // that has them all (a payment or sign-in frame).
-            let main = self
-                .run_in(n, &doc, op, args.clone(), expect, false, timeout_ms)
-                .await;
+            let main = self.run_in(n, &doc, op, args.clone(), expect, false, timeout_ms).await;
             match main {
                 Err(e) if e.code == "FIELD_NOT_FOUND" => {
                     for f in self.discover_frames(n, page).await {
@@ -883,9 +830,7 @@ impl BrowserManager {
         }
         let shift =
             matches!(&doc, Doc::Frame(_)) && matches!(op, "point" | "relocate" | "drag_info");
-        let mut v = self
-            .run_in(n, &doc, op, args, expect, false, timeout_ms)
-            .await?;
+        let mut v = self.run_in(n, &doc, op, args, expect, false, timeout_ms).await?;
         if shift && let Doc::Frame(f) = &doc {
             let (dx, dy) = self.frame_origin(n, page, f).await?;
             super::frames::shift_points(&mut v, dx, dy);
@@ -911,18 +856,13 @@ impl BrowserManager {
             let r = self.eval_doc_result(doc, &page_call(&ctx), !raw).await?;
             match r["value"].as_str() {
                 Some(NOT_INSTALLED) => {
-                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw)
-                        .await
+                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw).await
                 }
                 _ => Ok(r),
             }
         };
         let r = bounded(timeout_ms, op, run).await?;
-        let v = if raw {
-            r["objectId"].clone()
-        } else {
-            r["value"].clone()
-        };
+        let v = if raw { r["objectId"].clone() } else { r["value"].clone() };
         if raw {
             return Ok(v);
         }
@@ -935,16 +875,10 @@ impl BrowserManager {
                 Doc::Frame(f) => Some(f.as_str()),
                 Doc::Main(_) => None,
             };
-            lock(&self.inner.refs)
-                .entry(n)
-                .or_default()
-                .record(lo, hi, token, frame);
+            lock(&self.inner.refs).entry(n).or_default().record(lo, hi, token, frame);
         }
         if let Some(err) = v.get("err") {
-            let code = err
-                .get("code")
-                .and_then(Value::as_str)
-                .unwrap_or("JS_ERROR");
+            let code = err.get("code").and_then(Value::as_str).unwrap_or("JS_ERROR");
             let message = err.get("message").and_then(Value::as_str).unwrap_or("");
             let mut e = ToolError::new(code, message);
             if let Some(Value::Object(d)) = err.get("details") {
@@ -964,11 +898,7 @@ impl BrowserManager {
         by_value: bool,
     ) -> Result<Value, ToolError> {
         let r = self.eval_doc_result(doc, expression, by_value).await?;
-        Ok(if by_value {
-            r["value"].clone()
-        } else {
-            r["objectId"].clone()
-        })
+        Ok(if by_value { r["value"].clone() } else { r["objectId"].clone() })
     }
 
     /// The `RemoteObject` an evaluation in a document gives; a JS exception is
@@ -1024,17 +954,15 @@ impl BrowserManager {
             "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
             "sleep" => return Ok(super::visit::sleep(&args).await),
             "new_isolated_tab" => {
-                let info = self
-                    .new_isolated_tab(args["url"].as_str(), timeout_ms.max(1000))
-                    .await?;
+                let info =
+                    self.new_isolated_tab(args["url"].as_str(), timeout_ms.max(1000)).await?;
                 return Ok(
                     serde_json::json!({"id": info.id, "url": info.url, "title": info.title}),
                 );
             }
             _ => {}
         }
-        self.guarded(tab, self.tab_op(tab, op, args, timeout_ms))
-            .await
+        self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await
     }
 
     /// A page operation on one tab (no dialog open there).
@@ -1059,12 +987,7 @@ impl BrowserManager {
             }
             "network_conditions" => self.network_conditions(&page, &args).await,
             "evidence_bundle" => {
-                bounded(
-                    60_000,
-                    "the evidence bundle",
-                    self.evidence_bundle(n, &page, &args),
-                )
-                .await
+                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &args)).await
             }
             "wait_load" => {
                 self.wait_loaded(&page, timeout_ms).await?;
@@ -1073,9 +996,7 @@ impl BrowserManager {
             }
             "network_idle" => {
                 let quiet = args.get("quiet_ms").and_then(Value::as_u64).unwrap_or(100);
-                let idle = self
-                    .network_quiet(n, quiet.min(10_000), u64::from(timeout_ms))
-                    .await;
+                let idle = self.network_quiet(n, quiet.min(10_000), u64::from(timeout_ms)).await;
                 Ok(json!({"idle": idle}))
             }
             "console" => {
@@ -1208,11 +1129,7 @@ impl BrowserManager {
                         json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
                     ));
                 }
-                let now = self
-                    .eval(page, &w.token_expr, true)
-                    .await
-                    .ok()
-                    .and_then(token_of);
+                let now = self.eval(page, &w.token_expr, true).await.ok().and_then(token_of);
                 now != w.first && self.loaded(page).await
             }
             "url_match" => {
@@ -1230,9 +1147,7 @@ impl BrowserManager {
             return Ok(None);
         }
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        Ok(Some(
-            json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
-        ))
+        Ok(Some(json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url})))
     }
 
     /// Dispatch trusted input events. A press, moves and a release that start a
@@ -1247,11 +1162,7 @@ impl BrowserManager {
                 .skip_while(|e| !matches!(e, Input::MouseDown(_)))
                 .any(|e| matches!(e, Input::MouseMove(_)));
             bounded(10_000, "input", async {
-                let mut session = if drag {
-                    DragSession::start(&page).await
-                } else {
-                    None
-                };
+                let mut session = if drag { DragSession::start(&page).await } else { None };
                 let r = self.send_input(&page, events, session.as_mut()).await;
                 if let Some(s) = session {
                     s.stop(&page).await;
@@ -1276,13 +1187,8 @@ impl BrowserManager {
                     if let Some(d) = drag.as_deref_mut()
                         && d.data.is_some()
                     {
-                        d.dispatch(
-                            page,
-                            if d.entered { "dragOver" } else { "dragEnter" },
-                            *x,
-                            *y,
-                        )
-                        .await?;
+                        d.dispatch(page, if d.entered { "dragOver" } else { "dragEnter" }, *x, *y)
+                            .await?;
                         d.entered = true;
                         continue;
                     }
@@ -1290,9 +1196,7 @@ impl BrowserManager {
                         "type": "mouseMoved", "x": x, "y": y,
                         "button": if down { "left" } else { "none" }, "buttons": i32::from(down),
                     }))?;
-                    page.execute(p)
-                        .await
-                        .map_err(|e| cdp_error("mouse move", e))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
                     if down && let Some(d) = drag.as_deref_mut() {
                         d.poll().await;
                     }
@@ -1319,9 +1223,7 @@ impl BrowserManager {
                         "buttons": i32::from(press),
                         "clickCount": (*c).max(1),
                     }))?;
-                    page.execute(p)
-                        .await
-                        .map_err(|e| cdp_error("mouse button", e))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
                 }
                 Input::Key(name) => {
                     for ev in key_events(name)? {
@@ -1344,12 +1246,8 @@ impl BrowserManager {
         let o = &self.inner.options;
         let canon = |d: &PathBuf| d.canonicalize().ok();
         let roots: Vec<PathBuf> = o.file_roots.iter().filter_map(canon).collect();
-        let private: Vec<PathBuf> = o
-            .private_dirs
-            .iter()
-            .chain(o.user_data_dir.iter())
-            .filter_map(canon)
-            .collect();
+        let private: Vec<PathBuf> =
+            o.private_dirs.iter().chain(o.user_data_dir.iter()).filter_map(canon).collect();
         let downloads = o.downloads_dir.as_ref().and_then(canon);
         let temp = std::env::temp_dir().canonicalize().ok();
         let cwd = std::env::current_dir().unwrap_or_default();
@@ -1362,11 +1260,7 @@ impl BrowserManager {
                 let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
                 denied(format!(
                     "{p:?} is outside the allowed roots ({}); the operator can add a dir with --allow-file-root",
-                    if shown.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        shown.join(", ")
-                    }
+                    if shown.is_empty() { "none".to_owned() } else { shown.join(", ") }
                 ))
             };
             // The roots are checked before the file is looked at: whether a file
@@ -1385,23 +1279,16 @@ impl BrowserManager {
                 Err(_) => return Err(outside()),
             };
             // The closest root holding the file (after symlinks).
-            let Some(root) = roots
-                .iter()
-                .filter(|r| real.starts_with(r))
-                .max_by_key(|r| r.components().count())
+            let Some(root) =
+                roots.iter().filter(|r| real.starts_with(r)).max_by_key(|r| r.components().count())
             else {
                 return Err(outside());
             };
             let in_downloads = downloads.as_ref().is_some_and(|d| real.starts_with(d));
             let temp_profile = temp.as_ref().is_some_and(|t| {
-                real.strip_prefix(t)
-                    .ok()
-                    .and_then(|r| r.components().next())
-                    .is_some_and(|c| {
-                        c.as_os_str()
-                            .to_string_lossy()
-                            .starts_with(super::TEMP_PROFILE_PREFIX)
-                    })
+                real.strip_prefix(t).ok().and_then(|r| r.components().next()).is_some_and(|c| {
+                    c.as_os_str().to_string_lossy().starts_with(super::TEMP_PROFILE_PREFIX)
+                })
             });
             if temp_profile || (!in_downloads && private.iter().any(|d| real.starts_with(d))) {
                 return Err(denied(format!(
@@ -1441,8 +1328,7 @@ impl BrowserManager {
                 json!({"selector": target})
             };
             // Checks the target (a file input, enabled) and gives a clear error if not.
-            self.run_op(n, &page, "file_input", args.clone(), 10_000)
-                .await?;
+            self.run_op(n, &page, "file_input", args.clone(), 10_000).await?;
             // In the input's own document: a cross-site frame has its own session.
             let (doc, object_id) = self.element(n, &page, args.clone(), 10_000).await?;
             let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -1457,11 +1343,7 @@ impl BrowserManager {
             Ok(seen
                 .get("files")
                 .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default())
         })
         .await
@@ -1486,14 +1368,8 @@ fn lexical_absolute(cwd: &Path, path: &Path) -> PathBuf {
 }
 
 /// Names of files that hold credentials without a leading dot.
-const CREDENTIAL_FILES: &[&str] = &[
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "id_ecdsa_sk",
-    "id_ed25519_sk",
-];
+const CREDENTIAL_FILES: &[&str] =
+    &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"];
 
 /// Why a file under `root` is not given to a page unless a root names where it
 /// is: a dotfile or a file in a dot dir below the root (`.ssh`, `.aws`,
@@ -1561,9 +1437,8 @@ impl BrowserManager {
         let local_state = std::fs::read_to_string(dir.join("Local State"))
             .ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok());
-        if let Some(Value::Object(cache)) = local_state
-            .as_ref()
-            .and_then(|v| v.pointer("/profile/info_cache"))
+        if let Some(Value::Object(cache)) =
+            local_state.as_ref().and_then(|v| v.pointer("/profile/info_cache"))
         {
             for (d, info) in cache {
                 profiles.push(
@@ -1577,10 +1452,7 @@ impl BrowserManager {
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect();
             dirs.sort();
-            profiles = dirs
-                .into_iter()
-                .map(|d| json!({"dir": d, "name": null}))
-                .collect();
+            profiles = dirs.into_iter().map(|d| json!({"dir": d, "name": null})).collect();
         }
         json!({"userDataDir": dir.display().to_string(), "persistent": status["persistent"], "profiles": profiles})
     }
@@ -1606,10 +1478,7 @@ impl BrowserManager {
             let page = page.clone();
             async move {
                 let p: GetCookiesParams = cdp_params(json!({"urls": [url]}))?;
-                let r = page
-                    .execute(p)
-                    .await
-                    .map_err(|e| cdp_error("cannot read cookies", e))?;
+                let r = page.execute(p).await.map_err(|e| cdp_error("cannot read cookies", e))?;
                 Ok::<_, ToolError>(r.result.cookies.clone())
             }
         };
@@ -1824,23 +1693,14 @@ fn simple_regex(re: &str, text: &str) -> bool {
     let anchored_start = re.starts_with('^');
     let anchored_end = re.ends_with('$') && !re.ends_with("\\$");
     let body = re.trim_start_matches('^');
-    let body = if anchored_end {
-        &body[..body.len() - 1]
-    } else {
-        body
-    };
+    let body = if anchored_end { &body[..body.len() - 1] } else { body };
     let pattern = body.replace(".*", "\u{0}").replace('.', "\u{1}");
     let starts: Vec<usize> = if anchored_start {
         vec![0]
     } else {
-        text.char_indices()
-            .map(|(i, _)| i)
-            .chain([text.len()])
-            .collect()
+        text.char_indices().map(|(i, _)| i).chain([text.len()]).collect()
     };
-    starts
-        .into_iter()
-        .any(|s| match_here(&pattern, &text[s..], anchored_end))
+    starts.into_iter().any(|s| match_here(&pattern, &text[s..], anchored_end))
 }
 
 fn match_here(p: &str, t: &str, end: bool) -> bool {
@@ -1886,14 +1746,8 @@ mod tests {
     #[test]
     fn url_patterns() {
         assert!(glob("http://*/page2.html", "http://127.0.0.1:5/page2.html"));
-        assert!(!glob(
-            "http://*/page3.html",
-            "http://127.0.0.1:5/page2.html"
-        ));
-        assert!(simple_regex(
-            "page2\\.html$".replace("\\.", ".").as_str(),
-            "http://x/page2.html"
-        ));
+        assert!(!glob("http://*/page3.html", "http://127.0.0.1:5/page2.html"));
+        assert!(simple_regex("page2\\.html$".replace("\\.", ".").as_str(), "http://x/page2.html"));
         assert!(simple_regex("^http://.*/p", "http://a/p"));
         assert!(!simple_regex("^https", "http://a/p"));
     }
@@ -1906,10 +1760,7 @@ mod tests {
         assert_eq!(a["ref"], json!(12));
         assert_eq!(a["value"], json!("ax_9"));
         let mut bad = json!({"ref": "12"});
-        assert_eq!(
-            take_refs(&mut bad).expect_err("bad").code,
-            "INVALID_ARGUMENT"
-        );
+        assert_eq!(take_refs(&mut bad).expect_err("bad").code, "INVALID_ARGUMENT");
     }
 
     #[test]

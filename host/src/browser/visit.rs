@@ -107,14 +107,10 @@ impl<'a> Batch<'a> {
             .collect::<Option<_>>()
             .ok_or_else(|| bad("urls", "every URL must be a string"))?;
         if urls.is_empty() || urls.len() > MAX_BATCH {
-            return Err(bad(
-                "urls",
-                format!("visit_batch takes 1 to {MAX_BATCH} URLs"),
-            ));
+            return Err(bad("urls", format!("visit_batch takes 1 to {MAX_BATCH} URLs")));
         }
-        if let Some(u) = urls
-            .iter()
-            .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+        if let Some(u) =
+            urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
         {
             return Err(bad("urls", format!("{u:?} is not an http(s) URL")));
         }
@@ -123,33 +119,16 @@ impl<'a> Batch<'a> {
             .min(urls.len());
         let format = args["format"].as_str().unwrap_or("markdown");
         if !matches!(format, "markdown" | "text" | "structured" | "raw" | "none") {
-            return Err(bad(
-                "format",
-                "format must be markdown, text, structured, raw or none",
-            ));
+            return Err(bad("format", "format must be markdown, text, structured, raw or none"));
         }
-        let max_chars = args["max_chars"]
-            .as_u64()
-            .unwrap_or(20_000)
-            .clamp(100, 2_000_000);
-        let timeout_ms = args["timeout_ms"]
-            .as_u64()
-            .unwrap_or(15_000)
-            .clamp(1_000, 120_000);
+        let max_chars = args["max_chars"].as_u64().unwrap_or(20_000).clamp(100, 2_000_000);
+        let timeout_ms = args["timeout_ms"].as_u64().unwrap_or(15_000).clamp(1_000, 120_000);
         let script = args["script"].as_str();
         let render = args["render"].as_str().unwrap_or("auto");
         if !matches!(render, "auto" | "always") {
             return Err(bad("render", "render must be auto or always"));
         }
-        Ok(Batch {
-            urls,
-            concurrency,
-            format,
-            max_chars,
-            timeout_ms,
-            script,
-            render,
-        })
+        Ok(Batch { urls, concurrency, format, max_chars, timeout_ms, script, render })
     }
 }
 
@@ -172,9 +151,8 @@ impl BrowserManager {
 
         // Worker tabs, opened under the session lock, used without it.
         let workers = self.worker_tabs(concurrency).await?;
-        let queue: Arc<Mutex<VecDeque<(usize, String)>>> = Arc::new(Mutex::new(
-            to_render.iter().map(|i| (*i, urls[*i].clone())).collect(),
-        ));
+        let queue: Arc<Mutex<VecDeque<(usize, String)>>> =
+            Arc::new(Mutex::new(to_render.iter().map(|i| (*i, urls[*i].clone())).collect()));
         let results: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(results));
         let runs = workers.0.iter().map(|page| {
             let (queue, results, reader) = (queue.clone(), results.clone(), reader.clone());
@@ -206,14 +184,7 @@ impl BrowserManager {
         for (origin, idxs) in by_origin {
             let batch: Vec<String> = idxs.iter().map(|i| urls[*i].clone()).collect();
             let fetched = self
-                .fetch_static(
-                    &origin,
-                    &batch,
-                    format,
-                    max_chars,
-                    timeout_ms,
-                    concurrency * 2,
-                )
+                .fetch_static(&origin, &batch, format, max_chars, timeout_ms, concurrency * 2)
                 .await;
             match fetched {
                 Ok(vals) if vals.len() == idxs.len() => {
@@ -238,9 +209,7 @@ impl BrowserManager {
     async fn visit_one(&self, page: &Page, url: &str, reader: &str, timeout_ms: u64) -> Value {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         let loaded = bounded(ms, "loading the page", async {
-            page.goto(url)
-                .await
-                .map_err(|e| cdp_error("cannot load", e))?;
+            page.goto(url).await.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await;
@@ -291,9 +260,7 @@ impl BrowserManager {
             mode = json!(format),
             concurrency = concurrency.max(1),
         );
-        let total = ms
-            .saturating_mul(u32::try_from(urls.len()).unwrap_or(64))
-            .min(300_000);
+        let total = ms.saturating_mul(u32::try_from(urls.len()).unwrap_or(64)).min(300_000);
         // The origin's fetcher tab is kept between batches; a dead one (the
         // browser was relaunched) is replaced once.
         for attempt in 0..2 {
@@ -304,10 +271,7 @@ impl BrowserManager {
                 Err(_) => {}
             }
         }
-        Err(ToolError::new(
-            super::codes::BROWSER_ERROR,
-            "cannot fetch the pages",
-        ))
+        Err(ToolError::new(super::codes::BROWSER_ERROR, "cannot fetch the pages"))
     }
 
     /// `n` new worker tabs (not the agent's), opened under the session lock and
@@ -336,11 +300,7 @@ impl BrowserManager {
     async fn fetcher(&self, origin: &str, ms: u32, fresh: bool) -> Result<Page, ToolError> {
         let key = (super::owner(), origin.to_owned());
         let cached = {
-            let mut map = self
-                .inner
-                .fetchers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
             if fresh {
                 if let Some(old) = map.remove(&key) {
                     tokio::spawn(async move {
@@ -366,11 +326,7 @@ impl BrowserManager {
         })
         .await?;
         let page = worker.0.remove(0);
-        let mut map = self
-            .inner
-            .fetchers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= 16 {
             // Few origins per server in practice; keep the count bounded.
             for (_, p) in map.drain() {

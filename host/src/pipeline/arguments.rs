@@ -25,16 +25,11 @@ impl Stage for Arguments {
             other => {
                 return Err(ToolError::invalid_argument(
                     "arguments",
-                    format!(
-                        "{name}: arguments must be a JSON object, not {}",
-                        type_name(&other)
-                    ),
+                    format!("{name}: arguments must be a JSON object, not {}", type_name(&other)),
                 ));
             }
         };
-        let size = serde_json::to_vec(&args)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
+        let size = serde_json::to_vec(&args).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.max_bytes {
             let field = args
                 .iter()
@@ -81,20 +76,12 @@ fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> 
     let (field, what) = match err.kind() {
         K::Required { property } => {
             let p = property.as_str().unwrap_or_default().to_owned();
-            let field = if at.is_empty() {
-                p.clone()
-            } else {
-                format!("{at}.{p}")
-            };
+            let field = if at.is_empty() { p.clone() } else { format!("{at}.{p}") };
             (field, "is required".to_owned())
         }
         K::AdditionalProperties { unexpected } => {
             let p = unexpected.first().cloned().unwrap_or_default();
-            let field = if at.is_empty() {
-                p
-            } else {
-                format!("{at}.{p}")
-            };
+            let field = if at.is_empty() { p } else { format!("{at}.{p}") };
             (field, "is not an accepted argument".to_owned())
         }
         K::MaxLength { limit } => (at, format!("is longer than {limit} characters")),
@@ -129,17 +116,9 @@ fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> 
             (at, m)
         }
     };
-    let shown = if field.is_empty() {
-        "arguments".to_owned()
-    } else {
-        field.clone()
-    };
+    let shown = if field.is_empty() { "arguments".to_owned() } else { field.clone() };
     Some(ToolError::invalid_argument(
-        if field.is_empty() {
-            "arguments"
-        } else {
-            &field
-        },
+        if field.is_empty() { "arguments" } else { &field },
         format!("{tool}: `{shown}` {what}"),
     ))
 }

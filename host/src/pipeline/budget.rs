@@ -57,10 +57,7 @@ fn size_of(out: &ToolOutput) -> usize {
     if text > 0 {
         return text;
     }
-    out.structured
-        .as_ref()
-        .and_then(|v| serde_json::to_vec(v).ok())
-        .map_or(0, |v| v.len())
+    out.structured.as_ref().and_then(|v| serde_json::to_vec(v).ok()).map_or(0, |v| v.len())
 }
 
 /// The longest prefix of `text` of whole lines within `max` bytes (at least
@@ -173,11 +170,7 @@ pub(crate) fn apply(
         if out.structured.is_some() { 0 } else { first.len() }
     ));
     let mut content = vec![Content::Text(view)];
-    content.extend(
-        out.content
-            .into_iter()
-            .filter(|c| matches!(c, Content::Image { .. })),
-    );
+    content.extend(out.content.into_iter().filter(|c| matches!(c, Content::Image { .. })));
     let structured = out.structured.map(|_| {
         json!({
             "truncated": true, "output_handle": handle, "total_bytes": size,
@@ -185,14 +178,7 @@ pub(crate) fn apply(
         })
     });
     let summary = format!("{} (over the response budget: {handle})", out.summary);
-    Ok((
-        ToolOutput {
-            content,
-            structured,
-            summary,
-        },
-        Some(meta),
-    ))
+    Ok((ToolOutput { content, structured, summary }, Some(meta)))
 }
 
 #[cfg(test)]
@@ -225,11 +211,8 @@ mod tests {
             summary: String::new(),
         };
         assert_eq!(size_of(&out), 4);
-        let out = ToolOutput {
-            content: vec![],
-            structured: Some(json!([1, 2])),
-            summary: String::new(),
-        };
+        let out =
+            ToolOutput { content: vec![], structured: Some(json!([1, 2])), summary: String::new() };
         assert_eq!(size_of(&out), 5);
     }
 }

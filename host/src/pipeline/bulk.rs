@@ -68,9 +68,9 @@ impl Bulk {
         let key = c["item_key"].as_str().unwrap_or("item").to_owned();
         let list = match result {
             Value::Array(a) => Some(a),
-            Value::Object(m) => crate::output::ITEM_FIELDS
-                .iter()
-                .find_map(|f| m.get(*f).and_then(Value::as_array)),
+            Value::Object(m) => {
+                crate::output::ITEM_FIELDS.iter().find_map(|f| m.get(*f).and_then(Value::as_array))
+            }
             _ => None,
         };
         let mut p = Progress::default();
@@ -81,9 +81,7 @@ impl Bulk {
             match item.get("error").filter(|e| !e.is_null()) {
                 Some(e) => p.failed.push((
                     k.to_owned(),
-                    e.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| e.to_string()),
+                    e.as_str().map(str::to_owned).unwrap_or_else(|| e.to_string()),
                     None,
                 )),
                 None => p.completed.push(k.to_owned()),

@@ -30,11 +30,7 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
     let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     match e.kind {
         "dialog_opened" if browser.dialog_still_open(e.seq) => {
-            let prompt = if s("type") == "prompt" {
-                ", promptText: \"...\""
-            } else {
-                ""
-            };
+            let prompt = if s("type") == "prompt" { ", promptText: \"...\"" } else { "" };
             Some(format!(
                 "dialog: a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false{prompt}}}; the tab does nothing else until then",
                 s("type"),
@@ -47,11 +43,7 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
             s("type"),
             s("tabId"),
             s("message"),
-            if b["accepted"] == json!(true) {
-                "accepted"
-            } else {
-                "dismissed"
-            }
+            if b["accepted"] == json!(true) { "accepted" } else { "dismissed" }
         )),
         "tab_opened" => {
             let id = s("tabId");
@@ -76,9 +68,8 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
             _ => format!("the download of {} was canceled", s("file")),
         }),
         "download_started" => {
-            let finished = all
-                .iter()
-                .any(|x| x.kind == "download" && x.body["startedSeq"] == json!(e.seq));
+            let finished =
+                all.iter().any(|x| x.kind == "download" && x.body["startedSeq"] == json!(e.seq));
             (!finished).then(|| {
                 format!(
                     "the download of {} is still in progress (it will be saved in {})",
@@ -121,9 +112,8 @@ pub(crate) async fn report(
             Value::Object(b)
         })
         .collect();
-    let opened = events
-        .iter()
-        .find(|e| e.kind == "dialog_opened" && browser.dialog_still_open(e.seq));
+    let opened =
+        events.iter().find(|e| e.kind == "dialog_opened" && browser.dialog_still_open(e.seq));
     match outcome {
         Err(e) if e.code == browser_codes::DIALOG_OPEN && opened.is_some() => {
             // The action ran and the page answered with a dialog.

@@ -48,10 +48,7 @@ impl Hints {
                 Err(e) => Err((e.code.as_str(), &e.details)),
             },
         };
-        let Some(hint) = self
-            .sessions
-            .with(call.session(), |s| s.hints.observe(&seen))
-        else {
+        let Some(hint) = self.sessions.with(call.session(), |s| s.hints.observe(&seen)) else {
             return;
         };
         match outcome {

@@ -53,10 +53,7 @@ pub fn check_intent(value: &Value) -> Result<String, ToolError> {
         return Err(bad("must not be empty or blank"));
     }
     if s.chars().count() > MAX_INTENT_CHARS {
-        return Err(bad(&format!(
-            "is {} chars, over the limit",
-            s.chars().count()
-        )));
+        return Err(bad(&format!("is {} chars, over the limit", s.chars().count())));
     }
     Ok(s.to_owned())
 }
@@ -89,19 +86,10 @@ mod tests {
 
     #[test]
     fn intent_rules() {
-        assert_eq!(
-            check_intent(&json!("submit the form")).expect("ok"),
-            "submit the form"
-        );
+        assert_eq!(check_intent(&json!("submit the form")).expect("ok"), "submit the form");
         for bad in [json!(""), json!("   "), json!("x".repeat(121)), json!(5)] {
-            assert_eq!(
-                check_intent(&bad).expect_err("bad").code,
-                codes::INVALID_INTENT
-            );
+            assert_eq!(check_intent(&bad).expect_err("bad").code, codes::INVALID_INTENT);
         }
-        assert!(
-            check_intent(&json!("é".repeat(120))).is_ok(),
-            "chars, not bytes"
-        );
+        assert!(check_intent(&json!("é".repeat(120))).is_ok(), "chars, not bytes");
     }
 }

@@ -80,16 +80,10 @@ impl JournalStage {
     /// An event line in the journal and the trace.
     fn event(&self, ts: u64, kind: &str, body: Map<String, Value>) {
         let seq = self.next_seq();
-        if let Err(e) = self
-            .journal
-            .append_event(&self.session, seq, ts, kind, &body)
-        {
+        if let Err(e) = self.journal.append_event(&self.session, seq, ts, kind, &body) {
             tracing::error!(error = %e, "cannot write the journal");
         }
-        if let Err(e) = self
-            .trace
-            .event(ts, seq, kind, Value::Object(body), Map::new())
-        {
+        if let Err(e) = self.trace.event(ts, seq, kind, Value::Object(body), Map::new()) {
             tracing::error!(error = %e, "cannot write the trace");
         }
     }

@@ -284,28 +284,20 @@ impl Pipeline {
     /// The standard stages, then `extra` (an embedder's).
     pub(crate) fn new(p: Parts, extra: Vec<Arc<dyn Stage>>) -> Self {
         let mut stages: Vec<Arc<dyn Stage>> = vec![
-            Arc::new(arguments::Arguments {
-                max_bytes: p.max_arg_bytes,
-            }),
-            Arc::new(events::PageEvents {
-                browser: p.browser.clone(),
-            }),
+            Arc::new(arguments::Arguments { max_bytes: p.max_arg_bytes }),
+            Arc::new(events::PageEvents { browser: p.browser.clone() }),
             Arc::new(task_guard::TaskGuard {
                 runs: p.task_runs.clone(),
                 sessions: p.sessions.clone(),
             }),
-            Arc::new(bulk::Bulk {
-                runs: p.task_runs.clone(),
-            }),
+            Arc::new(bulk::Bulk { runs: p.task_runs.clone() }),
             Arc::new(output::Output {
                 store: p.output.clone(),
                 max_response_tokens: p.max_response_tokens,
             }),
             Arc::new(intent::Intent),
             Arc::new(arguments::Schema),
-            Arc::new(events::RelaunchNote {
-                browser: p.browser.clone(),
-            }),
+            Arc::new(events::RelaunchNote { browser: p.browser.clone() }),
             Arc::new(journal::JournalStage {
                 clock: p.clock,
                 session: p.session,
@@ -314,14 +306,8 @@ impl Pipeline {
                 seq: p.seq,
                 browser: p.browser.clone(),
             }),
-            Arc::new(record::Record {
-                recorder: p.recorder,
-                browser: p.browser,
-                clock: p.clock,
-            }),
-            Arc::new(hints::Hints {
-                sessions: p.sessions,
-            }),
+            Arc::new(record::Record { recorder: p.recorder, browser: p.browser, clock: p.clock }),
+            Arc::new(hints::Hints { sessions: p.sessions }),
         ];
         stages.extend(extra);
         Self { stages }
@@ -400,10 +386,7 @@ mod tests {
 
     impl Probe {
         fn log(&self, what: &str) {
-            self.log
-                .lock()
-                .expect("log")
-                .push(format!("{}.{what}", self.name));
+            self.log.lock().expect("log").push(format!("{}.{what}", self.name));
         }
     }
 
@@ -446,18 +429,10 @@ mod tests {
     async fn run(refuse_check: bool, refuse_before: bool) -> (Outcome, Vec<String>) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let probe = |name, refuse_check, refuse_before| -> Arc<dyn Stage> {
-            Arc::new(Probe {
-                name,
-                log: log.clone(),
-                refuse_check,
-                refuse_before,
-            })
+            Arc::new(Probe { name, log: log.clone(), refuse_check, refuse_before })
         };
         let pipeline = Pipeline {
-            stages: vec![
-                probe("a", false, false),
-                probe("b", refuse_check, refuse_before),
-            ],
+            stages: vec![probe("a", false, false), probe("b", refuse_check, refuse_before)],
         };
         let (info, options) = (info(), CallOptions::default());
         let validator = jsonschema::validator_for(&info.input_schema).expect("schema");
@@ -479,9 +454,7 @@ mod tests {
         assert_eq!(outcome.expect("ok").summary, "ab");
         assert_eq!(
             log,
-            [
-                "a.check", "b.check", "a.before", "b.before", "tool", "a.after", "b.after"
-            ]
+            ["a.check", "b.check", "a.before", "b.before", "tool", "a.after", "b.after"]
         );
     }
 
@@ -497,21 +470,8 @@ mod tests {
         let (outcome, log) = run(false, true).await;
         let e = outcome.expect_err("blocked");
         assert_eq!(e.code, "BLOCKED");
-        assert_eq!(
-            (e.details["a"].clone(), e.details["b"].clone()),
-            (json!(true), json!(true))
-        );
-        assert_eq!(
-            log,
-            [
-                "a.check",
-                "b.check",
-                "a.before",
-                "b.before",
-                "a.refused",
-                "b.refused"
-            ]
-        );
+        assert_eq!((e.details["a"].clone(), e.details["b"].clone()), (json!(true), json!(true)));
+        assert_eq!(log, ["a.check", "b.check", "a.before", "b.before", "a.refused", "b.refused"]);
     }
 
     #[test]
@@ -545,16 +505,8 @@ mod tests {
         let e = arguments::Schema.check(&mut call).expect_err("extra field");
         assert_eq!(e.details["field"], "b");
         // Arguments over the cap name their largest field.
-        let mut call = Call::new(
-            "t",
-            &info,
-            &validator,
-            &options,
-            json!({"a": "x".repeat(64)}),
-        );
-        let e = arguments::Arguments { max_bytes: 32 }
-            .check(&mut call)
-            .expect_err("too big");
+        let mut call = Call::new("t", &info, &validator, &options, json!({"a": "x".repeat(64)}));
+        let e = arguments::Arguments { max_bytes: 32 }.check(&mut call).expect_err("too big");
         assert_eq!(e.details["field"], "a");
     }
 }

@@ -39,12 +39,9 @@ impl Stage for Output {
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
         if let Ok(out) = outcome {
             let stored = match call.mode {
-                OutputMode::Handle | OutputMode::Auto(_) => Some(to_handle(
-                    &self.store,
-                    call.name,
-                    std::mem::take(out),
-                    call.mode,
-                )),
+                OutputMode::Handle | OutputMode::Auto(_) => {
+                    Some(to_handle(&self.store, call.name, std::mem::take(out), call.mode))
+                }
                 OutputMode::Inline if !call.asked_inline && !call.is_host_tool() => {
                     Some(budget::apply(
                         &self.store,
@@ -95,9 +92,7 @@ fn output_mode_of(tool: &str, args: &mut Map<String, Value>) -> Result<OutputMod
         },
     };
     match (mode, limit) {
-        ("auto", l) => Ok(OutputMode::Auto(
-            l.unwrap_or(crate::output::DEFAULT_INLINE_LIMIT),
-        )),
+        ("auto", l) => Ok(OutputMode::Auto(l.unwrap_or(crate::output::DEFAULT_INLINE_LIMIT))),
         (_, Some(_)) => Err(ToolError::invalid_argument(
             "output_inline_limit_bytes",
             format!("{tool}: `output_inline_limit_bytes` applies only with output_mode \"auto\""),
@@ -126,10 +121,7 @@ fn to_handle(
             format!("{tool}: cannot store the output handle: {e}"),
         )
     })?;
-    let summary = format!(
-        "{} -> {} ({} bytes)",
-        out.summary, meta.output_handle, meta.size_bytes
-    );
+    let summary = format!("{} -> {} ({} bytes)", out.summary, meta.output_handle, meta.size_bytes);
     Ok((
         ToolOutput {
             content: vec![Content::Text(descriptor.to_string())],

@@ -100,10 +100,7 @@ impl Record {
         browser.peek_tab(tab).await?;
         let mut out = Map::new();
         for r in refs.into_iter().take(32) {
-            if let Ok(v) = browser
-                .page_op(tab, "identify", json!({"ref": r}), 2_000)
-                .await
-            {
+            if let Ok(v) = browser.page_op(tab, "identify", json!({"ref": r}), 2_000).await {
                 out.insert(r, v);
             }
         }

@@ -36,10 +36,8 @@ impl Sessions {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= MAX_SESSIONS
             && !map.contains_key(key)
-            && let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone())
+            && let Some(oldest) =
+                map.iter().min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone())
         {
             map.remove(&oldest);
         }

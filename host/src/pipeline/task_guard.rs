@@ -101,11 +101,7 @@ impl TaskGuard {
             None => Ok(()),
             Some(why) => Err(ToolError::new(
                 codes::TOOL_POLICY_BLOCKED,
-                format!(
-                    "tool_policy_blocked: {} ({}): {why}",
-                    info.name,
-                    scope.as_str()
-                ),
+                format!("tool_policy_blocked: {} ({}): {why}", info.name, scope.as_str()),
             )
             .with("stop_reason", "tool_policy_blocked")
             .with("scope", scope.as_str())

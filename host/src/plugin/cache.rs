@@ -39,11 +39,7 @@ impl CompileCache {
         #[allow(deprecated)]
         let mut hasher = std::hash::SipHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        Self {
-            dir,
-            shipped,
-            engine_key: format!("{:016x}", hasher.finish()),
-        }
+        Self { dir, shipped, engine_key: format!("{:016x}", hasher.finish()) }
     }
 
     /// The compiled component for `bytes`, from the cache or freshly compiled (and

@@ -62,9 +62,8 @@ pub fn parse(data: &[u8]) -> Result<Manifest, String> {
     let mut tools = Vec::new();
     let mut cdp_domains = BTreeSet::new();
     for line in lines.filter(|l| !l.is_empty()) {
-        let (key, value) = line
-            .split_once('=')
-            .ok_or_else(|| format!("{SECTION}: malformed line {line:?}"))?;
+        let (key, value) =
+            line.split_once('=').ok_or_else(|| format!("{SECTION}: malformed line {line:?}"))?;
         match key {
             "sdk" => sdk = Some(value.to_owned()),
             "name" => name = Some(value.to_owned()),
@@ -85,38 +84,23 @@ pub fn parse(data: &[u8]) -> Result<Manifest, String> {
     let name = name.ok_or_else(|| format!("{SECTION}: no name"))?;
     let group = group.ok_or_else(|| format!("{SECTION}: no group"))?;
     if !valid_plugin_name(&name) {
-        return Err(format!(
-            "plugin name {name:?} must be 1-64 chars of [a-z0-9_-]"
-        ));
+        return Err(format!("plugin name {name:?} must be 1-64 chars of [a-z0-9_-]"));
     }
     if !valid_plugin_name(&group) {
-        return Err(format!(
-            "capability group {group:?} must be 1-64 chars of [a-z0-9_-]"
-        ));
+        return Err(format!("capability group {group:?} must be 1-64 chars of [a-z0-9_-]"));
     }
     for tool in &tools {
         if !valid_tool_name(tool) {
-            return Err(format!(
-                "tool name {tool:?} must be 1-64 chars of [A-Za-z0-9_-]"
-            ));
+            return Err(format!("tool name {tool:?} must be 1-64 chars of [A-Za-z0-9_-]"));
         }
     }
-    Ok(Manifest {
-        sdk: sdk.unwrap_or_default(),
-        name,
-        group,
-        interfaces,
-        tools,
-        cdp_domains,
-    })
+    Ok(Manifest { sdk: sdk.unwrap_or_default(), name, group, interfaces, tools, cdp_domains })
 }
 
 /// Tool names MCP clients accept: 1-64 chars of `[A-Za-z0-9_-]`.
 pub fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Plugin and group names: 1-64 chars of `[a-z0-9_-]`.

@@ -54,11 +54,8 @@ pub(crate) fn describe_delta(d: &Value) -> String {
         }
     }
     if let Some(added) = d["added"].as_array() {
-        let texts: Vec<String> = added
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|s| format!("{s:?}"))
-            .collect();
+        let texts: Vec<String> =
+            added.iter().filter_map(Value::as_str).map(|s| format!("{s:?}")).collect();
         if !texts.is_empty() {
             parts.push(format!("new text {}", texts.join(", ")));
         }
@@ -71,11 +68,7 @@ pub(crate) fn describe_delta(d: &Value) -> String {
     {
         parts.push(format!("{m} DOM changes"));
     }
-    if parts.is_empty() {
-        "no visible change".into()
-    } else {
-        parts.join("; ")
-    }
+    if parts.is_empty() { "no visible change".into() } else { parts.join("; ") }
 }
 
 /// After an action that may navigate: wait for the new page.
@@ -91,11 +84,7 @@ pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
 }
 
 fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolError> {
-    let mut ev = vec![
-        Input::MouseMove(x, y),
-        Input::MouseDown(x, y, 1),
-        Input::MouseUp(x, y, 1),
-    ];
+    let mut ev = vec![Input::MouseMove(x, y), Input::MouseDown(x, y, 1), Input::MouseUp(x, y, 1)];
     if double {
         ev.push(Input::MouseDown(x, y, 2));
         ev.push(Input::MouseUp(x, y, 2));
@@ -110,10 +99,7 @@ fn point(p: &Value) -> Result<(f64, f64), String> {
             "the element is covered by {}",
             p["covered_by"].as_str().unwrap_or("another element")
         )),
-        _ => Err(p["reason"]
-            .as_str()
-            .unwrap_or("the element has no clickable point")
-            .to_owned()),
+        _ => Err(p["reason"].as_str().unwrap_or("the element has no clickable point").to_owned()),
     }
 }
 
@@ -147,10 +133,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
             .unwrap_or_default()
             .to_owned(),
         (None, None) => {
-            return Err(ToolError::invalid_argument(
-                "ref",
-                "interact needs `ref` or `query`",
-            ));
+            return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
         }
     };
     let info = op(tab, "describe", json!({"ref": target}))?;
@@ -160,10 +143,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         let p = op(tab, "point", json!({"ref": target, "how": "plain"}))?;
         let (x, y) = point(&p).map_err(|why| {
             let _ = op(tab, "unwatch", json!({}));
-            ToolError::new(
-                "ELEMENT_NOT_INTERACTABLE",
-                format!("cannot hover {line}: {why}"),
-            )
+            ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot hover {line}: {why}"))
         })?;
         browser::input(tab, &[Input::MouseMove(x, y)])?;
         let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
@@ -187,11 +167,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
             tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
             continue;
         }
-        let keys: &[&str] = if strategy == "keyboard" {
-            &["Enter", "Space"]
-        } else {
-            &[""]
-        };
+        let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
         for key in keys {
             let w = op(tab, "watch", json!({"ref": target}))?;
             let attempt: Result<(), String> = match strategy {
@@ -219,20 +195,17 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                         })
                         .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message))
                 }
-                "js_click" => op(tab, "js_click", json!({"ref": target}))
-                    .map(|_| ())
-                    .map_err(|e| e.message),
-                _ => op(tab, "focus", json!({"ref": target}))
-                    .map_err(|e| e.message)
-                    .and_then(|_| {
+                "js_click" => {
+                    op(tab, "js_click", json!({"ref": target})).map(|_| ()).map_err(|e| e.message)
+                }
+                _ => {
+                    op(tab, "focus", json!({"ref": target})).map_err(|e| e.message).and_then(|_| {
                         browser::input(tab, &[Input::Key((*key).to_owned())]).map_err(|e| e.message)
-                    }),
+                    })
+                }
             };
-            let name = if key.is_empty() {
-                strategy.to_owned()
-            } else {
-                format!("{strategy} {key}")
-            };
+            let name =
+                if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
             if let Err(why) = attempt {
                 let _ = op(tab, "unwatch", json!({}));
                 if why.contains("STALE") || why.contains("no longer matches") {
@@ -261,11 +234,8 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
                 return Ok(Output::text(out.clone()).with_summary(out));
             }
-            let outcome = if delivered {
-                "no change"
-            } else {
-                "the click did not reach the element"
-            };
+            let outcome =
+                if delivered { "no change" } else { "the click did not reach the element" };
             tried.push(json!({"strategy": name, "outcome": outcome}));
         }
     }
@@ -300,10 +270,8 @@ fn hitl(
         Ok(data) => {
             payload["screenshot"] =
                 json!({"content_index": 1, "mime_type": "image/jpeg", "bytes": data.len()});
-            Output::json(&payload)?.with_content(Content::Image {
-                data,
-                mime_type: "image/jpeg".into(),
-            })
+            Output::json(&payload)?
+                .with_content(Content::Image { data, mime_type: "image/jpeg".into() })
         }
         Err(_) => Output::json(&payload)?,
     };
@@ -330,11 +298,7 @@ pub(crate) struct FormInputArgs {
 /// option.
 #[ochre_sdk::tool(name = "form_input", intent, scope = Browser, redact = "value")]
 pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
-    let r = op(
-        a.tab_id.as_deref(),
-        "set_value",
-        json!({"ref": a.target, "value": a.value}),
-    )?;
+    let r = op(a.tab_id.as_deref(), "set_value", json!({"ref": a.target, "value": a.value}))?;
     let out = format!("set {}", r["line"].as_str().unwrap_or(&a.target));
     Ok(Output::text(out.clone()).with_summary(out))
 }
@@ -407,11 +371,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
     let summary = format!(
         "filled {} fields{}",
         filled.len(),
-        if r["submitted"] == json!(true) {
-            ", submitted"
-        } else {
-            ""
-        }
+        if r["submitted"] == json!(true) { ", submitted" } else { "" }
     );
     Ok(Output::text(out).with_summary(summary))
 }
@@ -485,11 +445,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         let w = info["target_box"]["width"].as_f64().unwrap_or(0.0);
         let h = info["target_box"]["height"].as_f64().unwrap_or(0.0);
         let past = |from: f64, to: f64, size: f64| {
-            if (to - from).abs() < 1.0 {
-                to
-            } else {
-                to + (to - from).signum() * size / 4.0
-            }
+            if (to - from).abs() < 1.0 { to } else { to + (to - from).signum() * size / 4.0 }
         };
         let (ex, ey) = (past(s.0, tx, w), past(s.1, ty, h));
         ev.push(Input::MouseMove(ex, ey));
@@ -536,10 +492,7 @@ pub(crate) fn file_upload(a: UploadArgs) -> Result<Output, ToolError> {
         }
     };
     if a.file_paths.iter().any(|p| p.trim().is_empty()) {
-        return Err(ToolError::invalid_argument(
-            "filePaths",
-            "a file path is blank",
-        ));
+        return Err(ToolError::invalid_argument("filePaths", "a file path is blank"));
     }
     let names = browser::set_files(a.tab_id.as_deref(), &target, &a.file_paths)?;
     let out = match names.len() {

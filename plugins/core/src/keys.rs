@@ -62,9 +62,8 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
         op(tab, "focus", json!({"ref": r}))?;
         on = format!(" on {}", bare_line(&info, r));
     }
-    let changed = with_watch(tab, a.target.as_deref(), || {
-        browser::input(tab, &[Input::Key(a.key.clone())])
-    })?;
+    let changed =
+        with_watch(tab, a.target.as_deref(), || browser::input(tab, &[Input::Key(a.key.clone())]))?;
     let out = format!("pressed {}{on}: {changed}", a.key);
     Ok(Output::text(out.clone()).with_summary(out))
 }
@@ -140,11 +139,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
         }
         Ok(())
     })?;
-    let submit = if a.submit == Some(true) {
-        " and pressed Enter"
-    } else {
-        ""
-    };
+    let submit = if a.submit == Some(true) { " and pressed Enter" } else { "" };
     // The text may be a secret: say how much was typed, not what.
     let out = format!("typed {chars} characters into {line}{submit}: {changed}");
     Ok(Output::text(out.clone()).with_summary(out))
@@ -172,23 +167,13 @@ pub(crate) fn handle_dialog(a: DialogArgs) -> Result<Output, ToolError> {
     }
     let d = browser::page_op(tab, "handle_dialog", &args, 15_000)?;
     let verb = if a.accept { "accepted" } else { "dismissed" };
-    let answer = if d["type"] == "prompt" && a.accept {
-        " with the given text"
-    } else {
-        ""
-    };
+    let answer = if d["type"] == "prompt" && a.accept { " with the given text" } else { "" };
     let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    let out = format!(
-        "{verb} the {} dialog {:?} on {}{answer}",
-        s("type"),
-        s("message"),
-        s("tabId")
-    );
+    let out =
+        format!("{verb} the {} dialog {:?} on {}{answer}", s("type"), s("message"), s("tabId"));
     let mut shown = d.clone();
     if let Some(m) = shown.as_object_mut() {
         m.remove("promptText");
     }
-    Ok(Output::json(&shown)?
-        .with_content(ochre_sdk::Content::Text(out.clone()))
-        .with_summary(out))
+    Ok(Output::json(&shown)?.with_content(ochre_sdk::Content::Text(out.clone())).with_summary(out))
 }

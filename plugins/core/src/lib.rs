@@ -22,9 +22,7 @@ fn timeout(ms: Option<u32>) -> u32 {
 /// Schemes `navigate` and `tabs_create` accept.
 fn check_url(url: &str) -> Result<(), ToolError> {
     let lower = url.trim().to_ascii_lowercase();
-    let ok = ["http://", "https://", "about:", "data:"]
-        .iter()
-        .any(|p| lower.starts_with(p));
+    let ok = ["http://", "https://", "about:", "data:"].iter().any(|p| lower.starts_with(p));
     if ok {
         Ok(())
     } else {
@@ -84,9 +82,7 @@ const WALL_PROBE: &str = r#"(() => {
 })()"#;
 
 fn wall(tab: Option<&str>) -> Option<String> {
-    browser::evaluate(tab, WALL_PROBE, 2_000)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
+    browser::evaluate(tab, WALL_PROBE, 2_000).ok().and_then(|v| v.as_str().map(str::to_owned))
 }
 
 /// Arguments of `tabs_create`.
@@ -164,10 +160,7 @@ fn javascript_tool(a: JsArgs) -> Result<Output, ToolError> {
     let code = match (a.code, a.text) {
         (Some(c), _) | (None, Some(c)) => c,
         (None, None) => {
-            return Err(ToolError::invalid_argument(
-                "code",
-                "javascript_tool: `code` is required",
-            ));
+            return Err(ToolError::invalid_argument("code", "javascript_tool: `code` is required"));
         }
     };
     let value = browser::evaluate(a.tab_id.as_deref(), &code, timeout(a.timeout))?;
@@ -217,10 +210,7 @@ fn page_screenshot(a: ShotArgs) -> Result<Output, ToolError> {
     )?;
     let n = data.len();
     Ok(Output::default()
-        .with_content(Content::Image {
-            data,
-            mime_type: format!("image/{format}"),
-        })
+        .with_content(Content::Image { data, mime_type: format!("image/{format}") })
         .with_summary(format!("{format} screenshot, {n} bytes")))
 }
 
@@ -253,9 +243,7 @@ fn page_content(a: ContentArgs) -> Result<Output, ToolError> {
     let total = text.chars().count();
     let mut out: String = text.chars().take(max).collect();
     if total > max {
-        out.push_str(&format!(
-            "\n…(cut: {total} chars in all; raise maxChars for more)"
-        ));
+        out.push_str(&format!("\n…(cut: {total} chars in all; raise maxChars for more)"));
     }
     Ok(Output::text(out).with_summary(format!("{total} chars")))
 }

@@ -38,11 +38,7 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
         "get" => format!(
             "{} requests{}",
             r["requests"].as_array().map_or(0, Vec::len),
-            if r["capturing"] == json!(true) {
-                ", capturing"
-            } else {
-                ""
-            }
+            if r["capturing"] == json!(true) { ", capturing" } else { "" }
         ),
         other => format!("capture {other}"),
     };
@@ -63,11 +59,7 @@ pub(crate) struct NetworkArgs {
 /// no-throttling.
 #[ochre_sdk::tool(name = "network", tier = 2, scope = Browser)]
 pub(crate) fn network(a: NetworkArgs) -> Result<Output, ToolError> {
-    let r = op(
-        a.tab_id.as_deref(),
-        "network_conditions",
-        json!({"preset": a.preset}),
-    )?;
+    let r = op(a.tab_id.as_deref(), "network_conditions", json!({"preset": a.preset}))?;
     Ok(Output::json(&r)?.with_summary(format!("network {}", a.preset)))
 }
 
@@ -96,11 +88,7 @@ pub(crate) fn evidence_bundle(a: BundleArgs) -> Result<Output, ToolError> {
             format!("{bad:?} is not dom, screenshot, network or console"),
         ));
     }
-    let r = op(
-        a.tab_id.as_deref(),
-        "evidence_bundle",
-        json!({"include": a.include}),
-    )?;
+    let r = op(a.tab_id.as_deref(), "evidence_bundle", json!({"include": a.include}))?;
     let summary = format!(
         "bundle {} ({} files)",
         r["bundle_id"].as_str().unwrap_or("?"),

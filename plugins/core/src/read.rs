@@ -40,9 +40,7 @@ pub(crate) struct ReadArgs {
 #[ochre_sdk::tool(name = "read_page", read_only, output_mode, scope = Browser)]
 pub(crate) fn read_page(a: ReadArgs) -> Result<Output, ToolError> {
     let mode = a.mode.unwrap_or_else(|| "ax".into());
-    let max = a
-        .max_chars
-        .or(if mode == "ax" { None } else { Some(50_000) });
+    let max = a.max_chars.or(if mode == "ax" { None } else { Some(50_000) });
     let r = op(
         a.tab_id.as_deref(),
         "snapshot",
@@ -85,11 +83,7 @@ pub(crate) fn find(a: FindArgs) -> Result<Output, ToolError> {
     if a.query.trim().is_empty() {
         return Err(ToolError::invalid_argument("query", "query is blank"));
     }
-    let r = op(
-        a.tab_id.as_deref(),
-        "find",
-        json!({"query": a.query, "limit": a.limit}),
-    )?;
+    let r = op(a.tab_id.as_deref(), "find", json!({"query": a.query, "limit": a.limit}))?;
     let matches: Vec<&str> = r["matches"]
         .as_array()
         .map(|m| m.iter().filter_map(Value::as_str).collect())
@@ -141,16 +135,9 @@ pub(crate) fn query_dom(a: QueryArgs) -> Result<Output, ToolError> {
             ));
         }
     };
-    let limit = if a.multiple == Some(false) {
-        1
-    } else {
-        a.limit.unwrap_or(20)
-    };
-    let r = op(
-        a.tab_id.as_deref(),
-        "query",
-        json!({"selector": sel, "xpath": xp, "limit": limit}),
-    )?;
+    let limit = if a.multiple == Some(false) { 1 } else { a.limit.unwrap_or(20) };
+    let r =
+        op(a.tab_id.as_deref(), "query", json!({"selector": sel, "xpath": xp, "limit": limit}))?;
     let n = r["matches"].as_array().map_or(0, Vec::len);
     Ok(Output::json(&r)?.with_summary(format!("{n} matches")))
 }
@@ -194,10 +181,7 @@ pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
             ToolError::invalid_argument("value", "for type timeout, value is a number of ms")
         })?;
         if ms > 120_000 {
-            return Err(ToolError::invalid_argument(
-                "value",
-                "wait at most 120000 ms",
-            ));
+            return Err(ToolError::invalid_argument("value", "wait at most 120000 ms"));
         }
         timeout = ms + 1_000;
     }

@@ -61,10 +61,7 @@ pub fn fetch_robots(origin: &str) -> Result<Robots, ToolError> {
 
 /// A page as crawl results show it.
 pub fn page_of(r: &Value, depth: u32) -> Value {
-    let url = r["requested_url"]
-        .as_str()
-        .or(r["url"].as_str())
-        .unwrap_or_default();
+    let url = r["requested_url"].as_str().or(r["url"].as_str()).unwrap_or_default();
     let mut p = json!({
         "url": url,
         "title": r["title"],

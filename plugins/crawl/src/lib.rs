@@ -211,10 +211,7 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
         "failed": failed,
         "duration_ms": clock::now_ms().saturating_sub(started),
     });
-    let line = format!(
-        "{} sitemap pages ({failed} failed) of {found} URLs",
-        pages.len()
-    );
+    let line = format!("{} sitemap pages ({failed} failed) of {found} URLs", pages.len());
     Ok(Output::json(&json!({"summary": summary, "pages": pages}))?.with_summary(line))
 }
 
@@ -222,10 +219,7 @@ const JOB_PREFIX: &str = "job:";
 
 fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
     let bad = || {
-        ToolError::new(
-            "JOB_NOT_FOUND",
-            format!("no crawl job {id:?}; crawl_start returns job ids"),
-        )
+        ToolError::new("JOB_NOT_FOUND", format!("no crawl job {id:?}; crawl_start returns job ids"))
     };
     if !id.starts_with("cj-") || id.len() > 40 {
         return Err(bad());
@@ -239,10 +233,7 @@ fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
 fn save_job(id: &str, meta: &Value, crawler: &Crawler) -> Result<(), ToolError> {
     let v = json!({"meta": meta, "crawler": crawler});
     kv::set(&format!("{JOB_PREFIX}{id}"), &v.to_string()).map_err(|e| {
-        ToolError::new(
-            "STATE_WRITE_FAILED",
-            format!("cannot save crawl job {id}: {e}"),
-        )
+        ToolError::new("STATE_WRITE_FAILED", format!("cannot save crawl job {id}: {e}"))
     })
 }
 
@@ -252,18 +243,13 @@ fn save_job(id: &str, meta: &Value, crawler: &Crawler) -> Result<(), ToolError> 
 fn crawl_start(a: CrawlArgs) -> Result<Output, ToolError> {
     let crawler = Crawler::new(a.spec()?);
     let now = clock::now_ms();
-    let n = kv::keys()
-        .iter()
-        .filter(|k| k.starts_with(JOB_PREFIX))
-        .count();
+    let n = kv::keys().iter().filter(|k| k.starts_with(JOB_PREFIX)).count();
     let id = format!("cj-{now}-{n}");
     let meta =
         json!({"jobId": id, "status": "running", "created_ms": now, "url": crawler.spec.start});
     save_job(&id, &meta, &crawler)?;
-    Ok(
-        Output::json(&json!({"jobId": id, "status": "running", "queued": 1}))?
-            .with_summary(format!("crawl job {id}")),
-    )
+    Ok(Output::json(&json!({"jobId": id, "status": "running", "queued": 1}))?
+        .with_summary(format!("crawl job {id}")))
 }
 
 /// `crawl_status` arguments.
@@ -336,13 +322,11 @@ fn crawl_cancel(a: CancelArgs) -> Result<Output, ToolError> {
         meta["status"] = json!("cancelled");
         save_job(&a.job_id, &meta, &crawler)?;
     }
-    Ok(
-        Output::json(&json!({"jobId": a.job_id, "status": meta["status"]}))?.with_summary(format!(
-            "job {} {}",
-            a.job_id,
-            meta["status"].as_str().unwrap_or("?")
-        )),
-    )
+    Ok(Output::json(&json!({"jobId": a.job_id, "status": meta["status"]}))?.with_summary(format!(
+        "job {} {}",
+        a.job_id,
+        meta["status"].as_str().unwrap_or("?")
+    )))
 }
 
 /// `batch_execute` arguments.
@@ -432,10 +416,11 @@ struct PaginateArgs {
 fn batch_paginate(a: PaginateArgs) -> Result<Output, ToolError> {
     web::origin(&a.url)
         .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?;
-    let value = a.script.as_deref().map_or(
-        "document.body ? document.body.innerText.slice(0, 20000) : ''".to_owned(),
-        |s| format!("await ({s})()"),
-    );
+    let value =
+        a.script.as_deref().map_or(
+            "document.body ? document.body.innerText.slice(0, 20000) : ''".to_owned(),
+            |s| format!("await ({s})()"),
+        );
     let sel = serde_json::to_string(&a.next_selector).unwrap_or_else(|_| "null".into());
     let script = format!(
         "async () => {{ const sel = {sel}; \

@@ -3,9 +3,7 @@
 
 /// `scheme://host[:port]` of an absolute http(s) URL.
 pub fn origin(url: &str) -> Option<&str> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))?;
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
     let scheme_len = url.len() - rest.len();
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     (end > 0).then(|| &url[..scheme_len + end])
@@ -23,11 +21,7 @@ pub fn path_of(url: &str) -> &str {
     match origin(url) {
         Some(o) => {
             let p = &url[o.len()..];
-            if p.is_empty() || p.starts_with('#') {
-                "/"
-            } else {
-                p
-            }
+            if p.is_empty() || p.starts_with('#') { "/" } else { p }
         }
         None => "/",
     }
@@ -148,11 +142,7 @@ fn rule_matches(pattern: &str, path: &str) -> bool {
         Some(p) => (p, true),
         None => (pattern, false),
     };
-    if anchored {
-        glob_full(pat, path)
-    } else {
-        glob_full(&format!("{pat}*"), path)
-    }
+    if anchored { glob_full(pat, path) } else { glob_full(&format!("{pat}*"), path) }
 }
 
 /// Whole-string match where `*` is any run.
@@ -186,11 +176,8 @@ pub fn sitemap_locs(xml: &str) -> (Vec<String>, bool) {
         let Some(end) = after.find("</loc>") else {
             break;
         };
-        let loc = after[..end]
-            .trim()
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">");
+        let loc =
+            after[..end].trim().replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
         if !loc.is_empty() {
             out.push(loc);
         }
@@ -205,10 +192,7 @@ mod tests {
 
     #[test]
     fn urls() {
-        assert_eq!(
-            origin("http://127.0.0.1:8080/a/b?c#d"),
-            Some("http://127.0.0.1:8080")
-        );
+        assert_eq!(origin("http://127.0.0.1:8080/a/b?c#d"), Some("http://127.0.0.1:8080"));
         assert_eq!(origin("https://x.org"), Some("https://x.org"));
         assert_eq!(origin("ftp://x"), None);
         assert_eq!(host("http://a.b.c:81/x"), Some("a.b.c"));

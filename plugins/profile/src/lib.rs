@@ -21,11 +21,7 @@ fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
     let summary = format!(
         "{} {}",
         r["mode"].as_str().unwrap_or("?"),
-        if r["persistent"] == json!(true) {
-            "persistent"
-        } else {
-            "temporary"
-        }
+        if r["persistent"] == json!(true) { "persistent" } else { "temporary" }
     );
     Ok(Output::json(&r)?.with_summary(summary))
 }

@@ -49,10 +49,7 @@ pub fn render(id: &str, rec: &Value) -> String {
         esc(meta["started_at"].as_str().unwrap_or("?")),
         steps.len(),
         meta["failed_steps"].as_u64().unwrap_or(0),
-        meta["stopped_at"]
-            .as_str()
-            .map(|s| format!(" · stopped {}", esc(s)))
-            .unwrap_or_default()
+        meta["stopped_at"].as_str().map(|s| format!(" · stopped {}", esc(s))).unwrap_or_default()
     ));
     for s in steps {
         let ok = s["ok"] != Value::Bool(false);
@@ -105,9 +102,6 @@ mod tests {
 
     #[test]
     fn text_is_escaped() {
-        assert_eq!(
-            esc("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
+        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     }
 }

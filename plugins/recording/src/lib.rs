@@ -67,10 +67,7 @@ fn meta_line(m: &Value) -> String {
         "{} ({} steps{})",
         m["id"].as_str().unwrap_or("?"),
         m["steps"].as_u64().unwrap_or(0),
-        m["label"]
-            .as_str()
-            .map(|l| format!(", {l:?}"))
-            .unwrap_or_default()
+        m["label"].as_str().map(|l| format!(", {l:?}")).unwrap_or_default()
     )
 }
 
@@ -83,10 +80,8 @@ fn start(a: StartArgs) -> Result<Output, ToolError> {
             "oc_recording_start: `label` must not be blank",
         ));
     }
-    let m = recorder::start(
-        a.label.as_deref().map(str::trim),
-        a.capture_screenshots.unwrap_or(false),
-    )?;
+    let m =
+        recorder::start(a.label.as_deref().map(str::trim), a.capture_screenshots.unwrap_or(false))?;
     let out = json!({
         "recordingId": m["id"],
         "label": m.get("label"),

@@ -16,13 +16,7 @@ fn has_redacted(v: &Value) -> Option<String> {
     match v {
         Value::String(s) if s == REDACTED => Some(String::new()),
         Value::Object(m) => m.iter().find_map(|(k, v)| {
-            has_redacted(v).map(|p| {
-                if p.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{k}.{p}")
-                }
-            })
+            has_redacted(v).map(|p| if p.is_empty() { k.clone() } else { format!("{k}.{p}") })
         }),
         Value::Array(items) => items.iter().find_map(has_redacted),
         _ => None,
@@ -32,17 +26,10 @@ fn has_redacted(v: &Value) -> Option<String> {
 /// Swap old refs for new ones: string values equal to an old ref, and object keys.
 fn remap(v: &Value, map: &BTreeMap<String, String>) -> Value {
     match v {
-        Value::String(s) => map
-            .get(s)
-            .map_or_else(|| v.clone(), |n| Value::String(n.clone())),
+        Value::String(s) => map.get(s).map_or_else(|| v.clone(), |n| Value::String(n.clone())),
         Value::Object(m) => Value::Object(
             m.iter()
-                .map(|(k, v)| {
-                    (
-                        map.get(k).cloned().unwrap_or_else(|| k.clone()),
-                        remap(v, map),
-                    )
-                })
+                .map(|(k, v)| (map.get(k).cloned().unwrap_or_else(|| k.clone()), remap(v, map)))
                 .collect::<Map<String, Value>>(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|i| remap(i, map)).collect()),
@@ -153,9 +140,7 @@ pub fn run(id: &str, rec: &Value, stop_on_error: bool) -> Value {
         }
     }
     let meta = &rec["meta"];
-    let now = browser::tabs()
-        .ok()
-        .and_then(|tabs| tabs.into_iter().find(|t| t.current));
+    let now = browser::tabs().ok().and_then(|tabs| tabs.into_iter().find(|t| t.current));
     let expected_url = meta["final_url"].as_str();
     let expected_title = meta["final_title"].as_str();
     let matches = |want: Option<&str>, got: Option<&str>| match (want, got) {
@@ -189,9 +174,8 @@ mod tests {
 
     #[test]
     fn refs_are_swapped_in_values_and_keys_only() {
-        let map: BTreeMap<String, String> = [("ax_3".to_owned(), "ax_40".to_owned())]
-            .into_iter()
-            .collect();
+        let map: BTreeMap<String, String> =
+            [("ax_3".to_owned(), "ax_40".to_owned())].into_iter().collect();
         let args =
             json!({"ref": "ax_3", "refs": {"ax_3": "x"}, "query": "ax_3 button", "other": "ax_31"});
         assert_eq!(
@@ -202,10 +186,7 @@ mod tests {
 
     #[test]
     fn redacted_arguments_are_named() {
-        assert_eq!(
-            has_redacted(&json!({"a": 1, "b": {"c": "[REDACTED]"}})),
-            Some("b.c".into())
-        );
+        assert_eq!(has_redacted(&json!({"a": 1, "b": {"c": "[REDACTED]"}})), Some("b.c".into()));
         assert_eq!(has_redacted(&json!({"a": "REDACTED"})), None);
     }
 }

@@ -47,10 +47,7 @@ fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
         ));
     }
     if a.action == "set" && a.value.is_none() {
-        return Err(ToolError::invalid_argument(
-            "value",
-            "cookies set: `value` is required",
-        ));
+        return Err(ToolError::invalid_argument("value", "cookies set: `value` is required"));
     }
     if let Some(n) = &a.name
         && n.contains([';', '=', ' ', ',', '\t', '\n', '\r'])
@@ -106,10 +103,7 @@ fn storage(a: StorageArgs) -> Result<Output, ToolError> {
         ));
     }
     if a.action == "set" && a.value.is_none() {
-        return Err(ToolError::invalid_argument(
-            "value",
-            "storage set: `value` is required",
-        ));
+        return Err(ToolError::invalid_argument("value", "storage set: `value` is required"));
     }
     let r = browser::page_op(
         a.tab_id.as_deref(),

@@ -53,22 +53,15 @@ pub fn parse_secret(raw: &str) -> Result<TotpParams, SecretError> {
         });
     }
     let rest = &raw["otpauth://".len()..];
-    let (kind, rest) = rest
-        .split_once('/')
-        .ok_or_else(|| SecretError("otpauth URI has no type".into()))?;
+    let (kind, rest) =
+        rest.split_once('/').ok_or_else(|| SecretError("otpauth URI has no type".into()))?;
     if !kind.eq_ignore_ascii_case("totp") {
-        return Err(SecretError(format!(
-            "otpauth URI type {kind:?} is not supported (only totp)"
-        )));
+        return Err(SecretError(format!("otpauth URI type {kind:?} is not supported (only totp)")));
     }
     let query = rest.split_once('?').map(|(_, q)| q).unwrap_or("");
     let query = query.split('#').next().unwrap_or("");
-    let mut params = TotpParams {
-        key: Vec::new(),
-        algorithm: Algorithm::Sha1,
-        digits: 6,
-        period: 30,
-    };
+    let mut params =
+        TotpParams { key: Vec::new(), algorithm: Algorithm::Sha1, digits: 6, period: 30 };
     let mut have_secret = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -98,11 +91,8 @@ pub fn parse_secret(raw: &str) -> Result<TotpParams, SecretError> {
                     .ok_or_else(|| SecretError(format!("otpauth digits {v:?} is not 6-10")))?;
             }
             "period" => {
-                params.period = v
-                    .parse()
-                    .ok()
-                    .filter(|p| (1..=3600).contains(p))
-                    .ok_or_else(|| {
+                params.period =
+                    v.parse().ok().filter(|p| (1..=3600).contains(p)).ok_or_else(|| {
                         SecretError(format!("otpauth period {v:?} is not 1-3600 seconds"))
                     })?;
             }
@@ -239,12 +229,8 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
         std::time::UNIX_EPOCH + std::time::Duration::from_secs(expires),
     )
     .to_string();
-    let out = Generated {
-        domain: domain.clone(),
-        code,
-        seconds_remaining: expires - now,
-        expires_at,
-    };
+    let out =
+        Generated { domain: domain.clone(), code, seconds_remaining: expires - now, expires_at };
     Ok(Output::json(&out)?.with_summary(format!("generated a code for {domain}")))
 }
 
@@ -252,13 +238,7 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
 pub fn secret_key(domain: &str) -> String {
     domain
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
         .collect()
 }
 
@@ -274,12 +254,7 @@ mod tests {
     use super::*;
 
     fn params(seed: &[u8], algorithm: Algorithm) -> TotpParams {
-        TotpParams {
-            key: seed.to_vec(),
-            algorithm,
-            digits: 8,
-            period: 30,
-        }
+        TotpParams { key: seed.to_vec(), algorithm, digits: 8, period: 30 }
     }
 
     /// RFC 6238, Appendix B.
@@ -328,15 +303,9 @@ mod tests {
             "otpauth://totp/Example:alice%40example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Example&algorithm=SHA256&digits=8&period=60",
         )
         .expect("valid");
-        assert_eq!(
-            (p.algorithm, p.digits, p.period),
-            (Algorithm::Sha256, 8, 60)
-        );
+        assert_eq!((p.algorithm, p.digits, p.period), (Algorithm::Sha256, 8, 60));
         // Same counter as t=59 with period 30? No: period 60 puts t=119 in counter 1.
-        let p30 = TotpParams {
-            period: 30,
-            ..p.clone()
-        };
+        let p30 = TotpParams { period: 30, ..p.clone() };
         assert_eq!(totp_code(&p, 119), totp_code(&p30, 59));
     }
 
@@ -358,9 +327,6 @@ mod tests {
 
     #[test]
     fn secret_keys_are_env_safe() {
-        assert_eq!(
-            secret_key("login.example-site.com"),
-            "LOGIN_EXAMPLE_SITE_COM"
-        );
+        assert_eq!(secret_key("login.example-site.com"), "LOGIN_EXAMPLE_SITE_COM");
     }
 }

@@ -141,14 +141,7 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
         };
         let tab_id = tab["id"].as_str().unwrap_or_default().to_owned();
         opened.push(tab_id.clone());
-        workers.push(Worker::new(
-            w.name,
-            w.url,
-            w.task,
-            w.success_criteria,
-            tab_id,
-            now,
-        ));
+        workers.push(Worker::new(w.name, w.url, w.task, w.success_criteria, tab_id, now));
     }
     // The contract over the workers: collect cannot pass while one is missing.
     let contract = tools::call(
@@ -176,10 +169,8 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
         "workers": wf.workers.iter().map(|w| json!({"name": w.name, "tabId": w.tab_id, "url": w.url, "task": w.task})).collect::<Vec<_>>(),
         "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect",
     });
-    Ok(Output::json(&body)?.with_summary(format!(
-        "{id}: {} workers in isolated tabs",
-        wf.workers.len()
-    )))
+    Ok(Output::json(&body)?
+        .with_summary(format!("{id}: {} workers in isolated tabs", wf.workers.len())))
 }
 
 /// A workflow's workers: status, progress, tab, time used (TIMED_OUT past the limit).
@@ -340,12 +331,8 @@ fn complete(a: CompleteArgs) -> Result<Output, ToolError> {
         }
     }
     let done = wf.workers.iter().filter(|w| w.is_done()).count();
-    let line = format!(
-        "{}: worker {name} {} ({done} of {} done)",
-        wf.id,
-        a.status,
-        wf.workers.len()
-    );
+    let line =
+        format!("{}: worker {name} {} ({done} of {} done)", wf.id, a.status, wf.workers.len());
     Ok(Output::text(line.clone()).with_summary(line))
 }
 

@@ -86,11 +86,9 @@ fn fill(v: &Value, params: &BTreeMap<String, String>) -> Value {
             Value::String(t)
         }
         Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, params)).collect()),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| (k.clone(), fill(x, params)))
-                .collect(),
-        ),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), fill(x, params))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -145,22 +143,14 @@ pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
     let plan: Plan = serde_json::from_str(&text)
         .map_err(|e| ToolError::new("STATE_ERROR", format!("plan unreadable: {e}")))?;
     let params = a.params.unwrap_or_default();
-    let missing: Vec<&String> = plan
-        .params
-        .iter()
-        .filter(|p| !params.contains_key(*p))
-        .collect();
+    let missing: Vec<&String> = plan.params.iter().filter(|p| !params.contains_key(*p)).collect();
     if !missing.is_empty() {
         return Err(ToolError::invalid_argument(
             "params",
             format!(
                 "plan {} needs values for: {}",
                 plan.id,
-                missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
             ),
         ));
     }

@@ -65,11 +65,7 @@ impl Worker {
     }
 
     fn shown_status(&self, now: u64, wf: &Workflow) -> &str {
-        if self.timed_out(now, wf) {
-            "TIMED_OUT"
-        } else {
-            &self.status
-        }
+        if self.timed_out(now, wf) { "TIMED_OUT" } else { &self.status }
     }
 
     /// A result of `workflow_collect`.
@@ -139,10 +135,7 @@ impl Workflow {
         let id = match id {
             Some(i) => i.to_owned(),
             None => kv::get("current").ok_or_else(|| {
-                ToolError::new(
-                    "WORKFLOW_NOT_FOUND",
-                    "no workflow: start one with workflow_init",
-                )
+                ToolError::new("WORKFLOW_NOT_FOUND", "no workflow: start one with workflow_init")
             })?,
         };
         let text = kv::get(&format!("wf:{id}")).ok_or_else(|| {
@@ -159,8 +152,7 @@ impl Workflow {
         for n in 0..wf.worker_count {
             let text = kv::get(&format!("wf:{id}:{n}"))
                 .ok_or_else(|| unreadable(format!("worker {n} is missing")))?;
-            wf.workers
-                .push(serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?);
+            wf.workers.push(serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?);
         }
         Ok(wf)
     }
@@ -197,17 +189,14 @@ impl Workflow {
 
     /// The index of the worker with this name.
     pub fn worker_index(&self, name: &str) -> Result<usize, ToolError> {
-        self.workers
-            .iter()
-            .position(|w| w.name == name)
-            .ok_or_else(|| {
-                let known: Vec<&str> = self.workers.iter().map(|w| w.name.as_str()).collect();
-                ToolError::new(
-                    "WORKER_NOT_FOUND",
-                    format!("no worker {name:?}; the workers are {}", known.join(", ")),
-                )
-                .with_details(json!({"field": "workerName"}))
-            })
+        self.workers.iter().position(|w| w.name == name).ok_or_else(|| {
+            let known: Vec<&str> = self.workers.iter().map(|w| w.name.as_str()).collect();
+            ToolError::new(
+                "WORKER_NOT_FOUND",
+                format!("no worker {name:?}; the workers are {}", known.join(", ")),
+            )
+            .with_details(json!({"field": "workerName"}))
+        })
     }
 
     /// Names of the workers neither complete nor timed out.

@@ -55,9 +55,7 @@ struct Spec {
 
 fn str_of(e: &Expr) -> syn::Result<LitStr> {
     match e {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Ok(s.clone()),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
         other => Err(syn::Error::new_spanned(other, "expected a string literal")),
     }
 }
@@ -65,11 +63,7 @@ fn str_of(e: &Expr) -> syn::Result<LitStr> {
 fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
     let mut spec = Spec::default();
     for meta in attrs.0 {
-        let key = meta
-            .path()
-            .get_ident()
-            .map(Ident::to_string)
-            .unwrap_or_default();
+        let key = meta.path().get_ident().map(Ident::to_string).unwrap_or_default();
         match (&meta, key.as_str()) {
             (Meta::Path(_), "read_only") => spec.calls.push(quote!(.read_only())),
             (Meta::Path(_), "destructive") => spec.calls.push(quote!(.destructive())),
@@ -79,14 +73,8 @@ fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
             (Meta::NameValue(nv), "name") => spec.name = Some(str_of(&nv.value)?),
             (Meta::NameValue(nv), "description") => spec.description = Some(str_of(&nv.value)?),
             (Meta::NameValue(nv), "tier") => {
-                let Expr::Lit(ExprLit {
-                    lit: Lit::Int(n), ..
-                }) = &nv.value
-                else {
-                    return Err(syn::Error::new_spanned(
-                        &nv.value,
-                        "tier is a number: tier = 2",
-                    ));
+                let Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) = &nv.value else {
+                    return Err(syn::Error::new_spanned(&nv.value, "tier is a number: tier = 2"));
                 };
                 let n: LitInt = n.clone();
                 spec.calls.push(quote!(.tier(#n)));
@@ -142,11 +130,8 @@ fn doc_of(func: &ItemFn) -> Option<String> {
             _ => {}
         }
     }
-    let text: Vec<String> = paragraphs
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| p.join(" "))
-        .collect();
+    let text: Vec<String> =
+        paragraphs.into_iter().filter(|p| !p.is_empty()).map(|p| p.join(" ")).collect();
     (!text.is_empty()).then(|| text.join("\n\n"))
 }
 
@@ -156,9 +141,7 @@ fn camel(name: &str) -> String {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let mut c = p.chars();
-            c.next()
-                .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                .unwrap_or_default()
+            c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
         })
         .collect()
 }
@@ -232,9 +215,7 @@ mod tests {
         assert_eq!(camel("generate"), "Generate");
         let raw: ItemFn = syn::parse_quote! { /// Types.
         fn r#type(a: A) -> R { todo!() } };
-        let out = expand(syn::parse_quote!(name = "type"), raw)
-            .expect("raw ident")
-            .to_string();
+        let out = expand(syn::parse_quote!(name = "type"), raw).expect("raw ident").to_string();
         assert!(out.contains("struct Type"), "{out}");
         let f: ItemFn = syn::parse_quote! {
             /// First line
@@ -243,10 +224,7 @@ mod tests {
             /// Second paragraph.
             fn read_page(args: A) -> R { todo!() }
         };
-        assert_eq!(
-            doc_of(&f).as_deref(),
-            Some("First line continues here.\n\nSecond paragraph.")
-        );
+        assert_eq!(doc_of(&f).as_deref(), Some("First line continues here.\n\nSecond paragraph."));
     }
 
     #[test]

@@ -16,12 +16,7 @@ fn tab_info(r: Result<crate::browser::TabInfo, crate::ToolError>) -> WitResult<b
 }
 
 fn wit_tab(t: crate::browser::TabInfo) -> browser::TabInfo {
-    browser::TabInfo {
-        id: t.id,
-        url: t.url,
-        title: t.title,
-        current: t.current,
-    }
+    browser::TabInfo { id: t.id, url: t.url, title: t.title, current: t.current }
 }
 
 impl browser::Host for CallState {
@@ -35,20 +30,11 @@ impl browser::Host for CallState {
         url: Option<String>,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        tab_info(
-            self.services
-                .browser
-                .new_tab(url.as_deref(), timeout_ms)
-                .await,
-        )
+        tab_info(self.services.browser.new_tab(url.as_deref(), timeout_ms).await)
     }
 
     async fn close_tab(&mut self, tab: String) -> WitResult<()> {
-        self.services
-            .browser
-            .close_tab(&tab)
-            .await
-            .map_err(wit_error)
+        self.services.browser.close_tab(&tab).await.map_err(wit_error)
     }
 
     async fn navigate(
@@ -57,12 +43,7 @@ impl browser::Host for CallState {
         url: String,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        tab_info(
-            self.services
-                .browser
-                .navigate(tab.as_deref(), &url, timeout_ms)
-                .await,
-        )
+        tab_info(self.services.browser.navigate(tab.as_deref(), &url, timeout_ms).await)
     }
 
     async fn history(
@@ -71,12 +52,7 @@ impl browser::Host for CallState {
         delta: i32,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        tab_info(
-            self.services
-                .browser
-                .history(tab.as_deref(), delta, timeout_ms)
-                .await,
-        )
+        tab_info(self.services.browser.history(tab.as_deref(), delta, timeout_ms).await)
     }
 
     async fn reload(
@@ -84,12 +60,7 @@ impl browser::Host for CallState {
         tab: Option<String>,
         timeout_ms: u32,
     ) -> WitResult<browser::TabInfo> {
-        tab_info(
-            self.services
-                .browser
-                .reload(tab.as_deref(), timeout_ms)
-                .await,
-        )
+        tab_info(self.services.browser.reload(tab.as_deref(), timeout_ms).await)
     }
 
     async fn evaluate(
@@ -98,12 +69,7 @@ impl browser::Host for CallState {
         expression: String,
         timeout_ms: u32,
     ) -> WitResult<String> {
-        json_text(
-            self.services
-                .browser
-                .evaluate(tab.as_deref(), &expression, timeout_ms)
-                .await,
-        )
+        json_text(self.services.browser.evaluate(tab.as_deref(), &expression, timeout_ms).await)
     }
 
     async fn screenshot(
@@ -153,11 +119,7 @@ impl browser::Host for CallState {
                 browser::InputEvent::Text(t) => Input::Text(t),
             })
             .collect::<Vec<_>>();
-        self.services
-            .browser
-            .input(tab.as_deref(), &events)
-            .await
-            .map_err(wit_error)
+        self.services.browser.input(tab.as_deref(), &events).await.map_err(wit_error)
     }
 
     async fn page_op(
@@ -177,11 +139,7 @@ impl browser::Host for CallState {
         // their time extends the call's wall-clock backstop, like nested calls.
         let long = matches!(op.as_str(), "visit_batch" | "sleep");
         let started = std::time::Instant::now();
-        let out = self
-            .services
-            .browser
-            .page_op(tab.as_deref(), &op, args, timeout_ms)
-            .await;
+        let out = self.services.browser.page_op(tab.as_deref(), &op, args, timeout_ms).await;
         if long {
             self.nested_ms.fetch_add(
                 started.elapsed().as_millis() as u64,
@@ -197,10 +155,6 @@ impl browser::Host for CallState {
         target: String,
         paths: Vec<String>,
     ) -> WitResult<Vec<String>> {
-        self.services
-            .browser
-            .set_files(tab.as_deref(), &target, &paths)
-            .await
-            .map_err(wit_error)
+        self.services.browser.set_files(tab.as_deref(), &target, &paths).await.map_err(wit_error)
     }
 }

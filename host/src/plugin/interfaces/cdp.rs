@@ -42,23 +42,15 @@ impl cdp::Host for CallState {
             )));
         }
         if !self.services.cdp_domains.contains(domain) {
-            let declared: Vec<&str> = self
-                .services
-                .cdp_domains
-                .iter()
-                .map(String::as_str)
-                .collect();
+            let declared: Vec<&str> =
+                self.services.cdp_domains.iter().map(String::as_str).collect();
             return Err(wit_error(
                 crate::ToolError::new(
                     crate::browser::codes::PERMISSION_DENIED,
                     format!(
                         "plugin {} may not use the CDP domain {domain} (it declared: {})",
                         self.services.name,
-                        if declared.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            declared.join(", ")
-                        }
+                        if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
                     ),
                 )
                 .with("domain", domain),
@@ -74,12 +66,7 @@ impl cdp::Host for CallState {
                 ))
             })?
         };
-        json_text(
-            self.services
-                .browser
-                .cdp_send(tab.as_deref(), &method, params)
-                .await,
-        )
+        json_text(self.services.browser.cdp_send(tab.as_deref(), &method, params).await)
     }
 }
 
@@ -96,9 +83,6 @@ mod tests {
         let e = domains_declared(&manifest(&["cdp"], &[]), true).expect_err("no domain");
         assert!(e.contains("names no CDP domain"), "{e}");
         let e = domains_declared(&manifest(&[], &["Page", "Runtime"]), false).expect_err("no cdp");
-        assert!(
-            e.contains("Page, Runtime") && e.contains("does not ask"),
-            "{e}"
-        );
+        assert!(e.contains("Page, Runtime") && e.contains("does not ask"), "{e}");
     }
 }

@@ -34,9 +34,7 @@ impl logging::Host for CallState {
             logging::Level::Warn => L::Warning,
             logging::Level::Error => L::Error,
         };
-        self.services
-            .client_logs
-            .emit(to, &format!("plugin:{plugin}"), message.clone());
+        self.services.client_logs.emit(to, &format!("plugin:{plugin}"), message.clone());
         match level {
             logging::Level::Trace => tracing::trace!(plugin, "{message}"),
             logging::Level::Debug => tracing::debug!(plugin, "{message}"),

@@ -146,26 +146,17 @@ mod tests {
         let m = test_manifest;
         let open = InterfacePolicy::default();
         assert!(open.check(&m(&["browser", "kv"], &[]), false).is_ok());
-        let e = open
-            .check(&m(&["network"], &[]), false)
-            .expect_err("unknown");
-        assert!(
-            e.contains("unknown host interface") && e.contains("browser"),
-            "{e}"
-        );
+        let e = open.check(&m(&["network"], &[]), false).expect_err("unknown");
+        assert!(e.contains("unknown host interface") && e.contains("browser"), "{e}");
         // Sensitive interfaces: built-in plugins have them, third parties when granted.
-        let e = open
-            .check(&m(&["cdp"], &["Page"]), false)
-            .expect_err("not granted");
+        let e = open.check(&m(&["cdp"], &["Page"]), false).expect_err("not granted");
         assert!(e.contains("--grant third=cdp"), "{e}");
         assert!(open.check(&m(&["cdp"], &["Page"]), true).is_ok());
         let mut granted = InterfacePolicy::default();
         granted.grants.insert(("third".into(), "cdp".into()));
         assert!(granted.check(&m(&["cdp"], &["Page"]), false).is_ok());
         // The interface's own rule, after the grant.
-        let e = granted
-            .check(&m(&["cdp"], &[]), false)
-            .expect_err("no domain");
+        let e = granted.check(&m(&["cdp"], &[]), false).expect_err("no domain");
         assert!(e.contains("names no CDP domain"), "{e}");
         let mut denied = InterfacePolicy::default();
         denied.deny.insert("kv".into());

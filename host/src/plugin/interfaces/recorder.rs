@@ -29,11 +29,7 @@ impl recorder::Host for CallState {
     }
 
     async fn stop(&mut self) -> WitResult<String> {
-        self.services
-            .recorder
-            .stop()
-            .map(|m| meta_json(&m))
-            .map_err(wit_error)
+        self.services.recorder.stop().map(|m| meta_json(&m)).map_err(wit_error)
     }
 
     async fn active(&mut self) -> Option<String> {
@@ -46,18 +42,11 @@ impl recorder::Host for CallState {
     }
 
     async fn load(&mut self, id: String) -> WitResult<String> {
-        self.services
-            .recorder
-            .load(&id)
-            .map(|v| v.to_string())
-            .map_err(wit_error)
+        self.services.recorder.load(&id).map(|v| v.to_string()).map_err(wit_error)
     }
 
     async fn screenshot(&mut self, id: String, file: String) -> WitResult<Vec<u8>> {
-        self.services
-            .recorder
-            .screenshot(&id, &file)
-            .map_err(wit_error)
+        self.services.recorder.screenshot(&id, &file).map_err(wit_error)
     }
 
     async fn save_export(

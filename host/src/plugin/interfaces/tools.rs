@@ -57,10 +57,8 @@ impl tools::Host for CallState {
         // Boxed: this call re-enters the pipeline, which may call a plugin again.
         let fut = caller.call_tool(name, args, options);
         let out = fut.await;
-        self.nested_ms.fetch_add(
-            started.elapsed().as_millis() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.nested_ms
+            .fetch_add(started.elapsed().as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
         let out = out.map_err(wit_error)?;
         Ok(t::ToolOutput {
             content: out
