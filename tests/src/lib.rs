@@ -354,6 +354,46 @@ pub async fn navigate<H: rmcp::ClientHandler>(
     client.tool("navigate", serde_json::json!({ "url": url })).await
 }
 
+/// Every page of an output handle, fetched `limit` items (or bytes, with
+/// `"format": "bytes"` in `extra`) at a time; checks on each page that the
+/// offsets, counts and `eof` agree.
+pub async fn fetch_pages(
+    client: &Client,
+    handle: &str,
+    limit: u64,
+    extra: Value,
+) -> Result<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let mut args =
+            serde_json::json!({"output_handle": handle, "offset": offset, "limit": limit});
+        if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra.clone()) {
+            args.extend(extra);
+        }
+        let page = client.tool_json("oc_output_fetch", args).await?;
+        let returned = page["returned"].as_u64().expect("returned");
+        assert!(returned <= limit, "{page}");
+        assert!(page["total"].as_u64().expect("total") >= returned, "{page}");
+        let next = page["next_offset"].as_u64();
+        assert_eq!(page["eof"], next.is_none(), "{page}");
+        pages.push(page);
+        match next {
+            Some(next) => {
+                assert_eq!(next, offset + returned);
+                offset = next;
+            }
+            None => return Ok(pages),
+        }
+    }
+}
+
+/// A text handle's whole content, fetched `limit` bytes at a time.
+pub async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Result<String> {
+    let pages = fetch_pages(client, handle, limit, serde_json::json!({"format": "bytes"})).await?;
+    Ok(pages.iter().map(|p| p["content"].as_str().expect("content")).collect())
+}
+
 /// Names of the tools a client sees.
 pub async fn tool_names(client: &Client) -> Result<Vec<String>> {
     Ok(client.list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())

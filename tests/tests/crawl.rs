@@ -124,43 +124,12 @@ async fn crawl_results_page_through_output_handles() -> Result<()> {
     assert_eq!(d["item_count"], 35);
 
     let mut items = Vec::new();
-    let mut offset = 0u64;
-    loop {
-        let page = client
-            .tool_json(
-                "oc_output_fetch",
-                json!({"output_handle": handle, "offset": offset, "limit": 8}),
-            )
-            .await?;
-        let returned = page["returned"].as_u64().expect("returned");
-        assert!(returned <= 8);
-        assert!(page["total"].as_u64() >= Some(returned));
+    for page in fetch_pages(&client, &handle, 8, json!({})).await? {
         assert_eq!(page["total"], 35);
         items.extend(page["content"].as_array().expect("items").iter().cloned());
-        match page["next_offset"].as_u64() {
-            Some(n) => {
-                assert_eq!(page["eof"], false);
-                assert_eq!(n, offset + returned);
-                offset = n;
-            }
-            None => {
-                assert_eq!(page["eof"], true);
-                break;
-            }
-        }
     }
     // The items are exactly the stored result's pages.
-    let mut whole = String::new();
-    let mut offset = 0u64;
-    loop {
-        let page = client.tool_json("oc_output_fetch", json!({"output_handle": handle, "offset": offset, "limit": 65536, "format": "bytes"}))
-        .await?;
-        whole.push_str(page["content"].as_str().expect("text"));
-        match page["next_offset"].as_u64() {
-            Some(n) => offset = n,
-            None => break,
-        }
-    }
+    let whole = fetch_all_bytes(&client, &handle, 65536).await?;
     let stored: Value = serde_json::from_str(&whole)?;
     assert_eq!(stored["pages"].as_array().expect("pages"), &items);
     assert_eq!(urls_of(&stored["pages"]), urls_of(&structured(&inline)["pages"]));

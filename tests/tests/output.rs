@@ -18,31 +18,6 @@ fn is_handle(h: &str) -> bool {
         && h[3..].bytes().all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
 }
 
-/// Fetch every page of a text handle by bytes and join them.
-async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Result<String> {
-    let mut out = String::new();
-    let mut offset = 0u64;
-    loop {
-        let page = client.tool_json("oc_output_fetch", json!({"output_handle": handle, "offset": offset, "limit": limit, "format": "bytes"}))
-        .await?;
-        let returned = page["returned"].as_u64().expect("returned");
-        assert!(returned <= limit, "{page}");
-        assert!(page["total"].as_u64().expect("total") >= returned);
-        out.push_str(page["content"].as_str().expect("content"));
-        match page["next_offset"].as_u64() {
-            Some(next) => {
-                assert_eq!(page["eof"], false);
-                assert_eq!(next, offset + returned);
-                offset = next;
-            }
-            None => {
-                assert_eq!(page["eof"], true);
-                return Ok(out);
-            }
-        }
-    }
-}
-
 #[tokio::test]
 async fn read_page_output_modes_and_byte_paging() -> Result<()> {
     let (site, data, client) = site_and_client("output-modes", &[]).await?;
@@ -161,21 +136,9 @@ async fn json_outputs_page_by_items() -> Result<()> {
     let n = d["item_count"].as_u64().expect("item_count");
     assert!(n >= 2, "{d}");
     let mut items = Vec::new();
-    let mut offset = 0;
-    loop {
-        let page = client
-            .tool_json(
-                "oc_output_fetch",
-                json!({"output_handle": handle, "offset": offset, "limit": 1}),
-            )
-            .await?;
+    for page in fetch_pages(&client, handle, 1, json!({})).await? {
         assert_eq!(page["format"], "items");
-        assert!(page["returned"].as_u64() <= Some(1));
         items.extend(page["content"].as_array().expect("items").iter().cloned());
-        match page["next_offset"].as_u64() {
-            Some(next) => offset = next,
-            None => break,
-        }
     }
     assert_eq!(items.len() as u64, n);
     // The items are exactly the main list of the inline result.
