@@ -276,14 +276,8 @@ fn cleanup(a: WorkflowRef) -> Result<Output, ToolError> {
 fn update(a: UpdateArgs) -> Result<Output, ToolError> {
     let mut wf = Workflow::load(a.workflow_id.as_deref())?;
     let now = clock::now_ms();
-    let n = wf.worker_index(&a.worker_name)?;
+    let n = wf.running_worker(&a.worker_name)?;
     let w = &mut wf.workers[n];
-    if w.is_done() {
-        return Err(ToolError::new(
-            "INVALID_TRANSITION",
-            format!("worker {:?} is already {}", w.name, w.status),
-        ));
-    }
     if let Some(p) = a.progress {
         w.progress = Some(p);
     }
@@ -303,14 +297,8 @@ fn complete(a: CompleteArgs) -> Result<Output, ToolError> {
     let mut wf = Workflow::load(a.workflow_id.as_deref())?;
     let now = clock::now_ms();
     let contract = wf.contract_id.clone();
-    let n = wf.worker_index(&a.worker_name)?;
+    let n = wf.running_worker(&a.worker_name)?;
     let w = &mut wf.workers[n];
-    if w.is_done() {
-        return Err(ToolError::new(
-            "INVALID_TRANSITION",
-            format!("worker {:?} is already {}", w.name, w.status),
-        ));
-    }
     w.status = a.status.clone();
     w.result_summary = Some(a.result_summary.clone());
     if let Some(d) = a.extracted_data {

@@ -199,6 +199,19 @@ impl Workflow {
         })
     }
 
+    /// The index of a worker that is still running (one that is done cannot change).
+    pub fn running_worker(&self, name: &str) -> Result<usize, ToolError> {
+        let n = self.worker_index(name)?;
+        let w = &self.workers[n];
+        if w.is_done() {
+            return Err(ToolError::new(
+                "INVALID_TRANSITION",
+                format!("worker {:?} is already {}", w.name, w.status),
+            ));
+        }
+        Ok(n)
+    }
+
     /// Names of the workers neither complete nor timed out.
     pub fn pending(&self, now: u64) -> Vec<&str> {
         self.workers
