@@ -250,7 +250,8 @@ fn compact_schema(v: &mut Value, top: bool) {
 fn drop_defaults(m: &mut serde_json::Map<String, Value>) {
     m.remove("format");
     m.remove("title");
-    let says_little: [(&str, fn(&Value) -> bool); 7] = [
+    type IsDefault = fn(&Value) -> bool;
+    let says_little: [(&str, IsDefault); 7] = [
         ("additionalProperties", |v| *v == Value::Bool(false)),
         ("minLength", |v| *v == 1),
         ("minItems", |v| *v == 1),
