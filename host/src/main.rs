@@ -1,5 +1,7 @@
 //! `ochre`: the MCP server, and a few commands to manage it.
 
+mod scaffold;
+
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,10 +47,11 @@ struct Cli {
 enum Command {
     /// Serve MCP (the default when no subcommand is given).
     Serve,
-    /// Inspect plugins.
-    Plugins {
+    /// Plugins: list what loads, start a new one, build one (also `ochre plugins ...`).
+    #[command(visible_alias = "plugins")]
+    Plugin {
         #[command(subcommand)]
-        command: PluginsCommand,
+        command: PluginCommand,
     },
     /// The tool catalogue: group, tier, name and purpose of every tool this server
     /// would offer with these flags (`docs/tools.md` is `ochre tools --markdown`).
@@ -71,12 +74,35 @@ enum Command {
 }
 
 #[derive(Subcommand, Debug)]
-enum PluginsCommand {
+enum PluginCommand {
     /// List the plugins with their group, status, tools and granted interfaces.
     List {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Create a plugin project: one example tool (it lists the current page's
+    /// headings through the `browser` interface), its unit tests and a README.
+    New {
+        /// The plugin's name (its group too): [a-z0-9_-], starting with a letter.
+        name: String,
+        /// Where to create it (default: ./NAME); must not exist or be empty.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The ochre-sdk crate to build against: a source tree's sdk/ or an unpacked
+        /// package (default: this binary's source tree when present, else crates.io).
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+    },
+    /// Build a plugin project for wasm32-wasip2 and check the component as the
+    /// host will read it (name, group, tools, interfaces).
+    Build {
+        /// The project (default: the current directory).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Copy the component into this plugin dir (for --plugin-dir).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -565,8 +591,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve if cli.http.is_none() => serve_stdio(&cli).await,
         Command::Serve => serve_over_http(&cli).await,
-        Command::Plugins { command: PluginsCommand::List { json } } => {
+        Command::Plugin { command: PluginCommand::List { json } } => {
             list_plugins(&cli, *json).await
+        }
+        Command::Plugin { command: PluginCommand::New { name, dir, sdk } } => {
+            let req =
+                scaffold::NewPlugin { name: name.clone(), dir: dir.clone(), sdk: sdk.clone() };
+            let dir = scaffold::new_plugin(&req)?;
+            println!("created plugin {name} in {}", dir.display());
+            println!("next: cd {} && ochre plugin build", dir.display());
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Build { dir, out } } => {
+            scaffold::build_plugin(dir, out.as_deref()).map(|_| ())
         }
         Command::Doctor => doctor(&cli.host).await,
         Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
