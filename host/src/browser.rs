@@ -152,6 +152,19 @@ pub struct TabInfo {
     pub title: String,
     /// Whether it is the current tab.
     pub current: bool,
+    /// The tab whose page opened this one, if a page did.
+    pub opener: Option<String>,
+    /// The JavaScript dialog open on it, if any.
+    pub dialog: Option<TabDialog>,
+}
+
+/// A JavaScript dialog open on a tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabDialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: &'static str,
+    /// Its message.
+    pub message: String,
 }
 
 struct Session {
@@ -571,7 +584,8 @@ impl BrowserManager {
             .await
             .as_ref()
             .is_some_and(|s| s.current.get(&who) == Some(&n));
-        TabInfo { id: tab_id(n), url, title, current }
+        let (opener, dialog) = self.opener_and_dialog(n);
+        TabInfo { id: tab_id(n), url, title, current, opener: opener.map(tab_id), dialog }
     }
 
     /// A tab's title as the browser knows it (no script runs in the page).

@@ -66,6 +66,9 @@ pub struct PluginReport {
     pub tools: Vec<String>,
     /// The host interfaces it asked for (granted when loaded).
     pub interfaces: Vec<String>,
+    /// The `ochre:plugin` version it was built against (as linked when loaded, as
+    /// its manifest says otherwise; "" when unknown).
+    pub wit: String,
     pub(crate) instances: Option<Arc<AtomicU64>>,
 }
 
@@ -91,6 +94,7 @@ impl PluginReport {
             "reason": reason,
             "tools": self.tools,
             "interfaces": self.interfaces,
+            "wit": self.wit,
             "instantiations": self.instantiations(),
         })
     }
@@ -230,6 +234,7 @@ impl Loaded {
             status,
             tools: manifest.tools.clone(),
             interfaces: manifest.interfaces.iter().cloned().collect(),
+            wit: manifest.sdk.clone(),
             instances: None,
         };
         if !self.names.insert(manifest.name.clone()) {
@@ -252,6 +257,7 @@ impl Loaded {
                 tracing::info!(plugin = %manifest.name, group = %manifest.group, tools = tools.len(), "plugin loaded");
                 self.plugins.push(PluginReport {
                     tools,
+                    wit: plugin.wit_version().to_owned(),
                     instances: Some(plugin.instance_counter()),
                     ..report(PluginStatus::Loaded)
                 });
@@ -306,6 +312,7 @@ fn refused(
         status: PluginStatus::Refused(reason),
         tools,
         interfaces,
+        wit: String::new(),
         instances: None,
     }
 }

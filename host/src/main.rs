@@ -670,6 +670,9 @@ async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
             println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
             println!("  tools: {}", p.tools.join(", "));
             println!("  interfaces: {}", p.interfaces.join(", "));
+            if !p.wit.is_empty() {
+                println!("  built against: ochre:plugin@{}", p.wit);
+            }
         }
     }
     host.shutdown().await;

@@ -32,10 +32,41 @@ use crate::secrets::SecretStore;
 use crate::{Clock, ProgressFn};
 
 pub(crate) use interfaces::bindings;
+use interfaces::since_v0_1::bindings as since_v0_1;
 pub use interfaces::{HostInterface, INTERFACES};
 
-/// The WIT package version this host speaks.
-pub const WIT_VERSION: &str = "0.1.0";
+/// The WIT package version plugins are built against now.
+pub const WIT_VERSION: &str = "0.2.0";
+
+/// Every `ochre:plugin` version this host loads, newest first.
+pub const WIT_VERSIONS: &[&str] = &["0.2.0", "0.1.0"];
+
+/// A WIT version a plugin was built against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WitVersion {
+    /// `ochre:plugin@0.2.0`, the current one.
+    V0_2,
+    /// `ochre:plugin@0.1.0`, loaded through the adapter in `interfaces::since_v0_1`.
+    V0_1,
+}
+
+impl WitVersion {
+    fn parse(version: &str) -> Option<Self> {
+        match version {
+            "0.2.0" => Some(Self::V0_2),
+            "0.1.0" => Some(Self::V0_1),
+            _ => None,
+        }
+    }
+
+    /// The version as WIT writes it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::V0_2 => "0.2.0",
+            Self::V0_1 => "0.1.0",
+        }
+    }
+}
 
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy)]
@@ -294,24 +325,27 @@ impl PluginRuntime {
             .cache
             .load(&self.engine, bytes)
             .map_err(|e| format!("does not compile: {}", e.root_cause()))?;
-        check_imports(&self.engine, &component, manifest)?;
+        let version = check_imports(&self.engine, &component, manifest)?;
         let mut linker: Linker<CallState> = Linker::new(&self.engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| format!("cannot link WASI: {e}"))?;
-        interfaces::add_types(&mut linker)
+        interfaces::add_types(&mut linker, version)
             .map_err(|e| format!("cannot link the types interface: {e}"))?;
         for iface in &manifest.interfaces {
-            interfaces::add_to_linker(&mut linker, iface)
+            interfaces::add_to_linker(&mut linker, iface, version)
                 .map_err(|e| format!("cannot link interface {iface}: {e}"))?;
         }
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| format!("cannot be linked: {}", e.root_cause()))?;
-        let pre = bindings::PluginPre::new(pre)
-            .map_err(|e| format!("does not export the ochre plugin world: {e}"))?;
+        let world = |e: wasmtime::Error| format!("does not export the ochre plugin world: {e}");
+        let pre = match version {
+            WitVersion::V0_2 => Pre::V0_2(bindings::PluginPre::new(pre).map_err(world)?),
+            WitVersion::V0_1 => Pre::V0_1(since_v0_1::PluginPre::new(pre).map_err(world)?),
+        };
         Ok(PreparedPlugin {
             runtime: self.clone(),
-            pre,
+            pre: Arc::new(pre),
             services,
             instantiations: Arc::new(AtomicU64::new(0)),
         })
@@ -319,12 +353,14 @@ impl PluginRuntime {
 }
 
 /// Every `ochre:plugin/*` import must be declared in the manifest (so the operator's
-/// decision covers what the code really uses) and of the version this host speaks.
+/// decision covers what the code really uses), and all of one version this host
+/// loads; that version is the plugin's.
 fn check_imports(
     engine: &Engine,
     component: &Component,
     manifest: &Manifest,
-) -> Result<(), String> {
+) -> Result<WitVersion, String> {
+    let mut found: Option<WitVersion> = None;
     for (name, _) in component.component_type().imports(engine) {
         let Some(rest) = name.strip_prefix("ochre:plugin/") else {
             if name.starts_with("wasi:") {
@@ -333,31 +369,101 @@ fn check_imports(
             return Err(format!("imports {name:?}, which this host does not provide"));
         };
         let (iface, version) = rest.split_once('@').unwrap_or((rest, ""));
-        if version != WIT_VERSION {
+        let Some(v) = WitVersion::parse(version) else {
             return Err(format!(
-                "was built against ochre:plugin@{version}; this host speaks ochre:plugin@{WIT_VERSION} \
-                 (rebuild it with a matching ochre-sdk)"
+                "was built against ochre:plugin@{version}; this host loads ochre:plugin@{} \
+                 (rebuild it with an ochre-sdk of one of those)",
+                WIT_VERSIONS.join(" and @")
+            ));
+        };
+        if found.is_some_and(|f| f != v) {
+            return Err(format!(
+                "imports more than one version of ochre:plugin ({} and {version})",
+                found.map(WitVersion::as_str).unwrap_or_default()
             ));
         }
+        found = Some(v);
         if iface != "types" && !manifest.interfaces.contains(iface) {
             return Err(format!(
                 "imports host interface {iface:?} without declaring it in its manifest"
             ));
         }
     }
-    Ok(())
+    // A plugin that imports nothing of ochre's is read by its manifest's version.
+    found.or_else(|| WitVersion::parse(&manifest.sdk)).ok_or_else(|| {
+        format!(
+            "says it was built against ochre:plugin@{}; this host loads ochre:plugin@{}",
+            manifest.sdk,
+            WIT_VERSIONS.join(" and @")
+        )
+    })
+}
+
+/// A linked plugin of one WIT version, ready to instantiate.
+#[derive(Clone)]
+enum Pre {
+    V0_2(bindings::PluginPre<CallState>),
+    V0_1(since_v0_1::PluginPre<CallState>),
+}
+
+/// An instance of a plugin's world, in its version; both export the same
+/// functions with the same Rust types (0.1.0's types are the current ones).
+enum Guest {
+    V0_2(bindings::Plugin),
+    V0_1(since_v0_1::Plugin),
+}
+
+impl Pre {
+    async fn instantiate(&self, store: &mut Store<CallState>) -> wasmtime::Result<Guest> {
+        Ok(match self {
+            Self::V0_2(pre) => Guest::V0_2(pre.instantiate_async(store).await?),
+            Self::V0_1(pre) => Guest::V0_1(pre.instantiate_async(store).await?),
+        })
+    }
+}
+
+impl Guest {
+    async fn describe(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<Vec<bindings::ToolDefinition>> {
+        match self {
+            Self::V0_2(g) => g.call_describe(store).await,
+            Self::V0_1(g) => g.call_describe(store).await,
+        }
+    }
+
+    async fn call(
+        &self,
+        store: &mut Store<CallState>,
+        tool: &str,
+        args: &str,
+    ) -> wasmtime::Result<Result<bindings::ToolOutput, bindings::ToolError>> {
+        match self {
+            Self::V0_2(g) => g.call_call(store, tool, args).await,
+            Self::V0_1(g) => g.call_call(store, tool, args).await,
+        }
+    }
 }
 
 /// A compiled, linked plugin, ready to instantiate per call.
 #[derive(Clone)]
 pub(crate) struct PreparedPlugin {
     runtime: PluginRuntime,
-    pre: bindings::PluginPre<CallState>,
+    pre: Arc<Pre>,
     services: Arc<PluginServices>,
     instantiations: Arc<AtomicU64>,
 }
 
 impl PreparedPlugin {
+    /// The `ochre:plugin` version the plugin was built against.
+    pub fn wit_version(&self) -> &'static str {
+        match *self.pre {
+            Pre::V0_2(_) => WitVersion::V0_2.as_str(),
+            Pre::V0_1(_) => WitVersion::V0_1.as_str(),
+        }
+    }
+
     /// The counter of instances made so far.
     pub fn instance_counter(&self) -> Arc<AtomicU64> {
         self.instantiations.clone()
@@ -414,7 +520,7 @@ impl PreparedPlugin {
         &self,
         progress: Option<ProgressFn>,
         depth: u8,
-        f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
+        f: impl AsyncFnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> Result<R, ToolError> {
         let stderr = MemoryOutputPipe::new(4096);
         let nested_ms = Arc::new(AtomicU64::new(0));
@@ -426,7 +532,7 @@ impl PreparedPlugin {
             let store = &mut store;
             let pre = &self.pre;
             let run = async move {
-                let instance = pre.instantiate_async(&mut *store).await?;
+                let instance = pre.instantiate(&mut *store).await?;
                 f(&instance, store).await
             };
             // The backstop: the deadline plus the allowance for browser waits, plus
@@ -506,7 +612,7 @@ impl PreparedPlugin {
 
     /// Call the guest's `describe`.
     pub async fn describe(&self) -> Result<Vec<bindings::ToolDefinition>, ToolError> {
-        self.with_instance(None, 0, async |p, s| p.call_describe(s).await).await
+        self.with_instance(None, 0, async |p, s| p.describe(s).await).await
     }
 
     /// Call one tool.
@@ -517,9 +623,8 @@ impl PreparedPlugin {
         progress: Option<ProgressFn>,
         depth: u8,
     ) -> Result<crate::tool::ToolOutput, ToolError> {
-        let guest = self
-            .with_instance(progress, depth, async |p, s| p.call_call(s, tool, args).await)
-            .await?;
+        let guest =
+            self.with_instance(progress, depth, async |p, s| p.call(s, tool, args).await).await?;
         match guest {
             Err(e) => Err(guest_error(e)),
             Ok(out) => guest_output(tool, out),

@@ -50,5 +50,6 @@ fn plugins_list_shows_the_builtin_totp_group() {
     assert!(text.contains("totp [totp] loaded (builtin)"), "{text}");
     assert!(text.contains("tools: oc_totp_generate"), "{text}");
     assert!(text.contains("interfaces: clock, secrets"), "{text}");
+    assert!(text.contains("built against: ochre:plugin@0.2.0"), "{text}");
     let _ = std::fs::remove_dir_all(&data);
 }

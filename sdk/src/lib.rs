@@ -43,6 +43,13 @@
 //! Build it with `cargo build --release --target wasm32-wasip2` (crate type `cdylib`)
 //! and drop the `.wasm` into a directory passed to `ochre --plugin-dir`.
 //!
+//! ## WIT versions
+//! This crate builds plugins against `ochre:plugin@0.2.0` ([`WIT_VERSION`]). With
+//! the feature `wit-v0-1` it builds against `ochre:plugin@0.1.0` instead, for a
+//! plugin that must also load on hosts that speak only 0.1.0; the API is the same,
+//! and what 0.1.0 lacks reads as absent (a [`browser::Tab`]'s `opener_tab_id` and
+//! `dialog`). Hosts that speak 0.2.0 load plugins of both versions.
+//!
 //! ## What the host does for you
 //! - validates arguments against the derived schema before your code runs (a call with
 //!   bad arguments never reaches [`Tool::run`]);
@@ -62,6 +69,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 #[doc(hidden)]
+#[cfg(not(feature = "wit-v0-1"))]
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
@@ -74,9 +82,30 @@ pub mod bindings {
     });
 }
 
+/// The bindings of `ochre:plugin@0.1.0`, for plugins that must keep loading on
+/// hosts of that version (feature `wit-v0-1`); the API is the same, what 0.1.0
+/// lacks reads as absent.
+#[doc(hidden)]
+#[cfg(feature = "wit-v0-1")]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "plugin",
+        path: "wit/v0.1.0",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "ochre_sdk::bindings",
+        runtime_path: "ochre_sdk::__private::wit_bindgen::rt",
+        bitflags_path: "ochre_sdk::__private::wit_bindgen::rt::bitflags",
+    });
+}
+
 use bindings::ochre::plugin::types as wit;
 
 /// The version of the WIT package (`ochre:plugin`) this SDK builds against.
+#[cfg(not(feature = "wit-v0-1"))]
+pub const WIT_VERSION: &str = "0.2.0";
+/// The version of the WIT package (`ochre:plugin`) this SDK builds against.
+#[cfg(feature = "wit-v0-1")]
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
@@ -393,10 +422,58 @@ pub mod browser {
         pub title: String,
         /// Whether it is the current tab.
         pub current: bool,
+        /// The tab whose page opened this one (a popup, a `target=_blank` link).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub opener_tab_id: Option<String>,
+        /// The JavaScript dialog open on this tab: it runs no script until the
+        /// dialog is answered (the `handle_dialog` page-op).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub dialog: Option<Dialog>,
     }
 
+    /// A JavaScript dialog open on a tab.
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+    pub struct Dialog {
+        /// `alert`, `confirm`, `prompt` or `beforeunload`.
+        #[serde(rename = "type")]
+        pub kind: String,
+        /// Its message.
+        pub message: String,
+    }
+
+    #[cfg(not(feature = "wit-v0-1"))]
     fn tab(t: raw::TabInfo) -> Tab {
-        Tab { tab_id: t.id, url: t.url, title: t.title, current: t.current }
+        let dialog = t.dialog.map(|d| Dialog {
+            kind: match d.kind {
+                raw::DialogKind::Alert => "alert",
+                raw::DialogKind::Confirm => "confirm",
+                raw::DialogKind::Prompt => "prompt",
+                raw::DialogKind::Beforeunload => "beforeunload",
+            }
+            .to_owned(),
+            message: d.message,
+        });
+        Tab {
+            tab_id: t.id,
+            url: t.url,
+            title: t.title,
+            current: t.current,
+            opener_tab_id: t.opener,
+            dialog,
+        }
+    }
+
+    /// A 0.1.0 host says nothing of openers and dialogs.
+    #[cfg(feature = "wit-v0-1")]
+    fn tab(t: raw::TabInfo) -> Tab {
+        Tab {
+            tab_id: t.id,
+            url: t.url,
+            title: t.title,
+            current: t.current,
+            opener_tab_id: None,
+            dialog: None,
+        }
     }
 
     fn err(e: crate::bindings::ochre::plugin::types::ToolError) -> ToolError {

@@ -31,10 +31,12 @@ pub fn ochre_bin() -> PathBuf {
 
 /// A fixture plugin's `.wasm` (built by this crate's build script).
 pub fn fixture_wasm(stem: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("OCHRE_FIXTURE_WASM_DIR"));
-    let path = dir.join(format!("ochre_fixture_{stem}.wasm"));
-    assert!(path.exists(), "{} missing", path.display());
-    path
+    let file = format!("ochre_fixture_{stem}.wasm");
+    [env!("OCHRE_FIXTURE_WASM_DIR_V0_1"), env!("OCHRE_FIXTURE_WASM_DIR")]
+        .iter()
+        .map(|dir| Path::new(dir).join(&file))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("fixture plugin {file} missing"))
 }
 
 /// A directory removed on drop.

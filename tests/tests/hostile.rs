@@ -195,20 +195,32 @@ async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
 }
 
 #[tokio::test]
-async fn a_plugin_built_against_another_wit_version_is_refused() -> Result<()> {
-    let data = TempDir::new("oldwit");
-    let plugins = plugin_dir_with(&["oldwit", "hello"]);
+async fn a_plugin_of_an_unknown_wit_version_is_refused_and_0_1_loads_beside_0_2() -> Result<()> {
+    let data = TempDir::new("futurewit");
+    let plugins = plugin_dir_with(&["futurewit", "hello", "cdpuser"]);
     let dir = plugins.path().to_str().expect("utf8").to_owned();
-    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
-    let old = find(&list, "oldwit");
-    assert_eq!(old["status"], "refused");
-    let reason = old["reason"].as_str().expect("reason");
+    let list = plugins_list(&data, &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[])?;
+    let future = find(&list, "futurewit");
+    assert_eq!(future["status"], "refused");
+    let reason = future["reason"].as_str().expect("reason");
     assert!(
-        reason.contains("ochre:plugin@0.2.0") && reason.contains("ochre:plugin@0.1.0"),
+        reason.contains("ochre:plugin@9.0.0")
+            && reason.contains("ochre:plugin@0.2.0")
+            && reason.contains("@0.1.0"),
         "{reason}"
     );
-    assert_eq!(old["instantiations"], 0);
-    assert_eq!(find(&list, "hello")["status"], "loaded");
+    assert_eq!(future["instantiations"], 0);
+    // hello is built against 0.1.0 (the SDK's wit-v0-1 feature), cdpuser and the
+    // built-in plugins against 0.2.0: all load side by side.
+    let hello = find(&list, "hello");
+    assert_eq!((&hello["status"], &hello["wit"]), (&json!("loaded"), &json!("0.1.0")), "{hello}");
+    let cdpuser = find(&list, "cdpuser");
+    assert_eq!(
+        (&cdpuser["status"], &cdpuser["wit"]),
+        (&json!("loaded"), &json!("0.2.0")),
+        "{cdpuser}"
+    );
+    assert_eq!(find(&list, "core")["wit"], "0.2.0");
     Ok(())
 }
 

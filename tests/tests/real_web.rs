@@ -477,3 +477,63 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
     client.cancel().await?;
     Ok(())
 }
+
+/// `ochre:plugin@0.2.0` tells a plugin which tab opened a tab and the dialog open
+/// on it (the core plugin's tabs_context shows both); a plugin built against 0.1.0
+/// (the hello fixture) is served the same tabs through the host's adapter, without
+/// the fields its version does not have.
+#[tokio::test]
+async fn tabs_tell_their_opener_and_open_dialog_and_0_1_plugins_still_read_them() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("wit-tabs");
+    let plugins = plugin_dir_with(&["hello"]);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
+    navigate(&client, &site.url("popups.html")).await?;
+    let snap = snapshot(&client).await?;
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Open the product")})).await?;
+    // The popup's own page raises an alert.
+    client
+        .tool(
+            "javascript_tool",
+            json!({"tabId": "t2", "code": "setTimeout(() => alert('Out of stock'), 0); 1"}),
+        )
+        .await?;
+    let tabs = async {
+        loop {
+            let tabs = client.tool_json("tabs_context", json!({})).await?;
+            if tabs["tabs"][1].get("dialog").is_some() {
+                return anyhow::Ok(tabs);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let tabs = tokio::time::timeout(Duration::from_secs(10), tabs).await??;
+    let (first, popup) = (&tabs["tabs"][0], &tabs["tabs"][1]);
+    assert_eq!(first["tabId"], "t1");
+    assert!(first.get("openerTabId").is_none() && first.get("dialog").is_none(), "{first}");
+    assert_eq!(popup["tabId"], "t2");
+    assert_eq!(popup["openerTabId"], "t1", "{popup}");
+    assert_eq!(popup["dialog"], json!({"type": "alert", "message": "Out of stock"}));
+
+    // The 0.1.0 plugin reads the same tabs, without opener or dialog.
+    let seen = client.tool_json("hello_tabs", json!({})).await?;
+    assert_eq!(seen["wit"], "0.1.0");
+    let ids: Vec<&str> =
+        seen["tabs"].as_array().expect("tabs").iter().filter_map(|t| t["tabId"].as_str()).collect();
+    assert_eq!(ids, ["t1", "t2"]);
+    assert!(
+        seen["tabs"]
+            .as_array()
+            .expect("tabs")
+            .iter()
+            .all(|t| t.get("dialog").is_none() && t.get("openerTabId").is_none()),
+        "{seen}"
+    );
+    assert!(seen["tabs"][1]["url"].as_str().unwrap_or("").contains("product.html"), "{seen}");
+    client.tool("handle_dialog", json!({"tabId": "t2", "accept": true})).await?;
+    let tabs = client.tool_json("tabs_context", json!({})).await?;
+    assert!(tabs["tabs"][1].get("dialog").is_none(), "answered, yet {tabs}");
+    client.cancel().await?;
+    Ok(())
+}

@@ -220,7 +220,7 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
     client.cancel().await?;
     let client =
         stdio_client(data.path(), &["--plugin-dir", &dir, "--tools-only", "example"], &[]).await?;
-    assert_eq!(tool_names(&client).await?, ["hello_greet", "expand_tools"]);
+    assert_eq!(tool_names(&client).await?, ["hello_greet", "hello_tabs", "expand_tools"]);
     client.cancel().await?;
     Ok(())
 }
@@ -610,7 +610,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     let data = TempDir::new("mcp-log");
     let profile = data.path().join("profile");
     let profile_arg = profile.to_str().expect("utf8").to_owned();
-    let plugins = plugin_dir_with(&["greedy", "oldwit"]);
+    let plugins = plugin_dir_with(&["greedy", "futurewit"]);
     let dir = plugins.path().to_str().expect("utf8").to_owned();
     let logs = LogCollector::default();
     let args = [
@@ -630,7 +630,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     assert!(caps.is_some_and(|c| c.logging.is_some()), "no logging capability");
 
     // What happened at start reaches the new session: a plugin that was refused.
-    let (level, _, text) = logs.wait_for("ochre", "plugin oldwit was not loaded").await?;
+    let (level, _, text) = logs.wait_for("ochre", "plugin futurewit was not loaded").await?;
     assert_eq!(level, "warning", "{text}");
     // At the default level (warning), the browser's launch (info) is not sent.
     let r = navigate(&client, &site.url("index.html")).await?;

@@ -126,6 +126,8 @@ pub(crate) struct Events {
     journaled: AtomicU64,
     /// Pages opened by our tabs that are being given a tab id right now.
     adopting: AtomicU64,
+    /// Per tab a page opened, the tab that opened it.
+    openers: std::sync::Mutex<HashMap<u64, u64>>,
     /// Per tab: when a download last started there.
     downloaded_at: std::sync::Mutex<HashMap<u64, Instant>>,
     /// Per tab with an owner, the owner (kept after the tab closes, for its late
@@ -242,6 +244,15 @@ impl BrowserManager {
         lock(&self.events().dialogs).values().any(|d| d.seq == seq)
     }
 
+    /// The tab that opened tab `n`, and the dialog open on it.
+    pub(super) fn opener_and_dialog(&self, n: u64) -> (Option<u64>, Option<super::TabDialog>) {
+        let opener = lock(&self.events().openers).get(&n).copied();
+        let dialog = lock(&self.events().dialogs)
+            .get(&n)
+            .map(|d| super::TabDialog { kind: d.kind, message: d.message.clone() });
+        (opener, dialog)
+    }
+
     pub(super) fn has_dialog(&self, n: u64) -> bool {
         lock(&self.events().dialogs).contains_key(&n)
     }
@@ -253,11 +264,13 @@ impl BrowserManager {
             Some(n) => {
                 lock(&ev.dialogs).remove(&n);
                 lock(&ev.targets).retain(|_, t| *t != n);
+                lock(&ev.openers).remove(&n);
             }
             None => {
                 lock(&ev.dialogs).clear();
                 lock(&ev.targets).clear();
                 lock(&ev.owners).clear();
+                lock(&ev.openers).clear();
             }
         }
     }
@@ -590,6 +603,7 @@ impl BrowserManager {
             self.add_tab(s, page.clone(), &who)
         };
         lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
+        lock(&self.events().openers).insert(n, opener);
         // Reported at once: a popup opened with `window.open` may take a while to
         // answer CDP commands (it starts paused for the debugger), and the click
         // that opened it must not wait for that.

@@ -129,7 +129,7 @@ fn tabs_close(a: CloseArgs) -> Result<Output, ToolError> {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-/// List the open tabs (id, URL, title, which is current). Use it to find a tabId.
+/// List open tabs (id, URL, title, current, opener, dialog). Use it to find a tabId.
 #[ochre_sdk::tool(name = "tabs_context", read_only, scope = Browser)]
 fn tabs_context(_: NoArgs) -> Result<Output, ToolError> {
     let tabs = browser::tabs()?;

@@ -1,160 +1,173 @@
 //! `ochre:plugin/browser`: tabs, navigation, page reads and actions through the host's browser guards.
 
-use super::bindings::ochre::plugin::browser;
 use super::*;
 
 pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "browser",
     sensitive: false,
-    link: |linker| browser::add_to_linker::<_, HasSelf<_>>(linker, |s| s),
+    link: link_versions!(browser),
     check: no_rule,
 };
 
+impl FromHostTab for bindings::ochre::plugin::browser::TabInfo {
+    fn from_host(t: crate::browser::TabInfo) -> Self {
+        use bindings::ochre::plugin::browser::{Dialog, DialogKind};
+        let dialog = t.dialog.map(|d| Dialog {
+            kind: match d.kind {
+                "confirm" => DialogKind::Confirm,
+                "prompt" => DialogKind::Prompt,
+                "beforeunload" => DialogKind::Beforeunload,
+                _ => DialogKind::Alert,
+            },
+            message: d.message,
+        });
+        Self { id: t.id, url: t.url, title: t.title, current: t.current, opener: t.opener, dialog }
+    }
+}
+
 /// A tab as the guest sees it, or the error.
-fn tab_info(r: Result<crate::browser::TabInfo, crate::ToolError>) -> WitResult<browser::TabInfo> {
-    r.map(wit_tab).map_err(wit_error)
+fn tab_info<T: FromHostTab>(r: Result<crate::browser::TabInfo, crate::ToolError>) -> WitResult<T> {
+    r.map(T::from_host).map_err(wit_error)
 }
 
-fn wit_tab(t: crate::browser::TabInfo) -> browser::TabInfo {
-    browser::TabInfo { id: t.id, url: t.url, title: t.title, current: t.current }
-}
-
-impl browser::Host for CallState {
-    async fn tabs(&mut self) -> WitResult<Vec<browser::TabInfo>> {
-        let tabs = self.services.browser.tabs().await.map_err(wit_error)?;
-        Ok(tabs.into_iter().map(wit_tab).collect())
-    }
-
-    async fn new_tab(
-        &mut self,
-        url: Option<String>,
-        timeout_ms: u32,
-    ) -> WitResult<browser::TabInfo> {
-        tab_info(self.services.browser.new_tab(url.as_deref(), timeout_ms).await)
-    }
-
-    async fn close_tab(&mut self, tab: String) -> WitResult<()> {
-        self.services.browser.close_tab(&tab).await.map_err(wit_error)
-    }
-
-    async fn navigate(
-        &mut self,
-        tab: Option<String>,
-        url: String,
-        timeout_ms: u32,
-    ) -> WitResult<browser::TabInfo> {
-        tab_info(self.services.browser.navigate(tab.as_deref(), &url, timeout_ms).await)
-    }
-
-    async fn history(
-        &mut self,
-        tab: Option<String>,
-        delta: i32,
-        timeout_ms: u32,
-    ) -> WitResult<browser::TabInfo> {
-        tab_info(self.services.browser.history(tab.as_deref(), delta, timeout_ms).await)
-    }
-
-    async fn reload(
-        &mut self,
-        tab: Option<String>,
-        timeout_ms: u32,
-    ) -> WitResult<browser::TabInfo> {
-        tab_info(self.services.browser.reload(tab.as_deref(), timeout_ms).await)
-    }
-
-    async fn evaluate(
-        &mut self,
-        tab: Option<String>,
-        expression: String,
-        timeout_ms: u32,
-    ) -> WitResult<String> {
-        json_text(self.services.browser.evaluate(tab.as_deref(), &expression, timeout_ms).await)
-    }
-
-    async fn screenshot(
-        &mut self,
-        tab: Option<String>,
-        full_page: bool,
-        format: String,
-        quality: Option<u8>,
-        clip: Option<browser::Rect>,
-    ) -> WitResult<Vec<u8>> {
-        let jpeg = match format.as_str() {
-            "png" => None,
-            "jpeg" | "jpg" => Some(quality.unwrap_or(80)),
-            other => {
-                return Err(wit_error(crate::ToolError::invalid_argument(
-                    "format",
-                    format!("screenshot format {other:?} is not png or jpeg"),
-                )));
-            }
-        };
-        self.services
-            .browser
-            .screenshot(
-                tab.as_deref(),
-                full_page,
-                jpeg,
-                clip.map(|c| [c.x, c.y, c.width, c.height]),
-            )
-            .await
-            .map_err(wit_error)
-    }
-
-    async fn input(
-        &mut self,
-        tab: Option<String>,
-        events: Vec<browser::InputEvent>,
-    ) -> WitResult<()> {
-        use crate::browser::Input;
-        let p = |p: browser::Pointer| (p.x, p.y, p.count);
-        let events = events
-            .into_iter()
-            .map(|e| match e {
-                browser::InputEvent::MouseMove(q) => Input::MouseMove(p(q)),
-                browser::InputEvent::MouseDown(q) => Input::MouseDown(p(q)),
-                browser::InputEvent::MouseUp(q) => Input::MouseUp(p(q)),
-                browser::InputEvent::Key(k) => Input::Key(k),
-                browser::InputEvent::Text(t) => Input::Text(t),
-            })
-            .collect::<Vec<_>>();
-        self.services.browser.input(tab.as_deref(), &events).await.map_err(wit_error)
-    }
-
-    async fn page_op(
-        &mut self,
-        tab: Option<String>,
-        op: String,
-        args: String,
-        timeout_ms: u32,
-    ) -> WitResult<String> {
-        let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
-            wit_error(crate::ToolError::invalid_argument(
-                "args",
-                format!("page-op arguments are not JSON: {e}"),
-            ))
-        })?;
-        // Batch visits and pauses are long by design and bounded on their own:
-        // their time extends the call's wall-clock backstop, like nested calls.
-        let long = matches!(op.as_str(), "visit_batch" | "sleep");
-        let started = std::time::Instant::now();
-        let out = self.services.browser.page_op(tab.as_deref(), &op, args, timeout_ms).await;
-        if long {
-            self.nested_ms.fetch_add(
-                started.elapsed().as_millis() as u64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
+for_each_version! { browser =>
+    impl browser::Host for CallState {
+        async fn tabs(&mut self) -> WitResult<Vec<browser::TabInfo>> {
+            let tabs = self.services.browser.tabs().await.map_err(wit_error)?;
+            Ok(tabs.into_iter().map(browser::TabInfo::from_host).collect())
         }
-        out.map(|v| v.to_string()).map_err(wit_error)
-    }
 
-    async fn set_files(
-        &mut self,
-        tab: Option<String>,
-        target: String,
-        paths: Vec<String>,
-    ) -> WitResult<Vec<String>> {
-        self.services.browser.set_files(tab.as_deref(), &target, &paths).await.map_err(wit_error)
+        async fn new_tab(
+            &mut self,
+            url: Option<String>,
+            timeout_ms: u32,
+        ) -> WitResult<browser::TabInfo> {
+            tab_info(self.services.browser.new_tab(url.as_deref(), timeout_ms).await)
+        }
+
+        async fn close_tab(&mut self, tab: String) -> WitResult<()> {
+            self.services.browser.close_tab(&tab).await.map_err(wit_error)
+        }
+
+        async fn navigate(
+            &mut self,
+            tab: Option<String>,
+            url: String,
+            timeout_ms: u32,
+        ) -> WitResult<browser::TabInfo> {
+            tab_info(self.services.browser.navigate(tab.as_deref(), &url, timeout_ms).await)
+        }
+
+        async fn history(
+            &mut self,
+            tab: Option<String>,
+            delta: i32,
+            timeout_ms: u32,
+        ) -> WitResult<browser::TabInfo> {
+            tab_info(self.services.browser.history(tab.as_deref(), delta, timeout_ms).await)
+        }
+
+        async fn reload(
+            &mut self,
+            tab: Option<String>,
+            timeout_ms: u32,
+        ) -> WitResult<browser::TabInfo> {
+            tab_info(self.services.browser.reload(tab.as_deref(), timeout_ms).await)
+        }
+
+        async fn evaluate(
+            &mut self,
+            tab: Option<String>,
+            expression: String,
+            timeout_ms: u32,
+        ) -> WitResult<String> {
+            json_text(self.services.browser.evaluate(tab.as_deref(), &expression, timeout_ms).await)
+        }
+
+        async fn screenshot(
+            &mut self,
+            tab: Option<String>,
+            full_page: bool,
+            format: String,
+            quality: Option<u8>,
+            clip: Option<browser::Rect>,
+        ) -> WitResult<Vec<u8>> {
+            let jpeg = match format.as_str() {
+                "png" => None,
+                "jpeg" | "jpg" => Some(quality.unwrap_or(80)),
+                other => {
+                    return Err(wit_error(crate::ToolError::invalid_argument(
+                        "format",
+                        format!("screenshot format {other:?} is not png or jpeg"),
+                    )));
+                }
+            };
+            self.services
+                .browser
+                .screenshot(
+                    tab.as_deref(),
+                    full_page,
+                    jpeg,
+                    clip.map(|c| [c.x, c.y, c.width, c.height]),
+                )
+                .await
+                .map_err(wit_error)
+        }
+
+        async fn input(
+            &mut self,
+            tab: Option<String>,
+            events: Vec<browser::InputEvent>,
+        ) -> WitResult<()> {
+            use crate::browser::Input;
+            let p = |p: browser::Pointer| (p.x, p.y, p.count);
+            let events = events
+                .into_iter()
+                .map(|e| match e {
+                    browser::InputEvent::MouseMove(q) => Input::MouseMove(p(q)),
+                    browser::InputEvent::MouseDown(q) => Input::MouseDown(p(q)),
+                    browser::InputEvent::MouseUp(q) => Input::MouseUp(p(q)),
+                    browser::InputEvent::Key(k) => Input::Key(k),
+                    browser::InputEvent::Text(t) => Input::Text(t),
+                })
+                .collect::<Vec<_>>();
+            self.services.browser.input(tab.as_deref(), &events).await.map_err(wit_error)
+        }
+
+        async fn page_op(
+            &mut self,
+            tab: Option<String>,
+            op: String,
+            args: String,
+            timeout_ms: u32,
+        ) -> WitResult<String> {
+            let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
+                wit_error(crate::ToolError::invalid_argument(
+                    "args",
+                    format!("page-op arguments are not JSON: {e}"),
+                ))
+            })?;
+            // Batch visits and pauses are long by design and bounded on their own:
+            // their time extends the call's wall-clock backstop, like nested calls.
+            let long = matches!(op.as_str(), "visit_batch" | "sleep");
+            let started = std::time::Instant::now();
+            let out = self.services.browser.page_op(tab.as_deref(), &op, args, timeout_ms).await;
+            if long {
+                self.nested_ms.fetch_add(
+                    started.elapsed().as_millis() as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            }
+            out.map(|v| v.to_string()).map_err(wit_error)
+        }
+
+        async fn set_files(
+            &mut self,
+            tab: Option<String>,
+            target: String,
+            paths: Vec<String>,
+        ) -> WitResult<Vec<String>> {
+            self.services.browser.set_files(tab.as_deref(), &target, &paths).await.map_err(wit_error)
+        }
     }
 }

@@ -6,8 +6,9 @@
 use wasmtime::component::{HasSelf, Linker};
 
 use super::manifest::Manifest;
-use super::{CallState, WIT_VERSION};
+use super::{CallState, WitVersion};
 
+/// The current WIT (`wit/plugin.wit`).
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "plugin",
@@ -17,6 +18,42 @@ pub(crate) mod bindings {
         imports: { "ochre:plugin/kv": async | trappable, default: async },
         exports: { default: async },
     });
+}
+
+pub(crate) mod since_v0_1;
+
+/// Stamp a host interface's `Host` impl for every WIT version the host speaks:
+/// `$iface` names the interface's bindings of each version in turn, so one
+/// source serves all versions in which the interface did not change.
+macro_rules! for_each_version {
+    ($iface:ident => $($item:item)*) => {
+        const _: () = {
+            use super::bindings::ochre::plugin::$iface;
+            $($item)*
+        };
+        const _: () = {
+            use super::since_v0_1::bindings::ochre::plugin::$iface;
+            $($item)*
+        };
+    };
+}
+
+/// An interface's `link`: its bindings' `add_to_linker` in the plugin's version.
+macro_rules! link_versions {
+    ($iface:ident) => {
+        |linker, version| match version {
+            WitVersion::V0_2 => super::bindings::ochre::plugin::$iface::add_to_linker::<
+                _,
+                HasSelf<_>,
+            >(linker, |s| s),
+            WitVersion::V0_1 => {
+                super::since_v0_1::bindings::ochre::plugin::$iface::add_to_linker::<_, HasSelf<_>>(
+                    linker,
+                    |s| s,
+                )
+            }
+        }
+    };
 }
 
 mod browser;
@@ -30,8 +67,11 @@ mod secrets;
 mod tools;
 
 /// The types-only interface: an empty instance satisfies its import.
-pub(crate) fn add_types(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    linker.instance(&format!("ochre:plugin/types@{WIT_VERSION}"))?;
+pub(crate) fn add_types(
+    linker: &mut Linker<CallState>,
+    version: WitVersion,
+) -> wasmtime::Result<()> {
+    linker.instance(&format!("ochre:plugin/types@{}", version.as_str()))?;
     Ok(())
 }
 
@@ -42,7 +82,7 @@ pub struct HostInterface {
     pub name: &'static str,
     /// Granted to third-party plugins only when the operator says so (`--grant`).
     pub sensitive: bool,
-    link: fn(&mut Linker<CallState>) -> wasmtime::Result<()>,
+    link: fn(&mut Linker<CallState>, WitVersion) -> wasmtime::Result<()>,
     /// The interface's own rule for a plugin's manifest (whether the plugin
     /// asks for it or not), checked when the plugin loads.
     check: fn(&Manifest, bool) -> Result<(), String>,
@@ -73,15 +113,25 @@ pub const INTERFACES: &[HostInterface] = &[
     tools::INTERFACE,
 ];
 
-/// Link host interface `iface` into `linker`.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>, iface: &str) -> wasmtime::Result<()> {
+/// Link host interface `iface`, in the plugin's WIT `version`, into `linker`.
+pub(crate) fn add_to_linker(
+    linker: &mut Linker<CallState>,
+    iface: &str,
+    version: WitVersion,
+) -> wasmtime::Result<()> {
     match INTERFACES.iter().find(|i| i.name == iface) {
-        Some(i) => (i.link)(linker),
+        Some(i) => (i.link)(linker, version),
         None => wasmtime::bail!("unknown host interface {iface:?}"),
     }
 }
 
 impl bindings::ochre::plugin::types::Host for CallState {}
+
+/// A host tab as a WIT version's `tab-info` (each version's is built in the
+/// module of that version: `browser` for the current one, `since_v0_1`).
+pub(super) trait FromHostTab {
+    fn from_host(t: crate::browser::TabInfo) -> Self;
+}
 
 /// A JSON result as the guest gets it (text), or the error.
 fn json_text(r: Result<serde_json::Value, crate::ToolError>) -> WitResult<String> {
@@ -117,26 +167,32 @@ pub(super) fn test_manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
 mod tests {
     use super::*;
 
-    /// Every interface the WIT world imports has its module here, once, and
-    /// links into a linker of its own (no clash with WASI or the others).
+    /// Every interface the WIT world of each version imports has its module here,
+    /// once, and links into a linker of its own (no clash with WASI or the others).
     #[test]
     fn every_imported_interface_has_one_module_and_links() -> wasmtime::Result<()> {
-        let wit = include_str!("../../../../wit/plugin.wit");
-        let world = &wit[wit.find("world plugin").expect("world plugin")..];
-        let imported: Vec<&str> = world
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("import "))
-            .map(|l| l.trim_end_matches(';'))
-            .collect();
-        let ours: Vec<&str> = INTERFACES.iter().map(|i| i.name).collect();
-        assert_eq!(imported, ours);
-        let engine = wasmtime::Engine::default();
-        let mut linker: Linker<CallState> = Linker::new(&engine);
-        add_types(&mut linker)?;
-        for i in INTERFACES {
-            add_to_linker(&mut linker, i.name)?;
+        let versions = [
+            (WitVersion::V0_2, include_str!("../../../../wit/plugin.wit")),
+            (WitVersion::V0_1, include_str!("../../../../wit/v0.1.0/plugin.wit")),
+        ];
+        for (version, wit) in versions {
+            assert!(wit.contains(&format!("package ochre:plugin@{};", version.as_str())));
+            let world = &wit[wit.find("world plugin").expect("world plugin")..];
+            let imported: Vec<&str> = world
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("import "))
+                .map(|l| l.trim_end_matches(';'))
+                .collect();
+            let ours: Vec<&str> = INTERFACES.iter().map(|i| i.name).collect();
+            assert_eq!(imported, ours);
+            let engine = wasmtime::Engine::default();
+            let mut linker: Linker<CallState> = Linker::new(&engine);
+            add_types(&mut linker, version)?;
+            for i in INTERFACES {
+                add_to_linker(&mut linker, i.name, version)?;
+            }
+            assert!(add_to_linker(&mut linker, "network", version).is_err());
         }
-        assert!(add_to_linker(&mut linker, "network").is_err());
         Ok(())
     }
 
