@@ -81,8 +81,9 @@ enum PluginCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Create a plugin project: one example tool (it lists the current page's
-    /// headings through the `browser` interface), its unit tests and a README.
+    /// Create a plugin project (Rust or Python): one example tool (it lists the
+    /// current page's headings through the `browser` interface), its unit tests and
+    /// a README.
     New {
         /// The plugin's name (its group too): [a-z0-9_-], starting with a letter.
         name: String,
@@ -93,9 +94,12 @@ enum PluginCommand {
         /// package (default: this binary's source tree when present, else crates.io).
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
+        /// The plugin's language: rust (cargo) or python (componentize-py).
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: scaffold::Lang,
     },
-    /// Build a plugin project for wasm32-wasip2 and check the component as the
-    /// host will read it (name, group, tools, interfaces).
+    /// Build a plugin project (cargo for Rust, componentize-py for Python) and check
+    /// the component as the host will read it (name, group, tools, interfaces).
     Build {
         /// The project (default: the current directory).
         #[arg(default_value = ".")]
@@ -594,9 +598,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plugin { command: PluginCommand::List { json } } => {
             list_plugins(&cli, *json).await
         }
-        Command::Plugin { command: PluginCommand::New { name, dir, sdk } } => {
-            let req =
-                scaffold::NewPlugin { name: name.clone(), dir: dir.clone(), sdk: sdk.clone() };
+        Command::Plugin { command: PluginCommand::New { name, dir, sdk, lang } } => {
+            let req = scaffold::NewPlugin {
+                name: name.clone(),
+                dir: dir.clone(),
+                sdk: sdk.clone(),
+                lang: *lang,
+            };
             let dir = scaffold::new_plugin(&req)?;
             println!("created plugin {name} in {}", dir.display());
             println!("next: cd {} && ochre plugin build", dir.display());

@@ -531,13 +531,24 @@ pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
 /// The admin app's Python packages, from PyPI (pinned).
 pub const ADMIN_PACKAGES: &[&str] = &["Flask-Admin==2.2.1", "Flask-SQLAlchemy==3.1.1"];
 
-/// A Python virtualenv with [`ADMIN_PACKAGES`], made with `python3 -m venv` and
-/// pip on first use under the target dir: its `python`.
+/// A Python virtualenv with [`ADMIN_PACKAGES`]: its `python`.
 pub fn admin_python() -> Result<PathBuf> {
+    python_venv("admin", ADMIN_PACKAGES)
+}
+
+/// componentize-py (PyPI), which builds Python plugins: the venv's `bin` dir.
+pub fn componentize_py_bin() -> Result<PathBuf> {
+    let python = python_venv("componentize-py", &["componentize-py==0.25.1"])?;
+    Ok(python.parent().expect("bin").to_path_buf())
+}
+
+/// A Python virtualenv named `name` with `packages`, made with `python3 -m venv`
+/// and pip on first use under the target dir: its `python`.
+pub fn python_venv(name: &str, packages: &[&str]) -> Result<PathBuf> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let target = target_dir()?;
-    let venv = target.join("test-venv").join("admin");
+    let venv = target.join("test-venv").join(name);
     let python = venv.join("bin").join("python");
     let marker = venv.join(".ochre-ready");
     if marker.exists() {
@@ -560,8 +571,8 @@ pub fn admin_python() -> Result<PathBuf> {
     run(
         std::process::Command::new(&python)
             .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .args(ADMIN_PACKAGES),
-        "pip install the admin app's packages",
+            .args(packages),
+        &format!("pip install {packages:?}"),
     )?;
     std::fs::write(&marker, "")?;
     Ok(python)

@@ -120,3 +120,76 @@ async fn a_new_plugin_built_against_the_packaged_sdk_loads_and_answers() -> Resu
     client.cancel().await?;
     Ok(())
 }
+
+/// The same path in Python: `ochre plugin new --lang python`, the project's own
+/// tests (natively), `ochre plugin build` (componentize-py from PyPI), then calls
+/// over MCP; the sandbox's deadline and memory cap hold for the Python runtime too.
+#[tokio::test]
+async fn a_new_python_plugin_builds_loads_and_answers_within_the_sandbox() -> Result<()> {
+    let bin = componentize_py_bin()?;
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let work = TempDir::new("scaffold-py");
+    let said = ochre_in(work.path(), &["plugin", "new", "pydemo", "--lang", "python"])?;
+    assert!(said.contains("created plugin pydemo"), "{said}");
+    let project = work.path().join("pydemo");
+    let tested = Command::new("python3").current_dir(&project).args(["-m", "unittest"]).output()?;
+    let report = String::from_utf8_lossy(&tested.stderr);
+    assert!(tested.status.success() && report.contains("Ran 3 tests"), "{report}");
+
+    // Two tools more, to try the sandbox: an endless loop and a memory bomb.
+    let mut app = std::fs::read_to_string(project.join("app.py"))?;
+    app.push_str(
+        "\n\n@ochre_sdk.tool(\"pydemo_spin\")\ndef spin(args):\n    \"\"\"Loop for ever.\"\"\"\n    while True:\n        pass\n\
+         \n\n@ochre_sdk.tool(\"pydemo_hog\")\ndef hog(args):\n    \"\"\"Take 200 MiB.\"\"\"\n    return str(len(bytearray(200 * 1024 * 1024)))\n",
+    );
+    std::fs::write(project.join("app.py"), app)?;
+
+    let plugins = work.path().join("plugins");
+    let built = run(Command::new(ochre_bin())
+        .current_dir(&project)
+        .args(["plugin", "build", "--out", plugins.to_str().expect("utf8")])
+        .env("PATH", &path))?;
+    assert!(built.contains("tools: pydemo_headings, pydemo_spin, pydemo_hog"), "{built}");
+    assert!(built.contains("interfaces: browser, logging"), "{built}");
+    let data = TempDir::new("scaffold-py-data");
+    let plugin_dir = plugins.to_str().expect("utf8");
+    let list = ochre_in(
+        work.path(),
+        &[
+            "--data-dir",
+            data.path().to_str().expect("utf8"),
+            "plugins",
+            "list",
+            "--json",
+            "--plugin-dir",
+            plugin_dir,
+        ],
+    )?;
+    let list: Vec<Value> = serde_json::from_str(&list)?;
+    let demo = list.iter().find(|p| p["name"] == "pydemo").context("pydemo not listed")?;
+    assert_eq!((&demo["status"], &demo["wit"]), (&json!("loaded"), &json!("0.2.0")), "{demo}");
+
+    let args =
+        ["--plugin-dir", plugin_dir, "--plugin-timeout-ms", "3000", "--plugin-memory-mb", "64"];
+    let client = stdio_client(data.path(), &args, &[]).await?;
+    let page = "data:text/html,<title>Outline</title><h1>Top</h1><p>x</p><h2>Part</h2><h3>Deep</h3><h4>Deeper</h4>";
+    navigate(&client, page).await?;
+    assert_eq!(
+        client.tool_text("pydemo_headings", json!({})).await?,
+        "h1 Top\n  h2 Part\n    h3 Deep"
+    );
+    assert_eq!(client.tool_text("pydemo_headings", json!({"max_level": 1})).await?, "h1 Top");
+    let err = client.tool_error("pydemo_headings", json!({"max_level": 9})).await?;
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let started = std::time::Instant::now();
+    let err = client.tool_error("pydemo_spin", json!({})).await?;
+    assert_eq!(err["code"], "PLUGIN_TIMEOUT", "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}", started.elapsed());
+    // Growing past the cap traps the instance, as for a Rust plugin.
+    let err = client.tool_error("pydemo_hog", json!({})).await?;
+    assert_eq!(err["code"], "PLUGIN_OUT_OF_MEMORY", "{err}");
+    // The server and the plugin go on serving.
+    assert_eq!(client.tool_text("pydemo_headings", json!({"max_level": 1})).await?, "h1 Top");
+    client.cancel().await?;
+    Ok(())
+}
