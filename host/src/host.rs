@@ -253,7 +253,7 @@ impl HostBuilder {
             .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
         let clock = self.clock;
         let session = self.session_id_or_new()?;
-        let candidates = loader::candidates(self.builtin, &self.plugin_dirs)?;
+        let candidates = loader::candidates(self.builtin, &self.plugin_dirs, &data_dir)?;
         let manifests: Vec<std::result::Result<Manifest, String>> =
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
         loader::check_filter(&self.filter, &manifests)?;

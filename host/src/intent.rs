@@ -176,14 +176,9 @@ impl IntentGuardConfig {
     }
 }
 
-/// Read a whole config file (`--config`): known sections only.
+/// Read a whole config file (`--config`): its `[intent_guard]`.
 pub fn parse_config(text: &str) -> Result<IntentGuardConfig, String> {
-    let table: toml::Table =
-        text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-    if let Some(k) = table.keys().find(|k| k.as_str() != "intent_guard") {
-        return Err(format!("unknown key `{k}` (known sections: [intent_guard])"));
-    }
-    IntentGuardConfig::from_table(&table)
+    crate::config::parse(text).map(|c| c.intent_guard)
 }
 
 /// The two intents.

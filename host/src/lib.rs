@@ -42,6 +42,7 @@ mod builtin;
 pub mod bulk;
 pub mod capability;
 pub mod client_log;
+pub mod config;
 pub mod error;
 pub mod hints;
 mod host;

@@ -29,13 +29,44 @@ pub enum PluginSource {
     Builtin,
     /// A `.wasm` file from a plugin dir.
     File(PathBuf),
+    /// Installed with `ochre plugin install` and matching its `plugins.lock` entry.
+    Installed {
+        /// The file in `<data-dir>/plugins`.
+        path: PathBuf,
+        /// Its `sha256:` digest (as locked).
+        digest: String,
+        /// Who signed it (a trusted key's name), as locked.
+        signer: String,
+    },
+    /// A file in `<data-dir>/plugins` that does not match `plugins.lock`: refused.
+    Unpinned {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not loaded.
+        reason: String,
+    },
+}
+
+impl PluginSource {
+    /// What names a plugin whose manifest cannot be read: its file's stem.
+    fn file_stem(&self) -> String {
+        match self {
+            Self::File(p) | Self::Installed { path: p, .. } | Self::Unpinned { path: p, .. } => {
+                p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            }
+            Self::Builtin => "builtin".into(),
+        }
+    }
 }
 
 impl std::fmt::Display for PluginSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Builtin => f.write_str("builtin"),
-            Self::File(p) => write!(f, "{}", p.display()),
+            Self::File(p) | Self::Unpinned { path: p, .. } => write!(f, "{}", p.display()),
+            Self::Installed { path, digest, signer } => {
+                write!(f, "{} (installed, {digest}, signer {signer})", path.display())
+            }
         }
     }
 }
@@ -132,8 +163,12 @@ pub(crate) struct LoadContext<'a> {
 pub(crate) type Candidate = (PluginSource, Vec<u8>);
 
 /// Every candidate plugin, before anything is instantiated: the built-in ones,
-/// then each plugin dir's `.wasm` files by name.
-pub(crate) fn candidates(builtin: bool, dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
+/// each plugin dir's `.wasm` files by name, then the installed ones.
+pub(crate) fn candidates(
+    builtin: bool,
+    dirs: &[PathBuf],
+    data_dir: &Path,
+) -> Result<Vec<Candidate>> {
     let mut out: Vec<Candidate> = Vec::new();
     if builtin {
         for (_, bytes) in builtin::BUILTIN_PLUGINS {
@@ -141,18 +176,61 @@ pub(crate) fn candidates(builtin: bool, dirs: &[PathBuf]) -> Result<Vec<Candidat
         }
     }
     for dir in dirs {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io(format!("reading plugin dir {}", dir.display()), e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
-            .collect();
-        files.sort();
-        for path in files {
+        for path in wasm_files(dir)? {
             match std::fs::read(&path) {
                 Ok(bytes) => out.push((PluginSource::File(path), bytes)),
                 Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot read plugin"),
             }
         }
+    }
+    out.extend(installed(data_dir)?);
+    Ok(out)
+}
+
+/// The `.wasm` files of a dir, by name.
+fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(format!("reading plugin dir {}", dir.display()), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The installed plugins (`<data-dir>/plugins`), each checked against its
+/// `plugins.lock` entry: a file the lock does not name, or whose bytes are not
+/// the locked digest, is a candidate only to be refused.
+fn installed(data_dir: &Path) -> Result<Vec<Candidate>> {
+    use crate::plugin::lock::{INSTALLED_DIR, PluginLock, digest};
+    let dir = data_dir.join(INSTALLED_DIR);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let lock = PluginLock::read(data_dir);
+    let mut out = Vec::new();
+    for path in wasm_files(&dir)? {
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let found = digest(&bytes);
+        let source = match lock.as_ref().map(|l| l.entry(&file)) {
+            Err(reason) => PluginSource::Unpinned { path, reason: reason.clone() },
+            Ok(None) => PluginSource::Unpinned {
+                path,
+                reason: "not in plugins.lock: install it with `ochre plugin install`".into(),
+            },
+            Ok(Some(e)) if e.digest != found => PluginSource::Unpinned {
+                path,
+                reason: format!(
+                    "its bytes ({found}) are not the ones installed ({}): it was changed since; install it again",
+                    e.digest
+                ),
+            },
+            Ok(Some(e)) => {
+                PluginSource::Installed { path, digest: found, signer: e.signer.clone() }
+            }
+        };
+        out.push((source, bytes));
     }
     Ok(out)
 }
@@ -214,15 +292,24 @@ impl Loaded {
         (source, bytes): Candidate,
         manifest: std::result::Result<Manifest, String>,
     ) {
+        // A changed installed file is refused for that, whatever its bytes now say.
+        if let PluginSource::Unpinned { reason, .. } = &source {
+            let reason = reason.clone();
+            let report = match manifest {
+                Ok(m) => {
+                    let ifaces = m.interfaces.into_iter().collect();
+                    refused(m.name, m.group, source, reason, m.tools, ifaces)
+                }
+                Err(_) => {
+                    refused(source.file_stem(), String::new(), source, reason, vec![], vec![])
+                }
+            };
+            return self.refuse(report);
+        }
         let manifest = match manifest {
             Ok(m) => m,
             Err(reason) => {
-                let name = match &source {
-                    PluginSource::File(p) => {
-                        p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-                    }
-                    PluginSource::Builtin => "builtin".into(),
-                };
+                let name = source.file_stem();
                 let report = refused(name, String::new(), source, reason, vec![], vec![]);
                 return self.refuse(report);
             }

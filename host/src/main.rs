@@ -1,5 +1,6 @@
 //! `ochre`: the MCP server, and a few commands to manage it.
 
+mod install;
 mod scaffold;
 
 use std::net::IpAddr;
@@ -107,6 +108,32 @@ enum PluginCommand {
         /// Copy the component into this plugin dir (for --plugin-dir).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+    },
+    /// Make a signing key: writes the private key to FILE (mode 0600) and prints
+    /// the public key, for `[trust.keys]` in the config of the servers that trust it.
+    Keygen {
+        /// Where to write the private key (must not exist).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Sign a component with a private key: writes FILE.sig beside it.
+    Sign {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The private key (from `ochre plugin keygen`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+    },
+    /// Install a component into the data dir and pin it in plugins.lock (name,
+    /// source, digest, signer). Its FILE.sig must verify against a key in
+    /// [trust.keys] of --config, unless it is let through unsigned.
+    Install {
+        /// The component (.wasm); its signature is FILE.sig.
+        file: PathBuf,
+        /// Take it without a trusted signature (also `allow_unsigned = true` under
+        /// [plugins.NAME] in the config).
+        #[arg(long)]
+        allow_unsigned: bool,
     },
 }
 
@@ -230,9 +257,10 @@ impl HostArgs {
     fn builder(&self) -> anyhow::Result<ochre_host::HostBuilder> {
         let filter =
             CapabilityFilter::from_options(&self.tools_only, &self.disable_tools, self.slim)?;
-        let policy = self.interface_policy()?;
+        let config = self.config()?;
+        let policy = self.interface_policy(&config)?;
         self.check_limits()?;
-        let guard = self.intent_guard()?;
+        let guard = config.intent_guard.clone();
         let mut b = Host::builder()
             .data_dir(self.data_dir())
             .intent_guard(guard)
@@ -268,9 +296,17 @@ impl HostArgs {
         Ok(b)
     }
 
-    /// `--deny-interface` and `--grant`.
-    fn interface_policy(&self) -> anyhow::Result<InterfacePolicy> {
+    /// `--deny-interface`, `--grant` and the config's `[plugins.NAME] grants`.
+    fn interface_policy(
+        &self,
+        config: &ochre_host::config::Config,
+    ) -> anyhow::Result<InterfacePolicy> {
         let mut policy = InterfacePolicy::default();
+        for (plugin, settings) in &config.plugins {
+            for iface in &settings.grants {
+                policy.grants.insert((plugin.clone(), iface.clone()));
+            }
+        }
         for d in &self.deny_interface {
             policy.deny.extend(d.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()));
         }
@@ -305,14 +341,14 @@ impl HostArgs {
         Ok(())
     }
 
-    /// The intent guard's settings (`--config`).
-    fn intent_guard(&self) -> anyhow::Result<ochre_host::intent::IntentGuardConfig> {
+    /// The config file (`--config`), or the defaults.
+    fn config(&self) -> anyhow::Result<ochre_host::config::Config> {
         Ok(match &self.config {
-            None => ochre_host::intent::IntentGuardConfig::default(),
+            None => ochre_host::config::Config::default(),
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("--config {}: cannot read it", path.display()))?;
-                ochre_host::intent::parse_config(&text)
+                ochre_host::config::parse(&text)
                     .map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?
             }
         })
@@ -613,6 +649,28 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plugin { command: PluginCommand::Build { dir, out } } => {
             scaffold::build_plugin(dir, out.as_deref()).map(|_| ())
         }
+        Command::Plugin { command: PluginCommand::Keygen { out } } => {
+            let public = install::keygen(out)?;
+            println!("private key written to {} (keep it secret)", out.display());
+            println!("public key: {public}");
+            println!(
+                "trust it:   [trust.keys] NAME = \"{public}\"   (in the server's --config file)"
+            );
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Sign { file, key } } => {
+            let sig = install::sign(file, key)?;
+            println!("signed {}: {}", file.display(), sig.display());
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Install { file, allow_unsigned } } => {
+            let config = cli.host.config()?;
+            let done = install::install(&cli.host.data_dir(), file, &config, *allow_unsigned)?;
+            let e = &done.entry;
+            println!("installed plugin {} from {}", e.name, e.source);
+            println!("  {} ({}), signer: {}", done.path.display(), e.digest, e.signer);
+            Ok(())
+        }
         Command::Doctor => doctor(&cli.host).await,
         Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
         Command::Totp { command } => totp(&cli, command),
@@ -665,8 +723,21 @@ async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
 /// `ochre plugins list`.
 async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
     let host = cli.host.build().await?;
+    let policy = cli.host.interface_policy(&cli.host.config()?)?;
+    // What the operator granted each plugin (--grant, [plugins.NAME] grants).
+    let granted = |name: &str| -> Vec<String> {
+        policy.grants.iter().filter(|(p, _)| p == name).map(|(_, i)| i.clone()).collect()
+    };
     if json {
-        let list: Vec<_> = host.plugins().iter().map(|p| p.to_json()).collect();
+        let list: Vec<_> = host
+            .plugins()
+            .iter()
+            .map(|p| {
+                let mut v = p.to_json();
+                v["granted"] = serde_json::json!(granted(&p.name));
+                v
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         for p in host.plugins() {
@@ -678,6 +749,10 @@ async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
             println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
             println!("  tools: {}", p.tools.join(", "));
             println!("  interfaces: {}", p.interfaces.join(", "));
+            let granted = granted(&p.name);
+            if !granted.is_empty() {
+                println!("  granted by the operator: {}", granted.join(", "));
+            }
             if !p.wit.is_empty() {
                 println!("  built against: ochre:plugin@{}", p.wit);
             }

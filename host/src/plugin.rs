@@ -6,6 +6,7 @@
 //! operator's [`InterfacePolicy`] allows. A guest cannot call anything else; a
 //! component that imports an interface it did not declare is refused at load.
 
+pub mod lock;
 pub mod manifest;
 
 mod cache;

@@ -1,0 +1,140 @@
+//! The config file (`--config`, TOML): `[intent_guard]` (see [`crate::intent`]),
+//! `[trust.keys]` (the keys whose plugin signatures the operator trusts, by name)
+//! and `[plugins.NAME]` (per plugin: `grants`, the sensitive interfaces it may
+//! use; `allow_unsigned`, whether `ochre plugin install` takes it unsigned).
+//! Unknown sections and keys, and wrong types, are errors naming the key.
+//!
+//! ```toml
+//! [trust.keys]
+//! alice = "ed25519:Vb0Sx...="
+//!
+//! [plugins.cdpuser]
+//! grants = ["cdp"]
+//!
+//! [plugins.homemade]
+//! allow_unsigned = true
+//! ```
+
+use std::collections::BTreeMap;
+
+use crate::intent::IntentGuardConfig;
+
+/// A parsed config file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// `[intent_guard]`.
+    pub intent_guard: IntentGuardConfig,
+    /// `[trust.keys]`: name -> `ed25519:<base64>` public key.
+    pub trusted_keys: BTreeMap<String, String>,
+    /// `[plugins.NAME]`.
+    pub plugins: BTreeMap<String, PluginSettings>,
+}
+
+/// What the operator says of one plugin.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginSettings {
+    /// Sensitive interfaces granted to it (as `--grant NAME=IFACE`).
+    pub grants: Vec<String>,
+    /// `ochre plugin install` takes it without a trusted signature.
+    pub allow_unsigned: bool,
+}
+
+impl Config {
+    /// The settings of plugin `name` (defaults when the file says nothing).
+    pub fn plugin(&self, name: &str) -> PluginSettings {
+        self.plugins.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// Parse a whole config file.
+pub fn parse(text: &str) -> Result<Config, String> {
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME]";
+    if let Some(k) =
+        table.keys().find(|k| !["intent_guard", "trust", "plugins"].contains(&k.as_str()))
+    {
+        return Err(format!("unknown key `{k}` (known sections: {SECTIONS})"));
+    }
+    Ok(Config {
+        intent_guard: IntentGuardConfig::from_table(&table)?,
+        trusted_keys: trusted_keys(&table)?,
+        plugins: plugins(&table)?,
+    })
+}
+
+fn section<'a>(v: &'a toml::Value, key: &str) -> Result<&'a toml::Table, String> {
+    v.as_table().ok_or_else(|| format!("`{key}` must be a table ([{key}])"))
+}
+
+fn trusted_keys(table: &toml::Table) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let Some(trust) = table.get("trust") else { return Ok(out) };
+    for (k, v) in section(trust, "trust")? {
+        if k != "keys" {
+            return Err(format!("unknown key `trust.{k}`"));
+        }
+        for (name, key) in section(v, "trust.keys")? {
+            let key = key.as_str().filter(|k| k.starts_with("ed25519:")).ok_or_else(|| {
+                format!(
+                    "`trust.keys.{name}` must be \"ed25519:<base64>\" (from `ochre plugin keygen`)"
+                )
+            })?;
+            out.insert(name.clone(), key.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+fn plugins(table: &toml::Table) -> Result<BTreeMap<String, PluginSettings>, String> {
+    let mut out = BTreeMap::new();
+    let Some(plugins) = table.get("plugins") else { return Ok(out) };
+    for (name, v) in section(plugins, "plugins")? {
+        let mut s = PluginSettings::default();
+        for (k, v) in section(v, &format!("plugins.{name}"))? {
+            let key = format!("plugins.{name}.{k}");
+            match k.as_str() {
+                "grants" => {
+                    s.grants = v
+                        .as_array()
+                        .and_then(|a| a.iter().map(|i| i.as_str().map(str::to_owned)).collect())
+                        .ok_or_else(|| format!("`{key}` must be a list of interface names"))?;
+                }
+                "allow_unsigned" => {
+                    s.allow_unsigned =
+                        v.as_bool().ok_or_else(|| format!("`{key}` must be true or false"))?;
+                }
+                _ => return Err(format!("unknown key `{key}` (known: grants, allow_unsigned)")),
+            }
+        }
+        out.insert(name.clone(), s);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_and_plugin_settings_are_read_and_bad_keys_named() {
+        let c = parse(
+            "[trust.keys]\nalice = \"ed25519:AAAA\"\n[plugins.cdpuser]\ngrants = [\"cdp\"]\n[plugins.home]\nallow_unsigned = true\n",
+        )
+        .expect("valid");
+        assert_eq!(c.trusted_keys.get("alice").map(String::as_str), Some("ed25519:AAAA"));
+        assert_eq!(c.plugin("cdpuser").grants, ["cdp"]);
+        assert!(c.plugin("home").allow_unsigned && !c.plugin("other").allow_unsigned);
+        for (text, key) in [
+            ("[trust.keys]\nbob = \"rsa:1\"", "trust.keys.bob"),
+            ("[trust]\nkey = 1", "trust.key"),
+            ("[plugins.x]\ngrants = \"cdp\"", "plugins.x.grants"),
+            ("[plugins.x]\nallow_unsigned = 1", "plugins.x.allow_unsigned"),
+            ("[plugins.x]\ngrant = [\"cdp\"]", "plugins.x.grant"),
+            ("[plugin.x]\ngrants = []", "plugin"),
+        ] {
+            let e = parse(text).expect_err(text);
+            assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
+        }
+    }
+}
