@@ -115,6 +115,36 @@ fn plugins(table: &toml::Table) -> Result<BTreeMap<String, PluginSettings>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intent::Detector;
+
+    fn parse_intent(text: &str) -> Result<IntentGuardConfig, String> {
+        parse(text).map(|c| c.intent_guard)
+    }
+
+    #[test]
+    fn config_names_the_bad_key() {
+        let c = parse_intent(
+            "[intent_guard]\nenabled = true\ndetector = \"model\"\nsoft_block_after = 3\n[intent_guard.browser]\nno_fallback = false\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            (c.detector, c.soft_block_after, c.no_fallback, c.fail_task_if_unmet),
+            (Detector::Model, 3, false, true)
+        );
+        assert_eq!(parse_intent("").expect("empty"), IntentGuardConfig::default());
+        for (text, key) in [
+            ("[intent_guard]\nenabled = \"yes\"", "intent_guard.enabled"),
+            ("[intent_guard]\ndetector = \"llm\"", "intent_guard.detector"),
+            ("[intent_guard]\nsoft_block_after = -1", "intent_guard.soft_block_after"),
+            ("[intent_guard.browser]\nno_fallbak = true", "intent_guard.browser.no_fallbak"),
+            ("[intent_gaurd]\nenabled = true", "intent_gaurd"),
+            ("[intent_guard]\ncolour = 1", "intent_guard.colour"),
+        ] {
+            let e = parse_intent(text).expect_err(text);
+            assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
+        }
+        assert!(parse_intent("[intent_guard\n").expect_err("toml").contains("TOML"));
+    }
 
     #[test]
     fn trust_and_plugin_settings_are_read_and_bad_keys_named() {

@@ -176,11 +176,6 @@ impl IntentGuardConfig {
     }
 }
 
-/// Read a whole config file (`--config`): its `[intent_guard]`.
-pub fn parse_config(text: &str) -> Result<IntentGuardConfig, String> {
-    crate::config::parse(text).map(|c| c.intent_guard)
-}
-
 /// The two intents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Label {
@@ -408,30 +403,5 @@ mod tests {
         assert_eq!(classify_by_name("webfetch"), Scope::NetworkAdjacent);
         assert_eq!(classify_by_name("http_get"), Scope::NetworkAdjacent);
         assert_eq!(classify_by_name("read_file"), Scope::Local);
-    }
-
-    #[test]
-    fn config_names_the_bad_key() {
-        let c = parse_config(
-            "[intent_guard]\nenabled = true\ndetector = \"model\"\nsoft_block_after = 3\n[intent_guard.browser]\nno_fallback = false\n",
-        )
-        .expect("valid");
-        assert_eq!(
-            (c.detector, c.soft_block_after, c.no_fallback, c.fail_task_if_unmet),
-            (Detector::Model, 3, false, true)
-        );
-        assert_eq!(parse_config("").expect("empty"), IntentGuardConfig::default());
-        for (text, key) in [
-            ("[intent_guard]\nenabled = \"yes\"", "intent_guard.enabled"),
-            ("[intent_guard]\ndetector = \"llm\"", "intent_guard.detector"),
-            ("[intent_guard]\nsoft_block_after = -1", "intent_guard.soft_block_after"),
-            ("[intent_guard.browser]\nno_fallbak = true", "intent_guard.browser.no_fallbak"),
-            ("[intent_gaurd]\nenabled = true", "intent_gaurd"),
-            ("[intent_guard]\ncolour = 1", "intent_guard.colour"),
-        ] {
-            let e = parse_config(text).expect_err(text);
-            assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
-        }
-        assert!(parse_config("[intent_guard\n").expect_err("toml").contains("TOML"));
     }
 }
