@@ -566,14 +566,16 @@ impl BrowserManager {
 
     async fn info(&self, n: u64, page: &Page) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        // A tab with an open dialog cannot run script: ask the browser instead.
-        let title = if self.has_dialog(n) {
+        // A tab with an open dialog cannot run script, nor can the other tabs of
+        // its renderer (a page and the popups it opened share one): ask the
+        // browser instead, as for a page too busy to answer.
+        let title = if self.any_dialog_open() {
             self.target_title(page).await
         } else {
             // Bounded: a page that is still starting (a popup) may not answer yet.
             match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
                 Ok(Ok(Some(t))) => t,
-                _ => String::new(),
+                _ => self.target_title(page).await,
             }
         };
         let who = owner();

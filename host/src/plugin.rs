@@ -37,10 +37,10 @@ use interfaces::since_v0_1::bindings as since_v0_1;
 pub use interfaces::{HostInterface, INTERFACES};
 
 /// The WIT package version plugins are built against now.
-pub const WIT_VERSION: &str = "0.2.0";
+pub const WIT_VERSION: &str = WitVersion::V0_2.as_str();
 
 /// Every `ochre:plugin` version this host loads, newest first.
-pub const WIT_VERSIONS: &[&str] = &["0.2.0", "0.1.0"];
+pub const WIT_VERSIONS: &[&str] = &[WitVersion::V0_2.as_str(), WitVersion::V0_1.as_str()];
 
 /// A WIT version a plugin was built against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,16 +52,14 @@ pub(crate) enum WitVersion {
 }
 
 impl WitVersion {
+    const ALL: [Self; 2] = [Self::V0_2, Self::V0_1];
+
     fn parse(version: &str) -> Option<Self> {
-        match version {
-            "0.2.0" => Some(Self::V0_2),
-            "0.1.0" => Some(Self::V0_1),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|v| v.as_str() == version)
     }
 
     /// The version as WIT writes it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::V0_2 => "0.2.0",
             Self::V0_1 => "0.1.0",
@@ -401,7 +399,6 @@ fn check_imports(
 }
 
 /// A linked plugin of one WIT version, ready to instantiate.
-#[derive(Clone)]
 enum Pre {
     V0_2(bindings::PluginPre<CallState>),
     V0_1(since_v0_1::PluginPre<CallState>),
@@ -459,10 +456,11 @@ pub(crate) struct PreparedPlugin {
 impl PreparedPlugin {
     /// The `ochre:plugin` version the plugin was built against.
     pub fn wit_version(&self) -> &'static str {
-        match *self.pre {
-            Pre::V0_2(_) => WitVersion::V0_2.as_str(),
-            Pre::V0_1(_) => WitVersion::V0_1.as_str(),
-        }
+        let version = match *self.pre {
+            Pre::V0_2(_) => WitVersion::V0_2,
+            Pre::V0_1(_) => WitVersion::V0_1,
+        };
+        version.as_str()
     }
 
     /// The counter of instances made so far.

@@ -512,6 +512,16 @@ async fn tabs_tell_their_opener_and_open_dialog_and_0_1_plugins_still_read_them(
     let (first, popup) = (&tabs["tabs"][0], &tabs["tabs"][1]);
     assert_eq!(first["tabId"], "t1");
     assert!(first.get("openerTabId").is_none() && first.get("dialog").is_none(), "{first}");
+    // The opener shares the popup's renderer, blocked by the alert: its title
+    // still comes (from the browser), and at once.
+    assert_eq!(first["title"], "Popups", "{first}");
+    let started = Instant::now();
+    client.tool_json("tabs_context", json!({})).await?;
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "tabs_context took {:?}",
+        started.elapsed()
+    );
     assert_eq!(popup["tabId"], "t2");
     assert_eq!(popup["openerTabId"], "t1", "{popup}");
     assert_eq!(popup["dialog"], json!({"type": "alert", "message": "Out of stock"}));

@@ -253,8 +253,9 @@ impl BrowserManager {
         (opener, dialog)
     }
 
-    pub(super) fn has_dialog(&self, n: u64) -> bool {
-        lock(&self.events().dialogs).contains_key(&n)
+    /// Whether a dialog is open on any tab.
+    pub(super) fn any_dialog_open(&self) -> bool {
+        !lock(&self.events().dialogs).is_empty()
     }
 
     /// Forget what is known of tab `n` (`None`: of every tab).

@@ -39,7 +39,7 @@ def headings(args):
 def script(level):
     """The page script: [[level, text], ...] of the headings down to `level`."""
     selector = ",".join(f"h{n}" for n in range(1, level + 1))
-    return f"[...document.querySelectorAll('{selector}')].map(h => [Number(h.tagName[1]), h.innerText.trim()])"
+    return f"[...document.querySelectorAll('{selector}')].map(h => [Number(h.tagName[1]), h.innerText.replace(/\\s+/g, ' ').trim()])"
 
 
 def outline(found):

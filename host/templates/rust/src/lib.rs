@@ -38,7 +38,7 @@ fn headings(args: HeadingsArgs) -> Result<Output, ToolError> {
 fn script(level: u8) -> String {
     let selector: Vec<String> = (1..=level).map(|n| format!("h{n}")).collect();
     format!(
-        "[...document.querySelectorAll('{}')].map(h => [Number(h.tagName[1]), h.innerText.trim()])",
+        "[...document.querySelectorAll('{}')].map(h => [Number(h.tagName[1]), h.innerText.replace(/\\s+/g, ' ').trim()])",
         selector.join(",")
     )
 }
