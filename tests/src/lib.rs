@@ -396,6 +396,23 @@ pub async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Resul
     Ok(pages.iter().map(|p| p["content"].as_str().expect("content")).collect())
 }
 
+/// `ochre --data-dir DATA plugins list --json ARGS` (with `envs`), which must succeed.
+pub fn plugins_list(data: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<Value>> {
+    let mut cmd = std::process::Command::new(ochre_bin());
+    cmd.arg("--data-dir").arg(data).args(["plugins", "list", "--json"]).args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output()?;
+    anyhow::ensure!(out.status.success(), "plugins list: {}", String::from_utf8_lossy(&out.stderr));
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// The plugin named `name` in a `plugins list --json` (panics if it is not there).
+pub fn listed<'a>(list: &'a [Value], name: &str) -> &'a Value {
+    list.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
+}
+
 /// Names of the tools a client sees.
 pub async fn tool_names(client: &Client) -> Result<Vec<String>> {
     Ok(client.list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())

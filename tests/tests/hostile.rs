@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use ochre_tests::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const HOSTILE: &[&str] = &["hello", "hostile", "greedy"];
 
@@ -66,29 +66,14 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
     Ok(())
 }
 
-fn plugins_list(data: &TempDir, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<Value>> {
-    let mut cmd = std::process::Command::new(ochre_bin());
-    cmd.arg("--data-dir").arg(data.path()).args(["plugins", "list", "--json"]).args(args);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Ok(serde_json::from_slice(&out.stdout)?)
-}
-
-fn find<'a>(list: &'a [Value], name: &str) -> &'a Value {
-    list.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
-}
-
 #[tokio::test]
 async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Result<()> {
     let data = TempDir::new("greedy");
     let plugins = plugin_dir_with(HOSTILE);
     let dir = plugins.path().to_str().expect("utf8").to_owned();
 
-    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
-    let greedy = find(&list, "greedy");
+    let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;
+    let greedy = listed(&list, "greedy");
     assert_eq!(greedy["status"], "refused");
     let reason = greedy["reason"].as_str().expect("reason");
     assert!(
@@ -97,15 +82,16 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
     );
     assert_eq!(greedy["instantiations"], 0);
     for name in ["hello", "hostile", "totp"] {
-        assert_eq!(find(&list, name)["status"], "loaded", "{name}");
+        assert_eq!(listed(&list, name)["status"], "loaded", "{name}");
     }
 
     // The operator can deny an interface to everyone, built-ins included.
-    let list = plugins_list(&data, &["--plugin-dir", &dir, "--deny-interface", "secrets"], &[])?;
-    let totp = find(&list, "totp");
+    let list =
+        plugins_list(data.path(), &["--plugin-dir", &dir, "--deny-interface", "secrets"], &[])?;
+    let totp = listed(&list, "totp");
     assert_eq!(totp["status"], "refused");
     assert!(totp["reason"].as_str().expect("reason").contains("denies"));
-    assert_eq!(find(&list, "hello")["status"], "loaded");
+    assert_eq!(listed(&list, "hello")["status"], "loaded");
 
     // A grant lets it in, and it still sees only its own secrets namespace.
     let client = stdio_client(
@@ -125,15 +111,15 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
 #[tokio::test]
 async fn a_disabled_group_is_never_instantiated() -> Result<()> {
     let data = TempDir::new("disabled");
-    let list = plugins_list(&data, &["--disable-tools", "totp"], &[])?;
-    let totp = find(&list, "totp");
+    let list = plugins_list(data.path(), &["--disable-tools", "totp"], &[])?;
+    let totp = listed(&list, "totp");
     assert_eq!(totp["status"], "disabled");
     assert_eq!(totp["instantiations"], 0);
     assert_eq!(totp["tools"], json!(["oc_totp_generate"]));
 
     // Control: enabled, it is instantiated (once, for describe).
-    let list = plugins_list(&data, &[], &[])?;
-    let totp = find(&list, "totp");
+    let list = plugins_list(data.path(), &[], &[])?;
+    let totp = listed(&list, "totp");
     assert_eq!(totp["status"], "loaded");
     assert_eq!(totp["instantiations"], 1);
     Ok(())
@@ -144,8 +130,8 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
     let data = TempDir::new("dupe");
     let plugins = plugin_dir_with(&["dupe", "hello"]);
     let dir = plugins.path().to_str().expect("utf8").to_owned();
-    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
-    let dupe = find(&list, "dupe");
+    let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;
+    let dupe = listed(&list, "dupe");
     assert_eq!(dupe["status"], "refused");
     let reason = dupe["reason"].as_str().expect("reason");
     assert!(
@@ -154,8 +140,8 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
             && reason.contains("\"dupe\""),
         "{reason}"
     );
-    assert_eq!(find(&list, "totp")["status"], "loaded");
-    assert_eq!(find(&list, "hello")["status"], "loaded");
+    assert_eq!(listed(&list, "totp")["status"], "loaded");
+    assert_eq!(listed(&list, "hello")["status"], "loaded");
 
     // The server starts and the name still belongs to the built-in plugin.
     let secret = "JBSWY3DPEHPK3PXP";
@@ -199,8 +185,8 @@ async fn a_plugin_of_an_unknown_wit_version_is_refused_and_0_1_loads_beside_0_2(
     let data = TempDir::new("futurewit");
     let plugins = plugin_dir_with(&["futurewit", "hello", "cdpuser"]);
     let dir = plugins.path().to_str().expect("utf8").to_owned();
-    let list = plugins_list(&data, &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[])?;
-    let future = find(&list, "futurewit");
+    let list = plugins_list(data.path(), &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[])?;
+    let future = listed(&list, "futurewit");
     assert_eq!(future["status"], "refused");
     let reason = future["reason"].as_str().expect("reason");
     assert!(
@@ -212,15 +198,15 @@ async fn a_plugin_of_an_unknown_wit_version_is_refused_and_0_1_loads_beside_0_2(
     assert_eq!(future["instantiations"], 0);
     // hello is built against 0.1.0 (the SDK's wit-v0-1 feature), cdpuser and the
     // built-in plugins against 0.2.0: all load side by side.
-    let hello = find(&list, "hello");
+    let hello = listed(&list, "hello");
     assert_eq!((&hello["status"], &hello["wit"]), (&json!("loaded"), &json!("0.1.0")), "{hello}");
-    let cdpuser = find(&list, "cdpuser");
+    let cdpuser = listed(&list, "cdpuser");
     assert_eq!(
         (&cdpuser["status"], &cdpuser["wit"]),
         (&json!("loaded"), &json!("0.2.0")),
         "{cdpuser}"
     );
-    assert_eq!(find(&list, "core")["wit"], "0.2.0");
+    assert_eq!(listed(&list, "core")["wit"], "0.2.0");
     Ok(())
 }
 
@@ -231,18 +217,18 @@ async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result
     let dir = plugins.path().to_str().expect("utf8").to_owned();
 
     // Not granted: refused at load, never instantiated.
-    let list = plugins_list(&data, &["--plugin-dir", &dir], &[])?;
-    let p = find(&list, "cdpuser");
+    let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;
+    let p = listed(&list, "cdpuser");
     assert_eq!(p["status"], "refused", "{p}");
     assert!(p["reason"].as_str().expect("reason").contains("cdp"), "{p}");
     assert_eq!(p["instantiations"], 0);
     // Granted but denied by the operator for everyone: refused too.
     let list = plugins_list(
-        &data,
+        data.path(),
         &["--plugin-dir", &dir, "--grant", "cdpuser=cdp", "--deny-interface", "cdp"],
         &[],
     )?;
-    assert_eq!(find(&list, "cdpuser")["status"], "refused");
+    assert_eq!(listed(&list, "cdpuser")["status"], "refused");
 
     let client =
         stdio_client(data.path(), &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[]).await?;

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use anyhow::Result;
 use ochre_tests::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn ochre(data: &Path, args: &[&str]) -> Result<Output> {
     Ok(Command::new(ochre_bin()).arg("--data-dir").arg(data).args(args).output()?)
@@ -37,10 +37,6 @@ fn sha256sum(file: &Path) -> Result<String> {
         "sha256:{}",
         String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or("")
     ))
-}
-
-fn plugin<'a>(list: &'a [Value], name: &str) -> &'a Value {
-    list.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} not listed: {list:?}"))
 }
 
 #[tokio::test]
@@ -87,9 +83,8 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     let res = client.tool("hello_greet", json!({"name": "Ada"})).await?;
     assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
     client.cancel().await?;
-    let list: Vec<Value> =
-        serde_json::from_str(&ok(ochre(&data, &["plugins", "list", "--json"])?))?;
-    let hello = plugin(&list, "hello");
+    let list = plugins_list(&data, &[], &[])?;
+    let hello = listed(&list, "hello");
     assert_eq!(hello["status"], "loaded");
     assert!(hello["source"].as_str().unwrap_or("").contains("signer alice"), "{hello}");
 
@@ -99,9 +94,8 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     let mut bytes = std::fs::read(&installed)?;
     bytes.extend_from_slice(b"\0\x04\x01xjunk");
     std::fs::write(&installed, &bytes)?;
-    let list: Vec<Value> =
-        serde_json::from_str(&ok(ochre(&data, &["plugins", "list", "--json"])?))?;
-    let hello = plugin(&list, "hello");
+    let list = plugins_list(&data, &[], &[])?;
+    let hello = listed(&list, "hello");
     assert_eq!(hello["status"], "refused");
     assert!(hello["reason"].as_str().unwrap_or("").contains("changed since"), "{hello}");
     assert_eq!(std::fs::read(data.join("plugins.lock"))?, lock_before);
@@ -157,18 +151,12 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     assert!(said.contains("signer: unsigned"), "{said}");
     let plugins = plugin_dir_with(&["cdpuser"]);
     let dir = plugins.path().to_str().expect("utf8");
-    let list: Vec<Value> = serde_json::from_str(&ok(ochre(
-        &fresh,
-        &["--config", config, "--plugin-dir", dir, "plugins", "list", "--json"],
-    )?))?;
-    assert_eq!(plugin(&list, "hello")["status"], "loaded");
-    let cdpuser = plugin(&list, "cdpuser");
+    let list = plugins_list(&fresh, &["--config", config, "--plugin-dir", dir], &[])?;
+    assert_eq!(listed(&list, "hello")["status"], "loaded");
+    let cdpuser = listed(&list, "cdpuser");
     assert_eq!(cdpuser["status"], "loaded", "granted cdp by the config: {cdpuser}");
     assert_eq!((&cdpuser["interfaces"], &cdpuser["granted"]), (&json!(["cdp"]), &json!(["cdp"])));
-    let list: Vec<Value> = serde_json::from_str(&ok(ochre(
-        &fresh,
-        &["--plugin-dir", dir, "plugins", "list", "--json"],
-    )?))?;
-    assert_eq!(plugin(&list, "cdpuser")["status"], "refused", "no grant without the config");
+    let list = plugins_list(&fresh, &["--plugin-dir", dir], &[])?;
+    assert_eq!(listed(&list, "cdpuser")["status"], "refused", "no grant without the config");
     Ok(())
 }

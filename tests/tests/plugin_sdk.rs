@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 use ochre_tests::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf()
@@ -91,20 +91,8 @@ async fn a_new_plugin_built_against_the_packaged_sdk_loads_and_answers() -> Resu
     assert!(plugins.join("demo.wasm").is_file());
     let data = TempDir::new("scaffold-data");
     let plugin_dir = plugins.to_str().expect("utf8");
-    let list = ochre_in(
-        work.path(),
-        &[
-            "--data-dir",
-            data.path().to_str().expect("utf8"),
-            "plugins",
-            "list",
-            "--json",
-            "--plugin-dir",
-            plugin_dir,
-        ],
-    )?;
-    let list: Vec<Value> = serde_json::from_str(&list)?;
-    let demo = list.iter().find(|p| p["name"] == "demo").context("demo not listed")?;
+    let list = plugins_list(data.path(), &["--plugin-dir", plugin_dir], &[])?;
+    let demo = listed(&list, "demo");
     assert_eq!(demo["status"], "loaded", "{demo}");
 
     // Called over MCP on a page: the headings down to the level asked for.
@@ -153,20 +141,8 @@ async fn a_new_python_plugin_builds_loads_and_answers_within_the_sandbox() -> Re
     assert!(built.contains("interfaces: browser, logging"), "{built}");
     let data = TempDir::new("scaffold-py-data");
     let plugin_dir = plugins.to_str().expect("utf8");
-    let list = ochre_in(
-        work.path(),
-        &[
-            "--data-dir",
-            data.path().to_str().expect("utf8"),
-            "plugins",
-            "list",
-            "--json",
-            "--plugin-dir",
-            plugin_dir,
-        ],
-    )?;
-    let list: Vec<Value> = serde_json::from_str(&list)?;
-    let demo = list.iter().find(|p| p["name"] == "pydemo").context("pydemo not listed")?;
+    let list = plugins_list(data.path(), &["--plugin-dir", plugin_dir], &[])?;
+    let demo = listed(&list, "pydemo");
     assert_eq!((&demo["status"], &demo["wit"]), (&json!("loaded"), &json!("0.2.0")), "{demo}");
 
     let args =
