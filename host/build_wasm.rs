@@ -6,10 +6,20 @@ fn build_wasm(workspace: &std::path::Path, subdir: &str, crates: &[&str]) -> std
     use std::path::PathBuf;
     use std::process::Command;
     ensure_wasm_target();
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+    let base = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"))
-        .join(subdir);
+        .unwrap_or_else(|| workspace.join("target"));
+    // A target dir shared by several checkouts (CARGO_TARGET_DIR outside this
+    // one) gets one output dir per checkout: the .wasm files have the same names
+    // in each, and one checkout must not embed another's plugins.
+    let target_dir = if base.starts_with(workspace) {
+        base.join(subdir)
+    } else {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        workspace.hash(&mut h);
+        base.join(format!("{subdir}-{:016x}", h.finish()))
+    };
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
