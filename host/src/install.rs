@@ -52,10 +52,7 @@ pub struct Installed {
     pub path: PathBuf,
 }
 
-/// Install the component `source` (with its `<source>.sig`) into `data_dir`:
-/// checked as the host reads it, its signature verified against the trusted
-/// keys (or let through unsigned when the operator said so for this plugin),
-/// then the file and the lock entry written. Nothing is written when a check fails.
+/// Install the component file `source` (with its `<source>.sig`) into `data_dir`.
 pub fn install(
     data_dir: &Path,
     source: &Path,
@@ -64,37 +61,71 @@ pub fn install(
 ) -> anyhow::Result<Installed> {
     let bytes =
         std::fs::read(source).with_context(|| format!("cannot read {}", source.display()))?;
-    let m = manifest::read(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", source.display()))?;
     let sig_path = signature_path(source);
+    let signature = match std::fs::read_to_string(&sig_path) {
+        Ok(text) => Some(
+            serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a plugin signature", sig_path.display()))?,
+        ),
+        Err(_) => None,
+    };
+    let source_text = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    let component = Component {
+        bytes,
+        signature,
+        source: source_text.display().to_string(),
+        unsigned_hint: format!("no {}; sign it with `ochre plugin sign`", sig_path.display()),
+    };
+    install_component(data_dir, component, config, allow_unsigned)
+}
+
+/// A component to install, from a file or a registry.
+pub struct Component {
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// The signature that came with it, if any.
+    pub signature: Option<PluginSignature>,
+    /// Where it came from, as recorded in the lock.
+    pub source: String,
+    /// How to sign it, said when it is not signed.
+    pub unsigned_hint: String,
+}
+
+/// Install `c` into `data_dir`: checked as the host reads it, its signature
+/// verified against the trusted keys (or let through unsigned when the operator
+/// said so for this plugin), then the file and the lock entry written. Nothing is
+/// written when a check fails.
+pub fn install_component(
+    data_dir: &Path,
+    c: Component,
+    config: &Config,
+    allow_unsigned: bool,
+) -> anyhow::Result<Installed> {
+    let m = manifest::read(&c.bytes).map_err(|e| anyhow::anyhow!("{}: {e}", c.source))?;
     let unsigned_ok = allow_unsigned || config.plugin(&m.name).allow_unsigned;
-    let signer = match std::fs::read_to_string(&sig_path) {
-        Ok(text) => {
-            let sig: PluginSignature = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not a plugin signature", sig_path.display()))?;
-            lock::verify(&sig, &bytes, &config.trusted_keys)
-                .map_err(|e| anyhow::anyhow!("plugin {} refused: {e}", m.name))?
-        }
-        Err(_) if unsigned_ok => lock::UNSIGNED.to_owned(),
-        Err(_) => bail!(
-            "plugin {} refused: it is not signed (no {}); sign it with `ochre plugin sign`, or let \
-             it in unsigned with --allow-unsigned or `allow_unsigned = true` under [plugins.{}]",
+    let signer = match &c.signature {
+        Some(sig) => lock::verify(sig, &c.bytes, &config.trusted_keys)
+            .map_err(|e| anyhow::anyhow!("plugin {} refused: {e}", m.name))?,
+        None if unsigned_ok => lock::UNSIGNED.to_owned(),
+        None => bail!(
+            "plugin {} refused: it is not signed ({}), or let it in unsigned with \
+             --allow-unsigned or `allow_unsigned = true` under [plugins.{}]",
             m.name,
-            sig_path.display(),
+            c.unsigned_hint,
             m.name
         ),
     };
     let mut locked = PluginLock::read(data_dir).map_err(anyhow::Error::msg)?;
     let file = format!("{}.wasm", m.name);
     let path = data_dir.join(INSTALLED_DIR).join(&file);
-    let source_text = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
     let entry = LockedPlugin {
         name: m.name.clone(),
         file,
-        source: source_text.display().to_string(),
-        digest: lock::digest(&bytes),
+        source: c.source,
+        digest: lock::digest(&c.bytes),
         signer,
     };
-    lock::write_atomic(&path, &bytes)
+    lock::write_atomic(&path, &c.bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
     locked.upsert(entry.clone());
     locked.write(data_dir).context("cannot write plugins.lock")?;

@@ -33,6 +33,8 @@ pub enum PluginSource {
     Installed {
         /// The file in `<data-dir>/plugins`.
         path: PathBuf,
+        /// Where it was installed from (a file, or `oci://...@sha256:...`), as locked.
+        from: String,
         /// Its `sha256:` digest (as locked).
         digest: String,
         /// Who signed it (a trusted key's name), as locked.
@@ -64,8 +66,8 @@ impl std::fmt::Display for PluginSource {
         match self {
             Self::Builtin => f.write_str("builtin"),
             Self::File(p) | Self::Unpinned { path: p, .. } => write!(f, "{}", p.display()),
-            Self::Installed { path, digest, signer } => {
-                write!(f, "{} (installed, {digest}, signer {signer})", path.display())
+            Self::Installed { path, from, digest, signer } => {
+                write!(f, "{} (installed from {from}, {digest}, signer {signer})", path.display())
             }
         }
     }
@@ -226,9 +228,12 @@ fn installed(data_dir: &Path) -> Result<Vec<Candidate>> {
                     e.digest
                 ),
             },
-            Ok(Some(e)) => {
-                PluginSource::Installed { path, digest: found, signer: e.signer.clone() }
-            }
+            Ok(Some(e)) => PluginSource::Installed {
+                path,
+                from: e.source.clone(),
+                digest: found,
+                signer: e.signer.clone(),
+            },
         };
         out.push((source, bytes));
     }

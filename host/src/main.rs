@@ -1,6 +1,7 @@
 //! `ochre`: the MCP server, and a few commands to manage it.
 
 mod install;
+mod oci;
 mod scaffold;
 
 use std::net::IpAddr;
@@ -124,16 +125,35 @@ enum PluginCommand {
         #[arg(long, value_name = "FILE")]
         key: PathBuf,
     },
-    /// Install a component into the data dir and pin it in plugins.lock (name,
-    /// source, digest, signer). Its FILE.sig must verify against a key in
-    /// [trust.keys] of --config, unless it is let through unsigned.
+    /// Install a plugin into the data dir and pin it in plugins.lock (name, source,
+    /// digest, signer): a component file (signed by FILE.sig) or an OCI artifact
+    /// (oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:...). Its signature must
+    /// verify against a key in [trust.keys] of --config, unless let through unsigned.
     Install {
-        /// The component (.wasm); its signature is FILE.sig.
-        file: PathBuf,
+        /// FILE.wasm or oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:DIGEST.
+        source: String,
         /// Take it without a trusted signature (also `allow_unsigned = true` under
         /// [plugins.NAME] in the config).
         #[arg(long)]
         allow_unsigned: bool,
+        /// Reach the registry over plain HTTP (loopback registries always are).
+        #[arg(long)]
+        plain_http: bool,
+    },
+    /// Push a component to an OCI registry as a Wasm artifact (oci://HOST/REPO:TAG),
+    /// with its signature. Credentials, when the registry asks for them, come from
+    /// OCHRE_REGISTRY_USERNAME and OCHRE_REGISTRY_PASSWORD.
+    Publish {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Where: oci://HOST/REPO:TAG.
+        target: String,
+        /// Sign it now with this private key (else FILE.sig is used when present).
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+        /// Reach the registry over plain HTTP (loopback registries always are).
+        #[arg(long)]
+        plain_http: bool,
     },
 }
 
@@ -663,12 +683,36 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("signed {}: {}", file.display(), sig.display());
             Ok(())
         }
-        Command::Plugin { command: PluginCommand::Install { file, allow_unsigned } } => {
+        Command::Plugin {
+            command: PluginCommand::Install { source, allow_unsigned, plain_http },
+        } => {
             let config = cli.host.config()?;
-            let done = install::install(&cli.host.data_dir(), file, &config, *allow_unsigned)?;
+            let data = cli.host.data_dir();
+            let done = if source.starts_with(oci::SCHEME) {
+                let component = oci::fetch(source, oci::Reach { plain_http: *plain_http }).await?;
+                install::install_component(&data, component, &config, *allow_unsigned)?
+            } else {
+                install::install(&data, std::path::Path::new(source), &config, *allow_unsigned)?
+            };
             let e = &done.entry;
             println!("installed plugin {} from {}", e.name, e.source);
             println!("  {} ({}), signer: {}", done.path.display(), e.digest, e.signer);
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Publish { file, target, key, plain_http } } => {
+            let reach = oci::Reach { plain_http: *plain_http };
+            let done = oci::publish(file, target, key.as_deref(), reach).await?;
+            println!("published {}", done.reference);
+            match &done.signer {
+                Some(key) => println!("  component {}, signed by {key}", done.digest),
+                None => {
+                    println!("  component {}, unsigned", done.digest);
+                    eprintln!(
+                        "warning: published without a signature: servers refuse it unless \
+                         they allow it unsigned (sign with --key)"
+                    );
+                }
+            }
             Ok(())
         }
         Command::Doctor => doctor(&cli.host).await,
