@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Once;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -64,11 +63,6 @@ fn is_loopback(registry: &str) -> bool {
 }
 
 fn client(reference: &Reference, reach: Reach) -> Client {
-    static PROVIDER: Once = Once::new();
-    PROVIDER.call_once(|| {
-        // Only fails when a provider is installed already, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
     let plain = reach.plain_http || is_loopback(reference.resolve_registry());
     Client::new(ClientConfig {
         protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
