@@ -3,7 +3,8 @@
 //!
 //! - Managed mode: headless Chromium found on `PATH` (or `chrome_path`), launched
 //!   lazily by the first browser call, with a fresh profile per server unless
-//!   `user_data_dir` is given. Attach mode: `cdp_endpoint` (http or ws URL).
+//!   `user_data_dir` is given. Attach mode: `endpoints` (http or ws URLs), a pool
+//!   of browsers (see the `pool` module).
 //! - Tabs have short ids (`t1`, `t2`, ...) and there is a current tab.
 //! - Tabs have an owner: calls run under [`with_tab_owner`] (an HTTP session's)
 //!   see only that owner's tabs, each owner's in a browser context of its own;
@@ -15,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -25,7 +26,6 @@ use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::sync::Mutex;
 
 use crate::error::ToolError;
 
@@ -35,12 +35,14 @@ mod library;
 pub mod lifeline;
 mod netcap;
 mod pageops;
+mod pool;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
 pub use library::page_library_key;
 use netcap::TabWatch;
 pub use pageops::Input;
 use pageops::TabRefs;
+pub use pool::{Endpoint, EndpointStatus};
 
 /// Error codes of browser calls.
 pub mod codes {
@@ -75,9 +77,8 @@ pub mod codes {
 pub struct BrowserOptions {
     /// Chromium executable (default: looked up on PATH).
     pub chrome_path: Option<PathBuf>,
-    /// Attach to this running browser (http://host:port or ws://...) instead of
-    /// launching one.
-    pub cdp_endpoint: Option<String>,
+    /// Attach to these running browsers (a pool) instead of launching one.
+    pub endpoints: Vec<Endpoint>,
     /// Show the window.
     pub headed: bool,
     /// A persistent profile dir (default: a fresh temporary one per server).
@@ -178,7 +179,6 @@ struct Session {
         Arc<str>,
         chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
     >,
-    next_id: u64,
     profile: Option<ProfileDir>,
     /// Tabs opened in their own browser context (cookies, storage, cache of
     /// their own); the context goes with the tab.
@@ -193,14 +193,11 @@ struct Session {
 }
 
 impl Session {
-    /// Register a page as a new tab; its id (give it an owner with
+    /// Register a page as tab `n` (numbered and given an owner by
     /// [`BrowserManager::add_tab`]).
-    fn add_tab(&mut self, page: Page) -> u64 {
-        let n = self.next_id;
-        self.next_id += 1;
+    fn add_tab(&mut self, n: u64, page: Page) {
         self.tabs.insert(n, page);
         self.front = None;
-        n
     }
 }
 
@@ -221,21 +218,25 @@ pub struct BrowserManager {
 
 struct Inner {
     options: BrowserOptions,
-    session: Mutex<Option<Session>>,
+    /// The browsers: the managed one, or the endpoints of the pool.
+    slots: Vec<pool::Slot>,
+    /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
+    placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
+    /// Where the next worker tabs go (round-robin over the pool).
+    next_worker: AtomicUsize,
+    /// The next tab number (tab ids are unique across the pool and relaunches).
+    next_tab: AtomicU64,
     relaunched: AtomicBool,
     launches: std::sync::atomic::AtomicU64,
     /// The ref registry: per tab, which ref numbers belong to which document.
     refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
     /// Per tab: console messages and network activity.
     watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
-    /// Per owner and origin: a worker tab at that origin that crawls fetch pages
-    /// from.
-    fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String), Page>>,
+    /// Per owner, origin and browser: a worker tab at that origin that crawls
+    /// fetch pages from.
+    fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
     /// Dialogs, pages opened by pages, downloads.
     events: events::Events,
-    /// Told when a browser connection ends (Chromium crashed or was killed):
-    /// calls in flight end at once instead of polling a dead connection.
-    gone: Arc<tokio::sync::Notify>,
     /// Where launches and relaunches are told to the clients' operators.
     client_logs: std::sync::OnceLock<Arc<crate::client_log::ClientLogs>>,
     /// The server is closing the browser (its connection's end is expected).
@@ -303,15 +304,17 @@ impl BrowserManager {
     pub fn new(options: BrowserOptions) -> Self {
         Self {
             inner: Arc::new(Inner {
+                slots: Self::slots_for(&options.endpoints),
                 options,
-                session: Mutex::new(None),
+                placement: Default::default(),
+                next_worker: AtomicUsize::new(0),
+                next_tab: AtomicU64::new(1),
                 relaunched: AtomicBool::new(false),
                 launches: std::sync::atomic::AtomicU64::new(0),
                 refs: Default::default(),
                 watches: Default::default(),
                 fetchers: Default::default(),
                 events: Default::default(),
-                gone: Default::default(),
                 client_logs: Default::default(),
                 closing: Default::default(),
             }),
@@ -448,8 +451,10 @@ impl BrowserManager {
         Ok((b, h, profile))
     }
 
-    async fn start(&self) -> Result<Session, ToolError> {
-        let (browser, mut handler, profile) = match &self.inner.options.cdp_endpoint {
+    /// Start (launch or attach) browser `i` of the pool.
+    async fn start(&self, i: usize) -> Result<Session, ToolError> {
+        let slot = self.slot(i);
+        let (browser, mut handler, profile) = match &slot.endpoint {
             Some(endpoint) => {
                 let (b, h) = attach(endpoint).await?;
                 (b, h, None)
@@ -458,8 +463,9 @@ impl BrowserManager {
         };
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
-        let gone = self.inner.gone.clone();
+        let gone = slot.gone.clone();
         let closing = self.inner.closing.clone();
+        let inner = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             // Unparsable events (CDP drift) are skipped inside the handler; an error
             // that reaches us is the connection failing, after which the stream never
@@ -480,18 +486,23 @@ impl BrowserManager {
                 tracing::debug!("the browser connection ended");
             } else {
                 tracing::warn!("the browser connection ended");
+                if let Some(inner) = inner.upgrade() {
+                    pool::mark_down(
+                        &inner,
+                        i,
+                        "its connection ended (it crashed, was killed or closed it)",
+                    );
+                }
             }
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
-        self.forget_all_tabs();
-        self.watch_browser(&browser).await;
+        self.watch_browser(i, &browser).await;
         Ok(Session {
             browser,
             alive,
             tabs: BTreeMap::new(),
             current: Default::default(),
             owner_contexts: Default::default(),
-            next_id: 1,
             profile,
             contexts: BTreeMap::new(),
             frames: None,
@@ -499,25 +510,59 @@ impl BrowserManager {
         })
     }
 
-    /// The live session, (re)starting it when needed.
+    /// The caller's live session (see [`Self::home`]), (re)starting it when
+    /// needed; in a pool, an endpoint that cannot be reached is marked down and
+    /// the caller placed on another.
     async fn session(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
-        let mut guard = self.inner.session.lock().await;
+        let mut last = None;
+        for _ in 0..self.pool_size() {
+            let i = self.home()?;
+            match self.session_at(i, true).await {
+                Ok(g) => return Ok(g),
+                Err(e) if self.pool_size() > 1 => {
+                    self.mark_down(i, &e.message);
+                    last = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser")))
+    }
+
+    /// Browser `i`'s live session, (re)starting it when needed. `mine`: the
+    /// caller's own browser (a relaunch is told to it).
+    async fn session_at(
+        &self,
+        i: usize,
+        mine: bool,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        let slot = self.slot(i);
+        let mut guard = slot.session.lock().await;
         let dead = guard.as_ref().is_some_and(|s| !s.alive.load(Ordering::Relaxed));
         if dead {
             if let Some(mut old) = guard.take() {
                 let _ = old.browser.kill().await;
+                for n in old.tabs.keys() {
+                    self.forget_tab(*n);
+                }
+                self.forget_fetchers(i);
             }
-            self.inner.relaunched.store(true, Ordering::Relaxed);
-            self.tell(
-                crate::client_log::Level::Notice,
-                "the browser had gone (it crashed or was killed); starting a new one: its tabs are lost".into(),
-            );
+            if mine {
+                self.inner.relaunched.store(true, Ordering::Relaxed);
+                self.tell(
+                    crate::client_log::Level::Notice,
+                    format!(
+                        "{} had gone (it crashed or was killed); starting a new one: its tabs are lost",
+                        slot.name()
+                    ),
+                );
+            }
         }
         if guard.is_none() {
             let started = std::time::Instant::now();
-            let session = self.start().await?;
-            let how = match &self.inner.options.cdp_endpoint {
-                Some(_) => "attached to the browser at --cdp-endpoint".to_owned(),
+            let session = self.start(i).await?;
+            let how = match &slot.endpoint {
+                Some(_) => format!("attached to {}", slot.name()),
                 None => format!(
                     "launched the browser{}",
                     if self.inner.options.headed { " (headed)" } else { "" }
@@ -530,6 +575,16 @@ impl BrowserManager {
             *guard = Some(session);
         }
         Ok(guard)
+    }
+
+    /// The caller's browser as it is (nothing started): for lookups.
+    async fn home_guard(&self) -> tokio::sync::MutexGuard<'_, Option<Session>> {
+        self.slot(self.home().unwrap_or(0)).session.lock().await
+    }
+
+    /// Drop the crawl fetcher tabs kept in browser `i`.
+    fn forget_fetchers(&self, i: usize) {
+        lock(&self.inner.fetchers).retain(|(_, _, slot), _| *slot != i);
     }
 
     /// The page for `tab` (or the current tab, opening one if there is none).
@@ -579,13 +634,8 @@ impl BrowserManager {
             }
         };
         let who = owner();
-        let current = self
-            .inner
-            .session
-            .lock()
-            .await
-            .as_ref()
-            .is_some_and(|s| s.current.get(&who) == Some(&n));
+        let current =
+            self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));
         let (opener, dialog) = self.opener_and_dialog(n);
         TabInfo { id: tab_id(n), url, title, current, opener: opener.map(tab_id), dialog }
     }
@@ -594,7 +644,7 @@ impl BrowserManager {
     async fn target_title(&self, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
         let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
-        let guard = self.inner.session.lock().await;
+        let guard = self.home_guard().await;
         let Some(s) = guard.as_ref() else {
             return String::new();
         };
@@ -885,7 +935,7 @@ impl BrowserManager {
         };
         let who = owner();
         let (n, page) = {
-            let guard = self.inner.session.lock().await;
+            let guard = self.home_guard().await;
             let s = guard.as_ref()?;
             if !s.alive.load(Ordering::Relaxed) {
                 return None;
@@ -942,7 +992,8 @@ impl BrowserManager {
 
     /// Register `page` as a tab of `who`; its number.
     fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
-        let n = s.add_tab(page);
+        let n = self.inner.next_tab.fetch_add(1, Ordering::Relaxed);
+        s.add_tab(n, page);
         self.inner.events.set_owner(n, who);
         n
     }
@@ -992,7 +1043,9 @@ impl BrowserManager {
     /// Close every tab of `owner` and its browser context (an MCP session ended).
     pub async fn release_owner(&self, owner: &str) {
         let who: Owner = Some(owner.into());
-        let mut guard = self.inner.session.lock().await;
+        let slot = lock(&self.inner.placement).get(&who).copied().unwrap_or(0);
+        self.unplace(&who);
+        let mut guard = self.slot(slot).session.lock().await;
         let Some(s) = guard.as_mut() else { return };
         let mine: Vec<u64> = s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
         let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
@@ -1012,7 +1065,7 @@ impl BrowserManager {
             .fetchers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|(o, _), _| o.as_deref() != Some(owner));
+            .retain(|(o, _, _), _| o.as_deref() != Some(owner));
         tracing::debug!(owner, "released an owner's tabs");
     }
 
@@ -1022,9 +1075,9 @@ impl BrowserManager {
     }
 
     /// The browser's executable (managed mode; `None` when attaching to
-    /// `cdp_endpoint`), or why there is none.
+    /// endpoints), or why there is none.
     pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {
-        if self.inner.options.cdp_endpoint.is_some() {
+        if !self.inner.options.endpoints.is_empty() {
             return Ok(None);
         }
         self.find_executable().map(Some)
@@ -1050,12 +1103,14 @@ impl BrowserManager {
     /// Close the browser (managed mode) or disconnect (attach mode).
     pub async fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::Relaxed);
-        let session = self.inner.session.lock().await.take();
-        if let Some(mut s) = session
-            && self.inner.options.cdp_endpoint.is_none()
-        {
-            let _ = s.browser.close().await;
-            let _ = s.browser.wait().await;
+        for slot in &self.inner.slots {
+            let session = slot.session.lock().await.take();
+            if let Some(mut s) = session
+                && slot.endpoint.is_none()
+            {
+                let _ = s.browser.close().await;
+                let _ = s.browser.wait().await;
+            }
         }
         if let Some(run_dir) = &self.inner.options.run_dir {
             lifeline::remove_record(run_dir);
@@ -1099,15 +1154,33 @@ pub(super) async fn raw_command(
     .await
 }
 
-/// Attach to a running browser (`--cdp-endpoint`).
-async fn attach(endpoint: &str) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
-    let config =
-        chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
-    let (b, h) = Browser::connect_with_config(endpoint, config).await.map_err(|e| {
+/// Attach to a running browser (`--cdp-endpoint`): its websocket found (bounded),
+/// then the connection opened (bounded: a grid may queue it).
+async fn attach(endpoint: &Endpoint) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
+    const LIMIT: Duration = Duration::from_secs(15);
+    let fail = |why: String| {
         ToolError::new(
             codes::BROWSER_UNAVAILABLE,
-            format!("cannot attach to the browser at {endpoint}: {e}"),
+            format!(
+                "cannot attach to the browser at {}: {}",
+                endpoint.redacted(),
+                endpoint.scrub(&why)
+            ),
         )
-    })?;
-    Ok((b, h))
+    };
+    let ws = tokio::time::timeout(LIMIT, pool::websocket_url(endpoint))
+        .await
+        .map_err(|_| fail("it did not answer within 15 s".into()))?
+        .map_err(fail)?;
+    let config =
+        chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
+    tokio::time::timeout(LIMIT, Browser::connect_with_config(ws, config))
+        .await
+        .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))?
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Lock a std mutex, whatever a panicking holder left.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

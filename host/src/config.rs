@@ -1,7 +1,9 @@
 //! The config file (`--config`, TOML): `[intent_guard]` (see [`crate::intent`]),
 //! `[trust.keys]` (the keys whose plugin signatures the operator trusts, by name)
 //! and `[plugins.NAME]` (per plugin: `grants`, the sensitive interfaces it may
-//! use; `allow_unsigned`, whether `ochre plugin install` takes it unsigned).
+//! use; `allow_unsigned`, whether `ochre plugin install` takes it unsigned);
+//! `[browser] endpoints`, browsers to attach to (a pool; see `--cdp-endpoint`),
+//! each a URL or `{ url = "...", max_sessions = N }`.
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -13,10 +15,14 @@
 //!
 //! [plugins.homemade]
 //! allow_unsigned = true
+//!
+//! [browser]
+//! endpoints = ["http://10.0.0.5:9222", { url = "ws://grid:3000?token=T", max_sessions = 4 }]
 //! ```
 
 use std::collections::BTreeMap;
 
+use crate::browser::Endpoint;
 use crate::intent::IntentGuardConfig;
 
 /// A parsed config file.
@@ -28,6 +34,8 @@ pub struct Config {
     pub trusted_keys: BTreeMap<String, String>,
     /// `[plugins.NAME]`.
     pub plugins: BTreeMap<String, PluginSettings>,
+    /// `[browser] endpoints`.
+    pub browser_endpoints: Vec<Endpoint>,
 }
 
 /// What the operator says of one plugin.
@@ -50,9 +58,10 @@ impl Config {
 pub fn parse(text: &str) -> Result<Config, String> {
     let table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME]";
-    if let Some(k) =
-        table.keys().find(|k| !["intent_guard", "trust", "plugins"].contains(&k.as_str()))
+    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME], [browser]";
+    if let Some(k) = table
+        .keys()
+        .find(|k| !["intent_guard", "trust", "plugins", "browser"].contains(&k.as_str()))
     {
         return Err(format!("unknown key `{k}` (known sections: {SECTIONS})"));
     }
@@ -60,7 +69,51 @@ pub fn parse(text: &str) -> Result<Config, String> {
         intent_guard: IntentGuardConfig::from_table(&table)?,
         trusted_keys: trusted_keys(&table)?,
         plugins: plugins(&table)?,
+        browser_endpoints: browser_endpoints(&table)?,
     })
+}
+
+fn browser_endpoints(table: &toml::Table) -> Result<Vec<Endpoint>, String> {
+    let Some(browser) = table.get("browser") else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for (k, v) in section(browser, "browser")? {
+        if k != "endpoints" {
+            return Err(format!("unknown key `browser.{k}` (known: endpoints)"));
+        }
+        let list = v.as_array().ok_or("`browser.endpoints` must be a list")?;
+        for (n, item) in list.iter().enumerate() {
+            let key = format!("browser.endpoints[{n}]");
+            let (url, max) = match item {
+                toml::Value::String(url) => (url.as_str(), None),
+                toml::Value::Table(t) => {
+                    if let Some(bad) =
+                        t.keys().find(|k| !["url", "max_sessions"].contains(&k.as_str()))
+                    {
+                        return Err(format!(
+                            "unknown key `{key}.{bad}` (known: url, max_sessions)"
+                        ));
+                    }
+                    let url = t.get("url").and_then(toml::Value::as_str);
+                    let max = match t.get("max_sessions") {
+                        None => None,
+                        Some(m) => {
+                            Some(m.as_integer().and_then(|m| usize::try_from(m).ok()).ok_or_else(
+                                || format!("`{key}.max_sessions` must be a positive number"),
+                            )?)
+                        }
+                    };
+                    (url.ok_or_else(|| format!("`{key}.url` is missing"))?, max)
+                }
+                _ => {
+                    return Err(format!(
+                        "`{key}` must be a URL or {{ url = ..., max_sessions = N }}"
+                    ));
+                }
+            };
+            out.push(Endpoint::parse(url, max).map_err(|e| format!("`{key}`: {e}"))?);
+        }
+    }
+    Ok(out)
 }
 
 fn section<'a>(v: &'a toml::Value, key: &str) -> Result<&'a toml::Table, String> {
@@ -155,6 +208,11 @@ mod tests {
         assert_eq!(c.trusted_keys.get("alice").map(String::as_str), Some("ed25519:AAAA"));
         assert_eq!(c.plugin("cdpuser").grants, ["cdp"]);
         assert!(c.plugin("home").allow_unsigned && !c.plugin("other").allow_unsigned);
+        let c = parse("[browser]\nendpoints = [\"http://a:9222\", { url = \"ws://b:3000?token=t\", max_sessions = 2 }]\n")
+            .expect("valid");
+        let got: Vec<(&str, Option<usize>)> =
+            c.browser_endpoints.iter().map(|e| (e.url.as_str(), e.max_sessions)).collect();
+        assert_eq!(got, [("http://a:9222", None), ("ws://b:3000?token=t", Some(2))]);
         for (text, key) in [
             ("[trust.keys]\nbob = \"rsa:1\"", "trust.keys.bob"),
             ("[trust]\nkey = 1", "trust.key"),
@@ -162,6 +220,16 @@ mod tests {
             ("[plugins.x]\nallow_unsigned = 1", "plugins.x.allow_unsigned"),
             ("[plugins.x]\ngrant = [\"cdp\"]", "plugins.x.grant"),
             ("[plugin.x]\ngrants = []", "plugin"),
+            ("[browser]\nendpoint = []", "browser.endpoint"),
+            ("[browser]\nendpoints = [\"ftp://x\"]", "browser.endpoints[0]"),
+            (
+                "[browser]\nendpoints = [{ url = \"http://h:1\", max = 1 }]",
+                "browser.endpoints[0].max",
+            ),
+            (
+                "[browser]\nendpoints = [{ url = \"http://h:1\", max_sessions = 0 }]",
+                "browser.endpoints[0]",
+            ),
         ] {
             let e = parse(text).expect_err(text);
             assert!(e.contains(&format!("`{key}`")), "{text}: {e}");

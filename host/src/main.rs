@@ -233,9 +233,11 @@ struct HostArgs {
     /// Chromium/Chrome executable (default: chromium, google-chrome, ... on PATH).
     #[arg(long, value_name = "PATH", global = true)]
     chrome_path: Option<PathBuf>,
-    /// Attach to a running browser (http://host:port or ws://...) instead of launching one.
+    /// Attach to a running browser (http://host:port or ws://...) instead of
+    /// launching one; give it several times for a pool (also `[browser] endpoints`
+    /// in --config, where `max_sessions` caps an endpoint's sessions).
     #[arg(long, value_name = "URL", global = true)]
-    cdp_endpoint: Option<String>,
+    cdp_endpoint: Vec<String>,
     /// Show the browser window (managed mode).
     #[arg(long, global = true)]
     headed: bool,
@@ -376,9 +378,17 @@ impl HostArgs {
 
     /// The browser's options from the browser flags.
     fn browser_options(&self) -> anyhow::Result<ochre_host::BrowserOptions> {
+        let mut endpoints = Vec::new();
+        for url in &self.cdp_endpoint {
+            endpoints.push(
+                ochre_host::browser::Endpoint::parse(url, None)
+                    .map_err(|e| anyhow::anyhow!("--cdp-endpoint {e}"))?,
+            );
+        }
+        endpoints.extend(self.config()?.browser_endpoints);
         Ok(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
-            cdp_endpoint: self.cdp_endpoint.clone(),
+            endpoints,
             headed: self.headed && !self.headless,
             user_data_dir: self.user_data_dir.clone(),
             file_roots: std::env::current_dir()
@@ -622,6 +632,22 @@ async fn check_browser(host: &Host, failed: &mut bool) {
         "browser",
         failed,
     );
+    if matches!(exe, Ok(None)) {
+        for e in browser.pool_status().await {
+            let state = if e.up {
+                let latency =
+                    e.latency_ms.map(|ms| format!(", answers in {ms} ms")).unwrap_or_default();
+                let cap = e.capacity.map(|c| format!(" of {c}")).unwrap_or_default();
+                Ok(format!("up{latency}, {} sessions{cap}", e.sessions))
+            } else {
+                Err((
+                    format!("down: {}", e.down_reason.unwrap_or_default()),
+                    "start that browser, or drop the endpoint".into(),
+                ))
+            };
+            check(state, &format!("endpoint {}", e.endpoint), failed);
+        }
+    }
 }
 
 /// The compiled built-in plugins a package installed next to this binary

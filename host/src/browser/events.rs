@@ -35,7 +35,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{BrowserManager, cdp_error, codes, tab_id};
+use super::{BrowserManager, cdp_error, codes, lock, tab_id};
 use crate::error::ToolError;
 
 /// Entries kept in the event log.
@@ -135,10 +135,6 @@ pub(crate) struct Events {
     owners: std::sync::Mutex<HashMap<u64, std::sync::Arc<str>>>,
 }
 
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn dialog_kind(t: &DialogType) -> &'static str {
     match t {
         DialogType::Alert => "alert",
@@ -182,7 +178,7 @@ impl Events {
 
 /// Whether a browser call failed because the connection to the browser ended
 /// (chromiumoxide's handler dropped the command's reply channel).
-fn connection_lost(e: &ToolError) -> bool {
+pub(super) fn connection_lost(e: &ToolError) -> bool {
     e.code != super::codes::BROWSER_UNAVAILABLE
         && (e.message.contains("oneshot canceled") || e.message.contains("receiver is gone"))
 }
@@ -258,22 +254,12 @@ impl BrowserManager {
         !lock(&self.events().dialogs).is_empty()
     }
 
-    /// Forget what is known of tab `n` (`None`: of every tab).
-    pub(super) fn forget_tab_events(&self, n: Option<u64>) {
+    /// Forget what is known of tab `n`.
+    pub(super) fn forget_tab_events(&self, n: u64) {
         let ev = self.events();
-        match n {
-            Some(n) => {
-                lock(&ev.dialogs).remove(&n);
-                lock(&ev.targets).retain(|_, t| *t != n);
-                lock(&ev.openers).remove(&n);
-            }
-            None => {
-                lock(&ev.dialogs).clear();
-                lock(&ev.targets).clear();
-                lock(&ev.owners).clear();
-                lock(&ev.openers).clear();
-            }
-        }
+        lock(&ev.dialogs).remove(&n);
+        lock(&ev.targets).retain(|_, t| *t != n);
+        lock(&ev.openers).remove(&n);
     }
 
     /// Run `fut`, a call on tab `tab` (the current tab when `None`), unless a
@@ -331,7 +317,8 @@ impl BrowserManager {
         &self,
         fut: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let died = self.inner.gone.notified();
+        let gone = self.slot(self.home().unwrap_or(0)).gone.clone();
+        let died = gone.notified();
         tokio::pin!(died);
         died.as_mut().enable();
         let gone = || {
@@ -359,7 +346,7 @@ impl BrowserManager {
     async fn tab_number(&self, tab: Option<&str>) -> Option<u64> {
         match tab {
             Some(t) => super::parse_tab(t).ok(),
-            None => self.inner.session.lock().await.as_ref()?.current.get(&super::owner()).copied(),
+            None => self.home_guard().await.as_ref()?.current.get(&super::owner()).copied(),
         }
     }
 
@@ -481,7 +468,7 @@ impl BrowserManager {
 
     /// Start watching the browser for pages our tabs open, tabs that close, and
     /// downloads (once per browser session).
-    pub(super) async fn watch_browser(&self, browser: &chromiumoxide::Browser) {
+    pub(super) async fn watch_browser(&self, slot: usize, browser: &chromiumoxide::Browser) {
         if let Ok(mut s) = browser.event_listener::<EventTargetCreated>().await {
             let me = self.clone();
             tokio::spawn(async move {
@@ -497,7 +484,7 @@ impl BrowserManager {
                     if let Some(opener) = opener {
                         let ev = me.events();
                         ev.adopting.fetch_add(1, Ordering::Relaxed);
-                        me.adopt(info.target_id.clone(), opener, info.url.clone()).await;
+                        me.adopt(slot, info.target_id.clone(), opener, info.url.clone()).await;
                         ev.adopting.fetch_sub(1, Ordering::Relaxed);
                     }
                 }
@@ -509,7 +496,7 @@ impl BrowserManager {
                 while let Some(ev) = s.next().await {
                     let n = lock(&me.events().targets).remove(ev.target_id.inner());
                     if let Some(n) = n {
-                        me.gone(n).await;
+                        me.gone(slot, n).await;
                     }
                 }
             });
@@ -573,12 +560,12 @@ impl BrowserManager {
     }
 
     /// Give a page another tab opened a tab id.
-    async fn adopt(&self, target: TargetId, opener: u64, first_url: String) {
+    async fn adopt(&self, slot: usize, target: TargetId, opener: u64, first_url: String) {
         // The page object exists once chromiumoxide has attached to the target.
         let started = Instant::now();
         let page = loop {
             let got = {
-                let guard = self.inner.session.lock().await;
+                let guard = self.slot(slot).session.lock().await;
                 match guard.as_ref() {
                     Some(s) => s.browser.get_page(target.clone()).await.ok(),
                     None => return,
@@ -594,7 +581,7 @@ impl BrowserManager {
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         let n = {
-            let mut guard = self.inner.session.lock().await;
+            let mut guard = self.slot(slot).session.lock().await;
             let Some(s) = guard.as_mut() else { return };
             if s.tabs.values().any(|p| p.target_id() == page.target_id()) {
                 return;
@@ -623,9 +610,9 @@ impl BrowserManager {
     }
 
     /// A tab's target went away (closed by its page, or crashed away).
-    async fn gone(&self, n: u64) {
+    async fn gone(&self, slot: usize, n: u64) {
         let removed = {
-            let mut guard = self.inner.session.lock().await;
+            let mut guard = self.slot(slot).session.lock().await;
             match guard.as_mut() {
                 Some(s) => self.drop_tab(s, n).is_some(),
                 None => false,

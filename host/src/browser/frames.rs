@@ -33,7 +33,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{BrowserManager, bounded, cdp_error, codes, raw_command};
+use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use crate::error::ToolError;
 
 /// Frames inside frames are followed this deep.
@@ -74,10 +74,6 @@ impl std::fmt::Debug for FrameLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FrameLink").finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl FrameLink {

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use super::frames::Doc;
 use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
 use super::netcap::TabWatch;
-use super::{BrowserManager, bounded, cdp_error, codes, raw_command};
+use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use crate::error::ToolError;
 
 /// Installed in every document of a tab before the page's own scripts: remembers
@@ -105,10 +105,6 @@ impl TabRefs {
         }
         self.next = self.next.max(hi);
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl TabWatch {
@@ -433,16 +429,10 @@ fn navigated_away(e: &ToolError) -> bool {
 }
 
 impl BrowserManager {
-    pub(super) fn forget_all_tabs(&self) {
-        lock(&self.inner.refs).clear();
-        lock(&self.inner.watches).clear();
-        self.forget_tab_events(None);
-    }
-
     pub(super) fn forget_tab(&self, n: u64) {
         lock(&self.inner.refs).remove(&n);
         lock(&self.inner.watches).remove(&n);
-        self.forget_tab_events(Some(n));
+        self.forget_tab_events(n);
     }
 
     /// Start collecting console messages, network activity and dialogs of a new
@@ -951,6 +941,9 @@ impl BrowserManager {
             }
             "profile_status" => return Ok(self.profile_status().await),
             "list_profiles" => return Ok(self.list_profiles().await),
+            // One browser: its death ends the call at once. A pool: the pages
+            // of a browser that dies are read on the others.
+            "visit_batch" if self.pool_size() > 1 => return self.visit_batch(&args).await,
             "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
             "sleep" => return Ok(super::visit::sleep(&args).await),
             "new_isolated_tab" => {
@@ -1393,7 +1386,7 @@ impl BrowserManager {
     async fn profile_status(&self) -> Value {
         let o = &self.inner.options;
         let (running, temp_dir) = {
-            let guard = self.inner.session.lock().await;
+            let guard = self.home_guard().await;
             match guard.as_ref() {
                 Some(s) => (
                     s.alive.load(std::sync::atomic::Ordering::Relaxed),
@@ -1402,9 +1395,10 @@ impl BrowserManager {
                 None => (false, None),
             }
         };
-        if let Some(endpoint) = &o.cdp_endpoint {
+        if !o.endpoints.is_empty() {
+            let endpoints = serde_json::to_value(self.pool_status().await).unwrap_or_default();
             return json!({
-                "mode": "attach", "endpoint": endpoint, "running": running,
+                "mode": "attach", "endpoints": endpoints, "running": running,
                 "persistent": true, "userDataDir": null,
                 "note": "attached to a browser ochre did not start: its profile belongs to it",
             });

@@ -12,7 +12,10 @@
 //! Either way the result per page is status, title, links and the content as
 //! markdown, text, a structured outline or raw text. Worker tabs are the host's
 //! own (never the agent's) and are closed even when the call is cancelled.
-//! Plugins are single-threaded; this is where crawl parallelism lives.
+//! Plugins are single-threaded; this is where crawl parallelism lives. With a
+//! pool of browsers, worker tabs and an origin's static fetches spread over
+//! every browser that is up, and the pages of a browser that dies during the
+//! call are read again on the others.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -30,8 +33,9 @@ pub const MAX_BATCH: usize = 64;
 /// Most worker tabs.
 pub const MAX_CONCURRENCY: usize = 8;
 
-/// Closes the worker tabs when dropped (a cancelled call included).
-struct Workers(Vec<Page>);
+/// Closes the worker tabs (each with its browser's index) when dropped (a
+/// cancelled call included).
+struct Workers(Vec<(usize, Page)>);
 
 impl Drop for Workers {
     fn drop(&mut self) {
@@ -41,7 +45,7 @@ impl Drop for Workers {
         }
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                for p in pages {
+                for (_, p) in pages {
                     let _ = p.close().await;
                 }
             });
@@ -148,27 +152,74 @@ impl BrowserManager {
         }
         let concurrency = b.concurrency.min(to_render.len());
         let reader = Arc::new(reader(format, max_chars, b.script));
-
-        // Worker tabs, opened under the session lock, used without it.
-        let workers = self.worker_tabs(concurrency).await?;
         let queue: Arc<Mutex<VecDeque<(usize, String)>>> =
             Arc::new(Mutex::new(to_render.iter().map(|i| (*i, urls[*i].clone())).collect()));
         let results: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(results));
-        let runs = workers.0.iter().map(|page| {
-            let (queue, results, reader) = (queue.clone(), results.clone(), reader.clone());
-            async move {
-                loop {
-                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
-                    let Some((i, url)) = next else { break };
-                    let r = self.visit_one(page, &url, &reader, timeout_ms).await;
-                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = r;
-                }
+        // A round ends when the queue is empty or every worker's browser died;
+        // then the pages left go to new workers on the browsers still up.
+        for round in 0..3 {
+            let left = queue.lock().unwrap_or_else(|p| p.into_inner()).len();
+            if left == 0 {
+                break;
             }
-        });
-        futures::future::join_all(runs).await;
-        drop(workers);
-        let results = std::mem::take(&mut *results.lock().unwrap_or_else(|p| p.into_inner()));
+            let workers = match self.worker_tabs(concurrency.min(left)).await {
+                Ok(w) => w,
+                Err(e) if round == 0 => return Err(e),
+                Err(_) => break,
+            };
+            let runs = workers.0.iter().map(|(slot, page)| {
+                let (queue, results, reader) = (queue.clone(), results.clone(), reader.clone());
+                async move {
+                    loop {
+                        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                        let Some((i, url)) = next else { break };
+                        let r = match self.visit_one(page, &url, &reader, timeout_ms).await {
+                            Ok(v) => v,
+                            Err(e) if self.pool_size() > 1 && self.lost(*slot, &e).await => {
+                                // This browser died: another worker reads the page.
+                                queue
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .push_front((i, url));
+                                break;
+                            }
+                            Err(e) => json!({"url": url, "error": e.message, "code": e.code}),
+                        };
+                        results.lock().unwrap_or_else(|p| p.into_inner())[i] = r;
+                    }
+                }
+            });
+            futures::future::join_all(runs).await;
+            drop(workers);
+        }
+        let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|p| p.into_inner()));
+        for (i, url) in queue.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            results[i] = json!({"url": url, "error": "every browser that could read it went away", "code": super::codes::BROWSER_UNAVAILABLE});
+        }
         Ok(json!({"results": results}))
+    }
+
+    /// Whether `e`, met in browser `slot`, is that browser's connection ending
+    /// (waiting a moment for the end to be noticed).
+    async fn lost(&self, slot: usize, e: &crate::error::ToolError) -> bool {
+        let alive = || async {
+            self.slot(slot)
+                .session
+                .lock()
+                .await
+                .as_ref()
+                .is_some_and(|s| s.alive.load(std::sync::atomic::Ordering::Relaxed))
+        };
+        if super::events::connection_lost(e) || e.code == super::codes::BROWSER_UNAVAILABLE {
+            return true;
+        }
+        for _ in 0..10 {
+            if !alive().await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
     }
 
     /// Read what can be read without rendering (each origin's pages fetched from
@@ -182,58 +233,80 @@ impl BrowserManager {
             by_origin.entry(origin_of(u)).or_default().push(i);
         }
         for (origin, idxs) in by_origin {
-            let batch: Vec<String> = idxs.iter().map(|i| urls[*i].clone()).collect();
-            let fetched = self
-                .fetch_static(&origin, &batch, format, max_chars, timeout_ms, concurrency * 2)
-                .await;
-            match fetched {
-                Ok(vals) if vals.len() == idxs.len() => {
-                    for (i, mut v) in idxs.into_iter().zip(vals) {
-                        if v["render"] == json!(true) || v["needs_render"] == json!(true) {
-                            to_render.push(i);
-                        } else {
-                            if let Some(o) = v.as_object_mut() {
-                                o.remove("needs_render");
+            // The origin's pages split over the browsers up, fetched at once.
+            let parts = self.up_count().min(idxs.len());
+            let slots = match self.spread(parts) {
+                Ok(s) => s,
+                Err(_) => {
+                    to_render.extend(idxs);
+                    continue;
+                }
+            };
+            let chunks: Vec<Vec<usize>> =
+                (0..parts).map(|k| idxs.iter().copied().skip(k).step_by(parts).collect()).collect();
+            let fetches = chunks.iter().zip(&slots).map(|(chunk, slot)| {
+                let batch: Vec<String> = chunk.iter().map(|i| urls[*i].clone()).collect();
+                let origin = origin.clone();
+                async move {
+                    let c = concurrency * 2;
+                    self.fetch_static(&origin, *slot, &batch, format, max_chars, timeout_ms, c)
+                        .await
+                }
+            });
+            let fetched = futures::future::join_all(fetches).await;
+            for (chunk, fetched) in chunks.into_iter().zip(fetched) {
+                match fetched {
+                    Ok(vals) if vals.len() == chunk.len() => {
+                        for (i, mut v) in chunk.into_iter().zip(vals) {
+                            if v["render"] == json!(true) || v["needs_render"] == json!(true) {
+                                to_render.push(i);
+                            } else {
+                                if let Some(o) = v.as_object_mut() {
+                                    o.remove("needs_render");
+                                }
+                                mark_http_error(&mut v);
+                                results[i] = v;
                             }
-                            mark_http_error(&mut v);
-                            results[i] = v;
                         }
                     }
+                    Ok(_) | Err(_) => to_render.extend(chunk),
                 }
-                Ok(_) | Err(_) => to_render.extend(idxs),
             }
         }
+        to_render.sort_unstable();
         to_render
     }
 
-    async fn visit_one(&self, page: &Page, url: &str, reader: &str, timeout_ms: u64) -> Value {
+    /// Load and read one page in a worker tab; a load or read error as an error.
+    async fn visit_one(
+        &self,
+        page: &Page,
+        url: &str,
+        reader: &str,
+        timeout_ms: u64,
+    ) -> Result<Value, crate::error::ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
-        let loaded = bounded(ms, "loading the page", async {
+        bounded(ms, "loading the page", async {
             page.goto(url).await.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
-        .await;
-        if let Err(e) = loaded {
-            return json!({"url": url, "error": e.message, "code": e.code});
-        }
-        match bounded(ms, "reading the page", self.eval(page, reader, true)).await {
-            Ok(mut v) => {
-                v["requested_url"] = json!(url);
-                v["rendered"] = json!(true);
-                mark_http_error(&mut v);
-                v
-            }
-            Err(e) => json!({"url": url, "error": e.message, "code": e.code}),
-        }
+        .await?;
+        let mut v = bounded(ms, "reading the page", self.eval(page, reader, true)).await?;
+        v["requested_url"] = json!(url);
+        v["rendered"] = json!(true);
+        mark_http_error(&mut v);
+        Ok(v)
     }
 }
 
 impl BrowserManager {
     /// Fetch and read `urls` (all of `origin`) without rendering, from one worker
     /// tab at that origin.
+    #[allow(clippy::too_many_arguments)]
     async fn fetch_static(
         &self,
         origin: &str,
+        slot: usize,
         urls: &[String],
         format: &str,
         max_chars: u64,
@@ -264,7 +337,7 @@ impl BrowserManager {
         // The origin's fetcher tab is kept between batches; a dead one (the
         // browser was relaunched) is replaced once.
         for attempt in 0..2 {
-            let page = self.fetcher(origin, ms, attempt > 0).await?;
+            let page = self.fetcher(origin, slot, ms, attempt > 0).await?;
             match bounded(total, "fetching the pages", self.eval(&page, &script, true)).await {
                 Ok(v) => return Ok(v.as_array().cloned().unwrap_or_default()),
                 Err(e) if attempt > 0 => return Err(e),
@@ -274,31 +347,60 @@ impl BrowserManager {
         Err(ToolError::new(super::codes::BROWSER_ERROR, "cannot fetch the pages"))
     }
 
-    /// `n` new worker tabs (not the agent's), opened under the session lock and
-    /// closed when the returned guard drops.
+    /// `n` new worker tabs (not the agent's), spread over the browsers up,
+    /// closed when the returned guard drops. A browser that cannot open one is
+    /// skipped (marked down in a pool) while another can.
     async fn worker_tabs(&self, n: usize) -> Result<Workers, ToolError> {
-        let mut guard = self.session().await?;
-        let session = guard
-            .as_mut()
-            .ok_or_else(|| ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        self.worker_tabs_on(&self.spread(n)?).await
+    }
+
+    /// A worker tab in each browser of `slots`.
+    async fn worker_tabs_on(&self, slots: &[usize]) -> Result<Workers, ToolError> {
         let who = super::owner();
-        let mut workers = Workers(Vec::with_capacity(n));
-        for _ in 0..n {
-            let page = self
-                .open_page(session, &who, "about:blank")
-                .await
-                .map_err(|e| cdp_error("cannot open a worker tab", e))?;
-            super::events::dismiss_dialogs(&page).await;
-            workers.0.push(page);
+        let mut workers = Workers(Vec::with_capacity(slots.len()));
+        let mut failed = None;
+        for &i in slots {
+            let opened = async {
+                let mut guard = self.session_at(i, false).await?;
+                let session = guard.as_mut().ok_or_else(|| {
+                    ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser")
+                })?;
+                let page = self
+                    .open_page(session, &who, "about:blank")
+                    .await
+                    .map_err(|e| cdp_error("cannot open a worker tab", e))?;
+                session.front = None;
+                Ok::<_, ToolError>(page)
+            }
+            .await;
+            match opened {
+                Ok(page) => {
+                    super::events::dismiss_dialogs(&page).await;
+                    workers.0.push((i, page));
+                }
+                Err(e) if self.pool_size() > 1 => {
+                    self.mark_down(i, &e.message);
+                    failed = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        session.front = None;
-        Ok(workers)
+        match failed {
+            Some(e) if workers.0.is_empty() => Err(e),
+            _ => Ok(workers),
+        }
     }
 
     /// A worker tab showing a document of `origin` (its robots.txt, or the error
     /// page if there is none): fetches from it are same-origin.
-    async fn fetcher(&self, origin: &str, ms: u32, fresh: bool) -> Result<Page, ToolError> {
-        let key = (super::owner(), origin.to_owned());
+    async fn fetcher(
+        &self,
+        origin: &str,
+        slot: usize,
+        ms: u32,
+        fresh: bool,
+    ) -> Result<Page, ToolError> {
+        let key = (super::owner(), origin.to_owned(), slot);
         let cached = {
             let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
             if fresh {
@@ -316,16 +418,17 @@ impl BrowserManager {
             return Ok(p);
         }
         // Closed if opening the origin fails or the call is cancelled.
-        let mut worker = self.worker_tabs(1).await?;
+        let mut worker = self.worker_tabs_on(&[slot]).await?;
         bounded(ms, "opening the origin", async {
             worker.0[0]
+                .1
                 .goto(format!("{origin}/robots.txt"))
                 .await
                 .map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await?;
-        let page = worker.0.remove(0);
+        let (_, page) = worker.0.remove(0);
         let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= 16 {
             // Few origins per server in practice; keep the count bounded.

@@ -1,0 +1,511 @@
+//! The browsers the host uses: the managed one, or a pool of endpoints to attach
+//! to (`--cdp-endpoint`, repeatable; `[browser] endpoints` in the config file).
+//!
+//! - Each owner of tabs (an HTTP session, or the one shared set of stdio and
+//!   embedders) is placed on one endpoint and stays there: the endpoint up with
+//!   the fewest owners and room under its `max_sessions`.
+//! - Crawl workers spread over every endpoint that is up.
+//! - An endpoint whose connection ends, or that cannot be reached, is marked
+//!   down; a health check probes it every 2 s (its `/json/version`) and brings it
+//!   back. An owner placed on a down endpoint moves to another one at its next
+//!   call and is told, as after a relaunch; a crawl's pages on it are read again
+//!   elsewhere.
+//! - An endpoint's URL may carry a token (`ws://host:port?token=T`): what ochre
+//!   says of an endpoint names it with its query values and password replaced by
+//!   `[redacted]`, and errors are scrubbed of them.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{BrowserManager, Inner, Owner, Session, codes, lock, owner};
+use crate::error::ToolError;
+
+/// How often a down endpoint is probed.
+const PROBE_EVERY: Duration = Duration::from_secs(2);
+/// How long one probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A browser to attach to.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `http(s)://host:port` (found through `/json/version`) or `ws(s)://...`,
+    /// its query (tokens) kept.
+    pub url: String,
+    /// Most owners (MCP sessions) placed on it at once; `None`: no limit.
+    pub max_sessions: Option<usize>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.redacted())
+            .field("max_sessions", &self.max_sessions)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// Check `url`: an http(s) or ws(s) URL with a host.
+    pub fn parse(url: &str, max_sessions: Option<usize>) -> Result<Self, String> {
+        let e = Self { url: url.trim().to_owned(), max_sessions };
+        let Some((scheme, rest)) = e.url.split_once("://") else {
+            return Err(format!("{}: not a URL (http://HOST:PORT or ws://...)", e.redacted()));
+        };
+        if !matches!(scheme, "http" | "https" | "ws" | "wss") {
+            return Err(format!("{}: the scheme must be http, https, ws or wss", e.redacted()));
+        }
+        if authority(rest).is_empty() {
+            return Err(format!("{}: no host", e.redacted()));
+        }
+        if max_sessions == Some(0) {
+            return Err(format!("{}: max_sessions must be at least 1", e.redacted()));
+        }
+        Ok(e)
+    }
+
+    /// The URL with its query values and password replaced by `[redacted]`.
+    pub fn redacted(&self) -> String {
+        let mut out = self.url.clone();
+        for secret in self.secrets() {
+            out = out.replace(&secret, "[redacted]");
+        }
+        out
+    }
+
+    /// The secret parts of the URL: query values, a password.
+    fn secrets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((_, query)) = self.url.split_once('?') {
+            let query = query.split('#').next().unwrap_or("");
+            for pair in query.split('&') {
+                if let Some((_, v)) = pair.split_once('=')
+                    && !v.is_empty()
+                {
+                    out.push(v.to_owned());
+                }
+            }
+        }
+        let rest = self.url.split_once("://").map_or("", |(_, r)| r);
+        let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+        if let Some((userinfo, _)) = auth.rsplit_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+            && !password.is_empty()
+        {
+            out.push(password.to_owned());
+        }
+        // Longest first: a secret that contains another is replaced whole.
+        out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        out
+    }
+
+    /// `text` with the URL's secrets replaced by `[redacted]`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in self.secrets() {
+            out = out.replace(&secret, "[redacted]");
+        }
+        out
+    }
+
+    /// Where to ask whether it is up: `/json/version` over HTTP(S), the query kept
+    /// (browserless wants its token there too).
+    fn probe_url(&self) -> String {
+        let (scheme, rest) = self.url.split_once("://").unwrap_or(("http", ""));
+        let scheme = match scheme {
+            "ws" => "http",
+            "wss" => "https",
+            s => s,
+        };
+        let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+        format!("{scheme}://{}/json/version{query}", authority(rest))
+    }
+}
+
+/// `host:port` of the part of a URL after `://` (userinfo dropped).
+fn authority(rest: &str) -> &str {
+    let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+    auth.rsplit_once('@').map_or(auth, |(_, a)| a)
+}
+
+/// One browser of the pool: the managed browser (`endpoint: None`) or an endpoint.
+pub(super) struct Slot {
+    pub(super) endpoint: Option<Endpoint>,
+    pub(super) session: tokio::sync::Mutex<Option<Session>>,
+    /// Told when this browser's connection ends.
+    pub(super) gone: Arc<tokio::sync::Notify>,
+    health: std::sync::Mutex<Health>,
+}
+
+#[derive(Default)]
+struct Health {
+    /// Why and since when it is down.
+    down: Option<(String, Instant)>,
+    /// The last probe's time to answer.
+    latency_ms: Option<u64>,
+    /// A health check is running.
+    probing: bool,
+}
+
+impl Slot {
+    pub(super) fn new(endpoint: Option<Endpoint>) -> Self {
+        Self {
+            endpoint,
+            session: Default::default(),
+            gone: Default::default(),
+            health: Default::default(),
+        }
+    }
+
+    /// How ochre names it.
+    pub(super) fn name(&self) -> String {
+        match &self.endpoint {
+            Some(e) => format!("the browser at {}", e.redacted()),
+            None => "the browser".into(),
+        }
+    }
+
+    pub(super) fn is_down(&self) -> bool {
+        lock(&self.health).down.is_some()
+    }
+
+    fn has_room(&self, load: usize) -> bool {
+        self.endpoint.as_ref().and_then(|e| e.max_sessions).is_none_or(|m| load < m)
+    }
+}
+
+/// What `ochre doctor` and `oc_profile_status` show of each browser.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointStatus {
+    /// The endpoint (secrets redacted), or `managed`.
+    pub endpoint: String,
+    /// Not marked down.
+    pub up: bool,
+    /// A connection to it is open.
+    pub connected: bool,
+    /// Owners (MCP sessions, or the shared set) placed on it.
+    pub sessions: usize,
+    /// Its `max_sessions`.
+    pub capacity: Option<usize>,
+    /// Time to answer `/json/version` just now.
+    pub latency_ms: Option<u64>,
+    /// Why it is down, and for how long.
+    pub down_reason: Option<String>,
+    /// How long it has been down.
+    pub down_for_ms: Option<u64>,
+}
+
+/// Ask an endpoint whether it is up: any HTTP answer to `/json/version` counts
+/// (a token the probe lacks still proves the server is there). Its latency.
+async fn probe(endpoint: &Endpoint) -> Result<u64, String> {
+    let started = Instant::now();
+    let client = reqwest::Client::builder()
+        .timeout(PROBE_TIMEOUT)
+        .connect_timeout(PROBE_TIMEOUT)
+        .build()
+        .map_err(|e| e.to_string())?;
+    match client.get(endpoint.probe_url()).send().await {
+        Ok(_) => Ok(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+        Err(e) => {
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why = format!("{why}: {s}");
+                source = s.source();
+            }
+            Err(endpoint.scrub(&why))
+        }
+    }
+}
+
+/// The websocket URL to attach to `endpoint`: a ws(s) URL as given; for an
+/// http(s) one, what its `/json/version` says, reached through the endpoint's
+/// own host and port (a browser answers with its own `127.0.0.1`) and with the
+/// endpoint's query (browserless leaves its token out).
+pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String> {
+    if endpoint.url.starts_with("ws") {
+        return Ok(endpoint.url.clone());
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .get(endpoint.probe_url())
+        .send()
+        .await
+        .map_err(|e| endpoint.scrub(&e.to_string()))?;
+    let status = answer.status();
+    if !status.is_success() {
+        return Err(format!("its /json/version answered HTTP {status}"));
+    }
+    let v: Value =
+        answer.json().await.map_err(|e| format!("its /json/version is not JSON: {e}"))?;
+    let given = v["webSocketDebuggerUrl"]
+        .as_str()
+        .filter(|u| u.starts_with("ws"))
+        .ok_or("its /json/version names no webSocketDebuggerUrl")?;
+    let (_, rest) = given.split_once("://").unwrap_or(("ws", ""));
+    let path = &rest[rest.find(['/', '?', '#']).unwrap_or(rest.len())..];
+    let path = if path.contains('?') {
+        path.to_owned()
+    } else {
+        let query = endpoint.url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+        format!("{path}{query}")
+    };
+    let scheme = if endpoint.url.starts_with("https") { "wss" } else { "ws" };
+    let (_, own) = endpoint.url.split_once("://").unwrap_or(("http", ""));
+    let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
+    Ok(format!("{scheme}://{own}{path}"))
+}
+
+impl BrowserManager {
+    /// The browsers, as configured (one managed browser when no endpoint is given).
+    pub(super) fn slots_for(endpoints: &[Endpoint]) -> Vec<Slot> {
+        if endpoints.is_empty() {
+            return vec![Slot::new(None)];
+        }
+        endpoints.iter().cloned().map(|e| Slot::new(Some(e))).collect()
+    }
+
+    pub(super) fn slot(&self, i: usize) -> &Slot {
+        &self.inner.slots[i]
+    }
+
+    /// How many browsers the pool has.
+    pub(super) fn pool_size(&self) -> usize {
+        self.inner.slots.len()
+    }
+
+    /// Owners placed on each slot.
+    fn loads(&self, placed: &std::collections::HashMap<Owner, usize>) -> Vec<usize> {
+        let mut loads = vec![0; self.pool_size()];
+        for i in placed.values() {
+            loads[*i] += 1;
+        }
+        loads
+    }
+
+    /// The caller's browser: where its tabs live. Placed on first use (the
+    /// endpoint up with the fewest owners and room), and again when its endpoint
+    /// is down (then the caller is told its tabs are lost).
+    pub(super) fn home(&self) -> Result<usize, ToolError> {
+        if self.pool_size() == 1 {
+            return Ok(0);
+        }
+        let who = owner();
+        let mut placed = lock(&self.inner.placement);
+        let before = placed.get(&who).copied();
+        if let Some(i) = before
+            && !self.slot(i).is_down()
+        {
+            return Ok(i);
+        }
+        placed.remove(&who);
+        let loads = self.loads(&placed);
+        let pick = (0..self.pool_size())
+            .filter(|i| !self.slot(*i).is_down() && self.slot(*i).has_room(loads[*i]))
+            .min_by_key(|i| loads[*i]);
+        let Some(i) = pick else {
+            return Err(self.none_available(&loads));
+        };
+        placed.insert(who, i);
+        drop(placed);
+        if let Some(old) = before {
+            self.inner.relaunched.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.tell(
+                crate::client_log::Level::Notice,
+                format!(
+                    "{} is down; this session moved to {}: its tabs are lost",
+                    self.slot(old).name(),
+                    self.slot(i).name()
+                ),
+            );
+        }
+        Ok(i)
+    }
+
+    fn none_available(&self, loads: &[usize]) -> ToolError {
+        let all_down = (0..self.pool_size()).all(|i| self.slot(i).is_down());
+        let each: Vec<String> = (0..self.pool_size())
+            .map(|i| {
+                let s = self.slot(i);
+                match &lock(&s.health).down {
+                    Some((why, _)) => format!("{} down ({why})", s.name()),
+                    None => format!(
+                        "{} full ({} of {})",
+                        s.name(),
+                        loads[i],
+                        s.endpoint.as_ref().and_then(|e| e.max_sessions).unwrap_or(0)
+                    ),
+                }
+            })
+            .collect();
+        let what = if all_down {
+            "every browser endpoint is down"
+        } else {
+            "no browser endpoint has room"
+        };
+        ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("{what}: {}; try again later, or add endpoints", each.join("; ")),
+        )
+        .with("endpoints", Value::from(each))
+    }
+
+    /// Forget where `who` was placed (its session ended).
+    pub(super) fn unplace(&self, who: &Owner) {
+        lock(&self.inner.placement).remove(who);
+    }
+
+    /// `n` slots to put worker tabs on, spread round-robin over the slots that
+    /// are up (the caller's own when none is).
+    pub(super) fn spread(&self, n: usize) -> Result<Vec<usize>, ToolError> {
+        let up: Vec<usize> = (0..self.pool_size()).filter(|i| !self.slot(*i).is_down()).collect();
+        if up.is_empty() {
+            return Ok(vec![self.home()?; n]);
+        }
+        let start = self.inner.next_worker.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        Ok((0..n).map(|k| up[(start + k) % up.len()]).collect())
+    }
+
+    /// How many slots are up.
+    pub(super) fn up_count(&self) -> usize {
+        (0..self.pool_size()).filter(|i| !self.slot(*i).is_down()).count().max(1)
+    }
+
+    /// Mark endpoint `i` down (the managed browser is relaunched instead) and
+    /// start its health check.
+    pub(super) fn mark_down(&self, i: usize, why: &str) {
+        mark_down(&self.inner, i, why);
+    }
+
+    /// What each browser of the pool is doing (probing the endpoints, bounded).
+    pub async fn pool_status(&self) -> Vec<EndpointStatus> {
+        let placed = lock(&self.inner.placement).clone();
+        let mut loads = self.loads(&placed);
+        if self.pool_size() == 1 {
+            loads[0] = usize::from(self.slot(0).session.lock().await.is_some());
+        }
+        let mut out = Vec::with_capacity(self.pool_size());
+        for (i, slot) in self.inner.slots.iter().enumerate() {
+            let connected = slot
+                .session
+                .lock()
+                .await
+                .as_ref()
+                .is_some_and(|s| s.alive.load(std::sync::atomic::Ordering::Relaxed));
+            let latency_ms = match &slot.endpoint {
+                Some(e) => probe(e).await.ok(),
+                None => None,
+            };
+            let health = lock(&slot.health);
+            out.push(EndpointStatus {
+                endpoint: slot
+                    .endpoint
+                    .as_ref()
+                    .map_or_else(|| "managed".into(), Endpoint::redacted),
+                up: health.down.is_none(),
+                connected,
+                sessions: loads[i],
+                capacity: slot.endpoint.as_ref().and_then(|e| e.max_sessions),
+                latency_ms: latency_ms.or(health.latency_ms),
+                down_reason: health.down.as_ref().map(|(why, _)| why.clone()),
+                down_for_ms: health.down.as_ref().map(|(_, since)| {
+                    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+                }),
+            });
+        }
+        out
+    }
+}
+
+/// Mark endpoint `i` of `inner` down and start its health check (every
+/// [`PROBE_EVERY`], until it answers or the manager is gone or closing).
+pub(super) fn mark_down(inner: &Arc<Inner>, i: usize, why: &str) {
+    let slot = &inner.slots[i];
+    let Some(endpoint) = slot.endpoint.clone() else { return };
+    let why = endpoint.scrub(why);
+    let start = {
+        let mut h = lock(&slot.health);
+        let newly = h.down.is_none();
+        if newly {
+            h.down = Some((why.clone(), Instant::now()));
+        }
+        let start = !h.probing;
+        h.probing = true;
+        if !newly {
+            return;
+        }
+        start
+    };
+    tracing::warn!(endpoint = %endpoint.redacted(), why, "a browser endpoint is down");
+    BrowserManager { inner: inner.clone() }.tell(
+        crate::client_log::Level::Warning,
+        format!("the browser endpoint {} is down: {why}", endpoint.redacted()),
+    );
+    if start {
+        tokio::spawn(health_check(Arc::downgrade(inner), i, endpoint));
+    }
+}
+
+async fn health_check(inner: Weak<Inner>, i: usize, endpoint: Endpoint) {
+    loop {
+        tokio::time::sleep(PROBE_EVERY).await;
+        let Some(inner) = inner.upgrade() else { return };
+        let slot = &inner.slots[i];
+        if inner.closing.load(std::sync::atomic::Ordering::Relaxed) {
+            lock(&slot.health).probing = false;
+            return;
+        }
+        if let Ok(ms) = probe(&endpoint).await {
+            {
+                let mut h = lock(&slot.health);
+                h.down = None;
+                h.probing = false;
+                h.latency_ms = Some(ms);
+            }
+            tracing::info!(endpoint = %endpoint.redacted(), "a browser endpoint is back");
+            BrowserManager { inner: inner.clone() }.tell(
+                crate::client_log::Level::Info,
+                format!("the browser endpoint {} is back", endpoint.redacted()),
+            );
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_checked_and_their_secrets_redacted() {
+        let e = Endpoint::parse("ws://127.0.0.1:3000/chromium?token=s3cret&timeout=60000", None)
+            .expect("valid");
+        assert_eq!(
+            e.redacted(),
+            "ws://127.0.0.1:3000/chromium?token=[redacted]&timeout=[redacted]"
+        );
+        assert_eq!(e.probe_url(), "http://127.0.0.1:3000/json/version?token=s3cret&timeout=60000");
+        assert_eq!(
+            e.scrub("cannot reach ...?token=s3cret: refused"),
+            "cannot reach ...?token=[redacted]: refused"
+        );
+        assert!(!format!("{e:?}").contains("s3cret"));
+        let e = Endpoint::parse("https://user:pw1234@grid.example:443/x", Some(2)).expect("valid");
+        assert_eq!(e.redacted(), "https://user:[redacted]@grid.example:443/x");
+        assert_eq!(e.probe_url(), "https://grid.example:443/json/version");
+        assert_eq!(
+            Endpoint::parse("http://127.0.0.1:9222", None).expect("ok").probe_url(),
+            "http://127.0.0.1:9222/json/version"
+        );
+        for bad in ["127.0.0.1:9222", "ftp://x", "http://", "http:///json"] {
+            assert!(Endpoint::parse(bad, None).is_err(), "{bad}");
+        }
+        assert!(Endpoint::parse("http://h:1", Some(0)).is_err());
+    }
+}

@@ -1,0 +1,392 @@
+//! A pool of remote browsers: plain Chromium processes started here with
+//! `--remote-debugging-port`, given to ochre as `--cdp-endpoint`s. A crawl spreads
+//! its pages over all of them and survives one being killed (no page lost, none
+//! twice); the pool reports the endpoint down and, once restarted, up again. Two
+//! HTTP sessions get browsers on different endpoints and share no cookies. Each
+//! Chromium sends its own User-Agent, so the site server sees which one asked.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use ochre_tests::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// Pages of the site besides its index.
+const PAGES: usize = 59;
+
+/// A Chromium with a debugging port and a profile of its own; killed on drop.
+struct Chromium {
+    child: Option<Child>,
+    port: u16,
+    profile: PathBuf,
+    name: String,
+}
+
+fn chromium_bin() -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for dir in std::env::split_paths(&path) {
+            if dir.join(name).is_file() {
+                return Ok(dir.join(name));
+            }
+        }
+    }
+    bail!("no Chromium on PATH: `bash .ci/setup` installs it")
+}
+
+impl Chromium {
+    async fn start(dir: &Path, name: &str) -> Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut me = Self {
+            child: None,
+            port,
+            profile: dir.join(format!("profile-{name}")),
+            name: name.into(),
+        };
+        me.launch().await?;
+        Ok(me)
+    }
+
+    async fn launch(&mut self) -> Result<()> {
+        let child = Command::new(chromium_bin()?)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                &format!("--remote-debugging-port={}", self.port),
+                &format!("--user-data-dir={}", self.profile.display()),
+                &format!("--user-agent=ochre-pool-test/{}", self.name),
+                "about:blank",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("start chromium")?;
+        self.child = Some(child);
+        for _ in 0..300 {
+            if self.json("/json/version").await.is_ok() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!("chromium {} did not open port {} within 30 s", self.name, self.port)
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    async fn json(&self, path: &str) -> Result<Value> {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        Ok(reqwest::get(url).await?.error_for_status()?.json().await?)
+    }
+
+    /// The URLs of its pages (`/json/list`).
+    async fn page_urls(&self) -> Result<Vec<String>> {
+        let list = self.json("/json/list").await?;
+        Ok(list
+            .as_array()
+            .map(|a| a.iter().filter_map(|t| t["url"].as_str().map(str::to_owned)).collect())
+            .unwrap_or_default())
+    }
+
+    fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Its helper processes go with the profile's processes.
+        kill_processes_with(&format!("--user-data-dir={}", self.profile.display()));
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// The requests a site served: (path, User-Agent), in order.
+type Served = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A site of an index page linking to [`PAGES`] pages, each answered after
+/// `delay`; it records who asked for what.
+struct Site {
+    base: String,
+    served: Served,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Site {
+    async fn start(delay: Duration) -> Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let served = Served::default();
+        let log = served.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    let mut n = 0;
+                    while n < buf.len() {
+                        match stream.read(&mut buf[n..]).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => n += k,
+                        }
+                        if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                            break;
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let ua = head
+                        .lines()
+                        .find_map(|l| {
+                            l.strip_prefix("User-Agent: ").or(l.strip_prefix("user-agent: "))
+                        })
+                        .unwrap_or("")
+                        .to_owned();
+                    log.lock().expect("log").push((path.clone(), ua));
+                    let (status, body) = page(&path);
+                    if path.starts_with("/p/") {
+                        tokio::time::sleep(delay).await;
+                    }
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: seen=1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        Ok(Self { base, served, task })
+    }
+
+    fn served(&self) -> Vec<(String, String)> {
+        self.served.lock().expect("log").clone()
+    }
+
+    /// Page requests (`/p/N`) per browser (by its User-Agent's last word).
+    fn pages_by_browser(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for (path, ua) in self.served() {
+            if path.starts_with("/p/") {
+                let who = ua.rsplit('/').next().unwrap_or("").to_owned();
+                *out.entry(who).or_default() += 1;
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn page(path: &str) -> (&'static str, String) {
+    let open = "<!doctype html><html><head><meta charset=utf-8>";
+    if path == "/" {
+        let links: String =
+            (1..=PAGES).map(|i| format!("<li><a href=\"/p/{i}\">page {i}</a>")).collect();
+        return (
+            "200 OK",
+            format!(
+                "{open}<title>Index</title></head><body><h1>Index</h1><ul>{links}</ul></body></html>"
+            ),
+        );
+    }
+    if let Some(i) =
+        path.strip_prefix("/p/").and_then(|n| n.split('?').next()?.parse::<usize>().ok())
+    {
+        let text = "Some words of this page, enough to read as a page and not as an empty shell. "
+            .repeat(8);
+        return (
+            "200 OK",
+            format!(
+                "{open}<title>Page {i}</title></head><body><h1>Page {i}</h1><p>{text}</p><a href=\"/\">home</a></body></html>"
+            ),
+        );
+    }
+    ("404 Not Found", format!("{open}<title>Not found</title></head><body>no</body></html>"))
+}
+
+/// `profile_status`'s view of the pool, by endpoint URL.
+async fn pool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+) -> Result<BTreeMap<String, Value>> {
+    let status = client.tool_json("oc_profile_status", json!({})).await?;
+    let endpoints = status["endpoints"].as_array().context("endpoints")?;
+    Ok(endpoints
+        .iter()
+        .map(|e| (e["endpoint"].as_str().unwrap_or("").to_owned(), e.clone()))
+        .collect())
+}
+
+#[tokio::test]
+async fn a_crawl_spreads_over_the_pool_and_survives_a_killed_browser() -> Result<()> {
+    let work = TempDir::new("pool-crawl");
+    let mut browsers = Vec::new();
+    for name in ["a", "b", "c"] {
+        browsers.push(Chromium::start(work.path(), name).await?);
+    }
+    let site = Site::start(Duration::from_millis(400)).await?;
+    let mut args = vec!["--tools-only".to_owned(), "core,crawl,profile".to_owned()];
+    for b in &browsers {
+        args.extend(["--cdp-endpoint".to_owned(), b.endpoint()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let client = stdio_client(&work.path().join("data"), &args, &[]).await?;
+
+    // The crawl runs while browser c is killed once it is busy with pages.
+    let mut killed = false;
+    let result = {
+        let crawl = client.tool_json(
+            "crawl",
+            json!({"url": format!("{}/", site.base), "max_depth": 1, "max_pages": 60, "concurrency": 6}),
+        );
+        tokio::pin!(crawl);
+        loop {
+            tokio::select! {
+                r = &mut crawl => break r?,
+                () = tokio::time::sleep(Duration::from_millis(20)), if !killed => {
+                    if site.pages_by_browser().get("c").copied().unwrap_or(0) >= 3 {
+                        browsers[2].kill9();
+                        killed = true;
+                    }
+                }
+            }
+        }
+    };
+    assert!(killed, "the crawl ended before browser c had pages: {:?}", site.pages_by_browser());
+    let pages = result["pages"].as_array().context("pages")?;
+    let urls: Vec<&str> = pages.iter().filter_map(|p| p["url"].as_str()).collect();
+    let unique: BTreeSet<&str> = urls.iter().copied().collect();
+    assert_eq!(urls.len(), PAGES + 1, "{}", serde_json::to_string(&result["summary"])?);
+    assert_eq!(unique.len(), urls.len(), "a page twice: {urls:?}");
+    let failed: Vec<&Value> =
+        pages.iter().filter(|p| p.get("error").is_some_and(|e| !e.is_null())).collect();
+    assert!(failed.is_empty(), "failed pages: {failed:?}");
+    for p in pages.iter().filter(|p| p["url"].as_str().is_some_and(|u| u.contains("/p/"))) {
+        let n = p["url"].as_str().and_then(|u| u.rsplit('/').next()).unwrap_or("");
+        assert_eq!(p["title"], json!(format!("Page {n}")), "{p}");
+    }
+    // All three browsers asked the site for pages (server side, by User-Agent).
+    let by_browser = site.pages_by_browser();
+    eprintln!("page requests by browser: {by_browser:?}; {}", result["summary"]);
+    for name in ["a", "b", "c"] {
+        assert!(
+            by_browser.get(name).copied().unwrap_or(0) > 0,
+            "browser {name} read no page: {by_browser:?}"
+        );
+    }
+
+    // The pool says c is down; restarted, it comes back.
+    let c = browsers[2].endpoint();
+    let view = pool(&client).await?;
+    assert_eq!(view.len(), 3, "{view:?}");
+    assert_eq!(view[&c]["up"], json!(false), "{view:?}");
+    assert!(view[&c]["downReason"].as_str().is_some_and(|r| !r.is_empty()), "{view:?}");
+    assert_eq!(view[&browsers[0].endpoint()]["up"], json!(true), "{view:?}");
+    browsers[2].launch().await?;
+    let mut back = false;
+    for _ in 0..50 {
+        if pool(&client).await?[&c]["up"] == json!(true) {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(back, "endpoint c did not come back: {:?}", pool(&client).await?);
+    // And takes work again: a second crawl reaches it.
+    let before = site.pages_by_browser().get("c").copied().unwrap_or(0);
+    let again = client
+        .tool_json("crawl", json!({"url": format!("{}/", site.base), "max_depth": 1, "max_pages": 30, "concurrency": 6}))
+        .await?;
+    assert_eq!(again["pages"].as_array().map(Vec::len), Some(30));
+    assert!(
+        site.pages_by_browser().get("c").copied().unwrap_or(0) > before,
+        "{:?}",
+        site.pages_by_browser()
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn http_sessions_get_browsers_on_different_endpoints() -> Result<()> {
+    let work = TempDir::new("pool-sessions");
+    let a = Chromium::start(work.path(), "a").await?;
+    let b = Chromium::start(work.path(), "b").await?;
+    let site = Site::start(Duration::ZERO).await?;
+    // A token in an endpoint's URL (Chromium ignores the query) is never shown.
+    let token = "pool-token-4242";
+    let a_url = format!("{}/?token={token}", a.endpoint());
+    let server = HttpServer::start(
+        &work.path().join("data"),
+        &[
+            "--tools-only",
+            "core,profile",
+            "--cdp-endpoint",
+            &a_url,
+            "--cdp-endpoint",
+            &b.endpoint(),
+        ],
+        &[("RUST_LOG", "ochre=debug")],
+    )
+    .await?;
+    let one = server.client().await?;
+    let two = server.client().await?;
+    one.tool_json("navigate", json!({"url": format!("{}/p/1?session=one", site.base)})).await?;
+    two.tool_json("navigate", json!({"url": format!("{}/p/2?session=two", site.base)})).await?;
+
+    // Each session's page is in a different browser.
+    let on = |urls: &[String], s: &str| urls.iter().any(|u| u.contains(&format!("session={s}")));
+    let (in_a, in_b) = (a.page_urls().await?, b.page_urls().await?);
+    assert!(on(&in_a, "one") != on(&in_a, "two"), "a: {in_a:?}");
+    assert!(on(&in_b, "one") != on(&in_b, "two"), "b: {in_b:?}");
+    let uas: BTreeSet<String> = site
+        .served()
+        .into_iter()
+        .filter(|(p, _)| p.contains("session="))
+        .map(|(_, ua)| ua)
+        .collect();
+    assert_eq!(uas.len(), 2, "{uas:?}");
+
+    // A cookie set in one session is not in the other.
+    one.tool_json(
+        "javascript_tool",
+        json!({"code": "document.cookie = 'mine=one; path=/'; document.cookie"}),
+    )
+    .await?;
+    let other = two.tool_json("javascript_tool", json!({"code": "document.cookie"})).await?;
+    assert!(!other.to_string().contains("mine=one"), "{other}");
+
+    // The pool view names the endpoint without its token.
+    let status = one.tool_json("oc_profile_status", json!({})).await?;
+    let text = status.to_string();
+    assert!(text.contains("token=[redacted]") && !text.contains(token), "{text}");
+    let sessions: Vec<u64> = status["endpoints"]
+        .as_array()
+        .context("endpoints")?
+        .iter()
+        .filter_map(|e| e["sessions"].as_u64())
+        .collect();
+    assert_eq!(sessions, [1, 1], "{status}");
+    one.cancel().await?;
+    two.cancel().await?;
+    drop(server);
+    // Nothing ochre wrote holds the token.
+    let written = read_all_text(&work.path().join("data"));
+    assert!(!written.contains(token), "the token is in the data dir");
+    Ok(())
+}
