@@ -31,8 +31,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import harness as h  # noqa: E402 - bench/harness.py, beside this file
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
 
 
 def main() -> int:
@@ -59,17 +57,9 @@ def main() -> int:
     async def run(command: list[str], body) -> dict:
         tree = h.ProcessTree()
         with tempfile.TemporaryDirectory(prefix="ochre-crawl-bench-") as tmp:
-            params = StdioServerParameters(command=command[0], args=command[1:], cwd=tmp)
-            before = {p.pid for p in h.psutil.Process().children()}
-            with open(Path(tmp) / "stderr.log", "w") as errlog:
-                async with (
-                    stdio_client(params, errlog=errlog) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    root = h.spawned_server(before)
-                    with tree.sampling(root):
-                        out = await body(session, tree, root)
+            async with h.mcp_stdio(command, Path(tmp)) as (session, root):
+                with tree.sampling(root):
+                    out = await body(session, tree, root)
             await asyncio.to_thread(tree.reap)
         out["rss_peak_mb"] = tree.peak_rss / 2**20
         out["pss_peak_mb"] = tree.peak_pss / 2**20

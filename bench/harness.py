@@ -16,8 +16,8 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,7 +25,9 @@ from typing import Any, ClassVar
 
 try:
     import psutil
+    from mcp import StdioServerParameters
     from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
 except ImportError as missing:
     sys.exit(
         f"{missing}: run the benchmarks with the venv python that `bash bench/setup.sh` installs "
@@ -181,6 +183,18 @@ def spawned_server(children_before: set[int]) -> psutil.Process:
     if len(new) != 1:
         raise RuntimeError(f"expected one new child process (the server), found {len(new)}: {new}")
     return new[0]
+
+
+@asynccontextmanager
+async def mcp_stdio(command: list[str], workdir: Path) -> AsyncIterator[tuple[ClientSession, psutil.Process]]:
+    """An initialized MCP session with the server `command` starts on stdio (run
+    in workdir, its stderr in workdir/stderr.log), and the server's process."""
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(workdir))
+    before = {p.pid for p in psutil.Process().children()}
+    with open(Path(workdir) / "stderr.log", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session, spawned_server(before)
 
 
 # --- adapters -------------------------------------------------------------------------

@@ -33,8 +33,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import harness as h  # noqa: E402 - bench/harness.py, beside this file
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
 
 
 def free_port() -> int:
@@ -100,30 +98,22 @@ async def run(n: int, opts, start_url: str) -> dict:
         for b in browsers:
             args += ["--cdp-endpoint", b.endpoint]
         with tempfile.TemporaryDirectory(prefix="ochre-pool-bench-data-") as data:
-            params = StdioServerParameters(command=opts.ochre, args=["--data-dir", data, *args], cwd=data)
-            before = {p.pid for p in h.psutil.Process().children()}
-            with open(Path(data) / "stderr.log", "w") as errlog:
-                async with (
-                    stdio_client(params, errlog=errlog) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    server = h.spawned_server(before)
-                    # Warm: every endpoint attached, each with a tab at the site.
-                    await session.call_tool("crawl", {"url": start_url, "max_pages": 3 * n, "max_depth": 1,
-                                                       "concurrency": 2 * n, "render": opts.render})
-                    cpu0 = [b.cpu_seconds() for b in browsers], tree_cpu(server)
-                    t0 = time.perf_counter()
-                    res = await session.call_tool(
-                        "crawl",
-                        {"url": start_url, "max_pages": opts.pages, "max_depth": 10,
-                         "concurrency": 2 * n, "render": opts.render},
-                        read_timeout_seconds=None,
-                    )
-                    secs = time.perf_counter() - t0
-                    browser_cpu = sum(b.cpu_seconds() for b in browsers) - sum(cpu0[0])
-                    ochre_cpu = tree_cpu(server) - cpu0[1]
-                    data_out = res.structured_content or json.loads(res.content[0].text)
+            async with h.mcp_stdio([opts.ochre, "--data-dir", data, *args], Path(data)) as (session, server):
+                # Warm: every endpoint attached, each with a tab at the site.
+                await session.call_tool("crawl", {"url": start_url, "max_pages": 3 * n, "max_depth": 1,
+                                                   "concurrency": 2 * n, "render": opts.render})
+                cpu0 = [b.cpu_seconds() for b in browsers], tree_cpu(server)
+                t0 = time.perf_counter()
+                res = await session.call_tool(
+                    "crawl",
+                    {"url": start_url, "max_pages": opts.pages, "max_depth": 10,
+                     "concurrency": 2 * n, "render": opts.render},
+                    read_timeout_seconds=None,
+                )
+                secs = time.perf_counter() - t0
+                browser_cpu = sum(b.cpu_seconds() for b in browsers) - sum(cpu0[0])
+                ochre_cpu = tree_cpu(server) - cpu0[1]
+                data_out = res.structured_content or json.loads(res.content[0].text)
         summary = data_out["summary"]
         return {"endpoints": n, "pages": summary["total_pages"], "failed": summary["failed"],
                 "seconds": secs, "browser_cpu": browser_cpu, "ochre_cpu": ochre_cpu}

@@ -226,7 +226,10 @@ struct Inner {
     next_worker: AtomicUsize,
     /// The next tab number (tab ids are unique across the pool and relaunches).
     next_tab: AtomicU64,
-    relaunched: AtomicBool,
+    /// Per owner, the browser (slot, and how many times it had started) its
+    /// last call saw: a change means its tabs are gone (see
+    /// [`BrowserManager::take_relaunch_note`]).
+    seen: std::sync::Mutex<std::collections::HashMap<Owner, (usize, u64)>>,
     launches: std::sync::atomic::AtomicU64,
     /// The ref registry: per tab, which ref numbers belong to which document.
     refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
@@ -309,7 +312,7 @@ impl BrowserManager {
                 placement: Default::default(),
                 next_worker: AtomicUsize::new(0),
                 next_tab: AtomicU64::new(1),
-                relaunched: AtomicBool::new(false),
+                seen: Default::default(),
                 launches: std::sync::atomic::AtomicU64::new(0),
                 refs: Default::default(),
                 watches: Default::default(),
@@ -337,9 +340,16 @@ impl BrowserManager {
         self.inner.launches.load(Ordering::Relaxed)
     }
 
-    /// Whether the last call had to relaunch a dead browser (and clear the flag).
+    /// Whether the caller's browser is another one than at its last call (its
+    /// browser died and was relaunched, or its endpoint went down and it moved):
+    /// its tabs are gone. Each owner is told once.
     pub fn take_relaunch_note(&self) -> bool {
-        self.inner.relaunched.swap(false, Ordering::Relaxed)
+        let who = owner();
+        let Some(i) = self.placed(&who) else { return false };
+        let now = (i, self.slot(i).starts.load(Ordering::Relaxed));
+        let before = lock(&self.inner.seen).insert(who, now);
+        // A browser never started before had no tabs to lose.
+        before.is_some_and(|(slot, starts)| starts > 0 && (slot, starts) != now)
     }
 
     fn find_executable(&self) -> Result<PathBuf, ToolError> {
@@ -548,7 +558,6 @@ impl BrowserManager {
                 self.forget_fetchers(i);
             }
             if mine {
-                self.inner.relaunched.store(true, Ordering::Relaxed);
                 self.tell(
                     crate::client_log::Level::Notice,
                     format!(
@@ -573,6 +582,7 @@ impl BrowserManager {
                 format!("{how} in {} ms", started.elapsed().as_millis()),
             );
             *guard = Some(session);
+            slot.starts.fetch_add(1, Ordering::Relaxed);
         }
         Ok(guard)
     }
@@ -1043,7 +1053,7 @@ impl BrowserManager {
     /// Close every tab of `owner` and its browser context (an MCP session ended).
     pub async fn release_owner(&self, owner: &str) {
         let who: Owner = Some(owner.into());
-        let slot = lock(&self.inner.placement).get(&who).copied().unwrap_or(0);
+        let slot = self.placed(&who).unwrap_or(0);
         self.unplace(&who);
         let mut guard = self.slot(slot).session.lock().await;
         let Some(s) = guard.as_mut() else { return };
@@ -1159,10 +1169,16 @@ pub(super) async fn raw_command(
 async fn attach(endpoint: &Endpoint) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
     const LIMIT: Duration = Duration::from_secs(15);
     let fail = |why: String| {
+        // A grid at its limit (browserless past CONCURRENT + QUEUED) says 429.
+        let full = if why.contains("429") {
+            " (the endpoint has all the sessions it takes: it is full)"
+        } else {
+            ""
+        };
         ToolError::new(
             codes::BROWSER_UNAVAILABLE,
             format!(
-                "cannot attach to the browser at {}: {}",
+                "cannot attach to the browser at {}: {}{full}",
                 endpoint.redacted(),
                 endpoint.scrub(&why)
             ),

@@ -212,7 +212,7 @@ mod tests {
             .expect("valid");
         let got: Vec<(&str, Option<usize>)> =
             c.browser_endpoints.iter().map(|e| (e.url.as_str(), e.max_sessions)).collect();
-        assert_eq!(got, [("http://a:9222", None), ("ws://b:3000?token=t", Some(2))]);
+        assert_eq!(got, [("http://a:9222", None), ("ws://b:3000/?token=t", Some(2))]);
         for (text, key) in [
             ("[trust.keys]\nbob = \"rsa:1\"", "trust.keys.bob"),
             ("[trust]\nkey = 1", "trust.key"),

@@ -396,6 +396,23 @@ pub async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Resul
     Ok(pages.iter().map(|p| p["content"].as_str().expect("content")).collect())
 }
 
+/// `ochre --data-dir DATA ARGS`, run to its end.
+pub fn ochre_cli(data: &Path, args: &[&str]) -> Result<std::process::Output> {
+    Ok(std::process::Command::new(ochre_bin()).arg("--data-dir").arg(data).args(args).output()?)
+}
+
+/// The stdout of a command that must have succeeded.
+pub fn ok(out: std::process::Output) -> String {
+    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The stderr of a command that must have failed.
+pub fn refused(out: std::process::Output) -> String {
+    assert!(!out.status.success(), "accepted: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// `ochre --data-dir DATA plugins list --json ARGS` (with `envs`), which must succeed.
 pub fn plugins_list(data: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<Value>> {
     let mut cmd = std::process::Command::new(ochre_bin());

@@ -4,29 +4,15 @@
 //! untrusted plugin is refused with nothing written. Grants come from the config.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use anyhow::Result;
 use ochre_tests::*;
 use serde_json::json;
 
-fn ochre(data: &Path, args: &[&str]) -> Result<Output> {
-    Ok(Command::new(ochre_bin()).arg("--data-dir").arg(data).args(args).output()?)
-}
-
-fn ok(out: Output) -> String {
-    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn refused(out: Output) -> String {
-    assert!(!out.status.success(), "accepted: {}", String::from_utf8_lossy(&out.stdout));
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// The public key `ochre plugin keygen --out FILE` printed.
 fn keygen(data: &Path, file: &Path) -> Result<String> {
-    let said = ok(ochre(data, &["plugin", "keygen", "--out", file.to_str().expect("utf8")])?);
+    let said = ok(ochre_cli(data, &["plugin", "keygen", "--out", file.to_str().expect("utf8")])?);
     let key = said.lines().find_map(|l| l.strip_prefix("public key: ")).expect("a public key");
     Ok(key.to_owned())
 }
@@ -56,7 +42,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
 
     // Signed by alice: installed and pinned.
     std::fs::copy(fixture_wasm("hello"), w("hello.wasm"))?;
-    ok(ochre(
+    ok(ochre_cli(
         &data,
         &[
             "plugin",
@@ -66,7 +52,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
             w("alice.key").to_str().expect("utf8"),
         ],
     )?);
-    let said = ok(ochre(
+    let said = ok(ochre_cli(
         &data,
         &["--config", config, "plugin", "install", w("hello.wasm").to_str().expect("utf8")],
     )?);
@@ -107,7 +93,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     // no signature at all.
     let fresh = w("fresh");
     std::fs::copy(fixture_wasm("hello"), w("m.wasm"))?;
-    ok(ochre(
+    ok(ochre_cli(
         &fresh,
         &[
             "plugin",
@@ -117,20 +103,20 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
             w("mallory.key").to_str().expect("utf8"),
         ],
     )?);
-    let e = refused(ochre(
+    let e = refused(ochre_cli(
         &fresh,
         &["--config", config, "plugin", "install", w("m.wasm").to_str().expect("utf8")],
     )?);
     assert!(e.contains("not a trusted key"), "{e}");
     std::fs::copy(fixture_wasm("futurewit"), w("other.wasm"))?;
     std::fs::copy(w("hello.wasm.sig"), w("other.wasm.sig"))?;
-    let e = refused(ochre(
+    let e = refused(ochre_cli(
         &fresh,
         &["--config", config, "plugin", "install", w("other.wasm").to_str().expect("utf8")],
     )?);
     assert!(e.contains("changed after signing"), "{e}");
     std::fs::copy(fixture_wasm("hello"), w("u.wasm"))?;
-    let e = refused(ochre(
+    let e = refused(ochre_cli(
         &fresh,
         &["--config", config, "plugin", "install", w("u.wasm").to_str().expect("utf8")],
     )?);
@@ -144,7 +130,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
             "[trust.keys]\nalice = \"{alice}\"\n[plugins.hello]\nallow_unsigned = true\n[plugins.cdpuser]\ngrants = [\"cdp\"]\n"
         ),
     )?;
-    let said = ok(ochre(
+    let said = ok(ochre_cli(
         &fresh,
         &["--config", config, "plugin", "install", w("u.wasm").to_str().expect("utf8")],
     )?);

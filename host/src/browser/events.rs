@@ -317,14 +317,23 @@ impl BrowserManager {
         &self,
         fut: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let gone = self.slot(self.home().unwrap_or(0)).gone.clone();
-        let died = gone.notified();
+        let slot = self.slot(self.home().unwrap_or(0));
+        let died = slot.gone.notified();
         tokio::pin!(died);
         died.as_mut().enable();
+        let how = match slot.endpoint {
+            Some(_) => {
+                "its connection ended: it crashed, was killed, or the endpoint ended the session"
+            }
+            None => "it crashed or was killed",
+        };
         let gone = || {
             ToolError::new(
                 super::codes::BROWSER_UNAVAILABLE,
-                "the browser went away during the call (it crashed or was killed); the next call starts a new one",
+                format!(
+                    "{} went away during the call ({how}); the next call starts a new one",
+                    slot.name()
+                ),
             )
         };
         tokio::select! {

@@ -48,9 +48,11 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// Check `url`: an http(s) or ws(s) URL with a host.
+    /// Check `url`: an http(s) or ws(s) URL with a host. A websocket URL without
+    /// a path gets `/` (`ws://host:port?token=T` → `ws://host:port/?token=T`: a
+    /// request line needs a path; browserless answers 400 without one).
     pub fn parse(url: &str, max_sessions: Option<usize>) -> Result<Self, String> {
-        let e = Self { url: url.trim().to_owned(), max_sessions };
+        let mut e = Self { url: url.trim().to_owned(), max_sessions };
         let Some((scheme, rest)) = e.url.split_once("://") else {
             return Err(format!("{}: not a URL (http://HOST:PORT or ws://...)", e.redacted()));
         };
@@ -62,6 +64,9 @@ impl Endpoint {
         }
         if max_sessions == Some(0) {
             return Err(format!("{}: max_sessions must be at least 1", e.redacted()));
+        }
+        if scheme.starts_with("ws") {
+            e.url = with_path(&e.url);
         }
         Ok(e)
     }
@@ -110,18 +115,38 @@ impl Endpoint {
         out
     }
 
-    /// Where to ask whether it is up: `/json/version` over HTTP(S), the query kept
-    /// (browserless wants its token there too).
-    fn probe_url(&self) -> String {
+    /// `/json/version` over HTTP(S), with the endpoint's query (browserless wants
+    /// its token there) when `with_query`.
+    fn json_version_url(&self, with_query: bool) -> String {
         let (scheme, rest) = self.url.split_once("://").unwrap_or(("http", ""));
         let scheme = match scheme {
             "ws" => "http",
             "wss" => "https",
             s => s,
         };
-        let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+        let query = match rest.split_once('?') {
+            Some((_, q)) if with_query => format!("?{q}"),
+            _ => String::new(),
+        };
         format!("{scheme}://{}/json/version{query}", authority(rest))
     }
+
+    /// Where to ask whether it is up: its `/json/version` without the query. Any
+    /// answer will do, and without a token browserless answers 401 at once, where
+    /// with one it would start a browser to answer.
+    fn probe_url(&self) -> String {
+        self.json_version_url(false)
+    }
+}
+
+/// `url` with `/` as its path when it has none.
+fn with_path(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if rest[end..].starts_with('/') {
+        return url.to_owned();
+    }
+    format!("{scheme}://{}/{}", &rest[..end], &rest[end..])
 }
 
 /// `host:port` of the part of a URL after `://` (userinfo dropped).
@@ -136,6 +161,8 @@ pub(super) struct Slot {
     pub(super) session: tokio::sync::Mutex<Option<Session>>,
     /// Told when this browser's connection ends.
     pub(super) gone: Arc<tokio::sync::Notify>,
+    /// How many times a session with it started.
+    pub(super) starts: std::sync::atomic::AtomicU64,
     health: std::sync::Mutex<Health>,
 }
 
@@ -155,6 +182,7 @@ impl Slot {
             endpoint,
             session: Default::default(),
             gone: Default::default(),
+            starts: Default::default(),
             health: Default::default(),
         }
     }
@@ -234,7 +262,7 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
         .build()
         .map_err(|e| e.to_string())?;
     let answer = client
-        .get(endpoint.probe_url())
+        .get(endpoint.json_version_url(true))
         .send()
         .await
         .map_err(|e| endpoint.scrub(&e.to_string()))?;
@@ -259,7 +287,7 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
     let scheme = if endpoint.url.starts_with("https") { "wss" } else { "ws" };
     let (_, own) = endpoint.url.split_once("://").unwrap_or(("http", ""));
     let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
-    Ok(format!("{scheme}://{own}{path}"))
+    Ok(with_path(&format!("{scheme}://{own}{path}")))
 }
 
 impl BrowserManager {
@@ -312,10 +340,14 @@ impl BrowserManager {
         let Some(i) = pick else {
             return Err(self.none_available(&loads));
         };
-        placed.insert(who, i);
+        placed.insert(who.clone(), i);
         drop(placed);
-        if let Some(old) = before {
-            self.inner.relaunched.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Told when it had a browser there (tabs to lose), not when its first
+        // attach failed.
+        let had_tabs = lock(&self.inner.seen).get(&who).is_some_and(|(_, starts)| *starts > 0);
+        if let Some(old) = before
+            && had_tabs
+        {
             self.tell(
                 crate::client_log::Level::Notice,
                 format!(
@@ -356,9 +388,18 @@ impl BrowserManager {
         .with("endpoints", Value::from(each))
     }
 
-    /// Forget where `who` was placed (its session ended).
+    /// Where `who` is placed (with one browser: there).
+    pub(super) fn placed(&self, who: &Owner) -> Option<usize> {
+        if self.pool_size() == 1 {
+            return Some(0);
+        }
+        lock(&self.inner.placement).get(who).copied()
+    }
+
+    /// Forget where `who` was placed and what it saw (its session ended).
     pub(super) fn unplace(&self, who: &Owner) {
         lock(&self.inner.placement).remove(who);
+        lock(&self.inner.seen).remove(who);
     }
 
     /// `n` slots to put worker tabs on, spread round-robin over the slots that
@@ -390,18 +431,22 @@ impl BrowserManager {
         if self.pool_size() == 1 {
             loads[0] = usize::from(self.slot(0).session.lock().await.is_some());
         }
+        // Probed at once: a pool with endpoints down answers within one probe's bound.
+        let latencies = futures::future::join_all(self.inner.slots.iter().map(|slot| async {
+            match &slot.endpoint {
+                Some(e) => probe(e).await.ok(),
+                None => None,
+            }
+        }))
+        .await;
         let mut out = Vec::with_capacity(self.pool_size());
-        for (i, slot) in self.inner.slots.iter().enumerate() {
+        for ((i, slot), latency_ms) in self.inner.slots.iter().enumerate().zip(latencies) {
             let connected = slot
                 .session
                 .lock()
                 .await
                 .as_ref()
                 .is_some_and(|s| s.alive.load(std::sync::atomic::Ordering::Relaxed));
-            let latency_ms = match &slot.endpoint {
-                Some(e) => probe(e).await.ok(),
-                None => None,
-            };
             let health = lock(&slot.health);
             out.push(EndpointStatus {
                 endpoint: slot
@@ -490,7 +535,16 @@ mod tests {
             e.redacted(),
             "ws://127.0.0.1:3000/chromium?token=[redacted]&timeout=[redacted]"
         );
-        assert_eq!(e.probe_url(), "http://127.0.0.1:3000/json/version?token=s3cret&timeout=60000");
+        assert_eq!(e.probe_url(), "http://127.0.0.1:3000/json/version");
+        assert_eq!(
+            e.json_version_url(true),
+            "http://127.0.0.1:3000/json/version?token=s3cret&timeout=60000"
+        );
+        // A websocket URL gets a path.
+        let e = Endpoint::parse("ws://127.0.0.1:3000?token=s3cret", None).expect("valid");
+        assert_eq!(e.url, "ws://127.0.0.1:3000/?token=s3cret");
+        assert_eq!(with_path("ws://h:1"), "ws://h:1/");
+        assert_eq!(with_path("ws://h:1/devtools/browser/x"), "ws://h:1/devtools/browser/x");
         assert_eq!(
             e.scrub("cannot reach ...?token=s3cret: refused"),
             "cannot reach ...?token=[redacted]: refused"

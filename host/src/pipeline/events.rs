@@ -186,8 +186,9 @@ impl Stage for PageEvents {
     }
 }
 
-/// The browser had stopped and was relaunched since the last call: the agent's
-/// tabs are gone, and the answer says so.
+/// The caller's browser is another one than at its last call (relaunched,
+/// reconnected, or on another endpoint of the pool): its tabs are gone, and the
+/// answer says so.
 pub(crate) struct RelaunchNote {
     pub browser: BrowserManager,
 }
@@ -202,7 +203,8 @@ impl Stage for RelaunchNote {
             && self.browser.take_relaunch_note()
         {
             out.content.push(Content::Text(
-                "note: the browser had stopped and was relaunched; tabs opened before are gone"
+                "note: the browser had stopped and was replaced (relaunched, reconnected or \
+                 moved to another endpoint); tabs opened before are gone"
                     .into(),
             ));
         }
