@@ -396,6 +396,25 @@ pub async fn fetch_all_bytes(client: &Client, handle: &str, limit: u64) -> Resul
     Ok(pages.iter().map(|p| p["content"].as_str().expect("content")).collect())
 }
 
+/// Ask `check` every 100 ms until it answers `true`, for at most `limit`; the
+/// error names `what` was waited for.
+pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if check().await? {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= until {
+            bail!("waited {limit:?} for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// `ochre --data-dir DATA ARGS`, run to its end.
 pub fn ochre_cli(data: &Path, args: &[&str]) -> Result<std::process::Output> {
     Ok(std::process::Command::new(ochre_bin()).arg("--data-dir").arg(data).args(args).output()?)

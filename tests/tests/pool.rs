@@ -72,13 +72,11 @@ impl Chromium {
             .spawn()
             .context("start chromium")?;
         self.child = Some(child);
-        for _ in 0..300 {
-            if self.json("/json/version").await.is_ok() {
-                return Ok(());
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        bail!("chromium {} did not open port {} within 30 s", self.name, self.port)
+        let what = format!("chromium {} to open port {}", self.name, self.port);
+        eventually(&what, Duration::from_secs(30), || async {
+            Ok(self.json("/json/version").await.is_ok())
+        })
+        .await
     }
 
     fn endpoint(&self) -> String {
@@ -311,15 +309,10 @@ async fn a_crawl_spreads_over_the_pool_and_survives_a_killed_browser() -> Result
     assert!(view[&c]["downReason"].as_str().is_some_and(|r| !r.is_empty()), "{view:?}");
     assert_eq!(view[&browsers[0].endpoint()]["up"], json!(true), "{view:?}");
     browsers[2].launch().await?;
-    let mut back = false;
-    for _ in 0..50 {
-        if pool(&client).await?[&c]["up"] == json!(true) {
-            back = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(back, "endpoint c did not come back: {:?}", pool(&client).await?);
+    eventually("endpoint c to come back", Duration::from_secs(10), || async {
+        Ok(pool(&client).await?[&c]["up"] == json!(true))
+    })
+    .await?;
     // And takes work again: a second crawl reaches it.
     let before = site.pages_by_browser().get("c").copied().unwrap_or(0);
     let again = client
@@ -451,16 +444,17 @@ impl Browserless {
             .context("start browserless")?;
         let me = Self { child, port, token: token.into(), data };
         // Up when it answers at all (401 without the token).
-        for _ in 0..600 {
-            if reqwest::get(format!("http://127.0.0.1:{port}/json/version")).await.is_ok() {
-                return Ok(me);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        let up = eventually("browserless to open its port", Duration::from_secs(60), || async {
+            Ok(reqwest::get(format!("http://127.0.0.1:{port}/json/version")).await.is_ok())
+        })
+        .await;
+        match up {
+            Ok(()) => Ok(me),
+            Err(e) => bail!(
+                "{e}: {}",
+                std::fs::read_to_string(dir.join("browserless.log")).unwrap_or_default()
+            ),
         }
-        bail!(
-            "browserless did not open port {port} within 60 s: {}",
-            std::fs::read_to_string(dir.join("browserless.log")).unwrap_or_default()
-        )
     }
 
     /// Its websocket URL with the token, as a user would give it (no path).
@@ -520,16 +514,12 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
     let name = ref_of(&snap, "textbox", "Name");
     a.tool_text("form_input", json!({"ref": name, "value": "Ada Lovelace"})).await?;
     a.tool("interact", json!({"ref": ref_of(&snap, "button", "Send")})).await?;
-    let mut submitted = None;
-    for _ in 0..100 {
-        submitted = site.served().into_iter().find(|(p, _)| p.starts_with("/submitted"));
-        if submitted.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (path, _) = submitted.context("the form's request never reached the site")?;
-    assert_eq!(path, "/submitted?name=Ada+Lovelace");
+    let submitted = || site.served().into_iter().find(|(p, _)| p.starts_with("/submitted"));
+    eventually("the form's request at the site", Duration::from_secs(10), || async {
+        Ok(submitted().is_some())
+    })
+    .await?;
+    assert_eq!(submitted().map(|(p, _)| p).as_deref(), Some("/submitted?name=Ada+Lovelace"));
     let status = a.tool_json("oc_profile_status", json!({})).await?;
     assert!(!status.to_string().contains(token), "{status}");
     assert_eq!(status["endpoints"][0]["connected"], json!(true), "{status}");
@@ -582,15 +572,10 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
 
     // A's session ends: browserless is free again, and B gets a browser there.
     a.cancel().await?;
-    let mut free = false;
-    for _ in 0..100 {
-        if bl.sessions().await?.is_empty() {
-            free = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(free, "A's browserless session outlived it: {:?}", bl.sessions().await?);
+    eventually("A's browserless session to end with it", Duration::from_secs(10), || async {
+        Ok(bl.sessions().await?.is_empty())
+    })
+    .await?;
     b.tool_text("navigate", json!({"url": format!("{}/p/3", site.base)})).await?;
     assert_eq!(bl.sessions().await?.len(), 1);
     b.cancel().await?;
@@ -617,26 +602,16 @@ async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call
     )
     .await?;
     client.tool_text("navigate", json!({"url": format!("{}/p/1", site.base)})).await?;
-    let mut ended = false;
-    for _ in 0..150 {
-        if bl.sessions().await?.is_empty() {
-            ended = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(ended, "browserless kept the session past its cap");
+    eventually("browserless to end the session at its cap", Duration::from_secs(15), || async {
+        Ok(bl.sessions().await?.is_empty())
+    })
+    .await?;
     // Once ochre has seen the connection end, the next call gets a new session.
-    let mut seen = false;
-    for _ in 0..100 {
+    eventually("ochre to see the session's end", Duration::from_secs(10), || async {
         let status = client.tool_json("oc_profile_status", json!({})).await?;
-        if status["endpoints"][0]["connected"] == json!(false) {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(seen, "ochre did not notice the session's end");
+        Ok(status["endpoints"][0]["connected"] == json!(false))
+    })
+    .await?;
     let r = client.tool("navigate", json!({"url": format!("{}/p/2", site.base)})).await?;
     let text = texts(&r);
     assert_ne!(r.is_error, Some(true), "{text}");
