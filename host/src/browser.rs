@@ -169,6 +169,8 @@ pub struct TabDialog {
 }
 
 struct Session {
+    /// Which browser of the pool this is.
+    slot: usize,
     browser: Browser,
     alive: Arc<AtomicBool>,
     tabs: BTreeMap<u64, Page>,
@@ -222,6 +224,9 @@ struct Inner {
     slots: Vec<pool::Slot>,
     /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
     placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
+    /// Per tab, the browser of the pool it is in (its owner's, or another one
+    /// for a tab opened spread: workflow workers).
+    tab_slots: std::sync::Mutex<std::collections::HashMap<u64, usize>>,
     /// Where the next worker tabs go (round-robin over the pool).
     next_worker: AtomicUsize,
     /// The next tab number (tab ids are unique across the pool and relaunches).
@@ -310,6 +315,7 @@ impl BrowserManager {
                 slots: Self::slots_for(&options.endpoints),
                 options,
                 placement: Default::default(),
+                tab_slots: Default::default(),
                 next_worker: AtomicUsize::new(0),
                 next_tab: AtomicU64::new(1),
                 seen: Default::default(),
@@ -508,6 +514,7 @@ impl BrowserManager {
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
         self.watch_browser(i, &browser).await;
         Ok(Session {
+            slot: i,
             browser,
             alive,
             tabs: BTreeMap::new(),
@@ -537,6 +544,42 @@ impl BrowserManager {
             }
         }
         Err(last.unwrap_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser")))
+    }
+
+    /// The browser of the pool tab `n` is in (the caller's own for a tab not
+    /// known).
+    pub(super) fn slot_of_tab(&self, n: u64) -> usize {
+        match lock(&self.inner.tab_slots).get(&n) {
+            Some(i) => *i,
+            None => self.home().unwrap_or(0),
+        }
+    }
+
+    /// Browser `slot`'s session: the caller's own is (re)started as needed;
+    /// another browser of the pool (where spread tabs live) must be running.
+    async fn session_in(
+        &self,
+        slot: usize,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        if slot == self.home()? {
+            return self.session().await;
+        }
+        let guard = self.slot(slot).session.lock().await;
+        if guard.as_ref().is_some_and(|s| s.alive.load(Ordering::Relaxed)) {
+            return Ok(guard);
+        }
+        Err(ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("{} went away: the tabs that were in it are gone", self.slot(slot).name()),
+        ))
+    }
+
+    /// The session of the browser tab `n` is in.
+    async fn session_of_tab(
+        &self,
+        n: u64,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        self.session_in(self.slot_of_tab(n)).await
     }
 
     /// Browser `i`'s live session, (re)starting it when needed. `mine`: the
@@ -601,7 +644,10 @@ impl BrowserManager {
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let wanted = tab.map(parse_tab).transpose()?;
         let who = owner();
-        let mut guard = self.session().await?;
+        let mut guard = match wanted {
+            Some(n) => self.session_of_tab(n).await?,
+            None => self.session().await?,
+        };
         let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
         let n = wanted.or_else(|| session.current.get(&who).copied());
         let found = n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p)));
@@ -635,12 +681,12 @@ impl BrowserManager {
         // its renderer (a page and the popups it opened share one): ask the
         // browser instead, as for a page too busy to answer.
         let title = if self.any_dialog_open() {
-            self.target_title(page).await
+            self.target_title(n, page).await
         } else {
             // Bounded: a page that is still starting (a popup) may not answer yet.
             match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
                 Ok(Ok(Some(t))) => t,
-                _ => self.target_title(page).await,
+                _ => self.target_title(n, page).await,
             }
         };
         let who = owner();
@@ -651,10 +697,10 @@ impl BrowserManager {
     }
 
     /// A tab's title as the browser knows it (no script runs in the page).
-    async fn target_title(&self, page: &Page) -> String {
+    async fn target_title(&self, n: u64, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
         let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
-        let guard = self.home_guard().await;
+        let guard = self.slot(self.slot_of_tab(n)).session.lock().await;
         let Some(s) = guard.as_ref() else {
             return String::new();
         };
@@ -667,19 +713,24 @@ impl BrowserManager {
     /// The open tabs (the caller's: see [`with_tab_owner`]).
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
         let who = owner();
-        let pages: Vec<(u64, Page)> = {
-            let guard = self.session().await?;
-            guard
-                .as_ref()
-                .map(|s| {
-                    s.tabs
-                        .iter()
-                        .filter(|(n, _)| self.owner_of(**n) == who)
-                        .map(|(n, p)| (*n, p.clone()))
-                        .collect()
-                })
-                .unwrap_or_default()
+        let mine = |s: &Session| -> Vec<(u64, Page)> {
+            s.tabs
+                .iter()
+                .filter(|(n, _)| self.owner_of(**n) == who)
+                .map(|(n, p)| (*n, p.clone()))
+                .collect()
         };
+        let mut pages: Vec<(u64, Page)> =
+            self.session().await?.as_ref().map(mine).unwrap_or_default();
+        // Tabs it has in the other browsers of a pool (workflow workers).
+        let home = self.home()?;
+        for i in (0..self.pool_size()).filter(|i| *i != home) {
+            let guard = self.slot(i).session.lock().await;
+            if let Some(s) = guard.as_ref().filter(|s| s.alive.load(Ordering::Relaxed)) {
+                pages.extend(mine(s));
+            }
+        }
+        pages.sort_by_key(|(n, _)| *n);
         let mut out = Vec::with_capacity(pages.len());
         for (n, p) in pages {
             out.push(self.info(n, &p).await);
@@ -708,16 +759,31 @@ impl BrowserManager {
 
     /// Open a tab in a browser context of its own (cookies, storage and cache
     /// isolated from every other tab), without making it current. Closing the
-    /// tab disposes of the context.
+    /// tab disposes of the context. `spread`: in a pool, in the next browser
+    /// round-robin (workflow workers), else the caller's own.
     pub async fn new_isolated_tab(
         &self,
         url: Option<&str>,
         timeout_ms: u32,
+        spread: bool,
     ) -> Result<TabInfo, ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let who = owner();
         let opening = bounded(timeout_ms, "opening an isolated tab", async {
-            let mut guard = self.session().await?;
+            let elsewhere = match spread && self.pool_size() > 1 {
+                true => self.spread(1)?.first().copied(),
+                false => None,
+            };
+            let mut guard = match elsewhere {
+                Some(i) => match self.session_at(i, false).await {
+                    Ok(g) => g,
+                    Err(e) => {
+                        self.mark_down(i, &e.message);
+                        self.session().await?
+                    }
+                },
+                None => self.session().await?,
+            };
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
             let context = session
                 .browser
@@ -751,8 +817,9 @@ impl BrowserManager {
     pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
         let n = parse_tab(tab)?;
         let who = owner();
+        let slot = self.slot_of_tab(n);
         let (page, context) = {
-            let mut guard = self.session().await?;
+            let mut guard = self.session_in(slot).await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
             if self.visible_page(session, n, &who).is_none() {
                 return Err(not_found(tab));
@@ -765,7 +832,7 @@ impl BrowserManager {
         // not keep the tab open (nor wait for a dialog nobody answers).
         let closed = {
             use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
-            let guard = self.session().await?;
+            let guard = self.session_in(slot).await?;
             match guard.as_ref() {
                 Some(s) => {
                     bounded(10_000, "closing the tab", async {
@@ -781,7 +848,7 @@ impl BrowserManager {
             }
         };
         if let Some(context) = context {
-            let guard = self.session().await?;
+            let guard = self.session_in(slot).await?;
             if let Some(session) = guard.as_ref() {
                 let _ = session.browser.dispose_browser_context(context).await;
             }
@@ -945,7 +1012,10 @@ impl BrowserManager {
         };
         let who = owner();
         let (n, page) = {
-            let guard = self.home_guard().await;
+            let guard = match wanted {
+                Some(n) => self.slot(self.slot_of_tab(n)).session.lock().await,
+                None => self.home_guard().await,
+            };
             let s = guard.as_ref()?;
             if !s.alive.load(Ordering::Relaxed) {
                 return None;
@@ -1004,6 +1074,7 @@ impl BrowserManager {
     fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
         let n = self.inner.next_tab.fetch_add(1, Ordering::Relaxed);
         s.add_tab(n, page);
+        lock(&self.inner.tab_slots).insert(n, s.slot);
         self.inner.events.set_owner(n, who);
         n
     }
@@ -1050,26 +1121,28 @@ impl BrowserManager {
         s.browser.new_page(params).await
     }
 
-    /// Close every tab of `owner` and its browser context (an MCP session ended).
+    /// Close every tab of `owner` and its browser contexts, in every browser of
+    /// the pool (an MCP session ended).
     pub async fn release_owner(&self, owner: &str) {
         let who: Owner = Some(owner.into());
-        let slot = self.placed(&who).unwrap_or(0);
         self.unplace(&who);
-        let mut guard = self.slot(slot).session.lock().await;
-        let Some(s) = guard.as_mut() else { return };
-        let mine: Vec<u64> = s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
-        let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
-        for n in mine {
-            self.drop_tab(s, n);
-            contexts.extend(s.contexts.remove(&n));
-            self.forget_tab(n);
-        }
-        s.current.remove(&who);
-        // Disposing a context closes its pages (popups and crawl workers included).
-        for c in contexts {
-            let _ =
-                tokio::time::timeout(Duration::from_secs(5), s.browser.dispose_browser_context(c))
-                    .await;
+        for slot in 0..self.pool_size() {
+            let mut guard = self.slot(slot).session.lock().await;
+            let Some(s) = guard.as_mut() else { continue };
+            let mine: Vec<u64> =
+                s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
+            let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
+            for n in mine {
+                self.drop_tab(s, n);
+                contexts.extend(s.contexts.remove(&n));
+                self.forget_tab(n);
+            }
+            s.current.remove(&who);
+            // Disposing a context closes its pages (popups and crawl workers included).
+            for c in contexts {
+                let dispose = s.browser.dispose_browser_context(c);
+                let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
+            }
         }
         self.inner
             .fetchers

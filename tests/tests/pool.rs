@@ -620,3 +620,110 @@ async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn workflow_workers_spread_over_the_pool_and_reopen_elsewhere() -> Result<()> {
+    let work = TempDir::new("pool-workflow");
+    let mut browsers = Vec::new();
+    for name in ["a", "b", "c"] {
+        browsers.push(Chromium::start(work.path(), name).await?);
+    }
+    let site = Site::start(Duration::ZERO).await?;
+    let mut args = vec!["--tools-only".to_owned(), "core,workflow".to_owned()];
+    for b in &browsers {
+        args.extend(["--cdp-endpoint".to_owned(), b.endpoint()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let client = stdio_client(&work.path().join("data"), &args, &[]).await?;
+    client.tool_text("navigate", json!({"url": format!("{}/p/9?who=agent", site.base)})).await?;
+
+    let workers: Vec<Value> = ["w1", "w2", "w3"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| json!({"name": n, "url": format!("{}/p/{}?worker={n}", site.base, i + 1), "task": "read it"}))
+        .collect();
+    let wf =
+        client.tool_json("workflow_init", json!({"name": "spread", "workers": workers})).await?;
+    let tabs: BTreeMap<String, String> = wf["workers"]
+        .as_array()
+        .context("workers")?
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap_or("").to_owned(),
+                w["tabId"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    // One worker in each browser (the site saw each worker's page come from a
+    // different Chromium, and each Chromium lists one worker page).
+    let by_worker = |site: &Site| -> BTreeMap<String, String> {
+        site.served()
+            .into_iter()
+            .filter_map(|(p, ua)| {
+                let w = p.split("worker=").nth(1)?.to_owned();
+                Some((w, ua.rsplit('/').next().unwrap_or("").to_owned()))
+            })
+            .collect()
+    };
+    let placed = by_worker(&site);
+    let used: BTreeSet<&String> = placed.values().collect();
+    assert_eq!(used.len(), 3, "workers by browser: {placed:?}");
+    for b in &browsers {
+        let urls = b.page_urls().await?;
+        assert_eq!(
+            urls.iter().filter(|u| u.contains("worker=")).count(),
+            1,
+            "{}: {urls:?}",
+            b.name
+        );
+    }
+    // Each worker's tab is driven through its tabId, in its own browser; the
+    // agent lists its own tab and the three workers'.
+    for (name, tab) in &tabs {
+        let url = format!("{}/p/20?step=2&worker={name}", site.base);
+        client.tool_text("navigate", json!({"url": url, "tabId": tab})).await?;
+    }
+    let again = by_worker(&site);
+    assert_eq!(placed, again, "a worker's tab moved browsers");
+    let listed = client.tool_json("tabs_context", json!({})).await?;
+    assert_eq!(listed["tabs"].as_array().map(Vec::len), Some(4), "{listed}");
+
+    // The browser of one worker dies: its tab answers a clear error, and
+    // worker_reopen gives the worker a new tab in a browser that is up.
+    let (lost_worker, lost_browser) = placed
+        .iter()
+        .find(|(_, b)| b.as_str() != "a")
+        .map(|(w, b)| (w.clone(), b.clone()))
+        .context("a worker")?;
+    let victim = browsers.iter_mut().find(|b| b.name == lost_browser).context("its browser")?;
+    let dead = victim.endpoint();
+    victim.kill9();
+    let tab = &tabs[&lost_worker];
+    let err = client
+        .tool_error("navigate", json!({"url": format!("{}/p/30", site.base), "tabId": tab}))
+        .await?;
+    // It names the browser that went away.
+    assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{err}");
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(message.contains(&dead) && message.contains("went away"), "{err}");
+    let reopened = client.tool_json("worker_reopen", json!({"workerName": lost_worker})).await?;
+    let new_tab = reopened["tabId"].as_str().context("tabId")?.to_owned();
+    assert_ne!(&new_tab, tab);
+    let url = format!("{}/p/31?worker={lost_worker}-again", site.base);
+    client.tool_text("navigate", json!({"url": url, "tabId": new_tab})).await?;
+    let now = by_worker(&site);
+    let again_in = &now[&format!("{lost_worker}-again")];
+    assert_ne!(again_in, &lost_browser, "reopened in the dead browser: {now:?}");
+    let status = client.tool_json("workflow_status", json!({})).await?;
+    assert!(status.to_string().contains(&new_tab), "{status}");
+
+    // Cleanup closes the worker tabs in every browser.
+    client.tool_json("workflow_cleanup", json!({})).await?;
+    for b in browsers.iter().filter(|b| b.name != lost_browser) {
+        let urls = b.page_urls().await?;
+        assert!(!urls.iter().any(|u| u.contains("worker=")), "{}: {urls:?}", b.name);
+    }
+    client.cancel().await?;
+    Ok(())
+}

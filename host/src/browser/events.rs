@@ -293,7 +293,11 @@ impl BrowserManager {
         // Boxed: calls nest (tools calling tools), and debug builds keep every
         // nested future on the stack.
         let mut fut = Box::pin(fut);
-        self.while_alive(async {
+        let slot = match n {
+            Some(n) => self.slot_of_tab(n),
+            None => self.home().unwrap_or(0),
+        };
+        self.while_alive_in(slot, async {
             loop {
                 tokio::select! {
                     r = &mut fut => return r,
@@ -317,7 +321,16 @@ impl BrowserManager {
         &self,
         fut: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let slot = self.slot(self.home().unwrap_or(0));
+        self.while_alive_in(self.home().unwrap_or(0), fut).await
+    }
+
+    /// [`Self::while_alive`] for browser `slot` of the pool.
+    pub(super) async fn while_alive_in<T>(
+        &self,
+        slot: usize,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let slot = self.slot(slot);
         let died = slot.gone.notified();
         tokio::pin!(died);
         died.as_mut().enable();

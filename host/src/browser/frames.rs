@@ -200,7 +200,8 @@ fn frame_gone(e: &ToolError) -> ToolError {
 #[derive(Clone)]
 pub(super) enum Doc {
     Main(Page),
-    Frame(String),
+    /// A cross-site frame: its target id, and the browser of the pool its tab is in.
+    Frame(String, usize),
 }
 
 /// One cross-site frame of a tab: its target id and the frame that holds it
@@ -232,7 +233,7 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         match doc {
             Doc::Main(page) => raw_command(page, method, params).await,
-            Doc::Frame(id) => self.frame_link().await?.send(id, method, params).await,
+            Doc::Frame(id, slot) => self.frame_link(*slot).await?.send(id, method, params).await,
         }
     }
 
@@ -279,7 +280,8 @@ impl BrowserManager {
     }
 
     async fn try_discover(&self, n: u64, page: &Page) -> Result<Vec<FrameNode>, ToolError> {
-        let link = self.frame_link().await?;
+        let slot = self.slot_of_tab(n);
+        let link = self.frame_link(slot).await?;
         let targets = link.call(None, "Target.getTargets", json!({})).await?;
         // Frame target -> the frame it sits in.
         let mut left: Vec<(String, String)> = targets["targetInfos"]
@@ -314,7 +316,7 @@ impl BrowserManager {
                         continue;
                     }
                     found.push(FrameNode { id: id.clone(), parent: key.clone() });
-                    next.push((Some(id.clone()), Doc::Frame(id)));
+                    next.push((Some(id.clone()), Doc::Frame(id, slot)));
                 }
             }
             if next.is_empty() || left.is_empty() {
@@ -343,7 +345,7 @@ impl BrowserManager {
                 )
             })?;
             let doc = match &parent {
-                Some(p) => Doc::Frame(p.clone()),
+                Some(p) => Doc::Frame(p.clone(), self.slot_of_tab(n)),
                 None => Doc::Main(page.clone()),
             };
             let v = self.on_owner(&doc, &cur, "").await.map_err(|e| frame_gone(&e))?;
@@ -359,9 +361,9 @@ impl BrowserManager {
 }
 
 impl BrowserManager {
-    /// The frame connection of the running browser, opened on first use.
-    pub(super) async fn frame_link(&self) -> Result<Arc<FrameLink>, ToolError> {
-        let mut guard = self.session().await?;
+    /// The frame connection of browser `slot` of the pool, opened on first use.
+    pub(super) async fn frame_link(&self, slot: usize) -> Result<Arc<FrameLink>, ToolError> {
+        let mut guard = self.session_in(slot).await?;
         let session = guard
             .as_mut()
             .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
@@ -476,7 +478,7 @@ impl BrowserManager {
                 match self
                     .stitched(
                         n,
-                        Doc::Frame(id.to_owned()),
+                        Doc::Frame(id.to_owned(), self.slot_of_tab(n)),
                         sub,
                         serde_json::Map::new(),
                         timeout_ms,

@@ -430,6 +430,7 @@ fn navigated_away(e: &ToolError) -> bool {
 
 impl BrowserManager {
     pub(super) fn forget_tab(&self, n: u64) {
+        lock(&self.inner.tab_slots).remove(&n);
         lock(&self.inner.refs).remove(&n);
         lock(&self.inner.watches).remove(&n);
         self.forget_tab_events(n);
@@ -712,7 +713,7 @@ impl BrowserManager {
             (frame.flatten(), expect)
         };
         let doc = match frame {
-            Some(f) => Doc::Frame(f),
+            Some(f) => Doc::Frame(f, self.slot_of_tab(n)),
             None => Doc::Main(page.clone()),
         };
         Ok((doc, expect))
@@ -779,9 +780,10 @@ impl BrowserManager {
                 matches!(op, "find" | "query" | "resolve_query") && matches!(doc, Doc::Main(_));
             if read || wide {
                 let frames = self.discover_frames(n, page).await;
-                if !frames.is_empty() || matches!(doc, Doc::Frame(_)) {
+                if !frames.is_empty() || matches!(doc, Doc::Frame(..)) {
+                    let slot = self.slot_of_tab(n);
                     let docs: Vec<Doc> = std::iter::once(doc.clone())
-                        .chain(frames.into_iter().map(|f| Doc::Frame(f.id)))
+                        .chain(frames.into_iter().map(|f| Doc::Frame(f.id, slot)))
                         .collect();
                     return match op {
                         "snapshot" => self.snapshot_frames(n, doc, args, expect, timeout_ms).await,
@@ -797,7 +799,7 @@ impl BrowserManager {
             match main {
                 Err(e) if e.code == "FIELD_NOT_FOUND" => {
                     for f in self.discover_frames(n, page).await {
-                        let doc = Doc::Frame(f.id);
+                        let doc = Doc::Frame(f.id, self.slot_of_tab(n));
                         let r = self
                             .run_in(
                                 n,
@@ -819,9 +821,9 @@ impl BrowserManager {
             }
         }
         let shift =
-            matches!(&doc, Doc::Frame(_)) && matches!(op, "point" | "relocate" | "drag_info");
+            matches!(&doc, Doc::Frame(..)) && matches!(op, "point" | "relocate" | "drag_info");
         let mut v = self.run_in(n, &doc, op, args, expect, false, timeout_ms).await?;
-        if shift && let Doc::Frame(f) = &doc {
+        if shift && let Doc::Frame(f, _) = &doc {
             let (dx, dy) = self.frame_origin(n, page, f).await?;
             super::frames::shift_points(&mut v, dx, dy);
         }
@@ -862,7 +864,7 @@ impl BrowserManager {
             v.get("hi").and_then(Value::as_u64),
         ) {
             let frame = match doc {
-                Doc::Frame(f) => Some(f.as_str()),
+                Doc::Frame(f, _) => Some(f.as_str()),
                 Doc::Main(_) => None,
             };
             lock(&self.inner.refs).entry(n).or_default().record(lo, hi, token, frame);
@@ -947,8 +949,9 @@ impl BrowserManager {
             "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
             "sleep" => return Ok(super::visit::sleep(&args).await),
             "new_isolated_tab" => {
-                let info =
-                    self.new_isolated_tab(args["url"].as_str(), timeout_ms.max(1000)).await?;
+                let spread = args["spread"].as_bool().unwrap_or(false);
+                let (url, ms) = (args["url"].as_str(), timeout_ms.max(1000));
+                let info = self.new_isolated_tab(url, ms, spread).await?;
                 return Ok(
                     serde_json::json!({"id": info.id, "url": info.url, "title": info.title}),
                 );

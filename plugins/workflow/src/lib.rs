@@ -74,6 +74,16 @@ struct UpdateArgs {
     extracted_data: Option<Value>,
 }
 
+/// Arguments naming one worker.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct WorkerRef {
+    #[schemars(length(min = 1, max = 64))]
+    worker_name: String,
+    #[schemars(length(min = 1, max = 64))]
+    workflow_id: Option<String>,
+}
+
 /// `worker_complete` arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -126,7 +136,8 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
     let mut opened: Vec<String> = Vec::new();
     let mut workers = Vec::with_capacity(a.workers.len());
     for w in a.workers {
-        let tab = browser::page_op(None, "new_isolated_tab", &json!({"url": w.url}), 30_000);
+        let args = json!({"url": w.url, "spread": true});
+        let tab = browser::page_op(None, "new_isolated_tab", &args, 30_000);
         let tab = match tab {
             Ok(t) => t,
             Err(e) => {
@@ -167,7 +178,7 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
         "name": wf.name,
         "contract_id": contract,
         "workers": wf.workers.iter().map(|w| json!({"name": w.name, "tabId": w.tab_id, "url": w.url, "task": w.task})).collect::<Vec<_>>(),
-        "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect",
+        "next": "drive each worker's tab with tabId; report with worker_update and worker_complete; then workflow_collect (a worker whose tab is gone, its browser having gone away, gets a new one with worker_reopen)",
     });
     Ok(Output::json(&body)?
         .with_summary(format!("{id}: {} workers in isolated tabs", wf.workers.len())))
@@ -271,6 +282,28 @@ fn cleanup(a: WorkflowRef) -> Result<Output, ToolError> {
     Ok(Output::json(&body)?.with_summary(format!("{}: {} tabs closed", wf.id, closed.len())))
 }
 
+/// Give a running worker a new isolated tab at its start URL: for a worker whose
+/// tab is gone (its browser went away). In a pool of browsers the tab opens on one
+/// that is up. The worker keeps its progress and data; its old tab is closed if it
+/// still exists.
+#[ochre_sdk::tool(name = "worker_reopen", tier = 2, scope = Browser)]
+fn reopen(a: WorkerRef) -> Result<Output, ToolError> {
+    let mut wf = Workflow::load(a.workflow_id.as_deref())?;
+    let n = wf.running_worker(&a.worker_name)?;
+    let w = &mut wf.workers[n];
+    let args = json!({"url": w.url, "spread": true});
+    let tab = browser::page_op(None, "new_isolated_tab", &args, 30_000)?;
+    let new_tab = tab["id"].as_str().unwrap_or_default().to_owned();
+    let old_tab = std::mem::replace(&mut w.tab_id, new_tab.clone());
+    let _ = browser::close_tab(&old_tab);
+    w.updated_ms = clock::now_ms();
+    let line =
+        format!("{}: worker {} reopened in tab {new_tab} (was {old_tab})", wf.id, a.worker_name);
+    wf.save_worker(n)?;
+    let body = json!({"workflowId": wf.id, "worker": a.worker_name, "tabId": new_tab, "previousTabId": old_tab, "url": tab["url"]});
+    Ok(Output::json(&body)?.with_summary(line))
+}
+
 /// Report a worker's progress and the data it has so far.
 #[ochre_sdk::tool(name = "worker_update", tier = 2, scope = Local)]
 fn update(a: UpdateArgs) -> Result<Output, ToolError> {
@@ -328,5 +361,5 @@ ochre_sdk::register_plugin! {
     name: "workflow",
     group: "workflow",
     interfaces: [browser, kv, clock, tools, logging, progress],
-    tools: [Init, Status, Collect, CollectPartial, Cleanup, Update, Complete, plan::SavePlan, plan::ExecutePlan],
+    tools: [Init, Status, Collect, CollectPartial, Cleanup, Reopen, Update, Complete, plan::SavePlan, plan::ExecutePlan],
 }
