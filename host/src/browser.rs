@@ -512,6 +512,7 @@ impl BrowserManager {
             }
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
+        *lock(&slot.alive) = Some(alive.clone());
         self.watch_browser(i, &browser).await;
         Ok(Session {
             slot: i,

@@ -14,6 +14,7 @@
 //!   says of an endpoint names it with its query values and password replaced by
 //!   `[redacted]`, and errors are scrubbed of them.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -163,6 +164,9 @@ pub(super) struct Slot {
     pub(super) gone: Arc<tokio::sync::Notify>,
     /// How many times a session with it started.
     pub(super) starts: std::sync::atomic::AtomicU64,
+    /// The alive flag of its latest session: whether a connection to it is
+    /// open, readable without waiting for a call that holds the session.
+    pub(super) alive: std::sync::Mutex<Option<Arc<std::sync::atomic::AtomicBool>>>,
     health: std::sync::Mutex<Health>,
 }
 
@@ -183,6 +187,7 @@ impl Slot {
             session: Default::default(),
             gone: Default::default(),
             starts: Default::default(),
+            alive: Default::default(),
             health: Default::default(),
         }
     }
@@ -193,6 +198,11 @@ impl Slot {
             Some(e) => format!("the browser at {}", e.redacted()),
             None => "the browser".into(),
         }
+    }
+
+    /// A connection to it is open.
+    fn connected(&self) -> bool {
+        lock(&self.alive).as_ref().is_some_and(|a| a.load(Ordering::Relaxed))
     }
 
     pub(super) fn is_down(&self) -> bool {
@@ -429,7 +439,7 @@ impl BrowserManager {
         let placed = lock(&self.inner.placement).clone();
         let mut loads = self.loads(&placed);
         if self.pool_size() == 1 {
-            loads[0] = usize::from(self.slot(0).session.lock().await.is_some());
+            loads[0] = usize::from(self.slot(0).connected());
         }
         // Probed at once: a pool with endpoints down answers within one probe's bound.
         let latencies = futures::future::join_all(self.inner.slots.iter().map(|slot| async {
@@ -441,12 +451,7 @@ impl BrowserManager {
         .await;
         let mut out = Vec::with_capacity(self.pool_size());
         for ((i, slot), latency_ms) in self.inner.slots.iter().enumerate().zip(latencies) {
-            let connected = slot
-                .session
-                .lock()
-                .await
-                .as_ref()
-                .is_some_and(|s| s.alive.load(std::sync::atomic::Ordering::Relaxed));
+            let connected = slot.connected();
             let health = lock(&slot.health);
             out.push(EndpointStatus {
                 endpoint: slot
