@@ -181,7 +181,8 @@ struct Session {
         Arc<str>,
         chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
     >,
-    profile: Option<ProfileDir>,
+    /// The temporary profile, removed when the session is dropped.
+    _profile: Option<ProfileDir>,
     /// Tabs opened in their own browser context (cookies, storage, cache of
     /// their own); the context goes with the tab.
     contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
@@ -512,7 +513,10 @@ impl BrowserManager {
             }
         });
         self.inner.launches.fetch_add(1, Ordering::Relaxed);
-        *lock(&slot.alive) = Some(alive.clone());
+        *lock(&slot.live) = Some(pool::Live {
+            alive: alive.clone(),
+            profile: profile.as_ref().map(|p| p.0.clone()),
+        });
         self.watch_browser(i, &browser).await;
         Ok(Session {
             slot: i,
@@ -521,7 +525,7 @@ impl BrowserManager {
             tabs: BTreeMap::new(),
             current: Default::default(),
             owner_contexts: Default::default(),
-            profile,
+            _profile: profile,
             contexts: BTreeMap::new(),
             frames: None,
             front: None,
@@ -595,6 +599,7 @@ impl BrowserManager {
         let dead = guard.as_ref().is_some_and(|s| !s.alive.load(Ordering::Relaxed));
         if dead {
             if let Some(mut old) = guard.take() {
+                *lock(&slot.live) = None;
                 let _ = old.browser.kill().await;
                 for n in old.tabs.keys() {
                     self.forget_tab(*n);
@@ -1189,6 +1194,7 @@ impl BrowserManager {
         self.inner.closing.store(true, Ordering::Relaxed);
         for slot in &self.inner.slots {
             let session = slot.session.lock().await.take();
+            *lock(&slot.live) = None;
             if let Some(mut s) = session
                 && slot.endpoint.is_none()
             {

@@ -727,3 +727,39 @@ async fn workflow_workers_spread_over_the_pool_and_reopen_elsewhere() -> Result<
     client.cancel().await?;
     Ok(())
 }
+
+/// The pool's status answers while a call waits on an endpoint that accepts
+/// connections but never answers; that call ends at the attach bound with an
+/// error naming the endpoint.
+#[tokio::test]
+async fn the_status_answers_while_an_attach_hangs() -> Result<()> {
+    let work = TempDir::new("pool-hang");
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let endpoint = format!("http://{}", silent.local_addr()?);
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            open.push(conn);
+        }
+    });
+    let client = stdio_client(work.path(), &["--cdp-endpoint", &endpoint], &[]).await?;
+    let started = std::time::Instant::now();
+    let (navigated, status) =
+        tokio::join!(client.tool("navigate", json!({"url": "http://127.0.0.1:9/"})), async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let asked = std::time::Instant::now();
+            let status = client.tool_json("oc_profile_status", json!({})).await;
+            (status, asked.elapsed())
+        });
+    let (status, took) = (status.0?, status.1);
+    assert!(took < Duration::from_secs(3), "oc_profile_status waited {took:?} behind the attach");
+    assert_eq!(status["running"], false, "{status}");
+    assert_eq!(status["endpoints"][0]["endpoint"], endpoint.as_str(), "{status}");
+    let e = error_of(&navigated?);
+    assert_eq!(e["code"], "BROWSER_UNAVAILABLE", "{e}");
+    assert!(e["message"].as_str().unwrap_or("").contains(&endpoint), "{e}");
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(25), "the attach was not bounded: {waited:?}");
+    held.abort();
+    Ok(())
+}

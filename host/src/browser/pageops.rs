@@ -1388,16 +1388,10 @@ impl BrowserManager {
     /// The profile in use, without launching anything.
     async fn profile_status(&self) -> Value {
         let o = &self.inner.options;
-        let (running, temp_dir) = {
-            let guard = self.home_guard().await;
-            match guard.as_ref() {
-                Some(s) => (
-                    s.alive.load(std::sync::atomic::Ordering::Relaxed),
-                    s.profile.as_ref().map(|p| p.0.display().to_string()),
-                ),
-                None => (false, None),
-            }
-        };
+        // From the slot's record, not its session: a call may hold that.
+        let home = self.slot(self.home().unwrap_or(0));
+        let running = home.connected();
+        let temp_dir = home.profile_dir().map(|p| p.display().to_string());
         if !o.endpoints.is_empty() {
             let endpoints = serde_json::to_value(self.pool_status().await).unwrap_or_default();
             return json!({

@@ -164,10 +164,17 @@ pub(super) struct Slot {
     pub(super) gone: Arc<tokio::sync::Notify>,
     /// How many times a session with it started.
     pub(super) starts: std::sync::atomic::AtomicU64,
-    /// The alive flag of its latest session: whether a connection to it is
-    /// open, readable without waiting for a call that holds the session.
-    pub(super) alive: std::sync::Mutex<Option<Arc<std::sync::atomic::AtomicBool>>>,
+    /// Its latest session as seen from outside: whether its connection is open
+    /// and the profile it runs in, readable without waiting for a call that
+    /// holds the session (a launch or an attach may take seconds).
+    pub(super) live: std::sync::Mutex<Option<Live>>,
     health: std::sync::Mutex<Health>,
+}
+
+/// What [`Slot::live`] keeps of a session.
+pub(super) struct Live {
+    pub(super) alive: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) profile: Option<std::path::PathBuf>,
 }
 
 #[derive(Default)]
@@ -187,7 +194,7 @@ impl Slot {
             session: Default::default(),
             gone: Default::default(),
             starts: Default::default(),
-            alive: Default::default(),
+            live: Default::default(),
             health: Default::default(),
         }
     }
@@ -201,8 +208,13 @@ impl Slot {
     }
 
     /// A connection to it is open.
-    fn connected(&self) -> bool {
-        lock(&self.alive).as_ref().is_some_and(|a| a.load(Ordering::Relaxed))
+    pub(super) fn connected(&self) -> bool {
+        lock(&self.live).as_ref().is_some_and(|l| l.alive.load(Ordering::Relaxed))
+    }
+
+    /// The profile dir of its latest session (a temporary one ochre made).
+    pub(super) fn profile_dir(&self) -> Option<std::path::PathBuf> {
+        lock(&self.live).as_ref().and_then(|l| l.profile.clone())
     }
 
     pub(super) fn is_down(&self) -> bool {
