@@ -343,11 +343,19 @@ impl HostBuilder {
         for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
             tracing::warn!("cleaned up after a dead server: {line}");
         }
-        for file in crate::store::damaged_files(data_dir) {
-            tracing::warn!(
-                file = %file.display(),
-                "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
-            );
+        // Reading every state file grows with the data dir: not on the way to
+        // serving (`ochre doctor` lists the same).
+        let dir = data_dir.to_path_buf();
+        let scan = move || {
+            for file in crate::store::damaged_files(&dir) {
+                tracing::warn!(
+                    file = %file.display(),
+                    "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
+                );
+            }
+        };
+        if let Err(e) = std::thread::Builder::new().name("ochre-state-check".into()).spawn(scan) {
+            tracing::warn!(error = %e, "cannot check the state files for damage");
         }
         options
     }

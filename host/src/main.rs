@@ -495,6 +495,7 @@ async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     let mut failed = false;
     println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
     check_dirs(args, &mut failed);
+    check_state(args, &mut failed);
     let host = match args.build().await {
         Ok(h) => h,
         Err(e) => {
@@ -541,6 +542,25 @@ fn check_dirs(args: &HostArgs, failed: &mut bool) {
                 ))
             },
             "plugin dir",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: no state file (task run, contract, plugin state, output
+/// handle) is damaged.
+fn check_state(args: &HostArgs, failed: &mut bool) {
+    let damaged = ochre_host::store::damaged_files(&args.data_dir());
+    if damaged.is_empty() {
+        check(Ok("no damaged file".into()), "state", failed);
+    }
+    for file in damaged {
+        check(
+            Err((
+                format!("{} is damaged: calls that need it answer STATE_CORRUPT", file.display()),
+                "restore it from a backup, or move it out of the data dir to forget it".into(),
+            )),
+            "state",
             failed,
         );
     }

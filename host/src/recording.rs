@@ -99,10 +99,7 @@ fn storage_error(what: &str, e: impl std::fmt::Display) -> ToolError {
 
 /// Whether `id` can name a recording (and so is safe as a path segment).
 fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id.starts_with("rec-")
-        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    crate::store::valid_id(id, "rec-")
 }
 
 /// Whether `name` is a plain file name we accept for exports.

@@ -694,9 +694,14 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     };
     let (ok, text) = run(&[])?;
     assert!(ok, "{text}");
-    for needle in
-        ["ok    data dir", "ok    compile cache", "ok    plugin core", "ok    browser", "all good"]
-    {
+    for needle in [
+        "ok    data dir",
+        "ok    state              no damaged file",
+        "ok    compile cache",
+        "ok    plugin core",
+        "ok    browser",
+        "all good",
+    ] {
         assert!(text.contains(needle), "{needle:?} missing:\n{text}");
     }
     assert!(text.contains("Chrome/") || text.contains("Chromium/"), "{text}");

@@ -177,5 +177,14 @@ async fn damaged_state_answers_state_corrupt_naming_the_file_and_is_kept() -> Re
         serde_json::from_str::<serde_json::Value>(l)?;
     }
     client.cancel().await?;
+
+    // `ochre doctor` names each damaged file and how to mend it, and fails.
+    let out = ochre_cli(data.path(), &["doctor"])?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    for (file, _) in &damaged {
+        assert!(said.contains(&format!("FAIL  state              {}", file.display())), "{said}");
+    }
+    assert!(said.contains("fix: restore it from a backup"), "{said}");
     Ok(())
 }
