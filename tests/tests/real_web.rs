@@ -218,6 +218,11 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     client.tool("press_key", json!({"key": "Tab", "ref": search})).await?;
     site.expect_recorded("tabbed=1").await?;
     let other = ref_of(&snap, "textbox", "Other");
+    // What changed in a text field is its value's length (never `checked`,
+    // which every input has), not the value: it may be a secret.
+    let r = client.tool("type", json!({"ref": other, "text": "abc"})).await?;
+    let said = texts(&r);
+    assert!(said.contains(": value_length=3") && !said.contains("checked"), "{said}");
     client.tool("form_input", json!({"ref": other, "value": "select me"})).await?;
     let r = client.tool("press_key", json!({"key": "Control+a", "ref": other})).await?;
     assert!(texts(&r).starts_with("pressed Control+a"), "{}", texts(&r));
@@ -227,6 +232,10 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     let err = error_of(&r);
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     assert!(err["message"].as_str().unwrap_or("").contains("Control"), "{err}");
+    // A guessed argument name is answered with the names the tool takes.
+    let err = error_of(&client.tool("press_key", json!({"key": "Enter", "keys": "x"})).await?);
+    assert_eq!(err["field"], "keys", "{err}");
+    assert_eq!(err["accepted"], json!(["key", "ref", "tabId"]), "{err}");
     // The typed text never reaches the journal.
     let journal = read_all_text(&data.path().join("journal"));
     assert!(!journal.contains("w0rld"), "typed text leaked into the journal: {journal}");

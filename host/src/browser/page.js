@@ -663,7 +663,7 @@
   }
   function watch(e) {
     if (L.watch) unwatch();
-    const w = { target: e, muts: 0, added: [], delivered: false, url: location.href, title: document.title, state: elState(e), focus: null };
+    const w = { target: e, muts: 0, added: [], delivered: false, url: location.href, title: document.title, state: elState(e), value: e.value, focus: null };
     const docs = new Set([document, e.ownerDocument]);
     w.observers = [];
     w.listeners = [];
@@ -713,7 +713,11 @@
     if (elState(w.target) !== w.state) {
       const e = w.target;
       d.target = { connected: e.isConnected };
-      if (typeof e.checked === 'boolean') d.target.checked = e.checked;
+      // Every <input> has `checked`: only a checkbox's or a radio's means anything.
+      if (e.localName === 'input' && (e.type === 'checkbox' || e.type === 'radio')) d.target.checked = e.checked;
+      // A field's new value is told by its length (it may be a secret): a mask
+      // or an autocomplete that rewrote it shows.
+      else if (typeof e.value === 'string' && e.value !== w.value) d.target.value_length = e.value.length;
       if (e.getAttribute('aria-expanded') != null) d.target.expanded = e.getAttribute('aria-expanded') === 'true';
       if (e.getAttribute('aria-pressed') != null) d.target.pressed = e.getAttribute('aria-pressed') === 'true';
       if (e.getAttribute('aria-checked') != null) d.target.checked = e.getAttribute('aria-checked') === 'true';

@@ -59,7 +59,7 @@ impl Stage for Schema {
     }
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
-        match schema_error(call.name, call.validator, &call.args) {
+        match schema_error(call.name, call.validator, &call.info.input_schema, &call.args) {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -67,8 +67,15 @@ impl Stage for Schema {
 }
 
 /// Turn the first schema violation into `INVALID_ARGUMENT` naming the field. The
-/// message never quotes the offending value (it may be huge, or a secret).
-fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> Option<ToolError> {
+/// message never quotes the offending value (it may be huge, or a secret). An
+/// argument the tool does not take gets the list of those it does (`accepted`):
+/// an agent that guessed a name gets the right one without reading the schema.
+fn schema_error(
+    tool: &str,
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    args: &Value,
+) -> Option<ToolError> {
     use jsonschema::error::ValidationErrorKind as K;
     let err = validator.iter_errors(args).next()?;
     let path = err.instance_path().to_string();
@@ -82,7 +89,14 @@ fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> 
         K::AdditionalProperties { unexpected } => {
             let p = unexpected.first().cloned().unwrap_or_default();
             let field = if at.is_empty() { p } else { format!("{at}.{p}") };
-            (field, "is not an accepted argument".to_owned())
+            let names = accepted(schema, &path);
+            if names.is_empty() {
+                (field, "is not an accepted argument".to_owned())
+            } else {
+                let what = format!("is not an accepted argument (accepted: {})", names.join(", "));
+                let e = ToolError::invalid_argument(&field, format!("{tool}: `{field}` {what}"));
+                return Some(e.with("accepted", names));
+            }
         }
         K::MaxLength { limit } => (at, format!("is longer than {limit} characters")),
         K::MinLength { limit } => (at, format!("is shorter than {limit} characters")),
@@ -123,6 +137,23 @@ fn schema_error(tool: &str, validator: &jsonschema::Validator, args: &Value) -> 
     ))
 }
 
+/// The property names the schema allows at a JSON pointer into the arguments
+/// (`/steps/0`: the properties of a step), sorted; empty where it cannot tell.
+fn accepted(schema: &Value, pointer: &str) -> Vec<String> {
+    let mut at = schema;
+    for seg in pointer.split('/').filter(|s| !s.is_empty()) {
+        at = match (at["properties"].get(seg), at.get("items")) {
+            (Some(p), _) => p,
+            (None, Some(items)) if seg.parse::<usize>().is_ok() => items,
+            _ => return Vec::new(),
+        };
+    }
+    let mut names: Vec<String> =
+        at["properties"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    names.sort();
+    names
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -148,16 +179,37 @@ mod tests {
             "additionalProperties": false
         });
         let v = jsonschema::validator_for(&schema).expect("schema");
-        let e = schema_error("t", &v, &json!({})).expect("missing");
+        let check = |args: &Value| schema_error("t", &v, &schema, args);
+        let e = check(&json!({})).expect("missing");
         assert_eq!(e.details["field"], "domain");
-        let e = schema_error("t", &v, &json!({"domain": 5})).expect("type");
+        let e = check(&json!({"domain": 5})).expect("type");
         assert_eq!(e.details["field"], "domain");
-        let e = schema_error("t", &v, &json!({"domain": "a", "junk": 1})).expect("extra");
+        let e = check(&json!({"domain": "a", "junk": 1})).expect("extra");
         assert_eq!(e.details["field"], "junk");
+        assert_eq!(e.details["accepted"], json!(["domain"]));
+        assert_eq!(e.message, "t: `junk` is not an accepted argument (accepted: domain)");
         let huge = "y".repeat(1 << 20);
-        let e = schema_error("t", &v, &json!({"domain": huge})).expect("long");
+        let e = check(&json!({"domain": huge})).expect("long");
         assert_eq!(e.details["field"], "domain");
         assert!(e.message.len() < 200, "{}", e.message.len());
-        assert!(schema_error("t", &v, &json!({"domain": "ok"})).is_none());
+        assert!(check(&json!({"domain": "ok"})).is_none());
+    }
+
+    #[test]
+    fn a_nested_unknown_field_lists_what_its_object_takes() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"steps": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"tool": {"type": "string"}, "args": {"type": "object"}},
+                "additionalProperties": false
+            }}},
+            "additionalProperties": false
+        });
+        let v = jsonschema::validator_for(&schema).expect("schema");
+        let e = schema_error("t", &v, &schema, &json!({"steps": [{"tool": "x", "argz": {}}]}))
+            .expect("extra");
+        assert_eq!(e.details["field"], "steps.0.argz");
+        assert_eq!(e.details["accepted"], json!(["args", "tool"]));
     }
 }
