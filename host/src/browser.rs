@@ -31,6 +31,7 @@ use crate::error::ToolError;
 
 mod events;
 mod frames;
+mod grid;
 mod library;
 pub mod lifeline;
 mod netcap;
@@ -183,6 +184,8 @@ struct Session {
     >,
     /// The temporary profile, removed when the session is dropped.
     _profile: Option<ProfileDir>,
+    /// The Selenium Grid session the browser runs in, ended with this one.
+    grid: Option<grid::GridSession>,
     /// Tabs opened in their own browser context (cookies, storage, cache of
     /// their own); the context goes with the tab.
     contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
@@ -471,14 +474,17 @@ impl BrowserManager {
     /// Start (launch or attach) browser `i` of the pool.
     async fn start(&self, i: usize) -> Result<Session, ToolError> {
         let slot = self.slot(i);
-        let (browser, mut handler, profile) = match &slot.endpoint {
-            Some(endpoint) => {
-                let (b, h) = attach(endpoint).await?;
-                (b, h, None)
-            }
-            None => self.launch().await?,
-        };
         let alive = Arc::new(AtomicBool::new(true));
+        let (browser, mut handler, profile, grid) = match &slot.endpoint {
+            Some(endpoint) => {
+                let (b, h, grid) = attach(endpoint, &alive).await?;
+                (b, h, None, grid)
+            }
+            None => {
+                let (b, h, profile) = self.launch().await?;
+                (b, h, profile, None)
+            }
+        };
         let flag = alive.clone();
         let gone = slot.gone.clone();
         let closing = self.inner.closing.clone();
@@ -526,6 +532,7 @@ impl BrowserManager {
             current: Default::default(),
             owner_contexts: Default::default(),
             _profile: profile,
+            grid,
             contexts: BTreeMap::new(),
             frames: None,
             front: None,
@@ -601,6 +608,9 @@ impl BrowserManager {
             if let Some(mut old) = guard.take() {
                 *lock(&slot.live) = None;
                 let _ = old.browser.kill().await;
+                if let Some(g) = old.grid.take() {
+                    tokio::spawn(g.end());
+                }
                 for n in old.tabs.keys() {
                     self.forget_tab(*n);
                 }
@@ -1195,9 +1205,10 @@ impl BrowserManager {
         for slot in &self.inner.slots {
             let session = slot.session.lock().await.take();
             *lock(&slot.live) = None;
-            if let Some(mut s) = session
-                && slot.endpoint.is_none()
-            {
+            let Some(mut s) = session else { continue };
+            if let Some(g) = s.grid.take() {
+                g.end().await;
+            } else if slot.endpoint.is_none() {
                 let _ = s.browser.close().await;
                 let _ = s.browser.wait().await;
             }
@@ -1244,9 +1255,13 @@ pub(super) async fn raw_command(
     .await
 }
 
-/// Attach to a running browser (`--cdp-endpoint`): its websocket found (bounded),
-/// then the connection opened (bounded: a grid may queue it).
-async fn attach(endpoint: &Endpoint) -> Result<(Browser, chromiumoxide::Handler), ToolError> {
+/// Attach to a running browser (`--cdp-endpoint`): its websocket found (bounded;
+/// a Selenium Grid starts a session for it), then the connection opened
+/// (bounded: a grid may queue it).
+async fn attach(
+    endpoint: &Endpoint,
+    alive: &Arc<AtomicBool>,
+) -> Result<(Browser, chromiumoxide::Handler, Option<grid::GridSession>), ToolError> {
     const LIMIT: Duration = Duration::from_secs(15);
     let fail = |why: String| {
         // A grid at its limit (browserless past CONCURRENT + QUEUED) says 429.
@@ -1264,16 +1279,32 @@ async fn attach(endpoint: &Endpoint) -> Result<(Browser, chromiumoxide::Handler)
             ),
         )
     };
-    let ws = tokio::time::timeout(LIMIT, pool::websocket_url(endpoint))
+    let found = async {
+        if endpoint.is_grid() {
+            grid::new_session(endpoint, alive.clone()).await.map(|(ws, g)| (ws, Some(g)))
+        } else {
+            pool::websocket_url(endpoint).await.map(|ws| (ws, None))
+        }
+    };
+    let (ws, grid) = tokio::time::timeout(LIMIT, found)
         .await
         .map_err(|_| fail("it did not answer within 15 s".into()))?
         .map_err(fail)?;
     let config =
         chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
-    tokio::time::timeout(LIMIT, Browser::connect_with_config(ws, config))
+    let connected = tokio::time::timeout(LIMIT, Browser::connect_with_config(ws, config))
         .await
-        .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))?
-        .map_err(|e| fail(e.to_string()))
+        .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))
+        .and_then(|r| r.map_err(|e| fail(e.to_string())));
+    match connected {
+        Ok((b, h)) => Ok((b, h, grid)),
+        Err(e) => {
+            if let Some(g) = grid {
+                g.end().await;
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Lock a std mutex, whatever a panicking holder left.

@@ -3,7 +3,8 @@
 //! and `[plugins.NAME]` (per plugin: `grants`, the sensitive interfaces it may
 //! use; `allow_unsigned`, whether `ochre plugin install` takes it unsigned);
 //! `[browser] endpoints`, browsers to attach to (a pool; see `--cdp-endpoint`),
-//! each a URL or `{ url = "...", max_sessions = N }`.
+//! each a URL or `{ url = "...", max_sessions = N }` (a Selenium Grid's also
+//! `capabilities = { ... }`, asked of each new session).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -18,6 +19,10 @@
 //!
 //! [browser]
 //! endpoints = ["http://10.0.0.5:9222", { url = "ws://grid:3000?token=T", max_sessions = 4 }]
+//! # or one table per endpoint:
+//! # [[browser.endpoints]]
+//! # url = "selenium+http://grid:4444"
+//! # capabilities = { "goog:chromeOptions" = { args = ["--headless=new"] } }
 //! ```
 
 use std::collections::BTreeMap;
@@ -83,14 +88,13 @@ fn browser_endpoints(table: &toml::Table) -> Result<Vec<Endpoint>, String> {
         let list = v.as_array().ok_or("`browser.endpoints` must be a list")?;
         for (n, item) in list.iter().enumerate() {
             let key = format!("browser.endpoints[{n}]");
-            let (url, max) = match item {
-                toml::Value::String(url) => (url.as_str(), None),
+            let (url, max, caps) = match item {
+                toml::Value::String(url) => (url.as_str(), None, None),
                 toml::Value::Table(t) => {
-                    if let Some(bad) =
-                        t.keys().find(|k| !["url", "max_sessions"].contains(&k.as_str()))
-                    {
+                    const KNOWN: [&str; 3] = ["url", "max_sessions", "capabilities"];
+                    if let Some(bad) = t.keys().find(|k| !KNOWN.contains(&k.as_str())) {
                         return Err(format!(
-                            "unknown key `{key}.{bad}` (known: url, max_sessions)"
+                            "unknown key `{key}.{bad}` (known: url, max_sessions, capabilities)"
                         ));
                     }
                     let url = t.get("url").and_then(toml::Value::as_str);
@@ -102,7 +106,19 @@ fn browser_endpoints(table: &toml::Table) -> Result<Vec<Endpoint>, String> {
                             )?)
                         }
                     };
-                    (url.ok_or_else(|| format!("`{key}.url` is missing"))?, max)
+                    let caps = match t.get("capabilities") {
+                        None => None,
+                        Some(toml::Value::Table(c)) => Some(
+                            serde_json::to_value(c)
+                                .ok()
+                                .and_then(|v| v.as_object().cloned())
+                                .unwrap_or_default(),
+                        ),
+                        Some(_) => {
+                            return Err(format!("`{key}.capabilities` must be a table"));
+                        }
+                    };
+                    (url.ok_or_else(|| format!("`{key}.url` is missing"))?, max, caps)
                 }
                 _ => {
                     return Err(format!(
@@ -110,7 +126,16 @@ fn browser_endpoints(table: &toml::Table) -> Result<Vec<Endpoint>, String> {
                     ));
                 }
             };
-            out.push(Endpoint::parse(url, max).map_err(|e| format!("`{key}`: {e}"))?);
+            let mut e = Endpoint::parse(url, max).map_err(|e| format!("`{key}`: {e}"))?;
+            if let Some(caps) = caps {
+                if !e.is_grid() {
+                    return Err(format!(
+                        "`{key}.capabilities` is for Selenium Grid endpoints (selenium+http://...)"
+                    ));
+                }
+                e.capabilities = caps;
+            }
+            out.push(e);
         }
     }
     Ok(out)
@@ -213,6 +238,12 @@ mod tests {
         let got: Vec<(&str, Option<usize>)> =
             c.browser_endpoints.iter().map(|e| (e.url.as_str(), e.max_sessions)).collect();
         assert_eq!(got, [("http://a:9222", None), ("ws://b:3000/?token=t", Some(2))]);
+        let c = parse("[[browser.endpoints]]\nurl = \"selenium+http://g:4444\"\ncapabilities = { \"goog:chromeOptions\" = { args = [\"--headless=new\"] } }\n")
+            .expect("valid");
+        assert_eq!(
+            serde_json::Value::Object(c.browser_endpoints[0].capabilities.clone()),
+            serde_json::json!({"goog:chromeOptions": {"args": ["--headless=new"]}})
+        );
         for (text, key) in [
             ("[trust.keys]\nbob = \"rsa:1\"", "trust.keys.bob"),
             ("[trust]\nkey = 1", "trust.key"),
@@ -229,6 +260,14 @@ mod tests {
             (
                 "[browser]\nendpoints = [{ url = \"http://h:1\", max_sessions = 0 }]",
                 "browser.endpoints[0]",
+            ),
+            (
+                "[browser]\nendpoints = [{ url = \"http://h:1\", capabilities = {} }]",
+                "browser.endpoints[0].capabilities",
+            ),
+            (
+                "[browser]\nendpoints = [{ url = \"selenium+http://h:1\", capabilities = 1 }]",
+                "browser.endpoints[0].capabilities",
             ),
         ] {
             let e = parse(text).expect_err(text);

@@ -233,9 +233,10 @@ struct HostArgs {
     /// Chromium/Chrome executable (default: chromium, google-chrome, ... on PATH).
     #[arg(long, value_name = "PATH", global = true)]
     chrome_path: Option<PathBuf>,
-    /// Attach to a running browser (http://host:port or ws://...) instead of
-    /// launching one; give it several times for a pool (also `[browser] endpoints`
-    /// in --config, where `max_sessions` caps an endpoint's sessions).
+    /// Attach to a running browser (http://host:port or ws://...), or to a
+    /// Selenium Grid 4 (selenium+http://host:4444), instead of launching one;
+    /// give it several times for a pool (also `[browser] endpoints` in --config,
+    /// where `max_sessions` caps an endpoint's sessions).
     #[arg(long, value_name = "URL", global = true)]
     cdp_endpoint: Vec<String>,
     /// Show the browser window (managed mode).

