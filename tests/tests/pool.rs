@@ -216,6 +216,18 @@ fn page(path: &str) -> (&'static str, String) {
             ),
         );
     }
+    if path == "/framed" {
+        // The form in a frame from another site (localhost, not 127.0.0.1): an
+        // out-of-process frame, read over a second connection to the browser.
+        let script =
+            "f.src = location.href.replace('127.0.0.1', 'localhost').replace('/framed', '/form')";
+        return (
+            "200 OK",
+            format!(
+                "{open}<title>Framed</title></head><body><h1>Framed</h1><iframe id=f title=\"Signup frame\"></iframe><script>{script}</script></body></html>"
+            ),
+        );
+    }
     if path.starts_with("/submitted") {
         return ("200 OK", format!("{open}<title>Thanks</title></head><body>thanks</body></html>"));
     }
@@ -618,6 +630,33 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
     for d in ["data-a", "data-b", "data-c"] {
         assert!(!read_all_text(&work.path().join(d)).contains(token), "the token is in {d}");
     }
+    Ok(())
+}
+
+/// A cross-site frame is read through browserless as on a local browser: over a
+/// second connection to the same browser (`/devtools/browser/ID`, found in
+/// browserless's `/sessions`); one to its root would start another browser.
+#[tokio::test]
+async fn browserless_reads_cross_site_frames_in_the_same_browser() -> Result<()> {
+    let work = TempDir::new("pool-browserless-frames");
+    let bl = Browserless::start(work.path(), "frames-token", &[]).await?;
+    let site = Site::start(Duration::ZERO).await?;
+    let client = stdio_client(
+        &work.path().join("data"),
+        &["--tools-only", "core", "--cdp-endpoint", &bl.endpoint()],
+        &[],
+    )
+    .await?;
+    client.tool_text("navigate", json!({"url": format!("{}/framed", site.base)})).await?;
+    let snap = client.tool_text("read_page", json!({})).await?;
+    assert!(snap.contains("Sign up") && !snap.contains("not expanded"), "{snap}");
+    assert_eq!(bl.sessions().await?.len(), 1, "browserless started another browser");
+    let found = client.tool_text("find", json!({"query": "Name"})).await?;
+    let name = ref_of(&found, "textbox", "Name");
+    client.tool_text("form_input", json!({"ref": name, "value": "Ada"})).await?;
+    let value = client.tool_text("find", json!({"query": "Name"})).await?;
+    assert!(value.contains("=\"Ada\""), "{value}");
+    client.cancel().await?;
     Ok(())
 }
 

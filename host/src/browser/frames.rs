@@ -372,7 +372,21 @@ impl BrowserManager {
         {
             return Ok(l.clone());
         }
-        let l = FrameLink::connect(session.browser.websocket_address()).await?;
+        // The same browser again: a service that starts a browser per
+        // connection is asked where this one is.
+        let targets: Vec<String> =
+            session.tabs.values().map(|p| p.target_id().as_ref().to_owned()).collect();
+        let endpoint = self.slot(slot).endpoint.as_ref();
+        let ws = super::pool::same_browser_url(endpoint, session.browser.websocket_address(), &targets)
+            .await
+            .map_err(|why| {
+                let name = endpoint.map(|e| e.redacted()).unwrap_or_default();
+                ToolError::new(
+                    codes::BROWSER_UNAVAILABLE,
+                    format!("cannot open a second connection to the browser at {name} for cross-site frames: {why}"),
+                )
+            })?;
+        let l = FrameLink::connect(&ws).await?;
         session.frames = Some(l.clone());
         Ok(l)
     }

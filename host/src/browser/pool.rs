@@ -84,13 +84,41 @@ impl Endpoint {
         Ok(e)
     }
 
-    /// The URL with its query values and password replaced by `[redacted]`.
+    /// The URL with its query values and password replaced by `[redacted]`, in
+    /// place (a value that is also part of a key or the host stays there).
     pub fn redacted(&self) -> String {
-        let mut out = self.url.clone();
-        for secret in self.secrets() {
-            out = out.replace(&secret, "[redacted]");
-        }
-        out
+        let (head, fragment) = match self.url.split_once('#') {
+            Some((h, f)) => (h, format!("#{f}")),
+            None => (self.url.as_str(), String::new()),
+        };
+        let (base, query) = match head.split_once('?') {
+            Some((b, q)) => (b, Some(q)),
+            None => (head, None),
+        };
+        let base = match base.split_once("://") {
+            Some((scheme, rest)) => {
+                let end = rest.find('/').unwrap_or(rest.len());
+                let (auth, path) = rest.split_at(end);
+                let auth = match auth.rsplit_once('@') {
+                    Some((userinfo, host)) => match userinfo.split_once(':') {
+                        Some((user, pw)) if !pw.is_empty() => format!("{user}:[redacted]@{host}"),
+                        _ => auth.to_owned(),
+                    },
+                    None => auth.to_owned(),
+                };
+                format!("{scheme}://{auth}{path}")
+            }
+            None => base.to_owned(),
+        };
+        let Some(query) = query else { return format!("{base}{fragment}") };
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, v)) if !v.is_empty() => format!("{k}=[redacted]"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        format!("{base}?{}{fragment}", pairs.join("&"))
     }
 
     /// The secret parts of the URL: query values, a password.
@@ -341,6 +369,57 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
     let (_, own) = endpoint.url.split_once("://").unwrap_or(("http", ""));
     let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
     Ok(with_path(&format!("{scheme}://{own}{path}")))
+}
+
+/// Where a second connection to the browser `ws` leads to reaches that same
+/// browser: `ws` itself when it names one (`/devtools/browser/ID`, a grid's
+/// `se:cdp`). A service that starts a browser per connection (browserless at
+/// `/` or `/chromium`) would start another one there: the browser is found by
+/// one of its pages (`targets`) in the service's `/sessions`, and reached at its
+/// `/devtools/browser/ID` through the endpoint's host and port, with its query.
+pub(super) async fn same_browser_url(
+    endpoint: Option<&Endpoint>,
+    ws: &str,
+    targets: &[String],
+) -> Result<String, String> {
+    let Some(endpoint) = endpoint else { return Ok(ws.to_owned()) };
+    let path = ws.split_once("://").map_or("", |(_, r)| &r[r.find('/').unwrap_or(r.len())..]);
+    if endpoint.is_grid() || path.starts_with("/devtools/browser/") {
+        return Ok(ws.to_owned());
+    }
+    let sessions_url = endpoint.json_version_url(true).replacen("/json/version", "/sessions", 1);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let listed: Value =
+        async { client.get(&sessions_url).send().await?.error_for_status()?.json().await }
+            .await
+            .map_err(|e: reqwest::Error| {
+                format!(
+                    "its /sessions (to find the browser again) failed: {}",
+                    endpoint.scrub(&e.to_string())
+                )
+            })?;
+    let found = listed.as_array().into_iter().flatten().find_map(|s| {
+        let id = s["id"].as_str()?;
+        targets.iter().any(|t| t == id).then(|| s["browserWSEndpoint"].as_str())?
+    });
+    let Some(given) = found else {
+        return Err("its /sessions does not list this browser's pages".into());
+    };
+    let (_, rest) = given.split_once("://").unwrap_or(("ws", ""));
+    let browser_path = &rest[rest.find('/').unwrap_or(rest.len())..];
+    let browser_path = browser_path.split(['?', '#']).next().unwrap_or("");
+    let scheme = if endpoint.url.starts_with("wss") || endpoint.url.starts_with("https") {
+        "wss"
+    } else {
+        "ws"
+    };
+    let (_, own) = endpoint.url.split_once("://").unwrap_or(("ws", ""));
+    let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
+    let query = endpoint.url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+    Ok(format!("{scheme}://{own}{browser_path}{query}"))
 }
 
 /// Whether an endpoint's `/status` is a Selenium Grid's (`value.ready`).
@@ -608,6 +687,10 @@ mod tests {
             "cannot reach ...?token=[redacted]: refused"
         );
         assert!(!format!("{e:?}").contains("s3cret"));
+        // A value that also spells part of a key or the host is replaced where
+        // it is a value only.
+        let e = Endpoint::parse("ws://tok.example:3000?token=tok", None).expect("valid");
+        assert_eq!(e.redacted(), "ws://tok.example:3000/?token=[redacted]");
         let e = Endpoint::parse("https://user:pw1234@grid.example:443/x", Some(2)).expect("valid");
         assert_eq!(e.redacted(), "https://user:[redacted]@grid.example:443/x");
         assert_eq!(e.probe_url(), "https://grid.example:443/json/version");
@@ -623,5 +706,21 @@ mod tests {
             assert!(Endpoint::parse(bad, None).is_err(), "{bad}");
         }
         assert!(Endpoint::parse("http://h:1", Some(0)).is_err());
+    }
+
+    #[test]
+    fn a_second_connection_goes_where_the_first_did_when_that_names_the_browser() {
+        let same = |e: Option<&Endpoint>, ws: &str| {
+            futures::executor::block_on(same_browser_url(e, ws, &[])).expect("no lookup")
+        };
+        let ws = "ws://h:9222/devtools/browser/abc";
+        assert_eq!(same(None, ws), ws);
+        let e = Endpoint::parse("http://h:9222", None).expect("valid");
+        assert_eq!(same(Some(&e), ws), ws);
+        let grid = Endpoint::parse("selenium+http://g:4444", None).expect("valid");
+        assert_eq!(
+            same(Some(&grid), "ws://g:4444/session/s1/se/cdp"),
+            "ws://g:4444/session/s1/se/cdp"
+        );
     }
 }
