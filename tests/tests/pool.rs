@@ -228,6 +228,17 @@ fn page(path: &str) -> (&'static str, String) {
             ),
         );
     }
+    if path == "/upload" {
+        // The chosen file's name and text are sent only when asked: by then the
+        // file is gone from ochre's disk, so only bytes the page holds can go.
+        let script = "async function send() { const f = up.files[0]; fetch('/got?name=' + encodeURIComponent(f.name) + '&type=' + encodeURIComponent(f.type) + '&text=' + encodeURIComponent(await f.text())); }";
+        return (
+            "200 OK",
+            format!(
+                "{open}<title>Upload</title></head><body><label>Attachment <input type=file id=up></label><button onclick=\"send()\">Send</button><script>{script}</script></body></html>"
+            ),
+        );
+    }
     if path.starts_with("/submitted") {
         return ("200 OK", format!("{open}<title>Thanks</title></head><body>thanks</body></html>"));
     }
@@ -630,6 +641,45 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
     for d in ["data-a", "data-b", "data-c"] {
         assert!(!read_all_text(&work.path().join(d)).contains(token), "the token is in {d}");
     }
+    Ok(())
+}
+
+/// A browser ochre attached to may run elsewhere: `file_upload` gives it the
+/// file's bytes through the page, not a path on ochre's disk.
+#[tokio::test]
+async fn a_file_reaches_an_attached_browser_as_bytes() -> Result<()> {
+    let work = TempDir::new("pool-upload");
+    let remote = Chromium::start(work.path(), "remote").await?;
+    let site = Site::start(Duration::ZERO).await?;
+    let files = work.path().join("files");
+    std::fs::create_dir_all(&files)?;
+    let note = files.join("note.txt");
+    std::fs::write(&note, "hello from ochre's disk")?;
+    let root = files.display().to_string();
+    let args =
+        ["--tools-only", "core", "--cdp-endpoint", &remote.endpoint(), "--allow-file-root", &root];
+    let client = stdio_client(&work.path().join("data"), &args, &[]).await?;
+    client.tool_text("navigate", json!({"url": format!("{}/upload", site.base)})).await?;
+    let snap = client.tool_text("read_page", json!({})).await?;
+    let out = client
+        .tool_text(
+            "file_upload",
+            json!({"selector": "#up", "filePaths": [note.display().to_string()]}),
+        )
+        .await?;
+    assert!(out.contains("note.txt"), "{out}");
+    std::fs::remove_file(&note)?;
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Send")})).await?;
+    let got = || site.served().into_iter().find(|(p, _)| p.starts_with("/got"));
+    eventually("the file's text at the site", Duration::from_secs(10), || async {
+        Ok(got().is_some())
+    })
+    .await?;
+    assert_eq!(
+        got().map(|(p, _)| p).as_deref(),
+        Some("/got?name=note.txt&type=text%2Fplain&text=hello%20from%20ochre%27s%20disk")
+    );
+    client.cancel().await?;
     Ok(())
 }
 

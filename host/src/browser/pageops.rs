@@ -1327,14 +1327,33 @@ impl BrowserManager {
             self.run_op(n, &page, "file_input", args.clone(), 10_000).await?;
             // In the input's own document: a cross-site frame has its own session.
             let (doc, object_id) = self.element(n, &page, args.clone(), 10_000).await?;
-            let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-            self.doc_send(
-                &doc,
-                "DOM.setFileInputFiles",
-                json!({"files": files, "objectId": object_id}),
-            )
-            .await
-            .map_err(|e| cdp_error("cannot set the files", e.message))?;
+            if self.slot(self.slot_of_tab(n)).endpoint.is_some() {
+                // A browser ochre attached to may run on another machine, where
+                // these paths mean nothing: the bytes go through the page.
+                let files = files_for_page(&files)?;
+                let r = self
+                    .doc_send(
+                        &doc,
+                        "Runtime.callFunctionOn",
+                        json!({"functionDeclaration": PUT_FILES_FN, "objectId": object_id,
+                               "arguments": [{"value": files}], "returnByValue": true}),
+                    )
+                    .await
+                    .map_err(|e| cdp_error("cannot set the files", e.message))?;
+                if let Some(x) = r.get("exceptionDetails") {
+                    let why = x["exception"]["description"].as_str().unwrap_or("an exception");
+                    return Err(cdp_error("cannot set the files", why));
+                }
+            } else {
+                let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+                self.doc_send(
+                    &doc,
+                    "DOM.setFileInputFiles",
+                    json!({"files": files, "objectId": object_id}),
+                )
+                .await
+                .map_err(|e| cdp_error("cannot set the files", e.message))?;
+            }
             let seen = self.run_op(n, &page, "files_of", args, 10_000).await?;
             Ok(seen
                 .get("files")
@@ -1343,6 +1362,82 @@ impl BrowserManager {
                 .unwrap_or_default())
         })
         .await
+    }
+}
+
+/// The most bytes `file_upload` sends through the page to a browser ochre
+/// attached to (they travel base64-encoded in one CDP message).
+const MAX_PAGE_UPLOAD: u64 = 50 << 20;
+
+/// Makes `File`s of `files` (name, type, modified, base64 bytes) and gives them
+/// to the input `this`, with the `input` and `change` events a user's choice
+/// fires.
+const PUT_FILES_FN: &str = "function (files) {
+  const dt = new DataTransfer();
+  for (const f of files) {
+    const bin = atob(f.b64), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    dt.items.add(new File([bytes], f.name, { type: f.type, lastModified: f.modified }));
+  }
+  this.files = dt.files;
+  this.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return this.files.length;
+}";
+
+/// The files (already allowed) as `PUT_FILES_FN` takes them.
+fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
+    use base64::Engine as _;
+    let total: u64 = files.iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
+    if total > MAX_PAGE_UPLOAD {
+        return Err(ToolError::invalid_argument(
+            "paths",
+            format!(
+                "the files are {total} bytes; a browser ochre attached to gets files through the page, at most {MAX_PAGE_UPLOAD} bytes in all"
+            ),
+        ));
+    }
+    files
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::read(f).map_err(|e| {
+                ToolError::new(codes::FILE_NOT_FOUND, format!("cannot read {}: {e}", f.display()))
+            })?;
+            let modified = f
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64);
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(json!({
+                "name": name,
+                "type": mime_of(&name),
+                "modified": modified,
+                "b64": base64::engine::general_purpose::STANDARD.encode(bytes),
+            }))
+        })
+        .collect()
+}
+
+/// The MIME type Chromium gives a chosen file of this name (by extension; empty
+/// when it does not know it).
+fn mime_of(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "txt" => "text/plain",
+        "csv" => "text/csv",
+        "html" | "htm" => "text/html",
+        "json" => "application/json",
+        "xml" => "text/xml",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => "",
     }
 }
 
