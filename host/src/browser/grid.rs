@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::pool::Endpoint;
+use super::pool::{Endpoint, authority, http_client as client};
 
 /// How long the grid may take to start a browser.
 const NEW_SESSION_TIMEOUT: Duration = Duration::from_secs(14);
@@ -45,14 +45,6 @@ impl Drop for GridSession {
     fn drop(&mut self) {
         self.keepalive.abort();
     }
-}
-
-fn client(timeout: Duration) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .timeout(timeout)
-        .connect_timeout(timeout.min(SHORT_TIMEOUT))
-        .build()
-        .map_err(|e| e.to_string())
 }
 
 /// The capabilities of a new session: the endpoint's over `browserName: chrome`.
@@ -116,13 +108,10 @@ fn is_session_id(s: &str) -> bool {
 /// `cdp` (the grid's `se:cdp`) with the endpoint's scheme and host:port.
 fn through_endpoint(endpoint: &Endpoint, cdp: &str) -> String {
     let base = endpoint.grid_base();
-    let (scheme, rest) = base.split_once("://").unwrap_or(("http", ""));
-    let own = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let own = own.rsplit_once('@').map_or(own, |(_, a)| a);
+    let own = authority(base.split_once("://").map_or("", |(_, r)| r));
     let (_, given) = cdp.split_once("://").unwrap_or(("ws", ""));
     let path = &given[given.find('/').unwrap_or(given.len())..];
-    let ws = if scheme == "https" { "wss" } else { "ws" };
-    format!("{ws}://{own}{path}")
+    format!("{}://{own}{path}", endpoint.ws_scheme())
 }
 
 /// A third of the shortest idle limit the grid's nodes report (`/status`), at

@@ -1388,7 +1388,8 @@ const PUT_FILES_FN: &str = "function (files) {
 /// The files (already allowed) as `PUT_FILES_FN` takes them.
 fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
     use base64::Engine as _;
-    let total: u64 = files.iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
+    let metas: Vec<Option<std::fs::Metadata>> = files.iter().map(|f| f.metadata().ok()).collect();
+    let total: u64 = metas.iter().flatten().map(std::fs::Metadata::len).sum();
     if total > MAX_PAGE_UPLOAD {
         return Err(ToolError::invalid_argument(
             "paths",
@@ -1399,14 +1400,14 @@ fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
     }
     files
         .iter()
-        .map(|f| {
+        .zip(&metas)
+        .map(|(f, meta)| {
             let bytes = std::fs::read(f).map_err(|e| {
                 ToolError::new(codes::FILE_NOT_FOUND, format!("cannot read {}: {e}", f.display()))
             })?;
-            let modified = f
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
+            let modified = meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_millis() as u64);
             let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

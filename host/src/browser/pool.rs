@@ -156,6 +156,35 @@ impl Endpoint {
         out
     }
 
+    /// Whether it is reached over TLS (`https`, `wss`, `selenium+https`).
+    fn secure(&self) -> bool {
+        let url = self.url.trim_start_matches("selenium+");
+        url.starts_with("https") || url.starts_with("wss")
+    }
+
+    /// `[user:pass@]host:port` as given.
+    fn host_part(&self) -> &str {
+        let rest = self.url.split_once("://").map_or("", |(_, r)| r);
+        rest.split(['/', '?', '#']).next().unwrap_or("")
+    }
+
+    /// `ws` or `wss`, as the endpoint is reached.
+    pub(super) fn ws_scheme(&self) -> &'static str {
+        if self.secure() { "wss" } else { "ws" }
+    }
+
+    /// A websocket URL to `path` (query included) on the endpoint's own host
+    /// and port, credentials kept: a browser or a service names itself by an
+    /// address the caller may not reach.
+    fn ws_at(&self, path: &str) -> String {
+        format!("{}://{}{path}", self.ws_scheme(), self.host_part())
+    }
+
+    /// `?query` of the endpoint's URL (its tokens), or nothing.
+    fn query(&self) -> String {
+        self.url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default()
+    }
+
     /// A Selenium Grid (sessions through WebDriver, CDP through `se:cdp`).
     pub fn is_grid(&self) -> bool {
         self.url.starts_with("selenium+")
@@ -204,7 +233,7 @@ fn with_path(url: &str) -> String {
 }
 
 /// `host:port` of the part of a URL after `://` (userinfo dropped).
-fn authority(rest: &str) -> &str {
+pub(super) fn authority(rest: &str) -> &str {
     let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
     auth.rsplit_once('@').map_or(auth, |(_, a)| a)
 }
@@ -301,16 +330,21 @@ pub struct EndpointStatus {
     pub down_for_ms: Option<u64>,
 }
 
+/// An HTTP client whose requests take at most `timeout` (connecting at most
+/// 5 s of it).
+pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// Ask an endpoint whether it is up: any HTTP answer to `/json/version` counts
 /// (a token the probe lacks still proves the server is there). Its latency.
 async fn probe(endpoint: &Endpoint) -> Result<u64, String> {
     let started = Instant::now();
-    let client = reqwest::Client::builder()
-        .timeout(PROBE_TIMEOUT)
-        .connect_timeout(PROBE_TIMEOUT)
-        .build()
-        .map_err(|e| e.to_string())?;
-    match client.get(endpoint.probe_url()).send().await {
+    match http_client(PROBE_TIMEOUT)?.get(endpoint.probe_url()).send().await {
         Ok(_) => Ok(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
         Err(e) => {
             let mut why = e.to_string();
@@ -359,16 +393,9 @@ pub(super) async fn websocket_url(endpoint: &Endpoint) -> Result<String, String>
         .ok_or("its /json/version names no webSocketDebuggerUrl")?;
     let (_, rest) = given.split_once("://").unwrap_or(("ws", ""));
     let path = &rest[rest.find(['/', '?', '#']).unwrap_or(rest.len())..];
-    let path = if path.contains('?') {
-        path.to_owned()
-    } else {
-        let query = endpoint.url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
-        format!("{path}{query}")
-    };
-    let scheme = if endpoint.url.starts_with("https") { "wss" } else { "ws" };
-    let (_, own) = endpoint.url.split_once("://").unwrap_or(("http", ""));
-    let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
-    Ok(with_path(&format!("{scheme}://{own}{path}")))
+    let path =
+        if path.contains('?') { path.to_owned() } else { format!("{path}{}", endpoint.query()) };
+    Ok(with_path(&endpoint.ws_at(&path)))
 }
 
 /// Where a second connection to the browser `ws` leads to reaches that same
@@ -388,10 +415,7 @@ pub(super) async fn same_browser_url(
         return Ok(ws.to_owned());
     }
     let sessions_url = endpoint.json_version_url(true).replacen("/json/version", "/sessions", 1);
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .map_err(|e| e.to_string())?;
+    let client = http_client(Duration::from_secs(5))?;
     let listed: Value =
         async { client.get(&sessions_url).send().await?.error_for_status()?.json().await }
             .await
@@ -411,23 +435,14 @@ pub(super) async fn same_browser_url(
     let (_, rest) = given.split_once("://").unwrap_or(("ws", ""));
     let browser_path = &rest[rest.find('/').unwrap_or(rest.len())..];
     let browser_path = browser_path.split(['?', '#']).next().unwrap_or("");
-    let scheme = if endpoint.url.starts_with("wss") || endpoint.url.starts_with("https") {
-        "wss"
-    } else {
-        "ws"
-    };
-    let (_, own) = endpoint.url.split_once("://").unwrap_or(("ws", ""));
-    let own = &own[..own.find(['/', '?', '#']).unwrap_or(own.len())];
-    let query = endpoint.url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
-    Ok(format!("{scheme}://{own}{browser_path}{query}"))
+    Ok(endpoint.ws_at(&format!("{browser_path}{}", endpoint.query())))
 }
 
 /// Whether an endpoint's `/status` is a Selenium Grid's (`value.ready`).
 async fn is_selenium(client: &reqwest::Client, endpoint: &Endpoint) -> bool {
     // With the URL's credentials (a grid may ask for them), without its query.
-    let (scheme, rest) = endpoint.url.split_once("://").unwrap_or(("http", ""));
-    let scheme = if matches!(scheme, "https" | "wss") { "https" } else { "http" };
-    let url = format!("{scheme}://{}/status", rest.split(['/', '?', '#']).next().unwrap_or(""));
+    let scheme = if endpoint.secure() { "https" } else { "http" };
+    let url = format!("{scheme}://{}/status", endpoint.host_part());
     let answer = async { client.get(url).send().await.ok()?.json::<Value>().await.ok() };
     answer.await.is_some_and(|v| v["value"]["ready"].is_boolean())
 }
