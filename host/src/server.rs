@@ -334,7 +334,7 @@ fn to_mcp_tool(info: &crate::ToolInfo) -> Tool {
         props.insert(
             "output_mode".into(),
             serde_json::json!({"type": "string", "enum": ["inline", "handle", "auto"],
-                "description": "handle: store it, return a descriptor for oc_output_fetch; auto: handle if over output_inline_limit_bytes (32768)"}),
+                "description": "handle: store it, answer a handle for oc_output_fetch; auto: handle if over output_inline_limit_bytes (32768)"}),
         );
         props.insert("output_inline_limit_bytes".into(), serde_json::json!({"type": "integer"}));
     }
@@ -522,7 +522,7 @@ fn expand_tool_def(hidden: usize) -> Tool {
     tool.name = EXPAND_TOOLS.into();
     tool.description = Some(
         format!(
-            "Reveal {hidden} hidden tools: tier 2 (screenshots, page HTML, console, extraction, scrolling, uploads, recordings, crawling, task runs and progress contracts, workflows), 3 (all), or one by name."
+            "Reveal {hidden} hidden tools: tier 2 (screenshots, HTML, console, extraction, uploads, recordings, crawls, task runs, workflows), 3 (all), or one by name."
         )
         .into(),
     );

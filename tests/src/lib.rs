@@ -275,15 +275,32 @@ pub fn texts(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-/// The ref on the snapshot line with this role and name, if there is one.
+/// The ref of the first element with this role and name in a snapshot, if there
+/// is one (a line of its own, or a cell of a table's `row` line).
 pub fn find_ref(snapshot: &str, role: &str, name: &str) -> Option<String> {
-    let needle = format!("{role} {}", serde_json::to_string(name).ok()?);
-    snapshot
-        .lines()
-        .find(|l| l.trim_start().starts_with(&needle))?
-        .split_whitespace()
-        .find(|w| w.starts_with("ax_"))
-        .map(str::to_owned)
+    refs_of(snapshot, role, name).into_iter().next()
+}
+
+/// The refs of every element with this role and name in a snapshot, in order.
+pub fn refs_of(snapshot: &str, role: &str, name: &str) -> Vec<String> {
+    let Ok(quoted) = serde_json::to_string(name) else {
+        return Vec::new();
+    };
+    let needle = format!("{role} {quoted} ax_");
+    let mut out = Vec::new();
+    for line in snapshot.lines() {
+        let mut rest = line;
+        while let Some(i) = rest.find(&needle) {
+            // A whole word: at the line's start, or after a space.
+            let starts = i == 0 || rest[..i].ends_with(' ');
+            let after = &rest[i + needle.len() - 3..];
+            if starts && let Some(r) = after.split_whitespace().next() {
+                out.push(r.to_owned());
+            }
+            rest = &rest[i + needle.len()..];
+        }
+    }
+    out
 }
 
 /// The ref (`ax_<n>`) on a snapshot or `find` line.

@@ -221,11 +221,14 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
     assert!(!out.contains("via"), "the first strategy worked: {out}");
     assert_eq!(status().await?, "Button was clicked");
 
-    // Under an overlay: the mouse misses, JS click() works.
+    // Under an overlay that stays: a person's click would reach the overlay, so
+    // the click is refused naming it, after the wait, and nothing happened.
     let covered = ref_of(&snap, "button", "Covered action");
-    let out = client.tool_text("interact", json!({"ref": covered})).await?;
-    assert!(out.contains("via js_click"), "{out}");
-    assert_eq!(status().await?, "Covered button worked");
+    let r = client.tool("interact", json!({"ref": covered, "timeout": 600})).await?;
+    let err = error_of(&r);
+    assert_eq!(err["code"], "ELEMENT_NOT_INTERACTABLE", "{err}");
+    assert!(err["message"].as_str().unwrap_or("").contains("div#overlay"), "{err}");
+    assert_eq!(status().await?, "Button was clicked", "the covered button must not be clicked");
 
     // Keyboard only.
     let out = client.tool_text("interact", json!({"query": "Keyboard only"})).await?;
@@ -273,7 +276,7 @@ async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
     );
     let agree = ref_of(&snap, "checkbox", "I agree");
     let out = client.tool_text("interact", json!({"ref": agree})).await?;
-    assert!(out.contains("checked=true"), "{out}");
+    assert!(out.contains("now checked"), "{out}");
     let anchor = ref_of(&snap, "link", "Jump to bottom");
     let out = client.tool_text("interact", json!({"ref": anchor})).await?;
     assert!(out.contains("#bottom"), "{out}");

@@ -171,20 +171,17 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     );
     // Edit the new row: its "Edit Record" icon link.
     let snap = snapshot(&client).await?;
-    let edits: Vec<&str> = snap.lines().filter(|l| l.contains("link \"Edit Record\"")).collect();
+    let edits = refs_of(&snap, "link", "Edit Record");
     assert_eq!(edits.len(), 2, "{snap}");
-    let edit = ref_in(edits[1]);
-    click(&client, edit).await?;
+    click(&client, &edits[1]).await?;
     client.tool("fill_form", json!({"fields": {"Year": "1985"}})).await?;
     click(&client, &find_ref(&client, "button", "Save").await?).await?;
     assert_eq!(app.rows("select year from book where title = 'Neuromancer'")?, vec![json!([1985])]);
     // Delete: the app asks with a JavaScript confirm dialog.
     let snap = snapshot(&client).await?;
-    let deletes: Vec<&str> =
-        snap.lines().filter(|l| l.contains("button \"Delete Record\"")).collect();
+    let deletes = refs_of(&snap, "button", "Delete Record");
     assert_eq!(deletes.len(), 2, "{snap}");
-    let del = ref_in(deletes[1]);
-    let r = client.tool("interact", json!({"ref": del})).await?;
+    let r = client.tool("interact", json!({"ref": deletes[1]})).await?;
     assert_eq!(structured(&r)["dialog"]["type"], "confirm", "{r:?}");
     client.tool("handle_dialog", json!({"accept": true})).await?;
     let mut rows = Vec::new();

@@ -23,6 +23,9 @@ pub(crate) struct TabWatch {
     pub(super) console_fence: std::sync::Mutex<u64>,
     /// Told when a console fence passes.
     pub(super) fence_passed: tokio::sync::Notify,
+    /// The action being watched (`watch` page op): when it began and how many
+    /// requests the tab had started by then.
+    pub(super) action: std::sync::Mutex<Option<(Instant, u64)>>,
 }
 
 #[derive(Default)]
@@ -33,6 +36,8 @@ pub(super) struct Net {
     /// its own stream, so the order between them is not kept.
     pub(super) ended_early: HashMap<String, Instant>,
     pub(super) last_change: Option<Instant>,
+    /// Requests started so far (those that count for quiet).
+    pub(super) started: u64,
 }
 
 /// Requests kept per capture; older ones are dropped (and counted).
@@ -257,22 +262,35 @@ impl BrowserManager {
         page: &Page,
         args: &Value,
     ) -> Result<Value, ToolError> {
-        let name = args["preset"].as_str().unwrap_or("");
-        let Some((offline, latency, down, up)) = preset(name) else {
-            return Err(ToolError::invalid_argument(
-                "preset",
-                format!("unknown preset {name:?}: offline, slow-3g, fast-3g, 4g or no-throttling"),
-            ));
-        };
-        raw_command(
-            page,
-            "Network.emulateNetworkConditions",
-            json!({"offline": offline, "latency": latency, "downloadThroughput": down, "uploadThroughput": up}),
-        )
-        .await?;
-        Ok(
-            json!({"preset": name, "offline": offline, "latencyMs": latency, "downloadBps": down, "uploadBps": up}),
-        )
+        let cpu = args.get("cpu_slowdown").and_then(Value::as_f64);
+        if let Some(c) = cpu
+            && !(1.0..=20.0).contains(&c)
+        {
+            return Err(ToolError::invalid_argument("cpuSlowdown", "cpuSlowdown is 1 to 20"));
+        }
+        let mut out = json!({});
+        if let Some(name) = args["preset"].as_str() {
+            let Some((offline, latency, down, up)) = preset(name) else {
+                return Err(ToolError::invalid_argument(
+                    "preset",
+                    format!(
+                        "unknown preset {name:?}: offline, slow-3g, fast-3g, 4g or no-throttling"
+                    ),
+                ));
+            };
+            raw_command(
+                page,
+                "Network.emulateNetworkConditions",
+                json!({"offline": offline, "latency": latency, "downloadThroughput": down, "uploadThroughput": up}),
+            )
+            .await?;
+            out = json!({"preset": name, "offline": offline, "latencyMs": latency, "downloadBps": down, "uploadBps": up});
+        }
+        if let Some(c) = cpu {
+            raw_command(page, "Emulation.setCPUThrottlingRate", json!({"rate": c})).await?;
+            out["cpuSlowdown"] = json!(c);
+        }
+        Ok(out)
     }
 }
 

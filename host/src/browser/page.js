@@ -9,7 +9,9 @@
   'use strict';
   if (window[KEY]) return window[KEY];
   const L = {
-    token: Math.random().toString(36).slice(2) + Date.now().toString(36),
+    // Not Math.random(): a page that seeds it must get the same numbers with
+    // ochre as without.
+    token: Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join('') + Date.now().toString(36),
     next: 1,
     refs: new Map(),
     ids: new WeakMap(),
@@ -31,6 +33,9 @@
 
   // ---- text and names -------------------------------------------------------
   const TEXT_MAX = 100;
+  // A line of text in a snapshot: whole paragraphs, cut only when very long
+  // (with a mark saying so); names stay short (TEXT_MAX).
+  const LINE_MAX = 2000;
   const clean = (s, max) => {
     s = String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
     max = max || TEXT_MAX;
@@ -83,6 +88,19 @@
     for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) text += m[1].replace(/\\(.)/g, '$1');
     if (!text.trim()) return '';
     return cs.display.startsWith('inline') ? text : ' ' + text + ' ';
+  }
+  // Displays whose boxes flow inline with their neighbours' words.
+  const INLINE_DISPLAY = /^(inline|contents|ruby|none)/;
+  function transformed(text, how) {
+    if (how === 'uppercase') return text.toUpperCase();
+    if (how === 'lowercase') return text.toLowerCase();
+    if (how === 'capitalize') return text.replace(/(^|[^\p{L}\p{N}'’])(\p{L})/gu, (m, a, b) => a + b.toUpperCase());
+    return text;
+  }
+  // Whether an element is named by its attributes (not by its words).
+  function ownName(el) {
+    const a = el.getAttribute('aria-label');
+    return !!((a && a.trim()) || el.getAttribute('aria-labelledby'));
   }
   function byId(el, id) {
     const root = el.getRootNode();
@@ -139,7 +157,8 @@
     return null;
   }
 
-  function nameOf(el, role) {
+  // `words`: the element's words (clean(textOf(el))) when the caller has them.
+  function nameOf(el, role, words) {
     const aria = el.getAttribute('aria-label');
     if (aria && aria.trim()) return clean(aria);
     const lb = el.getAttribute('aria-labelledby');
@@ -162,7 +181,7 @@
     if (t === 'iframe' || t === 'frame') return clean(el.getAttribute('title') || el.getAttribute('name') || '');
     if (t === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return clean(lg.textContent); }
     if (NAME_FROM_CONTENT.has(role) || t === 'summary' || role === 'generic') {
-      const s = clean(textOf(el));
+      const s = words != null ? clean(words) : clean(textOf(el));
       if (s) return s;
     }
     return clean(el.getAttribute('title') || '');
@@ -217,6 +236,24 @@
     return !nested && pointerTop(el) && smallEnough(el);
   }
 
+  // A role-less element that only listens (a framework's delegated listener, a
+  // pointer cursor) around controls of its own is a wrapper, not a control:
+  // folded away, its controls stand for it. One a page made focusable
+  // (tabindex: a notebook cell, a card) stays.
+  const CONTROLS = 'a[href],button,input,select,textarea,summary,[role],[tabindex],[contenteditable=""],[contenteditable=true]';
+  function wrapper(el, role) {
+    return !role && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !!el.querySelector(CONTROLS);
+  }
+  // A table of data (rows of cells under columns), not one that lays out a page:
+  // it has headers or a caption, or its cells are short and hold no structure.
+  function dataTable(el, role) {
+    if (role === 'presentation' || role === 'none' || !el.rows.length) return false;
+    if (role === 'table' || role === 'grid' || role === 'treegrid' || el.tHead || el.caption || el.querySelector(':scope > tbody > tr > th, :scope > tr > th')) return true;
+    for (const c of el.querySelectorAll(':scope > tbody > tr > td, :scope > tr > td')) {
+      if (c.querySelector('table,h1,h2,h3,h4,h5,h6,ul,ol,p,div,form,section,article,iframe') || (c.textContent || '').length > 200) return false;
+    }
+    return true;
+  }
   function mint(el) {
     let n = L.ids.get(el);
     if (n === undefined) {
@@ -227,6 +264,15 @@
     return n;
   }
 
+  // Input types whose value has a format or a meaning beyond text: shown in
+  // snapshots (`textbox "Born" type=date ="2016-04-09"`).
+  const TYPED = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'number', 'range', 'color', 'email', 'tel', 'url', 'password']);
+  const VALUE_MAX = 300;
+  // A field's value as it is (spaces and line breaks kept), cut only when long.
+  function quoteValue(v) {
+    if (v.length <= VALUE_MAX) return JSON.stringify(v);
+    return JSON.stringify(v.slice(0, VALUE_MAX - 1) + '\u2026') + ' (' + v.length + ' chars)';
+  }
   function stateOf(el, role) {
     let s = '';
     if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
@@ -238,17 +284,22 @@
     if (ex === 'true') s += ' expanded';
     else if (ex === 'false') s += ' collapsed';
     if (el.getAttribute('aria-selected') === 'true' || (el.localName === 'option' && el.selected)) s += ' selected';
-    if (VALUE_ROLES.has(role)) {
+    const ty = el.localName === 'input' ? (el.type || '').toLowerCase() : '';
+    if (TYPED.has(ty)) {
+      s += ' type=' + ty;
+      if ((ty === 'range' || ty === 'number') && (el.min || el.max)) s += ' range=' + (el.min || '') + '..' + (el.max || '');
+    }
+    if (VALUE_ROLES.has(role) || ty === 'color') {
       let v = '';
       if (el.localName === 'select') v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
-      else if ('value' in el && el.localName !== 'button') v = (el.type || '').toLowerCase() === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
-      else if (el.isContentEditable) v = el.textContent;
-      if (v) s += ' =' + JSON.stringify(clean(v));
+      else if ('value' in el && el.localName !== 'button') v = ty === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
+      else if (el.isContentEditable) v = el.innerText.replace(/\n$/, '');
+      if (v) s += ' =' + quoteValue(v);
     }
     if (el.localName === 'select') {
       if (role === 'listbox') {
         const v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
-        if (v) s += ' =' + JSON.stringify(clean(v));
+        if (v) s += ' =' + quoteValue(v);
       }
       s += ' (' + el.options.length + ' options)';
     }
@@ -282,33 +333,52 @@
     const ind = (d) => ' '.repeat(onlyInteractive ? 0 : d);
     const flush = (d) => {
       if (buf) {
-        const s = clean(buf);
+        const s = clean(buf, LINE_MAX);
         buf = '';
         if (s && !onlyInteractive && d <= maxDepth) out.push(ind(d) + JSON.stringify(s));
       }
     };
+    // The text-transform in force (innerText applies it: a person sees
+    // "SUBMIT" where the markup says "Submit").
+    let transform = 'none';
     const visit = (node, d) => {
-      if (node.nodeType === 3) { if (!mute) buf += node.data; return; }
+      if (node.nodeType === 3) { if (!mute) buf += transform === 'none' ? node.data : transformed(node.data, transform); return; }
       if (node.nodeType !== 1) return;
       const el = node;
       const t = el.localName;
       if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || el.hidden) return;
       if (!visible(el)) return;
+      const cs = rendered ? getComputedStyle(el) : null;
+      const outer = transform;
+      if (cs) transform = cs.textTransform;
+      try { visitShown(el, t, cs, d); } finally { transform = outer; }
+    };
+    const visitShown = (el, t, cs, d) => {
       const role = roleOf(el);
-      if (isInteractive(el, role, inControl)) {
+      if (isInteractive(el, role, inControl) && !wrapper(el, role)) {
         flush(d);
         const r = role || 'generic';
-        if (d <= maxDepth) out.push(ind(d) + r + (() => { const nm = nameOf(el, r); return nm ? ' ' + JSON.stringify(nm) : ''; })() + ' ax_' + mint(el) + stateOf(el, r));
+        // Words longer than a name: the name comes from attributes only, and
+        // the words follow as text.
+        const words = t !== 'select' && t !== 'input' && t !== 'textarea' && (NAME_FROM_CONTENT.has(r) || r === 'generic') && !ownName(el) ? clean(textOf(el), 1e9) : null;
+        const long = words != null && words.length > TEXT_MAX;
+        const nm = long ? '' : nameOf(el, r, words);
+        if (d <= maxDepth) out.push(ind(d) + r + (nm ? ' ' + JSON.stringify(nm) : '') + ' ax_' + mint(el) + stateOf(el, r));
         if (t === 'select' && el === top && d + 1 <= maxDepth) {
           // read_page of the select itself lists every option.
           for (const o of el.options) out.push(ind(d + 1) + 'option ' + JSON.stringify(clean(o.label || o.text)) + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
         }
         if (t !== 'select' && t !== 'input' && t !== 'textarea') {
-          mute++;
+          // A control named by its words keeps them in its name; a container
+          // whose words are more than a name (a notebook cell, a card) shows
+          // them as text lines under it.
+          const quietKids = !long;
+          if (quietKids) mute++;
           inControl++;
           for (const c of kids(el)) visit(c, d + 1);
+          flush(d + 1);
           inControl--;
-          mute--;
+          if (quietKids) mute--;
         }
         return;
       }
@@ -320,6 +390,11 @@
         const key = !doc && el.__ochre_frame;
         if ((!onlyInteractive || key) && d <= maxDepth) out.push(ind(d) + 'iframe' + (nm ? ' ' + JSON.stringify(nm) : '') + (key ? ' \u0001' + key + '\u0001' : doc ? '' : ' (cross-origin, not expanded)'));
         if (doc && doc.body) { for (const c of kids(doc.body)) visit(c, d + 1); flush(d + 1); }
+        return;
+      }
+      if (t === 'table' && !onlyInteractive && dataTable(el, role)) {
+        flush(d);
+        table(el, d);
         return;
       }
       if (role === 'heading') {
@@ -348,15 +423,43 @@
       if (t === 'legend' && el.parentElement && el.parentElement.localName === 'fieldset') return;
       // A label's words are its control's name: do not repeat them as text.
       const quiet = t === 'label' && el.control && el.control.localName !== 'input' || (t === 'label' && el.control && (el.control.type || '').toLowerCase() !== 'hidden');
-      const block = BLOCK.has(t);
+      // Block-level boxes (by their computed display, as innerText has it: a
+      // flex item is one) set their words apart; inline ones add nothing, so no
+      // space appears where the page has none.
+      const block = cs ? !INLINE_DISPLAY.test(cs.display) : BLOCK.has(t);
       if (block) flush(d);
       if (quiet) mute++;
       for (const c of kids(el)) visit(c, d);
       if (quiet) mute--;
       if (block) flush(d);
-      else if (!mute && buf && !/\s$/.test(buf)) buf += ' ';
+      else if (t === 'br' && !mute) buf += '\n';
+    };
+    // A table as rows of cells under its column names, so that each value can
+    // be told by its column: `row "Pears" | "$2.05" | link "0 (restock)" ax_7`.
+    const cellLine = (cell) => {
+      const at = out.length;
+      const outer = buf;
+      buf = '';
+      for (const c of kids(cell)) visit(c, 0);
+      flush(0);
+      buf = outer;
+      // A landmark's bare line (a form around a delete button) says nothing here.
+      const parts = out.splice(at).map((l) => l.trim()).filter((l) => !LANDMARKS.has(l));
+      return parts.length ? parts.join(' ') : '""';
+    };
+    const table = (el, d) => {
+      const cap = el.caption && visible(el.caption) ? clean(textOf(el.caption)) : '';
+      const nm = ownName(el) ? nameOf(el, 'table') : cap;
+      if (d <= maxDepth) out.push(ind(d) + 'table' + (nm ? ' ' + JSON.stringify(nm) : ''));
+      for (const row of el.rows) {
+        if (!visible(row) || !row.cells.length) continue;
+        const head = (row.parentElement && row.parentElement.localName === 'thead') || Array.from(row.cells).every((c) => c.localName === 'th');
+        const cells = Array.from(row.cells).filter((c) => visible(c)).map(cellLine);
+        if (d + 1 <= maxDepth) out.push(ind(d + 1) + (head ? 'columns ' : 'row ') + cells.join(' | '));
+      }
     };
     if (root.nodeType === 9) root = root.body || root.documentElement;
+    const rendered = !!root.ownerDocument.defaultView;
     top = root;
     if (root === document.body || root === document.documentElement) {
       for (const c of kids(root)) visit(c, 0);
@@ -548,7 +651,7 @@
         if (e.shadowRoot) walk(e.shadowRoot);
         if (e.localName === 'iframe') { const d = frameDoc(e); if (d) walk(d); }
         const r = roleOf(e);
-        if ((r && (INTERACTIVE.has(r) || r === 'heading' || r === 'img')) || isInteractive(e, r)) out.push([e, r || 'generic']);
+        if ((r && (INTERACTIVE.has(r) || r === 'heading' || r === 'img')) || (isInteractive(e, r) && !wrapper(e, r))) out.push([e, r || 'generic']);
       }
     };
     walk(document);
@@ -566,7 +669,10 @@
     const scored = [];
     for (const [e, r] of candidates()) {
       if (!visible(e)) continue;
-      const nm = norm(nameOf(e, r));
+      let nm = norm(nameOf(e, r));
+      // A container whose words are more than a name (a notebook cell): all of
+      // them count.
+      if (nm.endsWith('\u2026') && !ownName(e)) nm = norm(textOf(e));
       const extra = norm([e.getAttribute('placeholder'), e.getAttribute('name'), e.id, e.getAttribute('title'), e.localName === 'input' ? e.type : ''].join(' '));
       let s = 0;
       if (nm && nm === q) s += 100;
@@ -629,8 +735,8 @@
     }
     if (!hit) return { ok: false, hit: null };
     const inside = hit === e || e.contains(hit) || (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host)) || (e.localName === 'label' && false);
-    const lbl = e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
-    return { ok: inside || lbl, hit };
+    const lbl = !!e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
+    return { ok: !!(inside || lbl), hit };
   }
   function hitName(h) {
     if (!h) return 'nothing';
@@ -657,6 +763,70 @@
     return { x: null, y: null, reason: 'every point of the element is covered by ' + hitName(last) };
   }
 
+  // ---- actionability (Playwright's model) ---------------------------------------------
+  // Why an element cannot take a pointer event now, or null: attached (el()
+  // throws STALE_REF otherwise), visible, enabled, not transparent or inert,
+  // not moving.
+  function blocker(e, a, prevBox) {
+    if (!visible(e)) return 'not visible';
+    if (a.enabled !== false && (e.matches(':disabled') || e.closest('[aria-disabled=true]'))) return 'disabled';
+    if (e.closest('[inert]')) return 'inert';
+    // A box that moves or fades (a panel sliding in, a menu fading in) is
+    // waited out. A transparent element that stays so is clickable, as in
+    // Playwright: component libraries lay a transparent native input over their
+    // drawn checkbox, and row actions show only under the pointer.
+    const m = moving(e, prevBox);
+    if (m) return m;
+    return null;
+  }
+  const boxOf = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map((v) => Math.round(v * 2) / 2).join(','); };
+  // Moving: its box changed since the last look, or an animation runs on it or
+  // an ancestor (a panel sliding in). Without either, no frame needs waiting.
+  function moving(e, prevBox) {
+    if (prevBox != null && prevBox !== boxOf(e)) return 'moving';
+    const anims = e.ownerDocument.getAnimations ? e.ownerDocument.getAnimations() : [];
+    let why = null;
+    for (const an of anims) {
+      const t = an.effect && an.effect.target;
+      if (an.playState !== 'running' || !t || !(t === e || (t.contains && t.contains(e)))) continue;
+      // A finite animation (an endless pulse never ends: not waited for).
+      const ct = an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
+      if (!ct || !Number.isFinite(ct.endTime) || ct.endTime > 10000) continue;
+      const kf = an.effect.getKeyframes ? an.effect.getKeyframes() : [];
+      const props = new Set(kf.flatMap((k) => Object.keys(k)));
+      if ([...props].some((p) => p === 'opacity' || p === 'visibility')) why = why || 'fading in';
+      // Colours and shadows do not move a box.
+      if ([...props].some((p) => /^(transform|translate|scale|rotate|top|left|right|bottom|width|height|margin|padding|inset|display)/.test(p))) return 'moving';
+    }
+    return why;
+  }
+  const nextFrame = () => new Promise((r) => { let done = false; const f = () => { if (!done) { done = true; r(); } }; requestAnimationFrame(f); setTimeout(f, 40); });
+  // Wait (at most timeout_ms) until the element can take the event at a point
+  // that reaches it: {x, y, waited_ms, waited: [what was waited for]} or
+  // {x: null, reason} when the time ran out.
+  async function actionable(a) {
+    const max = a.timeout_ms == null ? 5000 : a.timeout_ms;
+    const t0 = performance.now();
+    const waited = [];
+    let prev = null, reason = null;
+    for (;;) {
+      const e = el(a.ref);
+      reason = blocker(e, a, prev);
+      prev = boxOf(e);
+      if (!reason) {
+        const p = point(e, 'sample');
+        if (p.x != null) {
+          // The box may have moved while it scrolled into view: look again.
+          if (boxOf(e) === prev) return { x: p.x, y: p.y, waited_ms: Math.round(performance.now() - t0), waited };
+          reason = 'moving';
+        } else reason = p.reason;
+      }
+      if (!waited.includes(reason) && waited.length < 5) waited.push(reason);
+      if (performance.now() - t0 >= max) return { x: null, y: null, reason, waited_ms: Math.round(performance.now() - t0), waited };
+      await nextFrame();
+    }
+  }
+
   // ---- watching what an action changes -------------------------------------------
   function elState(e) {
     return [e.checked, e.value, e.selectedIndex, e.getAttribute && e.getAttribute('aria-checked'), e.getAttribute && e.getAttribute('aria-expanded'), e.getAttribute && e.getAttribute('aria-pressed'), e.isConnected].join('|');
@@ -672,10 +842,13 @@
         for (const r of recs) {
           w.muts++;
           if (w.added.length < 3) {
-            if (r.type === 'characterData') { const s = clean(r.target.data, 80); if (s) w.added.push(s); }
+            // Words a person can see: not a <style>'s CSS or a <script>.
+            const shown = (n) => { const p = n.nodeType === 1 ? n : n.parentElement; return !!p && !p.closest('style,script,noscript,template') && (p.isConnected ? visible(p) : false); };
+            if (r.type === 'characterData' && shown(r.target)) { const s = clean(r.target.data, 80); if (s) w.added.push(s); }
             for (const n of r.addedNodes) {
               if (w.added.length >= 3) break;
-              const s = clean(n.nodeType === 1 ? n.innerText || n.textContent : n.textContent, 80);
+              if (!shown(n)) continue;
+              const s = clean(n.nodeType === 1 ? n.innerText : n.textContent, 80);
               if (s) w.added.push(s);
             }
           }
@@ -684,9 +857,12 @@
       mo.observe(d.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
       w.observers.push(mo);
       const win = d.defaultView;
+      // Which element each event reached: the action counts only if that is
+      // the target, inside it, or its label.
       const on = (ev) => {
         const path = ev.composedPath ? ev.composedPath() : [];
         if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) w.delivered = true;
+        else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
       };
       const leaving = () => { w.leaving = true; };
       win.addEventListener('beforeunload', leaving, true);
@@ -708,6 +884,7 @@
   }
   function delta(w) {
     const d = { delivered: w.delivered, mutations: w.muts };
+    if (!w.delivered && w.received) d.received_by = hitName(w.received);
     if (location.href !== w.url) d.url = location.href;
     if (document.title !== w.title) d.title = document.title;
     if (elState(w.target) !== w.state) {
@@ -746,13 +923,13 @@
       let lastMuts = -1, lastChange = t0;
       const tick = () => {
         const now = performance.now();
-        if (w.leaving) { unwatch(); resolve({ navigated: true, changed: true, delivered: true, token: L.token }); return; }
+        if (w.leaving) { unwatch(); resolve({ navigated: true, changed: true, delivered: w.delivered, token: L.token }); return; }
         const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
         if (w.muts !== lastMuts) { lastMuts = w.muts; lastChange = now; }
         // A change still animating (a modal fading in, a menu sliding open) is
         // not finished: its content may appear only when the transition ends.
         const done = (changed && now - lastChange >= quiet && !animating()) || (!changed && now - t0 >= idle) || now - t0 >= max;
-        if (done) { const d = delta(w); unwatch(); resolve(d); } else setTimeout(tick, 10);
+        if (done) { const d = delta(w); if (!a.keep) unwatch(); resolve(d); } else setTimeout(tick, 10);
       };
       setTimeout(tick, 0);
     });
@@ -770,6 +947,18 @@
     const ty = (e.type || '').toLowerCase();
     const label = refLine(e);
     if (e.disabled) fail('ELEMENT_NOT_EDITABLE', label + ' is disabled', { field });
+    // Custom widgets are operated as a person does (the plugin clicks and
+    // types): a combobox opens and its option is chosen by name, a slider moves
+    // by its keys.
+    const w = widgetOf(e);
+    if (w === 'combobox') {
+      if (typeof value !== 'string' && typeof value !== 'number') fail('INVALID_ARGUMENT', label + ' takes the name of one option', { field });
+      return { widget: w, typing: t === 'input' || t === 'textarea' || e.isContentEditable, line: label };
+    }
+    if (w === 'slider') {
+      if (!Number.isFinite(Number(value)) || value === '' || typeof value === 'boolean') fail('INVALID_ARGUMENT', label + ' takes a number', { field });
+      return { widget: w, line: label };
+    }
     if (t === 'input' && (ty === 'checkbox' || ty === 'radio')) {
       let want;
       if (typeof value === 'boolean') want = value;
@@ -798,18 +987,126 @@
       if (ty === 'file') fail('INVALID_ARGUMENT', label + ' is a file input: use file_upload', { field });
       if (['button', 'submit', 'reset', 'image', 'hidden'].includes(ty)) fail('ELEMENT_NOT_EDITABLE', label + ' does not take a value', { field });
       if (e.readOnly) fail('ELEMENT_NOT_EDITABLE', label + ' is read-only', { field });
+      // Refused before the page sees anything: the field keeps its value.
+      const bad = valueProblem(e, v);
+      if (bad) fail('INVALID_ARGUMENT', label + ' ' + bad, { field, format: FORMATS[ty] || null });
       e.focus();
       setNative(e, v);
       fire(e, 'input'); fire(e, 'change');
-      return { value: ty === 'password' ? '\u2022\u2022\u2022' : clean(e.value) };
+      // Read back once the page's handlers (and a framework's re-render) ran.
+      return new Promise((resolve) => setTimeout(() => resolve(heldValue(e, v, ty === 'password')), 0));
     }
     if (e.isContentEditable) {
       e.focus();
       e.textContent = v;
       e.dispatchEvent(new InputEvent('input', { bubbles: true, data: v, inputType: 'insertText' }));
-      return { value: clean(e.textContent) };
+      return new Promise((resolve) => setTimeout(() => resolve({ value: e.innerText.replace(/\n$/, '') }), 0));
     }
     fail('ELEMENT_NOT_EDITABLE', label + ' is not a form field', { field });
+  }
+
+  // A custom widget form_input operates by hand: 'combobox' (a listbox pops up
+  // to choose from) or 'slider' (moved by its keys), or null.
+  function widgetOf(e) {
+    const t = e.localName;
+    if (t === 'select') return null;
+    const role = roleOf(e);
+    const popup = (e.getAttribute('aria-haspopup') || '').toLowerCase();
+    if (role === 'combobox' || (popup === 'listbox' && !('value' in e && t === 'input'))) return 'combobox';
+    if (role === 'slider' && !(t === 'input' && (e.type || '').toLowerCase() === 'range')) return 'slider';
+    return null;
+  }
+  // The visible options a combobox offers: in the list it controls (a portal
+  // anywhere in the page) or else any list shown.
+  function optionsOf(cb) {
+    const ids = ((cb.getAttribute('aria-controls') || '') + ' ' + (cb.getAttribute('aria-owns') || '')).split(/\s+/).filter(Boolean);
+    let scopes = ids.map((id) => byId(cb, id)).filter((x) => x && visible(x));
+    if (!scopes.length) scopes = Array.from(document.querySelectorAll('[role=listbox],[role=menu],[role=tree],[role=grid]')).filter(visible);
+    const out = [];
+    for (const sc of scopes) {
+      for (const o of sc.querySelectorAll('[role=option],[role=menuitem],[role=menuitemradio],[role=treeitem]')) {
+        if (!out.includes(o) && visible(o)) out.push(o);
+      }
+    }
+    return out;
+  }
+  function pickOption(a) {
+    const cb = el(a.ref);
+    const want = norm(a.name);
+    const named = optionsOf(cb).map((o) => [o, nameOf(o, roleOf(o) || 'option')]);
+    const by = (f) => named.filter(([, n]) => f(norm(n)));
+    let hit = by((n) => n === want);
+    if (!hit.length) hit = by((n) => n.startsWith(want));
+    if (!hit.length) hit = by((n) => n.includes(want));
+    const options = named.slice(0, 30).map(([, n]) => n);
+    if (hit.length === 1 || (hit.length > 1 && norm(hit[0][1]) === want)) {
+      const o = hit[0][0];
+      return { ref: 'ax_' + mint(o), name: hit[0][1], line: refLine(o), options };
+    }
+    return { ref: null, options, ambiguous: hit.length > 1 ? hit.slice(0, 10).map(([, n]) => n) : null };
+  }
+  function shownValue(a) {
+    const e = el(a.ref);
+    const t = e.localName;
+    const v = (t === 'input' || t === 'textarea') ? e.value : (e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.innerText || '').trim();
+    return { value: v, now: e.getAttribute('aria-valuenow'), line: refLine(e) };
+  }
+
+  // The formats of typed inputs, as an answer that refuses a value says them.
+  const FORMATS = {
+    date: 'YYYY-MM-DD (e.g. 2016-04-09)', time: 'HH:MM or HH:MM:SS, 24-hour (e.g. 15:38)',
+    'datetime-local': 'YYYY-MM-DDTHH:MM (e.g. 2016-04-09T15:38)', month: 'YYYY-MM (e.g. 2016-04)',
+    week: 'YYYY-Www (e.g. 2016-W14)', number: 'a number (e.g. 42 or 3.5)', range: 'a number',
+    color: '#rrggbb (e.g. #ff8800)', email: 'an e-mail address (e.g. name@example.com)',
+    url: 'an absolute URL (e.g. https://example.com/)',
+  };
+  function limits(e) {
+    const p = [];
+    if (e.min) p.push('min ' + e.min);
+    if (e.max) p.push('max ' + e.max);
+    if (e.step && e.step !== 'any') p.push('step ' + e.step);
+    return p.length ? ' (' + p.join(', ') + ')' : '';
+  }
+  // Why a text-like field would not hold `v` as asked (the browser drops a
+  // malformed date, clamps a range, its own checks reject a value), or null.
+  // The field is tried with the value and put back, with no event: the page
+  // sees nothing.
+  function valueProblem(e, v) {
+    if (e.localName !== 'input' && e.localName !== 'textarea') return null;
+    const ty = e.localName === 'input' ? (e.type || 'text').toLowerCase() : 'textarea';
+    if (e.maxLength >= 0 && v.length > e.maxLength) return 'takes at most ' + e.maxLength + ' characters (the value has ' + v.length + '); nothing was set';
+    if (e.localName !== 'input') return null;
+    const before = e.value;
+    setNative(e, v);
+    const held = e.value, vs = e.validity;
+    // ValidityState is live: copy what it says of `v` before putting the old value back.
+    const val = { typeMismatch: vs.typeMismatch, badInput: vs.badInput, rangeUnderflow: vs.rangeUnderflow, rangeOverflow: vs.rangeOverflow, stepMismatch: vs.stepMismatch, patternMismatch: vs.patternMismatch };
+    setNative(e, before);
+    const fmt = FORMATS[ty] ? 'type=' + ty + ' takes ' + FORMATS[ty] : '';
+    if (v !== '' && held === '') return (fmt || 'does not take ' + JSON.stringify(v)) + '; nothing was set';
+    if (ty === 'color' && held.toLowerCase() !== v.toLowerCase()) return fmt + '; nothing was set';
+    if (ty === 'range' && Number(held) !== Number(v)) return fmt + limits(e) + ': ' + JSON.stringify(v) + ' would be stored as ' + JSON.stringify(held) + '; nothing was set';
+    if (val.typeMismatch || val.badInput) return fmt + '; nothing was set';
+    if (val.rangeUnderflow || val.rangeOverflow || val.stepMismatch) return 'refuses ' + JSON.stringify(v) + limits(e) + ' (the browser: ' + JSON.stringify(validationOf(e, v)) + '); nothing was set';
+    if (val.patternMismatch) return 'refuses ' + JSON.stringify(v) + ': it must match the pattern ' + JSON.stringify(e.pattern) + '; nothing was set';
+    return null;
+  }
+  function validationOf(e, v) {
+    const before = e.value;
+    setNative(e, v);
+    const m = e.validationMessage;
+    setNative(e, before);
+    return m;
+  }
+  // What a field holds after it was set to `asked`: said exactly, and said
+  // plainly when it is not what was asked (a mask, a trim, a page that put
+  // its own value back).
+  function heldValue(e, asked, secret) {
+    const held = e.value;
+    if (secret) return { value: held ? '\u2022\u2022\u2022' : '', differs: held !== asked };
+    const r = { value: held };
+    if (held !== asked) r.asked = asked;
+    return r;
   }
 
   function formFields() {
@@ -874,7 +1171,14 @@
     for (const [e, value, key] of plan) {
       const ty = (e.type || '').toLowerCase();
       if (e.disabled) fail('ELEMENT_NOT_EDITABLE', refLine(e) + ' is disabled', { field: key });
+      if (widgetOf(e)) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is ' + refLine(e) + ', a custom ' + widgetOf(e) + ': set it with form_input {ref: "ax_' + mint(e) + '"}; nothing was filled', { field: key });
       if ((ty === 'checkbox' || ty === 'radio') && typeof value !== 'boolean' && !['true', 'false', 'on', 'off'].includes(String(value))) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is a ' + ty + ': value must be true or false', { field: key });
+      if (e.localName === 'input' || e.localName === 'textarea') {
+        if (ty !== 'checkbox' && ty !== 'radio' && (typeof value === 'string' || typeof value === 'number')) {
+          const bad = valueProblem(e, String(value));
+          if (bad) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' (' + refLine(e) + ') ' + bad, { field: key, format: FORMATS[ty] || null });
+        }
+      }
       if (e.localName === 'select') {
         const vs = Array.isArray(value) ? value.map(String) : [String(value)];
         const opts = Array.from(e.options);
@@ -884,18 +1188,30 @@
     }
     const done = [];
     for (const [e, value, key, quiet] of plan) {
-      setValue(e, value, key);
-      if (!quiet) done.push(refLine(e));
+      const r = setValue(e, value, key);
+      if (r && typeof r.then === 'function') r.then(() => {}, () => {});
+      if (!quiet) done.push([e, String(value)]);
     }
     let submitted = false;
     if (a.submit) {
       const form = (plan.length && plan[0][0].form) || document.querySelector('form');
       if (!form) fail('ELEMENT_NOT_FOUND', 'there is no form to submit');
       const btn = form.querySelector('button[type=submit],input[type=submit],button:not([type])');
-      setTimeout(() => { if (btn) btn.click(); else form.requestSubmit(); }, 0);
+      // After the fields were read back (below).
+      setTimeout(() => setTimeout(() => { if (btn) btn.click(); else form.requestSubmit(); }, 0), 0);
       submitted = true;
     }
-    return { filled: done, submitted, token: L.token };
+    // Each field read back once the page's handlers ran: a value the field
+    // does not hold as given is said.
+    return new Promise((resolve) => setTimeout(() => resolve({
+      filled: done.map(([e, asked]) => {
+        const line = refLine(e);
+        const ty = (e.type || '').toLowerCase();
+        if (!('value' in e) || ty === 'checkbox' || ty === 'radio' || e.localName === 'select' || ty === 'password' || e.value === asked) return line;
+        return line + ' (asked ' + JSON.stringify(asked) + ')';
+      }),
+      submitted, token: L.token,
+    }), 0));
   }
 
   // ---- scroll, drag, waits, extraction -------------------------------------------------
@@ -1052,6 +1368,9 @@
       return { ref: /ax_(\d+)/.exec(f.matches[0])[0] };
     },
     point: (a) => point(el(a.ref), a.how),
+    actionable,
+    pick_option: pickOption,
+    shown: shownValue,
     // Crawls: read fetched HTML without rendering it (no scripts run, nothing loads).
     extract_static: (a) => {
       const doc = new DOMParser().parseFromString(a.html || '', 'text/html');
@@ -1102,7 +1421,7 @@
     unwatch: () => { unwatch(); return {}; },
     js_click: (a) => { const e = el(a.ref); e.click(); return {}; },
     focus: (a) => { const e = el(a.ref); e.focus(); return { focused: e.ownerDocument.activeElement === e || (e.getRootNode().activeElement === e) }; },
-    set_value: (a) => { const e = el(a.ref); const r = setValue(e, a.value, 'value'); r.line = refLine(e); return r; },
+    set_value: (a) => { const e = el(a.ref); return Promise.resolve(setValue(e, a.value, 'value')).then((r) => { r.line = refLine(e); return r; }); },
     fill,
     scroll,
     drag_info: (a) => {

@@ -121,6 +121,7 @@ impl TabWatch {
 
     fn net_start(&self, id: String, url: &str) {
         let mut n = lock(&self.net);
+        n.started += 1;
         if n.ended_early.remove(&id).is_some() {
             return;
         }
@@ -149,6 +150,25 @@ impl TabWatch {
                 n.ended_early.insert(id.to_owned(), now);
             }
         }
+    }
+
+    /// From now on, requests count as the action's.
+    fn action_begins(&self) {
+        let started = lock(&self.net).started;
+        *lock(&self.action) = Some((Instant::now(), started));
+    }
+
+    /// The requests an action started (see [`Self::action_begins`]): how many,
+    /// and the URLs of those still in flight.
+    fn action_requests(&self, since: (Instant, u64)) -> (u64, Vec<String>) {
+        let n = lock(&self.net);
+        let pending = n
+            .inflight
+            .values()
+            .filter(|(t, _)| *t >= since.0)
+            .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
+            .collect();
+        (n.started.saturating_sub(since.1), pending)
     }
 
     /// Whether no (short) request is in flight and none ended within `quiet`.
@@ -820,8 +840,8 @@ impl BrowserManager {
                 other => return other,
             }
         }
-        let shift =
-            matches!(&doc, Doc::Frame(..)) && matches!(op, "point" | "relocate" | "drag_info");
+        let shift = matches!(&doc, Doc::Frame(..))
+            && matches!(op, "point" | "relocate" | "drag_info" | "actionable");
         let mut v = self.run_in(n, &doc, op, args, expect, false, timeout_ms).await?;
         if shift && let Doc::Frame(f, _) = &doc {
             let (dx, dy) = self.frame_origin(n, page, f).await?;
@@ -1008,17 +1028,80 @@ impl BrowserManager {
                 )
                 .await
             }
-            "settle" => {
-                let token = args.get("token").cloned().unwrap_or(Value::Null);
-                match self.run_op(n, &page, op, args, timeout_ms).await {
-                    Err(e) if navigated_away(&e) => Ok(
-                        json!({"navigated": true, "changed": true, "delivered": true, "token": token}),
-                    ),
-                    other => other,
+            "watch" | "drag_info" => {
+                if let Some(w) = self.tab_watch(n) {
+                    w.action_begins();
                 }
+                self.run_op(n, &page, op, args, timeout_ms).await
             }
+            "settle" => self.settle_action(n, &page, args, timeout_ms).await,
             _ => self.run_op(n, &page, op, args, timeout_ms).await,
         }
+    }
+
+    /// What an action changed, once what it started is done: the page's DOM
+    /// settles, then the requests the action started (fetch, XHR, scripts,
+    /// documents; not those begun before it, nor websockets) end, bounded by
+    /// `wait_ms` (default 3 s), and the DOM settles again with their effects.
+    /// Still pending at the bound: named in `pending`.
+    async fn settle_action(
+        &self,
+        n: u64,
+        page: &Page,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let token = args.get("token").cloned().unwrap_or(Value::Null);
+        let navigated =
+            || json!({"navigated": true, "changed": true, "delivered": true, "token": token});
+        let watch = self.tab_watch(n);
+        let since = watch.as_ref().and_then(|w| lock(&w.action).take());
+        let budget =
+            Duration::from_millis(args.get("wait_ms").and_then(Value::as_u64).unwrap_or(3_000));
+        let start = Instant::now();
+        args["keep"] = json!(since.is_some());
+        let mut d = match self.run_op(n, page, "settle", args.clone(), timeout_ms).await {
+            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            other => other?,
+        };
+        let (Some(w), Some(since)) = (watch, since) else {
+            return Ok(d);
+        };
+        if d["navigated"] == json!(true) {
+            return Ok(d);
+        }
+        let mut waited = false;
+        let pending = loop {
+            let (_, pending) = w.action_requests(since);
+            if pending.is_empty() || start.elapsed() >= budget {
+                break pending;
+            }
+            waited = true;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let last = if waited && pending.is_empty() {
+            // Their effects: the DOM settles again (the watch counts from the
+            // action's start).
+            args["keep"] = json!(false);
+            self.run_op(n, page, "settle", args, timeout_ms).await
+        } else {
+            self.run_op(n, page, "unwatch", json!({}), timeout_ms).await.map(|_| d.clone())
+        };
+        match last {
+            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            other => d = other?,
+        }
+        let (requests, _) = w.action_requests(since);
+        if requests > 0 {
+            d["requests"] = json!(requests);
+            if d["delivered"] == json!(true) {
+                d["changed"] = json!(true);
+            }
+        }
+        if !pending.is_empty() {
+            d["pending"] = json!(pending);
+        }
+        Ok(d)
     }
 
     async fn wait(

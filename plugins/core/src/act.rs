@@ -45,13 +45,26 @@ pub(crate) fn describe_delta(d: &Value) -> String {
         parts.push(format!("title {t:?}"));
     }
     if let Some(t) = d["target"].as_object() {
+        // The element's new state, said plainly (`now expanded`).
         for (k, v) in t {
-            if k != "connected" {
-                parts.push(format!("{k}={v}"));
-            } else if v == &json!(false) {
-                parts.push("target removed".into());
-            }
+            let on = v == &json!(true);
+            let word = match k.as_str() {
+                "connected" if !on => Some("target removed".to_owned()),
+                "connected" => None,
+                "expanded" => Some(format!("now {}", if on { "expanded" } else { "collapsed" })),
+                "checked" => Some(format!("now {}", if on { "checked" } else { "unchecked" })),
+                "pressed" => Some(format!("now {}", if on { "pressed" } else { "not pressed" })),
+                _ => Some(format!("{k}={v}")),
+            };
+            parts.extend(word);
         }
+    }
+    if let Some(n) = d["requests"].as_u64() {
+        parts.push(format!("{n} request{} sent", if n == 1 { "" } else { "s" }));
+    }
+    if let Some(p) = d["pending"].as_array() {
+        let urls: Vec<&str> = p.iter().filter_map(Value::as_str).take(3).collect();
+        parts.push(format!("still pending after the wait: {}", urls.join(", ")));
     }
     if let Some(added) = d["added"].as_array() {
         let texts: Vec<String> =
@@ -92,7 +105,7 @@ fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolE
     browser::input(tab, &ev)
 }
 
-fn point(p: &Value) -> Result<(f64, f64), String> {
+pub(crate) fn point(p: &Value) -> Result<(f64, f64), String> {
     match (p["x"].as_f64(), p["y"].as_f64()) {
         (Some(x), Some(y)) if p["hits"] != json!(false) => Ok((x, y)),
         (Some(_), Some(_)) => Err(format!(
@@ -100,6 +113,44 @@ fn point(p: &Value) -> Result<(f64, f64), String> {
             p["covered_by"].as_str().unwrap_or("another element")
         )),
         _ => Err(p["reason"].as_str().unwrap_or("the element has no clickable point").to_owned()),
+    }
+}
+
+/// Default bound of the actionability wait, in ms.
+pub(crate) const ACTIONABLE_MS: u64 = 5_000;
+
+/// Wait (at most `ms`) until `target` can take a pointer event (attached,
+/// visible, enabled, not transparent, inert or moving, and a point of it
+/// receives the event): the point and what was waited for (empty when nothing
+/// was). `ELEMENT_NOT_INTERACTABLE` naming the last obstacle when time runs out.
+pub(crate) fn actionable(
+    tab: Option<&str>,
+    target: &str,
+    line: &str,
+    ms: u64,
+    enabled: bool,
+) -> Result<((f64, f64), String), ToolError> {
+    let args = json!({"ref": target, "timeout_ms": ms, "enabled": enabled});
+    let p =
+        browser::page_op(tab, "actionable", &args, u32::try_from(ms + 5_000).unwrap_or(u32::MAX))?;
+    let waited = match (p["waited_ms"].as_u64(), p["waited"].as_array()) {
+        (Some(t), Some(w)) if !w.is_empty() => {
+            let what: Vec<&str> = w.iter().filter_map(Value::as_str).collect();
+            format!("waited {t} ms: {}", what.join(", "))
+        }
+        _ => String::new(),
+    };
+    match (p["x"].as_f64(), p["y"].as_f64()) {
+        (Some(x), Some(y)) => Ok(((x, y), waited)),
+        _ => Err(ToolError::new(
+            "ELEMENT_NOT_INTERACTABLE",
+            format!(
+                "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
+                p["reason"].as_str().unwrap_or("no point of it can be reached"),
+                p["waited_ms"].as_u64().unwrap_or(ms)
+            ),
+        )
+        .with_details(json!({"waited": p["waited"]}))),
     }
 }
 
@@ -117,11 +168,25 @@ pub(crate) struct InteractArgs {
     /// `click` (default), `double_click` or `hover`.
     #[schemars(regex(pattern = r"^(click|double_click|hover)$"))]
     action: Option<String>,
+    /// Max ms to wait until clickable (default 5000).
+    #[schemars(range(min = 0, max = 60000))]
+    timeout: Option<u64>,
     tab_id: Option<String>,
 }
 
-/// Click, double-click or hover an element by ref or description; reports what changed.
-/// A click that changes nothing is retried other ways, then answers needs_human.
+/// The target as `role "name" ax_N`, without the state it had before the action.
+fn bare(info: &Value, target: &str) -> String {
+    let name = info["name"].as_str().unwrap_or_default();
+    let role = info["role"].as_str().unwrap_or("element");
+    if name.is_empty() {
+        format!("{role} {target}")
+    } else {
+        format!("{role} {} {target}", json!(name))
+    }
+}
+
+/// Click, double-click or hover an element (ref or description) once it can take it;
+/// reports what changed.
 #[ochre_sdk::tool(name = "interact", intent, scope = Browser)]
 pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
@@ -136,29 +201,36 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
             return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
         }
     };
+    let wait_ms = a.timeout.unwrap_or(ACTIONABLE_MS).min(60_000);
     let info = op(tab, "describe", json!({"ref": target}))?;
-    let line = info["line"].as_str().unwrap_or(&target).to_owned();
+    let line = bare(&info, &target);
     if action == "hover" {
+        let ((x, y), waited) = actionable(tab, &target, &line, wait_ms, false)?;
         let w = op(tab, "watch", json!({"ref": target}))?;
-        let p = op(tab, "point", json!({"ref": target, "how": "plain"}))?;
-        let (x, y) = point(&p).map_err(|why| {
-            let _ = op(tab, "unwatch", json!({}));
-            ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot hover {line}: {why}"))
-        })?;
         browser::input(tab, &[Input::MouseMove(x, y)])?;
         let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
-        let out = format!("hovered {line}: {}", describe_delta(&d));
+        let out = format!("hovered {line}{}: {}", paren(&waited), describe_delta(&d));
         return Ok(Output::text(out.clone()).with_summary(out));
     }
     let double = action == "double_click";
+    let verb = if double { "double-clicked" } else { "clicked" };
     // A native control, or an element with its own click listener: a click
     // that reaches it is handled even when nothing on the page changes (a
-    // request, a state kept in script).
+    // state kept in script).
     let native = info["native"] == json!(true) || info["listens"] == json!(true);
     let focusable = info["focusable"] == json!(true);
+    let (mut d, waited, mut tried) = click_delivered(tab, &target, &line, wait_ms, double)?;
+    if d["changed"] == json!(true) || native {
+        after_navigation(tab, &mut d);
+        let out = format!("{verb} {line}{}: {}", paren(&waited), describe_delta(&d));
+        return Ok(Output::text(out.clone()).with_summary(out));
+    }
+    tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
+    // The click reached a custom element and nothing happened: other ways a
+    // widget may listen (it re-rendered under the pointer, it wants a synthetic
+    // click, or the keyboard).
     let started = clock::now_ms();
-    let mut tried: Vec<Value> = Vec::new();
-    for strategy in ["mouse", "ax", "scroll_coordinates", "js_click", "keyboard"] {
+    for strategy in ["ax", "js_click", "keyboard"] {
         if clock::now_ms().saturating_sub(started) > CLICK_BUDGET_MS {
             tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
             continue;
@@ -171,10 +243,6 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         for key in keys {
             let w = op(tab, "watch", json!({"ref": target}))?;
             let attempt: Result<(), String> = match strategy {
-                "mouse" => op(tab, "point", json!({"ref": target, "how": "plain"}))
-                    .map_err(|e| e.message)
-                    .and_then(|p| point(&p))
-                    .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
                 "ax" => op(
                     tab,
                     "relocate",
@@ -183,18 +251,6 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 .map_err(|e| e.message)
                 .and_then(|p| point(&p))
                 .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
-                "scroll_coordinates" => {
-                    op(tab, "point", json!({"ref": target, "how": "center"}))
-                        .map_err(|e| e.message)
-                        .and_then(|p| {
-                            // Click where the element is even if something covers it.
-                            match (p["x"].as_f64(), p["y"].as_f64()) {
-                                (Some(x), Some(y)) => Ok((x, y)),
-                                _ => Err(p["reason"].as_str().unwrap_or("no point").to_owned()),
-                            }
-                        })
-                        .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message))
-                }
                 "js_click" => {
                     op(tab, "js_click", json!({"ref": target})).map(|_| ()).map_err(|e| e.message)
                 }
@@ -215,31 +271,71 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 continue;
             }
             let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+            // Only what the event reaching the element did counts (a timer
+            // elsewhere on the page must not pass for success).
             let delivered = d["delivered"] == json!(true);
-            // DOM changes count only when the event reached the element (a
-            // timer elsewhere on the page must not pass for success); a new
-            // URL or a new state of the element itself always counts.
-            let own_change = d["navigated"] == json!(true)
-                || d.get("url").is_some_and(|u| !u.is_null())
-                || d.get("target").is_some_and(|t| !t.is_null());
-            let changed = own_change || (delivered && d["changed"] == json!(true));
-            if changed || (delivered && native && strategy == "mouse") {
+            if delivered && d["changed"] == json!(true) {
                 after_navigation(tab, &mut d);
-                let how = if tried.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (via {name} after {} other ways)", tried.len())
-                };
-                let verb = if double { "double-clicked" } else { "clicked" };
+                let how = format!(" (via {name} after {} other ways)", tried.len());
                 let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
                 return Ok(Output::text(out.clone()).with_summary(out));
             }
-            let outcome =
-                if delivered { "no change" } else { "the click did not reach the element" };
+            let outcome = if delivered {
+                "no change".to_owned()
+            } else {
+                format!("reached {}", d["received_by"].as_str().unwrap_or("another element"))
+            };
             tried.push(json!({"strategy": name, "outcome": outcome}));
         }
     }
     hitl(tab, &target, &info, tried)
+}
+
+/// Click `target` with the mouse as a person does: wait (at most `wait_ms`)
+/// until it can take the click, click, and count it only if the click reached
+/// it; something that took the click in between (a toast, an overlay fading
+/// in) is waited out again. What the click changed, what was waited for, and
+/// the misses.
+fn click_delivered(
+    tab: Option<&str>,
+    target: &str,
+    line: &str,
+    wait_ms: u64,
+    double: bool,
+) -> Result<(Value, String, Vec<Value>), ToolError> {
+    let started = clock::now_ms();
+    let left = || wait_ms.saturating_sub(clock::now_ms().saturating_sub(started));
+    let mut tried: Vec<Value> = Vec::new();
+    let mut waited_all = Vec::new();
+    loop {
+        let ((x, y), waited) = actionable(tab, target, line, left(), true)?;
+        if !waited.is_empty() {
+            waited_all.push(waited);
+        }
+        let w = op(tab, "watch", json!({"ref": target}))?;
+        if let Err(e) = click_at(tab, x, y, double) {
+            let _ = op(tab, "unwatch", json!({}));
+            return Err(e);
+        }
+        let d = op(tab, "settle", json!({"token": w["token"]}))?;
+        if d["delivered"] == json!(true) {
+            return Ok((d, waited_all.join("; "), tried));
+        }
+        let by = d["received_by"].as_str().unwrap_or("another element").to_owned();
+        tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
+        if left() == 0 || tried.len() >= 20 {
+            return Err(ToolError::new(
+                "ELEMENT_NOT_INTERACTABLE",
+                format!("{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"),
+            )
+            .with_details(json!({"received_by": by})));
+        }
+    }
+}
+
+/// ` (TEXT)`, or nothing for an empty text.
+fn paren(s: &str) -> String {
+    if s.is_empty() { String::new() } else { format!(" ({s})") }
 }
 
 /// The human-in-the-loop escalation: what was tried, the target, and a small
@@ -289,25 +385,181 @@ pub(crate) struct FormInputArgs {
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: String,
-    /// Text; true/false for checkbox or radio; option value or label for a select.
+    /// Text, true/false, or an option.
     value: FieldValue,
     tab_id: Option<String>,
 }
 
-/// Set one form field by ref: text, a checkbox or radio (true/false), or a select
-/// option.
+/// Set a field by ref (text, checkbox, select or combobox option, slider); read back,
+/// or refused if it cannot hold the value.
 #[ochre_sdk::tool(name = "form_input", intent, scope = Browser, redact = "value")]
 pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
-    let r = op(a.tab_id.as_deref(), "set_value", json!({"ref": a.target, "value": a.value}))?;
-    let out = format!("set {}", r["line"].as_str().unwrap_or(&a.target));
-    Ok(Output::text(out.clone()).with_summary(out))
+    let tab = a.tab_id.as_deref();
+    let r = op(tab, "set_value", json!({"ref": a.target, "value": a.value}))?;
+    let line = r["line"].as_str().unwrap_or(&a.target);
+    match r["widget"].as_str() {
+        Some("combobox") => {
+            let typing = r["typing"] == json!(true);
+            return choose_option(tab, &a.target, without_value(line), &a.value, typing);
+        }
+        Some("slider") => return slide(tab, &a.target, without_value(line), &a.value),
+        _ => {}
+    }
+    let mut out = format!("set {line}");
+    // The field read back: a value it does not hold as asked is said, exactly.
+    if let (Some(held), Some(asked)) = (r["value"].as_str(), r["asked"].as_str()) {
+        out.push_str(&format!(
+            "\nnote: the field holds {}, not the {} asked (the page or the browser changed it)",
+            json!(held),
+            json!(asked)
+        ));
+    } else if r["differs"] == json!(true) {
+        out.push_str("\nnote: the field does not hold the value as asked (the page changed it)");
+    }
+    // The journal's line names the field, never its value (it may be secret).
+    Ok(Output::text(out).with_summary(format!("set {}", without_value(line))))
+}
+
+/// How long a combobox's option may take to show (a list fading in, options
+/// fetched as the text is typed), in ms.
+const OPTION_WAIT_MS: u64 = 5_000;
+
+fn value_text(v: &FieldValue) -> String {
+    match v {
+        FieldValue::Text(s) => s.clone(),
+        FieldValue::Number(n) => n.to_string(),
+        FieldValue::Bool(b) => b.to_string(),
+        FieldValue::List(l) => l.join(", "),
+    }
+}
+
+/// A custom combobox (a React select, an autocomplete): open it, type the text
+/// where it takes typing, wait for the option of that name and click it, then
+/// read back what the combobox shows.
+fn choose_option(
+    tab: Option<&str>,
+    target: &str,
+    line: &str,
+    value: &FieldValue,
+    typing: bool,
+) -> Result<Output, ToolError> {
+    let name = value_text(value);
+    click_delivered(tab, target, line, ACTIONABLE_MS, false)?;
+    if typing {
+        // Replace its text, key by key as a person types (an autocomplete asks
+        // its server as the text changes).
+        let w = op(tab, "watch", json!({"ref": target}))?;
+        let keys = [
+            Input::Key("Control+a".into()),
+            Input::Key("Backspace".into()),
+            Input::Text(name.clone()),
+        ];
+        if let Err(e) = browser::input(tab, &keys) {
+            let _ = op(tab, "unwatch", json!({}));
+            return Err(e);
+        }
+        op(tab, "settle", json!({"token": w["token"]}))?;
+    }
+    let started = clock::now_ms();
+    let option = loop {
+        let p = op(tab, "pick_option", json!({"ref": target, "name": name}))?;
+        if p["ref"].is_string() {
+            break p;
+        }
+        if clock::now_ms().saturating_sub(started) >= OPTION_WAIT_MS {
+            let _ = browser::input(tab, &[Input::Key("Escape".into())]);
+            let shown: Vec<String> = p["options"]
+                .as_array()
+                .map(|o| o.iter().filter_map(Value::as_str).map(|s| format!("{s:?}")).collect())
+                .unwrap_or_default();
+            let why = match p["ambiguous"].as_array() {
+                Some(many) => format!("{} options match {name:?}: {}", many.len(), json!(many)),
+                None if shown.is_empty() => "no list of options appeared".to_owned(),
+                None => format!("no option is named {name:?}; options shown: {}", shown.join(", ")),
+            };
+            return Err(ToolError::new(
+                "INVALID_ARGUMENT",
+                format!("{line}: {why} (waited {OPTION_WAIT_MS} ms); nothing was chosen"),
+            )
+            .with_details(json!({"field": "value", "options": p["options"]})));
+        }
+        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
+    };
+    let opt_ref = option["ref"].as_str().unwrap_or_default();
+    let opt_line = without_value(option["line"].as_str().unwrap_or(opt_ref)).to_owned();
+    let (d, _, _) = click_delivered(tab, opt_ref, &opt_line, ACTIONABLE_MS, false)?;
+    let shown = op(tab, "shown", json!({"ref": target}))?;
+    let chosen = option["name"].as_str().unwrap_or(&name);
+    let holds = shown["value"].as_str().unwrap_or_default();
+    let mut out = format!("chose option {} in {line}; it shows {}", json!(chosen), json!(holds));
+    if !holds.to_lowercase().contains(&chosen.to_lowercase()) {
+        out.push_str("\nnote: the combobox does not show the option chosen");
+    }
+    out.push_str(&format!("\n{}", describe_delta(&d)));
+    Ok(Output::text(out).with_summary(format!("chose an option in {line}")))
+}
+
+/// A custom slider: focus it and press its arrow keys until it holds the value
+/// (read back from `aria-valuenow` after each key).
+fn slide(
+    tab: Option<&str>,
+    target: &str,
+    line: &str,
+    value: &FieldValue,
+) -> Result<Output, ToolError> {
+    let want: f64 = value_text(value)
+        .trim()
+        .parse()
+        .map_err(|_| ToolError::invalid_argument("value", format!("{line} takes a number")))?;
+    let f = op(tab, "focus", json!({"ref": target}))?;
+    if f["focused"] != json!(true) {
+        return Err(ToolError::new(
+            "ELEMENT_NOT_FOCUSABLE",
+            format!("{line} does not take keyboard focus"),
+        ));
+    }
+    let now = |tab| -> Result<f64, ToolError> {
+        let s = op(tab, "shown", json!({"ref": target}))?;
+        s["now"].as_str().and_then(|n| n.trim().parse().ok()).ok_or_else(|| {
+            ToolError::new(
+                "ELEMENT_NOT_EDITABLE",
+                format!("{line} has no aria-valuenow to read back"),
+            )
+        })
+    };
+    let mut last = now(tab)?;
+    let mut dir = 0.0;
+    for _ in 0..500 {
+        if (last - want).abs() < 1e-9 {
+            break;
+        }
+        let step = if last < want { 1.0 } else { -1.0 };
+        if dir != 0.0 && step != dir {
+            break; // it stepped over the value: its steps do not hit it
+        }
+        dir = step;
+        let key = if step > 0.0 { "ArrowRight" } else { "ArrowLeft" };
+        browser::input(tab, &[Input::Key(key.into())])?;
+        let next = now(tab)?;
+        if (next - last).abs() < 1e-12 {
+            break; // at its end
+        }
+        last = next;
+    }
+    let mut out = format!("set {line} to {last}");
+    if (last - want).abs() >= 1e-9 {
+        out.push_str(&format!(
+            "\nnote: the slider holds {last}, the nearest it reaches to the {want} asked"
+        ));
+    }
+    Ok(Output::text(out).with_summary(format!("set {line}")))
 }
 
 /// `fill_form` arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct FillArgs {
-    /// By label, name, id or placeholder; radio/checkbox groups take option values or labels.
+    /// By label, name, id or placeholder; groups take option values or labels.
     fields: Option<std::collections::BTreeMap<String, FieldValue>>,
     /// Values by ref.
     refs: Option<std::collections::BTreeMap<String, FieldValue>>,
@@ -316,8 +568,7 @@ pub(crate) struct FillArgs {
     tab_id: Option<String>,
 }
 
-/// Fill several form fields at once by label/name (or ref), optionally submit. Changes
-/// nothing if a field is missing.
+/// Fill fields by label/name or ref, optionally submit; all are checked first.
 #[ochre_sdk::tool(name = "fill_form", intent, scope = Browser, redact = ["fields", "refs"])]
 pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();

@@ -42,10 +42,10 @@ fn with_watch(
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct PressKeyArgs {
-    /// A key name (`Enter`, `F2`), a character, or a chord (`Control+a`).
+    /// `Enter`, `F2`, a character, or a chord (`Control+a`).
     #[schemars(length(min = 1, max = 64))]
     key: String,
-    /// Focus this element first.
+    /// Focused first.
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: Option<String>,
@@ -72,25 +72,22 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct TypeArgs {
-    /// The element to type into (it gets focus first).
+    /// Focused first.
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
     target: String,
-    /// The text, sent one key event per character (`\n` is Enter).
+    /// `\n` is Enter.
     #[schemars(length(min = 1, max = 5000))]
     text: String,
     /// Press Enter after the text.
     submit: Option<bool>,
-    /// Pause between characters in ms (default 0; at most 1000).
     #[schemars(range(min = 0, max = 1000))]
     delay_ms: Option<u32>,
     tab_id: Option<String>,
 }
 
-/// Type text into an element key by key (trusted key events, for widgets that listen to
-/// keys: autocompletes, editors, masks); `submit` presses Enter after. For plain fields
-/// form_input is faster.
-#[ochre_sdk::tool(name = "type", intent, tier = 2, scope = Browser, redact = "text")]
+/// Type text key by key (autocompletes, editors, masks); `submit` presses Enter.
+#[ochre_sdk::tool(name = "type", intent, scope = Browser, redact = "text")]
 pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
     let chars = a.text.chars().count();
@@ -157,8 +154,7 @@ pub(crate) struct DialogArgs {
     tab_id: Option<String>,
 }
 
-/// Accept or dismiss the JavaScript dialog (alert, confirm, prompt, beforeunload) on a
-/// tab.
+/// Accept or dismiss a tab's JavaScript dialog (alert, confirm, prompt, beforeunload).
 #[ochre_sdk::tool(name = "handle_dialog", scope = Browser, redact = "promptText")]
 pub(crate) fn handle_dialog(a: DialogArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();

@@ -46,8 +46,8 @@ struct NavigateArgs {
     timeout: Option<u32>,
 }
 
-/// Open a URL in a tab (or go `back`/`forward`) and wait for it to load. Returns tab
-/// id, final URL and title.
+/// Open a URL in a tab (or go `back`/`forward`) and wait for the load; returns tab id,
+/// URL and title.
 #[ochre_sdk::tool(name = "navigate", open_world, scope = Browser)]
 fn navigate(a: NavigateArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
@@ -97,8 +97,8 @@ struct CreateArgs {
     timeout: Option<u32>,
 }
 
-/// Open a new tab (optionally at a URL) and make it current. Returns its tab id.
-#[ochre_sdk::tool(name = "tabs_create", scope = Browser)]
+/// Open a tab (optionally at a URL) and make it current; returns its id.
+#[ochre_sdk::tool(name = "tabs_create", tier = 2, scope = Browser)]
 fn tabs_create(a: CreateArgs) -> Result<Output, ToolError> {
     if let Some(u) = &a.url {
         check_url(u)?;
@@ -129,7 +129,7 @@ fn tabs_close(a: CloseArgs) -> Result<Output, ToolError> {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-/// List open tabs (id, URL, title, current, opener, dialog). Use it to find a tabId.
+/// List open tabs (id, URL, title, current, opener, dialog).
 #[ochre_sdk::tool(name = "tabs_context", read_only, scope = Browser)]
 fn tabs_context(_: NoArgs) -> Result<Output, ToolError> {
     let tabs = browser::tabs()?;
@@ -141,7 +141,7 @@ fn tabs_context(_: NoArgs) -> Result<Output, ToolError> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct JsArgs {
-    /// JS to run; returns the last expression's value (promises awaited).
+    /// Promises are awaited.
     #[schemars(length(min = 1, max = 100000))]
     code: Option<String>,
     /// alias of code
@@ -153,8 +153,7 @@ struct JsArgs {
     timeout: Option<u32>,
 }
 
-/// Run JavaScript in a page and return the JSON value of its last expression. Use it
-/// when no dedicated tool fits.
+/// Run JavaScript in a page; returns the JSON value of its last expression.
 #[ochre_sdk::tool(name = "javascript_tool", scope = Browser)]
 fn javascript_tool(a: JsArgs) -> Result<Output, ToolError> {
     let code = match (a.code, a.text) {
@@ -259,7 +258,7 @@ struct ReloadArgs {
 }
 
 /// Reload a tab and wait for it to load.
-#[ochre_sdk::tool(name = "page_reload", scope = Browser)]
+#[ochre_sdk::tool(name = "page_reload", tier = 2, scope = Browser)]
 fn page_reload(a: ReloadArgs) -> Result<Output, ToolError> {
     let t = browser::reload(a.tab_id.as_deref(), timeout(a.timeout))?;
     let summary = format!("reloaded {}", t.tab_id);

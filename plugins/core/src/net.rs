@@ -51,16 +51,36 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
 pub(crate) struct NetworkArgs {
     /// `offline`, `slow-3g`, `fast-3g`, `4g` or `no-throttling`.
     #[schemars(regex(pattern = r"^(offline|slow-3g|fast-3g|4g|no-throttling)$"))]
-    preset: String,
+    preset: Option<String>,
+    /// Slow the tab's CPU this many times (1 = full speed), as a slow device.
+    #[schemars(range(min = 1, max = 20))]
+    cpu_slowdown: Option<f64>,
     tab_id: Option<String>,
 }
 
 /// Throttle a tab's network to a preset (offline, slow-3g, fast-3g, 4g) or back to
-/// no-throttling.
+/// no-throttling, and/or slow its CPU (cpuSlowdown).
 #[ochre_sdk::tool(name = "network", tier = 2, scope = Browser)]
 pub(crate) fn network(a: NetworkArgs) -> Result<Output, ToolError> {
-    let r = op(a.tab_id.as_deref(), "network_conditions", json!({"preset": a.preset}))?;
-    Ok(Output::json(&r)?.with_summary(format!("network {}", a.preset)))
+    if a.preset.is_none() && a.cpu_slowdown.is_none() {
+        return Err(ToolError::invalid_argument(
+            "preset",
+            "network needs `preset` or `cpuSlowdown`",
+        ));
+    }
+    let r = op(
+        a.tab_id.as_deref(),
+        "network_conditions",
+        json!({"preset": a.preset, "cpu_slowdown": a.cpu_slowdown}),
+    )?;
+    let mut summary = Vec::new();
+    if let Some(p) = &a.preset {
+        summary.push(format!("network {p}"));
+    }
+    if let Some(c) = a.cpu_slowdown {
+        summary.push(format!("cpu {c}x slower"));
+    }
+    Ok(Output::json(&r)?.with_summary(summary.join(", ")))
 }
 
 /// `oc_evidence_bundle` arguments.

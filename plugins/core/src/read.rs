@@ -35,8 +35,8 @@ pub(crate) struct ReadArgs {
     tab_id: Option<String>,
 }
 
-/// Read the page as a tree of roles and names with refs (ax_N) on every interactive
-/// element. mode text/markdown to read, dom for HTML.
+/// Read the page as roles and names with refs (ax_N) on interactive elements; mode
+/// text/markdown to read, dom for HTML.
 #[ochre_sdk::tool(name = "read_page", read_only, output_mode, scope = Browser)]
 pub(crate) fn read_page(a: ReadArgs) -> Result<Output, ToolError> {
     let mode = a.mode.unwrap_or_else(|| "ax".into());
@@ -70,14 +70,12 @@ pub(crate) struct FindArgs {
     /// Words, e.g. `submit button`, `Sign in`.
     #[schemars(length(min = 1, max = 500))]
     query: String,
-    /// Default 20.
     #[schemars(range(min = 1, max = 20))]
     limit: Option<u32>,
     tab_id: Option<String>,
 }
 
-/// Find elements by text or a short description; best matches first, with refs. Cheaper
-/// than read_page when you know what you want.
+/// Find elements by text or description, best first, with refs; cheaper than read_page.
 #[ochre_sdk::tool(name = "find", read_only, scope = Browser)]
 pub(crate) fn find(a: FindArgs) -> Result<Output, ToolError> {
     if a.query.trim().is_empty() {
@@ -114,7 +112,6 @@ pub(crate) struct QueryArgs {
     xpath: Option<String>,
     /// false: only the first match.
     multiple: Option<bool>,
-    /// Default 20.
     #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     tab_id: Option<String>,
@@ -163,8 +160,8 @@ pub(crate) struct WaitArgs {
     tab_id: Option<String>,
 }
 
-/// Wait until a selector appears or disappears, a JS condition holds, the page
-/// navigates, the URL matches, or some ms pass.
+/// Wait for a selector to appear or go, a JS condition, a navigation, a URL match, or
+/// some ms.
 #[ochre_sdk::tool(name = "wait_for", read_only, scope = Browser, redact = "value")]
 pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
     let needs_value = a.kind != "navigation";

@@ -13,8 +13,8 @@ use serde_json::json;
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-/// Which browser ochre drives: managed or attached, its user-data-dir, persistent or
-/// temporary, running or not.
+/// Which browser ochre drives: managed or attached, its profile dir, temporary or not,
+/// running or not.
 #[ochre_sdk::tool(name = "oc_profile_status", read_only, scope = Local)]
 fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
     let r = browser::page_op(None, "profile_status", &json!({}), 5_000)?;

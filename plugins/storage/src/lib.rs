@@ -15,7 +15,7 @@ struct CookieArgs {
     /// get, set, delete or clear.
     #[schemars(regex(pattern = r"^(get|set|delete|clear)$"))]
     action: String,
-    /// Required for set and delete.
+    /// For set, delete.
     #[schemars(length(min = 1, max = 4096))]
     name: Option<String>,
     /// For set.
@@ -31,12 +31,12 @@ struct CookieArgs {
     http_only: Option<bool>,
     #[schemars(regex(pattern = r"^(Strict|Lax|None)$"))]
     same_site: Option<String>,
-    /// Unix seconds (default: session).
+    /// Unix s.
     expires: Option<f64>,
     tab_id: Option<String>,
 }
 
-/// Get, set, delete or clear cookies of the current page's site (httpOnly included).
+/// Get, set, delete or clear the page's site's cookies (httpOnly too).
 #[ochre_sdk::tool(name = "cookies", destructive, scope = Browser, redact = "value")]
 fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
     let needs_name = matches!(a.action.as_str(), "set" | "delete");

@@ -199,8 +199,7 @@ pub struct Generated {
     expires_at: String,
 }
 
-/// The current TOTP (2FA) code for a site whose secret the operator configured; use it
-/// when a login asks for one. The secret never leaves the host.
+/// The current TOTP (2FA) code for a configured site; the secret stays in the host.
 #[ochre_sdk::tool(name = "oc_totp_generate", read_only)]
 pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
     let domain = args.domain.to_ascii_lowercase();

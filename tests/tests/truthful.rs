@@ -1,0 +1,417 @@
+//! Faithful reads and truthful actions, over MCP against real headless Chromium:
+//! a snapshot's text is what a person reads (no space added or lost), a form
+//! value is set exactly or refused with the format the field takes, a click is
+//! done only when it reached its target (randomized obstacles, checked on the
+//! server side), and an action's answer waits for the requests it started.
+//! Every call runs back to back, with no sleeps, as an agent or a replay does.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+async fn snapshot(client: &Client) -> Result<String> {
+    Ok(texts(&client.tool("read_page", json!({})).await?))
+}
+
+async fn js(client: &Client, code: &str) -> Result<Value> {
+    let res = client.tool("javascript_tool", json!({"code": code})).await?;
+    Ok(res.structured_content.clone().expect("structured")["value"].clone())
+}
+
+/// The snapshot line that contains `needle` (panics with the snapshot if none).
+fn line_with<'a>(snap: &'a str, needle: &str) -> &'a str {
+    snap.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snap}"))
+}
+
+#[tokio::test]
+async fn text_reads_as_the_page_shows_it() -> Result<()> {
+    let (site, _data, client) = site_and_client("texts", &[]).await?;
+    navigate(&client, &site.url("texts.html")).await?;
+    let snap = snapshot(&client).await?;
+    // Inline markup adds no space: the quoted name is exactly the page's.
+    assert!(snap.contains(r#""Enter \"Lyda\" into the field, then press Enter.""#), "{snap}");
+    assert!(snap.contains(r#""Total: $12.50 (incl.VAT)""#), "{snap}");
+    assert!(snap.contains(r#""Status:openurgent""#), "{snap}");
+    assert!(snap.contains(r#""Run cargotest now""#), "{snap}");
+    assert!(snap.contains(r#""Display contentskeeps words""#), "{snap}");
+    // Flex items are blocks of their own (innerText's rule).
+    assert!(snap.contains(r#""Alpha""#) && snap.contains(r#""Beta""#), "{snap}");
+    assert!(!snap.contains("AlphaBeta") && !snap.contains("Alpha Beta"), "{snap}");
+    // text-transform is what a person sees.
+    assert!(snap.contains(r#""Plan: PREMIUM tier""#), "{snap}");
+    assert!(snap.contains(r#""First line second line""#), "{snap}");
+    assert!(snap.contains(r#"textbox "Your first name""#), "{snap}");
+    assert!(snap.contains(r#"button "Save draft""#), "{snap}");
+    assert!(snap.contains(r#"generic "Short card""#), "{snap}");
+
+    // A focusable container (a notebook cell) keeps its words readable: in the
+    // snapshot, under read_page {ref_id}, and for find.
+    let cell = line_with(&snap, "hello from cell one");
+    assert!(cell.starts_with(' '), "the cell's text is under the cell: {snap}");
+    assert!(snap.contains("lazy dog, and the output of this notebook cell"), "{snap}");
+    let cell_line = snap
+        .lines()
+        .find(|l| l.trim_start().starts_with("generic ax_"))
+        .unwrap_or_else(|| panic!("no unnamed container line in:\n{snap}"));
+    let cell_ref = ref_in(cell_line).to_owned();
+    let sub = texts(&client.tool("read_page", json!({"ref_id": cell_ref})).await?);
+    assert!(sub.contains(r#""print(\"hello from cell one\")""#), "{sub}");
+    assert!(sub.contains("over the lazy dog"), "{sub}");
+    let found = client.tool_text("find", json!({"query": "lazy dog"})).await?;
+    let first = found.lines().next().unwrap_or_default();
+    assert_eq!(ref_in(first), cell_ref, "{found}");
+
+    // A table: each value under its column.
+    assert!(snap.contains(r#"columns "Item" | "Price" | "Stock""#), "{snap}");
+    assert!(snap.contains(r#"row "Apples" | "$1.20" | "14""#), "{snap}");
+    let pears = line_with(&snap, r#"row "Pears""#);
+    assert!(pears.contains(r#"| "$2.05" | link "0 (restock)" ax_"#), "{pears}");
+    Ok(())
+}
+
+/// JavaScript that lists every leaf block of the page (a visible, block-level
+/// element with no visible block-level descendant, outside controls, headings
+/// and tables): its `innerText` with whitespace collapsed, and whether controls
+/// sit inside it (a paragraph with links).
+const LEAF_BLOCKS: &str = r#"(() => {
+  const roles = '[role=button],[role=link],[role=tab],[role=checkbox],[role=radio],[role=menuitem],[role=option],[role=switch],[role=combobox],[role=textbox],[role=slider],[role=treeitem],[role=img],[role=heading],[role=table],[role=grid]';
+  const ctl = 'a[href],button,input,select,textarea,summary,label,[tabindex]:not([tabindex^="-"]),[onclick],[contenteditable],' + roles;
+  const around = ctl + ',h1,h2,h3,h4,h5,h6,table,svg,[aria-hidden=true],dialog:not([open])';
+  const block = (e) => !/^(inline|contents|none)/.test(getComputedStyle(e).display);
+  const out = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    if (!e.checkVisibility({ visibilityProperty: true }) || !block(e) || /^(script|style|noscript|template|br|hr|ul|ol|dl|tr|tbody|thead|img|svg|iframe|video|canvas|input|select|textarea|button)$/.test(e.localName)) continue;
+    // A select's innerText lists every option, where a person sees one.
+    if (e.closest(around) || e.querySelector('h1,h2,h3,h4,h5,h6,table,img,svg,iframe,select')) continue;
+    if (Array.from(e.querySelectorAll('*')).some((c) => c.checkVisibility() && block(c))) continue;
+    const t = e.innerText.replace(/\s+/g, ' ').trim();
+    if (t && t.length < 2000) out.push({ text: t, controls: !!e.querySelector(ctl) });
+  }
+  return out;
+})()"#;
+
+/// The strings a snapshot quotes, in order (names, texts, cells; not values
+/// after ` =`), joined.
+fn quoted_text(snap: &str) -> String {
+    let mut out = String::new();
+    for line in snap.lines() {
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'"' {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            let value = i > 0 && b[i - 1] == b'=';
+            if let (false, Some(lit)) = (value, line.get(i..=j.min(b.len() - 1))) {
+                out.push_str(&serde_json::from_str::<String>(lit).unwrap_or_default());
+            }
+            i = j + 1;
+        }
+    }
+    out
+}
+
+fn no_space(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Leaf blocks whose text the snapshot has: plain blocks as one exact quoted
+/// line (whitespace collapsed), blocks with controls inside as the same words
+/// in the same order across its lines (whitespace aside, since a control's line
+/// splits the text). (exact agreeing, plain blocks, agreeing, all blocks, the
+/// first few that do not agree).
+async fn fidelity(client: &Client) -> Result<(usize, usize, usize, usize, Vec<String>)> {
+    let res = client.tool("javascript_tool", json!({"code": LEAF_BLOCKS})).await?;
+    // Big answers come as text only.
+    let blocks = result_json(&res)["value"].clone();
+    let Some(blocks) = blocks.as_array() else { bail!("no blocks: {res:?}") };
+    let snap = snapshot(client).await?;
+    let collapsed: String = {
+        let mut s = String::new();
+        let mut space = false;
+        for c in snap.chars() {
+            if c.is_whitespace() && c != '\n' {
+                if !space {
+                    s.push(' ');
+                }
+                space = true;
+            } else {
+                s.push(c);
+                space = false;
+            }
+        }
+        s
+    };
+    let words = no_space(&quoted_text(&snap));
+    let (mut exact, mut plain, mut agree) = (0, 0, 0);
+    let mut misses = Vec::new();
+    for b in blocks {
+        let text = b["text"].as_str().unwrap_or_default();
+        let ok = if b["controls"] == json!(true) {
+            words.contains(&no_space(text))
+        } else {
+            plain += 1;
+            let hit = collapsed.contains(&serde_json::to_string(text)?);
+            exact += usize::from(hit);
+            hit
+        };
+        agree += usize::from(ok);
+        if !ok && misses.len() < 8 {
+            misses.push(text.chars().take(160).collect());
+        }
+    }
+    Ok((exact, plain, agree, blocks.len(), misses))
+}
+
+#[tokio::test]
+async fn snapshot_text_agrees_with_inner_text_on_real_pages() -> Result<()> {
+    let Some(docs) = rust_docs_dir() else {
+        bail!("the Rust docs are not installed: run .ci/setup");
+    };
+    let modules = widget_modules()?;
+    let site = SiteServer::start_with(
+        sites_dir(),
+        vec![("/vendor/".into(), modules), ("/rustdoc/".into(), docs)],
+    )
+    .await?;
+    let data = TempDir::new("fidelity");
+    // Whole answers: the Vec page's snapshot is over the default budget.
+    let client = stdio_client(data.path(), &["--max-response-tokens", "1000000"], &[]).await?;
+    let pages = [
+        "texts.html",
+        "form.html",
+        "checkout.html",
+        "product.html",
+        "widgets/bootstrap.html",
+        "widgets/choices.html",
+        "rustdoc/std/vec/struct.Vec.html",
+        "rustdoc/std/collections/index.html",
+        "rustdoc/book/ch04-01-what-is-ownership.html",
+        "rustdoc/book/ch08-02-strings.html",
+    ];
+    let (mut exact, mut plain, mut agree, mut all) = (0, 0, 0, 0);
+    let mut report = BTreeMap::new();
+    for page in pages {
+        navigate(&client, &site.url(page)).await?;
+        let (e, p, a, n, misses) = fidelity(&client).await?;
+        report.insert(page, (e, p, a, n, misses));
+        (exact, plain, agree, all) = (exact + e, plain + p, agree + a, all + n);
+    }
+    eprintln!(
+        "text fidelity: {agree}/{all} leaf blocks ({:.2}%); plain blocks exact: {exact}/{plain} ({:.2}%)",
+        100.0 * agree as f64 / all as f64,
+        100.0 * exact as f64 / plain as f64
+    );
+    for (page, (e, p, a, n, misses)) in &report {
+        eprintln!("  {page}: {a}/{n}, plain exact {e}/{p}; not found: {misses:?}");
+    }
+    assert!(all > 200 && plain > 100, "too few leaf blocks to judge: {report:#?}");
+    assert!(agree as f64 >= 0.995 * all as f64, "{agree}/{all} blocks agree: {report:#?}");
+    assert!(exact as f64 >= 0.995 * plain as f64, "{exact}/{plain} plain blocks: {report:#?}");
+    Ok(())
+}
+
+/// A value each input type takes, and one it must refuse (with the words the
+/// refusal must contain).
+const VALUES: &[(&str, &str, &str, &str, &str)] = &[
+    // (label, name, valid, invalid, the refusal says)
+    ("Born", "born", "2016-04-09", "04/09/2016", "YYYY-MM-DD"),
+    ("Alarm", "alarm", "15:38", "3:38 PM", "HH:MM"),
+    ("Meeting", "meeting", "2016-04-09T15:38", "2016-04-09 3pm", "YYYY-MM-DDTHH:MM"),
+    ("Billing month", "billing", "2016-04", "April 2016", "YYYY-MM"),
+    ("Sprint week", "sprint", "2016-W14", "2016-14", "YYYY-Www"),
+    ("Quantity", "quantity", "7", "12", "max 10"),
+    ("Price", "price", "3.5", "3.555", "step 0.01"),
+    ("Volume", "volume", "35", "37", "would be stored as \"35\""),
+    ("Favourite colour", "colour", "#ff8800", "orange", "#rrggbb"),
+    ("Email", "email", "ada@example.com", "ada at example", "e-mail address"),
+    ("Phone", "phone", "+44 20 7946 0958", "call me", "pattern"),
+    ("Homepage", "homepage", "https://example.com/", "example dot com", "absolute URL"),
+    ("Nickname", "nick", "Lyda ", "Ninechars!", "at most 8 characters"),
+];
+
+#[tokio::test]
+async fn every_input_type_is_set_exactly_or_refused() -> Result<()> {
+    let (site, _data, client) = site_and_client("inputs", &[]).await?;
+    navigate(&client, &site.url("inputs.html")).await?;
+    let snap = snapshot(&client).await?;
+    // Inputs say their type and value.
+    assert!(snap.contains(r#"textbox "Born" ax_"#), "{snap}");
+    assert!(line_with(&snap, r#""Born""#).ends_with(r#"type=date ="2000-01-01""#), "{snap}");
+    assert!(line_with(&snap, r#""Volume""#).contains("type=range range=0..100"), "{snap}");
+    for (label, name, valid, invalid, says) in VALUES {
+        let r = find_ref(&snap, "textbox", label)
+            .or_else(|| find_ref(&snap, "spinbutton", label))
+            .or_else(|| find_ref(&snap, "slider", label))
+            .or_else(|| find_ref(&snap, "button", label))
+            .unwrap_or_else(|| panic!("no field {label:?} in:\n{snap}"));
+        // A valid value: set, quoted exactly, and the page received it.
+        let out = client.tool_text("form_input", json!({"ref": r, "value": valid})).await?;
+        assert!(out.contains(&format!("={}", json!(valid))), "{label}: {out}");
+        assert!(!out.contains("note:"), "{label}: {out}");
+        site.expect_recorded(&format!("field={name}&value={valid}")).await?;
+        // An invalid one: refused with the format, and the field unchanged.
+        let err = client.tool_error("form_input", json!({"ref": r, "value": invalid})).await?;
+        assert_eq!(err["code"], "INVALID_ARGUMENT", "{label}: {err}");
+        let msg = err["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(says), "{label}: {msg}");
+        assert!(msg.contains("nothing was set"), "{label}: {msg}");
+        let held = js(&client, &format!("document.querySelector('[name={name}]').value")).await?;
+        assert_eq!(held, json!(valid), "{label}: the field changed");
+        assert!(
+            !site.recorded().iter().any(|q| q == &format!("field={name}&value={invalid}")),
+            "{label}: the page got the refused value"
+        );
+    }
+    // A multi-line value keeps its line breaks, in the answer and the snapshot.
+    let notes = ref_of(&snap, "textbox", "Notes");
+    let out = client
+        .tool_text("form_input", json!({"ref": notes, "value": "line one\nline two"}))
+        .await?;
+    assert!(out.contains(r#"="line one\nline two""#), "{out}");
+    assert!(snapshot(&client).await?.contains(r#"="line one\nline two""#));
+    // Several options of a multiple select.
+    let toppings = ref_of(&snap, "listbox", "Toppings");
+    let out =
+        client.tool_text("form_input", json!({"ref": toppings, "value": ["ham", "Basil"]})).await?;
+    assert!(out.contains(r#"="Ham, Basil""#), "{out}");
+    site.expect_recorded("field=toppings&value=ham+basil").await?;
+    // A page that rewrites what it is given: the answer says what the field holds.
+    let shout = ref_of(&snap, "textbox", "Shouted");
+    let out = client.tool_text("form_input", json!({"ref": shout, "value": "quiet"})).await?;
+    assert!(out.contains(r#"the field holds "QUIET", not the "quiet" asked"#), "{out}");
+    // fill_form checks every value before it changes anything.
+    let err = client
+        .tool_error(
+            "fill_form",
+            json!({"fields": {"Email": "grace@example.com", "Born": "9 April"}}),
+        )
+        .await?;
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    assert!(err["message"].as_str().unwrap_or_default().contains("YYYY-MM-DD"), "{err}");
+    let email = js(&client, "document.querySelector('[name=email]').value").await?;
+    assert_eq!(email, json!("ada@example.com"), "fill_form changed a field before refusing");
+    Ok(())
+}
+
+/// A tiny deterministic generator (xorshift), so that a failing run can be
+/// repeated with OCHRE_TRIAL_SEED.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const OBSTACLES: &[&str] =
+    &["none", "overlay", "toast", "enable-later", "fade-in", "move", "timer-remove", "self-remove"];
+
+/// `trials` clicks on "Place order" behind randomized obstacles: each must either
+/// succeed with the click recorded on the server, or fail with no click recorded.
+/// (successes, honest failures, false successes, clicks that hit an obstacle).
+async fn obstacle_trials(
+    client: &Client,
+    site: &SiteServer,
+    rng: &mut Rng,
+    first: u64,
+    trials: u64,
+) -> Result<(u64, u64, Vec<String>, u64)> {
+    let (mut ok, mut refused) = (0, 0);
+    let mut false_success = Vec::new();
+    let mut failed = Vec::new();
+    for trial in first..first + trials {
+        let kind = OBSTACLES[rng.below(OBSTACLES.len() as u64) as usize];
+        let ms = 300 + rng.below(601);
+        navigate(client, &site.url(&format!("obstacles.html?trial={trial}&kind={kind}&ms={ms}")))
+            .await?;
+        let found = client.tool_text("find", json!({"query": "Place order"})).await?;
+        let Some(line) = found.lines().next().filter(|l| l.contains("ax_")) else {
+            // The button was already gone (a timer that fired first): nothing to click.
+            refused += 1;
+            failed.push(trial);
+            continue;
+        };
+        let r = client.tool("interact", json!({"ref": ref_in(line)})).await?;
+        let clicked = format!("trial={trial}&clicked=");
+        if r.is_error == Some(true) {
+            refused += 1;
+            failed.push(trial);
+        } else if site.wait_recorded(&clicked).await.is_some() {
+            ok += 1;
+        } else {
+            false_success.push(format!("trial {trial} ({kind}, {ms} ms): {}", texts(&r)));
+        }
+    }
+    // A refused click must not have happened late either.
+    let recorded = site.recorded();
+    for trial in failed {
+        let clicked = format!("trial={trial}&clicked=");
+        if let Some(q) = recorded.iter().find(|q| q.starts_with(&clicked)) {
+            false_success
+                .push(format!("trial {trial} answered an error but the click landed: {q}"));
+        }
+    }
+    let hit_obstacle = recorded.iter().filter(|q| q.contains("&obstacle=")).count() as u64;
+    Ok((ok, refused, false_success, hit_obstacle))
+}
+
+#[tokio::test]
+async fn clicks_reach_their_target_or_say_why() -> Result<()> {
+    let (site, _data, client) = site_and_client("obstacles", &[]).await?;
+    let seed = std::env::var("OCHRE_TRIAL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| u64::from(std::process::id()) * 2_654_435_761 + 1);
+    eprintln!("obstacle trials: OCHRE_TRIAL_SEED={seed}");
+    let mut rng = Rng(seed.max(1));
+    let (ok, refused, false_success, hits) =
+        obstacle_trials(&client, &site, &mut rng, 0, 200).await?;
+    eprintln!(
+        "200 trials: {ok} clicked, {refused} refused, {} false successes, {hits} obstacle hits",
+        false_success.len()
+    );
+    assert!(false_success.is_empty(), "false successes: {false_success:#?}");
+    assert!(ok >= 190, "only {ok} of 200 trials clicked ({refused} refused)");
+
+    // Again with the page slowed: the CPU throttled 4x.
+    navigate(&client, &site.url("obstacles.html")).await?;
+    client.tool_json("network", json!({"cpuSlowdown": 4})).await?;
+    let (ok, refused, false_success, _) =
+        obstacle_trials(&client, &site, &mut rng, 1_000, 60).await?;
+    eprintln!(
+        "60 trials at 4x CPU slowdown: {ok} clicked, {refused} refused, {} false successes",
+        false_success.len()
+    );
+    assert!(false_success.is_empty(), "false successes (slowed): {false_success:#?}");
+    assert!(ok >= 57, "only {ok} of 60 slowed trials clicked ({refused} refused)");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<()> {
+    let (site, _data, client) = site_and_client("click-waits", &[]).await?;
+    navigate(&client, &site.url("texts.html")).await?;
+    let snap = snapshot(&client).await?;
+    let load = ref_of(&snap, "button", "Load results");
+    let out = client.tool_text("interact", json!({"ref": load})).await?;
+    assert!(out.contains("1 request sent"), "{out}");
+    assert!(out.contains("Results: slow 400"), "{out}");
+    // The very next read shows it.
+    assert!(snapshot(&client).await?.contains(r#""Results: slow 400""#));
+    Ok(())
+}
