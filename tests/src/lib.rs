@@ -553,6 +553,47 @@ pub fn widget_modules() -> Result<PathBuf> {
     npm_modules("widgets", WIDGET_PACKAGES)
 }
 
+/// MUI (Material UI) and what its fixture app needs, from the npm registry
+/// (pinned); esbuild bundles `fixtures/sites/mui/app.jsx` with them.
+pub const MUI_PACKAGES: &[&str] = &[
+    "@mui/material@9.5.0",
+    "@mui/x-date-pickers@9.17.0",
+    "@emotion/react@11.14.0",
+    "@emotion/styled@11.14.1",
+    "react@19.3.1",
+    "react-dom@19.3.1",
+    "dayjs@1.11.23",
+    "esbuild@0.28.2",
+];
+
+/// The MUI fixture app, bundled now with esbuild from [`MUI_PACKAGES`]
+/// (installed on first use under the target dir): a dir with `index.html` and
+/// `bundle.js` to serve.
+pub fn mui_site() -> Result<PathBuf> {
+    let modules = npm_modules("mui", MUI_PACKAGES)?;
+    let npm = modules.parent().context("npm dir")?;
+    let src = sites_dir().join("mui");
+    let out = npm.join(format!("site-{}", std::process::id()));
+    std::fs::create_dir_all(&out)?;
+    // The entry sits beside node_modules so that its imports resolve there.
+    let entry = npm.join(format!("app-{}.jsx", std::process::id()));
+    std::fs::copy(src.join("app.jsx"), &entry)?;
+    std::fs::copy(src.join("index.html"), out.join("index.html"))?;
+    let built = std::process::Command::new(modules.join(".bin").join("esbuild"))
+        .arg(&entry)
+        .args(["--bundle", "--minify", "--jsx=automatic", "--log-level=warning"])
+        .arg("--define:process.env.NODE_ENV=\"production\"")
+        .arg(format!("--outfile={}", out.join("bundle.js").display()))
+        .output()
+        .context("run esbuild")?;
+    anyhow::ensure!(
+        built.status.success(),
+        "esbuild failed: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    Ok(out)
+}
+
 /// The official MCP conformance suite and the Node.js it needs (22 or later;
 /// Node's own binary as published on the npm registry).
 pub const CONFORMANCE_PACKAGES: &[&str] =

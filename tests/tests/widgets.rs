@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use ochre_tests::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn widget_site() -> Result<SiteServer> {
     let modules = widget_modules()?;
@@ -196,6 +196,83 @@ async fn flask_admin_sign_in_create_edit_delete() -> Result<()> {
     // The password never reached the journal.
     let journal = read_all_text(&data.path().join("journal"));
     assert!(!journal.contains(password), "the password leaked into the journal");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// One pass over the MUI form, every call back to back (no sleeps), each choice
+/// checked on the server side.
+async fn mui_pass(client: &Client, site: &SiteServer, run: u32, slow: f64) -> Result<()> {
+    navigate(client, &site.url(&format!("index.html?run={run}"))).await?;
+    if slow > 1.0 {
+        client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
+    }
+    let snap = texts(&client.tool("read_page", json!({"filter": "interactive"})).await?);
+    let r = |role: &str, name: &str| ref_of(&snap, role, name);
+    let set = |r: String, v: Value| async move {
+        let res = client.tool("form_input", json!({"ref": r, "value": v})).await?;
+        assert_ne!(res.is_error, Some(true), "form_input {v}: {}", texts(&res));
+        anyhow::Ok(texts(&res))
+    };
+    set(r("textbox", "Your name"), json!("Ada Lovelace")).await?;
+    // A Select whose menu grows in (a portal): opened, the option clicked by name.
+    let out = set(r("combobox", "Country"), json!("Germany")).await?;
+    assert!(out.contains(r#"it shows "Germany""#), "{out}");
+    // An Autocomplete: typed, then chosen.
+    let out = set(r("combobox", "City"), json!("Tokyo")).await?;
+    assert!(out.contains(r#"it shows "Tokyo""#), "{out}");
+    // A multiple Autocomplete: the choice is a chip beside it.
+    let out = set(r("combobox", "Interests"), json!("food")).await?;
+    assert!(out.contains("food"), "{out}");
+    // An option that is not there: refused, the choice kept.
+    let err = client
+        .tool_error("form_input", json!({"ref": r("combobox", "Country"), "value": "Atlantis"}))
+        .await?;
+    assert!(
+        err["message"].as_str().unwrap_or("").contains(r#"shows "Germany" as before"#),
+        "{err}"
+    );
+    // A Slider (its native range input), set and read back.
+    let out = set(r("slider", "Budget share"), json!("55")).await?;
+    assert!(out.contains(r#"="55""#), "{out}");
+    // A DatePicker's sections take typed digits.
+    let month = r("spinbutton", "Month");
+    client.tool_text("type", json!({"ref": month, "text": "04092016"})).await?;
+    // MUI lays a transparent native checkbox over its drawn one.
+    let out =
+        client.tool_text("interact", json!({"ref": r("checkbox", "I accept the terms")})).await?;
+    assert!(out.contains("now checked"), "{out}");
+    // A Dialog that fades in; its Confirm leaves a Snackbar over "Send" for a moment.
+    client.tool_text("interact", json!({"ref": r("button", "Review")})).await?;
+    let confirm = find_ref(client, "button", "Confirm").await?;
+    client.tool_text("interact", json!({"ref": confirm})).await?;
+    site.expect_recorded(&format!("run={run}&dialog=confirmed")).await?;
+    let out = client.tool_text("interact", json!({"ref": r("button", "Send")})).await?;
+    assert!(out.contains("covered by div.Mui"), "the snackbar was waited out: {out}");
+    assert!(out.contains("1 request sent"), "{out}");
+    let sent = site.expect_recorded(&format!("form=mui&run={run}&name=")).await?;
+    for part in [
+        "name=Ada Lovelace",
+        "country=de",
+        "city=Tokyo",
+        "tags=food",
+        "volume=55",
+        "start=2016-04-09",
+        "agree=true",
+    ] {
+        assert!(sent.contains(part), "{part} not in {sent}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn mui_components_by_ref_back_to_back_and_slowed() -> Result<()> {
+    let site = SiteServer::start_at(mui_site()?).await?;
+    let data = TempDir::new("widgets-mui");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    mui_pass(&client, &site, 1, 1.0).await?;
+    // Again with the page slowed: the CPU throttled 4x.
+    mui_pass(&client, &site, 2, 4.0).await?;
     client.cancel().await?;
     Ok(())
 }

@@ -294,6 +294,8 @@
       if (el.localName === 'select') v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
       else if ('value' in el && el.localName !== 'button') v = ty === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
       else if (el.isContentEditable) v = el.innerText.replace(/\n$/, '');
+      // A custom combobox shows its choice as its text (MUI's Select).
+      else if (role === 'combobox') v = clean(el.innerText.replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
       if (v) s += ' =' + quoteValue(v);
     }
     if (el.localName === 'select') {
@@ -760,7 +762,7 @@
       if (h.ok) return { x, y, hits: true };
       last = h.hit;
     }
-    return { x: null, y: null, reason: 'every point of the element is covered by ' + hitName(last) };
+    return { x: null, y: null, reason: 'covered by ' + hitName(last) };
   }
 
   // ---- actionability (Playwright's model) ---------------------------------------------
@@ -1045,11 +1047,22 @@
     }
     return { ref: null, options, ambiguous: hit.length > 1 ? hit.slice(0, 10).map(([, n]) => n) : null };
   }
+  // What a widget shows now; with `name`, where it shows that name: in itself,
+  // or beside it (a multiple select's chips).
   function shownValue(a) {
     const e = el(a.ref);
     const t = e.localName;
     const v = (t === 'input' || t === 'textarea') ? e.value : (e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.innerText || '').trim();
-    return { value: v, now: e.getAttribute('aria-valuenow'), line: refLine(e) };
+    const r = { value: v, now: e.getAttribute('aria-valuenow'), line: refLine(e) };
+    const want = a.name != null ? norm(a.name) : '';
+    if (want && !norm(v).includes(want)) {
+      let n = e.parentElement;
+      for (let i = 0; n && i < 4; i++, n = n.parentElement) {
+        const tx = clean(n.innerText || '', 300);
+        if (norm(tx).includes(want)) { r.beside = tx; break; }
+      }
+    }
+    return r;
   }
 
   // The formats of typed inputs, as an answer that refuses a value says them.

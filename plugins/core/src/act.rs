@@ -333,6 +333,18 @@ fn click_delivered(
     }
 }
 
+/// A snapshot line up to its ref (`combobox "City" ax_4`), without the state it
+/// had before an action.
+fn ident(line: &str) -> &str {
+    match line.find(" ax_") {
+        Some(i) => {
+            let end = line[i + 4..].find(' ').map_or(line.len(), |j| i + 4 + j);
+            &line[..end]
+        }
+        None => line,
+    }
+}
+
 /// ` (TEXT)`, or nothing for an empty text.
 fn paren(s: &str) -> String {
     if s.is_empty() { String::new() } else { format!(" ({s})") }
@@ -433,9 +445,10 @@ fn value_text(v: &FieldValue) -> String {
     }
 }
 
-/// A custom combobox (a React select, an autocomplete): open it, type the text
-/// where it takes typing, wait for the option of that name and click it, then
-/// read back what the combobox shows.
+/// A custom combobox (a React select, an autocomplete): open it, and choose the
+/// option of that name, typing the name first where the combobox takes typing
+/// and the option is not already listed; then read back what it shows. An
+/// option that is not there is refused and the combobox keeps its choice.
 fn choose_option(
     tab: Option<&str>,
     target: &str,
@@ -444,30 +457,37 @@ fn choose_option(
     typing: bool,
 ) -> Result<Output, ToolError> {
     let name = value_text(value);
-    click_delivered(tab, target, line, ACTIONABLE_MS, false)?;
-    if typing {
-        // Replace its text, key by key as a person types (an autocomplete asks
-        // its server as the text changes).
-        let w = op(tab, "watch", json!({"ref": target}))?;
-        let keys = [
-            Input::Key("Control+a".into()),
-            Input::Key("Backspace".into()),
-            Input::Text(name.clone()),
-        ];
-        if let Err(e) = browser::input(tab, &keys) {
-            let _ = op(tab, "unwatch", json!({}));
-            return Err(e);
-        }
-        op(tab, "settle", json!({"token": w["token"]}))?;
+    let line = ident(line).to_owned();
+    let before =
+        op(tab, "shown", json!({"ref": target}))?["value"].as_str().unwrap_or_default().to_owned();
+    click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
+    let mut found = wait_option(tab, target, &name, if typing { 300 } else { OPTION_WAIT_MS })?;
+    let mut typed = false;
+    if found.is_err() && typing {
+        // Type the name, as a person narrows an autocomplete (it may ask its
+        // server as the text changes).
+        type_into(tab, target, &name)?;
+        typed = true;
+        found = wait_option(tab, target, &name, OPTION_WAIT_MS)?;
     }
-    let started = clock::now_ms();
-    let option = loop {
-        let p = op(tab, "pick_option", json!({"ref": target, "name": name}))?;
-        if p["ref"].is_string() {
-            break p;
-        }
-        if clock::now_ms().saturating_sub(started) >= OPTION_WAIT_MS {
+    let option = match found {
+        Ok(o) => o,
+        Err(p) => {
+            // Put back what it showed: the typed text cleared an
+            // autocomplete's choice.
+            if typed && !before.is_empty() {
+                let _ = type_into(tab, target, &before);
+                if let Ok(Ok(o)) = wait_option(tab, target, &before, 2_000)
+                    && let Some(r) = o["ref"].as_str()
+                {
+                    let _ = click_delivered(tab, r, r, ACTIONABLE_MS, false);
+                }
+            }
             let _ = browser::input(tab, &[Input::Key("Escape".into())]);
+            let now = op(tab, "shown", json!({"ref": target}))?["value"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             let shown: Vec<String> = p["options"]
                 .as_array()
                 .map(|o| o.iter().filter_map(Value::as_str).map(|s| format!("{s:?}")).collect())
@@ -477,26 +497,85 @@ fn choose_option(
                 None if shown.is_empty() => "no list of options appeared".to_owned(),
                 None => format!("no option is named {name:?}; options shown: {}", shown.join(", ")),
             };
-            return Err(ToolError::new(
-                "INVALID_ARGUMENT",
-                format!("{line}: {why} (waited {OPTION_WAIT_MS} ms); nothing was chosen"),
-            )
-            .with_details(json!({"field": "value", "options": p["options"]})));
+            let kept = if now == before {
+                format!("nothing was chosen; it shows {} as before", json!(now))
+            } else {
+                format!(
+                    "nothing was chosen, but it shows {} (it showed {})",
+                    json!(now),
+                    json!(before)
+                )
+            };
+            return Err(ToolError::new("INVALID_ARGUMENT", format!("{line}: {why}; {kept}"))
+                .with_details(json!({"field": "value", "options": p["options"]})));
         }
-        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
     };
     let opt_ref = option["ref"].as_str().unwrap_or_default();
     let opt_line = without_value(option["line"].as_str().unwrap_or(opt_ref)).to_owned();
     let (d, _, _) = click_delivered(tab, opt_ref, &opt_line, ACTIONABLE_MS, false)?;
-    let shown = op(tab, "shown", json!({"ref": target}))?;
     let chosen = option["name"].as_str().unwrap_or(&name);
+    let shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
     let holds = shown["value"].as_str().unwrap_or_default();
-    let mut out = format!("chose option {} in {line}; it shows {}", json!(chosen), json!(holds));
-    if !holds.to_lowercase().contains(&chosen.to_lowercase()) {
-        out.push_str("\nnote: the combobox does not show the option chosen");
+    let mut out = if holds.to_lowercase().contains(&chosen.to_lowercase()) {
+        format!("chose option {} in {line}; it shows {}", json!(chosen), json!(holds))
+    } else if let Some(beside) = shown["beside"].as_str() {
+        format!("chose option {} in {line}; shown beside it: {}", json!(chosen), json!(beside))
+    } else {
+        format!(
+            "chose option {} in {line}, but it shows {}: the choice did not take",
+            json!(chosen),
+            json!(holds)
+        )
+    };
+    if let Some(n) = d["requests"].as_u64() {
+        out.push_str(&format!("; {n} request{} sent", if n == 1 { "" } else { "s" }));
     }
-    out.push_str(&format!("\n{}", describe_delta(&d)));
     Ok(Output::text(out).with_summary(format!("chose an option in {line}")))
+}
+
+/// Replace the text of a field that has focus: select all, delete, insert.
+fn type_into(tab: Option<&str>, target: &str, text: &str) -> Result<(), ToolError> {
+    let w = op(tab, "watch", json!({"ref": target}))?;
+    let keys = [
+        Input::Key("Control+a".into()),
+        Input::Key("Backspace".into()),
+        Input::Text(text.to_owned()),
+    ];
+    if let Err(e) = browser::input(tab, &keys) {
+        let _ = op(tab, "unwatch", json!({}));
+        return Err(e);
+    }
+    op(tab, "settle", json!({"token": w["token"]}))?;
+    Ok(())
+}
+
+/// Wait (at most `ms`) for a combobox's option named `name`: `Ok(option)`, or
+/// `Err(last look)` (the options shown). A list that shows options and stays
+/// the same for a second without that name ends the wait early.
+fn wait_option(
+    tab: Option<&str>,
+    target: &str,
+    name: &str,
+    ms: u64,
+) -> Result<Result<Value, Value>, ToolError> {
+    let started = clock::now_ms();
+    let (mut seen, mut since) = (Value::Null, started);
+    loop {
+        let p = op(tab, "pick_option", json!({"ref": target, "name": name}))?;
+        if p["ref"].is_string() {
+            return Ok(Ok(p));
+        }
+        let now = clock::now_ms();
+        if p["options"] != seen {
+            (seen, since) = (p["options"].clone(), now);
+        }
+        let settled =
+            p["options"].as_array().is_some_and(|o| !o.is_empty()) && now - since >= 1_000;
+        if now.saturating_sub(started) >= ms || settled {
+            return Ok(Err(p));
+        }
+        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
+    }
 }
 
 /// A custom slider: focus it and press its arrow keys until it holds the value
@@ -546,7 +625,7 @@ fn slide(
         }
         last = next;
     }
-    let mut out = format!("set {line} to {last}");
+    let mut out = format!("set {} to {last}", ident(line));
     if (last - want).abs() >= 1e-9 {
         out.push_str(&format!(
             "\nnote: the slider holds {last}, the nearest it reaches to the {want} asked"
