@@ -8,11 +8,13 @@ use serde_json::json;
 async fn core_tools_drive_a_real_browser() -> Result<()> {
     let (site, _data, client) = site_and_client("browser", &[]).await?;
     let names = tool_names(&client).await?;
-    for t in ["navigate", "tabs_create", "tabs_context", "javascript_tool", "page_reload"] {
+    for t in ["navigate", "tabs_context", "javascript_tool", "type", "press_key"] {
         assert!(names.contains(&t.to_owned()), "{t} missing: {names:?}");
     }
     // Tier 2 tools are not listed at start, yet they can be called.
-    assert!(!names.contains(&"page_content".to_owned()), "{names:?}");
+    for t in ["page_content", "tabs_create", "page_reload"] {
+        assert!(!names.contains(&t.to_owned()), "{t} listed: {names:?}");
+    }
 
     let res = navigate(&client, &site.url("index.html")).await?;
     let out = res.structured_content.clone().expect("structured");
