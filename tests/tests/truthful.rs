@@ -415,3 +415,24 @@ async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<
     assert!(snapshot(&client).await?.contains(r#""Results: slow 400""#));
     Ok(())
 }
+
+#[tokio::test]
+async fn the_page_does_not_see_ochre() -> Result<()> {
+    let (site, _data, client) = site_and_client("isolation", &[]).await?;
+    navigate(&client, &site.url("isolation.html")).await?;
+    let snap = snapshot(&client).await?;
+    client.tool_text("find", json!({"query": "Search"})).await?;
+    client
+        .tool_text("form_input", json!({"ref": ref_of(&snap, "textbox", "Search"), "value": "x"}))
+        .await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Check")})).await?;
+    let seen = site.expect_recorded("draws=").await?;
+    // The page's own random numbers are its own: ochre drew none of them.
+    assert!(seen.contains("draws=0&"), "{seen}");
+    // No enumerable global, and the functions ochre wraps read as native.
+    assert!(seen.contains("added=&"), "{seen}");
+    assert!(seen.contains("ael_native=true"), "{seen}");
+    assert!(seen.contains("tostring_native=true"), "{seen}");
+    assert!(seen.contains("ael_length=2"), "{seen}");
+    Ok(())
+}

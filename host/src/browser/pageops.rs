@@ -37,7 +37,9 @@ use crate::error::ToolError;
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
 /// listener, so that clickable elements without a semantic role get refs. The
-/// page sees `addEventListener` behave exactly as before.
+/// page sees `addEventListener` behave and read exactly as before: same name and
+/// length, and `Function.prototype.toString` (which it wraps to that end, itself
+/// reading as native) gives the native source for both.
 const CLICK_TRACKER: &str = r#"(() => {
   if (window.__ochre_clk) return;
   const seen = new WeakSet();
@@ -45,11 +47,15 @@ const CLICK_TRACKER: &str = r#"(() => {
   const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
   const proto = EventTarget.prototype;
   const add = proto.addEventListener;
-  const wrapped = { addEventListener(type, listener, options) {
+  const wrapped = { addEventListener(type, listener) {
     if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
-    return add.call(this, type, listener, options);
+    return Reflect.apply(add, this, arguments);
   } }.addEventListener;
-  Object.defineProperty(wrapped, 'toString', { value: () => add.toString(), enumerable: false });
+  const source = Function.prototype.toString;
+  const natives = new WeakMap([[wrapped, add]]);
+  const toString = { toString() { return Reflect.apply(source, natives.get(this) || this, []); } }.toString;
+  natives.set(toString, source);
+  Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
 })()"#;
 
