@@ -1073,3 +1073,22 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found.remove(0);
     found
 }
+
+/// A small xorshift generator: reproducible from its seed (randomized tests
+/// print theirs), no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 for `n` = 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}

@@ -21,21 +21,6 @@ use serde_json::{Value, json};
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 const SESSIONS: usize = 3;
 
-/// A small xorshift generator: reproducible from its seed, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 #[derive(Default)]
 struct Counts {
     calls: AtomicU64,

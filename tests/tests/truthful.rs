@@ -303,21 +303,6 @@ async fn every_input_type_is_set_exactly_or_refused() -> Result<()> {
     Ok(())
 }
 
-/// A tiny deterministic generator (xorshift), so that a failing run can be
-/// repeated with OCHRE_TRIAL_SEED.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const OBSTACLES: &[&str] =
     &["none", "overlay", "toast", "enable-later", "fade-in", "move", "timer-remove", "self-remove"];
 
@@ -379,26 +364,25 @@ async fn clicks_reach_their_target_or_say_why() -> Result<()> {
         .unwrap_or_else(|| u64::from(std::process::id()) * 2_654_435_761 + 1);
     eprintln!("obstacle trials: OCHRE_TRIAL_SEED={seed}");
     let mut rng = Rng(seed.max(1));
-    let (ok, refused, false_success, hits) =
-        obstacle_trials(&client, &site, &mut rng, 0, 200).await?;
-    eprintln!(
-        "200 trials: {ok} clicked, {refused} refused, {} false successes, {hits} obstacle hits",
-        false_success.len()
-    );
-    assert!(false_success.is_empty(), "false successes: {false_success:#?}");
-    assert!(ok >= 190, "only {ok} of 200 trials clicked ({refused} refused)");
-
-    // Again with the page slowed: the CPU throttled 4x.
-    navigate(&client, &site.url("obstacles.html")).await?;
-    client.tool_json("network", json!({"cpuSlowdown": 4})).await?;
-    let (ok, refused, false_success, _) =
-        obstacle_trials(&client, &site, &mut rng, 1_000, 60).await?;
-    eprintln!(
-        "60 trials at 4x CPU slowdown: {ok} clicked, {refused} refused, {} false successes",
-        false_success.len()
-    );
-    assert!(false_success.is_empty(), "false successes (slowed): {false_success:#?}");
-    assert!(ok >= 57, "only {ok} of 60 slowed trials clicked ({refused} refused)");
+    // 200 trials at full speed, then 60 with the page slowed (the CPU throttled
+    // 4x); at least 95% must click.
+    for (first, trials, slowdown) in [(0, 200, 1), (1_000, 60, 4)] {
+        if slowdown > 1 {
+            navigate(&client, &site.url("obstacles.html")).await?;
+            client.tool_json("network", json!({"cpuSlowdown": slowdown})).await?;
+        }
+        let (ok, refused, false_success, hits) =
+            obstacle_trials(&client, &site, &mut rng, first, trials).await?;
+        eprintln!(
+            "{trials} trials at {slowdown}x CPU slowdown: {ok} clicked, {refused} refused, {} false successes, {hits} obstacle hits so far",
+            false_success.len()
+        );
+        assert!(false_success.is_empty(), "false successes: {false_success:#?}");
+        assert!(
+            ok * 100 >= trials * 95,
+            "only {ok} of {trials} trials clicked ({refused} refused)"
+        );
+    }
     Ok(())
 }
 
