@@ -745,8 +745,7 @@
     return h.localName + (h.id ? '#' + h.id : '') + (h.classList.length ? '.' + Array.from(h.classList).slice(0, 2).join('.') : '');
   }
   function point(e, how) {
-    if (how === 'center') e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    else if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
+    if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
     else e.scrollIntoView({ block: 'center', behavior: 'instant' });
     const [ox, oy] = frameOffset(e);
     const rects = Array.from(e.getClientRects());

@@ -105,7 +105,7 @@ fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolE
     browser::input(tab, &ev)
 }
 
-pub(crate) fn point(p: &Value) -> Result<(f64, f64), String> {
+fn point(p: &Value) -> Result<(f64, f64), String> {
     match (p["x"].as_f64(), p["y"].as_f64()) {
         (Some(x), Some(y)) if p["hits"] != json!(false) => Ok((x, y)),
         (Some(_), Some(_)) => Err(format!(
@@ -117,13 +117,13 @@ pub(crate) fn point(p: &Value) -> Result<(f64, f64), String> {
 }
 
 /// Default bound of the actionability wait, in ms.
-pub(crate) const ACTIONABLE_MS: u64 = 5_000;
+const ACTIONABLE_MS: u64 = 5_000;
 
 /// Wait (at most `ms`) until `target` can take a pointer event (attached,
 /// visible, enabled, not transparent, inert or moving, and a point of it
 /// receives the event): the point and what was waited for (empty when nothing
 /// was). `ELEMENT_NOT_INTERACTABLE` naming the last obstacle when time runs out.
-pub(crate) fn actionable(
+fn actionable(
     tab: Option<&str>,
     target: &str,
     line: &str,
