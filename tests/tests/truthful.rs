@@ -70,6 +70,28 @@ async fn text_reads_as_the_page_shows_it() -> Result<()> {
     assert!(snap.contains(r#"row "Apples" | "$1.20" | "14""#), "{snap}");
     let pears = line_with(&snap, r#"row "Pears""#);
     assert!(pears.contains(r#"| "$2.05" | link "0 (restock)" ax_"#), "{pears}");
+
+    // Words in a transparent tray are not seen (its button stays operable);
+    // a box clipped to no height shows nothing, and find does not offer it.
+    assert!(!snap.contains("Showing fix") && snap.contains(r#"button "Keep change""#), "{snap}");
+    assert!(!snap.contains("Folded"), "{snap}");
+    let found = client.tool_text("find", json!({"query": "Folded button"})).await?;
+    assert!(!found.contains("Folded button"), "{found}");
+    // A custom slider tells its range and value; an empty editor shows no
+    // placeholder as its value.
+    assert!(
+        snap.contains(r#"slider "Nights" ax_"#) && snap.contains(r#"range=1..14 ="3""#),
+        "{snap}"
+    );
+    let code = line_with(&snap, r#"textbox "Code""#);
+    assert!(!code.contains("type code here"), "{code}");
+
+    // Keys that go elsewhere are not "typed": the field gave its focus away.
+    let grabbed = ref_of(&snap, "textbox", "Grabbed field");
+    let r = client.tool("press_key", json!({"key": "x", "ref": grabbed})).await?;
+    let e = error_of(&r);
+    assert_eq!(e["code"], "ELEMENT_NOT_INTERACTABLE", "{e}");
+    assert!(e["message"].as_str().unwrap_or_default().contains("grabber"), "{e}");
     Ok(())
 }
 
@@ -82,9 +104,11 @@ const LEAF_BLOCKS: &str = r#"(() => {
   const ctl = 'a[href],button,input,select,textarea,summary,label,[tabindex]:not([tabindex^="-"]),[onclick],[contenteditable],' + roles;
   const around = ctl + ',h1,h2,h3,h4,h5,h6,table,svg,[aria-hidden=true],dialog:not([open])';
   const block = (e) => !/^(inline|contents|none)/.test(getComputedStyle(e).display);
+  // What a person cannot see: transparent, or in a box clipped to no height.
+  const clipped = (e) => { for (let a = e.parentElement; a; a = a.parentElement) { const cs = getComputedStyle(a); if (cs.overflowY !== 'visible' && a.clientHeight === 0 && a.scrollHeight > 0) return true; } return false; };
   const out = [];
   for (const e of document.body.querySelectorAll('*')) {
-    if (!e.checkVisibility({ visibilityProperty: true }) || !block(e) || /^(script|style|noscript|template|br|hr|ul|ol|dl|tr|tbody|thead|img|svg|iframe|video|canvas|input|select|textarea|button)$/.test(e.localName)) continue;
+    if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true }) || clipped(e) || !block(e) || /^(script|style|noscript|template|br|hr|ul|ol|dl|tr|tbody|thead|img|svg|iframe|video|canvas|input|select|textarea|button)$/.test(e.localName)) continue;
     // A select's innerText lists every option, where a person sees one.
     if (e.closest(around) || e.querySelector('h1,h2,h3,h4,h5,h6,table,img,svg,iframe,select')) continue;
     if (Array.from(e.querySelectorAll('*')).some((c) => c.checkVisibility() && block(c))) continue;

@@ -200,6 +200,23 @@
     }
     return !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
   }
+  // What a person can reach of a rendered element, beyond visible(): nothing
+  // inside a collapsed ancestor (an accordion at height 0 that clips its
+  // content).
+  function seen(el) {
+    if (!visible(el)) return false;
+    if (!el.ownerDocument.defaultView) return true;
+    for (let a = el.parentElement; a && a !== el.ownerDocument.body; a = a.parentElement) {
+      if (collapsed(a, getComputedStyle(a))) return false;
+    }
+    return true;
+  }
+  // A box that clips its content to nothing: overflow other than visible and no
+  // height (or width) to show it in.
+  function collapsed(el, cs) {
+    return (cs.overflowY !== 'visible' && el.clientHeight === 0 && el.scrollHeight > 0 && cs.display !== 'inline' && cs.display !== 'contents')
+      || (cs.overflowX !== 'visible' && el.clientWidth === 0 && el.scrollWidth > 0 && cs.display !== 'inline' && cs.display !== 'contents');
+  }
 
   // Elements a page made clickable without a semantic role: a click-like
   // listener (recorded by the host's listener tracker, installed before any page
@@ -289,11 +306,18 @@
       s += ' type=' + ty;
       if ((ty === 'range' || ty === 'number') && (el.min || el.max)) s += ' range=' + (el.min || '') + '..' + (el.max || '');
     }
+    // A custom slider or spin button tells its range and value by ARIA.
+    const now = !ty && el.localName !== 'select' && (role === 'slider' || role === 'spinbutton') ? el.getAttribute('aria-valuenow') : null;
+    if (now != null) {
+      const lo = el.getAttribute('aria-valuemin'), hi = el.getAttribute('aria-valuemax');
+      if (lo != null || hi != null) s += ' range=' + (lo || '') + '..' + (hi || '');
+      return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now);
+    }
     if (VALUE_ROLES.has(role) || ty === 'color') {
       let v = '';
       if (el.localName === 'select') v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
       else if ('value' in el && el.localName !== 'button') v = ty === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
-      else if (el.isContentEditable) v = el.innerText.replace(/\n$/, '');
+      else if (el.isContentEditable) v = editorText(el);
       // A custom combobox shows its choice as its text (MUI's Select).
       else if (role === 'combobox') v = clean(el.innerText.replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
       if (v) s += ' =' + quoteValue(v);
@@ -307,6 +331,18 @@
     }
     if (el.localName === 'input' && (el.type || '').toLowerCase() === 'file') s += ' file';
     return s;
+  }
+
+  // An editable element's text as its lines show it, without what the editor
+  // draws but does not hold (a placeholder, widgets: aria-hidden and not
+  // editable, as CodeMirror marks them).
+  function editorText(el) {
+    let v = el.innerText;
+    for (const h of el.querySelectorAll('[aria-hidden="true"][contenteditable="false"]')) {
+      const t = h.innerText;
+      if (t) v = v.replace(t, '');
+    }
+    return v.replace(/\n$/, '');
   }
 
   // Children as rendered: an open shadow root replaces the light children; slots
@@ -351,9 +387,15 @@
       if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || el.hidden) return;
       if (!visible(el)) return;
       const cs = rendered ? getComputedStyle(el) : null;
+      // Clipped to nothing: not seen. Transparent: its words are not seen, but
+      // its controls stay (a date field's sections show once focused, row
+      // actions under the pointer: a person clicks there all the same).
+      if (cs && el !== top && collapsed(el, cs)) return;
+      const clear = !!cs && el !== top && cs.opacity === '0';
       const outer = transform;
       if (cs) transform = cs.textTransform;
-      try { visitShown(el, t, cs, d); } finally { transform = outer; }
+      if (clear) { flush(d); mute++; }
+      try { visitShown(el, t, cs, d); } finally { transform = outer; if (clear) mute--; }
     };
     const visitShown = (el, t, cs, d) => {
       const role = roleOf(el);
@@ -670,7 +712,7 @@
     const roleWanted = new Set(words.filter((w) => w in ROLE_WORDS).map((w) => ROLE_WORDS[w]));
     const scored = [];
     for (const [e, r] of candidates()) {
-      if (!visible(e)) continue;
+      if (!seen(e)) continue;
       let nm = norm(nameOf(e, r));
       // A container whose words are more than a name (a notebook cell): all of
       // them count.
@@ -862,13 +904,19 @@
       // the target, inside it, or its label.
       const on = (ev) => {
         const path = ev.composedPath ? ev.composedPath() : [];
+        // A drag's press must reach what is dragged (w.src).
+        if (w.src && (ev.type === 'mousedown' || ev.type === 'dragstart')) {
+          if (path.includes(w.src)) w.srcDelivered = true;
+          else if (!w.srcReceived && path.length && path[0].nodeType === 1) w.srcReceived = path[0];
+          if (ev.type === 'mousedown' || !path.includes(e)) return;
+        }
         if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) w.delivered = true;
         else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
       };
       const leaving = () => { w.leaving = true; };
       win.addEventListener('beforeunload', leaving, true);
       w.listeners.push([win, 'beforeunload', leaving]);
-      for (const type of ['click', 'dblclick', 'mousedown', 'keydown', 'mouseover', 'dragstart', 'drop']) {
+      for (const type of ['click', 'dblclick', 'mousedown', 'keydown', 'mouseover', 'dragstart', 'dragenter', 'dragover', 'drop']) {
         win.addEventListener(type, on, true);
         w.listeners.push([win, type, on]);
       }
@@ -886,6 +934,10 @@
   function delta(w) {
     const d = { delivered: w.delivered, mutations: w.muts };
     if (!w.delivered && w.received) d.received_by = hitName(w.received);
+    if (w.src) {
+      d.source_delivered = !!w.srcDelivered;
+      if (!w.srcDelivered && w.srcReceived) d.source_received_by = hitName(w.srcReceived);
+    }
     if (location.href !== w.url) d.url = location.href;
     if (document.title !== w.title) d.title = document.title;
     if (elState(w.target) !== w.state) {
@@ -943,6 +995,14 @@
     if (desc && desc.set) desc.set.call(e, v); else e.value = v;
   }
   const fire = (e, type) => e.dispatchEvent(new Event(type, { bubbles: true }));
+  // true or false from a form value (a boolean, or 'true'/'on'/'checked' and
+  // their opposites), else null.
+  function truthOf(value) {
+    if (typeof value === 'boolean') return value;
+    if (value === 'true' || value === 'on' || value === 'checked') return true;
+    if (value === 'false' || value === 'off' || value === 'unchecked') return false;
+    return null;
+  }
   function setValue(e, value, field) {
     const t = e.localName;
     const ty = (e.type || '').toLowerCase();
@@ -953,19 +1013,23 @@
     // by its keys.
     const w = widgetOf(e);
     if (w === 'combobox') {
-      if (typeof value !== 'string' && typeof value !== 'number') fail('INVALID_ARGUMENT', label + ' takes the name of one option', { field });
+      const names = Array.isArray(value) ? value : [value];
+      if (!names.length || names.some((n) => typeof n !== 'string' && typeof n !== 'number')) fail('INVALID_ARGUMENT', label + ' takes the name of an option (or a list of names, where it takes several)', { field });
       return { widget: w, typing: t === 'input' || t === 'textarea' || e.isContentEditable, line: label };
+    }
+    if (w === 'toggle') {
+      const want = truthOf(value);
+      if (want == null) fail('INVALID_ARGUMENT', label + ' is a ' + roleOf(e) + ': value must be true or false', { field });
+      if (roleOf(e) === 'radio' && !want && e.getAttribute('aria-checked') === 'true') fail('INVALID_ARGUMENT', 'a radio button cannot be unchecked; choose another option of its group', { field });
+      return { widget: w, want, checked: e.getAttribute('aria-checked') === 'true', line: label };
     }
     if (w === 'slider') {
       if (!Number.isFinite(Number(value)) || value === '' || typeof value === 'boolean') fail('INVALID_ARGUMENT', label + ' takes a number', { field });
       return { widget: w, line: label };
     }
     if (t === 'input' && (ty === 'checkbox' || ty === 'radio')) {
-      let want;
-      if (typeof value === 'boolean') want = value;
-      else if (value === 'true' || value === 'on' || value === 'checked') want = true;
-      else if (value === 'false' || value === 'off' || value === 'unchecked') want = false;
-      else fail('INVALID_ARGUMENT', label + ' is a ' + ty + ': value must be true or false', { field });
+      const want = truthOf(value);
+      if (want == null) fail('INVALID_ARGUMENT', label + ' is a ' + ty + ': value must be true or false', { field });
       if (ty === 'radio' && !want && e.checked) fail('INVALID_ARGUMENT', 'a radio button cannot be unchecked; choose another option of its group', { field });
       if (e.checked !== want) e.click();
       return { checked: e.checked };
@@ -1001,7 +1065,7 @@
       e.focus();
       e.textContent = v;
       e.dispatchEvent(new InputEvent('input', { bubbles: true, data: v, inputType: 'insertText' }));
-      return new Promise((resolve) => setTimeout(() => resolve({ value: e.innerText.replace(/\n$/, '') }), 0));
+      return new Promise((resolve) => setTimeout(() => resolve({ value: editorText(e) }), 0));
     }
     fail('ELEMENT_NOT_EDITABLE', label + ' is not a form field', { field });
   }
@@ -1015,6 +1079,7 @@
     const popup = (e.getAttribute('aria-haspopup') || '').toLowerCase();
     if (role === 'combobox' || (popup === 'listbox' && !('value' in e && t === 'input'))) return 'combobox';
     if (role === 'slider' && !(t === 'input' && (e.type || '').toLowerCase() === 'range')) return 'slider';
+    if (t !== 'input' && (role === 'checkbox' || role === 'switch' || role === 'radio' || role === 'menuitemcheckbox')) return 'toggle';
     return null;
   }
   // The visible options a combobox offers: in the list it controls (a portal
@@ -1052,7 +1117,7 @@
     const e = el(a.ref);
     const t = e.localName;
     const v = (t === 'input' || t === 'textarea') ? e.value : (e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.innerText || '').trim();
-    const r = { value: v, now: e.getAttribute('aria-valuenow'), line: refLine(e) };
+    const r = { value: v, now: e.getAttribute('aria-valuenow'), checked: e.getAttribute('aria-checked'), expanded: e.getAttribute('aria-expanded'), line: refLine(e) };
     const want = a.name != null ? norm(a.name) : '';
     if (want && !norm(v).includes(want)) {
       let n = e.parentElement;
@@ -1432,7 +1497,23 @@
     settle,
     unwatch: () => { unwatch(); return {}; },
     js_click: (a) => { const e = el(a.ref); e.click(); return {}; },
-    focus: (a) => { const e = el(a.ref); e.focus(); return { focused: e.ownerDocument.activeElement === e || (e.getRootNode().activeElement === e) }; },
+    // What a field holds now (a password masked), or null for what is no field.
+    value_of: (a) => {
+      const e = el(a.ref);
+      const ty = (e.type || '').toLowerCase();
+      if (e.localName === 'input' || e.localName === 'textarea') return { value: ty === 'password' ? null : e.value, secret: ty === 'password' };
+      if (e.isContentEditable) return { value: editorText(e) };
+      return { value: null };
+    },
+    // A widget whose focusable part is inside it (a slider's track) is focused
+    // there.
+    focus: (a) => {
+      const e = el(a.ref);
+      e.focus();
+      const active = () => { const r = e.getRootNode().activeElement; return r && (r === e || e.contains(r)); };
+      if (!active()) { const inner = e.querySelector('input,textarea,select,button,[contenteditable=true],[tabindex]:not([tabindex="-1"])'); if (inner) inner.focus(); }
+      return { focused: !!active() };
+    },
     set_value: (a) => { const e = el(a.ref); return Promise.resolve(setValue(e, a.value, 'value')).then((r) => { r.line = refLine(e); return r; }); },
     fill,
     scroll,
@@ -1444,6 +1525,7 @@
       const ps = point(s, 'plain');
       const pd = point(d, 'plain');
       watch(d); L.watch.focusBefore = document.activeElement;
+      if (!html5) L.watch.src = s;
       const tr = d.getBoundingClientRect();
       return { token: L.token, html5, source: ps, target: pd, target_box: { width: tr.width, height: tr.height }, source_line: refLine(s), target_line: refLine(d) };
     },

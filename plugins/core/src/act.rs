@@ -412,9 +412,24 @@ pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
     match r["widget"].as_str() {
         Some("combobox") => {
             let typing = r["typing"] == json!(true);
-            return choose_option(tab, &a.target, without_value(line), &a.value, typing);
+            let names = match &a.value {
+                FieldValue::List(l) => l.clone(),
+                v => vec![value_text(v)],
+            };
+            // Several names: one after another (a multi-select keeps each).
+            let mut said = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                let last = i + 1 == names.len();
+                said.push(choose_option(tab, &a.target, without_value(line), name, typing, last)?);
+            }
+            let summary = format!("chose {} in {}", plural(names.len(), "option"), ident(line));
+            return Ok(Output::text(said.join("\n")).with_summary(summary));
         }
         Some("slider") => return slide(tab, &a.target, without_value(line), &a.value),
+        Some("toggle") => {
+            let want = r["want"] == json!(true);
+            return toggle(tab, &a.target, without_value(line), want, r["checked"] == json!(true));
+        }
         _ => {}
     }
     let mut out = format!("set {line}");
@@ -435,6 +450,8 @@ pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
 /// How long a combobox's option may take to show (a list fading in, options
 /// fetched as the text is typed), in ms.
 const OPTION_WAIT_MS: u64 = 5_000;
+/// How long a widget may take to show a choice or a step (a server round trip).
+const SHOW_WAIT_MS: u64 = 1_500;
 
 fn value_text(v: &FieldValue) -> String {
     match v {
@@ -453,15 +470,27 @@ fn choose_option(
     tab: Option<&str>,
     target: &str,
     line: &str,
-    value: &FieldValue,
+    name: &str,
     typing: bool,
-) -> Result<Output, ToolError> {
-    let name = value_text(value);
+    close: bool,
+) -> Result<String, ToolError> {
+    let name = name.to_owned();
     let line = ident(line).to_owned();
-    let before =
-        op(tab, "shown", json!({"ref": target}))?["value"].as_str().unwrap_or_default().to_owned();
-    click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
-    let mut found = wait_option(tab, target, &name, if typing { 300 } else { OPTION_WAIT_MS })?;
+    let shown = op(tab, "shown", json!({"ref": target}))?;
+    let before = shown["value"].as_str().unwrap_or_default().to_owned();
+    // Opened unless it is open and lists the option (a multi-select stays open
+    // after a choice: a click would close it).
+    let listed = if shown["expanded"] == json!("true") {
+        op(tab, "pick_option", json!({"ref": target, "name": name}))?
+    } else {
+        Value::Null
+    };
+    let mut found = if listed["ref"].is_string() {
+        Ok(listed)
+    } else {
+        click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
+        wait_option(tab, target, &name, if typing { 300 } else { OPTION_WAIT_MS })?
+    };
     let mut typed = false;
     if found.is_err() && typing {
         // Type the name, as a person narrows an autocomplete (it may ask its
@@ -512,11 +541,39 @@ fn choose_option(
     };
     let opt_ref = option["ref"].as_str().unwrap_or_default();
     let opt_line = without_value(option["line"].as_str().unwrap_or(opt_ref)).to_owned();
-    let (d, _, _) = click_delivered(tab, opt_ref, &opt_line, ACTIONABLE_MS, false)?;
-    let chosen = option["name"].as_str().unwrap_or(&name);
-    let shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
+    let chosen = option["name"].as_str().unwrap_or(&name).to_owned();
+    // An option already chosen is left so (a click would unselect it in a
+    // multi-select).
+    let already = opt_line.ends_with(" selected") || opt_line.contains(" selected ");
+    let d = if already {
+        Value::Null
+    } else {
+        click_delivered(tab, opt_ref, &opt_line, ACTIONABLE_MS, false)?.0
+    };
+    let chosen = chosen.as_str();
+    // The page may take a moment (a server round trip) to show the choice.
+    let mut shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
+    let started = clock::now_ms();
+    while !already
+        && !shown["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains(&chosen.to_lowercase())
+        && clock::now_ms().saturating_sub(started) < SHOW_WAIT_MS
+    {
+        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
+        shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
+    }
+    // A list still open (a multi-select's) is closed after the last choice,
+    // as a person does, so it covers nothing the next step needs.
+    if close && shown["expanded"] == json!("true") {
+        browser::input(tab, &[Input::Key("Escape".into())])?;
+    }
     let holds = shown["value"].as_str().unwrap_or_default();
-    let mut out = if holds.to_lowercase().contains(&chosen.to_lowercase()) {
+    let mut out = if already && holds.to_lowercase().contains(&chosen.to_lowercase()) {
+        format!("option {} was already chosen in {line}; it shows {}", json!(chosen), json!(holds))
+    } else if holds.to_lowercase().contains(&chosen.to_lowercase()) {
         format!("chose option {} in {line}; it shows {}", json!(chosen), json!(holds))
     } else if let Some(beside) = shown["beside"].as_str() {
         format!("chose option {} in {line}; shown beside it: {}", json!(chosen), json!(beside))
@@ -528,9 +585,41 @@ fn choose_option(
         )
     };
     if let Some(n) = d["requests"].as_u64() {
-        out.push_str(&format!("; {n} request{} sent", if n == 1 { "" } else { "s" }));
+        out.push_str(&format!("; {} sent", plural(n as usize, "request")));
     }
-    Ok(Output::text(out).with_summary(format!("chose an option in {line}")))
+    Ok(out)
+}
+
+/// "1 option", "2 options".
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// A custom checkbox, switch or radio (a `role` on a `div`): clicked when it
+/// does not already hold `want`, then read back from `aria-checked`.
+fn toggle(
+    tab: Option<&str>,
+    target: &str,
+    line: &str,
+    want: bool,
+    checked: bool,
+) -> Result<Output, ToolError> {
+    let line = ident(line).to_owned();
+    let state = |c: bool| if c { "checked" } else { "unchecked" };
+    if checked == want {
+        let out = format!("{line} was already {}", state(want));
+        return Ok(Output::text(out.clone()).with_summary(out));
+    }
+    click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
+    let now = op(tab, "shown", json!({"ref": target}))?["checked"] == json!("true");
+    if now != want {
+        return Err(ToolError::new(
+            "ELEMENT_NOT_EDITABLE",
+            format!("clicked {line}, but it is still {} (the page did not take it)", state(now)),
+        ));
+    }
+    let out = format!("{line} is now {}", state(now));
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// Replace the text of a field that has focus: select all, delete, insert.
@@ -619,7 +708,14 @@ fn slide(
         dir = step;
         let key = if step > 0.0 { "ArrowRight" } else { "ArrowLeft" };
         browser::input(tab, &[Input::Key(key.into())])?;
-        let next = now(tab)?;
+        // It may move only once its server answered: wait (bounded) for it.
+        let started = clock::now_ms();
+        let mut next = now(tab)?;
+        while (next - last).abs() < 1e-12 && clock::now_ms().saturating_sub(started) < SHOW_WAIT_MS
+        {
+            browser::page_op(tab, "sleep", &json!({"ms": 30}), 2_000)?;
+            next = now(tab)?;
+        }
         if (next - last).abs() < 1e-12 {
             break; // at its end
         }
@@ -783,6 +879,28 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         browser::input(tab, &ev)?;
     }
     let d = op(tab, "settle", json!({"token": info["token"]}))?;
+    // The press must have reached the source and the pointer the target (the
+    // page records who received each event); a navigation ends the watch.
+    if !html5 && d["navigated"] != json!(true) {
+        let ends = [
+            ("source_delivered", "source_received_by", "the press", "source_line"),
+            ("delivered", "received_by", "the drop", "target_line"),
+        ];
+        for (ok, by, what, line) in ends {
+            if d[ok] != json!(true) {
+                let by = d[by].as_str().unwrap_or("no element").to_owned();
+                return Err(ToolError::new(
+                    "ELEMENT_NOT_INTERACTABLE",
+                    format!(
+                        "{what} did not reach {}: {by} received it ({})",
+                        info[line].as_str().unwrap_or("it"),
+                        describe_delta(&d)
+                    ),
+                )
+                .with_details(json!({"received_by": by})));
+            }
+        }
+    }
     let out = format!(
         "dragged {what}{}: {}",
         if html5 { " (HTML5 events)" } else { "" },

@@ -19,14 +19,17 @@ fn bare_line(info: &Value, fallback: &str) -> String {
 }
 
 /// Watch what keys change (the focused element or `target`), run `send`, and say
-/// what changed.
+/// what changed. With a target, the keys count only if they reached it (the
+/// page records who received each key): a dialog or a script that took the
+/// focus in between makes this an `ELEMENT_NOT_INTERACTABLE` naming what got
+/// them.
 fn with_watch(
     tab: Option<&str>,
-    target: Option<&str>,
+    target: Option<(&str, &str)>,
     send: impl FnOnce() -> Result<(), ToolError>,
 ) -> Result<String, ToolError> {
     let w = match target {
-        Some(r) => op(tab, "watch", json!({"ref": r}))?,
+        Some((r, _)) => op(tab, "watch", json!({"ref": r}))?,
         None => op(tab, "watch", json!({}))?,
     };
     if let Err(e) = send() {
@@ -34,6 +37,16 @@ fn with_watch(
         return Err(e);
     }
     let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+    if let Some((_, line)) = target
+        && d["delivered"] != json!(true)
+    {
+        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
+        return Err(ToolError::new(
+            "ELEMENT_NOT_INTERACTABLE",
+            format!("the keys did not reach {line}: {by} received them ({})", describe_delta(&d)),
+        )
+        .with_details(json!({"received_by": by})));
+    }
     after_navigation(tab, &mut d);
     Ok(describe_delta(&d))
 }
@@ -56,14 +69,15 @@ pub(crate) struct PressKeyArgs {
 #[ochre_sdk::tool(name = "press_key", scope = Browser)]
 pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
-    let mut on = String::new();
+    let mut line = String::new();
     if let Some(r) = &a.target {
         let info = op(tab, "describe", json!({"ref": r}))?;
         op(tab, "focus", json!({"ref": r}))?;
-        on = format!(" on {}", bare_line(&info, r));
+        line = bare_line(&info, r);
     }
-    let changed =
-        with_watch(tab, a.target.as_deref(), || browser::input(tab, &[Input::Key(a.key.clone())]))?;
+    let target = a.target.as_deref().map(|r| (r, line.as_str()));
+    let changed = with_watch(tab, target, || browser::input(tab, &[Input::Key(a.key.clone())]))?;
+    let on = if line.is_empty() { String::new() } else { format!(" on {line}") };
     let out = format!("pressed {}{on}: {changed}", a.key);
     Ok(Output::text(out.clone()).with_summary(out))
 }
@@ -121,7 +135,8 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     if a.submit == Some(true) {
         keys.push(Input::Key("Enter".into()));
     }
-    let changed = with_watch(tab, Some(&a.target), || {
+    let before = op(tab, "value_of", json!({"ref": a.target}))?;
+    let changed = with_watch(tab, Some((&a.target, &line)), || {
         if delay == 0 {
             // Sent in slices so that a long text stays within the host's
             // per-call input bound.
@@ -139,8 +154,35 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     let submit = if a.submit == Some(true) { " and pressed Enter" } else { "" };
     // The text may be a secret: say how much was typed, not what.
     let noun = if chars == 1 { "character" } else { "characters" };
-    let out = format!("typed {chars} {noun} into {line}{submit}: {changed}");
-    Ok(Output::text(out.clone()).with_summary(out))
+    let summary = format!("typed {chars} {noun} into {line}{submit}: {changed}");
+    let mut out = summary.clone();
+    // Read back: an editor that closed a bracket, indented or completed a
+    // word, or a mask that reformatted, leaves other text than was typed.
+    // (Not after Enter: a search box empties on submit.)
+    if a.submit != Some(true)
+        && let (Some(was), Ok(now)) =
+            (before["value"].as_str(), op(tab, "value_of", json!({"ref": a.target})))
+        && let Some(now) = now["value"].as_str()
+        && !holds_typed(was, now, &a.text)
+    {
+        out.push_str(&format!(
+            "\nnote: the field now holds {}, not just the text typed (the page changed it)",
+            json!(now)
+        ));
+    }
+    Ok(Output::text(out).with_summary(summary))
+}
+
+/// Whether a field that held `was` and now holds `now` has `typed` in it as
+/// typed: inserted whole somewhere in what it held (a caret anywhere), or it is
+/// all the field holds (it replaced a selection).
+fn holds_typed(was: &str, now: &str, typed: &str) -> bool {
+    if now == typed {
+        return true;
+    }
+    let Some(i) = now.find(typed) else { return false };
+    let rest = format!("{}{}", &now[..i], &now[i + typed.len()..]);
+    rest == was || was.contains(&rest)
 }
 
 /// `handle_dialog` arguments.
