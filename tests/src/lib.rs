@@ -698,56 +698,117 @@ pub struct AdminApp {
     /// The SQLite database.
     pub db: PathBuf,
     python: PathBuf,
-    child: std::process::Child,
+    _app: PyApp,
 }
 
 impl AdminApp {
     /// Start it and wait (at most 30 s) until it answers.
     pub async fn start(dir: &Path) -> Result<Self> {
         let python = admin_python()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let port = free_port()?;
         let db = dir.join("admin.db");
-        let app = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/admin/app.py");
-        let child = std::process::Command::new(&python)
-            .arg(app)
-            .arg(port.to_string())
-            .arg(&db)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("start the admin app")?;
-        let me = Self { base: format!("http://127.0.0.1:{port}"), db, python, child };
-        for _ in 0..300 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Ok(me);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        bail!("the admin app did not start on port {port}")
+        let mut cmd = std::process::Command::new(&python);
+        cmd.arg(fixture_app("../fixtures/admin/app.py")).arg(port.to_string()).arg(&db);
+        let app = PyApp::start(cmd, port, "the admin app").await?;
+        Ok(Self { base: app.base.clone(), db, python, _app: app })
     }
 
     /// Rows of `sql` in the app's database, each as a list of values (read with
     /// Python's sqlite3: the server side, not the page).
     pub fn rows(&self, sql: &str) -> Result<Vec<Value>> {
-        let out = std::process::Command::new(&self.python)
-            .args([
-                "-c",
-                "import json, sqlite3, sys; print(json.dumps([list(r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]))",
-            ])
-            .arg(&self.db)
-            .arg(sql)
-            .output()?;
-        anyhow::ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        Ok(serde_json::from_slice(&out.stdout)?)
+        sqlite_rows(&self.python, &self.db, sql)
     }
 }
 
-impl Drop for AdminApp {
+/// Rows of `sql` in the SQLite file `db`, each a list of values, read with
+/// `python`'s sqlite3 (the server side, not the page).
+pub fn sqlite_rows(python: &Path, db: &Path, sql: &str) -> Result<Vec<Value>> {
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import json, sqlite3, sys; print(json.dumps([list(r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]))",
+        ])
+        .arg(db)
+        .arg(sql)
+        .output()?;
+    anyhow::ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// A file of the repository's `fixtures/`, by its path from the tests crate.
+pub fn fixture_app(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A free port on 127.0.0.1.
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A server process (a Python app from PyPI, run from its venv) listening on
+/// `127.0.0.1:port`, in a process group of its own: the group (its kernels and
+/// workers too) is killed on drop. Its output goes to a log file beside the
+/// target dir's test venvs, named in the error when it does not start.
+#[derive(Debug)]
+pub struct PyApp {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    child: std::process::Child,
+}
+
+impl PyApp {
+    /// Spawn `cmd` and wait (at most 60 s) until the port answers.
+    pub async fn start(mut cmd: std::process::Command, port: u16, what: &str) -> Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let log = target_dir()?.join("test-venv").join(format!("app-{port}.log"));
+        std::fs::create_dir_all(log.parent().context("log dir")?)?;
+        let out = std::fs::File::create(&log)?;
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("start {what}"))?;
+        let mut me = Self { base: format!("http://127.0.0.1:{port}"), child };
+        for _ in 0..600 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Ok(me);
+            }
+            if let Ok(Some(status)) = me.child.try_wait() {
+                bail!(
+                    "{what} exited ({status}) before listening on port {port}: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!("{what} did not listen on port {port} within 60 s (its log: {})", log.display())
+    }
+
+    /// `base` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for PyApp {
     fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &format!("-{}", self.child.id())])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
+
+/// The heavy apps' Python packages, from PyPI (pinned): a reactive notebook, a
+/// Python UI framework (Quasar widgets over Vue) and an SQLite browser.
+pub const MARIMO_PACKAGES: &[&str] = &["marimo==0.25.2"];
+/// See [`MARIMO_PACKAGES`].
+pub const NICEGUI_PACKAGES: &[&str] = &["nicegui==3.18.0"];
+/// See [`MARIMO_PACKAGES`].
+pub const SQLITE_WEB_PACKAGES: &[&str] = &["sqlite-web==0.8.2"];
 
 /// The directory of the fixture sites.
 /// The `many-pages` site for crawl tests (`fixtures/many-pages.py`: 200+

@@ -48,10 +48,18 @@ const INTERACTIVE: &[&str] = &[
 /// At most this many refs of one page are compared (evenly spread).
 const PER_PAGE: usize = 250;
 
-/// (role, name, ref number) of each snapshot line that has a ref.
+/// (role, name, ref number) of each snapshot line that has a ref; a table row's
+/// line (`row "Pears" | link "0 (restock)" ax_7`) counts each cell.
 fn refs_of(snapshot: &str) -> Vec<(String, String, u64)> {
     snapshot
         .lines()
+        .flat_map(|l| {
+            let l = l.trim_start();
+            match l.strip_prefix("row ").or_else(|| l.strip_prefix("columns ")) {
+                Some(cells) => cells.split(" | ").collect::<Vec<_>>(),
+                None => vec![l],
+            }
+        })
         .filter_map(|l| {
             let l = l.trim_start();
             let n = l
@@ -159,6 +167,9 @@ async fn names_agree_with_chromiums_accessibility_tree() -> Result<()> {
     if let Some(docs) = &docs {
         pages.push(docs.url("std/vec/struct.Vec.html"));
     }
+    // A React page of MUI components (from npm, bundled at test time).
+    let mui = SiteServer::start_at(mui_site()?).await?;
+    pages.push(mui.url("index.html"));
     let mut t = Tally { compared: 0, agreed: 0, misses: Vec::new() };
     println!("| page | compared | agreed |\n|---|---:|---:|");
     for url in &pages {

@@ -86,6 +86,16 @@ async fn text_reads_as_the_page_shows_it() -> Result<()> {
     let code = line_with(&snap, r#"textbox "Code""#);
     assert!(!code.contains("type code here"), "{code}");
 
+    // An action's answer has its own changes, not a countdown's ticking
+    // elsewhere; an action without effect claims none.
+    let note = ref_of(&snap, "button", "Show note");
+    let said = client.tool_text("interact", json!({"ref": note})).await?;
+    assert!(said.contains(r#"new text "Note shown""#) && !said.contains("\"8"), "{said}");
+    let said = client
+        .tool_text("interact", json!({"ref": ref_of(&snap, "button", "Does nothing")}))
+        .await?;
+    assert!(!said.contains("new text") && !said.contains("DOM change"), "{said}");
+
     // Keys that go elsewhere are not "typed": the field gave its focus away.
     let grabbed = ref_of(&snap, "textbox", "Grabbed field");
     let r = client.tool("press_key", json!({"key": "x", "ref": grabbed})).await?;
@@ -441,6 +451,9 @@ async fn the_page_does_not_see_ochre() -> Result<()> {
     assert!(seen.contains("added=&"), "{seen}");
     assert!(seen.contains("ael_native=true"), "{seen}");
     assert!(seen.contains("tostring_native=true"), "{seen}");
+    // setInterval (wrapped to tell a clock's ticks from an action's effect)
+    // reads as native: source, name, length, and an enumerable own property.
+    assert!(seen.contains("interval=true/setInterval/0/true"), "{seen}");
     assert!(seen.contains("ael_length=2"), "{seen}");
     Ok(())
 }

@@ -242,12 +242,13 @@ async fn mui_pass(client: &Client, site: &SiteServer, run: u32, slow: f64) -> Re
     let out =
         client.tool_text("interact", json!({"ref": r("checkbox", "I accept the terms")})).await?;
     assert!(out.contains("now checked"), "{out}");
-    // A Dialog that fades in; its Confirm leaves a Snackbar over "Send" for a moment.
-    client.tool_text("interact", json!({"ref": r("button", "Review")})).await?;
-    let confirm = find_ref(client, "button", "Confirm").await?;
+    // A Dialog that fades in; its Confirm leaves a Snackbar over "Send" for a
+    // moment. (MUI's buttons show their words in capitals, and so are they named.)
+    client.tool_text("interact", json!({"ref": r("button", "REVIEW")})).await?;
+    let confirm = find_ref(client, "button", "CONFIRM").await?;
     client.tool_text("interact", json!({"ref": confirm})).await?;
     site.expect_recorded(&format!("run={run}&dialog=confirmed")).await?;
-    let out = client.tool_text("interact", json!({"ref": r("button", "Send")})).await?;
+    let out = client.tool_text("interact", json!({"ref": r("button", "SEND")})).await?;
     assert!(out.contains("covered by div.Mui"), "the snackbar was waited out: {out}");
     assert!(out.contains("1 request sent"), "{out}");
     let sent = site.expect_recorded(&format!("form=mui&run={run}&name=")).await?;

@@ -38,6 +38,11 @@ pub(super) struct Net {
     pub(super) last_change: Option<Instant>,
     /// Requests started so far (those that count for quiet).
     pub(super) started: u64,
+    /// When a websocket frame was last received, and last sent.
+    pub(super) ws_received: Option<Instant>,
+    pub(super) ws_sent: Option<Instant>,
+    /// `ws_received` when the action being watched began.
+    pub(super) ws_at_action: Option<Instant>,
 }
 
 /// Requests kept per capture; older ones are dropped (and counted).

@@ -211,6 +211,30 @@
     }
     return true;
   }
+  // Whether a person sees an element's words: seen(), and nothing around it
+  // transparent.
+  function seenText(el) {
+    if (!seen(el)) return false;
+    return !el.checkVisibility || !el.ownerDocument.defaultView || el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+  }
+  // The words of `root` a person sees (not in a transparent, collapsed or
+  // hidden part), up to about `max` chars, blocks joined by spaces.
+  function wordsSeen(root, max) {
+    const ok = new Map([[root, true]]);
+    const shows = (e) => {
+      if (ok.has(e)) return ok.get(e);
+      const cs = getComputedStyle(e);
+      const v = shows(e.parentElement) && !SKIP.has(e.localName) && e.getAttribute('aria-hidden') !== 'true' && cs.display !== 'none' && cs.visibility !== 'hidden' && cs.opacity !== '0' && !collapsed(e, cs);
+      ok.set(e, v);
+      return v;
+    };
+    let out = '';
+    const tw = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = tw.nextNode(); n && out.length < max; n = tw.nextNode()) {
+      if (n.parentElement && shows(n.parentElement) && n.data.trim()) out += (out ? ' ' : '') + n.data;
+    }
+    return out;
+  }
   // A box that clips its content to nothing: overflow other than visible and no
   // height (or width) to show it in.
   function collapsed(el, cs) {
@@ -406,7 +430,10 @@
         // the words follow as text.
         const words = t !== 'select' && t !== 'input' && t !== 'textarea' && (NAME_FROM_CONTENT.has(r) || r === 'generic') && !ownName(el) ? clean(textOf(el), 1e9) : null;
         const long = words != null && words.length > TEXT_MAX;
-        const nm = long ? '' : nameOf(el, r, words);
+        // A name from the words is as they show (text-transform applied, as in
+        // Chromium's accessible name).
+        let nm = long ? '' : nameOf(el, r, words);
+        if (words != null && transform !== 'none') nm = transformed(nm, transform);
         if (d <= maxDepth) out.push(ind(d) + r + (nm ? ' ' + JSON.stringify(nm) : '') + ' ax_' + mint(el) + stateOf(el, r));
         if (t === 'select' && el === top && d + 1 <= maxDepth) {
           // read_page of the select itself lists every option.
@@ -731,10 +758,29 @@
       if (roleWanted.has(r)) s += 5;
       if (s >= 12) scored.push([s, e]);
     }
+    // Words a person sees outside any control (a notebook's output, a status
+    // line): the element that holds them, as a text line with a ref.
+    if (q.length >= 2) {
+      const hits = new Set(scored.map(([, e]) => e));
+      const tw = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+      const held = new Set();
+      for (let n = tw.nextNode(); n && held.size < 50; n = tw.nextNode()) {
+        const p = n.parentElement;
+        if (!p || held.has(p) || !norm(n.data).includes(q) || p.closest('style,script,noscript,template,[aria-hidden=true]')) continue;
+        const text = clean(p.innerText || '', 1e9);
+        if (!norm(text).includes(q) || !seenText(p)) continue;
+        let inHit = false;
+        for (const h of hits) if (h.contains(p)) { inHit = true; break; }
+        if (inHit) continue;
+        held.add(p);
+        scored.push([norm(text) === q ? 50 : 30, p, text]);
+      }
+    }
     scored.sort((x, y) => y[0] - x[0]);
     const limit = Math.min(a.limit || 20, 20);
     const top = scored.slice(0, limit);
-    const r = { matches: top.map(([s, e]) => refLine(e)), total: scored.length };
+    const line = ([, e, text]) => text == null ? refLine(e) : 'text ' + JSON.stringify(clean(text, TEXT_MAX)) + ' ax_' + mint(e);
+    const r = { matches: top.map(line), total: scored.length };
     if (a.scores) r.scores = top.map(([s]) => s);
     return r;
   }
@@ -883,15 +929,17 @@
     for (const d of docs) {
       const mo = new MutationObserver((recs) => {
         for (const r of recs) {
+          // A clock or countdown ticking on its own is not the action's doing.
+          if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
           w.muts++;
           if (w.added.length < 3) {
             // Words a person can see: not a <style>'s CSS or a <script>.
-            const shown = (n) => { const p = n.nodeType === 1 ? n : n.parentElement; return !!p && !p.closest('style,script,noscript,template') && (p.isConnected ? visible(p) : false); };
+            const shown = (n) => { const p = n.nodeType === 1 ? n : n.parentElement; return !!p && !p.closest('style,script,noscript,template,[aria-hidden=true]') && (p.isConnected ? seenText(p) : false); };
             if (r.type === 'characterData' && shown(r.target)) { const s = clean(r.target.data, 80); if (s) w.added.push(s); }
             for (const n of r.addedNodes) {
               if (w.added.length >= 3) break;
               if (!shown(n)) continue;
-              const s = clean(n.nodeType === 1 ? n.innerText : n.textContent, 80);
+              const s = clean(n.nodeType === 1 ? wordsSeen(n, 80) : n.textContent, 80);
               if (s) w.added.push(s);
             }
           }
@@ -922,9 +970,24 @@
       }
     }
     L.watch = w;
+    if (CLICKED) CLICKED.busy = true;
     return w;
   }
+  // Whether an element (or one of its three nearest ancestors) is a ticker: a
+  // short text the page changed by itself three times or more, the last within
+  // 10 s (recorded by the host's tracker while no action was watched).
+  function ticking(p) {
+    const tk = CLICKED && CLICKED.tick;
+    if (!tk) return false;
+    const now = Date.now();
+    for (let i = 0; p && i < 4; i++, p = p.parentElement) {
+      const t = tk.get(p);
+      if (t && t.n >= 3 && now - t.last < 10000) return true;
+    }
+    return false;
+  }
   function unwatch() {
+    if (CLICKED) CLICKED.busy = false;
     const w = L.watch;
     if (!w) return;
     for (const o of w.observers) o.disconnect();

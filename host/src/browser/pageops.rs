@@ -22,7 +22,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 };
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
-    EventResponseReceived, ResourceType,
+    EventResponseReceived, EventWebSocketFrameReceived, EventWebSocketFrameSent, ResourceType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use futures::StreamExt;
@@ -36,7 +36,8 @@ use crate::error::ToolError;
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
-/// listener, so that clickable elements without a semantic role get refs. The
+/// listener, so that clickable elements without a semantic role get refs, and
+/// the short texts that change by themselves (its `tick` map). The
 /// page sees `addEventListener` behave and read exactly as before: same name and
 /// length, and `Function.prototype.toString` (which it wraps to that end, itself
 /// reading as native) gives the native source for both.
@@ -57,6 +58,41 @@ const CLICK_TRACKER: &str = r#"(() => {
   natives.set(toString, source);
   Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  // Tickers: short texts the page changes by itself, again and again (a clock,
+  // a countdown), while no action is watched (`busy`): an action's answer does
+  // not count their changes as its own.
+  const tick = new WeakMap();
+  Object.defineProperty(seen, 'tick', { value: tick });
+  const changed = (r) => {
+    const p = r.type === 'characterData' ? r.target.parentElement : r.target;
+    return p && p.nodeType === 1 && (p.textContent || '').length <= 200 ? p : null;
+  };
+  const mo = new MutationObserver((recs) => {
+    if (seen.busy) return;
+    const now = Date.now();
+    for (let i = 0; i < recs.length && i < 50; i++) {
+      const p = changed(recs[i]);
+      if (!p) continue;
+      const t = tick.get(p);
+      if (!t || now - t.last > 10000) tick.set(p, { n: 1, last: now });
+      else if (now - t.last >= 90) { t.n++; t.last = now; }
+    }
+  });
+  mo.observe(document, { subtree: true, childList: true, characterData: true });
+  // What a setInterval callback changes is a ticker at once (a clock), even
+  // while an action is watched.
+  const every = window.setInterval;
+  const interval = { setInterval(...args) {
+    const f = args[0];
+    if (typeof f === 'function') args[0] = function () {
+      try { return Reflect.apply(f, this, arguments); } finally {
+        for (const r of mo.takeRecords().slice(0, 50)) { const p = changed(r); if (p) tick.set(p, { n: 3, last: Date.now() }); }
+      }
+    };
+    return Reflect.apply(every, this, args);
+  } }.setInterval;
+  natives.set(interval, every);
+  Object.defineProperty(window, 'setInterval', Object.assign(Object.getOwnPropertyDescriptor(window, 'setInterval') || { writable: true, configurable: true, enumerable: true }, { value: interval }));
 })()"#;
 
 /// Console messages kept per tab.
@@ -65,6 +101,13 @@ const CONSOLE_CAP: usize = 1000;
 const CONSOLE_TEXT_MAX: usize = 2000;
 /// Requests in flight longer than this (long polls) do not hold up a quiet wait.
 const LONG_REQUEST: Duration = Duration::from_millis(1000);
+/// A websocket that brought a frame this shortly before an action is busy on its
+/// own: its frames are not the action's answer.
+const WS_BUSY: Duration = Duration::from_millis(500);
+/// How long an action's answer over a websocket may take to begin, and the pause
+/// in its frames that ends it.
+const WS_FIRST: Duration = Duration::from_millis(300);
+const WS_PAUSE: Duration = Duration::from_millis(150);
 
 /// Which ref numbers belong to which document of a tab.
 #[derive(Debug)]
@@ -160,8 +203,28 @@ impl TabWatch {
 
     /// From now on, requests count as the action's.
     fn action_begins(&self) {
-        let started = lock(&self.net).started;
+        let started = {
+            let mut n = lock(&self.net);
+            n.ws_at_action = n.ws_received;
+            n.started
+        };
         *lock(&self.action) = Some((Instant::now(), started));
+    }
+
+    /// Whether the action that began at `since` is answered over a websocket
+    /// (a notebook's output comes so): the page has one, it was not busy just
+    /// before (a chatty stream of prices is no answer), and the action sent a
+    /// request or a frame.
+    fn answer_by_socket(&self, since: Instant, requests: u64) -> bool {
+        let n = lock(&self.net);
+        let chatty = n.ws_at_action.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
+        let sent = n.ws_sent.is_some_and(|t| t >= since);
+        n.ws_received.is_some() && !chatty && (requests > 0 || sent)
+    }
+
+    /// When a websocket frame came after `since`, the last one.
+    fn socket_frame_after(&self, since: Instant) -> Option<Instant> {
+        lock(&self.net).ws_received.filter(|t| *t >= since)
     }
 
     /// The requests an action started (see [`Self::action_begins`]): how many,
@@ -532,6 +595,14 @@ impl BrowserManager {
             if counts && !ev.request.url.starts_with("data:") {
                 w.net_start(ev.request_id.inner().clone(), &ev.request.url);
             }
+        })
+        .await;
+        on_event(page, &w, |w, _: &EventWebSocketFrameReceived| {
+            lock(&w.net).ws_received = Some(Instant::now());
+        })
+        .await;
+        on_event(page, &w, |w, _: &EventWebSocketFrameSent| {
+            lock(&w.net).ws_sent = Some(Instant::now());
         })
         .await;
         on_event(page, &w, |w, ev: &EventLoadingFinished| {
@@ -1085,6 +1156,21 @@ impl BrowserManager {
             waited = true;
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
+        // An answer over a websocket: its frames, until they pause.
+        if pending.is_empty() && w.answer_by_socket(since.0, w.action_requests(since).0) {
+            let first_by = Instant::now() + WS_FIRST;
+            loop {
+                let last = w.socket_frame_after(since.0);
+                if start.elapsed() >= budget
+                    || (last.is_none() && Instant::now() >= first_by)
+                    || last.is_some_and(|t| t.elapsed() >= WS_PAUSE)
+                {
+                    waited |= last.is_some();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
         let last = if waited && pending.is_empty() {
             // Their effects: the DOM settles again (the watch counts from the
             // action's start).

@@ -140,7 +140,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
         if delay == 0 {
             // Sent in slices so that a long text stays within the host's
             // per-call input bound.
-            for chunk in keys.chunks(200) {
+            for chunk in keys.chunks(25) {
                 browser::input(tab, chunk)?;
             }
         } else {
