@@ -77,6 +77,9 @@ async fn text_reads_as_the_page_shows_it() -> Result<()> {
     assert!(!snap.contains("Folded"), "{snap}");
     let found = client.tool_text("find", json!({"query": "Folded button"})).await?;
     assert!(!found.contains("Folded button"), "{found}");
+    // A live region only screen readers get (a 1px clipped box) is not read;
+    // one a person sees is.
+    assert!(!snap.contains("results are available") && snap.contains(r#""Draft saved""#), "{snap}");
     // A custom slider tells its range and value; an empty editor shows no
     // placeholder as its value.
     assert!(
@@ -115,7 +118,7 @@ const LEAF_BLOCKS: &str = r#"(() => {
   const around = ctl + ',h1,h2,h3,h4,h5,h6,table,svg,[aria-hidden=true],dialog:not([open])';
   const block = (e) => !/^(inline|contents|none)/.test(getComputedStyle(e).display);
   // What a person cannot see: transparent, or in a box clipped to no height.
-  const clipped = (e) => { for (let a = e.parentElement; a; a = a.parentElement) { const cs = getComputedStyle(a); if (cs.overflowY !== 'visible' && a.clientHeight === 0 && a.scrollHeight > 0) return true; } return false; };
+  const clipped = (e) => { for (let a = e; a; a = a.parentElement) { const cs = getComputedStyle(a); if (a !== e && cs.overflowY !== 'visible' && a.clientHeight === 0 && a.scrollHeight > 0) return true; if (a.getAttribute('aria-live') && (a.clientHeight <= 1 || a.clientWidth <= 1)) return true; } return false; };
   const out = [];
   for (const e of document.body.querySelectorAll('*')) {
     if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true }) || clipped(e) || !block(e) || /^(script|style|noscript|template|br|hr|ul|ol|dl|tr|tbody|thead|img|svg|iframe|video|canvas|input|select|textarea|button)$/.test(e.localName)) continue;

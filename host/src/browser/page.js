@@ -235,6 +235,17 @@
     }
     return out;
   }
+  // A live region drawn for screen readers only (a 1px clipped box: "3 results
+  // available", "option X focused"): no person sees it, and it keeps its words
+  // after what it announced is gone.
+  const LIVE_ROLES = new Set(['status', 'log', 'alert', 'marquee', 'timer']);
+  function hiddenLive(el, cs) {
+    const live = el.getAttribute('aria-live');
+    if (!(live && live !== 'off') && !LIVE_ROLES.has(el.getAttribute('role') || '')) return false;
+    const tiny = el.clientWidth <= 1 || el.clientHeight <= 1;
+    const clipped = /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(cs.clip) || /inset\((50|100)%/.test(cs.clipPath);
+    return (tiny && cs.overflow !== 'visible') || clipped;
+  }
   // A box that clips its content to nothing: overflow other than visible and no
   // height (or width) to show it in.
   function collapsed(el, cs) {
@@ -414,7 +425,7 @@
       // Clipped to nothing: not seen. Transparent: its words are not seen, but
       // its controls stay (a date field's sections show once focused, row
       // actions under the pointer: a person clicks there all the same).
-      if (cs && el !== top && collapsed(el, cs)) return;
+      if (cs && el !== top && (collapsed(el, cs) || hiddenLive(el, cs))) return;
       const clear = !!cs && el !== top && cs.opacity === '0';
       const outer = transform;
       if (cs) transform = cs.textTransform;
