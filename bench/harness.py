@@ -382,6 +382,17 @@ class OchreAdapter(Adapter):
     async def navigate(self, url: str) -> str:
         return await self.call("navigate", {"url": url})
 
+    def nodes(self, snapshot: str) -> list[Node]:
+        """As Adapter.nodes, a table's `row`/`columns` line read cell by cell."""
+        lines = []
+        for line in snapshot.splitlines():
+            head = line.lstrip()
+            if head.startswith(("row ", "columns ")):
+                lines.extend(head.split(" ", 1)[1].split(" | "))
+            else:
+                lines.append(line)
+        return super().nodes("\n".join(lines))
+
     async def snapshot(self) -> str:
         return await self.call("read_page", {})
 

@@ -748,12 +748,14 @@ pub fn free_port() -> Result<u16> {
 /// A server process (a Python app from PyPI, run from its venv) listening on
 /// `127.0.0.1:port`, in a process group of its own: the group (its kernels and
 /// workers too) is killed on drop. Its output goes to a log file beside the
-/// target dir's test venvs, named in the error when it does not start.
+/// target dir's test venvs (removed on drop), named in the error when it does
+/// not start.
 #[derive(Debug)]
 pub struct PyApp {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     child: std::process::Child,
+    log: PathBuf,
 }
 
 impl PyApp {
@@ -770,7 +772,7 @@ impl PyApp {
             .process_group(0)
             .spawn()
             .with_context(|| format!("start {what}"))?;
-        let mut me = Self { base: format!("http://127.0.0.1:{port}"), child };
+        let mut me = Self { base: format!("http://127.0.0.1:{port}"), child, log: log.clone() };
         for _ in 0..600 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
                 return Ok(me);
@@ -799,6 +801,7 @@ impl Drop for PyApp {
             .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 

@@ -203,13 +203,21 @@
   // What a person can reach of a rendered element, beyond visible(): nothing
   // inside a collapsed ancestor (an accordion at height 0 that clips its
   // content).
-  function seen(el) {
+  // (`memo`, for many calls in a row: ancestors already judged.)
+  function seen(el, memo) {
     if (!visible(el)) return false;
     if (!el.ownerDocument.defaultView) return true;
+    const path = [];
+    let ok = true;
     for (let a = el.parentElement; a && a !== el.ownerDocument.body; a = a.parentElement) {
-      if (collapsed(a, getComputedStyle(a))) return false;
+      if (memo && memo.has(a)) { ok = memo.get(a); break; }
+      path.push(a);
+      if (collapsed(a, getComputedStyle(a))) { ok = false; break; }
     }
-    return true;
+    // Every ancestor walked shares the answer from there up (a collapsed one
+    // hides all below it).
+    if (memo) for (const a of path) memo.set(a, ok);
+    return ok;
   }
   // Whether a person sees an element's words: seen(), and nothing around it
   // transparent.
@@ -749,8 +757,9 @@
     const words = q.split(/[^\p{L}\p{N}_@.-]+/u).filter(Boolean);
     const roleWanted = new Set(words.filter((w) => w in ROLE_WORDS).map((w) => ROLE_WORDS[w]));
     const scored = [];
+    const memo = new Map();
     for (const [e, r] of candidates()) {
-      if (!seen(e)) continue;
+      if (!seen(e, memo)) continue;
       let nm = norm(nameOf(e, r));
       // A container whose words are more than a name (a notebook cell): all of
       // them count.
