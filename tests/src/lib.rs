@@ -796,8 +796,10 @@ impl PyApp {
 
 impl Drop for PyApp {
     fn drop(&mut self) {
+        // The group: `--` first, or kill(1) reads `-PID` as options (util-linux's
+        // took `-1…` for "every process").
         let _ = std::process::Command::new("kill")
-            .args(["-9", &format!("-{}", self.child.id())])
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
             .status();
         let _ = self.child.kill();
         let _ = self.child.wait();

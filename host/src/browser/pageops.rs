@@ -106,8 +106,8 @@ const LONG_REQUEST: Duration = Duration::from_millis(1000);
 const WS_BUSY: Duration = Duration::from_millis(500);
 /// How long an action's answer over a websocket may take to begin, and the pause
 /// in its frames that ends it.
-const WS_FIRST: Duration = Duration::from_millis(300);
-const WS_PAUSE: Duration = Duration::from_millis(150);
+const WS_FIRST: Duration = Duration::from_millis(500);
+const WS_PAUSE: Duration = Duration::from_millis(250);
 
 /// Which ref numbers belong to which document of a tab.
 #[derive(Debug)]
