@@ -586,6 +586,7 @@ pub fn mui_site() -> Result<PathBuf> {
         .arg(format!("--outfile={}", out.join("bundle.js").display()))
         .output()
         .context("run esbuild")?;
+    let _ = std::fs::remove_file(&entry);
     anyhow::ensure!(
         built.status.success(),
         "esbuild failed: {}",

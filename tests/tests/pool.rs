@@ -485,7 +485,11 @@ impl Browserless {
         // Beside browserless, so that node finds it (written whole: tests share it).
         let text = std::fs::read(&script)?;
         if std::fs::read(home.join("start.mjs")).ok().as_ref() != Some(&text) {
-            let part = home.join(format!("start.mjs.{}", std::process::id()));
+            // A part file of this call's own: the tests of this process run at
+            // once, and a shared one was renamed away under another (ENOENT).
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let part = home.join(format!("start.mjs.{}.{n}", std::process::id()));
             std::fs::write(&part, &text)?;
             std::fs::rename(&part, home.join("start.mjs"))?;
         }
