@@ -534,10 +534,23 @@ impl Browserless {
 
     /// What it runs (`/sessions`, which wants the token): each browser, and
     /// each of their pages.
+    /// (browserless answers 500 now and then while a session ends: asked again,
+    /// up to five times.)
     async fn running(&self) -> Result<Vec<Value>> {
         let url = format!("http://127.0.0.1:{}/sessions?token={}", self.port, self.token);
-        let v: Value = reqwest::get(url).await?.error_for_status()?.json().await?;
-        Ok(v.as_array().cloned().unwrap_or_default())
+        let mut tries = 0;
+        loop {
+            let got = async {
+                let v: Value = reqwest::get(&url).await?.error_for_status()?.json().await?;
+                anyhow::Ok(v.as_array().cloned().unwrap_or_default())
+            }
+            .await;
+            tries += 1;
+            match got {
+                Err(_) if tries < 5 => tokio::time::sleep(Duration::from_millis(200)).await,
+                other => return other,
+            }
+        }
     }
 
     /// The browsers it runs: one per session.
