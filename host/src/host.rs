@@ -285,6 +285,7 @@ impl HostBuilder {
             session: &session,
             client_logs: &stores.client_logs,
             caller: &caller,
+            known: &stores.known,
         };
         let mut loaded = Loaded::default();
         loaded.host_tools(&self.filter)?;
@@ -301,8 +302,21 @@ impl HostBuilder {
                 );
             }
         }
-        let host =
-            self.assemble(data_dir, session, loaded, stores, runtime, browser, compile_cache_dir);
+        for e in &self.browser.endpoints {
+            for secret in e.secrets() {
+                stores.known.add("endpoint", &secret);
+            }
+        }
+        let host = self.assemble(
+            data_dir,
+            session,
+            loaded,
+            stores,
+            runtime,
+            browser,
+            compile_cache_dir,
+            caller.clone(),
+        );
         let weak: std::sync::Weak<HostInner> = Arc::downgrade(&host.inner);
         caller.set(weak);
         spawn_syncer(Arc::downgrade(&host.inner));
@@ -371,6 +385,7 @@ impl HostBuilder {
         runtime: PluginRuntime,
         browser: BrowserManager,
         compile_cache_dir: Option<PathBuf>,
+        caller: CallerCell,
     ) -> Host {
         let seq = Arc::new(AtomicU64::new(0));
         let sessions = Arc::new(crate::pipeline::Sessions::default());
@@ -386,6 +401,9 @@ impl HostBuilder {
                 sessions: sessions.clone(),
                 output: stores.output.clone(),
                 recorder: stores.recorder.clone(),
+                known: stores.known.clone(),
+                secret_store: crate::secrets::SecretStore::new(&data_dir),
+                caller,
                 max_arg_bytes: self.max_arg_bytes,
                 max_response_tokens: self.max_response_tokens,
             },
@@ -439,6 +457,7 @@ struct Stores {
     output: Arc<crate::output::HandleStore>,
     task_runs: Arc<crate::taskrun::TaskRuns>,
     client_logs: Arc<crate::client_log::ClientLogs>,
+    known: Arc<crate::redact::KnownSecrets>,
 }
 
 impl Stores {
@@ -458,6 +477,7 @@ impl Stores {
             output: Arc::new(output),
             task_runs: Arc::new(crate::taskrun::TaskRuns::new(data_dir, clock)),
             client_logs: Arc::new(crate::client_log::ClientLogs::default()),
+            known: Arc::new(crate::redact::KnownSecrets::default()),
         })
     }
 }
@@ -583,8 +603,12 @@ impl Host {
             ToolImpl::Bulk => h::run_bulk_tool(tools, name, args),
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
-                let options = call.options;
-                plugin.call(name, &raw, options.progress.clone(), options.depth).await
+                // What the tool's own tool calls inherit.
+                let mut parent = call.options.clone();
+                parent.run = call.run.clone();
+                parent.parent = call.seq;
+                parent.children = Some(call.children.clone());
+                plugin.call(name, &raw, parent).await
             }
         }
     }

@@ -219,6 +219,7 @@ fn host_tool(
         intent: false,
         output_mode: false,
         redact: Vec::new(),
+        secret_result: None,
         plugin: "host".into(),
         scope: Some(crate::intent::Scope::Local),
     }

@@ -41,6 +41,9 @@ pub struct CallRecord {
     pub error: Option<String>,
     /// The caller's intent label, if given.
     pub intent: Option<String>,
+    /// The journal `seq` of the call that made this one (a replay's, a plan's
+    /// step).
+    pub parent: Option<u64>,
 }
 
 /// The journal of tool calls.
@@ -121,6 +124,9 @@ impl Journal {
         }
         if let Some(intent) = &rec.intent {
             entry.insert("intent".into(), json!(intent));
+        }
+        if let Some(parent) = rec.parent {
+            entry.insert("parent".into(), json!(parent));
         }
         self.file_for(ts_ms).append(&Value::Object(entry))
     }
@@ -284,6 +290,9 @@ impl Trace {
         if let Some(intent) = &rec.intent {
             extra.insert("intent".into(), json!(intent));
         }
+        if let Some(parent) = rec.parent {
+            extra.insert("parent".into(), json!(parent));
+        }
         self.event(ts_ms, seq, "tool_call", Value::Object(body), extra)
     }
 
@@ -316,6 +325,12 @@ const SENSITIVE_NAMES: &[&str] = &[
     "credentials",
 ];
 
+/// Whether an argument's name says its value is a secret (`password`, `apiKey`).
+pub fn is_sensitive_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SENSITIVE_NAMES.iter().any(|s| lower.contains(s))
+}
+
 /// Longest string value kept in a logged argument.
 const MAX_LOGGED_STRING: usize = 256;
 
@@ -325,20 +340,14 @@ pub fn redact_args(args: &Value, redact: &[String]) -> Value {
     redact_with(args, redact, Some(MAX_LOGGED_STRING))
 }
 
-/// Like [`redact_args`] but long strings are kept whole (recordings replay them).
-pub fn redact_args_full(args: &Value, redact: &[String]) -> Value {
-    redact_with(args, redact, None)
-}
-
 fn redact_with(args: &Value, redact: &[String], max: Option<usize>) -> Value {
     fn walk(v: &Value, top: Option<&[String]>, max: Option<usize>) -> Value {
         match v {
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(k, v)| {
-                        let lower = k.to_ascii_lowercase();
-                        let hide = top.is_some_and(|r| r.iter().any(|x| x == k))
-                            || SENSITIVE_NAMES.iter().any(|s| lower.contains(s));
+                        let hide =
+                            top.is_some_and(|r| r.iter().any(|x| x == k)) || is_sensitive_name(k);
                         let v = if hide { json!("[REDACTED]") } else { walk(v, None, max) };
                         (k.clone(), v)
                     })
@@ -392,6 +401,7 @@ mod tests {
             summary: "s".into(),
             error: None,
             intent: None,
+            parent: None,
         };
         let day = 86_400_000;
         j.append("s", 1, 10 * day, &rec("a")).expect("append");

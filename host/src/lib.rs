@@ -55,6 +55,7 @@ pub mod output;
 pub mod pipeline;
 pub mod plugin;
 pub mod recording;
+pub mod redact;
 pub mod resources;
 pub mod secrets;
 pub mod store;

@@ -159,6 +159,7 @@ pub(crate) struct LoadContext<'a> {
     pub session: &'a str,
     pub client_logs: &'a Arc<ClientLogs>,
     pub caller: &'a CallerCell,
+    pub known: &'a Arc<crate::redact::KnownSecrets>,
 }
 
 /// A plugin's bytes and where they came from.
@@ -429,6 +430,7 @@ async fn load_plugin(
         session: cx.session.to_owned(),
         client_logs: cx.client_logs.clone(),
         caller: cx.caller.clone(),
+        known: cx.known.clone(),
     });
     let plugin = cx.runtime.prepare(bytes, manifest, services)?;
     let defs = plugin.describe().await.map_err(|e| format!("describe failed: {}", e.message))?;
@@ -482,6 +484,14 @@ fn check_definition(
 }
 
 /// What the host knows of a plugin's tool.
+/// A `redact` entry that declares a secret result: `result.FIELD as NAME`
+/// (the SDK's `secret_result = "FIELD as NAME"`).
+fn secret_result_of(entry: &str) -> Option<(String, String)> {
+    let (field, name) = entry.strip_prefix("result.")?.split_once(" as ")?;
+    let (field, name) = (field.trim(), name.trim());
+    (!field.is_empty() && !name.is_empty()).then(|| (field.to_owned(), name.to_owned()))
+}
+
 fn tool_info(
     def: crate::plugin::bindings::ochre::plugin::types::ToolDefinition,
     schema: Value,
@@ -505,7 +515,8 @@ fn tool_info(
         output_mode: def
             .features
             .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
-        redact: def.redact,
+        secret_result: def.redact.iter().find_map(|r| secret_result_of(r)),
+        redact: def.redact.into_iter().filter(|r| secret_result_of(r).is_none()).collect(),
         plugin: plugin.to_owned(),
         scope: Some({
             use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;

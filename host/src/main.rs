@@ -73,6 +73,32 @@ enum Command {
         #[command(subcommand)]
         command: TotpCommand,
     },
+    /// Manage the secrets replays and plans use as `secret:NAME` (stored in
+    /// <data-dir>/secrets.json, mode 0600; or OCHRE_SECRET_<NAME> in the
+    /// server's environment).
+    Secret {
+        #[command(subcommand)]
+        command: SecretCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SecretCommand {
+    /// Store a secret. Its value is read from stdin unless --value is given.
+    Set {
+        /// Its name, e.g. admin_password.
+        name: String,
+        /// The value (visible in the process list: prefer stdin).
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// Remove a secret.
+    Remove {
+        /// Its name.
+        name: String,
+    },
+    /// List the stored secrets' names (never their values).
+    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -424,14 +450,7 @@ fn main() -> std::process::ExitCode {
 fn real_main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                // chromiumoxide warns of every CDP message its protocol version
-                // does not know (new Chromium events): noise, not a problem.
-                .unwrap_or_else(|_| {
-                    tracing_subscriber::EnvFilter::new("warn,chromiumoxide::handler=error")
-                }),
-        )
+        .with_env_filter(log_filter(std::env::var("RUST_LOG").ok().as_deref()))
         .with_ansi(false)
         .init();
     let cli = Cli::parse();
@@ -765,6 +784,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Doctor => doctor(&cli.host).await,
         Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
         Command::Totp { command } => totp(&cli, command),
+        Command::Secret { command } => secret(&cli, command),
     }
 }
 
@@ -871,6 +891,67 @@ async fn list_tools(cli: &Cli, json: bool, markdown: bool) -> anyhow::Result<()>
                 e["name"].as_str().unwrap_or(""),
                 e["purpose"].as_str().unwrap_or("")
             );
+        }
+    }
+    Ok(())
+}
+
+/// The log filter: `RUST_LOG`, else warnings. The MCP library logs whole
+/// requests (a password typed, a token) at debug, and the CDP library whole
+/// messages: they log at info at most unless `RUST_LOG` names them itself.
+fn log_filter(env: Option<&str>) -> tracing_subscriber::EnvFilter {
+    // chromiumoxide warns of every CDP message its protocol version does not
+    // know (new Chromium events): noise, not a problem.
+    let mut directives = env.unwrap_or("warn,chromiumoxide::handler=error").to_owned();
+    for (target, cap) in [("rmcp", "rmcp=info"), ("chromiumoxide", "chromiumoxide=info")] {
+        if !directives.contains(target) {
+            directives.push(',');
+            directives.push_str(cap);
+        }
+    }
+    tracing_subscriber::EnvFilter::try_new(&directives)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+}
+
+/// `ochre secret set|remove|list`.
+fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
+    use ochre_host::pipeline::redact::SECRET_NAMESPACE as NS;
+    let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+    let check = |name: &str| -> anyhow::Result<String> {
+        let name = name.trim();
+        let ok = !name.is_empty()
+            && name.len() <= 128
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        anyhow::ensure!(ok, "a secret's name is 1-128 chars of [A-Za-z0-9_.-]");
+        Ok(name.to_owned())
+    };
+    match command {
+        SecretCommand::Set { name, value } => {
+            let name = check(name)?;
+            let value = match value {
+                Some(v) => v.clone(),
+                None => {
+                    let mut s = String::new();
+                    std::io::stdin().read_line(&mut s)?;
+                    s.trim_end_matches(['\r', '\n']).to_owned()
+                }
+            };
+            anyhow::ensure!(!value.is_empty(), "the secret is empty");
+            store.set(NS, &name, &value)?;
+            eprintln!(
+                "stored the secret {name} in {}; replays and plans take it as \"secret:{name}\"",
+                store.path().display()
+            );
+        }
+        SecretCommand::Remove { name } => {
+            let name = check(name)?;
+            anyhow::ensure!(store.remove(NS, &name)?, "no secret {name} is stored");
+            eprintln!("removed the secret {name}");
+        }
+        SecretCommand::List => {
+            for key in store.keys(NS)? {
+                println!("{key}");
+            }
         }
     }
     Ok(())

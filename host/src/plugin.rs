@@ -27,10 +27,10 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 pub use cache::CompileCache;
 pub use manifest::Manifest;
 
+use crate::Clock;
 use crate::error::{ToolError, codes};
 use crate::kv::KvStore;
 use crate::secrets::SecretStore;
-use crate::{Clock, ProgressFn};
 
 pub(crate) use interfaces::bindings;
 use interfaces::since_v0_1::bindings as since_v0_1;
@@ -190,6 +190,8 @@ pub(crate) struct PluginServices {
     pub client_logs: Arc<crate::client_log::ClientLogs>,
     /// The pipeline (`tools`).
     pub caller: CallerCell,
+    /// The secrets the server knows (`secrets` adds what a plugin reads).
+    pub known: Arc<crate::redact::KnownSecrets>,
 }
 
 /// The data of one call's [`Store`].
@@ -198,9 +200,9 @@ pub(crate) struct CallState {
     table: ResourceTable,
     limiter: MemoryLimiter,
     pub(crate) services: Arc<PluginServices>,
-    pub(crate) progress: Option<ProgressFn>,
-    /// Nesting depth of this call (0: a client's).
-    pub(crate) depth: u8,
+    /// The options of the call this instance serves: its progress sink, its
+    /// nesting depth, the session and task run its own tool calls belong to.
+    pub(crate) parent: crate::CallOptions,
     /// Milliseconds this call spent waiting for tools it called (`tools`
     /// interface); they extend its wall-clock backstop.
     pub(crate) nested_ms: Arc<AtomicU64>,
@@ -470,8 +472,7 @@ impl PreparedPlugin {
 
     fn new_store(
         &self,
-        progress: Option<ProgressFn>,
-        depth: u8,
+        parent: crate::CallOptions,
         nested_ms: Arc<AtomicU64>,
         stderr: &MemoryOutputPipe,
     ) -> Store<CallState> {
@@ -488,8 +489,7 @@ impl PreparedPlugin {
             table: ResourceTable::new(),
             limiter: MemoryLimiter { max_memory: self.runtime.limits.max_memory, exceeded: false },
             services: self.services.clone(),
-            progress,
-            depth,
+            parent,
             nested_ms,
             guest_ticks: 0,
             timed_out: false,
@@ -517,13 +517,12 @@ impl PreparedPlugin {
     /// Run `f` against a fresh instance under the call limits.
     async fn with_instance<R>(
         &self,
-        progress: Option<ProgressFn>,
-        depth: u8,
+        parent: crate::CallOptions,
         f: impl AsyncFnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> Result<R, ToolError> {
         let stderr = MemoryOutputPipe::new(4096);
         let nested_ms = Arc::new(AtomicU64::new(0));
-        let mut store = self.new_store(progress, depth, nested_ms.clone(), &stderr);
+        let mut store = self.new_store(parent, nested_ms.clone(), &stderr);
         self.instantiations.fetch_add(1, Ordering::Relaxed);
         let limits = self.runtime.limits;
         let started_wall = std::time::Instant::now();
@@ -611,7 +610,7 @@ impl PreparedPlugin {
 
     /// Call the guest's `describe`.
     pub async fn describe(&self) -> Result<Vec<bindings::ToolDefinition>, ToolError> {
-        self.with_instance(None, 0, async |p, s| p.describe(s).await).await
+        self.with_instance(crate::CallOptions::default(), async |p, s| p.describe(s).await).await
     }
 
     /// Call one tool.
@@ -619,11 +618,9 @@ impl PreparedPlugin {
         &self,
         tool: &str,
         args: &str,
-        progress: Option<ProgressFn>,
-        depth: u8,
+        parent: crate::CallOptions,
     ) -> Result<crate::tool::ToolOutput, ToolError> {
-        let guest =
-            self.with_instance(progress, depth, async |p, s| p.call(s, tool, args).await).await?;
+        let guest = self.with_instance(parent, async |p, s| p.call(s, tool, args).await).await?;
         match guest {
             Err(e) => Err(guest_error(e)),
             Ok(out) => guest_output(tool, out),

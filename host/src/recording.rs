@@ -33,6 +33,18 @@ pub mod codes {
 /// Default retention of stopped recordings, in days.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
 
+/// A parameter of a recording: `{{name}}` or `{{name=default}}` in its steps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Param {
+    /// Its name (`title`, `password`, `totp:example.com`).
+    pub name: String,
+    /// A secret: recorded by name only, to be given at replay.
+    pub secret: bool,
+    /// The value recorded (not for a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
 /// What a recording is, as `meta.json` holds it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RecordingMeta {
@@ -56,6 +68,10 @@ pub struct RecordingMeta {
     /// Why it stopped, when not by `oc_recording_stop`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_reason: Option<String>,
+    /// The parameters its steps take, in order of first use: a value typed is
+    /// one with its recorded value as the default; a secret has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<Param>,
     /// Steps recorded.
     pub steps: u64,
     /// Steps that failed.
@@ -223,6 +239,7 @@ impl Recorder {
             stopped_at: None,
             stopped_ms: None,
             stopped_reason: None,
+            params: Vec::new(),
             steps: 0,
             failed_steps: 0,
             capture_screenshots,
@@ -258,6 +275,35 @@ impl Recorder {
             return Err(err);
         }
         Ok(active.meta)
+    }
+
+    /// A parameter of the running recording for a value typed into a field
+    /// named `base`: its name, unique in the recording (`title`, `title_2` for
+    /// another value); a secret (`default` none) reuses its name.
+    pub fn param(&self, base: &str, default: Option<&str>) -> String {
+        let mut guard = self.lock();
+        let Some(active) = guard.as_mut() else {
+            return base.to_owned();
+        };
+        let params = &mut active.meta.params;
+        let mut name = base.to_owned();
+        let mut i = 2;
+        loop {
+            match params.iter().find(|p| p.name == name) {
+                None => break,
+                Some(p) if p.default.as_deref() == default => return name,
+                Some(_) => {
+                    name = format!("{base}_{i}");
+                    i += 1;
+                }
+            }
+        }
+        params.push(Param {
+            name: name.clone(),
+            secret: default.is_none(),
+            default: default.map(str::to_owned),
+        });
+        name
     }
 
     /// The running recording's metadata.

@@ -207,7 +207,10 @@ impl TaskRuns {
             if let Some(cid) = run["bulk_contract_id"].as_str() {
                 self.contracts.close(cid)?;
             }
+            // A guard's reason stays: a blocked call whatever the run ends in,
+            // a failed intent check unless the run completed after all.
             let reason = match (to, run["execution"]["stop_reason"].as_str()) {
+                (_, Some(r @ "tool_policy_blocked")) => r.to_owned(),
                 (_, Some(r @ "intent_execution_failed")) if to != "COMPLETED" => r.to_owned(),
                 ("COMPLETED", _) => "completed".to_owned(),
                 (other, _) => other.to_lowercase(),
@@ -363,7 +366,10 @@ impl TaskRuns {
                 && ex["policy"]["fail_task_if_unmet"] == json!(true)
                 && ex["successful_browser_calls"].as_u64().unwrap_or(0) == 0
             {
-                if let Some(Value::Object(e)) = run.get_mut("execution") {
+                // A blocked call stays the reason the run stopped.
+                if let Some(Value::Object(e)) = run.get_mut("execution")
+                    && e.get("stop_reason").and_then(Value::as_str) != Some("tool_policy_blocked")
+                {
                     e.insert("stop_reason".into(), json!("intent_execution_failed"));
                 }
                 run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));

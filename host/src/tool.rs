@@ -40,8 +40,12 @@ pub struct ToolInfo {
     pub intent: bool,
     /// Supports `output_mode`.
     pub output_mode: bool,
-    /// Argument names never logged.
+    /// Arguments whose values the call types into the page: never logged,
+    /// kept as parameters in recordings.
     pub redact: Vec<String>,
+    /// A field of the structured result that is a secret, and the name it is
+    /// known by (`("code", "totp:{domain}")`, `{arg}` filled from the call).
+    pub secret_result: Option<(String, String)>,
     /// The plugin offering it (`host` for host tools).
     pub plugin: String,
     /// What it touches, for the intent guard; `None` (a tool that declares
@@ -97,6 +101,12 @@ pub struct CallOptions {
     /// The call sees and opens only this owner's tabs (see
     /// [`crate::browser::with_tab_owner`]); `None`: the shared tabs.
     pub tab_owner: Option<Arc<str>>,
+    /// The task run of the calling step (nested calls).
+    pub(crate) run: Option<String>,
+    /// The journal `seq` of the calling step (nested calls).
+    pub(crate) parent: Option<u64>,
+    /// Counts the tool calls this call makes (a replay's, a plan's steps).
+    pub(crate) children: Option<Arc<std::sync::atomic::AtomicU32>>,
 }
 
 impl CallOptions {
@@ -128,6 +138,24 @@ impl CallOptions {
     pub(crate) fn nested(depth: u8) -> Self {
         Self { depth, ..Self::default() }
     }
+
+    /// The options of a tool call made by the call these options are of: one
+    /// level deeper, in its session and task run, its child in the journal.
+    pub(crate) fn child(&self) -> Self {
+        if let Some(c) = &self.children {
+            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Self {
+            progress: None,
+            depth: self.depth.saturating_add(1),
+            session: self.session.clone(),
+            sampler: self.sampler.clone(),
+            tab_owner: None,
+            run: self.run.clone(),
+            parent: self.parent,
+            children: None,
+        }
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -138,6 +166,8 @@ impl std::fmt::Debug for CallOptions {
             .field("session", &self.session)
             .field("sampler", &self.sampler.is_some())
             .field("tab_owner", &self.tab_owner)
+            .field("run", &self.run)
+            .field("parent", &self.parent)
             .finish()
     }
 }

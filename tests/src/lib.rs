@@ -95,6 +95,28 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     args: &[&str],
     envs: &[(&str, &str)],
 ) -> Result<RunningService<RoleClient, H>> {
+    spawn_stdio(handler, data_dir, args, envs, None).await
+}
+
+/// Like [`stdio_client_with`], the server's stderr (at `RUST_LOG=debug`) written
+/// to `stderr_file`, for a test that reads what ochre logs.
+pub async fn stdio_client_logged<H: rmcp::ClientHandler>(
+    handler: H,
+    data_dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr_file: &Path,
+) -> Result<RunningService<RoleClient, H>> {
+    spawn_stdio(handler, data_dir, args, envs, Some(stderr_file)).await
+}
+
+async fn spawn_stdio<H: rmcp::ClientHandler>(
+    handler: H,
+    data_dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr_file: Option<&Path>,
+) -> Result<RunningService<RoleClient, H>> {
     let mut cmd = tokio::process::Command::new(ochre_bin());
     cmd.arg("--data-dir").arg(data_dir).args(args);
     for (k, v) in envs {
@@ -105,10 +127,16 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     if !show {
         cmd.env_remove("RUST_LOG");
     }
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(if show { Stdio::inherit() } else { Stdio::null() })
-        .spawn()
-        .context("spawn ochre")?;
+    let stderr = match stderr_file {
+        Some(f) => {
+            cmd.env("RUST_LOG", "debug");
+            Stdio::from(std::fs::File::create(f)?)
+        }
+        None if show => Stdio::inherit(),
+        None => Stdio::null(),
+    };
+    let (transport, _stderr) =
+        TokioChildProcess::builder(cmd).stderr(stderr).spawn().context("spawn ochre")?;
     let client = handler.serve(transport).await.context("MCP handshake over stdio")?;
     Ok(client)
 }
@@ -718,6 +746,28 @@ impl AdminApp {
     /// Python's sqlite3: the server side, not the page).
     pub fn rows(&self, sql: &str) -> Result<Vec<Value>> {
         sqlite_rows(&self.python, &self.db, sql)
+    }
+
+    /// Run `sql` (a change) on the app's database and commit it.
+    pub fn exec(&self, sql: &str) -> Result<()> {
+        let out = std::process::Command::new(&self.python)
+            .args(["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()"])
+            .arg(&self.db)
+            .arg(sql)
+            .output()?;
+        anyhow::ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        Ok(())
+    }
+
+    /// Show (or take away) the tall banner at the top of every page.
+    pub fn banner(&self, on: bool) -> Result<()> {
+        let flag = PathBuf::from(format!("{}.banner", self.db.display()));
+        if on {
+            std::fs::write(&flag, "")?;
+        } else if flag.exists() {
+            std::fs::remove_file(&flag)?;
+        }
+        Ok(())
     }
 }
 

@@ -514,3 +514,99 @@ async fn each_http_session_has_its_own_active_run() -> Result<()> {
     b.cancel().await?;
     Ok(())
 }
+
+/// What a replay or a plan calls is guarded as the caller's own calls: in a
+/// browser-first run, recorded crawls are let through up to the soft limit and
+/// blocked after it (the site sees no extra request), a local tool is blocked,
+/// the replay itself unlocks nothing, and the journal names each step's parent.
+#[tokio::test]
+async fn a_replay_and_a_plan_are_guarded_step_by_step_in_a_browser_first_run() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("guard-replay");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let crawl = |n: u32| json!({"url": site.url(&format!("record?crawl={n}")), "max_pages": 1, "max_depth": 0, "respect_robots": false});
+    // Recorded outside any run: three crawls and a local tool.
+    let rec = client.tool_json("oc_recording_start", json!({"label": "crawls"})).await?;
+    let id = rec["recordingId"].as_str().expect("id").to_owned();
+    for n in 1..=3 {
+        client.tool_json("crawl", crawl(n)).await?;
+    }
+    let plan = json!({"planId": "crawls", "steps": [{"tool": "crawl", "args": crawl(7)}, {"tool": "read_page"}]});
+    client.tool_json("workflow_save_plan", plan).await?;
+    client.tool_json("oc_recording_stop", json!({})).await?;
+    let crawled =
+        |site: &SiteServer| site.recorded().iter().filter(|q| q.contains("crawl=")).count();
+    assert_eq!(crawled(&site), 3);
+
+    let tabs = client.tool_json("tabs_context", json!({})).await?;
+    let tab =
+        tabs["tabs"][0]["tabId"].as_str().or(tabs["current"].as_str()).unwrap_or("t1").to_owned();
+    // The same calls inside a browser-first run.
+    let (_, run_id) =
+        start_run(&client, "Use the browser to check the shop's opening hours").await?;
+    // Recording tools are never blocked.
+    client.tool_json("oc_recording_status", json!({})).await?;
+    let r = client
+        .tool_json("oc_recording_replay", json!({"recordingId": id, "stop_on_error": false}))
+        .await?;
+    assert_eq!(r["ok"], false, "{r}");
+    let codes: Vec<&str> = r["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["code"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(codes, ["ok", "ok", "tool_policy_blocked", "tool_policy_blocked"], "{r}");
+    assert_eq!(crawled(&site), 5, "the blocked crawl sent no request");
+    let got = run_get(&client, &run_id).await?;
+    assert_eq!(got["execution"]["network_adjacent_calls"], 2, "{got}");
+    assert_eq!(got["execution"]["blocked_calls"], 2, "{got}");
+    assert_eq!(got["execution"]["successful_browser_calls"].as_u64().unwrap_or(0), 0, "{got}");
+    // A plan's crawl is blocked the same; the plan counts as nothing.
+    let p = client.tool_json("execute_plan", json!({"planId": "crawls", "tabId": tab})).await?;
+    assert_eq!(p["ok"], false, "{p}");
+    assert_eq!(p["steps"][0]["error"]["code"], "tool_policy_blocked", "{p}");
+    assert_eq!(crawled(&site), 5);
+    // Neither unlocks COMPLETED: no browser call of the run succeeded.
+    let e = client
+        .tool_error("oc_task_run_complete", json!({"run_id": run_id, "status": "COMPLETED"}))
+        .await?;
+    assert_eq!(e["code"], "intent_execution_failed", "{e}");
+    // The replay's steps are in the journal, each naming the replay.
+    let lines = read_jsonl_dir(&data.path().join("journal"));
+    let replay = lines.iter().find(|l| l["tool"] == "oc_recording_replay").expect("replay");
+    let children: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["parent"] == replay["seq"])
+        .filter_map(|l| l["tool"].as_str())
+        .collect();
+    assert_eq!(children, ["crawl", "crawl"], "the blocked calls did not run");
+    // A blocked run keeps its reason whatever it ends in.
+    let done = client
+        .tool_json("oc_task_run_complete", json!({"run_id": run_id, "status": "FAILED"}))
+        .await?;
+    let got = run_get(&client, &run_id).await?;
+    assert_eq!(got["execution"]["stop_reason"], "tool_policy_blocked", "{done} {got}");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Every tool accepts `run_id` (the host's own tools too), and a run it names
+/// must exist.
+#[tokio::test]
+async fn every_tool_accepts_run_id() -> Result<()> {
+    let data = TempDir::new("run-id-everywhere");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let run = client.tool_json("oc_task_run_start", json!({"goal": "summarize notes"})).await?;
+    let id = run["run_id"].clone();
+    client.tool_json("oc_journal", json!({"run_id": id})).await?;
+    client.tool_json("oc_task_run_list", json!({"run_id": id})).await?;
+    let e = client
+        .tool_error("oc_output_fetch", json!({"run_id": id, "output_handle": "oh-missing"}))
+        .await?;
+    assert_ne!(e["field"], "run_id", "{e}");
+    let e = client.tool_error("oc_journal", json!({"run_id": "run-missing"})).await?;
+    assert_eq!(e["code"], "RUN_NOT_FOUND", "{e}");
+    client.cancel().await?;
+    Ok(())
+}

@@ -100,8 +100,10 @@ async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Resul
         &[("OCHRE_GREEDY_MINE", "granted-value"), ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DPEHPK3PXP")],
     )
     .await?;
+    // It read its own (its answer masks it: a secret leaves a tool only as a
+    // declared `secret_result`).
     let res = client.tool("greedy_steal", json!({"key": "mine"})).await?;
-    assert_eq!(result_json(&res), json!("granted-value"));
+    assert_eq!(result_json(&res), json!("•••"));
     let res = client.tool("greedy_steal", json!({"key": "example.com"})).await?;
     assert_eq!(result_json(&res), json!(""), "another plugin's secret is out of reach");
     client.cancel().await?;

@@ -658,9 +658,10 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
     assert_eq!(level, "notice");
     logs.wait_for("browser", "launched the browser").await?;
 
-    // A plugin's log line, with the secret it read taken out.
+    // A plugin's log line, with the secret it read taken out; its answer too
+    // (a tool hands a secret to the agent only by declaring `secret_result`).
     let r = client.tool("greedy_steal", json!({"key": "token"})).await?;
-    assert_eq!(texts(&r), SECRET, "the tool itself may return it");
+    assert_eq!(texts(&r), "•••", "a secret it read is masked in its answer");
     let (level, _, text) = logs.wait_for("plugin:greedy", "stole").await?;
     assert_eq!(level, "warning");
     assert_eq!(text, "stole [redacted] from token");

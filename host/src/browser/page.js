@@ -1551,6 +1551,23 @@
       else if (a.mode === 'text') { const c = cut(text, max); out.content = c.text; if (c.truncated) out.truncated = true; }
       return out;
     },
+    // Who the fields a call is about to type into are (by ref, or by label or
+    // name as fill_form takes them), and whether each holds a secret: a password,
+    // or a field the page marks as a password or a one-time code.
+    field_secrets: (a) => {
+      const out = {};
+      const fields = (a.keys || []).length ? formFields() : [];
+      const put = (k, e) => {
+        if (!e) return;
+        const ty = (e.type || '').toLowerCase();
+        const ac = ((e.getAttribute && e.getAttribute('autocomplete')) || '').toLowerCase();
+        const otp = /\bone-time-code\b/.test(ac);
+        out[k] = { name: nameOf(e, roleOf(e) || 'textbox'), secret: ty === 'password' || otp || /\b(current|new)-password\b/.test(ac), otp };
+      };
+      for (const k of a.keys || []) put(k, resolveField(k, fields)[0]);
+      for (const r of a.refs || []) { const e = L.refs.get(Number(String(r).replace(/^ax_/, ''))); if (e && e.isConnected) put(r, e); }
+      return out;
+    },
     // Recordings: who a ref is (role, name, index among its namesakes), and who that is now.
     identify: (a) => {
       const e = el(a.ref);

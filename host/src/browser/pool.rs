@@ -122,7 +122,7 @@ impl Endpoint {
     }
 
     /// The secret parts of the URL: query values, a password.
-    fn secrets(&self) -> Vec<String> {
+    pub fn secrets(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some((_, query)) = self.url.split_once('?') {
             let query = query.split('#').next().unwrap_or("");

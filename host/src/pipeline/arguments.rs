@@ -59,6 +59,14 @@ impl Stage for Schema {
     }
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
+        // A plan or a replay runs its steps in one tab: a step whose tool has
+        // no tab (a crawl, a host tool) runs without it.
+        if !call.is_top_level()
+            && !call.declares("tabId")
+            && let Some(m) = call.fields()
+        {
+            m.remove("tabId");
+        }
         match schema_error(call.name, call.validator, &call.info.input_schema, &call.args) {
             Some(e) => Err(e),
             None => Ok(()),

@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Outcome, Stage, done, events};
+use super::{Call, Outcome, Stage, done, events, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
+use crate::error::ToolError;
 use crate::journal::{CallRecord, Journal, Trace, redact_args};
 use crate::tool::one_line;
 
@@ -22,6 +23,7 @@ pub(crate) struct JournalStage {
     pub trace: Arc<Trace>,
     pub seq: Arc<AtomicU64>,
     pub browser: BrowserManager,
+    pub known: Arc<crate::redact::KnownSecrets>,
 }
 
 impl Stage for JournalStage {
@@ -29,12 +31,24 @@ impl Stage for JournalStage {
         "journal"
     }
 
+    fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
+        // Taken now: the calls this one makes name it as their parent.
+        call.seq = Some(self.next_seq());
+        proceed(Ok(()))
+    }
+
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
         let duration_ms = self.clock.elapsed_ms(call.started);
+        let mut args = redact_args(&call.args, &call.info.redact);
+        self.known.scrub_value(&mut args);
+        let mut intent = call.intent.clone();
+        if let Some(i) = &mut intent {
+            self.known.scrub_string(i);
+        }
         let record = CallRecord {
             tool: call.name.to_owned(),
             plugin: call.info.plugin.clone(),
-            args: redact_args(&call.args, &call.info.redact),
+            args,
             duration_ms,
             ok: outcome.is_ok(),
             summary: match &*outcome {
@@ -42,10 +56,11 @@ impl Stage for JournalStage {
                 Err(e) => one_line(&e.message),
             },
             error: outcome.as_ref().err().map(|e| e.code.clone()),
-            intent: call.intent.clone(),
+            intent,
+            parent: call.options.parent,
         };
         let ts = self.clock.now_ms();
-        let seq = self.next_seq();
+        let seq = call.seq.unwrap_or_else(|| self.next_seq());
         if let Err(e) = self.journal.append(&self.session, seq, ts, &record) {
             tracing::error!(error = %e, "cannot write the journal");
         }
@@ -53,7 +68,11 @@ impl Stage for JournalStage {
             tracing::error!(error = %e, "cannot write the trace");
         }
         for ev in self.browser.take_unjournaled() {
-            self.event(ts, ev.kind, events::public_body(&ev.body));
+            let mut body = Value::Object(events::public_body(&ev.body));
+            self.known.scrub_value(&mut body);
+            if let Value::Object(body) = body {
+                self.event(ts, ev.kind, body);
+            }
         }
         if let Some(meta) = &call.created {
             let mut body = Map::new();

@@ -19,6 +19,7 @@
 //! |--------------|-------------------------------|-------------------|-------------------------------------------|
 //! | `arguments`  | an object, within the size cap |                  |                                           |
 //! | `events`     |                               | mark page events  | tell what pages did meanwhile             |
+//! | `redact`     |                               | resolve a nested call's secret parameters; learn secret fields | mask every known secret in the outcome |
 //! | `task_guard` | `run_id`: the call's task run | the intent guard  | count browser successes in the run        |
 //! | `bulk`       | `contract_id`: open contract  |                   | record the result's items in the contract |
 //! | `output`     | `output_mode`                 |                   | output handles, the response budget       |
@@ -41,6 +42,7 @@ mod intent;
 mod journal;
 mod output;
 mod record;
+pub mod redact;
 pub(crate) mod sessions;
 mod task_guard;
 
@@ -164,6 +166,10 @@ pub struct Call<'a> {
     pub(crate) started: Instant,
     /// `journal`: what was journaled.
     pub(crate) record: Option<CallRecord>,
+    /// `journal`: the call's `seq`, taken before it runs (its own calls name it).
+    pub(crate) seq: Option<u64>,
+    /// How many tool calls the tool made (a replay's, a plan's steps).
+    pub(crate) children: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl<'a> Call<'a> {
@@ -191,6 +197,8 @@ impl<'a> Call<'a> {
             targets: None,
             started: Instant::now(),
             record: None,
+            seq: None,
+            children: Arc::default(),
         }
     }
 
@@ -236,10 +244,9 @@ impl<'a> Call<'a> {
 
     /// Take a host-owned id field (`run_id`, `contract_id`) out of the
     /// arguments, unless the tool's own schema declares it (then it is read and
-    /// left for the tool).
+    /// left for the tool). Every tool accepts these fields.
     pub(crate) fn take_id(&mut self, field: &str) -> Result<Option<String>, ToolError> {
-        let declared =
-            self.is_host_tool() || self.info.input_schema["properties"].get(field).is_some();
+        let declared = self.declares(field);
         let name = self.name;
         let Some(args) = self.fields() else {
             return Ok(None);
@@ -255,6 +262,11 @@ impl<'a> Call<'a> {
                 format!("{name}: `{field}` must be a string id"),
             )),
         }
+    }
+
+    /// The tool's own schema has this argument.
+    pub(crate) fn declares(&self, field: &str) -> bool {
+        self.info.input_schema["properties"].get(field).is_some()
     }
 }
 
@@ -276,6 +288,9 @@ pub(crate) struct Parts {
     pub sessions: Arc<Sessions>,
     pub output: Arc<HandleStore>,
     pub recorder: Arc<Recorder>,
+    pub known: Arc<crate::redact::KnownSecrets>,
+    pub secret_store: crate::secrets::SecretStore,
+    pub caller: crate::plugin::CallerCell,
     pub max_arg_bytes: usize,
     pub max_response_tokens: usize,
 }
@@ -286,6 +301,12 @@ impl Pipeline {
         let mut stages: Vec<Arc<dyn Stage>> = vec![
             Arc::new(arguments::Arguments { max_bytes: p.max_arg_bytes }),
             Arc::new(events::PageEvents { browser: p.browser.clone() }),
+            Arc::new(redact::Redact {
+                known: p.known.clone(),
+                browser: p.browser.clone(),
+                store: p.secret_store,
+                caller: p.caller,
+            }),
             Arc::new(task_guard::TaskGuard {
                 runs: p.task_runs.clone(),
                 sessions: p.sessions.clone(),
@@ -305,8 +326,14 @@ impl Pipeline {
                 trace: p.trace,
                 seq: p.seq,
                 browser: p.browser.clone(),
+                known: p.known.clone(),
             }),
-            Arc::new(record::Record { recorder: p.recorder, browser: p.browser, clock: p.clock }),
+            Arc::new(record::Record {
+                recorder: p.recorder,
+                browser: p.browser,
+                clock: p.clock,
+                known: p.known,
+            }),
             Arc::new(hints::Hints { sessions: p.sessions }),
         ];
         stages.extend(extra);
@@ -371,6 +398,7 @@ mod tests {
             intent: true,
             output_mode: true,
             redact: Vec::new(),
+            secret_result: None,
             plugin: "core".into(),
             scope: None,
         }

@@ -12,14 +12,16 @@ use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
-use crate::journal::{CallRecord, iso_of, redact_args_full};
+use crate::journal::{CallRecord, is_sensitive_name, iso_of};
 use crate::recording::Recorder;
+use crate::redact::{KnownSecrets, slug};
 use crate::tool::ToolInfo;
 
 pub(crate) struct Record {
     pub recorder: Arc<Recorder>,
     pub browser: BrowserManager,
     pub clock: Clock,
+    pub known: Arc<KnownSecrets>,
 }
 
 impl Stage for Record {
@@ -28,8 +30,9 @@ impl Stage for Record {
     }
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
-        // The recording tools themselves are not steps.
-        if call.info.capability != "recording" {
+        // The recording tools themselves are not steps, nor are the calls a
+        // step makes (a plan's, a replay's): they are part of it.
+        if call.info.capability != "recording" && call.is_top_level() {
             call.recording = self.recorder.recording();
         }
         Ok(())
@@ -127,10 +130,15 @@ impl Record {
             (Some(t), true) => browser.thumbnail(Some(&t.id)).await.ok(),
             _ => None,
         };
+        let mut targets = targets;
+        if let Some(t) = &mut targets {
+            self.known.scrub_value(t);
+        }
+        let args = self.parameterize(info, args, targets.as_ref());
         let mut step = json!({
             "ts": iso_of(self.clock.now_ms()),
             "tool": info.name,
-            "args": redact_args_full(args, &info.redact),
+            "args": args,
             "duration_ms": record.duration_ms,
             "ok": record.ok,
             "outcome": record.summary,
@@ -155,7 +163,95 @@ impl Record {
     }
 }
 
-fn is_ref(s: &str) -> bool {
-    s.strip_prefix("ax_")
-        .is_some_and(|d| !d.is_empty() && d.len() <= 12 && d.bytes().all(|b| b.is_ascii_digit()))
+use super::redact::is_ref;
+
+impl Record {
+    /// The arguments as a recording keeps them, so that a replay can change
+    /// them and no secret is written: each value the call typed (the tool's
+    /// `redact` arguments) becomes a parameter named after its field, with
+    /// the value as its default (`{{title=Quarterly report}}`), or, for a known
+    /// secret, its name alone (`{{password}}`, `{{totp:example.com}}`).
+    /// Elsewhere a known secret becomes its parameter, and the value of an
+    /// argument with a secret's name (`password`, `token`) one with no default.
+    fn parameterize(&self, info: &ToolInfo, args: &Value, targets: Option<&Value>) -> Value {
+        let field = |target: &str| -> String {
+            let named = targets.and_then(|t| t[target]["name"].as_str()).unwrap_or_default();
+            match (named.is_empty(), is_ref(target)) {
+                (false, _) => named.to_owned(),
+                (true, true) => String::new(),
+                (true, false) => target.to_owned(),
+            }
+        };
+        let mut out = args.clone();
+        let Some(m) = out.as_object_mut() else {
+            return out;
+        };
+        let target = args["ref"].as_str().unwrap_or_default();
+        for (k, v) in m.iter_mut() {
+            if !info.redact.contains(k) {
+                self.mask(k, v);
+                continue;
+            }
+            match v {
+                Value::String(s) => {
+                    let base = field(target);
+                    *s = self.param_text(if base.is_empty() { k } else { &base }, s);
+                }
+                Value::Object(fields) => {
+                    for (fk, fv) in fields.iter_mut() {
+                        if let Value::String(s) = fv {
+                            let base = field(fk);
+                            *s = self.param_text(if base.is_empty() { k } else { &base }, s);
+                        }
+                    }
+                }
+                other => self.mask(k, other),
+            }
+        }
+        out
+    }
+
+    /// A typed value as a parameter of the recording.
+    fn param_text(&self, base: &str, value: &str) -> String {
+        if let Some(name) = self.known.name_of(value) {
+            self.recorder.param(&name, None);
+            return format!("{{{{{name}}}}}");
+        }
+        let masked = self.secret_params(value);
+        if masked != value {
+            return masked;
+        }
+        let name = slug(base, "value");
+        if is_sensitive_name(base) {
+            return format!("{{{{{}}}}}", self.recorder.param(&name, None));
+        }
+        if value.contains("{{") || value.contains("}}") || value.is_empty() {
+            return value.to_owned();
+        }
+        format!("{{{{{}={value}}}}}", self.recorder.param(&name, Some(value)))
+    }
+
+    /// `text` with each known secret in it replaced by its parameter.
+    fn secret_params(&self, text: &str) -> String {
+        self.known
+            .replace(text, |name| {
+                self.recorder.param(name, None);
+                format!("{{{{{name}}}}}")
+            })
+            .into_owned()
+    }
+
+    /// Known secrets in `v` as their parameters; the value of an argument
+    /// with a secret's name as a parameter with no default.
+    fn mask(&self, key: &str, v: &mut Value) {
+        match v {
+            Value::String(s) if is_sensitive_name(key) && !s.is_empty() => {
+                *s = format!("{{{{{}}}}}", self.recorder.param(&slug(key, "secret"), None));
+            }
+            Value::String(s) => *s = self.secret_params(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.mask(key, i)),
+            Value::Object(m) => m.iter_mut().for_each(|(k, x)| self.mask(k, x)),
+            _ => {}
+        }
+    }
 }

@@ -26,14 +26,20 @@ impl Stage for TaskGuard {
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
         let explicit = call.take_id("run_id")?;
-        // The task run a call names must exist (nothing runs otherwise).
-        if !call.is_host_tool()
+        // The task run a call names must exist (nothing runs otherwise); a
+        // tool that takes `run_id` itself says so in its own words.
+        if !call.declares("run_id")
             && let Some(r) = &explicit
         {
             self.runs.load(r)?;
         }
-        if call.is_top_level() && !call.is_host_tool() {
-            call.run = self.run_of(call.session(), explicit);
+        if !call.is_host_tool() {
+            call.run = match call.is_top_level() {
+                true => self.run_of(call.session(), explicit),
+                // A replay's or a plan's step belongs to the run of the call
+                // that made it: the guard holds for it as for that call.
+                false => explicit.or_else(|| call.options.run.clone()),
+            };
         }
         Ok(())
     }
@@ -47,7 +53,10 @@ impl Stage for TaskGuard {
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
-        if let (Ok(_), Some(r)) = (&*outcome, &call.run) {
+        // A call that made tool calls (a replay, a plan) counts through them,
+        // each on its own.
+        let made_calls = call.children.load(std::sync::atomic::Ordering::Relaxed) > 0;
+        if let (Ok(_), Some(r), false) = (&*outcome, &call.run, made_calls) {
             self.guard_after(r, call.info);
         }
         done()
@@ -70,7 +79,9 @@ impl TaskGuard {
     /// The intent guard before a call in run `run`: browser tools pass; the
     /// rest by the run's policy. A block is recorded in the run and nothing runs.
     fn guard_before(&self, run: &str, info: &ToolInfo) -> Result<(), ToolError> {
-        if info.plugin == "host" {
+        // The host's tools and the recording tools manage the session, not the
+        // task: never blocked (a replay's steps are guarded one by one).
+        if info.plugin == "host" || info.capability == "recording" {
             return Ok(());
         }
         let scope = info.guard_scope();

@@ -162,7 +162,7 @@ pub(crate) struct WaitArgs {
 
 /// Wait for a selector to appear or go, a JS condition, a navigation, a URL match, or
 /// some ms.
-#[ochre_sdk::tool(name = "wait_for", read_only, scope = Browser, redact = "value")]
+#[ochre_sdk::tool(name = "wait_for", read_only, scope = Browser)]
 pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
     let needs_value = a.kind != "navigation";
     let value = a.value.unwrap_or_default();

@@ -58,8 +58,18 @@ struct ReplayArgs {
     #[serde(rename = "recordingId")]
     #[schemars(length(min = 1, max = 64))]
     recording_id: String,
+    /// Run every step in this tab.
+    #[serde(rename = "tabId")]
+    #[schemars(length(min = 1, max = 16))]
+    tab_id: Option<String>,
+    /// Values of its parameters (oc_recording_export lists them); a secret as
+    /// "secret:NAME" or "totp:DOMAIN".
+    params: Option<std::collections::BTreeMap<String, String>>,
     /// Stop at the first failing step (default true).
     stop_on_error: Option<bool>,
+    /// How long a step waits for its element to appear (default 10000 ms).
+    #[schemars(range(min = 100, max = 60000))]
+    step_timeout_ms: Option<u32>,
 }
 
 fn meta_line(m: &Value) -> String {
@@ -158,13 +168,18 @@ fn export(a: ExportArgs) -> Result<Output, ToolError> {
     }
 }
 
-/// Re-run a recording's steps through the normal pipeline, re-finding stale refs by
-/// role and name; reports steps passed, the first failure and whether the final URL
-/// matches.
-#[ochre_sdk::tool(name = "oc_recording_replay", tier = 2, scope = Browser)]
+/// Re-run a recording's steps through the normal pipeline with new parameter values,
+/// re-finding elements by role and name; reports each step and the first failure.
+#[ochre_sdk::tool(name = "oc_recording_replay", tier = 2, scope = Browser, redact = "params")]
 fn replay(a: ReplayArgs) -> Result<Output, ToolError> {
     let rec = recorder::load(&a.recording_id)?;
-    let report = replay::run(&a.recording_id, &rec, a.stop_on_error.unwrap_or(true));
+    let opts = replay::Options {
+        tab: a.tab_id,
+        params: a.params.unwrap_or_default(),
+        stop_on_error: a.stop_on_error.unwrap_or(true),
+        step_timeout_ms: u64::from(a.step_timeout_ms.unwrap_or(10_000)),
+    };
+    let report = replay::run(&a.recording_id, &rec, &opts)?;
     let summary = format!(
         "replayed {}: {}/{} steps passed{}",
         a.recording_id,
@@ -182,6 +197,6 @@ fn replay(a: ReplayArgs) -> Result<Output, ToolError> {
 ochre_sdk::register_plugin! {
     name: "recording",
     group: "recording",
-    interfaces: [recorder, tools, browser],
+    interfaces: [recorder, tools, browser, clock, progress],
     tools: [Start, Stop, Status, List, Export, Replay],
 }

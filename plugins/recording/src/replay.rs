@@ -1,17 +1,40 @@
 //! Replay: each recorded step runs again through the host's pipeline (the `tools`
-//! interface), so capability gates, validation, intent and the journal apply as
-//! for a client's call. Refs are minted per page, so a recorded `ax_<n>` means
-//! nothing on the new page: each ref whose role and name were recorded is found
-//! again by them (and by its rank among elements with the same role and name).
+//! interface), so capability gates, the task run's guard, validation, intent and
+//! the journal apply as for a client's call.
+//!
+//! - Parameters: the values a step typed were recorded as `{{name=default}}`,
+//!   secrets as `{{name}}`; `params` fills them before any step runs, and a
+//!   missing one refuses the replay, naming every one missing. A secret is
+//!   given as `secret:NAME` or `totp:DOMAIN` and resolved by the host in the
+//!   called tool (this plugin never sees it).
+//! - Refs are minted per page, so a recorded `ax_<n>` means nothing on the new
+//!   page: each ref whose role and name were recorded is found again by them
+//!   (and by its rank among its namesakes), waiting for it to appear as an agent
+//!   would (bounded); the tool then waits for it to be actionable as for any call.
+//! - A step that cannot proceed ends the replay (unless `stop_on_error` is
+//!   false) with its number, tool, error and the page's URL and title.
 
 use std::collections::BTreeMap;
 
-use ochre_sdk::{ToolError, browser, tools};
+use ochre_sdk::params::{self, Placeholder};
+use ochre_sdk::{ToolError, browser, clock, tools};
 use serde_json::{Map, Value, json};
 
-/// The placeholder the host writes for a redacted argument.
+/// How to replay.
+pub struct Options {
+    /// Run every step in this tab (else in the tab each step named).
+    pub tab: Option<String>,
+    /// Parameter values.
+    pub params: BTreeMap<String, String>,
+    pub stop_on_error: bool,
+    /// How long a step may wait for its element to appear, in ms.
+    pub step_timeout_ms: u64,
+}
+
+/// The placeholder older versions wrote for a value they did not keep.
 const REDACTED: &str = "[REDACTED]";
 
+/// The path of an argument a recording of an older version did not keep.
 fn has_redacted(v: &Value) -> Option<String> {
     match v {
         Value::String(s) if s == REDACTED => Some(String::new()),
@@ -37,58 +60,97 @@ fn remap(v: &Value, map: &BTreeMap<String, String>) -> Value {
     }
 }
 
-/// Find each recorded target on the page now; old ref -> new ref.
-fn relocate(step: &Value, tab: Option<&str>) -> Result<BTreeMap<String, String>, ToolError> {
+/// What a step waited for before it ran.
+#[derive(Default)]
+struct Waited {
+    ms: u64,
+    what: Vec<String>,
+}
+
+/// Find each recorded target on the page, waiting (up to `timeout_ms` in all)
+/// for one that is not there yet; old ref -> new ref.
+fn relocate(
+    step: &Value,
+    tab: Option<&str>,
+    timeout_ms: u64,
+    waited: &mut Waited,
+) -> Result<BTreeMap<String, String>, ToolError> {
     let mut map = BTreeMap::new();
     let Some(targets) = step["targets"].as_object() else {
         return Ok(map);
     };
+    let started = clock::now_ms();
     for (old, t) in targets {
         let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) else {
             continue;
         };
-        let found = browser::page_op(
-            tab,
-            "locate",
-            &json!({"role": role, "name": name, "nth": t["nth"].as_u64().unwrap_or(0)}),
-            5_000,
-        )
-        .map_err(|e| {
-            let mut err = ToolError::new(
-                "TARGET_NOT_FOUND",
-                format!(
-                    "the recorded target of {old} ({role} {name:?}) is not on the page: {}",
-                    e.message
-                ),
-            );
-            err.details = Some(json!({"ref": old, "role": role, "name": name}));
-            err
-        })?;
+        let what = format!("{role} {name:?}");
+        let ask = json!({"role": role, "name": name, "nth": t["nth"].as_u64().unwrap_or(0)});
+        let since = clock::now_ms();
+        let found = loop {
+            match browser::page_op(tab, "locate", &ask, 5_000) {
+                Ok(found) => break found,
+                Err(e) => {
+                    let spent = clock::now_ms().saturating_sub(started);
+                    if spent >= timeout_ms
+                        || !matches!(
+                            e.code.as_str(),
+                            "ELEMENT_NOT_FOUND" | "NAVIGATING" | "PAGE_LOADING" | "TIMEOUT"
+                        )
+                    {
+                        return Err(ToolError::new(
+                            "TARGET_NOT_FOUND",
+                            format!(
+                                "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
+                                e.message
+                            ),
+                        )
+                        .with_details(json!({"ref": old, "role": role, "name": name, "waited_ms": spent})));
+                    }
+                    // Let the page go on (a navigation, a render) before asking again.
+                    let _ = browser::page_op(tab, "sleep", &json!({"ms": 100}), 2_000);
+                }
+            }
+        };
+        let ms = clock::now_ms().saturating_sub(since);
+        if ms >= 50 {
+            waited.what.push(format!("{what} ({ms} ms)"));
+        }
         if let Some(new) = found["ref"].as_str() {
             map.insert(old.clone(), new.to_owned());
         }
     }
+    waited.ms = clock::now_ms().saturating_sub(started);
     Ok(map)
 }
 
-fn run_step(step: &Value) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
+fn run_step(
+    step: &Value,
+    opts: &Options,
+    found: &[Placeholder],
+    waited: &mut Waited,
+) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
     let tool = step["tool"].as_str().unwrap_or_default();
     let mut args = step["args"].clone();
     if !args.is_object() {
         args = json!({});
     }
     if let Some(field) = has_redacted(&args) {
-        let mut e = ToolError::new(
+        let e = ToolError::new(
             "REDACTED_ARGUMENT",
             format!(
-                "argument `{field}` of {tool} was redacted when recorded, so it cannot be replayed"
+                "argument `{field}` of {tool} was not kept when recorded (a recording of an older version), so it cannot be replayed; record the flow again"
             ),
-        );
-        e.details = Some(json!({"field": field}));
+        )
+        .with_details(json!({"field": field}));
         return (Err(e), BTreeMap::new());
     }
+    let mut args = params::fill(&args, &opts.params, found);
+    if let (Some(tab), Value::Object(o)) = (&opts.tab, &mut args) {
+        o.insert("tabId".into(), json!(tab));
+    }
     let tab = args["tabId"].as_str().map(str::to_owned);
-    let map = match relocate(step, tab.as_deref()) {
+    let map = match relocate(step, tab.as_deref(), opts.step_timeout_ms, waited) {
         Ok(m) => m,
         Err(e) => return (Err(e), BTreeMap::new()),
     };
@@ -99,13 +161,67 @@ fn run_step(step: &Value) -> (Result<tools::Called, ToolError>, BTreeMap<String,
     (tools::call(tool, &args), map)
 }
 
+/// The parameters of a recording, checked against the values given: refused
+/// before any step runs when a value is missing or names no parameter.
+pub fn check_params(
+    id: &str,
+    steps: &[Value],
+    given: &BTreeMap<String, String>,
+) -> Result<Vec<Placeholder>, ToolError> {
+    let all: Vec<Value> = steps.iter().map(|s| s["args"].clone()).collect();
+    let found = params::placeholders(&Value::Array(all));
+    let describe = |p: &Placeholder| json!({"name": p.name, "secret": p.default.is_none(), "default": p.default, "required": p.required()});
+    if let Some(unknown) = given.keys().find(|k| !found.iter().any(|p| &p.name == *k)) {
+        let names: Vec<&str> = found.iter().map(|p| p.name.as_str()).collect();
+        return Err(ToolError::new(
+            "INVALID_ARGUMENT",
+            format!(
+                "recording {id} has no parameter {unknown:?}; its parameters: {}",
+                if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+            ),
+        )
+        .with_details(
+            json!({"field": "params", "params": found.iter().map(describe).collect::<Vec<_>>()}),
+        ));
+    }
+    let missing = params::missing(&found, given);
+    if !missing.is_empty() {
+        let wanted: Vec<Value> =
+            found.iter().filter(|p| missing.contains(&p.name)).map(describe).collect();
+        return Err(ToolError::new(
+            "MISSING_PARAMETERS",
+            format!(
+                "recording {id} needs values for: {} (give them in `params`; a secret as \"secret:NAME\" or \"totp:DOMAIN\"); no step ran",
+                missing.join(", ")
+            ),
+        )
+        .with_details(json!({"field": "params", "missing": missing, "params": wanted})));
+    }
+    Ok(found)
+}
+
+/// The tab a step ran in, now: its URL and title.
+fn where_now(tab: Option<&str>) -> (Value, Value) {
+    let tabs = browser::tabs().unwrap_or_default();
+    let t = match tab {
+        Some(id) => tabs.iter().find(|t| t.tab_id == id),
+        None => tabs.iter().find(|t| t.current),
+    };
+    match t {
+        Some(t) => (json!(t.url), json!(t.title)),
+        None => (Value::Null, Value::Null),
+    }
+}
+
 /// Replay recording `id` (`rec` as the recorder loads it); the report.
-pub fn run(id: &str, rec: &Value, stop_on_error: bool) -> Value {
+pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     let steps: &[Value] = rec["steps"].as_array().map_or(&[], Vec::as_slice);
+    let found = check_params(id, steps, &opts.params)?;
     let (mut run, mut passed, mut skipped) = (0u64, 0u64, 0u64);
     let mut first_failure = Value::Null;
     let mut results = Vec::with_capacity(steps.len());
-    for step in steps {
+    let replay_started = clock::now_ms();
+    for (i, step) in steps.iter().enumerate() {
         let n = step["step"].clone();
         let tool = step["tool"].as_str().unwrap_or_default();
         // A step that failed when recorded was exploration, not part of the path.
@@ -114,9 +230,21 @@ pub fn run(id: &str, rec: &Value, stop_on_error: bool) -> Value {
             results.push(json!({"step": n, "tool": tool, "skipped": "failed when recorded"}));
             continue;
         }
+        ochre_sdk::progress::report(i as f64, Some(steps.len() as f64), Some(tool));
         run += 1;
-        let (outcome, remapped) = run_step(step);
-        let mut r = json!({"step": n, "tool": tool, "ok": outcome.is_ok()});
+        let started = clock::now_ms();
+        let mut waited = Waited::default();
+        let (outcome, remapped) = run_step(step, opts, &found, &mut waited);
+        let mut r = json!({
+            "step": n,
+            "tool": tool,
+            "ok": outcome.is_ok(),
+            "ms": clock::now_ms().saturating_sub(started),
+        });
+        if !waited.what.is_empty() {
+            r["waited_for"] = json!(waited.what);
+            r["waited_ms"] = json!(waited.ms);
+        }
         if !remapped.is_empty() {
             r["refs"] = json!(remapped);
         }
@@ -129,43 +257,48 @@ pub fn run(id: &str, rec: &Value, stop_on_error: bool) -> Value {
                 r["code"] = json!(e.code);
                 r["message"] = json!(e.message);
                 if first_failure.is_null() {
-                    first_failure =
-                        json!({"step": n, "tool": tool, "code": e.code, "message": e.message});
+                    let tab = opts.tab.as_deref().or(step["args"]["tabId"].as_str());
+                    let (url, title) = where_now(tab);
+                    first_failure = json!({
+                        "step": n, "tool": tool, "code": e.code, "message": e.message,
+                        "url": url, "title": title,
+                    });
                 }
             }
         }
         results.push(r);
-        if stop_on_error && !first_failure.is_null() {
+        if opts.stop_on_error && !first_failure.is_null() {
             break;
         }
     }
     let meta = &rec["meta"];
-    let now = browser::tabs().ok().and_then(|tabs| tabs.into_iter().find(|t| t.current));
+    let (final_url, final_title) = where_now(opts.tab.as_deref());
     let expected_url = meta["final_url"].as_str();
     let expected_title = meta["final_title"].as_str();
-    let matches = |want: Option<&str>, got: Option<&str>| match (want, got) {
+    let matches = |want: Option<&str>, got: &Value| match (want, got.as_str()) {
         (Some(w), Some(g)) => json!(w == g),
         _ => Value::Null,
     };
-    let final_url = now.as_ref().map(|t| t.url.as_str());
-    let final_title = now.as_ref().map(|t| t.title.as_str());
-    json!({
+    let given: Vec<&str> = opts.params.keys().map(String::as_str).collect();
+    Ok(json!({
         "recordingId": id,
+        "ok": passed == run && run + skipped == steps.len() as u64,
         "steps_total": steps.len(),
         "steps_run": run,
         "steps_passed": passed,
         "steps_failed": run - passed,
         "steps_skipped": skipped,
-        "ok": passed == run && run + skipped == steps.len() as u64,
+        "ms": clock::now_ms().saturating_sub(replay_started),
+        "params_given": given,
         "first_failure": first_failure,
         "final_url": final_url,
         "expected_url": expected_url,
-        "final_url_match": matches(expected_url, final_url),
+        "final_url_match": matches(expected_url, &final_url),
         "final_title": final_title,
         "expected_title": expected_title,
-        "final_title_match": matches(expected_title, final_title),
+        "final_title_match": matches(expected_title, &final_title),
         "steps": results,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -185,8 +318,30 @@ mod tests {
     }
 
     #[test]
-    fn redacted_arguments_are_named() {
+    fn values_an_older_version_did_not_keep_are_named() {
         assert_eq!(has_redacted(&json!({"a": 1, "b": {"c": "[REDACTED]"}})), Some("b.c".into()));
         assert_eq!(has_redacted(&json!({"a": "REDACTED"})), None);
+    }
+
+    #[test]
+    fn missing_and_unknown_parameters_are_refused_naming_them() {
+        let steps = vec![
+            json!({"args": {"value": "{{title=Dune}}"}}),
+            json!({"args": {"value": "{{password}}"}}),
+            json!({"args": {"value": "{{pin}}"}}),
+            json!({"args": {"value": "{{totp:ex.com}}"}}),
+        ];
+        let e = check_params("r", &steps, &BTreeMap::new()).expect_err("missing");
+        assert_eq!(e.code, "MISSING_PARAMETERS");
+        assert!(e.message.contains("password, pin"), "{}", e.message);
+        let given: BTreeMap<String, String> =
+            [("nope".to_owned(), "x".to_owned())].into_iter().collect();
+        assert_eq!(
+            check_params("r", &steps, &given).expect_err("unknown").code,
+            "INVALID_ARGUMENT"
+        );
+        let given: BTreeMap<String, String> =
+            [("password", "secret:a"), ("pin", "1234")].map(|(a, b)| (a.into(), b.into())).into();
+        assert_eq!(check_params("r", &steps, &given).expect("ok").len(), 4);
     }
 }

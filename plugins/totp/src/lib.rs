@@ -200,7 +200,7 @@ pub struct Generated {
 }
 
 /// The current TOTP (2FA) code for a configured site; the secret stays in the host.
-#[ochre_sdk::tool(name = "oc_totp_generate", read_only)]
+#[ochre_sdk::tool(name = "oc_totp_generate", read_only, secret_result = "code as totp:{domain}")]
 pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
     let domain = args.domain.to_ascii_lowercase();
     let env_name = format!("OCHRE_TOTP_{}", secret_key(&domain));

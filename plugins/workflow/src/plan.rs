@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ochre_sdk::{Output, ToolError, kv, tools};
+use ochre_sdk::{Output, ToolError, kv, params, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -41,7 +41,8 @@ pub struct ExecuteArgs {
     /// The tab to run it on (e.g. a worker's).
     #[schemars(length(min = 1, max = 16))]
     tab_id: String,
-    /// Values of the plan's `{{param}}` placeholders.
+    /// Values of the plan's `{{param}}` placeholders; `secret:NAME` or
+    /// `totp:DOMAIN` for a secret the server resolves (never seen here).
     params: Option<BTreeMap<String, String>>,
     /// Stop at the first failing step (default true).
     stop_on_error: Option<bool>,
@@ -55,42 +56,11 @@ struct Plan {
     params: Vec<String>,
 }
 
-/// The `{{name}}` placeholders in a value, in order of first use.
-fn placeholders(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => {
-            let mut rest = s.as_str();
-            while let Some(i) = rest.find("{{") {
-                let after = &rest[i + 2..];
-                let Some(j) = after.find("}}") else { break };
-                let name = after[..j].trim().to_owned();
-                if !name.is_empty() && !out.contains(&name) {
-                    out.push(name);
-                }
-                rest = &after[j + 2..];
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| placeholders(x, out)),
-        Value::Object(m) => m.values().for_each(|x| placeholders(x, out)),
-        _ => {}
-    }
-}
-
-fn fill(v: &Value, params: &BTreeMap<String, String>) -> Value {
-    match v {
-        Value::String(s) => {
-            let mut t = s.clone();
-            for (k, val) in params {
-                t = t.replace(&format!("{{{{{k}}}}}"), val);
-            }
-            Value::String(t)
-        }
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, params)).collect()),
-        Value::Object(m) => {
-            Value::Object(m.iter().map(|(k, x)| (k.clone(), fill(x, params))).collect())
-        }
-        other => other.clone(),
-    }
+/// The parameters of a plan's steps, in order of first use.
+fn plan_params(steps: &[Step]) -> Vec<params::Placeholder> {
+    let all: Vec<Value> =
+        steps.iter().map(|s| Value::Object(s.args.clone().unwrap_or_default())).collect();
+    params::placeholders(&Value::Array(all))
 }
 
 /// Save a plan: tool calls with {{param}} placeholders, for execute_plan to replay on
@@ -105,12 +75,7 @@ pub fn save_plan(a: SaveArgs) -> Result<Output, ToolError> {
             ));
         }
     }
-    let mut params = Vec::new();
-    for s in &a.steps {
-        if let Some(args) = &s.args {
-            placeholders(&Value::Object(args.clone()), &mut params);
-        }
-    }
+    let params: Vec<String> = plan_params(&a.steps).into_iter().map(|p| p.name).collect();
     let plan = Plan {
         id: a.plan_id.clone(),
         description: a.description,
@@ -131,7 +96,7 @@ pub fn save_plan(a: SaveArgs) -> Result<Output, ToolError> {
 
 /// Run a saved plan on a tab with parameter values; each step goes through the normal
 /// tool pipeline.
-#[ochre_sdk::tool(name = "execute_plan", tier = 2, scope = Browser)]
+#[ochre_sdk::tool(name = "execute_plan", tier = 2, scope = Browser, redact = "params")]
 pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
     let text = kv::get(&format!("plan:{}", a.plan_id)).ok_or_else(|| {
         ToolError::new(
@@ -142,23 +107,26 @@ pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
     })?;
     let plan: Plan = serde_json::from_str(&text)
         .map_err(|e| ToolError::new("STATE_ERROR", format!("plan unreadable: {e}")))?;
-    let params = a.params.unwrap_or_default();
-    let missing: Vec<&String> = plan.params.iter().filter(|p| !params.contains_key(*p)).collect();
+    let given = a.params.unwrap_or_default();
+    let found = plan_params(&plan.steps);
+    let missing = params::missing(&found, &given);
     if !missing.is_empty() {
-        return Err(ToolError::invalid_argument(
-            "params",
+        return Err(ToolError::new(
+            "MISSING_PARAMETERS",
             format!(
-                "plan {} needs values for: {}",
+                "plan {} needs values for: {} (give them in `params`; a secret as \"secret:NAME\" or \"totp:DOMAIN\"); no step ran",
                 plan.id,
-                missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                missing.join(", ")
             ),
-        ));
+        )
+        .with_details(json!({"field": "params", "missing": missing})));
     }
     let stop = a.stop_on_error.unwrap_or(true);
     let mut steps = Vec::with_capacity(plan.steps.len());
     let mut failed = 0;
     for (i, s) in plan.steps.iter().enumerate() {
-        let mut args = fill(&Value::Object(s.args.clone().unwrap_or_default()), &params);
+        let mut args =
+            params::fill(&Value::Object(s.args.clone().unwrap_or_default()), &given, &found);
         if let Value::Object(m) = &mut args {
             m.insert("tabId".into(), json!(a.tab_id));
         }

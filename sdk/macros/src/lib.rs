@@ -20,7 +20,10 @@ use syn::{Expr, ExprLit, Ident, ItemFn, Lit, LitInt, LitStr, Meta, Token};
 /// - `tier = 2`: disclosure tier (default 1);
 /// - `intent`, `output_mode`: host features the tool accepts;
 /// - `scope = Browser | NetworkAdjacent | Local`: what the intent guard sees;
-/// - `redact = "field"` or `redact = ["a", "b"]`: arguments never journaled;
+/// - `redact = "field"` or `redact = ["a", "b"]`: arguments whose values the
+///   tool types into the page: never journaled, parameters in recordings;
+/// - `secret_result = "code as totp:{domain}"`: a field of the structured
+///   result that is a secret, and the name the host knows it by;
 /// - `description = "..."`: instead of the doc comment.
 ///
 /// It generates a unit struct named after the function in UpperCamelCase
@@ -97,11 +100,21 @@ fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
                     spec.calls.push(quote!(.redact(#f)));
                 }
             }
+            (Meta::NameValue(nv), "secret_result") => {
+                let sr = str_of(&nv.value)?;
+                if !sr.value().contains(" as ") {
+                    return Err(syn::Error::new_spanned(
+                        &nv.value,
+                        "secret_result = \"FIELD as NAME\", e.g. \"code as totp:{domain}\"",
+                    ));
+                }
+                spec.calls.push(quote!(.secret_result(#sr)));
+            }
             _ => {
                 return Err(syn::Error::new_spanned(
                     &meta,
                     "unknown #[tool] key: expected name = \"..\", description = \"..\", read_only, \
-                     destructive, open_world, intent, output_mode, tier = N, scope = .., redact = ..",
+                     destructive, open_world, intent, output_mode, tier = N, scope = .., redact = .., secret_result = ..",
                 ));
             }
         }

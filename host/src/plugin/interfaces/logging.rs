@@ -26,6 +26,7 @@ for_each_version! { logging =>
             }
             // A plugin must not leak a secret through its log (stderr or a client).
             let message = crate::client_log::without_secrets(&message, &self.secrets_read);
+            let message = self.services.known.scrub(&message).into_owned();
             let plugin = self.services.name.as_str();
             use crate::client_log::Level as L;
             let to = match level {

@@ -12,7 +12,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
 for_each_version! { progress =>
     impl progress::Host for CallState {
         async fn report(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
-            if let Some(report) = &self.progress
+            if let Some(report) = &self.parent.progress
                 && progress.is_finite()
             {
                 report(progress, total.filter(|t| t.is_finite()), message);

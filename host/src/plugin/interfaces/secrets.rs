@@ -13,6 +13,8 @@ for_each_version! { secrets =>
     impl secrets::Host for CallState {
         async fn get(&mut self, key: String) -> Option<String> {
             let value = self.services.secrets.get(&self.services.name, &key)?;
+            let plugin = &self.services.name;
+            self.services.known.add(&format!("secret:{plugin}.{key}"), &value);
             if self.secrets_read.len() < 64 {
                 self.secrets_read.push(value.clone());
             }

@@ -24,7 +24,7 @@ for_each_version! { tools =>
                     "the host is shutting down",
                 )));
             };
-            if self.depth >= crate::plugin::MAX_CALL_DEPTH {
+            if self.parent.depth >= crate::plugin::MAX_CALL_DEPTH {
                 return Err(wit_error(crate::ToolError::new(
                     crate::browser::codes::PERMISSION_DENIED,
                     format!(
@@ -52,7 +52,9 @@ for_each_version! { tools =>
                     ))
                 })?
             };
-            let options = crate::CallOptions::nested(self.depth + 1);
+            // The call belongs where its caller does: the same session, task
+            // run and tabs; the journal names the calling step as its parent.
+            let options = self.parent.child();
             let started = std::time::Instant::now();
             // Boxed: this call re-enters the pipeline, which may call a plugin again.
             let fut = caller.call_tool(name, args, options);

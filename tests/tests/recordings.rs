@@ -1,0 +1,236 @@
+//! Recordings that replay real flows (issue: record once, replay anywhere): a
+//! login and a "create a record" flow on the admin app (Flask-Admin over
+//! SQLite, from PyPI at test time), recorded through MCP, replayed with new
+//! parameters and a secret from ochre's store; every effect checked in the
+//! database. And no secret in anything ochre wrote or answered.
+
+use std::sync::Mutex;
+
+use anyhow::Result;
+use ochre_tests::*;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "correct horse battery staple";
+const TOTP_SECRET: &str = "JBSWY3DPEHPK3PXP";
+
+/// A client whose every answer is kept, to look for secrets in them.
+struct Agent {
+    client: Client,
+    answers: Mutex<Vec<String>>,
+}
+
+impl Agent {
+    async fn call(&self, name: &str, args: Value) -> Result<CallToolResult> {
+        let r = self.client.tool(name, args).await?;
+        self.answers.lock().expect("answers").push(serde_json::to_string(&r)?);
+        Ok(r)
+    }
+    async fn ok(&self, name: &str, args: Value) -> Result<Value> {
+        Ok(structured(&self.call(name, args).await?))
+    }
+    async fn text(&self, name: &str, args: Value) -> Result<String> {
+        let r = self.call(name, args).await?;
+        assert_ne!(r.is_error, Some(true), "{name} failed: {r:?}");
+        Ok(texts(&r))
+    }
+    async fn err(&self, name: &str, args: Value) -> Result<Value> {
+        Ok(error_of(&self.call(name, args).await?))
+    }
+    async fn snapshot(&self) -> Result<String> {
+        self.text("read_page", json!({})).await
+    }
+    async fn click(&self, role: &str, name: &str) -> Result<()> {
+        let r = ref_of(&self.snapshot().await?, role, name);
+        let t = self.text("interact", json!({"ref": r})).await?;
+        assert!(t.starts_with("clicked"), "{t}");
+        Ok(())
+    }
+}
+
+/// The rows of the book table, by title.
+fn titles(app: &AdminApp) -> Result<Vec<Value>> {
+    app.rows("select title from book order by id")
+}
+
+#[tokio::test]
+async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret() -> Result<()> {
+    let dir = TempDir::new("rec-admin-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let data = TempDir::new("rec-admin");
+    ok(ochre_cli(data.path(), &["secret", "set", "admin_password", "--value", PASSWORD])?);
+    ok(ochre_cli(
+        data.path(),
+        &["totp", "add", "--domain", "example.com", "--secret", TOTP_SECRET],
+    )?);
+    let stderr = dir.path().join("ochre-stderr.log");
+    let client = stdio_client_logged((), data.path(), &[], &[], &stderr).await?;
+    let agent = Agent { client, answers: Mutex::new(Vec::new()) };
+
+    // Record: sign in, create a book.
+    let started = agent.ok("oc_recording_start", json!({"label": "add a book"})).await?;
+    let id = started["recordingId"].as_str().expect("id").to_owned();
+    agent.call("navigate", json!({"url": format!("{}/admin/book/", app.base)})).await?;
+    agent
+        .text(
+            "fill_form",
+            json!({"fields": {"Username": "admin", "Password": PASSWORD}, "submit": true}),
+        )
+        .await?;
+    agent.click("link", "Create").await?;
+    agent
+        .text(
+            "fill_form",
+            json!({"fields": {"Title": "Neuromancer", "Author": "William Gibson", "Year": "1984"}}),
+        )
+        .await?;
+    agent.click("button", "Save").await?;
+    let stopped = agent.ok("oc_recording_stop", json!({})).await?;
+    // navigate, fill_form, read_page, interact, fill_form, read_page, interact
+    assert_eq!(stopped["steps"], 7, "{stopped}");
+    assert_eq!(titles(&app)?, [json!(["Dune"]), json!(["Neuromancer"])]);
+
+    // What it keeps: the values typed as parameters, the password by name only.
+    let export =
+        agent.ok("oc_recording_export", json!({"recordingId": id, "format": "json"})).await?;
+    let params = &export["meta"]["params"];
+    let param = |name: &str| -> Value {
+        params
+            .as_array()
+            .expect("params")
+            .iter()
+            .find(|p| p["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(param("title")["default"], "Neuromancer", "{params}");
+    assert_eq!(param("username")["default"], "admin", "{params}");
+    assert_eq!(param("password")["secret"], true, "{params}");
+    assert!(param("password").get("default").is_none(), "{params}");
+    let login = &export["steps"][1]["args"]["fields"];
+    assert_eq!(login["Password"], "{{password}}", "{login}");
+    assert_eq!(login["Username"], "{{username=admin}}", "{login}");
+
+    // A fresh database, signed out.
+    app.exec("delete from book where title != 'Dune'")?;
+    agent.call("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+
+    // A missing parameter: refused before any step, naming it.
+    let journal_before = journal_lines(data.path()).len();
+    let e = agent.err("oc_recording_replay", json!({"recordingId": id})).await?;
+    assert_eq!(e["code"], "MISSING_PARAMETERS", "{e}");
+    assert_eq!(e["missing"], json!(["password"]), "{e}");
+    let nested: Vec<Value> = journal_lines(data.path())
+        .into_iter()
+        .skip(journal_before)
+        .filter(|l| l.get("parent").is_some())
+        .collect();
+    assert!(nested.is_empty(), "no step ran: {nested:?}");
+    assert_eq!(titles(&app)?, [json!(["Dune"])]);
+
+    // Replayed with a new title and the stored password.
+    let replay = |title: &str| json!({"recordingId": id, "params": {"title": title, "password": "secret:admin_password"}});
+    let r = agent.ok("oc_recording_replay", replay("Foundation")).await?;
+    assert_eq!(r["ok"], true, "{r}");
+    // How long the flow took the agent's calls, and the replay (for the record).
+    let recorded_ms: u64 = export["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["duration_ms"].as_u64())
+        .sum();
+    eprintln!(
+        "replay of the admin flow: {} ms; the recorded calls took {recorded_ms} ms (ratio {:.2})",
+        r["ms"],
+        r["ms"].as_f64().unwrap_or(0.0) / recorded_ms.max(1) as f64
+    );
+    assert_eq!(
+        app.rows("select title, author, year from book order by id")?,
+        [json!(["Dune", "Frank Herbert", 1965]), json!(["Foundation", "William Gibson", 1984])]
+    );
+    // Each step is journaled as a child of the replay.
+    let lines = journal_lines(data.path());
+    let replayed = lines.iter().rev().find(|l| l["tool"] == "oc_recording_replay").expect("replay");
+    let children: Vec<&Value> = lines.iter().filter(|l| l["parent"] == replayed["seq"]).collect();
+    let tools: Vec<&str> = children.iter().filter_map(|l| l["tool"].as_str()).collect();
+    assert_eq!(
+        tools,
+        ["navigate", "fill_form", "read_page", "interact", "fill_form", "read_page", "interact"],
+        "{children:?}"
+    );
+
+    // A banner now pushes the form down: the replay finds its elements again.
+    app.banner(true)?;
+    agent.call("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+    let r = agent.ok("oc_recording_replay", replay("Hyperion")).await?;
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(titles(&app)?.contains(&json!(["Hyperion"])), "{:?}", titles(&app)?);
+    app.banner(false)?;
+
+    // A TOTP code typed into a plain text field is masked in the answer and
+    // in the page's snapshot.
+    let code = agent.ok("oc_totp_generate", json!({"domain": "example.com"})).await?;
+    let code = code["code"].as_str().expect("code").to_owned();
+    let generated = agent.answers.lock().expect("answers").len() - 1;
+    agent.call("navigate", json!({"url": format!("{}/admin/book/new/", app.base)})).await?;
+    let title = ref_of(&agent.snapshot().await?, "textbox", "Title *");
+    let set = agent.text("form_input", json!({"ref": title, "value": code})).await?;
+    assert!(set.contains("=\"•••\""), "{set}");
+    let snap = agent.snapshot().await?;
+    assert!(snap.contains("textbox \"Title *\"") && snap.contains("•••"), "{snap}");
+
+    // Nothing ochre wrote or answered holds a secret.
+    let mut answers = agent.answers.lock().expect("answers").clone();
+    answers.remove(generated); // the one answer that hands the code to the agent
+    let written = text_except(data.path(), "secrets.json");
+    let logged = std::fs::read_to_string(&stderr)?;
+    for (what, text) in
+        [("the data dir", written), ("stderr", logged), ("the answers", answers.join("\n"))]
+    {
+        for secret in [PASSWORD, TOTP_SECRET, code.as_str()] {
+            let lines: Vec<&str> = text.lines().filter(|l| l.contains(secret)).take(3).collect();
+            assert!(lines.is_empty(), "{what} holds a secret ({secret:?}): {lines:#?}");
+        }
+    }
+    agent.client.cancel().await?;
+
+    // The page is gone: the replay ends within its bound, naming the step.
+    drop(app);
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let started = std::time::Instant::now();
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "params": {"password": "secret:admin_password"}, "step_timeout_ms": 2000}),
+        )
+        .await?;
+    assert_eq!(r["ok"], false, "{r}");
+    let failure = &r["first_failure"];
+    assert!(failure["step"].as_u64().is_some() && failure["tool"].is_string(), "{r}");
+    assert!(failure["url"].is_string() && failure["message"].is_string(), "{r}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(40), "{:?}", started.elapsed());
+    client.cancel().await?;
+    Ok(())
+}
+
+/// The text of every file under `dir` but those named `skip` (the secret
+/// store itself: where the operator put the secrets).
+fn text_except(dir: &std::path::Path, skip: &str) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.push_str(&text_except(&p, skip));
+        } else if p.file_name().is_some_and(|n| n != skip)
+            && let Ok(bytes) = std::fs::read(&p)
+        {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
+/// Every journal line (calls and events), oldest first.
+fn journal_lines(data: &std::path::Path) -> Vec<Value> {
+    read_jsonl_dir(&data.join("journal"))
+}
