@@ -27,6 +27,8 @@ const MAX_KNOWN: usize = 1024;
 /// One known secret.
 struct Known {
     value: String,
+    /// The value as JSON text writes it inside quotes, when that differs.
+    escaped: Option<String>,
     name: String,
     /// Forgotten then (a one-time code: masking its digits for good would
     /// mask any number that happens to equal it).
@@ -88,7 +90,9 @@ impl KnownSecrets {
         if known.len() >= MAX_KNOWN {
             known.remove(0);
         }
-        known.push(Known { value: value.to_owned(), name: unique.clone(), until });
+        let escaped = serde_json::to_string(value).ok().map(|e| e.trim_matches('"').to_owned());
+        let escaped = escaped.filter(|e| e != value);
+        known.push(Known { value: value.to_owned(), escaped, name: unique.clone(), until });
         // Longest first: a secret that holds another is replaced whole.
         known.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
         Some(unique)
@@ -118,10 +122,8 @@ impl KnownSecrets {
         let known = self.known.read().unwrap_or_else(|p| p.into_inner());
         let mut out = Cow::Borrowed(text);
         for k in known.iter().filter(|k| k.live(now)) {
-            let escaped = serde_json::to_string(&k.value).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            for form in [k.value.as_str(), escaped] {
-                if out.contains(form) {
+            for form in std::iter::once(&k.value).chain(&k.escaped) {
+                if out.contains(form.as_str()) {
                     out = Cow::Owned(out.replace(form, &with(&k.name)));
                 }
             }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
-use crate::redact::{KnownSecrets, slug};
+use crate::redact::{KnownSecrets, MIN_SECRET_CHARS, slug};
 use crate::secrets::SecretStore;
 use crate::tool::{CallOptions, Content};
 
@@ -50,8 +50,8 @@ impl Stage for Redact {
     }
 
     fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
-        let typed = typed_values(call);
-        if typed.is_empty() {
+        // Values too short to be known by value need no look at the page.
+        if typed_values(call).is_empty() {
             return proceed(Ok(()));
         }
         Box::pin(async move {
@@ -105,7 +105,8 @@ impl Stage for Redact {
     }
 }
 
-/// The values a call types, by where they go: `(target, value)`, where the
+/// The values a call types (those long enough to be a known secret), by where
+/// they go: `(target, value)`, where the
 /// target is the call's `ref` (a value argument) or a key of an object
 /// argument (a ref or a field's label); the tool declares these arguments
 /// (`redact`).
@@ -125,6 +126,7 @@ fn typed_values(call: &Call<'_>) -> Vec<(String, String)> {
             _ => {}
         }
     }
+    out.retain(|(_, v)| v.trim().chars().count() >= MIN_SECRET_CHARS);
     out
 }
 
