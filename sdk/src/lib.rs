@@ -833,7 +833,7 @@ pub mod params {
     }
 
     /// Each `{{...}}` in `s`: (the whole token, its name, its default).
-    fn tokens(s: &str) -> Vec<(&str, &str, Option<&str>)> {
+    pub fn tokens(s: &str) -> Vec<(&str, &str, Option<&str>)> {
         let mut out = Vec::new();
         let mut at = 0;
         while let Some(i) = s[at..].find("{{") {

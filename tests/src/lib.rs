@@ -668,6 +668,23 @@ pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
     Ok(modules)
 }
 
+/// The Chromium on `PATH` (Debian's `chromium`, which `.ci/setup` installs).
+pub fn chromium_bin() -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for dir in std::env::split_paths(&path) {
+            if dir.join(name).is_file() {
+                return Ok(dir.join(name));
+            }
+        }
+    }
+    anyhow::bail!("no Chromium on PATH: `bash .ci/setup` installs it")
+}
+
+/// Playwright for Python, from PyPI (pinned): runs the scripts recordings
+/// export, on the system Chromium.
+pub const PLAYWRIGHT_PACKAGES: &[&str] = &["playwright==1.65.2"];
+
 /// The admin app's Python packages, from PyPI (pinned).
 pub const ADMIN_PACKAGES: &[&str] = &["Flask-Admin==2.2.1", "Flask-SQLAlchemy==3.1.1"];
 

@@ -32,18 +32,6 @@ struct Chromium {
     name: String,
 }
 
-fn chromium_bin() -> Result<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
-        for dir in std::env::split_paths(&path) {
-            if dir.join(name).is_file() {
-                return Ok(dir.join(name));
-            }
-        }
-    }
-    bail!("no Chromium on PATH: `bash .ci/setup` installs it")
-}
-
 impl Chromium {
     async fn start(dir: &Path, name: &str) -> Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();

@@ -167,6 +167,46 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
     assert!(titles(&app)?.contains(&json!(["Hyperion"])), "{:?}", titles(&app)?);
     app.banner(false)?;
 
+    // Exported as a Playwright script, run with real Playwright (PyPI) on the
+    // system Chromium against a fresh database: it creates the row.
+    let export = agent
+        .ok("oc_recording_export", json!({"recordingId": id, "format": "playwright-python"}))
+        .await?;
+    let script = std::path::PathBuf::from(export["path"].as_str().expect("path"));
+    app.exec("delete from book where title != 'Dune'")?;
+    let python = python_venv("playwright", PLAYWRIGHT_PACKAGES)?;
+    let started = std::time::Instant::now();
+    let run = std::process::Command::new(&python)
+        .arg(&script)
+        .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin()?)
+        .env("PASSWORD", PASSWORD)
+        .env("TITLE", "Dragonflight")
+        .output()?;
+    let script_ms = started.elapsed().as_millis();
+    assert!(
+        run.status.success(),
+        "the exported script failed: {}\n{}",
+        String::from_utf8_lossy(&run.stderr),
+        std::fs::read_to_string(&script)?
+    );
+    assert_eq!(titles(&app)?, [json!(["Dune"]), json!(["Dragonflight"])]);
+    // And as a @playwright/test spec (checked for its shape here; the Python
+    // script is the one run).
+    let spec = agent
+        .ok("oc_recording_export", json!({"recordingId": id, "format": "playwright-test"}))
+        .await?;
+    let spec = std::fs::read_to_string(spec["path"].as_str().expect("path"))?;
+    assert!(spec.contains("getByRole(\"link\", { name: \"Create\", exact: true })"), "{spec}");
+    // The same flow replayed by ochre, for the record.
+    app.exec("delete from book where title != 'Dune'")?;
+    agent.call("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+    let r = agent.ok("oc_recording_replay", replay("Dragonflight")).await?;
+    assert_eq!(r["ok"], true, "{r}");
+    eprintln!(
+        "the exported Playwright script ran the flow in {script_ms} ms (its Python and browser start included); ochre's replay in {} ms",
+        r["ms"]
+    );
+
     // A TOTP code typed into a plain text field is masked in the answer and
     // in the page's snapshot.
     let code = agent.ok("oc_totp_generate", json!({"domain": "example.com"})).await?;

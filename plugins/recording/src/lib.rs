@@ -7,6 +7,7 @@
 //! apply), re-finding each ref's element by its recorded role and name.
 
 mod html;
+mod playwright;
 mod replay;
 
 use ochre_sdk::recorder;
@@ -46,8 +47,9 @@ struct ListArgs {
 struct ExportArgs {
     #[schemars(length(min = 1, max = 64))]
     recording_id: String,
-    /// `json` (default) or `html` (one self-contained page with screenshots).
-    #[schemars(regex(pattern = r"^(json|html)$"))]
+    /// `json` (default), `html` (one self-contained page with screenshots),
+    /// `playwright-python` or `playwright-test` (a script for a test suite).
+    #[schemars(regex(pattern = r"^(json|html|playwright-python|playwright-test)$"))]
     format: Option<String>,
 }
 
@@ -134,13 +136,28 @@ fn list(a: ListArgs) -> Result<Output, ToolError> {
     Ok(Output::json(&json!({"recordings": all}))?.with_summary(format!("{n} recordings")))
 }
 
-/// Export a recording: json (steps inline) or html (a self-contained timeline page with
-/// screenshots; returns its path).
+/// Export a recording: json (steps inline), html (a self-contained timeline page), or a
+/// Playwright script for a test suite (playwright-python, playwright-test); returns its path.
 #[ochre_sdk::tool(name = "oc_recording_export", tier = 2, scope = Local)]
 fn export(a: ExportArgs) -> Result<Output, ToolError> {
     let rec = recorder::load(&a.recording_id)?;
     let steps = rec["steps"].as_array().map_or(0, Vec::len);
-    match a.format.as_deref().unwrap_or("json") {
+    let format = a.format.as_deref().unwrap_or("json");
+    if let Some(lang) = playwright::Lang::parse(format) {
+        let script = playwright::render(&a.recording_id, &rec, lang);
+        let name = lang.file_name(&a.recording_id);
+        let path = recorder::save_export(&a.recording_id, &name, script.as_bytes())?;
+        let out = json!({
+            "recordingId": a.recording_id,
+            "format": format,
+            "path": path,
+            "bytes": script.len(),
+            "steps": steps,
+            "params": rec["meta"]["params"],
+        });
+        return Ok(Output::json(&out)?.with_summary(format!("{format} export, {steps} steps")));
+    }
+    match format {
         "html" => {
             let page = html::render(&a.recording_id, &rec);
             let path = recorder::save_export(&a.recording_id, "recording.html", page.as_bytes())?;
