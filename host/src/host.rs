@@ -24,6 +24,8 @@ use crate::tool::{CallOptions, ToolInfo};
 
 pub(crate) struct HostInner {
     pub data_dir: PathBuf,
+    /// The secrets the server knows (masked in everything it writes).
+    pub known: Arc<crate::redact::KnownSecrets>,
     pub clock: Clock,
     pub session: String,
     pub tools: BTreeMap<String, ToolEntry>,
@@ -423,6 +425,7 @@ impl HostBuilder {
         };
         Host {
             inner: Arc::new(HostInner {
+                known: stores.known.clone(),
                 data_dir,
                 clock: self.clock,
                 session,
@@ -662,6 +665,12 @@ impl Host {
     /// their own large results here.
     pub fn outputs(&self) -> &crate::output::HandleStore {
         &self.inner.output
+    }
+
+    /// The secrets the server knows: a value added here is masked in every
+    /// answer and everything ochre writes from then on.
+    pub fn known_secrets(&self) -> &crate::redact::KnownSecrets {
+        &self.inner.known
     }
 
     /// The recordings (see the `recording` tool group).

@@ -790,8 +790,28 @@ impl ServerHandler for McpServer {
         if samples {
             options = options.with_sampler(Arc::new(PeerSampler(context.peer.clone())));
         }
+        let elicits =
+            context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some());
+        let retry = elicits.then(|| (args.clone(), options.clone()));
+        let call = async {
+            let result = ready.host.call_tool(&request.name, args, options).await;
+            match (result, retry) {
+                (Err(e), Some((args, options))) if e.code == MISSING_PARAMETERS => {
+                    match ask_missing(&context.peer, &request.name, &e, ready.host.known_secrets())
+                        .await
+                    {
+                        Some(given) => {
+                            let args = with_params(args, given);
+                            ready.host.call_tool(&request.name, args, options).await
+                        }
+                        None => Err(e.with("elicitation", "the user gave no values")),
+                    }
+                }
+                (result, _) => result,
+            }
+        };
         let result = tokio::select! {
-            r = ready.host.call_tool(&request.name, args, options) => r,
+            r = call => r,
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "call cancelled by the client");
                 Err(ToolError::new(
@@ -834,6 +854,71 @@ impl ServerHandler for McpServer {
         };
         Ok(out.into())
     }
+}
+
+/// The error of a replay or plan that lacks parameter values.
+const MISSING_PARAMETERS: &str = "MISSING_PARAMETERS";
+
+/// How long the user may take to answer an elicitation.
+const ELICIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Ask the user (MCP `elicitation/create`) for the parameters a call lacks
+/// (`details.missing`; `details.params` says which are secrets); their values,
+/// the secrets among them known from now on. `None` if the user declined, did
+/// not answer in time or left one out.
+async fn ask_missing(
+    peer: &rmcp::Peer<RoleServer>,
+    tool: &str,
+    e: &ToolError,
+    known: &crate::redact::KnownSecrets,
+) -> Option<serde_json::Map<String, Value>> {
+    use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+    let missing: Vec<&str> =
+        e.details.get("missing")?.as_array()?.iter().filter_map(Value::as_str).collect();
+    let secret = |name: &str| {
+        e.details.get("params").and_then(Value::as_array).is_some_and(|ps| {
+            ps.iter().any(|p| p["name"] == name && p["secret"] == Value::Bool(true))
+        })
+    };
+    let mut schema = ElicitationSchema::builder();
+    for name in &missing {
+        let what = match secret(name) {
+            true => "a secret: used for this call, masked in everything ochre writes",
+            false => "a value this flow needs",
+        };
+        schema = schema.required_string_property(*name, |s| s.description(what));
+    }
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!("{tool} needs values for: {}", missing.join(", ")),
+        requested_schema: schema.build().ok()?,
+    };
+    let answer = peer.create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT)).await.ok()?;
+    if answer.action != ElicitationAction::Accept {
+        return None;
+    }
+    let given = answer.content?.as_object()?.clone();
+    for name in &missing {
+        let value = given.get(*name)?.as_str()?;
+        if secret(name) {
+            known.add(name, value);
+        }
+    }
+    Some(given)
+}
+
+/// `args` with `given` added to its `params`.
+fn with_params(mut args: Value, given: serde_json::Map<String, Value>) -> Value {
+    if !args.is_object() {
+        args = Value::Object(serde_json::Map::new());
+    }
+    if let Some(m) = args.as_object_mut() {
+        let params = m.entry("params").or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(p) = params.as_object_mut() {
+            p.extend(given);
+        }
+    }
+    args
 }
 
 /// The client's model, asked through MCP `sampling/createMessage` (the intent

@@ -4,7 +4,7 @@
 //! parameters and a secret from ochre's store; every effect checked in the
 //! database. And no secret in anything ochre wrote or answered.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use ochre_tests::*;
@@ -45,6 +45,29 @@ impl Agent {
         let t = self.text("interact", json!({"ref": r})).await?;
         assert!(t.starts_with("clicked"), "{t}");
         Ok(())
+    }
+}
+
+/// A client whose user answers elicitations with the admin password.
+struct AsksUser {
+    asked: Arc<Mutex<Vec<Value>>>,
+}
+
+impl rmcp::ClientHandler for AsksUser {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut caps = rmcp::model::ClientCapabilities::default();
+        caps.elicitation = Some(Default::default());
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asks-user", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asked.lock().expect("asked").push(serde_json::to_value(&request).unwrap_or_default());
+        Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+            .with_content(json!({"password": PASSWORD})))
     }
 }
 
@@ -233,6 +256,30 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
         }
     }
     agent.client.cancel().await?;
+
+    // A client that can ask its user (MCP elicitation) is asked for the
+    // missing password, as a secret; the replay then creates the row.
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let client =
+        stdio_client_with(AsksUser { asked: asked.clone() }, data.path(), &[], &[]).await?;
+    app.exec("delete from book where title != 'Dune'")?;
+    client.tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "params": {"title": "Solaris"}}),
+        )
+        .await?;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(titles(&app)?, [json!(["Dune"]), json!(["Solaris"])]);
+    let asked = asked.lock().expect("asked").clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["requestedSchema"]["required"], json!(["password"]), "{asked:?}");
+    let said = asked[0]["requestedSchema"]["properties"]["password"]["description"].to_string();
+    assert!(said.contains("secret"), "{said}");
+    client.cancel().await?;
+    let written = text_except(data.path(), "secrets.json");
+    assert!(!written.contains(PASSWORD), "the elicited password was written somewhere");
 
     // The page is gone: the replay ends within its bound, naming the step.
     drop(app);
