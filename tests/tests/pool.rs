@@ -565,10 +565,13 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
     let site = Site::start(Duration::ZERO).await?;
 
     // A: attached with the token URL; navigates, reads and fills a form.
-    let a = stdio_client(
+    let a_log = work.path().join("a-stderr.log");
+    let a = stdio_client_logged(
+        (),
         &work.path().join("data-a"),
         &["--tools-only", "core,profile", "--cdp-endpoint", &bl.endpoint()],
         &[],
+        &a_log,
     )
     .await?;
     let nav = a.tool_text("navigate", json!({"url": format!("{}/form", site.base)})).await?;
@@ -581,6 +584,11 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
         "A's page is not in browserless: {pages:?}"
     );
     fill_the_form(&a, &site).await?;
+    // The token is a secret ochre knows: a page that shows it is read masked.
+    let js = json!({"code": format!("document.body.append(' session {token} '); 1")});
+    a.tool_text("javascript_tool", js).await?;
+    let page = a.tool_text("read_page", json!({"mode": "text"})).await?;
+    assert!(!page.contains(token) && page.contains("session •••"), "{page}");
     let status = a.tool_json("oc_profile_status", json!({})).await?;
     assert!(!status.to_string().contains(token), "{status}");
     assert_eq!(status["endpoints"][0]["connected"], json!(true), "{status}");
@@ -642,10 +650,11 @@ async fn browserless_serves_sessions_and_a_full_one_sends_them_elsewhere() -> Re
     b.cancel().await?;
     c.cancel().await?;
 
-    // Nothing ochre wrote holds the token.
+    // Nothing ochre wrote or logged holds the token.
     for d in ["data-a", "data-b", "data-c"] {
         assert!(!read_all_text(&work.path().join(d)).contains(token), "the token is in {d}");
     }
+    assert!(!std::fs::read_to_string(&a_log)?.contains(token), "the token is in A's stderr");
     Ok(())
 }
 

@@ -108,9 +108,10 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
         )
         .await?;
     agent.click("button", "Save").await?;
+    agent.text("wait_for", json!({"type": "selector", "value": "table"})).await?;
     let stopped = agent.ok("oc_recording_stop", json!({})).await?;
-    // navigate, fill_form, read_page, interact, fill_form, read_page, interact
-    assert_eq!(stopped["steps"], 7, "{stopped}");
+    // navigate, fill_form, read_page, interact, fill_form, read_page, interact, wait_for
+    assert_eq!(stopped["steps"], 8, "{stopped}");
     assert_eq!(titles(&app)?, [json!(["Dune"]), json!(["Neuromancer"])]);
 
     // What it keeps: the values typed as parameters, the password by name only.
@@ -130,6 +131,7 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
     assert_eq!(param("username")["default"], "admin", "{params}");
     assert_eq!(param("password")["secret"], true, "{params}");
     assert!(param("password").get("default").is_none(), "{params}");
+    assert_eq!(export["steps"][7]["args"]["value"], "table", "a recorded wait keeps its selector");
     let login = &export["steps"][1]["args"]["fields"];
     assert_eq!(login["Password"], "{{password}}", "{login}");
     assert_eq!(login["Username"], "{{username=admin}}", "{login}");
@@ -178,7 +180,16 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
     let tools: Vec<&str> = children.iter().filter_map(|l| l["tool"].as_str()).collect();
     assert_eq!(
         tools,
-        ["navigate", "fill_form", "read_page", "interact", "fill_form", "read_page", "interact"],
+        [
+            "navigate",
+            "fill_form",
+            "read_page",
+            "interact",
+            "fill_form",
+            "read_page",
+            "interact",
+            "wait_for"
+        ],
         "{children:?}"
     );
 
