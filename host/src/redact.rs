@@ -98,13 +98,6 @@ impl KnownSecrets {
         Some(unique)
     }
 
-    /// The name of a known secret equal to `value`.
-    pub fn name_of(&self, value: &str) -> Option<String> {
-        let now = Instant::now();
-        let known = self.known.read().unwrap_or_else(|p| p.into_inner());
-        known.iter().find(|k| k.value == value && k.live(now)).map(|k| k.name.clone())
-    }
-
     /// Whether nothing is known (scrubbing is then free).
     pub fn is_empty(&self) -> bool {
         self.known.read().map(|k| k.is_empty()).unwrap_or(true)
@@ -206,7 +199,7 @@ mod tests {
         assert_eq!(k.add("again", "hunter22").as_deref(), Some("password"), "known already");
         assert_eq!(k.add("short", "123"), None, "too short to mask by value");
         assert_eq!(k.scrub("typed hunter22 and other-pass"), "typed ••• and •••");
-        assert_eq!(k.name_of("other-pass").as_deref(), Some("password_2"));
+        assert_eq!(k.replace("other-pass", str::to_owned), "password_2");
         let mut v = json!({"a": ["x hunter22"], "hunter22": 1, "n": 5});
         k.scrub_value(&mut v);
         assert_eq!(v, json!({"a": ["x •••"], "•••": 1, "n": 5}));
@@ -217,7 +210,7 @@ mod tests {
         // A one-time code is forgotten after its time.
         k.add_for("totp:a", "123456", Duration::from_millis(0));
         assert_eq!(k.scrub("code 123456"), "code 123456");
-        assert_eq!(k.name_of("123456"), None);
+        assert_eq!(k.replace("123456", str::to_owned), "123456");
     }
 
     #[test]

@@ -134,11 +134,6 @@ impl CallOptions {
         self
     }
 
-    /// A nested call (a plugin calling a tool).
-    pub(crate) fn nested(depth: u8) -> Self {
-        Self { depth, ..Self::default() }
-    }
-
     /// The options of a tool call made by the call these options are of: one
     /// level deeper, in its session and task run, its child in the journal.
     pub(crate) fn child(&self) -> Self {

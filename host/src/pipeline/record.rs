@@ -174,12 +174,13 @@ impl Record {
     /// Elsewhere a known secret becomes its parameter, and the value of an
     /// argument with a secret's name (`password`, `token`) one with no default.
     fn parameterize(&self, info: &ToolInfo, args: &Value, targets: Option<&Value>) -> Value {
-        let field = |target: &str| -> String {
-            let named = targets.and_then(|t| t[target]["name"].as_str()).unwrap_or_default();
-            match (named.is_empty(), is_ref(target)) {
-                (false, _) => named.to_owned(),
-                (true, true) => String::new(),
-                (true, false) => target.to_owned(),
+        // What a value's parameter is named after: the field's recorded name,
+        // else the label `fill_form` was given, else the argument.
+        let field = |target: &str, arg: &str| -> String {
+            match targets.and_then(|t| t[target]["name"].as_str()).filter(|n| !n.is_empty()) {
+                Some(named) => named.to_owned(),
+                None if is_ref(target) || target.is_empty() => arg.to_owned(),
+                None => target.to_owned(),
             }
         };
         let mut out = args.clone();
@@ -193,15 +194,11 @@ impl Record {
                 continue;
             }
             match v {
-                Value::String(s) => {
-                    let base = field(target);
-                    *s = self.param_text(if base.is_empty() { k } else { &base }, s);
-                }
+                Value::String(s) => *s = self.param_text(&field(target, k), s),
                 Value::Object(fields) => {
                     for (fk, fv) in fields.iter_mut() {
                         if let Value::String(s) = fv {
-                            let base = field(fk);
-                            *s = self.param_text(if base.is_empty() { k } else { &base }, s);
+                            *s = self.param_text(&field(fk, k), s);
                         }
                     }
                 }
@@ -213,10 +210,7 @@ impl Record {
 
     /// A typed value as a parameter of the recording.
     fn param_text(&self, base: &str, value: &str) -> String {
-        if let Some(name) = self.known.name_of(value) {
-            self.recorder.param(&name, None);
-            return format!("{{{{{name}}}}}");
-        }
+        // A known secret, whole or in part, as its parameter.
         let masked = self.secret_params(value);
         if masked != value {
             return masked;

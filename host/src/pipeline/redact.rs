@@ -210,10 +210,8 @@ impl Redact {
             let Some(caller) = self.caller.get() else {
                 return Err(ToolError::new(crate::error::codes::PLUGIN_FAILED, "shutting down"));
             };
-            let mut nested = CallOptions::nested(options.depth.saturating_add(1));
-            nested.session = options.session.clone();
             let out = caller
-                .call_tool("oc_totp_generate".into(), json!({"domain": key}), nested)
+                .call_tool("oc_totp_generate".into(), json!({"domain": key}), options.child())
                 .await
                 .map_err(|e| {
                     ToolError::new(
@@ -236,10 +234,10 @@ impl Redact {
                 .with("secret", key)
             })?
         };
-        match kind {
-            "totp" => self.known.add_for(&name, &value, SECRET_RESULT_TTL),
-            _ => self.known.add(&name, &value),
-        };
+        // A TOTP code is known already: `oc_totp_generate` declares it.
+        if kind == "secret" {
+            self.known.add(&name, &value);
+        }
         Ok(value)
     }
 
