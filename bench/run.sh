@@ -32,14 +32,14 @@ cd "$repo"
 if [ "${OCHRE_BENCH_NO_BUILD:-}" = 1 ]; then
   echo "build: skipped (OCHRE_BENCH_NO_BUILD=1)"
 else
-  # -p ochre-host: the same features as the startup bench, so one build serves both
-  cargo build --release -p ochre-host --bin ochre
+  # -p ochre: the same features as the startup bench, so one build serves both
+  cargo build --release -p ochre --bin ochre
 fi
 
 if [ "${OCHRE_BENCH_SKIP_STARTUP:-}" = 1 ]; then
   echo "skipped (OCHRE_BENCH_SKIP_STARTUP=1)" > "$tmp/startup.md"
 else
-  OCHRE_BENCH_NODE_MODULES=$home/node_modules cargo bench -p ochre-host --bench startup | tee "$tmp/startup.md"
+  OCHRE_BENCH_NODE_MODULES=$home/node_modules cargo bench -p ochre --bench startup | tee "$tmp/startup.md"
 fi
 
 status=0
@@ -59,7 +59,7 @@ if [ -f "$tmp/side-by-side.md" ]; then
     echo
     cat "$tmp/side-by-side.md"
     echo
-    echo "## Startup (cargo bench -p ochre-host --bench startup)"
+    echo "## Startup (cargo bench -p ochre --bench startup)"
     echo
     cat "$tmp/startup.md"
   } > "$report"

@@ -19,7 +19,7 @@ if ! cargo deb --version 2>/dev/null | grep -q "$CARGO_DEB_VERSION"; then
   echo "installing cargo-deb $CARGO_DEB_VERSION" >&2
   cargo install --quiet --locked cargo-deb --version "$CARGO_DEB_VERSION"
 fi
-cargo build --quiet --locked --profile "$profile" -p ochre-host --bin ochre
+cargo build --quiet --locked --profile "$profile" -p ochre --bin ochre
 # Compile the built-in plugins with the binary being shipped (the compiled code
 # is only valid for the engine that made it).
 rm -rf "$bin_dir/ochre-compiled"
@@ -27,4 +27,4 @@ data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 "$bin_dir/ochre" --data-dir "$data" --cache-dir "$bin_dir/ochre-compiled" plugins list >/dev/null
 ls "$bin_dir"/ochre-compiled/wasm/*.cwasm >/dev/null
-cargo deb --quiet -p ochre-host --profile "$profile" --no-build "${@:2}"
+cargo deb --quiet -p ochre --profile "$profile" --no-build "${@:2}"

@@ -1,0 +1,815 @@
+//! What pages do on their own: JavaScript dialogs, pages they open (popups,
+//! `target=_blank`, `window.open`), pages that close themselves, and downloads.
+//!
+//! - **Dialogs.** Every tab's `Page.javascriptDialogOpening` is watched. While a
+//!   dialog is open the page's main thread is blocked, so any CDP call that needs
+//!   the renderer would wait for good: [`BrowserManager::guarded`] answers at once
+//!   with `DIALOG_OPEN` instead, both for a dialog that was already open and for one
+//!   that opens while the call runs. `handle_dialog` (page-op) answers it; with the
+//!   operator's policy `accept` or `dismiss` the host answers every dialog itself
+//!   the moment it opens.
+//! - **New pages.** A page target opened by one of our tabs gets a tab id; a tab
+//!   whose target goes away (closed by script) is forgotten.
+//! - **Downloads.** Saved under the downloads dir with their suggested name.
+//!
+//! Everything is an entry in a small event log with a sequence number; the tool
+//! pipeline reports the entries of a call in its answer and writes them to the
+//! journal and trace.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    EventDownloadProgress, EventDownloadWillBegin, SetDownloadBehaviorBehavior,
+    SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    DialogType, EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    EventTargetCreated, EventTargetDestroyed, TargetId,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::{BrowserManager, cdp_error, codes, lock, tab_id};
+use ochre_protocol::ToolError;
+
+/// Entries kept in the event log.
+const LOG_CAP: usize = 256;
+/// Longest dialog message kept, in chars.
+const MESSAGE_MAX: usize = 500;
+
+/// What the host does with a JavaScript dialog nobody has answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DialogPolicy {
+    /// Keep it open and report it; the agent answers with `handle_dialog` (default).
+    #[default]
+    Ask,
+    /// Accept it at once (prompts get their default text).
+    Accept,
+    /// Dismiss it at once.
+    Dismiss,
+}
+
+impl std::str::FromStr for DialogPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ask" => Ok(Self::Ask),
+            "accept" => Ok(Self::Accept),
+            "dismiss" => Ok(Self::Dismiss),
+            other => Err(format!("unknown dialog policy {other:?}: use ask, accept or dismiss")),
+        }
+    }
+}
+
+/// An open dialog.
+#[derive(Debug, Clone)]
+pub(crate) struct Dialog {
+    kind: &'static str,
+    message: String,
+    default_prompt: String,
+    url: String,
+    /// The log entry that reported it.
+    seq: u64,
+}
+
+impl Dialog {
+    fn json(&self, n: u64) -> Value {
+        let mut v = json!({"tabId": tab_id(n), "type": self.kind, "message": self.message, "url": self.url});
+        if self.kind == "prompt" {
+            v["defaultPrompt"] = json!(self.default_prompt);
+        }
+        v
+    }
+}
+
+/// One thing a page did on its own.
+#[derive(Debug, Clone)]
+pub struct PageEvent {
+    /// Position in the log (grows).
+    pub seq: u64,
+    /// `dialog_opened`, `dialog_closed`, `tab_opened`, `tab_closed`, `download`.
+    pub kind: &'static str,
+    /// The details (always with `tabId` when a tab is concerned).
+    pub body: Value,
+    /// The owner of the tab concerned (see [`super::with_tab_owner`]).
+    owner: super::Owner,
+}
+
+struct Download {
+    tab: Option<u64>,
+    url: String,
+    name: String,
+    path: Option<PathBuf>,
+    state: &'static str,
+    bytes: u64,
+    seq: u64,
+}
+
+/// The page events of one browser manager.
+#[derive(Default)]
+pub(crate) struct Events {
+    seq: AtomicU64,
+    log: std::sync::Mutex<VecDeque<PageEvent>>,
+    dialogs: std::sync::Mutex<HashMap<u64, Dialog>>,
+    /// Woken whenever a dialog opens.
+    opened: tokio::sync::Notify,
+    downloads: std::sync::Mutex<HashMap<String, Download>>,
+    /// Target id -> tab number, for every tab we registered.
+    targets: std::sync::Mutex<HashMap<String, u64>>,
+    /// The log position the journal has seen.
+    journaled: AtomicU64,
+    /// Pages opened by our tabs that are being given a tab id right now.
+    adopting: AtomicU64,
+    /// Per tab a page opened, the tab that opened it.
+    openers: std::sync::Mutex<HashMap<u64, u64>>,
+    /// Per tab: when a download last started there.
+    downloaded_at: std::sync::Mutex<HashMap<u64, Instant>>,
+    /// Per tab with an owner, the owner (kept after the tab closes, for its late
+    /// events; cleared when the browser restarts and tab numbers start again).
+    owners: std::sync::Mutex<HashMap<u64, std::sync::Arc<str>>>,
+}
+
+fn dialog_kind(t: &DialogType) -> &'static str {
+    match t {
+        DialogType::Alert => "alert",
+        DialogType::Confirm => "confirm",
+        DialogType::Prompt => "prompt",
+        DialogType::Beforeunload => "beforeunload",
+    }
+}
+
+impl Events {
+    fn push(&self, kind: &'static str, body: Value) -> u64 {
+        let owner = body
+            .get("tabId")
+            .and_then(Value::as_str)
+            .and_then(|t| super::parse_tab(t).ok())
+            .and_then(|n| self.owner_of(n));
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut log = lock(&self.log);
+        if log.len() >= LOG_CAP {
+            log.pop_front();
+        }
+        log.push_back(PageEvent { seq, kind, body, owner });
+        seq
+    }
+
+    /// Entries after `mark`.
+    fn since(&self, mark: u64) -> Vec<PageEvent> {
+        lock(&self.log).iter().filter(|e| e.seq > mark).cloned().collect()
+    }
+
+    pub(super) fn owner_of(&self, n: u64) -> super::Owner {
+        lock(&self.owners).get(&n).cloned()
+    }
+
+    pub(super) fn set_owner(&self, n: u64, who: &super::Owner) {
+        if let Some(o) = who {
+            lock(&self.owners).insert(n, o.clone());
+        }
+    }
+}
+
+/// Whether a browser call failed because the connection to the browser ended
+/// (chromiumoxide's handler dropped the command's reply channel).
+pub(super) fn connection_lost(e: &ToolError) -> bool {
+    e.code != super::codes::BROWSER_UNAVAILABLE
+        && (e.message.contains("oneshot canceled") || e.message.contains("receiver is gone"))
+}
+
+/// A dialog's details in an error, as the caller sees it.
+fn dialog_error(d: &Dialog, n: u64) -> ToolError {
+    let mut e = ToolError::new(
+        codes::DIALOG_OPEN,
+        format!(
+            "a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false}}; the tab does nothing else until then",
+            d.kind,
+            tab_id(n),
+            d.message
+        ),
+    );
+    if let Value::Object(m) = d.json(n) {
+        e.details.insert("dialog".into(), Value::Object(m));
+    }
+    e
+}
+
+impl BrowserManager {
+    fn events(&self) -> &Events {
+        &self.inner.events
+    }
+
+    /// The current position of the page-event log: events after it happened
+    /// after this call.
+    pub fn event_mark(&self) -> u64 {
+        self.events().seq.load(Ordering::Relaxed)
+    }
+
+    /// Page events after `mark` (see [`Self::event_mark`]) on the caller's tabs.
+    pub fn events_since(&self, mark: u64) -> Vec<PageEvent> {
+        let who = super::owner();
+        let mut all = self.events().since(mark);
+        all.retain(|e| e.owner == who);
+        all
+    }
+
+    /// Page events the journal has not seen yet; each is returned once.
+    pub fn take_unjournaled(&self) -> Vec<PageEvent> {
+        let ev = self.events();
+        let now = ev.seq.load(Ordering::Relaxed);
+        let before = ev.journaled.fetch_max(now, Ordering::Relaxed);
+        if before >= now {
+            return Vec::new();
+        }
+        ev.since(before).into_iter().filter(|e| e.seq <= now).collect()
+    }
+
+    /// The open dialog of tab `n`, as JSON.
+    pub fn open_dialog(&self, n: u64) -> Option<Value> {
+        lock(&self.events().dialogs).get(&n).map(|d| d.json(n))
+    }
+
+    /// Whether the dialog reported by log entry `seq` is still open.
+    pub fn dialog_still_open(&self, seq: u64) -> bool {
+        lock(&self.events().dialogs).values().any(|d| d.seq == seq)
+    }
+
+    /// The tab that opened tab `n`, and the dialog open on it.
+    pub(super) fn opener_and_dialog(&self, n: u64) -> (Option<u64>, Option<super::TabDialog>) {
+        let opener = lock(&self.events().openers).get(&n).copied();
+        let dialog = lock(&self.events().dialogs)
+            .get(&n)
+            .map(|d| super::TabDialog { kind: d.kind, message: d.message.clone() });
+        (opener, dialog)
+    }
+
+    /// Whether a dialog is open on any tab.
+    pub(super) fn any_dialog_open(&self) -> bool {
+        !lock(&self.events().dialogs).is_empty()
+    }
+
+    /// Forget what is known of tab `n`.
+    pub(super) fn forget_tab_events(&self, n: u64) {
+        let ev = self.events();
+        lock(&ev.dialogs).remove(&n);
+        lock(&ev.targets).retain(|_, t| *t != n);
+        lock(&ev.openers).remove(&n);
+    }
+
+    /// Run `fut`, a call on tab `tab` (the current tab when `None`), unless a
+    /// dialog blocks that tab: then answer `DIALOG_OPEN` at once, also when the
+    /// dialog opens while `fut` runs (the renderer would not answer until it is
+    /// closed). With no tab known yet, a dialog on any tab counts.
+    pub async fn guarded<T>(
+        &self,
+        tab: Option<&str>,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let n = self.tab_number(tab).await;
+        let ev = self.events();
+        let who = super::owner();
+        let blocked = || -> Option<ToolError> {
+            let dialogs = lock(&ev.dialogs);
+            match n {
+                Some(n) => dialogs.get(&n).map(|d| dialog_error(d, n)),
+                None => dialogs
+                    .iter()
+                    .find(|(n, _)| ev.owner_of(**n) == who)
+                    .map(|(n, d)| dialog_error(d, *n)),
+            }
+        };
+        let notified = ev.opened.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(e) = blocked() {
+            return Err(e);
+        }
+        // Boxed: calls nest (tools calling tools), and debug builds keep every
+        // nested future on the stack.
+        let mut fut = Box::pin(fut);
+        let slot = match n {
+            Some(n) => self.slot_of_tab(n),
+            None => self.home().unwrap_or(0),
+        };
+        self.while_alive_in(slot, async {
+            loop {
+                tokio::select! {
+                    r = &mut fut => return r,
+                    _ = &mut notified => {
+                        if let Some(e) = blocked() {
+                            return Err(e);
+                        }
+                        notified.set(ev.opened.notified());
+                        notified.as_mut().enable();
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    /// `fut`, ended at once if the browser connection ends meanwhile (Chromium
+    /// crashed or was killed): a wait would otherwise poll a dead connection
+    /// until its own timeout.
+    pub(super) async fn while_alive<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        self.while_alive_in(self.home().unwrap_or(0), fut).await
+    }
+
+    /// [`Self::while_alive`] for browser `slot` of the pool.
+    pub(super) async fn while_alive_in<T>(
+        &self,
+        slot: usize,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let slot = self.slot(slot);
+        let died = slot.gone.notified();
+        tokio::pin!(died);
+        died.as_mut().enable();
+        let how = match slot.endpoint {
+            Some(_) => {
+                "its connection ended: it crashed, was killed, or the endpoint ended the session"
+            }
+            None => "it crashed or was killed",
+        };
+        let gone = || {
+            ToolError::new(
+                super::codes::BROWSER_UNAVAILABLE,
+                format!(
+                    "{} went away during the call ({how}); the next call starts a new one",
+                    slot.name()
+                ),
+            )
+        };
+        tokio::select! {
+            r = fut => match r {
+                // A command cut off by the connection's end may fail a moment
+                // before the end is told: wait (bounded) until it is, so that
+                // the next call relaunches instead of meeting the dead one.
+                Err(e) if connection_lost(&e) => {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), died.as_mut()).await;
+                    Err(gone())
+                }
+                r => r,
+            },
+            () = died.as_mut() => Err(gone()),
+        }
+    }
+
+    /// The number of tab `tab` (or the current tab), without launching anything.
+    async fn tab_number(&self, tab: Option<&str>) -> Option<u64> {
+        match tab {
+            Some(t) => super::parse_tab(t).ok(),
+            None => self.home_guard().await.as_ref()?.current.get(&super::owner()).copied(),
+        }
+    }
+
+    /// Answer the open dialog of a tab (`handle_dialog`).
+    pub(super) async fn handle_dialog(
+        &self,
+        n: u64,
+        page: &Page,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
+        let Some(d) = lock(&self.events().dialogs).get(&n).cloned() else {
+            return Err(ToolError::new(
+                codes::NO_DIALOG,
+                format!("no dialog is open on {}", tab_id(n)),
+            ));
+        };
+        let accept = args.get("accept").and_then(Value::as_bool).unwrap_or(true);
+        let text = args.get("promptText").and_then(Value::as_str);
+        let mut p = HandleJavaScriptDialogParams::new(accept);
+        if d.kind == "prompt" && accept {
+            p.prompt_text = Some(text.unwrap_or(&d.default_prompt).to_owned());
+        }
+        let answered = super::bounded(10_000, "answering the dialog", async {
+            page.execute(p).await.map_err(|e| cdp_error("cannot answer the dialog", e))
+        })
+        .await;
+        if let Err(e) = answered {
+            if e.message.to_ascii_lowercase().contains("no dialog") {
+                // Closed behind our back (a human in a headed browser).
+                lock(&self.events().dialogs).remove(&n);
+                return Err(ToolError::new(
+                    codes::NO_DIALOG,
+                    format!("the dialog on {} was already closed", tab_id(n)),
+                ));
+            }
+            return Err(e);
+        }
+        self.dialog_closed(n, accept, text.filter(|_| accept), "handle_dialog");
+        let mut out = d.json(n);
+        out["accepted"] = json!(accept);
+        if d.kind == "prompt" && accept {
+            out["promptText"] = json!(text.unwrap_or(&d.default_prompt));
+        }
+        Ok(out)
+    }
+
+    fn dialog_closed(&self, n: u64, accepted: bool, text: Option<&str>, by: &str) {
+        let ev = self.events();
+        let Some(d) = lock(&ev.dialogs).remove(&n) else {
+            return;
+        };
+        let mut body = d.json(n);
+        body["accepted"] = json!(accepted);
+        body["by"] = json!(by);
+        if let Some(t) = text {
+            body["promptText"] = json!(t.chars().take(MESSAGE_MAX).collect::<String>());
+        }
+        ev.push("dialog_closed", body);
+    }
+
+    /// Watch tab `n`'s dialogs (called for every registered tab).
+    pub(super) async fn watch_dialogs(&self, n: u64, page: &Page) {
+        lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
+        if let Ok(mut s) = page.event_listener::<EventJavascriptDialogOpening>().await {
+            let me = self.clone();
+            let page = page.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    me.dialog_opened(n, &page, &ev).await;
+                }
+            });
+        }
+        // `Page.javascriptDialogClosed` is not used: it reaches us on a stream of
+        // its own, so it may arrive after the next dialog opened and would forget
+        // that one. A dialog closed behind our back (a human in a headed browser)
+        // is noticed by `handle_dialog`.
+    }
+
+    async fn dialog_opened(&self, n: u64, page: &Page, ev: &EventJavascriptDialogOpening) {
+        let events = self.events();
+        let d = Dialog {
+            kind: dialog_kind(&ev.r#type),
+            message: ev.message.chars().take(MESSAGE_MAX).collect(),
+            default_prompt: ev
+                .default_prompt
+                .clone()
+                .unwrap_or_default()
+                .chars()
+                .take(MESSAGE_MAX)
+                .collect(),
+            url: ev.url.chars().take(300).collect(),
+            seq: 0,
+        };
+        let seq = events.push("dialog_opened", d.json(n));
+        tracing::info!(tab = %tab_id(n), kind = d.kind, "a dialog opened");
+        let policy = self.inner.options.dialogs;
+        if policy != DialogPolicy::Ask {
+            // Answered at once, never blocking a call.
+            let accept = policy == DialogPolicy::Accept;
+            let mut p = HandleJavaScriptDialogParams::new(accept);
+            if d.kind == "prompt" && accept {
+                p.prompt_text = Some(d.default_prompt.clone());
+            }
+            match tokio::time::timeout(Duration::from_secs(10), page.execute(p)).await {
+                Ok(Ok(_)) => {
+                    let mut body = d.json(n);
+                    body["accepted"] = json!(accept);
+                    body["by"] = json!("policy");
+                    events.push("dialog_closed", body);
+                    return;
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "cannot answer a dialog by policy"),
+                Err(_) => tracing::warn!("answering a dialog by policy timed out"),
+            }
+        }
+        lock(&events.dialogs).insert(n, Dialog { seq, ..d });
+        events.opened.notify_waiters();
+    }
+
+    /// Start watching the browser for pages our tabs open, tabs that close, and
+    /// downloads (once per browser session).
+    pub(super) async fn watch_browser(&self, slot: usize, browser: &chromiumoxide::Browser) {
+        if let Ok(mut s) = browser.event_listener::<EventTargetCreated>().await {
+            let me = self.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    let info = &ev.target_info;
+                    if info.r#type != "page" {
+                        continue;
+                    }
+                    let Some(opener) = info.opener_id.as_ref() else {
+                        continue;
+                    };
+                    let opener = lock(&me.events().targets).get(opener.inner()).copied();
+                    if let Some(opener) = opener {
+                        let ev = me.events();
+                        ev.adopting.fetch_add(1, Ordering::Relaxed);
+                        me.adopt(slot, info.target_id.clone(), opener, info.url.clone()).await;
+                        ev.adopting.fetch_sub(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        if let Ok(mut s) = browser.event_listener::<EventTargetDestroyed>().await {
+            let me = self.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    let n = lock(&me.events().targets).remove(ev.target_id.inner());
+                    if let Some(n) = n {
+                        me.gone(slot, n).await;
+                    }
+                }
+            });
+        }
+        self.allow_downloads(browser, None).await;
+        if let Ok(mut s) = browser.event_listener::<EventDownloadWillBegin>().await {
+            let me = self.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    me.download_began(&ev);
+                }
+            });
+        }
+        if let Ok(mut s) = browser.event_listener::<EventDownloadProgress>().await {
+            let me = self.clone();
+            tokio::spawn(async move {
+                while let Some(ev) = s.next().await {
+                    me.download_progress(&ev);
+                }
+            });
+        }
+    }
+
+    /// Save the downloads of a browser context (`None`: the default one) in the
+    /// downloads dir, with progress events.
+    pub(super) async fn allow_downloads(
+        &self,
+        browser: &chromiumoxide::Browser,
+        context: Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+    ) {
+        let dir = self.downloads_dir();
+        if std::fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let mut b = SetDownloadBehaviorParams::builder()
+            .behavior(SetDownloadBehaviorBehavior::AllowAndName)
+            .download_path(dir.display().to_string())
+            .events_enabled(true);
+        if let Some(c) = context {
+            b = b.browser_context_id(c);
+        }
+        if let Ok(p) = b.build()
+            && let Err(e) = browser.execute(p).await
+        {
+            tracing::warn!(error = %e, "downloads are not enabled");
+        }
+    }
+
+    /// Where downloads go, for messages.
+    pub fn downloads_dir_shown(&self) -> String {
+        self.downloads_dir().display().to_string()
+    }
+
+    /// Where downloads go.
+    pub(super) fn downloads_dir(&self) -> PathBuf {
+        self.inner
+            .options
+            .downloads_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("ochre-downloads"))
+    }
+
+    /// Give a page another tab opened a tab id.
+    async fn adopt(&self, slot: usize, target: TargetId, opener: u64, first_url: String) {
+        // The page object exists once chromiumoxide has attached to the target.
+        let started = Instant::now();
+        let page = loop {
+            let got = {
+                let guard = self.slot(slot).session.lock().await;
+                match guard.as_ref() {
+                    Some(s) => s.browser.get_page(target.clone()).await.ok(),
+                    None => return,
+                }
+            };
+            if let Some(p) = got {
+                break p;
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                tracing::warn!(target = %target.inner(), "a page opened by a tab never became reachable");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let n = {
+            let mut guard = self.slot(slot).session.lock().await;
+            let Some(s) = guard.as_mut() else { return };
+            if s.tabs.values().any(|p| p.target_id() == page.target_id()) {
+                return;
+            }
+            // A page opened by a tab belongs to the tab's owner.
+            let who = self.owner_of(opener);
+            self.add_tab(s, page.clone(), &who)
+        };
+        lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
+        lock(&self.events().openers).insert(n, opener);
+        // Reported at once: a popup opened with `window.open` may take a while to
+        // answer CDP commands (it starts paused for the debugger), and the click
+        // that opened it must not wait for that.
+        let url = tokio::time::timeout(Duration::from_millis(300), page.url())
+            .await
+            .ok()
+            .and_then(|r| r.ok().flatten())
+            .filter(|u| !u.is_empty() && u != "about:blank")
+            .unwrap_or(first_url);
+        self.events().push(
+            "tab_opened",
+            json!({"tabId": tab_id(n), "openerTabId": tab_id(opener), "url": url}),
+        );
+        tracing::info!(tab = %tab_id(n), opener = %tab_id(opener), "a page opened a tab");
+        self.watch_tab(n, &page).await;
+    }
+
+    /// A tab's target went away (closed by its page, or crashed away).
+    async fn gone(&self, slot: usize, n: u64) {
+        let removed = {
+            let mut guard = self.slot(slot).session.lock().await;
+            match guard.as_mut() {
+                Some(s) => self.drop_tab(s, n).is_some(),
+                None => false,
+            }
+        };
+        lock(&self.events().dialogs).remove(&n);
+        if removed {
+            self.forget_tab(n);
+            self.events().push("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
+        }
+    }
+
+    /// Whether a download started on tab `n` at `since` or later (a click that
+    /// "navigates" to a download leaves the page where it is).
+    pub(super) fn download_started_since(&self, n: u64, since: Instant) -> bool {
+        lock(&self.events().downloaded_at).get(&n).is_some_and(|t| *t >= since)
+    }
+
+    fn download_began(&self, ev: &EventDownloadWillBegin) {
+        let tab = lock(&self.events().targets).get(ev.frame_id.inner()).copied();
+        if let Some(n) = tab {
+            lock(&self.events().downloaded_at).insert(n, Instant::now());
+        }
+        let name = safe_file_name(&ev.suggested_filename);
+        let seq = self.events().push(
+            "download_started",
+            json!({"tabId": tab.map(tab_id), "url": ev.url.chars().take(300).collect::<String>(), "file": name}),
+        );
+        lock(&self.events().downloads).insert(
+            ev.guid.clone(),
+            Download {
+                tab,
+                url: ev.url.chars().take(300).collect(),
+                name,
+                path: None,
+                state: "in_progress",
+                bytes: 0,
+                seq,
+            },
+        );
+    }
+
+    fn download_progress(&self, ev: &EventDownloadProgress) {
+        use chromiumoxide::cdp::browser_protocol::browser::DownloadProgressState as S;
+        let state = match ev.state {
+            S::InProgress => return,
+            S::Completed => "completed",
+            S::Canceled => "canceled",
+        };
+        let dir = self.downloads_dir();
+        let body = {
+            let mut all = lock(&self.events().downloads);
+            let Some(d) = all.get_mut(&ev.guid) else {
+                return;
+            };
+            d.state = state;
+            d.bytes = ev.received_bytes.max(0.0) as u64;
+            if state == "completed" {
+                let from = dir.join(&ev.guid);
+                let to = free_name(&dir, &d.name);
+                d.path = Some(if std::fs::rename(&from, &to).is_ok() { to } else { from });
+            }
+            json!({
+                "tabId": d.tab.map(tab_id), "url": d.url, "file": d.name, "state": d.state,
+                "bytes": d.bytes, "path": d.path.as_ref().map(|p| p.display().to_string()),
+                "startedSeq": d.seq,
+            })
+        };
+        self.events().push("download", body);
+    }
+
+    /// Wait (at most `max`) until no page opened by a tab is still being given
+    /// its tab id (so that a call's answer can name the tab its click opened).
+    pub async fn wait_adoptions(&self, max: Duration) {
+        let start = Instant::now();
+        while self.events().adopting.load(Ordering::Relaxed) > 0 && start.elapsed() < max {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Wait (at most `max`) until the downloads that started after `mark` have
+    /// finished.
+    pub async fn wait_downloads(&self, mark: u64, max: Duration) {
+        let start = Instant::now();
+        loop {
+            let pending = lock(&self.events().downloads)
+                .values()
+                .any(|d| d.seq > mark && d.state == "in_progress");
+            if !pending || start.elapsed() >= max {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// A downloaded file's name made safe for the downloads dir.
+fn safe_file_name(s: &str) -> String {
+    let name: String = s
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | ' ' | '(' | ')') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(120)
+        .collect();
+    let name = name.trim().trim_start_matches('.').to_owned();
+    if name.is_empty() { "download".into() } else { name }
+}
+
+/// `dir/name`, or `dir/name (2)` ... when taken.
+fn free_name(dir: &Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if !first.exists() {
+        return first;
+    }
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => (&name[..i], &name[i..]),
+        _ => (name, ""),
+    };
+    (2..10_000)
+        .map(|i| dir.join(format!("{stem} ({i}){ext}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
+/// Answer dialogs of a worker tab (not the agent's) at once: a crawl must not
+/// hang on a page's `alert()`.
+pub(super) async fn dismiss_dialogs(page: &Page) {
+    if let Ok(mut s) = page.event_listener::<EventJavascriptDialogOpening>().await {
+        let page = page.clone();
+        tokio::spawn(async move {
+            while s.next().await.is_some() {
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    page.execute(HandleJavaScriptDialogParams::new(false)),
+                )
+                .await;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_made_safe() {
+        assert_eq!(safe_file_name("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(safe_file_name("report 2026.csv"), "report 2026.csv");
+        assert_eq!(safe_file_name(""), "download");
+        assert_eq!(safe_file_name("..."), "download");
+    }
+
+    #[test]
+    fn policies_parse() {
+        assert_eq!("ask".parse::<DialogPolicy>(), Ok(DialogPolicy::Ask));
+        assert!("maybe".parse::<DialogPolicy>().is_err());
+    }
+
+    #[test]
+    fn the_log_is_bounded_and_read_after_a_mark() {
+        let ev = Events::default();
+        for i in 0..(LOG_CAP + 10) {
+            ev.push("tab_opened", json!({"i": i}));
+        }
+        assert_eq!(lock(&ev.log).len(), LOG_CAP);
+        let mark = ev.seq.load(Ordering::Relaxed);
+        ev.push("tab_closed", json!({}));
+        let after = ev.since(mark);
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0].kind, "tab_closed");
+    }
+}

@@ -1,0 +1,647 @@
+//! Cross-site iframes (out-of-process frames, OOPIFs): read and acted on like the
+//! rest of the page.
+//!
+//! Chromium runs a frame from another site in its own renderer process, as its
+//! own CDP target; the page's JavaScript cannot look inside it, so the page
+//! library cannot either. The host reaches it directly:
+//!
+//! - **A connection of our own.** chromiumoxide attaches to frame targets but
+//!   offers no way to send a command to such a session, so the host opens a second
+//!   CDP connection to the same browser ([`FrameLink`]) and attaches to frame
+//!   targets there (`Target.attachToTarget`, flattened sessions).
+//! - **Discovery.** `Target.getTargets` lists the `iframe` targets; one whose
+//!   `parentFrameId` is a frame of the tab's page (`Page.getFrameTree`) is a child
+//!   of it, and so on down (frames inside frames). The `<iframe>` element that
+//!   holds each one (`DOM.getFrameOwner`) is marked for the page library, which
+//!   writes a placeholder line there in a snapshot.
+//! - **Operations.** The page library runs in each frame's own document. Refs
+//!   share the tab's numbering, and the registry remembers which frame gave out
+//!   which numbers, so an operation on a ref runs in that ref's frame; a frame
+//!   that navigated has a new document token, and its old refs are `STALE_REF`.
+//!   Points a frame returns are moved by where its `<iframe>` sits on screen, so
+//!   trusted input (sent to the tab, which routes it into the frame) lands there.
+//!   Snapshots stitch each frame's lines under its `iframe` line; `find` and
+//!   `query_dom` merge matches from every frame.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::target::SessionId;
+use chromiumoxide::types::{CallId, CdpJsonEventMessage, Message};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
+use ochre_protocol::ToolError;
+
+/// Frames inside frames are followed this deep.
+const MAX_DEPTH: usize = 4;
+/// At most this many cross-site frames of one tab are read.
+const MAX_FRAMES: usize = 32;
+/// Bound on one command over the frame connection.
+const CALL_MS: u32 = 10_000;
+/// Marks the line of an `<iframe>` whose document the host reads: the page
+/// library writes `\u{1}<frame target id>\u{1}` there.
+pub(super) const MARK: char = '\u{1}';
+
+/// Sets the frame's key on its `<iframe>` element (read by the page library) and
+/// answers where the frame's content box starts in its parent's viewport.
+const OWNER_FN: &str = "function (k) {
+  if (k) Object.defineProperty(this, '__ochre_frame', { value: k, configurable: true, enumerable: false });
+  const r = this.getBoundingClientRect(), s = getComputedStyle(this);
+  return [r.left + this.clientLeft + (parseFloat(s.paddingLeft) || 0), r.top + this.clientTop + (parseFloat(s.paddingTop) || 0)];
+}";
+
+type Reply = oneshot::Sender<Result<Value, String>>;
+
+struct Call {
+    method: String,
+    session: Option<String>,
+    params: Value,
+    reply: Reply,
+}
+
+/// A CDP connection of the host's own, for frame targets.
+pub(crate) struct FrameLink {
+    tx: mpsc::UnboundedSender<Call>,
+    /// Frame target id -> our session on it.
+    sessions: std::sync::Mutex<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for FrameLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameLink").finish_non_exhaustive()
+    }
+}
+
+impl FrameLink {
+    pub(super) async fn connect(ws_url: &str) -> Result<Arc<Self>, ToolError> {
+        let mut conn = chromiumoxide::Connection::<CdpJsonEventMessage>::connect(ws_url)
+            .await
+            .map_err(|e| cdp_error("cannot open a CDP connection for frames", e))?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Call>();
+        tokio::spawn(async move {
+            let mut pending: HashMap<CallId, Reply> = HashMap::new();
+            let mut errors = 0u32;
+            loop {
+                tokio::select! {
+                    call = rx.recv() => {
+                        let Some(c) = call else { break };
+                        match conn.submit_command(c.method.into(), c.session.map(SessionId::new), c.params) {
+                            Ok(id) => { pending.insert(id, c.reply); }
+                            Err(e) => { let _ = c.reply.send(Err(e.to_string())); }
+                        }
+                    }
+                    msg = conn.next() => match msg {
+                        Some(Ok(Message::Response(r))) => {
+                            errors = 0;
+                            if let Some(reply) = pending.remove(&r.id) {
+                                let _ = reply.send(match r.error {
+                                    Some(e) => Err(e.message),
+                                    None => Ok(r.result.unwrap_or(Value::Null)),
+                                });
+                            }
+                        }
+                        Some(Ok(Message::Event(_))) => errors = 0,
+                        Some(Err(e)) => {
+                            // A message that does not parse is skipped; a broken
+                            // socket keeps failing and ends the link.
+                            tracing::debug!(error = %e, "frame connection");
+                            errors += 1;
+                            if errors > 20 { break; }
+                        }
+                        None => break,
+                    }
+                }
+            }
+            tracing::debug!("frame connection closed");
+        });
+        Ok(Arc::new(Self { tx, sessions: Default::default() }))
+    }
+
+    pub(super) fn is_open(&self) -> bool {
+        !self.tx.is_closed()
+    }
+
+    /// Send one command (to a session, or to the browser) and wait for its answer.
+    async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        let (reply, rx) = oneshot::channel();
+        let closed = || ToolError::new(codes::BROWSER_ERROR, "the frame connection is closed");
+        self.tx
+            .send(Call {
+                method: method.to_owned(),
+                session: session.map(str::to_owned),
+                params,
+                reply,
+            })
+            .map_err(|_| closed())?;
+        bounded(CALL_MS, method, async {
+            rx.await.map_err(|_| closed())?.map_err(|m| cdp_error(method, m))
+        })
+        .await
+    }
+
+    /// Our session on a frame target, attached on first use.
+    async fn session(&self, target: &str) -> Result<String, ToolError> {
+        if let Some(s) = lock(&self.sessions).get(target) {
+            return Ok(s.clone());
+        }
+        let r = self
+            .call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true}))
+            .await
+            .map_err(|e| frame_gone(&e))?;
+        let s = r["sessionId"]
+            .as_str()
+            .ok_or_else(|| ToolError::new(codes::BROWSER_ERROR, "attach gave no session"))?
+            .to_owned();
+        lock(&self.sessions).insert(target.to_owned(), s.clone());
+        Ok(s)
+    }
+
+    /// Send a command to a frame; a session that went away (the frame swapped
+    /// processes) is attached again once.
+    pub(super) async fn send(
+        &self,
+        target: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        for attempt in 0..2 {
+            let s = self.session(target).await?;
+            match self.call(Some(&s), method, params.clone()).await {
+                Err(e) if attempt == 0 && e.message.contains("ession with given id") => {
+                    lock(&self.sessions).remove(target);
+                }
+                other => return other,
+            }
+        }
+        unreachable!("the loop returns on its second pass")
+    }
+}
+
+fn frame_gone(e: &ToolError) -> ToolError {
+    ToolError::new(
+        codes::STALE_REF,
+        format!(
+            "the frame is gone (it was removed or navigated away); call read_page again ({})",
+            e.message
+        ),
+    )
+}
+
+/// Where a page operation runs: the tab's own document or a cross-site frame.
+#[derive(Clone)]
+pub(super) enum Doc {
+    Main(Page),
+    /// A cross-site frame: its target id, and the browser of the pool its tab is in.
+    Frame(String, usize),
+}
+
+/// One cross-site frame of a tab: its target id and the frame that holds it
+/// (`None`: the tab's page).
+#[derive(Debug, Clone)]
+pub(super) struct FrameNode {
+    pub id: String,
+    pub parent: Option<String>,
+}
+
+fn frame_ids(tree: &Value, out: &mut HashSet<String>) {
+    if let Some(id) = tree["frame"]["id"].as_str() {
+        out.insert(id.to_owned());
+    }
+    if let Some(kids) = tree["childFrames"].as_array() {
+        for k in kids {
+            frame_ids(k, out);
+        }
+    }
+}
+
+impl BrowserManager {
+    /// Send a CDP command to a document's session.
+    pub(super) async fn doc_send(
+        &self,
+        doc: &Doc,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        match doc {
+            Doc::Main(page) => raw_command(page, method, params).await,
+            Doc::Frame(id, slot) => self.frame_link(*slot).await?.send(id, method, params).await,
+        }
+    }
+
+    /// Call [`OWNER_FN`] on the `<iframe>` element that holds frame `frame`,
+    /// in the document `parent`.
+    async fn on_owner(&self, parent: &Doc, frame: &str, key: &str) -> Result<Value, ToolError> {
+        let owner = self.doc_send(parent, "DOM.getFrameOwner", json!({"frameId": frame})).await?;
+        let node = self
+            .doc_send(
+                parent,
+                "DOM.resolveNode",
+                json!({"backendNodeId": owner["backendNodeId"], "objectGroup": "ochre-frames"}),
+            )
+            .await?;
+        let r = self
+            .doc_send(
+                parent,
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": node["object"]["objectId"],
+                    "functionDeclaration": OWNER_FN,
+                    "arguments": [{"value": key}],
+                    "returnByValue": true,
+                }),
+            )
+            .await;
+        let _ = self
+            .doc_send(parent, "Runtime.releaseObjectGroup", json!({"objectGroup": "ochre-frames"}))
+            .await;
+        Ok(r?["result"]["value"].clone())
+    }
+
+    /// Find the tab's cross-site frames (outermost first), mark the `<iframe>`
+    /// element of each for the page library, and remember them. A page without
+    /// any costs one round trip.
+    pub(super) async fn discover_frames(&self, n: u64, page: &Page) -> Vec<FrameNode> {
+        match self.try_discover(n, page).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::debug!(error = %e.message, "no cross-site frames read");
+                Vec::new()
+            }
+        }
+    }
+
+    async fn try_discover(&self, n: u64, page: &Page) -> Result<Vec<FrameNode>, ToolError> {
+        let slot = self.slot_of_tab(n);
+        let link = self.frame_link(slot).await?;
+        let targets = link.call(None, "Target.getTargets", json!({})).await?;
+        // Frame target -> the frame it sits in.
+        let mut left: Vec<(String, String)> = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "iframe")
+            .filter_map(|t| {
+                Some((t["targetId"].as_str()?.to_owned(), t["parentFrameId"].as_str()?.to_owned()))
+            })
+            .collect();
+        if left.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut found = Vec::new();
+        let mut level: Vec<(Option<String>, Doc)> = vec![(None, Doc::Main(page.clone()))];
+        for _ in 0..MAX_DEPTH {
+            let mut next = Vec::new();
+            for (key, doc) in level {
+                let tree = self.doc_send(&doc, "Page.getFrameTree", json!({})).await?;
+                let mut local = HashSet::new();
+                frame_ids(&tree["frameTree"], &mut local);
+                let (mine, rest): (Vec<_>, Vec<_>) =
+                    left.into_iter().partition(|(_, p)| local.contains(p));
+                left = rest;
+                for (id, _) in mine {
+                    if found.len() >= MAX_FRAMES {
+                        break;
+                    }
+                    if let Err(e) = self.on_owner(&doc, &id, &id).await {
+                        tracing::debug!(frame = %id, error = %e.message, "frame owner not marked");
+                        continue;
+                    }
+                    found.push(FrameNode { id: id.clone(), parent: key.clone() });
+                    next.push((Some(id.clone()), Doc::Frame(id, slot)));
+                }
+            }
+            if next.is_empty() || left.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        self.remember_frames(n, &found);
+        Ok(found)
+    }
+
+    /// Where frame `frame`'s viewport starts in the tab's viewport.
+    pub(super) async fn frame_origin(
+        &self,
+        n: u64,
+        page: &Page,
+        frame: &str,
+    ) -> Result<(f64, f64), ToolError> {
+        let (mut x, mut y) = (0.0, 0.0);
+        let mut cur = frame.to_owned();
+        for _ in 0..=MAX_DEPTH {
+            let parent = self.frame_parent(n, &cur).ok_or_else(|| {
+                ToolError::new(
+                    codes::STALE_REF,
+                    "the frame is no longer on the page; call read_page again",
+                )
+            })?;
+            let doc = match &parent {
+                Some(p) => Doc::Frame(p.clone(), self.slot_of_tab(n)),
+                None => Doc::Main(page.clone()),
+            };
+            let v = self.on_owner(&doc, &cur, "").await.map_err(|e| frame_gone(&e))?;
+            x += v[0].as_f64().unwrap_or(0.0);
+            y += v[1].as_f64().unwrap_or(0.0);
+            match parent {
+                Some(p) => cur = p,
+                None => return Ok((x, y)),
+            }
+        }
+        Err(ToolError::new(codes::BROWSER_ERROR, "frames nest too deep"))
+    }
+}
+
+impl BrowserManager {
+    /// The frame connection of browser `slot` of the pool, opened on first use.
+    pub(super) async fn frame_link(&self, slot: usize) -> Result<Arc<FrameLink>, ToolError> {
+        let mut guard = self.session_in(slot).await?;
+        let session = guard
+            .as_mut()
+            .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        if let Some(l) = &session.frames
+            && l.is_open()
+        {
+            return Ok(l.clone());
+        }
+        // The same browser again: a service that starts a browser per
+        // connection is asked where this one is.
+        let targets: Vec<String> =
+            session.tabs.values().map(|p| p.target_id().as_ref().to_owned()).collect();
+        let endpoint = self.slot(slot).endpoint.as_ref();
+        let ws = super::pool::same_browser_url(endpoint, session.browser.websocket_address(), &targets)
+            .await
+            .map_err(|why| {
+                let name = endpoint.map(|e| e.redacted()).unwrap_or_default();
+                ToolError::new(
+                    codes::BROWSER_UNAVAILABLE,
+                    format!("cannot open a second connection to the browser at {name} for cross-site frames: {why}"),
+                )
+            })?;
+        let l = FrameLink::connect(&ws).await?;
+        session.frames = Some(l.clone());
+        Ok(l)
+    }
+
+    fn remember_frames(&self, n: u64, found: &[FrameNode]) {
+        let mut reg = lock(&self.inner.refs);
+        let refs = reg.entry(n).or_default();
+        for f in found {
+            refs.frames.insert(f.id.clone(), f.parent.clone());
+        }
+        // A frame seen before but gone now is kept while refs were given out in it
+        // (or in a frame inside it), so they answer STALE_REF rather than unknown.
+        let live: HashSet<String> = found.iter().map(|f| f.id.clone()).collect();
+        let mut keep = refs.frames_with_refs();
+        let mut next: Vec<String> = keep.iter().cloned().collect();
+        while let Some(f) = next.pop() {
+            if let Some(Some(parent)) = refs.frames.get(&f)
+                && keep.insert(parent.clone())
+            {
+                next.push(parent.clone());
+            }
+        }
+        refs.frames.retain(|id, _| live.contains(id) || keep.contains(id));
+    }
+
+    /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).
+    fn frame_parent(&self, n: u64, id: &str) -> Option<Option<String>> {
+        lock(&self.inner.refs).get(&n).and_then(|r| r.frames.get(id).cloned())
+    }
+
+    /// A snapshot of `doc` with the snapshot of every cross-site frame in it
+    /// under the frame's `iframe` line (frames in frames too).
+    pub(super) async fn snapshot_frames(
+        &self,
+        n: u64,
+        doc: Doc,
+        mut args: Value,
+        expect: serde_json::Map<String, Value>,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let max = args
+            .as_object_mut()
+            .and_then(|o| o.remove("max_chars"))
+            .and_then(|m| m.as_u64())
+            .filter(|m| *m > 0);
+        let mut v = self.stitched(n, doc, args, expect, timeout_ms, 0).await?;
+        if let Some(max) = max {
+            let text = v["text"].as_str().unwrap_or_default();
+            let total = text.chars().count();
+            if total as u64 > max {
+                let cut: String = text.chars().take(max as usize).collect();
+                v["text"] = json!(cut);
+                v["truncated"] = json!(true);
+            }
+            v["total"] = json!(total);
+        }
+        Ok(v)
+    }
+
+    fn stitched(
+        &self,
+        n: u64,
+        doc: Doc,
+        args: Value,
+        expect: serde_json::Map<String, Value>,
+        timeout_ms: u32,
+        depth: usize,
+    ) -> futures::future::BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let mut v =
+                self.run_in(n, &doc, "snapshot", args.clone(), expect, false, timeout_ms).await?;
+            let text = v["text"].as_str().unwrap_or_default().to_owned();
+            if !text.contains(MARK) {
+                return Ok(v);
+            }
+            let interactive = args["filter"] == "interactive";
+            // Lines of an `ax` frame sit under its `iframe` line; text and
+            // markdown follow the page's flow.
+            let tree = args["mode"].as_str().is_none_or(|m| m == "ax");
+            let mut out: Vec<String> = Vec::new();
+            for line in text.lines() {
+                let Some((indent, bare, id)) = marked(line) else {
+                    out.push(line.to_owned());
+                    continue;
+                };
+                if !interactive && !bare.trim().is_empty() {
+                    out.push(bare);
+                }
+                let mut sub = args.clone();
+                if let Some(o) = sub.as_object_mut() {
+                    o.remove("ref");
+                    if let Some(d) = o.get("depth").and_then(Value::as_u64) {
+                        if d < indent as u64 + 1 {
+                            continue;
+                        }
+                        o.insert("depth".into(), json!(d - indent as u64 - 1));
+                    }
+                }
+                let pad = " ".repeat(if interactive || !tree { 0 } else { indent + 1 });
+                if depth >= MAX_DEPTH {
+                    continue;
+                }
+                match self
+                    .stitched(
+                        n,
+                        Doc::Frame(id.to_owned(), self.slot_of_tab(n)),
+                        sub,
+                        serde_json::Map::new(),
+                        timeout_ms,
+                        depth + 1,
+                    )
+                    .await
+                {
+                    Ok(c) => {
+                        for l in c["text"].as_str().unwrap_or_default().lines() {
+                            out.push(format!("{pad}{l}"));
+                        }
+                    }
+                    Err(e) if !interactive => {
+                        out.push(format!("{pad}(this frame could not be read: {})", e.message));
+                    }
+                    Err(_) => {}
+                }
+            }
+            v["text"] = json!(out.join("\n"));
+            Ok(v)
+        })
+    }
+
+    /// `find`, `query` or `resolve_query` over the tab's page and its frames.
+    pub(super) async fn wide_op(
+        &self,
+        n: u64,
+        docs: &[Doc],
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let find_op = op != "query";
+        let cap = if find_op { 20 } else { 200 };
+        let limit = match op {
+            "resolve_query" => 1,
+            _ => args["limit"].as_u64().filter(|l| *l > 0).unwrap_or(20).min(cap) as usize,
+        };
+        let mut a = args.clone();
+        if find_op {
+            a = json!({"query": args["query"], "limit": limit, "scores": true});
+        }
+        let mut scored: Vec<(f64, Value)> = Vec::new();
+        let (mut total, mut more) = (0u64, false);
+        for (i, doc) in docs.iter().enumerate() {
+            let op = if find_op { "find" } else { "query" };
+            let v = match self
+                .run_in(n, doc, op, a.clone(), serde_json::Map::new(), false, timeout_ms)
+                .await
+            {
+                Ok(v) => v,
+                Err(e) if i == 0 => return Err(e),
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "a frame was not searched");
+                    continue;
+                }
+            };
+            total += v["total"].as_u64().unwrap_or(0);
+            more |= v["more"] == json!(true);
+            let scores = v["scores"].as_array().cloned().unwrap_or_default();
+            for (j, m) in v["matches"].as_array().into_iter().flatten().enumerate() {
+                let s = scores.get(j).and_then(Value::as_f64).unwrap_or(0.0);
+                scored.push((s, m.clone()));
+            }
+        }
+        if find_op {
+            // Best first; the page's own matches before a frame's on a tie.
+            scored.sort_by(|x, y| y.0.total_cmp(&x.0));
+        }
+        more |= scored.len() > limit;
+        let matches: Vec<Value> = scored.into_iter().take(limit).map(|(_, m)| m).collect();
+        Ok(match op {
+            "resolve_query" => {
+                let line = matches.first().and_then(Value::as_str).ok_or_else(|| {
+                    ToolError::new(
+                        "ELEMENT_NOT_FOUND",
+                        format!(
+                            "nothing on the page matches {}; try read_page or find with other words",
+                            args["query"]
+                        ),
+                    )
+                    .with("query", args["query"].clone())
+                })?;
+                let r = line
+                    .split_whitespace()
+                    .rev()
+                    .find(|w| {
+                        w.strip_prefix("ax_")
+                            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                    })
+                    .unwrap_or_default();
+                json!({"ref": r})
+            }
+            "query" => json!({"matches": matches, "more": more}),
+            _ => json!({"matches": matches, "total": total}),
+        })
+    }
+}
+
+/// Move the points a frame answered (`x`/`y`, also under `source` and `target`)
+/// into the tab's viewport.
+pub(super) fn shift_points(v: &mut Value, dx: f64, dy: f64) {
+    fn one(o: &mut Value, dx: f64, dy: f64) {
+        if let Some(x) = o.get("x").and_then(Value::as_f64) {
+            o["x"] = json!(x + dx);
+        }
+        if let Some(y) = o.get("y").and_then(Value::as_f64) {
+            o["y"] = json!(y + dy);
+        }
+    }
+    one(v, dx, dy);
+    for k in ["source", "target"] {
+        if let Some(o) = v.get_mut(k)
+            && o.is_object()
+        {
+            one(o, dx, dy);
+        }
+    }
+}
+
+/// The placeholder the page library wrote for a frame: (indent, line without
+/// the mark, frame id).
+pub(super) fn marked(line: &str) -> Option<(usize, String, &str)> {
+    let start = line.find(MARK)?;
+    let end = start + 1 + line[start + 1..].find(MARK)?;
+    let id = &line[start + 1..end];
+    let bare = format!("{}{}", line[..start].trim_end(), &line[end + MARK.len_utf8()..]);
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    Some((indent, bare, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks() {
+        let (indent, bare, id) = marked("  iframe \"Pay\" \u{1}ABC\u{1}").expect("a mark");
+        assert_eq!((indent, bare.as_str(), id), (2, "  iframe \"Pay\"", "ABC"));
+        assert!(marked("button \"x\" ax_1").is_none());
+    }
+
+    #[test]
+    fn points_move() {
+        let mut v = json!({"x": 1.0, "y": 2.0, "source": {"x": 3.0, "y": null}, "hits": true});
+        shift_points(&mut v, 10.0, 20.0);
+        assert_eq!(
+            v,
+            json!({"x": 11.0, "y": 22.0, "source": {"x": 13.0, "y": null}, "hits": true})
+        );
+    }
+}

@@ -1,0 +1,1298 @@
+//! # ochre-browser
+//!
+//! The browser the host owns: Chromium over CDP with chromiumoxide (no `fetcher`:
+//! ochre never downloads a browser). It knows nothing of plugins, the pipeline or
+//! MCP: `ochre-host` drives it, and only `ochre-protocol` is below it.
+//!
+//! - Managed mode: headless Chromium found on `PATH` (or `chrome_path`), launched
+//!   lazily by the first browser call, with a fresh profile per server unless
+//!   `user_data_dir` is given. Attach mode: `endpoints` (http or ws URLs), a pool
+//!   of browsers (see the `pool` module).
+//! - Tabs have short ids (`t1`, `t2`, ...) and there is a current tab.
+//! - Tabs have an owner: calls run under [`with_tab_owner`] (an HTTP session's)
+//!   see only that owner's tabs, each owner's in a browser context of its own;
+//!   calls without an owner share the rest (stdio, an embedder). A tab a page
+//!   opens belongs to the opener's owner.
+//! - A dead browser is noticed (its event stream ends); the next call relaunches or
+//!   re-attaches and reports that it did ([`BrowserManager::take_relaunch_note`]).
+
+#![warn(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, GetNavigationHistoryParams, NavigateToHistoryEntryParams,
+};
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use serde_json::Value;
+
+use ochre_protocol::ToolError;
+
+mod events;
+mod frames;
+mod grid;
+mod library;
+pub mod lifeline;
+mod netcap;
+mod pageops;
+mod pool;
+mod visit;
+pub use events::{DialogPolicy, PageEvent};
+pub use library::page_library_key;
+use netcap::TabWatch;
+pub use pageops::Input;
+use pageops::TabRefs;
+pub use pool::{Endpoint, EndpointStatus};
+
+/// Receives what the browser tells the clients' operators (launches, relaunches,
+/// endpoints lost and back).
+pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
+
+/// Error codes (the registry of `ochre-protocol`).
+pub use ochre_protocol::codes;
+
+/// How to get a browser.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserOptions {
+    /// Chromium executable (default: looked up on PATH).
+    pub chrome_path: Option<PathBuf>,
+    /// Attach to these running browsers (a pool) instead of launching one.
+    pub endpoints: Vec<Endpoint>,
+    /// Show the window.
+    pub headed: bool,
+    /// A persistent profile dir (default: a fresh temporary one per server).
+    pub user_data_dir: Option<PathBuf>,
+    /// Dirs whose files `file_upload` may give to a page (the embedder adds the cwd
+    /// if it wants it; the CLI does).
+    pub file_roots: Vec<PathBuf>,
+    /// Dirs whose files `file_upload` never gives to a page, whatever the roots
+    /// (the host adds its data dir; the browser's profile is always refused).
+    /// The downloads dir is exempt: what pages downloaded may be uploaded.
+    pub private_dirs: Vec<PathBuf>,
+    /// Where `oc_evidence_bundle` writes bundles (the host sets
+    /// `<data-dir>/evidence` when this is `None`).
+    pub evidence_dir: Option<PathBuf>,
+    /// What happens to a JavaScript dialog nobody answers (default: keep it open
+    /// and report it; the agent answers with `handle_dialog`).
+    pub dialogs: DialogPolicy,
+    /// Where downloads started by pages are saved (the host sets
+    /// `<data-dir>/downloads` when this is `None`).
+    pub downloads_dir: Option<PathBuf>,
+    /// Start the managed browser through this executable, which calls
+    /// [`lifeline::exec_browser_if_asked`] first thing in `main`: the browser
+    /// then dies with the server, even after a `kill -9` (Linux). The `ochre`
+    /// binary passes itself.
+    pub launcher: Option<PathBuf>,
+    /// Where the server notes its managed browser's pid and temporary profile,
+    /// so that the next server cleans up after a crash (the host sets
+    /// `<data-dir>/run`).
+    pub run_dir: Option<PathBuf>,
+}
+
+/// How the temporary profile dirs (under the system temp dir) are named.
+pub(crate) const TEMP_PROFILE_PREFIX: &str = "ochre-profile-";
+
+/// Executables tried, in order, when no path is given.
+const CANDIDATES: &[&str] =
+    &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
+
+tokio::task_local! {
+    /// The owner of the tabs the running call may see (see [`with_tab_owner`]).
+    static OWNER: Owner;
+}
+
+/// Whose tabs: a key of the caller's choosing (an MCP session's id), or `None`
+/// for the shared tabs.
+pub type Owner = Option<Arc<str>>;
+
+/// Run `fut` on behalf of `owner`: the tabs it opens belong to that owner, in a
+/// browser context of the owner's own (cookies, storage and cache apart from
+/// everyone else's), and it sees and acts on no other tab (another owner's tab
+/// answers `TAB_NOT_FOUND`, as a closed one does). `None` runs on the shared
+/// tabs. Release an owner's tabs with [`BrowserManager::release_owner`].
+pub async fn with_tab_owner<F: std::future::Future>(owner: Owner, fut: F) -> F::Output {
+    OWNER.scope(owner, fut).await
+}
+
+/// The owner of the running call.
+fn owner() -> Owner {
+    OWNER.try_with(Clone::clone).ok().flatten()
+}
+
+/// One tab as the browser interface reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabInfo {
+    /// Short id.
+    pub id: String,
+    /// Current URL.
+    pub url: String,
+    /// Document title.
+    pub title: String,
+    /// Whether it is the current tab.
+    pub current: bool,
+    /// The tab whose page opened this one, if a page did.
+    pub opener: Option<String>,
+    /// The JavaScript dialog open on it, if any.
+    pub dialog: Option<TabDialog>,
+}
+
+/// A JavaScript dialog open on a tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabDialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: &'static str,
+    /// Its message.
+    pub message: String,
+}
+
+struct Session {
+    /// Which browser of the pool this is.
+    slot: usize,
+    browser: Browser,
+    alive: Arc<AtomicBool>,
+    tabs: BTreeMap<u64, Page>,
+    /// Per owner, its current tab.
+    current: std::collections::HashMap<Owner, u64>,
+    /// Per owner with tabs, the browser context they live in.
+    owner_contexts: std::collections::HashMap<
+        Arc<str>,
+        chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
+    >,
+    /// The temporary profile, removed when the session is dropped.
+    _profile: Option<ProfileDir>,
+    /// The Selenium Grid session the browser runs in, ended with this one.
+    grid: Option<grid::GridSession>,
+    /// Tabs opened in their own browser context (cookies, storage, cache of
+    /// their own); the context goes with the tab.
+    contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+    /// The host's own CDP connection for cross-site frames (opened on first use).
+    frames: Option<Arc<frames::FrameLink>>,
+    /// The tab last brought to the front. A tab behind another one is hidden:
+    /// its page gets no animation frames, so pages that wait for one (and
+    /// Chromium's own input handling) stall; ops bring their tab to the front
+    /// first. `None` after any tab opens or closes.
+    front: Option<u64>,
+}
+
+impl Session {
+    /// Register a page as tab `n` (numbered and given an owner by
+    /// [`BrowserManager::add_tab`]).
+    fn add_tab(&mut self, n: u64, page: Page) {
+        self.tabs.insert(n, page);
+        self.front = None;
+    }
+}
+
+/// A temporary profile dir, removed when the session ends.
+struct ProfileDir(PathBuf);
+
+impl Drop for ProfileDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Owns the browser connection and the tab registry. Cheap to clone.
+#[derive(Clone)]
+pub struct BrowserManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    options: BrowserOptions,
+    /// The browsers: the managed one, or the endpoints of the pool.
+    slots: Vec<pool::Slot>,
+    /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
+    placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
+    /// Per tab, the browser of the pool it is in (its owner's, or another one
+    /// for a tab opened spread: workflow workers).
+    tab_slots: std::sync::Mutex<std::collections::HashMap<u64, usize>>,
+    /// Where the next worker tabs go (round-robin over the pool).
+    next_worker: AtomicUsize,
+    /// The next tab number (tab ids are unique across the pool and relaunches).
+    next_tab: AtomicU64,
+    /// Per owner, the browser (slot, and how many times it had started) its
+    /// last call saw: a change means its tabs are gone (see
+    /// [`BrowserManager::take_relaunch_note`]).
+    seen: std::sync::Mutex<std::collections::HashMap<Owner, (usize, u64)>>,
+    launches: std::sync::atomic::AtomicU64,
+    /// The ref registry: per tab, which ref numbers belong to which document.
+    refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
+    /// Per tab: console messages and network activity.
+    watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
+    /// Per owner, origin and browser: a worker tab at that origin that crawls
+    /// fetch pages from.
+    fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
+    /// Dialogs, pages opened by pages, downloads.
+    events: events::Events,
+    /// Where launches and relaunches are told to the clients' operators.
+    notices: std::sync::OnceLock<Notices>,
+    /// The server is closing the browser (its connection's end is expected).
+    closing: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for BrowserManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserManager")
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parameters for a new tab in a window of its own. A tab behind another tab of
+/// its window is hidden: it gets no animation frames, and trusted input to it
+/// stalls for seconds. The agent's tabs, isolated tabs and worker tabs each get
+/// a window, so none hides another (pages a page opens may still share its
+/// window; an op brings its tab to the front).
+fn own_window(url: &str) -> chromiumoxide::cdp::browser_protocol::target::CreateTargetParams {
+    let mut p = chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new(url);
+    p.new_window = Some(true);
+    p
+}
+
+fn tab_id(n: u64) -> String {
+    format!("t{n}")
+}
+
+fn parse_tab(id: &str) -> Result<u64, ToolError> {
+    id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: &str) -> ToolError {
+    let id: String = id.chars().take(24).collect();
+    let id = id.as_str();
+    ToolError::new(
+        codes::TAB_NOT_FOUND,
+        format!("no tab {id:?}: call tabs_context for the open tabs"),
+    )
+    .with("tabId", id)
+}
+
+fn cdp_error(what: &str, e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(codes::BROWSER_ERROR, format!("{what}: {e}"))
+}
+
+async fn bounded<T>(
+    ms: u32,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    let ms = if ms == 0 { 30_000 } else { ms };
+    match tokio::time::timeout(Duration::from_millis(u64::from(ms)), fut).await {
+        Ok(r) => r,
+        Err(_) => {
+            Err(ToolError::new(codes::TIMEOUT, format!("{what} did not finish within {ms} ms"))
+                .with("timeoutMs", ms))
+        }
+    }
+}
+
+impl BrowserManager {
+    /// A manager; nothing is launched until a browser call needs it.
+    pub fn new(options: BrowserOptions) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                slots: Self::slots_for(&options.endpoints),
+                options,
+                placement: Default::default(),
+                tab_slots: Default::default(),
+                next_worker: AtomicUsize::new(0),
+                next_tab: AtomicU64::new(1),
+                seen: Default::default(),
+                launches: std::sync::atomic::AtomicU64::new(0),
+                refs: Default::default(),
+                watches: Default::default(),
+                fetchers: Default::default(),
+                events: Default::default(),
+                notices: Default::default(),
+                closing: Default::default(),
+            }),
+        }
+    }
+
+    /// Tell launches and relaunches to the clients' operators through `notices`
+    /// (the host sends them as MCP log messages of the logger `browser`).
+    pub fn set_notices(&self, notices: Notices) {
+        let _ = self.inner.notices.set(notices);
+    }
+
+    fn tell(&self, level: ochre_protocol::Level, message: String) {
+        if let Some(notices) = self.inner.notices.get() {
+            notices(level, message);
+        }
+    }
+
+    /// How many times a browser was launched or attached.
+    pub fn launches(&self) -> u64 {
+        self.inner.launches.load(Ordering::Relaxed)
+    }
+
+    /// Whether the caller's browser is another one than at its last call (its
+    /// browser died and was relaunched, or its endpoint went down and it moved):
+    /// its tabs are gone. Each owner is told once.
+    pub fn take_relaunch_note(&self) -> bool {
+        let who = owner();
+        let Some(i) = self.placed(&who) else { return false };
+        let now = (i, self.slot(i).starts.load(Ordering::Relaxed));
+        let before = lock(&self.inner.seen).insert(who, now);
+        // A browser never started before had no tabs to lose.
+        before.is_some_and(|(slot, starts)| starts > 0 && (slot, starts) != now)
+    }
+
+    fn find_executable(&self) -> Result<PathBuf, ToolError> {
+        if let Some(p) = &self.inner.options.chrome_path {
+            if p.exists() {
+                return Ok(p.clone());
+            }
+            return Err(ToolError::new(
+                codes::BROWSER_UNAVAILABLE,
+                format!("--chrome-path {} does not exist; {INSTALL_HINT}", p.display()),
+            ));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for name in CANDIDATES {
+            for dir in std::env::split_paths(&path) {
+                let candidate = dir.join(name);
+                if candidate.is_file() {
+                    return Ok(candidate);
+                }
+            }
+        }
+        Err(ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("no Chromium or Chrome found on PATH; {INSTALL_HINT}"),
+        ))
+    }
+
+    /// Launch a managed Chromium (a temporary profile unless one is given).
+    async fn launch(
+        &self,
+    ) -> Result<(Browser, chromiumoxide::Handler, Option<ProfileDir>), ToolError> {
+        let opts = &self.inner.options;
+        let exe = self.find_executable()?;
+        let (dir, profile) = match &opts.user_data_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let d = std::env::temp_dir().join(format!(
+                    "{TEMP_PROFILE_PREFIX}{}-{}",
+                    std::process::id(),
+                    self.launches()
+                ));
+                let _ = std::fs::remove_dir_all(&d);
+                (d.clone(), Some(ProfileDir(d)))
+            }
+        };
+        let mut builder = chromiumoxide::BrowserConfig::builder()
+            .chrome_executable(&exe)
+            .no_sandbox()
+            .user_data_dir(&dir)
+            .window_size(1280, 720)
+            .viewport(chromiumoxide::handler::viewport::Viewport {
+                width: 1280,
+                height: 720,
+                ..Default::default()
+            })
+            .respect_https_errors()
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(Duration::from_secs(30))
+            .args([
+                "disable-gpu",
+                "disable-quic",
+                "no-first-run",
+                "disable-background-networking",
+                "disable-component-update",
+                "disable-sync",
+                "disable-default-apps",
+                // Leaving a page must not keep it alive in the back/forward cache
+                // (that moves the next document to a fresh renderer, ~300 ms
+                // here), and paint holding only delays pages: off, as other
+                // automation servers do.
+                "disable-back-forward-cache",
+                // A tab in the background (its popup took the focus, an agent
+                // works in several tabs) must run its timers and rendering as
+                // fast as the front one.
+                "disable-background-timer-throttling",
+                "disable-backgrounding-occluded-windows",
+                "disable-renderer-backgrounding",
+                "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
+            ]);
+        if opts.headed {
+            builder = builder.with_head();
+        }
+        if let Some(launcher) = &opts.launcher {
+            builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));
+        }
+        let config = builder.build().map_err(|e| {
+            ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
+        })?;
+        let (mut b, h) = Browser::launch(config).await.map_err(|e| {
+            let locked = opts.user_data_dir.is_some()
+                && dir.join("SingletonLock").exists();
+            let why = if locked {
+                format!(
+                    "the profile {} is locked by another Chrome; close it or use another --user-data-dir",
+                    dir.display()
+                )
+            } else {
+                format!("{e}")
+            };
+            ToolError::new(
+                codes::BROWSER_UNAVAILABLE,
+                format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+            )
+        })?;
+        if let Some(run_dir) = &opts.run_dir {
+            let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
+            lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
+        }
+        Ok((b, h, profile))
+    }
+
+    /// Start (launch or attach) browser `i` of the pool.
+    async fn start(&self, i: usize) -> Result<Session, ToolError> {
+        let slot = self.slot(i);
+        let alive = Arc::new(AtomicBool::new(true));
+        let (browser, mut handler, profile, grid) = match &slot.endpoint {
+            Some(endpoint) => {
+                let (b, h, grid) = attach(endpoint, &alive).await?;
+                (b, h, None, grid)
+            }
+            None => {
+                let (b, h, profile) = self.launch().await?;
+                (b, h, profile, None)
+            }
+        };
+        let flag = alive.clone();
+        let gone = slot.gone.clone();
+        let closing = self.inner.closing.clone();
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            // Unparsable events (CDP drift) are skipped inside the handler; an error
+            // that reaches us is the connection failing, after which the stream never
+            // recovers: stop, so that the next call relaunches and in-flight commands
+            // fail at once instead of hanging.
+            while let Some(ev) = handler.next().await {
+                if let Err(e) = ev {
+                    tracing::warn!(error = %e, "browser connection error");
+                    break;
+                }
+            }
+            // Dead before the handler goes: dropping it fails the commands in
+            // flight, and a call that sees that must find the session dead.
+            flag.store(false, Ordering::Relaxed);
+            drop(handler);
+            gone.notify_waiters();
+            if closing.load(Ordering::Relaxed) {
+                tracing::debug!("the browser connection ended");
+            } else {
+                tracing::warn!("the browser connection ended");
+                if let Some(inner) = inner.upgrade() {
+                    pool::mark_down(
+                        &inner,
+                        i,
+                        "its connection ended (it crashed, was killed or closed it)",
+                    );
+                }
+            }
+        });
+        self.inner.launches.fetch_add(1, Ordering::Relaxed);
+        *lock(&slot.live) = Some(pool::Live {
+            alive: alive.clone(),
+            profile: profile.as_ref().map(|p| p.0.clone()),
+        });
+        self.watch_browser(i, &browser).await;
+        Ok(Session {
+            slot: i,
+            browser,
+            alive,
+            tabs: BTreeMap::new(),
+            current: Default::default(),
+            owner_contexts: Default::default(),
+            _profile: profile,
+            grid,
+            contexts: BTreeMap::new(),
+            frames: None,
+            front: None,
+        })
+    }
+
+    /// The caller's live session (see [`Self::home`]), (re)starting it when
+    /// needed; in a pool, an endpoint that cannot be reached is marked down and
+    /// the caller placed on another.
+    async fn session(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        let mut last = None;
+        for _ in 0..self.pool_size() {
+            let i = self.home()?;
+            match self.session_at(i, true).await {
+                Ok(g) => return Ok(g),
+                Err(e) if self.pool_size() > 1 => {
+                    self.mark_down(i, &e.message);
+                    last = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser")))
+    }
+
+    /// The browser of the pool tab `n` is in (the caller's own for a tab not
+    /// known).
+    pub(crate) fn slot_of_tab(&self, n: u64) -> usize {
+        match lock(&self.inner.tab_slots).get(&n) {
+            Some(i) => *i,
+            None => self.home().unwrap_or(0),
+        }
+    }
+
+    /// Browser `slot`'s session: the caller's own is (re)started as needed;
+    /// another browser of the pool (where spread tabs live) must be running.
+    async fn session_in(
+        &self,
+        slot: usize,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        if slot == self.home()? {
+            return self.session().await;
+        }
+        let guard = self.slot(slot).session.lock().await;
+        if guard.as_ref().is_some_and(|s| s.alive.load(Ordering::Relaxed)) {
+            return Ok(guard);
+        }
+        Err(ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!("{} went away: the tabs that were in it are gone", self.slot(slot).name()),
+        ))
+    }
+
+    /// The session of the browser tab `n` is in.
+    async fn session_of_tab(
+        &self,
+        n: u64,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        self.session_in(self.slot_of_tab(n)).await
+    }
+
+    /// Browser `i`'s live session, (re)starting it when needed. `mine`: the
+    /// caller's own browser (a relaunch is told to it).
+    async fn session_at(
+        &self,
+        i: usize,
+        mine: bool,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
+        let slot = self.slot(i);
+        let mut guard = slot.session.lock().await;
+        let dead = guard.as_ref().is_some_and(|s| !s.alive.load(Ordering::Relaxed));
+        if dead {
+            if let Some(mut old) = guard.take() {
+                *lock(&slot.live) = None;
+                let _ = old.browser.kill().await;
+                if let Some(g) = old.grid.take() {
+                    tokio::spawn(g.end());
+                }
+                for n in old.tabs.keys() {
+                    self.forget_tab(*n);
+                }
+                self.forget_fetchers(i);
+            }
+            if mine {
+                self.tell(
+                    ochre_protocol::Level::Notice,
+                    format!(
+                        "{} had gone (it crashed or was killed); starting a new one: its tabs are lost",
+                        slot.name()
+                    ),
+                );
+            }
+        }
+        if guard.is_none() {
+            let started = std::time::Instant::now();
+            let session = self.start(i).await?;
+            let how = match &slot.endpoint {
+                Some(_) => format!("attached to {}", slot.name()),
+                None => format!(
+                    "launched the browser{}",
+                    if self.inner.options.headed { " (headed)" } else { "" }
+                ),
+            };
+            self.tell(
+                ochre_protocol::Level::Info,
+                format!("{how} in {} ms", started.elapsed().as_millis()),
+            );
+            *guard = Some(session);
+            slot.starts.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(guard)
+    }
+
+    /// The caller's browser as it is (nothing started): for lookups.
+    async fn home_guard(&self) -> tokio::sync::MutexGuard<'_, Option<Session>> {
+        self.slot(self.home().unwrap_or(0)).session.lock().await
+    }
+
+    /// Drop the crawl fetcher tabs kept in browser `i`.
+    fn forget_fetchers(&self, i: usize) {
+        lock(&self.inner.fetchers).retain(|(_, _, slot), _| *slot != i);
+    }
+
+    /// The page for `tab` (or the current tab, opening one if there is none).
+    async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
+        let wanted = tab.map(parse_tab).transpose()?;
+        let who = owner();
+        let mut guard = match wanted {
+            Some(n) => self.session_of_tab(n).await?,
+            None => self.session().await?,
+        };
+        let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
+        let n = wanted.or_else(|| session.current.get(&who).copied());
+        let found = n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p)));
+        let (n, page) = match (found, wanted) {
+            (Some(found), _) => found,
+            (None, Some(n)) => return Err(not_found(&tab_id(n))),
+            (None, None) => {
+                let page = self
+                    .open_page(session, &who, "about:blank")
+                    .await
+                    .map_err(|e| cdp_error("cannot open a tab", e))?;
+                let n = self.add_tab(session, page.clone(), &who);
+                session.current.insert(who, n);
+                self.watch_tab(n, &page).await;
+                (n, page)
+            }
+        };
+        let behind = session.front != Some(n);
+        session.front = Some(n);
+        drop(guard);
+        if behind {
+            // Bounded and best effort: a tab with an open dialog may not answer.
+            let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
+        }
+        Ok((n, page))
+    }
+
+    async fn info(&self, n: u64, page: &Page) -> TabInfo {
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        // A tab with an open dialog cannot run script, nor can the other tabs of
+        // its renderer (a page and the popups it opened share one): ask the
+        // browser instead, as for a page too busy to answer.
+        let title = if self.any_dialog_open() {
+            self.target_title(n, page).await
+        } else {
+            // Bounded: a page that is still starting (a popup) may not answer yet.
+            match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
+                Ok(Ok(Some(t))) => t,
+                _ => self.target_title(n, page).await,
+            }
+        };
+        let who = owner();
+        let current =
+            self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));
+        let (opener, dialog) = self.opener_and_dialog(n);
+        TabInfo { id: tab_id(n), url, title, current, opener: opener.map(tab_id), dialog }
+    }
+
+    /// A tab's title as the browser knows it (no script runs in the page).
+    async fn target_title(&self, n: u64, page: &Page) -> String {
+        use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
+        let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
+        let guard = self.slot(self.slot_of_tab(n)).session.lock().await;
+        let Some(s) = guard.as_ref() else {
+            return String::new();
+        };
+        match tokio::time::timeout(Duration::from_secs(2), s.browser.execute(p)).await {
+            Ok(Ok(r)) => r.result.target_info.title.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// The open tabs (the caller's: see [`with_tab_owner`]).
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
+        let who = owner();
+        let mine = |s: &Session| -> Vec<(u64, Page)> {
+            s.tabs
+                .iter()
+                .filter(|(n, _)| self.owner_of(**n) == who)
+                .map(|(n, p)| (*n, p.clone()))
+                .collect()
+        };
+        let mut pages: Vec<(u64, Page)> =
+            self.session().await?.as_ref().map(mine).unwrap_or_default();
+        // Tabs it has in the other browsers of a pool (workflow workers).
+        let home = self.home()?;
+        for i in (0..self.pool_size()).filter(|i| *i != home) {
+            let guard = self.slot(i).session.lock().await;
+            if let Some(s) = guard.as_ref().filter(|s| s.alive.load(Ordering::Relaxed)) {
+                pages.extend(mine(s));
+            }
+        }
+        pages.sort_by_key(|(n, _)| *n);
+        let mut out = Vec::with_capacity(pages.len());
+        for (n, p) in pages {
+            out.push(self.info(n, &p).await);
+        }
+        Ok(out)
+    }
+
+    /// Open a tab and make it current.
+    pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+        let who = owner();
+        let opening = bounded(timeout_ms, "opening a tab", async {
+            let mut guard = self.session().await?;
+            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
+            let page =
+                self.open_page(session, &who, url.unwrap_or("about:blank")).await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot open the tab: {e}"))
+                })?;
+            let n = self.add_tab(session, page.clone(), &who);
+            session.current.insert(who.clone(), n);
+            self.watch_tab(n, &page).await;
+            Ok((n, page))
+        });
+        let (n, page) = self.while_alive(opening).await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Open a tab in a browser context of its own (cookies, storage and cache
+    /// isolated from every other tab), without making it current. Closing the
+    /// tab disposes of the context. `spread`: in a pool, in the next browser
+    /// round-robin (workflow workers), else the caller's own.
+    pub async fn new_isolated_tab(
+        &self,
+        url: Option<&str>,
+        timeout_ms: u32,
+        spread: bool,
+    ) -> Result<TabInfo, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let who = owner();
+        let opening = bounded(timeout_ms, "opening an isolated tab", async {
+            let elsewhere = match spread && self.pool_size() > 1 {
+                true => self.spread(1)?.first().copied(),
+                false => None,
+            };
+            let mut guard = match elsewhere {
+                Some(i) => match self.session_at(i, false).await {
+                    Ok(g) => g,
+                    Err(e) => {
+                        self.mark_down(i, &e.message);
+                        self.session().await?
+                    }
+                },
+                None => self.session().await?,
+            };
+            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
+            let context = session
+                .browser
+                .create_browser_context(CreateBrowserContextParams::default())
+                .await
+                .map_err(|e| cdp_error("cannot create a browser context", e))?;
+            self.allow_downloads(&session.browser, Some(context.clone())).await;
+            let mut params = own_window(url.unwrap_or("about:blank"));
+            params.browser_context_id = Some(context.clone());
+            let page = match session.browser.new_page(params).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = session.browser.dispose_browser_context(context).await;
+                    return Err(ToolError::new(
+                        codes::NAVIGATION_FAILED,
+                        format!("cannot open the isolated tab: {e}"),
+                    ));
+                }
+            };
+            let n = self.add_tab(session, page.clone(), &who);
+            session.contexts.insert(n, context);
+            self.watch_tab(n, &page).await;
+            Ok((n, page))
+        });
+        let (n, page) = self.while_alive(opening).await?;
+        Ok(self.info(n, &page).await)
+    }
+
+    /// Close a tab; the current tab moves to the newest remaining one. A tab with
+    /// a browser context of its own takes the context with it.
+    pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
+        let n = parse_tab(tab)?;
+        let who = owner();
+        let slot = self.slot_of_tab(n);
+        let (page, context) = {
+            let mut guard = self.session_in(slot).await?;
+            let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
+            if self.visible_page(session, n, &who).is_none() {
+                return Err(not_found(tab));
+            }
+            let page = self.drop_tab(session, n).ok_or_else(|| not_found(tab))?;
+            (page, session.contexts.remove(&n))
+        };
+        self.forget_tab(n);
+        // Target.closeTarget, not Page.close: a page's beforeunload handler must
+        // not keep the tab open (nor wait for a dialog nobody answers).
+        let closed = {
+            use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
+            let guard = self.session_in(slot).await?;
+            match guard.as_ref() {
+                Some(s) => {
+                    bounded(10_000, "closing the tab", async {
+                        s.browser
+                            .execute(CloseTargetParams::new(page.target_id().clone()))
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| cdp_error("cannot close the tab", e))
+                    })
+                    .await
+                }
+                None => Ok(()),
+            }
+        };
+        if let Some(context) = context {
+            let guard = self.session_in(slot).await?;
+            if let Some(session) = guard.as_ref() {
+                let _ = session.browser.dispose_browser_context(context).await;
+            }
+        }
+        closed
+    }
+
+    /// Navigate and wait for the load event.
+    pub async fn navigate(
+        &self,
+        tab: Option<&str>,
+        url: &str,
+        timeout_ms: u32,
+    ) -> Result<TabInfo, ToolError> {
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            let started = std::time::Instant::now();
+            self.reset_network(n);
+            bounded(timeout_ms, "navigation", async {
+                page.goto(url).await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
+                        .with("url", url)
+                })?;
+                Ok(())
+            })
+            .await?;
+            let loaded = started.elapsed();
+            // 50 ms of quiet: requests a load handler starts (fetches, scripts) reach us
+            // on their own event stream, a moment after the load event.
+            let quiet = self.network_quiet(n, 50, 3_000).await;
+            tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
+            Ok(self.info(n, &page).await)
+        })
+        .await
+    }
+
+    /// Back (-1) or forward (+1).
+    pub async fn history(
+        &self,
+        tab: Option<&str>,
+        delta: i32,
+        timeout_ms: u32,
+    ) -> Result<TabInfo, ToolError> {
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            bounded(timeout_ms, "history navigation", async {
+                let h = page
+                    .execute(GetNavigationHistoryParams::default())
+                    .await
+                    .map_err(|e| cdp_error("cannot read the history", e))?;
+                let target = h.result.current_index + i64::from(delta);
+                let Some(entry) =
+                    usize::try_from(target).ok().and_then(|i| h.result.entries.get(i))
+                else {
+                    let dir = if delta < 0 { "back" } else { "forward" };
+                    return Err(ToolError::new(
+                        codes::NAVIGATION_FAILED,
+                        format!("there is no page to go {dir} to"),
+                    ));
+                };
+                let want = entry.url.clone();
+                page.execute(NavigateToHistoryEntryParams::new(entry.id))
+                    .await
+                    .map_err(|e| cdp_error("cannot navigate the history", e))?;
+                // A history step may be served from the back/forward cache without a
+                // fresh load event: wait until the tab shows the entry, fully loaded.
+                loop {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    if url == want && self.loaded(&page).await {
+                        return Ok(());
+                    }
+                    tokio::time::sleep(Duration::from_millis(15)).await;
+                }
+            })
+            .await?;
+            Ok(self.info(n, &page).await)
+        })
+        .await
+    }
+
+    /// Reload and wait for the load event.
+    pub async fn reload(&self, tab: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            bounded(timeout_ms, "reload", async {
+                page.reload().await.map_err(|e| {
+                    ToolError::new(codes::NAVIGATION_FAILED, format!("reload failed: {e}"))
+                })?;
+                Ok(())
+            })
+            .await?;
+            Ok(self.info(n, &page).await)
+        })
+        .await
+    }
+
+    /// Evaluate an expression; the value as JSON (promises awaited).
+    pub async fn evaluate(
+        &self,
+        tab: Option<&str>,
+        expression: &str,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            bounded(timeout_ms, "script", self.eval(&page, expression, true)).await
+        })
+        .await
+    }
+
+    /// A screenshot: the viewport, the full page, or `clip` (x, y, width, height
+    /// in CSS pixels of the page).
+    pub async fn screenshot(
+        &self,
+        tab: Option<&str>,
+        full_page: bool,
+        jpeg_quality: Option<u8>,
+        clip: Option<[f64; 4]>,
+    ) -> Result<Vec<u8>, ToolError> {
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            let mut b = ScreenshotParams::builder().full_page(full_page);
+            if let Some([x, y, width, height]) = clip {
+                if !(width > 0.0 && height > 0.0 && x.is_finite() && y.is_finite())
+                    || width > 16_384.0
+                    || height > 16_384.0
+                {
+                    return Err(ToolError::invalid_argument(
+                        "clip",
+                        "clip needs finite x, y and a width and height between 1 and 16384",
+                    ));
+                }
+                b = b.clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                    x,
+                    y,
+                    width,
+                    height,
+                    scale: 1.0,
+                });
+            }
+            b = match jpeg_quality {
+                Some(q) => {
+                    b.format(CaptureScreenshotFormat::Jpeg).quality(i64::from(q.clamp(1, 100)))
+                }
+                None => b.format(CaptureScreenshotFormat::Png),
+            };
+            bounded(30_000, "screenshot", async {
+                page.screenshot(b.build()).await.map_err(|e| cdp_error("screenshot failed", e))
+            })
+            .await
+        })
+        .await
+    }
+
+    /// The tab `tab` (or the current tab) if a browser is running and has it;
+    /// never launches a browser or opens a tab.
+    pub async fn peek_tab(&self, tab: Option<&str>) -> Option<TabInfo> {
+        let wanted = match tab {
+            Some(t) => Some(parse_tab(t).ok()?),
+            None => None,
+        };
+        let who = owner();
+        let (n, page) = {
+            let guard = match wanted {
+                Some(n) => self.slot(self.slot_of_tab(n)).session.lock().await,
+                None => self.home_guard().await,
+            };
+            let s = guard.as_ref()?;
+            if !s.alive.load(Ordering::Relaxed) {
+                return None;
+            }
+            let n = wanted.or_else(|| s.current.get(&who).copied())?;
+            (n, self.visible_page(s, n, &who)?)
+        };
+        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page)).await.ok()
+    }
+
+    /// A small JPEG of the tab's viewport (half scale), for recordings.
+    pub async fn thumbnail(&self, tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            let view = bounded(
+                2_000,
+                "measuring the viewport",
+                self.eval(&page, "[scrollX, scrollY, innerWidth, innerHeight]", true),
+            )
+            .await?;
+            let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+            let (w, h) = (num(2), num(3));
+            if !(w >= 1.0 && h >= 1.0) {
+                return Err(ToolError::new(codes::JS_ERROR, "the page has no viewport"));
+            }
+            let params = ScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Jpeg)
+                .quality(50)
+                .clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                    x: num(0),
+                    y: num(1),
+                    width: w.min(4096.0),
+                    height: h.min(4096.0),
+                    scale: 0.5,
+                })
+                .build();
+            bounded(10_000, "screenshot", async {
+                page.screenshot(params).await.map_err(|e| cdp_error("screenshot failed", e))
+            })
+            .await
+        })
+        .await
+    }
+
+    /// The owner of tab `n` (`None`: a shared tab).
+    fn owner_of(&self, n: u64) -> Owner {
+        self.inner.events.owner_of(n)
+    }
+
+    /// Tab `n`'s page if `who` may see it.
+    fn visible_page(&self, s: &Session, n: u64, who: &Owner) -> Option<Page> {
+        s.tabs.get(&n).filter(|_| self.owner_of(n) == *who).cloned()
+    }
+
+    /// Register `page` as a tab of `who`; its number.
+    fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
+        let n = self.inner.next_tab.fetch_add(1, Ordering::Relaxed);
+        s.add_tab(n, page);
+        lock(&self.inner.tab_slots).insert(n, s.slot);
+        self.inner.events.set_owner(n, who);
+        n
+    }
+
+    /// Unregister tab `n`; its owner's current tab moves to the owner's newest.
+    fn drop_tab(&self, s: &mut Session, n: u64) -> Option<Page> {
+        let page = s.tabs.remove(&n)?;
+        s.front = None;
+        let who = self.owner_of(n);
+        if s.current.get(&who) == Some(&n) {
+            match s.tabs.keys().rev().find(|m| self.owner_of(**m) == who) {
+                Some(m) => s.current.insert(who, *m),
+                None => s.current.remove(&who),
+            };
+        }
+        Some(page)
+    }
+
+    /// A new page in a window of its own, in `who`'s browser context (created on
+    /// first use; `None`: the default context).
+    async fn open_page(
+        &self,
+        s: &mut Session,
+        who: &Owner,
+        url: &str,
+    ) -> Result<Page, chromiumoxide::error::CdpError> {
+        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let mut params = own_window(url);
+        if let Some(o) = who {
+            let context = match s.owner_contexts.get(o) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = s
+                        .browser
+                        .create_browser_context(CreateBrowserContextParams::default())
+                        .await?;
+                    self.allow_downloads(&s.browser, Some(c.clone())).await;
+                    s.owner_contexts.insert(o.clone(), c.clone());
+                    c
+                }
+            };
+            params.browser_context_id = Some(context);
+        }
+        s.browser.new_page(params).await
+    }
+
+    /// Close every tab of `owner` and its browser contexts, in every browser of
+    /// the pool (an MCP session ended).
+    pub async fn release_owner(&self, owner: &str) {
+        let who: Owner = Some(owner.into());
+        self.unplace(&who);
+        for slot in 0..self.pool_size() {
+            let mut guard = self.slot(slot).session.lock().await;
+            let Some(s) = guard.as_mut() else { continue };
+            let mine: Vec<u64> =
+                s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
+            let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
+            for n in mine {
+                self.drop_tab(s, n);
+                contexts.extend(s.contexts.remove(&n));
+                self.forget_tab(n);
+            }
+            s.current.remove(&who);
+            // Disposing a context closes its pages (popups and crawl workers included).
+            for c in contexts {
+                let dispose = s.browser.dispose_browser_context(c);
+                let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
+            }
+        }
+        self.inner
+            .fetchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(o, _, _), _| o.as_deref() != Some(owner));
+        tracing::debug!(owner, "released an owner's tabs");
+    }
+
+    /// Where evidence bundles are written.
+    pub fn evidence_dir(&self) -> Option<PathBuf> {
+        self.inner.options.evidence_dir.clone()
+    }
+
+    /// The browser's executable (managed mode; `None` when attaching to
+    /// endpoints), or why there is none.
+    pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {
+        if !self.inner.options.endpoints.is_empty() {
+            return Ok(None);
+        }
+        self.find_executable().map(Some)
+    }
+
+    /// Start (or reach) the browser and ask its product and version, e.g.
+    /// `HeadlessChrome/131.0.6778.85`.
+    pub async fn version(&self) -> Result<String, ToolError> {
+        let guard = self.session().await?;
+        let s = guard
+            .as_ref()
+            .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        bounded(10_000, "asking the browser's version", async {
+            s.browser
+                .version()
+                .await
+                .map(|v| v.product)
+                .map_err(|e| cdp_error("cannot ask the browser's version", e))
+        })
+        .await
+    }
+
+    /// Close the browser (managed mode) or disconnect (attach mode).
+    pub async fn shutdown(&self) {
+        self.inner.closing.store(true, Ordering::Relaxed);
+        for slot in &self.inner.slots {
+            let session = slot.session.lock().await.take();
+            *lock(&slot.live) = None;
+            let Some(mut s) = session else { continue };
+            if let Some(g) = s.grid.take() {
+                g.end().await;
+            } else if slot.endpoint.is_none() {
+                let _ = s.browser.close().await;
+                let _ = s.browser.wait().await;
+            }
+        }
+        if let Some(run_dir) = &self.inner.options.run_dir {
+            lifeline::remove_record(run_dir);
+        }
+    }
+}
+
+/// A CDP command by name, for the `cdp` interface.
+#[derive(Debug, Clone)]
+struct RawCommand {
+    method: chromiumoxide::types::MethodId,
+    params: Value,
+}
+
+impl serde::Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl chromiumoxide::Method for RawCommand {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        self.method.clone()
+    }
+}
+
+impl chromiumoxide::Command for RawCommand {
+    type Response = Value;
+}
+
+/// Send a CDP command by name to a page (bounded by 30 s).
+pub(crate) async fn raw_command(
+    page: &Page,
+    method: &str,
+    params: Value,
+) -> Result<Value, ToolError> {
+    let cmd = RawCommand { method: method.to_owned().into(), params };
+    bounded(30_000, method, async {
+        page.execute(cmd).await.map(|r| r.result.clone()).map_err(|e| cdp_error(method, e))
+    })
+    .await
+}
+
+/// Attach to a running browser (`--cdp-endpoint`): its websocket found (bounded;
+/// a Selenium Grid starts a session for it), then the connection opened
+/// (bounded: a grid may queue it).
+async fn attach(
+    endpoint: &Endpoint,
+    alive: &Arc<AtomicBool>,
+) -> Result<(Browser, chromiumoxide::Handler, Option<grid::GridSession>), ToolError> {
+    const LIMIT: Duration = Duration::from_secs(15);
+    let fail = |why: String| {
+        // A grid at its limit (browserless past CONCURRENT + QUEUED) says 429.
+        let full = if why.contains("429") {
+            " (the endpoint has all the sessions it takes: it is full)"
+        } else {
+            ""
+        };
+        ToolError::new(
+            codes::BROWSER_UNAVAILABLE,
+            format!(
+                "cannot attach to the browser at {}: {}{full}",
+                endpoint.redacted(),
+                endpoint.scrub(&why)
+            ),
+        )
+    };
+    let found = async {
+        if endpoint.is_grid() {
+            grid::new_session(endpoint, alive.clone()).await.map(|(ws, g)| (ws, Some(g)))
+        } else {
+            pool::websocket_url(endpoint).await.map(|ws| (ws, None))
+        }
+    };
+    let (ws, grid) = tokio::time::timeout(LIMIT, found)
+        .await
+        .map_err(|_| fail("it did not answer within 15 s".into()))?
+        .map_err(fail)?;
+    let config =
+        chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
+    let connected = tokio::time::timeout(LIMIT, Browser::connect_with_config(ws, config))
+        .await
+        .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))
+        .and_then(|r| r.map_err(|e| fail(e.to_string())));
+    match connected {
+        Ok((b, h)) => Ok((b, h, grid)),
+        Err(e) => {
+            if let Some(g) = grid {
+                g.end().await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Lock a std mutex, whatever a panicking holder left.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

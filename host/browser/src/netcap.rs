@@ -1,0 +1,441 @@
+//! Network capture per tab (`network_capture`), throttling presets (`network`)
+//! and evidence bundles (`oc_evidence_bundle`): host-side page-ops, fed by the
+//! tab's CDP network events (see `watch_tab`).
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
+use serde_json::{Map, Value, json};
+
+use super::{BrowserManager, bounded, cdp_error, raw_command};
+use ochre_protocol::ToolError;
+
+/// Console and network activity of one tab.
+#[derive(Default)]
+pub(crate) struct TabWatch {
+    pub(super) console: std::sync::Mutex<VecDeque<Value>>,
+    pub(super) dropped: std::sync::atomic::AtomicU64,
+    pub(super) net: std::sync::Mutex<Net>,
+    pub(super) capture: std::sync::Mutex<Capture>,
+    /// The last console fence the tab's console listener has seen.
+    pub(super) console_fence: std::sync::Mutex<u64>,
+    /// Told when a console fence passes.
+    pub(super) fence_passed: tokio::sync::Notify,
+    /// The action being watched (`watch` page op): when it began and how many
+    /// requests the tab had started by then.
+    pub(super) action: std::sync::Mutex<Option<(Instant, u64)>>,
+}
+
+#[derive(Default)]
+pub(super) struct Net {
+    /// Request id -> (start, URL).
+    pub(super) inflight: HashMap<String, (Instant, String)>,
+    /// Requests whose end was seen before their start: each event type arrives on
+    /// its own stream, so the order between them is not kept.
+    pub(super) ended_early: HashMap<String, Instant>,
+    pub(super) last_change: Option<Instant>,
+    /// Requests started so far (those that count for quiet).
+    pub(super) started: u64,
+    /// When a websocket frame was last received, and last sent.
+    pub(super) ws_received: Option<Instant>,
+    pub(super) ws_sent: Option<Instant>,
+    /// `ws_received` when the action being watched began.
+    pub(super) ws_at_action: Option<Instant>,
+}
+
+/// Requests kept per capture; older ones are dropped (and counted).
+const CAPTURE_CAP: usize = 2000;
+/// Longest response body returned, per request, in bytes.
+const BODY_CAP: usize = 32 * 1024;
+/// Most body bytes in one `get`.
+const BODIES_TOTAL_CAP: usize = 2 << 20;
+
+/// One captured request.
+#[derive(Debug, Default, Clone)]
+struct Entry {
+    seq: u64,
+    url: Option<String>,
+    method: Option<String>,
+    resource_type: Option<String>,
+    started: Option<Instant>,
+    status: Option<i64>,
+    mime_type: Option<String>,
+    duration_ms: Option<u64>,
+    encoded_bytes: Option<f64>,
+    failed: Option<String>,
+    from_cache: bool,
+}
+
+/// The capture of one tab.
+#[derive(Debug, Default)]
+pub(crate) struct Capture {
+    active: bool,
+    entries: HashMap<String, Entry>,
+    next: u64,
+    dropped: u64,
+}
+
+impl Capture {
+    fn entry(&mut self, id: &str) -> Option<&mut Entry> {
+        if !self.active {
+            return None;
+        }
+        if !self.entries.contains_key(id) {
+            if self.entries.len() >= CAPTURE_CAP
+                && let Some(oldest) =
+                    self.entries.iter().min_by_key(|(_, e)| e.seq).map(|(k, _)| k.clone())
+            {
+                self.entries.remove(&oldest);
+                self.dropped += 1;
+            }
+            self.next += 1;
+            let seq = self.next;
+            self.entries.insert(id.to_owned(), Entry { seq, ..Entry::default() });
+        }
+        self.entries.get_mut(id)
+    }
+}
+
+impl TabWatch {
+    fn cap(&self) -> std::sync::MutexGuard<'_, Capture> {
+        self.capture.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn cap_request(&self, id: &str, url: &str, method: &str, kind: Option<String>) {
+        if let Some(e) = self.cap().entry(id) {
+            e.url = Some(url.chars().take(2000).collect());
+            e.method = Some(method.to_owned());
+            e.resource_type = kind;
+            e.started.get_or_insert_with(Instant::now);
+        }
+    }
+
+    pub(super) fn cap_response(&self, id: &str, status: i64, mime: &str, url: &str) {
+        if let Some(e) = self.cap().entry(id) {
+            e.status = Some(status);
+            e.mime_type = Some(mime.to_owned());
+            if e.url.is_none() {
+                e.url = Some(url.chars().take(2000).collect());
+            }
+            e.started.get_or_insert_with(Instant::now);
+        }
+    }
+
+    pub(super) fn cap_finished(&self, id: &str, encoded: Option<f64>, failed: Option<String>) {
+        if let Some(e) = self.cap().entry(id) {
+            e.encoded_bytes = encoded;
+            e.failed = failed;
+            e.duration_ms = e.started.map(|t| t.elapsed().as_millis() as u64);
+        }
+    }
+
+    pub(super) fn cap_cached(&self, id: &str) {
+        if let Some(e) = self.cap().entry(id) {
+            e.from_cache = true;
+        }
+    }
+}
+
+fn entry_json(id: &str, e: &Entry) -> Value {
+    let mut o = Map::new();
+    o.insert("requestId".into(), json!(id));
+    o.insert("url".into(), json!(e.url));
+    o.insert("method".into(), json!(e.method));
+    o.insert("type".into(), json!(e.resource_type));
+    o.insert("status".into(), json!(e.status));
+    o.insert("mimeType".into(), json!(e.mime_type));
+    o.insert("durationMs".into(), json!(e.duration_ms));
+    o.insert("encodedBytes".into(), json!(e.encoded_bytes));
+    if let Some(f) = &e.failed {
+        o.insert("failed".into(), json!(f));
+    }
+    if e.from_cache {
+        o.insert("fromCache".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
+/// Throttling presets: (offline, latency ms, download B/s, upload B/s); -1 is
+/// no limit. The 3G values are Chrome DevTools' presets.
+fn preset(name: &str) -> Option<(bool, f64, f64, f64)> {
+    Some(match name {
+        "offline" => (true, 0.0, 0.0, 0.0),
+        "slow-3g" => (false, 2000.0, 50_000.0, 50_000.0),
+        "fast-3g" => (false, 562.5, 180_000.0, 84_375.0),
+        "4g" => (false, 60.0, 2_500_000.0, 1_250_000.0),
+        "no-throttling" | "none" => (false, 0.0, -1.0, -1.0),
+        _ => return None,
+    })
+}
+
+impl BrowserManager {
+    /// `network_capture` {action: start|stop|get|clear, include_bodies, limit}.
+    pub(super) async fn network_capture(
+        &self,
+        w: Option<std::sync::Arc<TabWatch>>,
+        page: &Page,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
+        let Some(w) = w else {
+            return Err(ToolError::new(
+                super::codes::BROWSER_ERROR,
+                "this tab is not watched; open it with navigate or tabs_create",
+            ));
+        };
+        let action = args["action"].as_str().unwrap_or("get");
+        match action {
+            "start" => {
+                let mut c = w.cap();
+                *c = Capture { active: true, ..Capture::default() };
+                Ok(json!({"capturing": true}))
+            }
+            "stop" => {
+                let mut c = w.cap();
+                c.active = false;
+                Ok(json!({"capturing": false, "requests": c.entries.len()}))
+            }
+            "clear" => {
+                let mut c = w.cap();
+                let n = c.entries.len();
+                c.entries.clear();
+                c.dropped = 0;
+                Ok(json!({"cleared": n, "capturing": c.active}))
+            }
+            "get" => {
+                let limit =
+                    args["limit"].as_u64().unwrap_or(200).clamp(1, CAPTURE_CAP as u64) as usize;
+                let (mut list, total, dropped, capturing) = {
+                    let c = w.cap();
+                    let mut list: Vec<(String, Entry)> =
+                        c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
+                    list.sort_by_key(|(_, e)| e.seq);
+                    (list, c.entries.len(), c.dropped, c.active)
+                };
+                let skip = list.len().saturating_sub(limit);
+                list.drain(..skip);
+                let mut out = Vec::with_capacity(list.len());
+                let mut budget = BODIES_TOTAL_CAP;
+                for (id, e) in &list {
+                    let mut j = entry_json(id, e);
+                    if args["include_bodies"] == json!(true)
+                        && e.failed.is_none()
+                        && e.status.is_some()
+                        && budget > 0
+                    {
+                        match body(page, id).await {
+                            Ok((text, b64)) if b64 => {
+                                j["body"] = Value::Null;
+                                j["bodyOmitted"] =
+                                    json!(format!("binary, {} base64 chars", text.len()));
+                            }
+                            Ok((text, _)) => {
+                                let cap = BODY_CAP.min(budget);
+                                let mut cut = text.len().min(cap);
+                                while !text.is_char_boundary(cut) {
+                                    cut -= 1;
+                                }
+                                budget -= cut;
+                                if cut < text.len() {
+                                    j["bodyTruncated"] = json!(true);
+                                    j["bodyBytes"] = json!(text.len());
+                                }
+                                j["body"] = json!(&text[..cut]);
+                            }
+                            Err(e) => {
+                                j["bodyOmitted"] = json!(format!("not available: {}", e.message))
+                            }
+                        }
+                    }
+                    out.push(j);
+                }
+                Ok(
+                    json!({"capturing": capturing, "total": total, "dropped": dropped, "requests": out}),
+                )
+            }
+            other => Err(ToolError::invalid_argument(
+                "action",
+                format!("network_capture action {other:?} is not start, stop, get or clear"),
+            )),
+        }
+    }
+
+    /// `network_conditions` {preset}.
+    pub(super) async fn network_conditions(
+        &self,
+        page: &Page,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
+        let cpu = args.get("cpu_slowdown").and_then(Value::as_f64);
+        if let Some(c) = cpu
+            && !(1.0..=20.0).contains(&c)
+        {
+            return Err(ToolError::invalid_argument("cpuSlowdown", "cpuSlowdown is 1 to 20"));
+        }
+        let mut out = json!({});
+        if let Some(name) = args["preset"].as_str() {
+            let Some((offline, latency, down, up)) = preset(name) else {
+                return Err(ToolError::invalid_argument(
+                    "preset",
+                    format!(
+                        "unknown preset {name:?}: offline, slow-3g, fast-3g, 4g or no-throttling"
+                    ),
+                ));
+            };
+            raw_command(
+                page,
+                "Network.emulateNetworkConditions",
+                json!({"offline": offline, "latency": latency, "downloadThroughput": down, "uploadThroughput": up}),
+            )
+            .await?;
+            out = json!({"preset": name, "offline": offline, "latencyMs": latency, "downloadBps": down, "uploadBps": up});
+        }
+        if let Some(c) = cpu {
+            raw_command(page, "Emulation.setCPUThrottlingRate", json!({"rate": c})).await?;
+            out["cpuSlowdown"] = json!(c);
+        }
+        Ok(out)
+    }
+}
+
+async fn body(page: &Page, id: &str) -> Result<(String, bool), ToolError> {
+    let r = bounded(5_000, "Network.getResponseBody", async {
+        page.execute(GetResponseBodyParams::new(id.to_owned()))
+            .await
+            .map_err(|e| cdp_error("Network.getResponseBody", e))
+    })
+    .await?;
+    Ok((r.result.body.clone(), r.result.base64_encoded))
+}
+
+impl BrowserManager {
+    /// `evidence_bundle` {include: [dom, screenshot, network, console]}: writes
+    /// `<evidence dir>/<id>/` (each file atomically, `manifest.json` last) and
+    /// returns the manifest with the bundle's path.
+    pub(super) async fn evidence_bundle(
+        &self,
+        n: u64,
+        page: &Page,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
+        let Some(root) = self.inner.options.evidence_dir.clone() else {
+            return Err(ToolError::new(
+                super::codes::BROWSER_ERROR,
+                "no evidence dir is configured (BrowserOptions::evidence_dir)",
+            ));
+        };
+        let include = evidence_parts(args)?;
+        let now = std::time::SystemTime::now();
+        let id = bundle_id(now);
+        let dir = root.join(&id);
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            ToolError::new("STORAGE_FAILED", format!("cannot create {}: {e}", dir.display()))
+        })?;
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let title = page.get_title().await.ok().flatten().unwrap_or_default();
+        let mut files = Vec::new();
+        let mut write = |name: &str, bytes: &[u8]| -> Result<(), ToolError> {
+            ochre_protocol::fs::write_atomic(&dir.join(name), bytes).map_err(|e| {
+                ToolError::new("STORAGE_FAILED", format!("cannot write {name}: {e}"))
+            })?;
+            use sha2::Digest;
+            let sum = sha2::Sha256::digest(bytes);
+            files.push(json!({"name": name, "bytes": bytes.len(), "sha256": data_encoding::HEXLOWER.encode(&sum)}));
+            Ok(())
+        };
+        for what in &include {
+            let (name, bytes) = self.evidence_part(n, page, what).await?;
+            write(name, &bytes)?;
+        }
+        let manifest = json!({
+            "bundle_id": id,
+            "path": std::path::absolute(&dir).unwrap_or(dir.clone()).display().to_string(),
+            "tabId": super::tab_id(n),
+            "url": url,
+            "title": title,
+            "created_at": humantime::format_rfc3339_millis(now).to_string(),
+            "files": files,
+        });
+        ochre_protocol::fs::write_atomic(
+            &dir.join("manifest.json"),
+            &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+        )
+        .map_err(|e| {
+            ToolError::new("STORAGE_FAILED", format!("cannot write manifest.json: {e}"))
+        })?;
+        Ok(manifest)
+    }
+
+    /// One part of an evidence bundle: its file name and bytes.
+    async fn evidence_part(
+        &self,
+        n: u64,
+        page: &Page,
+        what: &str,
+    ) -> Result<(&'static str, Vec<u8>), ToolError> {
+        Ok(match what {
+            "dom" => {
+                let html = bounded(10_000, "reading the DOM", async {
+                    page.content().await.map_err(|e| cdp_error("reading the DOM", e))
+                })
+                .await?;
+                ("dom.html", html.into_bytes())
+            }
+            "screenshot" => {
+                let png = self.screenshot(Some(&super::tab_id(n)), false, None, None).await?;
+                ("screenshot.png", png)
+            }
+            "network" => {
+                let net = self
+                    .network_capture(
+                        self.tab_watch(n),
+                        page,
+                        &json!({"action": "get", "limit": 2000}),
+                    )
+                    .await?;
+                ("network.json", serde_json::to_vec_pretty(&net).unwrap_or_default())
+            }
+            _ => {
+                let console = self.console_json(n, &json!({"limit": 1000}));
+                ("console.json", serde_json::to_vec_pretty(&console).unwrap_or_default())
+            }
+        })
+    }
+}
+
+/// The parts an evidence bundle asks for (`include`; default: all).
+fn evidence_parts(args: &Value) -> Result<Vec<String>, ToolError> {
+    let include: Vec<String> = match args["include"].as_array() {
+        Some(a) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        None => ["dom", "screenshot", "network", "console"].map(String::from).to_vec(),
+    };
+    if let Some(bad) =
+        include.iter().find(|i| !matches!(i.as_str(), "dom" | "screenshot" | "network" | "console"))
+    {
+        return Err(ToolError::invalid_argument(
+            "include",
+            format!("{bad:?} is not dom, screenshot, network or console"),
+        ));
+    }
+    Ok(include)
+}
+
+/// `ev-<date>-<time>-<6 hex>`.
+fn bundle_id(now: std::time::SystemTime) -> String {
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    let mut raw = [0u8; 3];
+    let _ = getrandom::fill(&mut raw);
+    format!(
+        "ev-{}-{}-{:02x}{:02x}{:02x}",
+        &stamp[..8.min(stamp.len())],
+        &stamp[8.min(stamp.len())..],
+        raw[0],
+        raw[1],
+        raw[2]
+    )
+}

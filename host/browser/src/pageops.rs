@@ -1,0 +1,2071 @@
+//! Page operations for the `browser` interface: the page library (`page.js`, one
+//! injected function that walks the DOM — far faster and smaller than
+//! `Accessibility.getFullAXTree` on big pages), the ref registry, trusted input,
+//! file inputs, and per-tab console and network activity.
+//!
+//! Refs: the page library remembers the elements it gave a number to, per
+//! document; the host remembers which numbers were given out in which document
+//! (a random token per document) on which tab, and hands the page the expected
+//! token of every ref it passes in. A ref of an older document, or of an element
+//! since removed, is `STALE_REF`; a number never given out on the tab is
+//! `REF_NOT_FOUND`. Numbers keep growing across documents of a tab, so an old ref
+//! can never silently name a new element.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
+};
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
+    EventResponseReceived, EventWebSocketFrameReceived, EventWebSocketFrameSent, ResourceType,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::frames::Doc;
+use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
+use super::netcap::TabWatch;
+use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
+use ochre_protocol::ToolError;
+
+/// Installed in every document of a tab before the page's own scripts: remembers
+/// (in a WeakSet the page library reads) the elements that get a click-like
+/// listener, so that clickable elements without a semantic role get refs, and
+/// the short texts that change by themselves (its `tick` map). The
+/// page sees `addEventListener` behave and read exactly as before: same name and
+/// length, and `Function.prototype.toString` (which it wraps to that end, itself
+/// reading as native) gives the native source for both.
+const CLICK_TRACKER: &str = r#"(() => {
+  if (window.__ochre_clk) return;
+  const seen = new WeakSet();
+  Object.defineProperty(window, '__ochre_clk', { value: seen, enumerable: false });
+  const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
+  const proto = EventTarget.prototype;
+  const add = proto.addEventListener;
+  const wrapped = { addEventListener(type, listener) {
+    if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
+    return Reflect.apply(add, this, arguments);
+  } }.addEventListener;
+  const source = Function.prototype.toString;
+  const natives = new WeakMap([[wrapped, add]]);
+  const toString = { toString() { return Reflect.apply(source, natives.get(this) || this, []); } }.toString;
+  natives.set(toString, source);
+  Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  // Tickers: short texts the page changes by itself, again and again (a clock,
+  // a countdown), while no action is watched (`busy`): an action's answer does
+  // not count their changes as its own.
+  const tick = new WeakMap();
+  Object.defineProperty(seen, 'tick', { value: tick });
+  const changed = (r) => {
+    const p = r.type === 'characterData' ? r.target.parentElement : r.target;
+    return p && p.nodeType === 1 && (p.textContent || '').length <= 200 ? p : null;
+  };
+  const mo = new MutationObserver((recs) => {
+    if (seen.busy) return;
+    const now = Date.now();
+    for (let i = 0; i < recs.length && i < 50; i++) {
+      const p = changed(recs[i]);
+      if (!p) continue;
+      const t = tick.get(p);
+      if (!t || now - t.last > 10000) tick.set(p, { n: 1, last: now });
+      else if (now - t.last >= 90) { t.n++; t.last = now; }
+    }
+  });
+  mo.observe(document, { subtree: true, childList: true, characterData: true });
+  // What a setInterval callback changes is a ticker at once (a clock), even
+  // while an action is watched.
+  const every = window.setInterval;
+  const interval = { setInterval(...args) {
+    const f = args[0];
+    if (typeof f === 'function') args[0] = function () {
+      try { return Reflect.apply(f, this, arguments); } finally {
+        for (const r of mo.takeRecords().slice(0, 50)) { const p = changed(r); if (p) tick.set(p, { n: 3, last: Date.now() }); }
+      }
+    };
+    return Reflect.apply(every, this, args);
+  } }.setInterval;
+  natives.set(interval, every);
+  Object.defineProperty(window, 'setInterval', Object.assign(Object.getOwnPropertyDescriptor(window, 'setInterval') || { writable: true, configurable: true, enumerable: true }, { value: interval }));
+})()"#;
+
+/// Console messages kept per tab.
+const CONSOLE_CAP: usize = 1000;
+/// Longest console message kept, in chars.
+const CONSOLE_TEXT_MAX: usize = 2000;
+/// Requests in flight longer than this (long polls) do not hold up a quiet wait.
+const LONG_REQUEST: Duration = Duration::from_millis(1000);
+/// A websocket that brought a frame this shortly before an action is busy on its
+/// own: its frames are not the action's answer.
+const WS_BUSY: Duration = Duration::from_millis(500);
+/// How long an action's answer over a websocket may take to begin, and the pause
+/// in its frames that ends it.
+const WS_FIRST: Duration = Duration::from_millis(500);
+const WS_PAUSE: Duration = Duration::from_millis(250);
+
+/// Which ref numbers belong to which document of a tab.
+#[derive(Debug)]
+pub(crate) struct TabRefs {
+    next: u64,
+    /// (first, end exclusive, document token, cross-site frame or None)
+    ranges: Vec<(u64, u64, String, Option<String>)>,
+    /// The tab's cross-site frames seen so far: frame -> the frame holding it
+    /// (None: the tab's page).
+    pub(super) frames: HashMap<String, Option<String>>,
+}
+
+impl Default for TabRefs {
+    fn default() -> Self {
+        Self { next: 1, ranges: Vec::new(), frames: HashMap::new() }
+    }
+}
+
+impl TabRefs {
+    /// The document token of ref `n` and the frame it lives in.
+    fn token_of(&self, n: u64) -> Option<(&str, Option<&str>)> {
+        self.ranges
+            .iter()
+            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&n))
+            .map(|(_, _, t, f)| (t.as_str(), f.as_deref()))
+    }
+
+    /// The frame whose document has this token (None: the tab's page or unknown).
+    fn frame_of_token(&self, token: &str) -> Option<&str> {
+        self.ranges.iter().rev().find(|r| r.2 == token).and_then(|r| r.3.as_deref())
+    }
+
+    /// The cross-site frames that gave out refs.
+    pub(super) fn frames_with_refs(&self) -> HashSet<String> {
+        self.ranges.iter().filter_map(|r| r.3.clone()).collect()
+    }
+
+    fn record(&mut self, lo: u64, hi: u64, token: &str, frame: Option<&str>) {
+        if hi > lo {
+            match self.ranges.last_mut() {
+                Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
+                _ => self.ranges.push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
+            }
+        }
+        self.next = self.next.max(hi);
+    }
+}
+
+impl TabWatch {
+    fn push_console(&self, level: &str, text: String) {
+        let text: String = text.chars().take(CONSOLE_TEXT_MAX).collect();
+        let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let mut q = lock(&self.console);
+        if q.len() >= CONSOLE_CAP {
+            q.pop_front();
+            self.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        q.push_back(json!({"level": level, "text": text, "time": ts}));
+    }
+
+    fn net_start(&self, id: String, url: &str) {
+        let mut n = lock(&self.net);
+        n.started += 1;
+        if n.ended_early.remove(&id).is_some() {
+            return;
+        }
+        n.inflight.insert(id, (Instant::now(), url.chars().take(200).collect()));
+        n.last_change = Some(Instant::now());
+    }
+
+    /// A new document: requests of the old one no longer matter.
+    pub(super) fn net_reset(&self) {
+        let mut n = lock(&self.net);
+        n.inflight.clear();
+        n.ended_early.clear();
+        n.last_change = None;
+    }
+
+    fn net_end(&self, id: &str) {
+        let mut n = lock(&self.net);
+        if n.inflight.remove(id).is_some() {
+            n.last_change = Some(Instant::now());
+        } else {
+            // Ends of requests never started here (data: URLs, images, ...) are
+            // kept briefly in case their start is still on its way.
+            let now = Instant::now();
+            n.ended_early.retain(|_, t| now.duration_since(*t) < Duration::from_secs(10));
+            if n.ended_early.len() < 10_000 {
+                n.ended_early.insert(id.to_owned(), now);
+            }
+        }
+    }
+
+    /// From now on, requests count as the action's.
+    fn action_begins(&self) {
+        let started = {
+            let mut n = lock(&self.net);
+            n.ws_at_action = n.ws_received;
+            n.started
+        };
+        *lock(&self.action) = Some((Instant::now(), started));
+    }
+
+    /// Whether the action that began at `since` is answered over a websocket
+    /// (a notebook's output comes so): the page has one, it was not busy just
+    /// before (a chatty stream of prices is no answer), and the action sent a
+    /// request or a frame.
+    fn answer_by_socket(&self, since: Instant, requests: u64) -> bool {
+        let n = lock(&self.net);
+        let chatty = n.ws_at_action.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
+        let sent = n.ws_sent.is_some_and(|t| t >= since);
+        n.ws_received.is_some() && !chatty && (requests > 0 || sent)
+    }
+
+    /// When a websocket frame came after `since`, the last one.
+    fn socket_frame_after(&self, since: Instant) -> Option<Instant> {
+        lock(&self.net).ws_received.filter(|t| *t >= since)
+    }
+
+    /// The requests an action started (see [`Self::action_begins`]): how many,
+    /// and the URLs of those still in flight.
+    fn action_requests(&self, since: (Instant, u64)) -> (u64, Vec<String>) {
+        let n = lock(&self.net);
+        let pending = n
+            .inflight
+            .values()
+            .filter(|(t, _)| *t >= since.0)
+            .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
+            .collect();
+        (n.started.saturating_sub(since.1), pending)
+    }
+
+    /// Whether no (short) request is in flight and none ended within `quiet`.
+    /// No short request in flight, and none started or ended for `quiet` (counted
+    /// from `floor` at the earliest).
+    fn quiet(&self, quiet: Duration, floor: Instant) -> bool {
+        let n = lock(&self.net);
+        let busy = n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST);
+        let since = n.last_change.map_or(floor, |t| t.max(floor));
+        !busy && since.elapsed() >= quiet
+    }
+}
+
+/// A trusted input event (see the WIT `input-event`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// Move the mouse to (x, y).
+    MouseMove((f64, f64, u32)),
+    /// Press the left button at (x, y) with a click count.
+    MouseDown((f64, f64, u32)),
+    /// Release the left button at (x, y) with a click count.
+    MouseUp((f64, f64, u32)),
+    /// Press and release a named key.
+    Key(String),
+    /// Insert text.
+    Text(String),
+}
+
+/// One key of a chord: CDP's `key`, `code`, Windows virtual key code and the text
+/// it types (none for keys that type nothing).
+#[derive(Debug, Clone, PartialEq)]
+struct KeyDef {
+    key: String,
+    code: String,
+    vk: i64,
+    text: Option<String>,
+}
+
+/// Modifier keys: (names, CDP modifier bit, key, code, virtual key code).
+const MODIFIERS: &[(&[&str], i64, &str, &str, i64)] = &[
+    (&["alt", "option"], 1, "Alt", "AltLeft", 18),
+    (&["control", "ctrl"], 2, "Control", "ControlLeft", 17),
+    (&["meta", "cmd", "command", "super"], 4, "Meta", "MetaLeft", 91),
+    (&["shift"], 8, "Shift", "ShiftLeft", 16),
+];
+
+const KEY_HELP: &str = "use a key name (Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Insert, F1-F12), one character, or a chord like Control+a or Shift+Tab";
+
+fn key_def(name: &str) -> Result<KeyDef, ToolError> {
+    let def = |key: &str, code: &str, vk: i64, text: Option<&str>| KeyDef {
+        key: key.to_owned(),
+        code: code.to_owned(),
+        vk,
+        text: text.map(str::to_owned),
+    };
+    let lower = name.to_ascii_lowercase();
+    let named = match lower.as_str() {
+        "enter" | "return" => Some(def("Enter", "Enter", 13, Some("\r"))),
+        "tab" => Some(def("Tab", "Tab", 9, None)),
+        "escape" | "esc" => Some(def("Escape", "Escape", 27, None)),
+        "backspace" => Some(def("Backspace", "Backspace", 8, None)),
+        "delete" | "del" => Some(def("Delete", "Delete", 46, None)),
+        "insert" => Some(def("Insert", "Insert", 45, None)),
+        "space" => Some(def(" ", "Space", 32, Some(" "))),
+        "arrowup" | "up" => Some(def("ArrowUp", "ArrowUp", 38, None)),
+        "arrowdown" | "down" => Some(def("ArrowDown", "ArrowDown", 40, None)),
+        "arrowleft" | "left" => Some(def("ArrowLeft", "ArrowLeft", 37, None)),
+        "arrowright" | "right" => Some(def("ArrowRight", "ArrowRight", 39, None)),
+        "home" => Some(def("Home", "Home", 36, None)),
+        "end" => Some(def("End", "End", 35, None)),
+        "pageup" => Some(def("PageUp", "PageUp", 33, None)),
+        "pagedown" => Some(def("PageDown", "PageDown", 34, None)),
+        _ => None,
+    };
+    if let Some(d) = named {
+        return Ok(d);
+    }
+    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<i64>().ok())
+        && (1..=12).contains(&n)
+    {
+        let k = format!("F{n}");
+        return Ok(def(&k, &k, 111 + n, None));
+    }
+    if let Some((_, _, key, code, vk)) = MODIFIERS.iter().find(|m| m.0.contains(&lower.as_str())) {
+        return Ok(def(key, code, *vk, None));
+    }
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => {
+            let up = c.to_ascii_uppercase();
+            let vk = if up.is_ascii_alphanumeric() {
+                i64::from(up as u8)
+            } else if c == ' ' {
+                32
+            } else {
+                0
+            };
+            let code = if c.is_ascii_alphabetic() {
+                format!("Key{up}")
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else if c == ' ' {
+                "Space".into()
+            } else {
+                String::new()
+            };
+            Ok(KeyDef { key: c.to_string(), code, vk, text: Some(c.to_string()) })
+        }
+        _ => Err(ToolError::invalid_argument("key", format!("unknown key {name:?}: {KEY_HELP}"))),
+    }
+}
+
+/// A key or chord (`Control+Shift+ArrowLeft`, `Shift+Tab`, `+`, `Control++`):
+/// the modifiers (bit, key) and the main key.
+fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
+    if chord.is_empty() || chord.len() > 64 {
+        return Err(ToolError::invalid_argument(
+            "key",
+            format!("key must be 1-64 characters: {KEY_HELP}"),
+        ));
+    }
+    let (mods, main) = match chord.strip_suffix("++") {
+        Some(rest) => (rest, "+"),
+        None if chord == "+" => ("", "+"),
+        None => match chord.rsplit_once('+') {
+            Some((m, k)) => (m, k),
+            None => ("", chord),
+        },
+    };
+    let mut out = Vec::new();
+    for m in mods.split('+').filter(|m| !m.is_empty()) {
+        let lower = m.to_ascii_lowercase();
+        let Some((_, bit, key, code, vk)) =
+            MODIFIERS.iter().find(|x| x.0.contains(&lower.as_str()))
+        else {
+            return Err(ToolError::invalid_argument(
+                "key",
+                format!(
+                    "{m:?} in {chord:?} is not a modifier (Control, Shift, Alt, Meta): {KEY_HELP}"
+                ),
+            ));
+        };
+        out.push((
+            *bit,
+            KeyDef { key: (*key).to_owned(), code: (*code).to_owned(), vk: *vk, text: None },
+        ));
+    }
+    Ok((out, key_def(main)?))
+}
+
+/// The CDP key events of a key or chord, in order.
+fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
+    let (mods, main) = parse_chord(chord)?;
+    let mut events = Vec::new();
+    let mut bits = 0;
+    for (bit, m) in &mods {
+        bits |= bit;
+        events.push(json!({"type": "rawKeyDown", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    // With Control, Alt or Meta held a key types nothing (it is a shortcut);
+    // Shift types the shifted character.
+    let text = match &main.text {
+        Some(_) if bits & 7 != 0 => None,
+        Some(t) if bits & 8 != 0 => Some(t.to_uppercase()),
+        other => other.clone(),
+    };
+    let key = match &text {
+        Some(t) if t.chars().count() == 1 && main.key.chars().count() == 1 => t.clone(),
+        _ => main.key.clone(),
+    };
+    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits});
+    if let Some(t) = &text {
+        down["text"] = json!(t);
+        down["unmodifiedText"] = json!(t);
+    }
+    events.push(down);
+    events.push(json!({"type": "keyUp", "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits}));
+    for (bit, m) in mods.iter().rev() {
+        bits &= !bit;
+        events.push(json!({"type": "keyUp", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    Ok(events)
+}
+
+/// A native drag in progress: Chromium hands the drag to us
+/// (`Input.setInterceptDrags`) and we play its events at the pointer.
+struct DragSession {
+    events: chromiumoxide::listeners::EventStream<
+        chromiumoxide::cdp::browser_protocol::input::EventDragIntercepted,
+    >,
+    /// The drag's data, once the page started a drag.
+    data: Option<Value>,
+    entered: bool,
+}
+
+impl DragSession {
+    async fn start(page: &Page) -> Option<Self> {
+        use chromiumoxide::cdp::browser_protocol::input::{
+            EventDragIntercepted, SetInterceptDragsParams,
+        };
+        let events = page.event_listener::<EventDragIntercepted>().await.ok()?;
+        page.execute(SetInterceptDragsParams::new(true)).await.ok()?;
+        Some(Self { events, data: None, entered: false })
+    }
+
+    /// Whether the last move started a drag (the interception comes a moment
+    /// after the move).
+    async fn poll(&mut self) {
+        if self.data.is_some() {
+            return;
+        }
+        if let Ok(Some(ev)) =
+            tokio::time::timeout(Duration::from_millis(30), self.events.next()).await
+        {
+            self.data = serde_json::to_value(&ev.data).ok();
+        }
+    }
+
+    async fn dispatch(&self, page: &Page, kind: &str, x: f64, y: f64) -> Result<(), ToolError> {
+        use chromiumoxide::cdp::browser_protocol::input::DispatchDragEventParams;
+        // At a hand's pace, one event a frame: drag libraries ignore events that
+        // come right after they moved something (SortableJS waits 30 ms).
+        tokio::time::sleep(Duration::from_millis(16)).await;
+        let p: DispatchDragEventParams = cdp_params(
+            json!({"type": kind, "x": x, "y": y, "data": self.data.clone().unwrap_or(Value::Null)}),
+        )?;
+        page.execute(p).await.map(|_| ()).map_err(|e| cdp_error("drag", e))
+    }
+
+    async fn stop(self, page: &Page) {
+        use chromiumoxide::cdp::browser_protocol::input::SetInterceptDragsParams;
+        let _ = page.execute(SetInterceptDragsParams::new(false)).await;
+    }
+}
+
+fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
+    serde_json::from_value(v).map_err(|e| cdp_error("bad CDP parameters", e))
+}
+
+/// Refs named in page-op arguments, rewritten from `ax_<n>` to `n`.
+fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
+    fn parse(field: &str, s: &str) -> Result<u64, ToolError> {
+        s.strip_prefix("ax_").and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| {
+            ToolError::invalid_argument(
+                field,
+                format!(
+                    "{field} {s:?} is not a ref: refs look like ax_12 (from read_page or find)"
+                ),
+            )
+        })
+    }
+    let mut out = Vec::new();
+    let Some(obj) = args.as_object_mut() else {
+        return Ok(out);
+    };
+    for key in ["ref", "source", "target"] {
+        if let Some(Value::String(s)) = obj.get(key) {
+            let n = parse(key, s)?;
+            out.push(n);
+            obj.insert(key.into(), json!(n));
+        }
+    }
+    if let Some(Value::Object(refs)) = obj.get("refs") {
+        for k in refs.keys() {
+            out.push(parse("refs", k)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a CDP error means the page's document went away under the call.
+fn navigated_away(e: &ToolError) -> bool {
+    let m = e.message.to_ascii_lowercase();
+    m.contains("context was destroyed")
+        || m.contains("cannot find context")
+        || m.contains("inspected target navigated")
+        || m.contains("execution context")
+}
+
+impl BrowserManager {
+    pub(super) fn forget_tab(&self, n: u64) {
+        lock(&self.inner.tab_slots).remove(&n);
+        lock(&self.inner.refs).remove(&n);
+        lock(&self.inner.watches).remove(&n);
+        self.forget_tab_events(n);
+    }
+
+    /// Start collecting console messages, network activity and dialogs of a new
+    /// tab.
+    pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
+        self.watch_dialogs(n, page).await;
+        {
+            use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+            let p = AddScriptToEvaluateOnNewDocumentParams::new(CLICK_TRACKER);
+            if let Err(e) = page.execute(p).await {
+                tracing::debug!(error = %e, "no click tracker in this tab");
+            }
+        }
+        let w = Arc::new(TabWatch::default());
+        lock(&self.inner.watches).insert(n, w.clone());
+        on_event(page, &w, |w, ev: &EventConsoleApiCalled| {
+            if let Some(id) = fence_of(ev) {
+                let mut fence = lock(&w.console_fence);
+                *fence = (*fence).max(id);
+                drop(fence);
+                w.fence_passed.notify_waiters();
+                return;
+            }
+            let text = ev
+                .args
+                .iter()
+                .map(|a| match &a.value {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => a.description.clone().unwrap_or_default(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let level = serde_json::to_value(&ev.r#type)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "log".into());
+            w.push_console(&level, text);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventExceptionThrown| {
+            let d = &ev.exception_details;
+            let text = d
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| d.text.clone());
+            w.push_console("exception", text);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventRequestWillBeSent| {
+            let kind = ev
+                .r#type
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok())
+                .and_then(|v| v.as_str().map(str::to_owned));
+            w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
+            // What a quiet network means for reading a page: no document,
+            // script or data request (XHR, fetch) in flight. Images, fonts and
+            // styles load lazily and do not change what tools read.
+            let counts = matches!(
+                ev.r#type,
+                Some(
+                    ResourceType::Document
+                        | ResourceType::Script
+                        | ResourceType::Xhr
+                        | ResourceType::Fetch
+                )
+            );
+            if counts && !ev.request.url.starts_with("data:") {
+                w.net_start(ev.request_id.inner().clone(), &ev.request.url);
+            }
+        })
+        .await;
+        on_event(page, &w, |w, _: &EventWebSocketFrameReceived| {
+            lock(&w.net).ws_received = Some(Instant::now());
+        })
+        .await;
+        on_event(page, &w, |w, _: &EventWebSocketFrameSent| {
+            lock(&w.net).ws_sent = Some(Instant::now());
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventLoadingFinished| {
+            w.net_end(ev.request_id.inner());
+            w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventRequestServedFromCache| {
+            w.net_end(ev.request_id.inner());
+            w.cap_cached(ev.request_id.inner());
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventResponseReceived| {
+            w.cap_response(
+                ev.request_id.inner(),
+                ev.response.status,
+                &ev.response.mime_type,
+                &ev.response.url,
+            );
+        })
+        .await;
+        on_event(page, &w, |w, ev: &EventLoadingFailed| {
+            w.net_end(ev.request_id.inner());
+            w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
+        })
+        .await;
+    }
+
+    /// Forget the requests in flight of a tab (before it loads a new document).
+    pub(super) fn reset_network(&self, n: u64) {
+        if let Some(w) = self.tab_watch(n) {
+            w.net_reset();
+        }
+    }
+
+    /// Wait (at most 1 s) until every console message the page logged before
+    /// now is in the tab's buffer: a marker logged from an isolated world (the
+    /// page's scripts never see it) comes through the same event stream after
+    /// them. Best effort: a page that cannot be reached is read as it is.
+    pub(super) async fn console_settled(&self, n: u64, page: &Page) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let Some(w) = self.tab_watch(n) else {
+            return;
+        };
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let passed = w.fence_passed.notified();
+        tokio::pin!(passed);
+        passed.as_mut().enable();
+        let fenced = async {
+            let tree = raw_command(page, "Page.getFrameTree", json!({})).await?;
+            let frame = tree["frameTree"]["frame"]["id"].clone();
+            let world = raw_command(
+                page,
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame, "worldName": "ochre-console-fence"}),
+            )
+            .await?;
+            let marker = json!(format!("{CONSOLE_FENCE}{id}"));
+            raw_command(
+                page,
+                "Runtime.evaluate",
+                json!({"expression": format!("console.debug({marker})"), "contextId": world["executionContextId"]}),
+            )
+            .await
+        };
+        if fenced.await.is_err() {
+            return;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            while *lock(&w.console_fence) < id {
+                passed.as_mut().await;
+                passed.set(w.fence_passed.notified());
+                passed.as_mut().enable();
+            }
+        })
+        .await;
+    }
+
+    /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
+    pub(super) fn console_json(&self, n: u64, args: &Value) -> Value {
+        let Some(w) = self.tab_watch(n) else {
+            return json!({"messages": [], "dropped": 0});
+        };
+        let level = args.get("level").and_then(Value::as_str);
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100) as usize;
+        let mut q = lock(&w.console);
+        let all: Vec<&Value> = q
+            .iter()
+            .filter(|m| {
+                level.is_none_or(|l| m["level"] == l || (l == "error" && m["level"] == "exception"))
+            })
+            .collect();
+        let skip = all.len().saturating_sub(limit);
+        let messages: Vec<Value> = all.into_iter().skip(skip).cloned().collect();
+        let dropped = w.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        let total = q.len();
+        if args.get("clear").and_then(Value::as_bool) == Some(true) {
+            q.clear();
+            w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+        json!({"messages": messages, "total": total, "dropped": dropped})
+    }
+
+    pub(super) fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
+        lock(&self.inner.watches).get(&n).cloned()
+    }
+
+    /// Wait until the tab has had no (short) request in flight for `quiet_ms`
+    /// from now on, at most `max_ms`. Whether it went quiet.
+    pub(super) async fn network_quiet(&self, n: u64, quiet_ms: u64, max_ms: u64) -> bool {
+        let Some(w) = self.tab_watch(n) else {
+            return true;
+        };
+        let start = Instant::now();
+        let quiet = Duration::from_millis(quiet_ms);
+        loop {
+            if w.quiet(quiet, start) {
+                return true;
+            }
+            if start.elapsed() >= Duration::from_millis(max_ms) {
+                let pending: Vec<String> = lock(&w.net)
+                    .inflight
+                    .values()
+                    .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
+                    .collect();
+                tracing::debug!(?pending, "the network did not go quiet");
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Evaluate `expression` in the tab's page (promises awaited): its value, or
+    /// with `by_value` false the remote object id. A throw is `JS_ERROR`.
+    pub(super) async fn eval(
+        &self,
+        page: &Page,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        self.eval_doc(&Doc::Main(page.clone()), expression, by_value).await
+    }
+
+    /// Wait (at most `ms`) until the tab's document has fully loaded.
+    pub(super) async fn wait_loaded(&self, page: &Page, ms: u32) -> Result<(), ToolError> {
+        bounded(ms, "waiting for the page to load", async {
+            while !self.loaded(page).await {
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Whether the tab's document has fully loaded (`readyState` is `complete`).
+    pub(super) async fn loaded(&self, page: &Page) -> bool {
+        matches!(
+            self.eval(page, "document.readyState", true).await,
+            Ok(Value::String(s)) if s == "complete"
+        )
+    }
+
+    /// The document a call's refs (or its document token) belong to: the tab's
+    /// page or one of its cross-site frames; with the tokens the refs must still
+    /// carry. The refs are taken out of `args`.
+    fn locate(
+        &self,
+        n: u64,
+        page: &Page,
+        args: &mut Value,
+    ) -> Result<(Doc, serde_json::Map<String, Value>), ToolError> {
+        let wanted = take_refs(args)?;
+        let (frame, expect) = {
+            let reg = lock(&self.inner.refs);
+            let refs = reg.get(&n);
+            let mut expect = serde_json::Map::new();
+            let mut frame: Option<Option<String>> = None;
+            for r in wanted {
+                let Some((token, f)) = refs.and_then(|t| t.token_of(r)) else {
+                    return Err(ToolError::new(
+                        codes::REF_NOT_FOUND,
+                        format!(
+                            "ref ax_{r} was never given out on this tab; call read_page or find for refs"
+                        ),
+                    )
+                    .with("ref", format!("ax_{r}")));
+                };
+                expect.insert(r.to_string(), json!(token));
+                match &frame {
+                    None => frame = Some(f.map(str::to_owned)),
+                    Some(g) if g.as_deref() != f => {
+                        return Err(ToolError::invalid_argument(
+                            "ref",
+                            "these refs are in different frames of the page (one in a cross-site frame); act within one frame",
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+            if frame.is_none()
+                && let Some(t) = args.get("token").and_then(Value::as_str)
+            {
+                frame = Some(refs.and_then(|r| r.frame_of_token(t)).map(str::to_owned));
+            }
+            (frame.flatten(), expect)
+        };
+        let doc = match frame {
+            Some(f) => Doc::Frame(f, self.slot_of_tab(n)),
+            None => Doc::Main(page.clone()),
+        };
+        Ok((doc, expect))
+    }
+
+    /// A page-library element (a ref or selector in `args`) as a remote object
+    /// of its document, for CDP commands that take one: (document, object id).
+    async fn element(
+        &self,
+        n: u64,
+        page: &Page,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<(Doc, String), ToolError> {
+        let (doc, expect) = self.locate(n, page, &mut args)?;
+        let v = self.run_in(n, &doc, "element", args, expect, true, timeout_ms).await?;
+        match v.as_str() {
+            Some(id) => Ok((doc, id.to_owned())),
+            None => Err(cdp_error("cannot reach the element", "no object id")),
+        }
+    }
+
+    /// [`Self::run_op_once`]; a read that a navigation cut short (the document
+    /// it ran in went away: a `read_page` sent while a `navigate` or a click's
+    /// navigation is under way) reads the new document once it has loaded.
+    async fn run_op(
+        &self,
+        n: u64,
+        page: &Page,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        const READS: &[&str] = &["ping", "snapshot", "find", "query", "extract_static"];
+        let again = READS.contains(&op).then(|| args.clone());
+        let r = self.run_op_once(n, page, op, args, timeout_ms).await;
+        match (r, again) {
+            (Err(e), Some(args)) if document_went_away(&e) => {
+                tracing::debug!(op, error = %e.message, "the document went away under a read; reading the new one");
+                self.wait_loaded(page, timeout_ms.clamp(1, 10_000)).await?;
+                self.run_op_once(n, page, op, args, timeout_ms).await
+            }
+            (r, _) => r,
+        }
+    }
+
+    /// Run one page-library operation with the registry's view of the refs, in
+    /// the document its refs (or its document token) belong to: the tab's page or
+    /// one of its cross-site frames. A snapshot, `find` and `query` without refs
+    /// cover the frames too.
+    async fn run_op_once(
+        &self,
+        n: u64,
+        page: &Page,
+        op: &str,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let (doc, expect) = self.locate(n, page, &mut args)?;
+        {
+            // Every read mode but `dom` (the page's own HTML) covers frames.
+            let read = op == "snapshot" && args.get("mode").is_none_or(|m| m != "dom");
+            let wide =
+                matches!(op, "find" | "query" | "resolve_query") && matches!(doc, Doc::Main(_));
+            if read || wide {
+                let frames = self.discover_frames(n, page).await;
+                if !frames.is_empty() || matches!(doc, Doc::Frame(..)) {
+                    let slot = self.slot_of_tab(n);
+                    let docs: Vec<Doc> = std::iter::once(doc.clone())
+                        .chain(frames.into_iter().map(|f| Doc::Frame(f.id, slot)))
+                        .collect();
+                    return match op {
+                        "snapshot" => self.snapshot_frames(n, doc, args, expect, timeout_ms).await,
+                        _ => self.wide_op(n, &docs, op, args, timeout_ms).await,
+                    };
+                }
+            }
+        }
+        if op == "fill" && expect.is_empty() {
+            // Fields named by label: the page's own form, else the first frame
+            // that has them all (a payment or sign-in frame).
+            let main = self.run_in(n, &doc, op, args.clone(), expect, false, timeout_ms).await;
+            match main {
+                Err(e) if e.code == "FIELD_NOT_FOUND" => {
+                    for f in self.discover_frames(n, page).await {
+                        let doc = Doc::Frame(f.id, self.slot_of_tab(n));
+                        let r = self
+                            .run_in(
+                                n,
+                                &doc,
+                                op,
+                                args.clone(),
+                                Default::default(),
+                                false,
+                                timeout_ms,
+                            )
+                            .await;
+                        if r.is_ok() {
+                            return r;
+                        }
+                    }
+                    return Err(e);
+                }
+                other => return other,
+            }
+        }
+        let shift = matches!(&doc, Doc::Frame(..))
+            && matches!(op, "point" | "relocate" | "drag_info" | "actionable");
+        let mut v = self.run_in(n, &doc, op, args, expect, false, timeout_ms).await?;
+        if shift && let Doc::Frame(f, _) = &doc {
+            let (dx, dy) = self.frame_origin(n, page, f).await?;
+            super::frames::shift_points(&mut v, dx, dy);
+        }
+        Ok(v)
+    }
+
+    /// Run one page-library operation in one document.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn run_in(
+        &self,
+        n: u64,
+        doc: &Doc,
+        op: &str,
+        args: Value,
+        expect: serde_json::Map<String, Value>,
+        raw: bool,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let base = lock(&self.inner.refs).get(&n).map_or(1, |t| t.next);
+        let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
+        let run = async {
+            let r = self.eval_doc_result(doc, &page_call(&ctx), !raw).await?;
+            match r["value"].as_str() {
+                Some(NOT_INSTALLED) => {
+                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw).await
+                }
+                _ => Ok(r),
+            }
+        };
+        let r = bounded(timeout_ms, op, run).await?;
+        let v = if raw { r["objectId"].clone() } else { r["value"].clone() };
+        if raw {
+            return Ok(v);
+        }
+        if let (Some(token), Some(lo), Some(hi)) = (
+            v.get("token").and_then(Value::as_str),
+            v.get("lo").and_then(Value::as_u64),
+            v.get("hi").and_then(Value::as_u64),
+        ) {
+            let frame = match doc {
+                Doc::Frame(f, _) => Some(f.as_str()),
+                Doc::Main(_) => None,
+            };
+            lock(&self.inner.refs).entry(n).or_default().record(lo, hi, token, frame);
+        }
+        if let Some(err) = v.get("err") {
+            let code = err.get("code").and_then(Value::as_str).unwrap_or("JS_ERROR");
+            let message = err.get("message").and_then(Value::as_str).unwrap_or("");
+            let mut e = ToolError::new(code, message);
+            if let Some(Value::Object(d)) = err.get("details") {
+                e.details = d.clone();
+            }
+            return Err(e);
+        }
+        Ok(v.get("ok").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Evaluate in a document: the tab's page or a cross-site frame (see
+    /// [`Self::eval`]).
+    pub(super) async fn eval_doc(
+        &self,
+        doc: &Doc,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        let r = self.eval_doc_result(doc, expression, by_value).await?;
+        Ok(if by_value { r["value"].clone() } else { r["objectId"].clone() })
+    }
+
+    /// The `RemoteObject` an evaluation in a document gives; a JS exception is
+    /// a `JS_ERROR`.
+    async fn eval_doc_result(
+        &self,
+        doc: &Doc,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<Value, ToolError> {
+        let mut r = self
+            .doc_send(
+                doc,
+                "Runtime.evaluate",
+                json!({"expression": expression, "awaitPromise": true, "returnByValue": by_value, "userGesture": true}),
+            )
+            .await?;
+        if let Some(ex) = r.get("exceptionDetails") {
+            let text = ex["exception"]["description"]
+                .as_str()
+                .or(ex["text"].as_str())
+                .unwrap_or("exception");
+            return Err(ToolError::new(codes::JS_ERROR, text));
+        }
+        Ok(r["result"].take())
+    }
+
+    /// Run a page operation (see the WIT `page-op`) in a tab.
+    pub async fn page_op(
+        &self,
+        tab: Option<&str>,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        match op {
+            "handle_dialog" | "dialog" => {
+                let (n, page) = self.page(tab).await?;
+                if op == "dialog" {
+                    return Ok(json!({"dialog": self.open_dialog(n)}));
+                }
+                let out = self.handle_dialog(n, &page, &args).await?;
+                if out["type"] == "beforeunload" && out["accepted"] == json!(true) {
+                    // The navigation the dialog held goes on: let it load.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let _ = self.wait_loaded(&page, 10_000).await;
+                    let _ = self.network_quiet(n, 50, 3_000).await;
+                }
+                return Ok(out);
+            }
+            "profile_status" => return Ok(self.profile_status().await),
+            "list_profiles" => return Ok(self.list_profiles().await),
+            // One browser: its death ends the call at once. A pool: the pages
+            // of a browser that dies are read on the others.
+            "visit_batch" if self.pool_size() > 1 => return self.visit_batch(&args).await,
+            "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
+            "sleep" => return Ok(super::visit::sleep(&args).await),
+            "new_isolated_tab" => {
+                let spread = args["spread"].as_bool().unwrap_or(false);
+                let (url, ms) = (args["url"].as_str(), timeout_ms.max(1000));
+                let info = self.new_isolated_tab(url, ms, spread).await?;
+                return Ok(
+                    serde_json::json!({"id": info.id, "url": info.url, "title": info.title}),
+                );
+            }
+            _ => {}
+        }
+        self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await
+    }
+
+    /// A page operation on one tab (no dialog open there).
+    async fn tab_op(
+        &self,
+        tab: Option<&str>,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let (n, page) = self.page(tab).await?;
+        let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
+        match op {
+            "cookies" => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
+            "network_capture" => {
+                bounded(
+                    timeout_ms.max(20_000),
+                    "network capture",
+                    self.network_capture(self.tab_watch(n), &page, &args),
+                )
+                .await
+            }
+            "network_conditions" => self.network_conditions(&page, &args).await,
+            "evidence_bundle" => {
+                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &args)).await
+            }
+            "wait_load" => {
+                self.wait_loaded(&page, timeout_ms).await?;
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                Ok(json!({"url": url}))
+            }
+            "network_idle" => {
+                let quiet = args.get("quiet_ms").and_then(Value::as_u64).unwrap_or(100);
+                let idle = self.network_quiet(n, quiet.min(10_000), u64::from(timeout_ms)).await;
+                Ok(json!({"idle": idle}))
+            }
+            "console" => {
+                self.console_settled(n, &page).await;
+                Ok(self.console_json(n, &args))
+            }
+            // Each check is bounded too (a JS condition may never settle).
+            "wait" => {
+                bounded(
+                    timeout_ms.saturating_add(1_000),
+                    "the wait",
+                    self.wait(n, &page, &args, timeout_ms),
+                )
+                .await
+            }
+            "watch" | "drag_info" => {
+                if let Some(w) = self.tab_watch(n) {
+                    w.action_begins();
+                }
+                self.run_op(n, &page, op, args, timeout_ms).await
+            }
+            "settle" => self.settle_action(n, &page, args, timeout_ms).await,
+            _ => self.run_op(n, &page, op, args, timeout_ms).await,
+        }
+    }
+
+    /// What an action changed, once what it started is done: the page's DOM
+    /// settles, then the requests the action started (fetch, XHR, scripts,
+    /// documents; not those begun before it, nor websockets) end, bounded by
+    /// `wait_ms` (default 3 s), and the DOM settles again with their effects.
+    /// Still pending at the bound: named in `pending`.
+    async fn settle_action(
+        &self,
+        n: u64,
+        page: &Page,
+        mut args: Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let token = args.get("token").cloned().unwrap_or(Value::Null);
+        let navigated =
+            || json!({"navigated": true, "changed": true, "delivered": true, "token": token});
+        let watch = self.tab_watch(n);
+        let since = watch.as_ref().and_then(|w| lock(&w.action).take());
+        let budget =
+            Duration::from_millis(args.get("wait_ms").and_then(Value::as_u64).unwrap_or(3_000));
+        let start = Instant::now();
+        args["keep"] = json!(since.is_some());
+        let mut d = match self.run_op(n, page, "settle", args.clone(), timeout_ms).await {
+            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            other => other?,
+        };
+        let (Some(w), Some(since)) = (watch, since) else {
+            return Ok(d);
+        };
+        if d["navigated"] == json!(true) {
+            return Ok(d);
+        }
+        let mut waited = false;
+        let pending = loop {
+            let (_, pending) = w.action_requests(since);
+            if pending.is_empty() || start.elapsed() >= budget {
+                break pending;
+            }
+            waited = true;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        // An answer over a websocket: its frames, until they pause.
+        if pending.is_empty() && w.answer_by_socket(since.0, w.action_requests(since).0) {
+            let first_by = Instant::now() + WS_FIRST;
+            loop {
+                let last = w.socket_frame_after(since.0);
+                if start.elapsed() >= budget
+                    || (last.is_none() && Instant::now() >= first_by)
+                    || last.is_some_and(|t| t.elapsed() >= WS_PAUSE)
+                {
+                    waited |= last.is_some();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        let last = if waited && pending.is_empty() {
+            // Their effects: the DOM settles again (the watch counts from the
+            // action's start).
+            args["keep"] = json!(false);
+            self.run_op(n, page, "settle", args, timeout_ms).await
+        } else {
+            self.run_op(n, page, "unwatch", json!({}), timeout_ms).await.map(|_| d.clone())
+        };
+        match last {
+            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            other => d = other?,
+        }
+        let (requests, _) = w.action_requests(since);
+        if requests > 0 {
+            d["requests"] = json!(requests);
+            if d["delivered"] == json!(true) {
+                d["changed"] = json!(true);
+            }
+        }
+        if !pending.is_empty() {
+            d["pending"] = json!(pending);
+        }
+        Ok(d)
+    }
+
+    async fn wait(
+        &self,
+        n: u64,
+        page: &Page,
+        args: &Value,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let kind = args.get("type").and_then(Value::as_str).unwrap_or("");
+        let value = args.get("value").and_then(Value::as_str).unwrap_or("");
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(u64::from(timeout_ms));
+        let key = json!(page_library_key());
+        let mut w = WaitFor {
+            kind,
+            value,
+            visible: args.get("visible"),
+            start,
+            token_expr: format!("window[{key}] ? window[{key}].token : null"),
+            first: None,
+        };
+        // The document we start on, to notice the next one.
+        let given = args.get("token").and_then(Value::as_str).map(str::to_owned);
+        if kind == "navigation" {
+            w.first = match given {
+                // The document the caller acted in (it may already be gone).
+                Some(t) => Some(t),
+                None => {
+                    self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
+                    token_of(self.eval(page, &w.token_expr, true).await?)
+                }
+            };
+        }
+        if kind == "function" {
+            self.check_function_parses(page, value).await?;
+        }
+        loop {
+            if let Some(done) = self.wait_once(n, page, &w, timeout_ms).await? {
+                return Ok(done);
+            }
+            if Instant::now() >= deadline {
+                return Err(ToolError::new(
+                    codes::TIMEOUT,
+                    format!("waited {timeout_ms} ms for {kind} {value:?}; it did not happen"),
+                )
+                .with("timeoutMs", timeout_ms));
+            }
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+    }
+
+    /// A `function` wait whose function has a syntax error is the caller's
+    /// mistake: say so at once.
+    async fn check_function_parses(&self, page: &Page, value: &str) -> Result<(), ToolError> {
+        let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
+        match self.eval(page, &probe, true).await {
+            Err(e) if e.code == codes::JS_ERROR && e.message.contains("SyntaxError") => {
+                Err(ToolError::invalid_argument(
+                    "value",
+                    format!(
+                        "the function does not parse: {}",
+                        e.message.lines().next().unwrap_or("")
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One look at what a wait waits for: `Some(answer)` once it happened.
+    async fn wait_once(
+        &self,
+        n: u64,
+        page: &Page,
+        w: &WaitFor<'_>,
+        timeout_ms: u32,
+    ) -> Result<Option<Value>, ToolError> {
+        let (kind, value, start) = (w.kind, w.value, w.start);
+        let met = match kind {
+            "timeout" => {
+                start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
+            }
+            "selector" | "selector_hidden" => {
+                let check = json!({"type": kind, "value": value, "visible": w.visible});
+                match self.run_op(n, page, "check", check, timeout_ms).await {
+                    Ok(v) => v == Value::Bool(true),
+                    Err(e) if e.code == ochre_protocol::codes::INVALID_ARGUMENT => return Err(e),
+                    Err(_) => false,
+                }
+            }
+            "function" => {
+                let expr = format!(
+                    "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
+                );
+                matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
+            }
+            "navigation" => {
+                // A link to a file starts a download and the page stays.
+                let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
+                if self.download_started_since(n, since) {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    return Ok(Some(
+                        json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+                    ));
+                }
+                let now = self.eval(page, &w.token_expr, true).await.ok().and_then(token_of);
+                now != w.first && self.loaded(page).await
+            }
+            "url_match" => {
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                url_matches(value, &url)
+            }
+            other => {
+                return Err(ToolError::invalid_argument(
+                    "type",
+                    format!("unknown wait type {other:?}"),
+                ));
+            }
+        };
+        if !met {
+            return Ok(None);
+        }
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        Ok(Some(json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url})))
+    }
+
+    /// Dispatch trusted input events. A press, moves and a release that start a
+    /// native drag (HTML5 drag and drop: sortable lists, uploads by dropping)
+    /// become a real drag session: Chromium's drag is intercepted and replayed
+    /// with `Input.dispatchDragEvent` (headless has no OS drag loop).
+    pub async fn input(&self, tab: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
+        self.guarded(tab, async {
+            let (_, page) = self.page(tab).await?;
+            let drag = events
+                .iter()
+                .skip_while(|e| !matches!(e, Input::MouseDown(_)))
+                .any(|e| matches!(e, Input::MouseMove(_)));
+            bounded(10_000, "input", async {
+                let mut session = if drag { DragSession::start(&page).await } else { None };
+                let r = self.send_input(&page, events, session.as_mut()).await;
+                if let Some(s) = session {
+                    s.stop(&page).await;
+                }
+                r
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn send_input(
+        &self,
+        page: &Page,
+        events: &[Input],
+        mut drag: Option<&mut DragSession>,
+    ) -> Result<(), ToolError> {
+        let mut down = false;
+        for ev in events {
+            match ev {
+                Input::MouseMove((x, y, _)) => {
+                    if let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        d.dispatch(page, if d.entered { "dragOver" } else { "dragEnter" }, *x, *y)
+                            .await?;
+                        d.entered = true;
+                        continue;
+                    }
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": "mouseMoved", "x": x, "y": y,
+                        "button": if down { "left" } else { "none" }, "buttons": i32::from(down),
+                    }))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
+                    if down && let Some(d) = drag.as_deref_mut() {
+                        d.poll().await;
+                    }
+                }
+                Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
+                    let press = matches!(ev, Input::MouseDown(_));
+                    if !press
+                        && let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        if !d.entered {
+                            d.dispatch(page, "dragEnter", *x, *y).await?;
+                        }
+                        d.dispatch(page, "dragOver", *x, *y).await?;
+                        d.dispatch(page, "drop", *x, *y).await?;
+                        d.data = None;
+                        down = false;
+                        continue;
+                    }
+                    down = press;
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": if press { "mousePressed" } else { "mouseReleased" },
+                        "x": x, "y": y, "button": "left",
+                        "buttons": i32::from(press),
+                        "clickCount": (*c).max(1),
+                    }))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
+                }
+                Input::Key(name) => {
+                    for ev in key_events(name)? {
+                        let p: DispatchKeyEventParams = cdp_params(ev)?;
+                        page.execute(p).await.map_err(|e| cdp_error("key", e))?;
+                    }
+                }
+                Input::Text(t) => {
+                    page.execute(InsertTextParams::new(t.clone()))
+                        .await
+                        .map_err(|e| cdp_error("insert text", e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Check files against the allowed roots: their canonical paths.
+    pub fn allowed_files(&self, paths: &[String]) -> Result<Vec<PathBuf>, ToolError> {
+        let o = &self.inner.options;
+        let canon = |d: &PathBuf| d.canonicalize().ok();
+        let roots: Vec<PathBuf> = o.file_roots.iter().filter_map(canon).collect();
+        let private: Vec<PathBuf> =
+            o.private_dirs.iter().chain(o.user_data_dir.iter()).filter_map(canon).collect();
+        let downloads = o.downloads_dir.as_ref().and_then(canon);
+        let temp = std::env::temp_dir().canonicalize().ok();
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let denied = |why: String| {
+                ToolError::new(codes::PERMISSION_DENIED, why).with("path", p.as_str())
+            };
+            let outside = || {
+                let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                denied(format!(
+                    "{p:?} is outside the allowed roots ({}); the operator can add a dir with --allow-file-root",
+                    if shown.is_empty() { "none".to_owned() } else { shown.join(", ") }
+                ))
+            };
+            // The roots are checked before the file is looked at: whether a file
+            // outside them exists is not told.
+            let lexical = lexical_absolute(&cwd, Path::new(p));
+            let lexically_in = roots.iter().any(|r| lexical.starts_with(r));
+            let real = match lexical.canonicalize() {
+                Ok(r) => r,
+                Err(e) if lexically_in => {
+                    return Err(ToolError::new(
+                        codes::FILE_NOT_FOUND,
+                        format!("cannot use {p:?}: {e}"),
+                    )
+                    .with("path", p.as_str()));
+                }
+                Err(_) => return Err(outside()),
+            };
+            // The closest root holding the file (after symlinks).
+            let Some(root) =
+                roots.iter().filter(|r| real.starts_with(r)).max_by_key(|r| r.components().count())
+            else {
+                return Err(outside());
+            };
+            let in_downloads = downloads.as_ref().is_some_and(|d| real.starts_with(d));
+            let temp_profile = temp.as_ref().is_some_and(|t| {
+                real.strip_prefix(t).ok().and_then(|r| r.components().next()).is_some_and(|c| {
+                    c.as_os_str().to_string_lossy().starts_with(super::TEMP_PROFILE_PREFIX)
+                })
+            });
+            if temp_profile || (!in_downloads && private.iter().any(|d| real.starts_with(d))) {
+                return Err(denied(format!(
+                    "{p:?} is ochre's own data (its data dir or the browser's profile); it is never given to a page"
+                )));
+            }
+            if let Some(why) = hidden_or_credential(root, &real) {
+                return Err(denied(format!(
+                    "{p:?} is {why}; such files are given to a page only from an --allow-file-root that names the dir they are in"
+                )));
+            }
+            if !real.is_file() {
+                return Err(ToolError::new(
+                    codes::FILE_NOT_FOUND,
+                    format!("{p:?} is not a regular file"),
+                )
+                .with("path", p.as_str()));
+            }
+            out.push(real);
+        }
+        Ok(out)
+    }
+
+    /// Give files to a file input (a ref or a CSS selector).
+    pub async fn set_files(
+        &self,
+        tab: Option<&str>,
+        target: &str,
+        paths: &[String],
+    ) -> Result<Vec<String>, ToolError> {
+        self.guarded(tab, async {
+            let files = self.allowed_files(paths)?;
+            let (n, page) = self.page(tab).await?;
+            let args = if target.starts_with("ax_") {
+                json!({"ref": target})
+            } else {
+                json!({"selector": target})
+            };
+            // Checks the target (a file input, enabled) and gives a clear error if not.
+            self.run_op(n, &page, "file_input", args.clone(), 10_000).await?;
+            // In the input's own document: a cross-site frame has its own session.
+            let (doc, object_id) = self.element(n, &page, args.clone(), 10_000).await?;
+            if self.slot(self.slot_of_tab(n)).endpoint.is_some() {
+                // A browser ochre attached to may run on another machine, where
+                // these paths mean nothing: the bytes go through the page.
+                let files = files_for_page(&files)?;
+                let r = self
+                    .doc_send(
+                        &doc,
+                        "Runtime.callFunctionOn",
+                        json!({"functionDeclaration": PUT_FILES_FN, "objectId": object_id,
+                               "arguments": [{"value": files}], "returnByValue": true}),
+                    )
+                    .await
+                    .map_err(|e| cdp_error("cannot set the files", e.message))?;
+                if let Some(x) = r.get("exceptionDetails") {
+                    let why = x["exception"]["description"].as_str().unwrap_or("an exception");
+                    return Err(cdp_error("cannot set the files", why));
+                }
+            } else {
+                let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+                self.doc_send(
+                    &doc,
+                    "DOM.setFileInputFiles",
+                    json!({"files": files, "objectId": object_id}),
+                )
+                .await
+                .map_err(|e| cdp_error("cannot set the files", e.message))?;
+            }
+            let seen = self.run_op(n, &page, "files_of", args, 10_000).await?;
+            Ok(seen
+                .get("files")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default())
+        })
+        .await
+    }
+}
+
+/// The most bytes `file_upload` sends through the page to a browser ochre
+/// attached to (they travel base64-encoded in one CDP message).
+const MAX_PAGE_UPLOAD: u64 = 50 << 20;
+
+/// Makes `File`s of `files` (name, type, modified, base64 bytes) and gives them
+/// to the input `this`, with the `input` and `change` events a user's choice
+/// fires.
+const PUT_FILES_FN: &str = "function (files) {
+  const dt = new DataTransfer();
+  for (const f of files) {
+    const bin = atob(f.b64), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    dt.items.add(new File([bytes], f.name, { type: f.type, lastModified: f.modified }));
+  }
+  this.files = dt.files;
+  this.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return this.files.length;
+}";
+
+/// The files (already allowed) as `PUT_FILES_FN` takes them.
+fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
+    use base64::Engine as _;
+    let metas: Vec<Option<std::fs::Metadata>> = files.iter().map(|f| f.metadata().ok()).collect();
+    let total: u64 = metas.iter().flatten().map(std::fs::Metadata::len).sum();
+    if total > MAX_PAGE_UPLOAD {
+        return Err(ToolError::invalid_argument(
+            "paths",
+            format!(
+                "the files are {total} bytes; a browser ochre attached to gets files through the page, at most {MAX_PAGE_UPLOAD} bytes in all"
+            ),
+        ));
+    }
+    files
+        .iter()
+        .zip(&metas)
+        .map(|(f, meta)| {
+            let bytes = std::fs::read(f).map_err(|e| {
+                ToolError::new(codes::FILE_NOT_FOUND, format!("cannot read {}: {e}", f.display()))
+            })?;
+            let modified = meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64);
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(json!({
+                "name": name,
+                "type": mime_of(&name),
+                "modified": modified,
+                "b64": base64::engine::general_purpose::STANDARD.encode(bytes),
+            }))
+        })
+        .collect()
+}
+
+/// The MIME type Chromium gives a chosen file of this name (by extension; empty
+/// when it does not know it).
+fn mime_of(name: &str) -> &'static str {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "txt" => "text/plain",
+        "csv" => "text/csv",
+        "html" | "htm" => "text/html",
+        "json" => "application/json",
+        "xml" => "text/xml",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => "",
+    }
+}
+
+/// `path` made absolute against `cwd`, with `.` and `..` resolved by the
+/// text alone (no symlinks followed, nothing looked up).
+fn lexical_absolute(cwd: &Path, path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in cwd.join(path).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Names of files that hold credentials without a leading dot.
+const CREDENTIAL_FILES: &[&str] =
+    &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"];
+
+/// Why a file under `root` is not given to a page unless a root names where it
+/// is: a dotfile or a file in a dot dir below the root (`.ssh`, `.aws`,
+/// `.netrc`, `.env`, ...), or an SSH private key. A root that is itself in a dot
+/// dir (`--allow-file-root ~/.ssh`) names it.
+fn hidden_or_credential(root: &Path, real: &Path) -> Option<&'static str> {
+    let dotted = |c: std::path::Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    let rel = real.strip_prefix(root).ok()?;
+    if rel.components().any(dotted) {
+        return Some("a dotfile (or in a dot dir)");
+    }
+    let name = real.file_name()?.to_string_lossy();
+    if CREDENTIAL_FILES.contains(&name.as_ref()) && !root.components().any(dotted) {
+        return Some("an SSH private key");
+    }
+    None
+}
+
+impl BrowserManager {
+    /// The profile in use, without launching anything.
+    async fn profile_status(&self) -> Value {
+        let o = &self.inner.options;
+        // From the slot's record, not its session: a call may hold that.
+        let home = self.slot(self.home().unwrap_or(0));
+        let running = home.connected();
+        let temp_dir = home.profile_dir().map(|p| p.display().to_string());
+        if !o.endpoints.is_empty() {
+            let endpoints = serde_json::to_value(self.pool_status().await).unwrap_or_default();
+            return json!({
+                "mode": "attach", "endpoints": endpoints, "running": running,
+                "persistent": true, "userDataDir": null,
+                "note": "attached to a browser ochre did not start: its profile belongs to it",
+            });
+        }
+        let persistent = o.user_data_dir.is_some();
+        let dir = match &o.user_data_dir {
+            Some(d) => Some(d.display().to_string()),
+            None => temp_dir,
+        };
+        let executable = self.find_executable().ok().map(|p| p.display().to_string());
+        json!({
+            "mode": "managed", "running": running, "persistent": persistent,
+            "userDataDir": dir, "headless": !o.headed, "executable": executable,
+            "launches": self.launches(),
+        })
+    }
+
+    /// Profiles in the user-data-dir: from Chrome's `Local State`, else the dirs.
+    async fn list_profiles(&self) -> Value {
+        let status = self.profile_status().await;
+        let Some(dir) = status["userDataDir"].as_str().map(PathBuf::from) else {
+            let why = if status["mode"] == "attach" {
+                "attached to a browser ochre did not start; its profiles are not visible to ochre"
+            } else {
+                "the browser has not started yet and uses a fresh temporary profile (pass --user-data-dir for a persistent one)"
+            };
+            return json!({"userDataDir": null, "profiles": [], "note": why});
+        };
+        let mut profiles = Vec::new();
+        let local_state = std::fs::read_to_string(dir.join("Local State"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        if let Some(Value::Object(cache)) =
+            local_state.as_ref().and_then(|v| v.pointer("/profile/info_cache"))
+        {
+            for (d, info) in cache {
+                profiles.push(
+                    json!({"dir": d, "name": info.get("name").cloned().unwrap_or(Value::Null)}),
+                );
+            }
+        } else if let Ok(rd) = std::fs::read_dir(&dir) {
+            let mut dirs: Vec<String> = rd
+                .flatten()
+                .filter(|e| e.path().join("Preferences").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            dirs.sort();
+            profiles = dirs.into_iter().map(|d| json!({"dir": d, "name": null})).collect();
+        }
+        json!({"userDataDir": dir.display().to_string(), "persistent": status["persistent"], "profiles": profiles})
+    }
+
+    /// Cookies of the page's site: get, set, delete, clear.
+    async fn cookies(&self, page: &Page, a: &Value) -> Result<Value, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::network::{
+            DeleteCookiesParams, GetCookiesParams, SetCookieParams,
+        };
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let web = url.starts_with("http://") || url.starts_with("https://");
+        let s = |k: &str| a.get(k).and_then(Value::as_str);
+        if !web && s("domain").is_none() {
+            return Err(ToolError::new(
+                "STORAGE_UNAVAILABLE",
+                format!(
+                    "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
+                ),
+            ));
+        }
+        let get = |page: &Page| {
+            let url = url.clone();
+            let page = page.clone();
+            async move {
+                let p: GetCookiesParams = cdp_params(json!({"urls": [url]}))?;
+                let r = page.execute(p).await.map_err(|e| cdp_error("cannot read cookies", e))?;
+                Ok::<_, ToolError>(r.result.cookies.clone())
+            }
+        };
+        let action = s("action").unwrap_or("get");
+        match action {
+            "get" => {
+                let cookies = if web { get(page).await? } else { Vec::new() };
+                let name = s("name");
+                let list: Vec<Value> = cookies
+                    .iter()
+                    .filter(|c| name.is_none_or(|n| c.name == n))
+                    .map(public_cookie)
+                    .collect();
+                Ok(json!({"cookies": list}))
+            }
+            "set" => {
+                let p = cookie_to_set(a, &url);
+                let params: SetCookieParams = cdp_params(p)?;
+                page.execute(params).await.map_err(|e| {
+                    ToolError::invalid_argument(
+                        "name",
+                        format!("the browser refused the cookie (check domain, secure and sameSite): {e}"),
+                    )
+                })?;
+                Ok(json!({"set": s("name")}))
+            }
+            "delete" | "clear" => {
+                let names: Vec<String> = if action == "delete" {
+                    vec![s("name").unwrap_or_default().to_owned()]
+                } else if web {
+                    get(page).await?.into_iter().map(|c| c.name).collect()
+                } else {
+                    Vec::new()
+                };
+                for name in &names {
+                    let mut p = json!({"name": name});
+                    match s("domain") {
+                        Some(d) => p["domain"] = json!(d),
+                        None => p["url"] = json!(url),
+                    }
+                    if let Some(path) = s("path") {
+                        p["path"] = json!(path);
+                    }
+                    let params: DeleteCookiesParams = cdp_params(p)?;
+                    page.execute(params)
+                        .await
+                        .map_err(|e| cdp_error("cannot delete the cookie", e))?;
+                }
+                Ok(json!({"deleted": names.len()}))
+            }
+            other => Err(ToolError::invalid_argument(
+                "action",
+                format!("unknown cookies action {other:?}"),
+            )),
+        }
+    }
+}
+
+impl BrowserManager {
+    /// Send a raw CDP command to a tab's page session (the caller checked the
+    /// domain).
+    pub async fn cdp_send(
+        &self,
+        tab: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        self.guarded(tab, async {
+            if !params.is_object() {
+                return Err(ToolError::invalid_argument(
+                    "params",
+                    "CDP params must be a JSON object",
+                ));
+            }
+            let (_, page) = self.page(tab).await?;
+            raw_command(&page, method, params).await
+        })
+        .await
+    }
+}
+
+/// A cookie as `cookies get` shows it.
+fn public_cookie(c: &chromiumoxide::cdp::browser_protocol::network::Cookie) -> Value {
+    let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "name"
+                    | "value"
+                    | "domain"
+                    | "path"
+                    | "expires"
+                    | "httpOnly"
+                    | "secure"
+                    | "sameSite"
+                    | "session"
+            )
+        });
+    }
+    v
+}
+
+/// `Network.setCookie`'s params for `cookies set` on a page at `url`.
+fn cookie_to_set(a: &Value, url: &str) -> Value {
+    let s = |k: &str| a.get(k).and_then(Value::as_str);
+    let mut p = json!({"name": s("name"), "value": s("value").unwrap_or_default()});
+    match s("domain") {
+        Some(d) => {
+            p["domain"] = json!(d);
+            p["path"] = json!(s("path").unwrap_or("/"));
+        }
+        None => {
+            p["url"] = json!(url);
+            if let Some(path) = s("path") {
+                p["path"] = json!(path);
+            }
+        }
+    }
+    for k in ["secure", "httpOnly"] {
+        if let Some(b) = a.get(k).and_then(Value::as_bool) {
+            p[k] = json!(b);
+        }
+    }
+    if let Some(ss) = s("sameSite") {
+        p["sameSite"] = json!(ss);
+    }
+    if let Some(e) = a.get("expires").and_then(Value::as_f64) {
+        p["expires"] = json!(e);
+    }
+    p
+}
+
+/// What a console fence logs (then its number).
+const CONSOLE_FENCE: &str = "\u{1}ochre-console-fence:";
+
+/// The number of a console fence, if `ev` is one.
+fn fence_of(ev: &EventConsoleApiCalled) -> Option<u64> {
+    match ev.args.first().and_then(|a| a.value.as_ref()) {
+        Some(Value::String(s)) => s.strip_prefix(CONSOLE_FENCE)?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Hand each event `T` of `page` to `f` with the tab's watch, for as long as
+/// the page sends them.
+async fn on_event<T>(page: &Page, w: &Arc<TabWatch>, f: fn(&TabWatch, &T))
+where
+    T: chromiumoxide::cdp::IntoEventKind + Unpin + Send + Sync + 'static,
+{
+    if let Ok(mut events) = page.event_listener::<T>().await {
+        let w = w.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = events.next().await {
+                f(&w, &ev);
+            }
+        });
+    }
+}
+
+/// What a `wait_for` waits for.
+struct WaitFor<'a> {
+    kind: &'a str,
+    value: &'a str,
+    visible: Option<&'a Value>,
+    start: Instant,
+    /// Reads the document's token (a new document has a new one).
+    token_expr: String,
+    /// `navigation`: the token of the document the wait started on.
+    first: Option<String>,
+}
+
+fn token_of(v: Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+/// `url_match`: `/regex/`, a glob with `*`, or a substring.
+fn url_matches(pattern: &str, url: &str) -> bool {
+    if let Some(re) = pattern.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
+        return simple_regex(re, url);
+    }
+    if pattern.contains('*') {
+        return glob(pattern, url);
+    }
+    url.contains(pattern)
+}
+
+/// `*` matches any run of chars.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            if !rest.starts_with(part) {
+                return false;
+            }
+            rest = &rest[part.len()..];
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else if let Some(at) = rest.find(part) {
+            rest = &rest[at + part.len()..];
+        } else {
+            return false;
+        }
+    }
+    rest.is_empty() || pattern.ends_with('*')
+}
+
+/// A tiny regex subset for `url_match` `/.../`: `^`, `$`, `.` and `.*`; anything
+/// else is matched literally.
+fn simple_regex(re: &str, text: &str) -> bool {
+    let anchored_start = re.starts_with('^');
+    let anchored_end = re.ends_with('$') && !re.ends_with("\\$");
+    let body = re.trim_start_matches('^');
+    let body = if anchored_end { &body[..body.len() - 1] } else { body };
+    let pattern = body.replace(".*", "\u{0}").replace('.', "\u{1}");
+    let starts: Vec<usize> = if anchored_start {
+        vec![0]
+    } else {
+        text.char_indices().map(|(i, _)| i).chain([text.len()]).collect()
+    };
+    starts.into_iter().any(|s| match_here(&pattern, &text[s..], anchored_end))
+}
+
+fn match_here(p: &str, t: &str, end: bool) -> bool {
+    let mut pc = p.chars();
+    match pc.next() {
+        None => !end || t.is_empty(),
+        Some('\u{0}') => {
+            let rest = pc.as_str();
+            t.char_indices()
+                .map(|(i, _)| i)
+                .chain([t.len()])
+                .any(|i| match_here(rest, &t[i..], end))
+        }
+        Some(c) => {
+            let mut tc = t.chars();
+            match tc.next() {
+                Some(x) if c == '\u{1}' || c == x => match_here(pc.as_str(), tc.as_str(), end),
+                _ => false,
+            }
+        }
+    }
+}
+
+/// CDP's answers when the document an evaluation ran in was replaced (a
+/// navigation) or its frame went away before the evaluation returned; the page
+/// library's when the document is one the browser has only just created.
+fn document_went_away(e: &ToolError) -> bool {
+    e.code == "DOCUMENT_LOADING"
+        || e.code == codes::BROWSER_ERROR
+            && [
+                "Inspected target navigated or closed",
+                "Execution context was destroyed",
+                "Cannot find context with specified id",
+            ]
+            .iter()
+            .any(|m| e.message.contains(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_patterns() {
+        assert!(glob("http://*/page2.html", "http://127.0.0.1:5/page2.html"));
+        assert!(!glob("http://*/page3.html", "http://127.0.0.1:5/page2.html"));
+        assert!(simple_regex("page2\\.html$".replace("\\.", ".").as_str(), "http://x/page2.html"));
+        assert!(simple_regex("^http://.*/p", "http://a/p"));
+        assert!(!simple_regex("^https", "http://a/p"));
+    }
+
+    #[test]
+    fn refs_are_rewritten_and_checked() {
+        let mut a = json!({"ref": "ax_12", "refs": {"ax_3": "x"}, "value": "ax_9"});
+        let r = take_refs(&mut a).expect("refs");
+        assert_eq!(r, vec![12, 3]);
+        assert_eq!(a["ref"], json!(12));
+        assert_eq!(a["value"], json!("ax_9"));
+        let mut bad = json!({"ref": "12"});
+        assert_eq!(take_refs(&mut bad).expect_err("bad").code, "INVALID_ARGUMENT");
+    }
+
+    #[test]
+    fn registry_ranges() {
+        let mut t = TabRefs::default();
+        t.record(1, 5, "a", None);
+        t.record(5, 9, "a", None);
+        t.record(9, 12, "b", Some("F"));
+        assert_eq!(t.ranges.len(), 2);
+        assert_eq!(t.token_of(4), Some(("a", None)));
+        assert_eq!(t.token_of(10), Some(("b", Some("F"))));
+        assert_eq!(t.frame_of_token("b"), Some("F"));
+        assert_eq!(t.frame_of_token("a"), None);
+        assert_eq!(t.token_of(12), None);
+        assert_eq!(t.next, 12);
+    }
+
+    #[test]
+    fn keys() {
+        assert_eq!(key_def("Enter").expect("enter").vk, 13);
+        assert_eq!(key_def("a").expect("a").code, "KeyA");
+        assert_eq!(key_def("F5").expect("f5").vk, 116);
+        assert!(key_def("Hyper").is_err());
+    }
+
+    #[test]
+    fn chords() {
+        let ev = key_events("Control+a").expect("chord");
+        let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+        assert_eq!(types, ["rawKeyDown", "rawKeyDown", "keyUp", "keyUp"]);
+        assert_eq!(ev[1]["modifiers"], json!(2));
+        assert!(ev[1].get("text").is_none(), "a shortcut types nothing");
+        assert_eq!(ev[3]["modifiers"], json!(0));
+        let ev = key_events("Shift+Tab").expect("chord");
+        assert_eq!(ev[1]["key"], json!("Tab"));
+        assert_eq!(ev[1]["modifiers"], json!(8));
+        let ev = key_events("Shift+a").expect("chord");
+        assert_eq!(ev[1]["text"], json!("A"));
+        let ev = key_events("Control++").expect("plus");
+        assert_eq!(ev[1]["key"], json!("+"));
+        assert_eq!(key_events("+").expect("plus").len(), 2);
+        assert!(key_events("Hyper+a").is_err());
+        assert!(key_events("Control+Nope").is_err());
+        assert!(key_events("").is_err());
+    }
+}

@@ -1,0 +1,1005 @@
+//! `ochre`: the MCP server, and a few commands to manage it.
+
+mod install;
+mod oci;
+mod scaffold;
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use ochre_host::{CapabilityFilter, Clock, Host, InterfacePolicy, PluginLimits, PluginStatus};
+use ochre_mcp::server::{HttpOptions, McpServer, bind_http};
+
+/// ochre: browser automation for AI agents, with tools as sandboxed WebAssembly plugins.
+///
+/// With no subcommand, serves MCP on stdio (or on HTTP with --http).
+#[derive(Parser, Debug)]
+#[command(name = "ochre", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    host: HostArgs,
+    /// Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health) instead of stdio.
+    #[arg(long, value_name = "PORT")]
+    http: Option<u16>,
+    /// Address to bind with --http. Non-loopback addresses require --auth-token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    http_host: IpAddr,
+    /// Bearer token required on /mcp with --http.
+    #[arg(long, env = "OCHRE_AUTH_TOKEN", hide_env_values = true)]
+    auth_token: Option<String>,
+    /// Extra browser Origin allowed with --http (repeatable), e.g. https://app.example.com.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Extra Host header value allowed with --http (repeatable), e.g. ochre.internal.
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+    /// With --http, every session sees and drives every tab, in the browser's
+    /// default context (a --user-data-dir profile's logins included). Default:
+    /// each session has tabs of its own, in a browser context of its own.
+    #[arg(long)]
+    share_tabs: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve MCP (the default when no subcommand is given).
+    Serve,
+    /// Plugins: list what loads, start a new one, build one (also `ochre plugins ...`).
+    #[command(visible_alias = "plugins")]
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+    /// The tool catalogue: group, tier, name and purpose of every tool this server
+    /// would offer with these flags (`docs/tools.md` is `ochre tools --markdown`).
+    Tools {
+        /// Print JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the Markdown of docs/tools.md.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Check this machine: the data dir, the compile cache, the plugins and the
+    /// browser (launched once); says what to fix. Exits 1 when something fails.
+    Doctor,
+    /// Manage TOTP secrets (stored in <data-dir>/secrets.json, mode 0600).
+    Totp {
+        #[command(subcommand)]
+        command: TotpCommand,
+    },
+    /// Manage the secrets replays and plans use as `secret:NAME` (stored in
+    /// <data-dir>/secrets.json, mode 0600; or OCHRE_SECRET_<NAME> in the
+    /// server's environment).
+    Secret {
+        #[command(subcommand)]
+        command: SecretCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SecretCommand {
+    /// Store a secret. Its value is read from stdin unless --value is given.
+    Set {
+        /// Its name, e.g. admin_password.
+        name: String,
+        /// The value (visible in the process list: prefer stdin).
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// Remove a secret.
+    Remove {
+        /// Its name.
+        name: String,
+    },
+    /// List the stored secrets' names (never their values).
+    List,
+}
+
+#[derive(Subcommand, Debug)]
+enum PluginCommand {
+    /// List the plugins with their group, status, tools and granted interfaces.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a plugin project (Rust or Python): one example tool (it lists the
+    /// current page's headings through the `browser` interface), its unit tests and
+    /// a README.
+    New {
+        /// The plugin's name (its group too): [a-z0-9_-], starting with a letter.
+        name: String,
+        /// Where to create it (default: ./NAME); must not exist or be empty.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The ochre-sdk crate to build against: a source tree's sdk/ or an unpacked
+        /// package (default: this binary's source tree when present, else crates.io).
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+        /// The plugin's language: rust (cargo) or python (componentize-py).
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: scaffold::Lang,
+    },
+    /// Build a plugin project (cargo for Rust, componentize-py for Python) and check
+    /// the component as the host will read it (name, group, tools, interfaces).
+    Build {
+        /// The project (default: the current directory).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Copy the component into this plugin dir (for --plugin-dir).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Make a signing key: writes the private key to FILE (mode 0600) and prints
+    /// the public key, for `[trust.keys]` in the config of the servers that trust it.
+    Keygen {
+        /// Where to write the private key (must not exist).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Sign a component with a private key: writes FILE.sig beside it.
+    Sign {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The private key (from `ochre plugin keygen`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+    },
+    /// Install a plugin into the data dir and pin it in plugins.lock (name, source,
+    /// digest, signer): a component file (signed by FILE.sig) or an OCI artifact
+    /// (oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:...). Its signature must
+    /// verify against a key in [trust.keys] of --config, unless let through unsigned.
+    Install {
+        /// FILE.wasm or oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:DIGEST.
+        source: String,
+        /// Take it without a trusted signature (also `allow_unsigned = true` under
+        /// [plugins.NAME] in the config).
+        #[arg(long)]
+        allow_unsigned: bool,
+        /// Reach the registry over plain HTTP (loopback registries always are).
+        #[arg(long)]
+        plain_http: bool,
+    },
+    /// Push a component to an OCI registry as a Wasm artifact (oci://HOST/REPO:TAG),
+    /// with its signature. Credentials, when the registry asks for them, come from
+    /// OCHRE_REGISTRY_USERNAME and OCHRE_REGISTRY_PASSWORD.
+    Publish {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Where: oci://HOST/REPO:TAG.
+        target: String,
+        /// Sign it now with this private key (else FILE.sig is used when present).
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+        /// Reach the registry over plain HTTP (loopback registries always are).
+        #[arg(long)]
+        plain_http: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TotpCommand {
+    /// Store the secret of a site.
+    Add {
+        /// The site, e.g. github.com.
+        #[arg(long)]
+        domain: String,
+        /// Base32 secret or otpauth://totp/... URI. Omit to read it from stdin.
+        #[arg(long)]
+        secret: Option<String>,
+    },
+    /// Remove the secret of a site.
+    Remove {
+        /// The site.
+        #[arg(long)]
+        domain: String,
+    },
+    /// List the sites with a stored secret (never the secrets).
+    List,
+}
+
+#[derive(Args, Debug, Clone)]
+struct HostArgs {
+    /// Config file (TOML): the `[intent_guard]` section (see the README).
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
+    /// Data dir: journal, traces, state, secrets, compile cache.
+    #[arg(long, env = "OCHRE_HOME", global = true)]
+    data_dir: Option<PathBuf>,
+    /// Where compiled plugins are cached, shared by every data dir (default:
+    /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
+    #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Load every *.wasm plugin in this directory (repeatable).
+    #[arg(long, value_name = "DIR", global = true)]
+    plugin_dir: Vec<PathBuf>,
+    /// Enable only these tool groups (comma-separated), e.g. core,totp.
+    #[arg(long, value_name = "GROUPS", global = true, conflicts_with = "disable_tools")]
+    tools_only: Vec<String>,
+    /// Disable these tool groups (comma-separated).
+    #[arg(long, value_name = "GROUPS", global = true)]
+    disable_tools: Vec<String>,
+    /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
+    #[arg(long, global = true)]
+    slim: bool,
+    /// The response budget: no tool result exceeds this many tokens (UTF-8 bytes / 4);
+    /// a larger one answers a first view plus an output handle. 0: no budget.
+    #[arg(long, value_name = "TOKENS", default_value_t = 25_000, global = true)]
+    max_response_tokens: usize,
+    /// How long output handles live, in hours (0: they expire at once).
+    #[arg(long, value_name = "HOURS", default_value_t = 24.0, global = true)]
+    output_handle_ttl_hours: f64,
+    /// How often expired output handles are deleted, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300, global = true)]
+    output_handle_sweep_interval_seconds: u64,
+    /// Days to keep stopped recordings (0: forever).
+    #[arg(long, value_name = "DAYS", default_value_t = 30, global = true)]
+    recording_retention_days: u64,
+    /// Deny a host interface to every plugin (comma-separated), e.g. secrets.
+    #[arg(long, value_name = "IFACES", global = true)]
+    deny_interface: Vec<String>,
+    /// Grant a sensitive interface to a third-party plugin: PLUGIN=IFACE[,IFACE] (repeatable).
+    #[arg(long, value_name = "PLUGIN=IFACES", global = true)]
+    grant: Vec<String>,
+    /// Deadline of one plugin call, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, global = true)]
+    plugin_timeout_ms: u64,
+    /// Longest wall-clock time of one plugin call, in seconds (long crawls included).
+    #[arg(long, value_name = "SECS", default_value_t = 1800, global = true)]
+    plugin_max_wall_seconds: u64,
+    /// Memory cap of one plugin instance, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
+    plugin_memory_mb: usize,
+    /// Chromium/Chrome executable (default: chromium, google-chrome, ... on PATH).
+    #[arg(long, value_name = "PATH", global = true)]
+    chrome_path: Option<PathBuf>,
+    /// Attach to a running browser (http://host:port or ws://...), or to a
+    /// Selenium Grid 4 (selenium+http://host:4444), instead of launching one;
+    /// give it several times for a pool (also `[browser] endpoints` in --config,
+    /// where `max_sessions` caps an endpoint's sessions).
+    #[arg(long, value_name = "URL", global = true)]
+    cdp_endpoint: Vec<String>,
+    /// Show the browser window (managed mode).
+    #[arg(long, global = true)]
+    headed: bool,
+    /// Run the browser without a window (the default; accepted for symmetry with other servers).
+    #[arg(long, global = true, conflicts_with = "headed")]
+    headless: bool,
+    /// Persistent browser profile dir (default: a fresh temporary profile per server).
+    #[arg(long, value_name = "DIR", global = true)]
+    user_data_dir: Option<PathBuf>,
+    /// A dir whose files `file_upload` may give to pages (repeatable; the cwd is always allowed).
+    #[arg(long, value_name = "DIR", global = true)]
+    allow_file_root: Vec<PathBuf>,
+    /// What happens to a JavaScript dialog (alert, confirm, prompt, beforeunload):
+    /// `ask` keeps it open and reports it until handle_dialog answers it; `accept`
+    /// or `dismiss` answer it at once.
+    #[arg(long, value_name = "POLICY", default_value = "ask", global = true, value_parser = ["ask", "accept", "dismiss"])]
+    dialogs: String,
+    /// Where files that pages download are saved (default: <data-dir>/downloads).
+    #[arg(long, value_name = "DIR", global = true)]
+    downloads_dir: Option<PathBuf>,
+    /// Fix the clock at this Unix time in ms (tests).
+    #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
+    fixed_clock_ms: Option<u64>,
+    /// Fix the session id (tests).
+    #[arg(long, env = "OCHRE_SESSION_ID", hide = true, global = true)]
+    session_id: Option<String>,
+}
+
+impl HostArgs {
+    fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(ochre_host::default_data_dir)
+    }
+
+    async fn build(&self) -> anyhow::Result<Host> {
+        Ok(self.builder()?.build().await?)
+    }
+
+    /// The host these flags describe, not built yet (the flags are checked).
+    fn builder(&self) -> anyhow::Result<ochre_host::HostBuilder> {
+        let filter =
+            CapabilityFilter::from_options(&self.tools_only, &self.disable_tools, self.slim)?;
+        let config = self.config()?;
+        let policy = self.interface_policy(&config)?;
+        self.check_limits()?;
+        let guard = config.intent_guard.clone();
+        let mut b = Host::builder()
+            .data_dir(self.data_dir())
+            .intent_guard(guard)
+            .capabilities(filter)
+            .recording_retention_days(self.recording_retention_days)
+            .output_handle_ttl(Duration::from_secs_f64(self.output_handle_ttl_hours * 3600.0))
+            .output_handle_sweep_interval(Duration::from_secs(
+                self.output_handle_sweep_interval_seconds,
+            ))
+            .interface_policy(policy)
+            .max_response_tokens(self.max_response_tokens)
+            .limits(PluginLimits {
+                timeout: Duration::from_millis(self.plugin_timeout_ms),
+                max_memory: self.plugin_memory_mb << 20,
+                max_wall: Duration::from_secs(self.plugin_max_wall_seconds),
+            });
+        if let Some(dir) = &self.cache_dir {
+            b = b.compile_cache_dir(dir);
+        }
+        if let Some(dir) = shipped_compiled_dir() {
+            b = b.shipped_compiled_dir(dir);
+        }
+        b = b.browser(self.browser_options()?);
+        for d in &self.plugin_dir {
+            b = b.plugin_dir(d);
+        }
+        if let Some(ms) = self.fixed_clock_ms {
+            b = b.clock(Clock::Fixed(ms));
+        }
+        if let Some(id) = &self.session_id {
+            b = b.session_id(id);
+        }
+        Ok(b)
+    }
+
+    /// `--deny-interface`, `--grant` and the config's `[plugins.NAME] grants`.
+    fn interface_policy(
+        &self,
+        config: &ochre_host::config::Config,
+    ) -> anyhow::Result<InterfacePolicy> {
+        let mut policy = InterfacePolicy::default();
+        for (plugin, settings) in &config.plugins {
+            for iface in &settings.grants {
+                policy.grants.insert((plugin.clone(), iface.clone()));
+            }
+        }
+        for d in &self.deny_interface {
+            policy.deny.extend(d.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()));
+        }
+        for g in &self.grant {
+            let (plugin, ifaces) = g
+                .split_once('=')
+                .with_context(|| format!("--grant {g:?}: expected PLUGIN=IFACE[,IFACE]"))?;
+            for iface in ifaces.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                policy.grants.insert((plugin.trim().to_owned(), iface.to_owned()));
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The numeric flags are in range.
+    fn check_limits(&self) -> anyhow::Result<()> {
+        if self.plugin_memory_mb == 0 || self.plugin_memory_mb > 4096 {
+            anyhow::bail!("--plugin-memory-mb must be 1-4096");
+        }
+        if !(self.output_handle_ttl_hours >= 0.0 && self.output_handle_ttl_hours <= 24.0 * 365.0) {
+            anyhow::bail!("--output-handle-ttl-hours must be from 0 to 8760");
+        }
+        if self.output_handle_sweep_interval_seconds == 0 {
+            anyhow::bail!("--output-handle-sweep-interval-seconds must be positive");
+        }
+        if self.plugin_max_wall_seconds == 0 {
+            anyhow::bail!("--plugin-max-wall-seconds must be positive");
+        }
+        if self.plugin_timeout_ms == 0 {
+            anyhow::bail!("--plugin-timeout-ms must be positive");
+        }
+        Ok(())
+    }
+
+    /// The config file (`--config`), or the defaults.
+    fn config(&self) -> anyhow::Result<ochre_host::config::Config> {
+        Ok(match &self.config {
+            None => ochre_host::config::Config::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--config {}: cannot read it", path.display()))?;
+                ochre_host::config::parse(&text)
+                    .map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?
+            }
+        })
+    }
+
+    /// The browser's options from the browser flags.
+    fn browser_options(&self) -> anyhow::Result<ochre_host::BrowserOptions> {
+        let mut endpoints = Vec::new();
+        for url in &self.cdp_endpoint {
+            endpoints.push(
+                ochre_host::browser::Endpoint::parse(url, None)
+                    .map_err(|e| anyhow::anyhow!("--cdp-endpoint {e}"))?,
+            );
+        }
+        endpoints.extend(self.config()?.browser_endpoints);
+        Ok(ochre_host::BrowserOptions {
+            chrome_path: self.chrome_path.clone(),
+            endpoints,
+            headed: self.headed && !self.headless,
+            user_data_dir: self.user_data_dir.clone(),
+            file_roots: std::env::current_dir()
+                .into_iter()
+                .chain(self.allow_file_root.iter().cloned())
+                .collect(),
+            evidence_dir: None,
+            private_dirs: Vec::new(),
+            dialogs: self.dialogs.parse().map_err(|e: String| anyhow::anyhow!("--dialogs: {e}"))?,
+            downloads_dir: self.downloads_dir.clone(),
+            // Chromium is started through this binary, which binds it to die
+            // with the server (see `main`).
+            launcher: std::env::current_exe().ok(),
+            run_dir: None,
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    // Started as the managed browser's launcher: become the browser.
+    ochre_host::browser::lifeline::exec_browser_if_asked();
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One clean line (with its causes), never a backtrace.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(log_filter(std::env::var("RUST_LOG").ok().as_deref()))
+        .with_ansi(false)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = runtime.block_on(run(cli));
+    // Everything that must be written is flushed by then (`run` awaits the
+    // host's shutdown). A read of stdin still pending in a blocking thread
+    // never returns while the client keeps the pipe open: dropping the runtime
+    // would wait for it for good (a build that failed, a SIGTERM).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
+}
+
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// One line of `ochre doctor`.
+fn check(ok: Result<String, (String, String)>, what: &str, failed: &mut bool) {
+    match ok {
+        Ok(detail) => println!("  ok    {what:<18} {detail}"),
+        Err((detail, fix)) => {
+            *failed = true;
+            println!("  FAIL  {what:<18} {detail}");
+            println!("        fix: {fix}");
+        }
+    }
+}
+
+/// Whether `dir` can be written (a file created and removed there).
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".ochre-doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"ok")?;
+    std::fs::remove_file(&probe)
+}
+
+/// `ochre doctor`: every check, with a fix for each failure; exit 1 if any.
+async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
+    let mut failed = false;
+    println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
+    check_dirs(args, &mut failed);
+    check_state(args, &mut failed);
+    let host = match args.build().await {
+        Ok(h) => h,
+        Err(e) => {
+            check(
+                Err((format!("{e:#}"), "fix the flag or file the message names".into())),
+                "server",
+                &mut failed,
+            );
+            anyhow::bail!("ochre doctor: the server cannot start");
+        }
+    };
+    check_cache(&host, &mut failed);
+    check_plugins(&host, &mut failed);
+    check_browser(&host, &mut failed).await;
+    host.shutdown().await;
+    if failed {
+        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
+    }
+    println!("all good");
+    Ok(())
+}
+
+/// `ochre doctor`: the data dir is writable, the plugin dirs are dirs.
+fn check_dirs(args: &HostArgs, failed: &mut bool) {
+    let data = args.data_dir();
+    check(
+        writable(&data).map(|()| format!("{} (writable)", data.display())).map_err(|e| {
+            (
+                format!("{}: {e}", data.display()),
+                "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
+            )
+        }),
+        "data dir",
+        failed,
+    );
+    for dir in &args.plugin_dir {
+        check(
+            if dir.is_dir() {
+                Ok(format!("{} (a dir)", dir.display()))
+            } else {
+                Err((
+                    format!("{} is not a dir", dir.display()),
+                    "create it, or drop this --plugin-dir".into(),
+                ))
+            },
+            "plugin dir",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: no state file (task run, contract, plugin state, output
+/// handle) is damaged.
+fn check_state(args: &HostArgs, failed: &mut bool) {
+    let damaged = ochre_host::store::damaged_files(&args.data_dir());
+    if damaged.is_empty() {
+        check(Ok("no damaged file".into()), "state", failed);
+    }
+    for file in damaged {
+        check(
+            Err((
+                format!("{} is damaged: calls that need it answer STATE_CORRUPT", file.display()),
+                "restore it from a backup, or move it out of the data dir to forget it".into(),
+            )),
+            "state",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: the compile cache, and the plugins a package shipped compiled.
+fn check_cache(host: &Host, failed: &mut bool) {
+    match host.compile_cache_dir() {
+        Some(dir) => {
+            let entries = std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+                        .count()
+                })
+                .unwrap_or(0);
+            check(
+                writable(dir)
+                    .map(|()| format!("{} ({entries} compiled plugins)", dir.display()))
+                    .map_err(|e| {
+                        (
+                            format!("{}: {e}", dir.display()),
+                            "pass --cache-dir (or OCHRE_CACHE_DIR) a dir you can write; without it plugins compile at every start".into(),
+                        )
+                    }),
+                "compile cache",
+                failed,
+            );
+        }
+        None => println!("  -     compile cache      off"),
+    }
+    if let Some(dir) = shipped_compiled_dir() {
+        let n = std::fs::read_dir(&dir).map_or(0, |rd| rd.count());
+        println!("  ok    shipped plugins    {} ({n} compiled plugins)", dir.display());
+    }
+}
+
+/// `ochre doctor`: what became of each plugin.
+fn check_plugins(host: &Host, failed: &mut bool) {
+    for p in host.plugins() {
+        let what = format!("plugin {}", p.name);
+        match &p.status {
+            PluginStatus::Loaded => {
+                check(Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)), &what, failed)
+            }
+            PluginStatus::Disabled => {
+                println!("  -     {what:<18} disabled (its group is excluded)")
+            }
+            PluginStatus::Refused(why) => check(
+                Err((
+                    format!("not loaded: {why}"),
+                    "see the reason; `ochre plugins list` shows every plugin".into(),
+                )),
+                &what,
+                failed,
+            ),
+        }
+    }
+}
+
+/// `ochre doctor`: the browser starts and answers.
+async fn check_browser(host: &Host, failed: &mut bool) {
+    let browser = host.browser();
+    let exe = browser.executable();
+    let started = std::time::Instant::now();
+    let version = match &exe {
+        Ok(_) => browser.version().await,
+        Err(e) => Err(e.clone()),
+    };
+    check(
+        version
+            .map(|v| {
+                let at = match &exe {
+                    Ok(Some(p)) => p.display().to_string(),
+                    _ => "--cdp-endpoint".into(),
+                };
+                format!(
+                    "{v} at {at} (started and answered in {} ms)",
+                    started.elapsed().as_millis()
+                )
+            })
+            .map_err(|e| {
+                let (what, fix) = match e.message.split_once("; ") {
+                    Some((w, f)) => (w.to_owned(), f.to_owned()),
+                    None => (e.message.clone(), "see the message".to_owned()),
+                };
+                (what, fix)
+            }),
+        "browser",
+        failed,
+    );
+    if matches!(exe, Ok(None)) {
+        for e in browser.pool_status().await {
+            let state = if e.up {
+                let latency =
+                    e.latency_ms.map(|ms| format!(", answers in {ms} ms")).unwrap_or_default();
+                let cap = e.capacity.map(|c| format!(" of {c}")).unwrap_or_default();
+                Ok(format!("up{latency}, {} sessions{cap}", e.sessions))
+            } else {
+                Err((
+                    format!("down: {}", e.down_reason.unwrap_or_default()),
+                    "start that browser, or drop the endpoint".into(),
+                ))
+            };
+            check(state, &format!("endpoint {}", e.endpoint), failed);
+        }
+    }
+}
+
+/// The compiled built-in plugins a package installed next to this binary
+/// (`/usr/bin/ochre` -> `/usr/lib/ochre/compiled`), if there are any.
+fn shipped_compiled_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.parent()?.join("lib/ochre/compiled");
+    dir.is_dir().then_some(dir)
+}
+
+/// What a person who started the server in a terminal needs to know: it waits
+/// for an MCP client on stdin.
+fn terminal_help() -> String {
+    let exe =
+        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "ochre".into());
+    format!(
+        "ochre {version}: a browser-automation server for AI agents. It speaks MCP \
+on stdin/stdout and now waits for an MCP client; typing here does nothing useful (ctrl-c quits).\n\
+  register it with a client:  claude mcp add ochre -- {exe}\n\
+  list its tools:             {exe} tools\n\
+  serve over HTTP instead:    {exe} --http 8765   (then http://127.0.0.1:8765/mcp)",
+        version = env!("CARGO_PKG_VERSION"),
+    )
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command.as_ref().unwrap_or(&Command::Serve) {
+        Command::Serve if cli.http.is_none() => serve_stdio(&cli).await,
+        Command::Serve => serve_over_http(&cli).await,
+        Command::Plugin { command: PluginCommand::List { json } } => {
+            list_plugins(&cli, *json).await
+        }
+        Command::Plugin { command: PluginCommand::New { name, dir, sdk, lang } } => {
+            let req = scaffold::NewPlugin {
+                name: name.clone(),
+                dir: dir.clone(),
+                sdk: sdk.clone(),
+                lang: *lang,
+            };
+            let dir = scaffold::new_plugin(&req)?;
+            println!("created plugin {name} in {}", dir.display());
+            println!("next: cd {} && ochre plugin build", dir.display());
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Build { dir, out } } => {
+            scaffold::build_plugin(dir, out.as_deref()).map(|_| ())
+        }
+        Command::Plugin { command: PluginCommand::Keygen { out } } => {
+            let public = install::keygen(out)?;
+            println!("private key written to {} (keep it secret)", out.display());
+            println!("public key: {public}");
+            println!(
+                "trust it:   [trust.keys] NAME = \"{public}\"   (in the server's --config file)"
+            );
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Sign { file, key } } => {
+            let sig = install::sign(file, key)?;
+            println!("signed {}: {}", file.display(), sig.display());
+            Ok(())
+        }
+        Command::Plugin {
+            command: PluginCommand::Install { source, allow_unsigned, plain_http },
+        } => {
+            let config = cli.host.config()?;
+            let data = cli.host.data_dir();
+            let done = if source.starts_with(oci::SCHEME) {
+                let component = oci::fetch(source, oci::Reach { plain_http: *plain_http }).await?;
+                install::install_component(&data, component, &config, *allow_unsigned)?
+            } else {
+                install::install(&data, std::path::Path::new(source), &config, *allow_unsigned)?
+            };
+            let e = &done.entry;
+            println!("installed plugin {} from {}", e.name, e.source);
+            println!("  {} ({}), signer: {}", done.path.display(), e.digest, e.signer);
+            Ok(())
+        }
+        Command::Plugin { command: PluginCommand::Publish { file, target, key, plain_http } } => {
+            let reach = oci::Reach { plain_http: *plain_http };
+            let done = oci::publish(file, target, key.as_deref(), reach).await?;
+            println!("published {}", done.reference);
+            match &done.signer {
+                Some(key) => println!("  component {}, signed by {key}", done.digest),
+                None => {
+                    println!("  component {}, unsigned", done.digest);
+                    eprintln!(
+                        "warning: published without a signature: servers refuse it unless \
+                         they allow it unsigned (sign with --key)"
+                    );
+                }
+            }
+            Ok(())
+        }
+        Command::Doctor => doctor(&cli.host).await,
+        Command::Tools { json, markdown } => list_tools(&cli, *json, *markdown).await,
+        Command::Totp { command } => totp(&cli, command),
+        Command::Secret { command } => secret(&cli, command),
+    }
+}
+
+/// Serve MCP on stdio: `initialize` is answered at once and the host is built
+/// meanwhile (on a new machine that compiles the plugins).
+async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
+    let (server, failed) = McpServer::starting(cli.host.builder()?.build());
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{}", terminal_help());
+    }
+    // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+    let result = tokio::select! {
+        r = server.clone().serve_stdio() => r.map_err(anyhow::Error::from),
+        e = failed => Err(anyhow::anyhow!("{e}")),
+        _ = terminated() => Ok(()),
+    };
+    if let Some(host) = futures::FutureExt::now_or_never(server.host()).flatten() {
+        host.shutdown().await;
+    }
+    result
+}
+
+/// Serve MCP over HTTP, once the host is built.
+async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
+    let port = cli.http.unwrap_or_default();
+    let host = cli.host.build().await?;
+    let options = HttpOptions {
+        host: cli.http_host,
+        port,
+        auth_token: cli.auth_token.clone(),
+        allowed_origins: cli.allow_origin.clone(),
+        allowed_hosts: cli.allow_host.clone(),
+        share_tabs: cli.share_tabs,
+    };
+    let server = match bind_http(host.clone(), options).await {
+        Ok(server) => server,
+        Err(e) => {
+            host.shutdown().await;
+            return Err(e.into());
+        }
+    };
+    eprintln!("ochre: listening on http://{}/mcp", server.local_addr());
+    // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
+    // (Dropped, not drained: a client's open event stream must not hold the exit.)
+    let result = tokio::select! {
+        r = server.serve(std::future::pending()) => r.map_err(anyhow::Error::from),
+        _ = terminated() => Ok(()),
+    };
+    host.shutdown().await;
+    result
+}
+
+/// `ochre plugins list`.
+async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
+    let host = cli.host.build().await?;
+    let policy = cli.host.interface_policy(&cli.host.config()?)?;
+    // What the operator granted each plugin (--grant, [plugins.NAME] grants).
+    let granted = |name: &str| -> Vec<String> {
+        policy.grants.iter().filter(|(p, _)| p == name).map(|(_, i)| i.clone()).collect()
+    };
+    if json {
+        let list: Vec<_> = host
+            .plugins()
+            .iter()
+            .map(|p| {
+                let mut v = p.to_json();
+                v["granted"] = serde_json::json!(granted(&p.name));
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        for p in host.plugins() {
+            let status = match &p.status {
+                PluginStatus::Loaded => "loaded".to_owned(),
+                PluginStatus::Disabled => "disabled (group excluded; not instantiated)".to_owned(),
+                PluginStatus::Refused(r) => format!("REFUSED: {r}"),
+            };
+            println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
+            println!("  tools: {}", p.tools.join(", "));
+            println!("  interfaces: {}", p.interfaces.join(", "));
+            let granted = granted(&p.name);
+            if !granted.is_empty() {
+                println!("  granted by the operator: {}", granted.join(", "));
+            }
+            if !p.wit.is_empty() {
+                println!("  built against: ochre:plugin@{}", p.wit);
+            }
+        }
+    }
+    host.shutdown().await;
+    Ok(())
+}
+
+/// `ochre tools`.
+async fn list_tools(cli: &Cli, json: bool, markdown: bool) -> anyhow::Result<()> {
+    let host = cli.host.build().await?;
+    let catalogue = ochre_mcp::server::catalogue(&host);
+    host.shutdown().await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&catalogue)?);
+    } else if markdown {
+        print!("{}", ochre_mcp::server::catalogue_markdown(&catalogue));
+    } else {
+        for e in &catalogue {
+            println!(
+                "{:<10} {} {:<20} {}",
+                e["group"].as_str().unwrap_or(""),
+                e["tier"],
+                e["name"].as_str().unwrap_or(""),
+                e["purpose"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The log filter: `RUST_LOG`, else warnings. The MCP library logs whole
+/// requests (a password typed, a token) at debug, and the CDP library whole
+/// messages: they log at info at most unless `RUST_LOG` names them itself.
+fn log_filter(env: Option<&str>) -> tracing_subscriber::EnvFilter {
+    // chromiumoxide warns of every CDP message its protocol version does not
+    // know (new Chromium events): noise, not a problem.
+    let mut directives = env.unwrap_or("warn,chromiumoxide::handler=error").to_owned();
+    for (target, cap) in [("rmcp", "rmcp=info"), ("chromiumoxide", "chromiumoxide=info")] {
+        if !directives.contains(target) {
+            directives.push(',');
+            directives.push_str(cap);
+        }
+    }
+    tracing_subscriber::EnvFilter::try_new(&directives)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+}
+
+/// `ochre secret set|remove|list`.
+fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
+    use ochre_host::pipeline::redact::SECRET_NAMESPACE as NS;
+    let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+    let check = |name: &str| -> anyhow::Result<String> {
+        let name = name.trim();
+        let ok = !name.is_empty()
+            && name.len() <= 128
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        anyhow::ensure!(ok, "a secret's name is 1-128 chars of [A-Za-z0-9_.-]");
+        Ok(name.to_owned())
+    };
+    match command {
+        SecretCommand::Set { name, value } => {
+            let name = check(name)?;
+            let value = match value {
+                Some(v) => v.clone(),
+                None => {
+                    let mut s = String::new();
+                    std::io::stdin().read_line(&mut s)?;
+                    s.trim_end_matches(['\r', '\n']).to_owned()
+                }
+            };
+            anyhow::ensure!(!value.is_empty(), "the secret is empty");
+            store.set(NS, &name, &value)?;
+            eprintln!(
+                "stored the secret {name} in {}; replays and plans take it as \"secret:{name}\"",
+                store.path().display()
+            );
+        }
+        SecretCommand::Remove { name } => {
+            let name = check(name)?;
+            anyhow::ensure!(store.remove(NS, &name)?, "no secret {name} is stored");
+            eprintln!("removed the secret {name}");
+        }
+        SecretCommand::List => {
+            for key in store.keys(NS)? {
+                println!("{key}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ochre totp add|remove|list`.
+fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
+    let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+    match command {
+        TotpCommand::Add { domain, secret } => {
+            let domain = domain.trim().to_ascii_lowercase();
+            if domain.is_empty() {
+                anyhow::bail!("--domain must not be empty");
+            }
+            let secret = match secret {
+                Some(s) => s.clone(),
+                None => {
+                    let mut s = String::new();
+                    std::io::stdin().read_line(&mut s)?;
+                    s
+                }
+            };
+            let secret = secret.trim();
+            if secret.is_empty() {
+                anyhow::bail!("the secret is empty");
+            }
+            store.set("totp", &domain, secret)?;
+            eprintln!("stored the TOTP secret for {domain} in {}", store.path().display());
+        }
+        TotpCommand::Remove { domain } => {
+            let domain = domain.trim().to_ascii_lowercase();
+            if store.remove("totp", &domain)? {
+                eprintln!("removed the TOTP secret for {domain}");
+            } else {
+                anyhow::bail!("no TOTP secret stored for {domain}");
+            }
+        }
+        TotpCommand::List => {
+            for key in store.keys("totp")? {
+                println!("{key}");
+            }
+        }
+    }
+    Ok(())
+}

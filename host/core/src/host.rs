@@ -1,0 +1,712 @@
+//! [`Host`] and [`HostBuilder`]: configuration, plugin loading, the tool registry.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::Clock;
+use crate::browser::{BrowserManager, BrowserOptions};
+use crate::capability::CapabilityFilter;
+use crate::error::{Error, Result};
+use crate::host_tools::HostTools;
+use crate::journal::{Journal, Trace};
+use crate::loader::{self, LoadContext, Loaded, PluginReport, PluginStatus, ToolEntry, ToolImpl};
+use crate::pipeline::{Call, GUARD_CODES, Outcome, Pipeline, Stage};
+use crate::plugin::manifest::{self, Manifest};
+use crate::plugin::{CallerCell, InterfacePolicy, PluginLimits, PluginRuntime, ToolCaller};
+use crate::recording::Recorder;
+use crate::tool::{CallOptions, ToolInfo};
+
+pub(crate) struct HostInner {
+    pub data_dir: PathBuf,
+    /// The secrets the server knows (masked in everything it writes).
+    pub known: Arc<crate::redact::KnownSecrets>,
+    pub clock: Clock,
+    pub session: String,
+    pub tools: BTreeMap<String, ToolEntry>,
+    /// Tools known but disabled, and why.
+    pub gate: crate::pipeline::gate::Gate,
+    /// The stages every call passes.
+    pub pipeline: Pipeline,
+    pub plugins: Vec<PluginReport>,
+    pub journal: Arc<Journal>,
+    pub trace: Arc<Trace>,
+    pub seq: Arc<AtomicU64>,
+    pub synced: AtomicU64,
+    pub runtime: PluginRuntime,
+    pub browser: BrowserManager,
+    pub recorder: Arc<Recorder>,
+    pub output: Arc<crate::output::HandleStore>,
+    /// The host's own tools (journal, output fetch, task runs, bulk progress).
+    pub host_tools: HostTools,
+    /// Messages for the clients' operators (MCP logging).
+    pub client_logs: Arc<crate::client_log::ClientLogs>,
+    /// Where compiled plugins are cached (`None`: no cache).
+    pub compile_cache_dir: Option<PathBuf>,
+}
+
+/// The ochre host: plugins, guards and stores. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<HostInner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("data_dir", &self.inner.data_dir)
+            .field("session", &self.inner.session)
+            .field("tools", &self.inner.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An embedder's pipeline stages.
+#[derive(Clone, Default)]
+struct Stages(Vec<Arc<dyn Stage>>);
+
+impl std::fmt::Debug for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|s| s.name())).finish()
+    }
+}
+
+/// Builds a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostBuilder {
+    data_dir: Option<PathBuf>,
+    plugin_dirs: Vec<PathBuf>,
+    filter: CapabilityFilter,
+    policy: InterfacePolicy,
+    limits: PluginLimits,
+    clock: Clock,
+    session: Option<String>,
+    builtin: bool,
+    compile_cache: bool,
+    shipped_compiled_dir: Option<PathBuf>,
+    compile_cache_dir: Option<PathBuf>,
+    max_arg_bytes: usize,
+    max_response_tokens: usize,
+    browser: BrowserOptions,
+    recording_retention_days: u64,
+    output_ttl: Duration,
+    output_sweep: Duration,
+    intent_guard: crate::intent::IntentGuardConfig,
+    intent_detector: Option<crate::intent::DetectorSlot>,
+    stages: Stages,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        Self {
+            data_dir: None,
+            plugin_dirs: Vec::new(),
+            filter: CapabilityFilter::All,
+            policy: InterfacePolicy::default(),
+            limits: PluginLimits::default(),
+            clock: Clock::System,
+            session: None,
+            builtin: true,
+            compile_cache: true,
+            shipped_compiled_dir: None,
+            compile_cache_dir: None,
+            max_arg_bytes: 4 << 20,
+            max_response_tokens: crate::pipeline::budget::DEFAULT_MAX_TOKENS,
+            browser: BrowserOptions::default(),
+            recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
+            output_ttl: Duration::from_secs(24 * 3600),
+            output_sweep: Duration::from_secs(300),
+            intent_guard: crate::intent::IntentGuardConfig::default(),
+            intent_detector: None,
+            stages: Stages::default(),
+        }
+    }
+}
+
+/// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
+/// `~/.cache/ochre` (`None` without a home).
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("ochre"))
+}
+
+/// `~/.ochre`, or `$OCHRE_HOME` when set.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir).join(".ochre")
+}
+
+/// Builder setters: `pub fn name(mut self, value: T) -> Self` setting a field.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident => $field:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, value: $ty) -> Self {
+                self.$field = value;
+                self
+            }
+        )*
+    };
+}
+
+impl HostBuilder {
+    setters! {
+        /// Which capability groups to enable.
+        capabilities => filter: CapabilityFilter;
+        /// Which host interfaces plugins may get.
+        interface_policy => policy: InterfacePolicy;
+        /// Per-call limits of plugins.
+        limits => limits: PluginLimits;
+        /// The clock (fix it in tests).
+        clock => clock: Clock;
+        /// Load the built-in tool groups (default true).
+        builtin_plugins => builtin: bool;
+        /// Use the on-disk compile cache (default true).
+        compile_cache => compile_cache: bool;
+        /// How to get the browser (launched lazily on first use).
+        browser => browser: BrowserOptions;
+        /// Days to keep stopped recordings (default 30; 0 keeps them forever).
+        recording_retention_days => recording_retention_days: u64;
+        /// How long output handles live (default 24 h; zero: they expire at once).
+        output_handle_ttl => output_ttl: Duration;
+        /// How often expired output handles are deleted (default 5 min).
+        output_handle_sweep_interval => output_sweep: Duration;
+        /// The browser-first intent guard's settings (`[intent_guard]` of `--config`).
+        intent_guard => intent_guard: crate::intent::IntentGuardConfig;
+        /// The response budget: no tool result is larger than this many tokens
+        /// (counted as UTF-8 bytes / 4; default 25,000, what MCP clients such as
+        /// Claude Code accept). A larger result answers a first view and an output
+        /// handle holding the whole; `output_mode: "inline"` still returns everything.
+        /// 0 turns the budget off.
+        max_response_tokens => max_response_tokens: usize;
+        /// Largest accepted arguments object, serialized (default 4 MiB).
+        max_arg_bytes => max_arg_bytes: usize;
+    }
+
+    /// Data dir for journal, traces, state, secrets and the compile cache
+    /// (default `$OCHRE_HOME` or `~/.ochre`).
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Load every `*.wasm` in `dir` (in name order) after the built-in plugins.
+    pub fn plugin_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plugin_dirs.push(dir.into());
+        self
+    }
+
+    /// Per-call deadline of plugins.
+    pub fn plugin_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.timeout = timeout;
+        self
+    }
+
+    /// The session id used in the journal and trace (default: time and pid).
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(id.into());
+        self
+    }
+
+    /// Where compiled plugins are cached (default: the user's cache dir, see
+    /// [`default_cache_dir`]; shared by every data dir, so a plugin is compiled
+    /// once per machine and engine, not once per data dir).
+    pub fn compile_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.compile_cache_dir = Some(dir.into());
+        self
+    }
+
+    /// A read-only dir of compiled plugins made by this same build (a package
+    /// ships them so that even the first start compiles nothing): entries there
+    /// are used before the compile cache's; other entries are ignored.
+    pub fn shipped_compiled_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.shipped_compiled_dir = Some(dir.into());
+        self
+    }
+
+    /// Classify task goals with this detector instead of keywords + the client's
+    /// model (it may return `None` to fall back to the keywords).
+    pub fn intent_detector(mut self, detector: Arc<dyn crate::intent::IntentDetector>) -> Self {
+        self.intent_detector = Some(crate::intent::DetectorSlot(detector));
+        self
+    }
+
+    /// Add a stage to the pipeline every tool call passes, after the host's own
+    /// (see [`crate::pipeline`]): metrics, an audit log, a policy of your own.
+    /// Stages run in the order they are added.
+    pub fn stage(mut self, stage: impl Stage) -> Self {
+        self.stages.0.push(Arc::new(stage));
+        self
+    }
+
+    /// Load the plugins and open the stores. A plugin that cannot be loaded is
+    /// refused (see [`Host::plugins`]); only configuration errors fail the build.
+    pub async fn build(self) -> Result<Host> {
+        let data_dir = self.data_dir.clone().unwrap_or_else(default_data_dir);
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
+        let clock = self.clock;
+        let session = self.session_id_or_new()?;
+        let candidates = loader::candidates(self.builtin, &self.plugin_dirs, &data_dir)?;
+        let manifests: Vec<std::result::Result<Manifest, String>> =
+            candidates.iter().map(|(_, b)| manifest::read(b)).collect();
+        loader::check_filter(&self.filter, &manifests)?;
+        let cache_dir = self
+            .compile_cache_dir
+            .clone()
+            .or_else(default_cache_dir)
+            .unwrap_or_else(|| data_dir.join("cache"));
+        let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
+        let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
+        let runtime = PluginRuntime::new(
+            self.limits,
+            compile_cache_dir.clone(),
+            self.shipped_compiled_dir.clone(),
+        )
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+        let stores = Stores::open(&self, &data_dir, &session)?;
+        let logs = stores.client_logs.clone();
+        browser.set_notices(Arc::new(move |level, message| logs.emit(level, "browser", message)));
+
+        let caller = CallerCell::default();
+        let cx = LoadContext {
+            runtime: &runtime,
+            policy: &self.policy,
+            filter: &self.filter,
+            data_dir: &data_dir,
+            clock,
+            browser: &browser,
+            recorder: &stores.recorder,
+            session: &session,
+            client_logs: &stores.client_logs,
+            caller: &caller,
+            known: &stores.known,
+        };
+        let mut loaded = Loaded::default();
+        loaded.host_tools(&self.filter)?;
+        for (candidate, manifest) in candidates.into_iter().zip(manifests) {
+            loaded.plugin(&cx, candidate, manifest).await;
+        }
+        let loaded = loaded.finish();
+        for p in &loaded.plugins {
+            if let PluginStatus::Refused(why) = &p.status {
+                stores.client_logs.emit_startup(
+                    crate::client_log::Level::Warning,
+                    "ochre",
+                    format!("plugin {} was not loaded: {why}", p.name),
+                );
+            }
+        }
+        for e in &self.browser.endpoints {
+            for secret in e.secrets() {
+                stores.known.add("endpoint", &secret);
+            }
+        }
+        let host = self.assemble(
+            data_dir,
+            session,
+            loaded,
+            stores,
+            runtime,
+            browser,
+            compile_cache_dir,
+            caller.clone(),
+        );
+        let weak: std::sync::Weak<HostInner> = Arc::downgrade(&host.inner);
+        caller.set(weak);
+        spawn_syncer(Arc::downgrade(&host.inner));
+        spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
+        Ok(host)
+    }
+
+    /// The session id asked for, or a new one (`s-<UTC digits>-<pid>`).
+    fn session_id_or_new(&self) -> Result<String> {
+        match &self.session {
+            Some(s) if !manifest::valid_tool_name(s) => {
+                Err(Error::Config(format!("session id {s:?} must be 1-64 chars of [A-Za-z0-9_-]")))
+            }
+            Some(s) => Ok(s.clone()),
+            None => {
+                let stamp = crate::journal::iso_of(self.clock.now_ms());
+                let digits: String = stamp.chars().filter(char::is_ascii_digit).take(14).collect();
+                Ok(format!("s-{digits}-{:x}", std::process::id()))
+            }
+        }
+    }
+
+    /// The browser's options with the data dir's defaults; cleans up after
+    /// servers that died and warns of damaged state files.
+    fn browser_options(&self, data_dir: &Path, cache_dir: &Path) -> BrowserOptions {
+        let mut options = self.browser.clone();
+        if options.evidence_dir.is_none() {
+            options.evidence_dir = Some(data_dir.join("evidence"));
+        }
+        if options.downloads_dir.is_none() {
+            options.downloads_dir = Some(data_dir.join("downloads"));
+        }
+        // Secrets, journals, state and the compile cache are never uploadable;
+        // compiled plugins are loaded as native code: never handed to a page.
+        options.private_dirs.push(data_dir.to_path_buf());
+        options.private_dirs.push(cache_dir.to_path_buf());
+        let run_dir = options.run_dir.get_or_insert_with(|| data_dir.join("run"));
+        for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
+            tracing::warn!("cleaned up after a dead server: {line}");
+        }
+        // Reading every state file grows with the data dir: not on the way to
+        // serving (`ochre doctor` lists the same).
+        let dir = data_dir.to_path_buf();
+        let scan = move || {
+            for file in crate::store::damaged_files(&dir) {
+                tracing::warn!(
+                    file = %file.display(),
+                    "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
+                );
+            }
+        };
+        if let Err(e) = std::thread::Builder::new().name("ochre-state-check".into()).spawn(scan) {
+            tracing::warn!(error = %e, "cannot check the state files for damage");
+        }
+        options
+    }
+
+    /// The host from its parts, with its pipeline.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        &self,
+        data_dir: PathBuf,
+        session: String,
+        loaded: Loaded,
+        stores: Stores,
+        runtime: PluginRuntime,
+        browser: BrowserManager,
+        compile_cache_dir: Option<PathBuf>,
+        caller: CallerCell,
+    ) -> Host {
+        let seq = Arc::new(AtomicU64::new(0));
+        let sessions = Arc::new(crate::pipeline::Sessions::default());
+        let pipeline = Pipeline::new(
+            crate::pipeline::Parts {
+                clock: self.clock,
+                session: session.clone(),
+                browser: browser.clone(),
+                journal: stores.journal.clone(),
+                trace: stores.trace.clone(),
+                seq: seq.clone(),
+                task_runs: stores.task_runs.clone(),
+                sessions: sessions.clone(),
+                output: stores.output.clone(),
+                recorder: stores.recorder.clone(),
+                known: stores.known.clone(),
+                secret_store: crate::secrets::SecretStore::new(&data_dir),
+                caller,
+                max_arg_bytes: self.max_arg_bytes,
+                max_response_tokens: self.max_response_tokens,
+            },
+            self.stages.0.clone(),
+        );
+        let host_tools = HostTools {
+            journal: stores.journal.clone(),
+            output: stores.output.clone(),
+            task_runs: stores.task_runs.clone(),
+            sessions,
+            intent_guard: self.intent_guard.clone(),
+            intent_detector: self.intent_detector.clone(),
+            browser: browser.clone(),
+            browser_tools: loaded.tools.values().any(|t| {
+                t.info.plugin != "host" && t.info.guard_scope() == crate::intent::Scope::Browser
+            }),
+        };
+        Host {
+            inner: Arc::new(HostInner {
+                known: stores.known.clone(),
+                data_dir,
+                clock: self.clock,
+                session,
+                tools: loaded.tools,
+                gate: crate::pipeline::gate::Gate {
+                    disabled: loaded.disabled,
+                    slim: self.filter == CapabilityFilter::Slim,
+                },
+                pipeline,
+                host_tools,
+                plugins: loaded.plugins,
+                journal: stores.journal,
+                trace: stores.trace,
+                seq,
+                synced: AtomicU64::new(0),
+                runtime,
+                browser,
+                recorder: stores.recorder,
+                output: stores.output,
+                client_logs: stores.client_logs,
+                compile_cache_dir,
+            }),
+        }
+    }
+}
+
+/// The host's stores under its data dir.
+struct Stores {
+    journal: Arc<Journal>,
+    trace: Arc<Trace>,
+    recorder: Arc<Recorder>,
+    output: Arc<crate::output::HandleStore>,
+    task_runs: Arc<crate::taskrun::TaskRuns>,
+    client_logs: Arc<crate::client_log::ClientLogs>,
+    known: Arc<crate::redact::KnownSecrets>,
+}
+
+impl Stores {
+    fn open(b: &HostBuilder, data_dir: &Path, session: &str) -> Result<Self> {
+        let clock = b.clock;
+        let journal = Arc::new(Journal::new(data_dir));
+        journal.prune(clock.now_ms());
+        let trace = Trace::start(data_dir, session, &clock)
+            .map_err(|e| Error::io("starting the trace", e))?;
+        let output =
+            crate::output::HandleStore::new(data_dir, clock, b.output_ttl.as_millis() as u64);
+        output.sweep();
+        Ok(Self {
+            journal,
+            trace: Arc::new(trace),
+            recorder: Arc::new(Recorder::open(data_dir, clock, b.recording_retention_days)),
+            output: Arc::new(output),
+            task_runs: Arc::new(crate::taskrun::TaskRuns::new(data_dir, clock)),
+            client_logs: Arc::new(crate::client_log::ClientLogs::default()),
+            known: Arc::new(crate::redact::KnownSecrets::default()),
+        })
+    }
+}
+
+/// Every line is in the kernel as soon as it is written (a crashed server loses
+/// nothing); this thread also gets them onto the disk within a second, so a crashed
+/// machine loses at most that. It ends with the host.
+fn spawn_syncer(inner: std::sync::Weak<HostInner>) {
+    let spawned = std::thread::Builder::new().name("ochre-fsync".into()).spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let Some(inner) = inner.upgrade() else { break };
+            let seq = inner.seq.load(std::sync::atomic::Ordering::Relaxed);
+            if seq != inner.synced.swap(seq, std::sync::atomic::Ordering::Relaxed) {
+                let _ = inner.journal.sync();
+                let _ = inner.trace.sync();
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the fsync thread; logs are synced at shutdown only");
+    }
+}
+
+/// Deletes expired output handles every `every`; ends with the host.
+fn spawn_sweeper(inner: std::sync::Weak<HostInner>, every: Duration) {
+    let every = every.max(Duration::from_millis(100));
+    let spawned = std::thread::Builder::new().name("ochre-sweep".into()).spawn(move || {
+        loop {
+            std::thread::sleep(every);
+            let Some(inner) = inner.upgrade() else { break };
+            let n = inner.output.sweep();
+            if n > 0 {
+                tracing::debug!(removed = n, "expired output handles deleted");
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the output sweep; expired handles are deleted at startup only");
+    }
+}
+
+impl Host {
+    /// Start configuring a host.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The capability group of a tool this server knows but has disabled
+    /// (`--tools-only` / `--disable-tools`), if it is one.
+    pub fn disabled_group(&self, tool: &str) -> Option<&str> {
+        self.inner.gate.group(tool)
+    }
+
+    /// The `CAPABILITY_DISABLED` error for a tool this server knows but has
+    /// disabled, if `tool` is one.
+    pub fn capability_disabled(&self, tool: &str) -> Option<crate::ToolError> {
+        self.inner.gate.disabled(tool)
+    }
+
+    /// The pipeline's stages, in order (the host's, then an embedder's).
+    pub fn stages(&self) -> Vec<&'static str> {
+        self.inner.pipeline.names()
+    }
+
+    /// Run one tool call through the pipeline.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<crate::ToolOutput, crate::ToolError> {
+        let span = tracing::info_span!("tool", tool = %name, plugin = tracing::field::Empty);
+        let owner = options.tab_owner.clone();
+        let top = options.depth == 0;
+        let session = options.session.clone();
+        // Boxed: a call's future is large, and calls nest.
+        let call = Box::pin(self.run_call(name, args, options).instrument(span));
+        let call = async {
+            let result = match owner {
+                Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
+                // Nested calls (and an embedder's own `with_tab_owner`) keep the
+                // owner they run under.
+                None => call.await,
+            };
+            if let Err(e) = &result
+                && GUARD_CODES.contains(&e.code.as_str())
+            {
+                // The tool and the code only: a guard's message may quote the
+                // call's arguments.
+                self.client_logs().emit(
+                    crate::client_log::Level::Warning,
+                    "guard",
+                    format!("{name} was refused: {}", e.code),
+                );
+            }
+            result
+        };
+        // A client's call: what it logs goes to its session.
+        if top { crate::client_log::in_session(session, call).await } else { call.await }
+    }
+
+    /// The gate, then the stages around the tool.
+    async fn run_call(&self, name: &str, args: Value, options: CallOptions) -> Outcome {
+        let entry = self.inner.gate.resolve(&self.inner.tools, name)?;
+        tracing::Span::current().record("plugin", entry.info.plugin.as_str());
+        let call = Call::new(name, &entry.info, &entry.validator, &options, args);
+        let tool = async |call: &Call<'_>| self.dispatch(&entry.imp, call).await;
+        self.inner.pipeline.run(call, tool).await
+    }
+
+    /// Run the tool itself: a plugin's, or one of the host's.
+    async fn dispatch(&self, imp: &ToolImpl, call: &Call<'_>) -> Outcome {
+        use crate::host_tools as h;
+        let (name, args, tools) = (call.name(), call.args(), &self.inner.host_tools);
+        match imp {
+            ToolImpl::Journal => h::run_journal(tools, args),
+            ToolImpl::OutputFetch => h::run_output_fetch(tools, args),
+            ToolImpl::TaskRun if name == "oc_task_run_start" => {
+                h::start_run(tools, args, call.options).await
+            }
+            ToolImpl::TaskRun => h::run_task_tool(tools, name, args),
+            ToolImpl::Bulk => h::run_bulk_tool(tools, name, args),
+            ToolImpl::Plugin(plugin) => {
+                let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
+                // What the tool's own tool calls inherit.
+                let mut parent = call.options.clone();
+                parent.run = call.run.clone();
+                parent.parent = call.seq;
+                parent.children = Some(call.children.clone());
+                plugin.call(name, &raw, parent).await
+            }
+        }
+    }
+
+    /// The enabled tools, by name.
+    pub fn tools(&self) -> Vec<&ToolInfo> {
+        self.inner.tools.values().map(|e| &e.info).collect()
+    }
+
+    /// Every plugin the host saw, with what became of it.
+    pub fn plugins(&self) -> &[PluginReport] {
+        &self.inner.plugins
+    }
+
+    /// The data dir.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// This run's session id (journal and trace).
+    pub fn session_id(&self) -> &str {
+        &self.inner.session
+    }
+
+    /// The trace directory of this session.
+    pub fn trace_dir(&self) -> &Path {
+        self.inner.trace.dir()
+    }
+
+    /// The per-call plugin limits in force.
+    pub fn limits(&self) -> PluginLimits {
+        self.inner.runtime.limits()
+    }
+
+    /// Where compiled plugins are cached (`None`: compiled at every start).
+    pub fn compile_cache_dir(&self) -> Option<&Path> {
+        self.inner.compile_cache_dir.as_deref()
+    }
+
+    /// Messages for the clients' operators (MCP `notifications/message`).
+    pub fn client_logs(&self) -> &crate::client_log::ClientLogs {
+        &self.inner.client_logs
+    }
+
+    /// The browser manager.
+    pub fn browser(&self) -> &BrowserManager {
+        &self.inner.browser
+    }
+
+    /// The output handles (`output_mode`, `oc_output_fetch`); embedders may store
+    /// their own large results here.
+    pub fn outputs(&self) -> &crate::output::HandleStore {
+        &self.inner.output
+    }
+
+    /// The secrets the server knows: a value added here is masked in every
+    /// answer and everything ochre writes from then on.
+    pub fn known_secrets(&self) -> &crate::redact::KnownSecrets {
+        &self.inner.known
+    }
+
+    /// The recordings (see the `recording` tool group).
+    pub fn recorder(&self) -> &Recorder {
+        &self.inner.recorder
+    }
+
+    /// Whether the server runs with `--slim` (core tier-1 tools only).
+    pub fn is_slim(&self) -> bool {
+        self.inner.gate.slim
+    }
+
+    /// Close the browser, flush the journal and trace, mark the session ended.
+    pub async fn shutdown(&self) {
+        self.inner.browser.shutdown().await;
+        let _ = self.inner.journal.sync();
+        if let Err(e) = self.inner.trace.finish(&self.inner.clock) {
+            tracing::warn!(error = %e, "cannot finish the trace");
+        }
+    }
+}
+
+/// A plugin's call of another tool (the `tools` interface) runs the pipeline
+/// like a client's.
+impl ToolCaller for HostInner {
+    fn provider(&self, tool: &str) -> Option<String> {
+        self.tools.get(tool).map(|e| e.info.plugin.clone())
+    }
+
+    fn call_tool(
+        self: Arc<Self>,
+        tool: String,
+        args: Value,
+        options: CallOptions,
+    ) -> futures::future::BoxFuture<'static, Result<crate::ToolOutput, crate::ToolError>> {
+        Box::pin(async move { Host { inner: self }.call_tool(&tool, args, options).await })
+    }
+}

@@ -1,0 +1,108 @@
+//! # ochre-host
+//!
+//! The embeddable host of ochre, a browser-automation server for AI agents. A [`Host`]
+//! owns every cross-cutting guard (capability gating, argument validation, the
+//! journal and trace, plugin sandboxing) and runs tools that ship as sandboxed
+//! WebAssembly components (see the `ochre:plugin` WIT package and `ochre-sdk`).
+//!
+//! The `ochre` binary (crate `ochre`) serves a [`Host`] over MCP with `ochre-mcp`;
+//! Rust applications embed it directly:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use ochre_host::{CallOptions, Host};
+//!
+//! let host = Host::builder()
+//!     .data_dir("/tmp/ochre-data")
+//!     .plugin_dir("./my-plugins")
+//!     .build()
+//!     .await?;
+//! for tool in host.tools() {
+//!     println!("{}: {}", tool.name, tool.description);
+//! }
+//! let out = host
+//!     .call_tool("oc_totp_generate", serde_json::json!({"domain": "example.com"}), CallOptions::default())
+//!     .await;
+//! match out {
+//!     Ok(output) => println!("{:?}", output.structured),
+//!     Err(e) => eprintln!("{}", e.to_json()),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Every call, from MCP or from an embedder, goes through the same pipeline:
+//! resolve the tool, capability gate, validate the arguments against the tool's JSON
+//! Schema (plus host-owned fields such as `intent`), call the plugin in a fresh
+//! sandboxed instance under a memory cap and a deadline, then journal and trace.
+
+#![warn(missing_docs)]
+
+/// The browser (crate `ochre-browser`).
+pub use ochre_browser as browser;
+mod builtin;
+pub mod bulk;
+pub mod capability;
+pub mod client_log;
+pub mod config;
+pub mod error;
+pub mod hints;
+mod host;
+mod host_tools;
+pub mod intent;
+pub mod journal;
+pub mod kv;
+mod loader;
+pub mod output;
+pub mod pipeline;
+pub mod plugin;
+pub mod recording;
+pub mod redact;
+pub mod secrets;
+pub mod store;
+pub mod taskrun;
+mod tool;
+
+use std::sync::Arc;
+
+pub use browser::{BrowserManager, BrowserOptions};
+pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
+pub use error::{Error, Result, ToolError};
+pub use host::{Host, HostBuilder, default_cache_dir, default_data_dir};
+pub use loader::{PluginReport, PluginSource, PluginStatus};
+pub use plugin::{InterfacePolicy, PluginLimits};
+pub use tool::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
+
+/// Receives progress reports of a running call: `(progress, total, message)`.
+pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// The host's clock. Plugins read it through the `clock` interface; the journal and
+/// trace stamp entries with it. Tests fix it to get byte-identical output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The system clock.
+    #[default]
+    System,
+    /// Always this many ms since the Unix epoch; durations read as 0.
+    Fixed(u64),
+}
+
+impl Clock {
+    /// Milliseconds since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Self::System => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
+            Self::Fixed(ms) => *ms,
+        }
+    }
+
+    /// Milliseconds elapsed since `start` (0 for a fixed clock).
+    pub fn elapsed_ms(&self, start: std::time::Instant) -> u64 {
+        match self {
+            Self::System => start.elapsed().as_millis() as u64,
+            Self::Fixed(_) => 0,
+        }
+    }
+}

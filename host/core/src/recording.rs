@@ -1,0 +1,493 @@
+//! Recordings of tool calls (`<data-dir>/recordings/<id>/`): `meta.json` (written
+//! atomically after every step), `actions.jsonl` (one line per step, fsynced) and
+//! `shots/NNNN.jpg` (optional screenshots). The pipeline feeds the active recording;
+//! the `recording` plugin reads them through the `recorder` WIT interface.
+//!
+//! A recording left active by a server that stopped is closed at the next start
+//! (`stopped_reason`); recordings older than the retention are deleted then too.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::Clock;
+use crate::error::ToolError;
+use crate::journal::iso_of;
+use crate::store::{JsonlFile, read_jsonl, write_atomic};
+
+/// Error codes (the registry of `ochre-protocol`).
+pub use ochre_protocol::codes;
+
+/// Default retention of stopped recordings, in days.
+pub const DEFAULT_RETENTION_DAYS: u64 = 30;
+
+/// A parameter of a recording: `{{name}}` or `{{name=default}}` in its steps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Param {
+    /// Its name (`title`, `password`, `totp:example.com`).
+    pub name: String,
+    /// A secret: recorded by name only, to be given at replay.
+    pub secret: bool,
+    /// The value recorded (not for a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+/// What a recording is, as `meta.json` holds it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RecordingMeta {
+    /// `rec-YYYYMMDD-HHMMSS-xxxx`.
+    pub id: String,
+    /// The label given at start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `recording` or `stopped`.
+    pub status: String,
+    /// Start time (RFC 3339).
+    pub started_at: String,
+    /// Start time, ms since the epoch.
+    pub started_ms: u64,
+    /// Stop time (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<String>,
+    /// Stop time, ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_ms: Option<u64>,
+    /// Why it stopped, when not by `oc_recording_stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_reason: Option<String>,
+    /// The parameters its steps take, in order of first use: a value typed is
+    /// one with its recorded value as the default; a secret has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<Param>,
+    /// Steps recorded.
+    pub steps: u64,
+    /// Steps that failed.
+    #[serde(default)]
+    pub failed_steps: u64,
+    /// A screenshot is taken after each step.
+    pub capture_screenshots: bool,
+    /// The server session that recorded it.
+    pub session: String,
+    /// URL of the current tab after the last step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_url: Option<String>,
+    /// Title of the current tab after the last step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_title: Option<String>,
+}
+
+struct Active {
+    meta: RecordingMeta,
+    actions: JsonlFile,
+}
+
+/// The recordings under a data dir, and the one being recorded.
+pub struct Recorder {
+    dir: PathBuf,
+    clock: Clock,
+    retention_ms: u64,
+    active: Mutex<Option<Active>>,
+    ids: AtomicU64,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+fn storage_error(what: &str, e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(codes::STORAGE_FAILED, format!("{what}: {e}"))
+}
+
+/// Whether `id` can name a recording (and so is safe as a path segment).
+fn valid_id(id: &str) -> bool {
+    crate::store::valid_id(id, "rec-")
+}
+
+/// Whether `name` is a plain file name we accept for exports.
+fn valid_file_name(name: &str) -> bool {
+    crate::store::is_plain_name(name, 64) && !matches!(name, "meta.json" | "actions.jsonl")
+}
+
+impl Recorder {
+    /// The recordings under `data_dir`; closes one a stopped server left open and
+    /// deletes stopped recordings older than `retention_days` (0 keeps them forever).
+    pub fn open(data_dir: &Path, clock: Clock, retention_days: u64) -> Self {
+        let r = Self {
+            dir: data_dir.join("recordings"),
+            clock,
+            retention_ms: retention_days.saturating_mul(86_400_000),
+            active: Mutex::new(None),
+            ids: AtomicU64::new(0),
+        };
+        r.recover();
+        r
+    }
+
+    fn metas(&self) -> Vec<RecordingMeta> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| valid_id(&e.file_name().to_string_lossy()))
+            .filter_map(|e| {
+                let bytes = std::fs::read(e.path().join("meta.json")).ok()?;
+                serde_json::from_slice::<RecordingMeta>(&bytes).ok()
+            })
+            .collect()
+    }
+
+    fn recover(&self) {
+        let now = self.clock.now_ms();
+        for mut meta in self.metas() {
+            if meta.status == "recording" {
+                meta.status = "stopped".into();
+                meta.stopped_reason = Some("the server stopped while recording".into());
+                meta.stopped_at = Some(iso_of(now));
+                meta.stopped_ms = Some(now);
+                if let Err(e) = self.write_meta(&meta) {
+                    tracing::warn!(recording = %meta.id, error = %e, "cannot close a recording");
+                }
+                continue;
+            }
+            let ended = meta.stopped_ms.unwrap_or(meta.started_ms);
+            if self.retention_ms > 0 && now.saturating_sub(ended) > self.retention_ms {
+                let dir = self.dir.join(&meta.id);
+                match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => {
+                        tracing::info!(recording = %meta.id, "recording past retention deleted")
+                    }
+                    Err(e) => {
+                        tracing::warn!(recording = %meta.id, error = %e, "cannot delete an old recording")
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_meta(&self, meta: &RecordingMeta) -> std::io::Result<()> {
+        let dir = self.dir.join(&meta.id);
+        std::fs::create_dir_all(&dir)?;
+        let mut bytes = serde_json::to_vec_pretty(meta).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        write_atomic(&dir.join("meta.json"), &bytes)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Active>> {
+        self.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn new_id(&self) -> String {
+        let now = self.clock.now_ms();
+        let stamp: String = iso_of(now).chars().filter(char::is_ascii_digit).take(14).collect();
+        let (day, time) = stamp.split_at(stamp.len().min(8));
+        loop {
+            let n = self.ids.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            use sha2::Digest;
+            let h = sha2::Sha256::digest(format!("{now}/{nanos}/{}/{n}", std::process::id()));
+            let id = format!("rec-{day}-{time}-{:02x}{:02x}", h[0], h[1]);
+            if !self.dir.join(&id).exists() {
+                return id;
+            }
+        }
+    }
+
+    /// Start a recording. `RECORDING_ACTIVE` if one runs already.
+    pub fn start(
+        &self,
+        label: Option<String>,
+        capture_screenshots: bool,
+        session: &str,
+    ) -> Result<RecordingMeta, ToolError> {
+        let mut guard = self.lock();
+        if let Some(a) = guard.as_ref() {
+            return Err(ToolError::new(
+                codes::RECORDING_ACTIVE,
+                format!(
+                    "recording {} is already running; stop it with oc_recording_stop first",
+                    a.meta.id
+                ),
+            )
+            .with("recordingId", a.meta.id.as_str()));
+        }
+        let now = self.clock.now_ms();
+        let meta = RecordingMeta {
+            id: self.new_id(),
+            label,
+            status: "recording".into(),
+            started_at: iso_of(now),
+            started_ms: now,
+            stopped_at: None,
+            stopped_ms: None,
+            stopped_reason: None,
+            params: Vec::new(),
+            steps: 0,
+            failed_steps: 0,
+            capture_screenshots,
+            session: session.to_owned(),
+            final_url: None,
+            final_title: None,
+        };
+        self.write_meta(&meta).map_err(|e| storage_error("cannot create the recording", e))?;
+        let actions = JsonlFile::new(self.dir.join(&meta.id).join("actions.jsonl"));
+        *guard = Some(Active { meta: meta.clone(), actions });
+        Ok(meta)
+    }
+
+    /// Stop the active recording. `NOT_RECORDING` if none runs.
+    pub fn stop(&self) -> Result<RecordingMeta, ToolError> {
+        let mut guard = self.lock();
+        let Some(mut active) = guard.take() else {
+            return Err(ToolError::new(
+                codes::NOT_RECORDING,
+                "no recording is running; start one with oc_recording_start",
+            ));
+        };
+        let now = self.clock.now_ms();
+        active.meta.status = "stopped".into();
+        active.meta.stopped_at = Some(iso_of(now));
+        active.meta.stopped_ms = Some(now);
+        let _ = active.actions.sync();
+        if let Err(e) = self.write_meta(&active.meta) {
+            // Keep recording rather than lose the stop silently.
+            let err = storage_error("cannot save the recording", e);
+            active.meta.status = "recording".into();
+            *guard = Some(active);
+            return Err(err);
+        }
+        Ok(active.meta)
+    }
+
+    /// A parameter of the running recording for a value typed into a field
+    /// named `base`: its name, unique in the recording (`title`, `title_2` for
+    /// another value); a secret (`default` none) reuses its name.
+    pub fn param(&self, base: &str, default: Option<&str>) -> String {
+        let mut guard = self.lock();
+        let Some(active) = guard.as_mut() else {
+            return base.to_owned();
+        };
+        let params = &mut active.meta.params;
+        let mut name = base.to_owned();
+        let mut i = 2;
+        loop {
+            match params.iter().find(|p| p.name == name) {
+                None => break,
+                Some(p) if p.default.as_deref() == default => return name,
+                Some(_) => {
+                    name = format!("{base}_{i}");
+                    i += 1;
+                }
+            }
+        }
+        params.push(Param {
+            name: name.clone(),
+            secret: default.is_none(),
+            default: default.map(str::to_owned),
+        });
+        name
+    }
+
+    /// The running recording's metadata.
+    pub fn active(&self) -> Option<RecordingMeta> {
+        self.lock().as_ref().map(|a| a.meta.clone())
+    }
+
+    /// Whether a recording runs, and whether it wants screenshots.
+    pub fn recording(&self) -> Option<bool> {
+        self.lock().as_ref().map(|a| a.meta.capture_screenshots)
+    }
+
+    /// Append a step (its `step` number and `screenshot` file are filled in here).
+    /// Does nothing when no recording runs.
+    pub fn append(&self, mut step: Value, screenshot: Option<Vec<u8>>) {
+        let mut guard = self.lock();
+        let Some(active) = guard.as_mut() else {
+            return;
+        };
+        let n = active.meta.steps + 1;
+        if let Value::Object(obj) = &mut step {
+            obj.insert("step".into(), json!(n));
+            if let Some(bytes) = screenshot {
+                let rel = format!("shots/{n:04}.jpg");
+                let path = self.dir.join(&active.meta.id).join(&rel);
+                let saved = path
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| write_atomic(&path, &bytes));
+                match saved {
+                    Ok(()) => {
+                        obj.insert("screenshot".into(), json!(rel));
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot save a recording screenshot"),
+                }
+            }
+        }
+        let written = active.actions.append(&step).and_then(|()| active.actions.sync());
+        if let Err(e) = written {
+            tracing::error!(recording = %active.meta.id, error = %e, "cannot record a step");
+            return;
+        }
+        active.meta.steps = n;
+        if step["ok"] == json!(false) {
+            active.meta.failed_steps += 1;
+        }
+        if let Some(url) = step["url"].as_str() {
+            active.meta.final_url = Some(url.to_owned());
+            active.meta.final_title = step["title"].as_str().map(str::to_owned);
+        }
+        if let Err(e) = self.write_meta(&active.meta) {
+            tracing::warn!(recording = %active.meta.id, error = %e, "cannot update a recording's metadata");
+        }
+    }
+
+    /// The newest `limit` recordings, newest first.
+    pub fn list(&self, limit: usize) -> Vec<RecordingMeta> {
+        let mut all = self.metas();
+        all.sort_by(|a, b| b.started_ms.cmp(&a.started_ms).then_with(|| b.id.cmp(&a.id)));
+        all.truncate(limit);
+        all
+    }
+
+    fn dir_of(&self, id: &str) -> Result<PathBuf, ToolError> {
+        let dir = self.dir.join(id);
+        if !valid_id(id) || !dir.join("meta.json").is_file() {
+            return Err(ToolError::new(
+                codes::RECORDING_NOT_FOUND,
+                format!("no recording {id:?}; oc_recording_list shows the recordings"),
+            )
+            .with("recordingId", id));
+        }
+        Ok(dir)
+    }
+
+    /// One recording: `{"meta": {...}, "steps": [...]}`.
+    pub fn load(&self, id: &str) -> Result<Value, ToolError> {
+        let dir = self.dir_of(id)?;
+        let meta: Value = std::fs::read(dir.join("meta.json"))
+            .map_err(|e| storage_error("cannot read the recording", e))
+            .and_then(|b| {
+                serde_json::from_slice(&b).map_err(|e| storage_error("corrupt recording", e))
+            })?;
+        let steps = read_jsonl(&dir.join("actions.jsonl"))
+            .map_err(|e| storage_error("cannot read the recording", e))?;
+        Ok(json!({"meta": meta, "steps": steps}))
+    }
+
+    /// A screenshot file a step names (`shots/NNNN.jpg`).
+    pub fn screenshot(&self, id: &str, file: &str) -> Result<Vec<u8>, ToolError> {
+        let dir = self.dir_of(id)?;
+        let ok = file
+            .strip_prefix("shots/")
+            .and_then(|f| f.strip_suffix(".jpg"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !ok {
+            return Err(ToolError::invalid_argument(
+                "file",
+                format!("{file:?} is not a screenshot of a recording (shots/NNNN.jpg)"),
+            ));
+        }
+        std::fs::read(dir.join(file)).map_err(|e| {
+            ToolError::new(
+                codes::RECORDING_NOT_FOUND,
+                format!("screenshot {file} of recording {id}: {e}"),
+            )
+        })
+    }
+
+    /// Write an export file into the recording's dir; its absolute path.
+    pub fn save_export(&self, id: &str, name: &str, data: &[u8]) -> Result<PathBuf, ToolError> {
+        let dir = self.dir_of(id)?;
+        if !valid_file_name(name) {
+            return Err(ToolError::invalid_argument(
+                "file-name",
+                format!(
+                    "{name:?} is not a plain file name ([A-Za-z0-9._-], not meta.json or actions.jsonl)"
+                ),
+            ));
+        }
+        let path = dir.join(name);
+        write_atomic(&path, data).map_err(|e| storage_error("cannot write the export", e))?;
+        Ok(std::path::absolute(&path).unwrap_or(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ochre-rec-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn steps_persist_and_an_interrupted_recording_is_closed_on_reopen() {
+        let d = tmp("persist");
+        let r = Recorder::open(&d, Clock::System, 30);
+        let meta = r.start(Some("demo".into()), false, "s1").expect("start");
+        assert_eq!(r.start(None, false, "s1").expect_err("twice").code, codes::RECORDING_ACTIVE);
+        r.append(json!({"tool": "navigate", "ok": true, "url": "http://x/"}), None);
+        r.append(json!({"tool": "interact", "ok": false}), Some(vec![1, 2, 3]));
+        let loaded = r.load(&meta.id).expect("load");
+        assert_eq!(loaded["steps"][1]["step"], 2);
+        assert_eq!(loaded["steps"][1]["screenshot"], "shots/0002.jpg");
+        assert_eq!(loaded["meta"]["steps"], 2);
+        assert_eq!(loaded["meta"]["failed_steps"], 1);
+        assert_eq!(loaded["meta"]["final_url"], "http://x/");
+        assert_eq!(r.screenshot(&meta.id, "shots/0002.jpg").expect("shot"), [1, 2, 3]);
+        // The server "dies" while recording: a new one closes it.
+        drop(r);
+        let r = Recorder::open(&d, Clock::System, 30);
+        assert!(r.active().is_none());
+        let m = &r.list(10)[0];
+        assert_eq!(m.status, "stopped");
+        assert!(m.stopped_reason.is_some());
+        assert_eq!(r.stop().expect_err("none").code, codes::NOT_RECORDING);
+        std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+
+    #[test]
+    fn ids_and_file_names_cannot_escape_the_recordings_dir() {
+        let d = tmp("escape");
+        let r = Recorder::open(&d, Clock::System, 30);
+        let meta = r.start(None, false, "s").expect("start");
+        r.stop().expect("stop");
+        for id in ["../x", "rec-../../etc", "", "REC-1"] {
+            assert_eq!(r.load(id).expect_err(id).code, codes::RECORDING_NOT_FOUND);
+        }
+        for f in ["../meta.json", "shots/../../x.jpg", "meta.json"] {
+            assert!(r.screenshot(&meta.id, f).is_err(), "{f}");
+        }
+        for f in ["../x.html", "meta.json", ".hidden", "a/b"] {
+            assert!(r.save_export(&meta.id, f, b"x").is_err(), "{f}");
+        }
+        let p = r.save_export(&meta.id, "export.html", b"<p>").expect("save");
+        assert!(p.starts_with(d.join("recordings")) || p.is_absolute());
+        assert_eq!(std::fs::read(p).expect("read"), b"<p>");
+        std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+
+    #[test]
+    fn retention_deletes_old_stopped_recordings() {
+        let d = tmp("retention");
+        let old = Recorder::open(&d, Clock::Fixed(1_000_000), 1);
+        let m = old.start(None, false, "s").expect("start");
+        old.stop().expect("stop");
+        drop(old);
+        let later = Recorder::open(&d, Clock::Fixed(1_000_000 + 2 * 86_400_000), 1);
+        assert!(later.list(10).is_empty());
+        assert!(!d.join("recordings").join(&m.id).exists());
+        std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+}

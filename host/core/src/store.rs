@@ -1,0 +1,92 @@
+//! The host's stores under the data dir: the durable file primitives (from
+//! `ochre_protocol::fs`) and what the host's stores share on top of them.
+
+use std::path::{Path, PathBuf};
+
+pub use ochre_protocol::fs::{JsonlFile, read_jsonl, write_atomic, write_atomic_private};
+
+/// The error of stored state that exists but cannot be read: `STATE_CORRUPT`
+/// naming the file, which is kept as it is (never replaced nor swept).
+pub(crate) fn corrupt(file: &Path, what: &str) -> crate::ToolError {
+    crate::ToolError::new(
+        crate::error::codes::STATE_CORRUPT,
+        format!(
+            "{what} is damaged: {} is not the JSON it should be; it is kept as it is (restore it, or move it away to forget it)",
+            file.display()
+        ),
+    )
+    .with("file", file.display().to_string())
+}
+
+/// Read a JSON object written by [`write_atomic`]: `None` when there is no
+/// file, `STATE_CORRUPT` (naming it) when it cannot be read as an object.
+pub(crate) fn read_object(
+    file: &Path,
+    what: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, crate::ToolError> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(crate::ToolError::new(
+                crate::error::codes::STORAGE_FAILED,
+                format!("cannot read {what} ({}): {e}", file.display()),
+            )
+            .with("file", file.display().to_string()));
+        }
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
+        _ => Err(corrupt(file, what)),
+    }
+}
+
+/// The damaged state files under a data dir (task runs, contracts, output
+/// handles' metadata, plugin state), for the startup warning.
+pub fn damaged_files(data_dir: &Path) -> Vec<PathBuf> {
+    let list = |dir: PathBuf| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default()
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    files.extend(
+        list(data_dir.join("task-runs"))
+            .into_iter()
+            .map(|d| d.join("meta.json"))
+            .filter(|f| f.exists()),
+    );
+    files.extend(list(data_dir.join("progress-contracts")));
+    files.extend(list(data_dir.join("state")));
+    for day in list(data_dir.join("output")) {
+        files.extend(list(day).into_iter().filter(|f| {
+            f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".meta.json"))
+        }));
+    }
+    files.retain(|f| {
+        let is_json = f.extension().and_then(|e| e.to_str()) == Some("json");
+        let hidden = f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+        is_json
+            && !hidden
+            && read_object(f, "").is_err_and(|e| e.code == crate::error::codes::STATE_CORRUPT)
+    });
+    files.sort();
+    files
+}
+
+/// A store id: `prefix` then lowercase letters, digits and dashes, at most 64
+/// bytes (so it is a safe file name and never a path).
+pub fn valid_id(id: &str, prefix: &str) -> bool {
+    id.starts_with(prefix)
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// A name safe to join to a dir: 1 to `max` bytes of `[A-Za-z0-9._-]`, not
+/// starting with a dot (so never `.`, `..` or a hidden file).
+pub fn is_plain_name(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}

@@ -1,0 +1,13 @@
+//! # ochre-mcp
+//!
+//! The MCP face of an ochre [`Host`](ochre_host::Host): an rmcp `ServerHandler`
+//! ([`server::McpServer`]) served on stdio ([`stdio`], a transport that answers
+//! every line) or Streamable HTTP ([`server::serve_http`]), the `ochre://`
+//! resources ([`resources`]), the tool catalogue and the disclosure of tools by
+//! tier. The host below knows nothing of MCP.
+
+#![warn(missing_docs)]
+
+pub mod resources;
+pub mod server;
+pub mod stdio;

@@ -1,0 +1,136 @@
+//! The error codes ochre itself produces, in one place (DESIGN.md §7). A tool
+//! error's `code` is stable: agents and clients match on it. Plugins may add
+//! codes of their own; these are the host's, the browser's and the built-in
+//! tools'. [`ALL`] lists every one with what it means.
+//!
+//! Four codes keep the lower-case spelling of OpenChrome's guards, which
+//! clients written for OpenChrome match on: `output_handle_not_found`,
+//! `bulk_completion_guard_failed`, and the task-run stop reasons
+//! `intent_execution_failed` and `tool_policy_blocked`.
+
+macro_rules! registry {
+    ($( $(#[doc = $doc:literal])+ $name:ident = $value:literal; )*) => {
+        $( $(#[doc = $doc])+ pub const $name: &str = $value; )*
+        /// Every code of the registry: `(code, what it means)`.
+        pub const ALL: &[(&str, &str)] = &[ $( ($value, concat!($($doc),+).trim_ascii()) ),* ];
+    };
+}
+
+registry! {
+    // The call and its arguments.
+    /// Arguments do not match the tool's schema (the field is named).
+    INVALID_ARGUMENT = "INVALID_ARGUMENT";
+    /// The `intent` label is empty, blank or longer than 120 chars.
+    INVALID_INTENT = "INVALID_INTENT";
+    /// No loaded plugin offers this tool.
+    UNKNOWN_TOOL = "UNKNOWN_TOOL";
+    /// The tool's capability group is excluded by `--tools-only`/`--disable-tools`.
+    CAPABILITY_DISABLED = "CAPABILITY_DISABLED";
+    /// The operator's policy forbids this (a file outside the allowed roots, a host interface).
+    PERMISSION_DENIED = "PERMISSION_DENIED";
+    /// The client cancelled the call (`notifications/cancelled`).
+    CANCELLED = "CANCELLED";
+    /// The call ran past its timeout.
+    TIMEOUT = "TIMEOUT";
+    /// A replay or plan lacks parameters that have no default (all are named).
+    MISSING_PARAMETERS = "MISSING_PARAMETERS";
+    /// The host failed (I/O and the like).
+    INTERNAL = "INTERNAL";
+
+    // Plugins.
+    /// The plugin trapped (a panic, an unreachable, a bad memory access).
+    PLUGIN_TRAPPED = "PLUGIN_TRAPPED";
+    /// The plugin ran past its deadline.
+    PLUGIN_TIMEOUT = "PLUGIN_TIMEOUT";
+    /// The plugin tried to grow its memory past its cap.
+    PLUGIN_OUT_OF_MEMORY = "PLUGIN_OUT_OF_MEMORY";
+    /// The plugin returned something the host cannot use.
+    PLUGIN_FAILED = "PLUGIN_FAILED";
+
+    // Stored state.
+    /// Stored state exists but is damaged (the file is named and kept).
+    STATE_CORRUPT = "STATE_CORRUPT";
+    /// The data dir could not be written or read.
+    STORAGE_FAILED = "STORAGE_FAILED";
+    /// A `{{secret:NAME}}` parameter names no stored secret.
+    SECRET_NOT_FOUND = "SECRET_NOT_FOUND";
+    /// No output handle with that id (or it expired).
+    OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found";
+    /// No `ochre://` resource with that URI.
+    RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND";
+
+    // The browser.
+    /// No browser could be launched or reached.
+    BROWSER_UNAVAILABLE = "BROWSER_UNAVAILABLE";
+    /// A CDP command failed.
+    BROWSER_ERROR = "BROWSER_ERROR";
+    /// No tab with that id.
+    TAB_NOT_FOUND = "TAB_NOT_FOUND";
+    /// Navigation failed or timed out.
+    NAVIGATION_FAILED = "NAVIGATION_FAILED";
+    /// A page answered with an HTTP error status (crawl results).
+    HTTP_ERROR = "HTTP_ERROR";
+    /// The page's JavaScript threw.
+    JS_ERROR = "JS_ERROR";
+    /// The document was replaced while the page operation ran (it is retried once).
+    DOCUMENT_LOADING = "DOCUMENT_LOADING";
+    /// A ref of an older page or of a removed element.
+    STALE_REF = "STALE_REF";
+    /// A ref that was never given out on that tab.
+    REF_NOT_FOUND = "REF_NOT_FOUND";
+    /// No element matches the selector or description.
+    ELEMENT_NOT_FOUND = "ELEMENT_NOT_FOUND";
+    /// The element takes no typed value (not an input, textarea, select or editable).
+    ELEMENT_NOT_EDITABLE = "ELEMENT_NOT_EDITABLE";
+    /// No form field with that label or name.
+    FIELD_NOT_FOUND = "FIELD_NOT_FOUND";
+    /// A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
+    DIALOG_OPEN = "DIALOG_OPEN";
+    /// `handle_dialog` on a tab without a dialog.
+    NO_DIALOG = "NO_DIALOG";
+    /// A file that does not exist.
+    FILE_NOT_FOUND = "FILE_NOT_FOUND";
+    /// The page's storage cannot be read or written (an opaque origin, storage disabled).
+    STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE";
+    /// The page's storage quota is exceeded.
+    STORAGE_FULL = "STORAGE_FULL";
+
+    // Recordings.
+    /// A recording is already running.
+    RECORDING_ACTIVE = "RECORDING_ACTIVE";
+    /// No recording is running.
+    NOT_RECORDING = "NOT_RECORDING";
+    /// No recording with that id.
+    RECORDING_NOT_FOUND = "RECORDING_NOT_FOUND";
+
+    // Task runs and progress contracts.
+    /// No run with that id.
+    RUN_NOT_FOUND = "RUN_NOT_FOUND";
+    /// The run cannot go from its state to the one asked for.
+    INVALID_TRANSITION = "INVALID_TRANSITION";
+    /// A browser-first run cannot (or did not) use the browser (also its stop reason).
+    INTENT_EXECUTION_FAILED = "intent_execution_failed";
+    /// The intent guard blocked a call of a browser-first run (also its stop reason).
+    TOOL_POLICY_BLOCKED = "tool_policy_blocked";
+    /// No contract with that id (or the run has none).
+    CONTRACT_NOT_FOUND = "CONTRACT_NOT_FOUND";
+    /// The contract's run is finished: the contract cannot change.
+    CONTRACT_CLOSED = "CONTRACT_CLOSED";
+    /// Completion refused: the contract's criteria are not met.
+    BULK_COMPLETION_GUARD_FAILED = "bulk_completion_guard_failed";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    #[test]
+    fn codes_are_unique_and_each_says_what_it_means() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (code, meaning) in ALL {
+            assert!(seen.insert(*code), "{code} twice");
+            assert!(meaning.ends_with('.') || meaning.ends_with(')'), "{code}: {meaning:?}");
+        }
+        assert!(ALL.len() >= 40, "{}", ALL.len());
+    }
+}

@@ -1,0 +1,89 @@
+//! # ochre-protocol
+//!
+//! What every part of ochre shares, and nothing that needs a browser, a
+//! WebAssembly runtime or an MCP server: the registry of error codes
+//! ([`codes`]), the structured tool error ([`ToolError`]) that travels to the
+//! agent as `{"error":{"code":...,"message":...}}`, the levels of messages for
+//! the client's operator ([`Level`]) and, with the `fs` feature, the durable file
+//! primitives the stores are built on ([`fs`]).
+//!
+//! It sits at the bottom of the crate graph: `ochre-browser`, `ochre-host`,
+//! `ochre-mcp` and the `ochre` CLI depend on it, it depends on none of them.
+
+#![warn(missing_docs)]
+
+pub mod codes;
+#[cfg(feature = "fs")]
+pub mod fs;
+
+use serde_json::{Map, Value};
+
+/// A structured tool failure: a stable `code` (one of [`codes`], or a plugin's
+/// own), a `message` saying what to do, and extra fields (`capability`,
+/// `field`, ...) merged into the error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// Stable code, e.g. `INVALID_ARGUMENT`.
+    pub code: String,
+    /// Human-readable explanation with a hint where one helps.
+    pub message: String,
+    /// Extra fields of the error object.
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    /// A new error.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { code: code.into(), message: message.into(), details: Map::new() }
+    }
+
+    /// Add one extra field.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// `INVALID_ARGUMENT` naming `field`.
+    pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_ARGUMENT, message).with("field", field)
+    }
+
+    /// The JSON body sent to the agent: `{"error":{"code":..,"message":..,...}}`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("code".into(), Value::String(self.code.clone()));
+        obj.insert("message".into(), Value::String(self.message.clone()));
+        for (k, v) in &self.details {
+            if k != "code" && k != "message" {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+        let mut outer = Map::new();
+        outer.insert("error".into(), Value::Object(obj));
+        Value::Object(outer)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// How much a message for the client's operator matters (MCP's `LoggingLevel`,
+/// the levels ochre uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Detail for debugging a plugin.
+    Debug,
+    /// Things going as they should.
+    Info,
+    /// Normal but worth telling (a browser relaunched).
+    Notice,
+    /// Something the operator may want to fix (a plugin refused, a guard refusal).
+    Warning,
+    /// Something failed.
+    Error,
+}
