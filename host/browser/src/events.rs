@@ -116,23 +116,17 @@ struct Download {
 pub(crate) struct Events {
     seq: AtomicU64,
     log: std::sync::Mutex<VecDeque<PageEvent>>,
-    dialogs: std::sync::Mutex<HashMap<u64, Dialog>>,
     /// Woken whenever a dialog opens.
     opened: tokio::sync::Notify,
     downloads: std::sync::Mutex<HashMap<String, Download>>,
-    /// Target id -> tab number, for every tab we registered.
-    targets: std::sync::Mutex<HashMap<String, u64>>,
+    /// Downloads whose end was heard before their start (the two arrive on
+    /// separate event streams; a small file can finish first): guid -> (state,
+    /// bytes), applied when the start arrives. Bounded.
+    ended_early: std::sync::Mutex<HashMap<String, (&'static str, u64)>>,
     /// The log position the journal has seen.
     journaled: AtomicU64,
     /// Pages opened by our tabs that are being given a tab id right now.
     adopting: AtomicU64,
-    /// Per tab a page opened, the tab that opened it.
-    openers: std::sync::Mutex<HashMap<u64, u64>>,
-    /// Per tab: when a download last started there.
-    downloaded_at: std::sync::Mutex<HashMap<u64, Instant>>,
-    /// Per tab with an owner, the owner (kept after the tab closes, for its late
-    /// events; cleared when the browser restarts and tab numbers start again).
-    owners: std::sync::Mutex<HashMap<u64, std::sync::Arc<str>>>,
 }
 
 fn dialog_kind(t: &DialogType) -> &'static str {
@@ -145,12 +139,7 @@ fn dialog_kind(t: &DialogType) -> &'static str {
 }
 
 impl Events {
-    fn push(&self, kind: &'static str, body: Value) -> u64 {
-        let owner = body
-            .get("tabId")
-            .and_then(Value::as_str)
-            .and_then(|t| super::parse_tab(t).ok())
-            .and_then(|n| self.owner_of(n));
+    fn push(&self, kind: &'static str, body: Value, owner: super::Owner) -> u64 {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let mut log = lock(&self.log);
         if log.len() >= LOG_CAP {
@@ -163,16 +152,6 @@ impl Events {
     /// Entries after `mark`.
     fn since(&self, mark: u64) -> Vec<PageEvent> {
         lock(&self.log).iter().filter(|e| e.seq > mark).cloned().collect()
-    }
-
-    pub(super) fn owner_of(&self, n: u64) -> super::Owner {
-        lock(&self.owners).get(&n).cloned()
-    }
-
-    pub(super) fn set_owner(&self, n: u64, who: &super::Owner) {
-        if let Some(o) = who {
-            lock(&self.owners).insert(n, o.clone());
-        }
     }
 }
 
@@ -205,6 +184,16 @@ impl BrowserManager {
         &self.inner.events
     }
 
+    /// Log a page event, for the owner of the tab it names.
+    fn push_event(&self, kind: &'static str, body: Value) -> u64 {
+        let owner = body
+            .get("tabId")
+            .and_then(Value::as_str)
+            .and_then(|t| super::parse_tab(t).ok())
+            .and_then(|n| self.inner.tabs.owner_of(n));
+        self.events().push(kind, body, owner)
+    }
+
     /// The current position of the page-event log: events after it happened
     /// after this call.
     pub fn event_mark(&self) -> u64 {
@@ -232,34 +221,33 @@ impl BrowserManager {
 
     /// The open dialog of tab `n`, as JSON.
     pub fn open_dialog(&self, n: u64) -> Option<Value> {
-        lock(&self.events().dialogs).get(&n).map(|d| d.json(n))
+        self.inner.tabs.with(n, |t| t.dialog.as_ref().map(|d| d.json(n))).flatten()
     }
 
     /// Whether the dialog reported by log entry `seq` is still open.
     pub fn dialog_still_open(&self, seq: u64) -> bool {
-        lock(&self.events().dialogs).values().any(|d| d.seq == seq)
+        self.inner
+            .tabs
+            .all(|tabs| tabs.values().any(|t| t.dialog.as_ref().is_some_and(|d| d.seq == seq)))
     }
 
     /// The tab that opened tab `n`, and the dialog open on it.
     pub(super) fn opener_and_dialog(&self, n: u64) -> (Option<u64>, Option<super::TabDialog>) {
-        let opener = lock(&self.events().openers).get(&n).copied();
-        let dialog = lock(&self.events().dialogs)
-            .get(&n)
-            .map(|d| super::TabDialog { kind: d.kind, message: d.message.clone() });
-        (opener, dialog)
+        self.inner
+            .tabs
+            .with(n, |t| {
+                let dialog = t
+                    .dialog
+                    .as_ref()
+                    .map(|d| super::TabDialog { kind: d.kind, message: d.message.clone() });
+                (t.opener, dialog)
+            })
+            .unwrap_or((None, None))
     }
 
     /// Whether a dialog is open on any tab.
     pub(super) fn any_dialog_open(&self) -> bool {
-        !lock(&self.events().dialogs).is_empty()
-    }
-
-    /// Forget what is known of tab `n`.
-    pub(super) fn forget_tab_events(&self, n: u64) {
-        let ev = self.events();
-        lock(&ev.dialogs).remove(&n);
-        lock(&ev.targets).retain(|_, t| *t != n);
-        lock(&ev.openers).remove(&n);
+        self.inner.tabs.all(|tabs| tabs.values().any(|t| t.dialog.is_some()))
     }
 
     /// Run `fut`, a call on tab `tab` (the current tab when `None`), unless a
@@ -275,14 +263,13 @@ impl BrowserManager {
         let ev = self.events();
         let who = super::owner();
         let blocked = || -> Option<ToolError> {
-            let dialogs = lock(&ev.dialogs);
-            match n {
-                Some(n) => dialogs.get(&n).map(|d| dialog_error(d, n)),
-                None => dialogs
+            self.inner.tabs.all(|tabs| match n {
+                Some(n) => tabs.get(&n)?.dialog.as_ref().map(|d| dialog_error(d, n)),
+                None => tabs
                     .iter()
-                    .find(|(n, _)| ev.owner_of(**n) == who)
-                    .map(|(n, d)| dialog_error(d, *n)),
-            }
+                    .filter(|(_, t)| t.owner == who)
+                    .find_map(|(n, t)| t.dialog.as_ref().map(|d| dialog_error(d, *n))),
+            })
         };
         let notified = ev.opened.notified();
         tokio::pin!(notified);
@@ -379,7 +366,7 @@ impl BrowserManager {
         page: &Page,
         args: &Value,
     ) -> Result<Value, ToolError> {
-        let Some(d) = lock(&self.events().dialogs).get(&n).cloned() else {
+        let Some(d) = self.inner.tabs.with(n, |t| t.dialog.clone()).flatten() else {
             return Err(ToolError::new(
                 codes::NO_DIALOG,
                 format!("no dialog is open on {}", tab_id(n)),
@@ -398,7 +385,7 @@ impl BrowserManager {
         if let Err(e) = answered {
             if e.message.to_ascii_lowercase().contains("no dialog") {
                 // Closed behind our back (a human in a headed browser).
-                lock(&self.events().dialogs).remove(&n);
+                self.inner.tabs.with(n, |t| t.dialog = None);
                 return Err(ToolError::new(
                     codes::NO_DIALOG,
                     format!("the dialog on {} was already closed", tab_id(n)),
@@ -416,8 +403,7 @@ impl BrowserManager {
     }
 
     fn dialog_closed(&self, n: u64, accepted: bool, text: Option<&str>, by: &str) {
-        let ev = self.events();
-        let Some(d) = lock(&ev.dialogs).remove(&n) else {
+        let Some(d) = self.inner.tabs.with(n, |t| t.dialog.take()).flatten() else {
             return;
         };
         let mut body = d.json(n);
@@ -426,12 +412,13 @@ impl BrowserManager {
         if let Some(t) = text {
             body["promptText"] = json!(t.chars().take(MESSAGE_MAX).collect::<String>());
         }
-        ev.push("dialog_closed", body);
+        self.push_event("dialog_closed", body);
     }
 
     /// Watch tab `n`'s dialogs (called for every registered tab).
     pub(super) async fn watch_dialogs(&self, n: u64, page: &Page) {
-        lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
+        let target = page.target_id().inner().clone();
+        self.inner.tabs.with(n, |t| t.target = Some(target));
         if let Ok(mut s) = page.event_listener::<EventJavascriptDialogOpening>().await {
             let me = self.clone();
             let page = page.clone();
@@ -462,7 +449,7 @@ impl BrowserManager {
             url: ev.url.chars().take(300).collect(),
             seq: 0,
         };
-        let seq = events.push("dialog_opened", d.json(n));
+        let seq = self.push_event("dialog_opened", d.json(n));
         tracing::info!(tab = %tab_id(n), kind = d.kind, "a dialog opened");
         let policy = self.inner.options.dialogs;
         if policy != DialogPolicy::Ask {
@@ -477,14 +464,14 @@ impl BrowserManager {
                     let mut body = d.json(n);
                     body["accepted"] = json!(accept);
                     body["by"] = json!("policy");
-                    events.push("dialog_closed", body);
+                    self.push_event("dialog_closed", body);
                     return;
                 }
                 Ok(Err(e)) => tracing::warn!(error = %e, "cannot answer a dialog by policy"),
                 Err(_) => tracing::warn!("answering a dialog by policy timed out"),
             }
         }
-        lock(&events.dialogs).insert(n, Dialog { seq, ..d });
+        self.inner.tabs.with(n, |t| t.dialog = Some(Dialog { seq, ..d }));
         events.opened.notify_waiters();
     }
 
@@ -502,7 +489,7 @@ impl BrowserManager {
                     let Some(opener) = info.opener_id.as_ref() else {
                         continue;
                     };
-                    let opener = lock(&me.events().targets).get(opener.inner()).copied();
+                    let opener = me.inner.tabs.by_target(opener.inner());
                     if let Some(opener) = opener {
                         let ev = me.events();
                         ev.adopting.fetch_add(1, Ordering::Relaxed);
@@ -516,7 +503,7 @@ impl BrowserManager {
             let me = self.clone();
             tokio::spawn(async move {
                 while let Some(ev) = s.next().await {
-                    let n = lock(&me.events().targets).remove(ev.target_id.inner());
+                    let n = me.inner.tabs.by_target(ev.target_id.inner());
                     if let Some(n) = n {
                         me.gone(slot, n).await;
                     }
@@ -612,8 +599,11 @@ impl BrowserManager {
             let who = self.owner_of(opener);
             self.add_tab(s, page.clone(), &who)
         };
-        lock(&self.events().targets).insert(page.target_id().inner().clone(), n);
-        lock(&self.events().openers).insert(n, opener);
+        let target = page.target_id().inner().clone();
+        self.inner.tabs.with(n, |t| {
+            t.target = Some(target);
+            t.opener = Some(opener);
+        });
         // Reported at once: a popup opened with `window.open` may take a while to
         // answer CDP commands (it starts paused for the debugger), and the click
         // that opened it must not wait for that.
@@ -623,7 +613,7 @@ impl BrowserManager {
             .and_then(|r| r.ok().flatten())
             .filter(|u| !u.is_empty() && u != "about:blank")
             .unwrap_or(first_url);
-        self.events().push(
+        self.push_event(
             "tab_opened",
             json!({"tabId": tab_id(n), "openerTabId": tab_id(opener), "url": url}),
         );
@@ -640,41 +630,47 @@ impl BrowserManager {
                 None => false,
             }
         };
-        lock(&self.events().dialogs).remove(&n);
+        // Forgotten whole, even if the session no longer had its page.
+        self.forget_tab(n);
         if removed {
-            self.forget_tab(n);
-            self.events().push("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
+            self.push_event("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
         }
     }
 
     /// Whether a download started on tab `n` at `since` or later (a click that
     /// "navigates" to a download leaves the page where it is).
     pub(super) fn download_started_since(&self, n: u64, since: Instant) -> bool {
-        lock(&self.events().downloaded_at).get(&n).is_some_and(|t| *t >= since)
+        self.inner.tabs.with(n, |t| t.downloaded_at.is_some_and(|at| at >= since)).unwrap_or(false)
     }
 
     fn download_began(&self, ev: &EventDownloadWillBegin) {
-        let tab = lock(&self.events().targets).get(ev.frame_id.inner()).copied();
+        let tab = self.inner.tabs.by_target(ev.frame_id.inner());
         if let Some(n) = tab {
-            lock(&self.events().downloaded_at).insert(n, Instant::now());
+            self.inner.tabs.with(n, |t| t.downloaded_at = Some(Instant::now()));
         }
         let name = safe_file_name(&ev.suggested_filename);
-        let seq = self.events().push(
+        let seq = self.push_event(
             "download_started",
             json!({"tabId": tab.map(tab_id), "url": ev.url.chars().take(300).collect::<String>(), "file": name}),
         );
-        lock(&self.events().downloads).insert(
-            ev.guid.clone(),
-            Download {
-                tab,
-                url: ev.url.chars().take(300).collect(),
-                name,
-                path: None,
-                state: "in_progress",
-                bytes: 0,
-                seq,
-            },
-        );
+        let download = Download {
+            tab,
+            url: ev.url.chars().take(300).collect(),
+            name,
+            path: None,
+            state: "in_progress",
+            bytes: 0,
+            seq,
+        };
+        // Both locks in one order (downloads, then ended_early) everywhere.
+        let ended = {
+            let mut all = lock(&self.events().downloads);
+            all.insert(ev.guid.clone(), download);
+            lock(&self.events().ended_early).remove(&ev.guid)
+        };
+        if let Some((state, bytes)) = ended {
+            self.download_ended(&ev.guid, state, bytes);
+        }
     }
 
     fn download_progress(&self, ev: &EventDownloadProgress) {
@@ -684,16 +680,27 @@ impl BrowserManager {
             S::Completed => "completed",
             S::Canceled => "canceled",
         };
+        self.download_ended(&ev.guid, state, ev.received_bytes.max(0.0) as u64);
+    }
+
+    /// Download `guid` completed or was canceled: tell it and forget it (or keep
+    /// its end for its start, when that has not arrived yet).
+    fn download_ended(&self, guid: &str, state: &'static str, bytes: u64) {
         let dir = self.downloads_dir();
         let body = {
             let mut all = lock(&self.events().downloads);
-            let Some(d) = all.get_mut(&ev.guid) else {
+            let Some(mut d) = all.remove(guid) else {
+                let mut early = lock(&self.events().ended_early);
+                if early.len() < 64 {
+                    early.insert(guid.to_owned(), (state, bytes));
+                }
                 return;
             };
+            drop(all);
             d.state = state;
-            d.bytes = ev.received_bytes.max(0.0) as u64;
+            d.bytes = bytes;
             if state == "completed" {
-                let from = dir.join(&ev.guid);
+                let from = dir.join(guid);
                 let to = free_name(&dir, &d.name);
                 d.path = Some(if std::fs::rename(&from, &to).is_ok() { to } else { from });
             }
@@ -703,7 +710,12 @@ impl BrowserManager {
                 "startedSeq": d.seq,
             })
         };
-        self.events().push("download", body);
+        self.push_event("download", body);
+    }
+
+    /// Downloads started and not finished.
+    pub(super) fn downloads_in_progress(&self) -> usize {
+        lock(&self.events().downloads).len()
     }
 
     /// Wait (at most `max`) until no page opened by a tab is still being given
@@ -803,11 +815,11 @@ mod tests {
     fn the_log_is_bounded_and_read_after_a_mark() {
         let ev = Events::default();
         for i in 0..(LOG_CAP + 10) {
-            ev.push("tab_opened", json!({"i": i}));
+            ev.push("tab_opened", json!({"i": i}), None);
         }
         assert_eq!(lock(&ev.log).len(), LOG_CAP);
         let mark = ev.seq.load(Ordering::Relaxed);
-        ev.push("tab_closed", json!({}));
+        ev.push("tab_closed", json!({}), None);
         let after = ev.since(mark);
         assert_eq!(after.len(), 1);
         assert_eq!(after[0].kind, "tab_closed");

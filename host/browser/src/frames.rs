@@ -392,8 +392,15 @@ impl BrowserManager {
     }
 
     fn remember_frames(&self, n: u64, found: &[FrameNode]) {
-        let mut reg = lock(&self.inner.refs);
-        let refs = reg.entry(n).or_default();
+        self.inner.tabs.with(n, |tab| Self::remember(&mut tab.refs, found));
+    }
+
+    /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).
+    fn frame_parent(&self, n: u64, id: &str) -> Option<Option<String>> {
+        self.inner.tabs.with(n, |t| t.refs.frames.get(id).cloned()).flatten()
+    }
+
+    fn remember(refs: &mut super::pageops::TabRefs, found: &[FrameNode]) {
         for f in found {
             refs.frames.insert(f.id.clone(), f.parent.clone());
         }
@@ -410,11 +417,6 @@ impl BrowserManager {
             }
         }
         refs.frames.retain(|id, _| live.contains(id) || keep.contains(id));
-    }
-
-    /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).
-    fn frame_parent(&self, n: u64, id: &str) -> Option<Option<String>> {
-        lock(&self.inner.refs).get(&n).and_then(|r| r.frames.get(id).cloned())
     }
 
     /// A snapshot of `doc` with the snapshot of every cross-site frame in it

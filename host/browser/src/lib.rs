@@ -42,12 +42,11 @@ pub mod lifeline;
 mod netcap;
 mod pageops;
 mod pool;
+mod tabs;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
 pub use library::page_library_key;
-use netcap::TabWatch;
 pub use pageops::Input;
-use pageops::TabRefs;
 pub use pool::{Endpoint, EndpointStatus};
 
 /// Receives what the browser tells the clients' operators (launches, relaunches,
@@ -170,9 +169,6 @@ struct Session {
     _profile: Option<ProfileDir>,
     /// The Selenium Grid session the browser runs in, ended with this one.
     grid: Option<grid::GridSession>,
-    /// Tabs opened in their own browser context (cookies, storage, cache of
-    /// their own); the context goes with the tab.
-    contexts: BTreeMap<u64, chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
     /// The host's own CDP connection for cross-site frames (opened on first use).
     frames: Option<Arc<frames::FrameLink>>,
     /// The tab last brought to the front. A tab behind another one is hidden:
@@ -212,9 +208,8 @@ struct Inner {
     slots: Vec<pool::Slot>,
     /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
     placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
-    /// Per tab, the browser of the pool it is in (its owner's, or another one
-    /// for a tab opened spread: workflow workers).
-    tab_slots: std::sync::Mutex<std::collections::HashMap<u64, usize>>,
+    /// The open tabs: everything known of each but its page (see [`tabs`]).
+    tabs: tabs::Tabs,
     /// Where the next worker tabs go (round-robin over the pool).
     next_worker: AtomicUsize,
     /// The next tab number (tab ids are unique across the pool and relaunches).
@@ -224,10 +219,6 @@ struct Inner {
     /// [`BrowserManager::take_relaunch_note`]).
     seen: std::sync::Mutex<std::collections::HashMap<Owner, (usize, u64)>>,
     launches: std::sync::atomic::AtomicU64,
-    /// The ref registry: per tab, which ref numbers belong to which document.
-    refs: std::sync::Mutex<std::collections::HashMap<u64, TabRefs>>,
-    /// Per tab: console messages and network activity.
-    watches: std::sync::Mutex<std::collections::HashMap<u64, Arc<TabWatch>>>,
     /// Per owner, origin and browser: a worker tab at that origin that crawls
     /// fetch pages from.
     fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
@@ -245,6 +236,19 @@ impl std::fmt::Debug for BrowserManager {
             .field("options", &self.inner.options)
             .finish_non_exhaustive()
     }
+}
+
+/// What [`BrowserManager::state_sizes`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateSizes {
+    /// Open tabs the manager keeps state for (refs, watch, dialog, owner, ...).
+    pub tabs: usize,
+    /// Page handles held in the browsers' sessions.
+    pub pages: usize,
+    /// Closed tabs whose owner is remembered for late events (at most 256).
+    pub closed_owners: usize,
+    /// Downloads started and not finished.
+    pub downloads_in_progress: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -303,13 +307,11 @@ impl BrowserManager {
                 slots: Self::slots_for(&options.endpoints),
                 options,
                 placement: Default::default(),
-                tab_slots: Default::default(),
+                tabs: Default::default(),
                 next_worker: AtomicUsize::new(0),
                 next_tab: AtomicU64::new(1),
                 seen: Default::default(),
                 launches: std::sync::atomic::AtomicU64::new(0),
-                refs: Default::default(),
-                watches: Default::default(),
                 fetchers: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
@@ -518,7 +520,6 @@ impl BrowserManager {
             owner_contexts: Default::default(),
             _profile: profile,
             grid,
-            contexts: BTreeMap::new(),
             frames: None,
             front: None,
         })
@@ -546,8 +547,8 @@ impl BrowserManager {
     /// The browser of the pool tab `n` is in (the caller's own for a tab not
     /// known).
     pub(crate) fn slot_of_tab(&self, n: u64) -> usize {
-        match lock(&self.inner.tab_slots).get(&n) {
-            Some(i) => *i,
+        match self.inner.tabs.with(n, |t| t.slot) {
+            Some(i) => i,
             None => self.home().unwrap_or(0),
         }
     }
@@ -599,6 +600,7 @@ impl BrowserManager {
                 for n in old.tabs.keys() {
                     self.forget_tab(*n);
                 }
+                self.inner.tabs.forget_closed();
                 self.forget_fetchers(i);
             }
             if mine {
@@ -805,7 +807,7 @@ impl BrowserManager {
                 }
             };
             let n = self.add_tab(session, page.clone(), &who);
-            session.contexts.insert(n, context);
+            self.inner.tabs.with(n, |t| t.context = Some(context));
             self.watch_tab(n, &page).await;
             Ok((n, page))
         });
@@ -819,16 +821,15 @@ impl BrowserManager {
         let n = parse_tab(tab)?;
         let who = owner();
         let slot = self.slot_of_tab(n);
-        let (page, context) = {
+        let page = {
             let mut guard = self.session_in(slot).await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
             if self.visible_page(session, n, &who).is_none() {
                 return Err(not_found(tab));
             }
-            let page = self.drop_tab(session, n).ok_or_else(|| not_found(tab))?;
-            (page, session.contexts.remove(&n))
+            self.drop_tab(session, n).ok_or_else(|| not_found(tab))?
         };
-        self.forget_tab(n);
+        let context = self.forget_tab(n).and_then(|t| t.context);
         // Target.closeTarget, not Page.close: a page's beforeunload handler must
         // not keep the tab open (nor wait for a dialog nobody answers).
         let closed = {
@@ -1063,7 +1064,7 @@ impl BrowserManager {
 
     /// The owner of tab `n` (`None`: a shared tab).
     fn owner_of(&self, n: u64) -> Owner {
-        self.inner.events.owner_of(n)
+        self.inner.tabs.owner_of(n)
     }
 
     /// Tab `n`'s page if `who` may see it.
@@ -1075,8 +1076,7 @@ impl BrowserManager {
     fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
         let n = self.inner.next_tab.fetch_add(1, Ordering::Relaxed);
         s.add_tab(n, page);
-        lock(&self.inner.tab_slots).insert(n, s.slot);
-        self.inner.events.set_owner(n, who);
+        self.inner.tabs.add(n, s.slot, who);
         n
     }
 
@@ -1135,8 +1135,7 @@ impl BrowserManager {
             let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
             for n in mine {
                 self.drop_tab(s, n);
-                contexts.extend(s.contexts.remove(&n));
-                self.forget_tab(n);
+                contexts.extend(self.forget_tab(n).and_then(|t| t.context));
             }
             s.current.remove(&who);
             // Disposing a context closes its pages (popups and crawl workers included).
@@ -1182,6 +1181,22 @@ impl BrowserManager {
                 .map_err(|e| cdp_error("cannot ask the browser's version", e))
         })
         .await
+    }
+
+    /// How much per-tab state the manager holds: for operators of long-running
+    /// servers and for tests that check nothing of a closed tab is left.
+    pub async fn state_sizes(&self) -> StateSizes {
+        let (tabs, closed_owners) = self.inner.tabs.counts();
+        let mut pages = 0;
+        for slot in &self.inner.slots {
+            pages += slot.session.lock().await.as_ref().map_or(0, |s| s.tabs.len());
+        }
+        StateSizes {
+            tabs,
+            pages,
+            closed_owners,
+            downloads_in_progress: self.downloads_in_progress(),
+        }
     }
 
     /// Close the browser (managed mode) or disconnect (attach mode).

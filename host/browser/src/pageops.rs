@@ -518,11 +518,9 @@ fn navigated_away(e: &ToolError) -> bool {
 }
 
 impl BrowserManager {
-    pub(super) fn forget_tab(&self, n: u64) {
-        lock(&self.inner.tab_slots).remove(&n);
-        lock(&self.inner.refs).remove(&n);
-        lock(&self.inner.watches).remove(&n);
-        self.forget_tab_events(n);
+    /// Drop everything known of tab `n` (it closed or its browser died).
+    pub(super) fn forget_tab(&self, n: u64) -> Option<super::tabs::Tab> {
+        self.inner.tabs.remove(n)
     }
 
     /// Start collecting console messages, network activity and dialogs of a new
@@ -537,7 +535,7 @@ impl BrowserManager {
             }
         }
         let w = Arc::new(TabWatch::default());
-        lock(&self.inner.watches).insert(n, w.clone());
+        self.inner.tabs.with(n, |t| t.watch = Some(w.clone()));
         on_event(page, &w, |w, ev: &EventConsoleApiCalled| {
             if let Some(id) = fence_of(ev) {
                 let mut fence = lock(&w.console_fence);
@@ -707,7 +705,7 @@ impl BrowserManager {
     }
 
     pub(super) fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
-        lock(&self.inner.watches).get(&n).cloned()
+        self.inner.tabs.with(n, |t| t.watch.clone()).flatten()
     }
 
     /// Wait until the tab has had no (short) request in flight for `quiet_ms`
@@ -775,9 +773,8 @@ impl BrowserManager {
         args: &mut Value,
     ) -> Result<(Doc, serde_json::Map<String, Value>), ToolError> {
         let wanted = take_refs(args)?;
-        let (frame, expect) = {
-            let reg = lock(&self.inner.refs);
-            let refs = reg.get(&n);
+        let (frame, expect) = self.inner.tabs.all(|tabs| {
+            let refs = tabs.get(&n).map(|t| &t.refs);
             let mut expect = serde_json::Map::new();
             let mut frame: Option<Option<String>> = None;
             for r in wanted {
@@ -807,8 +804,8 @@ impl BrowserManager {
             {
                 frame = Some(refs.and_then(|r| r.frame_of_token(t)).map(str::to_owned));
             }
-            (frame.flatten(), expect)
-        };
+            Ok((frame.flatten(), expect))
+        })?;
         let doc = match frame {
             Some(f) => Doc::Frame(f, self.slot_of_tab(n)),
             None => Doc::Main(page.clone()),
@@ -939,7 +936,7 @@ impl BrowserManager {
         raw: bool,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let base = lock(&self.inner.refs).get(&n).map_or(1, |t| t.next);
+        let base = self.inner.tabs.with(n, |t| t.refs.next).unwrap_or(1);
         let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
         let run = async {
             let r = self.eval_doc_result(doc, &page_call(&ctx), !raw).await?;
@@ -964,7 +961,7 @@ impl BrowserManager {
                 Doc::Frame(f, _) => Some(f.as_str()),
                 Doc::Main(_) => None,
             };
-            lock(&self.inner.refs).entry(n).or_default().record(lo, hi, token, frame);
+            self.inner.tabs.with(n, |t| t.refs.record(lo, hi, token, frame));
         }
         if let Some(err) = v.get("err") {
             let code = err.get("code").and_then(Value::as_str).unwrap_or("JS_ERROR");

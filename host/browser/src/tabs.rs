@@ -1,0 +1,115 @@
+//! One value per tab: what the manager knows of a tab besides its page handle
+//! (which lives with the browser session it belongs to). A [`Tab`] is
+//! registered with the tab and dropped whole when the tab closes, however it
+//! closes (`close_tab`, its page, its owner's session ending, its browser
+//! dying): no per-tab state outlives it. Only a closed tab's owner is kept, in
+//! a short bounded list, so that its late events (a download finishing) still
+//! reach that owner and no one else.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+
+use super::events::Dialog;
+use super::netcap::TabWatch;
+use super::pageops::TabRefs;
+use super::{Owner, lock};
+
+/// Closed tabs whose owner is remembered for late events.
+const CLOSED_KEPT: usize = 256;
+
+/// Everything known of one open tab.
+pub(crate) struct Tab {
+    /// The browser of the pool it is in.
+    pub(crate) slot: usize,
+    /// Its owner (see [`super::with_tab_owner`]); `None`: shared.
+    pub(crate) owner: Owner,
+    /// Its CDP target id (known once it is watched).
+    pub(crate) target: Option<String>,
+    /// Which ref numbers belong to which of its documents.
+    pub(crate) refs: TabRefs,
+    /// Its console messages and network activity.
+    pub(crate) watch: Option<Arc<TabWatch>>,
+    /// The JavaScript dialog open on it.
+    pub(crate) dialog: Option<Dialog>,
+    /// The tab whose page opened it.
+    pub(crate) opener: Option<u64>,
+    /// When a download last started on it.
+    pub(crate) downloaded_at: Option<Instant>,
+    /// The browser context of its own (an isolated tab), disposed with it.
+    pub(crate) context: Option<BrowserContextId>,
+}
+
+/// The open tabs of one browser manager, by number.
+#[derive(Default)]
+pub(crate) struct Tabs {
+    open: Mutex<HashMap<u64, Tab>>,
+    closed: Mutex<VecDeque<(u64, Arc<str>)>>,
+}
+
+impl Tabs {
+    /// Register tab `n`, in browser `slot`, for `owner`.
+    pub(crate) fn add(&self, n: u64, slot: usize, owner: &Owner) {
+        let tab = Tab {
+            slot,
+            owner: owner.clone(),
+            target: None,
+            refs: TabRefs::default(),
+            watch: None,
+            dialog: None,
+            opener: None,
+            downloaded_at: None,
+            context: None,
+        };
+        lock(&self.open).insert(n, tab);
+    }
+
+    /// Drop tab `n` and everything known of it.
+    pub(crate) fn remove(&self, n: u64) -> Option<Tab> {
+        let tab = lock(&self.open).remove(&n)?;
+        if let Some(owner) = &tab.owner {
+            let mut closed = lock(&self.closed);
+            if closed.len() >= CLOSED_KEPT {
+                closed.pop_front();
+            }
+            closed.push_back((n, owner.clone()));
+        }
+        Some(tab)
+    }
+
+    /// Forget every closed tab's owner (the browser restarted: numbers of tabs
+    /// it had are never seen again).
+    pub(crate) fn forget_closed(&self) {
+        lock(&self.closed).clear();
+    }
+
+    /// `f` on tab `n`, if it is open.
+    pub(crate) fn with<R>(&self, n: u64, f: impl FnOnce(&mut Tab) -> R) -> Option<R> {
+        lock(&self.open).get_mut(&n).map(f)
+    }
+
+    /// `f` on every open tab.
+    pub(crate) fn all<R>(&self, f: impl FnOnce(&mut HashMap<u64, Tab>) -> R) -> R {
+        f(&mut lock(&self.open))
+    }
+
+    /// The owner of tab `n`, open or recently closed.
+    pub(crate) fn owner_of(&self, n: u64) -> Owner {
+        if let Some(tab) = lock(&self.open).get(&n) {
+            return tab.owner.clone();
+        }
+        lock(&self.closed).iter().rev().find(|(m, _)| *m == n).map(|(_, o)| o.clone())
+    }
+
+    /// The open tab whose CDP target is `target`.
+    pub(crate) fn by_target(&self, target: &str) -> Option<u64> {
+        lock(&self.open).iter().find(|(_, t)| t.target.as_deref() == Some(target)).map(|(n, _)| *n)
+    }
+
+    /// How many tabs are open, and how many closed tabs' owners are kept.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (lock(&self.open).len(), lock(&self.closed).len())
+    }
+}

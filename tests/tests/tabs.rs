@@ -1,0 +1,128 @@
+//! A long-running server opens and closes many tabs, and nothing of a closed tab
+//! stays in the browser manager: 1,000 tabs are opened and closed on real
+//! Chromium, among them pages opened by pages (popups), downloads, tabs closed
+//! with a dialog open, isolated tabs (a browser context each) and tabs of
+//! owners (MCP sessions), back to back with no sleeps.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, ensure};
+use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, with_tab_owner};
+use ochre_tests::{SiteServer, TempDir, chromium_bin};
+
+const TABS: usize = 1000;
+const T: u32 = 15_000;
+
+/// Wait (at most 10 s, asking every 10 ms) until `check` holds.
+async fn until<F, Fut>(what: &str, mut check: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while !check().await? {
+        ensure!(std::time::Instant::now() < end, "waited 10 s for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
+
+/// Close every tab the caller sees; how many there were.
+async fn close_all(browser: &BrowserManager) -> Result<usize> {
+    let tabs = browser.tabs().await?;
+    for t in &tabs {
+        browser.close_tab(&t.id).await.with_context(|| format!("closing {}", t.id))?;
+    }
+    Ok(tabs.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let dir = TempDir::new("tabs");
+    let downloads = dir.path().join("downloads");
+    let browser = BrowserManager::new(BrowserOptions {
+        chrome_path: Some(chromium_bin()?),
+        downloads_dir: Some(downloads.clone()),
+        ..Default::default()
+    });
+    let page = site.url("popups.html");
+    let (mut opened, mut popups, mut downloaded, mut dialogs, mut isolated) = (0, 0, 0, 0, 0);
+    let mut round = 0usize;
+    while opened < TABS {
+        let owner: Owner = (round % 3 != 0).then(|| format!("session-{}", round % 5).into());
+        let b = &browser;
+        let page = page.as_str();
+        let done = with_tab_owner(owner, async move {
+            let kind = round % 10;
+            if kind == 3 {
+                b.new_isolated_tab(Some(page), T, false).await?;
+                return Ok::<_, anyhow::Error>((close_all(b).await?, kind));
+            }
+            // Plain rounds open a blank tab: the tab's life is what is tested.
+            let url = (kind <= 2).then_some(page);
+            let tab = b.new_tab(url, T).await?.id;
+            match kind {
+                0 => {
+                    // A page opens a page: it becomes a tab of the same owner.
+                    b.evaluate(Some(&tab), "window.open('product.html'); 1", T).await?;
+                    until("the popup's tab", || async { Ok(b.tabs().await?.len() == 2) }).await?;
+                }
+                1 => {
+                    let mark = b.event_mark();
+                    b.evaluate(Some(&tab), "location.href = '/download/report.csv'; 1", T).await?;
+                    until("the download", || async {
+                        Ok(b.events_since(mark).iter().any(|e| e.kind == "download"))
+                    })
+                    .await
+                    .with_context(|| {
+                        let seen: Vec<String> = b
+                            .take_unjournaled()
+                            .iter()
+                            .map(|e| format!("{} {}", e.kind, e.body))
+                            .collect();
+                        format!("events: {seen:?}")
+                    })?;
+                }
+                2 => {
+                    // The call may see the dialog open before it answers.
+                    let r =
+                        b.evaluate(Some(&tab), "setTimeout(() => alert('still open'), 0); 1", T);
+                    if let Err(e) = r.await {
+                        ensure!(e.code == "DIALOG_OPEN", "{e}");
+                    }
+                    let n: u64 = tab.trim_start_matches('t').parse()?;
+                    until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;
+                }
+                _ => {}
+            }
+            Ok((close_all(b).await?, kind))
+        })
+        .await
+        .with_context(|| format!("round {round}"))?;
+        let (closed, kind) = done;
+        opened += closed;
+        match kind {
+            0 => popups += closed - 1,
+            1 => downloaded += 1,
+            2 => dialogs += 1,
+            3 => isolated += 1,
+            _ => {}
+        }
+        round += 1;
+    }
+    ensure!(popups >= 90 && downloaded >= 90 && dialogs >= 90 && isolated >= 90);
+
+    let sizes = browser.state_sizes().await;
+    assert_eq!((sizes.tabs, sizes.pages, sizes.downloads_in_progress), (0, 0, 0), "{sizes:?}");
+    // Closed tabs' owners are kept for late events, bounded.
+    assert!(sizes.closed_owners > 0 && sizes.closed_owners <= 256, "{sizes:?}");
+    // The downloads reached the disk: the files are there.
+    let files = std::fs::read_dir(&downloads)?.count();
+    assert_eq!(files, downloaded, "downloads dir has {files} files for {downloaded} downloads");
+    for i in 0..5 {
+        browser.release_owner(&format!("session-{i}")).await;
+    }
+    browser.shutdown().await;
+    Ok(())
+}
