@@ -50,7 +50,8 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     let (mut opened, mut popups, mut downloaded, mut dialogs, mut isolated) = (0, 0, 0, 0, 0);
     let mut round = 0usize;
     while opened < TABS {
-        let owner: Owner = (round % 3 != 0).then(|| format!("session-{}", round % 5).into());
+        let owner: Owner =
+            (!round.is_multiple_of(3)).then(|| format!("session-{}", round % 5).into());
         let b = &browser;
         let page = page.as_str();
         let done = with_tab_owner(owner, async move {

@@ -42,8 +42,6 @@ pub(crate) struct HostInner {
     pub browser: BrowserManager,
     pub recorder: Arc<Recorder>,
     pub output: Arc<crate::output::HandleStore>,
-    /// The host's own tools (journal, output fetch, task runs, bulk progress).
-    pub host_tools: HostTools,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
     /// Where compiled plugins are cached (`None`: no cache).
@@ -99,6 +97,17 @@ pub struct HostBuilder {
     intent_guard: crate::intent::IntentGuardConfig,
     intent_detector: Option<crate::intent::DetectorSlot>,
     stages: Stages,
+    native: NativeTools,
+    memory_plugins: Vec<(String, Arc<[u8]>)>,
+}
+
+#[derive(Clone, Default)]
+struct NativeTools(Vec<Arc<dyn crate::native::HostTool>>);
+
+impl std::fmt::Debug for NativeTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|t| t.info().name)).finish()
+    }
 }
 
 impl Default for HostBuilder {
@@ -124,6 +133,8 @@ impl Default for HostBuilder {
             intent_guard: crate::intent::IntentGuardConfig::default(),
             intent_detector: None,
             stages: Stages::default(),
+            native: NativeTools::default(),
+            memory_plugins: Vec::new(),
         }
     }
 }
@@ -247,6 +258,23 @@ impl HostBuilder {
         self
     }
 
+    /// Add a native tool (see [`crate::native`]): Rust code in this process whose
+    /// calls pass the same pipeline as a plugin's. Native tools win name clashes
+    /// with plugins; a name taken by the host's own tools or another native tool
+    /// fails the build.
+    pub fn tool(mut self, tool: impl crate::native::HostTool) -> Self {
+        self.native.0.push(Arc::new(tool));
+        self
+    }
+
+    /// Load a plugin component from memory, after the built-in plugins and
+    /// before the plugin dirs; `label` names it in [`Host::plugins`] until its
+    /// manifest is read. It gets the same checks and sandbox as a file.
+    pub fn plugin_bytes(mut self, label: impl Into<String>, bytes: impl Into<Arc<[u8]>>) -> Self {
+        self.memory_plugins.push((label.into(), bytes.into()));
+        self
+    }
+
     /// Load the plugins and open the stores. A plugin that cannot be loaded is
     /// refused (see [`Host::plugins`]); only configuration errors fail the build.
     pub async fn build(self) -> Result<Host> {
@@ -255,7 +283,8 @@ impl HostBuilder {
             .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
         let clock = self.clock;
         let session = self.session_id_or_new()?;
-        let candidates = loader::candidates(self.builtin, &self.plugin_dirs, &data_dir)?;
+        let candidates =
+            loader::candidates(self.builtin, &self.memory_plugins, &self.plugin_dirs, &data_dir)?;
         let manifests: Vec<std::result::Result<Manifest, String>> =
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
         loader::check_filter(&self.filter, &manifests)?;
@@ -290,12 +319,31 @@ impl HostBuilder {
             caller: &caller,
             known: &stores.known,
         };
+        let sessions = Arc::new(crate::pipeline::Sessions::default());
+        let own = Arc::new(HostTools {
+            journal: stores.journal.clone(),
+            output: stores.output.clone(),
+            task_runs: stores.task_runs.clone(),
+            sessions: sessions.clone(),
+            intent_guard: self.intent_guard.clone(),
+            intent_detector: self.intent_detector.clone(),
+            browser: browser.clone(),
+            browser_tools: Default::default(),
+        });
         let mut loaded = Loaded::default();
-        loaded.host_tools(&self.filter)?;
+        let embedders = self.native.0.iter().map(|t| (t.clone(), false));
+        let native = crate::host_tools::own_tools(&own).into_iter().chain(embedders).collect();
+        loaded.native_tools(&self.filter, native)?;
         for (candidate, manifest) in candidates.into_iter().zip(manifests) {
             loaded.plugin(&cx, candidate, manifest).await;
         }
         let loaded = loaded.finish();
+        let _ = own.browser_tools.set(
+            loaded
+                .tools
+                .values()
+                .any(|t| !t.info.control && t.info.guard_scope() == crate::intent::Scope::Browser),
+        );
         for p in &loaded.plugins {
             if let PluginStatus::Refused(why) = &p.status {
                 stores.client_logs.emit_startup(
@@ -313,6 +361,7 @@ impl HostBuilder {
         let host = self.assemble(
             data_dir,
             session,
+            sessions,
             loaded,
             stores,
             runtime,
@@ -383,6 +432,7 @@ impl HostBuilder {
         &self,
         data_dir: PathBuf,
         session: String,
+        sessions: Arc<crate::pipeline::Sessions>,
         loaded: Loaded,
         stores: Stores,
         runtime: PluginRuntime,
@@ -391,7 +441,6 @@ impl HostBuilder {
         caller: CallerCell,
     ) -> Host {
         let seq = Arc::new(AtomicU64::new(0));
-        let sessions = Arc::new(crate::pipeline::Sessions::default());
         let pipeline = Pipeline::new(
             crate::pipeline::Parts {
                 clock: self.clock,
@@ -401,7 +450,7 @@ impl HostBuilder {
                 trace: stores.trace.clone(),
                 seq: seq.clone(),
                 task_runs: stores.task_runs.clone(),
-                sessions: sessions.clone(),
+                sessions,
                 output: stores.output.clone(),
                 recorder: stores.recorder.clone(),
                 known: stores.known.clone(),
@@ -412,18 +461,6 @@ impl HostBuilder {
             },
             self.stages.0.clone(),
         );
-        let host_tools = HostTools {
-            journal: stores.journal.clone(),
-            output: stores.output.clone(),
-            task_runs: stores.task_runs.clone(),
-            sessions,
-            intent_guard: self.intent_guard.clone(),
-            intent_detector: self.intent_detector.clone(),
-            browser: browser.clone(),
-            browser_tools: loaded.tools.values().any(|t| {
-                t.info.plugin != "host" && t.info.guard_scope() == crate::intent::Scope::Browser
-            }),
-        };
         Host {
             inner: Arc::new(HostInner {
                 known: stores.known.clone(),
@@ -436,7 +473,6 @@ impl HostBuilder {
                     slim: self.filter == CapabilityFilter::Slim,
                 },
                 pipeline,
-                host_tools,
                 plugins: loaded.plugins,
                 journal: stores.journal,
                 trace: stores.trace,
@@ -593,25 +629,19 @@ impl Host {
         self.inner.pipeline.run(call, tool).await
     }
 
-    /// Run the tool itself: a plugin's, or one of the host's.
+    /// Run the tool itself: a plugin's, or a native one (the host's own or an
+    /// embedder's).
     async fn dispatch(&self, imp: &ToolImpl, call: &Call<'_>) -> Outcome {
-        use crate::host_tools as h;
-        let (name, args, tools) = (call.name(), call.args(), &self.inner.host_tools);
+        let (name, args) = (call.name(), call.args());
+        // What the tool's own tool calls inherit.
+        let mut parent = call.options.clone();
+        parent.run = call.run.clone();
+        parent.parent = call.seq;
+        parent.children = Some(call.children.clone());
         match imp {
-            ToolImpl::Journal => h::run_journal(tools, args),
-            ToolImpl::OutputFetch => h::run_output_fetch(tools, args),
-            ToolImpl::TaskRun if name == "oc_task_run_start" => {
-                h::start_run(tools, args, call.options).await
-            }
-            ToolImpl::TaskRun => h::run_task_tool(tools, name, args),
-            ToolImpl::Bulk => h::run_bulk_tool(tools, name, args),
+            ToolImpl::Native(tool) => tool.call(args, &parent).await,
             ToolImpl::Plugin(plugin) => {
                 let raw = serde_json::to_string(args).unwrap_or_else(|_| "{}".into());
-                // What the tool's own tool calls inherit.
-                let mut parent = call.options.clone();
-                parent.run = call.run.clone();
-                parent.parent = call.seq;
-                parent.children = Some(call.children.clone());
                 plugin.call(name, &raw, parent).await
             }
         }

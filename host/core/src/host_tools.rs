@@ -1,6 +1,11 @@
-//! Host-owned tools: they read host state, so they live here, not in a plugin:
-//! `oc_journal` and `oc_output_fetch` (`expand_tools` is per MCP session, in the
-//! server; `oc_task_run_*` and `oc_bulk_progress_*` join them with their issues).
+//! The host's own tools: they read host state, so they live here, not in a
+//! plugin: `oc_journal`, `oc_output_fetch`, `oc_task_run_*` and
+//! `oc_bulk_progress_*` (`expand_tools` is per MCP session, in the server). Each
+//! is a [`HostTool`], as an embedder's native tools are.
+
+use futures::future::BoxFuture;
+
+use crate::native::HostTool;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,8 +26,66 @@ pub(crate) struct HostTools {
     pub intent_guard: crate::intent::IntentGuardConfig,
     pub intent_detector: Option<crate::intent::DetectorSlot>,
     pub browser: crate::browser::BrowserManager,
-    /// A browser tool is enabled on this server (a browser-first run can run).
-    pub browser_tools: bool,
+    /// A browser tool is enabled on this server (a browser-first run can run);
+    /// known once every tool is loaded.
+    pub browser_tools: std::sync::OnceLock<bool>,
+}
+
+/// Which of the host's own tools.
+#[derive(Debug, Clone, Copy)]
+enum Own {
+    Journal,
+    OutputFetch,
+    StartRun,
+    TaskRun,
+    Bulk,
+}
+
+/// One of the host's own tools.
+struct OwnTool {
+    info: ToolInfo,
+    kind: Own,
+    host: Arc<HostTools>,
+}
+
+impl HostTool for OwnTool {
+    fn info(&self) -> ToolInfo {
+        self.info.clone()
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let (host, name) = (&*self.host, self.info.name.as_str());
+        match self.kind {
+            Own::StartRun => Box::pin(start_run(host, args, options)),
+            Own::Journal => Box::pin(std::future::ready(run_journal(host, args))),
+            Own::OutputFetch => Box::pin(std::future::ready(run_output_fetch(host, args))),
+            Own::TaskRun => Box::pin(std::future::ready(run_task_tool(host, name, args))),
+            Own::Bulk => Box::pin(std::future::ready(run_bulk_tool(host, name, args))),
+        }
+    }
+}
+
+/// The host's own tools, each with whether it stays whatever capability groups
+/// are enabled (task runs and bulk progress: the guards' control plane).
+pub(crate) fn own_tools(host: &Arc<HostTools>) -> Vec<(Arc<dyn HostTool>, bool)> {
+    let tools = [(journal_tool_info(), Own::Journal), (output_fetch_tool_info(), Own::OutputFetch)]
+        .into_iter()
+        .chain(task_run_tools().into_iter().map(|t| {
+            let kind = if t.name == "oc_task_run_start" { Own::StartRun } else { Own::TaskRun };
+            (t, kind)
+        }))
+        .chain(bulk_tools().into_iter().map(|t| (t, Own::Bulk)));
+    tools
+        .map(|(info, kind)| {
+            let always = matches!(kind, Own::StartRun | Own::TaskRun | Own::Bulk);
+            let tool: Arc<dyn HostTool> = Arc::new(OwnTool { info, kind, host: host.clone() });
+            (tool, always)
+        })
+        .collect()
 }
 
 const DEFAULT_COUNT: u64 = 20;
@@ -222,6 +285,7 @@ fn host_tool(
         secret_result: None,
         plugin: "host".into(),
         scope: Some(crate::intent::Scope::Local),
+        control: true,
     }
 }
 
@@ -490,7 +554,7 @@ async fn detect_intent(host: &HostTools, goal: &str, options: &CallOptions) -> V
 
 /// Why a browser-first run cannot run here, if it cannot.
 async fn browser_unavailable(host: &HostTools) -> Option<String> {
-    if !host.browser_tools {
+    if !host.browser_tools.get().copied().unwrap_or(false) {
         return Some(
             "no browser tool is enabled on this server (see --tools-only / --disable-tools)".into(),
         );

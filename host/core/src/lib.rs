@@ -52,6 +52,7 @@ pub mod intent;
 pub mod journal;
 pub mod kv;
 mod loader;
+pub mod native;
 pub mod output;
 pub mod pipeline;
 pub mod plugin;
@@ -69,6 +70,7 @@ pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
 pub use host::{Host, HostBuilder, default_cache_dir, default_data_dir};
 pub use loader::{PluginReport, PluginSource, PluginStatus};
+pub use native::HostTool;
 pub use plugin::{InterfacePolicy, PluginLimits};
 pub use tool::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
 

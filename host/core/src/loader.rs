@@ -40,6 +40,9 @@ pub enum PluginSource {
         /// Who signed it (a trusted key's name), as locked.
         signer: String,
     },
+    /// Given as bytes by the embedder ([`crate::HostBuilder::plugin_bytes`]), under
+    /// this label.
+    Memory(String),
     /// A file in `<data-dir>/plugins` that does not match `plugins.lock`: refused.
     Unpinned {
         /// The file.
@@ -57,6 +60,7 @@ impl PluginSource {
                 p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
             }
             Self::Builtin => "builtin".into(),
+            Self::Memory(label) => label.clone(),
         }
     }
 }
@@ -65,6 +69,7 @@ impl std::fmt::Display for PluginSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Builtin => f.write_str("builtin"),
+            Self::Memory(label) => write!(f, "{label} (from memory)"),
             Self::File(p) | Self::Unpinned { path: p, .. } => write!(f, "{}", p.display()),
             Self::Installed { path, from, digest, signer } => {
                 write!(f, "{} (installed from {from}, {digest}, signer {signer})", path.display())
@@ -135,10 +140,8 @@ impl PluginReport {
 
 pub(crate) enum ToolImpl {
     Plugin(PreparedPlugin),
-    Journal,
-    OutputFetch,
-    TaskRun,
-    Bulk,
+    /// The host's own tools and an embedder's.
+    Native(Arc<dyn crate::native::HostTool>),
 }
 
 pub(crate) struct ToolEntry {
@@ -169,6 +172,7 @@ pub(crate) type Candidate = (PluginSource, Vec<u8>);
 /// each plugin dir's `.wasm` files by name, then the installed ones.
 pub(crate) fn candidates(
     builtin: bool,
+    memory: &[(String, Arc<[u8]>)],
     dirs: &[PathBuf],
     data_dir: &Path,
 ) -> Result<Vec<Candidate>> {
@@ -177,6 +181,9 @@ pub(crate) fn candidates(
         for (_, bytes) in builtin::BUILTIN_PLUGINS {
             out.push((PluginSource::Builtin, bytes.to_vec()));
         }
+    }
+    for (label, bytes) in memory {
+        out.push((PluginSource::Memory(label.clone()), bytes.to_vec()));
     }
     for dir in dirs {
         for path in wasm_files(dir)? {
@@ -265,28 +272,34 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    /// The host's own tools, first: they are host state and win name clashes.
-    pub(crate) fn host_tools(&mut self, filter: &CapabilityFilter) -> Result<()> {
-        let host_tools = [
-            (crate::host_tools::journal_tool_info(), ToolImpl::Journal),
-            (crate::host_tools::output_fetch_tool_info(), ToolImpl::OutputFetch),
-        ]
-        .into_iter()
-        .chain(crate::host_tools::task_run_tools().into_iter().map(|t| (t, ToolImpl::TaskRun)))
-        .chain(crate::host_tools::bulk_tools().into_iter().map(|t| (t, ToolImpl::Bulk)));
-        for (info, imp) in host_tools {
-            // Task runs and bulk progress are the guards' control plane: they stay
-            // whatever groups are enabled (a browser-first run on a server without
-            // browser tools must be able to start, and fail its preflight).
-            let control = matches!(imp, ToolImpl::TaskRun | ToolImpl::Bulk);
-            if !(control || filter.allows(&info.capability)) || info.tier > filter.max_tier() {
+    /// Native tools: the host's own first, then an embedder's; they win name
+    /// clashes with plugins, and two native tools of one name are refused. A
+    /// tool marked `always` stays whatever groups are enabled.
+    pub(crate) fn native_tools(
+        &mut self,
+        filter: &CapabilityFilter,
+        tools: Vec<(Arc<dyn crate::native::HostTool>, bool)>,
+    ) -> Result<()> {
+        for (tool, always) in tools {
+            let info = tool.info();
+            if !manifest::valid_tool_name(&info.name) {
+                return Err(Error::Config(format!(
+                    "native tool name {:?} is not valid",
+                    info.name
+                )));
+            }
+            if self.owner.contains_key(&info.name) || self.disabled.contains_key(&info.name) {
+                return Err(Error::Config(format!("two native tools are named {}", info.name)));
+            }
+            if !(always || filter.allows(&info.capability)) || info.tier > filter.max_tier() {
                 self.disabled.insert(info.name.clone(), info.capability.clone());
                 continue;
             }
             let validator = jsonschema::validator_for(&info.input_schema)
                 .map_err(|e| Error::Config(format!("{} schema: {e}", info.name)))?;
-            self.owner.insert(info.name.clone(), "host".into());
-            self.tools.insert(info.name.clone(), ToolEntry { info, imp, validator });
+            self.owner.insert(info.name.clone(), info.plugin.clone());
+            let entry = ToolEntry { info, imp: ToolImpl::Native(tool), validator };
+            self.tools.insert(entry.info.name.clone(), entry);
         }
         Ok(())
     }
@@ -526,5 +539,6 @@ fn tool_info(
                 G::Local => crate::intent::Scope::Local,
             }
         }),
+        control: false,
     }
 }

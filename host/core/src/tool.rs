@@ -51,6 +51,11 @@ pub struct ToolInfo {
     /// What it touches, for the intent guard; `None` (a tool that declares
     /// nothing) is classified by name ([`crate::intent::classify_by_name`]).
     pub scope: Option<crate::intent::Scope>,
+    /// One of the host's own tools, the guards' control plane (task runs, bulk
+    /// progress, the journal, output handles): the intent guard never blocks
+    /// it, its results are never stored as output handles, and it stays
+    /// whatever capability groups are enabled.
+    pub control: bool,
 }
 
 impl ToolInfo {
@@ -168,6 +173,15 @@ impl std::fmt::Debug for CallOptions {
 }
 
 /// The JSON object of a successful result, for host tools.
+impl ToolOutput {
+    /// A JSON result: compact JSON text for the agent, the value as structured
+    /// content, its first line as the journal's summary.
+    pub fn json(value: Value) -> Self {
+        let summary = one_line(&value.to_string());
+        json_output(value, summary)
+    }
+}
+
 pub(crate) fn json_output(value: Value, summary: String) -> ToolOutput {
     ToolOutput { content: vec![Content::Text(value.to_string())], structured: Some(value), summary }
 }

@@ -23,7 +23,7 @@ impl Stage for Bulk {
     }
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
-        if call.is_host_tool() {
+        if call.is_control() {
             return Ok(());
         }
         call.contract_id = call.take_id("contract_id")?;

@@ -176,7 +176,7 @@ impl Stage for PageEvents {
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
-        if call.is_host_tool() {
+        if call.is_control() {
             return done();
         }
         Box::pin(async move {

@@ -232,9 +232,10 @@ impl<'a> Call<'a> {
         self.intent.as_deref()
     }
 
-    /// A built-in tool of the host (journal, task runs, bulk progress, output).
-    pub(crate) fn is_host_tool(&self) -> bool {
-        self.info.plugin == "host"
+    /// One of the host's own tools (journal, task runs, bulk progress, output):
+    /// the guards' control plane (see [`ToolInfo::control`]).
+    pub(crate) fn is_control(&self) -> bool {
+        self.info.control
     }
 
     /// The argument object (empty before `arguments` has checked it).
@@ -401,6 +402,7 @@ mod tests {
             secret_result: None,
             plugin: "core".into(),
             scope: None,
+            control: false,
         }
     }
 

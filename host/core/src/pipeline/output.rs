@@ -42,7 +42,7 @@ impl Stage for Output {
                 OutputMode::Handle | OutputMode::Auto(_) => {
                     Some(to_handle(&self.store, call.name, std::mem::take(out), call.mode))
                 }
-                OutputMode::Inline if !call.asked_inline && !call.is_host_tool() => {
+                OutputMode::Inline if !call.asked_inline && !call.is_control() => {
                     Some(budget::apply(
                         &self.store,
                         call.name,

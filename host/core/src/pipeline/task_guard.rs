@@ -33,7 +33,7 @@ impl Stage for TaskGuard {
         {
             self.runs.load(r)?;
         }
-        if !call.is_host_tool() {
+        if !call.is_control() {
             call.run = match call.is_top_level() {
                 true => self.run_of(call.session(), explicit),
                 // A replay's or a plan's step belongs to the run of the call
@@ -81,7 +81,7 @@ impl TaskGuard {
     fn guard_before(&self, run: &str, info: &ToolInfo) -> Result<(), ToolError> {
         // The host's tools and the recording tools manage the session, not the
         // task: never blocked (a replay's steps are guarded one by one).
-        if info.plugin == "host" || info.capability == "recording" {
+        if info.control || info.capability == "recording" {
             return Ok(());
         }
         let scope = info.guard_scope();
@@ -122,7 +122,7 @@ impl TaskGuard {
 
     /// After a successful call in run `run`: count browser successes.
     fn guard_after(&self, run: &str, info: &ToolInfo) {
-        if info.plugin == "host" || info.guard_scope() != Scope::Browser {
+        if info.control || info.guard_scope() != Scope::Browser {
             return;
         }
         self.runs.touch_execution(run, |ex| {

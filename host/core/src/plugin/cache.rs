@@ -14,7 +14,7 @@
 //! Debian package: `/usr/lib/ochre/compiled`, made by the very binary it ships):
 //! entries found there are used first and nothing is ever written there.
 
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -35,11 +35,21 @@ impl CompileCache {
     /// A cache in `dir`, or none (always compile) when `dir` is `None`; entries
     /// in `shipped` (read only) are used first.
     pub fn new(engine: &Engine, dir: Option<PathBuf>, shipped: Option<PathBuf>) -> Self {
-        // SipHash with fixed keys: stable for a given build of the host.
-        #[allow(deprecated)]
-        let mut hasher = std::hash::SipHasher::new();
+        // SHA-256 of what wasmtime hashes for compatibility: stable for a given
+        // build of the host, and the same digest the components are named by.
+        struct Sha(Sha256);
+        impl std::hash::Hasher for Sha {
+            fn write(&mut self, bytes: &[u8]) {
+                self.0.update(bytes);
+            }
+            fn finish(&self) -> u64 {
+                0
+            }
+        }
+        let mut hasher = Sha(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        Self { dir, shipped, engine_key: format!("{:016x}", hasher.finish()) }
+        let key: String = hasher.0.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
+        Self { dir, shipped, engine_key: key }
     }
 
     /// The compiled component for `bytes`, from the cache or freshly compiled (and
