@@ -400,7 +400,7 @@ impl BrowserManager {
         self.inner.tabs.with(n, |t| t.refs.frames.get(id).cloned()).flatten()
     }
 
-    fn remember(refs: &mut super::pageops::TabRefs, found: &[FrameNode]) {
+    fn remember(refs: &mut super::tabs::TabRefs, found: &[FrameNode]) {
         for f in found {
             refs.frames.insert(f.id.clone(), f.parent.clone());
         }

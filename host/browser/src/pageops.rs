@@ -11,7 +11,6 @@
 //! `REF_NOT_FOUND`. Numbers keep growing across documents of a tab, so an old ref
 //! can never silently name a new element.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,53 +107,6 @@ const WS_BUSY: Duration = Duration::from_millis(500);
 /// in its frames that ends it.
 const WS_FIRST: Duration = Duration::from_millis(500);
 const WS_PAUSE: Duration = Duration::from_millis(250);
-
-/// Which ref numbers belong to which document of a tab.
-#[derive(Debug)]
-pub(crate) struct TabRefs {
-    next: u64,
-    /// (first, end exclusive, document token, cross-site frame or None)
-    ranges: Vec<(u64, u64, String, Option<String>)>,
-    /// The tab's cross-site frames seen so far: frame -> the frame holding it
-    /// (None: the tab's page).
-    pub(super) frames: HashMap<String, Option<String>>,
-}
-
-impl Default for TabRefs {
-    fn default() -> Self {
-        Self { next: 1, ranges: Vec::new(), frames: HashMap::new() }
-    }
-}
-
-impl TabRefs {
-    /// The document token of ref `n` and the frame it lives in.
-    fn token_of(&self, n: u64) -> Option<(&str, Option<&str>)> {
-        self.ranges
-            .iter()
-            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&n))
-            .map(|(_, _, t, f)| (t.as_str(), f.as_deref()))
-    }
-
-    /// The frame whose document has this token (None: the tab's page or unknown).
-    fn frame_of_token(&self, token: &str) -> Option<&str> {
-        self.ranges.iter().rev().find(|r| r.2 == token).and_then(|r| r.3.as_deref())
-    }
-
-    /// The cross-site frames that gave out refs.
-    pub(super) fn frames_with_refs(&self) -> HashSet<String> {
-        self.ranges.iter().filter_map(|r| r.3.clone()).collect()
-    }
-
-    fn record(&mut self, lo: u64, hi: u64, token: &str, frame: Option<&str>) {
-        if hi > lo {
-            match self.ranges.last_mut() {
-                Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
-                _ => self.ranges.push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
-            }
-        }
-        self.next = self.next.max(hi);
-    }
-}
 
 impl TabWatch {
     fn push_console(&self, level: &str, text: String) {
@@ -2020,21 +1972,6 @@ mod tests {
         assert_eq!(a["value"], json!("ax_9"));
         let mut bad = json!({"ref": "12"});
         assert_eq!(take_refs(&mut bad).expect_err("bad").code, "INVALID_ARGUMENT");
-    }
-
-    #[test]
-    fn registry_ranges() {
-        let mut t = TabRefs::default();
-        t.record(1, 5, "a", None);
-        t.record(5, 9, "a", None);
-        t.record(9, 12, "b", Some("F"));
-        assert_eq!(t.ranges.len(), 2);
-        assert_eq!(t.token_of(4), Some(("a", None)));
-        assert_eq!(t.token_of(10), Some(("b", Some("F"))));
-        assert_eq!(t.frame_of_token("b"), Some("F"));
-        assert_eq!(t.frame_of_token("a"), None);
-        assert_eq!(t.token_of(12), None);
-        assert_eq!(t.next, 12);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! a short bounded list, so that its late events (a download finishing) still
 //! reach that owner and no one else.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,7 +14,6 @@ use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 
 use super::events::Dialog;
 use super::netcap::TabWatch;
-use super::pageops::TabRefs;
 use super::{Owner, lock};
 
 /// Closed tabs whose owner is remembered for late events.
@@ -111,5 +110,72 @@ impl Tabs {
     /// How many tabs are open, and how many closed tabs' owners are kept.
     pub(crate) fn counts(&self) -> (usize, usize) {
         (lock(&self.open).len(), lock(&self.closed).len())
+    }
+}
+
+/// Which ref numbers belong to which document of a tab.
+#[derive(Debug)]
+pub(crate) struct TabRefs {
+    pub(crate) next: u64,
+    /// (first, end exclusive, document token, cross-site frame or None)
+    ranges: Vec<(u64, u64, String, Option<String>)>,
+    /// The tab's cross-site frames seen so far: frame -> the frame holding it
+    /// (None: the tab's page).
+    pub(crate) frames: HashMap<String, Option<String>>,
+}
+
+impl Default for TabRefs {
+    fn default() -> Self {
+        Self { next: 1, ranges: Vec::new(), frames: HashMap::new() }
+    }
+}
+
+impl TabRefs {
+    /// The document token of ref `n` and the frame it lives in.
+    pub(crate) fn token_of(&self, n: u64) -> Option<(&str, Option<&str>)> {
+        self.ranges
+            .iter()
+            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&n))
+            .map(|(_, _, t, f)| (t.as_str(), f.as_deref()))
+    }
+
+    /// The frame whose document has this token (None: the tab's page or unknown).
+    pub(crate) fn frame_of_token(&self, token: &str) -> Option<&str> {
+        self.ranges.iter().rev().find(|r| r.2 == token).and_then(|r| r.3.as_deref())
+    }
+
+    /// The cross-site frames that gave out refs.
+    pub(super) fn frames_with_refs(&self) -> HashSet<String> {
+        self.ranges.iter().filter_map(|r| r.3.clone()).collect()
+    }
+
+    pub(crate) fn record(&mut self, lo: u64, hi: u64, token: &str, frame: Option<&str>) {
+        if hi > lo {
+            match self.ranges.last_mut() {
+                Some(last) if last.1 == lo && last.2 == token => last.1 = hi,
+                _ => self.ranges.push((lo, hi, token.to_owned(), frame.map(str::to_owned))),
+            }
+        }
+        self.next = self.next.max(hi);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_ranges() {
+        let mut t = TabRefs::default();
+        t.record(1, 5, "a", None);
+        t.record(5, 9, "a", None);
+        t.record(9, 12, "b", Some("F"));
+        assert_eq!(t.ranges.len(), 2);
+        assert_eq!(t.token_of(4), Some(("a", None)));
+        assert_eq!(t.token_of(10), Some(("b", Some("F"))));
+        assert_eq!(t.frame_of_token("b"), Some("F"));
+        assert_eq!(t.frame_of_token("a"), None);
+        assert_eq!(t.token_of(12), None);
+        assert_eq!(t.next, 12);
     }
 }

@@ -293,9 +293,25 @@ struct HostArgs {
     session_id: Option<String>,
 }
 
+/// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
+/// `~/.cache/ochre` (`None` without a home).
+fn default_cache_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("ochre"))
+}
+
+/// `~/.ochre`, or `$OCHRE_HOME` when set.
+fn default_data_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir).join(".ochre")
+}
+
 impl HostArgs {
     fn data_dir(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(ochre_host::default_data_dir)
+        self.data_dir.clone().unwrap_or_else(default_data_dir)
     }
 
     async fn build(&self) -> anyhow::Result<Host> {
@@ -326,9 +342,12 @@ impl HostArgs {
                 max_memory: self.plugin_memory_mb << 20,
                 max_wall: Duration::from_secs(self.plugin_max_wall_seconds),
             });
-        if let Some(dir) = &self.cache_dir {
+        if let Some(dir) = self.cache_dir.clone().or_else(default_cache_dir) {
             b = b.compile_cache_dir(dir);
         }
+        // Secrets given in the environment (`OCHRE_<PLUGIN>_<KEY>`,
+        // `OCHRE_SECRET_<NAME>`): the library reads no environment itself.
+        b = b.secret_values(std::env::vars().filter(|(k, _)| k.starts_with("OCHRE_")).collect());
         if let Some(dir) = shipped_compiled_dir() {
             b = b.shipped_compiled_dir(dir);
         }

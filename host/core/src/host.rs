@@ -97,6 +97,7 @@ pub struct HostBuilder {
     intent_guard: crate::intent::IntentGuardConfig,
     intent_detector: Option<crate::intent::DetectorSlot>,
     stages: Stages,
+    secret_values: Arc<BTreeMap<String, String>>,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
 }
@@ -133,26 +134,11 @@ impl Default for HostBuilder {
             intent_guard: crate::intent::IntentGuardConfig::default(),
             intent_detector: None,
             stages: Stages::default(),
+            secret_values: Default::default(),
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
         }
     }
-}
-
-/// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
-/// `~/.cache/ochre` (`None` without a home).
-pub fn default_cache_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
-    xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("ochre"))
-}
-
-/// `~/.ochre`, or `$OCHRE_HOME` when set.
-pub fn default_data_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir).join(".ochre")
 }
 
 /// Builder setters: `pub fn name(mut self, value: T) -> Self` setting a field.
@@ -202,8 +188,10 @@ impl HostBuilder {
         max_arg_bytes => max_arg_bytes: usize;
     }
 
-    /// Data dir for journal, traces, state, secrets and the compile cache
-    /// (default `$OCHRE_HOME` or `~/.ochre`).
+    /// Data dir for journal, traces, state, secrets and (unless
+    /// [`Self::compile_cache_dir`] says otherwise) the compile cache. Required:
+    /// the library picks no place of its own (the `ochre` CLI defaults to
+    /// `$OCHRE_HOME` or `~/.ochre`).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self
@@ -227,9 +215,9 @@ impl HostBuilder {
         self
     }
 
-    /// Where compiled plugins are cached (default: the user's cache dir, see
-    /// [`default_cache_dir`]; shared by every data dir, so a plugin is compiled
-    /// once per machine and engine, not once per data dir).
+    /// Where compiled plugins are cached (default: `cache/` in the data dir; the
+    /// `ochre` CLI uses the user's cache dir, shared by every data dir, so that a
+    /// plugin is compiled once per machine and engine).
     pub fn compile_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.compile_cache_dir = Some(dir.into());
         self
@@ -267,6 +255,14 @@ impl HostBuilder {
         self
     }
 
+    /// Secret values that win over `secrets.json`, by name (`OCHRE_<PLUGIN>_<KEY>`,
+    /// and `OCHRE_SECRET_<NAME>` for `{{secret:NAME}}` parameters). The library
+    /// reads no environment; the `ochre` CLI passes its `OCHRE_*` variables.
+    pub fn secret_values(mut self, values: BTreeMap<String, String>) -> Self {
+        self.secret_values = Arc::new(values);
+        self
+    }
+
     /// Load a plugin component from memory, after the built-in plugins and
     /// before the plugin dirs; `label` names it in [`Host::plugins`] until its
     /// manifest is read. It gets the same checks and sandbox as a file.
@@ -278,7 +274,9 @@ impl HostBuilder {
     /// Load the plugins and open the stores. A plugin that cannot be loaded is
     /// refused (see [`Host::plugins`]); only configuration errors fail the build.
     pub async fn build(self) -> Result<Host> {
-        let data_dir = self.data_dir.clone().unwrap_or_else(default_data_dir);
+        let data_dir = self.data_dir.clone().ok_or_else(|| {
+            Error::Config("no data dir: give one with HostBuilder::data_dir".into())
+        })?;
         std::fs::create_dir_all(&data_dir)
             .map_err(|e| Error::io(format!("creating data dir {}", data_dir.display()), e))?;
         let clock = self.clock;
@@ -288,11 +286,7 @@ impl HostBuilder {
         let manifests: Vec<std::result::Result<Manifest, String>> =
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
         loader::check_filter(&self.filter, &manifests)?;
-        let cache_dir = self
-            .compile_cache_dir
-            .clone()
-            .or_else(default_cache_dir)
-            .unwrap_or_else(|| data_dir.join("cache"));
+        let cache_dir = self.compile_cache_dir.clone().unwrap_or_else(|| data_dir.join("cache"));
         let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
@@ -318,6 +312,7 @@ impl HostBuilder {
             client_logs: &stores.client_logs,
             caller: &caller,
             known: &stores.known,
+            secret_values: &self.secret_values,
         };
         let sessions = Arc::new(crate::pipeline::Sessions::default());
         let own = Arc::new(HostTools {
@@ -454,7 +449,8 @@ impl HostBuilder {
                 output: stores.output.clone(),
                 recorder: stores.recorder.clone(),
                 known: stores.known.clone(),
-                secret_store: crate::secrets::SecretStore::new(&data_dir),
+                secret_store: crate::secrets::SecretStore::new(&data_dir)
+                    .with_values(self.secret_values.clone()),
                 caller,
                 max_arg_bytes: self.max_arg_bytes,
                 max_response_tokens: self.max_response_tokens,

@@ -68,7 +68,7 @@ use std::sync::Arc;
 pub use browser::{BrowserManager, BrowserOptions};
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
-pub use host::{Host, HostBuilder, default_cache_dir, default_data_dir};
+pub use host::{Host, HostBuilder};
 pub use loader::{PluginReport, PluginSource, PluginStatus};
 pub use native::HostTool;
 pub use plugin::{InterfacePolicy, PluginLimits};

@@ -163,6 +163,7 @@ pub(crate) struct LoadContext<'a> {
     pub client_logs: &'a Arc<ClientLogs>,
     pub caller: &'a CallerCell,
     pub known: &'a Arc<crate::redact::KnownSecrets>,
+    pub secret_values: &'a Arc<BTreeMap<String, String>>,
 }
 
 /// A plugin's bytes and where they came from.
@@ -435,7 +436,7 @@ async fn load_plugin(
     let services = Arc::new(PluginServices {
         name: manifest.name.clone(),
         kv: KvStore::new(cx.data_dir.join("state"), &manifest.name),
-        secrets: SecretStore::new(cx.data_dir),
+        secrets: SecretStore::new(cx.data_dir).with_values(cx.secret_values.clone()),
         clock: cx.clock,
         browser: cx.browser.clone(),
         cdp_domains: manifest.cdp_domains.clone(),

@@ -1,7 +1,9 @@
 //! Secrets the operator configures for plugins. A plugin sees only its own namespace:
-//! key `K` of plugin `p` is env `OCHRE_<P>_<K>` (upper case, every non-alphanumeric
-//! char `_`), else entry `K` under `"p"` in `<data-dir>/secrets.json` (mode 0600).
-//! Values are never logged.
+//! key `K` of plugin `p` is the value named `OCHRE_<P>_<K>` (upper case, every
+//! non-alphanumeric char `_`) among the values the embedder gives
+//! ([`SecretStore::with_values`]; the `ochre` CLI gives its `OCHRE_*`
+//! environment), else entry `K` under `"p"` in `<data-dir>/secrets.json` (mode
+//! 0600). The library itself reads no environment. Values are never logged.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,9 +14,20 @@ use crate::store::write_atomic_private;
 type SecretsFile = BTreeMap<String, BTreeMap<String, String>>;
 
 /// Reads (and, for the CLI, writes) plugin secrets.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SecretStore {
     path: PathBuf,
+    values: std::sync::Arc<BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for SecretStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Names only: never a value.
+        f.debug_struct("SecretStore")
+            .field("path", &self.path)
+            .field("values", &self.values.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Upper case, every char that is not `[A-Za-z0-9]` becomes `_`.
@@ -27,7 +40,14 @@ pub fn normalize_key(key: &str) -> String {
 impl SecretStore {
     /// The store of a data dir.
     pub fn new(data_dir: &Path) -> Self {
-        Self { path: data_dir.join("secrets.json") }
+        Self { path: data_dir.join("secrets.json"), values: Default::default() }
+    }
+
+    /// Values that win over the file, by name (`OCHRE_<P>_<K>`, see
+    /// [`Self::env_name`]).
+    pub fn with_values(mut self, values: std::sync::Arc<BTreeMap<String, String>>) -> Self {
+        self.values = values;
+        self
     }
 
     /// The secrets file's path.
@@ -35,20 +55,18 @@ impl SecretStore {
         &self.path
     }
 
-    /// The env var holding `key` for `plugin`.
+    /// The name of the value (the CLI: the env var) holding `key` for `plugin`.
     pub fn env_name(plugin: &str, key: &str) -> String {
         format!("OCHRE_{}_{}", normalize_key(plugin), normalize_key(key))
     }
 
-    /// Secret `key` of `plugin`: env first, then the file.
+    /// Secret `key` of `plugin`: the given values first, then the file.
     pub fn get(&self, plugin: &str, key: &str) -> Option<String> {
         if key.is_empty() || key.len() > 256 {
             return None;
         }
-        if let Ok(v) = std::env::var(Self::env_name(plugin, key))
-            && !v.is_empty()
-        {
-            return Some(v);
+        if let Some(v) = self.values.get(&Self::env_name(plugin, key)).filter(|v| !v.is_empty()) {
+            return Some(v.clone());
         }
         let file = self.read().ok()?;
         file.get(plugin)?.get(&normalize_key(key)).cloned()
@@ -118,6 +136,12 @@ mod tests {
         }
         assert!(store.remove("totp", "example.com").expect("remove"));
         assert_eq!(store.get("totp", "example.com"), None);
+        // Given values win over the file; the debug form names them, never the value.
+        store.set("totp", "example.com", "FROM-FILE").expect("set");
+        let given = [("OCHRE_TOTP_EXAMPLE_COM".to_owned(), "GIVEN".to_owned())];
+        let store = store.with_values(std::sync::Arc::new(given.into_iter().collect()));
+        assert_eq!(store.get("totp", "example.com").as_deref(), Some("GIVEN"));
+        assert!(!format!("{store:?}").contains("GIVEN"));
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
