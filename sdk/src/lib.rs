@@ -63,6 +63,11 @@
 
 pub use ochre_sdk_macros::tool;
 
+/// The error codes ochre uses, one registry shared with the host: answer with
+/// these where one fits (`ToolError::new(codes::ELEMENT_NOT_FOUND, ...)`), so
+/// that agents and clients that match on codes understand a plugin's errors.
+pub use ochre_protocol::codes;
+
 extern crate self as ochre_sdk;
 
 use serde::Serialize;
@@ -253,8 +258,9 @@ impl Output {
 
     /// A JSON result: sent as compact JSON text and as MCP `structuredContent`.
     pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
-        let text = serde_json::to_string(value)
-            .map_err(|e| ToolError::new("INTERNAL", format!("cannot serialize result: {e}")))?;
+        let text = serde_json::to_string(value).map_err(|e| {
+            ToolError::new(crate::codes::INTERNAL, format!("cannot serialize result: {e}"))
+        })?;
         Ok(Self {
             content: vec![Content::Json(text.clone())],
             structured: Some(text),
@@ -297,8 +303,9 @@ impl From<wit::ToolError> for ToolError {
 }
 
 fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
-    serde_json::from_str(text)
-        .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
+    })
 }
 
 impl ToolError {
@@ -309,7 +316,8 @@ impl ToolError {
 
     /// `INVALID_ARGUMENT` naming the offending field.
     pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
-        Self::new("INVALID_ARGUMENT", message).with_details(serde_json::json!({ "field": field }))
+        Self::new(crate::codes::INVALID_ARGUMENT, message)
+            .with_details(serde_json::json!({ "field": field }))
     }
 
     /// Attach extra fields (a JSON object).
@@ -520,8 +528,9 @@ pub mod browser {
         timeout_ms: u32,
     ) -> Result<serde_json::Value, ToolError> {
         let text = raw::evaluate(tab_id, expression, timeout_ms).map_err(err)?;
-        serde_json::from_str(&text)
-            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+        serde_json::from_str(&text).map_err(|e| {
+            ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
+        })
     }
     /// A screenshot: `format` `png` or `jpeg` (with `quality`); the viewport, the
     /// full page, or `clip` (x, y, width, height in CSS pixels).
@@ -577,8 +586,9 @@ pub mod browser {
         timeout_ms: u32,
     ) -> Result<serde_json::Value, ToolError> {
         let text = raw::page_op(tab_id, op, &args.to_string(), timeout_ms).map_err(err)?;
-        serde_json::from_str(&text)
-            .map_err(|e| ToolError::new("INTERNAL", format!("the host returned bad JSON: {e}")))
+        serde_json::from_str(&text).map_err(|e| {
+            ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
+        })
     }
 
     /// Give files to a file input (`target`: a ref or a CSS selector); the host
@@ -635,7 +645,10 @@ pub mod __private {
 
     pub fn dispatch<T: Tool>(args: &str) -> Result<wit::ToolOutput, wit::ToolError> {
         let parsed: T::Args = serde_json::from_str(args).map_err(|e| {
-            to_wit_error(ToolError::new("INVALID_ARGUMENT", format!("{}: {e}", T::NAME)))
+            to_wit_error(ToolError::new(
+                crate::codes::INVALID_ARGUMENT,
+                format!("{}: {e}", T::NAME),
+            ))
         })?;
         match T::run(parsed) {
             Ok(out) => Ok(wit::ToolOutput {
@@ -659,7 +672,7 @@ pub mod __private {
 
     pub fn unknown_tool(name: &str) -> wit::ToolError {
         to_wit_error(ToolError::new(
-            "UNKNOWN_TOOL",
+            crate::codes::UNKNOWN_TOOL,
             format!("this plugin has no tool named {name:?}"),
         ))
     }

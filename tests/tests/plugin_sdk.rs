@@ -24,16 +24,18 @@ fn run(cmd: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `cargo package` of the SDK and its macro crate, unpacked into `into`: the
+/// `cargo package` of the SDK, its macro crate and the protocol crate, unpacked
+/// into `into`: the
 /// crates an author would get from a registry. Returns the SDK's directory.
 fn packaged_sdk(into: &Path) -> Result<PathBuf> {
     let target = workspace().join("target/sdk-package");
     run(cargo()
         .current_dir(workspace())
-        .args(["package", "-p", "ochre-sdk-macros", "-p", "ochre-sdk", "--no-verify"])
+        .args(["package", "-p", "ochre-protocol", "-p", "ochre-sdk-macros", "-p", "ochre-sdk"])
+        .arg("--no-verify")
         .args(["--allow-dirty", "--quiet", "--target-dir"])
         .arg(&target))?;
-    for krate in ["ochre-sdk-macros", "ochre-sdk"] {
+    for krate in ["ochre-protocol", "ochre-sdk-macros", "ochre-sdk"] {
         let file = target.join(format!("package/{krate}-{}.crate", env!("CARGO_PKG_VERSION")));
         run(Command::new("tar").arg("xzf").arg(&file).arg("-C").arg(into))?;
     }

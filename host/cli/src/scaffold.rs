@@ -102,7 +102,7 @@ pub fn new_plugin(req: &NewPlugin) -> anyhow::Result<PathBuf> {
 }
 
 /// The `ochre-sdk` dependency line, and a `[patch.crates-io]` section when the SDK
-/// is an unpacked package whose macro crate lies beside it.
+/// is an unpacked package whose macro and protocol crates lie beside it.
 fn sdk_dependency(sdk: Option<&Path>) -> anyhow::Result<(String, String)> {
     let own_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk");
     let sdk = match sdk {
@@ -116,16 +116,22 @@ fn sdk_dependency(sdk: Option<&Path>) -> anyhow::Result<(String, String)> {
         bail!("--sdk {}: no ochre-sdk crate there (its Cargo.toml names another)", sdk.display());
     }
     let dependency = format!("ochre-sdk = {{ path = {:?} }}", sdk.display().to_string());
-    // A source tree finds its macro crate through its own workspace; an unpacked
-    // package (`cargo package` puts both side by side) asks the registry for it.
-    let packaged_macros = sdk.with_file_name(format!("ochre-sdk-macros-{SDK_VERSION}"));
-    if sdk.join("macros/Cargo.toml").is_file() || !packaged_macros.join("Cargo.toml").is_file() {
+    // A source tree finds its macro and protocol crates through its own
+    // workspace; an unpacked package (`cargo package` puts them side by side)
+    // asks the registry for them.
+    if sdk.join("macros/Cargo.toml").is_file() {
         return Ok((dependency, String::new()));
     }
-    let patch = format!(
-        "\n[patch.crates-io]\nochre-sdk-macros = {{ path = {:?} }}\n",
-        packaged_macros.display().to_string()
-    );
+    let mut patch = String::new();
+    for krate in ["ochre-sdk-macros", "ochre-protocol"] {
+        let beside = sdk.with_file_name(format!("{krate}-{SDK_VERSION}"));
+        if beside.join("Cargo.toml").is_file() {
+            patch.push_str(&format!("{krate} = {{ path = {:?} }}\n", beside.display().to_string()));
+        }
+    }
+    if !patch.is_empty() {
+        patch.insert_str(0, "\n[patch.crates-io]\n");
+    }
     Ok((dependency, patch))
 }
 
