@@ -10,7 +10,7 @@ use std::net::TcpListener;
 use std::sync::mpsc;
 
 use ochre_host::browser::BrowserOptions;
-use ochre_host::{CallOptions, CapabilityFilter, Content, Host};
+use ochre_host::{CallOptions, CapabilityFilter, Host};
 use serde_json::{Value, json};
 
 const PAGE: &str = r#"<!doctype html><title>Sign up</title>
@@ -84,14 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nav = call("navigate", json!({"url": format!("{base}/")})).await?;
     println!("navigate: {}", nav.summary);
     let page = call("read_page", json!({})).await?;
-    let snapshot: String = page
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let snapshot = page.text();
     println!("{snapshot}");
     let email = ref_of(&snapshot, "textbox", "Email").ok_or("no Email field in the snapshot")?;
     let button = ref_of(&snapshot, "button", "Sign up").ok_or("no Sign up button")?;

@@ -7,7 +7,7 @@
 //! is `hello_greet`).
 
 use ochre_host::native::typed_tool;
-use ochre_host::{CallOptions, Content, Host, PluginStatus, ToolOutput};
+use ochre_host::{CallOptions, Host, PluginStatus, ToolOutput};
 use serde_json::json;
 
 /// The native tool's arguments: its JSON Schema is derived from this type.
@@ -59,14 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let out = host
             .call_tool("hello_greet", json!({"name": "embedder"}), CallOptions::default())
             .await?;
-        let text: String = out
-            .content
-            .iter()
-            .filter_map(|c| match c {
-                Content::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = out.text();
         println!("hello_greet: {text}");
         assert!(text.contains("Hello, embedder!"), "{text}");
     }

@@ -272,21 +272,13 @@ fn host_tool(
     tier: u8,
     read_only: bool,
 ) -> ToolInfo {
-    ToolInfo {
-        name: name.into(),
-        description,
-        input_schema,
-        capability: "core".into(),
-        tier,
-        annotations: Annotations { read_only, idempotent: read_only, ..Annotations::default() },
-        intent: false,
-        output_mode: false,
-        redact: Vec::new(),
-        secret_result: None,
-        plugin: "host".into(),
-        scope: Some(crate::intent::Scope::Local),
-        control: true,
-    }
+    let mut info = ToolInfo::native(name, &description, input_schema);
+    info.tier = tier;
+    info.annotations = Annotations { read_only, idempotent: read_only, ..Annotations::default() };
+    info.plugin = "host".into();
+    info.scope = Some(crate::intent::Scope::Local);
+    info.control = true;
+    info
 }
 
 pub(crate) fn run_bulk_tool(

@@ -180,6 +180,17 @@ impl ToolOutput {
         let summary = one_line(&value.to_string());
         json_output(value, summary)
     }
+
+    /// The text of the result's text content, joined.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 pub(crate) fn json_output(value: Value, summary: String) -> ToolOutput {
