@@ -98,6 +98,7 @@ pub struct HostBuilder {
     intent_detector: Option<crate::intent::DetectorSlot>,
     stages: Stages,
     secret_values: Arc<BTreeMap<String, String>>,
+    journal: crate::journal::JournalOutput,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
 }
@@ -135,6 +136,7 @@ impl Default for HostBuilder {
             intent_detector: None,
             stages: Stages::default(),
             secret_values: Default::default(),
+            journal: Default::default(),
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
         }
@@ -186,6 +188,9 @@ impl HostBuilder {
         max_response_tokens => max_response_tokens: usize;
         /// Largest accepted arguments object, serialized (default 4 MiB).
         max_arg_bytes => max_arg_bytes: usize;
+        /// Where the journal and the trace go: files under the data dir (the
+        /// default), nowhere, or a writer of yours.
+        journal => journal: crate::journal::JournalOutput;
     }
 
     /// Data dir for journal, traces, state, secrets and (unless
@@ -499,9 +504,9 @@ struct Stores {
 impl Stores {
     fn open(b: &HostBuilder, data_dir: &Path, session: &str) -> Result<Self> {
         let clock = b.clock;
-        let journal = Arc::new(Journal::new(data_dir));
+        let journal = Arc::new(Journal::with_output(data_dir, b.journal.clone()));
         journal.prune(clock.now_ms());
-        let trace = Trace::start(data_dir, session, &clock)
+        let trace = Trace::start_with(data_dir, session, &clock, b.journal.clone())
             .map_err(|e| Error::io("starting the trace", e))?;
         let output =
             crate::output::HandleStore::new(data_dir, clock, b.output_ttl.as_millis() as u64);

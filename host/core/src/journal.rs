@@ -46,10 +46,59 @@ pub struct CallRecord {
     pub parent: Option<u64>,
 }
 
+/// A writer an embedder gives for the journal and the trace (one JSON line each).
+pub type SharedWriter = std::sync::Arc<Mutex<dyn std::io::Write + Send>>;
+
+/// Where the journal and the trace go ([`crate::HostBuilder::journal`]).
+#[derive(Clone, Default)]
+pub enum JournalOutput {
+    /// Day files under `<data-dir>/journal`, the trace under
+    /// `<data-dir>/traces/<session>` (the default; `oc_journal` reads them).
+    #[default]
+    Files,
+    /// Nothing is written (`oc_journal` finds no entries).
+    Off,
+    /// Each journal entry and trace event as a JSON line to this writer, with
+    /// `"stream": "journal"` or `"trace"`; nothing under the data dir.
+    Writer(SharedWriter),
+}
+
+impl std::fmt::Debug for JournalOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Files => "Files",
+            Self::Off => "Off",
+            Self::Writer(_) => "Writer",
+        })
+    }
+}
+
+impl JournalOutput {
+    /// Write `line` (with `"stream": stream`) to the writer, if that is where
+    /// lines go; `None` when they go to files.
+    fn to_writer(&self, stream: &str, mut line: Map<String, Value>) -> Option<std::io::Result<()>> {
+        match self {
+            Self::Files => None,
+            Self::Off => Some(Ok(())),
+            Self::Writer(w) => {
+                line.insert("stream".into(), json!(stream));
+                let mut bytes = match serde_json::to_vec(&Value::Object(line)) {
+                    Ok(b) => b,
+                    Err(e) => return Some(Err(std::io::Error::other(e))),
+                };
+                bytes.push(b'\n');
+                let mut w = w.lock().unwrap_or_else(|p| p.into_inner());
+                Some(w.write_all(&bytes).and_then(|()| w.flush()))
+            }
+        }
+    }
+}
+
 /// The journal of tool calls.
 #[derive(Debug)]
 pub struct Journal {
     dir: PathBuf,
+    output: JournalOutput,
     current: Mutex<Option<(String, std::sync::Arc<JsonlFile>)>>,
 }
 
@@ -71,7 +120,12 @@ pub fn iso_of(ms: u64) -> String {
 impl Journal {
     /// The journal under `<data_dir>/journal`.
     pub fn new(data_dir: &Path) -> Self {
-        Self { dir: data_dir.join("journal"), current: Mutex::new(None) }
+        Self::with_output(data_dir, JournalOutput::Files)
+    }
+
+    /// The journal of `data_dir`, written where `output` says.
+    pub fn with_output(data_dir: &Path, output: JournalOutput) -> Self {
+        Self { dir: data_dir.join("journal"), output, current: Mutex::new(None) }
     }
 
     /// Delete day files older than [`RETENTION_DAYS`] before `now_ms`.
@@ -128,7 +182,14 @@ impl Journal {
         if let Some(parent) = rec.parent {
             entry.insert("parent".into(), json!(parent));
         }
-        self.file_for(ts_ms).append(&Value::Object(entry))
+        self.write(ts_ms, entry)
+    }
+
+    fn write(&self, ts_ms: u64, entry: Map<String, Value>) -> std::io::Result<()> {
+        match self.output {
+            JournalOutput::Files => self.file_for(ts_ms).append(&Value::Object(entry)),
+            _ => self.output.to_writer("journal", entry).unwrap_or(Ok(())),
+        }
     }
 
     /// Append an event that is not a call (e.g. `output_handle_created`): `ts`,
@@ -149,7 +210,7 @@ impl Journal {
         for (k, v) in body {
             entry.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        self.file_for(ts_ms).append(&Value::Object(entry))
+        self.write(ts_ms, entry)
     }
 
     fn file_for(&self, ts_ms: u64) -> std::sync::Arc<JsonlFile> {
@@ -220,6 +281,7 @@ fn day_from_path(path: &Path) -> String {
 pub struct Trace {
     dir: PathBuf,
     events: JsonlFile,
+    output: JournalOutput,
     session: String,
     started_ms: u64,
 }
@@ -227,15 +289,32 @@ pub struct Trace {
 impl Trace {
     /// Start the trace of `session` (writes `meta.json` with status `running`).
     pub fn start(data_dir: &Path, session: &str, clock: &Clock) -> std::io::Result<Self> {
+        Self::start_with(data_dir, session, clock, JournalOutput::Files)
+    }
+
+    /// Start the trace of `session`, written where `output` says (files:
+    /// `meta.json` with status `running` first).
+    pub fn start_with(
+        data_dir: &Path,
+        session: &str,
+        clock: &Clock,
+        output: JournalOutput,
+    ) -> std::io::Result<Self> {
         let dir = data_dir.join("traces").join(session);
-        std::fs::create_dir_all(&dir)?;
+        let files = matches!(output, JournalOutput::Files);
+        if files {
+            std::fs::create_dir_all(&dir)?;
+        }
         let trace = Self {
             events: JsonlFile::new(dir.join("events.jsonl")),
             dir,
+            output,
             session: session.to_owned(),
             started_ms: clock.now_ms(),
         };
-        trace.write_meta("running", None)?;
+        if files {
+            trace.write_meta("running", None)?;
+        }
         Ok(trace)
     }
 
@@ -272,7 +351,10 @@ impl Trace {
         for (k, v) in extra {
             ev.entry(k).or_insert(v);
         }
-        self.events.append(&Value::Object(ev))
+        match self.output {
+            JournalOutput::Files => self.events.append(&Value::Object(ev)),
+            _ => self.output.to_writer("trace", ev).unwrap_or(Ok(())),
+        }
     }
 
     /// The event for one executed call.
@@ -303,6 +385,9 @@ impl Trace {
 
     /// Mark the session ended.
     pub fn finish(&self, clock: &Clock) -> std::io::Result<()> {
+        if !matches!(self.output, JournalOutput::Files) {
+            return Ok(());
+        }
         self.events.sync()?;
         self.write_meta("completed", Some(clock.now_ms()))
     }
