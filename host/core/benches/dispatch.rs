@@ -2,16 +2,20 @@
 //! `oc_totp_generate`: one HMAC), each call in a fresh plugin instance, with the
 //! journal and trace written. Prints median / p90 / p99 in µs, the same inside an
 //! active task run (the run lookup, the intent guard and hints), and a call
-//! rejected by validation.
+//! rejected by validation. Where the time goes, in the same run: the same call
+//! with the journal and trace off, and a native tool (no plugin instance) with
+//! and without them: the pipeline's own share.
 //!
-//! Run: `cargo bench -p ochre-host --bench dispatch`. Target: median ≤ 100 µs.
+//! Run: `cargo bench -p ochre-host --bench dispatch`. Target: median ≤ 50 µs.
 
 mod common;
 
 use std::time::Instant;
 
-use ochre_host::{CallOptions, Host};
-use serde_json::json;
+use ochre_host::journal::JournalOutput;
+use ochre_host::native::typed_tool;
+use ochre_host::{CallOptions, Host, ToolOutput};
+use serde_json::{Value, json};
 
 const WARMUP: usize = 200;
 const CALLS: usize = 3000;
@@ -84,8 +88,55 @@ fn main() {
             "rejected by validation: median {:.1} µs",
             q(&mut rejected, 0.5)
         );
-        println!("target: median ≤ 100 µs -> ratio {:.2}", q(&mut samples, 0.5) / 100.0);
+        let median = q(&mut samples, 0.5);
         host.shutdown().await;
+
+        // Where the time goes: the plugin call without journal and trace, and a
+        // native tool (the pipeline alone) with and without them.
+        let quiet = Host::builder().data_dir(&data).journal(JournalOutput::Off).build().await;
+        let quiet = quiet.expect("host");
+        let mut plugin_quiet = measure(&quiet, "oc_totp_generate", &args).await;
+        quiet.shutdown().await;
+        for (label, output) in [("with", JournalOutput::Files), ("without", JournalOutput::Off)] {
+            let native = Host::builder()
+                .data_dir(&data)
+                .builtin_plugins(false)
+                .journal(output)
+                .tool(typed_tool("noop", "Nothing.", |_: Value, _| async {
+                    Ok(ToolOutput::json(json!({})))
+                }))
+                .build()
+                .await
+                .expect("host");
+            let mut t = measure(&native, "noop", &json!({})).await;
+            println!(
+                "a native tool (the pipeline alone), {label} journal and trace: median {:.1} µs ({:.2}x the plugin call)",
+                q(&mut t, 0.5),
+                q(&mut t, 0.5) / median
+            );
+            native.shutdown().await;
+        }
+        println!(
+            "the plugin call without journal and trace: median {:.1} µs ({:.2}x)",
+            q(&mut plugin_quiet, 0.5),
+            q(&mut plugin_quiet, 0.5) / median
+        );
+        println!("target: median ≤ 50 µs -> ratio {:.2}", median / 50.0);
     });
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// `CALLS` timed calls of `tool` after a warm-up, in µs.
+async fn measure(host: &Host, tool: &str, args: &Value) -> Vec<f64> {
+    for _ in 0..WARMUP {
+        host.call_tool(tool, args.clone(), CallOptions::default()).await.expect("call");
+    }
+    let mut samples = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let t = Instant::now();
+        let out = host.call_tool(tool, args.clone(), CallOptions::default()).await;
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+        assert!(out.is_ok());
+    }
+    samples
 }
