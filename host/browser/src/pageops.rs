@@ -1877,25 +1877,10 @@ fn url_matches(pattern: &str, url: &str) -> bool {
     url.contains(pattern)
 }
 
-/// `*` matches any run of chars.
+/// `*` matches any run of chars; the whole URL must match. Nothing else is a
+/// wildcard (`?` is a URL's own).
 fn glob(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            if !rest.starts_with(part) {
-                return false;
-            }
-            rest = &rest[part.len()..];
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else if let Some(at) = rest.find(part) {
-            rest = &rest[at + part.len()..];
-        } else {
-            return false;
-        }
-    }
-    rest.is_empty() || pattern.ends_with('*')
+    wildmatch::WildMatchPattern::<'*', '\0'>::new(pattern).matches(text)
 }
 
 /// A tiny regex subset for `url_match` `/.../`: `^`, `$`, `.` and `.*`; anything
@@ -1958,6 +1943,8 @@ mod tests {
     fn url_patterns() {
         assert!(glob("http://*/page2.html", "http://127.0.0.1:5/page2.html"));
         assert!(!glob("http://*/page3.html", "http://127.0.0.1:5/page2.html"));
+        assert!(glob("http://*/p?id=*", "http://127.0.0.1:5/p?id=7"));
+        assert!(!glob("http://*/p?id=*", "http://127.0.0.1:5/pXid=7"));
         assert!(simple_regex("page2\\.html$".replace("\\.", ".").as_str(), "http://x/page2.html"));
         assert!(simple_regex("^http://.*/p", "http://a/p"));
         assert!(!simple_regex("^https", "http://a/p"));

@@ -32,33 +32,14 @@ pub fn normalize(url: &str) -> String {
     url.split('#').next().unwrap_or(url).to_owned()
 }
 
-/// Glob match: `*` is any run of characters; a pattern without `*` matches as a
-/// substring. `/re/`-style patterns are not supported (say so in the schema).
+/// Glob match: `*` is any run of characters (the whole URL must match); a
+/// pattern without `*` matches as a substring. `?` is literal, as in URLs.
+/// `/re/`-style patterns are not supported (say so in the schema).
 pub fn glob(pattern: &str, text: &str) -> bool {
     if !pattern.contains('*') {
         return text.contains(pattern);
     }
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut pos = 0;
-    for (i, part) in parts.iter().enumerate() {
-        if part.is_empty() {
-            continue;
-        }
-        if i == 0 {
-            if !text.starts_with(part) {
-                return false;
-            }
-            pos = part.len();
-        } else if i == parts.len() - 1 {
-            return text.len() >= pos + part.len() && text.ends_with(part);
-        } else {
-            match text[pos..].find(part) {
-                Some(at) => pos += at + part.len(),
-                None => return false,
-            }
-        }
-    }
-    true
+    glob_full(pattern, text)
 }
 
 /// The rules of a robots.txt for `*` (or `ochre`, preferred when present).
@@ -145,25 +126,10 @@ fn rule_matches(pattern: &str, path: &str) -> bool {
     if anchored { glob_full(pat, path) } else { glob_full(&format!("{pat}*"), path) }
 }
 
-/// Whole-string match where `*` is any run.
+/// Whole-string match where `*` is any run and nothing else is special
+/// (robots.txt rules: `?` is literal).
 fn glob_full(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut pos = first.len();
-    let end = text.len() - last.len();
-    for part in &parts[1..parts.len() - 1] {
-        match text[pos..end].find(part) {
-            Some(at) => pos += at + part.len(),
-            None => return false,
-        }
-    }
-    true
+    wildmatch::WildMatchPattern::<'*', '\0'>::new(pattern).matches(text)
 }
 
 /// A sitemap's `<loc>` values, and whether it is a sitemap index.
@@ -207,6 +173,9 @@ mod tests {
         assert!(glob("*/s1/*.html", "http://h/s1/p01.html"));
         assert!(!glob("*/s1/*.xml", "http://h/s1/p01.html"));
         assert!(glob("http://h/*", "http://h/x"));
+        // `?` is the URL's own, not a wildcard.
+        assert!(glob("*/search?q=*", "http://h/search?q=1"));
+        assert!(!glob("*/search?q=*", "http://h/searchXq=1"));
     }
 
     #[test]
