@@ -105,3 +105,72 @@ async fn default_tools_list_matches_the_golden_file() -> Result<()> {
     client.cancel().await?;
     check_fresh(&repo_root().join("fixtures/golden/tools-list.default.json"), &got)
 }
+
+/// `docs/errors.md`: every error code of the registry (`ochre-protocol`'s
+/// `codes`, `ochre_sdk::codes` for plugins) with what it means, kept fresh.
+#[test]
+fn the_error_codes_are_documented_from_the_registry() -> Result<()> {
+    let mut md = String::from(
+        "# Error codes\n\nA failed tool call answers `{\"error\": {\"code\": ..., \"message\": ...}}`; the \
+         code is stable and agents and clients may match on it. These are the codes ochre's host, \
+         browser and built-in tools use (generated from `ochre_protocol::codes`; plugins get them as \
+         `ochre_sdk::codes` and may add their own).\n\n| Code | Meaning |\n|---|---|\n",
+    );
+    for (code, meaning) in ochre_host::error::codes::ALL {
+        md.push_str(&format!("| `{code}` | {} |\n", meaning.replace('|', "\\|")));
+    }
+    check_fresh(&repo_root().join("docs/errors.md"), &md)
+}
+
+/// Every error code the sources produce is one of the registry's: Rust code
+/// names it through `codes::` (no bare literal), the page library's `fail`
+/// codes are registered.
+#[test]
+fn every_error_code_produced_is_registered() -> Result<()> {
+    let root = repo_root();
+    let registered: std::collections::BTreeSet<&str> =
+        ochre_host::error::codes::ALL.iter().map(|(c, _)| *c).collect();
+    let mut files = Vec::new();
+    for dir in ["host", "plugins"] {
+        collect(&root.join(dir), &mut files);
+    }
+    let mut bare = Vec::new();
+    // Sources only: tests and examples play an embedder, whose codes are its own.
+    let sources = files.iter().filter(|f| {
+        f.extension().is_some_and(|e| e == "rs") && f.components().any(|c| c.as_os_str() == "src")
+    });
+    for file in sources {
+        let text = std::fs::read_to_string(file)?;
+        // Unit tests may make up codes.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (at, _) in code.match_indices("ToolError::new(") {
+            let rest = code[at + "ToolError::new(".len()..].trim_start();
+            if rest.starts_with('"') {
+                bare.push(format!("{}: {}", file.display(), rest.lines().next().unwrap_or("")));
+            }
+        }
+    }
+    assert!(bare.is_empty(), "codes as bare literals (use codes::...): {bare:#?}");
+    let page = std::fs::read_to_string(root.join("host/browser/src/page.js"))?;
+    let mut unknown = Vec::new();
+    for (at, _) in page.match_indices("fail('") {
+        let code: String = page[at + 6..].chars().take_while(|c| *c != '\'').collect();
+        if !registered.contains(code.as_str()) {
+            unknown.push(code);
+        }
+    }
+    assert!(unknown.is_empty(), "page.js fails with unregistered codes: {unknown:?}");
+    assert!(page.matches("fail('").count() > 20, "page.js read");
+    Ok(())
+}
+
+fn collect(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.ends_with("target") && !path.ends_with("templates") {
+            collect(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}

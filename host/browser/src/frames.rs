@@ -570,7 +570,7 @@ impl BrowserManager {
             "resolve_query" => {
                 let line = matches.first().and_then(Value::as_str).ok_or_else(|| {
                     ToolError::new(
-                        "ELEMENT_NOT_FOUND",
+                        ochre_protocol::codes::ELEMENT_NOT_FOUND,
                         format!(
                             "nothing on the page matches {}; try read_page or find with other words",
                             args["query"]

@@ -330,14 +330,20 @@ impl BrowserManager {
         let id = bundle_id(now);
         let dir = root.join(&id);
         std::fs::create_dir_all(&dir).map_err(|e| {
-            ToolError::new("STORAGE_FAILED", format!("cannot create {}: {e}", dir.display()))
+            ToolError::new(
+                ochre_protocol::codes::STORAGE_FAILED,
+                format!("cannot create {}: {e}", dir.display()),
+            )
         })?;
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
         let mut files = Vec::new();
         let mut write = |name: &str, bytes: &[u8]| -> Result<(), ToolError> {
             ochre_protocol::fs::write_atomic(&dir.join(name), bytes).map_err(|e| {
-                ToolError::new("STORAGE_FAILED", format!("cannot write {name}: {e}"))
+                ToolError::new(
+                    ochre_protocol::codes::STORAGE_FAILED,
+                    format!("cannot write {name}: {e}"),
+                )
             })?;
             use sha2::Digest;
             let sum = sha2::Sha256::digest(bytes);
@@ -362,7 +368,10 @@ impl BrowserManager {
             &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
         )
         .map_err(|e| {
-            ToolError::new("STORAGE_FAILED", format!("cannot write manifest.json: {e}"))
+            ToolError::new(
+                ochre_protocol::codes::STORAGE_FAILED,
+                format!("cannot write manifest.json: {e}"),
+            )
         })?;
         Ok(manifest)
     }

@@ -843,7 +843,7 @@ impl BrowserManager {
             // that has them all (a payment or sign-in frame).
             let main = self.run_in(n, &doc, op, args.clone(), expect, false, timeout_ms).await;
             match main {
-                Err(e) if e.code == "FIELD_NOT_FOUND" => {
+                Err(e) if e.code == ochre_protocol::codes::FIELD_NOT_FOUND => {
                     for f in self.discover_frames(n, page).await {
                         let doc = Doc::Frame(f.id, self.slot_of_tab(n));
                         let r = self
@@ -1678,7 +1678,7 @@ impl BrowserManager {
         let s = |k: &str| a.get(k).and_then(Value::as_str);
         if !web && s("domain").is_none() {
             return Err(ToolError::new(
-                "STORAGE_UNAVAILABLE",
+                ochre_protocol::codes::STORAGE_UNAVAILABLE,
                 format!(
                     "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
                 ),
@@ -1924,7 +1924,7 @@ fn match_here(p: &str, t: &str, end: bool) -> bool {
 /// navigation) or its frame went away before the evaluation returned; the page
 /// library's when the document is one the browser has only just created.
 fn document_went_away(e: &ToolError) -> bool {
-    e.code == "DOCUMENT_LOADING"
+    e.code == ochre_protocol::codes::DOCUMENT_LOADING
         || e.code == codes::BROWSER_ERROR
             && [
                 "Inspected target navigated or closed",

@@ -82,6 +82,10 @@ registry! {
     ELEMENT_NOT_FOUND = "ELEMENT_NOT_FOUND";
     /// The element takes no typed value (not an input, textarea, select or editable).
     ELEMENT_NOT_EDITABLE = "ELEMENT_NOT_EDITABLE";
+    /// The element cannot take the event now (covered, disabled, moving, hidden); waited for it.
+    ELEMENT_NOT_INTERACTABLE = "ELEMENT_NOT_INTERACTABLE";
+    /// The element does not take keyboard focus.
+    ELEMENT_NOT_FOCUSABLE = "ELEMENT_NOT_FOCUSABLE";
     /// No form field with that label or name.
     FIELD_NOT_FOUND = "FIELD_NOT_FOUND";
     /// A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
@@ -102,6 +106,30 @@ registry! {
     NOT_RECORDING = "NOT_RECORDING";
     /// No recording with that id.
     RECORDING_NOT_FOUND = "RECORDING_NOT_FOUND";
+    /// A recorded argument was not kept (a recording of an older version): record again.
+    REDACTED_ARGUMENT = "REDACTED_ARGUMENT";
+    /// A replayed step's recorded target is not on the page (waited for it).
+    TARGET_NOT_FOUND = "TARGET_NOT_FOUND";
+
+    // Built-in tool groups.
+    /// The TOTP secret configured for a domain is unusable (not base32, too short).
+    INVALID_SECRET = "INVALID_SECRET";
+    /// No crawl job with that id.
+    JOB_NOT_FOUND = "JOB_NOT_FOUND";
+    /// No sitemap found for the site (robots.txt `Sitemap:` lines, `/sitemap.xml`).
+    SITEMAP_NOT_FOUND = "SITEMAP_NOT_FOUND";
+    /// A crawl job's state could not be saved.
+    STATE_WRITE_FAILED = "STATE_WRITE_FAILED";
+    /// No saved plan with that id.
+    PLAN_NOT_FOUND = "PLAN_NOT_FOUND";
+    /// A workflow's or plan's state could not be read or saved.
+    STATE_ERROR = "STATE_ERROR";
+    /// No workflow is running (start one with `workflow_init`).
+    WORKFLOW_NOT_FOUND = "WORKFLOW_NOT_FOUND";
+    /// No worker of that name in the workflow.
+    WORKER_NOT_FOUND = "WORKER_NOT_FOUND";
+    /// Workers of the workflow have not completed.
+    WORKFLOW_INCOMPLETE = "WORKFLOW_INCOMPLETE";
 
     // Task runs and progress contracts.
     /// No run with that id.

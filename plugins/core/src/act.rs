@@ -143,7 +143,7 @@ fn actionable(
     match (p["x"].as_f64(), p["y"].as_f64()) {
         (Some(x), Some(y)) => Ok(((x, y), waited)),
         _ => Err(ToolError::new(
-            "ELEMENT_NOT_INTERACTABLE",
+            ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
             format!(
                 "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
                 p["reason"].as_str().unwrap_or("no point of it can be reached"),
@@ -265,7 +265,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
             if let Err(why) = attempt {
                 let _ = op(tab, "unwatch", json!({}));
                 if why.contains("STALE") || why.contains("no longer matches") {
-                    return Err(ToolError::new("STALE_REF", why));
+                    return Err(ToolError::new(ochre_sdk::codes::STALE_REF, why));
                 }
                 tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
                 continue;
@@ -325,7 +325,7 @@ fn click_delivered(
         tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
         if left() == 0 || tried.len() >= 20 {
             return Err(ToolError::new(
-                "ELEMENT_NOT_INTERACTABLE",
+                ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                 format!("{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"),
             )
             .with_details(json!({"received_by": by})));
@@ -535,8 +535,11 @@ fn choose_option(
                     json!(before)
                 )
             };
-            return Err(ToolError::new("INVALID_ARGUMENT", format!("{line}: {why}; {kept}"))
-                .with_details(json!({"field": "value", "options": p["options"]})));
+            return Err(ToolError::new(
+                ochre_sdk::codes::INVALID_ARGUMENT,
+                format!("{line}: {why}; {kept}"),
+            )
+            .with_details(json!({"field": "value", "options": p["options"]})));
         }
     };
     let opt_ref = option["ref"].as_str().unwrap_or_default();
@@ -614,7 +617,7 @@ fn toggle(
     let now = op(tab, "shown", json!({"ref": target}))?["checked"] == json!("true");
     if now != want {
         return Err(ToolError::new(
-            "ELEMENT_NOT_EDITABLE",
+            ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
             format!("clicked {line}, but it is still {} (the page did not take it)", state(now)),
         ));
     }
@@ -682,7 +685,7 @@ fn slide(
     let f = op(tab, "focus", json!({"ref": target}))?;
     if f["focused"] != json!(true) {
         return Err(ToolError::new(
-            "ELEMENT_NOT_FOCUSABLE",
+            ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
             format!("{line} does not take keyboard focus"),
         ));
     }
@@ -690,7 +693,7 @@ fn slide(
         let s = op(tab, "shown", json!({"ref": target}))?;
         s["now"].as_str().and_then(|n| n.trim().parse().ok()).ok_or_else(|| {
             ToolError::new(
-                "ELEMENT_NOT_EDITABLE",
+                ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
                 format!("{line} has no aria-valuenow to read back"),
             )
         })
@@ -788,7 +791,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
                     w["url"].as_str().unwrap_or_default()
                 ));
             }
-            Err(e) if e.code == "TIMEOUT" => {
+            Err(e) if e.code == ochre_sdk::codes::TIMEOUT => {
                 out.push_str("\nsubmitted; the page did not navigate within 5 s")
             }
             Err(e) => return Err(e),
@@ -848,14 +851,17 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         op(tab, "html5_drag", ends)?;
     } else {
         let s = point(&info["source"]).map_err(|why| {
-            ToolError::new("ELEMENT_NOT_INTERACTABLE", format!("cannot drag: {why}"))
+            ToolError::new(
+                ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
+                format!("cannot drag: {why}"),
+            )
         })?;
         let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
             (Some(x), Some(y)) => (x, y),
             _ => {
                 let _ = op(tab, "unwatch", json!({}));
                 return Err(ToolError::new(
-                    "ELEMENT_NOT_INTERACTABLE",
+                    ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                     "the drop target has no size on screen",
                 ));
             }
@@ -890,7 +896,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
             if d[ok] != json!(true) {
                 let by = d[by].as_str().unwrap_or("no element").to_owned();
                 return Err(ToolError::new(
-                    "ELEMENT_NOT_INTERACTABLE",
+                    ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                     format!(
                         "{what} did not reach {}: {by} received it ({})",
                         info[line].as_str().unwrap_or("it"),

@@ -42,7 +42,7 @@ fn with_watch(
     {
         let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
         return Err(ToolError::new(
-            "ELEMENT_NOT_INTERACTABLE",
+            ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
             format!("the keys did not reach {line}: {by} received them ({})", describe_delta(&d)),
         )
         .with_details(json!({"received_by": by})));
@@ -116,7 +116,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     let focused = op(tab, "focus", json!({"ref": a.target}))?;
     if focused["focused"] != json!(true) {
         return Err(ToolError::new(
-            "ELEMENT_NOT_FOCUSABLE",
+            ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
             format!(
                 "{line} does not take keyboard focus; click it first or pick the field inside it"
             ),

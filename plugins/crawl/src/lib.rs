@@ -171,7 +171,7 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
     }
     if sitemaps_read.is_empty() {
         return Err(ToolError::new(
-            "SITEMAP_NOT_FOUND",
+            ochre_sdk::codes::SITEMAP_NOT_FOUND,
             format!("no sitemap found for {origin} (robots.txt Sitemap: lines, /sitemap.xml)"),
         ));
     }
@@ -219,7 +219,10 @@ const JOB_PREFIX: &str = "job:";
 
 fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
     let bad = || {
-        ToolError::new("JOB_NOT_FOUND", format!("no crawl job {id:?}; crawl_start returns job ids"))
+        ToolError::new(
+            ochre_sdk::codes::JOB_NOT_FOUND,
+            format!("no crawl job {id:?}; crawl_start returns job ids"),
+        )
     };
     if !id.starts_with("cj-") || id.len() > 40 {
         return Err(bad());
@@ -233,7 +236,10 @@ fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
 fn save_job(id: &str, meta: &Value, crawler: &Crawler) -> Result<(), ToolError> {
     let v = json!({"meta": meta, "crawler": crawler});
     kv::set(&format!("{JOB_PREFIX}{id}"), &v.to_string()).map_err(|e| {
-        ToolError::new("STATE_WRITE_FAILED", format!("cannot save crawl job {id}: {e}"))
+        ToolError::new(
+            ochre_sdk::codes::STATE_WRITE_FAILED,
+            format!("cannot save crawl job {id}: {e}"),
+        )
     })
 }
 

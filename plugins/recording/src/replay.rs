@@ -99,7 +99,7 @@ fn relocate(
                         )
                     {
                         return Err(ToolError::new(
-                            "TARGET_NOT_FOUND",
+                            ochre_sdk::codes::TARGET_NOT_FOUND,
                             format!(
                                 "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
                                 e.message
@@ -137,7 +137,7 @@ fn run_step(
     }
     if let Some(field) = has_redacted(&args) {
         let e = ToolError::new(
-            "REDACTED_ARGUMENT",
+            ochre_sdk::codes::REDACTED_ARGUMENT,
             format!(
                 "argument `{field}` of {tool} was not kept when recorded (a recording of an older version), so it cannot be replayed; record the flow again"
             ),
@@ -174,7 +174,7 @@ pub fn check_params(
     if let Some(unknown) = given.keys().find(|k| !found.iter().any(|p| &p.name == *k)) {
         let names: Vec<&str> = found.iter().map(|p| p.name.as_str()).collect();
         return Err(ToolError::new(
-            "INVALID_ARGUMENT",
+            ochre_sdk::codes::INVALID_ARGUMENT,
             format!(
                 "recording {id} has no parameter {unknown:?}; its parameters: {}",
                 if names.is_empty() { "none".to_owned() } else { names.join(", ") }
@@ -189,7 +189,7 @@ pub fn check_params(
         let wanted: Vec<Value> =
             found.iter().filter(|p| missing.contains(&p.name)).map(describe).collect();
         return Err(ToolError::new(
-            "MISSING_PARAMETERS",
+            ochre_sdk::codes::MISSING_PARAMETERS,
             format!(
                 "recording {id} needs values for: {} (give them in `params`; a secret as \"secret:NAME\" or \"totp:DOMAIN\"); no step ran",
                 missing.join(", ")

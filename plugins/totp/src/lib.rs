@@ -206,7 +206,7 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
     let env_name = format!("OCHRE_TOTP_{}", secret_key(&domain));
     let raw = ochre_sdk::secrets::get(&domain).ok_or_else(|| {
         ToolError::new(
-            "SECRET_NOT_FOUND",
+            ochre_sdk::codes::SECRET_NOT_FOUND,
             format!(
                 "no TOTP secret is configured for {domain}: run `ochre totp add --domain {domain} --secret <BASE32>` \
                  or set {env_name} in the server's environment"
@@ -216,7 +216,7 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
     })?;
     let params = parse_secret(&raw).map_err(|SecretError(why)| {
         ToolError::new(
-            "INVALID_SECRET",
+            ochre_sdk::codes::INVALID_SECRET,
             format!("the TOTP secret configured for {domain} is unusable: {why}"),
         )
     })?;

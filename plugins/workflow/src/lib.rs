@@ -209,7 +209,7 @@ fn collect(a: WorkflowRef) -> Result<Output, ToolError> {
     let names = wf.pending(now);
     if !names.is_empty() {
         return Err(ToolError::new(
-            "WORKFLOW_INCOMPLETE",
+            ochre_sdk::codes::WORKFLOW_INCOMPLETE,
             format!(
                 "{} of {} workers have not completed: {}; finish them (worker_complete) or use workflow_collect_partial",
                 names.len(),

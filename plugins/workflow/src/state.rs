@@ -126,7 +126,7 @@ fn base36(mut n: u64) -> String {
 }
 
 fn state_error(e: String) -> ToolError {
-    ToolError::new("STATE_ERROR", format!("cannot save the workflow: {e}"))
+    ToolError::new(ochre_sdk::codes::STATE_ERROR, format!("cannot save the workflow: {e}"))
 }
 
 impl Workflow {
@@ -135,18 +135,25 @@ impl Workflow {
         let id = match id {
             Some(i) => i.to_owned(),
             None => kv::get("current").ok_or_else(|| {
-                ToolError::new("WORKFLOW_NOT_FOUND", "no workflow: start one with workflow_init")
+                ToolError::new(
+                    ochre_sdk::codes::WORKFLOW_NOT_FOUND,
+                    "no workflow: start one with workflow_init",
+                )
             })?,
         };
         let text = kv::get(&format!("wf:{id}")).ok_or_else(|| {
             ToolError::new(
-                "WORKFLOW_NOT_FOUND",
+                ochre_sdk::codes::WORKFLOW_NOT_FOUND,
                 format!("no workflow {id:?} (cleaned up, or never started)"),
             )
             .with_details(json!({"workflowId": id}))
         })?;
-        let unreadable =
-            |e: String| ToolError::new("STATE_ERROR", format!("workflow {id} is unreadable: {e}"));
+        let unreadable = |e: String| {
+            ToolError::new(
+                ochre_sdk::codes::STATE_ERROR,
+                format!("workflow {id} is unreadable: {e}"),
+            )
+        };
         let mut wf: Workflow =
             serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
         for n in 0..wf.worker_count {
@@ -192,7 +199,7 @@ impl Workflow {
         self.workers.iter().position(|w| w.name == name).ok_or_else(|| {
             let known: Vec<&str> = self.workers.iter().map(|w| w.name.as_str()).collect();
             ToolError::new(
-                "WORKER_NOT_FOUND",
+                ochre_sdk::codes::WORKER_NOT_FOUND,
                 format!("no worker {name:?}; the workers are {}", known.join(", ")),
             )
             .with_details(json!({"field": "workerName"}))
@@ -205,7 +212,7 @@ impl Workflow {
         let w = &self.workers[n];
         if w.is_done() {
             return Err(ToolError::new(
-                "INVALID_TRANSITION",
+                ochre_sdk::codes::INVALID_TRANSITION,
                 format!("worker {:?} is already {}", w.name, w.status),
             ));
         }
