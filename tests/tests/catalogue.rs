@@ -174,3 +174,50 @@ fn collect(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// `docs/page-ops.md`: every page operation a plugin can ask for (the one table
+/// of `ochre_browser::ops`), kept fresh.
+#[test]
+fn the_page_operations_are_documented_from_their_table() -> Result<()> {
+    check_fresh(&repo_root().join("docs/page-ops.md"), &ochre_host::browser::ops::markdown())
+}
+
+/// Every page operation the built-in plugins ask for is in the table (the host
+/// refuses any other before touching the browser).
+#[test]
+fn every_page_operation_the_plugins_use_is_in_the_table() -> Result<()> {
+    let mut files = Vec::new();
+    collect(&repo_root().join("plugins"), &mut files);
+    let mut used = std::collections::BTreeSet::new();
+    for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+        let text = std::fs::read_to_string(file)?;
+        for (at, _) in text.match_indices("op(") {
+            let before = text[..at].chars().last();
+            // `op(` and `page_op(` calls, not `fn op(` nor `drop(`.
+            if before.is_some_and(|c| c.is_ascii_alphanumeric()) || text[..at].ends_with("fn ") {
+                continue;
+            }
+            // The call's first string literal, before the statement or block ends.
+            let call = &text[at..text.len().min(at + 240)];
+            let call = call.split(';').next().unwrap_or("");
+            let call = call.split("\n}").next().unwrap_or("");
+            if let Some(q) = call.find('"') {
+                let name: String = call[q + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if call[q + 1 + name.len()..].starts_with('"') && !name.is_empty() {
+                    used.insert(name);
+                }
+            }
+        }
+    }
+    assert!(used.len() > 20, "{used:?}");
+    let unknown: Vec<&String> =
+        used.iter().filter(|n| ochre_host::browser::ops::page_op(n).is_none()).collect();
+    assert!(
+        unknown.is_empty(),
+        "page ops the plugins use, not in the table: {unknown:?} (of {used:?})"
+    );
+    Ok(())
+}

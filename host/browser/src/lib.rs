@@ -40,6 +40,7 @@ mod grid;
 mod library;
 pub mod lifeline;
 mod netcap;
+pub mod ops;
 mod pageops;
 mod pool;
 mod tabs;

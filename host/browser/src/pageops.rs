@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use super::frames::Doc;
 use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
 use super::netcap::TabWatch;
+use super::ops::Frames;
 use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
 
@@ -793,8 +794,8 @@ impl BrowserManager {
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        const READS: &[&str] = &["ping", "snapshot", "find", "query", "extract_static"];
-        let again = READS.contains(&op).then(|| args.clone());
+        let read = super::ops::page_op(op).is_some_and(|o| o.retried);
+        let again = read.then(|| args.clone());
         let r = self.run_op_once(n, page, op, args, timeout_ms).await;
         match (r, again) {
             (Err(e), Some(args)) if document_went_away(&e) => {
@@ -819,11 +820,12 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         let (doc, expect) = self.locate(n, page, &mut args)?;
+        let spec = super::ops::page_op(op);
+        let frames = spec.map_or(Frames::One, |o| o.frames);
         {
             // Every read mode but `dom` (the page's own HTML) covers frames.
-            let read = op == "snapshot" && args.get("mode").is_none_or(|m| m != "dom");
-            let wide =
-                matches!(op, "find" | "query" | "resolve_query") && matches!(doc, Doc::Main(_));
+            let read = frames == Frames::Snapshot && args.get("mode").is_none_or(|m| m != "dom");
+            let wide = frames == Frames::Wide && matches!(doc, Doc::Main(_));
             if read || wide {
                 let frames = self.discover_frames(n, page).await;
                 if !frames.is_empty() || matches!(doc, Doc::Frame(..)) {
@@ -838,7 +840,7 @@ impl BrowserManager {
                 }
             }
         }
-        if op == "fill" && expect.is_empty() {
+        if frames == Frames::Fields && expect.is_empty() {
             // Fields named by label: the page's own form, else the first frame
             // that has them all (a payment or sign-in frame).
             let main = self.run_in(n, &doc, op, args.clone(), expect, false, timeout_ms).await;
@@ -866,8 +868,7 @@ impl BrowserManager {
                 other => return other,
             }
         }
-        let shift = matches!(&doc, Doc::Frame(..))
-            && matches!(op, "point" | "relocate" | "drag_info" | "actionable");
+        let shift = matches!(&doc, Doc::Frame(..)) && spec.is_some_and(|o| o.points);
         let mut v = self.run_in(n, &doc, op, args, expect, false, timeout_ms).await?;
         if shift && let Doc::Frame(f, _) = &doc {
             let (dx, dy) = self.frame_origin(n, page, f).await?;
@@ -972,6 +973,13 @@ impl BrowserManager {
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
+        // Refused before anything touches the browser.
+        if super::ops::page_op(op).is_none() {
+            return Err(ToolError::invalid_argument(
+                "op",
+                format!("unknown page operation {op:?}: one of {}", super::ops::names()),
+            ));
+        }
         match op {
             "handle_dialog" | "dialog" => {
                 let (n, page) = self.page(tab).await?;

@@ -149,7 +149,7 @@ for_each_version! { browser =>
             })?;
             // Batch visits and pauses are long by design and bounded on their own:
             // their time extends the call's wall-clock backstop, like nested calls.
-            let long = matches!(op.as_str(), "visit_batch" | "sleep");
+            let long = crate::browser::ops::page_op(&op).is_some_and(|o| o.long);
             let started = std::time::Instant::now();
             let out = self.services.browser.page_op(tab.as_deref(), &op, args, timeout_ms).await;
             if long {
