@@ -4,6 +4,7 @@ mod install;
 mod oci;
 mod scaffold;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -301,6 +302,23 @@ fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("ochre"))
 }
 
+/// The environment's plugin secrets: the `OCHRE_*` values, except ochre's own
+/// settings, which no plugin may read as a secret (a plugin named `registry` or
+/// `auth` would otherwise read `OCHRE_REGISTRY_PASSWORD` or `OCHRE_AUTH_TOKEN`).
+fn secret_env(vars: impl Iterator<Item = (String, String)>) -> BTreeMap<String, String> {
+    let mut own: BTreeSet<String> = [oci::USERNAME_ENV, oci::PASSWORD_ENV]
+        .into_iter()
+        .chain(scaffold::TOOL_ENV.iter().copied())
+        .map(str::to_owned)
+        .collect();
+    let mut commands = vec![<Cli as clap::CommandFactory>::command()];
+    while let Some(c) = commands.pop() {
+        own.extend(c.get_arguments().filter_map(|a| a.get_env()?.to_str().map(str::to_owned)));
+        commands.extend(c.get_subcommands().cloned());
+    }
+    vars.filter(|(k, _)| k.starts_with("OCHRE_") && !own.contains(k)).collect()
+}
+
 /// `~/.ochre`, or `$OCHRE_HOME` when set.
 fn default_data_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("OCHRE_HOME").filter(|h| !h.is_empty()) {
@@ -347,7 +365,7 @@ impl HostArgs {
         }
         // Secrets given in the environment (`OCHRE_<PLUGIN>_<KEY>`,
         // `OCHRE_SECRET_<NAME>`): the library reads no environment itself.
-        b = b.secret_values(std::env::vars().filter(|(k, _)| k.starts_with("OCHRE_")).collect());
+        b = b.secret_values(secret_env(std::env::vars()));
         if let Some(dir) = shipped_compiled_dir() {
             b = b.shipped_compiled_dir(dir);
         }
@@ -1021,4 +1039,27 @@ fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ochre_settings_are_never_plugin_secrets() {
+        let vars = [
+            ("OCHRE_AUTH_TOKEN", "t"),
+            ("OCHRE_REGISTRY_PASSWORD", "p"),
+            ("OCHRE_REGISTRY_USERNAME", "u"),
+            ("OCHRE_HOME", "/h"),
+            ("OCHRE_CACHE_DIR", "/c"),
+            ("OCHRE_PYTHON", "python3"),
+            ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DP"),
+            ("OCHRE_SECRET_ADMIN_PW", "pw"),
+            ("HOME", "/root"),
+        ];
+        let got = secret_env(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let keys: Vec<_> = got.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["OCHRE_SECRET_ADMIN_PW", "OCHRE_TOTP_EXAMPLE_COM"]);
+    }
 }

@@ -34,8 +34,8 @@ pub const SIGNATURE_ANNOTATION: &str = "dev.ochre.plugin.signature";
 /// The largest component installed from a registry.
 const MAX_COMPONENT_BYTES: i64 = 512 << 20;
 /// Registry credentials come from these environment variables (never a file).
-const USERNAME_ENV: &str = "OCHRE_REGISTRY_USERNAME";
-const PASSWORD_ENV: &str = "OCHRE_REGISTRY_PASSWORD";
+pub(crate) const USERNAME_ENV: &str = "OCHRE_REGISTRY_USERNAME";
+pub(crate) const PASSWORD_ENV: &str = "OCHRE_REGISTRY_PASSWORD";
 
 /// How to reach a registry.
 #[derive(Debug, Clone, Copy, Default)]

@@ -9,6 +9,9 @@ use anyhow::{Context as _, bail};
 use ochre_host::plugin::manifest;
 
 /// The WIT version plugins built now are made against.
+/// The environment variables that name the Python tools a build runs.
+pub(crate) const TOOL_ENV: [&str; 2] = ["OCHRE_PYTHON", "OCHRE_COMPONENTIZE_PY"];
+
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One file of a template: its path in the project and its text.
@@ -236,7 +239,7 @@ fn build_python(dir: &Path) -> anyhow::Result<PathBuf> {
         build.display().to_string(),
         dir.canonicalize()?.display().to_string()
     );
-    let python = std::env::var("OCHRE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = std::env::var(TOOL_ENV[0]).unwrap_or_else(|_| "python3".into());
     let listed = Command::new(&python)
         .args(["-c", &listing])
         .output()
@@ -251,8 +254,7 @@ fn build_python(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 
     let raw = build.join("component.wasm");
-    let componentize =
-        std::env::var("OCHRE_COMPONENTIZE_PY").unwrap_or_else(|_| "componentize-py".into());
+    let componentize = std::env::var(TOOL_ENV[1]).unwrap_or_else(|_| "componentize-py".into());
     eprintln!("running: {componentize} componentize (in {})", dir.display());
     let status = Command::new(&componentize)
         .current_dir(dir)

@@ -270,6 +270,9 @@ pub(crate) struct Loaded {
     owner: BTreeMap<String, String>,
     /// Plugin names taken.
     names: BTreeSet<String>,
+    /// The secret namespaces taken (`OCHRE_<NS>_…`, see
+    /// [`crate::secrets::SecretStore::env_name`]) by plugins that read secrets.
+    secret_namespaces: BTreeMap<String, String>,
 }
 
 impl Loaded {
@@ -351,6 +354,9 @@ impl Loaded {
             );
             return self.refuse(report(PluginStatus::Refused(reason)));
         }
+        if let Err(reason) = self.take_secret_namespace(&manifest) {
+            return self.refuse(report(PluginStatus::Refused(reason)));
+        }
         if !cx.filter.allows(&manifest.group) {
             for t in &manifest.tools {
                 self.disabled.entry(t.clone()).or_insert_with(|| manifest.group.clone());
@@ -387,6 +393,38 @@ impl Loaded {
             self.tools.insert(e.info.name.clone(), e);
         }
         names
+    }
+
+    /// A plugin that reads secrets gets the values named `OCHRE_<NAME>_<KEY>`;
+    /// two such plugins whose names overlap there (`a` and `a-b`: key `b_c` of
+    /// `a` is key `c` of `a-b`), or one named like the host's own namespace
+    /// (`secret`, the `{{secret:NAME}}` parameters), would read each other's:
+    /// the later one is refused.
+    fn take_secret_namespace(&mut self, manifest: &Manifest) -> std::result::Result<(), String> {
+        if !manifest.interfaces.contains("secrets") {
+            return Ok(());
+        }
+        let ns = crate::secrets::normalize_key(&manifest.name);
+        let host_ns = crate::secrets::normalize_key(crate::pipeline::redact::SECRET_NAMESPACE);
+        let overlaps = |other: &str| {
+            ns == other
+                || ns.strip_prefix(other).is_some_and(|r| r.starts_with('_'))
+                || other.strip_prefix(ns.as_str()).is_some_and(|r| r.starts_with('_'))
+        };
+        if overlaps(&host_ns) {
+            return Err(format!(
+                "reads secrets, and its name overlaps the host's secret namespace \
+                 (OCHRE_{host_ns}_*, the {{{{secret:NAME}}}} parameters): rename the plugin"
+            ));
+        }
+        if let Some((other_ns, other)) = self.secret_namespaces.iter().find(|(o, _)| overlaps(o)) {
+            return Err(format!(
+                "reads secrets, and its namespace OCHRE_{ns}_* overlaps OCHRE_{other_ns}_* of \
+                 plugin {other:?}: each could read the other's secrets; rename one of them"
+            ));
+        }
+        self.secret_namespaces.insert(ns, manifest.name.clone());
+        Ok(())
     }
 
     fn refuse(&mut self, report: PluginReport) {
@@ -541,5 +579,41 @@ fn tool_info(
             }
         }),
         control: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(name: &str, secrets: bool) -> Manifest {
+        Manifest {
+            sdk: "0.1.0".into(),
+            name: name.into(),
+            group: "g".into(),
+            interfaces: if secrets { ["secrets".to_string()].into() } else { BTreeSet::new() },
+            tools: vec![],
+            cdp_domains: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn plugins_reading_secrets_never_share_a_namespace() {
+        let mut loaded = Loaded::default();
+        assert!(loaded.take_secret_namespace(&manifest("totp", true)).is_ok());
+        assert!(loaded.take_secret_namespace(&manifest("a", true)).is_ok());
+        // `a-b`'s key `c` is `a`'s key `b_c`: OCHRE_A_B_C.
+        let err = loaded.take_secret_namespace(&manifest("a-b", true)).expect_err("refused");
+        assert!(err.contains("OCHRE_A_B_*") && err.contains("\"a\""), "{err}");
+        // The same name up to case and punctuation.
+        assert!(loaded.take_secret_namespace(&manifest("TOTP", true)).is_err());
+        // The host's own `{{secret:NAME}}` namespace, and names beneath it.
+        for name in ["secret", "secret-stealer"] {
+            let err = loaded.take_secret_namespace(&manifest(name, true)).expect_err("refused");
+            assert!(err.contains("OCHRE_SECRET_*"), "{err}");
+        }
+        // Without the secrets interface the name reads nothing: no clash.
+        assert!(loaded.take_secret_namespace(&manifest("a-b", false)).is_ok());
+        assert!(loaded.take_secret_namespace(&manifest("ab", true)).is_ok());
     }
 }
