@@ -26,34 +26,17 @@ fn main() {
     ochre_host::secrets::SecretStore::new(&data)
         .set("totp", "bench.example", "JBSWY3DPEHPK3PXP")
         .expect("secret");
+    // As on a server, the secrets file was written well before the calls.
+    let file = std::fs::File::options().write(true).open(data.join("secrets.json"));
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    file.and_then(|f| f.set_modified(old)).expect("secrets file time");
     let rt = common::runtime();
     rt.block_on(async {
         let host = Host::builder().data_dir(&data).build().await.expect("host");
         let args = json!({"domain": "bench.example"});
-        for _ in 0..WARMUP {
-            host.call_tool("oc_totp_generate", args.clone(), CallOptions::default())
-                .await
-                .expect("call");
-        }
-        let mut samples = Vec::with_capacity(CALLS);
-        for _ in 0..CALLS {
-            let t = Instant::now();
-            let out = host
-                .call_tool("oc_totp_generate", args.clone(), CallOptions::default())
-                .await;
-            samples.push(t.elapsed().as_secs_f64() * 1e6);
-            assert!(out.is_ok());
-        }
+        let mut samples = measure(&host, "oc_totp_generate", &args, true).await;
         // The same with a rejected call (validation only), for comparison.
-        let mut rejected = Vec::with_capacity(CALLS);
-        for _ in 0..CALLS {
-            let t = Instant::now();
-            let out = host
-                .call_tool("oc_totp_generate", json!({"domain": 1}), CallOptions::default())
-                .await;
-            rejected.push(t.elapsed().as_secs_f64() * 1e6);
-            assert!(out.is_err());
-        }
+        let mut rejected = measure(&host, "oc_totp_generate", &json!({"domain": 1}), false).await;
         // The same call inside the session's active task run.
         host.call_tool(
             "oc_task_run_start",
@@ -62,15 +45,7 @@ fn main() {
         )
         .await
         .expect("run");
-        let mut in_run = Vec::with_capacity(CALLS);
-        for _ in 0..CALLS {
-            let t = Instant::now();
-            let out = host
-                .call_tool("oc_totp_generate", args.clone(), CallOptions::default())
-                .await;
-            in_run.push(t.elapsed().as_secs_f64() * 1e6);
-            assert!(out.is_ok());
-        }
+        let mut in_run = measure(&host, "oc_totp_generate", &args, true).await;
         let q = common::quantile;
         println!(
             "dispatch (fresh instance + call + journal + trace): median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs over {CALLS} calls",
@@ -95,7 +70,7 @@ fn main() {
         // native tool (the pipeline alone) with and without them.
         let quiet = Host::builder().data_dir(&data).journal(JournalOutput::Off).build().await;
         let quiet = quiet.expect("host");
-        let mut plugin_quiet = measure(&quiet, "oc_totp_generate", &args).await;
+        let mut plugin_quiet = measure(&quiet, "oc_totp_generate", &args, true).await;
         quiet.shutdown().await;
         for (label, output) in [("with", JournalOutput::Files), ("without", JournalOutput::Off)] {
             let native = Host::builder()
@@ -108,7 +83,7 @@ fn main() {
                 .build()
                 .await
                 .expect("host");
-            let mut t = measure(&native, "noop", &json!({})).await;
+            let mut t = measure(&native, "noop", &json!({}), true).await;
             println!(
                 "a native tool (the pipeline alone), {label} journal and trace: median {:.1} µs ({:.2}x the plugin call)",
                 q(&mut t, 0.5),
@@ -126,17 +101,19 @@ fn main() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
-/// `CALLS` timed calls of `tool` after a warm-up, in µs.
-async fn measure(host: &Host, tool: &str, args: &Value) -> Vec<f64> {
+/// `CALLS` timed calls of `tool` after a warm-up, in µs; each must succeed
+/// (`ok`) or fail.
+async fn measure(host: &Host, tool: &str, args: &Value, ok: bool) -> Vec<f64> {
     for _ in 0..WARMUP {
-        host.call_tool(tool, args.clone(), CallOptions::default()).await.expect("call");
+        let out = host.call_tool(tool, args.clone(), CallOptions::default()).await;
+        assert_eq!(out.is_ok(), ok, "{tool}");
     }
     let mut samples = Vec::with_capacity(CALLS);
     for _ in 0..CALLS {
         let t = Instant::now();
         let out = host.call_tool(tool, args.clone(), CallOptions::default()).await;
         samples.push(t.elapsed().as_secs_f64() * 1e6);
-        assert!(out.is_ok());
+        assert_eq!(out.is_ok(), ok, "{tool}");
     }
     samples
 }

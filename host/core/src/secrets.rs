@@ -13,11 +13,49 @@ use crate::store::write_atomic_private;
 
 type SecretsFile = BTreeMap<String, BTreeMap<String, String>>;
 
-/// Reads (and, for the CLI, writes) plugin secrets.
+/// The file as last read, and what identified its version then.
+type Cached = Option<(FileVersion, std::sync::Arc<SecretsFile>)>;
+
+/// A file's identity and version: another process's write (atomic, by rename)
+/// changes the inode, an in-place edit the length or the modification time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileVersion {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    #[cfg(unix)]
+    inode: u64,
+}
+
+impl FileVersion {
+    /// File times tick coarsely (a kernel tick), and a freed inode number is
+    /// soon reused: two writes close together may look the same. A version is
+    /// trusted only once its file is older than that ("racy git").
+    fn settled(&self) -> bool {
+        self.modified
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(2))
+    }
+
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+            #[cfg(unix)]
+            inode: meta.ino(),
+        }
+    }
+}
+
+/// Reads (and, for the CLI, writes) plugin secrets. The file is parsed again
+/// only when it changed (a plugin reading a secret at every call costs a
+/// `stat`, not a read and a parse).
 #[derive(Clone)]
 pub struct SecretStore {
     path: PathBuf,
     values: std::sync::Arc<BTreeMap<String, String>>,
+    cached: std::sync::Arc<std::sync::Mutex<Cached>>,
 }
 
 impl std::fmt::Debug for SecretStore {
@@ -40,7 +78,11 @@ pub fn normalize_key(key: &str) -> String {
 impl SecretStore {
     /// The store of a data dir.
     pub fn new(data_dir: &Path) -> Self {
-        Self { path: data_dir.join("secrets.json"), values: Default::default() }
+        Self {
+            path: data_dir.join("secrets.json"),
+            values: Default::default(),
+            cached: Default::default(),
+        }
     }
 
     /// Values that win over the file, by name (`OCHRE_<P>_<K>`, see
@@ -68,7 +110,7 @@ impl SecretStore {
         if let Some(v) = self.values.get(&Self::env_name(plugin, key)).filter(|v| !v.is_empty()) {
             return Some(v.clone());
         }
-        let file = self.read().ok()?;
+        let file = self.read_cached().ok()?;
         file.get(plugin)?.get(&normalize_key(key)).cloned()
     }
 
@@ -92,6 +134,25 @@ impl SecretStore {
     /// Keys configured in the file for `plugin` (never the values).
     pub fn keys(&self, plugin: &str) -> Result<Vec<String>> {
         Ok(self.read()?.get(plugin).map(|m| m.keys().cloned().collect()).unwrap_or_default())
+    }
+
+    /// The file, parsed again only if it changed since the last read.
+    fn read_cached(&self) -> Result<std::sync::Arc<SecretsFile>> {
+        let version = match std::fs::metadata(&self.path) {
+            Ok(meta) => FileVersion::of(&meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+            Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
+        };
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((v, file)) = cached.as_ref()
+            && *v == version
+            && version.settled()
+        {
+            return Ok(file.clone());
+        }
+        let file = std::sync::Arc::new(self.read()?);
+        *cached = Some((version, file.clone()));
+        Ok(file)
     }
 
     fn read(&self) -> Result<SecretsFile> {
@@ -142,6 +203,40 @@ mod tests {
         let store = store.with_values(std::sync::Arc::new(given.into_iter().collect()));
         assert_eq!(store.get("totp", "example.com").as_deref(), Some("GIVEN"));
         assert!(!format!("{store:?}").contains("GIVEN"));
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn a_change_by_another_writer_is_read_at_once() {
+        let dir = std::env::temp_dir().join(format!("ochre-secrets-cache-{}", std::process::id()));
+        let reader = SecretStore::new(&dir);
+        assert_eq!(reader.get("totp", "a.example"), None);
+        let writer = SecretStore::new(&dir);
+        for i in 0..50 {
+            // Back to back, same length each time: the cache must still see each write.
+            writer.set("totp", "a.example", &format!("V{i:02}")).expect("set");
+            assert_eq!(reader.get("totp", "a.example"), Some(format!("V{i:02}")));
+        }
+        // An in-place edit of the same length (no rename).
+        let text = std::fs::read_to_string(reader.path()).expect("read");
+        std::fs::write(reader.path(), text.replace("V49", "W49")).expect("edit");
+        assert_eq!(reader.get("totp", "a.example").as_deref(), Some("W49"));
+        // A settled file (older than a few ticks) is read once: an edit that keeps
+        // its inode, length and time is not seen, which shows the cache is used.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let set_time = |t| {
+            let f = std::fs::File::options().write(true).open(reader.path()).expect("open");
+            f.set_modified(t).expect("mtime");
+        };
+        set_time(old);
+        assert_eq!(reader.get("totp", "a.example").as_deref(), Some("W49"));
+        std::fs::write(reader.path(), text.replace("V49", "X49")).expect("edit");
+        set_time(old);
+        assert_eq!(reader.get("totp", "a.example").as_deref(), Some("W49"));
+        set_time(std::time::SystemTime::now());
+        assert_eq!(reader.get("totp", "a.example").as_deref(), Some("X49"));
+        std::fs::remove_file(reader.path()).expect("rm");
+        assert_eq!(reader.get("totp", "a.example"), None);
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
