@@ -117,30 +117,7 @@ pub const WIT_VERSION: &str = "0.1.0";
 pub const INTERFACES: &[&str] =
     &["logging", "clock", "kv", "secrets", "progress", "browser", "cdp", "recorder", "tools"];
 
-/// Hints for MCP clients about a tool's effects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Annotations {
-    /// The tool changes nothing.
-    pub read_only: bool,
-    /// The tool may destroy data.
-    pub destructive: bool,
-    /// Calling twice with the same arguments has no extra effect.
-    pub idempotent: bool,
-    /// The tool talks to an open world (the web) rather than a closed domain.
-    pub open_world: bool,
-}
-
-/// What a tool touches, for the host's intent guard.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Scope {
-    /// Pure computation or host state.
-    #[default]
-    Local,
-    /// The browser.
-    Browser,
-    /// Network fetches, crawls.
-    NetworkAdjacent,
-}
+pub use ochre_protocol::tool::{Annotations, Scope};
 
 /// Per-tool settings beyond name, description and arguments. Start from
 /// `ToolSpec::default()` and chain the setters.

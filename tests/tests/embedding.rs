@@ -34,19 +34,39 @@ fn run(cmd: &mut Command) -> Result<String> {
     Ok(stdout)
 }
 
-#[test]
-fn a_native_tool_and_a_plugin_from_memory_run_through_the_pipeline() -> Result<()> {
-    let out = run(Command::new(example("native_and_plugin")).arg(fixture_wasm("hello")))?;
-    for line in [
-        "plugin hello from example plugin (from memory): Loaded",
-        "sum: {\"sum\":6.5}",
-        "\"code\":\"INVALID_ARGUMENT\"",
-        "hello_greet: Hello, embedder! (greeting #1)",
-        "\"hello_greet\":{\"calls\":1,\"failed\":0},\"sum\":{\"calls\":1,\"failed\":0}",
-    ] {
+/// Run `native_and_plugin` with fixture `plugin`; each of `lines` is in its output.
+fn native_and_plugin(plugin: &str, lines: &[&str]) -> Result<()> {
+    let out = run(Command::new(example("native_and_plugin")).arg(fixture_wasm(plugin)))?;
+    for line in lines {
         ensure!(out.contains(line), "{line:?} missing from:\n{out}");
     }
     Ok(())
+}
+
+#[test]
+fn a_native_tool_and_a_plugin_from_memory_run_through_the_pipeline() -> Result<()> {
+    native_and_plugin(
+        "hello",
+        &[
+            "plugin hello from example plugin (from memory): Loaded",
+            "sum: {\"sum\":6.5}",
+            "\"code\":\"INVALID_ARGUMENT\"",
+            "hello_greet: Hello, embedder! (greeting #1)",
+            "\"hello_greet\":{\"calls\":1,\"failed\":0},\"sum\":{\"calls\":1,\"failed\":0}",
+        ],
+    )
+}
+
+#[test]
+fn a_plugin_without_a_browser_interface_runs_beside_a_native_tool() -> Result<()> {
+    native_and_plugin(
+        "scoped",
+        &[
+            "plugin scoped from example plugin (from memory): Loaded",
+            "scoped_note: noted from an embedder (#1)",
+            "\"scoped_note\":{\"calls\":1,\"failed\":0},\"sum\":{\"calls\":1,\"failed\":0}",
+        ],
+    )
 }
 
 #[test]

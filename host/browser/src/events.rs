@@ -88,18 +88,7 @@ impl Dialog {
     }
 }
 
-/// One thing a page did on its own.
-#[derive(Debug, Clone)]
-pub struct PageEvent {
-    /// Position in the log (grows).
-    pub seq: u64,
-    /// `dialog_opened`, `dialog_closed`, `tab_opened`, `tab_closed`, `download`.
-    pub kind: &'static str,
-    /// The details (always with `tabId` when a tab is concerned).
-    pub body: Value,
-    /// The owner of the tab concerned (see [`super::with_tab_owner`]).
-    owner: super::Owner,
-}
+pub use ochre_protocol::browser::PageEvent;
 
 struct Download {
     tab: Option<u64>,

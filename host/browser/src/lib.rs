@@ -109,10 +109,6 @@ tokio::task_local! {
     static OWNER: Owner;
 }
 
-/// Whose tabs: a key of the caller's choosing (an MCP session's id), or `None`
-/// for the shared tabs.
-pub type Owner = Option<Arc<str>>;
-
 /// Run `fut` on behalf of `owner`: the tabs it opens belong to that owner, in a
 /// browser context of the owner's own (cookies, storage and cache apart from
 /// everyone else's), and it sees and acts on no other tab (another owner's tab
@@ -127,31 +123,7 @@ fn owner() -> Owner {
     OWNER.try_with(Clone::clone).ok().flatten()
 }
 
-/// One tab as the browser interface reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TabInfo {
-    /// Short id.
-    pub id: String,
-    /// Current URL.
-    pub url: String,
-    /// Document title.
-    pub title: String,
-    /// Whether it is the current tab.
-    pub current: bool,
-    /// The tab whose page opened this one, if a page did.
-    pub opener: Option<String>,
-    /// The JavaScript dialog open on it, if any.
-    pub dialog: Option<TabDialog>,
-}
-
-/// A JavaScript dialog open on a tab.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TabDialog {
-    /// `alert`, `confirm`, `prompt` or `beforeunload`.
-    pub kind: &'static str,
-    /// Its message.
-    pub message: String,
-}
+pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
 
 struct Session {
     /// Which browser of the pool this is.

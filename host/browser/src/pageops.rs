@@ -204,20 +204,7 @@ impl TabWatch {
     }
 }
 
-/// A trusted input event (see the WIT `input-event`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Input {
-    /// Move the mouse to (x, y).
-    MouseMove((f64, f64, u32)),
-    /// Press the left button at (x, y) with a click count.
-    MouseDown((f64, f64, u32)),
-    /// Release the left button at (x, y) with a click count.
-    MouseUp((f64, f64, u32)),
-    /// Press and release a named key.
-    Key(String),
-    /// Insert text.
-    Text(String),
-}
+pub use ochre_protocol::browser::Input;
 
 /// One key of a chord: CDP's `key`, `code`, Windows virtual key code and the text
 /// it types (none for keys that type nothing).

@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "browser")]
 use crate::browser::Endpoint;
 use crate::intent::IntentGuardConfig;
 
@@ -40,6 +41,7 @@ pub struct Config {
     /// `[plugins.NAME]`.
     pub plugins: BTreeMap<String, PluginSettings>,
     /// `[browser] endpoints`.
+    #[cfg(feature = "browser")]
     pub browser_endpoints: Vec<Endpoint>,
 }
 
@@ -70,14 +72,20 @@ pub fn parse(text: &str) -> Result<Config, String> {
     {
         return Err(format!("unknown key `{k}` (known sections: {SECTIONS})"));
     }
+    #[cfg(not(feature = "browser"))]
+    if table.contains_key("browser") {
+        return Err("`[browser]`: this host was built without a browser".into());
+    }
     Ok(Config {
         intent_guard: IntentGuardConfig::from_table(&table)?,
         trusted_keys: trusted_keys(&table)?,
         plugins: plugins(&table)?,
+        #[cfg(feature = "browser")]
         browser_endpoints: browser_endpoints(&table)?,
     })
 }
 
+#[cfg(feature = "browser")]
 fn browser_endpoints(table: &toml::Table) -> Result<Vec<Endpoint>, String> {
     let Some(browser) = table.get("browser") else { return Ok(Vec::new()) };
     let mut out = Vec::new();

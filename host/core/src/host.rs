@@ -10,7 +10,9 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::Clock;
-use crate::browser::{BrowserManager, BrowserOptions};
+use crate::browser::BrowserManager;
+#[cfg(feature = "browser")]
+use crate::browser::BrowserOptions;
 use crate::capability::CapabilityFilter;
 use crate::error::{Error, Result};
 use crate::host_tools::HostTools;
@@ -90,6 +92,7 @@ pub struct HostBuilder {
     compile_cache_dir: Option<PathBuf>,
     max_arg_bytes: usize,
     max_response_tokens: usize,
+    #[cfg(feature = "browser")]
     browser: BrowserOptions,
     recording_retention_days: u64,
     output_ttl: Duration,
@@ -128,6 +131,7 @@ impl Default for HostBuilder {
             compile_cache_dir: None,
             max_arg_bytes: 4 << 20,
             max_response_tokens: crate::pipeline::budget::DEFAULT_MAX_TOKENS,
+            #[cfg(feature = "browser")]
             browser: BrowserOptions::default(),
             recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
             output_ttl: Duration::from_secs(24 * 3600),
@@ -140,6 +144,23 @@ impl Default for HostBuilder {
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
         }
+    }
+}
+
+/// Warn of damaged state files, off the way to serving (reading every state
+/// file grows with the data dir; `ochre doctor` lists the same).
+fn check_state_files(data_dir: &Path) {
+    let dir = data_dir.to_path_buf();
+    let scan = move || {
+        for file in crate::store::damaged_files(&dir) {
+            tracing::warn!(
+                file = %file.display(),
+                "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
+            );
+        }
+    };
+    if let Err(e) = std::thread::Builder::new().name("ochre-state-check".into()).spawn(scan) {
+        tracing::warn!(error = %e, "cannot check the state files for damage");
     }
 }
 
@@ -171,6 +192,7 @@ impl HostBuilder {
         /// Use the on-disk compile cache (default true).
         compile_cache => compile_cache: bool;
         /// How to get the browser (launched lazily on first use).
+        #[cfg(feature = "browser")]
         browser => browser: BrowserOptions;
         /// Days to keep stopped recordings (default 30; 0 keeps them forever).
         recording_retention_days => recording_retention_days: u64;
@@ -292,7 +314,11 @@ impl HostBuilder {
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
         loader::check_filter(&self.filter, &manifests)?;
         let cache_dir = self.compile_cache_dir.clone().unwrap_or_else(|| data_dir.join("cache"));
+        #[cfg(feature = "browser")]
         let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
+        #[cfg(not(feature = "browser"))]
+        let browser = BrowserManager;
+        check_state_files(&data_dir);
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
             self.limits,
@@ -311,6 +337,7 @@ impl HostBuilder {
             filter: &self.filter,
             data_dir: &data_dir,
             clock,
+            #[cfg(feature = "browser")]
             browser: &browser,
             recorder: &stores.recorder,
             session: &session,
@@ -353,6 +380,7 @@ impl HostBuilder {
                 );
             }
         }
+        #[cfg(feature = "browser")]
         for e in &self.browser.endpoints {
             for secret in e.secrets() {
                 stores.known.add("endpoint", &secret);
@@ -392,7 +420,8 @@ impl HostBuilder {
     }
 
     /// The browser's options with the data dir's defaults; cleans up after
-    /// servers that died and warns of damaged state files.
+    /// servers that died.
+    #[cfg(feature = "browser")]
     fn browser_options(&self, data_dir: &Path, cache_dir: &Path) -> BrowserOptions {
         let mut options = self.browser.clone();
         if options.evidence_dir.is_none() {
@@ -408,20 +437,6 @@ impl HostBuilder {
         let run_dir = options.run_dir.get_or_insert_with(|| data_dir.join("run"));
         for line in crate::browser::lifeline::clean_after_dead_servers(run_dir) {
             tracing::warn!("cleaned up after a dead server: {line}");
-        }
-        // Reading every state file grows with the data dir: not on the way to
-        // serving (`ochre doctor` lists the same).
-        let dir = data_dir.to_path_buf();
-        let scan = move || {
-            for file in crate::store::damaged_files(&dir) {
-                tracing::warn!(
-                    file = %file.display(),
-                    "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
-                );
-            }
-        };
-        if let Err(e) = std::thread::Builder::new().name("ochre-state-check".into()).spawn(scan) {
-            tracing::warn!(error = %e, "cannot check the state files for damage");
         }
         options
     }

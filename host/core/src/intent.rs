@@ -23,27 +23,7 @@ use serde_json::{Value, json};
 /// A boxed future (object-safe async callbacks).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a tool touches, for the guard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// The browser (pages, tabs, DOM).
-    Browser,
-    /// Network-adjacent work (HTTP fetches, crawls).
-    NetworkAdjacent,
-    /// Nothing outside the tool (computation, plugin state).
-    Local,
-}
-
-impl Scope {
-    /// `browser`, `network-adjacent` or `local`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Browser => "browser",
-            Self::NetworkAdjacent => "network-adjacent",
-            Self::Local => "local",
-        }
-    }
-}
+pub use ochre_protocol::tool::Scope;
 
 /// The scope of a tool that declares none, from its name (the seed's patterns):
 /// browser drivers, then fetch/http/url/page-ish names, else local.

@@ -38,7 +38,12 @@
 #![warn(missing_docs)]
 
 /// The browser (crate `ochre-browser`).
+#[cfg(feature = "browser")]
 pub use ochre_browser as browser;
+/// No browser: this host was built without the `browser` feature.
+#[cfg(not(feature = "browser"))]
+#[path = "no_browser.rs"]
+pub mod browser;
 mod builtin;
 pub mod bulk;
 pub mod capability;
@@ -65,7 +70,9 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use browser::{BrowserManager, BrowserOptions};
+pub use browser::BrowserManager;
+#[cfg(feature = "browser")]
+pub use browser::BrowserOptions;
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
 pub use host::{Host, HostBuilder};

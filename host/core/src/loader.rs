@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use serde_json::Value;
 
+#[cfg(feature = "browser")]
 use crate::browser::BrowserManager;
 use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
 use crate::client_log::ClientLogs;
@@ -157,6 +158,7 @@ pub(crate) struct LoadContext<'a> {
     pub filter: &'a CapabilityFilter,
     pub data_dir: &'a Path,
     pub clock: Clock,
+    #[cfg(feature = "browser")]
     pub browser: &'a BrowserManager,
     pub recorder: &'a Arc<Recorder>,
     pub session: &'a str,
@@ -476,7 +478,9 @@ async fn load_plugin(
         kv: KvStore::new(cx.data_dir.join("state"), &manifest.name),
         secrets: SecretStore::new(cx.data_dir).with_values(cx.secret_values.clone()),
         clock: cx.clock,
+        #[cfg(feature = "browser")]
         browser: cx.browser.clone(),
+        #[cfg(feature = "browser")]
         cdp_domains: manifest.cdp_domains.clone(),
         recorder: cx.recorder.clone(),
         session: cx.session.to_owned(),

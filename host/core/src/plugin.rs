@@ -180,8 +180,11 @@ pub(crate) struct PluginServices {
     pub kv: KvStore,
     pub secrets: SecretStore,
     pub clock: Clock,
+    /// The browser (`browser`, `cdp`).
+    #[cfg(feature = "browser")]
     pub browser: crate::browser::BrowserManager,
     /// CDP domains the plugin declared (the `cdp` interface allows only these).
+    #[cfg(feature = "browser")]
     pub cdp_domains: std::collections::BTreeSet<String>,
     /// The recordings (`recorder`), and the session a recording is stamped with.
     pub recorder: Arc<crate::recording::Recorder>,

@@ -8,18 +8,7 @@ use serde_json::Value;
 use crate::ProgressFn;
 use crate::output::Payload;
 
-/// MCP annotations of a tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Annotations {
-    /// Changes nothing.
-    pub read_only: bool,
-    /// May destroy data.
-    pub destructive: bool,
-    /// Repeating has no extra effect.
-    pub idempotent: bool,
-    /// Talks to the open web.
-    pub open_world: bool,
-}
+pub use ochre_protocol::tool::Annotations;
 
 /// A tool as the host offers it.
 #[derive(Debug, Clone)]

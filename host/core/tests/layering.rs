@@ -2,7 +2,8 @@
 //! dependencies (`cargo tree -e normal`) hold no crate above it, and the heavy
 //! parts stay where they belong: no MCP server (rmcp, axum), command line (clap)
 //! or OCI client below the MCP and CLI crates, no WebAssembly runtime in the
-//! browser, and neither a runtime nor a browser in the protocol crate.
+//! browser, neither a runtime nor a browser in the protocol crate, and no
+//! browser in `ochre-host` built without its default features.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -51,7 +52,10 @@ fn no_crate_depends_on_one_above_it() {
         [&["ochre-host", "wasmtime", "wasmtime-wasi"][..], ABOVE_HOST].concat();
     assert_none("ochre-browser", &[], &browser_forbids);
     assert_none("ochre-host", &[], ABOVE_HOST);
-    assert_none("ochre-host", &["--no-default-features"], ABOVE_HOST);
+    // An embedder that only runs plugins: no browser either.
+    let plugins_only: Vec<&str> =
+        [&["ochre-browser", "chromiumoxide", "reqwest", "nix"][..], ABOVE_HOST].concat();
+    assert_none("ochre-host", &["--no-default-features"], &plugins_only);
     assert_none("ochre-mcp", &[], &["ochre", "clap", "oci-client"]);
 }
 
@@ -63,4 +67,6 @@ fn the_tree_is_read_truly() {
         assert!(cli.contains(krate), "{krate} not under ochre: {cli:?}");
     }
     assert!(normal_dependencies("ochre-host", &[]).contains("wasmtime"));
+    assert!(normal_dependencies("ochre-host", &[]).contains("chromiumoxide"));
+    assert!(normal_dependencies("ochre-host", &["--no-default-features"]).contains("wasmtime"));
 }

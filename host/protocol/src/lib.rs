@@ -3,18 +3,22 @@
 //! What every part of ochre shares, and nothing that needs a browser, a
 //! WebAssembly runtime or an MCP server: the registry of error codes
 //! ([`codes`]), the structured tool error ([`ToolError`]) that travels to the
-//! agent as `{"error":{"code":...,"message":...}}`, the levels of messages for
-//! the client's operator ([`Level`]) and, with the `fs` feature, the durable file
-//! primitives the stores are built on ([`fs`]).
+//! agent as `{"error":{"code":...,"message":...}}`, what a tool declares
+//! ([`tool`]: annotations, scope), what the browser reports ([`browser`]: tabs,
+//! page events, trusted input), the levels of messages for the client's
+//! operator ([`Level`]) and, with the `fs` feature, the durable file primitives
+//! the stores are built on ([`fs`]).
 //!
 //! It sits at the bottom of the crate graph: `ochre-browser`, `ochre-host`,
 //! `ochre-mcp` and the `ochre` CLI depend on it, it depends on none of them.
 
 #![warn(missing_docs)]
 
+pub mod browser;
 pub mod codes;
 #[cfg(feature = "fs")]
 pub mod fs;
+pub mod tool;
 
 use serde_json::{Map, Value};
 

@@ -56,11 +56,17 @@ macro_rules! link_versions {
     };
 }
 
+#[cfg(feature = "browser")]
 mod browser;
+#[cfg(feature = "browser")]
 mod cdp;
 mod clock;
 mod kv;
 mod logging;
+#[cfg(not(feature = "browser"))]
+mod no_browser;
+#[cfg(not(feature = "browser"))]
+use no_browser::{browser, cdp};
 mod progress;
 mod recorder;
 mod secrets;
@@ -127,6 +133,7 @@ pub(crate) fn add_to_linker(
 
 impl bindings::ochre::plugin::types::Host for CallState {}
 
+#[cfg(feature = "browser")]
 /// A host tab as a WIT version's `tab-info` (each version's is built in the
 /// module of that version: `browser` for the current one, `since_v0_1`).
 pub(super) trait FromHostTab {
@@ -134,6 +141,7 @@ pub(super) trait FromHostTab {
 }
 
 /// A JSON result as the guest gets it (text), or the error.
+#[cfg(feature = "browser")]
 fn json_text(r: Result<serde_json::Value, crate::ToolError>) -> WitResult<String> {
     r.map(|v| v.to_string()).map_err(wit_error)
 }

@@ -9,6 +9,7 @@
 //!
 //! - `browser.tab-info` has no `opener` and no `dialog` in 0.1.0: they are left out.
 
+#[cfg(feature = "browser")]
 use super::FromHostTab;
 
 /// The bindings of the 0.1.0 world.
@@ -22,6 +23,7 @@ pub(crate) mod bindings {
     });
 }
 
+#[cfg(feature = "browser")]
 impl FromHostTab for bindings::ochre::plugin::browser::TabInfo {
     fn from_host(t: crate::browser::TabInfo) -> Self {
         Self { id: t.id, url: t.url, title: t.title, current: t.current }
