@@ -568,6 +568,30 @@ pub mod browser {
         })
     }
 
+    /// Typed page operations (the same types the host's table is checked against).
+    pub use ochre_protocol::page_ops as ops;
+    use ochre_protocol::page_ops::PageOp;
+
+    /// Run a typed page operation: `run(tab, &ops::Sleep { ms: 50 }, 2_000)?.slept_ms`.
+    /// A result of another shape than the operation's (a host of another
+    /// version) is an `INTERNAL` error naming the operation.
+    pub fn run<O: PageOp>(
+        tab_id: Option<&str>,
+        op: &O,
+        timeout_ms: u32,
+    ) -> Result<O::Output, ToolError> {
+        let args = serde_json::to_value(op).map_err(|e| {
+            ToolError::new(crate::codes::INVALID_ARGUMENT, format!("{}: {e}", O::NAME))
+        })?;
+        let out = page_op(tab_id, O::NAME, &args, timeout_ms)?;
+        serde_json::from_value(out).map_err(|e| {
+            ToolError::new(
+                crate::codes::INTERNAL,
+                format!("the host's {} result has an unexpected shape: {e}", O::NAME),
+            )
+        })
+    }
+
     /// Give files to a file input (`target`: a ref or a CSS selector); the host
     /// only accepts files under the operator's allowed roots.
     pub fn set_files(

@@ -232,10 +232,7 @@ impl BrowserManager {
                             }
                             Ok((text, _)) => {
                                 let cap = BODY_CAP.min(budget);
-                                let mut cut = text.len().min(cap);
-                                while !text.is_char_boundary(cut) {
-                                    cut -= 1;
-                                }
+                                let cut = text.floor_char_boundary(cap);
                                 budget -= cut;
                                 if cut < text.len() {
                                     j["bodyTruncated"] = json!(true);

@@ -292,6 +292,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_typed_operation_is_in_the_table_with_its_arguments() {
+        use ochre_protocol::page_ops::{Describe, NetworkIdle, ResolveQuery, Sleep, TYPED};
+        // Each typed operation's JSON keys, as its type writes them.
+        let keys = |v: serde_json::Value| -> Vec<String> {
+            v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+        };
+        let typed = [
+            ("sleep", keys(serde_json::to_value(Sleep { ms: 1 }).unwrap_or_default())),
+            ("describe", keys(serde_json::to_value(Describe::of_ref("ax_1")).unwrap_or_default())),
+            (
+                "resolve_query",
+                keys(serde_json::to_value(ResolveQuery { query: "q".into() }).unwrap_or_default()),
+            ),
+            (
+                "network_idle",
+                keys(serde_json::to_value(NetworkIdle { quiet_ms: Some(1) }).unwrap_or_default()),
+            ),
+        ];
+        assert_eq!(typed.len(), TYPED.len());
+        for (name, fields) in &typed {
+            assert!(TYPED.contains(name), "{name}");
+            let op = page_op(name).unwrap_or_else(|| panic!("typed op {name} not in the table"));
+            for f in fields {
+                assert!(op.args.contains(f.as_str()), "{name}: `{f}` not in {:?}", op.args);
+            }
+        }
+    }
+
+    #[test]
     fn names_are_unique_and_the_page_library_has_no_op_outside_the_table() {
         let mut seen = std::collections::BTreeSet::new();
         for o in PAGE_OPS {

@@ -18,7 +18,7 @@ const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 type TemplateFile = (&'static str, &'static str);
 
 const RUST: &[TemplateFile] = &[
-    ("Cargo.toml", include_str!("../templates/rust/Cargo.toml")),
+    ("Cargo.toml", include_str!("../templates/rust/Cargo.toml.in")),
     ("src/lib.rs", include_str!("../templates/rust/src/lib.rs")),
     ("README.md", include_str!("../templates/rust/README.md")),
     (".gitignore", include_str!("../templates/rust/gitignore")),
@@ -34,9 +34,9 @@ const PYTHON: &[TemplateFile] = &[
 ];
 
 /// The Python SDK (one module), as this binary's WIT version needs it.
-const PYTHON_SDK: &str = include_str!("../../../sdk/python/ochre_sdk.py");
+const PYTHON_SDK: &str = include_str!("../templates/python/ochre_sdk.py");
 /// The current WIT, for Python builds.
-const WIT: &str = include_str!("../../../wit/plugin.wit");
+const WIT: &str = ochre_host::plugin::WIT;
 
 /// A plugin's language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

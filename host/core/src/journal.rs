@@ -440,10 +440,7 @@ fn redact_with(args: &Value, redact: &[String], max: Option<usize>) -> Value {
             ),
             Value::Array(items) => Value::Array(items.iter().map(|i| walk(i, None, max)).collect()),
             Value::String(s) if max.is_some_and(|m| s.len() > m) => {
-                let mut cut = max.unwrap_or(0);
-                while !s.is_char_boundary(cut) {
-                    cut -= 1;
-                }
+                let cut = s.floor_char_boundary(max.unwrap_or(0));
                 json!(format!("{}…(+{} bytes)", &s[..cut], s.len() - cut))
             }
             other => other.clone(),

@@ -167,14 +167,7 @@ fn items_at<'a>(v: &'a Value, path: &str) -> Option<&'a Vec<Value>> {
 
 /// Cut `s` to at most `max` bytes on a char boundary.
 fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    &s[..s.floor_char_boundary(max)]
 }
 
 /// The preview: the start of the payload as text, at most 2048 bytes and short

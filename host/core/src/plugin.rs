@@ -39,6 +39,10 @@ pub use interfaces::{HostInterface, INTERFACES};
 /// The WIT package version plugins are built against now.
 pub const WIT_VERSION: &str = WitVersion::V0_2.as_str();
 
+/// The WIT (`ochre:plugin`, version [`WIT_VERSION`]) this host speaks, as text:
+/// what a plugin is built against.
+pub const WIT: &str = include_str!("../wit/plugin.wit");
+
 /// Every `ochre:plugin` version this host loads, newest first.
 pub const WIT_VERSIONS: &[&str] = &[WitVersion::V0_2.as_str(), WitVersion::V0_1.as_str()];
 

@@ -5,9 +5,9 @@
 //! ([`codes`]), the structured tool error ([`ToolError`]) that travels to the
 //! agent as `{"error":{"code":...,"message":...}}`, what a tool declares
 //! ([`tool`]: annotations, scope), what the browser reports ([`browser`]: tabs,
-//! page events, trusted input), the levels of messages for the client's
-//! operator ([`Level`]) and, with the `fs` feature, the durable file primitives
-//! the stores are built on ([`fs`]).
+//! page events, trusted input), typed page operations ([`page_ops`]), the
+//! levels of messages for the client's operator ([`Level`]) and, with the `fs`
+//! feature, the durable file primitives the stores are built on ([`fs`]).
 //!
 //! It sits at the bottom of the crate graph: `ochre-browser`, `ochre-host`,
 //! `ochre-mcp` and the `ochre` CLI depend on it, it depends on none of them.
@@ -18,6 +18,7 @@ pub mod browser;
 pub mod codes;
 #[cfg(feature = "fs")]
 pub mod fs;
+pub mod page_ops;
 pub mod tool;
 
 use serde_json::{Map, Value};

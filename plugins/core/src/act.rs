@@ -2,7 +2,7 @@
 //! `form_input`, `fill_form`, `drag_drop`, `file_upload`. All accept `intent`
 //! (validated and audited by the host, never used to find the element).
 
-use ochre_sdk::browser::{self, Input};
+use ochre_sdk::browser::{self, Input, ops};
 use ochre_sdk::{Content, Output, ToolError, clock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -92,7 +92,7 @@ pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
             Ok(r) => d["url"] = r["url"].clone(),
             Err(_) => d["url"] = json!("(the navigation did not finish within 15 s)"),
         }
-        let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
+        let _ = browser::run(tab, &ops::NetworkIdle { quiet_ms: Some(0) }, 3_000);
     }
 }
 
@@ -175,9 +175,8 @@ pub(crate) struct InteractArgs {
 }
 
 /// The target as `role "name" ax_N`, without the state it had before the action.
-fn bare(info: &Value, target: &str) -> String {
-    let name = info["name"].as_str().unwrap_or_default();
-    let role = info["role"].as_str().unwrap_or("element");
+fn bare(info: &ops::Description, target: &str) -> String {
+    let (name, role) = (&info.name, &info.role);
     if name.is_empty() {
         format!("{role} {target}")
     } else {
@@ -193,16 +192,13 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     let action = a.action.as_deref().unwrap_or("click");
     let target = match (a.target, a.query) {
         (Some(r), _) => r,
-        (None, Some(q)) => op(tab, "resolve_query", json!({"query": q}))?["ref"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
+        (None, Some(query)) => browser::run(tab, &ops::ResolveQuery { query }, 30_000)?.ref_id,
         (None, None) => {
             return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
         }
     };
     let wait_ms = a.timeout.unwrap_or(ACTIONABLE_MS).min(60_000);
-    let info = op(tab, "describe", json!({"ref": target}))?;
+    let info = browser::run(tab, &ops::Describe::of_ref(&target), 30_000)?;
     let line = bare(&info, &target);
     if action == "hover" {
         let ((x, y), waited) = actionable(tab, &target, &line, wait_ms, false)?;
@@ -217,8 +213,8 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     // A native control, or an element with its own click listener: a click
     // that reaches it is handled even when nothing on the page changes (a
     // state kept in script).
-    let native = info["native"] == json!(true) || info["listens"] == json!(true);
-    let focusable = info["focusable"] == json!(true);
+    let native = info.native || info.listens;
+    let focusable = info.focusable;
     let (mut d, waited, mut tried) = click_delivered(tab, &target, &line, wait_ms, double)?;
     if d["changed"] == json!(true) || native {
         after_navigation(tab, &mut d);
@@ -246,7 +242,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 "ax" => op(
                     tab,
                     "relocate",
-                    json!({"ref": target, "role": info["role"], "name": info["name"]}),
+                    json!({"ref": target, "role": info.role, "name": info.name}),
                 )
                 .map_err(|e| e.message)
                 .and_then(|p| point(&p))
@@ -355,14 +351,14 @@ fn paren(s: &str) -> String {
 fn hitl(
     tab: Option<&str>,
     target: &str,
-    info: &Value,
+    info: &ops::Description,
     tried: Vec<Value>,
 ) -> Result<Output, ToolError> {
     let mut payload = json!({
         "needs_human": true,
         "reason": "no click strategy changed the page; the element may need a human (a custom widget, an overlay, a captcha, or a dead control)",
         "strategies_tried": tried,
-        "target": {"ref": target, "role": info["role"], "name": info["name"]},
+        "target": {"ref": target, "role": info.role, "name": info.name},
     });
     let clip = op(tab, "point", json!({"ref": target, "how": "plain"}))
         .ok()
@@ -383,10 +379,7 @@ fn hitl(
         }
         Err(_) => Output::json(&payload)?,
     };
-    Ok(out.with_summary(format!(
-        "needs_human: could not click {}",
-        info["line"].as_str().unwrap_or(target)
-    )))
+    Ok(out.with_summary(format!("needs_human: could not click {}", info.line)))
 }
 
 /// `form_input` arguments.
@@ -565,7 +558,7 @@ fn choose_option(
             .contains(&chosen.to_lowercase())
         && clock::now_ms().saturating_sub(started) < SHOW_WAIT_MS
     {
-        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
+        browser::run(tab, &ops::Sleep { ms: 50 }, 2_000)?;
         shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
     }
     // A list still open (a multi-select's) is closed after the last choice,
@@ -666,7 +659,7 @@ fn wait_option(
         if now.saturating_sub(started) >= ms || settled {
             return Ok(Err(p));
         }
-        browser::page_op(tab, "sleep", &json!({"ms": 50}), 2_000)?;
+        browser::run(tab, &ops::Sleep { ms: 50 }, 2_000)?;
     }
 }
 
@@ -716,7 +709,7 @@ fn slide(
         let mut next = now(tab)?;
         while (next - last).abs() < 1e-12 && clock::now_ms().saturating_sub(started) < SHOW_WAIT_MS
         {
-            browser::page_op(tab, "sleep", &json!({"ms": 30}), 2_000)?;
+            browser::run(tab, &ops::Sleep { ms: 30 }, 2_000)?;
             next = now(tab)?;
         }
         if (next - last).abs() < 1e-12 {
@@ -785,7 +778,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
         let wait = json!({"type": "navigation", "token": r["token"]});
         match browser::page_op(tab, "wait", &wait, 5_000) {
             Ok(w) => {
-                let _ = browser::page_op(tab, "network_idle", &json!({"quiet_ms": 0}), 3_000);
+                let _ = browser::run(tab, &ops::NetworkIdle { quiet_ms: Some(0) }, 3_000);
                 out.push_str(&format!(
                     "\nsubmitted; now at {}",
                     w["url"].as_str().unwrap_or_default()

@@ -2,7 +2,7 @@
 //! events character by character), `handle_dialog` (answer an `alert`, `confirm`,
 //! `prompt` or `beforeunload` dialog).
 
-use ochre_sdk::browser::{self, Input};
+use ochre_sdk::browser::{self, Input, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,8 +14,8 @@ use crate::read::op;
 /// Longest text `type` sends.
 const MAX_TYPE_CHARS: usize = 5_000;
 
-fn bare_line(info: &Value, fallback: &str) -> String {
-    without_value(info["line"].as_str().unwrap_or(fallback)).to_owned()
+fn bare_line(info: &ops::Description) -> String {
+    without_value(&info.line).to_owned()
 }
 
 /// Watch what keys change (the focused element or `target`), run `send`, and say
@@ -71,9 +71,9 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
     let mut line = String::new();
     if let Some(r) = &a.target {
-        let info = op(tab, "describe", json!({"ref": r}))?;
+        let info = browser::run(tab, &ops::Describe::of_ref(r), 30_000)?;
         op(tab, "focus", json!({"ref": r}))?;
-        line = bare_line(&info, r);
+        line = bare_line(&info);
     }
     let target = a.target.as_deref().map(|r| (r, line.as_str()));
     let changed = with_watch(tab, target, || browser::input(tab, &[Input::Key(a.key.clone())]))?;
@@ -111,8 +111,8 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
             format!("text is {chars} characters; type sends at most {MAX_TYPE_CHARS}"),
         ));
     }
-    let info = op(tab, "describe", json!({"ref": a.target}))?;
-    let line = bare_line(&info, &a.target);
+    let info = browser::run(tab, &ops::Describe::of_ref(&a.target), 30_000)?;
+    let line = bare_line(&info);
     let focused = op(tab, "focus", json!({"ref": a.target}))?;
     if focused["focused"] != json!(true) {
         return Err(ToolError::new(
@@ -146,7 +146,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
         } else {
             for k in keys {
                 browser::input(tab, std::slice::from_ref(&k))?;
-                browser::page_op(tab, "sleep", &json!({"ms": delay}), 2_000)?;
+                browser::run(tab, &ops::Sleep { ms: u64::from(delay) }, 2_000)?;
             }
         }
         Ok(())

@@ -285,7 +285,7 @@ impl Crawler {
                 Some(&format!("{} pages crawled", self.done + self.failed)),
             );
             if self.spec.delay_ms > 0 && !self.finished() {
-                browser::page_op(None, "sleep", &json!({"ms": self.spec.delay_ms}), 0)?;
+                browser::run(None, &browser::ops::Sleep { ms: self.spec.delay_ms }, 0)?;
             }
         }
         Ok(pages)

@@ -108,7 +108,7 @@ fn relocate(
                         .with_details(json!({"ref": old, "role": role, "name": name, "waited_ms": spent})));
                     }
                     // Let the page go on (a navigation, a render) before asking again.
-                    let _ = browser::page_op(tab, "sleep", &json!({"ms": 100}), 2_000);
+                    let _ = browser::run(tab, &browser::ops::Sleep { ms: 100 }, 2_000);
                 }
             }
         };

@@ -128,11 +128,7 @@ fn schema_error(
         _ => {
             let mut m = err.to_string();
             if m.len() > 200 {
-                let mut cut = 200;
-                while !m.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                m.truncate(cut);
+                m.truncate(m.floor_char_boundary(200));
                 m.push('…');
             }
             (at, m)

@@ -66,10 +66,7 @@ fn head(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = text.floor_char_boundary(max);
     match text[..cut].rfind('\n') {
         Some(i) if i > 0 => &text[..i],
         _ => &text[..cut],

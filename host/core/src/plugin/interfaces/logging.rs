@@ -17,11 +17,7 @@ for_each_version! { logging =>
         async fn log(&mut self, level: logging::Level, message: String) {
             let mut message = message;
             if message.len() > MAX_LOG_BYTES {
-                let mut cut = MAX_LOG_BYTES;
-                while !message.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                message.truncate(cut);
+                message.truncate(message.floor_char_boundary(MAX_LOG_BYTES));
                 message.push('…');
             }
             // A plugin must not leak a secret through its log (stderr or a client).

@@ -12,7 +12,7 @@ use super::{CallState, WitVersion};
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../../wit",
+        path: "wit",
         // kv traps when the plugin's state file is damaged: the call fails with
         // STATE_CORRUPT instead of the plugin reading it as empty.
         imports: { "ochre:plugin/kv": async | trappable, default: async },
@@ -180,8 +180,8 @@ mod tests {
     #[test]
     fn every_imported_interface_has_one_module_and_links() -> wasmtime::Result<()> {
         let versions = [
-            (WitVersion::V0_2, include_str!("../../../../../wit/plugin.wit")),
-            (WitVersion::V0_1, include_str!("../../../../../wit/v0.1.0/plugin.wit")),
+            (WitVersion::V0_2, include_str!("../../../wit/plugin.wit")),
+            (WitVersion::V0_1, include_str!("../../../wit/v0.1.0/plugin.wit")),
         ];
         for (version, wit) in versions {
             assert!(wit.contains(&format!("package ochre:plugin@{};", version.as_str())));

@@ -16,7 +16,7 @@ use super::FromHostTab;
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../../wit/v0.1.0",
+        path: "wit/v0.1.0",
         imports: { "ochre:plugin/kv": async | trappable, default: async },
         exports: { default: async },
         with: { "ochre:plugin/types": crate::plugin::bindings::ochre::plugin::types },

@@ -1,6 +1,6 @@
 /// Build `crates` for wasm32-wasip2 (profile `wasm`) with a nested cargo whose
 /// target dir is `<target>/<subdir>`; returns the directory holding the `.wasm` files.
-/// Shared by the build scripts of `ochre-host` (built-in plugins) and `ochre-tests`
+/// Shared by the build scripts of `ochre-builtin-plugins` and `ochre-tests`
 /// (fixture plugins) through `include!`.
 fn build_wasm(workspace: &std::path::Path, subdir: &str, crates: &[&str]) -> std::path::PathBuf {
     use std::path::PathBuf;

@@ -1,0 +1,1 @@
+../../../../sdk/python/ochre_sdk.py
