@@ -80,6 +80,14 @@ pub fn plugin_dir_with(stems: &[&str]) -> TempDir {
     dir
 }
 
+/// A data dir named after `name`, and a plugin dir holding the fixtures
+/// `stems` (kept alive with it), as a `--plugin-dir` argument.
+pub fn data_and_plugins(name: &str, stems: &[&str]) -> (TempDir, TempDir, String) {
+    let plugins = plugin_dir_with(stems);
+    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    (TempDir::new(name), plugins, dir)
+}
+
 /// A connected MCP client.
 pub type Client = RunningService<RoleClient, ()>;
 
@@ -393,6 +401,35 @@ pub async fn site_and_client(name: &str, args: &[&str]) -> Result<(SiteServer, T
     Ok((site, data, client))
 }
 
+/// `read_page` with no arguments, which must succeed: the snapshot's text.
+pub async fn snapshot(client: &Client) -> Result<String> {
+    let r = client.tool("read_page", serde_json::json!({})).await?;
+    anyhow::ensure!(r.is_error != Some(true), "read_page: {}", texts(&r));
+    Ok(texts(&r))
+}
+
+/// [`site_and_client`], the client navigated to the site's `page`.
+pub async fn site_at(
+    name: &str,
+    args: &[&str],
+    page: &str,
+) -> Result<(SiteServer, TempDir, Client)> {
+    let (site, data, client) = site_and_client(name, args).await?;
+    navigate(&client, &site.url(page)).await?;
+    Ok((site, data, client))
+}
+
+/// [`site_at`], and the page's first snapshot.
+pub async fn open_page(
+    name: &str,
+    args: &[&str],
+    page: &str,
+) -> Result<(SiteServer, TempDir, Client, String)> {
+    let (site, data, client) = site_at(name, args, page).await?;
+    let snap = snapshot(&client).await?;
+    Ok((site, data, client, snap))
+}
+
 /// `navigate` to `url` (the result, whether it succeeded or not).
 pub async fn navigate<H: rmcp::ClientHandler>(
     client: &RunningService<RoleClient, H>,
@@ -487,6 +524,22 @@ pub fn plugins_list(data: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result
     let out = cmd.output()?;
     anyhow::ensure!(out.status.success(), "plugins list: {}", String::from_utf8_lossy(&out.stderr));
     Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// A new stdio server on `data` serves the installed `hello` plugin: its first
+/// greeting there, and the plugin `loaded` in `plugins list` with a source
+/// saying `source_has`.
+pub async fn serves_installed_hello(data: &Path, source_has: &str) -> Result<()> {
+    let client = stdio_client(data, &[], &[]).await?;
+    let res = client.tool("hello_greet", serde_json::json!({"name": "Ada"})).await?;
+    anyhow::ensure!(result_json(&res) == "Hello, Ada! (greeting #1)", "{res:?}");
+    client.cancel().await?;
+    let list = plugins_list(data, &[], &[])?;
+    let hello = listed(&list, "hello");
+    anyhow::ensure!(hello["status"] == "loaded", "{hello}");
+    let source = hello["source"].as_str().unwrap_or("");
+    anyhow::ensure!(source.contains(source_has), "{hello}");
+    Ok(())
 }
 
 /// The plugin named `name` in a `plugins list --json` (panics if it is not there).

@@ -46,9 +46,7 @@ fn check_fresh(file: &PathBuf, got: &str) -> Result<()> {
 
 #[test]
 fn every_tool_has_one_group_and_one_tier() -> Result<()> {
-    let data = TempDir::new("catalogue");
-    let plugins = plugin_dir_with(&["hello"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("catalogue", &["hello"]);
     let list: Vec<Value> =
         serde_json::from_str(&ochre(&data, &["--plugin-dir", &dir, "tools", "--json"])?)?;
     let mut names = std::collections::BTreeSet::new();

@@ -456,8 +456,7 @@ fn a_bad_config_file_is_a_startup_error_naming_the_key() -> Result<()> {
 
 #[tokio::test]
 async fn hints_point_to_read_page_flag_repeats_and_spot_login_walls() -> Result<()> {
-    let (site, _data, client) = site_and_client("hints", &[]).await?;
-    navigate(&client, &site.url("form.html")).await?;
+    let (site, _data, client) = site_at("hints", &[], "form.html").await?;
     let snap = texts(&client.tool("read_page", json!({})).await?);
     let old = ref_in(&snap).to_owned();
     let r = navigate(&client, &site.url("product.html")).await?;

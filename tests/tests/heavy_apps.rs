@@ -24,12 +24,6 @@ async fn open(client: &Client, url: &str, slow: f64) -> Result<()> {
     Ok(())
 }
 
-async fn snapshot(client: &Client) -> Result<String> {
-    let r = client.tool("read_page", json!({})).await?;
-    anyhow::ensure!(r.is_error != Some(true), "read_page: {}", texts(&r));
-    Ok(texts(&r))
-}
-
 /// A call that must succeed: its text.
 async fn ok_text(client: &Client, tool: &str, args: Value) -> Result<String> {
     let r = client.tool(tool, args.clone()).await?;

@@ -12,9 +12,7 @@ const HOSTILE: &[&str] = &["hello", "hostile", "greedy"];
 
 #[tokio::test]
 async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -> Result<()> {
-    let data = TempDir::new("hostile");
-    let plugins = plugin_dir_with(HOSTILE);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("hostile", HOSTILE);
     let client = stdio_client(
         data.path(),
         &["--plugin-dir", &dir, "--plugin-timeout-ms", "1500", "--plugin-memory-mb", "32"],
@@ -68,9 +66,7 @@ async fn hostile_calls_fail_with_the_right_code_and_the_server_keeps_serving() -
 
 #[tokio::test]
 async fn an_ungranted_interface_is_refused_at_load_and_the_rest_loads() -> Result<()> {
-    let data = TempDir::new("greedy");
-    let plugins = plugin_dir_with(HOSTILE);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("greedy", HOSTILE);
 
     let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;
     let greedy = listed(&list, "greedy");
@@ -129,9 +125,7 @@ async fn a_disabled_group_is_never_instantiated() -> Result<()> {
 
 #[tokio::test]
 async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
-    let data = TempDir::new("dupe");
-    let plugins = plugin_dir_with(&["dupe", "hello"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("dupe", &["dupe", "hello"]);
     let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;
     let dupe = listed(&list, "dupe");
     assert_eq!(dupe["status"], "refused");
@@ -163,9 +157,7 @@ async fn a_clashing_tool_name_is_refused_naming_both_plugins() -> Result<()> {
 
 #[tokio::test]
 async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
-    let data = TempDir::new("snoop");
-    let plugins = plugin_dir_with(&["hostile"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("snoop", &["hostile"]);
     let marker = std::path::Path::new("/tmp/ochre-snoop");
     let _ = std::fs::remove_file(marker);
     let client =
@@ -184,9 +176,7 @@ async fn wasi_gives_a_plugin_no_files_env_or_network() -> Result<()> {
 
 #[tokio::test]
 async fn a_plugin_of_an_unknown_wit_version_is_refused_and_0_1_loads_beside_0_2() -> Result<()> {
-    let data = TempDir::new("futurewit");
-    let plugins = plugin_dir_with(&["futurewit", "hello", "cdpuser"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("futurewit", &["futurewit", "hello", "cdpuser"]);
     let list = plugins_list(data.path(), &["--plugin-dir", &dir, "--grant", "cdpuser=cdp"], &[])?;
     let future = listed(&list, "futurewit");
     assert_eq!(future["status"], "refused");
@@ -214,9 +204,7 @@ async fn a_plugin_of_an_unknown_wit_version_is_refused_and_0_1_loads_beside_0_2(
 
 #[tokio::test]
 async fn raw_cdp_needs_a_grant_and_stays_inside_its_declared_domains() -> Result<()> {
-    let data = TempDir::new("cdp");
-    let plugins = plugin_dir_with(&["cdpuser"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("cdp", &["cdpuser"]);
 
     // Not granted: refused at load, never instantiated.
     let list = plugins_list(data.path(), &["--plugin-dir", &dir], &[])?;

@@ -17,6 +17,13 @@ fn keygen(data: &Path, file: &Path) -> Result<String> {
     Ok(key.to_owned())
 }
 
+/// `ochre plugin sign WASM --key KEY`, which must succeed.
+fn sign(data: &Path, wasm: &Path, key: &Path) -> Result<()> {
+    let utf8 = |p: &Path| p.to_str().expect("utf8").to_owned();
+    ok(ochre_cli(data, &["plugin", "sign", &utf8(wasm), "--key", &utf8(key)])?);
+    Ok(())
+}
+
 fn sha256sum(file: &Path) -> Result<String> {
     let out = Command::new("sha256sum").arg(file).output()?;
     Ok(format!(
@@ -42,16 +49,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
 
     // Signed by alice: installed and pinned.
     std::fs::copy(fixture_wasm("hello"), w("hello.wasm"))?;
-    ok(ochre_cli(
-        &data,
-        &[
-            "plugin",
-            "sign",
-            w("hello.wasm").to_str().expect("utf8"),
-            "--key",
-            w("alice.key").to_str().expect("utf8"),
-        ],
-    )?);
+    sign(&data, &w("hello.wasm"), &w("alice.key"))?;
     let said = ok(ochre_cli(
         &data,
         &["--config", config, "plugin", "install", w("hello.wasm").to_str().expect("utf8")],
@@ -65,14 +63,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     assert!(entry["source"].as_str().unwrap_or("").ends_with("hello.wasm"));
 
     // A new server on that data dir loads it from the lock, without --plugin-dir.
-    let client = stdio_client(&data, &[], &[]).await?;
-    let res = client.tool("hello_greet", json!({"name": "Ada"})).await?;
-    assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
-    client.cancel().await?;
-    let list = plugins_list(&data, &[], &[])?;
-    let hello = listed(&list, "hello");
-    assert_eq!(hello["status"], "loaded");
-    assert!(hello["source"].as_str().unwrap_or("").contains("signer alice"), "{hello}");
+    serves_installed_hello(&data, "signer alice").await?;
 
     // Changed on disk: refused, naming both digests; the lock is left as it was.
     let lock_before = std::fs::read(data.join("plugins.lock"))?;
@@ -93,16 +84,7 @@ async fn a_signed_plugin_installs_loads_after_a_restart_and_is_refused_once_chan
     // no signature at all.
     let fresh = w("fresh");
     std::fs::copy(fixture_wasm("hello"), w("m.wasm"))?;
-    ok(ochre_cli(
-        &fresh,
-        &[
-            "plugin",
-            "sign",
-            w("m.wasm").to_str().expect("utf8"),
-            "--key",
-            w("mallory.key").to_str().expect("utf8"),
-        ],
-    )?);
+    sign(&fresh, &w("m.wasm"), &w("mallory.key"))?;
     let e = refused(ochre_cli(
         &fresh,
         &["--config", config, "plugin", "install", w("m.wasm").to_str().expect("utf8")],

@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn capture_throttle_and_bundle() -> Result<()> {
-    let (site, data, client) = site_and_client("network", &[]).await?;
-    navigate(&client, &site.url("index.html")).await?;
+    let (site, data, client) = site_at("network", &[], "index.html").await?;
 
     let r = client.tool_json("network_capture", json!({"action": "start"})).await?;
     assert_eq!(r["capturing"], true);

@@ -157,14 +157,7 @@ async fn a_signed_plugin_goes_through_a_registry_pinned_by_tag_and_by_digest() -
     assert_eq!(entry["digest"].as_str(), Some(component.as_str()));
     assert_eq!(entry["signer"].as_str(), Some("alice"));
     assert_eq!(std::fs::read(by_tag.join("plugins/hello.wasm"))?, wasm);
-    let client = stdio_client(&by_tag, &[], &[]).await?;
-    let res = client.tool("hello_greet", json!({"name": "Ada"})).await?;
-    assert_eq!(result_json(&res), json!("Hello, Ada! (greeting #1)"));
-    client.cancel().await?;
-    let hello = plugins_list(&by_tag, &[], &[])?;
-    let hello = listed(&hello, "hello");
-    assert_eq!(hello["status"], "loaded");
-    assert!(hello["source"].as_str().unwrap_or("").contains(&pinned), "{hello}");
+    serves_installed_hello(&by_tag, &pinned).await?;
 
     // Installed by digest: the same component, pinned to that digest.
     let digest = pinned.rsplit_once('@').expect("pinned").1.to_owned();

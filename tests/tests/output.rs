@@ -121,8 +121,7 @@ async fn read_page_output_modes_and_byte_paging() -> Result<()> {
 
 #[tokio::test]
 async fn json_outputs_page_by_items() -> Result<()> {
-    let (site, _data, client) = site_and_client("output-items", &[]).await?;
-    navigate(&client, &site.url("product.html")).await?;
+    let (_site, _data, client) = site_at("output-items", &[], "product.html").await?;
     let args = json!({
         "schema": {"type": "array", "items": {"properties": {"title": {"type": "string"}, "price": {"type": "number"}}}},
         "itemSelector": ".card"

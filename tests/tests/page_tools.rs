@@ -21,16 +21,9 @@ fn base64_decode(s: &str) -> Vec<u8> {
     data_encoding::BASE64.decode(s.as_bytes()).expect("base64")
 }
 
-async fn snapshot(client: &Client) -> Result<String> {
-    client.tool_text("read_page", json!({})).await
-}
-
 #[tokio::test]
 async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
-    let (site, _data, client) = site_and_client("read-page", &[]).await?;
-    navigate(&client, &site.url("form.html")).await?;
-
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) = open_page("read-page", &[], "form.html").await?;
     assert!(snap.starts_with(&site.url("form.html")), "{snap}");
     // Every control has a ref, with its label as name.
     for (role, name) in [
@@ -104,8 +97,7 @@ async fn read_page_gives_refs_and_refs_go_stale() -> Result<()> {
 
 #[tokio::test]
 async fn find_and_query_dom() -> Result<()> {
-    let (site, _data, client) = site_and_client("find", &[]).await?;
-    navigate(&client, &site.url("form.html")).await?;
+    let (_site, _data, client) = site_at("find", &[], "form.html").await?;
 
     let found = client.tool_text("find", json!({"query": "Submit order"})).await?;
     assert!(
@@ -144,8 +136,7 @@ async fn find_and_query_dom() -> Result<()> {
 
 #[tokio::test]
 async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
-    let (site, data, client) = site_and_client("fill", &[]).await?;
-    navigate(&client, &site.url("form.html")).await?;
+    let (_site, data, client) = site_at("fill", &[], "form.html").await?;
 
     // One unknown field: nothing is filled.
     let err = client
@@ -208,9 +199,7 @@ async fn fill_form_submits_to_the_echo_endpoint() -> Result<()> {
 
 #[tokio::test]
 async fn interact_recovers_clicks_and_escalates_to_a_human() -> Result<()> {
-    let (site, _data, client) = site_and_client("interact", &[]).await?;
-    navigate(&client, &site.url("interactive.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (_site, _data, client, snap) = open_page("interact", &[], "interactive.html").await?;
     let status = || js(&client, "document.getElementById('status').textContent");
 
     // A plain click, verified by what it changed.
@@ -513,10 +502,7 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
 
 #[tokio::test]
 async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<()> {
-    let (site, _data, client) = site_and_client("frames", &[]).await?;
-
-    navigate(&client, &site.url("frames.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) = open_page("frames", &[], "frames.html").await?;
     assert!(snap.contains("iframe \"Inner frame\""), "{snap}");
     let frame_btn = ref_of(&snap, "button", "Frame button");
     let shadow_btn = ref_of(&snap, "button", "Shadow button");

@@ -10,10 +10,6 @@ use anyhow::Result;
 use ochre_tests::*;
 use serde_json::{Value, json};
 
-async fn snapshot(client: &Client) -> Result<String> {
-    Ok(texts(&client.tool("read_page", json!({})).await?))
-}
-
 /// Call and time it.
 async fn timed(
     client: &Client,
@@ -27,9 +23,7 @@ async fn timed(
 
 #[tokio::test]
 async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()> {
-    let (site, data, client) = site_and_client("dialogs", &[]).await?;
-    navigate(&client, &site.url("dialogs.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, data, client, snap) = open_page("dialogs", &[], "dialogs.html").await?;
     let fast = Duration::from_secs(2);
 
     // alert: the click answers at once, naming the dialog.
@@ -106,9 +100,8 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
 
 #[tokio::test]
 async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
-    let (site, _data, client) = site_and_client("dialog-policy", &["--dialogs", "accept"]).await?;
-    navigate(&client, &site.url("dialogs.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) =
+        open_page("dialog-policy", &["--dialogs", "accept"], "dialogs.html").await?;
     let r = client.tool("interact", json!({"ref": ref_of(&snap, "button", "Delete file")})).await?;
     assert!(!r.is_error.unwrap_or(false), "{r:?}");
     assert!(texts(&r).contains("was accepted by the server's --dialogs policy"), "{}", texts(&r));
@@ -202,9 +195,7 @@ async fn pages_a_page_opens_are_tabs_and_downloads_are_saved() -> Result<()> {
 
 #[tokio::test]
 async fn the_keyboard_sends_trusted_keys() -> Result<()> {
-    let (site, data, client) = site_and_client("keys", &[]).await?;
-    navigate(&client, &site.url("keys.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, data, client, snap) = open_page("keys", &[], "keys.html").await?;
     let search = ref_of(&snap, "textbox", "Search");
     let r =
         client.tool("type", json!({"ref": search, "text": "Héllo w0rld", "submit": true})).await?;
@@ -354,8 +345,7 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
 
 #[tokio::test]
 async fn big_results_stay_within_the_response_budget() -> Result<()> {
-    let (site, data, client) = site_and_client("budget", &[]).await?;
-    navigate(&client, &site.url("many-controls.html")).await?;
+    let (site, data, client) = site_at("budget", &[], "many-controls.html").await?;
     let r = client.tool("read_page", json!({})).await?;
     let t = texts(&r);
     assert!(t.len() <= 100_000, "read_page answered {} bytes", t.len());
@@ -411,9 +401,7 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
 
 #[tokio::test]
 async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
-    let (site, _data, client) = site_and_client("widgets", &[]).await?;
-    navigate(&client, &site.url("widgets.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) = open_page("widgets", &[], "widgets.html").await?;
     // Listeners, onclick, cursor: pointer, draggable: refs with their text.
     let day = ref_of(&snap, "generic", "November 14, 2026");
     let next = ref_of(&snap, "generic", "Next");
@@ -494,9 +482,7 @@ async fn the_rustdoc_vec_page_fits_the_budget_and_its_far_end_is_reachable() -> 
 #[tokio::test]
 async fn tabs_tell_their_opener_and_open_dialog_and_0_1_plugins_still_read_them() -> Result<()> {
     let site = SiteServer::start().await?;
-    let data = TempDir::new("wit-tabs");
-    let plugins = plugin_dir_with(&["hello"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("wit-tabs", &["hello"]);
     let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
     navigate(&client, &site.url("popups.html")).await?;
     let snap = snapshot(&client).await?;

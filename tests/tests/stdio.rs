@@ -200,9 +200,7 @@ async fn journal_and_trace_record_every_call() -> Result<()> {
 
 #[tokio::test]
 async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
-    let data = TempDir::new("hello");
-    let plugins = plugin_dir_with(&["hello"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("hello", &["hello"]);
     let client = stdio_client(data.path(), &["--plugin-dir", &dir], &[]).await?;
     let names = tool_names(&client).await?;
     assert!(names.contains(&"hello_greet".to_owned()), "{names:?}");
@@ -227,9 +225,7 @@ async fn third_party_plugin_loads_from_plugin_dir() -> Result<()> {
 
 #[tokio::test]
 async fn plugin_progress_reaches_the_client_when_it_asked() -> Result<()> {
-    let data = TempDir::new("progress");
-    let plugins = plugin_dir_with(&["hello"]);
-    let dir = plugins.path().to_str().expect("utf8").to_owned();
+    let (data, _plugins, dir) = data_and_plugins("progress", &["hello"]);
     let collector = ProgressCollector::default();
     let client =
         stdio_client_with(collector.clone(), data.path(), &["--plugin-dir", &dir], &[]).await?;

@@ -11,10 +11,6 @@ use anyhow::{Result, bail};
 use ochre_tests::*;
 use serde_json::{Value, json};
 
-async fn snapshot(client: &Client) -> Result<String> {
-    Ok(texts(&client.tool("read_page", json!({})).await?))
-}
-
 async fn js(client: &Client, code: &str) -> Result<Value> {
     let res = client.tool("javascript_tool", json!({"code": code})).await?;
     Ok(res.structured_content.clone().expect("structured")["value"].clone())
@@ -29,9 +25,7 @@ fn line_with<'a>(snap: &'a str, needle: &str) -> &'a str {
 
 #[tokio::test]
 async fn text_reads_as_the_page_shows_it() -> Result<()> {
-    let (site, _data, client) = site_and_client("texts", &[]).await?;
-    navigate(&client, &site.url("texts.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (_site, _data, client, snap) = open_page("texts", &[], "texts.html").await?;
     // Inline markup adds no space: the quoted name is exactly the page's.
     assert!(snap.contains(r#""Enter \"Lyda\" into the field, then press Enter.""#), "{snap}");
     assert!(snap.contains(r#""Total: $12.50 (incl.VAT)""#), "{snap}");
@@ -278,9 +272,7 @@ const VALUES: &[(&str, &str, &str, &str, &str)] = &[
 
 #[tokio::test]
 async fn every_input_type_is_set_exactly_or_refused() -> Result<()> {
-    let (site, _data, client) = site_and_client("inputs", &[]).await?;
-    navigate(&client, &site.url("inputs.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) = open_page("inputs", &[], "inputs.html").await?;
     // Inputs say their type and value.
     assert!(snap.contains(r#"textbox "Born" ax_"#), "{snap}");
     assert!(line_with(&snap, r#""Born""#).ends_with(r#"type=date ="2000-01-01""#), "{snap}");
@@ -425,9 +417,7 @@ async fn clicks_reach_their_target_or_say_why() -> Result<()> {
 
 #[tokio::test]
 async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<()> {
-    let (site, _data, client) = site_and_client("click-waits", &[]).await?;
-    navigate(&client, &site.url("texts.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (_site, _data, client, snap) = open_page("click-waits", &[], "texts.html").await?;
     let load = ref_of(&snap, "button", "Load results");
     let out = client.tool_text("interact", json!({"ref": load})).await?;
     assert!(out.contains("1 request sent"), "{out}");
@@ -439,9 +429,7 @@ async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<
 
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
-    let (site, _data, client) = site_and_client("isolation", &[]).await?;
-    navigate(&client, &site.url("isolation.html")).await?;
-    let snap = snapshot(&client).await?;
+    let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;
     client.tool_text("find", json!({"query": "Search"})).await?;
     client
         .tool_text("form_input", json!({"ref": ref_of(&snap, "textbox", "Search"), "value": "x"}))

@@ -21,10 +21,6 @@ async fn open_widget(label: &str, page: &str) -> Result<(SiteServer, TempDir, Cl
     Ok((site, data, client))
 }
 
-async fn snapshot(client: &Client) -> Result<String> {
-    Ok(texts(&client.tool("read_page", json!({})).await?))
-}
-
 /// The ref of the line with this role and name in a fresh snapshot.
 async fn find_ref(client: &Client, role: &str, name: &str) -> Result<String> {
     Ok(ref_of(&snapshot(client).await?, role, name))
