@@ -267,7 +267,9 @@ pub fn markdown() -> String {
     let mut md = String::from(
         "# Page operations\n\nWhat a plugin can ask of a tab through the `browser` interface's \
          `page-op` (`ochre_sdk::browser::page_op`): the operation's name, its arguments (a JSON \
-         object) and what it returns (JSON). Generated from `ochre_browser::ops::PAGE_OPS`.\n\n\
+         object) and what it returns (JSON). Generated from `ochre_browser::ops::PAGE_OPS`. \
+         The typed ones are also reached with `ochre_sdk::browser::run` and the arguments' type \
+         named (in `ochre_sdk::browser::ops`), whose result is typed too.\n\n\
          | Operation | Arguments | What it does | Runs on |\n|---|---|---|---|\n",
     );
     for o in PAGE_OPS {
@@ -282,7 +284,12 @@ pub fn markdown() -> String {
         let cell = |s: &str| s.replace('|', "\\|");
         let args =
             if o.args.is_empty() { "—".to_owned() } else { format!("`{{{}}}`", cell(o.args)) };
-        md.push_str(&format!("| `{}` | {args} | {} | {on} |\n", o.name, cell(o.what)));
+        let typed = ochre_protocol::page_ops::TYPED.iter().find(|(n, _)| *n == o.name);
+        let name = match typed {
+            Some((_, ty)) => format!("`{}` (`ops::{ty}`)", o.name),
+            None => format!("`{}`", o.name),
+        };
+        md.push_str(&format!("| {name} | {args} | {} | {on} |\n", cell(o.what)));
     }
     md
 }
@@ -293,29 +300,29 @@ mod tests {
 
     #[test]
     fn every_typed_operation_is_in_the_table_with_its_arguments() {
-        use ochre_protocol::page_ops::{Describe, NetworkIdle, ResolveQuery, Sleep, TYPED};
-        // Each typed operation's JSON keys, as its type writes them.
-        let keys = |v: serde_json::Value| -> Vec<String> {
-            v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
-        };
+        use ochre_protocol::page_ops::*;
+        // Each typed operation's name and JSON keys, as its type writes them.
+        fn fields<O: PageOp>(op: O) -> (&'static str, Vec<String>) {
+            let v = serde_json::to_value(op).unwrap_or_default();
+            (O::NAME, v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default())
+        }
         let typed = [
-            ("sleep", keys(serde_json::to_value(Sleep { ms: 1 }).unwrap_or_default())),
-            ("describe", keys(serde_json::to_value(Describe::of_ref("ax_1")).unwrap_or_default())),
-            (
-                "resolve_query",
-                keys(serde_json::to_value(ResolveQuery { query: "q".into() }).unwrap_or_default()),
-            ),
-            (
-                "network_idle",
-                keys(serde_json::to_value(NetworkIdle { quiet_ms: Some(1) }).unwrap_or_default()),
-            ),
+            fields(Sleep { ms: 1 }),
+            fields(Describe::of_ref("ax_1")),
+            fields(ResolveQuery { query: "q".into() }),
+            fields(NetworkIdle { quiet_ms: Some(1) }),
+            fields(Watch { ref_id: Some("ax_1".into()) }),
+            fields(Unwatch {}),
+            fields(Focus::of("ax_1")),
+            fields(ValueOf::of("ax_1")),
+            fields(JsClick::of("ax_1")),
         ];
         assert_eq!(typed.len(), TYPED.len());
-        for (name, fields) in &typed {
-            assert!(TYPED.contains(name), "{name}");
+        for (name, args) in &typed {
+            assert!(TYPED.iter().any(|(n, _)| n == name), "{name}");
             let op = page_op(name).unwrap_or_else(|| panic!("typed op {name} not in the table"));
-            for f in fields {
-                assert!(op.args.contains(f.as_str()), "{name}: `{f}` not in {:?}", op.args);
+            for a in args {
+                assert!(op.args.contains(a.as_str()), "{name}: `{a}` not in {:?}", op.args);
             }
         }
     }

@@ -25,8 +25,102 @@ pub trait PageOp: Serialize {
     type Output: DeserializeOwned;
 }
 
-/// The names of the typed operations (each a [`PageOp::NAME`]).
-pub const TYPED: &[&str] = &[Sleep::NAME, Describe::NAME, ResolveQuery::NAME, NetworkIdle::NAME];
+/// Each typed operation: its argument type, name and result type.
+macro_rules! typed_ops {
+    ($($op:ident => $name:literal -> $out:ty;)*) => {
+        $(impl PageOp for $op {
+            const NAME: &'static str = $name;
+            type Output = $out;
+        })*
+        /// The typed operations: (name, the type of its arguments).
+        pub const TYPED: &[(&str, &str)] = &[$(($name, stringify!($op))),*];
+    };
+}
+
+typed_ops! {
+    Sleep => "sleep" -> Slept;
+    Describe => "describe" -> Description;
+    ResolveQuery => "resolve_query" -> Resolved;
+    NetworkIdle => "network_idle" -> Idle;
+    Watch => "watch" -> Watching;
+    Unwatch => "unwatch" -> Done;
+    Focus => "focus" -> Focused;
+    ValueOf => "value_of" -> FieldValue;
+    JsClick => "js_click" -> Done;
+}
+
+/// Operations whose only argument is an element's ref.
+macro_rules! on_element {
+    ($($(#[$doc:meta])* $op:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+            pub struct $op {
+                /// A ref from a snapshot (`ax_12`).
+                #[serde(rename = "ref")]
+                pub ref_id: String,
+            }
+
+            impl $op {
+                /// On the element of a ref.
+                pub fn of(ref_id: &str) -> Self {
+                    Self { ref_id: ref_id.to_owned() }
+                }
+            }
+        )*
+    };
+}
+
+on_element! {
+    /// Give an element the keyboard focus (a widget's focusable part inside it).
+    Focus;
+    /// What a field holds now.
+    ValueOf;
+    /// A click by script (`element.click()`), for widgets that ignore the mouse.
+    JsClick;
+}
+
+/// An operation that returns nothing to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Done {}
+
+/// Start watching what changes on the page (mutations, navigation, focus,
+/// the element's state) for a later `settle`: around `ref_id`, or the
+/// focused element when none is named.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Watch {
+    /// The element watched.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+}
+
+/// A watch started.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Watching {
+    /// The document's token: `settle` with it tells a navigation apart.
+    pub token: String,
+}
+
+/// Stop watching (no `settle` follows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Unwatch {}
+
+/// Whether the focus is now on the element (or inside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Focused {
+    /// `false`: it does not take the focus.
+    pub focused: bool,
+}
+
+/// A field's value: `None` for a password (never read) or what is no field.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct FieldValue {
+    /// The value.
+    pub value: Option<String>,
+    /// A password field.
+    #[serde(default)]
+    pub secret: bool,
+}
 
 /// Wait on the host for `ms` milliseconds (at most 60 000), holding no tab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,11 +134,6 @@ pub struct Sleep {
 pub struct Slept {
     /// How long it slept (the asked time, capped).
     pub slept_ms: u64,
-}
-
-impl PageOp for Sleep {
-    const NAME: &'static str = "sleep";
-    type Output = Slept;
 }
 
 /// Describe one element, named by a ref or a CSS selector.
@@ -87,11 +176,6 @@ pub struct Description {
     pub listens: bool,
 }
 
-impl PageOp for Describe {
-    const NAME: &'static str = "describe";
-    type Output = Description;
-}
-
 /// The ref of the element that best matches a description
 /// (`ELEMENT_NOT_FOUND` when nothing does).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -108,11 +192,6 @@ pub struct Resolved {
     pub ref_id: String,
 }
 
-impl PageOp for ResolveQuery {
-    const NAME: &'static str = "resolve_query";
-    type Output = Resolved;
-}
-
 /// Wait until the tab's network has been quiet for `quiet_ms` (default 100,
 /// at most 10 000), within the call's timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -127,9 +206,4 @@ pub struct NetworkIdle {
 pub struct Idle {
     /// `false`: requests were still in flight when the time ran out.
     pub idle: bool,
-}
-
-impl PageOp for NetworkIdle {
-    const NAME: &'static str = "network_idle";
-    type Output = Idle;
 }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::read::op;
+use crate::read::{op, run, unwatch, watch};
 
 /// Time all click strategies together may take, in ms.
 const CLICK_BUDGET_MS: u64 = 6_000;
@@ -192,19 +192,19 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     let action = a.action.as_deref().unwrap_or("click");
     let target = match (a.target, a.query) {
         (Some(r), _) => r,
-        (None, Some(query)) => browser::run(tab, &ops::ResolveQuery { query }, 30_000)?.ref_id,
+        (None, Some(query)) => run(tab, &ops::ResolveQuery { query })?.ref_id,
         (None, None) => {
             return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
         }
     };
     let wait_ms = a.timeout.unwrap_or(ACTIONABLE_MS).min(60_000);
-    let info = browser::run(tab, &ops::Describe::of_ref(&target), 30_000)?;
+    let info = run(tab, &ops::Describe::of_ref(&target))?;
     let line = bare(&info, &target);
     if action == "hover" {
         let ((x, y), waited) = actionable(tab, &target, &line, wait_ms, false)?;
-        let w = op(tab, "watch", json!({"ref": target}))?;
+        let w = watch(tab, Some(target.as_str()))?;
         browser::input(tab, &[Input::MouseMove(x, y)])?;
-        let d = op(tab, "settle", json!({"token": w["token"], "idle_ms": 100}))?;
+        let d = op(tab, "settle", json!({"token": w, "idle_ms": 100}))?;
         let out = format!("hovered {line}{}: {}", paren(&waited), describe_delta(&d));
         return Ok(Output::text(out.clone()).with_summary(out));
     }
@@ -237,7 +237,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         }
         let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
         for key in keys {
-            let w = op(tab, "watch", json!({"ref": target}))?;
+            let w = watch(tab, Some(target.as_str()))?;
             let attempt: Result<(), String> = match strategy {
                 "ax" => op(
                     tab,
@@ -248,25 +248,23 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 .and_then(|p| point(&p))
                 .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
                 "js_click" => {
-                    op(tab, "js_click", json!({"ref": target})).map(|_| ()).map_err(|e| e.message)
+                    run(tab, &ops::JsClick::of(&target)).map(|_| ()).map_err(|e| e.message)
                 }
-                _ => {
-                    op(tab, "focus", json!({"ref": target})).map_err(|e| e.message).and_then(|_| {
-                        browser::input(tab, &[Input::Key((*key).to_owned())]).map_err(|e| e.message)
-                    })
-                }
+                _ => run(tab, &ops::Focus::of(&target)).map_err(|e| e.message).and_then(|_| {
+                    browser::input(tab, &[Input::Key((*key).to_owned())]).map_err(|e| e.message)
+                }),
             };
             let name =
                 if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
             if let Err(why) = attempt {
-                let _ = op(tab, "unwatch", json!({}));
+                unwatch(tab);
                 if why.contains("STALE") || why.contains("no longer matches") {
                     return Err(ToolError::new(ochre_sdk::codes::STALE_REF, why));
                 }
                 tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
                 continue;
             }
-            let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+            let mut d = op(tab, "settle", json!({"token": w}))?;
             // Only what the event reaching the element did counts (a timer
             // elsewhere on the page must not pass for success).
             let delivered = d["delivered"] == json!(true);
@@ -308,12 +306,12 @@ fn click_delivered(
         if !waited.is_empty() {
             waited_all.push(waited);
         }
-        let w = op(tab, "watch", json!({"ref": target}))?;
+        let w = watch(tab, Some(target))?;
         if let Err(e) = click_at(tab, x, y, double) {
-            let _ = op(tab, "unwatch", json!({}));
+            unwatch(tab);
             return Err(e);
         }
-        let d = op(tab, "settle", json!({"token": w["token"]}))?;
+        let d = op(tab, "settle", json!({"token": w}))?;
         if d["delivered"] == json!(true) {
             return Ok((d, waited_all.join("; "), tried));
         }
@@ -620,17 +618,17 @@ fn toggle(
 
 /// Replace the text of a field that has focus: select all, delete, insert.
 fn type_into(tab: Option<&str>, target: &str, text: &str) -> Result<(), ToolError> {
-    let w = op(tab, "watch", json!({"ref": target}))?;
+    let w = watch(tab, Some(target))?;
     let keys = [
         Input::Key("Control+a".into()),
         Input::Key("Backspace".into()),
         Input::Text(text.to_owned()),
     ];
     if let Err(e) = browser::input(tab, &keys) {
-        let _ = op(tab, "unwatch", json!({}));
+        unwatch(tab);
         return Err(e);
     }
-    op(tab, "settle", json!({"token": w["token"]}))?;
+    op(tab, "settle", json!({"token": w}))?;
     Ok(())
 }
 
@@ -675,8 +673,7 @@ fn slide(
         .trim()
         .parse()
         .map_err(|_| ToolError::invalid_argument("value", format!("{line} takes a number")))?;
-    let f = op(tab, "focus", json!({"ref": target}))?;
-    if f["focused"] != json!(true) {
+    if !run(tab, &ops::Focus::of(target))?.focused {
         return Err(ToolError::new(
             ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
             format!("{line} does not take keyboard focus"),
@@ -852,7 +849,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
             (Some(x), Some(y)) => (x, y),
             _ => {
-                let _ = op(tab, "unwatch", json!({}));
+                unwatch(tab);
                 return Err(ToolError::new(
                     ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                     "the drop target has no size on screen",

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::act::{after_navigation, describe_delta, without_value};
-use crate::read::op;
+use crate::read::{op, run, unwatch, watch};
 
 /// Longest text `type` sends.
 const MAX_TYPE_CHARS: usize = 5_000;
@@ -28,15 +28,12 @@ fn with_watch(
     target: Option<(&str, &str)>,
     send: impl FnOnce() -> Result<(), ToolError>,
 ) -> Result<String, ToolError> {
-    let w = match target {
-        Some((r, _)) => op(tab, "watch", json!({"ref": r}))?,
-        None => op(tab, "watch", json!({}))?,
-    };
+    let w = watch(tab, target.map(|(r, _)| r))?;
     if let Err(e) = send() {
-        let _ = op(tab, "unwatch", json!({}));
+        unwatch(tab);
         return Err(e);
     }
-    let mut d = op(tab, "settle", json!({"token": w["token"]}))?;
+    let mut d = op(tab, "settle", json!({"token": w}))?;
     if let Some((_, line)) = target
         && d["delivered"] != json!(true)
     {
@@ -71,8 +68,8 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
     let mut line = String::new();
     if let Some(r) = &a.target {
-        let info = browser::run(tab, &ops::Describe::of_ref(r), 30_000)?;
-        op(tab, "focus", json!({"ref": r}))?;
+        let info = run(tab, &ops::Describe::of_ref(r))?;
+        run(tab, &ops::Focus::of(r))?;
         line = bare_line(&info);
     }
     let target = a.target.as_deref().map(|r| (r, line.as_str()));
@@ -111,10 +108,9 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
             format!("text is {chars} characters; type sends at most {MAX_TYPE_CHARS}"),
         ));
     }
-    let info = browser::run(tab, &ops::Describe::of_ref(&a.target), 30_000)?;
+    let info = run(tab, &ops::Describe::of_ref(&a.target))?;
     let line = bare_line(&info);
-    let focused = op(tab, "focus", json!({"ref": a.target}))?;
-    if focused["focused"] != json!(true) {
+    if !run(tab, &ops::Focus::of(&a.target))?.focused {
         return Err(ToolError::new(
             ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
             format!(
@@ -135,7 +131,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     if a.submit == Some(true) {
         keys.push(Input::Key("Enter".into()));
     }
-    let before = op(tab, "value_of", json!({"ref": a.target}))?;
+    let before = run(tab, &ops::ValueOf::of(&a.target))?;
     let changed = with_watch(tab, Some((&a.target, &line)), || {
         if delay == 0 {
             // Sent in slices so that a long text stays within the host's
@@ -160,9 +156,8 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     // word, or a mask that reformatted, leaves other text than was typed.
     // (Not after Enter: a search box empties on submit.)
     if a.submit != Some(true)
-        && let (Some(was), Ok(now)) =
-            (before["value"].as_str(), op(tab, "value_of", json!({"ref": a.target})))
-        && let Some(now) = now["value"].as_str()
+        && let (Some(was), Ok(now)) = (&before.value, run(tab, &ops::ValueOf::of(&a.target)))
+        && let Some(now) = &now.value
         && !holds_typed(was, now, &a.text)
     {
         out.push_str(&format!(

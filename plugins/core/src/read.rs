@@ -1,7 +1,7 @@
 //! Reading tools: `read_page`, `find`, `query_dom`, `wait_for`, `lightweight_scroll`,
 //! `console_capture`, `extract_data`.
 
-use ochre_sdk::browser;
+use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -10,6 +10,23 @@ use serde_json::{Value, json};
 /// Run a page operation with the default timeout.
 pub(crate) fn op(tab: Option<&str>, name: &str, args: Value) -> Result<Value, ToolError> {
     browser::page_op(tab, name, &args, 30_000)
+}
+
+/// Run a typed page operation with the default timeout.
+pub(crate) fn run<O: ops::PageOp>(tab: Option<&str>, op: &O) -> Result<O::Output, ToolError> {
+    browser::run(tab, op, 30_000)
+}
+
+/// Watch what the next action changes (around `target`, else the focused
+/// element): the document's token for `settle`.
+pub(crate) fn watch(tab: Option<&str>, target: Option<&str>) -> Result<String, ToolError> {
+    Ok(run(tab, &ops::Watch { ref_id: target.map(str::to_owned) })?.token)
+}
+
+/// Stop watching (the action failed: no `settle` follows). Best effort: the
+/// failure being reported matters more.
+pub(crate) fn unwatch(tab: Option<&str>) {
+    let _ = run(tab, &ops::Unwatch {});
 }
 
 /// `read_page` arguments.
