@@ -554,8 +554,10 @@ pub mod browser {
         raw::input(tab_id, &events).map_err(err)
     }
 
-    /// Run an operation of the host's page library (see the WIT `page-op` for the
-    /// list): refs are minted and checked by the host.
+    /// Run an operation of the host's page library by name, with JSON
+    /// arguments and result (`docs/page-ops.md` lists them): refs are minted and
+    /// checked by the host, and arguments the operation does not take are
+    /// refused. [`run`] does the same with the operation's types.
     pub fn page_op(
         tab_id: Option<&str>,
         op: &str,
@@ -572,7 +574,8 @@ pub mod browser {
     pub use ochre_protocol::page_ops as ops;
     use ochre_protocol::page_ops::PageOp;
 
-    /// Run a typed page operation: `run(tab, &ops::Sleep { ms: 50 }, 2_000)?.slept_ms`.
+    /// Run a typed page operation: `run(tab, &ops::Sleep { ms: 50 }, 2_000)?.slept_ms`,
+    /// `run(tab, &ops::Find { query: "Send".into(), ..Default::default() }, 5_000)?.matches`.
     /// A result of another shape than the operation's (a host of another
     /// version) is an `INTERNAL` error naming the operation.
     pub fn run<O: PageOp>(
@@ -580,16 +583,10 @@ pub mod browser {
         op: &O,
         timeout_ms: u32,
     ) -> Result<O::Output, ToolError> {
-        let args = serde_json::to_value(op).map_err(|e| {
-            ToolError::new(crate::codes::INVALID_ARGUMENT, format!("{}: {e}", O::NAME))
-        })?;
+        let internal = |m| ToolError::new(crate::codes::INTERNAL, m);
+        let args = ochre_protocol::page_ops::to_args(op).map_err(internal)?;
         let out = page_op(tab_id, O::NAME, &args, timeout_ms)?;
-        serde_json::from_value(out).map_err(|e| {
-            ToolError::new(
-                crate::codes::INTERNAL,
-                format!("the host's {} result has an unexpected shape: {e}", O::NAME),
-            )
-        })
+        ochre_protocol::page_ops::from_output::<O>(out).map_err(internal)
     }
 
     /// Give files to a file input (`target`: a ref or a CSS selector); the host

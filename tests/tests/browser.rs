@@ -260,3 +260,66 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     client.cancel().await?;
     Ok(())
 }
+
+/// Page operations from Rust through their types (`BrowserManager::run`), and
+/// arguments an operation does not take refused before the page is touched:
+/// nothing is filled and no request reaches the server.
+#[tokio::test]
+async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<()> {
+    use ochre_host::browser::page_ops::{Fill, Find, Shown, Snapshot, Wait};
+    use ochre_host::{BrowserManager, BrowserOptions};
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("typed-ops");
+    let b = BrowserManager::new(BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    });
+    b.navigate(None, &site.url("form.html"), 20_000).await?;
+    let text = async || -> Result<String> {
+        let text = Snapshot { mode: Some("text".into()), ..Default::default() };
+        Ok(b.run(None, &text, 10_000).await?.text)
+    };
+    let field = async |name: &str| -> Result<String> {
+        let expression = format!("document.querySelector('[name={name}]').value");
+        let ask = json!({"expression": expression, "returnByValue": true});
+        let value = b.cdp_send(None, "Runtime.evaluate", ask).await?;
+        Ok(value["result"]["value"].as_str().unwrap_or_default().to_owned())
+    };
+
+    // Wrong type, unknown argument, missing argument, unknown operation: each
+    // refused with the field named, before anything runs.
+    let hits = site.hits();
+    let order = json!({"Customer name": "Ada", "size": "Medium"});
+    let fill = |args| b.page_op(None, "fill", args, 10_000);
+    let e = fill(json!({"fields": order, "submit": "yes"})).await.expect_err("refused");
+    let field_of = |e: &ochre_host::ToolError| e.details["field"].as_str().map(str::to_owned);
+    assert_eq!((e.code.as_str(), field_of(&e).as_deref()), ("INVALID_ARGUMENT", Some("submit")));
+    let e = fill(json!({"fields": order, "sumbit": true})).await.expect_err("refused");
+    assert!(e.message.contains("unknown field `sumbit`"), "{}", e.message);
+    let e = b.page_op(None, "find", json!({"limit": 3}), 10_000).await.expect_err("refused");
+    assert!(e.message.contains("missing field `query`"), "{}", e.message);
+    let e = b.page_op(None, "fil", json!({}), 10_000).await.expect_err("refused");
+    assert_eq!((e.code.as_str(), field_of(&e).as_deref()), ("INVALID_ARGUMENT", Some("op")));
+    assert_eq!(field("custname").await?, "", "nothing was filled");
+    assert_eq!(site.hits(), hits, "no request reached the server");
+
+    // The same through the types: found, filled, submitted, and the body that
+    // arrived (the server's echo page shows it).
+    let find = Find { query: "Customer name".into(), ..Default::default() };
+    let found = b.run(None, &find, 10_000).await?.matches;
+    let name_ref = found.first().and_then(|m| m.split(' ').find(|w| w.starts_with("ax_")));
+    let name_ref = name_ref.expect("a ref for the name field").to_owned();
+    let fields = [("Customer name", "Ada Lovelace"), ("size", "Medium")];
+    let fields = fields.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect();
+    let fill = Fill { fields: Some(fields), submit: Some(true), ..Default::default() };
+    let filled = b.run(None, &fill, 10_000).await?;
+    assert!(filled.submitted && filled.filled.len() == 2, "{filled:?}");
+    let left = Wait { kind: "navigation".into(), token: filled.token, ..Default::default() };
+    b.run(None, &left, 10_000).await?;
+    let echo = text().await?;
+    assert!(echo.contains("custname=Ada+Lovelace") && echo.contains("size=medium"), "{echo}");
+    // A ref of the page that was left is refused, not read on the new page.
+    let e = b.run(None, &Shown::of(&name_ref), 10_000).await.expect_err("refused");
+    assert_eq!(e.code, "STALE_REF", "{}", e.message);
+    Ok(())
+}

@@ -9,6 +9,7 @@
 //! named by ochre alone and left out). Run with `--nocapture` for the table.
 
 use anyhow::{Context, Result};
+use ochre_host::browser::page_ops::{NetworkIdle, Snapshot};
 use ochre_host::{BrowserManager, BrowserOptions};
 use ochre_tests::*;
 use serde_json::{Value, json};
@@ -98,9 +99,9 @@ struct Tally {
 
 async fn measure(b: &BrowserManager, url: &str, t: &mut Tally) -> Result<(usize, usize)> {
     b.navigate(None, url, 20_000).await?;
-    let _ = b.page_op(None, "network_idle", json!({"quiet_ms": 200}), 3_000).await;
-    let snap = b.page_op(None, "snapshot", json!({}), 30_000).await?;
-    let refs = refs_of(snap["text"].as_str().unwrap_or_default());
+    let _ = b.run(None, &NetworkIdle { quiet_ms: Some(200) }, 3_000).await;
+    let snap = b.run(None, &Snapshot::default(), 30_000).await?;
+    let refs = refs_of(&snap.text);
     let step = refs.len().div_ceil(PER_PAGE).max(1);
     let (mut compared, mut agreed) = (0, 0);
     for (role, name, n) in refs.into_iter().step_by(step) {

@@ -55,7 +55,7 @@ pub use pool::{Endpoint, EndpointStatus};
 pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
 
 /// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::codes;
+pub use ochre_protocol::{codes, page_ops};
 
 /// How to get a browser.
 #[derive(Debug, Clone, Default)]

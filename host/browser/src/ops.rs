@@ -1,11 +1,14 @@
-//! What each page operation is, in one table: its name, its arguments, what it
-//! does, and how the host runs it (whether a read is retried in the new document
-//! when a navigation cuts it short, whether it covers a page's cross-site
-//! frames, whether its result holds viewport points that a frame's offset
-//! shifts, whether it is long by design, whether it needs a tab). The dispatch
-//! ([`crate::BrowserManager::page_op`]) and the host's plugin interface read it,
-//! `docs/page-ops.md` is generated from it, and a name not in it is refused
-//! before anything touches the browser.
+//! What each page operation is, in one table: its type (its name, its arguments
+//! and its result: `ochre_protocol::page_ops`, one row per type), its arguments
+//! in words, what it does, and how the host runs it (whether a read is retried
+//! in the new document when a navigation cuts it short, whether it covers a
+//! page's cross-site frames, whether its result holds viewport points that a
+//! frame's offset shifts, whether it is long by design, whether it needs a
+//! tab). The dispatch ([`crate::BrowserManager::page_op`]) and the host's plugin
+//! interface read it, `docs/page-ops.md` is generated from it, and a call is
+//! checked against its operation's type before anything touches the browser.
+
+use ochre_protocol::page_ops::{self as typed, PageOp as Typed};
 
 /// Which documents of a tab an operation runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,9 +46,9 @@ pub struct PageOp {
     pub tab: bool,
 }
 
-const fn op(name: &'static str, args: &'static str, what: &'static str) -> PageOp {
+const fn op<O: Typed>(args: &'static str, what: &'static str) -> PageOp {
     PageOp {
-        name,
+        name: O::NAME,
         args,
         what,
         retried: false,
@@ -56,8 +59,8 @@ const fn op(name: &'static str, args: &'static str, what: &'static str) -> PageO
     }
 }
 
-const fn read(name: &'static str, args: &'static str, what: &'static str) -> PageOp {
-    PageOp { retried: true, ..op(name, args, what) }
+const fn read<O: Typed>(args: &'static str, what: &'static str) -> PageOp {
+    PageOp { retried: true, ..op::<O>(args, what) }
 }
 
 const fn frames(p: PageOp, frames: Frames) -> PageOp {
@@ -80,176 +83,165 @@ const fn long(p: PageOp) -> PageOp {
 pub const PAGE_OPS: &[PageOp] = &[
     // Reading the page.
     frames(
-        read(
-            "snapshot",
+        read::<typed::Snapshot>(
             "mode: ax|text|markdown|dom, ref, filter, depth, max_chars",
             "the page as roles and names with refs, or as text, Markdown or HTML",
         ),
         Frames::Snapshot,
     ),
     frames(
-        read("find", "query, limit", "elements matching a description, best first, with refs"),
+        read::<typed::Find>(
+            "query, limit, scores",
+            "elements matching a description, best first, with refs",
+        ),
         Frames::Wide,
     ),
     frames(
-        read(
-            "query",
+        read::<typed::Query>(
             "selector | xpath, limit",
             "elements matching a CSS selector or XPath, with refs",
         ),
         Frames::Wide,
     ),
     frames(
-        op(
-            "resolve_query",
+        op::<typed::ResolveQuery>(
             "query",
             "the ref of the best match of a description (ELEMENT_NOT_FOUND if none)",
         ),
         Frames::Wide,
     ),
-    op(
-        "describe",
+    op::<typed::Describe>(
         "ref | selector",
         "an element's role, name, state, tag and whether it is focusable, native or listening for clicks",
     ),
-    read(
-        "extract_static",
-        "schema, ref, selector, item_selector",
-        "structured data read from the page by a JSON Schema, without running the page",
+    read::<typed::ExtractStatic>(
+        "html, url, mode: markdown|text, max_chars",
+        "the title, links and content of fetched HTML, read without rendering it",
     ),
-    op(
-        "extract",
+    op::<typed::Extract>(
         "schema, ref, selector, item_selector",
         "structured data read from the page by a JSON Schema",
     ),
-    op(
-        "shown",
-        "ref",
+    op::<typed::Shown>(
+        "ref, name",
         "the value a form field shows (a select's chosen label, a checkbox's state)",
     ),
-    op("value_of", "ref", "a field's current value"),
-    op(
-        "field_secrets",
-        "",
+    op::<typed::ValueOf>("ref", "a field's current value"),
+    op::<typed::FieldSecrets>(
+        "keys, refs",
         "the values typed into password and one-time-code fields (for redaction)",
     ),
-    read("ping", "", "the page's URL and readiness"),
+    read::<typed::Ping>("", "the page's URL and readiness"),
     // Acting on elements.
-    points(op(
-        "point",
+    points(op::<typed::Point>(
         "ref, how: plain|center|sample",
         "the viewport point to click an element at",
     )),
-    points(op(
-        "actionable",
-        "ref, timeout_ms",
+    points(op::<typed::Actionable>(
+        "ref, timeout_ms, enabled",
         "whether an element can take an event now (visible, enabled, not covered), with its point",
     )),
-    points(op(
-        "relocate",
+    points(op::<typed::Relocate>(
         "ref, role, name",
         "the element a ref meant, found again by role and name, with its point",
     )),
-    op(
-        "js_click",
+    op::<typed::JsClick>(
         "ref",
         "a click dispatched in the page's script (when trusted input cannot reach the element)",
     ),
-    op("focus", "ref", "focus an element"),
-    op("set_value", "ref, value", "set a field's value as typing would, events included"),
-    op("pick_option", "ref, name", "choose the option of a select or listbox with that label"),
+    op::<typed::Focus>("ref", "focus an element"),
+    op::<typed::SetValue>("ref, value", "set a field's value as typing would, events included"),
+    op::<typed::PickOption>(
+        "ref, name",
+        "choose the option of a select or listbox with that label",
+    ),
     frames(
-        op(
-            "fill",
+        op::<typed::Fill>(
             "fields, refs, submit",
             "fill a form's fields by label or ref, optionally submit it",
         ),
         Frames::Fields,
     ),
-    op("scroll", "direction, amount, to, ref", "scroll the page or an element"),
-    points(op(
-        "drag_info",
+    op::<typed::Scroll>("direction, amount, to, ref", "scroll the page or an element"),
+    points(op::<typed::DragInfo>(
         "source | source_selector, target | target_selector",
         "the points of a drag's source and target",
     )),
-    op(
-        "html5_drag",
+    op::<typed::Html5Drag>(
         "source | source_selector, target | target_selector",
         "an HTML5 drag and drop dispatched in the page",
     ),
-    op(
-        "check",
+    op::<typed::Check>(
         "type: selector|selector_hidden, value, visible",
         "whether a wait's condition holds now (the host's own waits)",
     ),
-    op("element", "ref | selector", "the element itself (a remote object, for the host's own use)"),
-    op("file_input", "target", "the file input a ref or selector names (for set-files)"),
-    op("files_of", "target", "the file names a file input now holds"),
-    op(
-        "storage",
-        "type: local|session, action: get|set|delete|clear, key, value",
+    op::<typed::Element>(
+        "ref | selector",
+        "the element itself (a remote object, for the host's own use)",
+    ),
+    op::<typed::FileInput>(
+        "ref | selector",
+        "the file input a ref or selector names (for set-files)",
+    ),
+    op::<typed::FilesOf>("ref | selector", "the file names a file input now holds"),
+    op::<typed::Storage>(
+        "type: local|session, action: get|set|remove|clear|keys, key, value",
         "the page's localStorage or sessionStorage",
     ),
     // What an action changed.
-    op("watch", "ref", "start watching what an action changes (returns a token)"),
-    op(
-        "settle",
-        "token, idle_ms, quiet_ms, max_ms, wait_ms",
+    op::<typed::Watch>("ref", "start watching what an action changes (returns a token)"),
+    op::<typed::Settle>(
+        "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
         "what the action changed once the DOM and the requests it started settle",
     ),
-    op("unwatch", "", "stop watching"),
-    op(
-        "wait",
-        "type: selector|selector_hidden|function|navigation|url_match|timeout, value, visible",
+    op::<typed::Unwatch>("", "stop watching"),
+    op::<typed::Wait>(
+        "type: selector|selector_hidden|function|navigation|url_match|timeout, value, visible, token",
         "wait for a condition on the page",
     ),
-    op("wait_load", "", "wait for the load event"),
-    op("network_idle", "quiet_ms", "wait until no request has been in flight for quiet_ms"),
+    op::<typed::WaitLoad>("", "wait for the load event"),
+    op::<typed::NetworkIdle>("quiet_ms", "wait until no request has been in flight for quiet_ms"),
     // Recordings.
-    op("identify", "ref", "an element's role, name and rank, to find it again in a replay"),
-    op("locate", "role, name, nth", "a fresh ref for an element found by role, name and rank"),
+    op::<typed::Identify>("ref", "an element's role, name and rank, to find it again in a replay"),
+    op::<typed::Locate>(
+        "role, name, nth",
+        "a fresh ref for an element found by role, name and rank",
+    ),
     // The tab.
-    op("dialog", "", "the open JavaScript dialog, if any"),
-    op("handle_dialog", "accept, promptText", "answer the open JavaScript dialog"),
-    op("console", "clear, level, limit", "the console messages of the tab"),
-    op(
-        "cookies",
+    op::<typed::Dialog>("", "the open JavaScript dialog, if any"),
+    op::<typed::HandleDialog>("accept, promptText", "answer the open JavaScript dialog"),
+    op::<typed::Console>("clear, level, limit", "the console messages of the tab"),
+    op::<typed::Cookies>(
         "action: get|set|delete|clear, name, value, domain, path, secure, httpOnly, sameSite, expires",
         "the cookies of the page's site",
     ),
-    op(
-        "network_capture",
+    op::<typed::NetworkCapture>(
         "action: start|stop|get|clear, include_bodies, limit",
         "the network requests of the tab",
     ),
-    op(
-        "network_conditions",
-        "preset",
+    op::<typed::NetworkConditions>(
+        "preset, cpu_slowdown",
         "emulate a network (offline, slow 3G, ...) or stop emulating",
     ),
-    op(
-        "evidence_bundle",
+    op::<typed::EvidenceBundle>(
         "include: [dom, screenshot, network, console]",
         "write the page's evidence (DOM, screenshot, network, console) to a bundle and return its manifest",
     ),
     // Without a tab.
-    long(op(
-        "visit_batch",
-        "urls, concurrency, format: markdown|text|structured|raw|none, max_chars, timeout_ms, script",
+    long(op::<typed::VisitBatch>(
+        "urls, concurrency, format: markdown|text|structured|raw|none, max_chars, timeout_ms, script, render: auto|always",
         "load pages in parallel worker tabs: status, title, links, content, the script's value",
     )),
-    long(op("sleep", "ms", "pause (bounded)")),
-    no_tab(op(
-        "new_isolated_tab",
+    long(op::<typed::Sleep>("ms", "pause (bounded)")),
+    no_tab(op::<typed::NewIsolatedTab>(
         "url, spread",
         "a tab in a browser context of its own, not made current; closing it disposes of the context",
     )),
-    no_tab(op(
-        "profile_status",
+    no_tab(op::<typed::ProfileStatus>(
         "",
         "the browser's profile: managed or attached, persistent or not",
     )),
-    no_tab(op("list_profiles", "", "the browser profiles known")),
+    no_tab(op::<typed::ListProfiles>("", "the browser profiles known")),
 ];
 
 /// The operation named `name`.
@@ -298,33 +290,62 @@ pub fn markdown() -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_typed_operation_is_in_the_table_with_its_arguments() {
-        use ochre_protocol::page_ops::*;
-        // Each typed operation's name and JSON keys, as its type writes them.
-        fn fields<O: PageOp>(op: O) -> (&'static str, Vec<String>) {
-            let v = serde_json::to_value(op).unwrap_or_default();
-            (O::NAME, v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default())
-        }
-        let typed = [
-            fields(Sleep { ms: 1 }),
-            fields(Describe::of_ref("ax_1")),
-            fields(ResolveQuery { query: "q".into() }),
-            fields(NetworkIdle { quiet_ms: Some(1) }),
-            fields(Watch { ref_id: Some("ax_1".into()) }),
-            fields(Unwatch {}),
-            fields(Focus::of("ax_1")),
-            fields(ValueOf::of("ax_1")),
-            fields(JsClick::of("ax_1")),
-        ];
-        assert_eq!(typed.len(), TYPED.len());
-        for (name, args) in &typed {
-            assert!(TYPED.iter().any(|(n, _)| n == name), "{name}");
-            let op = page_op(name).unwrap_or_else(|| panic!("typed op {name} not in the table"));
-            for a in args {
-                assert!(op.args.contains(a.as_str()), "{name}: `{a}` not in {:?}", op.args);
+    /// The argument names a row of the table documents: `mode: a|b, ref | selector,
+    /// include: [x, y]` names `mode`, `ref`, `selector` and `include`.
+    fn documented(args: &str) -> Vec<String> {
+        let (mut parts, mut depth, mut cur) = (Vec::new(), 0, String::new());
+        for c in args.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                ',' if depth == 0 => parts.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
             }
         }
+        parts.push(cur);
+        let mut names: Vec<String> = parts
+            .iter()
+            .flat_map(|p| p.split(':').next().unwrap_or_default().split('|'))
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_operation_is_typed_with_exactly_the_arguments_the_table_names() {
+        use ochre_protocol::page_ops::{TYPED, arg_names};
+        let example = documented("mode: a|b, ref | selector, include: [x, y]");
+        assert_eq!(example, ["include", "mode", "ref", "selector"]);
+        assert_eq!(TYPED.len(), PAGE_OPS.len(), "typed and documented operations differ");
+        for o in PAGE_OPS {
+            let typed = arg_names(o.name).unwrap_or_else(|| panic!("{} has no type", o.name));
+            let mut typed: Vec<String> = typed.iter().map(|n| (*n).to_owned()).collect();
+            typed.sort();
+            assert_eq!(typed, documented(o.args), "{}: its type's fields vs the table", o.name);
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_operation_type() {
+        use ochre_protocol::page_ops::check_args;
+        use serde_json::json;
+        assert_eq!(check_args("nope", &json!({})), None);
+        assert_eq!(check_args("sleep", &json!({"ms": 5})), Some(Ok(())));
+        assert_eq!(check_args("ping", &json!(null)), Some(Ok(())));
+        // Absent options may be null, as `json!` writes a `None`.
+        assert_eq!(check_args("snapshot", &json!({"mode": "text", "ref": null})), Some(Ok(())));
+        let e = check_args("sleep", &json!({"ms": "5"})).and_then(Result::err).expect("an error");
+        assert_eq!(e.field, "ms");
+        assert!(e.message.starts_with("sleep: invalid type"), "{}", e.message);
+        let e = check_args("find", &json!({"query": "x", "limt": 3})).and_then(Result::err);
+        let e = e.expect("an unknown argument is refused");
+        assert!(e.message.contains("unknown field `limt`"), "{}", e.message);
+        let e = check_args("fill", &json!({"fields": {"a": 1}, "submit": "yes"}));
+        assert_eq!(e.and_then(Result::err).expect("an error").field, "submit");
+        let e = check_args("find", &json!({})).and_then(Result::err).expect("query is required");
+        assert!(e.message.contains("missing field `query`"), "{}", e.message);
     }
 
     #[test]

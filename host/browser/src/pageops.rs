@@ -33,6 +33,11 @@ use super::netcap::TabWatch;
 use super::ops::Frames;
 use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
+use ochre_protocol::page_ops::{
+    self, Console, Cookies, Dialog, DragInfo, EvidenceBundle, HandleDialog, ListProfiles,
+    NetworkCapture, NetworkConditions, NetworkIdle, NewIsolatedTab, PageOp, ProfileStatus, Settle,
+    Sleep, VisitBatch, Wait, WaitLoad, Watch,
+};
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
@@ -952,6 +957,22 @@ impl BrowserManager {
         Ok(r["result"].take())
     }
 
+    /// Run the typed page operation `op` (`ochre_protocol::page_ops`) on a tab
+    /// (the current one when `tab` is `None`) and read its result as its type:
+    /// `browser.run(None, &Find { query: "Send".into(), ..Default::default() }, 5_000)`.
+    pub async fn run<O: PageOp>(
+        &self,
+        tab: Option<&str>,
+        op: &O,
+        timeout_ms: u32,
+    ) -> Result<O::Output, ToolError> {
+        let internal = |m| ToolError::new(codes::INTERNAL, m);
+        let args = page_ops::to_args(op).map_err(internal)?;
+        // Boxed: the dispatch's future is large, and callers' futures hold it.
+        let out = Box::pin(self.page_op(tab, O::NAME, args, timeout_ms)).await?;
+        page_ops::from_output::<O>(out).map_err(internal)
+    }
+
     /// Run a page operation (see the WIT `page-op`) in a tab.
     pub async fn page_op(
         &self,
@@ -960,17 +981,22 @@ impl BrowserManager {
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        // Refused before anything touches the browser.
-        if super::ops::page_op(op).is_none() {
-            return Err(ToolError::invalid_argument(
-                "op",
-                format!("unknown page operation {op:?}: one of {}", super::ops::names()),
-            ));
+        // Refused before anything touches the browser: an unknown operation, or
+        // arguments its type does not take.
+        match page_ops::check_args(op, &args) {
+            None => {
+                return Err(ToolError::invalid_argument(
+                    "op",
+                    format!("unknown page operation {op:?}: one of {}", super::ops::names()),
+                ));
+            }
+            Some(Err(e)) => return Err(ToolError::invalid_argument(&e.field, e.message)),
+            Some(Ok(())) => {}
         }
         match op {
-            "handle_dialog" | "dialog" => {
+            HandleDialog::NAME | Dialog::NAME => {
                 let (n, page) = self.page(tab).await?;
-                if op == "dialog" {
+                if op == Dialog::NAME {
                     return Ok(json!({"dialog": self.open_dialog(n)}));
                 }
                 let out = self.handle_dialog(n, &page, &args).await?;
@@ -982,14 +1008,14 @@ impl BrowserManager {
                 }
                 return Ok(out);
             }
-            "profile_status" => return Ok(self.profile_status().await),
-            "list_profiles" => return Ok(self.list_profiles().await),
+            ProfileStatus::NAME => return Ok(self.profile_status().await),
+            ListProfiles::NAME => return Ok(self.list_profiles().await),
             // One browser: its death ends the call at once. A pool: the pages
             // of a browser that dies are read on the others.
-            "visit_batch" if self.pool_size() > 1 => return self.visit_batch(&args).await,
-            "visit_batch" => return self.while_alive(self.visit_batch(&args)).await,
-            "sleep" => return Ok(super::visit::sleep(&args).await),
-            "new_isolated_tab" => {
+            VisitBatch::NAME if self.pool_size() > 1 => return self.visit_batch(&args).await,
+            VisitBatch::NAME => return self.while_alive(self.visit_batch(&args)).await,
+            Sleep::NAME => return Ok(super::visit::sleep(&args).await),
+            NewIsolatedTab::NAME => {
                 let spread = args["spread"].as_bool().unwrap_or(false);
                 let (url, ms) = (args["url"].as_str(), timeout_ms.max(1000));
                 let info = self.new_isolated_tab(url, ms, spread).await?;
@@ -1013,8 +1039,8 @@ impl BrowserManager {
         let (n, page) = self.page(tab).await?;
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
-            "cookies" => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
-            "network_capture" => {
+            Cookies::NAME => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
+            NetworkCapture::NAME => {
                 bounded(
                     timeout_ms.max(20_000),
                     "network capture",
@@ -1022,26 +1048,26 @@ impl BrowserManager {
                 )
                 .await
             }
-            "network_conditions" => self.network_conditions(&page, &args).await,
-            "evidence_bundle" => {
+            NetworkConditions::NAME => self.network_conditions(&page, &args).await,
+            EvidenceBundle::NAME => {
                 bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &args)).await
             }
-            "wait_load" => {
+            WaitLoad::NAME => {
                 self.wait_loaded(&page, timeout_ms).await?;
                 let url = page.url().await.ok().flatten().unwrap_or_default();
                 Ok(json!({"url": url}))
             }
-            "network_idle" => {
+            NetworkIdle::NAME => {
                 let quiet = args.get("quiet_ms").and_then(Value::as_u64).unwrap_or(100);
                 let idle = self.network_quiet(n, quiet.min(10_000), u64::from(timeout_ms)).await;
                 Ok(json!({"idle": idle}))
             }
-            "console" => {
+            Console::NAME => {
                 self.console_settled(n, &page).await;
                 Ok(self.console_json(n, &args))
             }
             // Each check is bounded too (a JS condition may never settle).
-            "wait" => {
+            Wait::NAME => {
                 bounded(
                     timeout_ms.saturating_add(1_000),
                     "the wait",
@@ -1049,13 +1075,13 @@ impl BrowserManager {
                 )
                 .await
             }
-            "watch" | "drag_info" => {
+            Watch::NAME | DragInfo::NAME => {
                 if let Some(w) = self.tab_watch(n) {
                     w.action_begins();
                 }
                 self.run_op(n, &page, op, args, timeout_ms).await
             }
-            "settle" => self.settle_action(n, &page, args, timeout_ms).await,
+            Settle::NAME => self.settle_action(n, &page, args, timeout_ms).await,
             _ => self.run_op(n, &page, op, args, timeout_ms).await,
         }
     }

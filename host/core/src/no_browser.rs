@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 pub use ochre_protocol::browser::{Input, Owner, PageEvent, TabDialog, TabInfo};
-pub use ochre_protocol::codes;
+pub use ochre_protocol::{codes, page_ops};
 
 /// Where the browser tells the operator about launches (unused here).
 pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
@@ -81,6 +81,16 @@ impl BrowserManager {
     /// The browser was never relaunched.
     pub fn take_relaunch_note(&self) -> bool {
         false
+    }
+
+    /// A typed page operation: there is no page.
+    pub async fn run<O: ochre_protocol::page_ops::PageOp>(
+        &self,
+        _tab: Option<&str>,
+        _op: &O,
+        _timeout_ms: u32,
+    ) -> Result<O::Output, ToolError> {
+        Err(unavailable())
     }
 
     /// A page operation: there is no page.

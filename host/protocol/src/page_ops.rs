@@ -1,7 +1,8 @@
-//! Typed page operations: for an operation of the host's page library, a
-//! struct of its arguments (serialized as the operation's JSON arguments) and
-//! the type of its result. The wire stays JSON (the WIT `page-op`); these types
-//! are what a plugin writes and reads instead of keys:
+//! Typed page operations: for every operation of the host's page library, a
+//! struct of its arguments (the operation's JSON arguments) and the type of its
+//! result. The wire stays JSON (the WIT `page-op`); these types are what a
+//! plugin writes and reads instead of keys, and what the host checks a call's
+//! arguments against before it touches the browser ([`check_args`]):
 //!
 //! ```
 //! use ochre_protocol::page_ops::{PageOp, Sleep};
@@ -10,15 +11,24 @@
 //! ```
 //!
 //! In a plugin: `ochre_sdk::browser::run(tab, &Sleep { ms: 50 }, 2_000)?.slept_ms`.
-//! Every name here is in `ochre-browser`'s table of operations
-//! (`docs/page-ops.md`), which a test checks; the operations not typed yet are
-//! reached with `ochre_sdk::browser::page_op` and JSON.
+//! Every operation here is in `ochre-browser`'s table of operations
+//! (`docs/page-ops.md`), and every operation there is here, which a test checks
+//! field by field. Results that are free-form by nature (extracted data, a
+//! capture, a settle's account of what changed) are [`Json`].
+//!
+//! Refs are strings as snapshots give them (`ax_12`). Optional arguments are
+//! `Option`s; `None` is sent as `null`, which every operation reads as absent.
+
+use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+/// A result that is free-form JSON (its keys are in `docs/page-ops.md`).
+pub type Json = serde_json::Value;
+
 /// A page operation: its name, its arguments (`Self`) and its result.
-pub trait PageOp: Serialize {
+pub trait PageOp: Serialize + DeserializeOwned {
     /// The operation's name (the `op` of the WIT `page-op`).
     const NAME: &'static str;
     /// What it returns.
@@ -27,26 +37,162 @@ pub trait PageOp: Serialize {
 
 /// Each typed operation: its argument type, name and result type.
 macro_rules! typed_ops {
-    ($($op:ident => $name:literal -> $out:ty;)*) => {
+    ($($(#[$c:meta])* $op:ident => $name:literal -> $out:ty;)*) => {
         $(impl PageOp for $op {
             const NAME: &'static str = $name;
             type Output = $out;
         })*
         /// The typed operations: (name, the type of its arguments).
         pub const TYPED: &[(&str, &str)] = &[$(($name, stringify!($op))),*];
+
+        /// Check `args` against the arguments of the operation `name`: `None`
+        /// for a name that is not an operation; else the first problem (the
+        /// field's path and what is wrong), or `Ok`.
+        pub fn check_args(name: &str, args: &serde_json::Value) -> Option<Result<(), ArgsError>> {
+            Some(match name {
+                $($name => parse::<$op>(args).map(drop),)*
+                _ => return None,
+            })
+        }
+
+        /// The names of the arguments of the operation `name`, in the order
+        /// its type declares them (`None`: no such operation).
+        pub fn arg_names(name: &str) -> Option<&'static [&'static str]> {
+            Some(match name {
+                $($name => fields::<$op>(),)*
+                _ => return None,
+            })
+        }
     };
 }
 
+/// What is wrong with a page operation's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError {
+    /// The argument (its path, `fields.email`), or `args` for the whole.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// `args` as the operation's arguments (`null` counts as no arguments).
+pub fn parse<O: PageOp>(args: &serde_json::Value) -> Result<O, ArgsError> {
+    let empty = serde_json::Value::Object(Default::default());
+    let args = if args.is_null() { &empty } else { args };
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "args".to_owned() } else { path };
+        ArgsError { field, message: format!("{}: {}", O::NAME, e.into_inner()) }
+    })
+}
+
+/// An operation's arguments as the wire's JSON.
+pub fn to_args<O: PageOp>(op: &O) -> Result<serde_json::Value, String> {
+    serde_json::to_value(op).map_err(|e| format!("{}: cannot write its arguments: {e}", O::NAME))
+}
+
+/// An operation's result read from the wire's JSON as its type.
+pub fn from_output<O: PageOp>(out: serde_json::Value) -> Result<O::Output, String> {
+    serde_json::from_value(out)
+        .map_err(|e| format!("the result of {} has an unexpected shape: {e}", O::NAME))
+}
+
+/// The field names a `Deserialize` struct declares: it is asked to read
+/// itself from a deserializer that only notes them.
+fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
+    struct Names(Option<&'static [&'static str]>);
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("stop")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> serde::Deserializer<'de> for &mut Names {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    let mut names = Names(None);
+    let _ = T::deserialize(&mut names);
+    names.0.unwrap_or(&[])
+}
+
 typed_ops! {
-    Sleep => "sleep" -> Slept;
-    Describe => "describe" -> Description;
+    // Reading the page.
+    Snapshot => "snapshot" -> Snapshotted;
+    Find => "find" -> Found;
+    Query => "query" -> Queried;
     ResolveQuery => "resolve_query" -> Resolved;
-    NetworkIdle => "network_idle" -> Idle;
-    Watch => "watch" -> Watching;
-    Unwatch => "unwatch" -> Done;
-    Focus => "focus" -> Focused;
+    Describe => "describe" -> Description;
+    ExtractStatic => "extract_static" -> StaticPage;
+    Extract => "extract" -> Json;
+    Shown => "shown" -> ShownValue;
     ValueOf => "value_of" -> FieldValue;
+    FieldSecrets => "field_secrets" -> BTreeMap<String, FieldSecret>;
+    Ping => "ping" -> Pong;
+    // Acting on elements.
+    Point => "point" -> ViewportPoint;
+    Actionable => "actionable" -> Actionability;
+    Relocate => "relocate" -> ViewportPoint;
     JsClick => "js_click" -> Done;
+    Focus => "focus" -> Focused;
+    SetValue => "set_value" -> ValueSet;
+    PickOption => "pick_option" -> Picked;
+    Fill => "fill" -> Filled;
+    Scroll => "scroll" -> Scrolled;
+    DragInfo => "drag_info" -> DragPoints;
+    Html5Drag => "html5_drag" -> Done;
+    Check => "check" -> bool;
+    Element => "element" -> Json;
+    FileInput => "file_input" -> FileInputInfo;
+    FilesOf => "files_of" -> Files;
+    Storage => "storage" -> Json;
+    // What an action changed.
+    Watch => "watch" -> Watching;
+    Settle => "settle" -> Json;
+    Unwatch => "unwatch" -> Done;
+    Wait => "wait" -> Json;
+    WaitLoad => "wait_load" -> Loaded;
+    NetworkIdle => "network_idle" -> Idle;
+    // Recordings.
+    Identify => "identify" -> Identity;
+    Locate => "locate" -> Located;
+    // The tab.
+    Dialog => "dialog" -> OpenDialog;
+    HandleDialog => "handle_dialog" -> Json;
+    Console => "console" -> Json;
+    Cookies => "cookies" -> Json;
+    NetworkCapture => "network_capture" -> Json;
+    NetworkConditions => "network_conditions" -> Json;
+    EvidenceBundle => "evidence_bundle" -> Json;
+    // Without a tab.
+    VisitBatch => "visit_batch" -> Json;
+    Sleep => "sleep" -> Slept;
+    NewIsolatedTab => "new_isolated_tab" -> NewTab;
+    ProfileStatus => "profile_status" -> Json;
+    ListProfiles => "list_profiles" -> Json;
 }
 
 /// Operations whose only argument is an element's ref.
@@ -54,7 +200,8 @@ macro_rules! on_element {
     ($($(#[$doc:meta])* $op:ident;)*) => {
         $(
             $(#[$doc])*
-            #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+            #[serde(deny_unknown_fields)]
             pub struct $op {
                 /// A ref from a snapshot (`ax_12`).
                 #[serde(rename = "ref")]
@@ -78,84 +225,245 @@ on_element! {
     ValueOf;
     /// A click by script (`element.click()`), for widgets that ignore the mouse.
     JsClick;
+    /// An element's role, name and rank among its namesakes (to find it again
+    /// in a replay).
+    Identify;
+}
+
+/// Operations without arguments.
+macro_rules! no_args {
+    ($($(#[$doc:meta])* $op:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            pub struct $op {}
+        )*
+    };
+}
+
+no_args! {
+    /// The page's URL and readiness.
+    Ping;
+    /// Stop watching (no `settle` follows).
+    Unwatch;
+    /// Wait for the load event.
+    WaitLoad;
+    /// The open JavaScript dialog, if any.
+    Dialog;
+    /// The browser's profile: managed or attached, persistent or not.
+    ProfileStatus;
+    /// The browser profiles known.
+    ListProfiles;
+}
+
+/// Operations on an element named by a ref or a CSS selector.
+macro_rules! ref_or_selector {
+    ($($(#[$doc:meta])* $op:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            pub struct $op {
+                /// A ref from a snapshot (`ax_12`).
+                #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+                pub ref_id: Option<String>,
+                /// Or a CSS selector.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub selector: Option<String>,
+            }
+
+            impl $op {
+                /// The element of a ref.
+                pub fn of_ref(ref_id: &str) -> Self {
+                    Self { ref_id: Some(ref_id.to_owned()), selector: None }
+                }
+            }
+        )*
+    };
+}
+
+ref_or_selector! {
+    /// Describe one element.
+    Describe;
+    /// The element itself (a remote object, for the host's own use).
+    Element;
+    /// The file input a ref or selector names (it must be one, and enabled).
+    FileInput;
+    /// The file names a file input holds now (its `input` and `change` fire).
+    FilesOf;
+}
+
+/// The two ends of a drag, each a ref or a CSS selector.
+macro_rules! drag_ends {
+    ($($(#[$doc:meta])* $op:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            pub struct $op {
+                /// The source's ref.
+                #[serde(default)]
+                pub source: Option<String>,
+                /// Or its CSS selector.
+                #[serde(default)]
+                pub source_selector: Option<String>,
+                /// The target's ref.
+                #[serde(default)]
+                pub target: Option<String>,
+                /// Or its CSS selector.
+                #[serde(default)]
+                pub target_selector: Option<String>,
+            }
+        )*
+    };
+}
+
+drag_ends! {
+    /// The viewport points of a drag's source and target (and a watch on the
+    /// target, for the `settle` after the drop).
+    DragInfo;
+    /// An HTML5 drag and drop dispatched in the page (`dragstart` … `drop`).
+    Html5Drag;
 }
 
 /// An operation that returns nothing to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Done {}
 
-/// Start watching what changes on the page (mutations, navigation, focus,
-/// the element's state) for a later `settle`: around `ref_id`, or the
-/// focused element when none is named.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Watch {
-    /// The element watched.
-    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub ref_id: Option<String>,
-}
+// ---- reading the page ---------------------------------------------------------------
 
-/// A watch started.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Watching {
-    /// The document's token: `settle` with it tells a navigation apart.
-    pub token: String,
-}
-
-/// Stop watching (no `settle` follows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Unwatch {}
-
-/// Whether the focus is now on the element (or inside it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct Focused {
-    /// `false`: it does not take the focus.
-    pub focused: bool,
-}
-
-/// A field's value: `None` for a password (never read) or what is no field.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct FieldValue {
-    /// The value.
-    pub value: Option<String>,
-    /// A password field.
+/// The page (or one element's subtree) as roles and names with refs, or as
+/// text, Markdown or HTML.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// `ax` (default), `text`, `markdown` or `dom`.
     #[serde(default)]
-    pub secret: bool,
-}
-
-/// Wait on the host for `ms` milliseconds (at most 60 000), holding no tab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Sleep {
-    /// How long.
-    pub ms: u64,
-}
-
-/// What [`Sleep`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct Slept {
-    /// How long it slept (the asked time, capped).
-    pub slept_ms: u64,
-}
-
-/// Describe one element, named by a ref or a CSS selector.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Describe {
-    /// A ref from a snapshot (`ax_12`).
-    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Only this element's subtree.
+    #[serde(rename = "ref", default)]
     pub ref_id: Option<String>,
-    /// Or a CSS selector.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
+    /// `interactive`: only what can be acted on.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// How deep to go.
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// Cut the text at this many characters.
+    #[serde(default)]
+    pub max_chars: Option<u64>,
 }
 
-impl Describe {
-    /// The element of a ref.
-    pub fn of_ref(ref_id: &str) -> Self {
-        Self { ref_id: Some(ref_id.to_owned()), selector: None }
-    }
+/// A snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Snapshotted {
+    /// The page as the mode shows it.
+    pub text: String,
+    /// Cut at `max_chars`.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Its length before the cut.
+    #[serde(default)]
+    pub total: Option<u64>,
+    /// The page's URL.
+    #[serde(default)]
+    pub url: String,
+    /// The page's title.
+    #[serde(default)]
+    pub title: String,
+}
+
+/// Elements matching a description in words, best first, with refs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Find {
+    /// What to look for (`"the Send button"`).
+    pub query: String,
+    /// At most this many (default and cap 20).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Give each match's score too.
+    #[serde(default)]
+    pub scores: Option<bool>,
+}
+
+/// What [`Find`] found.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Found {
+    /// Each match as a snapshot line (role, name, ref).
+    pub matches: Vec<String>,
+    /// How many matched in all.
+    #[serde(default)]
+    pub total: u64,
+    /// Their scores (with `scores`).
+    #[serde(default)]
+    pub scores: Option<Vec<f64>>,
+}
+
+/// Elements matching a CSS selector or an XPath, with refs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Query {
+    /// A CSS selector (shadow roots and same-site frames searched too).
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// Or an XPath.
+    #[serde(default)]
+    pub xpath: Option<String>,
+    /// At most this many (default 20, cap 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// What [`Query`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Queried {
+    /// The elements.
+    pub matches: Vec<QueryMatch>,
+    /// More matched than `limit`.
+    #[serde(default)]
+    pub more: bool,
+}
+
+/// One element [`Query`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct QueryMatch {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// Its tag name.
+    pub tag: String,
+    /// Its text (cut).
+    #[serde(default)]
+    pub text: String,
+    /// Up to eight of its attributes (values cut).
+    #[serde(default)]
+    pub attributes: BTreeMap<String, String>,
+    /// Whether it is visible.
+    #[serde(default)]
+    pub visible: bool,
+}
+
+/// The ref of the element that best matches a description
+/// (`ELEMENT_NOT_FOUND` when nothing does).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveQuery {
+    /// What to look for, in words (`"the Send button"`).
+    pub query: String,
+}
+
+/// A ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolved {
+    /// The best match's ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
 }
 
 /// An element as [`Describe`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Description {
     /// Its ref.
     #[serde(rename = "ref")]
@@ -176,34 +484,748 @@ pub struct Description {
     pub listens: bool,
 }
 
-/// The ref of the element that best matches a description
-/// (`ELEMENT_NOT_FOUND` when nothing does).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResolveQuery {
-    /// What to look for, in words (`"the Send button"`).
-    pub query: String,
+/// Read fetched HTML without rendering it (no script runs, nothing loads).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractStatic {
+    /// The HTML.
+    #[serde(default)]
+    pub html: Option<String>,
+    /// The URL it came from (links are resolved against it).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `markdown` or `text` for its content; otherwise none.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Cut the content at this many characters (default 20 000).
+    #[serde(default)]
+    pub max_chars: Option<u64>,
 }
 
-/// A ref.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Resolved {
-    /// The best match's ref.
+/// What [`ExtractStatic`] read.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StaticPage {
+    /// The title.
+    #[serde(default)]
+    pub title: String,
+    /// Its http(s) links (at most 2 000, without fragments).
+    #[serde(default)]
+    pub links: Vec<String>,
+    /// Its `rel=next` link.
+    #[serde(default)]
+    pub next: Option<String>,
+    /// It runs scripts and has little text: render it to read it.
+    #[serde(default)]
+    pub needs_render: bool,
+    /// The content in the mode asked.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// The content was cut.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// Structured data read from the page by a JSON Schema (JSON-LD, microdata,
+/// OpenGraph and meta tags, then CSS heuristics).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extract {
+    /// The JSON Schema: an object with `properties`, or an array of them.
+    pub schema: Json,
+    /// Only inside this element.
+    #[serde(rename = "ref", default)]
+    pub ref_id: Option<String>,
+    /// Or inside the element of this selector.
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// For an array: the CSS selector of one item.
+    #[serde(default)]
+    pub item_selector: Option<String>,
+}
+
+/// The value a form field shows (a select's chosen label, a checkbox's state);
+/// with `name`, where it shows that name (in itself or beside it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shown {
+    /// The field.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// A name to look for in or beside it.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl Shown {
+    /// What the field of a ref shows.
+    pub fn of(ref_id: &str) -> Self {
+        Self { ref_id: ref_id.to_owned(), name: None }
+    }
+}
+
+/// What a field shows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShownValue {
+    /// Its value or text.
+    #[serde(default)]
+    pub value: String,
+    /// Its `aria-valuenow`.
+    #[serde(default)]
+    pub now: Option<String>,
+    /// Its `aria-checked`.
+    #[serde(default)]
+    pub checked: Option<String>,
+    /// Its `aria-expanded`.
+    #[serde(default)]
+    pub expanded: Option<String>,
+    /// Its snapshot line.
+    #[serde(default)]
+    pub line: String,
+    /// The text beside it that holds `name` (a multiple select's chips).
+    #[serde(default)]
+    pub beside: Option<String>,
+}
+
+/// Whether the focus is now on the element (or inside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Focused {
+    /// `false`: it does not take the focus.
+    pub focused: bool,
+}
+
+/// A field's value: `None` for a password (never read) or what is no field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldValue {
+    /// The value.
+    pub value: Option<String>,
+    /// A password field.
+    #[serde(default)]
+    pub secret: bool,
+}
+
+/// Which of the fields a call is about to type into hold secrets (passwords,
+/// one-time codes): by label or name as `fill` takes them, or by ref.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldSecrets {
+    /// Fields by label or name.
+    #[serde(default)]
+    pub keys: Option<Vec<String>>,
+    /// Fields by ref.
+    #[serde(default)]
+    pub refs: Option<Vec<String>>,
+}
+
+/// One field [`FieldSecrets`] found (keyed by the key or ref asked).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FieldSecret {
+    /// Its accessible name.
+    #[serde(default)]
+    pub name: String,
+    /// A password or a one-time code.
+    #[serde(default)]
+    pub secret: bool,
+    /// A one-time code.
+    #[serde(default)]
+    pub otp: bool,
+}
+
+/// The page's URL and readiness.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Pong {
+    /// The URL.
+    pub url: String,
+    /// `document.readyState`.
+    pub ready: String,
+}
+
+// ---- acting on elements -------------------------------------------------------------
+
+/// The viewport point to click an element at (it is scrolled into view).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// The element.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// `plain` (its centre, and what covers it), `center`, or `sample` (the
+    /// first of nine points that reaches it).
+    #[serde(default)]
+    pub how: Option<String>,
+}
+
+/// A point in the viewport, or why there is none.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ViewportPoint {
+    /// `None`: no point reaches the element (see `reason`).
+    #[serde(default)]
+    pub x: Option<f64>,
+    /// The point's y.
+    #[serde(default)]
+    pub y: Option<f64>,
+    /// The point reaches the element (not another one over it).
+    #[serde(default)]
+    pub hits: Option<bool>,
+    /// What covers it there.
+    #[serde(default)]
+    pub covered_by: Option<String>,
+    /// Why there is no point.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The element's ref now ([`Relocate`]: it may have been found again).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+}
+
+/// Wait (at most `timeout_ms`, default 5 000) until an element can take an
+/// event: attached, visible, enabled, not moving, not covered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Actionable {
+    /// The element.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// How long to wait.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// `false`: a disabled element is acceptable.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+}
+
+/// Whether the element can take an event, and where.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Actionability {
+    /// `None`: the time ran out (see `reason`).
+    #[serde(default)]
+    pub x: Option<f64>,
+    /// The point's y.
+    #[serde(default)]
+    pub y: Option<f64>,
+    /// What stood in the way last.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// How long it waited.
+    #[serde(default)]
+    pub waited_ms: u64,
+    /// What it waited for (at most five).
+    #[serde(default)]
+    pub waited: Vec<String>,
+}
+
+/// The element a ref meant, found again by role and name if it was
+/// re-rendered, with a point that reaches it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Relocate {
+    /// The ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+}
+
+/// Set a field's value as typing would, its events included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetValue {
+    /// The field.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// The value: text, a number, `true`/`false`, or a list of option names.
+    pub value: Json,
+}
+
+/// What [`SetValue`] did: its keys depend on the field (`typing`, `widget`,
+/// `checked`, `value`, `line`), so it is JSON.
+pub type ValueSet = Json;
+
+/// Choose the option with a label of a select or listbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PickOption {
+    /// The select or listbox (or combobox).
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// The option's label (exact, else its start, else a part of it).
+    pub name: String,
+}
+
+/// The option [`PickOption`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Picked {
+    /// Its ref (`None`: none or several matched).
+    #[serde(rename = "ref", default)]
+    pub ref_id: Option<String>,
+    /// Its label.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Its snapshot line.
+    #[serde(default)]
+    pub line: Option<String>,
+    /// The labels of the options (the first 30).
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// The labels that matched when several did.
+    #[serde(default)]
+    pub ambiguous: Option<Vec<String>>,
+}
+
+/// Fill a form's fields by label, name or ref, and optionally submit it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fill {
+    /// Values by label or name.
+    #[serde(default)]
+    pub fields: Option<BTreeMap<String, Json>>,
+    /// Values by ref.
+    #[serde(default)]
+    pub refs: Option<BTreeMap<String, Json>>,
+    /// Submit the form once filled.
+    #[serde(default)]
+    pub submit: Option<bool>,
+}
+
+/// What [`Fill`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Filled {
+    /// Each field's snapshot line, `(asked "…")` after one that does not hold
+    /// the value as given.
+    #[serde(default)]
+    pub filled: Vec<String>,
+    /// The form was submitted.
+    #[serde(default)]
+    pub submitted: bool,
+    /// The document's token (a `wait` for navigation starts from it).
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// Scroll the page (by `direction` and `amount`, or `to` an end) or an element
+/// into view.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scroll {
+    /// `up`, `down` (default), `left` or `right`.
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Pixels (default 80 % of the viewport).
+    #[serde(default)]
+    pub amount: Option<u32>,
+    /// `top` or `bottom`.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Scroll this element into view instead.
+    #[serde(rename = "ref", default)]
+    pub ref_id: Option<String>,
+}
+
+/// Where the page is scrolled to.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scrolled {
+    /// Horizontal position.
+    pub scroll_x: i64,
+    /// Vertical position.
+    pub scroll_y: i64,
+    /// The page's height.
+    pub scroll_height: i64,
+    /// The viewport's height.
+    pub viewport_height: i64,
+    /// At the top.
+    pub at_top: bool,
+    /// At the bottom.
+    pub at_bottom: bool,
+}
+
+/// The points of a drag's ends.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DragPoints {
+    /// The watch on the target (for `settle`).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// The source is HTML5-draggable (`html5_drag` moves it).
+    #[serde(default)]
+    pub html5: bool,
+    /// The source's point.
+    pub source: ViewportPoint,
+    /// The target's point.
+    pub target: ViewportPoint,
+    /// The target's size.
+    #[serde(default)]
+    pub target_box: Option<Json>,
+    /// The source's snapshot line.
+    #[serde(default)]
+    pub source_line: String,
+    /// The target's snapshot line.
+    #[serde(default)]
+    pub target_line: String,
+}
+
+/// Whether one of the host's own wait conditions holds now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// `selector` or `selector_hidden`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The selector.
+    pub value: String,
+    /// `selector`: it must be visible too.
+    #[serde(default)]
+    pub visible: Option<bool>,
+}
+
+/// A file input.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileInputInfo {
+    /// Its snapshot line.
+    pub line: String,
+    /// It takes several files.
+    #[serde(default)]
+    pub multiple: bool,
+    /// Its ref.
     #[serde(rename = "ref")]
     pub ref_id: String,
 }
 
+/// The files a file input holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Files {
+    /// Their names.
+    pub files: Vec<String>,
+}
+
+/// The page's `localStorage` or `sessionStorage`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Storage {
+    /// `local` or `session`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `get` (one key, or all), `set`, `remove`, `clear` or `keys`.
+    pub action: String,
+    /// The key.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// The value to set.
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+// ---- what an action changed -----------------------------------------------------------
+
+/// Start watching what changes on the page (mutations, navigation, focus,
+/// the element's state) for a later `settle`: around `ref_id`, or the
+/// focused element when none is named.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Watch {
+    /// The element watched.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+}
+
+/// A watch started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watching {
+    /// The document's token: `settle` with it tells a navigation apart.
+    pub token: String,
+}
+
+/// What the action since `watch` changed, once the DOM and the requests it
+/// started settle (bounded by `wait_ms`, default 3 000).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settle {
+    /// The token `watch` gave (a navigation since is told apart).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Without a change, how long to wait for one (default 150 ms).
+    #[serde(default)]
+    pub idle_ms: Option<u64>,
+    /// After a change, how long without another counts as settled (default 50 ms).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
+    /// At most this long in the page (default 2 000 ms).
+    #[serde(default)]
+    pub max_ms: Option<u64>,
+    /// At most this long for the requests the action started.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+    /// Keep watching afterwards.
+    #[serde(default)]
+    pub keep: Option<bool>,
+}
+
+impl Settle {
+    /// Settle the watch of `token`, with the defaults.
+    pub fn after(token: &str) -> Self {
+        Self { token: Some(token.to_owned()), ..Self::default() }
+    }
+}
+
+/// Wait for a condition on the page (within the call's timeout).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    /// `selector`, `selector_hidden`, `function`, `navigation`, `url_match` or
+    /// `timeout`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The selector, function, URL pattern or milliseconds.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// `selector`: it must be visible too.
+    #[serde(default)]
+    pub visible: Option<bool>,
+    /// `navigation`: the document the caller acted in (a later one counts).
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// The load event came.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Loaded {
+    /// The page's URL.
+    #[serde(default)]
+    pub url: String,
+}
+
 /// Wait until the tab's network has been quiet for `quiet_ms` (default 100,
 /// at most 10 000), within the call's timeout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NetworkIdle {
     /// How long without a request in flight counts as quiet.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<u64>,
 }
 
 /// Whether the network went quiet in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Idle {
     /// `false`: requests were still in flight when the time ran out.
     pub idle: bool,
+}
+
+// ---- recordings -----------------------------------------------------------------------
+
+/// Who an element is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Identity {
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+    /// Its rank among elements of that role and name.
+    #[serde(default)]
+    pub nth: u64,
+    /// Its tag name.
+    #[serde(default)]
+    pub tag: String,
+}
+
+/// A fresh ref for the element of a role, name and rank (`ELEMENT_NOT_FOUND`
+/// when there is none now).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Locate {
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+    /// Its rank among elements of that role and name (default 0).
+    #[serde(default)]
+    pub nth: Option<u64>,
+}
+
+/// The element [`Locate`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Located {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// How many elements have that role and name.
+    #[serde(default)]
+    pub matches: u64,
+}
+
+// ---- the tab --------------------------------------------------------------------------
+
+/// The dialog open in a tab.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OpenDialog {
+    /// `None`: no dialog is open; else its `type`, `message`, `tabId` and
+    /// (a prompt) `defaultPrompt`.
+    #[serde(default)]
+    pub dialog: Option<Json>,
+}
+
+/// Answer the open JavaScript dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandleDialog {
+    /// Accept it (default) or dismiss it.
+    #[serde(default)]
+    pub accept: Option<bool>,
+    /// The text to answer a prompt with.
+    #[serde(rename = "promptText", default)]
+    pub prompt_text: Option<String>,
+}
+
+/// The tab's console messages and uncaught exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Console {
+    /// Clear them after reading.
+    #[serde(default)]
+    pub clear: Option<bool>,
+    /// Only this level (`error` includes exceptions).
+    #[serde(default)]
+    pub level: Option<String>,
+    /// The last this many (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// The cookies of the page's site.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cookies {
+    /// `get`, `set`, `delete` or `clear`.
+    pub action: String,
+    /// The cookie's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Its value (`set`).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Its domain (default: the page's host).
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Its path.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// HTTPS only.
+    #[serde(default)]
+    pub secure: Option<bool>,
+    /// Hidden from scripts.
+    #[serde(rename = "httpOnly", default)]
+    pub http_only: Option<bool>,
+    /// `Strict`, `Lax` or `None`.
+    #[serde(rename = "sameSite", default)]
+    pub same_site: Option<String>,
+    /// When it expires (seconds since the Unix epoch).
+    #[serde(default)]
+    pub expires: Option<f64>,
+}
+
+/// The tab's network requests.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkCapture {
+    /// `start`, `stop`, `get` (default) or `clear`.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// Read the bodies of text responses too.
+    #[serde(default)]
+    pub include_bodies: Option<bool>,
+    /// The last this many (default 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Emulate a network (`offline`, `slow-3g`, …) or a slower CPU, or stop.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConditions {
+    /// The network preset (`none` stops emulating).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// How many times slower the CPU runs (1 stops).
+    #[serde(default)]
+    pub cpu_slowdown: Option<f64>,
+}
+
+/// Write the page's evidence to a bundle and return its manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceBundle {
+    /// Any of `dom`, `screenshot`, `network`, `console` (default all).
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+}
+
+// ---- without a tab ----------------------------------------------------------------------
+
+/// Load pages in parallel worker tabs: status, title, links, content, a
+/// script's value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisitBatch {
+    /// The pages.
+    pub urls: Vec<String>,
+    /// How many at once.
+    #[serde(default)]
+    pub concurrency: Option<u32>,
+    /// `markdown`, `text`, `structured`, `raw` or `none`.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Cut each page's content at this many characters.
+    #[serde(default)]
+    pub max_chars: Option<u64>,
+    /// Each page's time.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// A script whose value each page returns.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// `auto` (default: render a page only when its HTML needs it) or
+    /// `always`.
+    #[serde(default)]
+    pub render: Option<String>,
+}
+
+/// Wait on the host for `ms` milliseconds (at most 60 000), holding no tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sleep {
+    /// How long.
+    pub ms: u64,
+}
+
+/// What [`Sleep`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slept {
+    /// How long it slept (the asked time, capped).
+    pub slept_ms: u64,
+}
+
+/// A tab in a browser context of its own, not made current; closing it
+/// disposes of the context.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewIsolatedTab {
+    /// The page to open (default `about:blank`).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Put it on the least busy browser of a pool.
+    #[serde(default)]
+    pub spread: Option<bool>,
+}
+
+/// A tab opened.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewTab {
+    /// Its id.
+    pub id: String,
+    /// Its URL.
+    #[serde(default)]
+    pub url: String,
+    /// Its title.
+    #[serde(default)]
+    pub title: String,
 }

@@ -2,13 +2,15 @@
 //! `form_input`, `fill_form`, `drag_drop`, `file_upload`. All accept `intent`
 //! (validated and audited by the host, never used to find the element).
 
+use std::collections::BTreeMap;
+
 use ochre_sdk::browser::{self, Input, ops};
 use ochre_sdk::{Content, Output, ToolError, clock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::read::{op, run, unwatch, watch};
+use crate::read::{run, unwatch, watch};
 
 /// Time all click strategies together may take, in ms.
 const CLICK_BUDGET_MS: u64 = 6_000;
@@ -87,8 +89,7 @@ pub(crate) fn describe_delta(d: &Value) -> String {
 /// After an action that may navigate: wait for the new page.
 pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
     if d["navigated"] == json!(true) {
-        let wait = json!({"type": "navigation", "token": d["token"]});
-        match browser::page_op(tab, "wait", &wait, 15_000) {
+        match browser::run(tab, &navigation(d["token"].as_str()), 15_000) {
             Ok(r) => d["url"] = r["url"].clone(),
             Err(_) => d["url"] = json!("(the navigation did not finish within 15 s)"),
         }
@@ -105,14 +106,19 @@ fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolE
     browser::input(tab, &ev)
 }
 
-fn point(p: &Value) -> Result<(f64, f64), String> {
-    match (p["x"].as_f64(), p["y"].as_f64()) {
-        (Some(x), Some(y)) if p["hits"] != json!(false) => Ok((x, y)),
+/// A wait for the navigation that left the document of `token`.
+pub(crate) fn navigation(token: Option<&str>) -> ops::Wait {
+    ops::Wait { kind: "navigation".into(), token: token.map(str::to_owned), ..ops::Wait::default() }
+}
+
+fn point(p: &ops::ViewportPoint) -> Result<(f64, f64), String> {
+    match (p.x, p.y) {
+        (Some(x), Some(y)) if p.hits != Some(false) => Ok((x, y)),
         (Some(_), Some(_)) => Err(format!(
             "the element is covered by {}",
-            p["covered_by"].as_str().unwrap_or("another element")
+            p.covered_by.as_deref().unwrap_or("another element")
         )),
-        _ => Err(p["reason"].as_str().unwrap_or("the element has no clickable point").to_owned()),
+        _ => Err(p.reason.clone().unwrap_or_else(|| "the element has no clickable point".into())),
     }
 }
 
@@ -130,27 +136,25 @@ fn actionable(
     ms: u64,
     enabled: bool,
 ) -> Result<((f64, f64), String), ToolError> {
-    let args = json!({"ref": target, "timeout_ms": ms, "enabled": enabled});
-    let p =
-        browser::page_op(tab, "actionable", &args, u32::try_from(ms + 5_000).unwrap_or(u32::MAX))?;
-    let waited = match (p["waited_ms"].as_u64(), p["waited"].as_array()) {
-        (Some(t), Some(w)) if !w.is_empty() => {
-            let what: Vec<&str> = w.iter().filter_map(Value::as_str).collect();
-            format!("waited {t} ms: {}", what.join(", "))
-        }
-        _ => String::new(),
+    let ask =
+        ops::Actionable { ref_id: target.to_owned(), timeout_ms: Some(ms), enabled: Some(enabled) };
+    let p = browser::run(tab, &ask, u32::try_from(ms + 5_000).unwrap_or(u32::MAX))?;
+    let waited = if p.waited.is_empty() {
+        String::new()
+    } else {
+        format!("waited {} ms: {}", p.waited_ms, p.waited.join(", "))
     };
-    match (p["x"].as_f64(), p["y"].as_f64()) {
+    match (p.x, p.y) {
         (Some(x), Some(y)) => Ok(((x, y), waited)),
         _ => Err(ToolError::new(
             ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
             format!(
                 "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
-                p["reason"].as_str().unwrap_or("no point of it can be reached"),
-                p["waited_ms"].as_u64().unwrap_or(ms)
+                p.reason.as_deref().unwrap_or("no point of it can be reached"),
+                p.waited_ms
             ),
         )
-        .with_details(json!({"waited": p["waited"]}))),
+        .with_details(json!({"waited": p.waited}))),
     }
 }
 
@@ -204,7 +208,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         let ((x, y), waited) = actionable(tab, &target, &line, wait_ms, false)?;
         let w = watch(tab, Some(target.as_str()))?;
         browser::input(tab, &[Input::MouseMove(x, y)])?;
-        let d = op(tab, "settle", json!({"token": w, "idle_ms": 100}))?;
+        let d = run(tab, &ops::Settle { idle_ms: Some(100), ..ops::Settle::after(&w) })?;
         let out = format!("hovered {line}{}: {}", paren(&waited), describe_delta(&d));
         return Ok(Output::text(out.clone()).with_summary(out));
     }
@@ -239,10 +243,13 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         for key in keys {
             let w = watch(tab, Some(target.as_str()))?;
             let attempt: Result<(), String> = match strategy {
-                "ax" => op(
+                "ax" => run(
                     tab,
-                    "relocate",
-                    json!({"ref": target, "role": info.role, "name": info.name}),
+                    &ops::Relocate {
+                        ref_id: target.clone(),
+                        role: info.role.clone(),
+                        name: info.name.clone(),
+                    },
                 )
                 .map_err(|e| e.message)
                 .and_then(|p| point(&p))
@@ -264,7 +271,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                 tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
                 continue;
             }
-            let mut d = op(tab, "settle", json!({"token": w}))?;
+            let mut d = run(tab, &ops::Settle::after(&w))?;
             // Only what the event reaching the element did counts (a timer
             // elsewhere on the page must not pass for success).
             let delivered = d["delivered"] == json!(true);
@@ -311,7 +318,7 @@ fn click_delivered(
             unwatch(tab);
             return Err(e);
         }
-        let d = op(tab, "settle", json!({"token": w}))?;
+        let d = run(tab, &ops::Settle::after(&w))?;
         if d["delivered"] == json!(true) {
             return Ok((d, waited_all.join("; "), tried));
         }
@@ -358,9 +365,8 @@ fn hitl(
         "strategies_tried": tried,
         "target": {"ref": target, "role": info.role, "name": info.name},
     });
-    let clip = op(tab, "point", json!({"ref": target, "how": "plain"}))
-        .ok()
-        .and_then(|p| Some((p["x"].as_f64()?, p["y"].as_f64()?)));
+    let plain = ops::Point { ref_id: target.to_owned(), how: Some("plain".into()) };
+    let clip = run(tab, &plain).ok().and_then(|p| Some((p.x?, p.y?)));
     let shot = browser::screenshot(
         tab,
         false,
@@ -398,7 +404,7 @@ pub(crate) struct FormInputArgs {
 #[ochre_sdk::tool(name = "form_input", intent, scope = Browser, redact = "value")]
 pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
-    let r = op(tab, "set_value", json!({"ref": a.target, "value": a.value}))?;
+    let r = run(tab, &ops::SetValue { ref_id: a.target.clone(), value: json!(a.value) })?;
     let line = r["line"].as_str().unwrap_or(&a.target);
     match r["widget"].as_str() {
         Some("combobox") => {
@@ -467,16 +473,13 @@ fn choose_option(
 ) -> Result<String, ToolError> {
     let name = name.to_owned();
     let line = ident(line).to_owned();
-    let shown = op(tab, "shown", json!({"ref": target}))?;
-    let before = shown["value"].as_str().unwrap_or_default().to_owned();
+    let before = run(tab, &ops::Shown::of(target))?;
+    let expanded = before.expanded.as_deref() == Some("true");
+    let before = before.value;
     // Opened unless it is open and lists the option (a multi-select stays open
     // after a choice: a click would close it).
-    let listed = if shown["expanded"] == json!("true") {
-        op(tab, "pick_option", json!({"ref": target, "name": name}))?
-    } else {
-        Value::Null
-    };
-    let mut found = if listed["ref"].is_string() {
+    let listed = if expanded { Some(run(tab, &pick(target, &name))?) } else { None };
+    let mut found = if let Some(listed) = listed.filter(|l| l.ref_id.is_some()) {
         Ok(listed)
     } else {
         click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
@@ -498,21 +501,15 @@ fn choose_option(
             if typed && !before.is_empty() {
                 let _ = type_into(tab, target, &before);
                 if let Ok(Ok(o)) = wait_option(tab, target, &before, 2_000)
-                    && let Some(r) = o["ref"].as_str()
+                    && let Some(r) = o.ref_id.as_deref()
                 {
                     let _ = click_delivered(tab, r, r, ACTIONABLE_MS, false);
                 }
             }
             let _ = browser::input(tab, &[Input::Key("Escape".into())]);
-            let now = op(tab, "shown", json!({"ref": target}))?["value"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let shown: Vec<String> = p["options"]
-                .as_array()
-                .map(|o| o.iter().filter_map(Value::as_str).map(|s| format!("{s:?}")).collect())
-                .unwrap_or_default();
-            let why = match p["ambiguous"].as_array() {
+            let now = run(tab, &ops::Shown::of(target))?.value;
+            let shown: Vec<String> = p.options.iter().map(|s| format!("{s:?}")).collect();
+            let why = match &p.ambiguous {
                 Some(many) => format!("{} options match {name:?}: {}", many.len(), json!(many)),
                 None if shown.is_empty() => "no list of options appeared".to_owned(),
                 None => format!("no option is named {name:?}; options shown: {}", shown.join(", ")),
@@ -530,12 +527,12 @@ fn choose_option(
                 ochre_sdk::codes::INVALID_ARGUMENT,
                 format!("{line}: {why}; {kept}"),
             )
-            .with_details(json!({"field": "value", "options": p["options"]})));
+            .with_details(json!({"field": "value", "options": p.options})));
         }
     };
-    let opt_ref = option["ref"].as_str().unwrap_or_default();
-    let opt_line = without_value(option["line"].as_str().unwrap_or(opt_ref)).to_owned();
-    let chosen = option["name"].as_str().unwrap_or(&name).to_owned();
+    let opt_ref = option.ref_id.as_deref().unwrap_or_default();
+    let opt_line = without_value(option.line.as_deref().unwrap_or(opt_ref)).to_owned();
+    let chosen = option.name.clone().unwrap_or_else(|| name.clone());
     // An option already chosen is left so (a click would unselect it in a
     // multi-select).
     let already = opt_line.ends_with(" selected") || opt_line.contains(" selected ");
@@ -546,30 +543,27 @@ fn choose_option(
     };
     let chosen = chosen.as_str();
     // The page may take a moment (a server round trip) to show the choice.
-    let mut shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
+    let where_shown = ops::Shown { ref_id: target.to_owned(), name: Some(chosen.to_owned()) };
+    let mut shown = run(tab, &where_shown)?;
     let started = clock::now_ms();
     while !already
-        && !shown["value"]
-            .as_str()
-            .unwrap_or_default()
-            .to_lowercase()
-            .contains(&chosen.to_lowercase())
+        && !shown.value.to_lowercase().contains(&chosen.to_lowercase())
         && clock::now_ms().saturating_sub(started) < SHOW_WAIT_MS
     {
         browser::run(tab, &ops::Sleep { ms: 50 }, 2_000)?;
-        shown = op(tab, "shown", json!({"ref": target, "name": chosen}))?;
+        shown = run(tab, &where_shown)?;
     }
     // A list still open (a multi-select's) is closed after the last choice,
     // as a person does, so it covers nothing the next step needs.
-    if close && shown["expanded"] == json!("true") {
+    if close && shown.expanded.as_deref() == Some("true") {
         browser::input(tab, &[Input::Key("Escape".into())])?;
     }
-    let holds = shown["value"].as_str().unwrap_or_default();
+    let holds = shown.value.as_str();
     let mut out = if already && holds.to_lowercase().contains(&chosen.to_lowercase()) {
         format!("option {} was already chosen in {line}; it shows {}", json!(chosen), json!(holds))
     } else if holds.to_lowercase().contains(&chosen.to_lowercase()) {
         format!("chose option {} in {line}; it shows {}", json!(chosen), json!(holds))
-    } else if let Some(beside) = shown["beside"].as_str() {
+    } else if let Some(beside) = shown.beside.as_deref() {
         format!("chose option {} in {line}; shown beside it: {}", json!(chosen), json!(beside))
     } else {
         format!(
@@ -605,7 +599,7 @@ fn toggle(
         return Ok(Output::text(out.clone()).with_summary(out));
     }
     click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
-    let now = op(tab, "shown", json!({"ref": target}))?["checked"] == json!("true");
+    let now = run(tab, &ops::Shown::of(target))?.checked.as_deref() == Some("true");
     if now != want {
         return Err(ToolError::new(
             ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
@@ -628,8 +622,13 @@ fn type_into(tab: Option<&str>, target: &str, text: &str) -> Result<(), ToolErro
         unwatch(tab);
         return Err(e);
     }
-    op(tab, "settle", json!({"token": w}))?;
+    run(tab, &ops::Settle::after(&w))?;
     Ok(())
+}
+
+/// Pick the option `name` of the combobox or select `target`.
+fn pick(target: &str, name: &str) -> ops::PickOption {
+    ops::PickOption { ref_id: target.to_owned(), name: name.to_owned() }
 }
 
 /// Wait (at most `ms`) for a combobox's option named `name`: `Ok(option)`, or
@@ -640,20 +639,19 @@ fn wait_option(
     target: &str,
     name: &str,
     ms: u64,
-) -> Result<Result<Value, Value>, ToolError> {
+) -> Result<Result<ops::Picked, ops::Picked>, ToolError> {
     let started = clock::now_ms();
-    let (mut seen, mut since) = (Value::Null, started);
+    let (mut seen, mut since) = (None, started);
     loop {
-        let p = op(tab, "pick_option", json!({"ref": target, "name": name}))?;
-        if p["ref"].is_string() {
+        let p = run(tab, &pick(target, name))?;
+        if p.ref_id.is_some() {
             return Ok(Ok(p));
         }
         let now = clock::now_ms();
-        if p["options"] != seen {
-            (seen, since) = (p["options"].clone(), now);
+        if seen.as_ref() != Some(&p.options) {
+            (seen, since) = (Some(p.options.clone()), now);
         }
-        let settled =
-            p["options"].as_array().is_some_and(|o| !o.is_empty()) && now - since >= 1_000;
+        let settled = !p.options.is_empty() && now - since >= 1_000;
         if now.saturating_sub(started) >= ms || settled {
             return Ok(Err(p));
         }
@@ -680,8 +678,8 @@ fn slide(
         ));
     }
     let now = |tab| -> Result<f64, ToolError> {
-        let s = op(tab, "shown", json!({"ref": target}))?;
-        s["now"].as_str().and_then(|n| n.trim().parse().ok()).ok_or_else(|| {
+        let s = run(tab, &ops::Shown::of(target))?;
+        s.now.as_deref().and_then(|n| n.trim().parse().ok()).ok_or_else(|| {
             ToolError::new(
                 ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
                 format!("{line} has no aria-valuenow to read back"),
@@ -728,9 +726,9 @@ fn slide(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct FillArgs {
     /// By label, name, id or placeholder; groups take option values or labels.
-    fields: Option<std::collections::BTreeMap<String, FieldValue>>,
+    fields: Option<BTreeMap<String, FieldValue>>,
     /// Values by ref.
-    refs: Option<std::collections::BTreeMap<String, FieldValue>>,
+    refs: Option<BTreeMap<String, FieldValue>>,
     /// Submit the form afterwards.
     submit: Option<bool>,
     tab_id: Option<String>,
@@ -761,19 +759,19 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
             format!("{bad:?} is not a ref (refs look like ax_12)"),
         ));
     }
-    let r = op(
-        tab,
-        "fill",
-        json!({"fields": a.fields, "refs": a.refs, "submit": a.submit.unwrap_or(false)}),
-    )?;
-    let filled: Vec<&str> = r["filled"]
-        .as_array()
-        .map(|f| f.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let values = |m: Option<BTreeMap<String, FieldValue>>| {
+        m.map(|m| m.into_iter().map(|(k, v)| (k, json!(v))).collect())
+    };
+    let fill = ops::Fill {
+        fields: values(a.fields),
+        refs: values(a.refs),
+        submit: Some(a.submit == Some(true)),
+    };
+    let r = run(tab, &fill)?;
+    let filled = &r.filled;
     let mut out = format!("filled {} fields:\n{}", filled.len(), filled.join("\n"));
-    if r["submitted"] == json!(true) {
-        let wait = json!({"type": "navigation", "token": r["token"]});
-        match browser::page_op(tab, "wait", &wait, 5_000) {
+    if r.submitted {
+        match browser::run(tab, &navigation(r.token.as_deref()), 5_000) {
             Ok(w) => {
                 let _ = browser::run(tab, &ops::NetworkIdle { quiet_ms: Some(0) }, 3_000);
                 out.push_str(&format!(
@@ -787,11 +785,8 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
             Err(e) => return Err(e),
         }
     }
-    let summary = format!(
-        "filled {} fields{}",
-        filled.len(),
-        if r["submitted"] == json!(true) { ", submitted" } else { "" }
-    );
+    let summary =
+        format!("filled {} fields{}", filled.len(), if r.submitted { ", submitted" } else { "" });
     Ok(Output::text(out).with_summary(summary))
 }
 
@@ -829,24 +824,26 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
             "drag_drop needs `target` (a ref) or `targetSelector`",
         ));
     }
-    let ends = json!({"source": a.source, "source_selector": a.source_selector, "target": a.target, "target_selector": a.target_selector});
-    let info = op(tab, "drag_info", ends.clone())?;
-    let what = format!(
-        "{} onto {}",
-        info["source_line"].as_str().unwrap_or("source"),
-        info["target_line"].as_str().unwrap_or("target")
-    );
-    let html5 = info["html5"] == json!(true);
+    let ends = ops::DragInfo {
+        source: a.source,
+        source_selector: a.source_selector,
+        target: a.target,
+        target_selector: a.target_selector,
+    };
+    let info = run(tab, &ends)?;
+    let what = format!("{} onto {}", info.source_line, info.target_line);
+    let html5 = info.html5;
     if html5 {
-        op(tab, "html5_drag", ends)?;
+        let ops::DragInfo { source, source_selector, target, target_selector } = ends;
+        run(tab, &ops::Html5Drag { source, source_selector, target, target_selector })?;
     } else {
-        let s = point(&info["source"]).map_err(|why| {
+        let s = point(&info.source).map_err(|why| {
             ToolError::new(
                 ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                 format!("cannot drag: {why}"),
             )
         })?;
-        let (tx, ty) = match (info["target"]["x"].as_f64(), info["target"]["y"].as_f64()) {
+        let (tx, ty) = match (info.target.x, info.target.y) {
             (Some(x), Some(y)) => (x, y),
             _ => {
                 unwatch(tab);
@@ -864,8 +861,8 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         // End a quarter of the target past its centre, in the direction of
         // travel (still inside it), as a hand does: a sortable list then puts
         // the item in the target's place instead of hesitating at its middle.
-        let w = info["target_box"]["width"].as_f64().unwrap_or(0.0);
-        let h = info["target_box"]["height"].as_f64().unwrap_or(0.0);
+        let size = |k: &str| info.target_box.as_ref().and_then(|b| b[k].as_f64()).unwrap_or(0.0);
+        let (w, h) = (size("width"), size("height"));
         let past = |from: f64, to: f64, size: f64| {
             if (to - from).abs() < 1.0 { to } else { to + (to - from).signum() * size / 4.0 }
         };
@@ -874,13 +871,13 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         ev.push(Input::MouseUp(ex, ey, 1));
         browser::input(tab, &ev)?;
     }
-    let d = op(tab, "settle", json!({"token": info["token"]}))?;
+    let d = run(tab, &ops::Settle { token: info.token.clone(), ..ops::Settle::default() })?;
     // The press must have reached the source and the pointer the target (the
     // page records who received each event); a navigation ends the watch.
     if !html5 && d["navigated"] != json!(true) {
         let ends = [
-            ("source_delivered", "source_received_by", "the press", "source_line"),
-            ("delivered", "received_by", "the drop", "target_line"),
+            ("source_delivered", "source_received_by", "the press", &info.source_line),
+            ("delivered", "received_by", "the drop", &info.target_line),
         ];
         for (ok, by, what, line) in ends {
             if d[ok] != json!(true) {
@@ -889,7 +886,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
                     ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
                     format!(
                         "{what} did not reach {}: {by} received it ({})",
-                        info[line].as_str().unwrap_or("it"),
+                        line,
                         describe_delta(&d)
                     ),
                 )

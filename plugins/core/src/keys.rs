@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::act::{after_navigation, describe_delta, without_value};
-use crate::read::{op, run, unwatch, watch};
+use crate::read::{run, unwatch, watch};
 
 /// Longest text `type` sends.
 const MAX_TYPE_CHARS: usize = 5_000;
@@ -33,7 +33,7 @@ fn with_watch(
         unwatch(tab);
         return Err(e);
     }
-    let mut d = op(tab, "settle", json!({"token": w}))?;
+    let mut d = run(tab, &ops::Settle::after(&w))?;
     if let Some((_, line)) = target
         && d["delivered"] != json!(true)
     {
@@ -195,11 +195,8 @@ pub(crate) struct DialogArgs {
 #[ochre_sdk::tool(name = "handle_dialog", scope = Browser, redact = "promptText")]
 pub(crate) fn handle_dialog(a: DialogArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
-    let mut args = json!({"accept": a.accept});
-    if let Some(t) = &a.prompt_text {
-        args["promptText"] = json!(t);
-    }
-    let d = browser::page_op(tab, "handle_dialog", &args, 15_000)?;
+    let answer = ops::HandleDialog { accept: Some(a.accept), prompt_text: a.prompt_text.clone() };
+    let d = browser::run(tab, &answer, 15_000)?;
     let verb = if a.accept { "accepted" } else { "dismissed" };
     let answer = if d["type"] == "prompt" && a.accept { " with the given text" } else { "" };
     let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();

@@ -2,12 +2,12 @@
 //! `network` (OpenChrome's throttling presets) and `oc_evidence_bundle` (DOM,
 //! screenshot, network and console of a tab written to a bundle dir).
 
+use ochre_sdk::browser::ops;
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::read::op;
+use crate::read::run;
 
 /// `network_capture` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -29,16 +29,17 @@ pub(crate) struct CaptureArgs {
 /// duration, size, failures; bodies on request.
 #[ochre_sdk::tool(name = "network_capture", read_only, tier = 2, output_mode, scope = Browser)]
 pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
-    let r = op(
-        a.tab_id.as_deref(),
-        "network_capture",
-        json!({"action": a.action, "include_bodies": a.include_bodies, "limit": a.limit}),
-    )?;
+    let capture = ops::NetworkCapture {
+        action: Some(a.action.clone()),
+        include_bodies: a.include_bodies,
+        limit: a.limit,
+    };
+    let r = run(a.tab_id.as_deref(), &capture)?;
     let summary = match a.action.as_str() {
         "get" => format!(
             "{} requests{}",
             r["requests"].as_array().map_or(0, Vec::len),
-            if r["capturing"] == json!(true) { ", capturing" } else { "" }
+            if r["capturing"] == true { ", capturing" } else { "" }
         ),
         other => format!("capture {other}"),
     };
@@ -68,11 +69,9 @@ pub(crate) fn network(a: NetworkArgs) -> Result<Output, ToolError> {
             "network needs `preset` or `cpuSlowdown`",
         ));
     }
-    let r = op(
-        a.tab_id.as_deref(),
-        "network_conditions",
-        json!({"preset": a.preset, "cpu_slowdown": a.cpu_slowdown}),
-    )?;
+    let conditions =
+        ops::NetworkConditions { preset: a.preset.clone(), cpu_slowdown: a.cpu_slowdown };
+    let r = run(a.tab_id.as_deref(), &conditions)?;
     let mut summary = Vec::new();
     if let Some(p) = &a.preset {
         summary.push(format!("network {p}"));
@@ -108,7 +107,7 @@ pub(crate) fn evidence_bundle(a: BundleArgs) -> Result<Output, ToolError> {
             format!("{bad:?} is not dom, screenshot, network or console"),
         ));
     }
-    let r = op(a.tab_id.as_deref(), "evidence_bundle", json!({"include": a.include}))?;
+    let r = run(a.tab_id.as_deref(), &ops::EvidenceBundle { include: a.include })?;
     let summary = format!(
         "bundle {} ({} files)",
         r["bundle_id"].as_str().unwrap_or("?"),

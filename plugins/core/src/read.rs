@@ -7,11 +7,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// Run a page operation with the default timeout.
-pub(crate) fn op(tab: Option<&str>, name: &str, args: Value) -> Result<Value, ToolError> {
-    browser::page_op(tab, name, &args, 30_000)
-}
-
 /// Run a typed page operation with the default timeout.
 pub(crate) fn run<O: ops::PageOp>(tab: Option<&str>, op: &O) -> Result<O::Output, ToolError> {
     browser::run(tab, op, 30_000)
@@ -58,22 +53,24 @@ pub(crate) struct ReadArgs {
 pub(crate) fn read_page(a: ReadArgs) -> Result<Output, ToolError> {
     let mode = a.mode.unwrap_or_else(|| "ax".into());
     let max = a.max_chars.or(if mode == "ax" { None } else { Some(50_000) });
-    let r = op(
+    let r = run(
         a.tab_id.as_deref(),
-        "snapshot",
-        json!({"mode": mode, "ref": a.ref_id, "filter": a.filter, "depth": a.depth, "max_chars": max}),
+        &ops::Snapshot {
+            mode: Some(mode.clone()),
+            ref_id: a.ref_id,
+            filter: a.filter,
+            depth: a.depth,
+            max_chars: max.map(u64::from),
+        },
     )?;
-    let text = r["text"].as_str().unwrap_or_default();
-    let mut out = format!(
-        "{} {}\n{text}",
-        r["url"].as_str().unwrap_or_default(),
-        serde_json::to_string(r["title"].as_str().unwrap_or_default()).unwrap_or_default()
-    );
-    if r["truncated"] == json!(true) {
+    let text = &r.text;
+    let mut out =
+        format!("{} {}\n{text}", r.url, serde_json::to_string(&r.title).unwrap_or_default());
+    if r.truncated {
         out.push_str(&format!(
             "\n…(cut at {} of {} chars: pass maxChars, ref_id or filter=interactive)",
             text.len(),
-            r["total"]
+            json!(r.total)
         ));
     }
     let lines = text.lines().count();
@@ -98,11 +95,8 @@ pub(crate) fn find(a: FindArgs) -> Result<Output, ToolError> {
     if a.query.trim().is_empty() {
         return Err(ToolError::invalid_argument("query", "query is blank"));
     }
-    let r = op(a.tab_id.as_deref(), "find", json!({"query": a.query, "limit": a.limit}))?;
-    let matches: Vec<&str> = r["matches"]
-        .as_array()
-        .map(|m| m.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let find = ops::Find { query: a.query.clone(), limit: a.limit, scores: None };
+    let matches = run(a.tab_id.as_deref(), &find)?.matches;
     if matches.is_empty() {
         return Ok(Output::text(format!(
             "nothing matches {:?}; try other words or read_page",
@@ -150,9 +144,8 @@ pub(crate) fn query_dom(a: QueryArgs) -> Result<Output, ToolError> {
         }
     };
     let limit = if a.multiple == Some(false) { 1 } else { a.limit.unwrap_or(20) };
-    let r =
-        op(a.tab_id.as_deref(), "query", json!({"selector": sel, "xpath": xp, "limit": limit}))?;
-    let n = r["matches"].as_array().map_or(0, Vec::len);
+    let r = run(a.tab_id.as_deref(), &ops::Query { selector: sel, xpath: xp, limit: Some(limit) })?;
+    let n = r.matches.len();
     Ok(Output::json(&r)?.with_summary(format!("{n} matches")))
 }
 
@@ -199,12 +192,9 @@ pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
         }
         timeout = ms + 1_000;
     }
-    let r = browser::page_op(
-        a.tab_id.as_deref(),
-        "wait",
-        &json!({"type": a.kind, "value": value, "visible": a.visible}),
-        timeout,
-    )?;
+    let wait =
+        ops::Wait { kind: a.kind.clone(), value: Some(value), visible: a.visible, token: None };
+    let r = browser::run(a.tab_id.as_deref(), &wait, timeout)?;
     let line = format!(
         "{} met after {} ms at {}",
         a.kind,
@@ -237,12 +227,10 @@ pub(crate) struct ScrollArgs {
 /// Scroll the page (or an element into view); returns the new scroll position.
 #[ochre_sdk::tool(name = "lightweight_scroll", tier = 2, scope = Browser)]
 pub(crate) fn lightweight_scroll(a: ScrollArgs) -> Result<Output, ToolError> {
-    let r = op(
-        a.tab_id.as_deref(),
-        "scroll",
-        json!({"direction": a.direction, "amount": a.amount, "to": a.to, "ref": a.target}),
-    )?;
-    let summary = format!("scrollY {}", r["scrollY"]);
+    let scroll =
+        ops::Scroll { direction: a.direction, amount: a.amount, to: a.to, ref_id: a.target };
+    let r = run(a.tab_id.as_deref(), &scroll)?;
+    let summary = format!("scrollY {}", r.scroll_y);
     Ok(Output::json(&r)?.with_summary(summary))
 }
 
@@ -267,11 +255,8 @@ pub(crate) struct ConsoleArgs {
 #[ochre_sdk::tool(name = "console_capture", read_only, tier = 2, scope = Browser)]
 pub(crate) fn console_capture(a: ConsoleArgs) -> Result<Output, ToolError> {
     let action = a.action.as_deref().unwrap_or("get");
-    let r = op(
-        a.tab_id.as_deref(),
-        "console",
-        json!({"level": a.level, "limit": a.limit, "clear": action == "clear"}),
-    )?;
+    let console = ops::Console { level: a.level, limit: a.limit, clear: Some(action == "clear") };
+    let r = run(a.tab_id.as_deref(), &console)?;
     let summary = format!("{} messages", r["messages"].as_array().map_or(0, Vec::len));
     Ok(Output::json(&r)?.with_summary(summary))
 }
@@ -309,11 +294,13 @@ pub(crate) fn extract_data(a: ExtractArgs) -> Result<Output, ToolError> {
             "schema needs `properties` (or `items.properties` for an array)",
         ));
     }
-    let r = op(
-        a.tab_id.as_deref(),
-        "extract",
-        json!({"schema": schema, "selector": a.selector, "ref": a.ref_id, "item_selector": a.item_selector}),
-    )?;
+    let extract = ops::Extract {
+        schema,
+        selector: a.selector,
+        ref_id: a.ref_id,
+        item_selector: a.item_selector,
+    };
+    let r = run(a.tab_id.as_deref(), &extract)?;
     let summary = format!("{}/{} fields", r["fieldsFound"], r["fieldsTotal"]);
     Ok(Output::json(&r)?.with_summary(summary))
 }

@@ -34,17 +34,16 @@ pub fn visit_with(
     script: Option<&str>,
     render: &str,
 ) -> Result<Vec<Value>, ToolError> {
-    let mut args = json!({
-        "urls": urls,
-        "concurrency": concurrency,
-        "format": format,
-        "max_chars": max_chars.max(100),
-        "render": render,
-    });
-    if let Some(s) = script {
-        args["script"] = json!(s);
-    }
-    let r = browser::page_op(None, "visit_batch", &args, 0)?;
+    let batch = browser::ops::VisitBatch {
+        urls: urls.to_vec(),
+        concurrency: Some(concurrency),
+        format: Some(format.to_owned()),
+        max_chars: Some(max_chars.max(100)),
+        timeout_ms: None,
+        script: script.map(str::to_owned),
+        render: Some(render.to_owned()),
+    };
+    let r = browser::run(None, &batch, 0)?;
     Ok(r["results"].as_array().cloned().unwrap_or_default())
 }
 

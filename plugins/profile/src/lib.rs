@@ -2,7 +2,7 @@
 //! (`oc_profile_status`) and which profiles its user-data-dir holds
 //! (`list_profiles`). Neither launches the browser.
 
-use ochre_sdk::browser;
+use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ struct NoArgs {}
 /// running or not.
 #[ochre_sdk::tool(name = "oc_profile_status", read_only, scope = Local)]
 fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
-    let r = browser::page_op(None, "profile_status", &json!({}), 5_000)?;
+    let r = browser::run(None, &ops::ProfileStatus {}, 5_000)?;
     let summary = format!(
         "{} {}",
         r["mode"].as_str().unwrap_or("?"),
@@ -29,7 +29,7 @@ fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
 /// List the Chrome profiles (dir and name) in the user-data-dir ochre uses.
 #[ochre_sdk::tool(name = "list_profiles", read_only, scope = Local)]
 fn list_profiles(_: NoArgs) -> Result<Output, ToolError> {
-    let r = browser::page_op(None, "list_profiles", &json!({}), 5_000)?;
+    let r = browser::run(None, &ops::ListProfiles {}, 5_000)?;
     let n = r["profiles"].as_array().map_or(0, Vec::len);
     Ok(Output::json(&r)?.with_summary(format!("{n} profiles")))
 }

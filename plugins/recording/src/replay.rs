@@ -85,10 +85,14 @@ fn relocate(
             continue;
         };
         let what = format!("{role} {name:?}");
-        let ask = json!({"role": role, "name": name, "nth": t["nth"].as_u64().unwrap_or(0)});
+        let ask = browser::ops::Locate {
+            role: role.to_owned(),
+            name: name.to_owned(),
+            nth: Some(t["nth"].as_u64().unwrap_or(0)),
+        };
         let since = clock::now_ms();
         let found = loop {
-            match browser::page_op(tab, "locate", &ask, 5_000) {
+            match browser::run(tab, &ask, 5_000) {
                 Ok(found) => break found,
                 Err(e) => {
                     let spent = clock::now_ms().saturating_sub(started);
@@ -116,9 +120,7 @@ fn relocate(
         if ms >= 50 {
             waited.what.push(format!("{what} ({ms} ms)"));
         }
-        if let Some(new) = found["ref"].as_str() {
-            map.insert(old.clone(), new.to_owned());
-        }
+        map.insert(old.clone(), found.ref_id);
     }
     waited.ms = clock::now_ms().saturating_sub(started);
     Ok(map)

@@ -2,11 +2,10 @@
 //! session storage (`storage`), with OpenChrome's names and arguments. Cookie and
 //! storage values are redacted from the journal and trace.
 
-use ochre_sdk::browser;
+use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 /// `cookies` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -57,16 +56,18 @@ fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
             "a cookie name cannot contain ; = , or whitespace",
         ));
     }
-    let r = browser::page_op(
-        a.tab_id.as_deref(),
-        "cookies",
-        &json!({
-            "action": a.action, "name": a.name, "value": a.value, "domain": a.domain,
-            "path": a.path, "secure": a.secure, "httpOnly": a.http_only,
-            "sameSite": a.same_site, "expires": a.expires,
-        }),
-        30_000,
-    )?;
+    let cookies = ops::Cookies {
+        action: a.action.clone(),
+        name: a.name,
+        value: a.value,
+        domain: a.domain,
+        path: a.path,
+        secure: a.secure,
+        http_only: a.http_only,
+        same_site: a.same_site,
+        expires: a.expires,
+    };
+    let r = browser::run(a.tab_id.as_deref(), &cookies, 30_000)?;
     let summary = match a.action.as_str() {
         "get" => format!("{} cookies", r["cookies"].as_array().map_or(0, Vec::len)),
         other => format!("{other} done"),
@@ -105,12 +106,13 @@ fn storage(a: StorageArgs) -> Result<Output, ToolError> {
     if a.action == "set" && a.value.is_none() {
         return Err(ToolError::invalid_argument("value", "storage set: `value` is required"));
     }
-    let r = browser::page_op(
-        a.tab_id.as_deref(),
-        "storage",
-        &json!({"type": a.storage_type, "action": a.action, "key": a.key, "value": a.value}),
-        30_000,
-    )?;
+    let storage = ops::Storage {
+        kind: a.storage_type.clone(),
+        action: a.action.clone(),
+        key: a.key,
+        value: a.value,
+    };
+    let r = browser::run(a.tab_id.as_deref(), &storage, 30_000)?;
     let summary = format!("{} {} done", a.storage_type, a.action);
     Ok(Output::json(&r)?.with_summary(summary))
 }

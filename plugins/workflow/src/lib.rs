@@ -100,6 +100,12 @@ struct CompleteArgs {
     extracted_data: Option<Value>,
 }
 
+/// A worker's tab: isolated (a browser context of its own), on the least
+/// busy browser of a pool.
+fn isolated(url: &str) -> browser::ops::NewIsolatedTab {
+    browser::ops::NewIsolatedTab { url: Some(url.to_owned()), spread: Some(true) }
+}
+
 fn bad(field: &str, msg: impl Into<String>) -> ToolError {
     ToolError::invalid_argument(field, msg)
 }
@@ -136,8 +142,7 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
     let mut opened: Vec<String> = Vec::new();
     let mut workers = Vec::with_capacity(a.workers.len());
     for w in a.workers {
-        let args = json!({"url": w.url, "spread": true});
-        let tab = browser::page_op(None, "new_isolated_tab", &args, 30_000);
+        let tab = browser::run(None, &isolated(&w.url), 30_000);
         let tab = match tab {
             Ok(t) => t,
             Err(e) => {
@@ -150,7 +155,7 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
                 ));
             }
         };
-        let tab_id = tab["id"].as_str().unwrap_or_default().to_owned();
+        let tab_id = tab.id;
         opened.push(tab_id.clone());
         workers.push(Worker::new(w.name, w.url, w.task, w.success_criteria, tab_id, now));
     }
@@ -291,16 +296,15 @@ fn reopen(a: WorkerRef) -> Result<Output, ToolError> {
     let mut wf = Workflow::load(a.workflow_id.as_deref())?;
     let n = wf.running_worker(&a.worker_name)?;
     let w = &mut wf.workers[n];
-    let args = json!({"url": w.url, "spread": true});
-    let tab = browser::page_op(None, "new_isolated_tab", &args, 30_000)?;
-    let new_tab = tab["id"].as_str().unwrap_or_default().to_owned();
+    let tab = browser::run(None, &isolated(&w.url), 30_000)?;
+    let new_tab = tab.id;
     let old_tab = std::mem::replace(&mut w.tab_id, new_tab.clone());
     let _ = browser::close_tab(&old_tab);
     w.updated_ms = clock::now_ms();
     let line =
         format!("{}: worker {} reopened in tab {new_tab} (was {old_tab})", wf.id, a.worker_name);
     wf.save_worker(n)?;
-    let body = json!({"workflowId": wf.id, "worker": a.worker_name, "tabId": new_tab, "previousTabId": old_tab, "url": tab["url"]});
+    let body = json!({"workflowId": wf.id, "worker": a.worker_name, "tabId": new_tab, "previousTabId": old_tab, "url": tab.url});
     Ok(Output::json(&body)?.with_summary(line))
 }
 

@@ -103,8 +103,9 @@ impl Record {
         browser.peek_tab(tab).await?;
         let mut out = Map::new();
         for r in refs.into_iter().take(32) {
-            if let Ok(v) = browser.page_op(tab, "identify", json!({"ref": r}), 2_000).await {
-                out.insert(r, v);
+            let who = browser.run(tab, &crate::browser::page_ops::Identify::of(&r), 2_000).await;
+            if let Some(who) = who.ok().and_then(|w| serde_json::to_value(w).ok()) {
+                out.insert(r, who);
             }
         }
         (!out.is_empty()).then_some(Value::Object(out))

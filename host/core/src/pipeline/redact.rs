@@ -11,6 +11,7 @@
 //!   trace and the recording see it. A tool's own secret result reaches its
 //!   caller (that is what it is for) but not its summary.
 
+use crate::browser::page_ops::FieldSecrets;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -251,18 +252,16 @@ impl Redact {
         if self.browser.peek_tab(tab).await.is_none() {
             return;
         }
-        let Ok(fields) = self
-            .browser
-            .page_op(tab, "field_secrets", json!({"refs": refs, "keys": keys}), 2_000)
-            .await
-        else {
+        let own = |v: Vec<&str>| Some(v.into_iter().map(str::to_owned).collect());
+        let ask = FieldSecrets { refs: own(refs), keys: own(keys) };
+        let Ok(fields) = self.browser.run(tab, &ask, 2_000).await else {
             return;
         };
         for (target, value) in &typed {
-            let f = &fields[target.as_str()];
-            if f["secret"] == json!(true) {
-                let fallback = if f["otp"] == json!(true) { "one_time_code" } else { "password" };
-                self.known.add(&slug(f["name"].as_str().unwrap_or_default(), fallback), value);
+            let Some(f) = fields.get(target.as_str()) else { continue };
+            if f.secret {
+                let fallback = if f.otp { "one_time_code" } else { "password" };
+                self.known.add(&slug(&f.name, fallback), value);
             }
         }
     }
