@@ -64,7 +64,7 @@
 pub use ochre_sdk_macros::tool;
 
 /// The error codes ochre uses, one registry shared with the host: answer with
-/// these where one fits (`ToolError::new(codes::ELEMENT_NOT_FOUND, ...)`), so
+/// these where one fits (`ToolError::element_not_found(...)`), so
 /// that agents and clients that match on codes understand a plugin's errors.
 pub use ochre_protocol::codes;
 
@@ -235,9 +235,8 @@ impl Output {
 
     /// A JSON result: sent as compact JSON text and as MCP `structuredContent`.
     pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
-        let text = serde_json::to_string(value).map_err(|e| {
-            ToolError::new(crate::codes::INTERNAL, format!("cannot serialize result: {e}"))
-        })?;
+        let text = serde_json::to_string(value)
+            .map_err(|e| ToolError::internal(format!("cannot serialize result: {e}")))?;
         Ok(Self {
             content: vec![Content::Json(text.clone())],
             structured: Some(text),
@@ -280,9 +279,8 @@ impl From<wit::ToolError> for ToolError {
 }
 
 fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
-    serde_json::from_str(text).map_err(|e| {
-        ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
-    })
+    serde_json::from_str(text)
+        .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
 }
 
 impl ToolError {
@@ -296,6 +294,8 @@ impl ToolError {
         Self::new(crate::codes::INVALID_ARGUMENT, message)
             .with_details(serde_json::json!({ "field": field }))
     }
+
+    ochre_protocol::code_constructors!();
 
     /// Attach extra fields (a JSON object).
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
@@ -505,9 +505,8 @@ pub mod browser {
         timeout_ms: u32,
     ) -> Result<serde_json::Value, ToolError> {
         let text = raw::evaluate(tab_id, expression, timeout_ms).map_err(err)?;
-        serde_json::from_str(&text).map_err(|e| {
-            ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
-        })
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
     }
     /// A screenshot: `format` `png` or `jpeg` (with `quality`); the viewport, the
     /// full page, or `clip` (x, y, width, height in CSS pixels).
@@ -565,9 +564,8 @@ pub mod browser {
         timeout_ms: u32,
     ) -> Result<serde_json::Value, ToolError> {
         let text = raw::page_op(tab_id, op, &args.to_string(), timeout_ms).map_err(err)?;
-        serde_json::from_str(&text).map_err(|e| {
-            ToolError::new(crate::codes::INTERNAL, format!("the host returned bad JSON: {e}"))
-        })
+        serde_json::from_str(&text)
+            .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
     }
 
     /// Typed page operations (the same types the host's table is checked against).
@@ -583,10 +581,9 @@ pub mod browser {
         op: &O,
         timeout_ms: u32,
     ) -> Result<O::Output, ToolError> {
-        let internal = |m| ToolError::new(crate::codes::INTERNAL, m);
-        let args = ochre_protocol::page_ops::to_args(op).map_err(internal)?;
+        let args = ochre_protocol::page_ops::to_args(op).map_err(ToolError::internal)?;
         let out = page_op(tab_id, O::NAME, &args, timeout_ms)?;
-        ochre_protocol::page_ops::from_output::<O>(out).map_err(internal)
+        ochre_protocol::page_ops::from_output::<O>(out).map_err(ToolError::internal)
     }
 
     /// Give files to a file input (`target`: a ref or a CSS selector); the host
@@ -669,10 +666,7 @@ pub mod __private {
     }
 
     pub fn unknown_tool(name: &str) -> wit::ToolError {
-        to_wit_error(ToolError::new(
-            crate::codes::UNKNOWN_TOOL,
-            format!("this plugin has no tool named {name:?}"),
-        ))
+        to_wit_error(ToolError::unknown_tool(format!("this plugin has no tool named {name:?}")))
     }
 
     fn to_wit_error(e: ToolError) -> wit::ToolError {

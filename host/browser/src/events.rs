@@ -35,7 +35,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{BrowserManager, cdp_error, codes, lock, tab_id};
+use super::{BrowserManager, cdp_error, lock, tab_id};
 use ochre_protocol::ToolError;
 
 /// Entries kept in the event log.
@@ -153,15 +153,12 @@ pub(super) fn connection_lost(e: &ToolError) -> bool {
 
 /// A dialog's details in an error, as the caller sees it.
 fn dialog_error(d: &Dialog, n: u64) -> ToolError {
-    let mut e = ToolError::new(
-        codes::DIALOG_OPEN,
-        format!(
-            "a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false}}; the tab does nothing else until then",
-            d.kind,
-            tab_id(n),
-            d.message
-        ),
-    );
+    let mut e = ToolError::dialog_open(format!(
+        "a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false}}; the tab does nothing else until then",
+        d.kind,
+        tab_id(n),
+        d.message
+    ));
     if let Value::Object(m) = d.json(n) {
         e.details.insert("dialog".into(), Value::Object(m));
     }
@@ -317,13 +314,10 @@ impl BrowserManager {
             None => "it crashed or was killed",
         };
         let gone = || {
-            ToolError::new(
-                super::codes::BROWSER_UNAVAILABLE,
-                format!(
-                    "{} went away during the call ({how}); the next call starts a new one",
-                    slot.name()
-                ),
-            )
+            ToolError::browser_unavailable(format!(
+                "{} went away during the call ({how}); the next call starts a new one",
+                slot.name()
+            ))
         };
         tokio::select! {
             r = fut => match r {
@@ -356,10 +350,7 @@ impl BrowserManager {
         args: &Value,
     ) -> Result<Value, ToolError> {
         let Some(d) = self.inner.tabs.with(n, |t| t.dialog.clone()).flatten() else {
-            return Err(ToolError::new(
-                codes::NO_DIALOG,
-                format!("no dialog is open on {}", tab_id(n)),
-            ));
+            return Err(ToolError::no_dialog(format!("no dialog is open on {}", tab_id(n))));
         };
         let accept = args.get("accept").and_then(Value::as_bool).unwrap_or(true);
         let text = args.get("promptText").and_then(Value::as_str);
@@ -375,10 +366,10 @@ impl BrowserManager {
             if e.message.to_ascii_lowercase().contains("no dialog") {
                 // Closed behind our back (a human in a headed browser).
                 self.inner.tabs.with(n, |t| t.dialog = None);
-                return Err(ToolError::new(
-                    codes::NO_DIALOG,
-                    format!("the dialog on {} was already closed", tab_id(n)),
-                ));
+                return Err(ToolError::no_dialog(format!(
+                    "the dialog on {} was already closed",
+                    tab_id(n)
+                )));
             }
             return Err(e);
         }

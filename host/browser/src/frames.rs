@@ -33,7 +33,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
+use super::{BrowserManager, bounded, cdp_error, lock, raw_command};
 use ochre_protocol::ToolError;
 
 /// Frames inside frames are followed this deep.
@@ -133,7 +133,7 @@ impl FrameLink {
         params: Value,
     ) -> Result<Value, ToolError> {
         let (reply, rx) = oneshot::channel();
-        let closed = || ToolError::new(codes::BROWSER_ERROR, "the frame connection is closed");
+        let closed = || ToolError::browser_error("the frame connection is closed");
         self.tx
             .send(Call {
                 method: method.to_owned(),
@@ -159,7 +159,7 @@ impl FrameLink {
             .map_err(|e| frame_gone(&e))?;
         let s = r["sessionId"]
             .as_str()
-            .ok_or_else(|| ToolError::new(codes::BROWSER_ERROR, "attach gave no session"))?
+            .ok_or_else(|| ToolError::browser_error("attach gave no session"))?
             .to_owned();
         lock(&self.sessions).insert(target.to_owned(), s.clone());
         Ok(s)
@@ -187,13 +187,10 @@ impl FrameLink {
 }
 
 fn frame_gone(e: &ToolError) -> ToolError {
-    ToolError::new(
-        codes::STALE_REF,
-        format!(
-            "the frame is gone (it was removed or navigated away); call read_page again ({})",
-            e.message
-        ),
-    )
+    ToolError::stale_ref(format!(
+        "the frame is gone (it was removed or navigated away); call read_page again ({})",
+        e.message
+    ))
 }
 
 /// Where a page operation runs: the tab's own document or a cross-site frame.
@@ -339,10 +336,7 @@ impl BrowserManager {
         let mut cur = frame.to_owned();
         for _ in 0..=MAX_DEPTH {
             let parent = self.frame_parent(n, &cur).ok_or_else(|| {
-                ToolError::new(
-                    codes::STALE_REF,
-                    "the frame is no longer on the page; call read_page again",
-                )
+                ToolError::stale_ref("the frame is no longer on the page; call read_page again")
             })?;
             let doc = match &parent {
                 Some(p) => Doc::Frame(p.clone(), self.slot_of_tab(n)),
@@ -356,7 +350,7 @@ impl BrowserManager {
                 None => return Ok((x, y)),
             }
         }
-        Err(ToolError::new(codes::BROWSER_ERROR, "frames nest too deep"))
+        Err(ToolError::browser_error("frames nest too deep"))
     }
 }
 
@@ -364,9 +358,7 @@ impl BrowserManager {
     /// The frame connection of browser `slot` of the pool, opened on first use.
     pub(super) async fn frame_link(&self, slot: usize) -> Result<Arc<FrameLink>, ToolError> {
         let mut guard = self.session_in(slot).await?;
-        let session = guard
-            .as_mut()
-            .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        let session = guard.as_mut().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
         if let Some(l) = &session.frames
             && l.is_open()
         {
@@ -381,9 +373,7 @@ impl BrowserManager {
             .await
             .map_err(|why| {
                 let name = endpoint.map(|e| e.redacted()).unwrap_or_default();
-                ToolError::new(
-                    codes::BROWSER_UNAVAILABLE,
-                    format!("cannot open a second connection to the browser at {name} for cross-site frames: {why}"),
+                ToolError::browser_unavailable(format!("cannot open a second connection to the browser at {name} for cross-site frames: {why}"),
                 )
             })?;
         let l = FrameLink::connect(&ws).await?;
@@ -569,13 +559,10 @@ impl BrowserManager {
         Ok(match op {
             "resolve_query" => {
                 let line = matches.first().and_then(Value::as_str).ok_or_else(|| {
-                    ToolError::new(
-                        ochre_protocol::codes::ELEMENT_NOT_FOUND,
-                        format!(
-                            "nothing on the page matches {}; try read_page or find with other words",
-                            args["query"]
-                        ),
-                    )
+                    ToolError::element_not_found(format!(
+                        "nothing on the page matches {}; try read_page or find with other words",
+                        args["query"]
+                    ))
                     .with("query", args["query"].clone())
                 })?;
                 let r = line

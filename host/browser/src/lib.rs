@@ -246,15 +246,12 @@ fn parse_tab(id: &str) -> Result<u64, ToolError> {
 fn not_found(id: &str) -> ToolError {
     let id: String = id.chars().take(24).collect();
     let id = id.as_str();
-    ToolError::new(
-        codes::TAB_NOT_FOUND,
-        format!("no tab {id:?}: call tabs_context for the open tabs"),
-    )
-    .with("tabId", id)
+    ToolError::tab_not_found(format!("no tab {id:?}: call tabs_context for the open tabs"))
+        .with("tabId", id)
 }
 
 fn cdp_error(what: &str, e: impl std::fmt::Display) -> ToolError {
-    ToolError::new(codes::BROWSER_ERROR, format!("{what}: {e}"))
+    ToolError::browser_error(format!("{what}: {e}"))
 }
 
 async fn bounded<T>(
@@ -265,10 +262,8 @@ async fn bounded<T>(
     let ms = if ms == 0 { 30_000 } else { ms };
     match tokio::time::timeout(Duration::from_millis(u64::from(ms)), fut).await {
         Ok(r) => r,
-        Err(_) => {
-            Err(ToolError::new(codes::TIMEOUT, format!("{what} did not finish within {ms} ms"))
-                .with("timeoutMs", ms))
-        }
+        Err(_) => Err(ToolError::timeout(format!("{what} did not finish within {ms} ms"))
+            .with("timeoutMs", ms)),
     }
 }
 
@@ -327,10 +322,10 @@ impl BrowserManager {
             if p.exists() {
                 return Ok(p.clone());
             }
-            return Err(ToolError::new(
-                codes::BROWSER_UNAVAILABLE,
-                format!("--chrome-path {} does not exist; {INSTALL_HINT}", p.display()),
-            ));
+            return Err(ToolError::browser_unavailable(format!(
+                "--chrome-path {} does not exist; {INSTALL_HINT}",
+                p.display()
+            )));
         }
         let path = std::env::var_os("PATH").unwrap_or_default();
         for name in CANDIDATES {
@@ -341,10 +336,9 @@ impl BrowserManager {
                 }
             }
         }
-        Err(ToolError::new(
-            codes::BROWSER_UNAVAILABLE,
-            format!("no Chromium or Chrome found on PATH; {INSTALL_HINT}"),
-        ))
+        Err(ToolError::browser_unavailable(format!(
+            "no Chromium or Chrome found on PATH; {INSTALL_HINT}"
+        )))
     }
 
     /// Launch a managed Chromium (a temporary profile unless one is given).
@@ -405,9 +399,9 @@ impl BrowserManager {
         if let Some(launcher) = &opts.launcher {
             builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));
         }
-        let config = builder.build().map_err(|e| {
-            ToolError::new(codes::BROWSER_UNAVAILABLE, format!("browser config: {e}"))
-        })?;
+        let config = builder
+            .build()
+            .map_err(|e| ToolError::browser_unavailable(format!("browser config: {e}")))?;
         let (mut b, h) = Browser::launch(config).await.map_err(|e| {
             let locked = opts.user_data_dir.is_some()
                 && dir.join("SingletonLock").exists();
@@ -419,9 +413,7 @@ impl BrowserManager {
             } else {
                 format!("{e}")
             };
-            ToolError::new(
-                codes::BROWSER_UNAVAILABLE,
-                format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+            ToolError::browser_unavailable(format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
             )
         })?;
         if let Some(run_dir) = &opts.run_dir {
@@ -514,7 +506,7 @@ impl BrowserManager {
                 Err(e) => return Err(e),
             }
         }
-        Err(last.unwrap_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser")))
+        Err(last.unwrap_or_else(|| ToolError::browser_unavailable("no browser")))
     }
 
     /// The browser of the pool tab `n` is in (the caller's own for a tab not
@@ -539,10 +531,10 @@ impl BrowserManager {
         if guard.as_ref().is_some_and(|s| s.alive.load(Ordering::Relaxed)) {
             return Ok(guard);
         }
-        Err(ToolError::new(
-            codes::BROWSER_UNAVAILABLE,
-            format!("{} went away: the tabs that were in it are gone", self.slot(slot).name()),
-        ))
+        Err(ToolError::browser_unavailable(format!(
+            "{} went away: the tabs that were in it are gone",
+            self.slot(slot).name()
+        )))
     }
 
     /// The session of the browser tab `n` is in.
@@ -720,10 +712,10 @@ impl BrowserManager {
         let opening = bounded(timeout_ms, "opening a tab", async {
             let mut guard = self.session().await?;
             let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
-            let page =
-                self.open_page(session, &who, url.unwrap_or("about:blank")).await.map_err(|e| {
-                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot open the tab: {e}"))
-                })?;
+            let page = self
+                .open_page(session, &who, url.unwrap_or("about:blank"))
+                .await
+                .map_err(|e| ToolError::navigation_failed(format!("cannot open the tab: {e}")))?;
             let n = self.add_tab(session, page.clone(), &who);
             session.current.insert(who.clone(), n);
             self.watch_tab(n, &page).await;
@@ -773,10 +765,9 @@ impl BrowserManager {
                 Ok(p) => p,
                 Err(e) => {
                     let _ = session.browser.dispose_browser_context(context).await;
-                    return Err(ToolError::new(
-                        codes::NAVIGATION_FAILED,
-                        format!("cannot open the isolated tab: {e}"),
-                    ));
+                    return Err(ToolError::navigation_failed(format!(
+                        "cannot open the isolated tab: {e}"
+                    )));
                 }
             };
             let n = self.add_tab(session, page.clone(), &who);
@@ -844,8 +835,7 @@ impl BrowserManager {
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
                 page.goto(url).await.map_err(|e| {
-                    ToolError::new(codes::NAVIGATION_FAILED, format!("cannot load {url}: {e}"))
-                        .with("url", url)
+                    ToolError::navigation_failed(format!("cannot load {url}: {e}")).with("url", url)
                 })?;
                 Ok(())
             })
@@ -879,10 +869,9 @@ impl BrowserManager {
                     usize::try_from(target).ok().and_then(|i| h.result.entries.get(i))
                 else {
                     let dir = if delta < 0 { "back" } else { "forward" };
-                    return Err(ToolError::new(
-                        codes::NAVIGATION_FAILED,
-                        format!("there is no page to go {dir} to"),
-                    ));
+                    return Err(ToolError::navigation_failed(format!(
+                        "there is no page to go {dir} to"
+                    )));
                 };
                 let want = entry.url.clone();
                 page.execute(NavigateToHistoryEntryParams::new(entry.id))
@@ -909,9 +898,9 @@ impl BrowserManager {
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
             bounded(timeout_ms, "reload", async {
-                page.reload().await.map_err(|e| {
-                    ToolError::new(codes::NAVIGATION_FAILED, format!("reload failed: {e}"))
-                })?;
+                page.reload()
+                    .await
+                    .map_err(|e| ToolError::navigation_failed(format!("reload failed: {e}")))?;
                 Ok(())
             })
             .await?;
@@ -1014,7 +1003,7 @@ impl BrowserManager {
             let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
             let (w, h) = (num(2), num(3));
             if !(w >= 1.0 && h >= 1.0) {
-                return Err(ToolError::new(codes::JS_ERROR, "the page has no viewport"));
+                return Err(ToolError::js_error("the page has no viewport"));
             }
             let params = ScreenshotParams::builder()
                 .format(CaptureScreenshotFormat::Jpeg)
@@ -1143,9 +1132,7 @@ impl BrowserManager {
     /// `HeadlessChrome/131.0.6778.85`.
     pub async fn version(&self) -> Result<String, ToolError> {
         let guard = self.session().await?;
-        let s = guard
-            .as_ref()
-            .ok_or_else(|| ToolError::new(codes::BROWSER_UNAVAILABLE, "no browser"))?;
+        let s = guard.as_ref().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
         bounded(10_000, "asking the browser's version", async {
             s.browser
                 .version()
@@ -1243,14 +1230,11 @@ async fn attach(
         } else {
             ""
         };
-        ToolError::new(
-            codes::BROWSER_UNAVAILABLE,
-            format!(
-                "cannot attach to the browser at {}: {}{full}",
-                endpoint.redacted(),
-                endpoint.scrub(&why)
-            ),
-        )
+        ToolError::browser_unavailable(format!(
+            "cannot attach to the browser at {}: {}{full}",
+            endpoint.redacted(),
+            endpoint.scrub(&why)
+        ))
     };
     let found = async {
         if endpoint.is_grid() {

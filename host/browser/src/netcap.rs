@@ -179,8 +179,7 @@ impl BrowserManager {
         args: &Value,
     ) -> Result<Value, ToolError> {
         let Some(w) = w else {
-            return Err(ToolError::new(
-                super::codes::BROWSER_ERROR,
+            return Err(ToolError::browser_error(
                 "this tab is not watched; open it with navigate or tabs_create",
             ));
         };
@@ -317,8 +316,7 @@ impl BrowserManager {
         args: &Value,
     ) -> Result<Value, ToolError> {
         let Some(root) = self.inner.options.evidence_dir.clone() else {
-            return Err(ToolError::new(
-                super::codes::BROWSER_ERROR,
+            return Err(ToolError::browser_error(
                 "no evidence dir is configured (BrowserOptions::evidence_dir)",
             ));
         };
@@ -327,21 +325,14 @@ impl BrowserManager {
         let id = bundle_id(now);
         let dir = root.join(&id);
         std::fs::create_dir_all(&dir).map_err(|e| {
-            ToolError::new(
-                ochre_protocol::codes::STORAGE_FAILED,
-                format!("cannot create {}: {e}", dir.display()),
-            )
+            ToolError::storage_failed(format!("cannot create {}: {e}", dir.display()))
         })?;
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
         let mut files = Vec::new();
         let mut write = |name: &str, bytes: &[u8]| -> Result<(), ToolError> {
-            ochre_protocol::fs::write_atomic(&dir.join(name), bytes).map_err(|e| {
-                ToolError::new(
-                    ochre_protocol::codes::STORAGE_FAILED,
-                    format!("cannot write {name}: {e}"),
-                )
-            })?;
+            ochre_protocol::fs::write_atomic(&dir.join(name), bytes)
+                .map_err(|e| ToolError::storage_failed(format!("cannot write {name}: {e}")))?;
             use sha2::Digest;
             let sum = sha2::Sha256::digest(bytes);
             files.push(json!({"name": name, "bytes": bytes.len(), "sha256": data_encoding::HEXLOWER.encode(&sum)}));
@@ -364,12 +355,7 @@ impl BrowserManager {
             &dir.join("manifest.json"),
             &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
         )
-        .map_err(|e| {
-            ToolError::new(
-                ochre_protocol::codes::STORAGE_FAILED,
-                format!("cannot write manifest.json: {e}"),
-            )
-        })?;
+        .map_err(|e| ToolError::storage_failed(format!("cannot write manifest.json: {e}")))?;
         Ok(manifest)
     }
 

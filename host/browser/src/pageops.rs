@@ -724,9 +724,7 @@ impl BrowserManager {
             let mut frame: Option<Option<String>> = None;
             for r in wanted {
                 let Some((token, f)) = refs.and_then(|t| t.token_of(r)) else {
-                    return Err(ToolError::new(
-                        codes::REF_NOT_FOUND,
-                        format!(
+                    return Err(ToolError::ref_not_found(format!(
                             "ref ax_{r} was never given out on this tab; call read_page or find for refs"
                         ),
                     )
@@ -952,7 +950,7 @@ impl BrowserManager {
                 .as_str()
                 .or(ex["text"].as_str())
                 .unwrap_or("exception");
-            return Err(ToolError::new(codes::JS_ERROR, text));
+            return Err(ToolError::js_error(text));
         }
         Ok(r["result"].take())
     }
@@ -966,11 +964,10 @@ impl BrowserManager {
         op: &O,
         timeout_ms: u32,
     ) -> Result<O::Output, ToolError> {
-        let internal = |m| ToolError::new(codes::INTERNAL, m);
-        let args = page_ops::to_args(op).map_err(internal)?;
+        let args = page_ops::to_args(op).map_err(ToolError::internal)?;
         // Boxed: the dispatch's future is large, and callers' futures hold it.
         let out = Box::pin(self.page_op(tab, O::NAME, args, timeout_ms)).await?;
-        page_ops::from_output::<O>(out).map_err(internal)
+        page_ops::from_output::<O>(out).map_err(ToolError::internal)
     }
 
     /// Run a page operation (see the WIT `page-op`) in a tab.
@@ -1206,10 +1203,9 @@ impl BrowserManager {
                 return Ok(done);
             }
             if Instant::now() >= deadline {
-                return Err(ToolError::new(
-                    codes::TIMEOUT,
-                    format!("waited {timeout_ms} ms for {kind} {value:?}; it did not happen"),
-                )
+                return Err(ToolError::timeout(format!(
+                    "waited {timeout_ms} ms for {kind} {value:?}; it did not happen"
+                ))
                 .with("timeoutMs", timeout_ms));
             }
             tokio::time::sleep(Duration::from_millis(40)).await;
@@ -1394,9 +1390,7 @@ impl BrowserManager {
         let cwd = std::env::current_dir().unwrap_or_default();
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
-            let denied = |why: String| {
-                ToolError::new(codes::PERMISSION_DENIED, why).with("path", p.as_str())
-            };
+            let denied = |why: String| ToolError::permission_denied(why).with("path", p.as_str());
             let outside = || {
                 let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
                 denied(format!(
@@ -1411,11 +1405,8 @@ impl BrowserManager {
             let real = match lexical.canonicalize() {
                 Ok(r) => r,
                 Err(e) if lexically_in => {
-                    return Err(ToolError::new(
-                        codes::FILE_NOT_FOUND,
-                        format!("cannot use {p:?}: {e}"),
-                    )
-                    .with("path", p.as_str()));
+                    return Err(ToolError::file_not_found(format!("cannot use {p:?}: {e}"))
+                        .with("path", p.as_str()));
                 }
                 Err(_) => return Err(outside()),
             };
@@ -1442,11 +1433,8 @@ impl BrowserManager {
                 )));
             }
             if !real.is_file() {
-                return Err(ToolError::new(
-                    codes::FILE_NOT_FOUND,
-                    format!("{p:?} is not a regular file"),
-                )
-                .with("path", p.as_str()));
+                return Err(ToolError::file_not_found(format!("{p:?} is not a regular file"))
+                    .with("path", p.as_str()));
             }
             out.push(real);
         }
@@ -1548,7 +1536,7 @@ fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
         .zip(&metas)
         .map(|(f, meta)| {
             let bytes = std::fs::read(f).map_err(|e| {
-                ToolError::new(codes::FILE_NOT_FOUND, format!("cannot read {}: {e}", f.display()))
+                ToolError::file_not_found(format!("cannot read {}: {e}", f.display()))
             })?;
             let modified = meta
                 .as_ref()
@@ -1698,12 +1686,9 @@ impl BrowserManager {
         let web = url.starts_with("http://") || url.starts_with("https://");
         let s = |k: &str| a.get(k).and_then(Value::as_str);
         if !web && s("domain").is_none() {
-            return Err(ToolError::new(
-                ochre_protocol::codes::STORAGE_UNAVAILABLE,
-                format!(
-                    "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
-                ),
-            ));
+            return Err(ToolError::storage_unavailable(format!(
+                "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
+            )));
         }
         let get = |page: &Page| {
             let url = url.clone();

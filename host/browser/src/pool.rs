@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{BrowserManager, Inner, Owner, Session, codes, lock, owner};
+use super::{BrowserManager, Inner, Owner, Session, lock, owner};
 use ochre_protocol::ToolError;
 
 /// How often a down endpoint is probed.
@@ -538,10 +538,10 @@ impl BrowserManager {
         } else {
             "no browser endpoint has room"
         };
-        ToolError::new(
-            codes::BROWSER_UNAVAILABLE,
-            format!("{what}: {}; try again later, or add endpoints", each.join("; ")),
-        )
+        ToolError::browser_unavailable(format!(
+            "{what}: {}; try again later, or add endpoints",
+            each.join("; ")
+        ))
         .with("endpoints", Value::from(each))
     }
 

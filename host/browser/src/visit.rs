@@ -344,7 +344,7 @@ impl BrowserManager {
                 Err(_) => {}
             }
         }
-        Err(ToolError::new(super::codes::BROWSER_ERROR, "cannot fetch the pages"))
+        Err(ToolError::browser_error("cannot fetch the pages"))
     }
 
     /// `n` new worker tabs (not the agent's), spread over the browsers up,
@@ -362,9 +362,8 @@ impl BrowserManager {
         for &i in slots {
             let opened = async {
                 let mut guard = self.session_at(i, false).await?;
-                let session = guard.as_mut().ok_or_else(|| {
-                    ToolError::new(super::codes::BROWSER_UNAVAILABLE, "no browser")
-                })?;
+                let session =
+                    guard.as_mut().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
                 let page = self
                     .open_page(session, &who, "about:blank")
                     .await

@@ -77,14 +77,11 @@ impl GuardResult {
     /// The refusal as a tool error (`bulk_completion_guard_failed`, guard
     /// `bulk_completion_guard_failed`).
     pub fn to_error(&self, contract_id: &str) -> ToolError {
-        let mut e = ToolError::new(
-            codes::BULK_COMPLETION_GUARD_FAILED,
-            format!(
-                "bulk_completion_guard_failed: {}; {}",
-                self.reason,
-                self.suggested_next_action.as_deref().unwrap_or("")
-            ),
-        )
+        let mut e = ToolError::bulk_completion_guard_failed(format!(
+            "bulk_completion_guard_failed: {}; {}",
+            self.reason,
+            self.suggested_next_action.as_deref().unwrap_or("")
+        ))
         .with("contract_id", contract_id);
         if let Value::Object(m) = self.to_json() {
             for (k, v) in m {
@@ -280,10 +277,9 @@ pub struct Contracts {
 }
 
 fn not_found(id: &str) -> ToolError {
-    ToolError::new(
-        codes::CONTRACT_NOT_FOUND,
-        format!("no bulk progress contract {id:?}; oc_bulk_progress_start creates one"),
-    )
+    ToolError::contract_not_found(format!(
+        "no bulk progress contract {id:?}; oc_bulk_progress_start creates one"
+    ))
     .with("contract_id", id)
 }
 
@@ -603,10 +599,7 @@ impl Contracts {
     fn save(&self, c: &Map<String, Value>) -> Result<(), ToolError> {
         let id = c["contract_id"].as_str().unwrap_or_default();
         let fail = |e: std::io::Error| {
-            ToolError::new(
-                crate::recording::codes::STORAGE_FAILED,
-                format!("cannot save bulk progress contract {id}: {e}"),
-            )
+            ToolError::storage_failed(format!("cannot save bulk progress contract {id}: {e}"))
         };
         std::fs::create_dir_all(&self.dir).map_err(fail)?;
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(c.clone()))
@@ -648,10 +641,9 @@ impl Contracts {
         let _g = self.guard();
         let mut c = self.load(id)?;
         if c["closed"] == json!(true) {
-            return Err(ToolError::new(
-                codes::CONTRACT_CLOSED,
-                format!("bulk progress contract {id} is closed (its run is finished)"),
-            )
+            return Err(ToolError::contract_closed(format!(
+                "bulk progress contract {id} is closed (its run is finished)"
+            ))
             .with("contract_id", id));
         }
         apply(&mut c, p, &iso_of(self.clock.now_ms()));

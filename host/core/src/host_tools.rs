@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::intent::{self, Label, Verdict};
-use crate::taskrun::codes;
 use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
 
 /// What the host's own tools work with: narrow handles on the host's state.
@@ -308,9 +307,7 @@ pub(crate) fn run_bulk_tool(
         (None, Some(r)) => match runs.load(r)?["bulk_contract_id"].as_str() {
             Some(c) => c.to_owned(),
             None => {
-                return Err(ToolError::new(
-                    bulk::codes::CONTRACT_NOT_FOUND,
-                    format!("{name}: task run {r} has no bulk contract (oc_bulk_progress_start with run_id adds one)"),
+                return Err(ToolError::contract_not_found(format!("{name}: task run {r} has no bulk contract (oc_bulk_progress_start with run_id adds one)"),
                 )
                 .with("run_id", r));
             }
@@ -498,9 +495,7 @@ pub(crate) async fn start_run(
         && let Some(why) = browser_unavailable(host).await
     {
         runs.fail_preflight(&id, &why)?;
-        return Err(ToolError::new(
-            codes::INTENT_EXECUTION_FAILED,
-            format!("intent_execution_failed: the goal asks for the browser but {why}; the run {id} failed at start"),
+        return Err(ToolError::intent_execution_failed(format!("intent_execution_failed: the goal asks for the browser but {why}; the run {id} failed at start"),
         )
         .with("stop_reason", "intent_execution_failed")
         .with("run_id", id.as_str()));

@@ -23,8 +23,7 @@ pub async fn with_tab_owner<F: std::future::Future>(_owner: Owner, fut: F) -> F:
 }
 
 fn unavailable() -> ToolError {
-    ToolError::new(
-        codes::BROWSER_UNAVAILABLE,
+    ToolError::browser_unavailable(
         "this host was built without a browser (ochre-host's `browser` feature is off)",
     )
 }

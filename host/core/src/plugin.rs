@@ -564,9 +564,7 @@ impl PreparedPlugin {
         let timed_out = store.data().timed_out;
         match outcome {
             Ok(Ok(r)) => Ok(r),
-            Err(_) => Err(ToolError::new(
-                codes::PLUGIN_TIMEOUT,
-                format!(
+            Err(_) => Err(ToolError::plugin_timeout(format!(
                     "plugin {name} did not finish within {} ms of wall-clock time (its deadline, the allowance for browser waits and its long host work, at most {} s) and was stopped",
                     started_wall.elapsed().as_millis(),
                     limits.max_wall.as_secs()
@@ -574,27 +572,21 @@ impl PreparedPlugin {
             )
             .with("plugin", name.as_str())
             .with("timeoutMs", limits.timeout.as_millis() as u64)),
-            Ok(Err(_)) if timed_out => Err(ToolError::new(
-                codes::PLUGIN_TIMEOUT,
-                format!(
+            Ok(Err(_)) if timed_out => Err(ToolError::plugin_timeout(format!(
                     "plugin {name} ran past its {} ms deadline and was stopped",
                     limits.timeout.as_millis()
                 ),
             )
             .with("plugin", name.as_str())
             .with("timeoutMs", limits.timeout.as_millis() as u64)),
-            Ok(Err(e)) if store.data().limiter.exceeded => Err(ToolError::new(
-                codes::PLUGIN_OUT_OF_MEMORY,
-                format!(
+            Ok(Err(e)) if store.data().limiter.exceeded => Err(ToolError::plugin_out_of_memory(format!(
                     "plugin {name} tried to use more than its {} MiB memory cap and was stopped",
                     limits.max_memory >> 20
                 ),
             )
             .with("plugin", name.as_str())
             .with("detail", e.root_cause().to_string())),
-            Ok(Err(ref e)) if let Some(c) = corrupt_state(e) => Err(ToolError::new(
-                crate::error::codes::STATE_CORRUPT,
-                format!("plugin {name}: {c}"),
+            Ok(Err(ref e)) if let Some(c) = corrupt_state(e) => Err(ToolError::state_corrupt(format!("plugin {name}: {c}"),
             )
             .with("plugin", name.as_str())
             .with("file", c.file.display().to_string())),
@@ -602,9 +594,7 @@ impl PreparedPlugin {
                 let said = String::from_utf8_lossy(&stderr.contents())
                     .trim()
                     .to_owned();
-                let mut err = ToolError::new(
-                    codes::PLUGIN_TRAPPED,
-                    format!("plugin {name} trapped: {}", e.root_cause()),
+                let mut err = ToolError::plugin_trapped(format!("plugin {name} trapped: {}", e.root_cause()),
                 )
                 .with("plugin", name.as_str());
                 if !said.is_empty() {
@@ -669,10 +659,9 @@ fn guest_output(
     let structured = match out.structured {
         None => None,
         Some(s) => Some(serde_json::from_str(&s).map_err(|e| {
-            ToolError::new(
-                codes::PLUGIN_FAILED,
-                format!("{tool}: the plugin returned structured content that is not JSON: {e}"),
-            )
+            ToolError::plugin_failed(format!(
+                "{tool}: the plugin returned structured content that is not JSON: {e}"
+            ))
         })?),
     };
     Ok(crate::tool::ToolOutput {

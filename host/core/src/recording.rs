@@ -101,7 +101,7 @@ impl std::fmt::Debug for Recorder {
 }
 
 fn storage_error(what: &str, e: impl std::fmt::Display) -> ToolError {
-    ToolError::new(codes::STORAGE_FAILED, format!("{what}: {e}"))
+    ToolError::storage_failed(format!("{what}: {e}"))
 }
 
 /// Whether `id` can name a recording (and so is safe as a path segment).
@@ -211,13 +211,10 @@ impl Recorder {
     ) -> Result<RecordingMeta, ToolError> {
         let mut guard = self.lock();
         if let Some(a) = guard.as_ref() {
-            return Err(ToolError::new(
-                codes::RECORDING_ACTIVE,
-                format!(
-                    "recording {} is already running; stop it with oc_recording_stop first",
-                    a.meta.id
-                ),
-            )
+            return Err(ToolError::recording_active(format!(
+                "recording {} is already running; stop it with oc_recording_stop first",
+                a.meta.id
+            ))
             .with("recordingId", a.meta.id.as_str()));
         }
         let now = self.clock.now_ms();
@@ -248,8 +245,7 @@ impl Recorder {
     pub fn stop(&self) -> Result<RecordingMeta, ToolError> {
         let mut guard = self.lock();
         let Some(mut active) = guard.take() else {
-            return Err(ToolError::new(
-                codes::NOT_RECORDING,
+            return Err(ToolError::not_recording(
                 "no recording is running; start one with oc_recording_start",
             ));
         };
@@ -361,10 +357,9 @@ impl Recorder {
     fn dir_of(&self, id: &str) -> Result<PathBuf, ToolError> {
         let dir = self.dir.join(id);
         if !valid_id(id) || !dir.join("meta.json").is_file() {
-            return Err(ToolError::new(
-                codes::RECORDING_NOT_FOUND,
-                format!("no recording {id:?}; oc_recording_list shows the recordings"),
-            )
+            return Err(ToolError::recording_not_found(format!(
+                "no recording {id:?}; oc_recording_list shows the recordings"
+            ))
             .with("recordingId", id));
         }
         Ok(dir)
@@ -397,10 +392,7 @@ impl Recorder {
             ));
         }
         std::fs::read(dir.join(file)).map_err(|e| {
-            ToolError::new(
-                codes::RECORDING_NOT_FOUND,
-                format!("screenshot {file} of recording {id}: {e}"),
-            )
+            ToolError::recording_not_found(format!("screenshot {file} of recording {id}: {e}"))
         })
     }
 

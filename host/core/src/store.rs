@@ -8,9 +8,7 @@ pub use ochre_protocol::fs::{JsonlFile, read_jsonl, write_atomic, write_atomic_p
 /// The error of stored state that exists but cannot be read: `STATE_CORRUPT`
 /// naming the file, which is kept as it is (never replaced nor swept).
 pub(crate) fn corrupt(file: &Path, what: &str) -> crate::ToolError {
-    crate::ToolError::new(
-        crate::error::codes::STATE_CORRUPT,
-        format!(
+    crate::ToolError::state_corrupt(format!(
             "{what} is damaged: {} is not the JSON it should be; it is kept as it is (restore it, or move it away to forget it)",
             file.display()
         ),
@@ -28,10 +26,10 @@ pub(crate) fn read_object(
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(crate::ToolError::new(
-                crate::error::codes::STORAGE_FAILED,
-                format!("cannot read {what} ({}): {e}", file.display()),
-            )
+            return Err(crate::ToolError::storage_failed(format!(
+                "cannot read {what} ({}): {e}",
+                file.display()
+            ))
             .with("file", file.display().to_string()));
         }
     };

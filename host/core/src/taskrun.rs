@@ -38,11 +38,8 @@ pub struct TaskRuns {
 }
 
 fn not_found(id: &str) -> ToolError {
-    ToolError::new(
-        codes::RUN_NOT_FOUND,
-        format!("no task run {id:?}; oc_task_run_list shows the runs"),
-    )
-    .with("run_id", id)
+    ToolError::run_not_found(format!("no task run {id:?}; oc_task_run_list shows the runs"))
+        .with("run_id", id)
 }
 
 fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), ToolError> {
@@ -56,14 +53,11 @@ fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), Too
     if ok {
         return Ok(());
     }
-    Err(ToolError::new(
-        codes::INVALID_TRANSITION,
-        if TERMINAL.contains(&from) {
-            format!("task run {id} is {from}: a finished run cannot change")
-        } else {
-            format!("task run {id} cannot go from {from} to {to}")
-        },
-    )
+    Err(ToolError::invalid_transition(if TERMINAL.contains(&from) {
+        format!("task run {id} is {from}: a finished run cannot change")
+    } else {
+        format!("task run {id} cannot go from {from} to {to}")
+    })
     .with("run_id", id)
     .with("status", from))
 }
@@ -102,10 +96,7 @@ impl TaskRuns {
         let id = run["run_id"].as_str().unwrap_or_default();
         let dir = self.dir.join(id);
         let fail = |e: std::io::Error| {
-            ToolError::new(
-                crate::recording::codes::STORAGE_FAILED,
-                format!("cannot save task run {id}: {e}"),
-            )
+            ToolError::storage_failed(format!("cannot save task run {id}: {e}"))
         };
         std::fs::create_dir_all(&dir).map_err(fail)?;
         let ev = json!({"ts": iso_of(self.clock.now_ms()), "event": event, "status": run["status"], "body": body});
@@ -369,9 +360,7 @@ impl TaskRuns {
                     "completion_refused",
                     json!({"stop_reason": "intent_execution_failed", "reason": why}),
                 )?;
-                return Err(ToolError::new(
-                    codes::INTENT_EXECUTION_FAILED,
-                    format!("intent_execution_failed: {why}; do the task with the browser tools, or end the run as FAILED"),
+                return Err(ToolError::intent_execution_failed(format!("intent_execution_failed: {why}; do the task with the browser tools, or end the run as FAILED"),
                 )
                 .with("stop_reason", "intent_execution_failed")
                 .with("run_id", id));
@@ -432,10 +421,9 @@ impl TaskRuns {
         let mut run = self.load(id)?;
         transition_ok(id, &run, "RUNNING")?;
         if let Some(c) = run["bulk_contract_id"].as_str() {
-            return Err(ToolError::new(
-                codes::INVALID_TRANSITION,
-                format!("task run {id} already has bulk contract {c}"),
-            )
+            return Err(ToolError::invalid_transition(format!(
+                "task run {id} already has bulk contract {c}"
+            ))
             .with("run_id", id)
             .with("contract_id", c));
         }
@@ -483,12 +471,8 @@ impl TaskRuns {
         let id = run["run_id"].as_str().unwrap_or_default();
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(run.clone())).unwrap_or_default();
         bytes.push(b'\n');
-        write_atomic(&self.dir.join(id).join("meta.json"), &bytes).map_err(|e| {
-            ToolError::new(
-                crate::recording::codes::STORAGE_FAILED,
-                format!("cannot save task run {id}: {e}"),
-            )
-        })
+        write_atomic(&self.dir.join(id).join("meta.json"), &bytes)
+            .map_err(|e| ToolError::storage_failed(format!("cannot save task run {id}: {e}")))
     }
 
     /// One run, with its events if asked.

@@ -428,10 +428,7 @@ impl McpServer {
                 return Err(e);
             }
             if !r.tools.iter().any(|(t, _)| t.name == n) {
-                return Err(ToolError::new(
-                    ochre_host::error::codes::UNKNOWN_TOOL,
-                    format!("no tool named {n:?}"),
-                ));
+                return Err(ToolError::unknown_tool(format!("no tool named {n:?}")));
             }
         }
         let before: std::collections::BTreeSet<String> =
@@ -817,9 +814,7 @@ impl ServerHandler for McpServer {
             r = call => r,
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "call cancelled by the client");
-                Err(ToolError::new(
-                    ochre_host::error::codes::CANCELLED,
-                    format!("{} was cancelled by the client", request.name),
+                Err(ToolError::cancelled(format!("{} was cancelled by the client", request.name),
                 ))
             }
         };

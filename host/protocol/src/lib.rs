@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod browser;
+#[macro_use]
 pub mod codes;
 #[cfg(feature = "fs")]
 pub mod fs;
@@ -52,6 +53,8 @@ impl ToolError {
     pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
         Self::new(codes::INVALID_ARGUMENT, message).with("field", field)
     }
+
+    code_constructors!();
 
     /// The JSON body sent to the agent: `{"error":{"code":..,"message":..,...}}`.
     pub fn to_json(&self) -> Value {

@@ -146,14 +146,11 @@ fn actionable(
     };
     match (p.x, p.y) {
         (Some(x), Some(y)) => Ok(((x, y), waited)),
-        _ => Err(ToolError::new(
-            ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
-            format!(
-                "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
-                p.reason.as_deref().unwrap_or("no point of it can be reached"),
-                p.waited_ms
-            ),
-        )
+        _ => Err(ToolError::element_not_interactable(format!(
+            "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
+            p.reason.as_deref().unwrap_or("no point of it can be reached"),
+            p.waited_ms
+        ))
         .with_details(json!({"waited": p.waited}))),
     }
 }
@@ -266,7 +263,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
             if let Err(why) = attempt {
                 unwatch(tab);
                 if why.contains("STALE") || why.contains("no longer matches") {
-                    return Err(ToolError::new(ochre_sdk::codes::STALE_REF, why));
+                    return Err(ToolError::stale_ref(why));
                 }
                 tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
                 continue;
@@ -325,9 +322,7 @@ fn click_delivered(
         let by = d["received_by"].as_str().unwrap_or("another element").to_owned();
         tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
         if left() == 0 || tried.len() >= 20 {
-            return Err(ToolError::new(
-                ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
-                format!("{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"),
+            return Err(ToolError::element_not_interactable(format!("{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"),
             )
             .with_details(json!({"received_by": by})));
         }
@@ -601,10 +596,10 @@ fn toggle(
     click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
     let now = run(tab, &ops::Shown::of(target))?.checked.as_deref() == Some("true");
     if now != want {
-        return Err(ToolError::new(
-            ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
-            format!("clicked {line}, but it is still {} (the page did not take it)", state(now)),
-        ));
+        return Err(ToolError::element_not_editable(format!(
+            "clicked {line}, but it is still {} (the page did not take it)",
+            state(now)
+        )));
     }
     let out = format!("{line} is now {}", state(now));
     Ok(Output::text(out.clone()).with_summary(out))
@@ -672,18 +667,14 @@ fn slide(
         .parse()
         .map_err(|_| ToolError::invalid_argument("value", format!("{line} takes a number")))?;
     if !run(tab, &ops::Focus::of(target))?.focused {
-        return Err(ToolError::new(
-            ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
-            format!("{line} does not take keyboard focus"),
-        ));
+        return Err(ToolError::element_not_focusable(format!(
+            "{line} does not take keyboard focus"
+        )));
     }
     let now = |tab| -> Result<f64, ToolError> {
         let s = run(tab, &ops::Shown::of(target))?;
         s.now.as_deref().and_then(|n| n.trim().parse().ok()).ok_or_else(|| {
-            ToolError::new(
-                ochre_sdk::codes::ELEMENT_NOT_EDITABLE,
-                format!("{line} has no aria-valuenow to read back"),
-            )
+            ToolError::element_not_editable(format!("{line} has no aria-valuenow to read back"))
         })
     };
     let mut last = now(tab)?;
@@ -837,18 +828,13 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         let ops::DragInfo { source, source_selector, target, target_selector } = ends;
         run(tab, &ops::Html5Drag { source, source_selector, target, target_selector })?;
     } else {
-        let s = point(&info.source).map_err(|why| {
-            ToolError::new(
-                ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
-                format!("cannot drag: {why}"),
-            )
-        })?;
+        let s = point(&info.source)
+            .map_err(|why| ToolError::element_not_interactable(format!("cannot drag: {why}")))?;
         let (tx, ty) = match (info.target.x, info.target.y) {
             (Some(x), Some(y)) => (x, y),
             _ => {
                 unwatch(tab);
-                return Err(ToolError::new(
-                    ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
+                return Err(ToolError::element_not_interactable(
                     "the drop target has no size on screen",
                 ));
             }
@@ -882,14 +868,11 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         for (ok, by, what, line) in ends {
             if d[ok] != json!(true) {
                 let by = d[by].as_str().unwrap_or("no element").to_owned();
-                return Err(ToolError::new(
-                    ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
-                    format!(
-                        "{what} did not reach {}: {by} received it ({})",
-                        line,
-                        describe_delta(&d)
-                    ),
-                )
+                return Err(ToolError::element_not_interactable(format!(
+                    "{what} did not reach {}: {by} received it ({})",
+                    line,
+                    describe_delta(&d)
+                ))
                 .with_details(json!({"received_by": by})));
             }
         }

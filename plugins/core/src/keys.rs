@@ -38,10 +38,10 @@ fn with_watch(
         && d["delivered"] != json!(true)
     {
         let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
-        return Err(ToolError::new(
-            ochre_sdk::codes::ELEMENT_NOT_INTERACTABLE,
-            format!("the keys did not reach {line}: {by} received them ({})", describe_delta(&d)),
-        )
+        return Err(ToolError::element_not_interactable(format!(
+            "the keys did not reach {line}: {by} received them ({})",
+            describe_delta(&d)
+        ))
         .with_details(json!({"received_by": by})));
     }
     after_navigation(tab, &mut d);
@@ -111,12 +111,9 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     let info = run(tab, &ops::Describe::of_ref(&a.target))?;
     let line = bare_line(&info);
     if !run(tab, &ops::Focus::of(&a.target))?.focused {
-        return Err(ToolError::new(
-            ochre_sdk::codes::ELEMENT_NOT_FOCUSABLE,
-            format!(
-                "{line} does not take keyboard focus; click it first or pick the field inside it"
-            ),
-        ));
+        return Err(ToolError::element_not_focusable(format!(
+            "{line} does not take keyboard focus; click it first or pick the field inside it"
+        )));
     }
     let delay = a.delay_ms.unwrap_or(0).min(1000);
     let mut keys: Vec<Input> = a

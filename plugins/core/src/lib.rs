@@ -60,8 +60,7 @@ fn navigate(a: NavigateArgs) -> Result<Output, ToolError> {
         }
     };
     let summary = format!("{} at {}", t.tab_id, t.url);
-    let mut v = serde_json::to_value(&t)
-        .map_err(|e| ToolError::new(ochre_sdk::codes::INTERNAL, e.to_string()))?;
+    let mut v = serde_json::to_value(&t).map_err(|e| ToolError::internal(e.to_string()))?;
     if let Some(wall) = wall(Some(&t.tab_id)) {
         v["wall"] = serde_json::json!(wall);
     }

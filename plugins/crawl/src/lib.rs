@@ -170,10 +170,9 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
         level = next;
     }
     if sitemaps_read.is_empty() {
-        return Err(ToolError::new(
-            ochre_sdk::codes::SITEMAP_NOT_FOUND,
-            format!("no sitemap found for {origin} (robots.txt Sitemap: lines, /sitemap.xml)"),
-        ));
+        return Err(ToolError::sitemap_not_found(format!(
+            "no sitemap found for {origin} (robots.txt Sitemap: lines, /sitemap.xml)"
+        )));
     }
     let found = urls.len();
     let mut seen = std::collections::BTreeSet::new();
@@ -218,12 +217,8 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
 const JOB_PREFIX: &str = "job:";
 
 fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
-    let bad = || {
-        ToolError::new(
-            ochre_sdk::codes::JOB_NOT_FOUND,
-            format!("no crawl job {id:?}; crawl_start returns job ids"),
-        )
-    };
+    let bad =
+        || ToolError::job_not_found(format!("no crawl job {id:?}; crawl_start returns job ids"));
     if !id.starts_with("cj-") || id.len() > 40 {
         return Err(bad());
     }
@@ -235,12 +230,8 @@ fn load_job(id: &str) -> Result<(Value, Crawler), ToolError> {
 
 fn save_job(id: &str, meta: &Value, crawler: &Crawler) -> Result<(), ToolError> {
     let v = json!({"meta": meta, "crawler": crawler});
-    kv::set(&format!("{JOB_PREFIX}{id}"), &v.to_string()).map_err(|e| {
-        ToolError::new(
-            ochre_sdk::codes::STATE_WRITE_FAILED,
-            format!("cannot save crawl job {id}: {e}"),
-        )
-    })
+    kv::set(&format!("{JOB_PREFIX}{id}"), &v.to_string())
+        .map_err(|e| ToolError::state_write_failed(format!("cannot save crawl job {id}: {e}")))
 }
 
 /// Create a resumable crawl job (nothing is fetched yet); advance it with crawl_status.

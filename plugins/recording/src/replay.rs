@@ -102,9 +102,7 @@ fn relocate(
                             "ELEMENT_NOT_FOUND" | "NAVIGATING" | "PAGE_LOADING" | "TIMEOUT"
                         )
                     {
-                        return Err(ToolError::new(
-                            ochre_sdk::codes::TARGET_NOT_FOUND,
-                            format!(
+                        return Err(ToolError::target_not_found(format!(
                                 "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
                                 e.message
                             ),
@@ -138,9 +136,7 @@ fn run_step(
         args = json!({});
     }
     if let Some(field) = has_redacted(&args) {
-        let e = ToolError::new(
-            ochre_sdk::codes::REDACTED_ARGUMENT,
-            format!(
+        let e = ToolError::redacted_argument(format!(
                 "argument `{field}` of {tool} was not kept when recorded (a recording of an older version), so it cannot be replayed; record the flow again"
             ),
         )
@@ -190,9 +186,7 @@ pub fn check_params(
     if !missing.is_empty() {
         let wanted: Vec<Value> =
             found.iter().filter(|p| missing.contains(&p.name)).map(describe).collect();
-        return Err(ToolError::new(
-            ochre_sdk::codes::MISSING_PARAMETERS,
-            format!(
+        return Err(ToolError::missing_parameters(format!(
                 "recording {id} needs values for: {} (give them in `params`; a secret as \"secret:NAME\" or \"totp:DOMAIN\"); no step ran",
                 missing.join(", ")
             ),

@@ -205,9 +205,7 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
     let domain = args.domain.to_ascii_lowercase();
     let env_name = format!("OCHRE_TOTP_{}", secret_key(&domain));
     let raw = ochre_sdk::secrets::get(&domain).ok_or_else(|| {
-        ToolError::new(
-            ochre_sdk::codes::SECRET_NOT_FOUND,
-            format!(
+        ToolError::secret_not_found(format!(
                 "no TOTP secret is configured for {domain}: run `ochre totp add --domain {domain} --secret <BASE32>` \
                  or set {env_name} in the server's environment"
             ),
@@ -215,10 +213,9 @@ pub fn generate(args: GenerateArgs) -> Result<Output, ToolError> {
         .with_details(serde_json::json!({ "domain": domain, "env": env_name }))
     })?;
     let params = parse_secret(&raw).map_err(|SecretError(why)| {
-        ToolError::new(
-            ochre_sdk::codes::INVALID_SECRET,
-            format!("the TOTP secret configured for {domain} is unusable: {why}"),
-        )
+        ToolError::invalid_secret(format!(
+            "the TOTP secret configured for {domain} is unusable: {why}"
+        ))
     })?;
     let now_ms = ochre_sdk::clock::now_ms();
     let now = now_ms / 1000;

@@ -213,9 +213,7 @@ fn collect(a: WorkflowRef) -> Result<Output, ToolError> {
     let guard = wf.contract_guard();
     let names = wf.pending(now);
     if !names.is_empty() {
-        return Err(ToolError::new(
-            ochre_sdk::codes::WORKFLOW_INCOMPLETE,
-            format!(
+        return Err(ToolError::workflow_incomplete(format!(
                 "{} of {} workers have not completed: {}; finish them (worker_complete) or use workflow_collect_partial",
                 names.len(),
                 wf.workers.len(),

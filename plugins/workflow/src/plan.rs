@@ -82,11 +82,9 @@ pub fn save_plan(a: SaveArgs) -> Result<Output, ToolError> {
         steps: a.steps,
         params: params.clone(),
     };
-    let text = serde_json::to_string(&plan)
-        .map_err(|e| ToolError::new(ochre_sdk::codes::INTERNAL, e.to_string()))?;
-    kv::set(&format!("plan:{}", a.plan_id), &text).map_err(|e| {
-        ToolError::new(ochre_sdk::codes::STATE_ERROR, format!("cannot save the plan: {e}"))
-    })?;
+    let text = serde_json::to_string(&plan).map_err(|e| ToolError::internal(e.to_string()))?;
+    kv::set(&format!("plan:{}", a.plan_id), &text)
+        .map_err(|e| ToolError::state_error(format!("cannot save the plan: {e}")))?;
     let body = json!({"planId": a.plan_id, "steps": plan.steps.len(), "params": params});
     Ok(Output::json(&body)?.with_summary(format!(
         "plan {} saved ({} steps)",
@@ -100,22 +98,19 @@ pub fn save_plan(a: SaveArgs) -> Result<Output, ToolError> {
 #[ochre_sdk::tool(name = "execute_plan", tier = 2, scope = Browser, redact = "params")]
 pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
     let text = kv::get(&format!("plan:{}", a.plan_id)).ok_or_else(|| {
-        ToolError::new(
-            ochre_sdk::codes::PLAN_NOT_FOUND,
-            format!("no plan {:?}; save one with workflow_save_plan", a.plan_id),
-        )
+        ToolError::plan_not_found(format!(
+            "no plan {:?}; save one with workflow_save_plan",
+            a.plan_id
+        ))
         .with_details(json!({"field": "planId"}))
     })?;
-    let plan: Plan = serde_json::from_str(&text).map_err(|e| {
-        ToolError::new(ochre_sdk::codes::STATE_ERROR, format!("plan unreadable: {e}"))
-    })?;
+    let plan: Plan = serde_json::from_str(&text)
+        .map_err(|e| ToolError::state_error(format!("plan unreadable: {e}")))?;
     let given = a.params.unwrap_or_default();
     let found = plan_params(&plan.steps);
     let missing = params::missing(&found, &given);
     if !missing.is_empty() {
-        return Err(ToolError::new(
-            ochre_sdk::codes::MISSING_PARAMETERS,
-            format!(
+        return Err(ToolError::missing_parameters(format!(
                 "plan {} needs values for: {} (give them in `params`; a secret as \"secret:NAME\" or \"totp:DOMAIN\"); no step ran",
                 plan.id,
                 missing.join(", ")

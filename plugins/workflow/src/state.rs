@@ -126,7 +126,7 @@ fn base36(mut n: u64) -> String {
 }
 
 fn state_error(e: String) -> ToolError {
-    ToolError::new(ochre_sdk::codes::STATE_ERROR, format!("cannot save the workflow: {e}"))
+    ToolError::state_error(format!("cannot save the workflow: {e}"))
 }
 
 impl Workflow {
@@ -135,25 +135,17 @@ impl Workflow {
         let id = match id {
             Some(i) => i.to_owned(),
             None => kv::get("current").ok_or_else(|| {
-                ToolError::new(
-                    ochre_sdk::codes::WORKFLOW_NOT_FOUND,
-                    "no workflow: start one with workflow_init",
-                )
+                ToolError::workflow_not_found("no workflow: start one with workflow_init")
             })?,
         };
         let text = kv::get(&format!("wf:{id}")).ok_or_else(|| {
-            ToolError::new(
-                ochre_sdk::codes::WORKFLOW_NOT_FOUND,
-                format!("no workflow {id:?} (cleaned up, or never started)"),
-            )
+            ToolError::workflow_not_found(format!(
+                "no workflow {id:?} (cleaned up, or never started)"
+            ))
             .with_details(json!({"workflowId": id}))
         })?;
-        let unreadable = |e: String| {
-            ToolError::new(
-                ochre_sdk::codes::STATE_ERROR,
-                format!("workflow {id} is unreadable: {e}"),
-            )
-        };
+        let unreadable =
+            |e: String| ToolError::state_error(format!("workflow {id} is unreadable: {e}"));
         let mut wf: Workflow =
             serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
         for n in 0..wf.worker_count {
@@ -198,10 +190,10 @@ impl Workflow {
     pub fn worker_index(&self, name: &str) -> Result<usize, ToolError> {
         self.workers.iter().position(|w| w.name == name).ok_or_else(|| {
             let known: Vec<&str> = self.workers.iter().map(|w| w.name.as_str()).collect();
-            ToolError::new(
-                ochre_sdk::codes::WORKER_NOT_FOUND,
-                format!("no worker {name:?}; the workers are {}", known.join(", ")),
-            )
+            ToolError::worker_not_found(format!(
+                "no worker {name:?}; the workers are {}",
+                known.join(", ")
+            ))
             .with_details(json!({"field": "workerName"}))
         })
     }
@@ -211,10 +203,10 @@ impl Workflow {
         let n = self.worker_index(name)?;
         let w = &self.workers[n];
         if w.is_done() {
-            return Err(ToolError::new(
-                ochre_sdk::codes::INVALID_TRANSITION,
-                format!("worker {:?} is already {}", w.name, w.status),
-            ));
+            return Err(ToolError::invalid_transition(format!(
+                "worker {:?} is already {}",
+                w.name, w.status
+            )));
         }
         Ok(n)
     }

@@ -118,10 +118,9 @@ pub(crate) fn apply(
     }
     let payload = payload_of(&out);
     let (meta, _) = store.create(tool, &payload).map_err(|e| {
-        ToolError::new(
-            crate::recording::codes::STORAGE_FAILED,
-            format!("{tool}: the result is over the response budget and cannot be stored: {e}"),
-        )
+        ToolError::storage_failed(format!(
+            "{tool}: the result is over the response budget and cannot be stored: {e}"
+        ))
     })?;
     let text: String = match out
         .content

@@ -31,14 +31,11 @@ impl Stage for Bulk {
         if let Some(id) = &call.contract_id {
             let c = self.runs.contracts.load(id)?;
             if c["closed"] == json!(true) {
-                return Err(ToolError::new(
-                    bulk::codes::CONTRACT_CLOSED,
-                    format!(
-                        "{}: bulk progress contract {} is closed (its run is finished)",
-                        call.name,
-                        c["contract_id"].as_str().unwrap_or("?")
-                    ),
-                )
+                return Err(ToolError::contract_closed(format!(
+                    "{}: bulk progress contract {} is closed (its run is finished)",
+                    call.name,
+                    c["contract_id"].as_str().unwrap_or("?")
+                ))
                 .with("field", "contract_id"));
             }
         }

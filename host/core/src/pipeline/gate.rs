@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{ToolError, codes};
+use crate::error::ToolError;
 
 /// The tools this server knows but has disabled, by name (their group).
 #[derive(Debug, Default)]
@@ -23,10 +23,9 @@ impl Gate {
     ) -> Result<&'t T, ToolError> {
         tools.get(name).ok_or_else(|| {
             self.disabled(name).unwrap_or_else(|| {
-                ToolError::new(
-                    codes::UNKNOWN_TOOL,
-                    format!("no tool named {name:?}; call tools/list for the available tools"),
-                )
+                ToolError::unknown_tool(format!(
+                    "no tool named {name:?}; call tools/list for the available tools"
+                ))
             })
         })
     }
@@ -46,10 +45,9 @@ impl Gate {
             "this server has disabled that group (--tools-only / --disable-tools)"
         };
         Some(
-            ToolError::new(
-                codes::CAPABILITY_DISABLED,
-                format!("tool {tool} belongs to capability group {group:?}; {why}"),
-            )
+            ToolError::capability_disabled(format!(
+                "tool {tool} belongs to capability group {group:?}; {why}"
+            ))
             .with("capability", group),
         )
     }
@@ -58,6 +56,7 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::codes;
 
     #[test]
     fn unknown_and_disabled_tools_are_refused_with_their_codes() {

@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Call, Outcome, Stage, done};
-use crate::error::{ToolError, codes};
+use crate::error::ToolError;
 use crate::tool::{Content, ToolOutput};
 
 pub(crate) struct Intent;
@@ -40,9 +40,7 @@ pub const MAX_INTENT_CHARS: usize = 120;
 /// Validate an `intent` value: a string of 1-120 chars that is not blank.
 pub fn check_intent(value: &Value) -> Result<String, ToolError> {
     let bad = |why: &str| {
-        ToolError::new(
-            codes::INVALID_INTENT,
-            format!("intent {why}: pass a short label of what this action is for (1-{MAX_INTENT_CHARS} chars), or omit it"),
+        ToolError::invalid_intent(format!("intent {why}: pass a short label of what this action is for (1-{MAX_INTENT_CHARS} chars), or omit it"),
         )
         .with("field", "intent")
     };
@@ -82,6 +80,7 @@ fn attach_intent(out: &mut ToolOutput, intent: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::codes;
     use serde_json::json;
 
     #[test]

@@ -116,10 +116,7 @@ fn to_handle(
         return Ok((out, None));
     }
     let (meta, descriptor) = store.create(tool, &payload).map_err(|e| {
-        ToolError::new(
-            crate::recording::codes::STORAGE_FAILED,
-            format!("{tool}: cannot store the output handle: {e}"),
-        )
+        ToolError::storage_failed(format!("{tool}: cannot store the output handle: {e}"))
     })?;
     let summary = format!("{} -> {} ({} bytes)", out.summary, meta.output_handle, meta.size_bytes);
     Ok((

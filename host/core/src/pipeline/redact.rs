@@ -206,7 +206,7 @@ impl Redact {
         let name = format!("{kind}:{key}");
         let value = if kind == "totp" {
             let Some(caller) = self.caller.get() else {
-                return Err(ToolError::new(crate::error::codes::PLUGIN_FAILED, "shutting down"));
+                return Err(ToolError::plugin_failed("shutting down"));
             };
             let out = caller
                 .call_tool("oc_totp_generate".into(), json!({"domain": key}), options.child())
@@ -217,14 +217,12 @@ impl Redact {
                         format!("the parameter {{{{{name}}}}} needs a TOTP code: {}", e.message),
                     )
                 })?;
-            out.structured.and_then(|s| s["code"].as_str().map(str::to_owned)).ok_or_else(|| {
-                ToolError::new(codes::SECRET_NOT_FOUND, "oc_totp_generate returned no code")
-            })?
+            out.structured
+                .and_then(|s| s["code"].as_str().map(str::to_owned))
+                .ok_or_else(|| ToolError::secret_not_found("oc_totp_generate returned no code"))?
         } else {
             self.store.get(SECRET_NAMESPACE, key).ok_or_else(|| {
-                ToolError::new(
-                    codes::SECRET_NOT_FOUND,
-                    format!(
+                ToolError::secret_not_found(format!(
                         "no secret {key:?} for the parameter {{{{{name}}}}}: store it with `ochre secret set {key}` or set {} in the server's environment",
                         SecretStore::env_name(SECRET_NAMESPACE, key)
                     ),

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{Call, Outcome, Sessions, Stage, done, proceed};
 use crate::error::ToolError;
 use crate::intent::{self, Decision, Scope};
-use crate::taskrun::{TaskRuns, codes};
+use crate::taskrun::TaskRuns;
 use crate::tool::ToolInfo;
 
 pub(crate) struct TaskGuard {
@@ -110,10 +110,11 @@ impl TaskGuard {
         });
         match blocked {
             None => Ok(()),
-            Some(why) => Err(ToolError::new(
-                codes::TOOL_POLICY_BLOCKED,
-                format!("tool_policy_blocked: {} ({}): {why}", info.name, scope.as_str()),
-            )
+            Some(why) => Err(ToolError::tool_policy_blocked(format!(
+                "tool_policy_blocked: {} ({}): {why}",
+                info.name,
+                scope.as_str()
+            ))
             .with("stop_reason", "tool_policy_blocked")
             .with("scope", scope.as_str())
             .with("run_id", run)),

@@ -45,9 +45,7 @@ for_each_version! { cdp =>
                 let declared: Vec<&str> =
                     self.services.cdp_domains.iter().map(String::as_str).collect();
                 return Err(wit_error(
-                    crate::ToolError::new(
-                        crate::browser::codes::PERMISSION_DENIED,
-                        format!(
+                    crate::ToolError::permission_denied(format!(
                             "plugin {} may not use the CDP domain {domain} (it declared: {})",
                             self.services.name,
                             if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }

@@ -19,24 +19,18 @@ for_each_version! { tools =>
         {
             use bindings::ochre::plugin::types as t;
             let Some(caller) = self.services.caller.get() else {
-                return Err(wit_error(crate::ToolError::new(
-                    crate::error::codes::PLUGIN_FAILED,
-                    "the host is shutting down",
+                return Err(wit_error(crate::ToolError::plugin_failed("the host is shutting down",
                 )));
             };
             if self.parent.depth >= crate::plugin::MAX_CALL_DEPTH {
-                return Err(wit_error(crate::ToolError::new(
-                    crate::browser::codes::PERMISSION_DENIED,
-                    format!(
+                return Err(wit_error(crate::ToolError::permission_denied(format!(
                         "tool calls may nest at most {} deep; {name} was not called",
                         crate::plugin::MAX_CALL_DEPTH
                     ),
                 )));
             }
             if caller.provider(&name).as_deref() == Some(self.services.name.as_str()) {
-                return Err(wit_error(crate::ToolError::new(
-                    crate::browser::codes::PERMISSION_DENIED,
-                    format!(
+                return Err(wit_error(crate::ToolError::permission_denied(format!(
                         "plugin {} cannot call its own tool {name} through the host",
                         self.services.name
                     ),
