@@ -488,7 +488,7 @@ async fn load_plugin(
         caller: cx.caller.clone(),
         known: cx.known.clone(),
     });
-    let plugin = cx.runtime.prepare(bytes, manifest, services)?;
+    let plugin = crate::plugin::prepare(cx.runtime, bytes, manifest, services)?;
     let defs = plugin.describe().await.map_err(|e| format!("describe failed: {}", e.message))?;
     let mut entries = Vec::with_capacity(defs.len());
     let mut seen = BTreeSet::new();

@@ -1,15 +1,12 @@
-//! The plugin runtime: one wasmtime [`Engine`] (component model, async, epoch
-//! interruption, pooling allocator), an on-disk compile cache, one `InstancePre` per
-//! plugin, and a fresh [`Store`] per call with a memory cap and a deadline.
+//! Plugins in the host: on the engine of `ochre-runtime` ([`PluginRuntime`]:
+//! wasmtime, its epochs and limits, the compile cache, the WIT bindings), one
+//! `InstancePre` per plugin and a fresh [`Store`] per call holding the host's
+//! call state, with a memory cap and a deadline.
 //!
 //! Host interfaces are linked per plugin: only those its manifest asks for *and* the
 //! operator's [`InterfacePolicy`] allows. A guest cannot call anything else; a
 //! component that imports an interface it did not declare is refused at load.
 
-pub mod lock;
-pub mod manifest;
-
-mod cache;
 mod interfaces;
 
 use std::collections::BTreeSet;
@@ -17,15 +14,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-};
+use wasmtime::Store;
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-pub use cache::CompileCache;
-pub use manifest::Manifest;
+pub use ochre_runtime::{
+    CompileCache, HOST_WAIT_ALLOWANCE, Manifest, PluginLimits, PluginRuntime, WIT, WIT_VERSION,
+    WIT_VERSIONS, lock, manifest,
+};
+use ochre_runtime::{EPOCH_TICK, MemoryLimiter, WitVersion, check_imports};
 
 use crate::Clock;
 use crate::error::{ToolError, codes};
@@ -35,70 +33,6 @@ use crate::secrets::SecretStore;
 pub(crate) use interfaces::bindings;
 use interfaces::since_v0_1::bindings as since_v0_1;
 pub use interfaces::{HostInterface, INTERFACES};
-
-/// The WIT package version plugins are built against now.
-pub const WIT_VERSION: &str = WitVersion::V0_2.as_str();
-
-/// The WIT (`ochre:plugin`, version [`WIT_VERSION`]) this host speaks, as text:
-/// what a plugin is built against.
-pub const WIT: &str = include_str!("../wit/plugin.wit");
-
-/// Every `ochre:plugin` version this host loads, newest first.
-pub const WIT_VERSIONS: &[&str] = &[WitVersion::V0_2.as_str(), WitVersion::V0_1.as_str()];
-
-/// A WIT version a plugin was built against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WitVersion {
-    /// `ochre:plugin@0.2.0`, the current one.
-    V0_2,
-    /// `ochre:plugin@0.1.0`, loaded through the adapter in `interfaces::since_v0_1`.
-    V0_1,
-}
-
-impl WitVersion {
-    const ALL: [Self; 2] = [Self::V0_2, Self::V0_1];
-
-    fn parse(version: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == version)
-    }
-
-    /// The version as WIT writes it.
-    pub(crate) const fn as_str(self) -> &'static str {
-        match self {
-            Self::V0_2 => "0.2.0",
-            Self::V0_1 => "0.1.0",
-        }
-    }
-}
-
-/// Limits applied to every plugin call.
-#[derive(Debug, Clone, Copy)]
-pub struct PluginLimits {
-    /// Deadline of the guest's own running time in one call (instantiation
-    /// included). Time the guest spends waiting on host calls (a page load, a
-    /// `wait_for`) does not count: those are bounded by their own timeouts, and
-    /// a wall-clock backstop of `timeout` + [`HOST_WAIT_ALLOWANCE`] covers the rest.
-    pub timeout: Duration,
-    /// Linear-memory cap of one instance, in bytes.
-    pub max_memory: usize,
-    /// Longest wall-clock time of one call, whatever it waits on. Long host work
-    /// (batch page visits, pauses, tools called through the `tools` interface)
-    /// extends the backstop above, up to this: a guest looping on host calls
-    /// still ends.
-    pub max_wall: Duration,
-}
-
-impl Default for PluginLimits {
-    /// 30 s and 64 MiB: enough for browser tools that wait on pages, small enough
-    /// that a runaway guest cannot hurt the server.
-    fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(30),
-            max_memory: 64 << 20,
-            max_wall: Duration::from_secs(30 * 60),
-        }
-    }
-}
 
 /// Which interfaces the operator allows.
 #[derive(Debug, Clone, Default)]
@@ -227,183 +161,38 @@ impl WasiView for CallState {
     }
 }
 
-struct MemoryLimiter {
-    max_memory: usize,
-    exceeded: bool,
-}
-
-impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.max_memory {
-            self.exceeded = true;
-            wasmtime::bail!(
-                "memory would grow to {desired} bytes, past the plugin cap of {} bytes",
-                self.max_memory
-            );
-        }
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 100_000)
-    }
-}
-
-/// The shared engine, its epoch ticker and the compile cache.
-#[derive(Clone)]
-pub struct PluginRuntime {
-    engine: Engine,
-    cache: CompileCache,
-    limits: PluginLimits,
-}
-
-impl std::fmt::Debug for PluginRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PluginRuntime").field("limits", &self.limits).finish_non_exhaustive()
-    }
-}
-
-/// Wall-clock time a call may spend in host calls beyond its guest deadline: the
-/// longest browser wait a tool may ask for (120 s) plus margin.
-pub const HOST_WAIT_ALLOWANCE: Duration = Duration::from_secs(150);
-
-/// How often the epoch advances; a running guest yields to the executor at each
-/// tick, so deadlines are enforced with this granularity.
-const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-impl PluginRuntime {
-    /// Build the engine. `cache_dir` enables the on-disk compile cache; compiled
-    /// plugins in `shipped` (read only) are used first.
-    pub fn new(
-        limits: PluginLimits,
-        cache_dir: Option<std::path::PathBuf>,
-        shipped: Option<std::path::PathBuf>,
-    ) -> wasmtime::Result<Self> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        let mut pool = PoolingAllocationConfig::default();
-        let slots = 128;
-        pool.total_component_instances(slots)
-            .total_core_instances(slots * 4)
-            .total_memories(slots * 2)
-            .total_tables(slots * 4)
-            .total_stacks(slots)
-            .max_memory_size(limits.max_memory.max(1 << 16).next_multiple_of(1 << 16));
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config)?;
-        let weak = engine.weak();
-        std::thread::Builder::new()
-            .name("ochre-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(EPOCH_TICK);
-                }
-            })
-            .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
-        let cache = CompileCache::new(&engine, cache_dir, shipped);
-        Ok(Self { engine, cache, limits })
-    }
-
-    /// The limits applied to each call.
-    pub fn limits(&self) -> PluginLimits {
-        self.limits
-    }
-
-    /// Compile (or load from cache) and link a plugin whose manifest was checked.
-    pub(crate) fn prepare(
-        &self,
-        bytes: &[u8],
-        manifest: &Manifest,
-        services: Arc<PluginServices>,
-    ) -> Result<PreparedPlugin, String> {
-        let component = self
-            .cache
-            .load(&self.engine, bytes)
-            .map_err(|e| format!("does not compile: {}", e.root_cause()))?;
-        let version = check_imports(&self.engine, &component, manifest)?;
-        let mut linker: Linker<CallState> = Linker::new(&self.engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| format!("cannot link WASI: {e}"))?;
-        interfaces::add_types(&mut linker, version)
-            .map_err(|e| format!("cannot link the types interface: {e}"))?;
-        for iface in &manifest.interfaces {
-            interfaces::add_to_linker(&mut linker, iface, version)
-                .map_err(|e| format!("cannot link interface {iface}: {e}"))?;
-        }
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| format!("cannot be linked: {}", e.root_cause()))?;
-        let world = |e: wasmtime::Error| format!("does not export the ochre plugin world: {e}");
-        let pre = match version {
-            WitVersion::V0_2 => Pre::V0_2(bindings::PluginPre::new(pre).map_err(world)?),
-            WitVersion::V0_1 => Pre::V0_1(since_v0_1::PluginPre::new(pre).map_err(world)?),
-        };
-        Ok(PreparedPlugin {
-            runtime: self.clone(),
-            pre: Arc::new(pre),
-            services,
-            instantiations: Arc::new(AtomicU64::new(0)),
-        })
-    }
-}
-
-/// Every `ochre:plugin/*` import must be declared in the manifest (so the operator's
-/// decision covers what the code really uses), and all of one version this host
-/// loads; that version is the plugin's.
-fn check_imports(
-    engine: &Engine,
-    component: &Component,
+/// Compile (or load from cache) and link a plugin whose manifest was checked.
+pub(crate) fn prepare(
+    runtime: &PluginRuntime,
+    bytes: &[u8],
     manifest: &Manifest,
-) -> Result<WitVersion, String> {
-    let mut found: Option<WitVersion> = None;
-    for (name, _) in component.component_type().imports(engine) {
-        let Some(rest) = name.strip_prefix("ochre:plugin/") else {
-            if name.starts_with("wasi:") {
-                continue;
-            }
-            return Err(format!("imports {name:?}, which this host does not provide"));
-        };
-        let (iface, version) = rest.split_once('@').unwrap_or((rest, ""));
-        let Some(v) = WitVersion::parse(version) else {
-            return Err(format!(
-                "was built against ochre:plugin@{version}; this host loads ochre:plugin@{} \
-                 (rebuild it with an ochre-sdk of one of those)",
-                WIT_VERSIONS.join(" and @")
-            ));
-        };
-        if found.is_some_and(|f| f != v) {
-            return Err(format!(
-                "imports more than one version of ochre:plugin ({} and {version})",
-                found.map(WitVersion::as_str).unwrap_or_default()
-            ));
-        }
-        found = Some(v);
-        if iface != "types" && !manifest.interfaces.contains(iface) {
-            return Err(format!(
-                "imports host interface {iface:?} without declaring it in its manifest"
-            ));
-        }
+    services: Arc<PluginServices>,
+) -> Result<PreparedPlugin, String> {
+    let component =
+        runtime.compile(bytes).map_err(|e| format!("does not compile: {}", e.root_cause()))?;
+    let version = check_imports(runtime.engine(), &component, manifest)?;
+    let mut linker: Linker<CallState> = Linker::new(runtime.engine());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        .map_err(|e| format!("cannot link WASI: {e}"))?;
+    interfaces::add_types(&mut linker, version)
+        .map_err(|e| format!("cannot link the types interface: {e}"))?;
+    for iface in &manifest.interfaces {
+        interfaces::add_to_linker(&mut linker, iface, version)
+            .map_err(|e| format!("cannot link interface {iface}: {e}"))?;
     }
-    // A plugin that imports nothing of ochre's is read by its manifest's version.
-    found.or_else(|| WitVersion::parse(&manifest.sdk)).ok_or_else(|| {
-        format!(
-            "says it was built against ochre:plugin@{}; this host loads ochre:plugin@{}",
-            manifest.sdk,
-            WIT_VERSIONS.join(" and @")
-        )
+    let pre = linker
+        .instantiate_pre(&component)
+        .map_err(|e| format!("cannot be linked: {}", e.root_cause()))?;
+    let world = |e: wasmtime::Error| format!("does not export the ochre plugin world: {e}");
+    let pre = match version {
+        WitVersion::V0_2 => Pre::V0_2(bindings::PluginPre::new(pre).map_err(world)?),
+        WitVersion::V0_1 => Pre::V0_1(since_v0_1::PluginPre::new(pre).map_err(world)?),
+    };
+    Ok(PreparedPlugin {
+        runtime: runtime.clone(),
+        pre: Arc::new(pre),
+        services,
+        instantiations: Arc::new(AtomicU64::new(0)),
     })
 }
 
@@ -494,7 +283,7 @@ impl PreparedPlugin {
         let state = CallState {
             wasi,
             table: ResourceTable::new(),
-            limiter: MemoryLimiter { max_memory: self.runtime.limits.max_memory, exceeded: false },
+            limiter: MemoryLimiter::new(self.runtime.limits().max_memory),
             services: self.services.clone(),
             parent,
             nested_ms,
@@ -502,12 +291,12 @@ impl PreparedPlugin {
             timed_out: false,
             secrets_read: Vec::new(),
         };
-        let mut store = Store::new(&self.runtime.engine, state);
+        let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limiter);
         // The epoch only reaches a store while its guest runs, so counting ticks
         // measures the guest's own time; at each tick it yields to the executor.
         let max_ticks =
-            (self.runtime.limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+            (self.runtime.limits().timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
@@ -531,7 +320,7 @@ impl PreparedPlugin {
         let nested_ms = Arc::new(AtomicU64::new(0));
         let mut store = self.new_store(parent, nested_ms.clone(), &stderr);
         self.instantiations.fetch_add(1, Ordering::Relaxed);
-        let limits = self.runtime.limits;
+        let limits = self.runtime.limits();
         let started_wall = std::time::Instant::now();
         let outcome = {
             let store = &mut store;
@@ -579,7 +368,7 @@ impl PreparedPlugin {
             )
             .with("plugin", name.as_str())
             .with("timeoutMs", limits.timeout.as_millis() as u64)),
-            Ok(Err(e)) if store.data().limiter.exceeded => Err(ToolError::plugin_out_of_memory(format!(
+            Ok(Err(e)) if store.data().limiter.exceeded() => Err(ToolError::plugin_out_of_memory(format!(
                     "plugin {name} tried to use more than its {} MiB memory cap and was stopped",
                     limits.max_memory >> 20
                 ),

@@ -2,8 +2,10 @@
 //! dependencies (`cargo tree -e normal`) hold no crate above it, and the heavy
 //! parts stay where they belong: no MCP server (rmcp, axum), command line (clap)
 //! or OCI client below the MCP and CLI crates, no WebAssembly runtime in the
-//! browser, neither a runtime nor a browser in the protocol crate, and no
-//! browser in `ochre-host` built without its default features.
+//! browser and no browser in the WebAssembly runtime (`ochre-runtime`, which
+//! knows no crate of ochre's but the protocol), neither a runtime nor a browser
+//! in the protocol crate, and no browser in `ochre-host` built without its
+//! default features.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -49,8 +51,14 @@ fn no_crate_depends_on_one_above_it() {
         &["ochre-browser", "ochre-host", "tokio", "wasmtime", "chromiumoxide", "rmcp"],
     );
     let browser_forbids: Vec<&str> =
-        [&["ochre-host", "wasmtime", "wasmtime-wasi"][..], ABOVE_HOST].concat();
+        [&["ochre-host", "ochre-runtime", "wasmtime", "wasmtime-wasi"][..], ABOVE_HOST].concat();
     assert_none("ochre-browser", &[], &browser_forbids);
+    let runtime_forbids: Vec<&str> = [
+        &["ochre-host", "ochre-browser", "ochre-builtin-plugins", "chromiumoxide", "reqwest"][..],
+        ABOVE_HOST,
+    ]
+    .concat();
+    assert_none("ochre-runtime", &[], &runtime_forbids);
     assert_none("ochre-host", &[], ABOVE_HOST);
     // An embedder that only runs plugins: no browser either.
     let plugins_only: Vec<&str> =
@@ -66,6 +74,8 @@ fn the_tree_is_read_truly() {
     for krate in ["ochre-mcp", "ochre-host", "ochre-browser", "ochre-protocol", "rmcp", "clap"] {
         assert!(cli.contains(krate), "{krate} not under ochre: {cli:?}");
     }
+    assert!(normal_dependencies("ochre-host", &[]).contains("ochre-runtime"));
+    assert!(normal_dependencies("ochre-runtime", &[]).contains("wasmtime"));
     assert!(normal_dependencies("ochre-host", &[]).contains("wasmtime"));
     assert!(normal_dependencies("ochre-host", &[]).contains("chromiumoxide"));
     assert!(normal_dependencies("ochre-host", &["--no-default-features"]).contains("wasmtime"));

@@ -9,16 +9,7 @@ use super::manifest::Manifest;
 use super::{CallState, WitVersion};
 
 /// The current WIT (`wit/plugin.wit`).
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({
-        world: "plugin",
-        path: "wit",
-        // kv traps when the plugin's state file is damaged: the call fails with
-        // STATE_CORRUPT instead of the plugin reading it as empty.
-        imports: { "ochre:plugin/kv": async | trappable, default: async },
-        exports: { default: async },
-    });
-}
+pub(crate) use ochre_runtime::bindings;
 
 pub(crate) mod since_v0_1;
 

@@ -13,15 +13,7 @@
 use super::FromHostTab;
 
 /// The bindings of the 0.1.0 world.
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({
-        world: "plugin",
-        path: "wit/v0.1.0",
-        imports: { "ochre:plugin/kv": async | trappable, default: async },
-        exports: { default: async },
-        with: { "ochre:plugin/types": crate::plugin::bindings::ochre::plugin::types },
-    });
-}
+pub(crate) use ochre_runtime::bindings_v0_1 as bindings;
 
 #[cfg(feature = "browser")]
 impl FromHostTab for bindings::ochre::plugin::browser::TabInfo {

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::store::write_atomic;
+use ochre_protocol::fs::write_atomic;
 
 /// Where compiled components live (`<cache-dir>/wasm`).
 #[derive(Debug, Clone)]
