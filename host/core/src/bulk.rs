@@ -11,12 +11,13 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::Clock;
 use crate::error::ToolError;
 use crate::journal::iso_of;
-use crate::store::write_atomic;
+use crate::store::{read_json, write_json};
 
 /// Error codes (the registry of `ochre-protocol`).
 pub use ochre_protocol::codes;
@@ -101,14 +102,12 @@ impl GuardResult {
 /// - failed items block unless the contract allows partial completion
 ///   (`allow_partial`, or an explicit `min_completed` that is met);
 /// - unknown total: only a non-empty `stop_condition` marked satisfied allows.
-pub fn check(c: &Map<String, Value>) -> GuardResult {
-    let done = c["completed_count"].as_u64().unwrap_or(0);
-    let failed = c["failed_count"].as_u64().unwrap_or(0);
-    let total = c.get("expected_total").and_then(Value::as_u64);
-    let min = c.get("min_completed").and_then(Value::as_u64);
-    let partial = c.get("allow_partial") == Some(&json!(true)) || min.is_some();
-    let stop = c["stop_condition"].as_str().unwrap_or("").trim().to_owned();
-    let satisfied = c.get("stop_satisfied") == Some(&json!(true));
+pub fn check(c: &Contract) -> GuardResult {
+    let (done, failed) = (c.completed_count, c.failed_count);
+    let (total, min) = (c.spec.expected_total, c.spec.min_completed);
+    let partial = c.spec.allow_partial || min.is_some();
+    let stop = c.spec.stop_condition.trim();
+    let satisfied = c.stop_satisfied;
     let missing_items = missing(c);
     let mut r = GuardResult {
         allowed: false,
@@ -180,24 +179,15 @@ pub fn check(c: &Map<String, Value>) -> GuardResult {
 }
 
 /// Up to [`MISSING_SHOWN`] expected items not recorded yet.
-fn missing(c: &Map<String, Value>) -> Vec<String> {
-    let Some(expected) = c.get("expected_items").and_then(Value::as_array) else {
+fn missing(c: &Contract) -> Vec<String> {
+    let Some(expected) = &c.spec.expected_items else {
         return Vec::new();
-    };
-    let has = |list: &str, item: &str, key: Option<&str>| {
-        c[list].as_array().is_some_and(|l| {
-            l.iter().any(|v| match key {
-                None => v == item,
-                Some(k) => v[k] == item,
-            })
-        })
     };
     expected
         .iter()
-        .filter_map(Value::as_str)
-        .filter(|i| !has("completed", i, None) && !has("failed", i, Some("item")))
+        .filter(|i| !c.completed.contains(i) && !c.failed.iter().any(|f| &f.item == *i))
         .take(MISSING_SHOWN)
-        .map(str::to_owned)
+        .cloned()
         .collect()
 }
 
@@ -268,6 +258,78 @@ fn redact_url(s: &str) -> String {
     format!("{head}{auth}{tail}")
 }
 
+/// A contract's terms, checked and normalized ([`validate_spec`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContractSpec {
+    /// What the contract covers: one of [`SCOPES`].
+    pub scope: String,
+    /// How many items the work has, when known.
+    pub expected_total: Option<u64>,
+    /// The items the work has (distinct, cleaned), when listed.
+    pub expected_items: Option<Vec<String>>,
+    /// The fewest completed items that allow completion.
+    pub min_completed: Option<u64>,
+    /// Failed items do not block completion.
+    pub allow_partial: bool,
+    /// When an open-ended contract may complete ("no next page").
+    pub stop_condition: String,
+    /// The field of a result's items that names them (`url`, `page`).
+    pub item_key: String,
+    /// Where to resume.
+    pub cursor: Option<String>,
+}
+
+/// An item that failed, with why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FailedItem {
+    /// The item.
+    pub item: String,
+    /// Why it failed.
+    pub reason: String,
+    /// Whether retrying may help (when the agent said).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+}
+
+/// A contract as stored in `progress-contracts/<contract_id>.json` and shown
+/// (its JSON is the agent's view of it). Fields missing from a file written by
+/// an older version read as their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Contract {
+    /// `bp-<timestamp>-<random>`.
+    pub contract_id: String,
+    /// The task run it belongs to.
+    pub run_id: Option<String>,
+    /// Its terms.
+    #[serde(flatten)]
+    pub spec: ContractSpec,
+    /// The stop condition holds (the agent said so).
+    pub stop_satisfied: bool,
+    /// Completed items (the last [`ITEMS_KEPT`]).
+    pub completed: Vec<String>,
+    /// Failed items (the last [`ITEMS_KEPT`]).
+    pub failed: Vec<FailedItem>,
+    /// Completed items, all of them.
+    pub completed_count: u64,
+    /// Failed items, all of them.
+    pub failed_count: u64,
+    /// `completed` holds only the tail.
+    pub completed_truncated: bool,
+    /// `failed` holds only the tail.
+    pub failed_truncated: bool,
+    /// When an item, cursor or stop last moved.
+    pub last_progress_at: Option<String>,
+    /// Created (ISO 8601).
+    pub created_at: String,
+    /// Last changed (ISO 8601).
+    pub updated_at: String,
+    /// Its run ended: it takes no more progress.
+    pub closed: bool,
+}
+
 /// The contracts under a data dir.
 #[derive(Debug)]
 pub struct Contracts {
@@ -283,50 +345,115 @@ fn not_found(id: &str) -> ToolError {
     .with("contract_id", id)
 }
 
-fn bad(field: &str, msg: impl Into<String>) -> ToolError {
-    ToolError::invalid_argument(field, msg)
+/// A contract spec as an agent writes it (`oc_bulk_progress_start`'s
+/// arguments, `bulk_contract` of `oc_task_run_start`); `null` is absent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecArgs {
+    scope: Option<String>,
+    expected_total: Option<u64>,
+    expected_items: Option<Vec<String>>,
+    min_completed: Option<u64>,
+    allow_partial: Option<bool>,
+    stop_condition: Option<String>,
+    item_key: Option<String>,
+    cursor: Option<String>,
+    /// The run a contract is for (the host sets it; not a term).
+    #[allow(dead_code)]
+    run_id: Option<serde::de::IgnoredAny>,
+}
+
+/// Longest text of a spec's text field.
+fn max_chars(field: &str) -> usize {
+    match field {
+        "stop_condition" => 500,
+        "item_key" => 64,
+        _ => 2000,
+    }
+}
+
+/// What a spec's field must be (the error's words, for a wrong type or value).
+fn rule(field: &str) -> String {
+    match field {
+        "scope" => format!("must be one of {SCOPES:?}"),
+        "expected_total" | "min_completed" => format!("must be an integer from 0 to {MAX_TOTAL}"),
+        "expected_items" => "must be an array of non-empty strings".into(),
+        "allow_partial" => "must be a boolean".into(),
+        "stop_condition" | "item_key" | "cursor" => {
+            format!("must be a string of at most {} characters", max_chars(field))
+        }
+        _ => "is not a contract field".into(),
+    }
 }
 
 /// Check a contract spec (`oc_bulk_progress_start`'s arguments, or `bulk_contract`
-/// of a task run; `prefix` names it in errors) and return the normalized fields.
-pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, ToolError> {
-    let Some(obj) = spec.as_object() else {
-        return Err(bad(prefix.trim_end_matches('.'), "the contract must be an object"));
+/// of a task run; `prefix` names it in errors) and return its normalized terms.
+/// Every error is `INVALID_ARGUMENT` naming the field (with the prefix).
+pub fn validate_spec(spec: &Value, prefix: &str) -> Result<ContractSpec, ToolError> {
+    let fail = |k: &str, what: &dyn std::fmt::Display| {
+        let f = format!("{prefix}{k}");
+        ToolError::invalid_argument(&f, format!("`{f}` {what}"))
     };
-    let r = SpecReader { obj, prefix };
-    const KNOWN: &[&str] = &[
-        "scope",
-        "expected_total",
-        "expected_items",
-        "min_completed",
-        "allow_partial",
-        "stop_condition",
-        "item_key",
-        "cursor",
-        "run_id",
-    ];
-    if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(r.bad(k, "is not a contract field"));
+    if !spec.is_object() {
+        let whole = prefix.trim_end_matches('.');
+        return Err(ToolError::invalid_argument(whole, "the contract must be an object"));
     }
-    let scope = match obj.get("scope") {
-        None => "task_run",
-        Some(v) => match v.as_str().filter(|s| SCOPES.contains(s)) {
-            Some(s) => s,
-            None => return Err(r.bad("scope", format!("must be one of {SCOPES:?}"))),
-        },
+    let args: SpecArgs = serde_path_to_error::deserialize(spec).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string();
+        // The field at fault: the path's first step, or the unknown key.
+        let key = match path.split(['.', '[']).next().filter(|k| !k.is_empty()) {
+            Some(k) => k.to_owned(),
+            None => message.split('`').nth(1).unwrap_or("args").to_owned(),
+        };
+        fail(&key, &rule(&key))
+    })?;
+    let uint = |k: &str, v: Option<u64>| match v {
+        Some(n) if n > MAX_TOTAL => Err(fail(k, &rule(k))),
+        v => Ok(v),
     };
-    let mut total = r.uint("expected_total")?;
-    let min = r.uint("min_completed")?;
-    let items = r.items()?;
+    let text = |k: &str, v: Option<String>| match v {
+        Some(s) if s.chars().count() > max_chars(k) => Err(fail(k, &rule(k))),
+        v => Ok(v.map(|s| s.trim().to_owned())),
+    };
+    let scope = match args.scope {
+        None => "task_run".to_owned(),
+        Some(s) if SCOPES.contains(&s.as_str()) => s,
+        Some(_) => return Err(fail("scope", &rule("scope"))),
+    };
+    let mut total = uint("expected_total", args.expected_total)?;
+    let min = uint("min_completed", args.min_completed)?;
+    let items = match args.expected_items {
+        None => None,
+        Some(a) if a.len() > MAX_EXPECTED_ITEMS => {
+            let n = a.len();
+            return Err(fail(
+                "expected_items",
+                &format!(
+                    "lists {n} items, over the {MAX_EXPECTED_ITEMS} limit; give expected_total instead"
+                ),
+            ));
+        }
+        Some(a) if a.iter().any(|s| s.trim().is_empty()) => {
+            return Err(fail("expected_items", &rule("expected_items")));
+        }
+        Some(a) => {
+            let mut seen: Vec<String> = Vec::with_capacity(a.len());
+            for s in a.iter().map(|s| clean_item(s)) {
+                if !seen.contains(&s) {
+                    seen.push(s);
+                }
+            }
+            Some(seen)
+        }
+    };
     if let Some(items) = &items {
+        let n = items.len() as u64;
         match total {
-            None => total = Some(items.len() as u64),
-            Some(t) if t != items.len() as u64 => {
-                let n = items.len();
-                return Err(r.bad(
-                    "expected_total",
-                    format!("is {t} but expected_items lists {n} distinct items"),
-                ));
+            None => total = Some(n),
+            Some(t) if t != n => {
+                let why = format!("is {t} but expected_items lists {n} distinct items");
+                return Err(fail("expected_total", &why));
             }
             Some(_) => {}
         }
@@ -334,105 +461,29 @@ pub fn validate_spec(spec: &Value, prefix: &str) -> Result<Map<String, Value>, T
     if let (Some(m), Some(t)) = (min, total)
         && m > t
     {
-        return Err(r.bad("min_completed", format!("({m}) is more than expected_total ({t})")));
+        return Err(fail("min_completed", &format!("({m}) is more than expected_total ({t})")));
     }
-    let stop = r.text("stop_condition", 500)?.unwrap_or_default();
+    let stop = text("stop_condition", args.stop_condition)?.unwrap_or_default();
     if total.is_none() && stop.is_empty() {
-        let f = r.field("stop_condition");
-        return Err(bad(
+        let f = format!("{prefix}stop_condition");
+        return Err(ToolError::invalid_argument(
             &f,
             format!(
                 "with no expected_total or expected_items, `{f}` is required (e.g. \"no next page\"): it is the only way such a contract can complete"
             ),
         ));
     }
-    let key = r.text("item_key", 64)?.filter(|k| !k.is_empty());
-    let mut out = Map::new();
-    out.insert("scope".into(), json!(scope));
-    out.insert("expected_total".into(), json!(total));
-    out.insert("expected_items".into(), json!(items));
-    out.insert("min_completed".into(), json!(min));
-    out.insert("allow_partial".into(), json!(r.flag("allow_partial")?));
-    out.insert("stop_condition".into(), json!(stop));
-    out.insert("stop_satisfied".into(), json!(false));
-    out.insert("item_key".into(), json!(key.unwrap_or_else(|| "item".into())));
-    out.insert("cursor".into(), json!(r.text("cursor", 2000)?.filter(|c| !c.is_empty())));
-    Ok(out)
-}
-
-/// Reads the fields of a contract spec; its errors name the field with the
-/// spec's prefix.
-struct SpecReader<'a> {
-    obj: &'a Map<String, Value>,
-    prefix: &'a str,
-}
-
-impl SpecReader<'_> {
-    fn field(&self, k: &str) -> String {
-        format!("{}{k}", self.prefix)
-    }
-
-    /// "`field` <what>".
-    fn bad(&self, k: &str, what: impl std::fmt::Display) -> ToolError {
-        let f = self.field(k);
-        bad(&f, format!("`{f}` {what}"))
-    }
-
-    fn uint(&self, k: &str) -> Result<Option<u64>, ToolError> {
-        match self.obj.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64().filter(|n| *n <= MAX_TOTAL) {
-                Some(n) => Ok(Some(n)),
-                None => Err(self.bad(k, format!("must be an integer from 0 to {MAX_TOTAL}"))),
-            },
-        }
-    }
-
-    fn text(&self, k: &str, max: usize) -> Result<Option<String>, ToolError> {
-        match self.obj.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.trim().to_owned())),
-            Some(_) => Err(self.bad(k, format!("must be a string of at most {max} characters"))),
-        }
-    }
-
-    fn flag(&self, k: &str) -> Result<bool, ToolError> {
-        match self.obj.get(k) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(self.bad(k, "must be a boolean")),
-        }
-    }
-
-    /// `expected_items`: distinct, cleaned, at most [`MAX_EXPECTED_ITEMS`].
-    fn items(&self) -> Result<Option<Vec<String>>, ToolError> {
-        const K: &str = "expected_items";
-        let a = match self.obj.get(K) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Array(a)) => a,
-            Some(_) => return Err(self.bad(K, "must be an array of strings")),
-        };
-        if a.len() > MAX_EXPECTED_ITEMS {
-            return Err(self.bad(
-                K,
-                format!(
-                    "lists {} items, over the {MAX_EXPECTED_ITEMS} limit; give expected_total instead",
-                    a.len()
-                ),
-            ));
-        }
-        let mut seen = Vec::with_capacity(a.len());
-        for v in a {
-            let Some(s) = v.as_str().filter(|s| !s.trim().is_empty()) else {
-                return Err(self.bad(K, "must hold non-empty strings"));
-            };
-            let s = clean_item(s);
-            if !seen.contains(&s) {
-                seen.push(s);
-            }
-        }
-        Ok(Some(seen))
-    }
+    let key = text("item_key", args.item_key)?.filter(|k| !k.is_empty());
+    Ok(ContractSpec {
+        scope,
+        expected_total: total,
+        expected_items: items,
+        min_completed: min,
+        allow_partial: args.allow_partial.unwrap_or(false),
+        stop_condition: stop,
+        item_key: key.unwrap_or_else(|| "item".into()),
+        cursor: text("cursor", args.cursor)?.filter(|c| !c.is_empty()),
+    })
 }
 
 /// Items of one update.
@@ -496,83 +547,94 @@ impl Progress {
     }
 }
 
-/// Apply `p` to contract `c` (dedupe; a failed item that completes moves over;
-/// lists capped with true counts).
-pub fn apply(c: &mut Map<String, Value>, p: &Progress, now: &str) {
-    let mut completed: Vec<Value> = c["completed"].as_array().cloned().unwrap_or_default();
-    let mut failed: Vec<Value> = c["failed"].as_array().cloned().unwrap_or_default();
-    let mut done_n = c["completed_count"].as_u64().unwrap_or(0);
-    let mut fail_n = c["failed_count"].as_u64().unwrap_or(0);
-    let mut progressed = false;
+/// Record `p`'s items in item lists kept to their last [`ITEMS_KEPT`] entries
+/// with true counts: an item counts once; a failed item that completes moves
+/// over; failing a completed item changes nothing. Whether anything was added.
+pub(crate) fn record_items(
+    p: &Progress,
+    completed: &mut Vec<String>,
+    failed: &mut Vec<FailedItem>,
+    completed_count: &mut u64,
+    failed_count: &mut u64,
+) -> bool {
+    let mut added = false;
     for item in &p.completed {
         let item = clean_item(item);
         if item.is_empty() {
             continue;
         }
-        if let Some(i) = failed.iter().position(|f| f["item"] == item.as_str()) {
+        if let Some(i) = failed.iter().position(|f| f.item == item) {
             failed.remove(i);
-            fail_n = fail_n.saturating_sub(1);
+            *failed_count = failed_count.saturating_sub(1);
         }
-        if !completed.iter().any(|x| x == item.as_str()) {
-            completed.push(json!(item));
-            done_n += 1;
-            progressed = true;
+        if !completed.contains(&item) {
+            completed.push(item);
+            *completed_count += 1;
+            added = true;
         }
     }
     for (item, reason, retryable) in &p.failed {
         let item = clean_item(item);
-        if item.is_empty() || completed.iter().any(|x| x == item.as_str()) {
+        if item.is_empty() || completed.contains(&item) {
             continue;
         }
-        let mut entry = json!({"item": item, "reason": clean_item(reason)});
-        if let Some(r) = retryable {
-            entry["retryable"] = json!(r);
-        }
-        match failed.iter_mut().find(|x| x["item"] == item.as_str()) {
+        let entry = FailedItem { reason: clean_item(reason), retryable: *retryable, item };
+        match failed.iter_mut().find(|x| x.item == entry.item) {
             Some(x) => *x = entry,
             None => {
                 failed.push(entry);
-                fail_n += 1;
-                progressed = true;
+                *failed_count += 1;
+                added = true;
             }
         }
     }
-    let cut = |v: &mut Vec<Value>| {
-        let extra = v.len().saturating_sub(ITEMS_KEPT);
-        v.drain(..extra);
-    };
-    cut(&mut completed);
-    cut(&mut failed);
-    c.insert("completed".into(), json!(completed));
-    c.insert("failed".into(), json!(failed));
-    c.insert("completed_count".into(), json!(done_n));
-    c.insert("failed_count".into(), json!(fail_n));
-    c.insert("completed_truncated".into(), json!(done_n as usize > ITEMS_KEPT));
-    c.insert("failed_truncated".into(), json!(fail_n as usize > ITEMS_KEPT));
+    keep_tail(completed);
+    keep_tail(failed);
+    added
+}
+
+/// Apply `p` to contract `c` (see [`record_items`]).
+pub fn apply(c: &mut Contract, p: &Progress, now: &str) {
+    let mut progressed = record_items(
+        p,
+        &mut c.completed,
+        &mut c.failed,
+        &mut c.completed_count,
+        &mut c.failed_count,
+    );
+    c.completed_truncated = c.completed_count as usize > ITEMS_KEPT;
+    c.failed_truncated = c.failed_count as usize > ITEMS_KEPT;
     if let Some(cur) = &p.cursor {
-        c.insert("cursor".into(), json!(clean_item(cur)));
+        c.spec.cursor = Some(clean_item(cur));
         progressed = true;
     }
     if let Some(s) = p.stop_satisfied {
-        c.insert("stop_satisfied".into(), json!(s));
+        c.stop_satisfied = s;
     }
     if progressed {
-        c.insert("last_progress_at".into(), json!(now));
+        c.last_progress_at = Some(now.to_owned());
     }
-    c.insert("updated_at".into(), json!(now));
+    c.updated_at = now.to_owned();
+}
+
+/// Keep the last [`ITEMS_KEPT`] entries of an item list.
+fn keep_tail<T>(v: &mut Vec<T>) {
+    let extra = v.len().saturating_sub(ITEMS_KEPT);
+    v.drain(..extra);
 }
 
 /// A compact view: everything but the item lists (unless `items`), plus the guard.
-pub fn view(c: &Map<String, Value>, items: bool) -> Value {
-    let mut v = Map::new();
-    for (k, val) in c {
-        if !items && matches!(k.as_str(), "completed" | "failed" | "expected_items") {
-            continue;
+pub fn view(c: &Contract, items: bool) -> Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    if let Value::Object(m) = &mut v {
+        if !items {
+            for k in ["completed", "failed", "expected_items"] {
+                m.remove(k);
+            }
         }
-        v.insert(k.clone(), val.clone());
+        m.insert("completion_guard".into(), check(c).to_json());
     }
-    v.insert("completion_guard".into(), check(c).to_json());
-    Value::Object(v)
+    v
 }
 
 impl Contracts {
@@ -586,61 +648,45 @@ impl Contracts {
     }
 
     /// One contract.
-    pub fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
+    pub fn load(&self, id: &str) -> Result<Contract, ToolError> {
         if !crate::store::valid_id(id, "bp-") {
             return Err(not_found(id));
         }
         let file = self.dir.join(format!("{id}.json"));
-        crate::store::read_object(&file, &format!("bulk progress contract {id}"))
+        read_json(&file, &format!("bulk progress contract {id}"))
             .map_err(|e| e.with("contract_id", id))?
             .ok_or_else(|| not_found(id))
     }
 
-    fn save(&self, c: &Map<String, Value>) -> Result<(), ToolError> {
-        let id = c["contract_id"].as_str().unwrap_or_default();
-        let fail = |e: std::io::Error| {
-            ToolError::storage_failed(format!("cannot save bulk progress contract {id}: {e}"))
-        };
-        std::fs::create_dir_all(&self.dir).map_err(fail)?;
-        let mut bytes = serde_json::to_vec_pretty(&Value::Object(c.clone()))
-            .map_err(|e| fail(std::io::Error::other(e)))?;
-        bytes.push(b'\n');
-        write_atomic(&self.dir.join(format!("{id}.json")), &bytes).map_err(fail)
+    fn save(&self, c: &Contract) -> Result<(), ToolError> {
+        let id = &c.contract_id;
+        write_json(&self.dir.join(format!("{id}.json")), c, &format!("bulk progress contract {id}"))
     }
 
     /// Create a contract from a validated spec (see [`validate_spec`]).
-    pub fn create(
-        &self,
-        mut spec: Map<String, Value>,
-        run_id: Option<&str>,
-    ) -> Result<Map<String, Value>, ToolError> {
+    pub fn create(&self, spec: ContractSpec, run_id: Option<&str>) -> Result<Contract, ToolError> {
         let _g = self.guard();
         let now = iso_of(self.clock.now_ms());
         let mut raw = [0u8; 4];
         let _ = getrandom::fill(&mut raw);
         let stamp: String = now.chars().filter(char::is_ascii_digit).take(14).collect();
-        let id = format!("bp-{stamp}-{}", data_encoding::HEXLOWER.encode(&raw));
-        spec.insert("contract_id".into(), json!(id));
-        spec.insert("run_id".into(), json!(run_id));
-        spec.insert("completed".into(), json!([]));
-        spec.insert("failed".into(), json!([]));
-        spec.insert("completed_count".into(), json!(0));
-        spec.insert("failed_count".into(), json!(0));
-        spec.insert("completed_truncated".into(), json!(false));
-        spec.insert("failed_truncated".into(), json!(false));
-        spec.insert("last_progress_at".into(), Value::Null);
-        spec.insert("created_at".into(), json!(now));
-        spec.insert("updated_at".into(), json!(now));
-        spec.insert("closed".into(), json!(false));
-        self.save(&spec)?;
-        Ok(spec)
+        let c = Contract {
+            contract_id: format!("bp-{stamp}-{}", data_encoding::HEXLOWER.encode(&raw)),
+            run_id: run_id.map(str::to_owned),
+            spec,
+            created_at: now.clone(),
+            updated_at: now,
+            ..Contract::default()
+        };
+        self.save(&c)?;
+        Ok(c)
     }
 
     /// Record progress. A closed contract (its run finished) refuses.
-    pub fn update(&self, id: &str, p: &Progress) -> Result<Map<String, Value>, ToolError> {
+    pub fn update(&self, id: &str, p: &Progress) -> Result<Contract, ToolError> {
         let _g = self.guard();
         let mut c = self.load(id)?;
-        if c["closed"] == json!(true) {
+        if c.closed {
             return Err(ToolError::contract_closed(format!(
                 "bulk progress contract {id} is closed (its run is finished)"
             ))
@@ -655,8 +701,8 @@ impl Contracts {
     pub fn close(&self, id: &str) -> Result<(), ToolError> {
         let _g = self.guard();
         let mut c = self.load(id)?;
-        c.insert("closed".into(), json!(true));
-        c.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        c.closed = true;
+        c.updated_at = iso_of(self.clock.now_ms());
         self.save(&c)
     }
 }
@@ -665,20 +711,11 @@ impl Contracts {
 mod tests {
     use super::*;
 
-    fn contract(spec: Value) -> Map<String, Value> {
-        let mut c = validate_spec(&spec, "").expect("valid");
-        for (k, v) in [
-            ("completed", json!([])),
-            ("failed", json!([])),
-            ("completed_count", json!(0)),
-            ("failed_count", json!(0)),
-        ] {
-            c.insert(k.into(), v);
-        }
-        c
+    fn contract(spec: Value) -> Contract {
+        Contract { spec: validate_spec(&spec, "").expect("valid"), ..Contract::default() }
     }
 
-    fn done(c: &mut Map<String, Value>, items: &[&str]) {
+    fn done(c: &mut Contract, items: &[&str]) {
         apply(
             c,
             &Progress {
@@ -689,7 +726,7 @@ mod tests {
         );
     }
 
-    fn fail(c: &mut Map<String, Value>, item: &str, retryable: Option<bool>) {
+    fn fail(c: &mut Contract, item: &str, retryable: Option<bool>) {
         apply(
             c,
             &Progress {
@@ -703,7 +740,7 @@ mod tests {
     #[test]
     fn all_complete_passes_and_partial_is_blocked_with_the_missing_count() {
         let mut c = contract(json!({"expected_items": ["a", "b", "c"], "item_key": "url"}));
-        assert_eq!(c["expected_total"], 3);
+        assert_eq!(c.spec.expected_total, Some(3));
         done(&mut c, &["a"]);
         let g = check(&c);
         assert!(!g.allowed);
@@ -731,7 +768,7 @@ mod tests {
         done(&mut p, &["a", "b"]);
         fail(&mut p, "c", None);
         assert!(check(&p).allowed);
-        assert_eq!(p["failed"][0]["item"], "c");
+        assert_eq!(p.failed[0].item, "c");
         // A failed item that later completes moves to completed.
         done(&mut c, &["c"]);
         let g = check(&c);
@@ -739,7 +776,7 @@ mod tests {
         assert_eq!((g.completed_count, g.failed_count), (3, 0));
         // Failing an item already completed changes nothing.
         fail(&mut c, "a", None);
-        assert_eq!(c["failed_count"], 0);
+        assert_eq!(c.failed_count, 0);
     }
 
     #[test]
@@ -777,10 +814,10 @@ mod tests {
         let mut c = contract(json!({"expected_total": 1200}));
         let items: Vec<String> = (0..1200).map(|i| format!("item-{i}")).collect();
         apply(&mut c, &Progress { completed: items.clone(), ..Progress::default() }, "t");
-        assert_eq!(c["completed_count"], 1200);
-        assert_eq!(c["completed"].as_array().map(Vec::len), Some(ITEMS_KEPT));
-        assert_eq!(c["completed"][0], "item-700", "the tail is kept");
-        assert_eq!(c["completed_truncated"], true);
+        assert_eq!(c.completed_count, 1200);
+        assert_eq!(c.completed.len(), ITEMS_KEPT);
+        assert_eq!(c.completed[0], "item-700", "the tail is kept");
+        assert!(c.completed_truncated);
         assert!(check(&c).allowed);
         assert_eq!(
             clean_item("https://bob:hunter2@x.test/a?q=1&token=abc#f"),
@@ -811,6 +848,67 @@ mod tests {
             validate_spec(&json!([1]), "bulk_contract.").expect_err("array").details["field"],
             "bulk_contract"
         );
+        // The message says what the field must be, in the same words for a
+        // wrong type and a value out of range, with the spec's prefix.
+        for (spec, message) in [
+            (
+                json!({"expected_total": -1}),
+                "`bulk_contract.expected_total` must be an integer from 0 to 1000000",
+            ),
+            (
+                json!({"expected_total": 2_000_000}),
+                "`bulk_contract.expected_total` must be an integer from 0 to 1000000",
+            ),
+            (
+                json!({"expected_total": 1, "colour": "red"}),
+                "`bulk_contract.colour` is not a contract field",
+            ),
+            (
+                json!({"expected_items": ["a", 5]}),
+                "`bulk_contract.expected_items` must be an array of non-empty strings",
+            ),
+            (
+                json!({"expected_items": ["a", " "]}),
+                "`bulk_contract.expected_items` must be an array of non-empty strings",
+            ),
+            (
+                json!({"stop_condition": "x".repeat(501)}),
+                "`bulk_contract.stop_condition` must be a string of at most 500 characters",
+            ),
+        ] {
+            let e = validate_spec(&spec, "bulk_contract.").expect_err(&spec.to_string());
+            assert_eq!(e.message, message, "{spec}");
+        }
+        // `null` is absent; `run_id` is the host's, not a term.
+        let s = validate_spec(&json!({"expected_total": null, "expected_items": ["a", "a", "b"], "run_id": "run-1", "cursor": null}), "")
+            .expect("valid");
+        assert_eq!(
+            (s.expected_total, s.expected_items.as_deref().map(<[String]>::len)),
+            (Some(2), Some(2))
+        );
+    }
+
+    #[test]
+    fn a_contract_file_of_the_previous_version_reads() {
+        // As the hand-written writer of 0.x stored it: every key, sorted.
+        let old = json!({
+            "allow_partial": false, "closed": false, "completed": ["a"], "completed_count": 1,
+            "completed_truncated": false, "contract_id": "bp-20261126000000-0a0b0c0d",
+            "created_at": "2026-11-26T00:00:00.000Z", "cursor": null, "expected_items": ["a", "b", "c"],
+            "expected_total": 3, "failed": [{"item": "b", "reason": "404", "retryable": true}],
+            "failed_count": 1, "failed_truncated": false, "item_key": "url",
+            "last_progress_at": "2026-11-26T00:00:01.000Z", "min_completed": null, "run_id": null,
+            "scope": "task_run", "stop_condition": "", "stop_satisfied": false,
+            "updated_at": "2026-11-26T00:00:01.000Z"
+        });
+        let c: Contract = serde_json::from_value(old.clone()).expect("reads");
+        assert_eq!(
+            (c.completed_count, c.failed[0].retryable, c.spec.item_key.as_str()),
+            (1, Some(true), "url")
+        );
+        assert_eq!(check(&c).missing_items, vec!["c"]);
+        // And it writes back the same keys and values.
+        assert_eq!(serde_json::to_value(&c).expect("json"), old);
     }
 
     #[test]
@@ -824,7 +922,7 @@ mod tests {
                 None,
             )
             .expect("create");
-        let id = c["contract_id"].as_str().expect("id").to_owned();
+        let id = c.contract_id.clone();
         store
             .update(
                 &id,
@@ -837,7 +935,7 @@ mod tests {
             .expect("update");
         let again = Contracts::new(&d, Clock::System);
         let c = again.load(&id).expect("load");
-        assert_eq!((c["completed_count"].as_u64(), c["cursor"].as_str()), (Some(1), Some("p2")));
+        assert_eq!((c.completed_count, c.spec.cursor.as_deref()), (1, Some("p2")));
         again.close(&id).expect("close");
         assert_eq!(
             again.update(&id, &Progress::default()).expect_err("closed").code,

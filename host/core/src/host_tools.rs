@@ -299,13 +299,13 @@ pub(crate) fn run_bulk_tool(
             Some(r) => runs.attach_contract(r, spec)?,
             None => contracts.create(spec, None)?,
         };
-        let id = c["contract_id"].as_str().unwrap_or("?").to_owned();
-        return Ok(json_output(bulk::view(&c, false), format!("{id} started")));
+        let summary = format!("{} started", c.contract_id);
+        return Ok(json_output(bulk::view(&c, false), summary));
     }
     let id = match (args["contract_id"].as_str(), run_id) {
         (Some(c), _) => c.to_owned(),
-        (None, Some(r)) => match runs.load(r)?["bulk_contract_id"].as_str() {
-            Some(c) => c.to_owned(),
+        (None, Some(r)) => match runs.load(r)?.bulk_contract_id {
+            Some(c) => c,
             None => {
                 return Err(ToolError::contract_not_found(format!("{name}: task run {r} has no bulk contract (oc_bulk_progress_start with run_id adds one)"),
                 )
@@ -336,8 +336,8 @@ pub(crate) fn run_bulk_tool(
     let g = bulk::check(&c);
     let summary = format!(
         "{id} {} completed, {} failed, {}",
-        c["completed_count"],
-        c["failed_count"],
+        c.completed_count,
+        c.failed_count,
         if g.allowed { "complete" } else { "incomplete" }
     );
     Ok(json_output(bulk::view(&c, args["include_items"] == json!(true)), summary))
@@ -419,9 +419,21 @@ pub(crate) fn run_task_tool(
     name: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
+    use crate::taskrun::Status;
     let runs = &host.task_runs;
     let id = args["run_id"].as_str().unwrap_or_default();
     let s = |k: &str| args[k].as_str();
+    let status = match s("status").map(|n| (n, Status::parse(n))) {
+        None => None,
+        Some((_, Some(st))) => Some(st),
+        Some((n, None)) => {
+            let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+            return Err(ToolError::invalid_argument(
+                "status",
+                format!("{name}: `status` {n:?} is not one of {names:?}"),
+            ));
+        }
+    };
     let run = match name {
         "oc_task_run_update" => runs.update(id, args)?,
         "oc_task_run_checkpoint" => runs.checkpoint(id, s("summary").unwrap_or_default())?,
@@ -438,7 +450,7 @@ pub(crate) fn run_task_tool(
             }
             let run = runs.complete(
                 id,
-                s("status").unwrap_or("COMPLETED"),
+                status.unwrap_or(Status::Completed),
                 if forced { s("force_reason") } else { None },
             )?;
             host.sessions.forget_run(id);
@@ -446,7 +458,7 @@ pub(crate) fn run_task_tool(
         }
         "oc_task_run_get" => runs.get(id, args["include_events"] == json!(true))?,
         _ => {
-            let list = runs.list(s("status"), args["limit"].as_u64().unwrap_or(20) as usize);
+            let list = runs.list(status, args["limit"].as_u64().unwrap_or(20) as usize);
             let n = list.len();
             return Ok(json_output(json!({"runs": list}), format!("{n} task runs")));
         }
@@ -474,14 +486,11 @@ pub(crate) async fn start_run(
     let config = &host.intent_guard;
     let verdict = detect_intent(host, goal, options).await;
     let guarded = config.enabled && verdict.label == Label::BrowserAccess;
-    let execution = json!({
-        "intent": verdict.to_json(),
-        "policy": if guarded { config.to_json() } else { Value::Null },
-        "successful_browser_calls": 0,
-        "network_adjacent_calls": 0,
-        "blocked_calls": 0,
-        "stop_reason": null,
-    });
+    let execution = crate::taskrun::Execution {
+        intent: verdict.to_json(),
+        policy: if guarded { config.to_json() } else { Value::Null },
+        ..Default::default()
+    };
     let run = runs.start(
         goal,
         args["success_criteria"].as_str(),

@@ -16,12 +16,12 @@ pub(crate) fn corrupt(file: &Path, what: &str) -> crate::ToolError {
     .with("file", file.display().to_string())
 }
 
-/// Read a JSON object written by [`write_atomic`]: `None` when there is no
-/// file, `STATE_CORRUPT` (naming it) when it cannot be read as an object.
-pub(crate) fn read_object(
+/// Read a JSON record written by [`write_json`]: `None` when there is no file,
+/// `STATE_CORRUPT` (naming it) when it cannot be read as a `T`.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
     file: &Path,
     what: &str,
-) -> Result<Option<serde_json::Map<String, serde_json::Value>>, crate::ToolError> {
+) -> Result<Option<T>, crate::ToolError> {
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -33,10 +33,25 @@ pub(crate) fn read_object(
             .with("file", file.display().to_string()));
         }
     };
-    match serde_json::from_slice(&bytes) {
-        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
-        _ => Err(corrupt(file, what)),
+    serde_json::from_slice(&bytes).map(Some).map_err(|_| corrupt(file, what))
+}
+
+/// Write a JSON record atomically (pretty, newline-terminated), creating its
+/// dir; a failure is `STORAGE_FAILED` "cannot save {what}".
+pub(crate) fn write_json<T: serde::Serialize>(
+    file: &Path,
+    record: &T,
+    what: &str,
+) -> Result<(), crate::ToolError> {
+    let fail = |e: &dyn std::fmt::Display| {
+        crate::ToolError::storage_failed(format!("cannot save {what}: {e}"))
+    };
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
+    let mut bytes = serde_json::to_vec_pretty(record).map_err(|e| fail(&e))?;
+    bytes.push(b'\n');
+    write_atomic(file, &bytes).map_err(|e| fail(&e))
 }
 
 /// The damaged state files under a data dir (task runs, contracts, output
@@ -66,7 +81,8 @@ pub fn damaged_files(data_dir: &Path) -> Vec<PathBuf> {
         let hidden = f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
         is_json
             && !hidden
-            && read_object(f, "").is_err_and(|e| e.code == crate::error::codes::STATE_CORRUPT)
+            && read_json::<serde_json::Map<String, serde_json::Value>>(f, "")
+                .is_err_and(|e| e.code == crate::error::codes::STATE_CORRUPT)
     });
     files.sort();
     files

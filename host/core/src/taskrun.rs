@@ -10,13 +10,14 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use crate::Clock;
-use crate::bulk::{self, Contracts, Progress};
+use crate::bulk::{self, Contract, ContractSpec, Contracts, FailedItem, Progress};
 use crate::error::ToolError;
 use crate::journal::iso_of;
-use crate::store::{JsonlFile, read_jsonl, write_atomic};
+use crate::store::{JsonlFile, read_json, read_jsonl, write_json};
 
 /// Error codes (the registry of `ochre-protocol`).
 pub use ochre_protocol::codes;
@@ -24,7 +25,152 @@ pub use ochre_protocol::codes;
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
 
-const TERMINAL: &[&str] = &["COMPLETED", "FAILED", "CANCELLED"];
+/// Where a run is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// Started, no progress yet.
+    #[default]
+    Pending,
+    /// Progressing.
+    Running,
+    /// Waiting for a person.
+    NeedsHelp,
+    /// Done (its guards passed, or were forced).
+    Completed,
+    /// Ended without success.
+    Failed,
+    /// Ended on purpose.
+    Cancelled,
+}
+
+impl Status {
+    /// Every status, in its order.
+    pub const ALL: [Status; 6] = [
+        Status::Pending,
+        Status::Running,
+        Status::NeedsHelp,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ];
+
+    /// Its name (`NEEDS_HELP`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "PENDING",
+            Status::Running => "RUNNING",
+            Status::NeedsHelp => "NEEDS_HELP",
+            Status::Completed => "COMPLETED",
+            Status::Failed => "FAILED",
+            Status::Cancelled => "CANCELLED",
+        }
+    }
+
+    /// The status called `name`.
+    pub fn parse(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// A run in it is finished and cannot change.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
+    }
+}
+
+/// What the intent guard keeps of a run: the goal's intent, the policy it
+/// applies, its counts, and why the run stopped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Execution {
+    /// The goal's intent verdict (`label`, `confidence`, ...).
+    pub intent: Value,
+    /// The guard's policy for the run (`null`: not guarded).
+    pub policy: Value,
+    /// Browser tool calls that succeeded.
+    pub successful_browser_calls: u64,
+    /// Network-adjacent calls let through.
+    pub network_adjacent_calls: u64,
+    /// Calls the policy blocked.
+    pub blocked_calls: u64,
+    /// Why the run stopped (`tool_policy_blocked`, `intent_execution_failed`,
+    /// `completed`, `failed`, `cancelled`).
+    pub stop_reason: Option<String>,
+}
+
+/// A person's help, asked for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NeedsHelp {
+    /// Why.
+    pub reason: String,
+    /// How to resume.
+    pub resume_hint: Option<String>,
+}
+
+/// A forced completion: why, and what the guard said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Forced {
+    /// The agent's reason.
+    pub reason: String,
+    /// The bulk completion guard's result it overrode (`null`: none).
+    pub guard: Option<Value>,
+}
+
+/// A task run as stored in `task-runs/<run_id>/meta.json` and shown (its JSON
+/// is the agent's view of it). Fields missing from a file written by an older
+/// version read as their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskRun {
+    /// `run-<timestamp>-<random>`.
+    pub run_id: String,
+    /// What the agent set out to do.
+    pub goal: String,
+    /// How it will know it is done.
+    pub success_criteria: Option<String>,
+    /// Where it starts.
+    pub page_url: Option<String>,
+    /// Where it is.
+    pub status: Status,
+    /// Created (ISO 8601).
+    pub created_at: String,
+    /// Last changed (ISO 8601).
+    pub updated_at: String,
+    /// The last summary of progress.
+    pub progress_summary: Option<String>,
+    /// Where to resume (any JSON the agent gave).
+    pub current_cursor: Value,
+    /// Completed items (the last [`ITEMS_KEPT`]).
+    pub completed_items: Vec<String>,
+    /// Failed items (the last [`ITEMS_KEPT`]).
+    pub failed_items: Vec<FailedItem>,
+    /// Completed items, all of them.
+    pub completed_count: u64,
+    /// Failed items, all of them.
+    pub failed_count: u64,
+    /// An item list holds only its tail.
+    pub items_truncated: bool,
+    /// Checkpoints recorded.
+    pub checkpoints: u64,
+    /// The last checkpoint's summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<String>,
+    /// The help asked for, when the run needed a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_help: Option<NeedsHelp>,
+    /// Its bulk progress contract.
+    pub bulk_contract_id: Option<String>,
+    /// The intent guard's record.
+    pub execution: Execution,
+    /// When it finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// A completion forced past its guard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forced: Option<Forced>,
+}
 
 /// The task runs under a data dir.
 #[derive(Debug)]
@@ -42,18 +188,20 @@ fn not_found(id: &str) -> ToolError {
         .with("run_id", id)
 }
 
-fn transition_ok(id: &str, run: &Map<String, Value>, to: &str) -> Result<(), ToolError> {
-    let from = run["status"].as_str().unwrap_or("PENDING");
+fn transition_ok(id: &str, run: &TaskRun, to: Status) -> Result<(), ToolError> {
+    use Status::{NeedsHelp, Pending, Running};
+    let from = run.status;
     let ok = match (from, to) {
-        (f, _) if TERMINAL.contains(&f) => false,
-        (_, t) if TERMINAL.contains(&t) => true,
-        ("PENDING" | "RUNNING" | "NEEDS_HELP", "RUNNING" | "NEEDS_HELP") => true,
+        (f, _) if f.is_terminal() => false,
+        (_, t) if t.is_terminal() => true,
+        (Pending | Running | NeedsHelp, Running | NeedsHelp) => true,
         _ => false,
     };
     if ok {
         return Ok(());
     }
-    Err(ToolError::invalid_transition(if TERMINAL.contains(&from) {
+    let (from, to) = (from.as_str(), to.as_str());
+    Err(ToolError::invalid_transition(if run.status.is_terminal() {
         format!("task run {id} is {from}: a finished run cannot change")
     } else {
         format!("task run {id} cannot go from {from} to {to}")
@@ -82,30 +230,35 @@ impl TaskRuns {
         self.lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn load(&self, id: &str) -> Result<Map<String, Value>, ToolError> {
+    /// One run.
+    pub fn load(&self, id: &str) -> Result<TaskRun, ToolError> {
         if !crate::store::valid_id(id, "run-") {
             return Err(not_found(id));
         }
         let file = self.dir.join(id).join("meta.json");
-        crate::store::read_object(&file, &format!("task run {id}"))
+        read_json(&file, &format!("task run {id}"))
             .map_err(|e| e.with("run_id", id))?
             .ok_or_else(|| not_found(id))
     }
 
-    fn save(&self, run: &Map<String, Value>, event: &str, body: Value) -> Result<(), ToolError> {
-        let id = run["run_id"].as_str().unwrap_or_default();
+    /// Save a run: its event appended (and synced) to `events.jsonl`, then
+    /// `meta.json` replaced atomically.
+    fn save(&self, run: &TaskRun, event: &str, body: Value) -> Result<(), ToolError> {
+        let id = &run.run_id;
         let dir = self.dir.join(id);
         let fail = |e: std::io::Error| {
             ToolError::storage_failed(format!("cannot save task run {id}: {e}"))
         };
         std::fs::create_dir_all(&dir).map_err(fail)?;
-        let ev = json!({"ts": iso_of(self.clock.now_ms()), "event": event, "status": run["status"], "body": body});
+        let ev = json!({"ts": iso_of(self.clock.now_ms()), "event": event, "status": run.status, "body": body});
         let log = JsonlFile::new(dir.join("events.jsonl"));
         log.append(&ev).and_then(|()| log.sync()).map_err(fail)?;
-        let mut bytes = serde_json::to_vec_pretty(&Value::Object(run.clone()))
-            .map_err(|e| fail(std::io::Error::other(e)))?;
-        bytes.push(b'\n');
-        write_atomic(&dir.join("meta.json"), &bytes).map_err(fail)
+        self.save_meta(run)
+    }
+
+    fn save_meta(&self, run: &TaskRun) -> Result<(), ToolError> {
+        let id = &run.run_id;
+        write_json(&self.dir.join(id).join("meta.json"), run, &format!("task run {id}"))
     }
 
     fn new_id(&self) -> String {
@@ -123,39 +276,33 @@ impl TaskRuns {
         goal: &str,
         criteria: Option<&str>,
         page_url: Option<&str>,
-        contract: Option<Map<String, Value>>,
-        execution: Value,
+        contract: Option<ContractSpec>,
+        execution: Execution,
     ) -> Result<Value, ToolError> {
         let _g = self.guard();
         let now = iso_of(self.clock.now_ms());
         let id = self.new_id();
         let contract_id = match contract {
-            Some(spec) => Some(self.contracts.create(spec, Some(&id))?["contract_id"].clone()),
+            Some(spec) => Some(self.contracts.create(spec, Some(&id))?.contract_id),
             None => None,
         };
-        let mut run = Map::new();
-        run.insert("run_id".into(), json!(id));
-        run.insert("goal".into(), json!(goal));
-        run.insert("success_criteria".into(), json!(criteria));
-        run.insert("page_url".into(), json!(page_url));
-        run.insert("status".into(), json!("PENDING"));
-        run.insert("created_at".into(), json!(now));
-        run.insert("updated_at".into(), json!(now));
-        run.insert("progress_summary".into(), Value::Null);
-        run.insert("current_cursor".into(), Value::Null);
-        run.insert("completed_items".into(), json!([]));
-        run.insert("failed_items".into(), json!([]));
-        run.insert("completed_count".into(), json!(0));
-        run.insert("failed_count".into(), json!(0));
-        run.insert("checkpoints".into(), json!(0));
-        run.insert("bulk_contract_id".into(), json!(contract_id));
-        run.insert("execution".into(), execution);
+        let run = TaskRun {
+            run_id: id,
+            goal: goal.to_owned(),
+            success_criteria: criteria.map(str::to_owned),
+            page_url: page_url.map(str::to_owned),
+            created_at: now.clone(),
+            updated_at: now,
+            bulk_contract_id: contract_id,
+            execution,
+            ..TaskRun::default()
+        };
         self.save(
             &run,
             "started",
-            json!({"goal": goal, "bulk_contract_id": contract_id, "intent": run["execution"]["intent"]}),
+            json!({"goal": goal, "bulk_contract_id": run.bulk_contract_id, "intent": run.execution.intent}),
         )?;
-        Ok(self.with_contract(run, false))
+        Ok(self.with_contract(&run, false))
     }
 
     /// Change a run: `f` may edit it and returns the event name and body; the
@@ -163,9 +310,9 @@ impl TaskRuns {
     fn change(
         &self,
         id: &str,
-        to: &str,
-        f: impl FnOnce(&mut Map<String, Value>) -> Result<(String, Value), ToolError>,
-    ) -> Result<Map<String, Value>, ToolError> {
+        to: Status,
+        f: impl FnOnce(&mut TaskRun) -> Result<(String, Value), ToolError>,
+    ) -> Result<TaskRun, ToolError> {
         let _g = self.guard();
         let mut run = self.load(id)?;
         transition_ok(id, &run, to)?;
@@ -176,37 +323,35 @@ impl TaskRuns {
 
     fn finish_change(
         &self,
-        run: &mut Map<String, Value>,
-        to: &str,
+        run: &mut TaskRun,
+        to: Status,
         event: &str,
         body: Value,
     ) -> Result<(), ToolError> {
-        run.insert("status".into(), json!(to));
-        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
-        if TERMINAL.contains(&to) {
-            if let Some(cid) = run["bulk_contract_id"].as_str() {
+        run.status = to;
+        run.updated_at = iso_of(self.clock.now_ms());
+        if to.is_terminal() {
+            if let Some(cid) = &run.bulk_contract_id {
                 self.contracts.close(cid)?;
             }
             // A guard's reason stays: a blocked call whatever the run ends in,
             // a failed intent check unless the run completed after all.
-            let reason = match (to, run["execution"]["stop_reason"].as_str()) {
+            let reason = match (to, run.execution.stop_reason.as_deref()) {
                 (_, Some(r @ "tool_policy_blocked")) => r.to_owned(),
-                (_, Some(r @ "intent_execution_failed")) if to != "COMPLETED" => r.to_owned(),
-                ("COMPLETED", _) => "completed".to_owned(),
-                (other, _) => other.to_lowercase(),
+                (Status::Completed, _) => "completed".to_owned(),
+                (_, Some(r @ "intent_execution_failed")) => r.to_owned(),
+                (other, _) => other.as_str().to_lowercase(),
             };
-            if let Some(Value::Object(ex)) = run.get_mut("execution") {
-                ex.insert("stop_reason".into(), json!(reason));
-            }
+            run.execution.stop_reason = Some(reason);
         }
         self.save(run, event, body)
     }
 
     /// The run as returned to the agent: with its contract (compact, or with
     /// the item lists).
-    fn with_contract(&self, run: Map<String, Value>, items: bool) -> Value {
-        let mut v = Value::Object(run);
-        if let Some(cid) = v["bulk_contract_id"].as_str()
+    fn with_contract(&self, run: &TaskRun, items: bool) -> Value {
+        let mut v = serde_json::to_value(run).unwrap_or_default();
+        if let Some(cid) = &run.bulk_contract_id
             && let Ok(c) = self.contracts.load(cid)
         {
             v["bulk_contract"] = bulk::view(&c, items);
@@ -217,69 +362,28 @@ impl TaskRuns {
     /// Progress: summary, items done or failed, cursor (also recorded in the
     /// run's contract). Moves to `RUNNING`.
     pub fn update(&self, id: &str, args: &Value) -> Result<Value, ToolError> {
-        let run = self.change(id, "RUNNING", |run| {
+        let run = self.change(id, Status::Running, |run| {
             if let Some(s) = args["progress_summary"].as_str() {
-                run.insert("progress_summary".into(), json!(clip(s)));
+                run.progress_summary = Some(clip(s));
             }
             if !args["current_cursor"].is_null() {
-                run.insert("current_cursor".into(), args["current_cursor"].clone());
+                run.current_cursor = args["current_cursor"].clone();
             }
-            let mut completed: Vec<Value> =
-                run["completed_items"].as_array().cloned().unwrap_or_default();
-            let mut failed: Vec<Value> =
-                run["failed_items"].as_array().cloned().unwrap_or_default();
-            let mut done_n = run["completed_count"].as_u64().unwrap_or(0);
-            let mut fail_n = run["failed_count"].as_u64().unwrap_or(0);
-            for item in args["completed_items"].as_array().into_iter().flatten() {
-                let Some(item) = item.as_str().map(clip) else {
-                    continue;
-                };
-                // A failed item that now completes moves to completed.
-                if let Some(i) = failed.iter().position(|f| f["item"] == item.as_str()) {
-                    failed.remove(i);
-                    fail_n = fail_n.saturating_sub(1);
-                }
-                if !completed.iter().any(|c| c == item.as_str()) {
-                    completed.push(json!(item));
-                    done_n += 1;
-                }
-            }
-            for f in args["failed_items"].as_array().into_iter().flatten() {
-                let Some(item) = f["item"].as_str().map(clip) else {
-                    continue;
-                };
-                let reason = clip(f["reason"].as_str().unwrap_or(""));
-                if completed.iter().any(|c| c == item.as_str()) {
-                    continue;
-                }
-                match failed.iter_mut().find(|x| x["item"] == item.as_str()) {
-                    Some(x) => x["reason"] = json!(reason),
-                    None => {
-                        failed.push(json!({"item": item, "reason": reason}));
-                        fail_n += 1;
-                    }
-                }
-            }
-            let cut = |v: &mut Vec<Value>| {
-                let extra = v.len().saturating_sub(ITEMS_KEPT);
-                v.drain(..extra);
-            };
-            cut(&mut completed);
-            cut(&mut failed);
-            if let Some(cid) = run["bulk_contract_id"].as_str() {
-                let p = Progress::from_args(args);
-                if !p.is_empty() {
-                    self.contracts.update(cid, &p)?;
-                }
-            }
-            run.insert("completed_items".into(), json!(completed));
-            run.insert("failed_items".into(), json!(failed));
-            run.insert("completed_count".into(), json!(done_n));
-            run.insert("failed_count".into(), json!(fail_n));
-            run.insert(
-                "items_truncated".into(),
-                json!(done_n as usize > ITEMS_KEPT || fail_n as usize > ITEMS_KEPT),
+            let p = Progress::from_args(args);
+            bulk::record_items(
+                &p,
+                &mut run.completed_items,
+                &mut run.failed_items,
+                &mut run.completed_count,
+                &mut run.failed_count,
             );
+            if let Some(cid) = &run.bulk_contract_id
+                && !p.is_empty()
+            {
+                self.contracts.update(cid, &p)?;
+            }
+            run.items_truncated =
+                run.completed_count as usize > ITEMS_KEPT || run.failed_count as usize > ITEMS_KEPT;
             Ok((
                 "updated".into(),
                 json!({
@@ -290,18 +394,17 @@ impl TaskRuns {
                 }),
             ))
         })?;
-        Ok(self.with_contract(run, false))
+        Ok(self.with_contract(&run, false))
     }
 
     /// A checkpoint summary. Moves to `RUNNING`.
     pub fn checkpoint(&self, id: &str, summary: &str) -> Result<Value, ToolError> {
-        let run = self.change(id, "RUNNING", |run| {
-            let n = run["checkpoints"].as_u64().unwrap_or(0) + 1;
-            run.insert("checkpoints".into(), json!(n));
-            run.insert("last_checkpoint".into(), json!(clip(summary)));
+        let run = self.change(id, Status::Running, |run| {
+            run.checkpoints += 1;
+            run.last_checkpoint = Some(clip(summary));
             Ok(("checkpoint".into(), json!({"summary": clip(summary)})))
         })?;
-        Ok(self.with_contract(run, false))
+        Ok(self.with_contract(&run, false))
     }
 
     /// The agent needs a person. Moves to `NEEDS_HELP`.
@@ -311,17 +414,13 @@ impl TaskRuns {
         reason: &str,
         hint: Option<&str>,
     ) -> Result<Value, ToolError> {
-        let run = self.change(id, "NEEDS_HELP", |run| {
-            run.insert(
-                "needs_help".into(),
-                json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
-            );
-            Ok((
-                "needs_help".into(),
-                json!({"reason": clip(reason), "resume_hint": hint.map(clip)}),
-            ))
+        let run = self.change(id, Status::NeedsHelp, |run| {
+            let help = NeedsHelp { reason: clip(reason), resume_hint: hint.map(clip) };
+            let body = serde_json::to_value(&help).unwrap_or_default();
+            run.needs_help = Some(help);
+            Ok(("needs_help".into(), body))
         })?;
-        Ok(self.with_contract(run, false))
+        Ok(self.with_contract(&run, false))
     }
 
     /// End the run. `COMPLETED` passes two guards first: the intent guard (a
@@ -333,26 +432,24 @@ impl TaskRuns {
     pub fn complete(
         &self,
         id: &str,
-        status: &str,
+        status: Status,
         force_reason: Option<&str>,
     ) -> Result<Value, ToolError> {
         let _g = self.guard();
         let mut run = self.load(id)?;
         transition_ok(id, &run, status)?;
         let mut forced_guard = None;
-        if status == "COMPLETED" {
-            let ex = &run["execution"];
-            if ex["intent"]["label"] == "browser_access"
-                && ex["policy"]["fail_task_if_unmet"] == json!(true)
-                && ex["successful_browser_calls"].as_u64().unwrap_or(0) == 0
+        if status == Status::Completed {
+            let ex = &mut run.execution;
+            if ex.intent["label"] == "browser_access"
+                && ex.policy["fail_task_if_unmet"] == json!(true)
+                && ex.successful_browser_calls == 0
             {
                 // A blocked call stays the reason the run stopped.
-                if let Some(Value::Object(e)) = run.get_mut("execution")
-                    && e.get("stop_reason").and_then(Value::as_str) != Some("tool_policy_blocked")
-                {
-                    e.insert("stop_reason".into(), json!("intent_execution_failed"));
+                if ex.stop_reason.as_deref() != Some("tool_policy_blocked") {
+                    ex.stop_reason = Some("intent_execution_failed".into());
                 }
-                run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+                run.updated_at = iso_of(self.clock.now_ms());
                 let why =
                     "the goal asks for the browser but no browser tool call succeeded in this run";
                 self.save(
@@ -365,14 +462,13 @@ impl TaskRuns {
                 .with("stop_reason", "intent_execution_failed")
                 .with("run_id", id));
             }
-            if let Some(cid) = run["bulk_contract_id"].as_str().map(str::to_owned) {
-                let c = self.contracts.load(&cid)?;
-                let g = bulk::check(&c);
+            if let Some(cid) = &run.bulk_contract_id {
+                let g = bulk::check(&self.contracts.load(cid)?);
                 if !g.allowed {
                     match force_reason {
                         Some(_) => forced_guard = Some(g.to_json()),
                         None => {
-                            let err = g.to_error(&cid).with("run_id", id);
+                            let err = g.to_error(cid).with("run_id", id);
                             self.save(
                                 &run,
                                 "completion_refused",
@@ -384,13 +480,13 @@ impl TaskRuns {
                 }
             }
         }
-        run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
+        run.ended_at = Some(iso_of(self.clock.now_ms()));
         if let Some(r) = force_reason {
-            run.insert("forced".into(), json!({"reason": clip(r), "guard": forced_guard}));
+            run.forced = Some(Forced { reason: clip(r), guard: forced_guard });
         }
         let body = json!({"status": status, "force_reason": force_reason});
         self.finish_change(&mut run, status, "completed", body)?;
-        Ok(self.with_contract(run, true))
+        Ok(self.with_contract(&run, true))
     }
 
     /// A browser-first run that cannot run at all (preflight): it ends `FAILED`
@@ -398,65 +494,57 @@ impl TaskRuns {
     pub fn fail_preflight(&self, id: &str, why: &str) -> Result<Value, ToolError> {
         let _g = self.guard();
         let mut run = self.load(id)?;
-        if let Some(Value::Object(e)) = run.get_mut("execution") {
-            e.insert("stop_reason".into(), json!("intent_execution_failed"));
-        }
-        run.insert("ended_at".into(), json!(iso_of(self.clock.now_ms())));
+        run.execution.stop_reason = Some("intent_execution_failed".into());
+        run.ended_at = Some(iso_of(self.clock.now_ms()));
         self.finish_change(
             &mut run,
-            "FAILED",
+            Status::Failed,
             "preflight_failed",
             json!({"stop_reason": "intent_execution_failed", "reason": why}),
         )?;
-        Ok(Value::Object(run))
+        Ok(serde_json::to_value(&run).unwrap_or_default())
     }
 
     /// Give an unfinished run without one a bulk progress contract.
-    pub fn attach_contract(
-        &self,
-        id: &str,
-        spec: Map<String, Value>,
-    ) -> Result<Map<String, Value>, ToolError> {
+    pub fn attach_contract(&self, id: &str, spec: ContractSpec) -> Result<Contract, ToolError> {
         let _g = self.guard();
         let mut run = self.load(id)?;
-        transition_ok(id, &run, "RUNNING")?;
-        if let Some(c) = run["bulk_contract_id"].as_str() {
+        transition_ok(id, &run, Status::Running)?;
+        if let Some(c) = &run.bulk_contract_id {
             return Err(ToolError::invalid_transition(format!(
                 "task run {id} already has bulk contract {c}"
             ))
             .with("run_id", id)
-            .with("contract_id", c));
+            .with("contract_id", c.as_str()));
         }
         let c = self.contracts.create(spec, Some(id))?;
-        run.insert("bulk_contract_id".into(), c["contract_id"].clone());
-        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
-        self.save(&run, "contract_attached", json!({"bulk_contract_id": c["contract_id"]}))?;
+        run.bulk_contract_id = Some(c.contract_id.clone());
+        run.updated_at = iso_of(self.clock.now_ms());
+        self.save(&run, "contract_attached", json!({"bulk_contract_id": c.contract_id}))?;
         Ok(c)
     }
 
     /// Change an active run's `execution` record in place (no status change);
-    /// `f` returns the event to log, if any. `None` when the run is missing or
-    /// finished.
+    /// `f` returns the event to log, if any. Nothing happens when the run is
+    /// missing or finished.
     pub fn touch_execution(
         &self,
         id: &str,
-        f: impl FnOnce(&mut Map<String, Value>) -> Option<(String, Value)>,
-    ) -> Option<Map<String, Value>> {
+        f: impl FnOnce(&mut Execution) -> Option<(String, Value)>,
+    ) {
         let _g = self.guard();
-        let mut run = self.load(id).ok()?;
-        if TERMINAL.contains(&run["status"].as_str().unwrap_or("")) {
-            return None;
-        }
-        let Some(Value::Object(ex)) = run.get_mut("execution") else {
-            return None;
+        let Ok(mut run) = self.load(id) else {
+            return;
         };
-        let before = ex.clone();
-        let event = f(ex);
-        let ex = ex.clone();
-        if event.is_none() && ex == before {
-            return Some(ex);
+        if run.status.is_terminal() {
+            return;
         }
-        run.insert("updated_at".into(), json!(iso_of(self.clock.now_ms())));
+        let before = run.execution.clone();
+        let event = f(&mut run.execution);
+        if event.is_none() && run.execution == before {
+            return;
+        }
+        run.updated_at = iso_of(self.clock.now_ms());
         let saved = match event {
             Some((name, body)) => self.save(&run, &name, body),
             None => self.save_meta(&run),
@@ -464,21 +552,12 @@ impl TaskRuns {
         if let Err(e) = saved {
             tracing::error!(run = id, error = %e, "cannot save the task run");
         }
-        Some(ex)
-    }
-
-    fn save_meta(&self, run: &Map<String, Value>) -> Result<(), ToolError> {
-        let id = run["run_id"].as_str().unwrap_or_default();
-        let mut bytes = serde_json::to_vec_pretty(&Value::Object(run.clone())).unwrap_or_default();
-        bytes.push(b'\n');
-        write_atomic(&self.dir.join(id).join("meta.json"), &bytes)
-            .map_err(|e| ToolError::storage_failed(format!("cannot save task run {id}: {e}")))
     }
 
     /// One run, with its events if asked.
     pub fn get(&self, id: &str, events: bool) -> Result<Value, ToolError> {
         let run = self.load(id)?;
-        let mut v = self.with_contract(run, true);
+        let mut v = self.with_contract(&run, true);
         if events {
             v["events"] =
                 json!(read_jsonl(&self.dir.join(id).join("events.jsonl")).unwrap_or_default());
@@ -487,28 +566,23 @@ impl TaskRuns {
     }
 
     /// The newest runs (by creation), optionally of one status.
-    pub fn list(&self, status: Option<&str>, limit: usize) -> Vec<Value> {
+    pub fn list(&self, status: Option<Status>, limit: usize) -> Vec<Value> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
-        let mut runs: Vec<Map<String, Value>> = entries
+        let mut runs: Vec<TaskRun> = entries
             .filter_map(|e| e.ok())
             .filter_map(|e| self.load(&e.file_name().to_string_lossy()).ok())
-            .filter(|r| status.is_none_or(|s| r["status"] == s))
+            .filter(|r| status.is_none_or(|s| r.status == s))
             .collect();
-        runs.sort_by(|a, b| {
-            b["created_at"]
-                .as_str()
-                .cmp(&a["created_at"].as_str())
-                .then_with(|| b["run_id"].as_str().cmp(&a["run_id"].as_str()))
-        });
+        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.run_id.cmp(&a.run_id)));
         runs.truncate(limit);
         runs.into_iter()
             .map(|r| {
                 json!({
-                    "run_id": r["run_id"], "goal": r["goal"], "status": r["status"],
-                    "created_at": r["created_at"], "updated_at": r["updated_at"],
-                    "completed_count": r["completed_count"], "failed_count": r["failed_count"],
+                    "run_id": r.run_id, "goal": r.goal, "status": r.status,
+                    "created_at": r.created_at, "updated_at": r.updated_at,
+                    "completed_count": r.completed_count, "failed_count": r.failed_count,
                 })
             })
             .collect()
@@ -524,7 +598,8 @@ mod tests {
         let d = std::env::temp_dir().join(format!("ochre-runs-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         let runs = TaskRuns::new(&d, Clock::System);
-        let r = runs.start("collect prices", None, None, None, json!({})).expect("start");
+        let r =
+            runs.start("collect prices", None, None, None, Execution::default()).expect("start");
         let id = r["run_id"].as_str().expect("id").to_owned();
         assert_eq!(r["status"], "PENDING");
         let r = runs
@@ -539,11 +614,14 @@ mod tests {
         assert_eq!((r["completed_count"].as_u64(), r["failed_count"].as_u64()), (Some(3), Some(0)));
         assert_eq!(runs.needs_help(&id, "captcha", None).expect("help")["status"], "NEEDS_HELP");
         assert_eq!(runs.checkpoint(&id, "resumed").expect("cp")["status"], "RUNNING");
-        assert_eq!(runs.complete(&id, "COMPLETED", None).expect("done")["status"], "COMPLETED");
+        assert_eq!(
+            runs.complete(&id, Status::Completed, None).expect("done")["status"],
+            "COMPLETED"
+        );
         for e in [
             runs.update(&id, &json!({})).expect_err("update"),
             runs.needs_help(&id, "x", None).expect_err("help"),
-            runs.complete(&id, "FAILED", None).expect_err("again"),
+            runs.complete(&id, Status::Failed, None).expect_err("again"),
         ] {
             assert_eq!(e.code, codes::INVALID_TRANSITION);
         }
@@ -552,8 +630,37 @@ mod tests {
         // A new store over the same dir (a restart) sees the same run.
         let again = TaskRuns::new(&d, Clock::System);
         assert_eq!(again.get(&id, false).expect("get")["status"], "COMPLETED");
-        assert_eq!(again.list(Some("COMPLETED"), 10).len(), 1);
+        assert_eq!(again.list(Some(Status::Completed), 10).len(), 1);
         assert_eq!(again.get("run-../../x", false).expect_err("bad").code, codes::RUN_NOT_FOUND);
         std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+
+    #[test]
+    fn a_run_file_of_the_previous_version_reads_and_writes_back_the_same() {
+        // As the hand-written writer of 0.x stored a run that needed help.
+        let old = json!({
+            "bulk_contract_id": null, "checkpoints": 1, "completed_count": 2,
+            "completed_items": ["a", "b"], "created_at": "2026-11-26T00:00:00.000Z",
+            "current_cursor": {"page": 3},
+            "execution": {"blocked_calls": 0, "intent": {"label": "browser_access"}, "network_adjacent_calls": 1,
+                          "policy": {"fail_task_if_unmet": true}, "stop_reason": null, "successful_browser_calls": 4},
+            "failed_count": 1, "failed_items": [{"item": "c", "reason": "404"}], "goal": "collect prices",
+            "items_truncated": false, "last_checkpoint": "page 2", "needs_help": {"reason": "captcha", "resume_hint": null},
+            "page_url": null, "progress_summary": "2 of 3", "run_id": "run-20261126000000-0a0b0c0d",
+            "status": "NEEDS_HELP", "success_criteria": null, "updated_at": "2026-11-26T00:00:01.000Z"
+        });
+        let r: TaskRun = serde_json::from_value(old.clone()).expect("reads");
+        assert_eq!(
+            (r.status, r.execution.successful_browser_calls, r.failed_items[0].item.as_str()),
+            (Status::NeedsHelp, 4, "c")
+        );
+        assert_eq!(serde_json::to_value(&r).expect("json"), old);
+        // A file without the newer fields (a run never updated) reads too.
+        let r: TaskRun =
+            serde_json::from_value(json!({"run_id": "run-1", "goal": "g", "status": "PENDING"}))
+                .expect("reads");
+        assert_eq!((r.status, r.completed_count, r.items_truncated), (Status::Pending, 0, false));
+        // A status this version does not know is not a run.
+        assert!(serde_json::from_value::<TaskRun>(json!({"status": "PAUSED"})).is_err());
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Call, Outcome, Stage, done};
 use crate::bulk::{self, Progress};
@@ -30,11 +30,10 @@ impl Stage for Bulk {
         // The contract a call names must exist and be open.
         if let Some(id) = &call.contract_id {
             let c = self.runs.contracts.load(id)?;
-            if c["closed"] == json!(true) {
+            if c.closed {
                 return Err(ToolError::contract_closed(format!(
                     "{}: bulk progress contract {} is closed (its run is finished)",
-                    call.name,
-                    c["contract_id"].as_str().unwrap_or("?")
+                    call.name, c.contract_id
                 ))
                 .with("field", "contract_id"));
             }
@@ -62,7 +61,7 @@ impl Bulk {
     fn record_items(&self, contract_id: &str, result: &Value) -> Result<String, ToolError> {
         let contracts = &self.runs.contracts;
         let c = contracts.load(contract_id)?;
-        let key = c["item_key"].as_str().unwrap_or("item").to_owned();
+        let key = c.spec.item_key;
         let list = match result {
             Value::Array(a) => Some(a),
             Value::Object(m) => {
@@ -89,8 +88,8 @@ impl Bulk {
         let g = bulk::check(&c);
         Ok(format!(
             "progress {contract_id}: recorded {done} completed, {failed} failed by `{key}`; now {} completed, {} failed{}",
-            c["completed_count"],
-            c["failed_count"],
+            c.completed_count,
+            c.failed_count,
             match g.missing_count {
                 Some(m) => format!(", {m} missing"),
                 None => String::new(),

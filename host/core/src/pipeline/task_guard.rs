@@ -87,21 +87,19 @@ impl TaskGuard {
         let scope = info.guard_scope();
         let mut blocked = None;
         self.runs.touch_execution(run, |ex| {
-            if ex["intent"]["label"] != "browser_access" || ex["policy"].is_null() {
+            if ex.intent["label"] != "browser_access" || ex.policy.is_null() {
                 return None;
             }
-            let n = ex["network_adjacent_calls"].as_u64().unwrap_or(0);
-            match intent::decide(&ex["policy"], scope, n) {
+            match intent::decide(&ex.policy, scope, ex.network_adjacent_calls) {
                 Decision::Allow => {
                     if scope == Scope::NetworkAdjacent {
-                        ex.insert("network_adjacent_calls".into(), json!(n + 1));
+                        ex.network_adjacent_calls += 1;
                     }
                     None
                 }
                 Decision::Block(why) => {
-                    let b = ex["blocked_calls"].as_u64().unwrap_or(0) + 1;
-                    ex.insert("blocked_calls".into(), json!(b));
-                    ex.insert("stop_reason".into(), json!("tool_policy_blocked"));
+                    ex.blocked_calls += 1;
+                    ex.stop_reason = Some("tool_policy_blocked".into());
                     let body = json!({"stop_reason": "tool_policy_blocked", "tool": info.name, "scope": scope.as_str(), "reason": why});
                     blocked = Some(why);
                     Some(("tool_policy_blocked".into(), body))
@@ -127,8 +125,7 @@ impl TaskGuard {
             return;
         }
         self.runs.touch_execution(run, |ex| {
-            let n = ex["successful_browser_calls"].as_u64().unwrap_or(0) + 1;
-            ex.insert("successful_browser_calls".into(), json!(n));
+            ex.successful_browser_calls += 1;
             None
         });
     }
