@@ -347,13 +347,13 @@ impl BrowserManager {
         &self,
         n: u64,
         page: &Page,
-        args: &Value,
+        args: &ochre_protocol::page_ops::HandleDialog,
     ) -> Result<Value, ToolError> {
         let Some(d) = self.inner.tabs.with(n, |t| t.dialog.clone()).flatten() else {
             return Err(ToolError::no_dialog(format!("no dialog is open on {}", tab_id(n))));
         };
-        let accept = args.get("accept").and_then(Value::as_bool).unwrap_or(true);
-        let text = args.get("promptText").and_then(Value::as_str);
+        let accept = args.accept.unwrap_or(true);
+        let text = args.prompt_text.as_deref();
         let mut p = HandleJavaScriptDialogParams::new(accept);
         if d.kind == "prompt" && accept {
             p.prompt_text = Some(text.unwrap_or(&d.default_prompt).to_owned());

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{BrowserManager, bounded, cdp_error, raw_command};
 use ochre_protocol::ToolError;
+use ochre_protocol::page_ops as typed;
 
 /// Console and network activity of one tab.
 #[derive(Default)]
@@ -176,15 +177,14 @@ impl BrowserManager {
         &self,
         w: Option<std::sync::Arc<TabWatch>>,
         page: &Page,
-        args: &Value,
+        args: &typed::NetworkCapture,
     ) -> Result<Value, ToolError> {
         let Some(w) = w else {
             return Err(ToolError::browser_error(
                 "this tab is not watched; open it with navigate or tabs_create",
             ));
         };
-        let action = args["action"].as_str().unwrap_or("get");
-        match action {
+        match args.action.as_deref().unwrap_or("get") {
             "start" => {
                 let mut c = w.cap();
                 *c = Capture { active: true, ..Capture::default() };
@@ -203,8 +203,7 @@ impl BrowserManager {
                 Ok(json!({"cleared": n, "capturing": c.active}))
             }
             "get" => {
-                let limit =
-                    args["limit"].as_u64().unwrap_or(200).clamp(1, CAPTURE_CAP as u64) as usize;
+                let limit = args.limit.map_or(200, |l| l as usize).clamp(1, CAPTURE_CAP);
                 let (mut list, total, dropped, capturing) = {
                     let c = w.cap();
                     let mut list: Vec<(String, Entry)> =
@@ -218,7 +217,7 @@ impl BrowserManager {
                 let mut budget = BODIES_TOTAL_CAP;
                 for (id, e) in &list {
                     let mut j = entry_json(id, e);
-                    if args["include_bodies"] == json!(true)
+                    if args.include_bodies == Some(true)
                         && e.failed.is_none()
                         && e.status.is_some()
                         && budget > 0
@@ -261,16 +260,16 @@ impl BrowserManager {
     pub(super) async fn network_conditions(
         &self,
         page: &Page,
-        args: &Value,
+        args: &typed::NetworkConditions,
     ) -> Result<Value, ToolError> {
-        let cpu = args.get("cpu_slowdown").and_then(Value::as_f64);
+        let cpu = args.cpu_slowdown;
         if let Some(c) = cpu
             && !(1.0..=20.0).contains(&c)
         {
             return Err(ToolError::invalid_argument("cpuSlowdown", "cpuSlowdown is 1 to 20"));
         }
         let mut out = json!({});
-        if let Some(name) = args["preset"].as_str() {
+        if let Some(name) = args.preset.as_deref() {
             let Some((offline, latency, down, up)) = preset(name) else {
                 return Err(ToolError::invalid_argument(
                     "preset",
@@ -313,14 +312,14 @@ impl BrowserManager {
         &self,
         n: u64,
         page: &Page,
-        args: &Value,
+        args: &typed::EvidenceBundle,
     ) -> Result<Value, ToolError> {
         let Some(root) = self.inner.options.evidence_dir.clone() else {
             return Err(ToolError::browser_error(
                 "no evidence dir is configured (BrowserOptions::evidence_dir)",
             ));
         };
-        let include = evidence_parts(args)?;
+        let include = evidence_parts(args.include.as_deref())?;
         let now = std::time::SystemTime::now();
         let id = bundle_id(now);
         let dir = root.join(&id);
@@ -383,13 +382,18 @@ impl BrowserManager {
                     .network_capture(
                         self.tab_watch(n),
                         page,
-                        &json!({"action": "get", "limit": 2000}),
+                        &typed::NetworkCapture {
+                            action: Some("get".into()),
+                            limit: Some(2000),
+                            ..Default::default()
+                        },
                     )
                     .await?;
                 ("network.json", serde_json::to_vec_pretty(&net).unwrap_or_default())
             }
             _ => {
-                let console = self.console_json(n, &json!({"limit": 1000}));
+                let console = self
+                    .console_json(n, &typed::Console { limit: Some(1000), ..Default::default() });
                 ("console.json", serde_json::to_vec_pretty(&console).unwrap_or_default())
             }
         })
@@ -397,9 +401,9 @@ impl BrowserManager {
 }
 
 /// The parts an evidence bundle asks for (`include`; default: all).
-fn evidence_parts(args: &Value) -> Result<Vec<String>, ToolError> {
-    let include: Vec<String> = match args["include"].as_array() {
-        Some(a) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+fn evidence_parts(include: Option<&[String]>) -> Result<Vec<String>, ToolError> {
+    let include: Vec<String> = match include {
+        Some(a) => a.to_vec(),
         None => ["dom", "screenshot", "network", "console"].map(String::from).to_vec(),
     };
     if let Some(bad) =

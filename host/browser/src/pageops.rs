@@ -33,11 +33,7 @@ use super::netcap::TabWatch;
 use super::ops::Frames;
 use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
-use ochre_protocol::page_ops::{
-    self, Console, Cookies, Dialog, DragInfo, EvidenceBundle, HandleDialog, ListProfiles,
-    NetworkCapture, NetworkConditions, NetworkIdle, NewIsolatedTab, PageOp, ProfileStatus, Settle,
-    Sleep, VisitBatch, Wait, WaitLoad, Watch,
-};
+use ochre_protocol::page_ops::{self, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
@@ -625,12 +621,12 @@ impl BrowserManager {
     }
 
     /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
-    pub(super) fn console_json(&self, n: u64, args: &Value) -> Value {
+    pub(super) fn console_json(&self, n: u64, args: &Console) -> Value {
         let Some(w) = self.tab_watch(n) else {
             return json!({"messages": [], "dropped": 0});
         };
-        let level = args.get("level").and_then(Value::as_str);
-        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100) as usize;
+        let level = args.level.as_deref();
+        let limit = args.limit.map_or(100, |l| l as usize);
         let mut q = lock(&w.console);
         let all: Vec<&Value> = q
             .iter()
@@ -642,7 +638,7 @@ impl BrowserManager {
         let messages: Vec<Value> = all.into_iter().skip(skip).cloned().collect();
         let dropped = w.dropped.load(std::sync::atomic::Ordering::Relaxed);
         let total = q.len();
-        if args.get("clear").and_then(Value::as_bool) == Some(true) {
+        if args.clear == Some(true) {
             q.clear();
             w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
         }
@@ -979,8 +975,8 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         // Refused before anything touches the browser: an unknown operation, or
-        // arguments its type does not take.
-        match page_ops::check_args(op, &args) {
+        // arguments its type does not take. Read once: the handlers get them typed.
+        let parsed = match AnyOp::parse(op, &args) {
             None => {
                 return Err(ToolError::invalid_argument(
                     "op",
@@ -988,98 +984,96 @@ impl BrowserManager {
                 ));
             }
             Some(Err(e)) => return Err(ToolError::invalid_argument(&e.field, e.message)),
-            Some(Ok(())) => {}
-        }
-        match op {
-            HandleDialog::NAME | Dialog::NAME => {
+            Some(Ok(parsed)) => parsed,
+        };
+        match parsed {
+            AnyOp::Dialog(_) => {
+                let (n, _) = self.page(tab).await?;
+                Ok(json!({"dialog": self.open_dialog(n)}))
+            }
+            AnyOp::HandleDialog(a) => {
                 let (n, page) = self.page(tab).await?;
-                if op == Dialog::NAME {
-                    return Ok(json!({"dialog": self.open_dialog(n)}));
-                }
-                let out = self.handle_dialog(n, &page, &args).await?;
+                let out = self.handle_dialog(n, &page, &a).await?;
                 if out["type"] == "beforeunload" && out["accepted"] == json!(true) {
                     // The navigation the dialog held goes on: let it load.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     let _ = self.wait_loaded(&page, 10_000).await;
                     let _ = self.network_quiet(n, 50, 3_000).await;
                 }
-                return Ok(out);
+                Ok(out)
             }
-            ProfileStatus::NAME => return Ok(self.profile_status().await),
-            ListProfiles::NAME => return Ok(self.list_profiles().await),
+            AnyOp::ProfileStatus(_) => Ok(self.profile_status().await),
+            AnyOp::ListProfiles(_) => Ok(self.list_profiles().await),
             // One browser: its death ends the call at once. A pool: the pages
             // of a browser that dies are read on the others.
-            VisitBatch::NAME if self.pool_size() > 1 => return self.visit_batch(&args).await,
-            VisitBatch::NAME => return self.while_alive(self.visit_batch(&args)).await,
-            Sleep::NAME => return Ok(super::visit::sleep(&args).await),
-            NewIsolatedTab::NAME => {
-                let spread = args["spread"].as_bool().unwrap_or(false);
-                let (url, ms) = (args["url"].as_str(), timeout_ms.max(1000));
-                let info = self.new_isolated_tab(url, ms, spread).await?;
-                return Ok(
-                    serde_json::json!({"id": info.id, "url": info.url, "title": info.title}),
-                );
+            AnyOp::VisitBatch(a) if self.pool_size() > 1 => self.visit_batch(&a).await,
+            AnyOp::VisitBatch(a) => self.while_alive(self.visit_batch(&a)).await,
+            AnyOp::Sleep(a) => Ok(super::visit::sleep(&a).await),
+            AnyOp::NewIsolatedTab(a) => {
+                let (spread, ms) = (a.spread.unwrap_or(false), timeout_ms.max(1000));
+                let info = self.new_isolated_tab(a.url.as_deref(), ms, spread).await?;
+                Ok(json!({"id": info.id, "url": info.url, "title": info.title}))
             }
-            _ => {}
+            parsed => self.guarded(tab, self.tab_op(tab, parsed, args, timeout_ms)).await,
         }
-        self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await
     }
 
-    /// A page operation on one tab (no dialog open there).
+    /// A page operation on one tab (no dialog open there): `op` read from
+    /// `args`, which go to the page library as they came.
     async fn tab_op(
         &self,
         tab: Option<&str>,
-        op: &str,
+        op: AnyOp,
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         let (n, page) = self.page(tab).await?;
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
-            Cookies::NAME => bounded(timeout_ms, "cookies", self.cookies(&page, &args)).await,
-            NetworkCapture::NAME => {
+            AnyOp::Cookies(a) => bounded(timeout_ms, "cookies", self.cookies(&page, &a)).await,
+            AnyOp::NetworkCapture(a) => {
                 bounded(
                     timeout_ms.max(20_000),
                     "network capture",
-                    self.network_capture(self.tab_watch(n), &page, &args),
+                    self.network_capture(self.tab_watch(n), &page, &a),
                 )
                 .await
             }
-            NetworkConditions::NAME => self.network_conditions(&page, &args).await,
-            EvidenceBundle::NAME => {
-                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &args)).await
+            AnyOp::NetworkConditions(a) => self.network_conditions(&page, &a).await,
+            AnyOp::EvidenceBundle(a) => {
+                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &a)).await
             }
-            WaitLoad::NAME => {
+            AnyOp::WaitLoad(_) => {
                 self.wait_loaded(&page, timeout_ms).await?;
                 let url = page.url().await.ok().flatten().unwrap_or_default();
                 Ok(json!({"url": url}))
             }
-            NetworkIdle::NAME => {
-                let quiet = args.get("quiet_ms").and_then(Value::as_u64).unwrap_or(100);
-                let idle = self.network_quiet(n, quiet.min(10_000), u64::from(timeout_ms)).await;
+            AnyOp::NetworkIdle(a) => {
+                let quiet = a.quiet_ms.unwrap_or(100).min(10_000);
+                let idle = self.network_quiet(n, quiet, u64::from(timeout_ms)).await;
                 Ok(json!({"idle": idle}))
             }
-            Console::NAME => {
+            AnyOp::Console(a) => {
                 self.console_settled(n, &page).await;
-                Ok(self.console_json(n, &args))
+                Ok(self.console_json(n, &a))
             }
             // Each check is bounded too (a JS condition may never settle).
-            Wait::NAME => {
+            AnyOp::Wait(a) => {
                 bounded(
                     timeout_ms.saturating_add(1_000),
                     "the wait",
-                    self.wait(n, &page, &args, timeout_ms),
+                    self.wait(n, &page, &a, timeout_ms),
                 )
                 .await
             }
-            Watch::NAME | DragInfo::NAME => {
+            AnyOp::Watch(_) | AnyOp::DragInfo(_) => {
                 if let Some(w) = self.tab_watch(n) {
                     w.action_begins();
                 }
-                self.run_op(n, &page, op, args, timeout_ms).await
+                self.run_op(n, &page, op.name(), args, timeout_ms).await
             }
-            Settle::NAME => self.settle_action(n, &page, args, timeout_ms).await,
-            _ => self.run_op(n, &page, op, args, timeout_ms).await,
+            AnyOp::Settle(a) => self.settle_action(n, &page, a, timeout_ms).await,
+            op => self.run_op(n, &page, op.name(), args, timeout_ms).await,
         }
     }
 
@@ -1092,19 +1086,19 @@ impl BrowserManager {
         &self,
         n: u64,
         page: &Page,
-        mut args: Value,
+        mut args: Settle,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let token = args.get("token").cloned().unwrap_or(Value::Null);
+        let token = json!(args.token);
         let navigated =
             || json!({"navigated": true, "changed": true, "delivered": true, "token": token});
         let watch = self.tab_watch(n);
         let since = watch.as_ref().and_then(|w| lock(&w.action).take());
-        let budget =
-            Duration::from_millis(args.get("wait_ms").and_then(Value::as_u64).unwrap_or(3_000));
+        let budget = Duration::from_millis(args.wait_ms.unwrap_or(3_000));
         let start = Instant::now();
-        args["keep"] = json!(since.is_some());
-        let mut d = match self.run_op(n, page, "settle", args.clone(), timeout_ms).await {
+        args.keep = Some(since.is_some());
+        let settle = |a: &Settle| page_ops::to_args(a).map_err(ToolError::internal);
+        let mut d = match self.run_op(n, page, Settle::NAME, settle(&args)?, timeout_ms).await {
             Err(e) if navigated_away(&e) => return Ok(navigated()),
             other => other?,
         };
@@ -1141,8 +1135,8 @@ impl BrowserManager {
         let last = if waited && pending.is_empty() {
             // Their effects: the DOM settles again (the watch counts from the
             // action's start).
-            args["keep"] = json!(false);
-            self.run_op(n, page, "settle", args, timeout_ms).await
+            args.keep = Some(false);
+            self.run_op(n, page, Settle::NAME, settle(&args)?, timeout_ms).await
         } else {
             self.run_op(n, page, "unwatch", json!({}), timeout_ms).await.map(|_| d.clone())
         };
@@ -1167,24 +1161,24 @@ impl BrowserManager {
         &self,
         n: u64,
         page: &Page,
-        args: &Value,
+        args: &Wait,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let kind = args.get("type").and_then(Value::as_str).unwrap_or("");
-        let value = args.get("value").and_then(Value::as_str).unwrap_or("");
+        let kind = args.kind.as_str();
+        let value = args.value.as_deref().unwrap_or("");
         let start = Instant::now();
         let deadline = start + Duration::from_millis(u64::from(timeout_ms));
         let key = json!(page_library_key());
         let mut w = WaitFor {
             kind,
             value,
-            visible: args.get("visible"),
+            visible: args.visible,
             start,
             token_expr: format!("window[{key}] ? window[{key}].token : null"),
             first: None,
         };
         // The document we start on, to notice the next one.
-        let given = args.get("token").and_then(Value::as_str).map(str::to_owned);
+        let given = args.token.clone();
         if kind == "navigation" {
             w.first = match given {
                 // The document the caller acted in (it may already be gone).
@@ -1678,14 +1672,13 @@ impl BrowserManager {
     }
 
     /// Cookies of the page's site: get, set, delete, clear.
-    async fn cookies(&self, page: &Page, a: &Value) -> Result<Value, ToolError> {
+    async fn cookies(&self, page: &Page, a: &Cookies) -> Result<Value, ToolError> {
         use chromiumoxide::cdp::browser_protocol::network::{
             DeleteCookiesParams, GetCookiesParams, SetCookieParams,
         };
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let web = url.starts_with("http://") || url.starts_with("https://");
-        let s = |k: &str| a.get(k).and_then(Value::as_str);
-        if !web && s("domain").is_none() {
+        if !web && a.domain.is_none() {
             return Err(ToolError::storage_unavailable(format!(
                 "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
             )));
@@ -1699,11 +1692,11 @@ impl BrowserManager {
                 Ok::<_, ToolError>(r.result.cookies.clone())
             }
         };
-        let action = s("action").unwrap_or("get");
+        let action = a.action.as_str();
         match action {
             "get" => {
                 let cookies = if web { get(page).await? } else { Vec::new() };
-                let name = s("name");
+                let name = a.name.as_deref();
                 let list: Vec<Value> = cookies
                     .iter()
                     .filter(|c| name.is_none_or(|n| c.name == n))
@@ -1720,11 +1713,11 @@ impl BrowserManager {
                         format!("the browser refused the cookie (check domain, secure and sameSite): {e}"),
                     )
                 })?;
-                Ok(json!({"set": s("name")}))
+                Ok(json!({"set": a.name}))
             }
             "delete" | "clear" => {
                 let names: Vec<String> = if action == "delete" {
-                    vec![s("name").unwrap_or_default().to_owned()]
+                    vec![a.name.clone().unwrap_or_default()]
                 } else if web {
                     get(page).await?.into_iter().map(|c| c.name).collect()
                 } else {
@@ -1732,11 +1725,11 @@ impl BrowserManager {
                 };
                 for name in &names {
                     let mut p = json!({"name": name});
-                    match s("domain") {
+                    match &a.domain {
                         Some(d) => p["domain"] = json!(d),
                         None => p["url"] = json!(url),
                     }
-                    if let Some(path) = s("path") {
+                    if let Some(path) = &a.path {
                         p["path"] = json!(path);
                     }
                     let params: DeleteCookiesParams = cdp_params(p)?;
@@ -1800,30 +1793,29 @@ fn public_cookie(c: &chromiumoxide::cdp::browser_protocol::network::Cookie) -> V
 }
 
 /// `Network.setCookie`'s params for `cookies set` on a page at `url`.
-fn cookie_to_set(a: &Value, url: &str) -> Value {
-    let s = |k: &str| a.get(k).and_then(Value::as_str);
-    let mut p = json!({"name": s("name"), "value": s("value").unwrap_or_default()});
-    match s("domain") {
+fn cookie_to_set(a: &Cookies, url: &str) -> Value {
+    let mut p = json!({"name": a.name, "value": a.value.as_deref().unwrap_or_default()});
+    match &a.domain {
         Some(d) => {
             p["domain"] = json!(d);
-            p["path"] = json!(s("path").unwrap_or("/"));
+            p["path"] = json!(a.path.as_deref().unwrap_or("/"));
         }
         None => {
             p["url"] = json!(url);
-            if let Some(path) = s("path") {
+            if let Some(path) = &a.path {
                 p["path"] = json!(path);
             }
         }
     }
-    for k in ["secure", "httpOnly"] {
-        if let Some(b) = a.get(k).and_then(Value::as_bool) {
+    for (k, b) in [("secure", a.secure), ("httpOnly", a.http_only)] {
+        if let Some(b) = b {
             p[k] = json!(b);
         }
     }
-    if let Some(ss) = s("sameSite") {
+    if let Some(ss) = &a.same_site {
         p["sameSite"] = json!(ss);
     }
-    if let Some(e) = a.get("expires").and_then(Value::as_f64) {
+    if let Some(e) = a.expires {
         p["expires"] = json!(e);
     }
     p
@@ -1860,7 +1852,7 @@ where
 struct WaitFor<'a> {
     kind: &'a str,
     value: &'a str,
-    visible: Option<&'a Value>,
+    visible: Option<bool>,
     start: Instant,
     /// Reads the document's token (a new document has a new one).
     token_expr: String,

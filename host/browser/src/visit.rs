@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::Page;
+use ochre_protocol::page_ops as typed;
 use serde_json::{Value, json};
 
 use super::library::page_library;
@@ -102,14 +103,8 @@ struct Batch<'a> {
 }
 
 impl<'a> Batch<'a> {
-    fn parse(args: &'a Value) -> Result<Self, ToolError> {
-        let urls: Vec<String> = args["urls"]
-            .as_array()
-            .ok_or_else(|| bad("urls", "visit_batch needs `urls`, a list of http(s) URLs"))?
-            .iter()
-            .map(|u| u.as_str().map(str::to_owned))
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("urls", "every URL must be a string"))?;
+    fn parse(args: &'a typed::VisitBatch) -> Result<Self, ToolError> {
+        let urls = args.urls.clone();
         if urls.is_empty() || urls.len() > MAX_BATCH {
             return Err(bad("urls", format!("visit_batch takes 1 to {MAX_BATCH} URLs")));
         }
@@ -118,17 +113,16 @@ impl<'a> Batch<'a> {
         {
             return Err(bad("urls", format!("{u:?} is not an http(s) URL")));
         }
-        let concurrency = (args["concurrency"].as_u64().unwrap_or(4) as usize)
-            .clamp(1, MAX_CONCURRENCY)
-            .min(urls.len());
-        let format = args["format"].as_str().unwrap_or("markdown");
+        let concurrency =
+            (args.concurrency.unwrap_or(4) as usize).clamp(1, MAX_CONCURRENCY).min(urls.len());
+        let format = args.format.as_deref().unwrap_or("markdown");
         if !matches!(format, "markdown" | "text" | "structured" | "raw" | "none") {
             return Err(bad("format", "format must be markdown, text, structured, raw or none"));
         }
-        let max_chars = args["max_chars"].as_u64().unwrap_or(20_000).clamp(100, 2_000_000);
-        let timeout_ms = args["timeout_ms"].as_u64().unwrap_or(15_000).clamp(1_000, 120_000);
-        let script = args["script"].as_str();
-        let render = args["render"].as_str().unwrap_or("auto");
+        let max_chars = args.max_chars.unwrap_or(20_000).clamp(100, 2_000_000);
+        let timeout_ms = args.timeout_ms.unwrap_or(15_000).clamp(1_000, 120_000);
+        let script = args.script.as_deref();
+        let render = args.render.as_deref().unwrap_or("auto");
         if !matches!(render, "auto" | "always") {
             return Err(bad("render", "render must be auto or always"));
         }
@@ -138,7 +132,7 @@ impl<'a> Batch<'a> {
 
 impl BrowserManager {
     /// Run `visit_batch` (see the module docs).
-    pub(super) async fn visit_batch(&self, args: &Value) -> Result<Value, ToolError> {
+    pub(super) async fn visit_batch(&self, args: &typed::VisitBatch) -> Result<Value, ToolError> {
         let b = Batch::parse(args)?;
         let (urls, format, max_chars, timeout_ms) = (&b.urls, b.format, b.max_chars, b.timeout_ms);
         let mut results: Vec<Value> = vec![Value::Null; urls.len()];
@@ -460,8 +454,8 @@ fn mark_http_error(v: &mut Value) {
 }
 
 /// A pause that needs no tab (crawl politeness delays).
-pub(super) async fn sleep(args: &Value) -> Value {
-    let ms = args["ms"].as_u64().unwrap_or(0).min(60_000);
+pub(super) async fn sleep(args: &typed::Sleep) -> Value {
+    let ms = args.ms.min(60_000);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     json!({"slept_ms": ms})
 }

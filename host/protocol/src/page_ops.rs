@@ -49,10 +49,33 @@ macro_rules! typed_ops {
         /// for a name that is not an operation; else the first problem (the
         /// field's path and what is wrong), or `Ok`.
         pub fn check_args(name: &str, args: &serde_json::Value) -> Option<Result<(), ArgsError>> {
-            Some(match name {
-                $($name => parse::<$op>(args).map(drop),)*
-                _ => return None,
-            })
+            AnyOp::parse(name, args).map(|r| r.map(drop))
+        }
+
+        /// A page operation with its arguments read: what the host dispatches on.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyOp {
+            $(#[doc = concat!("`", $name, "`: [`", stringify!($op), "`].")] $op($op),)*
+        }
+
+        impl AnyOp {
+            /// `args` as the arguments of the operation `name`: `None` for a
+            /// name that is not an operation; else the operation, or the first
+            /// problem with its arguments.
+            pub fn parse(name: &str, args: &serde_json::Value) -> Option<Result<AnyOp, ArgsError>> {
+                Some(match name {
+                    $($name => parse::<$op>(args).map(AnyOp::$op),)*
+                    _ => return None,
+                })
+            }
+
+            /// Its name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(AnyOp::$op(_) => $name,)*
+                }
+            }
         }
 
         /// The names of the arguments of the operation `name`, in the order
