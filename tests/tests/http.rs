@@ -418,3 +418,74 @@ async fn the_official_conformance_suite_passes_logging_set_level() -> Result<()>
     assert!(text.contains("Passed: 1/1, 0 failed"), "{text}");
     Ok(())
 }
+
+/// `initialize` over raw HTTP: the response (its body unread).
+async fn open_raw_session(port: u16) -> Result<reqwest::Response> {
+    Ok(reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(initialize_body().to_string())
+        .send()
+        .await?)
+}
+
+#[tokio::test]
+async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends() -> Result<()> {
+    let data = TempDir::new("http-cap");
+    let server = HttpServer::start(data.path(), &["--max-sessions", "4"], &[]).await?;
+    let port = server.port;
+    // Four sessions: three MCP clients and one opened by hand (its id kept).
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        clients.push(server.client().await?);
+    }
+    let fourth = open_raw_session(port).await?;
+    assert_eq!(fourth.status(), reqwest::StatusCode::OK);
+    let id = fourth
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow::anyhow!("no Mcp-Session-Id"))?;
+    drop(fourth);
+    // The fifth is refused at initialize, with 503, Retry-After and a JSON-RPC
+    // error that says why; an MCP client's handshake fails.
+    let refused = open_raw_session(port).await?;
+    assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    let body: serde_json::Value = refused.json().await?;
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    assert_eq!(body["error"]["data"]["max_sessions"], 4, "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("--max-sessions 4")));
+    assert!(server.client().await.is_err(), "a fifth MCP client got in");
+    // The four still work.
+    for c in &clients {
+        assert!(!tool_names(c).await?.is_empty());
+    }
+    // A session that ends frees its slot at once: closed by hand (DELETE) ...
+    let closed = reqwest::Client::new()
+        .delete(format!("http://127.0.0.1:{port}/mcp"))
+        .header("mcp-session-id", &id)
+        .send()
+        .await?;
+    assert!(closed.status().is_success(), "DELETE: {}", closed.status());
+    let fifth = server.client().await?;
+    assert!(!tool_names(&fifth).await?.is_empty());
+    assert_eq!(open_raw_session(port).await?.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    // ... or by an MCP client that leaves (its DELETE comes as it goes: a
+    // bounded wait, not a sleep).
+    clients.pop().ok_or_else(|| anyhow::anyhow!("no client"))?.cancel().await?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let sixth = loop {
+        match server.client().await {
+            Ok(c) => break c,
+            Err(e) if std::time::Instant::now() > deadline => {
+                return Err(e.context("the leaving client's slot was not freed in 5 s"));
+            }
+            Err(_) => tokio::task::yield_now().await,
+        }
+    };
+    assert!(!tool_names(&sixth).await?.is_empty());
+    Ok(())
+}

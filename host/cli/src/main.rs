@@ -44,6 +44,11 @@ struct Cli {
     /// each session has tabs of its own, in a browser context of its own.
     #[arg(long)]
     share_tabs: bool,
+    /// With --http, the most MCP sessions served at once: the next is refused at
+    /// `initialize` with HTTP 503 and Retry-After until one ends (closed, or idle
+    /// past its keep-alive). Also `[server] max_sessions` in the config file.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_sessions: Option<u32>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -855,6 +860,10 @@ async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
         allowed_origins: cli.allow_origin.clone(),
         allowed_hosts: cli.allow_host.clone(),
         share_tabs: cli.share_tabs,
+        max_sessions: match cli.max_sessions {
+            Some(n) => Some(n as usize),
+            None => cli.host.config()?.max_sessions,
+        },
     };
     let server = match bind_http(host.clone(), options).await {
         Ok(server) => server,

@@ -4,7 +4,9 @@
 //! use; `allow_unsigned`, whether `ochre plugin install` takes it unsigned);
 //! `[browser] endpoints`, browsers to attach to (a pool; see `--cdp-endpoint`),
 //! each a URL or `{ url = "...", max_sessions = N }` (a Selenium Grid's also
-//! `capabilities = { ... }`, asked of each new session).
+//! `capabilities = { ... }`, asked of each new session); `[server]
+//! max_sessions`, the most MCP sessions served at once over HTTP (as
+//! `--max-sessions`, which overrides it).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -23,6 +25,9 @@
 //! # [[browser.endpoints]]
 //! # url = "selenium+http://grid:4444"
 //! # capabilities = { "goog:chromeOptions" = { args = ["--headless=new"] } }
+//!
+//! [server]
+//! max_sessions = 32
 //! ```
 
 use std::collections::BTreeMap;
@@ -43,6 +48,8 @@ pub struct Config {
     /// `[browser] endpoints`.
     #[cfg(feature = "browser")]
     pub browser_endpoints: Vec<Endpoint>,
+    /// `[server] max_sessions`: the most MCP sessions served at once.
+    pub max_sessions: Option<usize>,
 }
 
 /// What the operator says of one plugin.
@@ -65,10 +72,10 @@ impl Config {
 pub fn parse(text: &str) -> Result<Config, String> {
     let table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME], [browser]";
+    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME], [browser], [server]";
     if let Some(k) = table
         .keys()
-        .find(|k| !["intent_guard", "trust", "plugins", "browser"].contains(&k.as_str()))
+        .find(|k| !["intent_guard", "trust", "plugins", "browser", "server"].contains(&k.as_str()))
     {
         return Err(format!("unknown key `{k}` (known sections: {SECTIONS})"));
     }
@@ -82,7 +89,22 @@ pub fn parse(text: &str) -> Result<Config, String> {
         plugins: plugins(&table)?,
         #[cfg(feature = "browser")]
         browser_endpoints: browser_endpoints(&table)?,
+        max_sessions: max_sessions(&table)?,
     })
+}
+
+/// `[server] max_sessions`: a whole number from 1.
+fn max_sessions(table: &toml::Table) -> Result<Option<usize>, String> {
+    let Some(server) = table.get("server") else { return Ok(None) };
+    let mut max = None;
+    for (k, v) in section(server, "server")? {
+        if k != "max_sessions" {
+            return Err(format!("unknown key `server.{k}` (known: max_sessions)"));
+        }
+        let n = v.as_integer().and_then(|n| usize::try_from(n).ok()).filter(|n| *n >= 1);
+        max = Some(n.ok_or("`server.max_sessions` must be a whole number from 1")?);
+    }
+    Ok(max)
 }
 
 #[cfg(feature = "browser")]
@@ -277,9 +299,14 @@ mod tests {
                 "[browser]\nendpoints = [{ url = \"selenium+http://h:1\", capabilities = 1 }]",
                 "browser.endpoints[0].capabilities",
             ),
+            ("[server]\nmax_sessions = 0", "server.max_sessions"),
+            ("[server]\nmax_sessions = \"4\"", "server.max_sessions"),
+            ("[server]\nsessions = 4", "server.sessions"),
         ] {
             let e = parse(text).expect_err(text);
             assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
         }
+        assert_eq!(parse("[server]\nmax_sessions = 32\n").map(|c| c.max_sessions), Ok(Some(32)));
+        assert_eq!(parse("").map(|c| c.max_sessions), Ok(None));
     }
 }

@@ -971,7 +971,84 @@ pub struct HttpOptions {
     /// (its profile's logins included). Off by default: each session has tabs of
     /// its own, in a browser context of its own.
     pub share_tabs: bool,
+    /// The most MCP sessions served at once (`None`: no cap). A new session
+    /// past it is refused at `initialize` with HTTP 503 and `Retry-After`; a
+    /// session that ends (closed, or idle past its keep-alive) frees its slot.
+    pub max_sessions: Option<usize>,
 }
+
+/// Admission of new sessions under [`HttpOptions::max_sessions`].
+struct SessionCap {
+    max: usize,
+    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    /// Serializes admission decisions.
+    gate: tokio::sync::Mutex<()>,
+    /// Sessions admitted whose `initialize` is still being answered (not yet
+    /// in the session manager's map, or failing).
+    admitting: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a session being admitted until its `initialize` is answered (or the
+/// request is dropped).
+struct Admitting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Admitting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `POST /mcp` without `Mcp-Session-Id` opens a session: refused with 503 and
+/// `Retry-After` (and a JSON-RPC error body) when `max` are being served.
+async fn session_cap(
+    cap: Arc<SessionCap>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use std::sync::atomic::Ordering::SeqCst;
+    let opens =
+        req.method() == axum::http::Method::POST && !req.headers().contains_key("mcp-session-id");
+    if !opens {
+        return next.run(req).await;
+    }
+    let admitted = {
+        let _gate = cap.gate.lock().await;
+        // In this order, a session that finishes its admission between the two
+        // reads is counted (twice at worst), never missed.
+        let admitting = cap.admitting.load(SeqCst);
+        let live = cap.sessions.sessions.read().await.len();
+        if live + admitting >= cap.max {
+            None
+        } else {
+            cap.admitting.fetch_add(1, SeqCst);
+            Some(Admitting(&cap.admitting))
+        }
+    };
+    let Some(_admitted) = admitted else {
+        let max = cap.max;
+        tracing::warn!(max, "refused a new MCP session: the session cap is reached");
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32000,
+                "message": format!("ochre is serving its {max} sessions (--max-sessions {max}); try again later"),
+                "data": {"code": ochre_host::error::codes::SESSION_LIMIT, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
+            },
+        });
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [(axum::http::header::RETRY_AFTER, SESSION_RETRY_AFTER_S.to_string())],
+            axum::Json(body),
+        )
+            .into_response();
+    };
+    next.run(req).await
+}
+
+/// The `Retry-After` of a session refused at the cap, in seconds.
+const SESSION_RETRY_AFTER_S: u64 = 5;
 
 /// Why serving MCP stopped or could not start.
 #[derive(Debug, thiserror::Error)]
@@ -1050,19 +1127,30 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
         .enforce_origin_validation();
     let session_host = host.clone();
     let share_tabs = opts.share_tabs;
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         // One server (and so one disclosure state) per MCP session.
         move || {
             let server = McpServer::new(session_host.clone());
             Ok(if share_tabs { server } else { server.with_own_tabs() })
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         config,
     );
     let token = opts.auth_token.clone().map(Arc::new);
     let health_host = host.clone();
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
+    let mut mcp = axum::Router::new().nest_service("/mcp", service);
+    if let Some(max) = opts.max_sessions {
+        let cap = Arc::new(SessionCap {
+            max,
+            sessions,
+            gate: tokio::sync::Mutex::new(()),
+            admitting: Default::default(),
+        });
+        mcp = mcp
+            .layer(axum::middleware::from_fn(move |req, next| session_cap(cap.clone(), req, next)));
+    }
+    let app = mcp
         .layer(axum::middleware::from_fn(move |req, next| {
             let token = token.clone();
             bearer_guard(token, req, next)

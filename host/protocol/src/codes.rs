@@ -74,6 +74,9 @@ registry! {
     OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found" => output_handle_not_found;
     /// No `ochre://` resource with that URI.
     RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND" => resource_not_found;
+    /// The server serves its `--max-sessions` sessions: a new one is refused at
+    /// `initialize` (HTTP 503 with `Retry-After`; in the JSON-RPC error's `data`).
+    SESSION_LIMIT = "SESSION_LIMIT" => session_limit;
 
     // The browser.
     /// No browser could be launched or reached.
