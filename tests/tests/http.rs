@@ -489,3 +489,54 @@ async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends
     assert!(!tool_names(&sixth).await?.is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_session_opening_a_slow_tab_holds_up_no_other_session() -> Result<()> {
+    const SLOW_MS: u64 = 5_000;
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("http-no-wait");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let a = server.client().await?;
+    let b = server.client().await?;
+    let tab = open_tab(&a, &site.url("counter.html?tag=alone")).await?;
+    let snap = texts(&a.tool("read_page", json!({"tabId": tab})).await?);
+    let button = ref_of(&snap, "button", "Count");
+    // B opens a tab at a page that answers after 5 s: opening it (its browser
+    // context, its page, its load) is in flight once the site has the request.
+    let before = site.hits();
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let b_open = {
+        let (opened, url) = (opened.clone(), site.url(&format!("slow?ms={SLOW_MS}")));
+        tokio::spawn(async move {
+            let r = b.tool_json("tabs_create", json!({"url": url})).await;
+            opened.store(true, std::sync::atomic::Ordering::SeqCst);
+            r
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while site.hits() == before {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "B's page was never requested");
+        tokio::task::yield_now().await;
+    }
+    // Meanwhile A reads and clicks in its own tab, and each call is answered
+    // while B's tab is still opening (before, A waited for it whole).
+    for (tool, args) in
+        [("read_page", json!({"tabId": tab})), ("interact", json!({"tabId": tab, "ref": button}))]
+            .iter()
+            .cycle()
+            .take(6)
+            .chain([("tabs_context", json!({}))].iter())
+    {
+        let r = a.tool(tool, args.clone()).await?;
+        assert_ne!(r.is_error, Some(true), "{tool}: {}", texts(&r));
+    }
+    assert!(
+        !opened.load(std::sync::atomic::Ordering::SeqCst),
+        "A's calls waited for B's tab to open"
+    );
+    site.expect_recorded("tag=alone&n=3").await?;
+    // B's tab opens all the same, at its page.
+    let made = b_open.await??;
+    assert!(made["url"].as_str().is_some_and(|u| u.contains("slow")), "{made}");
+    Ok(())
+}

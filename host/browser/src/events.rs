@@ -553,12 +553,9 @@ impl BrowserManager {
         // The page object exists once chromiumoxide has attached to the target.
         let started = Instant::now();
         let page = loop {
-            let got = {
-                let guard = self.slot(slot).session.lock().await;
-                match guard.as_ref() {
-                    Some(s) => s.browser.get_page(target.clone()).await.ok(),
-                    None => return,
-                }
+            let got = match self.browser_of(slot).await {
+                Some(browser) => browser.get_page(target.clone()).await.ok(),
+                None => return,
             };
             if let Some(p) = got {
                 break p;

@@ -128,7 +128,9 @@ pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
 struct Session {
     /// Which browser of the pool this is.
     slot: usize,
-    browser: Browser,
+    /// Shared so that CDP round trips (a context, a page, a close) run
+    /// without the session's lock: other sessions' calls need it meanwhile.
+    browser: Arc<Browser>,
     alive: Arc<AtomicBool>,
     tabs: BTreeMap<u64, Page>,
     /// Per owner, its current tab.
@@ -195,6 +197,8 @@ struct Inner {
     /// Per owner, origin and browser: a worker tab at that origin that crawls
     /// fetch pages from.
     fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
+    /// Per owner, the lock that makes its implicit first tab open once.
+    opening: std::sync::Mutex<std::collections::HashMap<Owner, Arc<tokio::sync::Mutex<()>>>>,
     /// Dialogs, pages opened by pages, downloads.
     events: events::Events,
     /// Where launches and relaunches are told to the clients' operators.
@@ -281,6 +285,7 @@ impl BrowserManager {
                 seen: Default::default(),
                 launches: std::sync::atomic::AtomicU64::new(0),
                 fetchers: Default::default(),
+                opening: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
@@ -478,7 +483,7 @@ impl BrowserManager {
         self.watch_browser(i, &browser).await;
         Ok(Session {
             slot: i,
-            browser,
+            browser: Arc::new(browser),
             alive,
             tabs: BTreeMap::new(),
             current: Default::default(),
@@ -558,7 +563,9 @@ impl BrowserManager {
         if dead {
             if let Some(mut old) = guard.take() {
                 *lock(&slot.live) = None;
-                let _ = old.browser.kill().await;
+                if let Some(mut b) = sole(old.browser).await {
+                    let _ = b.kill().await;
+                }
                 if let Some(g) = old.grid.take() {
                     tokio::spawn(g.end());
                 }
@@ -612,30 +619,37 @@ impl BrowserManager {
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let wanted = tab.map(parse_tab).transpose()?;
         let who = owner();
-        let mut guard = match wanted {
-            Some(n) => self.session_of_tab(n).await?,
-            None => self.session().await?,
-        };
-        let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
-        let n = wanted.or_else(|| session.current.get(&who).copied());
-        let found = n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p)));
-        let (n, page) = match (found, wanted) {
-            (Some(found), _) => found,
-            (None, Some(n)) => return Err(not_found(&tab_id(n))),
-            (None, None) => {
-                let page = self
-                    .open_page(session, &who, "about:blank")
-                    .await
-                    .map_err(|e| cdp_error("cannot open a tab", e))?;
-                let n = self.add_tab(session, page.clone(), &who);
-                session.current.insert(who, n);
-                self.watch_tab(n, &page).await;
-                (n, page)
+        let (n, page, behind) = loop {
+            let mut guard = match wanted {
+                Some(n) => self.session_of_tab(n).await?,
+                None => self.session().await?,
+            };
+            let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
+            let n = wanted.or_else(|| session.current.get(&who).copied());
+            match (n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p))), wanted) {
+                (Some((n, page)), _) => {
+                    let behind = session.front != Some(n);
+                    session.front = Some(n);
+                    break (n, page, behind);
+                }
+                (None, Some(n)) => return Err(not_found(&tab_id(n))),
+                // No current tab: open one (once, however many of the owner's
+                // calls ask at once), then take it as any current tab.
+                (None, None) => {
+                    drop(guard);
+                    let opening = self.opening(&who);
+                    let _one = opening.lock().await;
+                    let has = self
+                        .home_guard()
+                        .await
+                        .as_ref()
+                        .is_some_and(|s| s.current.contains_key(&who));
+                    if !has {
+                        self.open_tab(None, &who, "about:blank").await?;
+                    }
+                }
             }
         };
-        let behind = session.front != Some(n);
-        session.front = Some(n);
-        drop(guard);
         if behind {
             // Bounded and best effort: a tab with an open dialog may not answer.
             let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
@@ -668,11 +682,10 @@ impl BrowserManager {
     async fn target_title(&self, n: u64, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
         let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
-        let guard = self.slot(self.slot_of_tab(n)).session.lock().await;
-        let Some(s) = guard.as_ref() else {
+        let Some(browser) = self.browser_of(self.slot_of_tab(n)).await else {
             return String::new();
         };
-        match tokio::time::timeout(Duration::from_secs(2), s.browser.execute(p)).await {
+        match tokio::time::timeout(Duration::from_secs(2), browser.execute(p)).await {
             Ok(Ok(r)) => r.result.target_info.title.clone(),
             _ => String::new(),
         }
@@ -709,18 +722,11 @@ impl BrowserManager {
     /// Open a tab and make it current.
     pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
         let who = owner();
-        let opening = bounded(timeout_ms, "opening a tab", async {
-            let mut guard = self.session().await?;
-            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
-            let page = self
-                .open_page(session, &who, url.unwrap_or("about:blank"))
-                .await
-                .map_err(|e| ToolError::navigation_failed(format!("cannot open the tab: {e}")))?;
-            let n = self.add_tab(session, page.clone(), &who);
-            session.current.insert(who.clone(), n);
-            self.watch_tab(n, &page).await;
-            Ok((n, page))
-        });
+        let opening = bounded(
+            timeout_ms,
+            "opening a tab",
+            self.open_tab(None, &who, url.unwrap_or("about:blank")),
+        );
         let (n, page) = self.while_alive(opening).await?;
         Ok(self.info(n, &page).await)
     }
@@ -742,7 +748,7 @@ impl BrowserManager {
                 true => self.spread(1)?.first().copied(),
                 false => None,
             };
-            let mut guard = match elsewhere {
+            let guard = match elsewhere {
                 Some(i) => match self.session_at(i, false).await {
                     Ok(g) => g,
                     Err(e) => {
@@ -752,25 +758,27 @@ impl BrowserManager {
                 },
                 None => self.session().await?,
             };
-            let session = guard.as_mut().ok_or_else(|| not_found("new"))?;
-            let context = session
-                .browser
+            let session = guard.as_ref().ok_or_else(|| not_found("new"))?;
+            let (slot, browser) = (session.slot, session.browser.clone());
+            drop(guard);
+            // The round trips run without the lock (other sessions' calls go on).
+            let context = browser
                 .create_browser_context(CreateBrowserContextParams::default())
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
-            self.allow_downloads(&session.browser, Some(context.clone())).await;
+            self.allow_downloads(&browser, Some(context.clone())).await;
             let mut params = own_window(url.unwrap_or("about:blank"));
             params.browser_context_id = Some(context.clone());
-            let page = match session.browser.new_page(params).await {
+            let page = match browser.new_page(params).await {
                 Ok(p) => p,
                 Err(e) => {
-                    let _ = session.browser.dispose_browser_context(context).await;
+                    let _ = browser.dispose_browser_context(context).await;
                     return Err(ToolError::navigation_failed(format!(
                         "cannot open the isolated tab: {e}"
                     )));
                 }
             };
-            let n = self.add_tab(session, page.clone(), &who);
+            let n = self.register(slot, &browser, page.clone(), &who).await?;
             self.inner.tabs.with(n, |t| t.context = Some(context));
             self.watch_tab(n, &page).await;
             Ok((n, page))
@@ -796,28 +804,23 @@ impl BrowserManager {
         let context = self.forget_tab(n).and_then(|t| t.context);
         // Target.closeTarget, not Page.close: a page's beforeunload handler must
         // not keep the tab open (nor wait for a dialog nobody answers).
+        let Some(browser) = self.browser_of(slot).await else {
+            return Ok(());
+        };
         let closed = {
             use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
-            let guard = self.session_in(slot).await?;
-            match guard.as_ref() {
-                Some(s) => {
-                    bounded(10_000, "closing the tab", async {
-                        s.browser
-                            .execute(CloseTargetParams::new(page.target_id().clone()))
-                            .await
-                            .map(|_| ())
-                            .map_err(|e| cdp_error("cannot close the tab", e))
-                    })
+            bounded(10_000, "closing the tab", async {
+                browser
+                    .execute(CloseTargetParams::new(page.target_id().clone()))
                     .await
-                }
-                None => Ok(()),
-            }
+                    .map(|_| ())
+                    .map_err(|e| cdp_error("cannot close the tab", e))
+            })
+            .await
         };
         if let Some(context) = context {
-            let guard = self.session_in(slot).await?;
-            if let Some(session) = guard.as_ref() {
-                let _ = session.browser.dispose_browser_context(context).await;
-            }
+            let dispose = browser.dispose_browser_context(context);
+            let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
         }
         closed
     }
@@ -1056,32 +1059,112 @@ impl BrowserManager {
         Some(page)
     }
 
-    /// A new page in a window of its own, in `who`'s browser context (created on
-    /// first use; `None`: the default context).
-    async fn open_page(
+    /// Open a page for `who` at `url` in its browser context (created on first
+    /// use; `None`: the default context), register it as `who`'s current tab
+    /// and watch it. In the caller's browser (`slot` `None`) or browser `slot`.
+    async fn open_tab(
         &self,
-        s: &mut Session,
+        slot: Option<usize>,
         who: &Owner,
         url: &str,
-    ) -> Result<Page, chromiumoxide::error::CdpError> {
+    ) -> Result<(u64, Page), ToolError> {
+        let guard = match slot {
+            Some(i) => self.session_in(i).await?,
+            None => self.session().await?,
+        };
+        let (slot, browser, page) = self.page_for(guard, who, url).await?;
+        let n = self.register(slot, &browser, page.clone(), who).await?;
+        self.watch_tab(n, &page).await;
+        if let Some(s) = self.slot(slot).session.lock().await.as_mut() {
+            s.current.insert(who.clone(), n);
+        }
+        Ok((n, page))
+    }
+
+    /// A new page in a window of its own, in `who`'s browser context (created
+    /// on first use; `None`: the default context), in the browser of `guard`;
+    /// with that browser's slot and connection. The session's lock (`guard`) is
+    /// held only to read and to note a new context: creating the context and
+    /// the page are CDP round trips that other sessions' calls must not wait for.
+    async fn page_for(
+        &self,
+        guard: tokio::sync::MutexGuard<'_, Option<Session>>,
+        who: &Owner,
+        url: &str,
+    ) -> Result<(usize, Arc<Browser>, Page), ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let (slot, browser, context) = {
+            let s = guard.as_ref().ok_or_else(|| not_found("new"))?;
+            let context = who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned());
+            (s.slot, s.browser.clone(), context)
+        };
+        drop(guard);
+        let failed = |e| ToolError::navigation_failed(format!("cannot open the tab: {e}"));
         let mut params = own_window(url);
         if let Some(o) = who {
-            let context = match s.owner_contexts.get(o) {
-                Some(c) => c.clone(),
+            let context = match context {
+                Some(c) => c,
                 None => {
-                    let c = s
-                        .browser
+                    let made = browser
                         .create_browser_context(CreateBrowserContextParams::default())
-                        .await?;
-                    self.allow_downloads(&s.browser, Some(c.clone())).await;
-                    s.owner_contexts.insert(o.clone(), c.clone());
-                    c
+                        .await
+                        .map_err(failed)?;
+                    self.allow_downloads(&browser, Some(made.clone())).await;
+                    let mut guard = self.slot(slot).session.lock().await;
+                    let s = self.same_browser(&mut guard, &browser)?;
+                    match s.owner_contexts.get(o) {
+                        // Another call of the owner's made one meanwhile.
+                        Some(c) => {
+                            let c = c.clone();
+                            drop(guard);
+                            let _ = browser.dispose_browser_context(made).await;
+                            c
+                        }
+                        None => {
+                            s.owner_contexts.insert(o.clone(), made.clone());
+                            made
+                        }
+                    }
                 }
             };
             params.browser_context_id = Some(context);
         }
-        s.browser.new_page(params).await
+        let page = browser.new_page(params).await.map_err(failed)?;
+        Ok((slot, browser, page))
+    }
+
+    /// Register `page` as a tab of `who` in browser `slot` (still `browser`).
+    async fn register(
+        &self,
+        slot: usize,
+        browser: &Arc<Browser>,
+        page: Page,
+        who: &Owner,
+    ) -> Result<u64, ToolError> {
+        let mut guard = self.slot(slot).session.lock().await;
+        let s = self.same_browser(&mut guard, browser)?;
+        Ok(self.add_tab(s, page, who))
+    }
+
+    /// The session, if it still runs `browser` (not relaunched meanwhile).
+    fn same_browser<'g>(
+        &self,
+        guard: &'g mut tokio::sync::MutexGuard<'_, Option<Session>>,
+        browser: &Arc<Browser>,
+    ) -> Result<&'g mut Session, ToolError> {
+        guard.as_mut().filter(|s| Arc::ptr_eq(&s.browser, browser)).ok_or_else(|| {
+            ToolError::browser_unavailable("the browser went away while the tab was opening")
+        })
+    }
+
+    /// Browser `slot`'s CDP connection, if it runs (to use without the lock).
+    async fn browser_of(&self, slot: usize) -> Option<Arc<Browser>> {
+        self.slot(slot).session.lock().await.as_ref().map(|s| s.browser.clone())
+    }
+
+    /// The lock that makes an owner's implicit first tab open once.
+    fn opening(&self, who: &Owner) -> Arc<tokio::sync::Mutex<()>> {
+        lock(&self.inner.opening).entry(who.clone()).or_default().clone()
     }
 
     /// Close every tab of `owner` and its browser contexts, in every browser of
@@ -1089,20 +1172,25 @@ impl BrowserManager {
     pub async fn release_owner(&self, owner: &str) {
         let who: Owner = Some(owner.into());
         self.unplace(&who);
+        lock(&self.inner.opening).remove(&who);
         for slot in 0..self.pool_size() {
-            let mut guard = self.slot(slot).session.lock().await;
-            let Some(s) = guard.as_mut() else { continue };
-            let mine: Vec<u64> =
-                s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
-            let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
-            for n in mine {
-                self.drop_tab(s, n);
-                contexts.extend(self.forget_tab(n).and_then(|t| t.context));
-            }
-            s.current.remove(&who);
-            // Disposing a context closes its pages (popups and crawl workers included).
+            let (browser, contexts) = {
+                let mut guard = self.slot(slot).session.lock().await;
+                let Some(s) = guard.as_mut() else { continue };
+                let mine: Vec<u64> =
+                    s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
+                let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
+                for n in mine {
+                    self.drop_tab(s, n);
+                    contexts.extend(self.forget_tab(n).and_then(|t| t.context));
+                }
+                s.current.remove(&who);
+                (s.browser.clone(), contexts)
+            };
+            // Disposing a context closes its pages (popups and crawl workers
+            // included); without the lock: other sessions' calls go on.
             for c in contexts {
-                let dispose = s.browser.dispose_browser_context(c);
+                let dispose = browser.dispose_browser_context(c);
                 let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
             }
         }
@@ -1168,13 +1256,34 @@ impl BrowserManager {
             let Some(mut s) = session else { continue };
             if let Some(g) = s.grid.take() {
                 g.end().await;
-            } else if slot.endpoint.is_none() {
-                let _ = s.browser.close().await;
-                let _ = s.browser.wait().await;
+            } else if slot.endpoint.is_none()
+                && let Some(mut b) = sole(s.browser).await
+            {
+                let _ = b.close().await;
+                let _ = b.wait().await;
             }
         }
         if let Some(run_dir) = &self.inner.options.run_dir {
             lifeline::remove_record(run_dir);
+        }
+    }
+}
+
+/// A browser out of its `Arc`, once no call holds it any more (each call is
+/// bounded, so that comes); `None` if one still does after 15 s.
+async fn sole(mut browser: Arc<Browser>) -> Option<Browser> {
+    let until = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match Arc::try_unwrap(browser) {
+            Ok(b) => return Some(b),
+            Err(shared) if std::time::Instant::now() < until => {
+                browser = shared;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(_) => {
+                tracing::warn!("a call still holds the old browser after 15 s; leaving it to drop");
+                return None;
+            }
         }
     }
 }

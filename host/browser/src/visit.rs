@@ -355,14 +355,12 @@ impl BrowserManager {
         let mut failed = None;
         for &i in slots {
             let opened = async {
-                let mut guard = self.session_at(i, false).await?;
-                let session =
-                    guard.as_mut().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
-                let page = self
-                    .open_page(session, &who, "about:blank")
-                    .await
-                    .map_err(|e| cdp_error("cannot open a worker tab", e))?;
-                session.front = None;
+                let guard = self.session_at(i, false).await?;
+                let (_, _, page) = self.page_for(guard, &who, "about:blank").await?;
+                // A new window: the tab in front may be behind it now.
+                if let Some(s) = self.slot(i).session.lock().await.as_mut() {
+                    s.front = None;
+                }
                 Ok::<_, ToolError>(page)
             }
             .await;
