@@ -578,7 +578,9 @@ async fn frames_shadow_roots_big_pages_extraction_and_network_quiet() -> Result<
     let err = client.tool_error("extract_data", json!({"schema": {"type": "object"}})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
-    // navigate waits for the network to go quiet: the page's fetch has landed.
+    // navigate answers at the load event; the tab's next call first waits for
+    // the network to go quiet (counted from the load): the page's fetch has
+    // landed by the time it reads.
     navigate(&client, &site.url("slow.html")).await?;
     assert_eq!(js(&client, "document.getElementById('data').textContent").await?, "got slow 400");
     Ok(())

@@ -654,6 +654,7 @@ impl BrowserManager {
             // Bounded and best effort: a tab with an open dialog may not answer.
             let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
         }
+        self.pay_settle(n).await;
         Ok((n, page))
     }
 
@@ -843,12 +844,12 @@ impl BrowserManager {
                 Ok(())
             })
             .await?;
-            let loaded = started.elapsed();
-            // 50 ms of quiet: requests a load handler starts (fetches, scripts) reach us
-            // on their own event stream, a moment after the load event.
-            let quiet = self.network_quiet(n, 50, 3_000).await;
-            tracing::debug!(?loaded, total = ?started.elapsed(), quiet, "navigated");
-            Ok(self.info(n, &page).await)
+            // The network-quiet wait after the load is owed to the tab's next
+            // page call (see `owe_settle`): the answer comes at the load event.
+            self.owe_settle(n, std::time::Instant::now());
+            let info = self.info(n, &page).await;
+            tracing::debug!(took = ?started.elapsed(), "navigated");
+            Ok(info)
         })
         .await
     }

@@ -27,6 +27,10 @@ pub(crate) struct TabWatch {
     /// The action being watched (`watch` page op): when it began and how many
     /// requests the tab had started by then.
     pub(super) action: std::sync::Mutex<Option<(Instant, u64)>>,
+    /// A navigation's load event whose network-quiet wait is still owed: the
+    /// tab's next page call waits for it (quiet counted from the load, so an
+    /// agent's next call usually finds it met).
+    pub(super) settle_owed: std::sync::Mutex<Option<Instant>>,
 }
 
 #[derive(Default)]

@@ -652,13 +652,19 @@ impl BrowserManager {
     /// Wait until the tab has had no (short) request in flight for `quiet_ms`
     /// from now on, at most `max_ms`. Whether it went quiet.
     pub(super) async fn network_quiet(&self, n: u64, quiet_ms: u64, max_ms: u64) -> bool {
+        self.network_quiet_since(n, quiet_ms, max_ms, Instant::now()).await
+    }
+
+    /// [`Self::network_quiet`], the quiet counted from `from` (which may be
+    /// past) rather than from now.
+    async fn network_quiet_since(&self, n: u64, quiet_ms: u64, max_ms: u64, from: Instant) -> bool {
         let Some(w) = self.tab_watch(n) else {
             return true;
         };
         let start = Instant::now();
         let quiet = Duration::from_millis(quiet_ms);
         loop {
-            if w.quiet(quiet, start) {
+            if w.quiet(quiet, from) {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
@@ -671,6 +677,26 @@ impl BrowserManager {
                 return false;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// After a navigation's load event: the requests its load handlers start
+    /// (fetches, scripts) reach us on their own event stream a moment later, so
+    /// the page counts as settled once the network has been quiet 50 ms. That
+    /// wait is owed, not made: `navigate` answers at the load event and the
+    /// tab's next page call pays it, counted from the load (at most 3 s).
+    pub(super) fn owe_settle(&self, n: u64, loaded: Instant) {
+        if let Some(w) = self.tab_watch(n) {
+            *lock(&w.settle_owed) = Some(loaded);
+        }
+    }
+
+    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any.
+    pub(super) async fn pay_settle(&self, n: u64) {
+        let owed = self.tab_watch(n).and_then(|w| lock(&w.settle_owed).take());
+        if let Some(loaded) = owed {
+            let quiet = self.network_quiet_since(n, 50, 3_000, loaded).await;
+            tracing::debug!(since_load = ?loaded.elapsed(), quiet, "settled after a navigation");
         }
     }
 
