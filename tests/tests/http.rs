@@ -18,7 +18,8 @@ fn initialize_body() -> serde_json::Value {
     })
 }
 
-async fn post_mcp(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::StatusCode> {
+/// `initialize` over raw HTTP with extra `headers`: the response (its body unread).
+async fn initialize_raw(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::Response> {
     let mut req = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/mcp"))
         .header("Accept", "application/json, text/event-stream")
@@ -27,7 +28,11 @@ async fn post_mcp(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::Status
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    Ok(req.send().await?.status())
+    Ok(req.send().await?)
+}
+
+async fn post_mcp(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::StatusCode> {
+    Ok(initialize_raw(port, headers).await?.status())
 }
 
 #[tokio::test]
@@ -419,17 +424,6 @@ async fn the_official_conformance_suite_passes_logging_set_level() -> Result<()>
     Ok(())
 }
 
-/// `initialize` over raw HTTP: the response (its body unread).
-async fn open_raw_session(port: u16) -> Result<reqwest::Response> {
-    Ok(reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{port}/mcp"))
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .body(initialize_body().to_string())
-        .send()
-        .await?)
-}
-
 #[tokio::test]
 async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends() -> Result<()> {
     let data = TempDir::new("http-cap");
@@ -440,7 +434,7 @@ async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends
     for _ in 0..3 {
         clients.push(server.client().await?);
     }
-    let fourth = open_raw_session(port).await?;
+    let fourth = initialize_raw(port, &[]).await?;
     assert_eq!(fourth.status(), reqwest::StatusCode::OK);
     let id = fourth
         .headers()
@@ -451,7 +445,7 @@ async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends
     drop(fourth);
     // The fifth is refused at initialize, with 503, Retry-After and a JSON-RPC
     // error that says why; an MCP client's handshake fails.
-    let refused = open_raw_session(port).await?;
+    let refused = initialize_raw(port, &[]).await?;
     assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
     let body: serde_json::Value = refused.json().await?;
@@ -472,7 +466,7 @@ async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends
     assert!(closed.status().is_success(), "DELETE: {}", closed.status());
     let fifth = server.client().await?;
     assert!(!tool_names(&fifth).await?.is_empty());
-    assert_eq!(open_raw_session(port).await?.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(initialize_raw(port, &[]).await?.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
     // ... or by an MCP client that leaves (its DELETE comes as it goes: a
     // bounded wait, not a sleep).
     clients.pop().ok_or_else(|| anyhow::anyhow!("no client"))?.cancel().await?;
