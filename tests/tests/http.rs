@@ -463,7 +463,8 @@ async fn past_max_sessions_a_new_session_is_refused_at_initialize_until_one_ends
         .header("mcp-session-id", &id)
         .send()
         .await?;
-    assert!(closed.status().is_success(), "DELETE: {}", closed.status());
+    // 200: the Python SDK warns at anything but 200 or 204 (the transport's own is 202)
+    assert_eq!(closed.status(), reqwest::StatusCode::OK, "DELETE");
     let fifth = server.client().await?;
     assert!(!tool_names(&fifth).await?.is_empty());
     assert_eq!(initialize_raw(port, &[]).await?.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
@@ -532,5 +533,97 @@ async fn a_session_opening_a_slow_tab_holds_up_no_other_session() -> Result<()> 
     // B's tab opens all the same, at its page.
     let made = b_open.await??;
     assert!(made["url"].as_str().is_some_and(|u| u.contains("slow")), "{made}");
+    Ok(())
+}
+
+/// `/health`'s count of browser contexts made ahead of need, once it is `want`
+/// (polled, at most 20 s: they are made in the background).
+async fn warm_contexts(port: u16, want: u64) -> Result<u64> {
+    let mut seen = u64::MAX;
+    for _ in 0..200 {
+        let health: serde_json::Value =
+            reqwest::get(format!("http://127.0.0.1:{port}/health")).await?.json().await?;
+        seen = health["warm_contexts"].as_u64().unwrap_or(u64::MAX);
+        if seen == want {
+            return Ok(seen);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("/health kept saying warm_contexts {seen}, not {want}")
+}
+
+/// The ids of the browser's blank pages.
+async fn blank_pages(server: &HttpServer) -> Result<Vec<String>> {
+    Ok(server
+        .browser_pages()
+        .await?
+        .iter()
+        .filter(|p| p["url"] == "about:blank")
+        .filter_map(|p| p["id"].as_str().map(str::to_owned))
+        .collect())
+}
+
+#[tokio::test]
+async fn a_new_session_takes_a_context_made_ahead_and_stays_apart_from_the_others() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("http-prewarm");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let port = server.port;
+    // The first session starts the browser and makes its context itself; two
+    // more are then made ahead of need (the default).
+    let a = server.client().await?;
+    a.tool("navigate", json!({"url": site.url("counter.html?tag=a")})).await?;
+    a.tool("javascript_tool", json!({"code": "document.cookie = 'who=a; path=/'"})).await?;
+    warm_contexts(port, 2).await?;
+    // Each next session's first tab is one of those pages, in its own context:
+    // A's cookie is not there, nor each other's; a new one is made meanwhile.
+    let mut clients = Vec::new();
+    for who in ["b", "c", "d"] {
+        let ready = blank_pages(&server).await?;
+        let c = server.client().await?;
+        c.tool("navigate", json!({"url": site.url(&format!("counter.html?tag={who}"))})).await?;
+        let pages = server.browser_pages().await?;
+        let mine = pages
+            .iter()
+            .find(|p| p["url"].as_str().is_some_and(|u| u.ends_with(&format!("tag={who}"))))
+            .and_then(|p| p["id"].as_str())
+            .unwrap_or_default();
+        assert!(
+            ready.iter().any(|id| id == mine),
+            "{who}'s tab {mine:?} was not made ahead ({ready:?})"
+        );
+        let jar = c
+            .tool(
+                "javascript_tool",
+                json!({"code": format!("document.cookie = 'who={who}; path=/'; document.cookie")}),
+            )
+            .await?;
+        assert!(
+            texts(&jar).contains(&format!("\"who={who}\"")),
+            "{who} sees another's cookie: {}",
+            texts(&jar)
+        );
+        let snap = texts(&c.tool("read_page", json!({})).await?);
+        c.tool("interact", json!({"ref": ref_of(&snap, "button", "Count")})).await?;
+        site.expect_recorded(&format!("tag={who}&n=1")).await?;
+        warm_contexts(port, 2).await?;
+        clients.push(c);
+    }
+    let jar = a.tool("javascript_tool", json!({"code": "document.cookie"})).await?;
+    assert!(texts(&jar).contains("\"who=a\""), "{}", texts(&jar));
+    for c in clients {
+        c.cancel().await?;
+    }
+    a.cancel().await?;
+
+    // --prewarm-contexts 0: none are made.
+    let data = TempDir::new("http-no-prewarm");
+    let server = HttpServer::start(data.path(), &["--prewarm-contexts", "0"], &[]).await?;
+    let a = server.client().await?;
+    a.tool("navigate", json!({"url": site.url("counter.html?tag=cold")})).await?;
+    let b = server.client().await?;
+    b.tool("navigate", json!({"url": site.url("counter.html?tag=cold2")})).await?;
+    assert_eq!(warm_contexts(server.port, 0).await?, 0);
+    assert!(blank_pages(&server).await?.len() <= 1, "{:?}", blank_pages(&server).await?);
     Ok(())
 }

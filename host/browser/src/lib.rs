@@ -146,6 +146,9 @@ struct Session {
     grid: Option<grid::GridSession>,
     /// The host's own CDP connection for cross-site frames (opened on first use).
     frames: Option<Arc<frames::FrameLink>>,
+    /// Browser contexts made ahead of need, each with a blank page (see
+    /// [`BrowserManager::set_prewarm`]): an owner's first tab takes one.
+    warm: Vec<(chromiumoxide::cdp::browser_protocol::browser::BrowserContextId, Page)>,
     /// The tab last brought to the front. A tab behind another one is hidden:
     /// its page gets no animation frames, so pages that wait for one (and
     /// Chromium's own input handling) stall; ops bring their tab to the front
@@ -205,6 +208,10 @@ struct Inner {
     notices: std::sync::OnceLock<Notices>,
     /// The server is closing the browser (its connection's end is expected).
     closing: Arc<AtomicBool>,
+    /// How many browser contexts to keep made ahead of need (see
+    /// [`BrowserManager::set_prewarm`]), and whether a refill is under way.
+    prewarm: AtomicUsize,
+    refilling: AtomicBool,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -289,8 +296,87 @@ impl BrowserManager {
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
+                prewarm: AtomicUsize::new(0),
+                refilling: AtomicBool::new(false),
             }),
         }
+    }
+
+    /// Keep `n` browser contexts, each with a blank page, made ahead of need in
+    /// the managed browser (not in attached ones, which are not ours to fill):
+    /// an owner's first tab (an HTTP session's) takes one instead of waiting for
+    /// a context and a renderer to start, and one is made again in the
+    /// background. Costs a renderer's memory each while unused. Default 0.
+    pub fn set_prewarm(&self, n: usize) {
+        let n = if self.inner.options.endpoints.is_empty() { n } else { 0 };
+        self.inner.prewarm.store(n, Ordering::Relaxed);
+    }
+
+    /// How many browser contexts made ahead of need are ready now (without
+    /// waiting: a browser busy starting counts none).
+    pub fn warm_contexts(&self) -> usize {
+        let count = |s: &pool::Slot| s.session.try_lock().ok()?.as_ref().map(|s| s.warm.len());
+        self.inner.slots.iter().filter_map(count).sum()
+    }
+
+    /// Make browser contexts ahead of need in browser `slot` until
+    /// [`Self::set_prewarm`]'s count is there (one refill at a time, in the
+    /// background; it stops at the first failure or when the browser changes).
+    fn refill_warm(&self, slot: usize) {
+        let target = self.inner.prewarm.load(Ordering::Relaxed);
+        if target == 0 || self.inner.refilling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+            loop {
+                let browser = {
+                    let guard = me.slot(slot).session.lock().await;
+                    match guard.as_ref() {
+                        Some(s) if s.alive.load(Ordering::Relaxed) && s.warm.len() < target => {
+                            s.browser.clone()
+                        }
+                        _ => break,
+                    }
+                };
+                let made = async {
+                    let context = browser
+                        .create_browser_context(CreateBrowserContextParams::default())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    me.allow_downloads(&browser, Some(context.clone())).await;
+                    let mut params = own_window("about:blank");
+                    params.browser_context_id = Some(context.clone());
+                    match browser.new_page(params).await {
+                        Ok(page) => Ok((context, page)),
+                        Err(e) => {
+                            let _ = browser.dispose_browser_context(context).await;
+                            Err(e.to_string())
+                        }
+                    }
+                };
+                let (context, page) =
+                    match tokio::time::timeout(Duration::from_secs(30), made).await {
+                        Ok(Ok(made)) => made,
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, "no browser context made ahead");
+                            break;
+                        }
+                        Err(_) => break,
+                    };
+                let mut guard = me.slot(slot).session.lock().await;
+                match me.same_browser(&mut guard, &browser) {
+                    Ok(s) => s.warm.push((context, page)),
+                    Err(_) => {
+                        drop(guard);
+                        let _ = browser.dispose_browser_context(context).await;
+                        break;
+                    }
+                }
+            }
+            me.inner.refilling.store(false, Ordering::Release);
+        });
     }
 
     /// Tell launches and relaunches to the clients' operators through `notices`
@@ -488,6 +574,7 @@ impl BrowserManager {
             tabs: BTreeMap::new(),
             current: Default::default(),
             owner_contexts: Default::default(),
+            warm: Vec::new(),
             _profile: profile,
             grid,
             frames: None,
@@ -615,8 +702,17 @@ impl BrowserManager {
         lock(&self.inner.fetchers).retain(|(_, _, slot), _| *slot != i);
     }
 
-    /// The page for `tab` (or the current tab, opening one if there is none).
+    /// The page for `tab` (or the current tab, opening one if there is none),
+    /// once the network quiet its last navigation owes is paid (see `owe_settle`).
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
+        let (n, page) = self.page_as_is(tab).await?;
+        self.pay_settle(n).await;
+        Ok((n, page))
+    }
+
+    /// [`Self::page`] without paying an owed settle: for what reads the page as
+    /// the load left it (the owed wait stays for the next call).
+    async fn page_as_is(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let wanted = tab.map(parse_tab).transpose()?;
         let who = owner();
         let (n, page, behind) = loop {
@@ -654,24 +750,14 @@ impl BrowserManager {
             // Bounded and best effort: a tab with an open dialog may not answer.
             let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
         }
-        self.pay_settle(n).await;
         Ok((n, page))
     }
 
     async fn info(&self, n: u64, page: &Page) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        // A tab with an open dialog cannot run script, nor can the other tabs of
-        // its renderer (a page and the popups it opened share one): ask the
-        // browser instead, as for a page too busy to answer.
-        let title = if self.any_dialog_open() {
-            self.target_title(n, page).await
-        } else {
-            // Bounded: a page that is still starting (a popup) may not answer yet.
-            match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
-                Ok(Ok(Some(t))) => t,
-                _ => self.target_title(n, page).await,
-            }
-        };
+        // The title as the browser has it: no script runs in the page (which
+        // may be busy right after its load event, or held by a dialog).
+        let title = self.target_title(n, page).await;
         let who = owner();
         let current =
             self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));
@@ -834,8 +920,9 @@ impl BrowserManager {
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
         self.guarded(tab, async {
-            let (n, page) = self.page(tab).await?;
             let started = std::time::Instant::now();
+            let (n, page) = self.page(tab).await?;
+            let had_page = started.elapsed();
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
                 page.goto(url).await.map_err(|e| {
@@ -846,9 +933,10 @@ impl BrowserManager {
             .await?;
             // The network-quiet wait after the load is owed to the tab's next
             // page call (see `owe_settle`): the answer comes at the load event.
-            self.owe_settle(n, std::time::Instant::now());
+            let loaded = std::time::Instant::now();
+            self.owe_settle(n, loaded);
             let info = self.info(n, &page).await;
-            tracing::debug!(took = ?started.elapsed(), "navigated");
+            tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
             Ok(info)
         })
         .await
@@ -1089,14 +1177,24 @@ impl BrowserManager {
     /// the page are CDP round trips that other sessions' calls must not wait for.
     async fn page_for(
         &self,
-        guard: tokio::sync::MutexGuard<'_, Option<Session>>,
+        mut guard: tokio::sync::MutexGuard<'_, Option<Session>>,
         who: &Owner,
         url: &str,
     ) -> Result<(usize, Arc<Browser>, Page), ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let (slot, browser, context) = {
-            let s = guard.as_ref().ok_or_else(|| not_found("new"))?;
+            let s = guard.as_mut().ok_or_else(|| not_found("new"))?;
             let context = who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned());
+            // An owner's first tab, blank: a context made ahead of need, if any.
+            if let (Some(o), None, "about:blank") = (who, &context, url)
+                && let Some((context, page)) = s.warm.pop()
+            {
+                s.owner_contexts.insert(o.clone(), context);
+                let (slot, browser) = (s.slot, s.browser.clone());
+                drop(guard);
+                self.refill_warm(slot);
+                return Ok((slot, browser, page));
+            }
             (s.slot, s.browser.clone(), context)
         };
         drop(guard);
@@ -1123,6 +1221,8 @@ impl BrowserManager {
                         }
                         None => {
                             s.owner_contexts.insert(o.clone(), made.clone());
+                            drop(guard);
+                            self.refill_warm(slot);
                             made
                         }
                     }

@@ -132,6 +132,10 @@ pub const PAGE_OPS: &[PageOp] = &[
         "the values typed into password and one-time-code fields (for redaction)",
     ),
     read::<typed::Ping>("", "the page's URL and readiness"),
+    read::<typed::Wall>(
+        "",
+        "a login form or CAPTCHA shown without a sign-out control, read at once (it does not wait for the network quiet a navigation leaves owed)",
+    ),
     // Acting on elements.
     points(op::<typed::Point>(
         "ref, how: plain|center|sample",

@@ -35,6 +35,9 @@ use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 
+/// The `wall` page operation's probe (an expression; see `wall.js`).
+const WALL_JS: &str = include_str!("wall.js");
+
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
 /// listener, so that clickable elements without a semantic role get refs, and
@@ -1053,7 +1056,11 @@ impl BrowserManager {
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let (n, page) = self.page(tab).await?;
+        let (n, page) = match op {
+            // Read at the load event: it does not pay the navigation's owed wait.
+            AnyOp::Wall(_) => self.page_as_is(tab).await?,
+            _ => self.page(tab).await?,
+        };
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
             AnyOp::Cookies(a) => bounded(timeout_ms, "cookies", self.cookies(&page, &a)).await,
@@ -1099,6 +1106,9 @@ impl BrowserManager {
                 self.run_op(n, &page, op.name(), args, timeout_ms).await
             }
             AnyOp::Settle(a) => self.settle_action(n, &page, a, timeout_ms).await,
+            AnyOp::Wall(_) => {
+                bounded(timeout_ms, "the wall probe", self.eval(&page, WALL_JS, true)).await
+            }
             op => self.run_op(n, &page, op.name(), args, timeout_ms).await,
         }
     }

@@ -975,6 +975,12 @@ pub struct HttpOptions {
     /// past it is refused at `initialize` with HTTP 503 and `Retry-After`; a
     /// session that ends (closed, or idle past its keep-alive) frees its slot.
     pub max_sessions: Option<usize>,
+    /// Browser contexts (each with a blank page) kept made ahead of need in the
+    /// managed browser, so that a new session's first tab opens without
+    /// waiting for a context and a renderer to start (not with `share_tabs`,
+    /// whose sessions use the default context; not in attached browsers). Each
+    /// costs a renderer's memory while unused. 0: none.
+    pub prewarm_contexts: usize,
 }
 
 /// Admission of new sessions under [`HttpOptions::max_sessions`].
@@ -1110,6 +1116,9 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
             opts.host
         )));
     }
+    if !opts.share_tabs {
+        host.browser().set_prewarm(opts.prewarm_contexts);
+    }
     let at = SocketAddr::new(opts.host, opts.port);
     let io = |source| ServeError::Io { context: format!("binding {at}"), source };
     let listener = tokio::net::TcpListener::bind(at).await.map_err(io)?;
@@ -1151,6 +1160,7 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
             .layer(axum::middleware::from_fn(move |req, next| session_cap(cap.clone(), req, next)));
     }
     let app = mcp
+        .layer(axum::middleware::from_fn(session_end_ok))
         .layer(axum::middleware::from_fn(move |req, next| {
             let token = token.clone();
             bearer_guard(token, req, next)
@@ -1172,6 +1182,7 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
                         "status": "ok",
                         "version": env!("CARGO_PKG_VERSION"),
                         "tools": h.tools().len(),
+                        "warm_contexts": h.browser().warm_contexts(),
                     }))
                     .into_response()
                 }
@@ -1214,6 +1225,21 @@ fn origin_allowed(headers: &axum::http::HeaderMap, origins: &[String]) -> bool {
         }
         None => o.eq_ignore_ascii_case(pat),
     })
+}
+
+/// A session ended by `DELETE /mcp` is answered 200, not the transport's 202:
+/// the official Python client logs a warning for any other answer than 200 or
+/// 204 (at every session's end), and nothing is left pending that 202 would say.
+async fn session_end_ok(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut res = next.run(req).await;
+    if delete && res.status() == axum::http::StatusCode::ACCEPTED {
+        *res.status_mut() = axum::http::StatusCode::OK;
+    }
+    res
 }
 
 async fn bearer_guard(

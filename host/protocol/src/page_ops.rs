@@ -175,6 +175,7 @@ typed_ops! {
     ValueOf => "value_of" -> FieldValue;
     FieldSecrets => "field_secrets" -> BTreeMap<String, FieldSecret>;
     Ping => "ping" -> Pong;
+    Wall => "wall" -> WallSeen;
     // Acting on elements.
     Point => "point" -> ViewportPoint;
     Actionable => "actionable" -> Actionability;
@@ -268,6 +269,9 @@ macro_rules! no_args {
 no_args! {
     /// The page's URL and readiness.
     Ping;
+    /// Evidence that the page is a login or CAPTCHA wall, read as the page is
+    /// (without the wait for the network to go quiet a navigation leaves owed).
+    Wall;
     /// Stop watching (no `settle` follows).
     Unwatch;
     /// Wait for the load event.
@@ -660,6 +664,15 @@ pub struct Pong {
     pub url: String,
     /// `document.readyState`.
     pub ready: String,
+}
+
+/// Evidence that the page is a login or CAPTCHA wall.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WallSeen {
+    /// `a login form` (a visible password field) or `a CAPTCHA` (a visible
+    /// CAPTCHA widget), on a page without a visible sign-out control; else none.
+    #[serde(default)]
+    pub wall: Option<String>,
 }
 
 // ---- acting on elements -------------------------------------------------------------

@@ -7,7 +7,7 @@ mod keys;
 mod net;
 mod read;
 
-use ochre_sdk::browser;
+use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Content, Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -67,22 +67,10 @@ fn navigate(a: NavigateArgs) -> Result<Output, ToolError> {
     Ok(Output::json(&v)?.with_summary(summary))
 }
 
-/// Evidence that a page is a login or CAPTCHA wall: a visible password field or
-/// a CAPTCHA widget, and no visible sign-out control (a signed-in page that
-/// happens to have a password form, such as a change-password page, is no wall).
-const WALL_PROBE: &str = r#"(() => {
-  const vis = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'; };
-  const any = (sel) => Array.from(document.querySelectorAll(sel)).some(vis);
-  const out = /(log ?out|sign ?out|log ?off|sign ?off)/i;
-  const signedIn = Array.from(document.querySelectorAll('a,button,[role=button],[role=menuitem],input[type=submit]')).some((e) => out.test(e.innerText || e.value || e.getAttribute('aria-label') || '') && vis(e));
-  if (signedIn) return null;
-  if (any('iframe[src*="recaptcha"],iframe[src*="hcaptcha"],iframe[src*="turnstile"],.g-recaptcha,.h-captcha,.cf-turnstile,[data-sitekey]')) return 'a CAPTCHA';
-  if (any('input[type=password]')) return 'a login form';
-  return null;
-})()"#;
-
+/// Evidence that the page is a login or CAPTCHA wall (see the `wall` page
+/// operation), read at the load event.
 fn wall(tab: Option<&str>) -> Option<String> {
-    browser::evaluate(tab, WALL_PROBE, 2_000).ok().and_then(|v| v.as_str().map(str::to_owned))
+    browser::run(tab, &ops::Wall {}, 2_000).ok().and_then(|w| w.wall)
 }
 
 /// Arguments of `tabs_create`.
