@@ -15,26 +15,9 @@
 #   OCHRE_BENCH_SKIP_STARTUP=1  leave out the cargo startup bench
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(dirname "$here")
-export OCHRE_BENCH_HOME=${OCHRE_BENCH_HOME:-$repo/target/bench}
-ochre=${CARGO_TARGET_DIR:-$repo/target}/release/ochre
-home=$OCHRE_BENCH_HOME
-day=$(date +%F)
-report=$repo/docs/bench/$day-side-by-side.md
-json=$home/$day-side-by-side.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-bash "$here/setup.sh"
-
-cd "$repo"
-if [ "${OCHRE_BENCH_NO_BUILD:-}" = 1 ]; then
-  echo "build: skipped (OCHRE_BENCH_NO_BUILD=1)"
-else
-  # -p ochre: the same features as the startup bench, so one build serves both
-  cargo build --release -p ochre --bin ochre
-fi
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_prepare side-by-side
 
 if [ "${OCHRE_BENCH_SKIP_STARTUP:-}" = 1 ]; then
   echo "skipped (OCHRE_BENCH_SKIP_STARTUP=1)" > "$tmp/startup.md"
@@ -43,10 +26,7 @@ else
 fi
 
 status=0
-"$home/venv/bin/python" "$here/side_by_side.py" \
-  --fixtures "$home/fixtures" --node-bin "$home/node_modules/.bin" \
-  --ochre-cmd "$ochre --headless" \
-  --out "$json" --markdown "$tmp/side-by-side.md" "$@" || status=$?
+bench_python side_by_side.py --out "$json" --markdown "$tmp/side-by-side.md" "$@" || status=$?
 
 if [ -f "$tmp/side-by-side.md" ]; then
   mkdir -p "$(dirname "$report")"

@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
 home=${OCHRE_BENCH_HOME:-$repo/target/bench}
 
-PY_PINS="mcp==2.3.0 psutil==7.2.2"
+PY_PINS="mcp==2.3.0 psutil==7.2.2 websockets==17.4"
 NPM_PINS="@playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0"
 HTTPBIN_PIN="httpbin==0.10.4"
 FIXTURES_LAYOUT=1 # bump when the fixture tree below changes

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Many agents on one machine, in one command:
+#
+#   bash bench/many_agents.sh [--sessions 1,8,32] [--seconds 40] [other many_agents.py options]
+#
+# installs the peers, client and fixtures (bench/setup.sh), builds ochre in
+# release mode, runs bench/many_agents.py (N sessions over Streamable HTTP,
+# ochre and playwright-mcp taking turns at each N, then the navigation floor)
+# and writes the report to docs/bench/<date>-many-agents.md (raw results:
+# target/bench/<date>-many-agents.json). Exits 1 when a session saw an error.
+#
+# Environment: OCHRE_BENCH_HOME, OCHRE_BENCH_NO_BUILD=1, CARGO_TARGET_DIR, as bench/run.sh.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_prepare many-agents
+
+status=0
+bench_python many_agents.py --out "$json" --markdown "$tmp/many-agents.md" "$@" || status=$?
+
+if [ -f "$tmp/many-agents.md" ]; then
+  mkdir -p "$(dirname "$report")"
+  {
+    echo "# Many agents on one machine: ochre and playwright-mcp over Streamable HTTP ($day)"
+    echo
+    echo "\`bash bench/many_agents.sh $*\`; how to read it: bench/README.md (\"many_agents.py\"). Raw results: \`target/bench/$day-many-agents.json\`."
+    echo
+    cat "$tmp/many-agents.md"
+  } > "$report"
+  echo "report: $report"
+fi
+[ "$status" = 0 ] || echo "bench/many_agents.sh: a session saw an error (status $status); see above" >&2
+exit "$status"
