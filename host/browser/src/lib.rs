@@ -146,9 +146,6 @@ struct Session {
     grid: Option<grid::GridSession>,
     /// The host's own CDP connection for cross-site frames (opened on first use).
     frames: Option<Arc<frames::FrameLink>>,
-    /// Browser contexts made ahead of need, each with a blank page (see
-    /// [`BrowserManager::set_prewarm`]): an owner's first tab takes one.
-    warm: Vec<(chromiumoxide::cdp::browser_protocol::browser::BrowserContextId, Page)>,
     /// The tab last brought to the front. A tab behind another one is hidden:
     /// its page gets no animation frames, so pages that wait for one (and
     /// Chromium's own input handling) stall; ops bring their tab to the front
@@ -208,10 +205,6 @@ struct Inner {
     notices: std::sync::OnceLock<Notices>,
     /// The server is closing the browser (its connection's end is expected).
     closing: Arc<AtomicBool>,
-    /// How many browser contexts to keep made ahead of need (see
-    /// [`BrowserManager::set_prewarm`]), and whether a refill is under way.
-    prewarm: AtomicUsize,
-    refilling: AtomicBool,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -296,87 +289,8 @@ impl BrowserManager {
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
-                prewarm: AtomicUsize::new(0),
-                refilling: AtomicBool::new(false),
             }),
         }
-    }
-
-    /// Keep `n` browser contexts, each with a blank page, made ahead of need in
-    /// the managed browser (not in attached ones, which are not ours to fill):
-    /// an owner's first tab (an HTTP session's) takes one instead of waiting for
-    /// a context and a renderer to start, and one is made again in the
-    /// background. Costs a renderer's memory each while unused. Default 0.
-    pub fn set_prewarm(&self, n: usize) {
-        let n = if self.inner.options.endpoints.is_empty() { n } else { 0 };
-        self.inner.prewarm.store(n, Ordering::Relaxed);
-    }
-
-    /// How many browser contexts made ahead of need are ready now (without
-    /// waiting: a browser busy starting counts none).
-    pub fn warm_contexts(&self) -> usize {
-        let count = |s: &pool::Slot| s.session.try_lock().ok()?.as_ref().map(|s| s.warm.len());
-        self.inner.slots.iter().filter_map(count).sum()
-    }
-
-    /// Make browser contexts ahead of need in browser `slot` until
-    /// [`Self::set_prewarm`]'s count is there (one refill at a time, in the
-    /// background; it stops at the first failure or when the browser changes).
-    fn refill_warm(&self, slot: usize) {
-        let target = self.inner.prewarm.load(Ordering::Relaxed);
-        if target == 0 || self.inner.refilling.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let me = self.clone();
-        tokio::spawn(async move {
-            use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
-            loop {
-                let browser = {
-                    let guard = me.slot(slot).session.lock().await;
-                    match guard.as_ref() {
-                        Some(s) if s.alive.load(Ordering::Relaxed) && s.warm.len() < target => {
-                            s.browser.clone()
-                        }
-                        _ => break,
-                    }
-                };
-                let made = async {
-                    let context = browser
-                        .create_browser_context(CreateBrowserContextParams::default())
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    me.allow_downloads(&browser, Some(context.clone())).await;
-                    let mut params = own_window("about:blank");
-                    params.browser_context_id = Some(context.clone());
-                    match browser.new_page(params).await {
-                        Ok(page) => Ok((context, page)),
-                        Err(e) => {
-                            let _ = browser.dispose_browser_context(context).await;
-                            Err(e.to_string())
-                        }
-                    }
-                };
-                let (context, page) =
-                    match tokio::time::timeout(Duration::from_secs(30), made).await {
-                        Ok(Ok(made)) => made,
-                        Ok(Err(e)) => {
-                            tracing::debug!(error = %e, "no browser context made ahead");
-                            break;
-                        }
-                        Err(_) => break,
-                    };
-                let mut guard = me.slot(slot).session.lock().await;
-                match me.same_browser(&mut guard, &browser) {
-                    Ok(s) => s.warm.push((context, page)),
-                    Err(_) => {
-                        drop(guard);
-                        let _ = browser.dispose_browser_context(context).await;
-                        break;
-                    }
-                }
-            }
-            me.inner.refilling.store(false, Ordering::Release);
-        });
     }
 
     /// Tell launches and relaunches to the clients' operators through `notices`
@@ -574,7 +488,6 @@ impl BrowserManager {
             tabs: BTreeMap::new(),
             current: Default::default(),
             owner_contexts: Default::default(),
-            warm: Vec::new(),
             _profile: profile,
             grid,
             frames: None,
@@ -1177,24 +1090,14 @@ impl BrowserManager {
     /// the page are CDP round trips that other sessions' calls must not wait for.
     async fn page_for(
         &self,
-        mut guard: tokio::sync::MutexGuard<'_, Option<Session>>,
+        guard: tokio::sync::MutexGuard<'_, Option<Session>>,
         who: &Owner,
         url: &str,
     ) -> Result<(usize, Arc<Browser>, Page), ToolError> {
         use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let (slot, browser, context) = {
-            let s = guard.as_mut().ok_or_else(|| not_found("new"))?;
+            let s = guard.as_ref().ok_or_else(|| not_found("new"))?;
             let context = who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned());
-            // An owner's first tab, blank: a context made ahead of need, if any.
-            if let (Some(o), None, "about:blank") = (who, &context, url)
-                && let Some((context, page)) = s.warm.pop()
-            {
-                s.owner_contexts.insert(o.clone(), context);
-                let (slot, browser) = (s.slot, s.browser.clone());
-                drop(guard);
-                self.refill_warm(slot);
-                return Ok((slot, browser, page));
-            }
             (s.slot, s.browser.clone(), context)
         };
         drop(guard);
@@ -1221,8 +1124,6 @@ impl BrowserManager {
                         }
                         None => {
                             s.owner_contexts.insert(o.clone(), made.clone());
-                            drop(guard);
-                            self.refill_warm(slot);
                             made
                         }
                     }

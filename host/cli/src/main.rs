@@ -49,13 +49,6 @@ struct Cli {
     /// past its keep-alive). Also `[server] max_sessions` in the config file.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_sessions: Option<u32>,
-    /// With --http, browser contexts (each with a blank page) kept ready in the
-    /// managed browser, so that a new session's first call does not wait for a
-    /// context and a renderer to start; each costs a renderer's memory (about
-    /// 50 MB) while unused. 0 turns it off; ignored with --share-tabs and with
-    /// --cdp-endpoint.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(0..=64))]
-    prewarm_contexts: u16,
 }
 
 #[derive(Subcommand, Debug)]
@@ -871,7 +864,6 @@ async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
             Some(n) => Some(n as usize),
             None => cli.host.config()?.max_sessions,
         },
-        prewarm_contexts: usize::from(cli.prewarm_contexts),
     };
     let server = match bind_http(host.clone(), options).await {
         Ok(server) => server,

@@ -975,12 +975,6 @@ pub struct HttpOptions {
     /// past it is refused at `initialize` with HTTP 503 and `Retry-After`; a
     /// session that ends (closed, or idle past its keep-alive) frees its slot.
     pub max_sessions: Option<usize>,
-    /// Browser contexts (each with a blank page) kept made ahead of need in the
-    /// managed browser, so that a new session's first tab opens without
-    /// waiting for a context and a renderer to start (not with `share_tabs`,
-    /// whose sessions use the default context; not in attached browsers). Each
-    /// costs a renderer's memory while unused. 0: none.
-    pub prewarm_contexts: usize,
 }
 
 /// Admission of new sessions under [`HttpOptions::max_sessions`].
@@ -1116,9 +1110,6 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
             opts.host
         )));
     }
-    if !opts.share_tabs {
-        host.browser().set_prewarm(opts.prewarm_contexts);
-    }
     let at = SocketAddr::new(opts.host, opts.port);
     let io = |source| ServeError::Io { context: format!("binding {at}"), source };
     let listener = tokio::net::TcpListener::bind(at).await.map_err(io)?;
@@ -1182,7 +1173,6 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
                         "status": "ok",
                         "version": env!("CARGO_PKG_VERSION"),
                         "tools": h.tools().len(),
-                        "warm_contexts": h.browser().warm_contexts(),
                     }))
                     .into_response()
                 }
