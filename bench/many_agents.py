@@ -302,6 +302,8 @@ class Agent:
                         self.stats.errors.append(f"{self.sid}/{i}: {err}"[:300])
                     i += 1
         except Exception as err:  # noqa: BLE001 - a session that fails is an error of the run, not a crash of the bench
+            while isinstance(err, BaseExceptionGroup) and err.exceptions:  # the transport's task groups
+                err = err.exceptions[0]
             self.stats.errors.append(f"{self.sid}: session: {type(err).__name__}: {err}"[:300])
             self.stats.arrived += not first_done
             if probe:
@@ -435,6 +437,8 @@ async def run_level(kind: str, n: int, opts: argparse.Namespace, site: str) -> d
             "cores": {k: v / wall for k, v in cpu.items()},
             "client_cores": (sum(psutil.Process().cpu_times()[:2]) - client_cpu0) / wall,
             "pss_mb": pss, "pss_total_mb": sum(pss.values()), "procs": tree.procs,
+            # what the server said, when a session failed (its log goes with its workdir)
+            "server_log_tail": (workdir / "server.log").read_text(errors="replace")[-3000:] if stats.errors else "",
         }
     finally:
         stop_server(proc)
@@ -567,11 +571,12 @@ def markdown(levels: list[dict[str, Any]], floor: list[dict[str, Any]], meta: di
             r = by.get((kind, n))
             if r is None:
                 continue
-            t = r["tools"]
+            nan = {"p50": float("nan"), "p95": float("nan"), "p99": float("nan")}
+            t = {k: r["tools"].get(k, nan) for k in ("navigate", "snapshot", "click", "fill")}
             c, p = r["cpu_s"], r["pss_mb"]
             base = by.get((kind, ns[0]))
             per = "–" if base is None or n == base["n"] else f"{(r['pss_total_mb'] - base['pss_total_mb']) / (n - base['n']):.0f}"
-            click = t.get("click", {})
+            click = t["click"]
             out.append(
                 f"| {n} | {kind} | {r['loops_per_s']:.2f} | {r['errors']} | {click.get('p50', 0):.0f} / {click.get('p95', 0):.0f} / {click.get('p99', 0):.0f} "
                 f"| {t['navigate']['p50']:.0f} / {t['navigate']['p95']:.0f} | {t['snapshot']['p50']:.0f} / {t['snapshot']['p95']:.0f} "
@@ -579,7 +584,8 @@ def markdown(levels: list[dict[str, Any]], floor: list[dict[str, Any]], meta: di
                 f"| {r['cpu_s_per_loop']:.3f} ({c['server'] / max(r['loops'], 1):.3f} / {c['browser'] / max(r['loops'], 1):.3f} / {c['renderers'] / max(r['loops'], 1):.3f}) "
                 f"| {sum(r['cores'].values()):.2f} | {r['pss_total_mb']:.0f} ({p['server']:.0f} / {p['browser']:.0f} / {p['renderers']:.0f}) | {per} |")
     out += ["", "Ratios, ochre / playwright-mcp (below 1.00x ochre is faster or smaller; loops/s above 1.00x is more work done):", "",
-            "| N | loops/s | interact p95 | first call p95 | MB per added session | CPU-s per loop |", "|---|---|---|---|---|---|"]
+            "| N | loops/s | interact p95 | first call p95 | MB per added session | CPU-s per loop | errors (ochre / playwright-mcp) |",
+            "|---|---|---|---|---|---|---|"]
     for n in ns:
         o, w = by.get(("ochre", n)), by.get(("playwright", n))
         if not o or not w:
@@ -591,8 +597,10 @@ def markdown(levels: list[dict[str, Any]], floor: list[dict[str, Any]], meta: di
             po = (o["pss_total_mb"] - by[("ochre", ns[0])]["pss_total_mb"]) / (n - ns[0])
             pw = (w["pss_total_mb"] - by[("playwright", ns[0])]["pss_total_mb"]) / (n - ns[0])
             per = ratio(po, pw)
-        out.append(f"| {n} | {ratio(o['loops_per_s'], w['loops_per_s'])} | {ratio(o['tools']['click']['p95'], w['tools']['click']['p95'])} "
-                   f"| {ratio(o['first_call']['p95'], w['first_call']['p95'])} | {per} | {ratio(o['cpu_s_per_loop'], w['cpu_s_per_loop'])} |")
+        p95 = lambda r: r["tools"].get("click", {}).get("p95", float("nan"))  # noqa: E731
+        out.append(f"| {n} | {ratio(o['loops_per_s'], w['loops_per_s'])} | {ratio(p95(o), p95(w))} "
+                   f"| {ratio(o['first_call']['p95'], w['first_call']['p95'])} | {per} | {ratio(o['cpu_s_per_loop'], w['cpu_s_per_loop'])} "
+                   f"| {o['errors']} / {w['errors']} |")
     if floor:
         out += ["", "Navigation floor (one browser: raw CDP `Page.navigate` → `loadEventFired` in a tab of its own, "
                 "then ochre's `navigate` attached to the same browser, alternating, each followed by a `read_page`; medians):", "",
