@@ -671,7 +671,8 @@ async def main() -> int:
     if opts.markdown:
         Path(opts.markdown).write_text(text)
     print(text)
-    return 1 if any(r["errors"] for r in levels) else 0
+    # A peer's failures are its results (in the tables); ochre's fail the run.
+    return 1 if any(r["errors"] for r in levels if r["server"] == "ochre") else 0
 
 
 if __name__ == "__main__":

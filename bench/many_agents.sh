@@ -7,7 +7,8 @@
 # release mode, runs bench/many_agents.py (N sessions over Streamable HTTP,
 # ochre and playwright-mcp taking turns at each N, then the navigation floor)
 # and writes the report to docs/bench/<date>-many-agents.md (raw results:
-# target/bench/<date>-many-agents.json). Exits 1 when a session saw an error.
+# target/bench/<date>-many-agents.json). Exits 1 when an ochre session saw an
+# error (a peer's errors are in the tables).
 #
 # Environment: OCHRE_BENCH_HOME, OCHRE_BENCH_NO_BUILD=1, CARGO_TARGET_DIR, as bench/run.sh.
 set -euo pipefail
@@ -30,5 +31,5 @@ if [ -f "$tmp/many-agents.md" ]; then
   } > "$report"
   echo "report: $report"
 fi
-[ "$status" = 0 ] || echo "bench/many_agents.sh: a session saw an error (status $status); see above" >&2
+[ "$status" = 0 ] || echo "bench/many_agents.sh: an ochre session saw an error, or the run failed (status $status); see above" >&2
 exit "$status"
