@@ -231,6 +231,11 @@ impl BrowserManager {
             .unwrap_or((None, None))
     }
 
+    /// Whether a dialog is open on any tab.
+    pub(super) fn any_dialog_open(&self) -> bool {
+        self.inner.tabs.all(|tabs| tabs.values().any(|t| t.dialog.is_some()))
+    }
+
     /// Run `fut`, a call on tab `tab` (the current tab when `None`), unless a
     /// dialog blocks that tab: then answer `DIALOG_OPEN` at once, also when the
     /// dialog opens while `fut` runs (the renderer would not answer until it is

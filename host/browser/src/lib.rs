@@ -667,10 +667,30 @@ impl BrowserManager {
     }
 
     async fn info(&self, n: u64, page: &Page) -> TabInfo {
-        let url = page.url().await.ok().flatten().unwrap_or_default();
-        // The title as the browser has it: no script runs in the page (which
-        // may be busy right after its load event, or held by a dialog).
+        // A tab with an open dialog cannot run script, nor can the other tabs of
+        // its renderer (a page and the popups it opened share one): ask the
+        // browser instead, as for a page too busy to answer.
+        let title = if self.any_dialog_open() {
+            self.target_title(n, page).await
+        } else {
+            // Bounded: a page that is still starting (a popup) may not answer yet.
+            match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
+                Ok(Ok(Some(t))) => t,
+                _ => self.target_title(n, page).await,
+            }
+        };
+        self.info_titled(n, page, title).await
+    }
+
+    /// [`Self::info`] with the title as the browser has it: no script runs in
+    /// the page, which may be busy right after its load event (`navigate`).
+    async fn info_at_load(&self, n: u64, page: &Page) -> TabInfo {
         let title = self.target_title(n, page).await;
+        self.info_titled(n, page, title).await
+    }
+
+    async fn info_titled(&self, n: u64, page: &Page, title: String) -> TabInfo {
+        let url = page.url().await.ok().flatten().unwrap_or_default();
         let who = owner();
         let current =
             self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));
@@ -848,7 +868,7 @@ impl BrowserManager {
             // page call (see `owe_settle`): the answer comes at the load event.
             let loaded = std::time::Instant::now();
             self.owe_settle(n, loaded);
-            let info = self.info(n, &page).await;
+            let info = self.info_at_load(n, &page).await;
             tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
             Ok(info)
         })
