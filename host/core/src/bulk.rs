@@ -9,7 +9,6 @@
 //! capped and credentials in URLs are redacted.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -17,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::Clock;
 use crate::error::ToolError;
 use crate::journal::iso_of;
-use crate::store::{read_json, write_json};
+use crate::store::{StoreGuard, StoreLock, read_json, write_json};
 
 /// Error codes (the registry of `ochre-protocol`).
 pub use ochre_protocol::codes;
@@ -335,7 +334,8 @@ pub struct Contract {
 pub struct Contracts {
     dir: PathBuf,
     clock: Clock,
-    lock: Mutex<()>,
+    /// Serializes read-modify-write of contracts (across processes too).
+    lock: StoreLock,
 }
 
 fn not_found(id: &str) -> ToolError {
@@ -640,11 +640,12 @@ pub fn view(c: &Contract, items: bool) -> Value {
 impl Contracts {
     /// The contracts under `data_dir`.
     pub fn new(data_dir: &std::path::Path, clock: Clock) -> Self {
-        Self { dir: data_dir.join("progress-contracts"), clock, lock: Mutex::new(()) }
+        let dir = data_dir.join("progress-contracts");
+        Self { lock: StoreLock::new(dir.join(".lock")), dir, clock }
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    fn guard(&self) -> StoreGuard<'_> {
+        self.lock.lock()
     }
 
     /// One contract.

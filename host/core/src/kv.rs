@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use crate::store::write_atomic;
+use crate::store::{StoreLock, write_atomic};
 
 /// Longest key, in bytes.
 pub const MAX_KEY_BYTES: usize = 256;
@@ -30,13 +29,15 @@ pub struct Corrupt {
 #[derive(Debug)]
 pub struct KvStore {
     path: PathBuf,
-    lock: Mutex<()>,
+    /// Serializes read-modify-write of the file (across processes too).
+    lock: StoreLock,
 }
 
 impl KvStore {
     /// The store of `plugin` under `state_dir`.
     pub fn new(state_dir: PathBuf, plugin: &str) -> Self {
-        Self { path: state_dir.join(format!("{plugin}.json")), lock: Mutex::new(()) }
+        let lock = StoreLock::new(state_dir.join(format!(".{plugin}.json.lock")));
+        Self { path: state_dir.join(format!("{plugin}.json")), lock }
     }
 
     fn read(&self) -> Result<BTreeMap<String, String>, Corrupt> {
@@ -59,7 +60,7 @@ impl KvStore {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Result<Option<String>, Corrupt> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         Ok(self.read()?.remove(key))
     }
 
@@ -71,7 +72,7 @@ impl KvStore {
         if value.len() > MAX_VALUE_BYTES {
             return Ok(Err(format!("value must be at most {MAX_VALUE_BYTES} bytes")));
         }
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         let mut map = self.read()?;
         if !map.contains_key(key) && map.len() >= MAX_KEYS {
             return Ok(Err(format!("at most {MAX_KEYS} keys")));
@@ -82,7 +83,7 @@ impl KvStore {
 
     /// Remove `key`.
     pub fn delete(&self, key: &str) -> Result<Result<(), String>, Corrupt> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         let mut map = self.read()?;
         if map.remove(key).is_some() {
             return Ok(self.write(&map));
@@ -92,7 +93,7 @@ impl KvStore {
 
     /// All keys.
     pub fn keys(&self) -> Result<Vec<String>, Corrupt> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         Ok(self.read()?.into_keys().collect())
     }
 }

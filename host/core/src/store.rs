@@ -2,8 +2,62 @@
 //! `ochre_protocol::fs`) and what the host's stores share on top of them.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 pub use ochre_protocol::fs::{JsonlFile, read_jsonl, write_atomic, write_atomic_private};
+
+/// Serializes the read-modify-write of a store's files among this process's
+/// threads (a mutex) and among the processes that share the data dir (an
+/// advisory `flock` on a hidden lock file beside the files: replicas of a
+/// server tier on one machine, or on several over an NFS mount, whose Linux
+/// client carries `flock` as a byte-range lock to the server). Readers take no
+/// lock: every file is replaced atomically, so they see the old or the new one.
+#[derive(Debug)]
+pub(crate) struct StoreLock {
+    file: PathBuf,
+    threads: Mutex<()>,
+}
+
+/// Held while a store changes its files; dropping it unlocks (the lock file's
+/// descriptor is closed first, then the mutex).
+pub(crate) struct StoreGuard<'a> {
+    _file: Option<std::fs::File>,
+    _threads: MutexGuard<'a, ()>,
+}
+
+impl StoreLock {
+    /// A lock on the lock file `file` (created, with its directory, when first
+    /// locked).
+    pub(crate) fn new(file: PathBuf) -> Self {
+        Self { file, threads: Mutex::new(()) }
+    }
+
+    /// Wait for the lock. If the lock file cannot be made or locked (a
+    /// read-only dir, a file system without locks) the store is still
+    /// serialized within this process, and that is logged: the write that
+    /// follows reports its own error if the dir cannot be written either.
+    pub(crate) fn lock(&self) -> StoreGuard<'_> {
+        let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        let file = (|| {
+            if let Some(dir) = self.file.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&self.file)?;
+            f.lock()?;
+            std::io::Result::Ok(f)
+        })();
+        let file = file
+            .inspect_err(|e| {
+                tracing::warn!(file = %self.file.display(), error = %e, "cannot lock the store across processes; only this process's changes are serialized");
+            })
+            .ok();
+        StoreGuard { _file: file, _threads: threads }
+    }
+}
 
 /// The error of stored state that exists but cannot be read: `STATE_CORRUPT`
 /// naming the file, which is kept as it is (never replaced nor swept).

@@ -8,7 +8,6 @@
 //! `INVALID_TRANSITION` and changes nothing.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -17,7 +16,7 @@ use crate::Clock;
 use crate::bulk::{self, Contract, ContractSpec, Contracts, FailedItem, Progress};
 use crate::error::ToolError;
 use crate::journal::iso_of;
-use crate::store::{JsonlFile, read_json, read_jsonl, write_json};
+use crate::store::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, write_json};
 
 /// Error codes (the registry of `ochre-protocol`).
 pub use ochre_protocol::codes;
@@ -177,8 +176,8 @@ pub struct TaskRun {
 pub struct TaskRuns {
     dir: PathBuf,
     clock: Clock,
-    /// Serializes read-modify-write of runs.
-    lock: Mutex<()>,
+    /// Serializes read-modify-write of runs (across processes too).
+    lock: StoreLock,
     /// Bulk progress contracts (of runs and standalone).
     pub contracts: Contracts,
 }
@@ -221,13 +220,13 @@ impl TaskRuns {
         Self {
             dir: data_dir.join("task-runs"),
             clock,
-            lock: Mutex::new(()),
+            lock: StoreLock::new(data_dir.join("task-runs").join(".lock")),
             contracts: Contracts::new(data_dir, clock),
         }
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    fn guard(&self) -> StoreGuard<'_> {
+        self.lock.lock()
     }
 
     /// One run.
@@ -632,6 +631,35 @@ mod tests {
         assert_eq!(again.get(&id, false).expect("get")["status"], "COMPLETED");
         assert_eq!(again.list(Some(Status::Completed), 10).len(), 1);
         assert_eq!(again.get("run-../../x", false).expect_err("bad").code, codes::RUN_NOT_FOUND);
+        std::fs::remove_dir_all(&d).expect("cleanup");
+    }
+
+    #[test]
+    fn two_stores_over_one_dir_lose_no_update() {
+        // Two stores over one data dir, as two server replicas sharing it: each
+        // has its own in-process mutex, so only the lock file keeps their
+        // read-modify-writes of one run apart.
+        let d = std::env::temp_dir().join(format!("ochre-runs-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let stores = [TaskRuns::new(&d, Clock::System), TaskRuns::new(&d, Clock::System)];
+        let r = stores[0].start("shared", None, None, None, Execution::default()).expect("start");
+        let id = r["run_id"].as_str().expect("id").to_owned();
+        std::thread::scope(|s| {
+            for (n, store) in stores.iter().enumerate() {
+                for t in 0..2 {
+                    let id = &id;
+                    s.spawn(move || {
+                        for i in 0..20 {
+                            let item = format!("s{n}-t{t}-{i}");
+                            store.update(id, &json!({"completed_items": [item]})).expect("update");
+                        }
+                    });
+                }
+            }
+        });
+        let got = stores[1].get(&id, true).expect("get");
+        assert_eq!(got["completed_count"], 80, "{got}");
+        assert_eq!(got["events"].as_array().map(Vec::len), Some(81));
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 
