@@ -232,7 +232,8 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
             .unwrap_or_default()
     };
     assert_eq!(profiles().len(), 1, "{:?}", profiles());
-    let record = data.path().join("run").join(format!("{pid}.json"));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")?;
+    let record = data.path().join("run").join(format!("{}-{pid}.json", host.trim()));
     assert!(record.exists(), "no run record");
 
     // kill -9: the browser dies with the server.

@@ -78,6 +78,16 @@ struct Record {
     /// Whether the profile is a temporary one, to remove (never a user's
     /// `--user-data-dir`).
     temporary: bool,
+    /// The machine the server ran on (a data dir shared by the replicas of a
+    /// server tier may be seen from several): only that machine's servers
+    /// clean up after it, since its pids mean nothing elsewhere.
+    #[serde(default)]
+    host: Option<String>,
+}
+
+/// This machine's name (`/proc/sys/kernel/hostname`).
+fn this_host() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|h| h.trim().to_owned())
 }
 
 /// A process's start time in clock ticks since boot, if it runs (not a zombie).
@@ -94,7 +104,16 @@ fn started(pid: u32) -> Option<u64> {
 }
 
 fn record_path(run_dir: &Path) -> PathBuf {
-    run_dir.join(format!("{}.json", std::process::id()))
+    match this_host() {
+        Some(h)
+            if !h.is_empty()
+                && h.len() <= 64
+                && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') =>
+        {
+            run_dir.join(format!("{h}-{}.json", std::process::id()))
+        }
+        _ => run_dir.join(format!("{}.json", std::process::id())),
+    }
 }
 
 /// Note this server's browser (`None`: it has none now).
@@ -110,6 +129,7 @@ pub(super) fn write_record(
         browser_pid,
         profile: profile.map(Path::to_path_buf),
         temporary,
+        host: this_host(),
     };
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(run_dir)?;
@@ -158,6 +178,9 @@ pub fn clean_after_dead_servers(run_dir: &Path) -> Vec<String> {
             let _ = std::fs::remove_file(&path);
             continue;
         };
+        if record.host.is_some() && record.host != this_host() {
+            continue;
+        }
         let alive = started(record.server_pid)
             .is_some_and(|t| record.server_started.is_none_or(|s| s == t));
         if alive {
@@ -223,9 +246,15 @@ mod tests {
             browser_pid: None,
             profile: Some(profile.clone()),
             temporary: true,
+            host: this_host(),
         };
         let body = serde_json::to_vec(&dead).unwrap_or_default();
         std::fs::write(dir.join("4294967288.json"), body).unwrap_or_default();
+        // Another machine's server sharing the data dir: its pid means nothing
+        // here, and its record stays.
+        let elsewhere = Record { host: Some("elsewhere.example".into()), ..dead };
+        let body = serde_json::to_vec(&elsewhere).unwrap_or_default();
+        std::fs::write(dir.join("elsewhere.example-4294967288.json"), body).unwrap_or_default();
         std::fs::write(dir.join("torn.json"), b"{\"server_pid\": 12").unwrap_or_default();
         let done = clean_after_dead_servers(&dir);
         assert_eq!(done.len(), 1, "{done:?}");
@@ -233,6 +262,7 @@ mod tests {
         assert!(!profile.exists());
         assert!(!dir.join("4294967288.json").exists());
         assert!(!dir.join("torn.json").exists());
+        assert!(dir.join("elsewhere.example-4294967288.json").exists());
         assert!(record_path(&dir).exists(), "the live server's record was removed");
         remove_record(&dir);
         assert!(!record_path(&dir).exists());
