@@ -125,6 +125,15 @@ fn owner() -> Owner {
 
 pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
 
+/// Where [`BrowserManager::info`] reads a tab's title.
+#[derive(Debug, Clone, Copy)]
+enum TitleFrom {
+    /// The page's `document.title` (the browser's when no script can run).
+    Page,
+    /// The browser's target info: no script runs in the page.
+    Browser,
+}
+
 struct Session {
     /// Which browser of the pool this is.
     slot: usize,
@@ -666,30 +675,22 @@ impl BrowserManager {
         Ok((n, page))
     }
 
-    async fn info(&self, n: u64, page: &Page) -> TabInfo {
-        // A tab with an open dialog cannot run script, nor can the other tabs of
-        // its renderer (a page and the popups it opened share one): ask the
-        // browser instead, as for a page too busy to answer.
-        let title = if self.any_dialog_open() {
-            self.target_title(n, page).await
-        } else {
-            // Bounded: a page that is still starting (a popup) may not answer yet.
-            match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
-                Ok(Ok(Some(t))) => t,
-                _ => self.target_title(n, page).await,
+    /// A tab's info. The title comes from the page (`TitleFrom::Page`), or
+    /// from the browser when no script can run there (a dialog is open in it
+    /// or in a tab of its renderer: a page and the popups it opened share one)
+    /// or the page is too busy to answer in a second (a popup still starting);
+    /// `TitleFrom::Browser` asks the browser at once: no script runs in a page
+    /// that may be busy right after its load event (`navigate`).
+    async fn info(&self, n: u64, page: &Page, from: TitleFrom) -> TabInfo {
+        let title = match from {
+            TitleFrom::Page if !self.any_dialog_open() => {
+                match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
+                    Ok(Ok(Some(t))) => t,
+                    _ => self.target_title(n, page).await,
+                }
             }
+            _ => self.target_title(n, page).await,
         };
-        self.info_titled(n, page, title).await
-    }
-
-    /// [`Self::info`] with the title as the browser has it: no script runs in
-    /// the page, which may be busy right after its load event (`navigate`).
-    async fn info_at_load(&self, n: u64, page: &Page) -> TabInfo {
-        let title = self.target_title(n, page).await;
-        self.info_titled(n, page, title).await
-    }
-
-    async fn info_titled(&self, n: u64, page: &Page, title: String) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let who = owner();
         let current =
@@ -734,7 +735,7 @@ impl BrowserManager {
         pages.sort_by_key(|(n, _)| *n);
         let mut out = Vec::with_capacity(pages.len());
         for (n, p) in pages {
-            out.push(self.info(n, &p).await);
+            out.push(self.info(n, &p, TitleFrom::Page).await);
         }
         Ok(out)
     }
@@ -748,7 +749,7 @@ impl BrowserManager {
             self.open_tab(None, &who, url.unwrap_or("about:blank")),
         );
         let (n, page) = self.while_alive(opening).await?;
-        Ok(self.info(n, &page).await)
+        Ok(self.info(n, &page, TitleFrom::Page).await)
     }
 
     /// Open a tab in a browser context of its own (cookies, storage and cache
@@ -804,7 +805,7 @@ impl BrowserManager {
             Ok((n, page))
         });
         let (n, page) = self.while_alive(opening).await?;
-        Ok(self.info(n, &page).await)
+        Ok(self.info(n, &page, TitleFrom::Page).await)
     }
 
     /// Close a tab; the current tab moves to the newest remaining one. A tab with
@@ -868,7 +869,7 @@ impl BrowserManager {
             // page call (see `owe_settle`): the answer comes at the load event.
             let loaded = std::time::Instant::now();
             self.owe_settle(n, loaded);
-            let info = self.info_at_load(n, &page).await;
+            let info = self.info(n, &page, TitleFrom::Browser).await;
             tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
             Ok(info)
         })
@@ -913,7 +914,7 @@ impl BrowserManager {
                 }
             })
             .await?;
-            Ok(self.info(n, &page).await)
+            Ok(self.info(n, &page, TitleFrom::Page).await)
         })
         .await
     }
@@ -929,7 +930,7 @@ impl BrowserManager {
                 Ok(())
             })
             .await?;
-            Ok(self.info(n, &page).await)
+            Ok(self.info(n, &page, TitleFrom::Page).await)
         })
         .await
     }
@@ -1012,7 +1013,9 @@ impl BrowserManager {
             let n = wanted.or_else(|| s.current.get(&who).copied())?;
             (n, self.visible_page(s, n, &who)?)
         };
-        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page)).await.ok()
+        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page, TitleFrom::Page))
+            .await
+            .ok()
     }
 
     /// A small JPEG of the tab's viewport (half scale), for recordings.
