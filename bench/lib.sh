@@ -6,6 +6,7 @@
 #                          and builds ochre in release mode (OCHRE_BENCH_NO_BUILD=1: not)
 #   bench_python SCRIPT ARGS...   runs bench/SCRIPT with the venv python and the
 #                          fixtures, peers and release ochre of the setup
+#   bench_report TITLE INTRO      writes $report: "# TITLE", INTRO, then stdin
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
@@ -35,4 +36,16 @@ bench_python() {
   "$home/venv/bin/python" "$here/$script" \
     --fixtures "$home/fixtures" --node-bin "$home/node_modules/.bin" \
     --ochre-cmd "$ochre --headless" "$@"
+}
+
+bench_report() {
+  mkdir -p "$(dirname "$report")"
+  {
+    echo "# $1"
+    echo
+    echo "$2"
+    echo
+    cat
+  } > "$report"
+  echo "report: $report"
 }

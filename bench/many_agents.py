@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -366,7 +367,7 @@ def start_server(cmd: list[str], port: int, workdir: Path) -> tuple[subprocess.P
 
 def stop_server(proc: subprocess.Popen) -> None:
     tree = []
-    with __import__("contextlib").suppress(psutil.NoSuchProcess):
+    with contextlib.suppress(psutil.NoSuchProcess):
         tree = psutil.Process(proc.pid).children(recursive=True)
     proc.terminate()
     try:
@@ -375,7 +376,7 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.kill()
         proc.wait()
     for child in tree:
-        with __import__("contextlib").suppress(psutil.NoSuchProcess):
+        with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
 
 
@@ -545,7 +546,7 @@ async def navigation_floor(opts: argparse.Namespace, site: str) -> list[dict[str
     finally:
         stop_server(proc)
         chrome.terminate()
-        with __import__("contextlib").suppress(subprocess.TimeoutExpired):
+        with contextlib.suppress(subprocess.TimeoutExpired):
             chrome.wait(10)
         chrome.kill()
         shutil.rmtree(profile, ignore_errors=True)

@@ -21,15 +21,9 @@ status=0
 bench_python many_agents.py --out "$json" --markdown "$tmp/many-agents.md" "$@" || status=$?
 
 if [ -f "$tmp/many-agents.md" ]; then
-  mkdir -p "$(dirname "$report")"
-  {
-    echo "# Many agents on one machine: ochre and playwright-mcp over Streamable HTTP ($day)"
-    echo
-    echo "\`bash bench/many_agents.sh $*\`; how to read it: bench/README.md (\"many_agents.py\"). Raw results: \`target/bench/$day-many-agents.json\`."
-    echo
-    cat "$tmp/many-agents.md"
-  } > "$report"
-  echo "report: $report"
+  bench_report "Many agents on one machine: ochre and playwright-mcp over Streamable HTTP ($day)" \
+    "\`bash bench/many_agents.sh $*\`; how to read it: bench/README.md (\"many_agents.py\"). Raw results: \`target/bench/$day-many-agents.json\`." \
+    < "$tmp/many-agents.md"
 fi
 [ "$status" = 0 ] || echo "bench/many_agents.sh: an ochre session saw an error, or the run failed (status $status); see above" >&2
 exit "$status"

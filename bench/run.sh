@@ -29,12 +29,7 @@ status=0
 bench_python side_by_side.py --out "$json" --markdown "$tmp/side-by-side.md" "$@" || status=$?
 
 if [ -f "$tmp/side-by-side.md" ]; then
-  mkdir -p "$(dirname "$report")"
   {
-    echo "# Side by side: playwright-mcp, chrome-devtools-mcp and ochre ($day)"
-    echo
-    echo "\`bash bench/run.sh $*\`; how to read it: bench/README.md. Raw runs: \`target/bench/$day-side-by-side.json\`."
-    echo
     echo "## MCP servers over stdio (bench/side_by_side.py)"
     echo
     cat "$tmp/side-by-side.md"
@@ -42,8 +37,8 @@ if [ -f "$tmp/side-by-side.md" ]; then
     echo "## Startup (cargo bench -p ochre --bench startup)"
     echo
     cat "$tmp/startup.md"
-  } > "$report"
-  echo "report: $report"
+  } | bench_report "Side by side: playwright-mcp, chrome-devtools-mcp and ochre ($day)" \
+    "\`bash bench/run.sh $*\`; how to read it: bench/README.md. Raw runs: \`target/bench/$day-side-by-side.json\`."
   echo "runs:   $json"
 fi
 [ "$status" = 0 ] || echo "bench/run.sh: side_by_side.py failed or an action was not verified (status $status); see above" >&2
