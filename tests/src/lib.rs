@@ -1279,3 +1279,90 @@ impl Rng {
         self.next_u64() % n.max(1)
     }
 }
+
+/// A Chromium with a debugging port and a profile of its own; killed on drop.
+pub struct Chromium {
+    child: Option<std::process::Child>,
+    /// Its debugging port.
+    pub port: u16,
+    profile: PathBuf,
+    /// Its name (also in its User-Agent, `ochre-pool-test/NAME`).
+    pub name: String,
+}
+
+impl Chromium {
+    /// Start one with its profile under `dir`.
+    pub async fn start(dir: &Path, name: &str) -> Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut me = Self {
+            child: None,
+            port,
+            profile: dir.join(format!("profile-{name}")),
+            name: name.into(),
+        };
+        me.launch().await?;
+        Ok(me)
+    }
+
+    /// (Re)start its process on the same port and profile.
+    pub async fn launch(&mut self) -> Result<()> {
+        let child = std::process::Command::new(chromium_bin()?)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                &format!("--remote-debugging-port={}", self.port),
+                &format!("--user-data-dir={}", self.profile.display()),
+                &format!("--user-agent=ochre-pool-test/{}", self.name),
+                "about:blank",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("start chromium")?;
+        self.child = Some(child);
+        let what = format!("chromium {} to open port {}", self.name, self.port);
+        eventually(&what, Duration::from_secs(30), || async {
+            Ok(self.json("/json/version").await.is_ok())
+        })
+        .await
+    }
+
+    /// Its `http://127.0.0.1:PORT`, for `--cdp-endpoint`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// GET a JSON document of its debugging server.
+    pub async fn json(&self, path: &str) -> Result<Value> {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        Ok(reqwest::get(url).await?.error_for_status()?.json().await?)
+    }
+
+    /// The URLs of its pages (`/json/list`).
+    pub async fn page_urls(&self) -> Result<Vec<String>> {
+        let list = self.json("/json/list").await?;
+        Ok(list
+            .as_array()
+            .map(|a| a.iter().filter_map(|t| t["url"].as_str().map(str::to_owned)).collect())
+            .unwrap_or_default())
+    }
+
+    /// Kill it and its helper processes.
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Its helper processes go with the profile's processes.
+        kill_processes_with(&format!("--user-data-dir={}", self.profile.display()));
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}

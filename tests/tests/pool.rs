@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,86 +23,6 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// Pages of the site besides its index.
 const PAGES: usize = 59;
-
-/// A Chromium with a debugging port and a profile of its own; killed on drop.
-struct Chromium {
-    child: Option<Child>,
-    port: u16,
-    profile: PathBuf,
-    name: String,
-}
-
-impl Chromium {
-    async fn start(dir: &Path, name: &str) -> Result<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut me = Self {
-            child: None,
-            port,
-            profile: dir.join(format!("profile-{name}")),
-            name: name.into(),
-        };
-        me.launch().await?;
-        Ok(me)
-    }
-
-    async fn launch(&mut self) -> Result<()> {
-        let child = Command::new(chromium_bin()?)
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                &format!("--remote-debugging-port={}", self.port),
-                &format!("--user-data-dir={}", self.profile.display()),
-                &format!("--user-agent=ochre-pool-test/{}", self.name),
-                "about:blank",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("start chromium")?;
-        self.child = Some(child);
-        let what = format!("chromium {} to open port {}", self.name, self.port);
-        eventually(&what, Duration::from_secs(30), || async {
-            Ok(self.json("/json/version").await.is_ok())
-        })
-        .await
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    async fn json(&self, path: &str) -> Result<Value> {
-        let url = format!("http://127.0.0.1:{}{path}", self.port);
-        Ok(reqwest::get(url).await?.error_for_status()?.json().await?)
-    }
-
-    /// The URLs of its pages (`/json/list`).
-    async fn page_urls(&self) -> Result<Vec<String>> {
-        let list = self.json("/json/list").await?;
-        Ok(list
-            .as_array()
-            .map(|a| a.iter().filter_map(|t| t["url"].as_str().map(str::to_owned)).collect())
-            .unwrap_or_default())
-    }
-
-    fn kill9(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        // Its helper processes go with the profile's processes.
-        kill_processes_with(&format!("--user-data-dir={}", self.profile.display()));
-    }
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
 
 /// The requests a site served: (path, User-Agent), in order.
 type Served = Arc<Mutex<Vec<(String, String)>>>;
@@ -379,6 +299,66 @@ async fn a_crawl_spreads_over_the_pool_and_survives_a_killed_browser() -> Result
         site.pages_by_browser()
     );
     client.cancel().await?;
+    Ok(())
+}
+
+/// Every endpoint of the pool capped: the server's session cap is their sum,
+/// so a session past the pool's capacity is refused at `initialize` (HTTP 503,
+/// saying why) instead of being accepted and failing at its first tab.
+#[tokio::test]
+async fn a_capped_pool_caps_the_sessions_at_initialize() -> Result<()> {
+    let work = TempDir::new("pool-cap");
+    let a = Chromium::start(work.path(), "a").await?;
+    let b = Chromium::start(work.path(), "b").await?;
+    let config = work.path().join("ochre.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[browser]\nendpoints = [{{ url = \"{}\", max_sessions = 1 }}, {{ url = \"{}\", max_sessions = 2 }}]\n",
+            a.endpoint(),
+            b.endpoint()
+        ),
+    )?;
+    let config = config.display().to_string();
+    let server = HttpServer::start(
+        &work.path().join("data"),
+        &["--tools-only", "core", "--config", &config],
+        &[],
+    )
+    .await?;
+    let site = Site::start(Duration::ZERO).await?;
+    let mut clients = Vec::new();
+    for n in 0..3 {
+        let c = server.client().await?;
+        c.tool_json("navigate", json!({"url": format!("{}/p/{n}?cap={n}", site.base)})).await?;
+        clients.push(c);
+    }
+    let refused = reqwest::Client::new()
+        .post(server.url())
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string(),
+        )
+        .send()
+        .await?;
+    assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = refused.json().await?;
+    assert_eq!(body["error"]["data"]["max_sessions"], 3, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("the browser pool's capacity"), "{body}");
+    // The three sessions' pages: one in a, two in b.
+    let count = |urls: Vec<String>| urls.iter().filter(|u| u.contains("cap=")).count();
+    assert_eq!((count(a.page_urls().await?), count(b.page_urls().await?)), (1, 2));
+    // One ends: a new session gets in.
+    clients.pop().context("a client")?.cancel().await?;
+    eventually("the ended session's slot to be free", Duration::from_secs(5), || async {
+        Ok(server.client().await.is_ok())
+    })
+    .await?;
     Ok(())
 }
 

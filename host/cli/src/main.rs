@@ -49,6 +49,13 @@ struct Cli {
     /// past its keep-alive). Also `[server] max_sessions` in the config file.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_sessions: Option<u32>,
+    /// With --http, keep each session's handshake in <data-dir>/sessions, so
+    /// that another ochre sharing the data dir (a replica behind a load
+    /// balancer, after this one died) or this one after a restart resumes the
+    /// session under the same Mcp-Session-Id: its task runs, output handles and
+    /// journal are there; its tabs are not. Also `[server] resume_sessions`.
+    #[arg(long)]
+    resume_sessions: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -849,9 +856,38 @@ async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
     result
 }
 
+/// The server's session cap and, when it is not `--max-sessions N`, where it
+/// comes from: `--max-sessions`, else `[server] max_sessions`, else (sessions
+/// apart, every endpoint of a pool capped) the sum of the pool endpoints'
+/// `max_sessions`, so that a session past the pool's capacity is refused at
+/// `initialize` instead of failing at its first tab.
+fn session_cap(cli: &Cli) -> anyhow::Result<Option<(usize, Option<String>)>> {
+    if let Some(n) = cli.max_sessions {
+        return Ok(Some((n as usize, None)));
+    }
+    if let Some(n) = cli.host.config()?.max_sessions {
+        return Ok(Some((n, Some(format!("[server] max_sessions = {n}")))));
+    }
+    let endpoints = cli.host.browser_options()?.endpoints;
+    let caps: Option<Vec<usize>> = endpoints.iter().map(|e| e.max_sessions).collect();
+    Ok(match caps {
+        Some(caps) if !caps.is_empty() && !cli.share_tabs => {
+            let n = caps.iter().sum();
+            Some((
+                n,
+                Some(format!(
+                    "the browser pool's capacity: {n}, the sum of its endpoints' max_sessions"
+                )),
+            ))
+        }
+        _ => None,
+    })
+}
+
 /// Serve MCP over HTTP, once the host is built.
 async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
     let port = cli.http.unwrap_or_default();
+    let max_sessions = session_cap(cli)?;
     let host = cli.host.build().await?;
     let options = HttpOptions {
         host: cli.http_host,
@@ -860,10 +896,9 @@ async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
         allowed_origins: cli.allow_origin.clone(),
         allowed_hosts: cli.allow_host.clone(),
         share_tabs: cli.share_tabs,
-        max_sessions: match cli.max_sessions {
-            Some(n) => Some(n as usize),
-            None => cli.host.config()?.max_sessions,
-        },
+        max_sessions: max_sessions.as_ref().map(|(n, _)| *n),
+        max_sessions_from: max_sessions.and_then(|(_, from)| from),
+        resume_sessions: cli.resume_sessions || cli.host.config()?.resume_sessions,
     };
     let server = match bind_http(host.clone(), options).await {
         Ok(server) => server,

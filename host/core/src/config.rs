@@ -6,7 +6,9 @@
 //! each a URL or `{ url = "...", max_sessions = N }` (a Selenium Grid's also
 //! `capabilities = { ... }`, asked of each new session); `[server]
 //! max_sessions`, the most MCP sessions served at once over HTTP (as
-//! `--max-sessions`, which overrides it).
+//! `--max-sessions`, which overrides it), and `resume_sessions`, whether a
+//! session's handshake is kept in the data dir for another server to resume
+//! (as `--resume-sessions`).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -28,6 +30,7 @@
 //!
 //! [server]
 //! max_sessions = 32
+//! resume_sessions = true
 //! ```
 
 use std::collections::BTreeMap;
@@ -50,6 +53,8 @@ pub struct Config {
     pub browser_endpoints: Vec<Endpoint>,
     /// `[server] max_sessions`: the most MCP sessions served at once.
     pub max_sessions: Option<usize>,
+    /// `[server] resume_sessions`: keep sessions' handshakes in the data dir.
+    pub resume_sessions: bool,
 }
 
 /// What the operator says of one plugin.
@@ -83,28 +88,40 @@ pub fn parse(text: &str) -> Result<Config, String> {
     if table.contains_key("browser") {
         return Err("`[browser]`: this host was built without a browser".into());
     }
+    let (max_sessions, resume_sessions) = server(&table)?;
     Ok(Config {
         intent_guard: IntentGuardConfig::from_table(&table)?,
         trusted_keys: trusted_keys(&table)?,
         plugins: plugins(&table)?,
         #[cfg(feature = "browser")]
         browser_endpoints: browser_endpoints(&table)?,
-        max_sessions: max_sessions(&table)?,
+        max_sessions,
+        resume_sessions,
     })
 }
 
-/// `[server] max_sessions`: a whole number from 1.
-fn max_sessions(table: &toml::Table) -> Result<Option<usize>, String> {
-    let Some(server) = table.get("server") else { return Ok(None) };
-    let mut max = None;
+/// `[server]`: `max_sessions` (a whole number from 1) and `resume_sessions`
+/// (a boolean).
+fn server(table: &toml::Table) -> Result<(Option<usize>, bool), String> {
+    let Some(server) = table.get("server") else { return Ok((None, false)) };
+    let (mut max, mut resume) = (None, false);
     for (k, v) in section(server, "server")? {
-        if k != "max_sessions" {
-            return Err(format!("unknown key `server.{k}` (known: max_sessions)"));
+        match k.as_str() {
+            "max_sessions" => {
+                let n = v.as_integer().and_then(|n| usize::try_from(n).ok()).filter(|n| *n >= 1);
+                max = Some(n.ok_or("`server.max_sessions` must be a whole number from 1")?);
+            }
+            "resume_sessions" => {
+                resume = v.as_bool().ok_or("`server.resume_sessions` must be true or false")?;
+            }
+            _ => {
+                return Err(format!(
+                    "unknown key `server.{k}` (known: max_sessions, resume_sessions)"
+                ));
+            }
         }
-        let n = v.as_integer().and_then(|n| usize::try_from(n).ok()).filter(|n| *n >= 1);
-        max = Some(n.ok_or("`server.max_sessions` must be a whole number from 1")?);
     }
-    Ok(max)
+    Ok((max, resume))
 }
 
 #[cfg(feature = "browser")]

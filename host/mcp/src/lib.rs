@@ -10,4 +10,5 @@
 
 pub mod resources;
 pub mod server;
+pub mod sessions;
 pub mod stdio;

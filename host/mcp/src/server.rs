@@ -975,10 +975,19 @@ pub struct HttpOptions {
     /// past it is refused at `initialize` with HTTP 503 and `Retry-After`; a
     /// session that ends (closed, or idle past its keep-alive) frees its slot.
     pub max_sessions: Option<usize>,
+    /// Where the cap comes from, as the refusal says it (default:
+    /// `--max-sessions N`).
+    pub max_sessions_from: Option<String>,
+    /// Keep each session's handshake in `<data-dir>/sessions`, so that another
+    /// server sharing the data dir (or this one after a restart) resumes it
+    /// under the same session id ([`crate::sessions`]).
+    pub resume_sessions: bool,
 }
 
 /// Admission of new sessions under [`HttpOptions::max_sessions`].
 struct SessionCap {
+    /// Where `max` comes from, as the refusal says it.
+    from: String,
     max: usize,
     sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
     /// Serializes admission decisions.
@@ -1033,7 +1042,7 @@ async fn session_cap(
             "id": null,
             "error": {
                 "code": -32000,
-                "message": format!("ochre is serving its {max} sessions (--max-sessions {max}); try again later"),
+                "message": format!("ochre is serving its {max} sessions ({}); try again later", cap.from),
                 "data": {"code": ochre_host::error::codes::SESSION_LIMIT, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
             },
         });
@@ -1121,10 +1130,15 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
     let mut origins: Vec<String> =
         vec!["http://localhost:*".into(), "http://127.0.0.1:*".into(), "http://[::1]:*".into()];
     origins.extend(opts.allowed_origins.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins.clone())
         .enforce_origin_validation();
+    let store = opts.resume_sessions.then(|| {
+        let store = Arc::new(crate::sessions::FileSessionStore::new(host.data_dir()));
+        config.session_store = Some(store.clone());
+        store
+    });
     let session_host = host.clone();
     let share_tabs = opts.share_tabs;
     let sessions = Arc::new(LocalSessionManager::default());
@@ -1143,12 +1157,19 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
     if let Some(max) = opts.max_sessions {
         let cap = Arc::new(SessionCap {
             max,
-            sessions,
+            from: opts.max_sessions_from.clone().unwrap_or_else(|| format!("--max-sessions {max}")),
+            sessions: sessions.clone(),
             gate: tokio::sync::Mutex::new(()),
             admitting: Default::default(),
         });
         mcp = mcp
             .layer(axum::middleware::from_fn(move |req, next| session_cap(cap.clone(), req, next)));
+    }
+    if let Some(store) = store {
+        let sessions = sessions.clone();
+        mcp = mcp.layer(axum::middleware::from_fn(move |req, next| {
+            session_resume(store.clone(), sessions.clone(), req, next)
+        }));
     }
     let app = mcp
         .layer(axum::middleware::from_fn(session_end_ok))
@@ -1230,6 +1251,55 @@ async fn session_end_ok(
         *res.status_mut() = axum::http::StatusCode::OK;
     }
     res
+}
+
+/// With `--resume-sessions`: a request of a session marks its stored
+/// handshake as used (so a busy session stays resumable past the idle limit);
+/// and a stream this server never had is not resumed. A `GET` with
+/// `Last-Event-ID` for a session that is not live here is a client taking up a
+/// call's response stream after the server that ran the call died: that call's
+/// response (and whether it took effect) died with it, and the transport would
+/// answer an empty stream the client retries forever (the Rust SDK does so
+/// even at 404). It gets 405 instead, the spec's answer to a `GET` the server
+/// offers no stream for, at which a client stops resuming and fails the call.
+/// In a session taken up here, a stream from before it was taken up is
+/// refused the same way. A new call of such a session (`POST`) is resumed from
+/// the store under the same id, one request at a time until it is (the
+/// transport loses a session that gets a request while it replays its
+/// `initialize`).
+async fn session_resume(
+    store: Arc<crate::sessions::FileSessionStore>,
+    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return next.run(req).await;
+    };
+    let id = id.to_owned();
+    store.touch(&id);
+    let resumes = (req.method() == axum::http::Method::GET)
+        .then(|| req.headers().get("last-event-id"))
+        .flatten()
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
+    store.settled(&id).await;
+    let live = sessions.sessions.read().await.contains_key(id.as_str());
+    // An event id of a call's stream is `index/request`: in a session taken up
+    // here, any from before was the dead server's (the numbering started anew).
+    let foreign = |event: &str| !live || (event.contains('/') && store.was_resumed(&id));
+    if resumes.as_deref().is_some_and(foreign) {
+        tracing::info!(session = %id, "a call's stream from a server that is gone: answered 405");
+        return (
+            axum::http::StatusCode::METHOD_NOT_ALLOWED,
+            "the server that ran this call is gone, and its response with it: its stream cannot be resumed",
+        )
+            .into_response();
+    }
+    if live {
+        return next.run(req).await;
+    }
+    store.one_at_a_time(&id, next.run(req)).await
 }
 
 async fn bearer_guard(
