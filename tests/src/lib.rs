@@ -149,6 +149,31 @@ async fn spawn_stdio<H: rmcp::ClientHandler>(
     Ok(client)
 }
 
+/// An MCP `initialize` request as a raw JSON-RPC body.
+pub fn initialize_body() -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    })
+}
+
+/// `initialize` over raw HTTP with extra `headers`: the response (its body unread).
+pub async fn initialize_raw(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::Response> {
+    let mut req = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(initialize_body().to_string());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    Ok(req.send().await?)
+}
+
 /// A running `ochre --http` process, killed on drop.
 #[derive(Debug)]
 pub struct HttpServer {

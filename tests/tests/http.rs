@@ -7,30 +7,6 @@ use serde_json::json;
 
 const SECRET: &str = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
 
-fn initialize_body() -> serde_json::Value {
-    json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}
-        }
-    })
-}
-
-/// `initialize` over raw HTTP with extra `headers`: the response (its body unread).
-async fn initialize_raw(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::Response> {
-    let mut req = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{port}/mcp"))
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .body(initialize_body().to_string());
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    Ok(req.send().await?)
-}
-
 async fn post_mcp(port: u16, headers: &[(&str, &str)]) -> Result<reqwest::StatusCode> {
     Ok(initialize_raw(port, headers).await?.status())
 }

@@ -333,18 +333,7 @@ async fn a_capped_pool_caps_the_sessions_at_initialize() -> Result<()> {
         c.tool_json("navigate", json!({"url": format!("{}/p/{n}?cap={n}", site.base)})).await?;
         clients.push(c);
     }
-    let refused = reqwest::Client::new()
-        .post(server.url())
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"}}})
-            .to_string(),
-        )
-        .send()
-        .await?;
+    let refused = initialize_raw(server.port, &[]).await?;
     assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
     let body: Value = refused.json().await?;
     assert_eq!(body["error"]["data"]["max_sessions"], 3, "{body}");
