@@ -262,6 +262,42 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     Ok(())
 }
 
+/// `navigate` reads the title and the login-wall evidence in one script round
+/// trip at the load; the `wall` operation right after it answers from that
+/// read, and once anything else has been done on the tab it reads the page
+/// again (a stale answer would call a signed-in page a wall, or miss one).
+#[tokio::test]
+async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Result<()> {
+    use ochre_host::browser::page_ops::Wall;
+    use ochre_host::{BrowserManager, BrowserOptions};
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("wall-at-load");
+    let b = BrowserManager::new(BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    });
+    let wall = async || -> Result<Option<String>> { Ok(b.run(None, &Wall {}, 5_000).await?.wall) };
+
+    let info = b.navigate(None, &site.url("login.html"), 20_000).await?;
+    assert_eq!(info.title, "Sign in to Fixture Shop");
+    assert_eq!(wall().await?.as_deref(), Some("a login form"));
+    assert_eq!(wall().await?.as_deref(), Some("a login form"), "read again from the page");
+
+    // The page changes after the load and before the question: the change is seen.
+    b.navigate(None, &site.url("login.html?again=1"), 20_000).await?;
+    b.evaluate(None, "document.querySelector('input[type=password]').remove()", 5_000).await?;
+    assert_eq!(wall().await?, None, "the password field was removed after the load");
+
+    // A wall at one load says nothing of the next page's.
+    b.navigate(None, &site.url("login.html?again=2"), 20_000).await?;
+    let info = b.navigate(None, &site.url("form.html"), 20_000).await?;
+    assert_ne!(info.title, "Sign in to Fixture Shop");
+    assert_eq!(wall().await?, None);
+    b.history(None, -1, 20_000).await?;
+    assert_eq!(wall().await?.as_deref(), Some("a login form"), "back on the login page");
+    Ok(())
+}
+
 /// Page operations from Rust through their types (`BrowserManager::run`), and
 /// arguments an operation does not take refused before the page is touched:
 /// nothing is filled and no request reaches the server.

@@ -130,8 +130,11 @@ pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
 enum TitleFrom {
     /// The page's `document.title` (the browser's when no script can run).
     Page,
-    /// The browser's target info: no script runs in the page.
-    Browser,
+    /// At a load: `document.title` and the login-wall evidence in one script
+    /// round trip (the `wall` page operation that follows takes the evidence
+    /// instead of a round trip of its own); the browser's title when no script
+    /// can run.
+    Load,
 }
 
 struct Session {
@@ -628,6 +631,9 @@ impl BrowserManager {
     /// once the network quiet its last navigation owes is paid (see `owe_settle`).
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let (n, page) = self.page_as_is(tab).await?;
+        // Whatever this call does may change the page: the wall evidence read
+        // at its load no longer stands for it.
+        self.inner.tabs.with(n, |t| t.wall_at_load = None);
         self.pay_settle(n).await;
         Ok((n, page))
     }
@@ -675,17 +681,27 @@ impl BrowserManager {
         Ok((n, page))
     }
 
-    /// A tab's info. The title comes from the page (`TitleFrom::Page`), or
-    /// from the browser when no script can run there (a dialog is open in it
-    /// or in a tab of its renderer: a page and the popups it opened share one)
-    /// or the page is too busy to answer in a second (a popup still starting);
-    /// `TitleFrom::Browser` asks the browser at once: no script runs in a page
-    /// that may be busy right after its load event (`navigate`).
+    /// A tab's info. The title comes from the page (`TitleFrom::Page`; at a
+    /// load, `TitleFrom::Load`, with the login-wall evidence in the same round
+    /// trip), or from the browser when no script can run there (a dialog is
+    /// open in it or in a tab of its renderer: a page and the popups it opened
+    /// share one) or the page is too busy to answer in a second (a popup still
+    /// starting).
     async fn info(&self, n: u64, page: &Page, from: TitleFrom) -> TabInfo {
         let title = match from {
             TitleFrom::Page if !self.any_dialog_open() => {
                 match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
                     Ok(Ok(Some(t))) => t,
+                    _ => self.target_title(n, page).await,
+                }
+            }
+            TitleFrom::Load if !self.any_dialog_open() => {
+                let read = tokio::time::timeout(Duration::from_secs(1), self.wall_and_title(page));
+                match read.await {
+                    Ok(Ok((wall, title))) => {
+                        self.inner.tabs.with(n, |t| t.wall_at_load = Some(wall));
+                        title
+                    }
                     _ => self.target_title(n, page).await,
                 }
             }
@@ -869,7 +885,7 @@ impl BrowserManager {
             // page call (see `owe_settle`): the answer comes at the load event.
             let loaded = std::time::Instant::now();
             self.owe_settle(n, loaded);
-            let info = self.info(n, &page, TitleFrom::Browser).await;
+            let info = self.info(n, &page, TitleFrom::Load).await;
             tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
             Ok(info)
         })
@@ -914,7 +930,7 @@ impl BrowserManager {
                 }
             })
             .await?;
-            Ok(self.info(n, &page, TitleFrom::Page).await)
+            Ok(self.info(n, &page, TitleFrom::Load).await)
         })
         .await
     }

@@ -714,6 +714,18 @@ impl BrowserManager {
         self.eval_doc(&Doc::Main(page.clone()), expression, by_value).await
     }
 
+    /// The login-wall evidence (`{"wall": ...}`, the `wall` page operation's
+    /// answer) and the document's title, in one script round trip.
+    pub(super) async fn wall_and_title(&self, page: &Page) -> Result<(Value, String), ToolError> {
+        let mut v = self.eval(page, WALL_JS, true).await?;
+        let title = match v.get_mut("title").map(Value::take) {
+            Some(Value::String(t)) => t,
+            _ => String::new(),
+        };
+        let wall = v.get_mut("wall").map_or(Value::Null, Value::take);
+        Ok((json!({ "wall": wall }), title))
+    }
+
     /// Wait (at most `ms`) until the tab's document has fully loaded.
     pub(super) async fn wait_loaded(&self, page: &Page, ms: u32) -> Result<(), ToolError> {
         bounded(ms, "waiting for the page to load", async {
@@ -1107,7 +1119,12 @@ impl BrowserManager {
             }
             AnyOp::Settle(a) => self.settle_action(n, &page, a, timeout_ms).await,
             AnyOp::Wall(_) => {
-                bounded(timeout_ms, "the wall probe", self.eval(&page, WALL_JS, true)).await
+                if let Some(seen) = self.inner.tabs.with(n, |t| t.wall_at_load.take()).flatten() {
+                    return Ok(seen);
+                }
+                let (wall, _) =
+                    bounded(timeout_ms, "the wall probe", self.wall_and_title(&page)).await?;
+                Ok(wall)
             }
             op => self.run_op(n, &page, op.name(), args, timeout_ms).await,
         }

@@ -39,6 +39,10 @@ pub(crate) struct Tab {
     pub(crate) downloaded_at: Option<Instant>,
     /// The browser context of its own (an isolated tab), disposed with it.
     pub(crate) context: Option<BrowserContextId>,
+    /// The `wall` probe's answer, read with the title at the last load by
+    /// `navigate` or `history`; taken by the `wall` page operation that follows,
+    /// dropped by any other call on the tab (it may change the page).
+    pub(crate) wall_at_load: Option<serde_json::Value>,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -61,6 +65,7 @@ impl Tabs {
             opener: None,
             downloaded_at: None,
             context: None,
+            wall_at_load: None,
         };
         lock(&self.open).insert(n, tab);
     }
