@@ -262,10 +262,11 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     Ok(())
 }
 
-/// `navigate` reads the title and the login-wall evidence in one script round
-/// trip at the load; the `wall` operation right after it answers from that
-/// read, and once anything else has been done on the tab it reads the page
-/// again (a stale answer would call a signed-in page a wall, or miss one).
+/// `navigate` takes the title and the login-wall evidence from what the
+/// document reported at its load event; the `wall` operation right after it
+/// answers from that, and once anything else has been done on the tab it reads
+/// the page again (a stale answer would call a signed-in page a wall, or miss
+/// one).
 #[tokio::test]
 async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Result<()> {
     use ochre_host::browser::page_ops::Wall;
@@ -281,6 +282,12 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
     let info = b.navigate(None, &site.url("login.html"), 20_000).await?;
     assert_eq!(info.title, "Sign in to Fixture Shop");
     assert_eq!(wall().await?.as_deref(), Some("a login form"));
+    // The document reported its load through a binding the page never sees.
+    let key = serde_json::json!(format!("{}_load", ochre_host::browser::page_library_key()));
+    let seen = format!(
+        "typeof window[{key}] + ' ' + Object.keys(window).filter((k) => k.startsWith('__ochre')).length"
+    );
+    assert_eq!(b.evaluate(None, &seen, 5_000).await?, json!("undefined 0"));
     assert_eq!(wall().await?.as_deref(), Some("a login form"), "read again from the page");
 
     // The page changes after the load and before the question: the change is seen.

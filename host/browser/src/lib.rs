@@ -130,9 +130,10 @@ pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
 enum TitleFrom {
     /// The page's `document.title` (the browser's when no script can run).
     Page,
-    /// At a load: `document.title` and the login-wall evidence in one script
-    /// round trip (the `wall` page operation that follows takes the evidence
-    /// instead of a round trip of its own); the browser's title when no script
+    /// At a load: `document.title` and the login-wall evidence as the
+    /// document reported them at its load event (else read in one script
+    /// round trip); the `wall` page operation that follows takes the evidence
+    /// instead of a round trip of its own. The browser's title when no script
     /// can run.
     Load,
 }
@@ -632,8 +633,9 @@ impl BrowserManager {
     async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
         let (n, page) = self.page_as_is(tab).await?;
         // Whatever this call does may change the page: the wall evidence read
-        // at its load no longer stands for it.
+        // at its load no longer stands for it, nor do the loads reported so far.
         self.inner.tabs.with(n, |t| t.wall_at_load = None);
+        let _ = self.load_report(n, None);
         self.pay_settle(n).await;
         Ok((n, page))
     }
@@ -688,6 +690,7 @@ impl BrowserManager {
     /// share one) or the page is too busy to answer in a second (a popup still
     /// starting).
     async fn info(&self, n: u64, page: &Page, from: TitleFrom) -> TabInfo {
+        let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = match from {
             TitleFrom::Page if !self.any_dialog_open() => {
                 match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
@@ -695,19 +698,28 @@ impl BrowserManager {
                     _ => self.target_title(n, page).await,
                 }
             }
-            TitleFrom::Load if !self.any_dialog_open() => {
-                let read = tokio::time::timeout(Duration::from_secs(1), self.wall_and_title(page));
-                match read.await {
-                    Ok(Ok((wall, title))) => {
+            TitleFrom::Load => {
+                let read = match self.load_report(n, Some(&url)) {
+                    Some(seen) => Some(seen),
+                    None if !self.any_dialog_open() => {
+                        let read = self.wall_and_title(page);
+                        tokio::time::timeout(Duration::from_secs(1), read)
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                    }
+                    None => None,
+                };
+                match read {
+                    Some((wall, title)) => {
                         self.inner.tabs.with(n, |t| t.wall_at_load = Some(wall));
                         title
                     }
-                    _ => self.target_title(n, page).await,
+                    None => self.target_title(n, page).await,
                 }
             }
             _ => self.target_title(n, page).await,
         };
-        let url = page.url().await.ok().flatten().unwrap_or_default();
         let who = owner();
         let current =
             self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));

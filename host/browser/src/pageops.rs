@@ -23,8 +23,10 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
     EventResponseReceived, EventWebSocketFrameReceived, EventWebSocketFrameSent, ResourceType,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
-use futures::StreamExt;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown,
+};
+use futures::{FutureExt as _, StreamExt};
 use serde_json::{Value, json};
 
 use super::frames::Doc;
@@ -37,6 +39,26 @@ use ochre_protocol::page_ops::{self, AnyOp, Console, Cookies, PageOp, Settle, Wa
 
 /// The `wall` page operation's probe (an expression; see `wall.js`).
 const WALL_JS: &str = include_str!("wall.js");
+
+/// The binding through which a document reports its load (random per run,
+/// like the page library's name).
+fn load_binding() -> String {
+    format!("{}_load", page_library_key())
+}
+
+/// Installed in every document with [`CLICK_TRACKER`]: at the load event of a
+/// top-level document, reports what `wall.js` reads (the login-wall evidence
+/// and the title) and the document's URL through the load binding, which it
+/// takes and removes from `window` before the page's own scripts run (the page
+/// never sees it). The report comes over CDP before the load event itself, so
+/// `navigate` answers with it instead of a script round trip into a page that
+/// is often busy right after its load.
+fn load_report_js() -> String {
+    let key = json!(load_binding());
+    format!(
+        "(() => {{\n  const report = window[{key}];\n  delete window[{key}];\n  if (!report || window !== window.top) return;\n  const stringify = JSON.stringify;\n  addEventListener('load', () => {{\n    try {{\n      const seen = {WALL_JS};\n      seen.href = location.href;\n      report(stringify(seen));\n    }} catch (e) {{}}\n  }});\n}})()"
+    )
+}
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
@@ -473,8 +495,15 @@ impl BrowserManager {
         self.watch_dialogs(n, page).await;
         {
             use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
-            let p = AddScriptToEvaluateOnNewDocumentParams::new(CLICK_TRACKER);
-            if let Err(e) = page.execute(p).await {
+            use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
+            let loads = page.event_listener::<EventBindingCalled>().await.ok();
+            self.inner.tabs.with(n, |t| t.loads = loads);
+            if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
+                tracing::debug!(error = %e, "no load reports in this tab");
+            }
+            let script = format!("{CLICK_TRACKER};\n{}", load_report_js());
+            if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await
+            {
                 tracing::debug!(error = %e, "no click tracker in this tab");
             }
         }
@@ -712,6 +741,37 @@ impl BrowserManager {
         by_value: bool,
     ) -> Result<Value, ToolError> {
         self.eval_doc(&Doc::Main(page.clone()), expression, by_value).await
+    }
+
+    /// What the document at `url` in tab `n` reported at its load event, if it
+    /// is the last report since the tab's previous call: the login-wall
+    /// evidence (`{"wall": ...}`, the `wall` page operation's answer) and the
+    /// title. Reports read here and not the last (or not of `url`: a document
+    /// replaced since, or one that had no load event, such as a page from the
+    /// back/forward cache) are dropped.
+    pub(super) fn load_report(&self, n: u64, url: Option<&str>) -> Option<(Value, String)> {
+        let name = load_binding();
+        let last = self
+            .inner
+            .tabs
+            .with(n, |t| {
+                let loads = t.loads.as_mut()?;
+                let mut last = None;
+                while let Some(Some(ev)) = loads.next().now_or_never() {
+                    if ev.name == name {
+                        last = Some(ev.payload.clone());
+                    }
+                }
+                last
+            })
+            .flatten()?;
+        let mut v: Value = serde_json::from_str(&last).ok()?;
+        let page_of = |u: &str| u.split('#').next().unwrap_or_default().to_owned();
+        if page_of(v["href"].as_str()?) != page_of(url?) {
+            return None;
+        }
+        let title = v["title"].as_str().unwrap_or_default().to_owned();
+        Some((json!({ "wall": v.get_mut("wall").map_or(Value::Null, Value::take) }), title))
     }
 
     /// The login-wall evidence (`{"wall": ...}`, the `wall` page operation's

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::js_protocol::runtime::EventBindingCalled;
+use chromiumoxide::listeners::EventStream;
 
 use super::events::Dialog;
 use super::netcap::TabWatch;
@@ -43,6 +45,10 @@ pub(crate) struct Tab {
     /// `navigate` or `history`; taken by the `wall` page operation that follows,
     /// dropped by any other call on the tab (it may change the page).
     pub(crate) wall_at_load: Option<serde_json::Value>,
+    /// What its documents report at their load events (see
+    /// `BrowserManager::load_report`), in order; read, never left to pile up,
+    /// by every call on the tab.
+    pub(crate) loads: Option<EventStream<EventBindingCalled>>,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -66,6 +72,7 @@ impl Tabs {
             downloaded_at: None,
             context: None,
             wall_at_load: None,
+            loads: None,
         };
         lock(&self.open).insert(n, tab);
     }
