@@ -399,3 +399,83 @@ async fn two_replicas_behind_haproxy_lose_nothing_when_one_is_killed() -> Result
     drop(r2);
     Ok(())
 }
+
+/// A JSON-RPC request of session `id` to the server on `port`.
+async fn post_in(port: u16, id: &str, body: Value) -> Result<reqwest::Response> {
+    Ok(reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("mcp-session-id", id)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string())
+        .send()
+        .await?)
+}
+
+/// A session opened by hand on `port`: its id, once the handshake is done.
+async fn open_session(port: u16) -> Result<String> {
+    let r = initialize_raw(port, &[]).await?;
+    anyhow::ensure!(r.status() == reqwest::StatusCode::OK, "initialize: {}", r.status());
+    let id = r
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .context("no Mcp-Session-Id")?;
+    drop(r);
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = post_in(port, &id, done).await?;
+    anyhow::ensure!(r.status().is_success(), "initialized: {}", r.status());
+    Ok(id)
+}
+
+/// A session taken up from the shared data dir counts against the session
+/// cap as a new one does: a replica at its cap answers the dead replica's
+/// session with 503 and Retry-After (the session stays in the store), and
+/// takes it up once a slot is free.
+#[tokio::test]
+async fn a_session_taken_up_counts_against_the_session_cap() -> Result<()> {
+    let data = TempDir::new("tier-cap");
+    let first = HttpServer::start(data.path(), &["--resume-sessions"], &[]).await?;
+    let orphan = open_session(first.port).await?;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = post_in(first.port, &orphan, list.clone()).await?;
+    assert_eq!(r.status(), reqwest::StatusCode::OK);
+    let pid = first.pid().context("pid")?;
+    assert!(kill9(pid), "kill -9 of the first server");
+    drop(first);
+    let stored = data.path().join("sessions").join(format!("{orphan}.json"));
+    assert!(stored.is_file(), "the session's handshake is in the shared data dir");
+
+    let second =
+        HttpServer::start(data.path(), &["--resume-sessions", "--max-sessions", "1"], &[]).await?;
+    let own = open_session(second.port).await?;
+    let refused = post_in(second.port, &orphan, list.clone()).await?;
+    assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    let body: Value = refused.json().await?;
+    assert_eq!(body["error"]["data"]["max_sessions"], 1, "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("--max-sessions 1")));
+    assert!(stored.is_file(), "a refused take-up leaves the session in the store");
+    // The replica's own session still works; once it ends, the orphan is taken up.
+    let r = post_in(second.port, &own, list.clone()).await?;
+    assert_eq!(r.status(), reqwest::StatusCode::OK);
+    drop(r);
+    let closed = reqwest::Client::new()
+        .delete(format!("http://127.0.0.1:{}/mcp", second.port))
+        .header("mcp-session-id", &own)
+        .send()
+        .await?;
+    assert_eq!(closed.status(), reqwest::StatusCode::OK, "DELETE");
+    let r = post_in(second.port, &orphan, list).await?;
+    assert_eq!(r.status(), reqwest::StatusCode::OK);
+    let text = r.text().await?;
+    assert!(text.contains("\"tools\"") && text.contains("\"navigate\""), "{text}");
+    // And now it holds the one slot.
+    assert_eq!(
+        initialize_raw(second.port, &[]).await?.status(),
+        reqwest::StatusCode::SERVICE_UNAVAILABLE
+    );
+    Ok(())
+}

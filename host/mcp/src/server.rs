@@ -1007,6 +1007,46 @@ impl Drop for Admitting<'_> {
     }
 }
 
+impl SessionCap {
+    /// A place for one more session, held until the session is live (or its
+    /// request is dropped); `None` when `max` are being served.
+    async fn admit(&self) -> Option<Admitting<'_>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _gate = self.gate.lock().await;
+        // In this order, a session that finishes its admission between the two
+        // reads is counted (twice at worst), never missed.
+        let admitting = self.admitting.load(SeqCst);
+        let live = self.sessions.sessions.read().await.len();
+        if live + admitting >= self.max {
+            return None;
+        }
+        self.admitting.fetch_add(1, SeqCst);
+        Some(Admitting(&self.admitting))
+    }
+
+    /// 503 with `Retry-After` and a JSON-RPC error body.
+    fn refusal(&self, what: &str) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let max = self.max;
+        tracing::warn!(max, "refused {what}: the session cap is reached");
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32000,
+                "message": format!("ochre is serving its {max} sessions ({}); try again later", self.from),
+                "data": {"code": ochre_host::error::codes::SESSION_LIMIT, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
+            },
+        });
+        (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [(axum::http::header::RETRY_AFTER, SESSION_RETRY_AFTER_S.to_string())],
+            axum::Json(body),
+        )
+            .into_response()
+    }
+}
+
 /// `POST /mcp` without `Mcp-Session-Id` opens a session: refused with 503 and
 /// `Retry-After` (and a JSON-RPC error body) when `max` are being served.
 async fn session_cap(
@@ -1014,44 +1054,13 @@ async fn session_cap(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    use std::sync::atomic::Ordering::SeqCst;
     let opens =
         req.method() == axum::http::Method::POST && !req.headers().contains_key("mcp-session-id");
     if !opens {
         return next.run(req).await;
     }
-    let admitted = {
-        let _gate = cap.gate.lock().await;
-        // In this order, a session that finishes its admission between the two
-        // reads is counted (twice at worst), never missed.
-        let admitting = cap.admitting.load(SeqCst);
-        let live = cap.sessions.sessions.read().await.len();
-        if live + admitting >= cap.max {
-            None
-        } else {
-            cap.admitting.fetch_add(1, SeqCst);
-            Some(Admitting(&cap.admitting))
-        }
-    };
-    let Some(_admitted) = admitted else {
-        let max = cap.max;
-        tracing::warn!(max, "refused a new MCP session: the session cap is reached");
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {
-                "code": -32000,
-                "message": format!("ochre is serving its {max} sessions ({}); try again later", cap.from),
-                "data": {"code": ochre_host::error::codes::SESSION_LIMIT, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
-            },
-        });
-        return (
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            [(axum::http::header::RETRY_AFTER, SESSION_RETRY_AFTER_S.to_string())],
-            axum::Json(body),
-        )
-            .into_response();
+    let Some(_admitted) = cap.admit().await else {
+        return cap.refusal("a new MCP session");
     };
     next.run(req).await
 }
@@ -1154,21 +1163,23 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
     let token = opts.auth_token.clone().map(Arc::new);
     let health_host = host.clone();
     let mut mcp = axum::Router::new().nest_service("/mcp", service);
-    if let Some(max) = opts.max_sessions {
-        let cap = Arc::new(SessionCap {
+    let cap = opts.max_sessions.map(|max| {
+        Arc::new(SessionCap {
             max,
             from: opts.max_sessions_from.clone().unwrap_or_else(|| format!("--max-sessions {max}")),
             sessions: sessions.clone(),
             gate: tokio::sync::Mutex::new(()),
             admitting: Default::default(),
-        });
+        })
+    });
+    if let Some(cap) = cap.clone() {
         mcp = mcp
             .layer(axum::middleware::from_fn(move |req, next| session_cap(cap.clone(), req, next)));
     }
     if let Some(store) = store {
         let sessions = sessions.clone();
         mcp = mcp.layer(axum::middleware::from_fn(move |req, next| {
-            session_resume(store.clone(), sessions.clone(), req, next)
+            session_resume(store.clone(), sessions.clone(), cap.clone(), req, next)
         }));
     }
     let app = mcp
@@ -1266,10 +1277,13 @@ async fn session_end_ok(
 /// refused the same way. A new call of such a session (`POST`) is resumed from
 /// the store under the same id, one request at a time until it is (the
 /// transport loses a session that gets a request while it replays its
-/// `initialize`).
+/// `initialize`). A session taken up counts against the session cap as a new
+/// one does: past it, the request is refused with 503 (the session stays in
+/// the store for a replica with room).
 async fn session_resume(
     store: Arc<crate::sessions::FileSessionStore>,
     sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    cap: Option<Arc<SessionCap>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -1299,6 +1313,13 @@ async fn session_resume(
     if live {
         return next.run(req).await;
     }
+    let _admitted = match &cap {
+        Some(cap) if store.has(&id) => match cap.admit().await {
+            Some(a) => Some(a),
+            None => return cap.refusal("taking up a session from the shared data dir"),
+        },
+        _ => None,
+    };
     store.one_at_a_time(&id, next.run(req)).await
 }
 

@@ -16,12 +16,13 @@
 //! to a `GET` a server does not serve), so the client fails the call at once
 //! instead of retrying an empty stream (`server::session_resume`). A session idle past the transport's keep-alive
 //! is not resumed either (its file is removed, and the client gets the
-//! transport's 404); every request of a session marks its file as used.
+//! transport's 404); a session's requests mark its file as used (at most once
+//! a minute).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
@@ -31,6 +32,10 @@ use rmcp::transport::streamable_http_server::session::{
 /// keep-alive, past which the server that opened it would have closed it too.
 pub const RESUME_IDLE: Duration =
     rmcp::transport::streamable_http_server::session::local::SessionConfig::DEFAULT_KEEP_ALIVE;
+
+/// How often a busy session's file is marked as used: well within
+/// [`RESUME_IDLE`], and not a file operation per request.
+const TOUCH_EVERY: Duration = Duration::from_secs(60);
 
 /// The sessions' handshakes under a data dir, and what this server knows of
 /// the sessions it takes up.
@@ -45,6 +50,8 @@ pub struct FileSessionStore {
     /// Sessions this server took up: their streams from before were
     /// another server's.
     resumed: Mutex<HashSet<String>>,
+    /// When this server last marked each session's file as used.
+    touched: Mutex<HashMap<String, Instant>>,
 }
 
 impl FileSessionStore {
@@ -56,6 +63,7 @@ impl FileSessionStore {
             idle: RESUME_IDLE,
             restoring: Mutex::default(),
             resumed: Mutex::default(),
+            touched: Mutex::default(),
         };
         me.prune();
         me
@@ -97,6 +105,7 @@ impl FileSessionStore {
         let pending = self.restoring.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned();
         if let Some(lock) = pending {
             drop(lock.lock().await);
+            self.release(id, lock);
         }
     }
 
@@ -113,11 +122,25 @@ impl FileSessionStore {
         let guard = lock.lock().await;
         let out = take_up.await;
         drop(guard);
+        self.release(id, lock);
+        out
+    }
+
+    /// Let go of the take-up lock of `id`: the last request holding it (new
+    /// holders clone it under the map's lock) removes it from the map.
+    fn release(&self, id: &str, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mine = Arc::as_ptr(&lock);
+        drop(lock);
         let mut map = self.restoring.lock().unwrap_or_else(|p| p.into_inner());
-        if map.get(id).is_some_and(|l| Arc::ptr_eq(l, &lock)) && Arc::strong_count(&lock) <= 2 {
+        if map.get(id).is_some_and(|l| Arc::as_ptr(l) == mine && Arc::strong_count(l) == 1) {
             map.remove(id);
         }
-        out
+    }
+
+    /// Whether the session `id` has a handshake here that it could be taken
+    /// up from (a file, not idle past the limit).
+    pub fn has(&self, id: &str) -> bool {
+        self.file(id).is_some_and(|f| f.is_file() && !self.stale(&f))
     }
 
     /// Whether this server took the session `id` up (rather than opened it).
@@ -125,9 +148,22 @@ impl FileSessionStore {
         self.resumed.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
     }
 
-    /// Mark a session as used now (its file's modification time), so that a
-    /// busy session stays resumable however long it lives.
+    /// Mark a session as used (its file's modification time), so that a busy
+    /// session stays resumable however long it lives: at its first request
+    /// here and then at most every [`TOUCH_EVERY`].
     pub fn touch(&self, id: &str) {
+        let now = Instant::now();
+        {
+            let mut touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+            if touched.get(id).is_some_and(|t| now.duration_since(*t) < TOUCH_EVERY) {
+                return;
+            }
+            if touched.len() >= 1024 {
+                // Sessions gone without a `delete` (the transport's idle close).
+                touched.retain(|_, t| now.duration_since(*t) < self.idle);
+            }
+            touched.insert(id.to_owned(), now);
+        }
         if let Some(file) = self.file(id)
             && let Ok(f) = std::fs::OpenOptions::new().write(true).open(&file)
         {
@@ -167,6 +203,7 @@ impl SessionStore for FileSessionStore {
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         self.resumed.lock().unwrap_or_else(|p| p.into_inner()).remove(session_id);
+        self.touched.lock().unwrap_or_else(|p| p.into_inner()).remove(session_id);
         if let Some(file) = self.file(session_id) {
             match std::fs::remove_file(file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Box::new(e)),
@@ -174,5 +211,81 @@ impl SessionStore for FileSessionStore {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(name: &str) -> (FileSessionStore, PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("ochre-sessions-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sessions")).expect("dir");
+        (FileSessionStore::new(&dir), dir)
+    }
+
+    fn age(file: &Path, by: Duration) {
+        let f = std::fs::OpenOptions::new().write(true).open(file).expect("open");
+        f.set_modified(SystemTime::now() - by).expect("set_modified");
+    }
+
+    fn idle_for(file: &Path) -> Duration {
+        let t = std::fs::metadata(file).and_then(|m| m.modified()).expect("mtime");
+        SystemTime::now().duration_since(t).unwrap_or_default()
+    }
+
+    /// A session's first request here marks its file as used; the requests
+    /// after it within a minute do not touch the file again.
+    #[test]
+    fn a_session_is_marked_used_at_its_first_request_then_once_a_minute() {
+        let (store, dir) = store("touch");
+        let file = dir.join("sessions").join("s-1.json");
+        std::fs::write(&file, "{}").expect("write");
+        age(&file, Duration::from_secs(200));
+        assert!(store.has("s-1"));
+        store.touch("s-1");
+        assert!(idle_for(&file) < Duration::from_secs(10), "the first request marks it");
+        age(&file, Duration::from_secs(200));
+        store.touch("s-1");
+        assert!(
+            idle_for(&file) > Duration::from_secs(190),
+            "a second request within a minute does not"
+        );
+        age(&file, RESUME_IDLE + Duration::from_secs(1));
+        assert!(!store.has("s-1"), "idle past the limit: not to be taken up");
+        assert!(!store.has("../s-1") && !store.has("none"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// However the requests of a session being taken up interleave (one
+    /// taking it up, others waiting to run after it), none leaves its lock
+    /// behind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn taking_a_session_up_leaves_no_lock_behind() {
+        let (store, dir) = store("locks");
+        let store = Arc::new(store);
+        for round in 0..50 {
+            let id = format!("s-{round}");
+            let mut tasks = Vec::new();
+            for k in 0..4 {
+                let (store, id) = (store.clone(), id.clone());
+                tasks.push(tokio::spawn(async move {
+                    if k % 2 == 0 {
+                        store.one_at_a_time(&id, tokio::task::yield_now()).await;
+                    } else {
+                        tokio::task::yield_now().await;
+                        store.settled(&id).await;
+                    }
+                }));
+            }
+            for t in tasks {
+                t.await.expect("task");
+            }
+            let left = store.restoring.lock().expect("map").len();
+            assert_eq!(left, 0, "round {round}: a take-up lock left behind");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
