@@ -134,7 +134,7 @@ pub const PAGE_OPS: &[PageOp] = &[
     read::<typed::Ping>("", "the page's URL and readiness"),
     read::<typed::Wall>(
         "",
-        "a login form or CAPTCHA shown without a sign-out control, read at once (it does not wait for the network quiet a navigation leaves owed)",
+        "a login form or CAPTCHA shown without a sign-out control: right after `navigate` or `history`, as the document was at its load event; else read at once (it does not wait for the network quiet a navigation leaves owed)",
     ),
     // Acting on elements.
     points(op::<typed::Point>(
