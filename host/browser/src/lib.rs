@@ -684,11 +684,11 @@ impl BrowserManager {
     }
 
     /// A tab's info. The title comes from the page (`TitleFrom::Page`; at a
-    /// load, `TitleFrom::Load`, with the login-wall evidence in the same round
-    /// trip), or from the browser when no script can run there (a dialog is
-    /// open in it or in a tab of its renderer: a page and the popups it opened
-    /// share one) or the page is too busy to answer in a second (a popup still
-    /// starting).
+    /// load, `TitleFrom::Load`, from what the document reported at its load
+    /// event, with the login-wall evidence), or from the browser when no
+    /// script can run there (a dialog is open in it or in a tab of its
+    /// renderer: a page and the popups it opened share one) or the page is too
+    /// busy to answer in a second (a popup still starting).
     async fn info(&self, n: u64, page: &Page, from: TitleFrom) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = match from {
