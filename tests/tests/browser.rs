@@ -262,6 +262,14 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
     Ok(())
 }
 
+/// A browser manager of its own (a managed headless Chromium), its downloads in `data`.
+fn manager(data: &TempDir) -> ochre_host::BrowserManager {
+    ochre_host::BrowserManager::new(ochre_host::BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    })
+}
+
 /// `navigate` takes the title and the login-wall evidence from what the
 /// document reported at its load event; the `wall` operation right after it
 /// answers from that, and once anything else has been done on the tab it reads
@@ -270,13 +278,9 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
 #[tokio::test]
 async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Result<()> {
     use ochre_host::browser::page_ops::Wall;
-    use ochre_host::{BrowserManager, BrowserOptions};
     let site = SiteServer::start().await?;
     let data = TempDir::new("wall-at-load");
-    let b = BrowserManager::new(BrowserOptions {
-        downloads_dir: Some(data.path().join("downloads")),
-        ..Default::default()
-    });
+    let b = manager(&data);
     let wall = async || -> Result<Option<String>> { Ok(b.run(None, &Wall {}, 5_000).await?.wall) };
 
     let info = b.navigate(None, &site.url("login.html"), 20_000).await?;
@@ -311,13 +315,9 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
 #[tokio::test]
 async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<()> {
     use ochre_host::browser::page_ops::{Fill, Find, Shown, Snapshot, Wait};
-    use ochre_host::{BrowserManager, BrowserOptions};
     let site = SiteServer::start().await?;
     let data = TempDir::new("typed-ops");
-    let b = BrowserManager::new(BrowserOptions {
-        downloads_dir: Some(data.path().join("downloads")),
-        ..Default::default()
-    });
+    let b = manager(&data);
     b.navigate(None, &site.url("form.html"), 20_000).await?;
     let text = async || -> Result<String> {
         let text = Snapshot { mode: Some("text".into()), ..Default::default() };
