@@ -634,7 +634,8 @@ impl BrowserManager {
         let (n, page) = self.page_as_is(tab).await?;
         // Whatever this call does may change the page: the wall evidence read
         // at its load no longer stands for it, nor do the loads reported so far.
-        self.inner.tabs.with(n, tabs::Tab::forget_loads);
+        self.inner.tabs.with(n, |t| t.wall_at_load = None);
+        let _ = self.load_report(n, None);
         self.pay_settle(n).await;
         Ok((n, page))
     }
@@ -698,7 +699,7 @@ impl BrowserManager {
                 }
             }
             TitleFrom::Load => {
-                let read = match self.load_report(n, &url) {
+                let read = match self.load_report(n, Some(&url)) {
                     Some(seen) => Some(seen),
                     None if !self.any_dialog_open() => {
                         let read = self.wall_and_title(page);

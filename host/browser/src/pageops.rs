@@ -26,14 +26,13 @@ use chromiumoxide::cdp::browser_protocol::network::{
 use chromiumoxide::cdp::js_protocol::runtime::{
     EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown,
 };
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use serde_json::{Value, json};
 
 use super::frames::Doc;
 use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
 use super::netcap::TabWatch;
 use super::ops::Frames;
-use super::tabs::Tab;
 use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, AnyOp, Console, Cookies, PageOp, Settle, Wait};
@@ -43,9 +42,8 @@ const WALL_JS: &str = include_str!("wall.js");
 
 /// The binding through which a document reports its load (random per run,
 /// like the page library's name).
-pub(super) fn load_binding() -> &'static str {
-    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    NAME.get_or_init(|| format!("{}_load", page_library_key()))
+fn load_binding() -> String {
+    format!("{}_load", page_library_key())
 }
 
 /// Installed in every document with [`CLICK_TRACKER`]: at the load event of a
@@ -60,24 +58,6 @@ fn load_report_js() -> String {
     format!(
         "(() => {{\n  const report = window[{key}];\n  delete window[{key}];\n  if (!report || window !== window.top) return;\n  const stringify = JSON.stringify;\n  addEventListener('load', () => {{\n    try {{\n      const seen = {WALL_JS};\n      seen.href = location.href;\n      report(stringify(seen));\n    }} catch (e) {{}}\n  }});\n}})()"
     )
-}
-
-/// What every document of a tab gets before its own scripts: the click
-/// tracker and the load report (built once per run).
-fn init_script() -> &'static str {
-    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SCRIPT.get_or_init(|| format!("{CLICK_TRACKER};\n{}", load_report_js()))
-}
-
-/// A `wall.js` reading split into the `wall` page operation's answer
-/// (`{"wall": ...}`) and the document's title.
-fn wall_answer(mut reading: Value) -> (Value, String) {
-    let title = match reading.get_mut("title").map(Value::take) {
-        Some(Value::String(t)) => t,
-        _ => String::new(),
-    };
-    let wall = reading.get_mut("wall").map_or(Value::Null, Value::take);
-    (json!({ "wall": wall }), title)
 }
 
 /// Installed in every document of a tab before the page's own scripts: remembers
@@ -521,8 +501,9 @@ impl BrowserManager {
             if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
                 tracing::debug!(error = %e, "no load reports in this tab");
             }
-            let script = AddScriptToEvaluateOnNewDocumentParams::new(init_script());
-            if let Err(e) = page.execute(script).await {
+            let script = format!("{CLICK_TRACKER};\n{}", load_report_js());
+            if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await
+            {
                 tracing::debug!(error = %e, "no click tracker in this tab");
             }
         }
@@ -768,17 +749,41 @@ impl BrowserManager {
     /// title. Reports read here and not the last (or not of `url`: a document
     /// replaced since, or one that had no load event, such as a page from the
     /// back/forward cache) are dropped.
-    pub(super) fn load_report(&self, n: u64, url: &str) -> Option<(Value, String)> {
-        let last = self.inner.tabs.with(n, Tab::last_load).flatten()?;
-        let v: Value = serde_json::from_str(&last).ok()?;
+    pub(super) fn load_report(&self, n: u64, url: Option<&str>) -> Option<(Value, String)> {
+        let name = load_binding();
+        let last = self
+            .inner
+            .tabs
+            .with(n, |t| {
+                let loads = t.loads.as_mut()?;
+                let mut last = None;
+                while let Some(Some(ev)) = loads.next().now_or_never() {
+                    if ev.name == name {
+                        last = Some(ev.payload.clone());
+                    }
+                }
+                last
+            })
+            .flatten()?;
+        let mut v: Value = serde_json::from_str(&last).ok()?;
         let page_of = |u: &str| u.split('#').next().unwrap_or_default().to_owned();
-        (page_of(v["href"].as_str()?) == page_of(url)).then(|| wall_answer(v))
+        if page_of(v["href"].as_str()?) != page_of(url?) {
+            return None;
+        }
+        let title = v["title"].as_str().unwrap_or_default().to_owned();
+        Some((json!({ "wall": v.get_mut("wall").map_or(Value::Null, Value::take) }), title))
     }
 
     /// The login-wall evidence (`{"wall": ...}`, the `wall` page operation's
     /// answer) and the document's title, in one script round trip.
     pub(super) async fn wall_and_title(&self, page: &Page) -> Result<(Value, String), ToolError> {
-        Ok(wall_answer(self.eval(page, WALL_JS, true).await?))
+        let mut v = self.eval(page, WALL_JS, true).await?;
+        let title = match v.get_mut("title").map(Value::take) {
+            Some(Value::String(t)) => t,
+            _ => String::new(),
+        };
+        let wall = v.get_mut("wall").map_or(Value::Null, Value::take);
+        Ok((json!({ "wall": wall }), title))
     }
 
     /// Wait (at most `ms`) until the tab's document has fully loaded.

@@ -51,28 +51,6 @@ pub(crate) struct Tab {
     pub(crate) loads: Option<EventStream<EventBindingCalled>>,
 }
 
-impl Tab {
-    /// The payload of the last load report (see `BrowserManager::load_report`)
-    /// since the last read; every report read is gone.
-    pub(crate) fn last_load(&mut self) -> Option<String> {
-        use futures::{FutureExt as _, StreamExt as _};
-        let loads = self.loads.as_mut()?;
-        let mut last = None;
-        while let Some(Some(ev)) = loads.next().now_or_never() {
-            if ev.name == super::pageops::load_binding() {
-                last = Some(ev.payload.clone());
-            }
-        }
-        last
-    }
-
-    /// Forget what its loads said so far: a call that may change the page.
-    pub(crate) fn forget_loads(&mut self) {
-        self.wall_at_load = None;
-        let _ = self.last_load();
-    }
-}
-
 /// The open tabs of one browser manager, by number.
 #[derive(Default)]
 pub(crate) struct Tabs {
