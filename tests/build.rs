@@ -1,6 +1,6 @@
 //! Builds the fixture plugins (`fixtures/plugins/*`) for wasm32-wasip2 and tells the
-//! tests where they are (`OCHRE_FIXTURE_WASM_DIR`, and `OCHRE_FIXTURE_WASM_DIR_V0_1`
-//! for those built against ochre:plugin@0.1.0).
+//! tests where they are (`OCHRE_FIXTURE_WASM_DIR`, which holds those built against
+//! ochre:plugin@0.1.0 too).
 
 /// Fixture crates built against the current WIT: hostile guests and examples.
 const FIXTURES: &[&str] = &[
@@ -23,12 +23,13 @@ fn main() {
     for dir in ["fixtures/plugins", "sdk", "wit", "host/builtin/build_wasm.rs"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
-    let dir = build_wasm(&workspace, "wasm-fixtures", FIXTURES);
+    let dir = build_wasm(&workspace, FIXTURES);
+    // Built in a cargo run of their own (in the same target dir): the SDK's
+    // wit-v0-1 feature would otherwise reach every fixture built in the same cargo
+    // run (features are unified).
+    let v0_1 = build_wasm(&workspace, V0_1_FIXTURES);
+    assert_eq!(dir, v0_1, "one target dir for every wasm build");
     println!("cargo:rustc-env=OCHRE_FIXTURE_WASM_DIR={}", dir.display());
-    // Built on their own: the SDK's wit-v0-1 feature would otherwise reach every
-    // fixture built in the same cargo run (features are unified).
-    let dir = build_wasm(&workspace, "wasm-fixtures-v0.1", V0_1_FIXTURES);
-    println!("cargo:rustc-env=OCHRE_FIXTURE_WASM_DIR_V0_1={}", dir.display());
 }
 
 include!("../host/builtin/build_wasm.rs");

@@ -32,7 +32,7 @@ fn main() {
                 }
                 println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
                 let crates: Vec<&str> = BUILTIN.iter().map(|(k, _)| *k).collect();
-                build_wasm(&workspace, "wasm-plugins", &crates)
+                build_wasm(&workspace, &crates)
             }
             None => {
                 println!("cargo:rerun-if-changed=wasm");

@@ -1,25 +1,16 @@
 /// Build `crates` for wasm32-wasip2 (profile `wasm`) with a nested cargo whose
-/// target dir is `<target>/<subdir>`; returns the directory holding the `.wasm` files.
-/// Shared by the build scripts of `ochre-builtin-plugins` and `ochre-tests`
-/// (fixture plugins) through `include!`.
-fn build_wasm(workspace: &std::path::Path, subdir: &str, crates: &[&str]) -> std::path::PathBuf {
-    use std::path::PathBuf;
+/// target dir is the checkout's `target/wasm`; returns the directory holding the
+/// `.wasm` files. Shared by the build scripts of `ochre-builtin-plugins` and
+/// `ochre-tests` (fixture plugins) through `include!`. Every wasm build of the
+/// checkout uses that one dir, so the guests' dependencies (serde, schemars,
+/// wit-bindgen, the SDK) compile once (two builds at once take turns on its
+/// lock). It stays in the checkout even when `CARGO_TARGET_DIR` points elsewhere
+/// (a target dir shared by several checkouts): the `.wasm` files have the same
+/// names in each, and one checkout must not embed another's plugins.
+fn build_wasm(workspace: &std::path::Path, crates: &[&str]) -> std::path::PathBuf {
     use std::process::Command;
     ensure_wasm_target();
-    let base = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    // A target dir shared by several checkouts (CARGO_TARGET_DIR outside this
-    // one) gets one output dir per checkout: the .wasm files have the same names
-    // in each, and one checkout must not embed another's plugins.
-    let target_dir = if base.starts_with(workspace) {
-        base.join(subdir)
-    } else {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        workspace.hash(&mut h);
-        base.join(format!("{subdir}-{:016x}", h.finish()))
-    };
+    let target_dir = workspace.join("target").join("wasm");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
