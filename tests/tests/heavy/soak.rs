@@ -5,9 +5,9 @@
 //! the journal), every call must be answered (a call cut by a server kill is
 //! counted as cut, never left hanging), and the server must keep answering.
 //!
-//! CI runs it for 20 s. A long run: `OCHRE_SOAK_SECS=600 cargo test -p
-//! ochre-tests --test soak -- --nocapture` (`OCHRE_SOAK_SEED=N` replays a run's
-//! choices).
+//! CI runs it for 20 s. A long run: `OCHRE_SOAK_SECS=600 cargo nextest run -p
+//! ochre-tests --test heavy soak:: --no-capture` (`OCHRE_SOAK_SEED=N` replays a
+//! run's choices).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};

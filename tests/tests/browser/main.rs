@@ -1,0 +1,21 @@
+//! The end-to-end tests that drive Chromium: the real `ochre` binary over stdio
+//! and HTTP with real MCP clients, on pages served on 127.0.0.1 (fixture sites,
+//! real UI libraries from npm, the admin app), and the browser layer itself.
+
+mod browser;
+mod crawl;
+mod guards;
+mod http;
+mod names;
+mod network;
+mod output;
+mod page_tools;
+mod real_web;
+mod resources;
+mod stdio;
+mod surface;
+mod tabs;
+mod taskruns;
+mod truthful;
+mod widgets;
+mod workflow;

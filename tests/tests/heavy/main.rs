@@ -1,0 +1,13 @@
+//! The end-to-end tests that run whole third-party systems or clusters: heavy
+//! apps (a notebook, a UI framework, an SQLite browser), an OCI registry, plugin
+//! builds with cargo and componentize-py, browser pools (browserless, a Selenium
+//! Grid), Playwright replays, the soak under kills, replicas behind HAProxy.
+//! `.config/nextest.toml` runs them one at a time.
+
+mod heavy_apps;
+mod oci;
+mod plugin_sdk;
+mod pool;
+mod recordings;
+mod soak;
+mod tier;

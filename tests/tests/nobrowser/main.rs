@@ -1,0 +1,10 @@
+//! The end-to-end tests that need no browser: the tool catalogue and the pinned
+//! `tools/list`, hostile and installed plugins, an embedder's host. One test
+//! binary per tier (`nobrowser`, `browser`, `heavy`): each links the whole host
+//! once, and cargo-nextest runs the tests of all three in parallel.
+
+mod catalogue;
+mod embedding;
+mod golden;
+mod hostile;
+mod install;
