@@ -11,9 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO_DEB_VERSION=3.6.4
 profile=${1:-release}
+target=${CARGO_TARGET_DIR:-target}
 case "$profile" in
-  dev) bin_dir=target/debug ;;
-  *) bin_dir=target/$profile ;;
+  dev) bin_dir=$target/debug ;;
+  *) bin_dir=$target/$profile ;;
 esac
 if ! cargo deb --version 2>/dev/null | grep -q "$CARGO_DEB_VERSION"; then
   echo "installing cargo-deb $CARGO_DEB_VERSION" >&2

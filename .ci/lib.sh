@@ -1,0 +1,147 @@
+# Shared by .ci/run and .ci/test (sourced): timed steps with a table at the end,
+# the build that lints as it compiles, the test run, and the background install
+# of the tests' third-party packages.
+
+# A clean build gains nothing from incremental state, which only adds gigabytes
+# to the target dir (a run ran out of disk once).
+export CARGO_INCREMENTAL=0
+# Clippy as the workspace's compiler: the lints come from the compilation that
+# builds the tests (`cargo clippy` would compile the whole graph a second time, in
+# check mode). The same two variables are set for every cargo run of a CI run,
+# so that each finds the build the one before made (they are part of its key).
+export RUSTC_WORKSPACE_WRAPPER=${RUSTC_WORKSPACE_WRAPPER-$(command -v clippy-driver || true)}
+export CLIPPY_ARGS=${CLIPPY_ARGS--D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__}
+# What the run writes besides cargo's own output: logs, the step table.
+ci_dir=target/ci
+# Cargo's target dir.
+ci_target=${CARGO_TARGET_DIR:-target}
+
+ci_names=()
+ci_secs=()
+ci_results=()
+ci_t0=0
+
+# A target dir outside the clone that the next run on this machine reuses
+# ($OCHRE_CI_TARGET_DIR, default ~/.cache/ochre-ci/target; an explicit
+# CARGO_TARGET_DIR wins). Cargo's fingerprints decide what is fresh; each run
+# adds its clone's own crates, so past 40 GB (or with under 15 GB free on its
+# disk) it is emptied first.
+ci_shared_target() {
+    if [ -n "${CARGO_TARGET_DIR:-}" ]; then return 0; fi
+    export CARGO_TARGET_DIR=${OCHRE_CI_TARGET_DIR:-$HOME/.cache/ochre-ci/target}
+    ci_target=$CARGO_TARGET_DIR
+    mkdir -p "$ci_target"
+    local kb free
+    kb=$(du -sk "$ci_target" | cut -f1)
+    free=$(df -k --output=avail "$ci_target" | tail -1)
+    if [ "$kb" -gt $((40 * 1024 * 1024)) ] || [ "$free" -lt $((15 * 1024 * 1024)) ]; then
+        echo "ci: emptying the shared target dir $ci_target ($((kb / 1024 / 1024)) GB, $((free / 1024 / 1024)) GB free)"
+        rm -rf "$ci_target" && mkdir -p "$ci_target"
+    fi
+    echo "ci: target dir $ci_target ($((kb / 1024 / 1024)) GB kept from earlier runs)"
+}
+
+ci_begin() {
+    if [ -z "$RUSTC_WORKSPACE_WRAPPER" ]; then
+        echo "ci: clippy-driver not found: rustup component add clippy" >&2
+        exit 1
+    fi
+    mkdir -p "$ci_dir"
+    ci_t0=$(date +%s)
+    trap ci_table EXIT
+}
+
+# ci_step NAME COMMAND...: run COMMAND (a function or a program) with errexit in
+# force inside it, time it, and stop the run when it fails.
+ci_step() {
+    local name=$1 start rc=0
+    shift
+    start=$(date +%s)
+    echo "ci: --- $name"
+    # In the background and waited for: errexit holds inside the step's functions
+    # (it would not in `"$@" || rc=$?`).
+    ( "$@" ) &
+    wait $! || rc=$?
+    ci_names+=("$name")
+    ci_secs+=($(($(date +%s) - start)))
+    if [ "$rc" = 0 ]; then ci_results+=(ok); else ci_results+=("FAILED ($rc)"); fi
+    return "$rc"
+}
+
+ci_table() {
+    local rc=$? i
+    set +e
+    ci_third_party_wait quiet
+    echo
+    echo "ci: steps"
+    printf '  %-14s %7s  %s\n' step seconds result
+    for i in "${!ci_names[@]}"; do
+        printf '  %-14s %7s  %s\n' "${ci_names[$i]}" "${ci_secs[$i]}" "${ci_results[$i]}"
+    done
+    printf '  %-14s %7s\n' total $(($(date +%s) - ci_t0))
+    if [ -n "${ci_tp_result:-}" ]; then echo "  (in the background) third-party: $ci_tp_result"; fi
+    echo "  cargo's build timings: $(ls -t "$ci_target"/cargo-timings/cargo-timing-*.html 2>/dev/null | head -1)"
+    if [ "$rc" = 0 ]; then
+        echo "ci: done in $(($(date +%s) - ci_t0)) s"
+    else
+        echo "ci: FAILED (exit $rc) after $(($(date +%s) - ci_t0)) s"
+        ci_failures
+    fi
+    ci_counts
+    exit "$rc"
+}
+
+# The failing tests by name (their output, with the tails of the logs they
+# own, is above, after nextest's summary).
+ci_failures() {
+    python3 .ci/report.py failures target/nextest/ci/junit.xml
+}
+
+# The closing line: every test run (nextest's JUnit report and the doc tests'
+# summaries), as `tests: N passed, N failed`.
+ci_counts() {
+    if [ -f target/nextest/ci/junit.xml ] || [ -f "$ci_dir/doctests.log" ]; then
+        python3 .ci/report.py counts target/nextest/ci/junit.xml "$ci_dir/doctests.log"
+    fi
+}
+
+# The doc tests (cargo-nextest does not run them), their output kept for the count.
+ci_doctests() {
+    cargo test --workspace --doc 2>&1 | tee "$ci_dir/doctests.log"
+}
+
+# Every target (tests, benches, examples, binaries), linted as it compiles, with
+# cargo's timing report kept under <target dir>/cargo-timings.
+ci_build() {
+    cargo test --workspace --all-targets --no-run --timings
+}
+
+# Every test of the workspace, in parallel (.config/nextest.toml).
+ci_tests() {
+    rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log"
+    cargo nextest run --workspace --profile "${CI_NEXTEST_PROFILE:-ci}" --no-tests fail
+}
+
+ci_third_party_start() {
+    # A process group of its own, so that a run that stops early ends its npm and
+    # pip too.
+    setsid python3 tests/third-party/install.py all >"$ci_dir/third-party.log" 2>&1 &
+    ci_tp_pid=$!
+}
+
+# Waits for the background install and notes its result (its log when it failed).
+ci_third_party_wait() {
+    [ -n "${ci_tp_pid:-}" ] || return 0
+    local rc=0
+    if [ "${1:-}" = quiet ] && kill -0 "$ci_tp_pid" 2>/dev/null; then
+        kill -- -"$ci_tp_pid" 2>/dev/null
+    fi
+    wait "$ci_tp_pid" || rc=$?
+    ci_tp_pid=""
+    ci_tp_result=$(tail -1 "$ci_dir/third-party.log")
+    if [ "$rc" != 0 ] && [ "${1:-}" != quiet ]; then
+        echo "ci: the background install of the tests' packages failed (the tests installed what they needed):"
+        tail -20 "$ci_dir/third-party.log"
+    fi
+    return 0
+}
