@@ -116,10 +116,11 @@ ci_build() {
     cargo test --workspace --all-targets --no-run --timings
 }
 
-# Every test of the workspace, in parallel (.config/nextest.toml).
+# Every test of the workspace, in parallel (.config/nextest.toml); ARGS go to
+# nextest (a filter, say).
 ci_tests() {
     rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log"
-    cargo nextest run --workspace --profile "${CI_NEXTEST_PROFILE:-ci}" --no-tests fail
+    cargo nextest run --workspace --profile ci --no-tests fail "$@"
 }
 
 ci_third_party_start() {

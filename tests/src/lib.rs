@@ -252,8 +252,10 @@ impl HttpServer {
         let mut child = cmd.spawn().context("spawn ochre --http")?;
         let stderr = child.stderr.take().context("stderr")?;
         let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let tail = LogTail::default();
         let port = tokio::time::timeout(Duration::from_secs(60), async {
             while let Some(line) = lines.next_line().await? {
+                tail.push(line.clone());
                 if let Some(rest) = line.split("listening on http://").nth(1) {
                     let addr = rest.trim_end_matches("/mcp");
                     let port = addr.rsplit(':').next().unwrap_or("").parse::<u16>()?;
@@ -267,7 +269,6 @@ impl HttpServer {
         // Keep draining stderr so the server never blocks on a full pipe (shown
         // with OCHRE_TEST_STDERR=1).
         let show = std::env::var_os("OCHRE_TEST_STDERR").is_some();
-        let tail = LogTail::default();
         let kept = tail.clone();
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
@@ -685,7 +686,7 @@ pub fn rust_docs_dir() -> Option<PathBuf> {
 }
 
 /// The cargo target dir of this test run (`target/<profile>/deps/<test>` → `target`).
-fn target_dir() -> Result<PathBuf> {
+pub fn target_dir() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     Ok(exe
         .parent()

@@ -55,7 +55,14 @@ fn ochre_in(dir: &Path, args: &[&str]) -> Result<String> {
     run(authors_env(Command::new(ochre_bin()))
         .current_dir(dir)
         .args(args)
-        .env("CARGO_TARGET_DIR", workspace().join("target/plugin-scaffold")))
+        .env("CARGO_TARGET_DIR", scaffold_target()?))
+}
+
+/// The target dir of the scaffold's builds: beside this test build's (so that
+/// a target dir kept between runs, as CI's is, keeps the scaffold's
+/// dependencies built too).
+fn scaffold_target() -> Result<PathBuf> {
+    Ok(target_dir()?.join("plugin-scaffold"))
 }
 
 #[tokio::test]
@@ -89,7 +96,7 @@ async fn a_new_plugin_built_against_the_packaged_sdk_loads_and_answers() -> Resu
     let tested = run(cargo()
         .current_dir(&project)
         .args(["test", "--quiet"])
-        .env("CARGO_TARGET_DIR", workspace().join("target/plugin-scaffold")))?;
+        .env("CARGO_TARGET_DIR", scaffold_target()?))?;
     assert!(tested.contains("2 passed"), "{tested}");
 
     // Built and checked, then listed as loaded.
