@@ -471,10 +471,16 @@ impl BrowserManager {
                     };
                     let opener = me.inner.tabs.by_target(opener.inner());
                     if let Some(opener) = opener {
-                        let ev = me.events();
-                        ev.adopting.fetch_add(1, Ordering::Relaxed);
-                        me.adopt(slot, info.target_id.clone(), opener, info.url.clone()).await;
-                        ev.adopting.fetch_sub(1, Ordering::Relaxed);
+                        // Each page on its own task: one that closes while it is
+                        // being reached or set up (its CDP calls then wait for
+                        // chromiumoxide's 30 s time-out) must not hold up the next.
+                        me.events().adopting.fetch_add(1, Ordering::Relaxed);
+                        let (me, target, url) =
+                            (me.clone(), info.target_id.clone(), info.url.clone());
+                        tokio::spawn(async move {
+                            me.adopt(slot, target, opener, url).await;
+                            me.events().adopting.fetch_sub(1, Ordering::Relaxed);
+                        });
                     }
                 }
             });

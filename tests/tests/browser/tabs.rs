@@ -127,3 +127,38 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     browser.shutdown().await;
     Ok(())
 }
+
+/// Pages that a page opens, closed by the caller as soon as they are tabs (while
+/// the browser manager may still be setting them up), do not hold up the pages
+/// opened after them; nor does a page closed before the manager could reach it
+/// (an OAuth or print window that closes itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn popups_closed_at_once_do_not_hold_up_the_next() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let browser = BrowserManager::new(BrowserOptions {
+        chrome_path: Some(chromium_bin()?),
+        ..Default::default()
+    });
+    let opener = browser.new_tab(Some(&site.url("popups.html")), T).await?.id;
+    for round in 0..40 {
+        let open = if round % 4 == 0 {
+            "window.open('closing.html').close(); window.open('product.html'); 1"
+        } else {
+            "window.open('product.html'); 1"
+        };
+        browser.evaluate(Some(&opener), open, T).await?;
+        let b = &browser;
+        until("the popup's tab", || async {
+            Ok(b.tabs().await?.iter().any(|t| t.url.ends_with("/product.html")))
+        })
+        .await
+        .with_context(|| format!("round {round}"))?;
+        for t in browser.tabs().await? {
+            if t.id != opener {
+                browser.close_tab(&t.id).await?;
+            }
+        }
+    }
+    browser.shutdown().await;
+    Ok(())
+}
