@@ -7,6 +7,8 @@
 #
 #   bash packaging/deb.sh            # release build
 #   bash packaging/deb.sh dev        # the test build's binary (what CI packages)
+#
+# OCHRE_CARGO_FLAGS: more options for its `cargo build` (words split on spaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO_DEB_VERSION=3.6.4
@@ -20,7 +22,8 @@ if ! cargo deb --version 2>/dev/null | grep -q "$CARGO_DEB_VERSION"; then
   echo "installing cargo-deb $CARGO_DEB_VERSION" >&2
   cargo install --quiet --locked cargo-deb --version "$CARGO_DEB_VERSION"
 fi
-cargo build --quiet --locked --profile "$profile" -p ochre --bin ochre
+# shellcheck disable=SC2086 # (words on purpose)
+cargo build --quiet --locked ${OCHRE_CARGO_FLAGS:-} --profile "$profile" -p ochre --bin ochre
 # Compile the built-in plugins with the binary being shipped (the compiled code
 # is only valid for the engine that made it).
 rm -rf "$bin_dir/ochre-compiled"
