@@ -227,7 +227,7 @@ mod tests {
         assert_eq!(camel("read_page"), "ReadPage");
         assert_eq!(camel("generate"), "Generate");
         let raw: ItemFn = syn::parse_quote! { /// Types.
-        fn r#type(a: A) -> R { todo!() } };
+        fn r#type(a: A) -> R { run(a) } };
         let out = expand(syn::parse_quote!(name = "type"), raw).expect("raw ident").to_string();
         assert!(out.contains("struct Type"), "{out}");
         let f: ItemFn = syn::parse_quote! {
@@ -235,7 +235,7 @@ mod tests {
             ///   continues here.
             ///
             /// Second paragraph.
-            fn read_page(args: A) -> R { todo!() }
+            fn read_page(args: A) -> R { run(args) }
         };
         assert_eq!(doc_of(&f).as_deref(), Some("First line continues here.\n\nSecond paragraph."));
     }
@@ -243,17 +243,17 @@ mod tests {
     #[test]
     fn bad_attributes_are_errors_naming_the_fix() {
         let f: ItemFn = syn::parse_quote! { /// Doc.
-        fn t(a: A) -> R { todo!() } };
+        fn t(a: A) -> R { run(a) } };
         let attrs: Attrs = syn::parse_quote!(name = "x_y", colour = "red");
         let e = expand(attrs, f.clone()).expect_err("unknown key");
         assert!(e.to_string().contains("unknown #[tool] key"), "{e}");
         let e = expand(syn::parse_quote!(read_only), f.clone()).expect_err("no name");
         assert!(e.to_string().contains("needs the tool's name"), "{e}");
-        let undocumented: ItemFn = syn::parse_quote! { fn t(a: A) -> R { todo!() } };
+        let undocumented: ItemFn = syn::parse_quote! { fn t(a: A) -> R { run(a) } };
         let e = expand(syn::parse_quote!(name = "x_y"), undocumented).expect_err("no doc");
         assert!(e.to_string().contains("needs a description"), "{e}");
         let two: ItemFn = syn::parse_quote! { /// Doc.
-        fn t(a: A, b: B) -> R { todo!() } };
+        fn t(a: A, b: B) -> R { run(a, b) } };
         let e = expand(syn::parse_quote!(name = "x_y"), two).expect_err("two args");
         assert!(e.to_string().contains("takes one argument"), "{e}");
         let ok = expand(
