@@ -942,12 +942,18 @@
   }
   function watch(e) {
     if (L.watch) unwatch();
-    const w = { target: e, muts: 0, added: [], delivered: false, url: location.href, title: document.title, state: elState(e), value: e.value, focus: null };
+    const w = { target: e, muts: 0, dispatchMuts: 0, added: [], delivered: false, url: location.href, title: document.title, state: elState(e), value: e.value, focus: null };
     const docs = new Set([document, e.ownerDocument]);
     w.observers = [];
     w.listeners = [];
     for (const d of docs) {
       const mo = new MutationObserver((recs) => {
+        // When the target left the document: while one of ochre's input events
+        // was being dispatched (a handler of the page's removed it: the
+        // action's doing), or between them (a timer's doing).
+        const inDispatch = dispatching(w);
+        if (!w.gone && !e.isConnected) { w.gone = true; w.goneBetween = !inDispatch; }
+        if (inDispatch) w.dispatchMuts++;
         for (const r of recs) {
           // A clock or countdown ticking on its own is not the action's doing.
           if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
@@ -978,9 +984,18 @@
           else if (!w.srcReceived && path.length && path[0].nodeType === 1) w.srcReceived = path[0];
           if (ev.type === 'mousedown' || !path.includes(e)) return;
         }
-        if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) w.delivered = true;
-        else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
+        if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) {
+          w.delivered = true;
+          if (ev.type === 'mousedown') w.pressed = true;
+          else if (ev.type === 'click' || ev.type === 'dblclick') w.clicked = true;
+        } else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
       };
+      // The input event being dispatched (see dispatching()).
+      const current = (ev) => { w.cur = ev; };
+      for (const type of INPUT_EVENTS) {
+        win.addEventListener(type, current, true);
+        w.listeners.push([win, type, current]);
+      }
       const leaving = () => { w.leaving = true; };
       win.addEventListener('beforeunload', leaving, true);
       w.listeners.push([win, 'beforeunload', leaving]);
@@ -992,6 +1007,18 @@
     L.watch = w;
     if (CLICKED) CLICKED.busy = true;
     return w;
+  }
+  // The events a click or a key press dispatches.
+  const INPUT_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'keydown', 'keyup', 'keypress'];
+  // Whether one of them is being dispatched now: a MutationObserver's callback
+  // runs in the microtask checkpoint after each listener, so a change a handler
+  // of the page made is seen here while its event is still in dispatch (its
+  // eventPhase not NONE; window.event covers the page's listeners that ran
+  // before ochre's on the window).
+  function dispatching(w) {
+    if (w.cur && w.cur.eventPhase !== 0) return true;
+    const ev = window.event;
+    return !!ev && ev.isTrusted && INPUT_EVENTS.includes(ev.type);
   }
   // Whether an element (or one of its three nearest ancestors) is a ticker: a
   // short text the page changed by itself three times or more, the last within
@@ -1016,6 +1043,13 @@
   }
   function delta(w) {
     const d = { delivered: w.delivered, mutations: w.muts };
+    // The press reached the target, but before the release the page removed it
+    // by itself (a timer, not a handler of the press: nothing changed while
+    // ochre's events were dispatched), so no click could reach it.
+    if (w.pressed && !w.clicked && w.gone && w.goneBetween && w.dispatchMuts === 0) {
+      d.delivered = false;
+      d.removed_before_release = true;
+    }
     if (!w.delivered && w.received) d.received_by = hitName(w.received);
     if (w.src) {
       d.source_delivered = !!w.srcDelivered;

@@ -319,6 +319,11 @@ fn click_delivered(
         if d["delivered"] == json!(true) {
             return Ok((d, waited_all.join("; "), tried));
         }
+        if d["removed_before_release"] == json!(true) {
+            return Err(ToolError::stale_ref(format!(
+                "{line} took the mouse press, then the page removed it before the release (not while handling the press: a timer or a script): no click reached it"
+            )));
+        }
         let by = d["received_by"].as_str().unwrap_or("another element").to_owned();
         tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
         if left() == 0 || tried.len() >= 20 {

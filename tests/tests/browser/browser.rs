@@ -367,3 +367,71 @@ async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<
     assert_eq!(e.code, "STALE_REF", "{}", e.message);
     Ok(())
 }
+
+/// A click whose target the page removes between the press and the release is
+/// told apart by what removed it: a handler of the press (a date picker that
+/// redraws on mousedown) means the press was taken; anything else (a timer, a
+/// script) means no click reached the target, and the answer says so instead
+/// of counting the removal as the click's effect.
+#[tokio::test]
+async fn a_target_removed_between_press_and_release_is_told_apart_by_what_removed_it() -> Result<()>
+{
+    use ochre_host::browser::Input;
+    let data = TempDir::new("press-release");
+    let b = manager(&data);
+    let page = r#"data:text/html,<title>start</title>
+        <button id=timer onclick="document.title='clicked timer'">Timer</button>
+        <button id=redraw onmousedown="this.remove()">Redraw</button>
+        <button id=marked onmousedown="this.textContent='Marked!'" onclick="document.title='clicked marked'">Marked</button>
+        <button id=kept onclick="document.title='clicked kept'">Kept</button>"#;
+    // Press `name`; remove it by script before the release when `remove`; what
+    // the watch saw, and the title after. (Boxed: the future is too big for the
+    // test thread's stack in a debug build.)
+    let press = async |name: &str, remove: bool| -> Result<(serde_json::Value, String)> {
+        b.navigate(None, page, 20_000).await?;
+        let found = b.page_op(None, "find", json!({"query": name}), 10_000).await?;
+        let line = found["matches"][0].as_str().unwrap_or_default().to_owned();
+        let r = line.split(' ').find(|w| w.starts_with("ax_")).expect("a ref").to_owned();
+        let id = name.to_lowercase();
+        let rect = format!(
+            "(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        );
+        let at = b.evaluate(None, &rect, 10_000).await?;
+        let (x, y) = (at[0].as_f64().expect("x"), at[1].as_f64().expect("y"));
+        let token = b.page_op(None, "watch", json!({"ref": r}), 10_000).await?["token"].clone();
+        b.input(None, &[Input::MouseMove((x, y, 0)), Input::MouseDown((x, y, 1))]).await?;
+        if remove {
+            let gone = format!("document.getElementById('{id}').remove(); 1");
+            b.evaluate(None, &gone, 10_000).await?;
+        }
+        b.input(None, &[Input::MouseUp((x, y, 1))]).await?;
+        let d = b.page_op(None, "settle", json!({"token": token}), 10_000).await?;
+        let title = b.evaluate(None, "document.title", 10_000).await?;
+        Ok((d, title.as_str().unwrap_or_default().to_owned()))
+    };
+
+    // Removed by a script between press and release: no click reached it.
+    let (d, title) = Box::pin(press("Timer", true)).await?;
+    assert_eq!(
+        (&d["delivered"], &d["removed_before_release"]),
+        (&json!(false), &json!(true)),
+        "{d}"
+    );
+    assert_eq!(title, "start");
+    // Removed by its own mousedown handler: the press was taken.
+    let (d, _) = Box::pin(press("Redraw", false)).await?;
+    assert_eq!(d["delivered"], json!(true), "{d}");
+    assert!(d.get("removed_before_release").is_none(), "{d}");
+    // The press changed the page, then a script removed it: the press was taken.
+    let (d, title) = Box::pin(press("Marked", true)).await?;
+    assert_eq!(d["delivered"], json!(true), "{d}");
+    assert!(d.get("removed_before_release").is_none(), "{d}");
+    assert_eq!(title, "start", "no click reached it");
+    // A plain click.
+    let (d, title) = Box::pin(press("Kept", false)).await?;
+    assert_eq!((&d["delivered"], &d["changed"]), (&json!(true), &json!(true)), "{d}");
+    assert!(d.get("removed_before_release").is_none(), "{d}");
+    assert_eq!(title, "clicked kept");
+    b.shutdown().await;
+    Ok(())
+}
