@@ -60,6 +60,11 @@ impl Balancer {
                 format!("    server r{} 127.0.0.1:{p} check inter 250ms fall 2 rise 2\n", i + 1)
             })
             .collect();
+        // `http-reuse never`: every request opens a connection of its own to its
+        // replica. Sent over an idle connection to a replica just killed, a request
+        // fails with a 502 that HAProxy does not retry (it cannot tell whether the
+        // replica handled it); a refused connect is retried, then redispatched to
+        // the survivor (a client once got two 502s in a row, and a new session).
         let config = format!(
             "global\n    log stdout format raw local0\n    maxconn 512\n\
              defaults\n    mode http\n    log global\n    retries 2\n    option redispatch\n\
@@ -70,6 +75,7 @@ impl Balancer {
              \x20   log-format \"%s %ST req=%[capture.req.hdr(0)] res=%[capture.res.hdr(0)]\"\n\
              \x20   default_backend ochre\n\
              backend ochre\n    balance roundrobin\n\
+             \x20   http-reuse never\n\
              \x20   option httpchk\n    http-check send meth GET uri /health ver HTTP/1.1 hdr Host 127.0.0.1\n\
              \x20   stick-table type string len 64 size 10k expire 30m\n\
              \x20   stick on req.hdr(mcp-session-id)\n\
