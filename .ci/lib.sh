@@ -146,14 +146,3 @@ ci_third_party_wait() {
     fi
     return 0
 }
-
-# A cargo config file that builds every dependency unoptimised (what
-# .cargo/config.toml optimises for the tests): for the builds that run little or
-# nothing (package verification, the browserless example, the install check),
-# which then share one another's dependencies. Prints its path.
-ci_unoptimised_config() {
-    local file=$ci_dir/unoptimised.toml
-    mkdir -p "$ci_dir"
-    printf '[profile.dev.package."*"]\nopt-level = 0\n' >"$file"
-    realpath "$file"
-}
