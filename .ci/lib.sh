@@ -146,3 +146,20 @@ ci_third_party_wait() {
     fi
     return 0
 }
+
+# A cargo config file for the builds after the tests (package verification, the
+# browserless example, the install check), which run little of what they build:
+# the dependencies .cargo/config.toml optimises (the WebAssembly compiler and
+# runtime) build unoptimised there. Each of those builds resolves other features
+# for them than the test build (a verification resolves its own crate's graph),
+# so none of the test build's optimised builds of them would serve anyway; the
+# rest of each graph is shared with the test build where features agree.
+# Prints its path.
+ci_unoptimised_config() {
+    local file=$ci_dir/unoptimised.toml
+    mkdir -p "$ci_dir"
+    sed -n 's/^\[profile\.dev\.package\.\([A-Za-z0-9_-]*\)\]$/[profile.dev.package.\1]\nopt-level = 0/p' \
+        .cargo/config.toml >"$file"
+    grep -q . "$file" || { echo "ci: no optimised dependency found in .cargo/config.toml" >&2; return 1; }
+    realpath "$file"
+}
