@@ -60,10 +60,13 @@ class Output:
 
 
 def tool(name, schema=None, *, read_only=False, destructive=False, idempotent=False,
-         open_world=False, tier=1, scope="local", redact=()):
+         open_world=False, tier=1, scope="local", redact=(), secret=()):
     """Mark a function ``f(args: dict)`` as the tool ``name``; its docstring is the
     description. ``scope`` is ``local``, ``browser`` or ``network-adjacent`` (what
-    the host's intent guard weighs); ``redact`` names arguments never journaled."""
+    the host's intent guard weighs); ``redact`` names arguments never journaled
+    (text the tool types: recordings keep it as a parameter with its value as
+    the default); ``secret`` names arguments that are secrets the tool sets behind
+    the page (never journaled; recordings keep them as secret parameters)."""
     if scope not in _SCOPES:
         raise ValueError(f"scope {scope!r}: use one of {sorted(_SCOPES)}")
 
@@ -75,7 +78,7 @@ def tool(name, schema=None, *, read_only=False, destructive=False, idempotent=Fa
             "fn": fn, "description": doc,
             "schema": schema or {"type": "object", "properties": {}, "additionalProperties": False},
             "annotations": (read_only, destructive, idempotent, open_world),
-            "tier": tier, "scope": scope, "redact": list(redact),
+            "tier": tier, "scope": scope, "redact": list(redact) + [a for s in secret for a in (s, f"secret.{s}")],
         }
         return fn
 

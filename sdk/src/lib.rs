@@ -193,6 +193,14 @@ impl ToolSpec {
         self.redact.push(arg.to_owned());
         self
     }
+    /// This top-level argument is a secret the tool sets behind the page (a
+    /// cookie's value, a stored token), not text a person types: never
+    /// logged, and recordings keep it as a secret parameter with no default.
+    pub fn secret_arg(mut self, arg: &str) -> Self {
+        self.redact.push(arg.to_owned());
+        self.redact.push(format!("secret.{arg}"));
+        self
+    }
     /// A field of the structured result is a secret, known to the host by a
     /// name (`"code as totp:{domain}"`, `{arg}` from the call's arguments): the
     /// host masks it everywhere but in this call's own answer, and recordings

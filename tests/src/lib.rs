@@ -1040,7 +1040,8 @@ impl SiteServer {
         Ok(Self { base, hits, records, task })
     }
 
-    /// The queries of `/record` requests so far, decoded, in order.
+    /// The queries of `/record` requests so far, decoded, in order (with the
+    /// cookies the request carried after them: ` cookie=a=1; b=2`).
     pub fn recorded(&self) -> Vec<String> {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()
     }
@@ -1153,8 +1154,17 @@ async fn serve_one(
     let path = path.split('?').next().unwrap_or("/").to_owned();
     let mut extra = String::new();
     let (status, ctype, payload) = if path == "/record" {
+        // The cookies the request carried, after the query (` cookie=a=1; b=2`).
+        let cookie = head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("cookie").then(|| v.trim().to_owned())
+        });
+        let mut line = url_decode(&query);
+        if let Some(c) = cookie {
+            line.push_str(&format!(" cookie={c}"));
+        }
         if let Ok(mut r) = records.lock() {
-            r.push(url_decode(&query));
+            r.push(line);
         }
         ("200 OK", "text/plain", b"ok".to_vec())
     } else if let Some(name) = path.strip_prefix("/download/") {

@@ -548,6 +548,13 @@ fn secret_result_of(entry: &str) -> Option<(String, String)> {
     (!field.is_empty() && !name.is_empty()).then(|| (field.to_owned(), name.to_owned()))
 }
 
+/// A `redact` entry that declares an argument a secret: `secret.ARG` (the SDK's
+/// `secret = "ARG"`, which also redacts `ARG` itself, so a host that does not
+/// know the entry still never logs the value).
+fn secret_arg_of(entry: &str) -> Option<String> {
+    entry.strip_prefix("secret.").filter(|a| !a.is_empty()).map(str::to_owned)
+}
+
 fn tool_info(
     def: crate::plugin::bindings::ochre::plugin::types::ToolDefinition,
     schema: Value,
@@ -572,7 +579,12 @@ fn tool_info(
             .features
             .contains(crate::plugin::bindings::ochre::plugin::types::HostFeatures::OUTPUT_MODE),
         secret_result: def.redact.iter().find_map(|r| secret_result_of(r)),
-        redact: def.redact.into_iter().filter(|r| secret_result_of(r).is_none()).collect(),
+        secret_args: def.redact.iter().filter_map(|r| secret_arg_of(r)).collect(),
+        redact: def
+            .redact
+            .into_iter()
+            .filter(|r| secret_result_of(r).is_none() && secret_arg_of(r).is_none())
+            .collect(),
         plugin: plugin.to_owned(),
         scope: Some({
             use crate::plugin::bindings::ochre::plugin::types::GuardScope as G;

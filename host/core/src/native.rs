@@ -81,6 +81,7 @@ impl ToolInfo {
             output_mode: false,
             redact: Vec::new(),
             secret_result: None,
+            secret_args: Vec::new(),
             plugin: NATIVE_PLUGIN.into(),
             scope: None,
             control: false,

@@ -56,7 +56,8 @@ impl std::fmt::Debug for KnownSecrets {
 
 impl KnownSecrets {
     /// Know `value` as the secret `name`; its name if it was known already.
-    /// A name taken by another value gets a suffix (`password_2`). Short or
+    /// A field's name taken by another value gets a suffix (`password_2`); a
+    /// source's (`totp:DOMAIN`, `secret:NAME`) is kept by every value. Short or
     /// blank values are ignored (`None`).
     pub fn add(&self, name: &str, value: &str) -> Option<String> {
         self.add_until(name, value, None)
@@ -81,9 +82,13 @@ impl KnownSecrets {
             };
             return Some(k.name.clone());
         }
+        // A name that says where the value comes from (`totp:example.com`,
+        // `secret:NAME`) is the parameter a replay resolves it by: each of its
+        // values keeps it (the second code for a site is that site's code). A
+        // name taken from a field (`password`) gets a suffix for another value.
         let mut unique = name.to_owned();
         let mut i = 2;
-        while known.iter().any(|k| k.name == unique) {
+        while !name.contains(':') && known.iter().any(|k| k.name == unique) {
             unique = format!("{name}_{i}");
             i += 1;
         }
@@ -167,6 +172,14 @@ impl KnownSecrets {
     }
 }
 
+/// The name of a tool's secret argument (`secret = "value"`) as a known
+/// secret and a recording's parameter: after the tool and what the value is
+/// of (`cookies` `name` `session` -> `cookies_session`, `storage` `key`).
+pub fn secret_arg_name(tool: &str, args: &Value, arg: &str) -> String {
+    let of = ["name", "key"].iter().find_map(|k| args[*k].as_str()).unwrap_or(arg);
+    slug(&format!("{tool} {of}"), arg)
+}
+
 /// A parameter name from a field's name or label: lower case, words joined by
 /// `_`, at most 40 characters; `fallback` when nothing is left.
 pub fn slug(text: &str, fallback: &str) -> String {
@@ -211,6 +224,20 @@ mod tests {
         k.add_for("totp:a", "123456", Duration::from_millis(0));
         assert_eq!(k.scrub("code 123456"), "code 123456");
         assert_eq!(k.replace("123456", str::to_owned), "123456");
+        // Two codes of one site (or two values of one stored secret) are that
+        // site's code, the parameter a replay resolves: no `_2`.
+        let long = Duration::from_secs(90);
+        assert_eq!(
+            k.add_for("totp:example.com", "246810", long).as_deref(),
+            Some("totp:example.com")
+        );
+        assert_eq!(
+            k.add_for("totp:example.com", "135791", long).as_deref(),
+            Some("totp:example.com")
+        );
+        assert_eq!(k.replace("135791 246810", str::to_owned), "totp:example.com totp:example.com");
+        assert_eq!(k.add("secret:p.key", "first-value").as_deref(), Some("secret:p.key"));
+        assert_eq!(k.add("secret:p.key", "second-value").as_deref(), Some("secret:p.key"));
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct ToolInfo {
     /// A field of the structured result that is a secret, and the name it is
     /// known by (`("code", "totp:{domain}")`, `{arg}` filled from the call).
     pub secret_result: Option<(String, String)>,
+    /// Arguments (among `redact`) whose values are secrets the call sets behind
+    /// the page (a cookie's value, a stored token) rather than text a person
+    /// types: a recording keeps each as a secret parameter, with no default.
+    pub secret_args: Vec<String>,
     /// The plugin offering it (`host` for host tools).
     pub plugin: String,
     /// What it touches, for the intent guard; `None` (a tool that declares

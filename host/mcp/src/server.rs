@@ -471,12 +471,14 @@ pub fn catalogue(host: &Host) -> Vec<Value> {
             serde_json::json!({
                 "name": t.name, "group": t.capability, "tier": t.tier.max(1),
                 "plugin": t.plugin, "purpose": purpose(&t.description),
+                "inputSchema": *to_mcp_tool(t).input_schema,
             })
         })
         .collect();
     out.push(serde_json::json!({
         "name": EXPAND_TOOLS, "group": "core", "tier": 1, "plugin": "host",
         "purpose": "Reveal hidden tools (tier 2 or 3, or one by name) for this session.",
+        "inputSchema": *expand_tool_def(0).input_schema,
     }));
     out
 }

@@ -36,7 +36,7 @@ struct CookieArgs {
 }
 
 /// Get, set, delete or clear the page's site's cookies (httpOnly too).
-#[ochre_sdk::tool(name = "cookies", destructive, scope = Browser, redact = "value")]
+#[ochre_sdk::tool(name = "cookies", destructive, scope = Browser, secret = "value")]
 fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
     let needs_name = matches!(a.action.as_str(), "set" | "delete");
     if needs_name && a.name.as_deref().is_none_or(|n| n.trim().is_empty()) {
@@ -95,7 +95,7 @@ struct StorageArgs {
 }
 
 /// Read or change the page's localStorage or sessionStorage.
-#[ochre_sdk::tool(name = "storage", destructive, scope = Browser, redact = "value")]
+#[ochre_sdk::tool(name = "storage", destructive, scope = Browser, secret = "value")]
 fn storage(a: StorageArgs) -> Result<Output, ToolError> {
     if matches!(a.action.as_str(), "set" | "remove") && a.key.is_none() {
         return Err(ToolError::invalid_argument(

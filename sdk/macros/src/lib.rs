@@ -22,6 +22,9 @@ use syn::{Expr, ExprLit, Ident, ItemFn, Lit, LitInt, LitStr, Meta, Token};
 /// - `scope = Browser | NetworkAdjacent | Local`: what the intent guard sees;
 /// - `redact = "field"` or `redact = ["a", "b"]`: arguments whose values the
 ///   tool types into the page: never journaled, parameters in recordings;
+/// - `secret = "field"` or `secret = ["a", "b"]`: arguments whose values are
+///   secrets the tool sets behind the page (a cookie's value, a stored token):
+///   never journaled, secret parameters (no default) in recordings;
 /// - `secret_result = "code as totp:{domain}"`: a field of the structured
 ///   result that is a secret, and the name the host knows it by;
 /// - `description = "..."`: instead of the doc comment.
@@ -100,6 +103,15 @@ fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
                     spec.calls.push(quote!(.redact(#f)));
                 }
             }
+            (Meta::NameValue(nv), "secret") => {
+                let fields: Vec<LitStr> = match &nv.value {
+                    Expr::Array(a) => a.elems.iter().map(str_of).collect::<syn::Result<_>>()?,
+                    other => vec![str_of(other)?],
+                };
+                for f in fields {
+                    spec.calls.push(quote!(.secret_arg(#f)));
+                }
+            }
             (Meta::NameValue(nv), "secret_result") => {
                 let sr = str_of(&nv.value)?;
                 if !sr.value().contains(" as ") {
@@ -114,7 +126,7 @@ fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
                 return Err(syn::Error::new_spanned(
                     &meta,
                     "unknown #[tool] key: expected name = \"..\", description = \"..\", read_only, \
-                     destructive, open_world, intent, output_mode, tier = N, scope = .., redact = .., secret_result = ..",
+                     destructive, open_world, intent, output_mode, tier = N, scope = .., redact = .., secret = .., secret_result = ..",
                 ));
             }
         }

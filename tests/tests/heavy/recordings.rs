@@ -332,3 +332,97 @@ fn text_except(dir: &std::path::Path, skip: &str) -> String {
 fn journal_lines(data: &std::path::Path) -> Vec<Value> {
     read_jsonl_dir(&data.join("journal"))
 }
+
+/// A value set with `cookies` or `storage` is a session token as often as not:
+/// a recording keeps it as a secret parameter (no default, not on disk), and
+/// every TOTP code of one site is that site's `{{totp:DOMAIN}}`, which a replay
+/// resolves. The replay's effects are checked where they land: the cookie in
+/// the request the server got, the stored value in the page's storage.
+#[tokio::test]
+async fn cookie_and_storage_values_and_totp_codes_are_secret_parameters() -> Result<()> {
+    const COOKIE: &str = "ck-7f3a9e2b-session-token";
+    const STORED: &str = "st-91c4d2-stored-token";
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("rec-secret-args");
+    // A one-second period, so that a second code differs from the first soon.
+    let uri = format!("otpauth://totp/x?secret={TOTP_SECRET}&period=1");
+    ok(ochre_cli(data.path(), &["totp", "add", "--domain", "example.com", "--secret", &uri])?);
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let agent = Agent { client, answers: Mutex::new(Vec::new()) };
+    agent.call("navigate", json!({"url": site.url("form.html")})).await?;
+
+    let started = agent.ok("oc_recording_start", json!({"label": "secret args"})).await?;
+    let id = started["recordingId"].as_str().expect("id").to_owned();
+    agent.text("cookies", json!({"action": "set", "name": "session", "value": COOKIE})).await?;
+    agent
+        .text(
+            "storage",
+            json!({"storageType": "local", "action": "set", "key": "auth", "value": STORED}),
+        )
+        .await?;
+    let first = agent.ok("oc_totp_generate", json!({"domain": "example.com"})).await?;
+    let first = first["code"].as_str().expect("code").to_owned();
+    let snap = agent.snapshot().await?;
+    let name = ref_of(&snap, "textbox", "Customer name:");
+    agent.text("form_input", json!({"ref": name, "value": first})).await?;
+    // The next code (a new one each second; bounded).
+    let mut second = first.clone();
+    for _ in 0..40 {
+        let c = agent.ok("oc_totp_generate", json!({"domain": "example.com"})).await?;
+        second = c["code"].as_str().expect("code").to_owned();
+        if second != first {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_ne!(second, first, "no second code in 4 s with a 1 s period");
+    let coupon = ref_of(&snap, "textbox", "Coupon code");
+    agent.text("form_input", json!({"ref": coupon, "value": second})).await?;
+    agent.ok("oc_recording_stop", json!({})).await?;
+
+    let export =
+        agent.ok("oc_recording_export", json!({"recordingId": id, "format": "json"})).await?;
+    let params = export["meta"]["params"].as_array().cloned().unwrap_or_default();
+    let by_name = |n: &str| params.iter().find(|p| p["name"] == n).cloned();
+    for n in ["cookies_session", "storage_auth", "totp:example.com"] {
+        let p = by_name(n).unwrap_or_else(|| panic!("no parameter {n}: {params:?}"));
+        assert_eq!(p["secret"], true, "{p}");
+        assert!(p.get("default").is_none_or(Value::is_null), "{p}");
+    }
+    let names: Vec<&str> = params.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert!(!names.iter().any(|n| n.ends_with("_2")), "{names:?}");
+    let html =
+        agent.ok("oc_recording_export", json!({"recordingId": id, "format": "html"})).await?;
+    assert!(html["path"].is_string(), "{html}");
+    let written = text_except(data.path(), "secrets.json");
+    for secret in [COOKIE, STORED, first.as_str(), second.as_str()] {
+        assert!(!written.contains(secret), "a secret value ({secret}) was written");
+    }
+    agent.client.cancel().await?;
+
+    // The replay: new values for the cookie and the stored token; the codes
+    // come from the server's TOTP secret for example.com.
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    client.tool("navigate", json!({"url": site.url("form.html")})).await?;
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "params": {"cookies_session": "replayed-cookie-1", "storage_auth": "replayed-store-1"}}),
+        )
+        .await?;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["steps_failed"], 0, "{r}");
+    let read = |js: &str| client.tool_json("javascript_tool", json!({"code": js}));
+    let v = read("[localStorage.getItem('auth'), document.querySelector('[name=custname]').value, document.querySelector('[name=coupon]').value]").await?;
+    assert_eq!(v["value"][0], "replayed-store-1", "{v}");
+    // Each field holds a code the server generated for example.com: a known
+    // secret, masked in the answer.
+    assert_eq!(v["value"][1], "•••", "{v}");
+    assert_eq!(v["value"][2], "•••", "{v}");
+    let lens = read("[...document.querySelectorAll('[name=custname], [name=coupon]')].map(e => /^[0-9]{6}$/.test(e.value))").await?;
+    assert_eq!(lens["value"], json!([true, true]), "{lens}");
+    read("fetch('/record?after=replay').then(r => r.status)").await?;
+    site.expect_recorded("after=replay cookie=session=replayed-cookie-1").await?;
+    client.cancel().await?;
+    Ok(())
+}

@@ -202,3 +202,132 @@ fn the_plugins_run_page_operations_by_their_types() -> Result<()> {
     assert!(by_name.is_empty(), "page operations run by name: {by_name:#?}");
     Ok(())
 }
+
+/// The arguments a README tool row writes (`{url, tabId?, ref \| query, ...}`):
+/// each name, and whether the row says it is required (no `?`, not one of
+/// alternatives). `None` for a row that writes no argument list.
+fn readme_arguments(cell: &str) -> Option<Vec<(String, bool)>> {
+    let body = cell.strip_prefix("`{")?;
+    // The list ends at the `}` that closes it (lists nest: `clip?: {x, y}`).
+    let (mut depth, mut end) = (0i32, None);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' | '[' | '(' => depth += 1,
+            '}' if depth == 0 => {
+                end = Some(i);
+                break;
+            }
+            '}' | ']' | ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    let body = &body[..end?];
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&body[start..]);
+    let mut out = Vec::new();
+    for item in items {
+        // What follows `:` is the value's shape, `(...)` a default or a note,
+        // `[...]` an array's items.
+        let mut head = String::new();
+        let mut depth = 0;
+        for c in item.split(':').next().unwrap_or("").chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ if depth == 0 => head.push(c),
+                _ => {}
+            }
+        }
+        let alternatives: Vec<&str> =
+            head.split("\\|").map(str::trim).filter(|a| !a.is_empty()).collect();
+        for a in &alternatives {
+            let name: String =
+                a.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            assert!(!name.is_empty(), "cannot read an argument in {item:?} of {cell:?}");
+            out.push((name, alternatives.len() == 1 && !a.ends_with('?')));
+        }
+    }
+    Some(out)
+}
+
+/// Arguments a call needs though the schema cannot require them: one of two
+/// names is needed, and the other is an alias the schema hides from clients.
+fn required_in_effect(tool: &str, arg: &str) -> bool {
+    matches!((tool, arg), ("javascript_tool", "code"))
+}
+
+/// Every tool row of the README agrees with the tool's schema: each argument
+/// it writes exists under that name, and it writes as required exactly the
+/// arguments the schema requires.
+#[test]
+fn the_readme_tool_rows_match_the_tool_schemas() -> Result<()> {
+    let data = TempDir::new("catalogue-readme");
+    let list: Vec<Value> = serde_json::from_str(&ochre(&data, &["tools", "--json"])?)?;
+    let readme = std::fs::read_to_string(repo_root().join("README.md"))?;
+    let mut rows = std::collections::BTreeMap::new();
+    for line in readme.lines() {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        if cells.len() < 3 || !cells[0].starts_with("| `") {
+            continue;
+        }
+        let name = cells[0].trim_start_matches("| `").trim_end_matches('`');
+        if list.iter().any(|t| t["name"] == name) {
+            rows.insert(name.to_owned(), cells[2].trim().to_owned());
+        }
+    }
+    let mut wrong = Vec::new();
+    for t in &list {
+        let name = t["name"].as_str().expect("name");
+        let Some(cell) = rows.get(name) else {
+            wrong.push(format!("{name}: no row in the README's tool tables"));
+            continue;
+        };
+        let Some(args) = readme_arguments(cell) else {
+            continue;
+        };
+        let schema = &t["inputSchema"];
+        let props = schema["properties"].as_object().cloned().unwrap_or_default();
+        let required: std::collections::BTreeSet<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (arg, req) in &args {
+            if !props.contains_key(arg) {
+                wrong.push(format!(
+                    "{name}: the README writes `{arg}`, the schema has no such argument (it has {:?})",
+                    props.keys().collect::<Vec<_>>()
+                ));
+            } else if *req && !required.contains(arg.as_str()) && !required_in_effect(name, arg) {
+                wrong.push(format!(
+                    "{name}: the README writes `{arg}` as required, the schema does not require it"
+                ));
+            }
+        }
+        for r in &required {
+            if !args.iter().any(|(a, req)| a == r && *req) {
+                wrong.push(format!(
+                    "{name}: the schema requires `{r}`, the README does not write it as required"
+                ));
+            }
+        }
+    }
+    assert!(rows.len() >= 50, "the README's tool rows were not found ({} rows)", rows.len());
+    assert!(
+        wrong.is_empty(),
+        "the README's tool rows disagree with the schemas:\n{}",
+        wrong.join("\n")
+    );
+    Ok(())
+}

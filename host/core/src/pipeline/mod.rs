@@ -400,6 +400,7 @@ mod tests {
             output_mode: true,
             redact: Vec::new(),
             secret_result: None,
+            secret_args: Vec::new(),
             plugin: "core".into(),
             scope: None,
             control: false,

@@ -14,7 +14,7 @@ use crate::browser::BrowserManager;
 use crate::error::ToolError;
 use crate::journal::{CallRecord, is_sensitive_name, iso_of};
 use crate::recording::Recorder;
-use crate::redact::{KnownSecrets, slug};
+use crate::redact::{KnownSecrets, secret_arg_name, slug};
 use crate::tool::ToolInfo;
 
 pub(crate) struct Record {
@@ -190,6 +190,15 @@ impl Record {
         };
         let target = args["ref"].as_str().unwrap_or_default();
         for (k, v) in m.iter_mut() {
+            if info.secret_args.contains(k) {
+                if let Value::String(s) = v
+                    && !s.is_empty()
+                {
+                    let name = secret_arg_name(&info.name, args, k);
+                    *s = format!("{{{{{}}}}}", self.recorder.param(&name, None));
+                }
+                continue;
+            }
             if !info.redact.contains(k) {
                 self.mask(k, v);
                 continue;
