@@ -759,15 +759,34 @@ pub fn widget_modules() -> Result<PathBuf> {
 /// The MUI fixture app, bundled now with esbuild from the `mui` entry of the
 /// pins (installed on first use): a dir with `index.html` and `bundle.js` to serve.
 pub fn mui_site() -> Result<PathBuf> {
-    let modules = npm_modules("mui")?;
+    bundled_site("mui", "mui")
+}
+
+/// The React library pages of the fidelity suite (`fixtures/sites/lib-react`),
+/// bundled now from the `fidelity-react` entry of the pins.
+pub fn react_lib_site() -> Result<PathBuf> {
+    bundled_site("fidelity-react", "lib-react")
+}
+
+/// A fixture dir of `fixtures/sites` with an `app.jsx`, bundled now with the
+/// esbuild of the npm entry `modules` (installed on first use, with what the
+/// app imports): a dir with the dir's HTML pages and `bundle.js` to serve.
+/// Nothing of the libraries is in the repository.
+pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
+    let modules = npm_modules(modules)?;
     let npm = modules.parent().context("npm dir")?;
-    let src = sites_dir().join("mui");
+    let src = sites_dir().join(dir);
     let out = npm.join(format!("site-{}", std::process::id()));
     std::fs::create_dir_all(&out)?;
     // The entry sits beside node_modules so that its imports resolve there.
     let entry = npm.join(format!("app-{}.jsx", std::process::id()));
     std::fs::copy(src.join("app.jsx"), &entry)?;
-    std::fs::copy(src.join("index.html"), out.join("index.html"))?;
+    for page in std::fs::read_dir(&src)? {
+        let page = page?.path();
+        if page.extension().is_some_and(|e| e == "html") {
+            std::fs::copy(&page, out.join(page.file_name().context("name")?))?;
+        }
+    }
     let built = std::process::Command::new(modules.join(".bin").join("esbuild"))
         .arg(&entry)
         .args(["--bundle", "--minify", "--jsx=automatic", "--log-level=warning"])

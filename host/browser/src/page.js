@@ -118,7 +118,11 @@
     'textbox', 'treeitem']);
   const VALUE_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'combobox']);
   const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox',
-    'menuitemradio', 'option', 'treeitem', 'switch', 'checkbox', 'radio', 'cell', 'columnheader', 'rowheader']);
+    'menuitemradio', 'option', 'treeitem', 'switch', 'checkbox', 'radio', 'cell', 'gridcell', 'columnheader', 'rowheader']);
+  // Roles whose children are presentational (ARIA): their words are their name
+  // at most, never text of their own.
+  const PRESENTATIONAL_KIDS = new Set(['button', 'checkbox', 'img', 'menuitemcheckbox', 'menuitemradio', 'meter',
+    'option', 'progressbar', 'radio', 'scrollbar', 'separator', 'slider', 'switch', 'tab']);
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'datalist']);
   const BLOCK = new Set(['p', 'div', 'li', 'ul', 'ol', 'dl', 'dt', 'dd', 'td', 'th', 'tr', 'table', 'pre',
     'blockquote', 'section', 'article', 'header', 'footer', 'nav', 'aside', 'main', 'form', 'fieldset', 'legend',
@@ -129,7 +133,9 @@
     if (explicit && explicit.trim()) return explicit.trim().split(/\s+/)[0];
     const t = el.localName;
     switch (t) {
-      case 'a': case 'area': return el.hasAttribute('href') ? 'link' : null;
+      // An anchor without href that acts (its own click listener, a tabindex)
+      // is a link all the same, as Chromium has it.
+      case 'a': case 'area': return el.hasAttribute('href') || ownClick(el) ? 'link' : null;
       case 'button': return 'button';
       case 'input': {
         const ty = (el.getAttribute('type') || 'text').toLowerCase();
@@ -207,6 +213,8 @@
   function seen(el, memo) {
     if (!visible(el)) return false;
     if (!el.ownerDocument.defaultView) return true;
+    // A text field in a box clipped to nothing is an editor's keyboard proxy.
+    if (el.matches(TEXT_FIELDS)) return true;
     const path = [];
     let ok = true;
     for (let a = el.parentElement; a && a !== el.ownerDocument.body; a = a.parentElement) {
@@ -232,7 +240,7 @@
     const shows = (e) => {
       if (ok.has(e)) return ok.get(e);
       const cs = getComputedStyle(e);
-      const v = shows(e.parentElement) && !SKIP.has(e.localName) && e.getAttribute('aria-hidden') !== 'true' && cs.display !== 'none' && cs.visibility !== 'hidden' && cs.opacity !== '0' && !collapsed(e, cs);
+      const v = shows(e.parentElement) && !SKIP.has(e.localName) && e.getAttribute('aria-hidden') !== 'true' && cs.display !== 'none' && cs.visibility !== 'hidden' && cs.opacity !== '0' && !collapsed(e, cs) && !srOnly(e, cs);
       ok.set(e, v);
       return v;
     };
@@ -250,9 +258,20 @@
   function hiddenLive(el, cs) {
     const live = el.getAttribute('aria-live');
     if (!(live && live !== 'off') && !LIVE_ROLES.has(el.getAttribute('role') || '')) return false;
+    return srOnly(el, cs);
+  }
+  // Drawn for screen readers only: clipped to nothing, or a box of a pixel that
+  // clips its content (the "visually hidden" pattern; Select2 and Choices hide
+  // the select they stand for so).
+  function srOnly(el, cs) {
     const tiny = el.clientWidth <= 1 || el.clientHeight <= 1;
     const clipped = /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(cs.clip) || /inset\((50|100)%/.test(cs.clipPath);
-    return (tiny && cs.overflow !== 'visible') || clipped;
+    return (tiny && cs.overflow !== 'visible' && cs.display !== 'inline' && cs.display !== 'contents') || clipped;
+  }
+  // Whether a person sees an element's box (rendered and not drawn for screen
+  // readers only).
+  function drawn(el) {
+    return visible(el) && (!el.ownerDocument.defaultView || !srOnly(el, getComputedStyle(el)));
   }
   // A box that clips its content to nothing: overflow other than visible and no
   // height (or width) to show it in.
@@ -280,12 +299,21 @@
     const p = el.parentElement;
     return !p || getComputedStyle(p).cursor !== 'pointer';
   }
+  // Focusable by a tabindex (any value: -1 is focusable by script and click,
+  // as Chromium's tree has it).
+  function tabbable(el) {
+    const ti = el.getAttribute('tabindex');
+    return ti != null && ti.trim() !== '' && Number.isInteger(Number(ti)) && el.localName !== 'body' && el.localName !== 'html';
+  }
+  // Acting by its own means: a click listener, onclick, a tabindex.
+  function ownClick(el) {
+    return (CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function' || el.hasAttribute('onclick') || tabbable(el);
+  }
   function isInteractive(el, role, nested) {
     if (role && INTERACTIVE.has(role)) return true;
+    if (tabbable(el)) return true;
     if (NEVER_CLICKABLE.has(el.localName) || (role && (LANDMARKS.has(role) || role === 'heading'))) return false;
     if (el.hasAttribute('onclick')) return true;
-    const ti = el.getAttribute('tabindex');
-    if (ti != null && Number(ti) >= 0) return true;
     if (el.getAttribute('draggable') === 'true') return smallEnough(el);
     if ((CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function') return smallEnough(el);
     // Items of a list or table whose container listens (sortable lists, menus
@@ -301,6 +329,8 @@
   // folded away, its controls stand for it. One a page made focusable
   // (tabindex: a notebook cell, a card) stays.
   const CONTROLS = 'a[href],button,input,select,textarea,summary,[role],[tabindex],[contenteditable=""],[contenteditable=true]';
+  // What takes typed text: an editor's keyboard proxy among them.
+  const TEXT_FIELDS = 'textarea,input:not([type]),input[type=text],input[type=search],[contenteditable=""],[contenteditable=true]';
   function wrapper(el, role) {
     return !role && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !!el.querySelector(CONTROLS);
   }
@@ -327,13 +357,20 @@
   // Input types whose value has a format or a meaning beyond text: shown in
   // snapshots (`textbox "Born" type=date ="2016-04-09"`).
   const TYPED = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'number', 'range', 'color', 'email', 'tel', 'url', 'password']);
-  const VALUE_MAX = 300;
-  // A field's value as it is (spaces and line breaks kept), cut only when long.
-  function quoteValue(v) {
-    if (v.length <= VALUE_MAX) return JSON.stringify(v);
-    return JSON.stringify(v.slice(0, VALUE_MAX - 1) + '\u2026') + ' (' + v.length + ' chars)';
+  // A field's value is quoted whole up to the line limit in snapshots and
+  // find; an action's answer quotes less (VALUE_SHORT), and read_page of the
+  // field itself quotes it all.
+  const VALUE_MAX = LINE_MAX;
+  const VALUE_SHORT = 300;
+  // A field's value as it is (spaces and line breaks kept), cut only past
+  // `max` (never when `max` is 0), saying so and how to read it whole.
+  function quoteValue(v, max) {
+    if (max == null) max = VALUE_MAX;
+    if (!max || v.length <= max) return JSON.stringify(v);
+    return JSON.stringify(v.slice(0, max - 1) + '\u2026') + ' (' + v.length + ' chars; read_page with its ref_id shows it whole)';
   }
-  function stateOf(el, role) {
+  // `max`: where a value is cut (0: never).
+  function stateOf(el, role, max) {
     let s = '';
     if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
       const c = 'checked' in el && el.localName === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
@@ -354,7 +391,7 @@
     if (now != null) {
       const lo = el.getAttribute('aria-valuemin'), hi = el.getAttribute('aria-valuemax');
       if (lo != null || hi != null) s += ' range=' + (lo || '') + '..' + (hi || '');
-      return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now);
+      return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now, max);
     }
     if (VALUE_ROLES.has(role) || ty === 'color') {
       let v = '';
@@ -362,13 +399,14 @@
       else if ('value' in el && el.localName !== 'button') v = ty === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
       else if (el.isContentEditable) v = editorText(el);
       // A custom combobox shows its choice as its text (MUI's Select).
-      else if (role === 'combobox') v = clean(el.innerText.replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
-      if (v) s += ' =' + quoteValue(v);
+      // (What a person sees of it: not the options of a select it hides.)
+      else if (role === 'combobox') v = clean(wordsSeen(el, 4 * VALUE_MAX).replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
+      if (v) s += ' =' + quoteValue(v, max);
     }
     if (el.localName === 'select') {
       if (role === 'listbox') {
         const v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
-        if (v) s += ' =' + quoteValue(v);
+        if (v) s += ' =' + quoteValue(v, max);
       }
       s += ' (' + el.options.length + ' options)';
     }
@@ -411,6 +449,8 @@
     let buf = '';
     let mute = 0;
     let inControl = 0;
+    // Inside a box clipped to nothing: only text fields are walked.
+    let clipped = 0;
     const ind = (d) => ' '.repeat(onlyInteractive ? 0 : d);
     const flush = (d) => {
       if (buf) {
@@ -427,13 +467,27 @@
       if (node.nodeType !== 1) return;
       const el = node;
       const t = el.localName;
-      if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || el.hidden) return;
+      // (`hidden` counts where there is no layout; where there is, what is
+      // rendered decides: a page's CSS may show a hidden element.)
+      if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || (el.hidden && !rendered)) return;
       if (!visible(el)) return;
       const cs = rendered ? getComputedStyle(el) : null;
-      // Clipped to nothing: not seen. Transparent: its words are not seen, but
-      // its controls stay (a date field's sections show once focused, row
-      // actions under the pointer: a person clicks there all the same).
-      if (cs && el !== top && (collapsed(el, cs) || hiddenLive(el, cs))) return;
+      if (cs && el !== top && hiddenLive(el, cs)) return;
+      // Clipped to nothing: nothing in it is seen, but a text field stays (an
+      // editor types through a textarea in a box of no height, as CodeMirror
+      // and Ace do; Chromium keeps it focusable). Transparent: its words are
+      // not seen, but its controls stay (a date field's sections show once
+      // focused, row actions under the pointer: a person clicks there all the
+      // same).
+      if (cs && el !== top && collapsed(el, cs)) {
+        if (!el.querySelector(TEXT_FIELDS)) return;
+        flush(d);
+        clipped++;
+        mute++;
+        try { for (const c of kids(el)) visit(c, d); } finally { clipped--; mute--; }
+        return;
+      }
+      if (clipped && !(el.matches(TEXT_FIELDS) || el.querySelector(TEXT_FIELDS))) return;
       const clear = !!cs && el !== top && cs.opacity === '0';
       const outer = transform;
       if (cs) transform = cs.textTransform;
@@ -453,16 +507,22 @@
         // Chromium's accessible name).
         let nm = long ? '' : nameOf(el, r, words);
         if (words != null && transform !== 'none') nm = transformed(nm, transform);
-        if (d <= maxDepth) out.push(ind(d) + r + (nm ? ' ' + JSON.stringify(nm) : '') + ' ax_' + mint(el) + stateOf(el, r));
+        if (d <= maxDepth) out.push(ind(d) + r + (nm ? ' ' + JSON.stringify(nm) : '') + ' ax_' + mint(el) + stateOf(el, r, el === top ? 0 : VALUE_MAX));
         if (t === 'select' && el === top && d + 1 <= maxDepth) {
           // read_page of the select itself lists every option.
           for (const o of el.options) out.push(ind(d + 1) + 'option ' + JSON.stringify(clean(o.label || o.text)) + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
         }
         if (t !== 'select' && t !== 'input' && t !== 'textarea') {
-          // A control named by its words keeps them in its name; a container
-          // whose words are more than a name (a notebook cell, a card) shows
-          // them as text lines under it.
-          const quietKids = !long;
+          // A control named by its words keeps them in its name, one whose
+          // children are presentational (a button, a tab) or that shows its
+          // value (an editor, a custom combobox) has no words of its own; any
+          // other shows its words as text lines under it (a notebook cell
+          // named by aria-label, a card, a grid cell).
+          // (Words the name already says, a day "1" named "November 1",
+          // are not repeated.)
+          const own = words != null ? null : clean(textOf(el), TEXT_MAX + 1);
+          const said = own != null && own.length <= TEXT_MAX && nm.toLowerCase().includes(own.toLowerCase());
+          const quietKids = (words != null && !long) || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
           if (quietKids) mute++;
           inControl++;
           for (const c of kids(el)) visit(c, d + 1);
@@ -512,7 +572,9 @@
       }
       if (t === 'legend' && el.parentElement && el.parentElement.localName === 'fieldset') return;
       // A label's words are its control's name: do not repeat them as text.
-      const quiet = t === 'label' && el.control && el.control.localName !== 'input' || (t === 'label' && el.control && (el.control.type || '').toLowerCase() !== 'hidden');
+      // A control a library hides behind its own widget (Select2, Choices: the
+      // select is not rendered) is not named by it there: its label shows.
+      const quiet = t === 'label' && !!el.control && (el.control.type || '').toLowerCase() !== 'hidden' && drawn(el.control);
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no
       // space appears where the page has none.
@@ -565,7 +627,7 @@
   // mark the host replaces).
   function pageText(root) {
     const base = (root.nodeType === 9 ? root.body : root) || document.documentElement;
-    let out = base.innerText || '';
+    let out = withFields(base, base.innerText || '');
     for (const f of base.querySelectorAll('iframe')) {
       if (!visible(f)) continue;
       const doc = frameDoc(f);
@@ -575,6 +637,28 @@
       else if (f.__ochre_frame) out += head + '\u0001' + f.__ochre_frame + '\u0001';
     }
     return out;
+  }
+
+  // innerText leaves out what fields hold: each shown field's value goes on
+  // the line after its name's (where a person sees it), else at the end.
+  function withFields(base, text) {
+    if (!base.querySelectorAll) return text;
+    let out = text;
+    let at = 0;
+    const rest = [];
+    const fields = base.localName === 'textarea' || base.localName === 'input' ? [base] : base.querySelectorAll('input,textarea');
+    for (const e of fields) {
+      const v = fieldValue(e);
+      if (!v || !drawn(e)) continue;
+      const nm = nameOf(e, roleOf(e) || 'textbox');
+      const i = nm ? out.indexOf(nm, at) : -1;
+      if (i < 0) { rest.push(v); continue; }
+      let eol = out.indexOf('\n', i + nm.length);
+      if (eol < 0) eol = out.length;
+      out = out.slice(0, eol) + '\n' + v + out.slice(eol);
+      at = eol + 1 + v.length;
+    }
+    return rest.length ? out + (out ? '\n' : '') + rest.join('\n') : out;
   }
 
   function markdownOf(root, max) {
@@ -728,9 +812,21 @@
     const r = roleOf(e) || (isInteractive(e, null) ? 'generic' : e.localName);
     return { ref: 'ax_' + mint(e), role: r, name: nameOf(e, r) };
   }
-  function refLine(e) {
+  // `max`: where its value is cut (an action's answer: VALUE_SHORT).
+  function refLine(e, max) {
     const d = describe(e);
-    return d.role + (d.name ? ' ' + JSON.stringify(d.name) : '') + ' ' + d.ref + stateOf(e, d.role);
+    return d.role + (d.name ? ' ' + JSON.stringify(d.name) : '') + ' ' + d.ref + stateOf(e, d.role, max == null ? VALUE_SHORT : max);
+  }
+  // What a field holds as a person sees it: an input's or a text area's
+  // value, an editor's text ('' for anything else, and for a password).
+  function fieldValue(e) {
+    if (e.localName === 'textarea') return e.value;
+    if (e.localName === 'input') {
+      const ty = (e.type || 'text').toLowerCase();
+      return ty === 'password' || ty === 'hidden' || !('value' in e) || /^(checkbox|radio|button|submit|reset|image|file|range|color)$/.test(ty) ? '' : e.value;
+    }
+    if (e.isContentEditable && (!e.parentElement || !e.parentElement.isContentEditable)) return editorText(e);
+    return '';
   }
 
   // ---- find ------------------------------------------------------------------------
@@ -776,6 +872,9 @@
       }
       if (roleWanted.size && roleWanted.has(r === 'searchbox' ? 'textbox' : r)) s += 15;
       if (roleWanted.has(r)) s += 5;
+      // What a field holds counts too (the last word of a long text).
+      const val = q ? norm(fieldValue(e)) : '';
+      if (val && val.includes(q)) s += 30;
       if (s >= 12) scored.push([s, e]);
     }
     // Words a person sees outside any control (a notebook's output, a status
@@ -799,7 +898,7 @@
     scored.sort((x, y) => y[0] - x[0]);
     const limit = Math.min(a.limit || 20, 20);
     const top = scored.slice(0, limit);
-    const line = ([, e, text]) => text == null ? refLine(e) : 'text ' + JSON.stringify(clean(text, TEXT_MAX)) + ' ax_' + mint(e);
+    const line = ([, e, text]) => text == null ? refLine(e, VALUE_MAX) : 'text ' + JSON.stringify(clean(text, TEXT_MAX)) + ' ax_' + mint(e);
     const r = { matches: top.map(line), total: scored.length };
     if (a.scores) r.scores = top.map(([s]) => s);
     return r;
@@ -955,6 +1054,7 @@
         if (!w.gone && !e.isConnected) { w.gone = true; w.goneBetween = !inDispatch; }
         if (inDispatch) w.dispatchMuts++;
         for (const r of recs) {
+          if (e.contains(r.target)) w.targetMuts = (w.targetMuts || 0) + 1;
           // A clock or countdown ticking on its own is not the action's doing.
           if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
           w.muts++;
@@ -979,14 +1079,17 @@
       const on = (ev) => {
         const path = ev.composedPath ? ev.composedPath() : [];
         // A drag's press must reach what is dragged (w.src).
-        if (w.src && (ev.type === 'mousedown' || ev.type === 'dragstart')) {
+        // (A press is pointerdown as much as mousedown: a page that cancels
+        // pointerdown gets no mousedown at all, as Radix's menus do.)
+        const press = ev.type === 'mousedown' || ev.type === 'pointerdown';
+        if (w.src && (press || ev.type === 'dragstart')) {
           if (path.includes(w.src)) w.srcDelivered = true;
           else if (!w.srcReceived && path.length && path[0].nodeType === 1) w.srcReceived = path[0];
-          if (ev.type === 'mousedown' || !path.includes(e)) return;
+          if (press || !path.includes(e)) return;
         }
         if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) {
           w.delivered = true;
-          if (ev.type === 'mousedown') w.pressed = true;
+          if (press) w.pressed = true;
           else if (ev.type === 'click' || ev.type === 'dblclick') w.clicked = true;
         } else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
       };
@@ -999,7 +1102,7 @@
       const leaving = () => { w.leaving = true; };
       win.addEventListener('beforeunload', leaving, true);
       w.listeners.push([win, 'beforeunload', leaving]);
-      for (const type of ['click', 'dblclick', 'mousedown', 'keydown', 'mouseover', 'dragstart', 'dragenter', 'dragover', 'drop']) {
+      for (const type of ['click', 'dblclick', 'pointerdown', 'mousedown', 'keydown', 'mouseover', 'dragstart', 'dragenter', 'dragover', 'drop']) {
         win.addEventListener(type, on, true);
         w.listeners.push([win, type, on]);
       }
@@ -1041,8 +1144,29 @@
     for (const [win, t, f] of w.listeners) win.removeEventListener(t, f, true);
     L.watch = null;
   }
+  // An element's place: its parent, its rank there, its box on the page.
+  function placeOf(e) {
+    const r = e.getBoundingClientRect();
+    const rank = e.parentNode ? Array.prototype.indexOf.call(e.parentNode.childNodes, e) : -1;
+    return { parent: e.parentNode, rank, x: Math.round(r.left + scrollX), y: Math.round(r.top + scrollY), connected: e.isConnected };
+  }
+  // What a drag changed: the source moved (another parent or rank, or its box
+  // elsewhere: a draggable left where it was dropped), the target's subtree
+  // changed, or the words of the page did (a list reordered, "Archived").
+  function dragEffect(w) {
+    const out = [];
+    const now = placeOf(w.src);
+    const was = w.srcPlace;
+    if (now.connected !== was.connected || now.parent !== was.parent || now.rank !== was.rank) out.push('the dragged element moved in the page');
+    else if (Math.abs(now.x - was.x) > 2 || Math.abs(now.y - was.y) > 2) out.push('the dragged element moved on screen');
+    if (w.targetMuts) out.push('the drop target changed');
+    if (document.body && document.body.innerText !== w.pageText) out.push('the page\'s text changed');
+    return out;
+  }
   function delta(w) {
-    const d = { delivered: w.delivered, mutations: w.muts };
+    // `pressed`: the press or the click reached the target (a pointer that
+    // only passed over it, before a timer took it away, clicked nothing).
+    const d = { delivered: w.delivered, pressed: !!(w.pressed || w.clicked), mutations: w.muts };
     // The press reached the target, but before the release the page removed it
     // by itself (a timer, not a handler of the press: nothing changed while
     // ochre's events were dispatched), so no click could reach it.
@@ -1050,8 +1174,9 @@
       d.delivered = false;
       d.removed_before_release = true;
     }
-    if (!w.delivered && w.received) d.received_by = hitName(w.received);
+    if ((!w.delivered || !d.pressed) && w.received) d.received_by = hitName(w.received);
     if (w.src) {
+      if (w.srcPlace) d.effect = dragEffect(w);
       d.source_delivered = !!w.srcDelivered;
       if (!w.srcDelivered && w.srcReceived) d.source_received_by = hitName(w.srcReceived);
     }
@@ -1659,7 +1784,13 @@
       const ps = point(s, 'plain');
       const pd = point(d, 'plain');
       watch(d); L.watch.focusBefore = document.activeElement;
-      if (!html5) L.watch.src = s;
+      if (!html5) {
+        L.watch.src = s;
+        // Where the source is and what the page says now: a drag is judged by
+        // what it changed (see delta).
+        L.watch.srcPlace = placeOf(s);
+        L.watch.pageText = document.body ? document.body.innerText : '';
+      }
       const tr = d.getBoundingClientRect();
       return { token: L.token, html5, source: ps, target: pd, target_box: { width: tr.width, height: tr.height }, source_line: refLine(s), target_line: refLine(d) };
     },

@@ -316,7 +316,10 @@ fn click_delivered(
             return Err(e);
         }
         let d = run(tab, &ops::Settle::after(&w))?;
-        if d["delivered"] == json!(true) {
+        // A click counts when its press or the click itself reached the
+        // target (a navigation it started says so too); the pointer passing
+        // over it does not.
+        if d["delivered"] == json!(true) && d["pressed"] != json!(false) {
             return Ok((d, waited_all.join("; "), tried));
         }
         if d["removed_before_release"] == json!(true) {
@@ -865,25 +868,47 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
     let d = run(tab, &ops::Settle { token: info.token.clone(), ..ops::Settle::default() })?;
     // The press must have reached the source and the pointer the target (the
     // page records who received each event); a navigation ends the watch.
+    // Judged by its effect: the press must have reached the source, and the
+    // page must have reacted (the item moved, the list reordered, the drop's
+    // handler changed the page). The drop's events may reach the dragged item
+    // rather than the target (a sortable list keeps it under the pointer): the
+    // effect decides. It fails only when nothing happened, saying what
+    // received the events.
+    let mut said = String::new();
     if !html5 && d["navigated"] != json!(true) {
-        let ends = [
-            ("source_delivered", "source_received_by", "the press", &info.source_line),
-            ("delivered", "received_by", "the drop", &info.target_line),
-        ];
-        for (ok, by, what, line) in ends {
-            if d[ok] != json!(true) {
-                let by = d[by].as_str().unwrap_or("no element").to_owned();
-                return Err(ToolError::element_not_interactable(format!(
-                    "{what} did not reach {}: {by} received it ({})",
-                    line,
-                    describe_delta(&d)
-                ))
-                .with_details(json!({"received_by": by})));
-            }
+        let effect: Vec<&str> =
+            d["effect"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if d["source_delivered"] != json!(true) {
+            let by = d["source_received_by"].as_str().unwrap_or("no element").to_owned();
+            return Err(ToolError::element_not_interactable(format!(
+                "the press did not reach {}: {by} received it ({}); nothing was dragged",
+                info.source_line,
+                describe_delta(&d)
+            ))
+            .with_details(json!({"received_by": by})));
         }
+        let reached = d["delivered"] == json!(true);
+        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
+        if effect.is_empty() {
+            let where_ = if reached {
+                format!("the drop reached {}", info.target_line)
+            } else {
+                format!("the drop did not reach {}: {by} received it", info.target_line)
+            };
+            return Err(ToolError::element_not_interactable(format!(
+                "{where_}, but the page did not react (nothing moved, nothing changed: it does not take this drop there) ({})",
+                describe_delta(&d)
+            ))
+            .with_details(json!({"received_by": if reached { info.target_line.clone() } else { by }})));
+        }
+        said = if reached {
+            format!(" ({})", effect.join(", "))
+        } else {
+            format!(" (the drop's events reached {by}; {})", effect.join(", "))
+        };
     }
     let out = format!(
-        "dragged {what}{}: {}",
+        "dragged {what}{}{said}: {}",
         if html5 { " (HTML5 events)" } else { "" },
         describe_delta(&d)
     );

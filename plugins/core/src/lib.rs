@@ -219,13 +219,17 @@ struct ContentArgs {
 #[ochre_sdk::tool(name = "page_content", read_only, tier = 2, scope = Browser)]
 fn page_content(a: ContentArgs) -> Result<Output, ToolError> {
     let html = a.format.as_deref() == Some("html");
-    let expr = if html {
-        "document.documentElement ? document.documentElement.outerHTML : ''"
+    // The text is read_page's text mode (the page model's one reading: what
+    // fields hold included, frames' text after the page's).
+    let text = if html {
+        let expr = "document.documentElement ? document.documentElement.outerHTML : ''";
+        let value = browser::evaluate(a.tab_id.as_deref(), expr, 30_000)?;
+        value.as_str().unwrap_or_default().to_owned()
     } else {
-        "document.body ? document.body.innerText : ''"
+        let op = ops::Snapshot { mode: Some("text".into()), ..Default::default() };
+        browser::run(a.tab_id.as_deref(), &op, 30_000)?.text
     };
-    let value = browser::evaluate(a.tab_id.as_deref(), expr, 30_000)?;
-    let text = value.as_str().unwrap_or_default();
+    let text = text.as_str();
     let max = a.max_chars.unwrap_or(50_000) as usize;
     let total = text.chars().count();
     let mut out: String = text.chars().take(max).collect();

@@ -448,3 +448,115 @@ async fn the_page_does_not_see_ochre() -> Result<()> {
     assert!(seen.contains("ael_length=2"), "{seen}");
     Ok(())
 }
+
+/// A field's whole value: text areas and inputs of 100, 1,000 and 10,000
+/// characters, set from script and typed by the test, are quoted by
+/// `read_page` up to its line limit (2,000 characters, said so past it), whole
+/// by `read_page` of the field itself, found by their last word, and in the
+/// text mode and `page_content` where a person sees them.
+#[tokio::test]
+async fn a_fields_whole_value_is_always_readable() -> Result<()> {
+    const LIMIT: usize = 2_000;
+    let (_site, _data, client, _snap) = open_page("values", &[], "values.html").await?;
+    client.tool("expand_tools", json!({"tier": 2})).await?;
+    let text_of = |n: usize, last: &str| -> String {
+        let words = [
+            "nisl",
+            "pretium",
+            "fusce",
+            "id",
+            "velit",
+            "ut",
+            "tortor",
+            "pretium",
+            "viverra",
+            "suspendisse",
+        ];
+        let mut s = String::new();
+        let mut i = 0;
+        while s.len() < n - last.len() - 1 {
+            s.push_str(words[i % words.len()]);
+            s.push_str(if i % 7 == 6 { ", " } else { " " });
+            i += 1;
+        }
+        s.truncate(n - last.len() - 1);
+        format!("{s} {last}")
+    };
+    // Typed by the test: one key per character for the short text area, the
+    // value set at once for the long ones (form_input), back to back.
+    let snap = snapshot(&client).await?;
+    let typed = [
+        ("Typed 100", 100, "t100end"),
+        ("Typed 1000", 1000, "t1000end"),
+        ("Typed 10000", 10_000, "t10000end"),
+    ];
+    for (label, n, last) in typed {
+        let r = ref_of(&snap, "textbox", label);
+        let value = text_of(n, last);
+        let res = if n == 100 {
+            client.tool("type", json!({"ref": r, "text": value})).await?
+        } else {
+            client.tool("form_input", json!({"ref": r, "value": value})).await?
+        };
+        assert_ne!(res.is_error, Some(true), "{label}: {}", texts(&res));
+    }
+    let fields = [
+        ("Set 100", 100, "r100end"),
+        ("Set 1000", 1000, "r1000end"),
+        ("Set 10000", 10_000, "r10000end"),
+        ("Set input 10000", 10_000, "i10000end"),
+        ("Typed 100", 100, "t100end"),
+        ("Typed 1000", 1000, "t1000end"),
+        ("Typed 10000", 10_000, "t10000end"),
+    ];
+    let snap = snapshot(&client).await?;
+    let content = client.tool_text("page_content", json!({})).await?;
+    let text_mode = client.tool_text("read_page", json!({"mode": "text"})).await?;
+    for (label, n, last) in fields {
+        let value = text_of(n, last);
+        let line = snap
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("textbox {}", json!(label))))
+            .unwrap_or_else(|| panic!("no line for {label} in {snap}"));
+        let quoted = line.split_once(" =").map(|(_, q)| q).unwrap_or_default();
+        let shown: String = serde_json::Deserializer::from_str(quoted)
+            .into_iter::<String>()
+            .next()
+            .and_then(|v| v.ok())
+            .unwrap_or_default();
+        if n <= LIMIT {
+            assert_eq!(shown, value, "{label}: read_page quotes it whole");
+        } else {
+            // Cut at the limit, never short of it, and it says so.
+            let head = shown.trim_end_matches('\u{2026}');
+            assert!(
+                head.chars().count() >= LIMIT - 1 && value.starts_with(head),
+                "{label}: cut short: {} chars",
+                head.chars().count()
+            );
+            assert!(
+                line.contains(&format!("({n} chars; read_page with its ref_id shows it whole)")),
+                "{line}"
+            );
+        }
+        // Whole by read_page of the field.
+        let r = ref_in(line).to_owned();
+        let whole = client.tool_text("read_page", json!({"ref_id": r})).await?;
+        assert!(
+            whole.contains(&serde_json::to_string(&value)?),
+            "{label}: read_page ref_id: {}",
+            &whole[..whole.len().min(300)]
+        );
+        // The last word finds it.
+        let found = client.tool_text("find", json!({"query": last})).await?;
+        assert!(
+            found.lines().next().is_some_and(|l| l.contains(&format!("{r} "))),
+            "{label}: find {last}: {found}"
+        );
+        // Where a person sees it: the text mode and page_content.
+        assert!(text_mode.contains(&value), "{label}: not in the text mode");
+        assert!(content.contains(&value), "{label}: not in page_content");
+    }
+    client.cancel().await?;
+    Ok(())
+}

@@ -273,3 +273,276 @@ async fn mui_components_by_ref_back_to_back_and_slowed() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// A server of the library pages (`fixtures/sites/lib`, their libraries from
+/// the `fidelity` npm entry under `/lib-vendor/`), an ochre server, the page
+/// opened and its snapshot.
+async fn open_lib(label: &str, page: &str) -> Result<(SiteServer, TempDir, Client, String)> {
+    let site = SiteServer::start_with(
+        sites_dir(),
+        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
+    )
+    .await?;
+    let data = TempDir::new(label);
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    navigate(&client, &site.url(page)).await?;
+    let snap = snapshot(&client).await?;
+    Ok((site, data, client, snap))
+}
+
+/// A code editor that takes its keys through a textarea in a box of no height
+/// (CodeMirror 5) is offered as a textbox, and typing there edits the code.
+#[tokio::test]
+async fn codemirror5_takes_typed_text_through_its_textarea() -> Result<()> {
+    let (site, _data, client, snap) = open_lib("lib-cm5", "lib/codemirror5.html").await?;
+    let editor = snap
+        .lines()
+        .find(|l| l.trim_start().starts_with("textbox"))
+        .map(ref_in)
+        .unwrap_or_else(|| panic!("no textbox for the editor in:\n{snap}"));
+    let typed = client.tool("type", json!({"ref": editor, "text": "// checked"})).await?;
+    assert_ne!(typed.is_error, Some(true), "{}", texts(&typed));
+    click(&client, &find_ref(&client, "button", "Save script").await?).await?;
+    let code = site.expect_recorded("code=").await?;
+    assert!(code.contains("// checked") && code.contains("function greet"), "{code}");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// A sortable list whose dragged item follows the pointer (jQuery UI): the
+/// drop's events reach the item, the list reorders: "dragged", not a failure.
+/// A drag onto what does not take it (a heading) changes nothing: a failure
+/// that says what received it.
+#[tokio::test]
+async fn jquery_ui_sortable_drag_is_judged_by_its_effect() -> Result<()> {
+    let (site, _data, client, snap) = open_lib("lib-sortable", "lib/jqui-sortable.html").await?;
+    let first = ref_of(&snap, "generic", "Login page");
+    let third = ref_of(&snap, "generic", "Audit log");
+    let r = client.tool("drag_drop", json!({"source": first, "target": third})).await?;
+    let t = texts(&r);
+    assert_ne!(r.is_error, Some(true), "{t}");
+    assert!(t.starts_with("dragged"), "{t}");
+    let order = site.expect_recorded("order=").await?;
+    assert!(order.starts_with("order=Password reset"), "{order}");
+    client.cancel().await?;
+
+    let (site, _data, client, snap) = open_lib("lib-draggable", "lib/jqui-draggable.html").await?;
+    let card = ref_of(&snap, "generic", "Quarterly report");
+    // Onto the status line, which takes nothing: the card goes back (revert),
+    // nothing changed: a failure naming what received the drop.
+    let status = snap
+        .lines()
+        .find(|l| l.contains("\"Nothing archived\""))
+        .map(|_| ())
+        .ok_or_else(|| anyhow::anyhow!("no status line in {snap}"));
+    status?;
+    let r = client.tool("drag_drop", json!({"source": card, "targetSelector": "#status"})).await?;
+    let e = error_of(&r);
+    assert_eq!(e["code"], "ELEMENT_NOT_INTERACTABLE", "{e}");
+    assert!(e["message"].as_str().unwrap_or_default().contains("did not react"), "{e}");
+    assert!(!site.recorded().iter().any(|q| q.contains("archived=")), "{:?}", site.recorded());
+    // Onto the bin: archived (checked on the server).
+    assert!(snap.contains("\"Archive (drop here)\""), "{snap}");
+    let r = client.tool("drag_drop", json!({"source": card, "targetSelector": "#bin"})).await?;
+    assert!(texts(&r).starts_with("dragged"), "{}", texts(&r));
+    site.expect_recorded("archived=Quarterly report").await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Autocomplete suggestions that are plain items under a list taking their
+/// clicks through one delegated listener (jQuery UI) have refs: the agent
+/// clicks the one it read.
+#[tokio::test]
+async fn jquery_ui_autocomplete_suggestions_can_be_clicked() -> Result<()> {
+    let (site, _data, client, snap) =
+        open_lib("lib-autocomplete", "lib/jqui-autocomplete.html").await?;
+    let field = ref_of(&snap, "textbox", "Language");
+    client.tool("type", json!({"ref": field, "text": "ja"})).await?;
+    let found = client.tool_text("find", json!({"query": "JavaScript"})).await?;
+    let line =
+        found.lines().find(|l| l.contains("\"JavaScript\"")).unwrap_or_else(|| panic!("{found}"));
+    click(&client, ref_in(line)).await?;
+    site.expect_recorded("language=JavaScript").await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+/// A form label above a select that a library replaced (Select2) is read, and
+/// the choice made through the library's own widget reaches the server.
+#[tokio::test]
+async fn select2_label_is_read_and_a_choice_is_made() -> Result<()> {
+    let (site, _data, client, snap) = open_lib("lib-select2", "lib/select2.html").await?;
+    assert!(snap.contains("\"Status *\"") || snap.contains("\"Status\""), "{snap}");
+    let found = client.tool_text("find", json!({"query": "Status"})).await?;
+    assert!(found.contains("Status"), "{found}");
+    let combo = snap
+        .lines()
+        .find(|l| l.trim_start().starts_with("combobox") && l.contains("=\"Pending\""))
+        .map(ref_in)
+        .unwrap_or_else(|| panic!("{snap}"));
+    click(&client, combo).await?;
+    click(&client, &find_ref(&client, "option", "Shipped").await?).await?;
+    site.expect_recorded("status=shipped").await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+/// The ref of what a step of a library page's action names: `role` (and
+/// `name`) in a fresh snapshot, or the first line of `find` with `find`'s
+/// words; `None` when nothing matches.
+async fn step_ref(client: &Client, at: &Value) -> Result<Option<String>> {
+    if let Some(q) = at["find"].as_str() {
+        // The most specific match: the shortest line with the words.
+        let found = client.tool_text("find", json!({"query": q})).await?;
+        return Ok(found
+            .lines()
+            .filter(|l| l.contains(q) && l.contains(" ax_"))
+            .min_by_key(|l| l.len())
+            .map(|l| ref_in(l).to_owned()));
+    }
+    let Some(role) = at["role"].as_str() else { return Ok(None) };
+    let snap = snapshot(client).await?;
+    // `role "name" ax_N` anywhere in a line (a table row holds several).
+    let want = match at["name"].as_str() {
+        Some(n) => format!("{role} {} ax_", json!(n)),
+        None => format!("{role} ax_"),
+    };
+    for line in snap.lines() {
+        let l = line.trim_start();
+        let at = if at["name"].is_null() && l.starts_with(&format!("{role} \"")) {
+            // A role without a name asked: the first line of that role.
+            l.find(" ax_").map(|i| i + 1)
+        } else {
+            l.find(&want).map(|i| i + want.len() - 3)
+        };
+        if let Some(i) = at {
+            let digits: String = l[i + 3..].chars().take_while(char::is_ascii_digit).collect();
+            return Ok(Some(format!("ax_{digits}")));
+        }
+    }
+    Ok(None)
+}
+
+/// One action per library page (its `ochre-action` block: steps through
+/// ochre's tools, and the request the page sends when the action had its
+/// effect), back to back, every answer compared with the effect on the server:
+/// a success with no effect is a false success, a failure with the effect a
+/// false failure. The table is printed (`--nocapture`).
+#[tokio::test]
+async fn every_library_widget_acts_and_its_answer_is_true() -> Result<()> {
+    let site = SiteServer::start_with(
+        sites_dir(),
+        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
+    )
+    .await?;
+    let react = SiteServer::start_at(react_lib_site()?).await?;
+    let data = TempDir::new("lib-actions");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    client.tool("expand_tools", json!({"tier": 2})).await?;
+    let mut pages = Vec::new();
+    for (dir, server) in [("lib", &site), ("lib-react", &react)] {
+        let mut names: Vec<String> = std::fs::read_dir(sites_dir().join(dir))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".html"))
+            .collect();
+        names.sort();
+        for n in names {
+            let html = std::fs::read_to_string(sites_dir().join(dir).join(&n))?;
+            let Some(spec) = html
+                .split("<script type=\"application/json\" id=\"ochre-action\">")
+                .nth(1)
+                .and_then(|s| s.split("</script>").next())
+            else {
+                anyhow::bail!("{dir}/{n} has no ochre-action block");
+            };
+            let url = if dir == "lib" { server.url(&format!("lib/{n}")) } else { server.url(&n) };
+            pages.push((format!("{dir}/{n}"), url, serde_json::from_str::<Value>(spec)?, server));
+        }
+    }
+    let (mut done, mut false_success, mut false_failure, mut failed) =
+        (0, Vec::new(), Vec::new(), Vec::new());
+    println!("| page | action | ochre said | effect on the server |\n|---|---|---|---|");
+    for (name, url, spec, server) in &pages {
+        navigate(&client, url).await?;
+        let mut said = Ok(String::new());
+        for step in spec["steps"].as_array().into_iter().flatten() {
+            let tool = step["tool"].as_str().expect("tool");
+            let targeted = !step["role"].is_null() || !step["find"].is_null();
+            let r = if targeted { step_ref(&client, step).await? } else { None };
+            if targeted && r.is_none() {
+                said = Err(format!("nothing to act on for {step}"));
+                break;
+            }
+            let mut args = step["args"].as_object().cloned().unwrap_or_default();
+            if tool == "drag_drop" {
+                args.insert("source".into(), json!(r));
+                match step["target"]["selector"].as_str() {
+                    Some(sel) => {
+                        args.insert("targetSelector".into(), json!(sel));
+                    }
+                    None => match step_ref(&client, &step["target"]).await? {
+                        Some(t) => {
+                            args.insert("target".into(), json!(t));
+                        }
+                        None => {
+                            said = Err(format!("no drop target for {step}"));
+                            break;
+                        }
+                    },
+                }
+            } else if let Some(r) = r {
+                args.insert("ref".into(), json!(r));
+            }
+            let res = client.tool(tool, Value::Object(args)).await?;
+            let t = texts(&res);
+            if res.is_error == Some(true) {
+                said = Err(format!("{tool}: {t}"));
+                break;
+            }
+            said = Ok(format!("{tool}: {}", t.lines().next().unwrap_or_default()));
+        }
+        let needle = spec["record"].as_str().expect("record");
+        let effect = server.wait_recorded(needle).await.is_some();
+        let cut = |s: &str| s.chars().take(140).collect::<String>().replace('|', "\\|");
+        let (answer, verdict) = match (&said, effect) {
+            (Ok(t), true) => {
+                done += 1;
+                (cut(t), "done")
+            }
+            (Ok(t), false) => {
+                false_success.push(format!("{name}: {t}"));
+                (cut(t), "FALSE SUCCESS: no effect")
+            }
+            (Err(e), true) => {
+                false_failure.push(format!("{name}: {e}"));
+                (cut(e), "FALSE FAILURE: it had its effect")
+            }
+            (Err(e), false) => {
+                failed.push(format!("{name}: {e}"));
+                (cut(e), "failed, no effect")
+            }
+        };
+        println!(
+            "| {name} | {} | {answer} | {verdict} |",
+            spec["what"].as_str().unwrap_or_default()
+        );
+    }
+    client.cancel().await?;
+    println!(
+        "{done} of {} actions done; {} false successes, {} false failures, {} honest failures",
+        pages.len(),
+        false_success.len(),
+        false_failure.len(),
+        failed.len()
+    );
+    assert!(pages.len() >= 40, "only {} library pages", pages.len());
+    assert!(
+        false_success.is_empty() && false_failure.is_empty(),
+        "untrue answers:\n{}\n{}",
+        false_success.join("\n"),
+        false_failure.join("\n")
+    );
+    assert!(failed.is_empty(), "actions that did not get done:\n{}", failed.join("\n"));
+    Ok(())
+}
