@@ -756,6 +756,17 @@ pub fn widget_modules() -> Result<PathBuf> {
     npm_modules("widgets")
 }
 
+/// The names of the HTML pages in a dir of `fixtures/sites` (`""` for its
+/// top), sorted.
+pub fn html_pages(dir: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(sites_dir().join(dir))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".html"))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// The MUI fixture app, bundled now with esbuild from the `mui` entry of the
 /// pins (installed on first use): a dir with `index.html` and `bundle.js` to serve.
 pub fn mui_site() -> Result<PathBuf> {

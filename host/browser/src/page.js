@@ -42,14 +42,22 @@
     return s.length > max ? s.slice(0, max - 1) + '\u2026' : s;
   };
   const CONTROL_TAGS = new Set(['input', 'select', 'textarea', 'button']);
-  function textOf(node, skip) {
+  // (Thrown to stop a walk that has read enough.)
+  const ENOUGH = {};
+  function textOf(node, skip, max) {
     // The words of a subtree as its accessible name: without form controls' text
     // (a label's own words), hidden parts, or scripts; block-level children (a
     // flex item, a list item, a <br>) are set apart by spaces, inline ones are not.
+    // With `max`, the walk stops once more than `max` characters are read (a
+    // focusable container of a whole page is long: no need to read it all).
     let s = '';
     const rendered = !!(node.ownerDocument && node.ownerDocument.defaultView);
     const walk = (n) => {
-      if (n.nodeType === 3) { s += n.data; return; }
+      if (n.nodeType === 3) {
+        s += n.data;
+        if (max && s.length > max && clean(s, max + 1).length > max) throw ENOUGH;
+        return;
+      }
       if (n.nodeType !== 1) return;
       const t = n.localName;
       if (n !== node) {
@@ -77,7 +85,7 @@
       if (gen) s += generated(n, '::after');
       if (apart) s += ' ';
     };
-    walk(node);
+    try { walk(node); } catch (e) { if (e !== ENOUGH) throw e; }
     return s;
   }
   function generated(el, pseudo) {
@@ -501,7 +509,7 @@
         const r = role || 'generic';
         // Words longer than a name: the name comes from attributes only, and
         // the words follow as text.
-        const words = t !== 'select' && t !== 'input' && t !== 'textarea' && (NAME_FROM_CONTENT.has(r) || r === 'generic') && !ownName(el) ? clean(textOf(el), 1e9) : null;
+        const words = t !== 'select' && t !== 'input' && t !== 'textarea' && (NAME_FROM_CONTENT.has(r) || r === 'generic') && !ownName(el) ? clean(textOf(el, null, TEXT_MAX + 1), 1e9) : null;
         const long = words != null && words.length > TEXT_MAX;
         // A name from the words is as they show (text-transform applied, as in
         // Chromium's accessible name).
@@ -520,7 +528,7 @@
           // named by aria-label, a card, a grid cell).
           // (Words the name already says, a day "1" named "November 1",
           // are not repeated.)
-          const own = words != null ? null : clean(textOf(el), TEXT_MAX + 1);
+          const own = words != null ? null : clean(textOf(el, null, TEXT_MAX + 1), TEXT_MAX + 1);
           const said = own != null && own.length <= TEXT_MAX && nm.toLowerCase().includes(own.toLowerCase());
           const quietKids = (words != null && !long) || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
           if (quietKids) mute++;

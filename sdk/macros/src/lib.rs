@@ -59,6 +59,14 @@ struct Spec {
     calls: Vec<Tokens>,
 }
 
+/// `"a"` or `["a", "b"]`: the strings.
+fn strs_of(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    match value {
+        Expr::Array(a) => a.elems.iter().map(str_of).collect(),
+        other => Ok(vec![str_of(other)?]),
+    }
+}
+
 fn str_of(e: &Expr) -> syn::Result<LitStr> {
     match e {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
@@ -95,20 +103,12 @@ fn spec_of(attrs: Attrs) -> syn::Result<Spec> {
                 spec.calls.push(quote!(.scope(::ochre_sdk::Scope::#p)));
             }
             (Meta::NameValue(nv), "redact") => {
-                let fields: Vec<LitStr> = match &nv.value {
-                    Expr::Array(a) => a.elems.iter().map(str_of).collect::<syn::Result<_>>()?,
-                    other => vec![str_of(other)?],
-                };
-                for f in fields {
+                for f in strs_of(&nv.value)? {
                     spec.calls.push(quote!(.redact(#f)));
                 }
             }
             (Meta::NameValue(nv), "secret") => {
-                let fields: Vec<LitStr> = match &nv.value {
-                    Expr::Array(a) => a.elems.iter().map(str_of).collect::<syn::Result<_>>()?,
-                    other => vec![str_of(other)?],
-                };
-                for f in fields {
+                for f in strs_of(&nv.value)? {
                     spec.calls.push(quote!(.secret_arg(#f)));
                 }
             }

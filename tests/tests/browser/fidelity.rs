@@ -633,12 +633,7 @@ async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     )
     .await?;
     for dir in ["widgets/", "lib/"] {
-        let mut names: Vec<String> = std::fs::read_dir(sites_dir().join(dir))?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".html"))
-            .collect();
-        names.sort();
-        for n in names {
+        for n in html_pages(dir)? {
             pages.push((
                 format!("{dir}{}", n.trim_end_matches(".html")),
                 site.url(&format!("{dir}{n}")),
@@ -649,12 +644,7 @@ async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     pages.push(("fields".into(), site.url("values.html")));
     servers.push(site);
     let react = SiteServer::start_at(react_lib_site()?).await?;
-    let mut names: Vec<String> = std::fs::read_dir(sites_dir().join("lib-react"))?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".html"))
-        .collect();
-    names.sort();
-    for n in names {
+    for n in html_pages("lib-react")? {
         pages.push((format!("lib-react/{}", n.trim_end_matches(".html")), react.url(&n)));
     }
     servers.push(react);

@@ -154,12 +154,7 @@ async fn names_agree_with_chromiums_accessibility_tree() -> Result<()> {
     });
     let mut pages: Vec<String> = Vec::new();
     for dir in ["", "widgets/"] {
-        let mut names: Vec<String> = std::fs::read_dir(sites_dir().join(dir))?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".html"))
-            .collect();
-        names.sort();
-        pages.extend(names.into_iter().map(|n| site.url(&format!("{dir}{n}"))));
+        pages.extend(html_pages(dir)?.into_iter().map(|n| site.url(&format!("{dir}{n}"))));
     }
     let docs = match rust_docs_dir() {
         Some(dir) => Some(SiteServer::start_at(dir).await?),
