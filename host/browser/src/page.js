@@ -866,12 +866,14 @@
       if (!seen(e, memo)) continue;
       let nm = norm(nameOf(e, r));
       // A container whose words are more than a name (a notebook cell): all of
-      // them count.
-      if (nm.endsWith('\u2026') && !ownName(e)) nm = norm(textOf(e));
+      // them count, but less than a name does, and less than the line of text
+      // that holds the words (its output) inside it.
+      const container = nm.endsWith('\u2026') && !ownName(e);
+      if (container) nm = norm(textOf(e));
       const extra = norm([e.getAttribute('placeholder'), e.getAttribute('name'), e.id, e.getAttribute('title'), e.localName === 'input' ? e.type : ''].join(' '));
       let s = 0;
       if (nm && nm === q) s += 100;
-      else if (nm && q && nm.includes(q)) s += 60;
+      else if (nm && q && nm.includes(q)) s += container ? 20 : 60;
       else if (nm && q && q.includes(nm) && nm.length > 2) s += 40;
       const padded = ' ' + nm.replace(/[^\p{L}\p{N}_@.-]+/gu, ' ') + ' ';
       for (const w of words) {
@@ -883,12 +885,12 @@
       // What a field holds counts too (the last word of a long text).
       const val = q ? norm(fieldValue(e)) : '';
       if (val && val.includes(q)) s += 30;
-      if (s >= 12) scored.push([s, e]);
+      if (s >= 12) scored.push([s, e, undefined, container]);
     }
     // Words a person sees outside any control (a notebook's output, a status
     // line): the element that holds them, as a text line with a ref.
     if (q.length >= 2) {
-      const hits = new Set(scored.map(([, e]) => e));
+      const hits = new Set(scored.filter((x) => !x[3]).map(([, e]) => e));
       const tw = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
       const held = new Set();
       for (let n = tw.nextNode(); n && held.size < 50; n = tw.nextNode()) {
