@@ -1222,7 +1222,11 @@
     const w = L.watch;
     if (a.token && a.token !== L.token) return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
     if (!w) return { changed: false, delivered: false, mutations: 0 };
-    const idle = a.idle_ms || 150, quiet = a.quiet_ms || 50, max = a.max_ms || 2000;
+    // After a drag, the dragged element must also have come to rest (a
+    // revert animates it back to where it was: judged mid-way, it would pass
+    // for moved), over a longer quiet (a loaded page's animation frames come
+    // far apart).
+    const idle = a.idle_ms || 150, quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 50, max = a.max_ms || 2000;
     const t0 = performance.now();
     return new Promise((resolve) => {
       let lastMuts = -1, lastChange = t0;
@@ -1231,6 +1235,11 @@
         if (w.leaving) { unwatch(); resolve({ navigated: true, changed: true, delivered: w.delivered, token: L.token }); return; }
         const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
         if (w.muts !== lastMuts) { lastMuts = w.muts; lastChange = now; }
+        if (w.srcPlace) {
+          const p = placeOf(w.src);
+          const at = p.x + ',' + p.y + ',' + p.rank;
+          if (at !== w.srcAt) { w.srcAt = at; lastChange = now; }
+        }
         // A change still animating (a modal fading in, a menu sliding open) is
         // not finished: its content may appear only when the transition ends.
         const done = (changed && now - lastChange >= quiet && !animating()) || (!changed && now - t0 >= idle) || now - t0 >= max;

@@ -239,7 +239,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
         for key in keys {
             let w = watch(tab, Some(target.as_str()))?;
-            let attempt: Result<(), String> = match strategy {
+            let attempt: Result<(), ToolError> = match strategy {
                 "ax" => run(
                     tab,
                     &ops::Relocate {
@@ -248,24 +248,22 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
                         name: info.name.clone(),
                     },
                 )
-                .map_err(|e| e.message)
-                .and_then(|p| point(&p))
-                .and_then(|(x, y)| click_at(tab, x, y, double).map_err(|e| e.message)),
-                "js_click" => {
-                    run(tab, &ops::JsClick::of(&target)).map(|_| ()).map_err(|e| e.message)
-                }
-                _ => run(tab, &ops::Focus::of(&target)).map_err(|e| e.message).and_then(|_| {
-                    browser::input(tab, &[Input::Key((*key).to_owned())]).map_err(|e| e.message)
-                }),
+                .and_then(|p| point(&p).map_err(ToolError::element_not_interactable))
+                .and_then(|(x, y)| click_at(tab, x, y, double)),
+                "js_click" => run(tab, &ops::JsClick::of(&target)).map(|_| ()),
+                _ => run(tab, &ops::Focus::of(&target))
+                    .and_then(|_| browser::input(tab, &[Input::Key((*key).to_owned())])),
             };
             let name =
                 if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
-            if let Err(why) = attempt {
+            if let Err(e) = attempt {
                 unwatch(tab);
-                if why.contains("STALE") || why.contains("no longer matches") {
-                    return Err(ToolError::stale_ref(why));
+                // The element is gone: no other way will reach it (by code,
+                // never by the message's words).
+                if e.code == ochre_sdk::codes::STALE_REF {
+                    return Err(e);
                 }
-                tried.push(json!({"strategy": name, "outcome": format!("failed: {why}")}));
+                tried.push(json!({"strategy": name, "outcome": format!("failed: {}", e.message)}));
                 continue;
             }
             let mut d = run(tab, &ops::Settle::after(&w))?;

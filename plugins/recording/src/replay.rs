@@ -96,12 +96,12 @@ fn relocate(
                 Ok(found) => break found,
                 Err(e) => {
                     let spent = clock::now_ms().saturating_sub(started);
-                    if spent >= timeout_ms
-                        || !matches!(
-                            e.code.as_str(),
-                            "ELEMENT_NOT_FOUND" | "NAVIGATING" | "PAGE_LOADING" | "TIMEOUT"
-                        )
-                    {
+                    // Not there yet, or the page is between documents or busy:
+                    // ask again (the codes the host produces for these).
+                    use ochre_sdk::codes::{DOCUMENT_LOADING, ELEMENT_NOT_FOUND, TIMEOUT};
+                    let again =
+                        [ELEMENT_NOT_FOUND, DOCUMENT_LOADING, TIMEOUT].contains(&e.code.as_str());
+                    if spent >= timeout_ms || !again {
                         return Err(ToolError::target_not_found(format!(
                                 "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
                                 e.message
