@@ -68,6 +68,10 @@ pub use ochre_sdk_macros::tool;
 /// that agents and clients that match on codes understand a plugin's errors.
 pub use ochre_protocol::codes;
 
+/// Scripts ochre runs in pages, for plugins that run them too (the "next"
+/// link rule: [`scripts::NEXT_LINK`]).
+pub use ochre_protocol::scripts;
+
 extern crate self as ochre_sdk;
 
 use serde::Serialize;
@@ -265,24 +269,15 @@ impl Output {
     }
 }
 
-/// A structured tool failure.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolError {
-    /// Stable SCREAMING_SNAKE code.
-    pub code: String,
-    /// What went wrong and, where possible, how to fix it.
-    pub message: String,
-    /// Extra fields for the caller.
-    pub details: Option<serde_json::Value>,
-}
+/// A structured tool failure: the host's own type (`ochre_protocol::ToolError`):
+/// a stable `code` (`codes`, or your plugin's own), a `message` saying what to
+/// do, and extra fields (`details`, merged into the error object the agent gets).
+pub use ochre_protocol::ToolError;
 
 impl From<wit::ToolError> for ToolError {
     fn from(e: wit::ToolError) -> Self {
-        Self {
-            code: e.code,
-            message: e.message,
-            details: e.details.and_then(|d| serde_json::from_str(&d).ok()),
-        }
+        let details = e.details.and_then(|d| serde_json::from_str(&d).ok());
+        ToolError::new(e.code, e.message).with_details(details.unwrap_or_default())
     }
 }
 
@@ -290,35 +285,6 @@ fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
     serde_json::from_str(text)
         .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
 }
-
-impl ToolError {
-    /// A new error with a code and a message.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code: code.into(), message: message.into(), details: None }
-    }
-
-    /// `INVALID_ARGUMENT` naming the offending field.
-    pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
-        Self::new(crate::codes::INVALID_ARGUMENT, message)
-            .with_details(serde_json::json!({ "field": field }))
-    }
-
-    ochre_protocol::code_constructors!();
-
-    /// Attach extra fields (a JSON object).
-    pub fn with_details(mut self, details: serde_json::Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ToolError {}
 
 /// One tool of a plugin.
 pub trait Tool {
@@ -681,7 +647,8 @@ pub mod __private {
         wit::ToolError {
             code: e.code,
             message: e.message,
-            details: e.details.map(|d| d.to_string()),
+            details: (!e.details.is_empty())
+                .then(|| serde_json::Value::Object(e.details).to_string()),
         }
     }
 

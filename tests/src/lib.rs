@@ -104,8 +104,9 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     spawn_stdio(handler, data_dir, args, envs, None).await
 }
 
-/// Like [`stdio_client_with`], the server's stderr (at `RUST_LOG=debug`) written
-/// to `stderr_file`, for a test that reads what ochre logs.
+/// Like [`stdio_client_with`], the server's stderr (at `RUST_LOG=debug`, or the
+/// `RUST_LOG` of `envs`) written to `stderr_file`, for a test that reads what
+/// ochre logs.
 pub async fn stdio_client_logged<H: rmcp::ClientHandler>(
     handler: H,
     data_dir: &Path,
@@ -135,7 +136,9 @@ async fn spawn_stdio<H: rmcp::ClientHandler>(
     }
     let stderr = match stderr_file {
         Some(f) => {
-            cmd.env("RUST_LOG", "debug");
+            // `RUST_LOG` from `envs` (a test's own filter), else debug.
+            let filter = envs.iter().find(|(k, _)| *k == "RUST_LOG").map_or("debug", |(_, v)| *v);
+            cmd.env("RUST_LOG", filter);
             Stdio::from(std::fs::File::create(f)?)
         }
         // Under cargo-nextest each test is a process whose output is kept and

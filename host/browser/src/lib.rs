@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use ochre_protocol::lock;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -34,6 +36,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 
+mod act;
 mod events;
 mod frames;
 mod grid;
@@ -1424,9 +1427,4 @@ async fn attach(
             Err(e)
         }
     }
-}
-
-/// Lock a std mutex, whatever a panicking holder left.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

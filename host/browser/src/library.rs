@@ -32,7 +32,8 @@ pub(super) fn page_call(ctx: &Value) -> String {
 /// The page library of a document, installed if it is not there yet: the whole
 /// library, about 40 KB.
 pub(super) fn page_library() -> String {
-    format!("({PAGE_JS})({})", json!(page_library_key()))
+    let next = ochre_protocol::scripts::NEXT_LINK;
+    format!("({PAGE_JS})({}, {next})", json!(page_library_key()))
 }
 
 /// Install the page library in a document (if it is not there yet) and run one

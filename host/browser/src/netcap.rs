@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{BrowserManager, bounded, cdp_error, raw_command};
 use ochre_protocol::ToolError;
+use ochre_protocol::lock;
 use ochre_protocol::page_ops as typed;
 
 /// Console and network activity of one tab.
@@ -105,7 +106,7 @@ impl Capture {
 
 impl TabWatch {
     fn cap(&self) -> std::sync::MutexGuard<'_, Capture> {
-        self.capture.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.capture)
     }
 
     pub(super) fn cap_request(&self, id: &str, url: &str, method: &str, kind: Option<String>) {

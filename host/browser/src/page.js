@@ -1,11 +1,12 @@
 // ochre's page library, installed once per document by the host (see
-// pageops.rs): `(this function)(KEY)` defines it under the non-enumerable,
+// pageops.rs): `(this function)(KEY, nextLink)` (nextLink: the shared "next"
+// link rule, ochre_protocol::scripts::NEXT_LINK) defines it under the non-enumerable,
 // read-only global KEY (a name the host picks at random per run) and returns it;
 // each page operation is then `window[KEY].run(ctx)`, a call of a few hundred
 // bytes. It keeps the elements it gave refs to (`ax_<n>`) and answers one
 // operation per call with {ok, token, lo, hi} or {err: {code, message, details}}.
 // The host keeps the registry of which ref numbers belong to which document token.
-(function (KEY) {
+(function (KEY, nextLink) {
   'use strict';
   if (window[KEY]) return window[KEY];
   const L = {
@@ -1019,13 +1020,29 @@
     return why;
   }
   const nextFrame = () => new Promise((r) => { let done = false; const f = () => { if (!done) { done = true; r(); } }; requestAnimationFrame(f); setTimeout(f, 40); });
+  // An element for an action: role, name, its snapshot line, tag, and whether it
+  // takes the focus, is a native control or listens for clicks.
+  function described(e) {
+    const d = describe(e);
+    d.line = refLine(e);
+    d.tag = e.localName;
+    d.focusable = e.tabIndex >= 0
+      || typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]');
+    d.native = e.matches('a[href],button,input,select,textarea,summary,label,option');
+    d.listens = !!(CLICKED && CLICKED.has(e)) || e.hasAttribute('onclick') || typeof e.onclick === 'function';
+    return d;
+  }
   // Wait (at most timeout_ms) until the element can take the event at a point
   // that reaches it: {x, y, waited_ms, waited: [what was waited for]} or
-  // {x: null, reason} when the time ran out.
+  // {x: null, reason} when the time ran out. With `describe`, the element as
+  // `describe` tells it (`target`); with `watch`, watching what the action
+  // about to be sent changes starts once it can take it (`token`).
   async function actionable(a) {
     const max = a.timeout_ms == null ? 5000 : a.timeout_ms;
     const t0 = performance.now();
     const waited = [];
+    const info = a.describe ? { target: described(el(a.ref)) } : {};
+    const ms = () => Math.round(performance.now() - t0);
     let prev = null, reason = null;
     for (;;) {
       const e = el(a.ref);
@@ -1035,12 +1052,15 @@
         const p = point(e, 'sample');
         if (p.x != null) {
           // The box may have moved while it scrolled into view: look again.
-          if (boxOf(e) === prev) return { x: p.x, y: p.y, waited_ms: Math.round(performance.now() - t0), waited };
+          if (boxOf(e) === prev) {
+            if (a.watch) { watch(e); L.watch.focusBefore = document.activeElement; info.token = L.token; }
+            return { x: p.x, y: p.y, waited_ms: ms(), waited, ...info };
+          }
           reason = 'moving';
         } else reason = p.reason;
       }
       if (!waited.includes(reason) && waited.length < 5) waited.push(reason);
-      if (performance.now() - t0 >= max) return { x: null, y: null, reason, waited_ms: Math.round(performance.now() - t0), waited };
+      if (performance.now() - t0 >= max) return { x: null, y: null, reason, waited_ms: ms(), waited, ...info };
       await nextFrame();
     }
   }
@@ -1699,7 +1719,7 @@
     snapshot,
     find,
     query,
-    describe: (a) => { const e = target(a); const d = describe(e); d.line = refLine(e); d.tag = e.localName; d.focusable = e.tabIndex >= 0 || typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]'); d.native = e.matches('a[href],button,input,select,textarea,summary,label,option'); d.listens = !!(CLICKED && CLICKED.has(e)) || e.hasAttribute('onclick') || typeof e.onclick === 'function'; return d; },
+    describe: (a) => described(target(a)),
     resolve_query: (a) => {
       const f = find({ query: a.query, limit: 1 });
       if (!f.matches.length) fail('ELEMENT_NOT_FOUND', 'nothing on the page matches ' + JSON.stringify(a.query) + '; try read_page or find with other words', { query: a.query });
@@ -1722,7 +1742,7 @@
       const out = {
         title: (doc.title || '').trim(),
         links: [...new Set(Array.from(doc.querySelectorAll('a[href]'), (x) => x.href.split('#')[0]).filter((h) => /^https?:/.test(h)))].slice(0, 2000),
-        next: ((doc.querySelector('a[rel~=next],link[rel~=next]') || {}).href) || null,
+        next: nextLink(doc),
         needs_render: scripted && text.length < 200,
       };
       if (a.mode === 'markdown') { const c = cut(markdownOf(body, max), max); out.content = c.text; if (c.truncated) out.truncated = true; }

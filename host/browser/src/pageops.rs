@@ -35,7 +35,7 @@ use super::netcap::TabWatch;
 use super::ops::Frames;
 use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
 use ochre_protocol::ToolError;
-use ochre_protocol::page_ops::{self, AnyOp, Console, Cookies, PageOp, Settle, Wait};
+use ochre_protocol::page_ops::{self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 
 /// The `wall` page operation's probe (an expression; see `wall.js`).
 const WALL_JS: &str = include_str!("wall.js");
@@ -355,7 +355,7 @@ fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
 }
 
 /// The CDP key events of a key or chord, in order.
-fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
+pub(super) fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
     let (mods, main) = parse_chord(chord)?;
     let mut events = Vec::new();
     let mut bits = 0;
@@ -1110,6 +1110,13 @@ impl BrowserManager {
             AnyOp::VisitBatch(a) if self.pool_size() > 1 => self.visit_batch(&a).await,
             AnyOp::VisitBatch(a) => self.while_alive(self.visit_batch(&a)).await,
             AnyOp::Sleep(a) => Ok(super::visit::sleep(&a).await),
+            // Its steps are page operations of their own, each guarded.
+            AnyOp::Act(a) => {
+                let ms = a.timeout_ms.unwrap_or(0).min(60_000) + 60_000;
+                let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
+                let acted = bounded(bound, "the action", self.act_boxed(tab, a)).await?;
+                serde_json::to_value(acted).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::NewIsolatedTab(a) => {
                 let (spread, ms) = (a.spread.unwrap_or(false), timeout_ms.max(1000));
                 let info = self.new_isolated_tab(a.url.as_deref(), ms, spread).await?;
@@ -1171,6 +1178,17 @@ impl BrowserManager {
                 )
                 .await
             }
+            // The watch starts once the element can take the event: requests
+            // from now on are the action's, not those of the wait before.
+            AnyOp::Actionable(Actionable { watch: Some(true), .. }) => {
+                let v = self.run_op(n, &page, op.name(), args, timeout_ms).await?;
+                if v.get("token").is_some_and(Value::is_string)
+                    && let Some(w) = self.tab_watch(n)
+                {
+                    w.action_begins();
+                }
+                Ok(v)
+            }
             AnyOp::Watch(_) | AnyOp::DragInfo(_) => {
                 if let Some(w) = self.tab_watch(n) {
                     w.action_begins();
@@ -1185,6 +1203,11 @@ impl BrowserManager {
                 let (wall, _) =
                     bounded(timeout_ms, "the wall probe", self.wall_and_title(&page)).await?;
                 Ok(wall)
+            }
+            // The table says which operations the page library runs (a test
+            // holds page.js to it); any other reaching here has no handler.
+            op if !super::ops::page_op(op.name()).is_some_and(|o| o.library) => {
+                Err(ToolError::internal(format!("the host has no handler for {}", op.name())))
             }
             op => self.run_op(n, &page, op.name(), args, timeout_ms).await,
         }
@@ -1653,33 +1676,12 @@ fn files_for_page(files: &[PathBuf]) -> Result<Vec<Value>, ToolError> {
             let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             Ok(json!({
                 "name": name,
-                "type": mime_of(&name),
+                "type": ochre_protocol::mime::of(&name).unwrap_or(""),
                 "modified": modified,
                 "b64": base64::engine::general_purpose::STANDARD.encode(bytes),
             }))
         })
         .collect()
-}
-
-/// The MIME type Chromium gives a chosen file of this name (by extension; empty
-/// when it does not know it).
-fn mime_of(name: &str) -> &'static str {
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-    match ext.as_str() {
-        "txt" => "text/plain",
-        "csv" => "text/csv",
-        "html" | "htm" => "text/html",
-        "json" => "application/json",
-        "xml" => "text/xml",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        _ => "",
-    }
 }
 
 /// `path` made absolute against `cwd`, with `.` and `..` resolved by the

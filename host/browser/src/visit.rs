@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use super::library::page_library;
 use super::{BrowserManager, bounded, cdp_error};
 use ochre_protocol::ToolError;
+use ochre_protocol::lock;
 
 /// Most URLs in one batch.
 pub const MAX_BATCH: usize = 64;
@@ -82,11 +83,12 @@ fn reader(format: &str, max_chars: u64, script: Option<&str>) -> String {
         ),
         None => String::new(),
     };
+    let next = ochre_protocol::scripts::NEXT_LINK;
     format!(
         "(async () => {{ const out = {{url: location.href, title: document.title, \
          status: ((performance.getEntriesByType('navigation')[0] || {{}}).responseStatus) || 0, \
          links: [...new Set(Array.from(document.querySelectorAll('a[href]'), (a) => a.href.split('#')[0]).filter((h) => /^https?:/.test(h)))].slice(0, 2000), \
-         next: ((document.querySelector('a[rel~=next],link[rel~=next]') || {{}}).href) || null}}; \
+         next: {next}(document)}}; \
          {content} {script} return out; }})()"
     )
 }
@@ -152,7 +154,7 @@ impl BrowserManager {
         // A round ends when the queue is empty or every worker's browser died;
         // then the pages left go to new workers on the browsers still up.
         for round in 0..3 {
-            let left = queue.lock().unwrap_or_else(|p| p.into_inner()).len();
+            let left = lock(&queue).len();
             if left == 0 {
                 break;
             }
@@ -165,7 +167,7 @@ impl BrowserManager {
                 let (queue, results, reader) = (queue.clone(), results.clone(), reader.clone());
                 async move {
                     loop {
-                        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                        let next = lock(&queue).pop_front();
                         let Some((i, url)) = next else { break };
                         let r = match self.visit_one(page, &url, &reader, timeout_ms).await {
                             Ok(v) => v,
@@ -179,15 +181,15 @@ impl BrowserManager {
                             }
                             Err(e) => json!({"url": url, "error": e.message, "code": e.code}),
                         };
-                        results.lock().unwrap_or_else(|p| p.into_inner())[i] = r;
+                        lock(&results)[i] = r;
                     }
                 }
             });
             futures::future::join_all(runs).await;
             drop(workers);
         }
-        let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|p| p.into_inner()));
-        for (i, url) in queue.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let mut results = std::mem::take(&mut *lock(&results));
+        for (i, url) in lock(&queue).drain(..) {
             results[i] = json!({"url": url, "error": "every browser that could read it went away", "code": super::codes::BROWSER_UNAVAILABLE});
         }
         Ok(json!({"results": results}))
@@ -393,7 +395,7 @@ impl BrowserManager {
     ) -> Result<Page, ToolError> {
         let key = (super::owner(), origin.to_owned(), slot);
         let cached = {
-            let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+            let mut map = lock(&self.inner.fetchers);
             if fresh {
                 if let Some(old) = map.remove(&key) {
                     tokio::spawn(async move {
@@ -420,7 +422,7 @@ impl BrowserManager {
         })
         .await?;
         let (_, page) = worker.0.remove(0);
-        let mut map = self.inner.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.inner.fetchers);
         if map.len() >= 16 {
             // Few origins per server in practice; keep the count bounded.
             for (_, p) in map.drain() {

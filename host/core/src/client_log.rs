@@ -7,6 +7,7 @@
 
 use std::sync::Mutex;
 
+use ochre_protocol::lock;
 use tokio::sync::broadcast;
 
 pub use ochre_protocol::Level;
@@ -75,7 +76,7 @@ impl ClientLogs {
     pub fn emit_startup(&self, level: Level, logger: &str, message: impl Into<String>) {
         let m =
             ClientLog { level, logger: logger.to_owned(), message: message.into(), session: None };
-        let mut kept = self.startup.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = lock(&self.startup);
         if kept.len() < STARTUP_KEPT {
             kept.push(m.clone());
         }
@@ -84,7 +85,7 @@ impl ClientLogs {
 
     /// The messages of the server's start.
     pub fn startup(&self) -> Vec<ClientLog> {
-        self.startup.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.startup).clone()
     }
 
     /// Every message from now on.

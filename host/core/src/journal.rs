@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Clock;
 use crate::store::{JsonlFile, read_jsonl, write_atomic};
+use ochre_protocol::lock;
 
 /// Days of journal kept.
 pub const RETENTION_DAYS: u64 = 7;
@@ -87,7 +88,7 @@ impl JournalOutput {
                     Err(e) => return Some(Err(std::io::Error::other(e))),
                 };
                 bytes.push(b'\n');
-                let mut w = w.lock().unwrap_or_else(|p| p.into_inner());
+                let mut w = lock(w);
                 Some(w.write_all(&bytes).and_then(|()| w.flush()))
             }
         }
@@ -215,7 +216,7 @@ impl Journal {
 
     fn file_for(&self, ts_ms: u64) -> std::sync::Arc<JsonlFile> {
         let day = day_of(ts_ms);
-        let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cur = lock(&self.current);
         match cur.as_ref() {
             Some((d, f)) if *d == day => f.clone(),
             _ => {
@@ -230,7 +231,7 @@ impl Journal {
 
     /// fsync the current day file.
     pub fn sync(&self) -> std::io::Result<()> {
-        let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let cur = lock(&self.current);
         match cur.as_ref() {
             Some((_, f)) => f.sync(),
             None => Ok(()),

@@ -16,6 +16,7 @@ use crate::Clock;
 use crate::error::ToolError;
 use crate::journal::{day_of, iso_of};
 use crate::store::write_atomic;
+use ochre_protocol::lock;
 
 pub use ochre_protocol::codes::OUTPUT_HANDLE_NOT_FOUND;
 /// Default `output_inline_limit_bytes` for `auto`.
@@ -276,7 +277,7 @@ impl HandleStore {
     }
 
     fn items(&self, handle: &str, file: &Path, path: &str) -> Result<Arc<Vec<Value>>, ToolError> {
-        let mut cache = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = lock(&self.items);
         if let Some((h, items)) = cache.as_ref()
             && h == handle
         {
@@ -436,7 +437,7 @@ impl HandleStore {
             let _ = std::fs::remove_dir(&day);
         }
         if removed > 0 {
-            let mut cache = self.items.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = lock(&self.items);
             *cache = None;
         }
         removed

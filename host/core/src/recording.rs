@@ -17,6 +17,7 @@ use crate::Clock;
 use crate::error::ToolError;
 use crate::journal::iso_of;
 use crate::store::{JsonlFile, read_jsonl, write_atomic};
+use ochre_protocol::lock;
 
 /// Error codes (the registry of `ochre-protocol`).
 pub use ochre_protocol::codes;
@@ -180,7 +181,7 @@ impl Recorder {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Active>> {
-        self.active.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.active)
     }
 
     fn new_id(&self) -> String {

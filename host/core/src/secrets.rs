@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::store::write_atomic_private;
+use ochre_protocol::lock;
 
 type SecretsFile = BTreeMap<String, BTreeMap<String, String>>;
 
@@ -143,7 +144,7 @@ impl SecretStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
             Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
         };
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cached = lock(&self.cached);
         if let Some((v, file)) = cached.as_ref()
             && *v == version
             && version.settled()

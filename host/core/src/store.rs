@@ -1,6 +1,7 @@
 //! The host's stores under the data dir: the durable file primitives (from
 //! `ochre_protocol::fs`) and what the host's stores share on top of them.
 
+use ochre_protocol::lock;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -37,7 +38,7 @@ impl StoreLock {
     /// serialized within this process, and that is logged: the write that
     /// follows reports its own error if the dir cannot be written either.
     pub(crate) fn lock(&self) -> StoreGuard<'_> {
-        let threads = self.threads.lock().unwrap_or_else(|p| p.into_inner());
+        let threads = lock(&self.threads);
         let file = (|| {
             if let Some(dir) = self.file.parent() {
                 std::fs::create_dir_all(dir)?;

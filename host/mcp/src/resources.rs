@@ -66,14 +66,7 @@ fn not_found(uri: &str, why: &str) -> ToolError {
 
 /// The MIME type of an evidence or export file, by its name.
 fn mime_of(name: &str) -> &'static str {
-    match name.rsplit('.').next().unwrap_or("") {
-        "json" => "application/json",
-        "html" => "text/html",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "md" => "text/markdown",
-        _ => "application/octet-stream",
-    }
+    ochre_protocol::mime::of(name).unwrap_or("application/octet-stream")
 }
 
 fn body_of(mime: &str, bytes: Vec<u8>) -> ResourceBody {

@@ -26,6 +26,7 @@ use serde_json::Value;
 use ochre_host::error::ToolError;
 use ochre_host::{CallOptions, Content};
 use ochre_host::{Host, ProgressFn};
+use ochre_protocol::lock;
 
 /// Instructions sent to clients at `initialize`.
 const INSTRUCTIONS: &str = "ochre drives a browser and runs sandboxed tool plugins. Start with navigate, then \
@@ -372,7 +373,7 @@ fn to_mcp_tool(info: &ochre_host::ToolInfo) -> Tool {
 
 impl McpServer {
     fn disclosure(&self) -> std::sync::MutexGuard<'_, Disclosure> {
-        self.disclosure.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.disclosure)
     }
 
     /// The tools this session lists now, plus `expand_tools` while some are hidden.

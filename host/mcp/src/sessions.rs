@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use ochre_protocol::lock;
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
 };
@@ -102,7 +103,7 @@ impl FileSessionStore {
 
     /// Wait until no request is taking the session `id` up.
     pub async fn settled(&self, id: &str) {
-        let pending = self.restoring.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned();
+        let pending = lock(&self.restoring).get(id).cloned();
         if let Some(lock) = pending {
             drop(lock.lock().await);
             self.release(id, lock);
@@ -131,7 +132,7 @@ impl FileSessionStore {
     fn release(&self, id: &str, lock: Arc<tokio::sync::Mutex<()>>) {
         let mine = Arc::as_ptr(&lock);
         drop(lock);
-        let mut map = self.restoring.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = ochre_protocol::lock(&self.restoring);
         if map.get(id).is_some_and(|l| Arc::as_ptr(l) == mine && Arc::strong_count(l) == 1) {
             map.remove(id);
         }
@@ -145,7 +146,7 @@ impl FileSessionStore {
 
     /// Whether this server took the session `id` up (rather than opened it).
     pub fn was_resumed(&self, id: &str) -> bool {
-        self.resumed.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
+        lock(&self.resumed).contains(id)
     }
 
     /// Mark a session as used (its file's modification time), so that a busy
@@ -154,7 +155,7 @@ impl FileSessionStore {
     pub fn touch(&self, id: &str) {
         let now = Instant::now();
         {
-            let mut touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+            let mut touched = lock(&self.touched);
             if touched.get(id).is_some_and(|t| now.duration_since(*t) < TOUCH_EVERY) {
                 return;
             }
@@ -190,7 +191,7 @@ impl SessionStore for FileSessionStore {
         };
         let state: SessionState = serde_json::from_slice(&bytes)?;
         tracing::info!(session = session_id, "resuming a session from the shared data dir");
-        self.resumed.lock().unwrap_or_else(|p| p.into_inner()).insert(session_id.to_owned());
+        lock(&self.resumed).insert(session_id.to_owned());
         Ok(Some(state))
     }
 
@@ -202,8 +203,8 @@ impl SessionStore for FileSessionStore {
     }
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        self.resumed.lock().unwrap_or_else(|p| p.into_inner()).remove(session_id);
-        self.touched.lock().unwrap_or_else(|p| p.into_inner()).remove(session_id);
+        lock(&self.resumed).remove(session_id);
+        lock(&self.touched).remove(session_id);
         if let Some(file) = self.file(session_id) {
             match std::fs::remove_file(file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Box::new(e)),

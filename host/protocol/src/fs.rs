@@ -72,7 +72,7 @@ impl JsonlFile {
     pub fn append(&self, value: &serde_json::Value) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::lock(&self.file);
         if guard.is_none() {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir)?;
@@ -89,7 +89,7 @@ impl JsonlFile {
 
     /// fsync what was appended so far.
     pub fn sync(&self) -> std::io::Result<()> {
-        let guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = crate::lock(&self.file);
         match guard.as_ref() {
             Some(f) => f.sync_data(),
             None => Ok(()),

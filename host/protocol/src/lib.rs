@@ -6,7 +6,8 @@
 //! agent as `{"error":{"code":...,"message":...}}`, what a tool declares
 //! ([`tool`]: annotations, scope), what the browser reports ([`browser`]: tabs,
 //! page events, trusted input), typed page operations ([`page_ops`]), the
-//! levels of messages for the client's operator ([`Level`]) and, with the `fs`
+//! levels of messages for the client's operator ([`Level`]), file types
+//! ([`mime`]) and, with the `fs`
 //! feature, the durable file primitives the stores are built on ([`fs`]).
 //!
 //! It sits at the bottom of the crate graph: `ochre-browser`, `ochre-host`,
@@ -19,7 +20,9 @@ pub mod browser;
 pub mod codes;
 #[cfg(feature = "fs")]
 pub mod fs;
+pub mod mime;
 pub mod page_ops;
+pub mod scripts;
 pub mod tool;
 
 use serde_json::{Map, Value};
@@ -46,6 +49,18 @@ impl ToolError {
     /// Add one extra field.
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// Add extra fields: an object's fields, or any other value as `details`.
+    pub fn with_details(mut self, details: Value) -> Self {
+        match details {
+            Value::Object(fields) => self.details.extend(fields),
+            Value::Null => {}
+            other => {
+                self.details.insert("details".into(), other);
+            }
+        }
         self
     }
 
@@ -79,6 +94,12 @@ impl std::fmt::Display for ToolError {
 }
 
 impl std::error::Error for ToolError {}
+
+/// Lock a std mutex, whatever a panicking holder left (the data is still
+/// whole: every writer here leaves it consistent between statements).
+pub fn lock<T: ?Sized>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// How much a message for the client's operator matters (MCP's `LoggingLevel`,
 /// the levels ochre uses).

@@ -180,6 +180,7 @@ typed_ops! {
     Point => "point" -> ViewportPoint;
     Actionable => "actionable" -> Actionability;
     Relocate => "relocate" -> ViewportPoint;
+    Act => "act" -> Acted;
     JsClick => "js_click" -> Done;
     Focus => "focus" -> Focused;
     SetValue => "set_value" -> ValueSet;
@@ -713,6 +714,23 @@ pub struct ViewportPoint {
     pub ref_id: Option<String>,
 }
 
+impl ViewportPoint {
+    /// The point, or why there is none (no point, or what covers it).
+    pub fn point(&self) -> Result<(f64, f64), String> {
+        match (self.x, self.y) {
+            (Some(x), Some(y)) if self.hits != Some(false) => Ok((x, y)),
+            (Some(_), Some(_)) => Err(format!(
+                "the element is covered by {}",
+                self.covered_by.as_deref().unwrap_or("another element")
+            )),
+            _ => Err(self
+                .reason
+                .clone()
+                .unwrap_or_else(|| "the element has no clickable point".into())),
+        }
+    }
+}
+
 /// Wait (at most `timeout_ms`, default 5 000) until an element can take an
 /// event: attached, visible, enabled, not moving, not covered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -727,6 +745,13 @@ pub struct Actionable {
     /// `false`: a disabled element is acceptable.
     #[serde(default)]
     pub enabled: Option<bool>,
+    /// Also describe the element (the result's `target`), as `describe` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describe: Option<bool>,
+    /// Once it can take the event, start watching what the event changes (as
+    /// `watch` does; the result's `token` is for `settle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
 }
 
 /// Whether the element can take an event, and where.
@@ -747,6 +772,12 @@ pub struct Actionability {
     /// What it waited for (at most five).
     #[serde(default)]
     pub waited: Vec<String>,
+    /// The element (asked with `describe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Description>,
+    /// The watch's token (asked with `watch`, and the element could take the event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// The element a ref meant, found again by role and name if it was
@@ -761,6 +792,81 @@ pub struct Relocate {
     pub role: String,
     /// Its accessible name.
     pub name: String,
+}
+
+/// The truthful action, in one call: the host waits (at most `timeout_ms`,
+/// default 5 000) until the element can take the pointer, clicks (or
+/// double-clicks, or hovers), and counts the click only when its press or the
+/// click itself reached the element; something that took the click in between
+/// is waited out again. A click that reached a custom element and changed
+/// nothing is tried other ways (the element found again by role and name, a
+/// click in script, Enter and Space). `press` focuses the element and sends a
+/// key, counted when it reached the element. A navigation it started is
+/// waited for.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Act {
+    /// The element.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+    /// Or a description of it (the best `find` match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// `click` (default), `double_click` or `hover`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActKind>,
+    /// How long to wait until the element can take the event (at most 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// `press`: the key or chord (`Enter`, `Control+a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `false`: the mouse only; a click that reached the element counts, change
+    /// or not (for a click whose effect the caller checks itself, such as an
+    /// option of a list, where a second way would undo the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_ways: Option<bool>,
+}
+
+/// What [`Act`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActKind {
+    /// One click.
+    #[default]
+    Click,
+    /// Two clicks.
+    DoubleClick,
+    /// The pointer moved over it.
+    Hover,
+    /// A key or chord (`key`), with the element focused first; without an
+    /// element, to the focused one. Done when the keys reached it.
+    Press,
+}
+
+/// What [`Act`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Acted {
+    /// The element, as it was before the action (`press` without one: none).
+    #[serde(default)]
+    pub target: Option<Description>,
+    /// The event reached the element and (for a custom element) had an effect.
+    /// `false`: every way was tried and none changed anything (see `tried`);
+    /// `press`: the keys reached another element (`delta.received_by`).
+    pub done: bool,
+    /// What it changed (as `settle` tells it; after a navigation, the new `url`).
+    pub delta: Json,
+    /// What was waited for before the element could take the event (empty
+    /// when nothing was).
+    #[serde(default)]
+    pub waited: String,
+    /// The way that worked, when the plain mouse click did not (`js_click`,
+    /// `keyboard Enter`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// The ways tried before (or without) success: `{strategy, outcome}`.
+    #[serde(default)]
+    pub tried: Vec<Json>,
 }
 
 /// Set a field's value as typing would, its events included.

@@ -12,9 +12,6 @@ use serde_json::{Value, json};
 
 use crate::read::{run, unwatch, watch};
 
-/// Time all click strategies together may take, in ms.
-const CLICK_BUDGET_MS: u64 = 6_000;
-
 /// A form value.
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Debug)]
 #[serde(untagged)]
@@ -97,63 +94,13 @@ pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
     }
 }
 
-fn click_at(tab: Option<&str>, x: f64, y: f64, double: bool) -> Result<(), ToolError> {
-    let mut ev = vec![Input::MouseMove(x, y), Input::MouseDown(x, y, 1), Input::MouseUp(x, y, 1)];
-    if double {
-        ev.push(Input::MouseDown(x, y, 2));
-        ev.push(Input::MouseUp(x, y, 2));
-    }
-    browser::input(tab, &ev)
-}
-
 /// A wait for the navigation that left the document of `token`.
 pub(crate) fn navigation(token: Option<&str>) -> ops::Wait {
     ops::Wait { kind: "navigation".into(), token: token.map(str::to_owned), ..ops::Wait::default() }
 }
 
-fn point(p: &ops::ViewportPoint) -> Result<(f64, f64), String> {
-    match (p.x, p.y) {
-        (Some(x), Some(y)) if p.hits != Some(false) => Ok((x, y)),
-        (Some(_), Some(_)) => Err(format!(
-            "the element is covered by {}",
-            p.covered_by.as_deref().unwrap_or("another element")
-        )),
-        _ => Err(p.reason.clone().unwrap_or_else(|| "the element has no clickable point".into())),
-    }
-}
-
 /// Default bound of the actionability wait, in ms.
 const ACTIONABLE_MS: u64 = 5_000;
-
-/// Wait (at most `ms`) until `target` can take a pointer event (attached,
-/// visible, enabled, not transparent, inert or moving, and a point of it
-/// receives the event): the point and what was waited for (empty when nothing
-/// was). `ELEMENT_NOT_INTERACTABLE` naming the last obstacle when time runs out.
-fn actionable(
-    tab: Option<&str>,
-    target: &str,
-    line: &str,
-    ms: u64,
-    enabled: bool,
-) -> Result<((f64, f64), String), ToolError> {
-    let ask =
-        ops::Actionable { ref_id: target.to_owned(), timeout_ms: Some(ms), enabled: Some(enabled) };
-    let p = browser::run(tab, &ask, u32::try_from(ms + 5_000).unwrap_or(u32::MAX))?;
-    let waited = if p.waited.is_empty() {
-        String::new()
-    } else {
-        format!("waited {} ms: {}", p.waited_ms, p.waited.join(", "))
-    };
-    match (p.x, p.y) {
-        (Some(x), Some(y)) => Ok(((x, y), waited)),
-        _ => Err(ToolError::element_not_interactable(format!(
-            "{line} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
-            p.reason.as_deref().unwrap_or("no point of it can be reached"),
-            p.waited_ms
-        ))
-        .with_details(json!({"waited": p.waited}))),
-    }
-}
 
 /// `interact` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -185,154 +132,59 @@ fn bare(info: &ops::Description, target: &str) -> String {
     }
 }
 
+/// Click `target` with the mouse as a person does (the host's `act`, the mouse
+/// only): a click that reached it counts, whatever it changed; what it changed.
+fn click_delivered(tab: Option<&str>, target: &str) -> Result<Value, ToolError> {
+    let act = ops::Act {
+        ref_id: Some(target.to_owned()),
+        other_ways: Some(false),
+        ..ops::Act::default()
+    };
+    Ok(browser::run(tab, &act, 70_000)?.delta)
+}
+
 /// Click, double-click or hover an element (ref or description) once it can take it;
 /// reports what changed.
 #[ochre_sdk::tool(name = "interact", intent, scope = Browser)]
 pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
+    // The host does it in one call (`act`): the wait, the click, the check
+    // that it reached the element, the other ways.
     let tab = a.tab_id.as_deref();
-    let action = a.action.as_deref().unwrap_or("click");
-    let target = match (a.target, a.query) {
-        (Some(r), _) => r,
-        (None, Some(query)) => run(tab, &ops::ResolveQuery { query })?.ref_id,
-        (None, None) => {
-            return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
-        }
+    if a.target.is_none() && a.query.is_none() {
+        return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
+    }
+    let action = match a.action.as_deref() {
+        Some("double_click") => ops::ActKind::DoubleClick,
+        Some("hover") => ops::ActKind::Hover,
+        _ => ops::ActKind::Click,
     };
     let wait_ms = a.timeout.unwrap_or(ACTIONABLE_MS).min(60_000);
-    let info = run(tab, &ops::Describe::of_ref(&target))?;
-    let line = bare(&info, &target);
-    if action == "hover" {
-        let ((x, y), waited) = actionable(tab, &target, &line, wait_ms, false)?;
-        let w = watch(tab, Some(target.as_str()))?;
-        browser::input(tab, &[Input::MouseMove(x, y)])?;
-        let d = run(tab, &ops::Settle { idle_ms: Some(100), ..ops::Settle::after(&w) })?;
-        let out = format!("hovered {line}{}: {}", paren(&waited), describe_delta(&d));
-        return Ok(Output::text(out.clone()).with_summary(out));
+    let act = ops::Act {
+        ref_id: a.target,
+        query: a.query,
+        action: Some(action),
+        timeout_ms: Some(wait_ms),
+        ..ops::Act::default()
+    };
+    let acted = browser::run(tab, &act, u32::try_from(wait_ms + 60_000).unwrap_or(u32::MAX))?;
+    let Some(info) = &acted.target else {
+        return Err(ToolError::internal("the host did not say which element it clicked"));
+    };
+    if !acted.done {
+        return hitl(tab, &info.ref_id, info, acted.tried);
     }
-    let double = action == "double_click";
-    let verb = if double { "double-clicked" } else { "clicked" };
-    // A native control, or an element with its own click listener: a click
-    // that reaches it is handled even when nothing on the page changes (a
-    // state kept in script).
-    let native = info.native || info.listens;
-    let focusable = info.focusable;
-    let (mut d, waited, mut tried) = click_delivered(tab, &target, &line, wait_ms, double)?;
-    if d["changed"] == json!(true) || native {
-        after_navigation(tab, &mut d);
-        let out = format!("{verb} {line}{}: {}", paren(&waited), describe_delta(&d));
-        return Ok(Output::text(out.clone()).with_summary(out));
-    }
-    tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
-    // The click reached a custom element and nothing happened: other ways a
-    // widget may listen (it re-rendered under the pointer, it wants a synthetic
-    // click, or the keyboard).
-    let started = clock::now_ms();
-    for strategy in ["ax", "js_click", "keyboard"] {
-        if clock::now_ms().saturating_sub(started) > CLICK_BUDGET_MS {
-            tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
-            continue;
-        }
-        if strategy == "keyboard" && (!focusable || double) {
-            tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
-            continue;
-        }
-        let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
-        for key in keys {
-            let w = watch(tab, Some(target.as_str()))?;
-            let attempt: Result<(), ToolError> = match strategy {
-                "ax" => run(
-                    tab,
-                    &ops::Relocate {
-                        ref_id: target.clone(),
-                        role: info.role.clone(),
-                        name: info.name.clone(),
-                    },
-                )
-                .and_then(|p| point(&p).map_err(ToolError::element_not_interactable))
-                .and_then(|(x, y)| click_at(tab, x, y, double)),
-                "js_click" => run(tab, &ops::JsClick::of(&target)).map(|_| ()),
-                _ => run(tab, &ops::Focus::of(&target))
-                    .and_then(|_| browser::input(tab, &[Input::Key((*key).to_owned())])),
-            };
-            let name =
-                if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
-            if let Err(e) = attempt {
-                unwatch(tab);
-                // The element is gone: no other way will reach it (by code,
-                // never by the message's words).
-                if e.code == ochre_sdk::codes::STALE_REF {
-                    return Err(e);
-                }
-                tried.push(json!({"strategy": name, "outcome": format!("failed: {}", e.message)}));
-                continue;
-            }
-            let mut d = run(tab, &ops::Settle::after(&w))?;
-            // Only what the event reaching the element did counts (a timer
-            // elsewhere on the page must not pass for success).
-            let delivered = d["delivered"] == json!(true);
-            if delivered && d["changed"] == json!(true) {
-                after_navigation(tab, &mut d);
-                let how = format!(" (via {name} after {} other ways)", tried.len());
-                let out = format!("{verb} {line}{how}: {}", describe_delta(&d));
-                return Ok(Output::text(out.clone()).with_summary(out));
-            }
-            let outcome = if delivered {
-                "no change".to_owned()
-            } else {
-                format!("reached {}", d["received_by"].as_str().unwrap_or("another element"))
-            };
-            tried.push(json!({"strategy": name, "outcome": outcome}));
-        }
-    }
-    hitl(tab, &target, &info, tried)
-}
-
-/// Click `target` with the mouse as a person does: wait (at most `wait_ms`)
-/// until it can take the click, click, and count it only if the click reached
-/// it; something that took the click in between (a toast, an overlay fading
-/// in) is waited out again. What the click changed, what was waited for, and
-/// the misses.
-fn click_delivered(
-    tab: Option<&str>,
-    target: &str,
-    line: &str,
-    wait_ms: u64,
-    double: bool,
-) -> Result<(Value, String, Vec<Value>), ToolError> {
-    let started = clock::now_ms();
-    let left = || wait_ms.saturating_sub(clock::now_ms().saturating_sub(started));
-    let mut tried: Vec<Value> = Vec::new();
-    let mut waited_all = Vec::new();
-    loop {
-        let ((x, y), waited) = actionable(tab, target, line, left(), true)?;
-        if !waited.is_empty() {
-            waited_all.push(waited);
-        }
-        let w = watch(tab, Some(target))?;
-        if let Err(e) = click_at(tab, x, y, double) {
-            unwatch(tab);
-            return Err(e);
-        }
-        let d = run(tab, &ops::Settle::after(&w))?;
-        // A click counts when its press or the click itself reached the
-        // target (a navigation it started says so too); the pointer passing
-        // over it does not.
-        if d["delivered"] == json!(true) && d["pressed"] != json!(false) {
-            return Ok((d, waited_all.join("; "), tried));
-        }
-        if d["removed_before_release"] == json!(true) {
-            return Err(ToolError::stale_ref(format!(
-                "{line} took the mouse press, then the page removed it before the release (not while handling the press: a timer or a script): no click reached it"
-            )));
-        }
-        let by = d["received_by"].as_str().unwrap_or("another element").to_owned();
-        tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
-        if left() == 0 || tried.len() >= 20 {
-            return Err(ToolError::element_not_interactable(format!("{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"),
-            )
-            .with_details(json!({"received_by": by})));
-        }
-    }
+    let line = bare(info, &info.ref_id);
+    let verb = match action {
+        ops::ActKind::Hover => "hovered",
+        ops::ActKind::DoubleClick => "double-clicked",
+        _ => "clicked",
+    };
+    let how = match &acted.via {
+        Some(way) => format!(" (via {way} after {} other ways)", acted.tried.len()),
+        None => paren(&acted.waited),
+    };
+    let out = format!("{verb} {line}{how}: {}", describe_delta(&acted.delta));
+    Ok(Output::text(out.clone()).with_summary(out))
 }
 
 /// A snapshot line up to its ref (`combobox "City" ax_4`), without the state it
@@ -483,7 +335,7 @@ fn choose_option(
     let mut found = if let Some(listed) = listed.filter(|l| l.ref_id.is_some()) {
         Ok(listed)
     } else {
-        click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
+        click_delivered(tab, target)?;
         wait_option(tab, target, &name, if typing { 300 } else { OPTION_WAIT_MS })?
     };
     let mut typed = false;
@@ -504,7 +356,7 @@ fn choose_option(
                 if let Ok(Ok(o)) = wait_option(tab, target, &before, 2_000)
                     && let Some(r) = o.ref_id.as_deref()
                 {
-                    let _ = click_delivered(tab, r, r, ACTIONABLE_MS, false);
+                    let _ = click_delivered(tab, r);
                 }
             }
             let _ = browser::input(tab, &[Input::Key("Escape".into())]);
@@ -537,11 +389,7 @@ fn choose_option(
     // An option already chosen is left so (a click would unselect it in a
     // multi-select).
     let already = opt_line.ends_with(" selected") || opt_line.contains(" selected ");
-    let d = if already {
-        Value::Null
-    } else {
-        click_delivered(tab, opt_ref, &opt_line, ACTIONABLE_MS, false)?.0
-    };
+    let d = if already { Value::Null } else { click_delivered(tab, opt_ref)? };
     let chosen = chosen.as_str();
     // The page may take a moment (a server round trip) to show the choice.
     let where_shown = ops::Shown { ref_id: target.to_owned(), name: Some(chosen.to_owned()) };
@@ -599,7 +447,7 @@ fn toggle(
         let out = format!("{line} was already {}", state(want));
         return Ok(Output::text(out.clone()).with_summary(out));
     }
-    click_delivered(tab, target, &line, ACTIONABLE_MS, false)?;
+    click_delivered(tab, target)?;
     let now = run(tab, &ops::Shown::of(target))?.checked.as_deref() == Some("true");
     if now != want {
         return Err(ToolError::element_not_editable(format!(
@@ -834,7 +682,9 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         let ops::DragInfo { source, source_selector, target, target_selector } = ends;
         run(tab, &ops::Html5Drag { source, source_selector, target, target_selector })?;
     } else {
-        let s = point(&info.source)
+        let s = info
+            .source
+            .point()
             .map_err(|why| ToolError::element_not_interactable(format!("cannot drag: {why}")))?;
         let (tx, ty) = match (info.target.x, info.target.y) {
             (Some(x), Some(y)) => (x, y),

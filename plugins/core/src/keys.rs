@@ -65,17 +65,28 @@ pub(crate) struct PressKeyArgs {
 /// Press a key or chord (Enter, Escape, Control+a, Shift+Tab); reports what changed.
 #[ochre_sdk::tool(name = "press_key", scope = Browser)]
 pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
+    // One host call (`act`): the key checked, the element focused, the key
+    // sent, and whether it reached the element.
     let tab = a.tab_id.as_deref();
-    let mut line = String::new();
-    if let Some(r) = &a.target {
-        let info = run(tab, &ops::Describe::of_ref(r))?;
-        run(tab, &ops::Focus::of(r))?;
-        line = bare_line(&info);
+    let act = ops::Act {
+        ref_id: a.target,
+        action: Some(ops::ActKind::Press),
+        key: Some(a.key.clone()),
+        ..ops::Act::default()
+    };
+    let acted = browser::run(tab, &act, 60_000)?;
+    let line = acted.target.as_ref().map(bare_line).unwrap_or_default();
+    if !acted.done {
+        let d = &acted.delta;
+        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
+        return Err(ToolError::element_not_interactable(format!(
+            "the keys did not reach {line}: {by} received them ({})",
+            describe_delta(d)
+        ))
+        .with_details(json!({"received_by": by})));
     }
-    let target = a.target.as_deref().map(|r| (r, line.as_str()));
-    let changed = with_watch(tab, target, || browser::input(tab, &[Input::Key(a.key.clone())]))?;
     let on = if line.is_empty() { String::new() } else { format!(" on {line}") };
-    let out = format!("pressed {}{on}: {changed}", a.key);
+    let out = format!("pressed {}{on}: {}", a.key, describe_delta(&acted.delta));
     Ok(Output::text(out.clone()).with_summary(out))
 }
 

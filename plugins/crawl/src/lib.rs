@@ -419,11 +419,11 @@ fn batch_paginate(a: PaginateArgs) -> Result<Output, ToolError> {
             |s| format!("await ({s})()"),
         );
     let sel = serde_json::to_string(&a.next_selector).unwrap_or_else(|_| "null".into());
+    let next = ochre_sdk::scripts::NEXT_LINK;
     let script = format!(
-        "async () => {{ const sel = {sel}; \
-         const a = sel ? document.querySelector(sel) \
-           : (document.querySelector('a[rel~=next]') || Array.from(document.querySelectorAll('a[href]')).find((x) => /^\\s*(next|next page|›|»)\\s*$/i.test(x.innerText))); \
-         return {{ value: {value}, next: a && a.href ? a.href.split('#')[0] : null }}; }}"
+        "async () => {{ const sel = {sel}; const a = sel && document.querySelector(sel); \
+         const next = sel ? (a && a.href ? a.href.split('#')[0] : null) : {next}(document); \
+         return {{ value: {value}, next }}; }}"
     );
     let max = a.max_pages.unwrap_or(10);
     let mut pages = Vec::new();

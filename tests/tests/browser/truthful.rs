@@ -335,17 +335,32 @@ async fn every_input_type_is_set_exactly_or_refused() -> Result<()> {
 const OBSTACLES: &[&str] =
     &["none", "overlay", "toast", "enable-later", "fade-in", "move", "timer-remove", "self-remove"];
 
+/// What a run of obstacle trials came to.
+struct Trials {
+    /// Clicked, and the click reached the server.
+    ok: u64,
+    /// Refused (an error, and no click reached the server).
+    refused: u64,
+    /// Of those, a button a timer removed before the click came: `STALE_REF`
+    /// is the true answer then, and how often the timer wins depends on how
+    /// fast the machine is (the page slowed 4x on a loaded machine).
+    raced: u64,
+    /// Answers that said done but no click arrived, or errors whose click arrived.
+    false_success: Vec<String>,
+    /// Clicks that reached an obstacle instead.
+    hit_obstacle: u64,
+}
+
 /// `trials` clicks on "Place order" behind randomized obstacles: each must either
 /// succeed with the click recorded on the server, or fail with no click recorded.
-/// (successes, honest failures, false successes, clicks that hit an obstacle).
 async fn obstacle_trials(
     client: &Client,
     site: &SiteServer,
     rng: &mut Rng,
     first: u64,
     trials: u64,
-) -> Result<(u64, u64, Vec<String>, u64)> {
-    let (mut ok, mut refused) = (0, 0);
+) -> Result<Trials> {
+    let (mut ok, mut refused, mut raced) = (0, 0, 0);
     let mut false_success = Vec::new();
     let mut failed = Vec::new();
     for trial in first..first + trials {
@@ -357,6 +372,7 @@ async fn obstacle_trials(
         let Some(line) = found.lines().next().filter(|l| l.contains("ax_")) else {
             // The button was already gone (a timer that fired first): nothing to click.
             refused += 1;
+            raced += u64::from(kind == "timer-remove");
             failed.push(trial);
             continue;
         };
@@ -365,6 +381,8 @@ async fn obstacle_trials(
         if r.is_error == Some(true) {
             refused += 1;
             failed.push(trial);
+            raced += u64::from(kind == "timer-remove" && error_of(&r)["code"] == "STALE_REF");
+            eprintln!("trial {trial} ({kind}, {ms} ms) refused: {}", texts(&r));
         } else if site.wait_recorded(&clicked).await.is_some() {
             ok += 1;
         } else {
@@ -381,7 +399,7 @@ async fn obstacle_trials(
         }
     }
     let hit_obstacle = recorded.iter().filter(|q| q.contains("&obstacle=")).count() as u64;
-    Ok((ok, refused, false_success, hit_obstacle))
+    Ok(Trials { ok, refused, raced, false_success, hit_obstacle })
 }
 
 #[tokio::test]
@@ -400,16 +418,19 @@ async fn clicks_reach_their_target_or_say_why() -> Result<()> {
             navigate(&client, &site.url("obstacles.html")).await?;
             client.tool_json("network", json!({"cpuSlowdown": slowdown})).await?;
         }
-        let (ok, refused, false_success, hits) =
-            obstacle_trials(&client, &site, &mut rng, first, trials).await?;
+        let t = obstacle_trials(&client, &site, &mut rng, first, trials).await?;
+        let Trials { ok, refused, raced, false_success, hit_obstacle } = t;
         eprintln!(
-            "{trials} trials at {slowdown}x CPU slowdown: {ok} clicked, {refused} refused, {} false successes, {hits} obstacle hits so far",
+            "{trials} trials at {slowdown}x CPU slowdown: {ok} clicked, {refused} refused ({raced} after a timer removed the button), {} false successes, {hit_obstacle} obstacle hits so far",
             false_success.len()
         );
         assert!(false_success.is_empty(), "false successes: {false_success:#?}");
+        // Every trial a click could still reach must click (95%); a button a
+        // timer removed first is refused truly, whichever wins the race.
+        let clickable = trials - raced;
         assert!(
-            ok * 100 >= trials * 95,
-            "only {ok} of {trials} trials clicked ({refused} refused)"
+            ok * 100 >= clickable * 95,
+            "only {ok} of {clickable} clickable trials clicked ({refused} refused, {raced} raced a timer)"
         );
     }
     Ok(())
@@ -558,5 +579,52 @@ async fn a_fields_whole_value_is_always_readable() -> Result<()> {
         assert!(content.contains(&value), "{label}: not in page_content");
     }
     client.cancel().await?;
+    Ok(())
+}
+
+/// The lines of `log` written after byte `from`: (the new end, the lines).
+fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)> {
+    let all = std::fs::read(log)?;
+    let tail = String::from_utf8_lossy(&all[from.min(all.len())..]).into_owned();
+    Ok((all.len(), tail.lines().map(str::to_owned).collect()))
+}
+
+/// A click from the core plugin is one host call: the host's `act` waits until
+/// the button can take the click, clicks, checks that it reached it and what it
+/// changed. Counted in the server's own log (each host call a plugin makes is
+/// a debug line; each CDP command chromiumoxide sends is a trace line), and
+/// each click checked where it arrived.
+#[tokio::test]
+async fn a_click_from_the_core_plugin_is_one_host_call() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("one-host-call");
+    let logs = TempDir::new("one-host-call-log");
+    let log = logs.path().join("stderr.log");
+    let filter = ("RUST_LOG", "ochre::host_call=debug,chromiumoxide::conn=trace");
+    let client = stdio_client_logged((), data.path(), &[], &[filter], &log).await?;
+    navigate(&client, &site.url("counter.html?tag=onecall")).await?;
+    let button = ref_of(&snapshot(&client).await?, "button", "Count");
+    let (mut at, _) = log_since(&log, 0)?;
+    for n in 1..=3 {
+        let said = client.tool_text("interact", json!({"ref": button})).await?;
+        assert!(said.starts_with(&format!("clicked button \"Count\" {button}")), "{said}");
+        let (end, lines) = log_since(&log, at)?;
+        at = end;
+        let calls: Vec<&String> = lines.iter().filter(|l| l.contains("ochre::host_call")).collect();
+        let cdp = lines
+            .iter()
+            .filter(|l| l.contains("chromiumoxide::conn") && l.contains("Sending"))
+            .count();
+        eprintln!("click {n}: {} host call(s), {cdp} CDP commands", calls.len());
+        assert_eq!(calls.len(), 1, "one host call per click: {calls:#?}");
+        assert!(
+            calls[0].contains("function=\"page-op\"") && calls[0].contains("what=\"act\""),
+            "{}",
+            calls[0]
+        );
+        assert!(cdp > 0, "the click's CDP commands are in the log");
+        // The click arrived: the page's own request, with its count.
+        site.expect_recorded(&format!("tag=onecall&n={n}")).await?;
+    }
     Ok(())
 }

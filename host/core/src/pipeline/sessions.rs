@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::hints::HintState;
+use ochre_protocol::lock;
 
 /// Sessions remembered at most (HTTP clients come and go).
 const MAX_SESSIONS: usize = 1024;
@@ -33,7 +34,7 @@ impl Sessions {
         f: impl FnOnce(&mut SessionState) -> T,
     ) -> T {
         let key = session.unwrap_or(SHARED);
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.map);
         if map.len() >= MAX_SESSIONS
             && !map.contains_key(key)
             && let Some(oldest) =
@@ -51,7 +52,7 @@ impl Sessions {
     /// A run ended: it is no session's active run any more (so finding a call's
     /// run needs no disk read).
     pub(crate) fn forget_run(&self, id: &str) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.map);
         for s in map.values_mut() {
             s.runs.retain(|r| r != id);
         }

@@ -33,6 +33,7 @@ fn tab_info<T: FromHostTab>(r: Result<crate::browser::TabInfo, crate::ToolError>
 for_each_version! { browser =>
     impl browser::Host for CallState {
         async fn tabs(&mut self) -> WitResult<Vec<browser::TabInfo>> {
+            super::host_call("browser", "tabs", "");
             let tabs = self.services.browser.tabs().await.map_err(wit_error)?;
             Ok(tabs.into_iter().map(browser::TabInfo::from_host).collect())
         }
@@ -42,10 +43,12 @@ for_each_version! { browser =>
             url: Option<String>,
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
+            super::host_call("browser", "new-tab", url.as_deref().unwrap_or(""));
             tab_info(self.services.browser.new_tab(url.as_deref(), timeout_ms).await)
         }
 
         async fn close_tab(&mut self, tab: String) -> WitResult<()> {
+            super::host_call("browser", "close-tab", &tab);
             self.services.browser.close_tab(&tab).await.map_err(wit_error)
         }
 
@@ -55,6 +58,7 @@ for_each_version! { browser =>
             url: String,
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
+            super::host_call("browser", "navigate", &url);
             tab_info(self.services.browser.navigate(tab.as_deref(), &url, timeout_ms).await)
         }
 
@@ -64,6 +68,7 @@ for_each_version! { browser =>
             delta: i32,
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
+            super::host_call("browser", "history", "");
             tab_info(self.services.browser.history(tab.as_deref(), delta, timeout_ms).await)
         }
 
@@ -72,6 +77,7 @@ for_each_version! { browser =>
             tab: Option<String>,
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
+            super::host_call("browser", "reload", "");
             tab_info(self.services.browser.reload(tab.as_deref(), timeout_ms).await)
         }
 
@@ -81,6 +87,7 @@ for_each_version! { browser =>
             expression: String,
             timeout_ms: u32,
         ) -> WitResult<String> {
+            super::host_call("browser", "evaluate", "");
             json_text(self.services.browser.evaluate(tab.as_deref(), &expression, timeout_ms).await)
         }
 
@@ -92,6 +99,7 @@ for_each_version! { browser =>
             quality: Option<u8>,
             clip: Option<browser::Rect>,
         ) -> WitResult<Vec<u8>> {
+            super::host_call("browser", "screenshot", &format);
             let jpeg = match format.as_str() {
                 "png" => None,
                 "jpeg" | "jpg" => Some(quality.unwrap_or(80)),
@@ -119,6 +127,7 @@ for_each_version! { browser =>
             tab: Option<String>,
             events: Vec<browser::InputEvent>,
         ) -> WitResult<()> {
+            super::host_call("browser", "input", "");
             use crate::browser::Input;
             let p = |p: browser::Pointer| (p.x, p.y, p.count);
             let events = events
@@ -141,12 +150,8 @@ for_each_version! { browser =>
             args: String,
             timeout_ms: u32,
         ) -> WitResult<String> {
-            let args: serde_json::Value = serde_json::from_str(&args).map_err(|e| {
-                wit_error(crate::ToolError::invalid_argument(
-                    "args",
-                    format!("page-op arguments are not JSON: {e}"),
-                ))
-            })?;
+            super::host_call("browser", "page-op", &op);
+            let args = super::json_arg("args", "page-op arguments", &args)?;
             // Batch visits and pauses are long by design and bounded on their own:
             // their time extends the call's wall-clock backstop, like nested calls.
             let long = crate::browser::ops::page_op(&op).is_some_and(|o| o.long);
@@ -167,6 +172,7 @@ for_each_version! { browser =>
             target: String,
             paths: Vec<String>,
         ) -> WitResult<Vec<String>> {
+            super::host_call("browser", "set-files", "");
             self.services.browser.set_files(tab.as_deref(), &target, &paths).await.map_err(wit_error)
         }
     }

@@ -34,6 +34,7 @@ for_each_version! { cdp =>
             method: String,
             params: String,
         ) -> WitResult<String> {
+            super::host_call("cdp", "send", &method);
             let domain = method.split_once('.').map(|(d, _)| d).unwrap_or("");
             if domain.is_empty() || method.split_once('.').is_none_or(|(_, c)| c.is_empty()) {
                 return Err(wit_error(crate::ToolError::invalid_argument(
@@ -54,16 +55,7 @@ for_each_version! { cdp =>
                     .with("domain", domain),
                 ));
             }
-            let params: serde_json::Value = if params.trim().is_empty() {
-                serde_json::json!({})
-            } else {
-                serde_json::from_str(&params).map_err(|e| {
-                    wit_error(crate::ToolError::invalid_argument(
-                        "params",
-                        format!("CDP params are not JSON: {e}"),
-                    ))
-                })?
-            };
+            let params = super::json_arg("params", "CDP params", &params)?;
             json_text(self.services.browser.cdp_send(tab.as_deref(), &method, params).await)
         }
     }

@@ -47,6 +47,14 @@ macro_rules! link_versions {
     };
 }
 
+/// Log one call of a plugin into a host interface (target `ochre::host_call`,
+/// at debug): `RUST_LOG=ochre::host_call=debug` shows every browser call a
+/// plugin makes, which is how a plugin author sees what one tool call costs.
+#[cfg(feature = "browser")]
+fn host_call(interface: &'static str, function: &'static str, what: &str) {
+    tracing::debug!(target: "ochre::host_call", interface, function, what, "host call");
+}
+
 #[cfg(feature = "browser")]
 mod browser;
 #[cfg(feature = "browser")]
@@ -135,6 +143,18 @@ pub(super) trait FromHostTab {
 #[cfg(feature = "browser")]
 fn json_text(r: Result<serde_json::Value, crate::ToolError>) -> WitResult<String> {
     r.map(|v| v.to_string()).map_err(wit_error)
+}
+
+/// A JSON argument a guest passed as text (`args` of a tool call or page
+/// operation, `params` of a CDP command): blank is `{}`; anything not JSON is
+/// `INVALID_ARGUMENT` naming `field`, `what` saying whose it is.
+fn json_arg(field: &str, what: &str, text: &str) -> WitResult<serde_json::Value> {
+    if text.trim().is_empty() {
+        return Ok(serde_json::json!({}));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        wit_error(crate::ToolError::invalid_argument(field, format!("{what} are not JSON: {e}")))
+    })
 }
 
 /// What a host function returns to the guest: a value or a tool error.

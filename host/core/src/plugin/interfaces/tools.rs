@@ -36,16 +36,7 @@ for_each_version! { tools =>
                     ),
                 )));
             }
-            let args: serde_json::Value = if args.trim().is_empty() {
-                serde_json::json!({})
-            } else {
-                serde_json::from_str(&args).map_err(|e| {
-                    wit_error(crate::ToolError::invalid_argument(
-                        "args",
-                        format!("arguments of {name} are not JSON: {e}"),
-                    ))
-                })?
-            };
+            let args = super::json_arg("args", &format!("arguments of {name}"), &args)?;
             // The call belongs where its caller does: the same session, task
             // run and tabs; the journal names the calling step as its parent.
             let options = self.parent.child();

@@ -1,0 +1,423 @@
+//! The truthful action as one host operation (`act`): wait until the element can
+//! take the pointer, send the event, and count it only when it reached the
+//! element and had its effect; a custom element that ignored the mouse is tried
+//! other ways. Every plugin gets this guarantee from one host call (the core
+//! plugin's `interact` is that call and the words around its answer).
+//!
+//! The steps are the page library's operations (`describe`, `actionable`,
+//! `watch`, `settle`, `relocate`, `js_click`, `focus`) and trusted input; see
+//! `docs/architecture.md` for the path of one click.
+
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description};
+use ochre_protocol::{ToolError, codes};
+use serde_json::{Value, json};
+
+use super::{BrowserManager, Input};
+
+/// Default bound of the actionability wait, in ms.
+const ACTIONABLE_MS: u64 = 5_000;
+/// Longest actionability wait a caller may ask for, in ms.
+const ACTIONABLE_MAX_MS: u64 = 60_000;
+/// Time the other ways of clicking (after the mouse changed nothing) may take together.
+const OTHER_WAYS: Duration = Duration::from_secs(6);
+/// Bound of each page-library step, in ms.
+const STEP_MS: u32 = 30_000;
+/// How long a navigation a click started may take to load, in ms.
+const NAVIGATION_MS: u32 = 15_000;
+/// Most clicks that something else took before the click is refused.
+const MAX_MISSES: usize = 20;
+
+/// What a click that reached its target changed, what was waited for, and the misses.
+struct Delivered {
+    delta: Value,
+    waited: String,
+    tried: Vec<Value>,
+}
+
+/// The clicks (and their presses) of a click or double click at (x, y).
+fn clicks(x: f64, y: f64, double: bool) -> Vec<Input> {
+    let mut ev =
+        vec![Input::MouseMove((x, y, 0)), Input::MouseDown((x, y, 1)), Input::MouseUp((x, y, 1))];
+    if double {
+        ev.push(Input::MouseDown((x, y, 2)));
+        ev.push(Input::MouseUp((x, y, 2)));
+    }
+    ev
+}
+
+/// Where an action can send its event, watched since it could.
+struct Aim {
+    x: f64,
+    y: f64,
+    /// What was waited for (empty when nothing was).
+    waited: String,
+    /// The watch's token, for `settle`.
+    token: String,
+}
+
+/// The element an action described before acting.
+fn described(info: Option<Description>) -> Result<Description, ToolError> {
+    info.ok_or_else(|| ToolError::internal("the element was not described before the action"))
+}
+
+/// The target's line for a message: `role "name" ax_N`, or its ref.
+fn line_of(info: Option<&Description>, target: &str) -> String {
+    info.map_or_else(|| target.to_owned(), bare)
+}
+
+/// The target as `role "name" ax_N`, without the state it had before the action.
+fn bare(info: &Description) -> String {
+    if info.name.is_empty() {
+        format!("{} {}", info.role, info.ref_id)
+    } else {
+        format!("{} {} {}", info.role, json!(info.name), info.ref_id)
+    }
+}
+
+/// Aborts its task when dropped (the call that waited for it was cancelled).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl BrowserManager {
+    /// Run `fut` as a task of its own, for the call's tab owner. A plugin's host
+    /// call is polled on the plugin's fiber stack; each step of an action
+    /// starting on a fresh stack keeps that stack from holding every step's
+    /// frames at once (a debug build overflowed it).
+    async fn own_stack<T: Send + 'static>(
+        fut: BoxFuture<'static, Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let task = tokio::spawn(super::with_tab_owner(super::owner(), fut));
+        let _abort = AbortOnDrop(task.abort_handle());
+        task.await.unwrap_or_else(|e| {
+            Err(ToolError::internal(format!("a step of the action failed: {e}")))
+        })
+    }
+
+    /// One page operation of an action (see [`Self::own_stack`]).
+    async fn step<O>(&self, tab: Option<&str>, op: O, ms: u32) -> Result<O::Output, ToolError>
+    where
+        O: ops::PageOp + Send + Sync + 'static,
+        O::Output: Send,
+    {
+        let (me, tab) = (self.clone(), tab.map(str::to_owned));
+        Self::own_stack(Box::pin(async move { me.run(tab.as_deref(), &op, ms).await })).await
+    }
+
+    /// Trusted input of an action (see [`Self::own_stack`]).
+    async fn press(&self, tab: Option<&str>, events: Vec<Input>) -> Result<(), ToolError> {
+        let (me, tab) = (self.clone(), tab.map(str::to_owned));
+        Self::own_stack(Box::pin(async move { me.input(tab.as_deref(), &events).await })).await
+    }
+
+    /// [`Self::act`] as a boxed future of a named type: the dispatch holds it
+    /// without holding its type, which holds the dispatch's own (each step
+    /// is a page operation), a cycle no `Send` check could close.
+    pub(super) fn act_boxed<'a>(
+        &'a self,
+        tab: Option<&'a str>,
+        a: ops::Act,
+    ) -> BoxFuture<'a, Result<Acted, ToolError>> {
+        Box::pin(self.act(tab, a))
+    }
+
+    /// The `act` page operation: see [`ops::Act`].
+    pub(super) async fn act(&self, tab: Option<&str>, a: ops::Act) -> Result<Acted, ToolError> {
+        let action = a.action.unwrap_or_default();
+        if action == ActKind::Press {
+            return self.press_key(tab, a).await;
+        }
+        let target = match (a.ref_id, a.query) {
+            (Some(r), _) => r,
+            (None, Some(query)) => {
+                self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id
+            }
+            (None, None) => {
+                return Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`"));
+            }
+        };
+        let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
+        let mut info = None;
+        if action == ActKind::Hover {
+            let aim = self.aim(tab, &target, &mut info, wait_ms, false).await?;
+            self.press(tab, vec![Input::MouseMove((aim.x, aim.y, 0))]).await?;
+            let settle = ops::Settle { idle_ms: Some(100), ..ops::Settle::after(&aim.token) };
+            let delta = self.step(tab, settle, STEP_MS).await?;
+            let info = described(info)?;
+            let waited = aim.waited;
+            return Ok(Acted {
+                target: Some(info),
+                done: true,
+                delta,
+                waited,
+                via: None,
+                tried: vec![],
+            });
+        }
+        let double = action == ActKind::DoubleClick;
+        let Delivered { mut delta, waited, mut tried } =
+            self.click_delivered(tab, &target, &mut info, wait_ms, double).await?;
+        let info = described(info)?;
+        // A native control, or an element with its own click listener: a click
+        // that reaches it is handled even when nothing on the page changes (a
+        // state kept in script).
+        let native = info.native || info.listens;
+        if delta["changed"] == json!(true) || native || a.other_ways == Some(false) {
+            self.after_navigation(tab, &mut delta).await;
+            return Ok(Acted { target: Some(info), done: true, delta, waited, via: None, tried });
+        }
+        tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
+        // The click reached a custom element and nothing happened: other ways a
+        // widget may listen (it re-rendered under the pointer, it wants a
+        // synthetic click, or the keyboard).
+        let started = Instant::now();
+        for strategy in ["ax", "js_click", "keyboard"] {
+            if started.elapsed() > OTHER_WAYS {
+                tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
+                continue;
+            }
+            if strategy == "keyboard" && (!info.focusable || double) {
+                tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
+                continue;
+            }
+            let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
+            for key in keys {
+                let w = self.watch_target(tab, &target).await?;
+                let attempt = self.other_way(tab, strategy, key, &info, double).await;
+                let name =
+                    if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
+                if let Err(e) = attempt {
+                    self.unwatch(tab).await;
+                    // The element is gone: no other way will reach it.
+                    if e.code == codes::STALE_REF {
+                        return Err(e);
+                    }
+                    tried.push(
+                        json!({"strategy": name, "outcome": format!("failed: {}", e.message)}),
+                    );
+                    continue;
+                }
+                let mut delta = self.step(tab, ops::Settle::after(&w), STEP_MS).await?;
+                // Only what the event reaching the element did counts (a timer
+                // elsewhere on the page must not pass for success).
+                let delivered = delta["delivered"] == json!(true);
+                if delivered && delta["changed"] == json!(true) {
+                    self.after_navigation(tab, &mut delta).await;
+                    let via = Some(name);
+                    return Ok(Acted {
+                        target: Some(info),
+                        done: true,
+                        delta,
+                        waited: String::new(),
+                        via,
+                        tried,
+                    });
+                }
+                let outcome = if delivered {
+                    "no change".to_owned()
+                } else {
+                    format!(
+                        "reached {}",
+                        delta["received_by"].as_str().unwrap_or("another element")
+                    )
+                };
+                tried.push(json!({"strategy": name, "outcome": outcome}));
+            }
+        }
+        Ok(Acted { target: Some(info), done: false, delta: json!({}), waited, via: None, tried })
+    }
+
+    /// `press`: the key (checked before anything is sent) to the element,
+    /// focused first, or to the focused one; done when it reached the element.
+    async fn press_key(&self, tab: Option<&str>, a: ops::Act) -> Result<Acted, ToolError> {
+        let Some(key) = a.key else {
+            return Err(ToolError::invalid_argument("key", "press needs `key`"));
+        };
+        super::pageops::key_events(&key)?;
+        let target = match (a.ref_id, a.query) {
+            (Some(r), _) => Some(r),
+            (None, Some(query)) => {
+                Some(self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
+            }
+            (None, None) => None,
+        };
+        let mut info = None;
+        if let Some(r) = &target {
+            info = Some(self.step(tab, ops::Describe::of_ref(r), STEP_MS).await?);
+            self.step(tab, ops::Focus::of(r), STEP_MS).await?;
+        }
+        let token = self.step(tab, ops::Watch { ref_id: target }, STEP_MS).await?.token;
+        if let Err(e) = self.press(tab, vec![Input::Key(key)]).await {
+            self.unwatch(tab).await;
+            return Err(e);
+        }
+        let mut delta = self.step(tab, ops::Settle::after(&token), STEP_MS).await?;
+        // With an element, the keys count only if they reached it (a dialog or
+        // a script that took the focus in between got them instead).
+        let done = info.is_none() || delta["delivered"] == json!(true);
+        if done {
+            self.after_navigation(tab, &mut delta).await;
+        }
+        Ok(Acted { target: info, done, delta, waited: String::new(), via: None, tried: vec![] })
+    }
+
+    /// One of the other ways of clicking: the element found again by role and
+    /// name (`ax`), a click in script, or a key while it has the focus.
+    async fn other_way(
+        &self,
+        tab: Option<&str>,
+        strategy: &str,
+        key: &str,
+        info: &Description,
+        double: bool,
+    ) -> Result<(), ToolError> {
+        let target = &info.ref_id;
+        match strategy {
+            "ax" => {
+                let again = ops::Relocate {
+                    ref_id: target.clone(),
+                    role: info.role.clone(),
+                    name: info.name.clone(),
+                };
+                let p = self.step(tab, again, STEP_MS).await?;
+                let (x, y) = p.point().map_err(ToolError::element_not_interactable)?;
+                self.press(tab, clicks(x, y, double)).await
+            }
+            "js_click" => self.step(tab, ops::JsClick::of(target), STEP_MS).await.map(drop),
+            _ => {
+                self.step(tab, ops::Focus::of(target), STEP_MS).await?;
+                self.press(tab, vec![Input::Key(key.to_owned())]).await
+            }
+        }
+    }
+
+    /// Click `target` with the mouse as a person does: wait (at most `wait_ms`)
+    /// until it can take the click, click, and count it only if the click
+    /// reached it; something that took the click in between (a toast, an
+    /// overlay fading in) is waited out again.
+    async fn click_delivered(
+        &self,
+        tab: Option<&str>,
+        target: &str,
+        info: &mut Option<Description>,
+        wait_ms: u64,
+        double: bool,
+    ) -> Result<Delivered, ToolError> {
+        let started = Instant::now();
+        let left = || wait_ms.saturating_sub(started.elapsed().as_millis() as u64);
+        let mut tried: Vec<Value> = Vec::new();
+        let mut waited_all = Vec::new();
+        loop {
+            let aim = self.aim(tab, target, info, left(), true).await?;
+            if !aim.waited.is_empty() {
+                waited_all.push(aim.waited);
+            }
+            if let Err(e) = self.press(tab, clicks(aim.x, aim.y, double)).await {
+                self.unwatch(tab).await;
+                return Err(e);
+            }
+            let delta = self.step(tab, ops::Settle::after(&aim.token), STEP_MS).await?;
+            // A click counts when its press or the click itself reached the
+            // target (a navigation it started says so too); the pointer passing
+            // over it does not.
+            if delta["delivered"] == json!(true) && delta["pressed"] != json!(false) {
+                return Ok(Delivered { delta, waited: waited_all.join("; "), tried });
+            }
+            let line = line_of(info.as_ref(), target);
+            if delta["removed_before_release"] == json!(true) {
+                return Err(ToolError::stale_ref(format!(
+                    "{line} took the mouse press, then the page removed it before the release (not while handling the press: a timer or a script): no click reached it"
+                )));
+            }
+            let by = delta["received_by"].as_str().unwrap_or("another element").to_owned();
+            tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
+            if left() == 0 || tried.len() >= MAX_MISSES {
+                let mut e = ToolError::element_not_interactable(format!(
+                    "{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"
+                ));
+                e.details.insert("received_by".into(), json!(by));
+                return Err(e);
+            }
+        }
+    }
+
+    /// Wait (at most `ms`) until `target` can take a pointer event (attached,
+    /// visible, enabled unless `enabled` is false, not moving, and a point of
+    /// it receives the event), then start watching what the event changes: one
+    /// page operation, which also describes the element into `info` the first
+    /// time. `ELEMENT_NOT_INTERACTABLE` naming the last obstacle when time runs
+    /// out.
+    async fn aim(
+        &self,
+        tab: Option<&str>,
+        target: &str,
+        info: &mut Option<Description>,
+        ms: u64,
+        enabled: bool,
+    ) -> Result<Aim, ToolError> {
+        let ask = ops::Actionable {
+            ref_id: target.to_owned(),
+            timeout_ms: Some(ms),
+            enabled: Some(enabled),
+            describe: Some(info.is_none()),
+            watch: Some(true),
+        };
+        let bound = u32::try_from(ms + 5_000).unwrap_or(u32::MAX);
+        let p = self.step(tab, ask, bound).await?;
+        if let Some(d) = p.target {
+            *info = Some(d);
+        }
+        let waited = if p.waited.is_empty() {
+            String::new()
+        } else {
+            format!("waited {} ms: {}", p.waited_ms, p.waited.join(", "))
+        };
+        match (p.x, p.y, p.token) {
+            (Some(x), Some(y), Some(token)) => Ok(Aim { x, y, waited, token }),
+            _ => {
+                let mut e = ToolError::element_not_interactable(format!(
+                    "{} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",
+                    line_of(info.as_ref(), target),
+                    p.reason.as_deref().unwrap_or("no point of it can be reached"),
+                    p.waited_ms
+                ));
+                e.details.insert("waited".into(), json!(p.waited));
+                Err(e)
+            }
+        }
+    }
+
+    /// Start watching what the next event changes around `target`: the token
+    /// of the document for `settle`.
+    async fn watch_target(&self, tab: Option<&str>, target: &str) -> Result<String, ToolError> {
+        Ok(self.step(tab, ops::Watch { ref_id: Some(target.to_owned()) }, STEP_MS).await?.token)
+    }
+
+    /// Stop watching (the action failed: no `settle` follows). Best effort: the
+    /// failure being reported matters more.
+    async fn unwatch(&self, tab: Option<&str>) {
+        let _ = self.step(tab, ops::Unwatch {}, STEP_MS).await;
+    }
+
+    /// After an action that navigated: wait for the new page (its URL goes in
+    /// `delta`).
+    async fn after_navigation(&self, tab: Option<&str>, delta: &mut Value) {
+        if delta["navigated"] != json!(true) {
+            return;
+        }
+        let token = delta["token"].as_str().map(str::to_owned);
+        let wait = ops::Wait { kind: "navigation".into(), token, ..ops::Wait::default() };
+        match self.step(tab, wait, NAVIGATION_MS).await {
+            Ok(r) => delta["url"] = r["url"].clone(),
+            Err(_) => delta["url"] = json!("(the navigation did not finish within 15 s)"),
+        }
+        let _ = self.step(tab, ops::NetworkIdle { quiet_ms: Some(0) }, 3_000).await;
+    }
+}
