@@ -11,10 +11,11 @@
 //! ```
 //!
 //! In a plugin: `ochre_sdk::browser::run(tab, &Sleep { ms: 50 }, 2_000)?.slept_ms`.
-//! Every operation here is in `ochre-browser`'s table of operations
-//! (`docs/page-ops.md`), and every operation there is here, which a test checks
-//! field by field. Results that are free-form by nature (extracted data, a
-//! capture, a settle's account of what changed) are [`Json`].
+//! Each operation is defined once, in `typed_ops!` below: its name, argument
+//! and result types, and its [`Spec`] (its arguments in words, what it does, how
+//! the host runs it), from which `ochre-browser`'s dispatch reads and
+//! `docs/page-ops.md` is generated. Results that are free-form by nature
+//! (extracted data, a capture, a settle's account of what changed) are [`Json`].
 //!
 //! Refs are strings as snapshots give them (`ax_12`). Optional arguments are
 //! `Option`s; `None` is sent as `null`, which every operation reads as absent.
@@ -35,15 +36,120 @@ pub trait PageOp: Serialize + DeserializeOwned {
     type Output: DeserializeOwned;
 }
 
+/// Which documents of a tab an operation runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frames {
+    /// The document its refs (or document token) belong to: the page, or the
+    /// cross-site frame the refs were given out in.
+    One,
+    /// Without refs, the page and every cross-site frame in it (results merged).
+    Wide,
+    /// Read modes other than `dom` cover the frames, each under its `iframe` line.
+    Snapshot,
+    /// The page's own form first, else the first frame that has every field.
+    Fields,
+}
+
+/// What a page operation is, beside its types: its arguments in words, what
+/// it does, and how the host runs it. One per operation, next to its types
+/// (`typed_ops!` below), so that adding an operation touches its definition
+/// here and its implementation (page.js or the host), nothing else: the
+/// host's dispatch reads [`SPECS`], `docs/page-ops.md` is generated from it,
+/// and a test holds page.js's table of operations to the ones marked
+/// `library`.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// Its name (the `op` of the WIT `page-op`).
+    pub name: &'static str,
+    /// Its arguments, as a plugin passes them (JSON object keys).
+    pub args: &'static str,
+    /// What it does and returns.
+    pub what: &'static str,
+    /// A read: retried once in the new document when a navigation cuts it short.
+    pub retried: bool,
+    /// Which documents it runs in.
+    pub frames: Frames,
+    /// Its result holds viewport points (shifted by a frame's offset).
+    pub points: bool,
+    /// Long by design and bounded on its own (its time extends a plugin call's
+    /// wall-clock backstop).
+    pub long: bool,
+    /// Runs on a tab (the current one when none is named); `false`: on none.
+    pub tab: bool,
+    /// Runs in the page library (page.js's table of operations has it);
+    /// `false`: the host runs it (in Rust, or through other operations).
+    pub library: bool,
+}
+
+impl Spec {
+    /// An operation on a tab's page library.
+    pub const fn op(args: &'static str, what: &'static str) -> Self {
+        Spec {
+            name: "",
+            args,
+            what,
+            retried: false,
+            frames: Frames::One,
+            points: false,
+            long: false,
+            tab: true,
+            library: true,
+        }
+    }
+
+    /// A read: retried once in the new document when a navigation cuts it short.
+    pub const fn read(args: &'static str, what: &'static str) -> Self {
+        Spec { retried: true, ..Spec::op(args, what) }
+    }
+
+    /// Running in these documents.
+    pub const fn frames(self, frames: Frames) -> Self {
+        Spec { frames, ..self }
+    }
+
+    /// Its result holds viewport points.
+    pub const fn points(self) -> Self {
+        Spec { points: true, ..self }
+    }
+
+    /// Run by the host without a tab.
+    pub const fn no_tab(self) -> Self {
+        Spec { tab: false, library: false, ..self }
+    }
+
+    /// Long by design, without a tab.
+    pub const fn long(self) -> Self {
+        Spec { long: true, tab: false, library: false, ..self }
+    }
+
+    /// Run by the host, not in the page library.
+    pub const fn host(self) -> Self {
+        Spec { library: false, ..self }
+    }
+
+    const fn named(self, name: &'static str) -> Self {
+        Spec { name, ..self }
+    }
+}
+
+/// The operation named `name`.
+pub fn spec(name: &str) -> Option<&'static Spec> {
+    SPECS.iter().find(|o| o.name == name)
+}
+
 /// Each typed operation: its argument type, name and result type.
 macro_rules! typed_ops {
-    ($($(#[$c:meta])* $op:ident => $name:literal -> $out:ty;)*) => {
+    ($($(#[$c:meta])* $op:ident => $name:literal -> $out:ty = $spec:expr;)*) => {
         $(impl PageOp for $op {
             const NAME: &'static str = $name;
             type Output = $out;
         })*
         /// The typed operations: (name, the type of its arguments).
         pub const TYPED: &[(&str, &str)] = &[$(($name, stringify!($op))),*];
+
+        /// Every page operation, in the order the docs list them: what it is
+        /// and how the host runs it ([`Spec`]).
+        pub const SPECS: &[Spec] = &[$($spec.named($name)),*];
 
         /// Check `args` against the arguments of the operation `name`: `None`
         /// for a name that is not an operation; else the first problem (the
@@ -164,60 +270,183 @@ fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
 
 typed_ops! {
     // Reading the page.
-    Snapshot => "snapshot" -> Snapshotted;
-    Find => "find" -> Found;
-    Query => "query" -> Queried;
-    ResolveQuery => "resolve_query" -> Resolved;
-    Describe => "describe" -> Description;
-    ExtractStatic => "extract_static" -> StaticPage;
-    Extract => "extract" -> Json;
-    Shown => "shown" -> ShownValue;
-    ValueOf => "value_of" -> FieldValue;
-    FieldSecrets => "field_secrets" -> BTreeMap<String, FieldSecret>;
-    Ping => "ping" -> Pong;
-    Wall => "wall" -> WallSeen;
+    Snapshot => "snapshot" -> Snapshotted = Spec::read(
+        "mode: ax|text|markdown|dom, ref, filter, depth, max_chars",
+        "the page as roles and names with refs, or as text, Markdown or HTML",
+    ).frames(Frames::Snapshot);
+    Find => "find" -> Found = Spec::read(
+        "query, limit, scores",
+        "elements matching a description, best first, with refs",
+    ).frames(Frames::Wide);
+    Query => "query" -> Queried = Spec::read(
+        "selector | xpath, limit",
+        "elements matching a CSS selector or XPath, with refs",
+    ).frames(Frames::Wide);
+    ResolveQuery => "resolve_query" -> Resolved = Spec::op(
+        "query",
+        "the ref of the best match of a description (ELEMENT_NOT_FOUND if none)",
+    ).frames(Frames::Wide);
+    Describe => "describe" -> Description = Spec::op(
+        "ref | selector",
+        "an element's role, name, state, tag and whether it is focusable, native or listening for clicks",
+    );
+    ExtractStatic => "extract_static" -> StaticPage = Spec::read(
+        "html, url, mode: markdown|text, max_chars",
+        "the title, links and content of fetched HTML, read without rendering it",
+    );
+    Extract => "extract" -> Json = Spec::op(
+        "schema, ref, selector, item_selector",
+        "structured data read from the page by a JSON Schema",
+    );
+    Shown => "shown" -> ShownValue = Spec::op(
+        "ref, name",
+        "the value a form field shows (a select's chosen label, a checkbox's state)",
+    );
+    ValueOf => "value_of" -> FieldValue = Spec::op("ref", "a field's current value");
+    FieldSecrets => "field_secrets" -> BTreeMap<String, FieldSecret> = Spec::op(
+        "keys, refs",
+        "the values typed into password and one-time-code fields (for redaction)",
+    );
+    Ping => "ping" -> Pong = Spec::read("", "the page's URL and readiness");
+    Wall => "wall" -> WallSeen = Spec::read(
+        "",
+        "a login form or CAPTCHA shown without a sign-out control: right after `navigate` or `history`, as the document was at its load event; else read at once (it does not wait for the network quiet a navigation leaves owed)",
+    ).host();
     // Acting on elements.
-    Point => "point" -> ViewportPoint;
-    Actionable => "actionable" -> Actionability;
-    Relocate => "relocate" -> ViewportPoint;
-    Act => "act" -> Acted;
-    JsClick => "js_click" -> Done;
-    Focus => "focus" -> Focused;
-    SetValue => "set_value" -> ValueSet;
-    PickOption => "pick_option" -> Picked;
-    Fill => "fill" -> Filled;
-    Scroll => "scroll" -> Scrolled;
-    DragInfo => "drag_info" -> DragPoints;
-    Html5Drag => "html5_drag" -> Done;
-    Check => "check" -> bool;
-    Element => "element" -> Json;
-    FileInput => "file_input" -> FileInputInfo;
-    FilesOf => "files_of" -> Files;
-    Storage => "storage" -> Json;
+    Point => "point" -> ViewportPoint = Spec::op(
+        "ref, how: plain|center|sample",
+        "the viewport point to click an element at",
+    ).points();
+    Actionable => "actionable" -> Actionability = Spec::op(
+        "ref, timeout_ms, enabled, describe, watch",
+        "wait until an element can take an event (visible, enabled, not moving, not covered): its point; with describe, the element as describe tells it; with watch, the watch of what the event changes starts then (its token)",
+    ).points();
+    Relocate => "relocate" -> ViewportPoint = Spec::op(
+        "ref, role, name",
+        "the element a ref meant, found again by role and name, with its point",
+    ).points();
+    Act => "act" -> Acted = Spec::op(
+        "ref | query, action: click|double_click|hover|press, key, timeout_ms, other_ways",
+        "the truthful action in one call: wait until the element can take it, click, count it only if it reached the element and had its effect (other ways tried on a custom element that ignored the mouse, unless other_ways is false); press: focus it, send the key, count it only if it reached it; what it changed",
+    ).host();
+    JsClick => "js_click" -> Done = Spec::op(
+        "ref",
+        "a click dispatched in the page's script (when trusted input cannot reach the element)",
+    );
+    Focus => "focus" -> Focused = Spec::op("ref", "focus an element");
+    SetValue => "set_value" -> ValueSet = Spec::op(
+        "ref, value",
+        "set a field's value as typing would, events included",
+    );
+    PickOption => "pick_option" -> Picked = Spec::op(
+        "ref, name",
+        "choose the option of a select or listbox with that label",
+    );
+    Fill => "fill" -> Filled = Spec::op(
+        "fields, refs, submit",
+        "fill a form's fields by label or ref, optionally submit it",
+    ).frames(Frames::Fields);
+    Scroll => "scroll" -> Scrolled = Spec::op(
+        "direction, amount, to, ref",
+        "scroll the page or an element",
+    );
+    DragInfo => "drag_info" -> DragPoints = Spec::op(
+        "source | source_selector, target | target_selector",
+        "the points of a drag's source and target",
+    ).points();
+    Html5Drag => "html5_drag" -> Done = Spec::op(
+        "source | source_selector, target | target_selector",
+        "an HTML5 drag and drop dispatched in the page",
+    );
+    Check => "check" -> bool = Spec::op(
+        "type: selector|selector_hidden, value, visible",
+        "whether a wait's condition holds now (the host's own waits)",
+    );
+    Element => "element" -> Json = Spec::op(
+        "ref | selector",
+        "the element itself (a remote object, for the host's own use)",
+    );
+    FileInput => "file_input" -> FileInputInfo = Spec::op(
+        "ref | selector",
+        "the file input a ref or selector names (for set-files)",
+    );
+    FilesOf => "files_of" -> Files = Spec::op(
+        "ref | selector",
+        "the file names a file input now holds",
+    );
+    Storage => "storage" -> Json = Spec::op(
+        "type: local|session, action: get|set|remove|clear|keys, key, value",
+        "the page's localStorage or sessionStorage",
+    );
     // What an action changed.
-    Watch => "watch" -> Watching;
-    Settle => "settle" -> Json;
-    Unwatch => "unwatch" -> Done;
-    Wait => "wait" -> Json;
-    WaitLoad => "wait_load" -> Loaded;
-    NetworkIdle => "network_idle" -> Idle;
+    Watch => "watch" -> Watching = Spec::op(
+        "ref",
+        "start watching what an action changes (returns a token)",
+    );
+    Settle => "settle" -> Json = Spec::op(
+        "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
+        "what the action changed once the DOM and the requests it started settle",
+    );
+    Unwatch => "unwatch" -> Done = Spec::op("", "stop watching");
+    Wait => "wait" -> Json = Spec::op(
+        "type: selector|selector_hidden|function|navigation|url_match|timeout, value, visible, token",
+        "wait for a condition on the page",
+    ).host();
+    WaitLoad => "wait_load" -> Loaded = Spec::op("", "wait for the load event").host();
+    NetworkIdle => "network_idle" -> Idle = Spec::op(
+        "quiet_ms",
+        "wait until no request has been in flight for quiet_ms",
+    ).host();
     // Recordings.
-    Identify => "identify" -> Identity;
-    Locate => "locate" -> Located;
+    Identify => "identify" -> Identity = Spec::op(
+        "ref",
+        "an element's role, name and rank, to find it again in a replay",
+    );
+    Locate => "locate" -> Located = Spec::op(
+        "role, name, nth",
+        "a fresh ref for an element found by role, name and rank",
+    );
     // The tab.
-    Dialog => "dialog" -> OpenDialog;
-    HandleDialog => "handle_dialog" -> Json;
-    Console => "console" -> Json;
-    Cookies => "cookies" -> Json;
-    NetworkCapture => "network_capture" -> Json;
-    NetworkConditions => "network_conditions" -> Json;
-    EvidenceBundle => "evidence_bundle" -> Json;
+    Dialog => "dialog" -> OpenDialog = Spec::op("", "the open JavaScript dialog, if any").host();
+    HandleDialog => "handle_dialog" -> Json = Spec::op(
+        "accept, promptText",
+        "answer the open JavaScript dialog",
+    ).host();
+    Console => "console" -> Json = Spec::op(
+        "clear, level, limit",
+        "the console messages of the tab",
+    ).host();
+    Cookies => "cookies" -> Json = Spec::op(
+        "action: get|set|delete|clear, name, value, domain, path, secure, httpOnly, sameSite, expires",
+        "the cookies of the page's site",
+    ).host();
+    NetworkCapture => "network_capture" -> Json = Spec::op(
+        "action: start|stop|get|clear, include_bodies, limit",
+        "the network requests of the tab",
+    ).host();
+    NetworkConditions => "network_conditions" -> Json = Spec::op(
+        "preset, cpu_slowdown",
+        "emulate a network (offline, slow 3G, ...) or stop emulating",
+    ).host();
+    EvidenceBundle => "evidence_bundle" -> Json = Spec::op(
+        "include: [dom, screenshot, network, console]",
+        "write the page's evidence (DOM, screenshot, network, console) to a bundle and return its manifest",
+    ).host();
     // Without a tab.
-    VisitBatch => "visit_batch" -> Json;
-    Sleep => "sleep" -> Slept;
-    NewIsolatedTab => "new_isolated_tab" -> NewTab;
-    ProfileStatus => "profile_status" -> Json;
-    ListProfiles => "list_profiles" -> Json;
+    VisitBatch => "visit_batch" -> Json = Spec::op(
+        "urls, concurrency, format: markdown|text|structured|raw|none, max_chars, timeout_ms, script, render: auto|always",
+        "load pages in parallel worker tabs: status, title, links, content, the script's value",
+    ).long();
+    Sleep => "sleep" -> Slept = Spec::op("ms", "pause (bounded)").long();
+    NewIsolatedTab => "new_isolated_tab" -> NewTab = Spec::op(
+        "url, spread",
+        "a tab in a browser context of its own, not made current; closing it disposes of the context",
+    ).no_tab();
+    ProfileStatus => "profile_status" -> Json = Spec::op(
+        "",
+        "the browser's profile: managed or attached, persistent or not",
+    ).no_tab();
+    ListProfiles => "list_profiles" -> Json = Spec::op("", "the browser profiles known").no_tab();
 }
 
 /// Operations whose only argument is an element's ref.
