@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description};
+use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description, DragPoints, Dragged};
 use ochre_protocol::{ToolError, codes};
 use serde_json::{Value, json};
 
@@ -66,6 +66,60 @@ fn described(info: Option<Description>) -> Result<Description, ToolError> {
 /// The target's line for a message: `role "name" ax_N`, or its ref.
 fn line_of(info: Option<&Description>, target: &str) -> String {
     info.map_or_else(|| target.to_owned(), bare)
+}
+
+/// A drag judged by its effect: done when the press reached the source and the
+/// page reacted (the item moved, the list reordered, the drop's handler changed
+/// the page). The drop's events may reach the dragged item rather than the
+/// target (a sortable list keeps it under the pointer): the effect decides.
+/// HTML5 events (sent in the page) and a navigation count as done.
+fn judge_drag(ends: DragPoints, delta: Value) -> Dragged {
+    let effect: Vec<String> = delta["effect"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    let by = delta["received_by"].as_str().unwrap_or("no element").to_owned();
+    let reached = delta["delivered"] == json!(true);
+    let dragged = |done, refused: Option<String>, received_by| Dragged {
+        ends: ends.clone(),
+        done,
+        refused,
+        received_by,
+        effect: effect.clone(),
+        delta: delta.clone(),
+    };
+    if ends.html5 || delta["navigated"] == json!(true) {
+        return dragged(true, None, None);
+    }
+    if delta["source_delivered"] != json!(true) {
+        let by = delta["source_received_by"].as_str().unwrap_or("no element").to_owned();
+        let why = format!(
+            "the press did not reach {}: {by} received it; nothing was dragged",
+            ends.source_line
+        );
+        return dragged(false, Some(why), Some(by));
+    }
+    if effect.is_empty() {
+        let (where_, got) = if reached {
+            (format!("the drop reached {}", ends.target_line), ends.target_line.clone())
+        } else {
+            (format!("the drop did not reach {}: {by} received it", ends.target_line), by)
+        };
+        let why = format!(
+            "{where_}, but the page did not react (nothing moved, nothing changed: it does not take this drop there)"
+        );
+        return dragged(false, Some(why), Some(got));
+    }
+    dragged(true, None, (!reached).then_some(by))
+}
+
+/// A snapshot line without the element's current value (` ="..."`): what a
+/// field holds may be secret.
+fn without_value(line: &str) -> &str {
+    line.find(" =\"").map_or(line, |i| &line[..i])
 }
 
 /// The target as `role "name" ax_N`, without the state it had before the action.
@@ -128,11 +182,20 @@ impl BrowserManager {
         Box::pin(self.act(tab, a))
     }
 
+    /// [`Self::drag`] as a boxed future of a named type (see [`Self::act_boxed`]).
+    pub(super) fn drag_boxed<'a>(
+        &'a self,
+        tab: Option<&'a str>,
+        a: ops::Drag,
+    ) -> BoxFuture<'a, Result<Dragged, ToolError>> {
+        Box::pin(self.drag(tab, a))
+    }
+
     /// The `act` page operation: see [`ops::Act`].
     pub(super) async fn act(&self, tab: Option<&str>, a: ops::Act) -> Result<Acted, ToolError> {
         let action = a.action.unwrap_or_default();
-        if action == ActKind::Press {
-            return self.press_key(tab, a).await;
+        if matches!(action, ActKind::Press | ActKind::Type) {
+            return self.keys(tab, a, action == ActKind::Type).await;
         }
         let target = match (a.ref_id, a.query) {
             (Some(r), _) => r,
@@ -152,14 +215,7 @@ impl BrowserManager {
             let delta = self.step(tab, settle, STEP_MS).await?;
             let info = described(info)?;
             let waited = aim.waited;
-            return Ok(Acted {
-                target: Some(info),
-                done: true,
-                delta,
-                waited,
-                via: None,
-                tried: vec![],
-            });
+            return Ok(Acted { target: Some(info), done: true, delta, waited, ..Acted::default() });
         }
         let double = action == ActKind::DoubleClick;
         let Delivered { mut delta, waited, mut tried } =
@@ -171,7 +227,14 @@ impl BrowserManager {
         let native = info.native || info.listens;
         if delta["changed"] == json!(true) || native || a.other_ways == Some(false) {
             self.after_navigation(tab, &mut delta).await;
-            return Ok(Acted { target: Some(info), done: true, delta, waited, via: None, tried });
+            return Ok(Acted {
+                target: Some(info),
+                done: true,
+                delta,
+                waited,
+                tried,
+                ..Acted::default()
+            });
         }
         tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
         // The click reached a custom element and nothing happened: other ways a
@@ -215,9 +278,9 @@ impl BrowserManager {
                         target: Some(info),
                         done: true,
                         delta,
-                        waited: String::new(),
                         via,
                         tried,
+                        ..Acted::default()
                     });
                 }
                 let outcome = if delivered {
@@ -231,30 +294,64 @@ impl BrowserManager {
                 tried.push(json!({"strategy": name, "outcome": outcome}));
             }
         }
-        Ok(Acted { target: Some(info), done: false, delta: json!({}), waited, via: None, tried })
+        Ok(Acted { target: Some(info), delta: json!({}), waited, tried, ..Acted::default() })
     }
 
-    /// `press`: the key (checked before anything is sent) to the element,
-    /// focused first, or to the focused one; done when it reached the element.
-    async fn press_key(&self, tab: Option<&str>, a: ops::Act) -> Result<Acted, ToolError> {
-        let Some(key) = a.key else {
-            return Err(ToolError::invalid_argument("key", "press needs `key`"));
+    /// `press` and `type`: the keys (checked before anything is sent) to the
+    /// element, focused first, or (`press` only) to the focused one; done when
+    /// they reached the element.
+    async fn keys(&self, tab: Option<&str>, a: ops::Act, typing: bool) -> Result<Acted, ToolError> {
+        let keys = if typing {
+            let Some(text) = a.text.filter(|t| !t.is_empty()) else {
+                return Err(ToolError::invalid_argument("text", "type needs `text`"));
+            };
+            let mut keys: Vec<Input> = text
+                .chars()
+                .map(|c| match c {
+                    '\n' => Input::Key("Enter".into()),
+                    '\t' => Input::Key("Tab".into()),
+                    c => Input::Key(c.to_string()),
+                })
+                .collect();
+            if a.submit == Some(true) {
+                keys.push(Input::Key("Enter".into()));
+            }
+            keys
+        } else {
+            let Some(key) = a.key else {
+                return Err(ToolError::invalid_argument("key", "press needs `key`"));
+            };
+            super::pageops::key_events(&key)?;
+            vec![Input::Key(key)]
         };
-        super::pageops::key_events(&key)?;
         let target = match (a.ref_id, a.query) {
             (Some(r), _) => Some(r),
             (None, Some(query)) => {
                 Some(self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
             }
+            (None, None) if typing => {
+                return Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`"));
+            }
             (None, None) => None,
         };
         let mut info = None;
+        let mut value_before = None;
         if let Some(r) = &target {
-            info = Some(self.step(tab, ops::Describe::of_ref(r), STEP_MS).await?);
-            self.step(tab, ops::Focus::of(r), STEP_MS).await?;
+            let described = self.step(tab, ops::Describe::of_ref(r), STEP_MS).await?;
+            let focused = self.step(tab, ops::Focus::of(r), STEP_MS).await?.focused;
+            if typing && !focused {
+                return Err(ToolError::element_not_focusable(format!(
+                    "{} does not take keyboard focus; click it first or pick the field inside it",
+                    without_value(&described.line)
+                )));
+            }
+            if typing {
+                value_before = self.step(tab, ops::ValueOf::of(r), STEP_MS).await?.value;
+            }
+            info = Some(described);
         }
-        let token = self.step(tab, ops::Watch { ref_id: target }, STEP_MS).await?.token;
-        if let Err(e) = self.press(tab, vec![Input::Key(key)]).await {
+        let token = self.step(tab, ops::Watch { ref_id: target.clone() }, STEP_MS).await?.token;
+        if let Err(e) = self.send_keys(tab, keys, a.delay_ms.unwrap_or(0).min(1_000)).await {
             self.unwatch(tab).await;
             return Err(e);
         }
@@ -265,7 +362,101 @@ impl BrowserManager {
         if done {
             self.after_navigation(tab, &mut delta).await;
         }
-        Ok(Acted { target: info, done, delta, waited: String::new(), via: None, tried: vec![] })
+        // Read back (not after Enter: a search box empties on submit).
+        let value_after = match (&target, typing && done && a.submit != Some(true)) {
+            (Some(r), true) => {
+                self.step(tab, ops::ValueOf::of(r), STEP_MS).await.ok().and_then(|v| v.value)
+            }
+            _ => None,
+        };
+        Ok(Acted { target: info, done, delta, value_before, value_after, ..Acted::default() })
+    }
+
+    /// Keys, in slices that keep each input call within the host's bound, or
+    /// one by one with a pause after each.
+    async fn send_keys(
+        &self,
+        tab: Option<&str>,
+        keys: Vec<Input>,
+        delay_ms: u32,
+    ) -> Result<(), ToolError> {
+        if delay_ms == 0 {
+            for chunk in keys.chunks(25) {
+                self.press(tab, chunk.to_vec()).await?;
+            }
+        } else {
+            for k in keys {
+                self.press(tab, vec![k]).await?;
+                tokio::time::sleep(Duration::from_millis(u64::from(delay_ms))).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `drag` page operation: see [`ops::Drag`].
+    pub(super) async fn drag(&self, tab: Option<&str>, a: ops::Drag) -> Result<Dragged, ToolError> {
+        if a.source.is_none() && a.source_selector.is_none() {
+            return Err(ToolError::invalid_argument(
+                "source",
+                "drag needs `source` (a ref) or `source_selector`",
+            ));
+        }
+        if a.target.is_none() && a.target_selector.is_none() {
+            return Err(ToolError::invalid_argument(
+                "target",
+                "drag needs `target` (a ref) or `target_selector`",
+            ));
+        }
+        let ops::Drag { source, source_selector, target, target_selector } = a;
+        let ask = ops::DragInfo {
+            source: source.clone(),
+            source_selector: source_selector.clone(),
+            target: target.clone(),
+            target_selector: target_selector.clone(),
+        };
+        let ends = self.step(tab, ask, STEP_MS).await?;
+        if ends.html5 {
+            let html5 = ops::Html5Drag { source, source_selector, target, target_selector };
+            self.step(tab, html5, STEP_MS).await?;
+        } else {
+            let (sx, sy) = match ends.source.point() {
+                Ok(p) => p,
+                Err(why) => {
+                    self.unwatch(tab).await;
+                    return Err(ToolError::element_not_interactable(format!("cannot drag: {why}")));
+                }
+            };
+            let (Some(tx), Some(ty)) = (ends.target.x, ends.target.y) else {
+                self.unwatch(tab).await;
+                return Err(ToolError::element_not_interactable(
+                    "the drop target has no size on screen",
+                ));
+            };
+            let mut ev = vec![Input::MouseMove((sx, sy, 0)), Input::MouseDown((sx, sy, 1))];
+            for i in 1..=8 {
+                let f = f64::from(i) / 8.0;
+                ev.push(Input::MouseMove((sx + (tx - sx) * f, sy + (ty - sy) * f, 0)));
+            }
+            // End a quarter of the target past its centre, in the direction of
+            // travel (still inside it), as a hand does: a sortable list then
+            // puts the item in the target's place instead of hesitating at its
+            // middle.
+            let size =
+                |k: &str| ends.target_box.as_ref().and_then(|b| b[k].as_f64()).unwrap_or(0.0);
+            let past = |from: f64, to: f64, size: f64| {
+                if (to - from).abs() < 1.0 { to } else { to + (to - from).signum() * size / 4.0 }
+            };
+            let (ex, ey) = (past(sx, tx, size("width")), past(sy, ty, size("height")));
+            ev.push(Input::MouseMove((ex, ey, 0)));
+            ev.push(Input::MouseUp((ex, ey, 1)));
+            if let Err(e) = self.press(tab, ev).await {
+                self.unwatch(tab).await;
+                return Err(e);
+            }
+        }
+        let settle = ops::Settle { token: ends.token.clone(), ..ops::Settle::default() };
+        let delta = self.step(tab, settle, STEP_MS).await?;
+        Ok(judge_drag(ends, delta))
     }
 
     /// One of the other ways of clicking: the element found again by role and

@@ -1117,6 +1117,11 @@ impl BrowserManager {
                 let acted = bounded(bound, "the action", self.act_boxed(tab, a)).await?;
                 serde_json::to_value(acted).map_err(|e| ToolError::internal(e.to_string()))
             }
+            AnyOp::Drag(a) => {
+                let dragged =
+                    bounded(timeout_ms.max(60_000), "the drag", self.drag_boxed(tab, a)).await?;
+                serde_json::to_value(dragged).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::NewIsolatedTab(a) => {
                 let (spread, ms) = (a.spread.unwrap_or(false), timeout_ms.max(1000));
                 let info = self.new_isolated_tab(a.url.as_deref(), ms, spread).await?;

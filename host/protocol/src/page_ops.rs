@@ -326,8 +326,8 @@ typed_ops! {
         "the element a ref meant, found again by role and name, with its point",
     ).points();
     Act => "act" -> Acted = Spec::op(
-        "ref | query, action: click|double_click|hover|press, key, timeout_ms, other_ways",
-        "the truthful action in one call: wait until the element can take it, click, count it only if it reached the element and had its effect (other ways tried on a custom element that ignored the mouse, unless other_ways is false); press: focus it, send the key, count it only if it reached it; what it changed",
+        "ref | query, action: click|double_click|hover|press|type, key, text, submit, delay_ms, timeout_ms, other_ways",
+        "the truthful action in one call: wait until the element can take it, click, count it only if it reached the element and had its effect (other ways tried on a custom element that ignored the mouse, unless other_ways is false); press and type: focus it, send the keys, count them only if they reached it; what it changed",
     ).host();
     JsClick => "js_click" -> Done = Spec::op(
         "ref",
@@ -350,6 +350,11 @@ typed_ops! {
         "direction, amount, to, ref",
         "scroll the page or an element",
     );
+    Drag => "drag" -> Dragged = Spec::op(
+        "source | source_selector, target | target_selector",
+        "the truthful drag in one call: press the source, move it onto the target as a hand does, release (HTML5 events for an HTML5-draggable source); done only when the press reached the source and the page reacted",
+    )
+    .host();
     DragInfo => "drag_info" -> DragPoints = Spec::op(
         "source | source_selector, target | target_selector",
         "the points of a drag's source and target",
@@ -582,6 +587,35 @@ drag_ends! {
     DragInfo;
     /// An HTML5 drag and drop dispatched in the page (`dragstart` … `drop`).
     Html5Drag;
+    /// The truthful drag, in one call: the source pressed, moved onto the
+    /// target as a hand does and released there (or HTML5 drag events for an
+    /// HTML5-draggable source), judged by its effect: done when the press
+    /// reached the source and the page reacted (the item moved, the list
+    /// reordered, the page changed).
+    Drag;
+}
+
+/// What [`Drag`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dragged {
+    /// The ends as they were before the drag.
+    pub ends: DragPoints,
+    /// The press reached the source and the page reacted (or HTML5 events were
+    /// sent, or the page navigated). `false`: see `refused`.
+    pub done: bool,
+    /// Why it is not done, in words (the press did not reach the source, or
+    /// the page did not react), with `received_by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// What received the events instead (when not done), or the drop (when
+    /// the drop's events reached another element than the target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_by: Option<String>,
+    /// How the page reacted (`moved in the page`, `target changed`, ...).
+    #[serde(default)]
+    pub effect: Vec<String>,
+    /// What it changed (as `settle` tells it).
+    pub delta: Json,
 }
 
 /// An operation that returns nothing to read.
@@ -1050,6 +1084,15 @@ pub struct Act {
     /// `press`: the key or chord (`Enter`, `Control+a`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// `type`: the text, key by key (`\n` is Enter, `\t` Tab).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// `type`: press Enter after the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<bool>,
+    /// `type`: a pause after each key, in ms (at most 1 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u32>,
     /// `false`: the mouse only; a click that reached the element counts, change
     /// or not (for a click whose effect the caller checks itself, such as an
     /// option of a list, where a second way would undo the first).
@@ -1071,10 +1114,14 @@ pub enum ActKind {
     /// A key or chord (`key`), with the element focused first; without an
     /// element, to the focused one. Done when the keys reached it.
     Press,
+    /// Text (`text`) key by key into the element, focused first (refused
+    /// with `ELEMENT_NOT_FOCUSABLE` when it takes no focus). Done when the keys
+    /// reached it; the field's value before and after are in the answer.
+    Type,
 }
 
 /// What [`Act`] did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Acted {
     /// The element, as it was before the action (`press` without one: none).
     #[serde(default)]
@@ -1096,6 +1143,12 @@ pub struct Acted {
     /// The ways tried before (or without) success: `{strategy, outcome}`.
     #[serde(default)]
     pub tried: Vec<Json>,
+    /// `type`: the field's value before the keys (none: not a field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_before: Option<String>,
+    /// `type`: the field's value after them (not read after Enter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_after: Option<String>,
 }
 
 /// Set a field's value as typing would, its events included.

@@ -83,17 +83,6 @@ pub(crate) fn describe_delta(d: &Value) -> String {
     if parts.is_empty() { "no visible change".into() } else { parts.join("; ") }
 }
 
-/// After an action that may navigate: wait for the new page.
-pub(crate) fn after_navigation(tab: Option<&str>, d: &mut Value) {
-    if d["navigated"] == json!(true) {
-        match browser::run(tab, &navigation(d["token"].as_str()), 15_000) {
-            Ok(r) => d["url"] = r["url"].clone(),
-            Err(_) => d["url"] = json!("(the navigation did not finish within 15 s)"),
-        }
-        let _ = browser::run(tab, &ops::NetworkIdle { quiet_ms: Some(0) }, 3_000);
-    }
-}
-
 /// A wait for the navigation that left the document of `token`.
 pub(crate) fn navigation(token: Option<&str>) -> ops::Wait {
     ops::Wait { kind: "navigation".into(), token: token.map(str::to_owned), ..ops::Wait::default() }
@@ -669,96 +658,35 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
             "drag_drop needs `target` (a ref) or `targetSelector`",
         ));
     }
-    let ends = ops::DragInfo {
+    // One host call (`drag`): the ends found, the press, the moves and the
+    // release sent, and the drag judged by its effect.
+    let drag = ops::Drag {
         source: a.source,
         source_selector: a.source_selector,
         target: a.target,
         target_selector: a.target_selector,
     };
-    let info = run(tab, &ends)?;
-    let what = format!("{} onto {}", info.source_line, info.target_line);
-    let html5 = info.html5;
-    if html5 {
-        let ops::DragInfo { source, source_selector, target, target_selector } = ends;
-        run(tab, &ops::Html5Drag { source, source_selector, target, target_selector })?;
-    } else {
-        let s = info
-            .source
-            .point()
-            .map_err(|why| ToolError::element_not_interactable(format!("cannot drag: {why}")))?;
-        let (tx, ty) = match (info.target.x, info.target.y) {
-            (Some(x), Some(y)) => (x, y),
-            _ => {
-                unwatch(tab);
-                return Err(ToolError::element_not_interactable(
-                    "the drop target has no size on screen",
-                ));
-            }
-        };
-        let mut ev = vec![Input::MouseMove(s.0, s.1), Input::MouseDown(s.0, s.1, 1)];
-        for i in 1..=8 {
-            let f = f64::from(i) / 8.0;
-            ev.push(Input::MouseMove(s.0 + (tx - s.0) * f, s.1 + (ty - s.1) * f));
-        }
-        // End a quarter of the target past its centre, in the direction of
-        // travel (still inside it), as a hand does: a sortable list then puts
-        // the item in the target's place instead of hesitating at its middle.
-        let size = |k: &str| info.target_box.as_ref().and_then(|b| b[k].as_f64()).unwrap_or(0.0);
-        let (w, h) = (size("width"), size("height"));
-        let past = |from: f64, to: f64, size: f64| {
-            if (to - from).abs() < 1.0 { to } else { to + (to - from).signum() * size / 4.0 }
-        };
-        let (ex, ey) = (past(s.0, tx, w), past(s.1, ty, h));
-        ev.push(Input::MouseMove(ex, ey));
-        ev.push(Input::MouseUp(ex, ey, 1));
-        browser::input(tab, &ev)?;
+    let d = browser::run(tab, &drag, 90_000)?;
+    if !d.done {
+        let why = d.refused.as_deref().unwrap_or("the drag had no effect");
+        return Err(ToolError::element_not_interactable(format!(
+            "{why} ({})",
+            describe_delta(&d.delta)
+        ))
+        .with_details(json!({"received_by": d.received_by})));
     }
-    let d = run(tab, &ops::Settle { token: info.token.clone(), ..ops::Settle::default() })?;
-    // The press must have reached the source and the pointer the target (the
-    // page records who received each event); a navigation ends the watch.
-    // Judged by its effect: the press must have reached the source, and the
-    // page must have reacted (the item moved, the list reordered, the drop's
-    // handler changed the page). The drop's events may reach the dragged item
-    // rather than the target (a sortable list keeps it under the pointer): the
-    // effect decides. It fails only when nothing happened, saying what
-    // received the events.
-    let mut said = String::new();
-    if !html5 && d["navigated"] != json!(true) {
-        let effect: Vec<&str> =
-            d["effect"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        if d["source_delivered"] != json!(true) {
-            let by = d["source_received_by"].as_str().unwrap_or("no element").to_owned();
-            return Err(ToolError::element_not_interactable(format!(
-                "the press did not reach {}: {by} received it ({}); nothing was dragged",
-                info.source_line,
-                describe_delta(&d)
-            ))
-            .with_details(json!({"received_by": by})));
-        }
-        let reached = d["delivered"] == json!(true);
-        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
-        if effect.is_empty() {
-            let where_ = if reached {
-                format!("the drop reached {}", info.target_line)
-            } else {
-                format!("the drop did not reach {}: {by} received it", info.target_line)
-            };
-            return Err(ToolError::element_not_interactable(format!(
-                "{where_}, but the page did not react (nothing moved, nothing changed: it does not take this drop there) ({})",
-                describe_delta(&d)
-            ))
-            .with_details(json!({"received_by": if reached { info.target_line.clone() } else { by }})));
-        }
-        said = if reached {
-            format!(" ({})", effect.join(", "))
-        } else {
-            format!(" (the drop's events reached {by}; {})", effect.join(", "))
-        };
-    }
+    let what = format!("{} onto {}", d.ends.source_line, d.ends.target_line);
+    // HTML5 events and a navigation tell their own story.
+    let plain = !d.ends.html5 && d.delta["navigated"] != json!(true);
+    let said = match (&d.received_by, d.effect.is_empty() || !plain) {
+        (_, true) => String::new(),
+        (None, false) => format!(" ({})", d.effect.join(", ")),
+        (Some(by), false) => format!(" (the drop's events reached {by}; {})", d.effect.join(", ")),
+    };
     let out = format!(
         "dragged {what}{}{said}: {}",
-        if html5 { " (HTML5 events)" } else { "" },
-        describe_delta(&d)
+        if d.ends.html5 { " (HTML5 events)" } else { "" },
+        describe_delta(&d.delta)
     );
     Ok(Output::text(out.clone()).with_summary(out))
 }

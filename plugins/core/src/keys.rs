@@ -2,14 +2,13 @@
 //! events character by character), `handle_dialog` (answer an `alert`, `confirm`,
 //! `prompt` or `beforeunload` dialog).
 
-use ochre_sdk::browser::{self, Input, ops};
+use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::act::{after_navigation, describe_delta, without_value};
-use crate::read::{run, unwatch, watch};
+use crate::act::{describe_delta, without_value};
 
 /// Longest text `type` sends.
 const MAX_TYPE_CHARS: usize = 5_000;
@@ -18,34 +17,15 @@ fn bare_line(info: &ops::Description) -> String {
     without_value(&info.line).to_owned()
 }
 
-/// Watch what keys change (the focused element or `target`), run `send`, and say
-/// what changed. With a target, the keys count only if they reached it (the
-/// page records who received each key): a dialog or a script that took the
-/// focus in between makes this an `ELEMENT_NOT_INTERACTABLE` naming what got
-/// them.
-fn with_watch(
-    tab: Option<&str>,
-    target: Option<(&str, &str)>,
-    send: impl FnOnce() -> Result<(), ToolError>,
-) -> Result<String, ToolError> {
-    let w = watch(tab, target.map(|(r, _)| r))?;
-    if let Err(e) = send() {
-        unwatch(tab);
-        return Err(e);
-    }
-    let mut d = run(tab, &ops::Settle::after(&w))?;
-    if let Some((_, line)) = target
-        && d["delivered"] != json!(true)
-    {
-        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
-        return Err(ToolError::element_not_interactable(format!(
-            "the keys did not reach {line}: {by} received them ({})",
-            describe_delta(&d)
-        ))
-        .with_details(json!({"received_by": by})));
-    }
-    after_navigation(tab, &mut d);
-    Ok(describe_delta(&d))
+/// The keys went to another element than `line` (a dialog or a script took
+/// the focus in between): what received them, and what changed.
+fn not_reached(line: &str, d: &Value) -> ToolError {
+    let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
+    ToolError::element_not_interactable(format!(
+        "the keys did not reach {line}: {by} received them ({})",
+        describe_delta(d)
+    ))
+    .with_details(json!({"received_by": by}))
 }
 
 /// `press_key` arguments.
@@ -77,13 +57,7 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
     let acted = browser::run(tab, &act, 60_000)?;
     let line = acted.target.as_ref().map(bare_line).unwrap_or_default();
     if !acted.done {
-        let d = &acted.delta;
-        let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
-        return Err(ToolError::element_not_interactable(format!(
-            "the keys did not reach {line}: {by} received them ({})",
-            describe_delta(d)
-        ))
-        .with_details(json!({"received_by": by})));
+        return Err(not_reached(&line, &acted.delta));
     }
     let on = if line.is_empty() { String::new() } else { format!(" on {line}") };
     let out = format!("pressed {}{on}: {}", a.key, describe_delta(&acted.delta));
@@ -119,42 +93,24 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
             format!("text is {chars} characters; type sends at most {MAX_TYPE_CHARS}"),
         ));
     }
-    let info = run(tab, &ops::Describe::of_ref(&a.target))?;
-    let line = bare_line(&info);
-    if !run(tab, &ops::Focus::of(&a.target))?.focused {
-        return Err(ToolError::element_not_focusable(format!(
-            "{line} does not take keyboard focus; click it first or pick the field inside it"
-        )));
+    // One host call (`act`): the element focused (or refused), the keys sent,
+    // whether they reached it, and the field's value before and after.
+    let act = ops::Act {
+        ref_id: Some(a.target.clone()),
+        action: Some(ops::ActKind::Type),
+        text: Some(a.text.clone()),
+        submit: a.submit,
+        delay_ms: a.delay_ms,
+        ..ops::Act::default()
+    };
+    let bound =
+        60_000 + u32::try_from(chars).unwrap_or(0) * (a.delay_ms.unwrap_or(0).min(1000) + 20);
+    let acted = browser::run(tab, &act, bound)?;
+    let line = acted.target.as_ref().map(bare_line).unwrap_or_default();
+    if !acted.done {
+        return Err(not_reached(&line, &acted.delta));
     }
-    let delay = a.delay_ms.unwrap_or(0).min(1000);
-    let mut keys: Vec<Input> = a
-        .text
-        .chars()
-        .map(|c| match c {
-            '\n' => Input::Key("Enter".into()),
-            '\t' => Input::Key("Tab".into()),
-            c => Input::Key(c.to_string()),
-        })
-        .collect();
-    if a.submit == Some(true) {
-        keys.push(Input::Key("Enter".into()));
-    }
-    let before = run(tab, &ops::ValueOf::of(&a.target))?;
-    let changed = with_watch(tab, Some((&a.target, &line)), || {
-        if delay == 0 {
-            // Sent in slices so that a long text stays within the host's
-            // per-call input bound.
-            for chunk in keys.chunks(25) {
-                browser::input(tab, chunk)?;
-            }
-        } else {
-            for k in keys {
-                browser::input(tab, std::slice::from_ref(&k))?;
-                browser::run(tab, &ops::Sleep { ms: u64::from(delay) }, 2_000)?;
-            }
-        }
-        Ok(())
-    })?;
+    let changed = describe_delta(&acted.delta);
     let submit = if a.submit == Some(true) { " and pressed Enter" } else { "" };
     // The text may be a secret: say how much was typed, not what.
     let noun = if chars == 1 { "character" } else { "characters" };
@@ -162,10 +118,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     let mut out = summary.clone();
     // Read back: an editor that closed a bracket, indented or completed a
     // word, or a mask that reformatted, leaves other text than was typed.
-    // (Not after Enter: a search box empties on submit.)
-    if a.submit != Some(true)
-        && let (Some(was), Ok(now)) = (&before.value, run(tab, &ops::ValueOf::of(&a.target)))
-        && let Some(now) = &now.value
+    if let (Some(was), Some(now)) = (&acted.value_before, &acted.value_after)
         && !holds_typed(was, now, &a.text)
     {
         out.push_str(&format!(

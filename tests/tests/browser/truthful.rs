@@ -589,13 +589,27 @@ fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)>
     Ok((all.len(), tail.lines().map(str::to_owned).collect()))
 }
 
-/// A click from the core plugin is one host call: the host's `act` waits until
-/// the button can take the click, clicks, checks that it reached it and what it
-/// changed. Counted in the server's own log (each host call a plugin makes is
-/// a debug line; each CDP command chromiumoxide sends is a trace line), and
-/// each click checked where it arrived.
+/// The host calls and CDP commands a tool call made, from the server's log
+/// since byte `at` (each host call a plugin makes is a debug line; each CDP
+/// command chromiumoxide sends is a trace line): (host call lines, CDP
+/// commands, the log's new end).
+fn costs(log: &std::path::Path, at: usize) -> Result<(Vec<String>, usize, usize)> {
+    let (end, lines) = log_since(log, at)?;
+    let calls: Vec<String> =
+        lines.iter().filter(|l| l.contains("ochre::host_call")).cloned().collect();
+    let cdp =
+        lines.iter().filter(|l| l.contains("chromiumoxide::conn") && l.contains("Sending")).count();
+    Ok((calls, cdp, end))
+}
+
+/// A click, a key press, typed text and a drag from the core plugin are one host call each:
+/// the host's `act` waits until the button can take the click, clicks, checks
+/// that it reached it and what it changed; `drag` presses, moves, releases and
+/// judges the drag by its effect. Counted in the server's own log, and each
+/// action checked where it had its effect (the page's request at the site's
+/// server; the slider's own status).
 #[tokio::test]
-async fn a_click_from_the_core_plugin_is_one_host_call() -> Result<()> {
+async fn a_click_press_type_or_drag_from_the_core_plugin_is_one_host_call() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("one-host-call");
     let logs = TempDir::new("one-host-call-log");
@@ -604,17 +618,12 @@ async fn a_click_from_the_core_plugin_is_one_host_call() -> Result<()> {
     let client = stdio_client_logged((), data.path(), &[], &[filter], &log).await?;
     navigate(&client, &site.url("counter.html?tag=onecall")).await?;
     let button = ref_of(&snapshot(&client).await?, "button", "Count");
-    let (mut at, _) = log_since(&log, 0)?;
+    let (_, _, mut at) = costs(&log, 0)?;
     for n in 1..=3 {
         let said = client.tool_text("interact", json!({"ref": button})).await?;
         assert!(said.starts_with(&format!("clicked button \"Count\" {button}")), "{said}");
-        let (end, lines) = log_since(&log, at)?;
+        let (calls, cdp, end) = costs(&log, at)?;
         at = end;
-        let calls: Vec<&String> = lines.iter().filter(|l| l.contains("ochre::host_call")).collect();
-        let cdp = lines
-            .iter()
-            .filter(|l| l.contains("chromiumoxide::conn") && l.contains("Sending"))
-            .count();
         eprintln!("click {n}: {} host call(s), {cdp} CDP commands", calls.len());
         assert_eq!(calls.len(), 1, "one host call per click: {calls:#?}");
         assert!(
@@ -626,5 +635,40 @@ async fn a_click_from_the_core_plugin_is_one_host_call() -> Result<()> {
         // The click arrived: the page's own request, with its count.
         site.expect_recorded(&format!("tag=onecall&n={n}")).await?;
     }
+    // Enter on the focused button clicks it (a trusted click).
+    let said = client.tool_text("press_key", json!({"key": "Enter", "ref": button})).await?;
+    assert!(said.starts_with(&format!("pressed Enter on button \"Count\" {button}")), "{said}");
+    let (calls, cdp, end) = costs(&log, at)?;
+    at = end;
+    eprintln!("press: {} host call(s), {cdp} CDP commands", calls.len());
+    assert_eq!(calls.len(), 1, "one host call per key press: {calls:#?}");
+    site.expect_recorded("tag=onecall&n=4").await?;
+
+    navigate(&client, &site.url("form.html")).await?;
+    let name = ref_of(&snapshot(&client).await?, "textbox", "Customer name:");
+    let (_, _, end) = costs(&log, at)?;
+    at = end;
+    let said = client.tool_text("type", json!({"ref": name, "text": "Ada Lovelace"})).await?;
+    assert!(said.starts_with("typed 12 characters into textbox"), "{said}");
+    let (calls, cdp, end) = costs(&log, at)?;
+    at = end;
+    eprintln!("type: {} host call(s), {cdp} CDP commands", calls.len());
+    assert_eq!(calls.len(), 1, "one host call per typed text: {calls:#?}");
+    let value = js(&client, "document.querySelector('[name=custname]').value").await?;
+    assert_eq!(value, json!("Ada Lovelace"));
+
+    navigate(&client, &site.url("interactive.html")).await?;
+    let knob = ref_of(&snapshot(&client).await?, "slider", "Volume");
+    let (_, _, end) = costs(&log, at)?;
+    at = end;
+    let said =
+        client.tool_text("drag_drop", json!({"source": knob, "targetSelector": "#track"})).await?;
+    assert!(said.starts_with("dragged "), "{said}");
+    let (calls, cdp, _) = costs(&log, at)?;
+    eprintln!("drag: {} host call(s), {cdp} CDP commands", calls.len());
+    assert_eq!(calls.len(), 1, "one host call per drag: {calls:#?}");
+    assert!(calls[0].contains("what=\"drag\""), "{}", calls[0]);
+    let knob_at = js(&client, "document.getElementById('slider-status').textContent").await?;
+    assert_ne!(knob_at, "knob at 0", "the knob moved: {said}");
     Ok(())
 }
