@@ -36,6 +36,14 @@ impl BrowserManager {
     /// Nothing is ever launched: nothing to tell.
     pub fn set_notices(&self, _notices: Notices) {}
 
+    /// An owner's tabs are closed when its session ends: it has none.
+    pub async fn release_owner(&self, _owner: &str) {}
+
+    /// Where evidence bundles are written: nowhere (no page to take one of).
+    pub fn evidence_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// The page-event log's position: always at its start.
     pub fn event_mark(&self) -> u64 {
         0

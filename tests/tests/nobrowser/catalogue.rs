@@ -122,7 +122,7 @@ fn the_error_codes_are_documented_from_the_registry() -> Result<()> {
 
 /// Every error code the sources produce is one of the registry's: Rust code
 /// names it through `codes::` (no bare literal), the page library's `fail`
-/// codes are registered.
+/// codes and the Python SDK's own errors are registered.
 #[test]
 fn every_error_code_produced_is_registered() -> Result<()> {
     let root = repo_root();
@@ -159,6 +159,19 @@ fn every_error_code_produced_is_registered() -> Result<()> {
     }
     assert!(unknown.is_empty(), "page.js fails with unregistered codes: {unknown:?}");
     assert!(page.matches("fail('").count() > 20, "page.js read");
+    // The Python SDK's own errors (`_error("CODE", ...)`, `cls("CODE", ...)`).
+    let python = std::fs::read_to_string(root.join("sdk/python/ochre_sdk.py"))?;
+    let mut made = Vec::new();
+    for opener in ["_error(\"", "cls(\""] {
+        for (at, _) in python.match_indices(opener) {
+            let code: String =
+                python[at + opener.len()..].chars().take_while(|c| *c != '"').collect();
+            made.push(code);
+        }
+    }
+    assert!(made.len() >= 3, "the Python SDK read: {made:?}");
+    let unknown: Vec<&String> = made.iter().filter(|c| !registered.contains(c.as_str())).collect();
+    assert!(unknown.is_empty(), "the Python SDK fails with unregistered codes: {unknown:?}");
     Ok(())
 }
 
