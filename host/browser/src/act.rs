@@ -237,9 +237,37 @@ impl BrowserManager {
             });
         }
         tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
-        // The click reached a custom element and nothing happened: other ways a
-        // widget may listen (it re-rendered under the pointer, it wants a
-        // synthetic click, or the keyboard).
+        match self.other_ways(tab, &info, double, &mut tried).await? {
+            Some((delta, via)) => Ok(Acted {
+                target: Some(info),
+                done: true,
+                delta,
+                via: Some(via),
+                tried,
+                ..Acted::default()
+            }),
+            None => Ok(Acted {
+                target: Some(info),
+                delta: json!({}),
+                waited,
+                tried,
+                ..Acted::default()
+            }),
+        }
+    }
+
+    /// The click reached a custom element and nothing happened: the other
+    /// ways a widget may listen (it re-rendered under the pointer, it wants a
+    /// synthetic click, or the keyboard), within [`OTHER_WAYS`]. What the way
+    /// that worked changed and its name, or `None` (each try is in `tried`).
+    async fn other_ways(
+        &self,
+        tab: Option<&str>,
+        info: &Description,
+        double: bool,
+        tried: &mut Vec<Value>,
+    ) -> Result<Option<(Value, String)>, ToolError> {
+        let target = &info.ref_id;
         let started = Instant::now();
         for strategy in ["ax", "js_click", "keyboard"] {
             if started.elapsed() > OTHER_WAYS {
@@ -252,8 +280,8 @@ impl BrowserManager {
             }
             let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
             for key in keys {
-                let w = self.watch_target(tab, &target).await?;
-                let attempt = self.other_way(tab, strategy, key, &info, double).await;
+                let w = self.watch_target(tab, target).await?;
+                let attempt = self.other_way(tab, strategy, key, info, double).await;
                 let name =
                     if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
                 if let Err(e) = attempt {
@@ -273,15 +301,7 @@ impl BrowserManager {
                 let delivered = delta["delivered"] == json!(true);
                 if delivered && delta["changed"] == json!(true) {
                     self.after_navigation(tab, &mut delta).await;
-                    let via = Some(name);
-                    return Ok(Acted {
-                        target: Some(info),
-                        done: true,
-                        delta,
-                        via,
-                        tried,
-                        ..Acted::default()
-                    });
+                    return Ok(Some((delta, name)));
                 }
                 let outcome = if delivered {
                     "no change".to_owned()
@@ -294,7 +314,7 @@ impl BrowserManager {
                 tried.push(json!({"strategy": name, "outcome": outcome}));
             }
         }
-        Ok(Acted { target: Some(info), delta: json!({}), waited, tried, ..Acted::default() })
+        Ok(None)
     }
 
     /// `press` and `type`: the keys (checked before anything is sent) to the

@@ -493,113 +493,27 @@ impl BrowserManager {
     /// tab.
     pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
         self.watch_dialogs(n, page).await;
-        {
-            use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
-            use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
-            let loads = page.event_listener::<EventBindingCalled>().await.ok();
-            self.inner.tabs.with(n, |t| t.loads = loads);
-            if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
-                tracing::debug!(error = %e, "no load reports in this tab");
-            }
-            let script = format!("{CLICK_TRACKER};\n{}", load_report_js());
-            if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await
-            {
-                tracing::debug!(error = %e, "no click tracker in this tab");
-            }
-        }
+        self.install_load_reports(n, page).await;
         let w = Arc::new(TabWatch::default());
         self.inner.tabs.with(n, |t| t.watch = Some(w.clone()));
-        on_event(page, &w, |w, ev: &EventConsoleApiCalled| {
-            if let Some(id) = fence_of(ev) {
-                let mut fence = lock(&w.console_fence);
-                *fence = (*fence).max(id);
-                drop(fence);
-                w.fence_passed.notify_waiters();
-                return;
-            }
-            let text = ev
-                .args
-                .iter()
-                .map(|a| match &a.value {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(v) => v.to_string(),
-                    None => a.description.clone().unwrap_or_default(),
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
-            let level = serde_json::to_value(&ev.r#type)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| "log".into());
-            w.push_console(&level, text);
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventExceptionThrown| {
-            let d = &ev.exception_details;
-            let text = d
-                .exception
-                .as_ref()
-                .and_then(|e| e.description.clone())
-                .unwrap_or_else(|| d.text.clone());
-            w.push_console("exception", text);
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventRequestWillBeSent| {
-            let kind = ev
-                .r#type
-                .as_ref()
-                .and_then(|t| serde_json::to_value(t).ok())
-                .and_then(|v| v.as_str().map(str::to_owned));
-            w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
-            // What a quiet network means for reading a page: no document,
-            // script or data request (XHR, fetch) in flight. Images, fonts and
-            // styles load lazily and do not change what tools read.
-            let counts = matches!(
-                ev.r#type,
-                Some(
-                    ResourceType::Document
-                        | ResourceType::Script
-                        | ResourceType::Xhr
-                        | ResourceType::Fetch
-                )
-            );
-            if counts && !ev.request.url.starts_with("data:") {
-                w.net_start(ev.request_id.inner().clone(), &ev.request.url);
-            }
-        })
-        .await;
-        on_event(page, &w, |w, _: &EventWebSocketFrameReceived| {
-            lock(&w.net).ws_received = Some(Instant::now());
-        })
-        .await;
-        on_event(page, &w, |w, _: &EventWebSocketFrameSent| {
-            lock(&w.net).ws_sent = Some(Instant::now());
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventLoadingFinished| {
-            w.net_end(ev.request_id.inner());
-            w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventRequestServedFromCache| {
-            w.net_end(ev.request_id.inner());
-            w.cap_cached(ev.request_id.inner());
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventResponseReceived| {
-            w.cap_response(
-                ev.request_id.inner(),
-                ev.response.status,
-                &ev.response.mime_type,
-                &ev.response.url,
-            );
-        })
-        .await;
-        on_event(page, &w, |w, ev: &EventLoadingFailed| {
-            w.net_end(ev.request_id.inner());
-            w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
-        })
-        .await;
+        watch_console(page, &w).await;
+        watch_network(page, &w).await;
+    }
+
+    /// The load binding and the scripts every document of the tab gets before
+    /// its own (the click tracker, the load report).
+    async fn install_load_reports(&self, n: u64, page: &Page) {
+        use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+        use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
+        let loads = page.event_listener::<EventBindingCalled>().await.ok();
+        self.inner.tabs.with(n, |t| t.loads = loads);
+        if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
+            tracing::debug!(error = %e, "no load reports in this tab");
+        }
+        let script = format!("{CLICK_TRACKER};\n{}", load_report_js());
+        if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await {
+            tracing::debug!(error = %e, "no click tracker in this tab");
+        }
     }
 
     /// Forget the requests in flight of a tab (before it loads a new document).
@@ -1950,6 +1864,107 @@ fn fence_of(ev: &EventConsoleApiCalled) -> Option<u64> {
         Some(Value::String(s)) => s.strip_prefix(CONSOLE_FENCE)?.parse().ok(),
         _ => None,
     }
+}
+
+/// Keep a tab's console messages and exceptions in its watch (a console
+/// fence wakes who waits for it).
+async fn watch_console(page: &Page, w: &Arc<TabWatch>) {
+    on_event(page, w, |w, ev: &EventConsoleApiCalled| {
+        if let Some(id) = fence_of(ev) {
+            let mut fence = lock(&w.console_fence);
+            *fence = (*fence).max(id);
+            drop(fence);
+            w.fence_passed.notify_waiters();
+            return;
+        }
+        let text = ev
+            .args
+            .iter()
+            .map(|a| match &a.value {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => a.description.clone().unwrap_or_default(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let level = serde_json::to_value(&ev.r#type)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "log".into());
+        w.push_console(&level, text);
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventExceptionThrown| {
+        let d = &ev.exception_details;
+        let text = d
+            .exception
+            .as_ref()
+            .and_then(|e| e.description.clone())
+            .unwrap_or_else(|| d.text.clone());
+        w.push_console("exception", text);
+    })
+    .await;
+}
+
+/// Follow a tab's requests in its watch: the network capture, what counts for
+/// a quiet network, websocket frames.
+async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
+    on_event(page, w, |w, ev: &EventRequestWillBeSent| {
+        let kind = ev
+            .r#type
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|v| v.as_str().map(str::to_owned));
+        w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
+        // What a quiet network means for reading a page: no document,
+        // script or data request (XHR, fetch) in flight. Images, fonts and
+        // styles load lazily and do not change what tools read.
+        let counts = matches!(
+            ev.r#type,
+            Some(
+                ResourceType::Document
+                    | ResourceType::Script
+                    | ResourceType::Xhr
+                    | ResourceType::Fetch
+            )
+        );
+        if counts && !ev.request.url.starts_with("data:") {
+            w.net_start(ev.request_id.inner().clone(), &ev.request.url);
+        }
+    })
+    .await;
+    on_event(page, w, |w, _: &EventWebSocketFrameReceived| {
+        lock(&w.net).ws_received = Some(Instant::now());
+    })
+    .await;
+    on_event(page, w, |w, _: &EventWebSocketFrameSent| {
+        lock(&w.net).ws_sent = Some(Instant::now());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventLoadingFinished| {
+        w.net_end(ev.request_id.inner());
+        w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventRequestServedFromCache| {
+        w.net_end(ev.request_id.inner());
+        w.cap_cached(ev.request_id.inner());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventResponseReceived| {
+        w.cap_response(
+            ev.request_id.inner(),
+            ev.response.status,
+            &ev.response.mime_type,
+            &ev.response.url,
+        );
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventLoadingFailed| {
+        w.net_end(ev.request_id.inner());
+        w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
+    })
+    .await;
 }
 
 /// Hand each event `T` of `page` to `f` with the tab's watch, for as long as

@@ -371,21 +371,7 @@ impl HostBuilder {
                 .values()
                 .any(|t| !t.info.control && t.info.guard_scope() == crate::intent::Scope::Browser),
         );
-        for p in &loaded.plugins {
-            if let PluginStatus::Refused(why) = &p.status {
-                stores.client_logs.emit_startup(
-                    crate::client_log::Level::Warning,
-                    "ochre",
-                    format!("plugin {} was not loaded: {why}", p.name),
-                );
-            }
-        }
-        #[cfg(feature = "browser")]
-        for e in &self.browser.endpoints {
-            for secret in e.secrets() {
-                stores.known.add("endpoint", &secret);
-            }
-        }
+        self.tell_startup(&loaded, &stores);
         let host = self.assemble(
             data_dir,
             session,
@@ -402,6 +388,26 @@ impl HostBuilder {
         spawn_syncer(Arc::downgrade(&host.inner));
         spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
         Ok(host)
+    }
+
+    /// What the start leaves behind: each plugin refused, told to the clients
+    /// that connect; the browser endpoints' secrets, known to redaction.
+    fn tell_startup(&self, loaded: &Loaded, stores: &Stores) {
+        for p in &loaded.plugins {
+            if let PluginStatus::Refused(why) = &p.status {
+                stores.client_logs.emit_startup(
+                    crate::client_log::Level::Warning,
+                    "ochre",
+                    format!("plugin {} was not loaded: {why}", p.name),
+                );
+            }
+        }
+        #[cfg(feature = "browser")]
+        for e in &self.browser.endpoints {
+            for secret in e.secrets() {
+                stores.known.add("endpoint", &secret);
+            }
+        }
     }
 
     /// The session id asked for, or a new one (`s-<UTC digits>-<pid>`).

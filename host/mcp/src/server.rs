@@ -24,7 +24,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use ochre_host::error::ToolError;
-use ochre_host::{CallOptions, Content};
+use ochre_host::{CallOptions, Content, ToolOutput};
 use ochre_host::{Host, ProgressFn};
 use ochre_protocol::lock;
 
@@ -821,39 +821,7 @@ impl ServerHandler for McpServer {
                 ))
             }
         };
-        let out = match result {
-            Ok(out) => {
-                let content = out
-                    .content
-                    .into_iter()
-                    .map(|c| match c {
-                        Content::Text(t) => ContentBlock::text(t),
-                        Content::Image { data, mime_type } => ContentBlock::image(
-                            base64::engine::general_purpose::STANDARD.encode(data),
-                            mime_type,
-                        ),
-                    })
-                    .collect();
-                let mut r = CallToolResult::success(content);
-                r.structured_content = out.structured;
-                r
-            }
-            Err(e) => {
-                let body = e.to_json();
-                let mut content = vec![ContentBlock::text(body.to_string())];
-                if let Some(h) = e.details.get("_hint") {
-                    content.push(ContentBlock::text(format!(
-                        "hint ({}): {}",
-                        h["severity"].as_str().unwrap_or("info"),
-                        h["message"].as_str().unwrap_or("")
-                    )));
-                }
-                let mut r = CallToolResult::error(content);
-                r.structured_content = Some(body);
-                r
-            }
-        };
-        Ok(out.into())
+        Ok(call_result(result).into())
     }
 }
 
@@ -1358,6 +1326,44 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A tool call's outcome as MCP's result: its content (images base64), its
+/// structured content; an error as its JSON body, with its hint as a second
+/// text block.
+fn call_result(result: Result<ToolOutput, ToolError>) -> CallToolResult {
+    match result {
+        Ok(out) => {
+            let content = out
+                .content
+                .into_iter()
+                .map(|c| match c {
+                    Content::Text(t) => ContentBlock::text(t),
+                    Content::Image { data, mime_type } => ContentBlock::image(
+                        base64::engine::general_purpose::STANDARD.encode(data),
+                        mime_type,
+                    ),
+                })
+                .collect();
+            let mut r = CallToolResult::success(content);
+            r.structured_content = out.structured;
+            r
+        }
+        Err(e) => {
+            let body = e.to_json();
+            let mut content = vec![ContentBlock::text(body.to_string())];
+            if let Some(h) = e.details.get("_hint") {
+                content.push(ContentBlock::text(format!(
+                    "hint ({}): {}",
+                    h["severity"].as_str().unwrap_or("info"),
+                    h["message"].as_str().unwrap_or("")
+                )));
+            }
+            let mut r = CallToolResult::error(content);
+            r.structured_content = Some(body);
+            r
+        }
+    }
 }
 
 #[cfg(test)]
