@@ -65,7 +65,7 @@ fn described(info: Option<Description>) -> Result<Description, ToolError> {
 
 /// The target's line for a message: `role "name" ax_N`, or its ref.
 fn line_of(info: Option<&Description>, target: &str) -> String {
-    info.map_or_else(|| target.to_owned(), bare)
+    info.map_or_else(|| target.to_owned(), Description::ident)
 }
 
 /// A drag judged by its effect: done when the press reached the source and the
@@ -114,21 +114,6 @@ fn judge_drag(ends: DragPoints, delta: Value) -> Dragged {
         return dragged(false, Some(why), Some(got));
     }
     dragged(true, None, (!reached).then_some(by))
-}
-
-/// A snapshot line without the element's current value (` ="..."`): what a
-/// field holds may be secret.
-fn without_value(line: &str) -> &str {
-    line.find(" =\"").map_or(line, |i| &line[..i])
-}
-
-/// The target as `role "name" ax_N`, without the state it had before the action.
-fn bare(info: &Description) -> String {
-    if info.name.is_empty() {
-        format!("{} {}", info.role, info.ref_id)
-    } else {
-        format!("{} {} {}", info.role, json!(info.name), info.ref_id)
-    }
 }
 
 /// Aborts its task when dropped (the call that waited for it was cancelled).
@@ -197,14 +182,8 @@ impl BrowserManager {
         if matches!(action, ActKind::Press | ActKind::Type) {
             return self.keys(tab, a, action == ActKind::Type).await;
         }
-        let target = match (a.ref_id, a.query) {
-            (Some(r), _) => r,
-            (None, Some(query)) => {
-                self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id
-            }
-            (None, None) => {
-                return Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`"));
-            }
+        let Some(target) = self.target_of(tab, a.ref_id, a.query).await? else {
+            return Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`"));
         };
         let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
         let mut info = None;
@@ -344,16 +323,10 @@ impl BrowserManager {
             super::pageops::key_events(&key)?;
             vec![Input::Key(key)]
         };
-        let target = match (a.ref_id, a.query) {
-            (Some(r), _) => Some(r),
-            (None, Some(query)) => {
-                Some(self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
-            }
-            (None, None) if typing => {
-                return Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`"));
-            }
-            (None, None) => None,
-        };
+        let target = self.target_of(tab, a.ref_id, a.query).await?;
+        if typing && target.is_none() {
+            return Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`"));
+        }
         let mut info = None;
         let mut value_before = None;
         if let Some(r) = &target {
@@ -362,7 +335,7 @@ impl BrowserManager {
             if typing && !focused {
                 return Err(ToolError::element_not_focusable(format!(
                     "{} does not take keyboard focus; click it first or pick the field inside it",
-                    without_value(&described.line)
+                    ops::without_value(&described.line)
                 )));
             }
             if typing {
@@ -477,6 +450,23 @@ impl BrowserManager {
         let settle = ops::Settle { token: ends.token.clone(), ..ops::Settle::default() };
         let delta = self.step(tab, settle, STEP_MS).await?;
         Ok(judge_drag(ends, delta))
+    }
+
+    /// The element an action names: its ref, or the best match of its
+    /// description (`None`: neither given).
+    async fn target_of(
+        &self,
+        tab: Option<&str>,
+        ref_id: Option<String>,
+        query: Option<String>,
+    ) -> Result<Option<String>, ToolError> {
+        Ok(match (ref_id, query) {
+            (Some(r), _) => Some(r),
+            (None, Some(query)) => {
+                Some(self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
+            }
+            (None, None) => None,
+        })
     }
 
     /// One of the other ways of clicking: the element found again by role and

@@ -775,6 +775,24 @@ pub struct Description {
     pub listens: bool,
 }
 
+impl Description {
+    /// The element as `role "name" ax_N` (`role ax_N` without a name), without
+    /// the state it had before an action.
+    pub fn ident(&self) -> String {
+        if self.name.is_empty() {
+            format!("{} {}", self.role, self.ref_id)
+        } else {
+            format!("{} {} {}", self.role, serde_json::json!(self.name), self.ref_id)
+        }
+    }
+}
+
+/// A snapshot line without the element's current value (` ="..."`): what a
+/// field holds may be secret, and one-line answers go to the journal.
+pub fn without_value(line: &str) -> &str {
+    line.find(" =\"").map_or(line, |i| &line[..i])
+}
+
 /// Read fetched HTML without rendering it (no script runs, nothing loads).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

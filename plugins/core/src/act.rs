@@ -22,14 +22,7 @@ pub(crate) enum FieldValue {
     List(Vec<String>),
 }
 
-/// A snapshot line without the element's current value (` ="..."`): what a
-/// field holds may be secret, and one-line answers go to the journal.
-pub(crate) fn without_value(line: &str) -> &str {
-    match line.find(" =\"") {
-        Some(i) => &line[..i],
-        None => line,
-    }
-}
+pub(crate) use ochre_sdk::browser::ops::without_value;
 
 /// What an action changed, in one short line.
 pub(crate) fn describe_delta(d: &Value) -> String {
@@ -111,16 +104,6 @@ pub(crate) struct InteractArgs {
     tab_id: Option<String>,
 }
 
-/// The target as `role "name" ax_N`, without the state it had before the action.
-fn bare(info: &ops::Description, target: &str) -> String {
-    let (name, role) = (&info.name, &info.role);
-    if name.is_empty() {
-        format!("{role} {target}")
-    } else {
-        format!("{role} {} {target}", json!(name))
-    }
-}
-
 /// Click `target` with the mouse as a person does (the host's `act`, the mouse
 /// only): a click that reached it counts, whatever it changed; what it changed.
 fn click_delivered(tab: Option<&str>, target: &str) -> Result<Value, ToolError> {
@@ -162,7 +145,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     if !acted.done {
         return hitl(tab, &info.ref_id, info, acted.tried);
     }
-    let line = bare(info, &info.ref_id);
+    let line = info.ident();
     let verb = match action {
         ops::ActKind::Hover => "hovered",
         ops::ActKind::DoubleClick => "double-clicked",
