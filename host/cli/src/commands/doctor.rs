@@ -1,0 +1,205 @@
+//! `ochre doctor`: every check of the setup, with a fix for each failure.
+
+use ochre_host::{Host, PluginStatus};
+
+use crate::HostArgs;
+
+/// One line of `ochre doctor`.
+fn check(ok: Result<String, (String, String)>, what: &str, failed: &mut bool) {
+    match ok {
+        Ok(detail) => println!("  ok    {what:<18} {detail}"),
+        Err((detail, fix)) => {
+            *failed = true;
+            println!("  FAIL  {what:<18} {detail}");
+            println!("        fix: {fix}");
+        }
+    }
+}
+
+/// Whether `dir` can be written (a file created and removed there).
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".ochre-doctor-{}", std::process::id()));
+    std::fs::write(&probe, b"ok")?;
+    std::fs::remove_file(&probe)
+}
+
+/// `ochre doctor`: every check, with a fix for each failure; exit 1 if any.
+pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
+    let mut failed = false;
+    println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
+    check_dirs(args, &mut failed);
+    check_state(args, &mut failed);
+    let host = match args.build().await {
+        Ok(h) => h,
+        Err(e) => {
+            check(
+                Err((format!("{e:#}"), "fix the flag or file the message names".into())),
+                "server",
+                &mut failed,
+            );
+            anyhow::bail!("ochre doctor: the server cannot start");
+        }
+    };
+    check_cache(&host, &mut failed);
+    check_plugins(&host, &mut failed);
+    check_browser(&host, &mut failed).await;
+    host.shutdown().await;
+    if failed {
+        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
+    }
+    println!("all good");
+    Ok(())
+}
+
+/// `ochre doctor`: the data dir is writable, the plugin dirs are dirs.
+fn check_dirs(args: &HostArgs, failed: &mut bool) {
+    let data = args.data_dir();
+    check(
+        writable(&data).map(|()| format!("{} (writable)", data.display())).map_err(|e| {
+            (
+                format!("{}: {e}", data.display()),
+                "pass --data-dir (or OCHRE_HOME) a dir you can write".into(),
+            )
+        }),
+        "data dir",
+        failed,
+    );
+    for dir in &args.plugin_dir {
+        check(
+            if dir.is_dir() {
+                Ok(format!("{} (a dir)", dir.display()))
+            } else {
+                Err((
+                    format!("{} is not a dir", dir.display()),
+                    "create it, or drop this --plugin-dir".into(),
+                ))
+            },
+            "plugin dir",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: no state file (task run, contract, plugin state, output
+/// handle) is damaged.
+fn check_state(args: &HostArgs, failed: &mut bool) {
+    let damaged = ochre_host::store::damaged_files(&args.data_dir());
+    if damaged.is_empty() {
+        check(Ok("no damaged file".into()), "state", failed);
+    }
+    for file in damaged {
+        check(
+            Err((
+                format!("{} is damaged: calls that need it answer STATE_CORRUPT", file.display()),
+                "restore it from a backup, or move it out of the data dir to forget it".into(),
+            )),
+            "state",
+            failed,
+        );
+    }
+}
+
+/// `ochre doctor`: the compile cache, and the plugins a package shipped compiled.
+fn check_cache(host: &Host, failed: &mut bool) {
+    match host.compile_cache_dir() {
+        Some(dir) => {
+            let entries = std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+                        .count()
+                })
+                .unwrap_or(0);
+            check(
+                writable(dir)
+                    .map(|()| format!("{} ({entries} compiled plugins)", dir.display()))
+                    .map_err(|e| {
+                        (
+                            format!("{}: {e}", dir.display()),
+                            "pass --cache-dir (or OCHRE_CACHE_DIR) a dir you can write; without it plugins compile at every start".into(),
+                        )
+                    }),
+                "compile cache",
+                failed,
+            );
+        }
+        None => println!("  -     compile cache      off"),
+    }
+    if let Some(dir) = crate::shipped_compiled_dir() {
+        let n = std::fs::read_dir(&dir).map_or(0, |rd| rd.count());
+        println!("  ok    shipped plugins    {} ({n} compiled plugins)", dir.display());
+    }
+}
+
+/// `ochre doctor`: what became of each plugin.
+fn check_plugins(host: &Host, failed: &mut bool) {
+    for p in host.plugins() {
+        let what = format!("plugin {}", p.name);
+        match &p.status {
+            PluginStatus::Loaded => {
+                check(Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)), &what, failed)
+            }
+            PluginStatus::Disabled => {
+                println!("  -     {what:<18} disabled (its group is excluded)")
+            }
+            PluginStatus::Refused(why) => check(
+                Err((
+                    format!("not loaded: {why}"),
+                    "see the reason; `ochre plugins list` shows every plugin".into(),
+                )),
+                &what,
+                failed,
+            ),
+        }
+    }
+}
+
+/// `ochre doctor`: the browser starts and answers.
+async fn check_browser(host: &Host, failed: &mut bool) {
+    let browser = host.browser();
+    let exe = browser.executable();
+    let started = std::time::Instant::now();
+    let version = match &exe {
+        Ok(_) => browser.version().await,
+        Err(e) => Err(e.clone()),
+    };
+    check(
+        version
+            .map(|v| {
+                let at = match &exe {
+                    Ok(Some(p)) => p.display().to_string(),
+                    _ => "--cdp-endpoint".into(),
+                };
+                format!(
+                    "{v} at {at} (started and answered in {} ms)",
+                    started.elapsed().as_millis()
+                )
+            })
+            .map_err(|e| {
+                let (what, fix) = match e.message.split_once("; ") {
+                    Some((w, f)) => (w.to_owned(), f.to_owned()),
+                    None => (e.message.clone(), "see the message".to_owned()),
+                };
+                (what, fix)
+            }),
+        "browser",
+        failed,
+    );
+    if matches!(exe, Ok(None)) {
+        for e in browser.pool_status().await {
+            let state = if e.up {
+                let latency =
+                    e.latency_ms.map(|ms| format!(", answers in {ms} ms")).unwrap_or_default();
+                let cap = e.capacity.map(|c| format!(" of {c}")).unwrap_or_default();
+                Ok(format!("up{latency}, {} sessions{cap}", e.sessions))
+            } else {
+                Err((
+                    format!("down: {}", e.down_reason.unwrap_or_default()),
+                    "start that browser, or drop the endpoint".into(),
+                ))
+            };
+            check(state, &format!("endpoint {}", e.endpoint), failed);
+        }
+    }
+}

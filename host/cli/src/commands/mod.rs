@@ -1,0 +1,8 @@
+//! The `ochre` commands, one file each; `main.rs` holds their arguments.
+
+pub(crate) mod doctor;
+pub(crate) mod plugin;
+pub(crate) mod secret;
+pub(crate) mod serve;
+pub(crate) mod tools;
+pub(crate) mod totp;
