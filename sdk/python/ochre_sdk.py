@@ -27,8 +27,136 @@ _TOOLS = {}
 _SCOPES = {"local": "LOCAL", "browser": "BROWSER", "network-adjacent": "NETWORK_ADJACENT"}
 
 
+# ---- error codes: generated from ochre_protocol::codes by the test
+# every_error_code_produced_is_registered (OCHRE_UPDATE_GOLDEN=1 rewrites it) ----
+class Code:
+    """The error codes ochre uses (docs/errors.md): ``ToolError(Code.ELEMENT_NOT_FOUND, ...)``."""
+
+    # Arguments do not match the tool's schema (the field is named).
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    # The `intent` label is empty, blank or longer than 120 chars.
+    INVALID_INTENT = "INVALID_INTENT"
+    # No loaded plugin offers this tool.
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    # The tool's capability group is excluded by `--tools-only`/`--disable-tools`.
+    CAPABILITY_DISABLED = "CAPABILITY_DISABLED"
+    # The operator's policy forbids this (a file outside the allowed roots, a host interface).
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    # The client cancelled the call (`notifications/cancelled`).
+    CANCELLED = "CANCELLED"
+    # The call ran past its timeout.
+    TIMEOUT = "TIMEOUT"
+    # A replay or plan lacks parameters that have no default (all are named).
+    MISSING_PARAMETERS = "MISSING_PARAMETERS"
+    # The host failed (I/O and the like).
+    INTERNAL = "INTERNAL"
+    # The plugin trapped (a panic, an unreachable, a bad memory access).
+    PLUGIN_TRAPPED = "PLUGIN_TRAPPED"
+    # The plugin ran past its deadline.
+    PLUGIN_TIMEOUT = "PLUGIN_TIMEOUT"
+    # The plugin tried to grow its memory past its cap.
+    PLUGIN_OUT_OF_MEMORY = "PLUGIN_OUT_OF_MEMORY"
+    # The plugin returned something the host cannot use.
+    PLUGIN_FAILED = "PLUGIN_FAILED"
+    # Stored state exists but is damaged (the file is named and kept).
+    STATE_CORRUPT = "STATE_CORRUPT"
+    # The data dir could not be written or read.
+    STORAGE_FAILED = "STORAGE_FAILED"
+    # A `{{secret:NAME}}` parameter names no stored secret.
+    SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
+    # No output handle with that id (or it expired).
+    OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found"
+    # No `ochre://` resource with that URI.
+    RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND"
+    # The server serves its `--max-sessions` sessions: a new one is refused at `initialize` (HTTP 503 with `Retry-After`; in the JSON-RPC error's `data`).
+    SESSION_LIMIT = "SESSION_LIMIT"
+    # No browser could be launched or reached.
+    BROWSER_UNAVAILABLE = "BROWSER_UNAVAILABLE"
+    # A CDP command failed.
+    BROWSER_ERROR = "BROWSER_ERROR"
+    # No tab with that id.
+    TAB_NOT_FOUND = "TAB_NOT_FOUND"
+    # Navigation failed or timed out.
+    NAVIGATION_FAILED = "NAVIGATION_FAILED"
+    # A page answered with an HTTP error status (crawl results).
+    HTTP_ERROR = "HTTP_ERROR"
+    # The page's JavaScript threw.
+    JS_ERROR = "JS_ERROR"
+    # The document was replaced while the page operation ran (it is retried once).
+    DOCUMENT_LOADING = "DOCUMENT_LOADING"
+    # A ref of an older page or of a removed element.
+    STALE_REF = "STALE_REF"
+    # A ref that was never given out on that tab.
+    REF_NOT_FOUND = "REF_NOT_FOUND"
+    # No element matches the selector or description.
+    ELEMENT_NOT_FOUND = "ELEMENT_NOT_FOUND"
+    # The element takes no typed value (not an input, textarea, select or editable).
+    ELEMENT_NOT_EDITABLE = "ELEMENT_NOT_EDITABLE"
+    # The element cannot take the event now (covered, disabled, moving, hidden); waited for it.
+    ELEMENT_NOT_INTERACTABLE = "ELEMENT_NOT_INTERACTABLE"
+    # The element does not take keyboard focus.
+    ELEMENT_NOT_FOCUSABLE = "ELEMENT_NOT_FOCUSABLE"
+    # No form field with that label or name.
+    FIELD_NOT_FOUND = "FIELD_NOT_FOUND"
+    # A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
+    DIALOG_OPEN = "DIALOG_OPEN"
+    # `handle_dialog` on a tab without a dialog.
+    NO_DIALOG = "NO_DIALOG"
+    # A file that does not exist.
+    FILE_NOT_FOUND = "FILE_NOT_FOUND"
+    # The page's storage cannot be read or written (an opaque origin, storage disabled).
+    STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    # The page's storage quota is exceeded.
+    STORAGE_FULL = "STORAGE_FULL"
+    # A recording is already running.
+    RECORDING_ACTIVE = "RECORDING_ACTIVE"
+    # No recording is running.
+    NOT_RECORDING = "NOT_RECORDING"
+    # No recording with that id.
+    RECORDING_NOT_FOUND = "RECORDING_NOT_FOUND"
+    # A recorded argument was not kept (a recording of an older version): record again.
+    REDACTED_ARGUMENT = "REDACTED_ARGUMENT"
+    # A replayed step's recorded target is not on the page (waited for it).
+    TARGET_NOT_FOUND = "TARGET_NOT_FOUND"
+    # The TOTP secret configured for a domain is unusable (not base32, too short).
+    INVALID_SECRET = "INVALID_SECRET"
+    # No crawl job with that id.
+    JOB_NOT_FOUND = "JOB_NOT_FOUND"
+    # No sitemap found for the site (robots.txt `Sitemap:` lines, `/sitemap.xml`).
+    SITEMAP_NOT_FOUND = "SITEMAP_NOT_FOUND"
+    # A crawl job's state could not be saved.
+    STATE_WRITE_FAILED = "STATE_WRITE_FAILED"
+    # No saved plan with that id.
+    PLAN_NOT_FOUND = "PLAN_NOT_FOUND"
+    # A workflow's or plan's state could not be read or saved.
+    STATE_ERROR = "STATE_ERROR"
+    # No workflow is running (start one with `workflow_init`).
+    WORKFLOW_NOT_FOUND = "WORKFLOW_NOT_FOUND"
+    # No worker of that name in the workflow.
+    WORKER_NOT_FOUND = "WORKER_NOT_FOUND"
+    # Workers of the workflow have not completed.
+    WORKFLOW_INCOMPLETE = "WORKFLOW_INCOMPLETE"
+    # No run with that id.
+    RUN_NOT_FOUND = "RUN_NOT_FOUND"
+    # The run cannot go from its state to the one asked for.
+    INVALID_TRANSITION = "INVALID_TRANSITION"
+    # A browser-first run cannot (or did not) use the browser (also its stop reason).
+    INTENT_EXECUTION_FAILED = "intent_execution_failed"
+    # The intent guard blocked a call of a browser-first run (also its stop reason).
+    TOOL_POLICY_BLOCKED = "tool_policy_blocked"
+    # No contract with that id (or the run has none).
+    CONTRACT_NOT_FOUND = "CONTRACT_NOT_FOUND"
+    # The contract's run is finished: the contract cannot change.
+    CONTRACT_CLOSED = "CONTRACT_CLOSED"
+    # Completion refused: the contract's criteria are not met.
+    BULK_COMPLETION_GUARD_FAILED = "bulk_completion_guard_failed"
+# ---- end of the error codes ----
+
+
 class ToolError(Exception):
-    """A structured tool failure: ``code`` is a stable SCREAMING_SNAKE string."""
+    """A structured tool failure: ``code`` is a stable string, one of
+    :class:`Code` where one fits (``ToolError(Code.ELEMENT_NOT_FOUND, ...)``) or a
+    plugin's own."""
 
     def __init__(self, code, message, details=None):
         super().__init__(f"{code}: {message}")
@@ -37,7 +165,7 @@ class ToolError(Exception):
     @classmethod
     def invalid_argument(cls, field, message):
         """An ``INVALID_ARGUMENT`` error naming the field."""
-        return cls("INVALID_ARGUMENT", message, {"field": field})
+        return cls(Code.INVALID_ARGUMENT, message, {"field": field})
 
 
 class NotInComponent(RuntimeError):
@@ -267,7 +395,7 @@ def export(group):
         def call(self, name, args):
             t = _TOOLS.get(name)
             if t is None:
-                raise _error("UNKNOWN_TOOL", f"this plugin has no tool {name!r}")
+                raise _error(Code.UNKNOWN_TOOL, f"this plugin has no tool {name!r}")
             try:
                 return _output(t["fn"](json.loads(args)))
             except ToolError as e:
@@ -276,6 +404,6 @@ def export(group):
                 if type(e).__name__ == "Err":
                     raise
                 last = traceback.format_exception_only(type(e), e)[-1].strip()
-                raise _error("PLUGIN_FAILED", f"{name} raised {last}") from None
+                raise _error(Code.PLUGIN_FAILED, f"{name} raised {last}") from None
 
     return Plugin

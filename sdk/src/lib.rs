@@ -63,10 +63,12 @@
 
 pub use ochre_sdk_macros::tool;
 
-/// The error codes ochre uses, one registry shared with the host: answer with
-/// these where one fits (`ToolError::element_not_found(...)`), so
-/// that agents and clients that match on codes understand a plugin's errors.
-pub use ochre_protocol::codes;
+/// The error codes ochre uses, one registry shared with the host
+/// ([`Code`], and [`codes::ALL`] with what each means): answer with these
+/// where one fits (`ToolError::element_not_found(...)`), so that agents and
+/// clients that match on codes understand a plugin's errors; a code of your
+/// own is `Code::named("MY_CODE")`.
+pub use ochre_protocol::{Code, codes};
 
 /// Scripts ochre runs in pages, for plugins that run them too (the "next"
 /// link rule: [`scripts::NEXT_LINK`]).
@@ -277,7 +279,7 @@ pub use ochre_protocol::ToolError;
 impl From<wit::ToolError> for ToolError {
     fn from(e: wit::ToolError) -> Self {
         let details = e.details.and_then(|d| serde_json::from_str(&d).ok());
-        ToolError::new(e.code, e.message).with_details(details.unwrap_or_default())
+        ToolError::new(Code::named(e.code), e.message).with_details(details.unwrap_or_default())
     }
 }
 
@@ -614,10 +616,7 @@ pub mod __private {
 
     pub fn dispatch<T: Tool>(args: &str) -> Result<wit::ToolOutput, wit::ToolError> {
         let parsed: T::Args = serde_json::from_str(args).map_err(|e| {
-            to_wit_error(ToolError::new(
-                crate::codes::INVALID_ARGUMENT,
-                format!("{}: {e}", T::NAME),
-            ))
+            to_wit_error(ToolError::new(crate::Code::InvalidArgument, format!("{}: {e}", T::NAME)))
         })?;
         match T::run(parsed) {
             Ok(out) => Ok(wit::ToolOutput {
@@ -645,7 +644,7 @@ pub mod __private {
 
     fn to_wit_error(e: ToolError) -> wit::ToolError {
         wit::ToolError {
-            code: e.code,
+            code: e.code.as_str().to_owned(),
             message: e.message,
             details: (!e.details.is_empty())
                 .then(|| serde_json::Value::Object(e.details).to_string()),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description, DragPoints, Dragged};
-use ochre_protocol::{ToolError, codes};
+use ochre_protocol::{Code, ToolError};
 use serde_json::{Value, json};
 
 use super::{BrowserManager, Input};
@@ -266,7 +266,7 @@ impl BrowserManager {
                 if let Err(e) = attempt {
                     self.unwatch(tab).await;
                     // The element is gone: no other way will reach it.
-                    if e.code == codes::STALE_REF {
+                    if e.code == Code::StaleRef {
                         return Err(e);
                     }
                     tried.push(

@@ -147,8 +147,7 @@ impl Events {
 /// Whether a browser call failed because the connection to the browser ended
 /// (chromiumoxide's handler dropped the command's reply channel).
 pub(super) fn connection_lost(e: &ToolError) -> bool {
-    e.code != super::codes::BROWSER_UNAVAILABLE
-        && (e.message.contains("oneshot canceled") || e.message.contains("receiver is gone"))
+    super::CdpCause::ConnectionEnded.of_error(e)
 }
 
 /// A dialog's details in an error, as the caller sees it.

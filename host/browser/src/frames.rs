@@ -176,7 +176,7 @@ impl FrameLink {
         for attempt in 0..2 {
             let s = self.session(target).await?;
             match self.call(Some(&s), method, params.clone()).await {
-                Err(e) if attempt == 0 && e.message.contains("ession with given id") => {
+                Err(e) if attempt == 0 && super::CdpCause::SessionGone.of_error(&e) => {
                     lock(&self.sessions).remove(target);
                 }
                 other => return other,

@@ -34,7 +34,7 @@ use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use serde_json::Value;
 
-use ochre_protocol::ToolError;
+use ochre_protocol::{Code, ToolError};
 
 mod act;
 mod events;
@@ -57,8 +57,7 @@ pub use pool::{Endpoint, EndpointStatus};
 /// endpoints lost and back).
 pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
 
-/// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::{codes, page_ops};
+pub use ochre_protocol::page_ops;
 
 /// How to get a browser.
 #[derive(Debug, Clone, Default)]
@@ -270,8 +269,72 @@ fn not_found(id: &str) -> ToolError {
         .with("tabId", id)
 }
 
+/// A failed CDP command as a tool error: the one place that reads what the
+/// browser's (and chromiumoxide's) wording means. The document the command ran
+/// in went away is `DOCUMENT_LOADING` (a read retries it once); the rest is
+/// `BROWSER_ERROR`, with its [`CdpCause`] where callers act on it.
 fn cdp_error(what: &str, e: impl std::fmt::Display) -> ToolError {
-    ToolError::browser_error(format!("{what}: {e}"))
+    let text = e.to_string();
+    let message = format!("{what}: {text}");
+    match CdpCause::of(&text) {
+        Some(CdpCause::DocumentGone) => ToolError::document_loading(message),
+        _ => with_cdp_cause(ToolError::browser_error(message), &text),
+    }
+}
+
+/// `err`, a failed CDP command told in its caller's code (a tab that did not
+/// open is `NAVIGATION_FAILED`), with the [`CdpCause`] the command's error `e`
+/// gives, so that a connection that ended is known as such whatever the code.
+fn with_cdp_cause(err: ToolError, e: &impl std::fmt::Display) -> ToolError {
+    match CdpCause::of(&e.to_string()) {
+        Some(cause) => err.with(CdpCause::KEY, cause.as_str()),
+        None => err,
+    }
+}
+
+/// Why a CDP command failed, where a caller does something about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CdpCause {
+    /// The document (execution context) the command ran in was replaced or
+    /// its frame went away.
+    DocumentGone,
+    /// The CDP session (a frame target's) is gone: attach again.
+    SessionGone,
+    /// The connection to the browser ended (the reply channel was dropped).
+    ConnectionEnded,
+}
+
+impl CdpCause {
+    /// The error's detail that carries the cause.
+    const KEY: &str = "cdpCause";
+
+    fn of(text: &str) -> Option<Self> {
+        const WORDING: &[(&str, CdpCause)] = &[
+            ("Inspected target navigated or closed", CdpCause::DocumentGone),
+            ("Execution context was destroyed", CdpCause::DocumentGone),
+            ("Cannot find context with specified id", CdpCause::DocumentGone),
+            ("ession with given id", CdpCause::SessionGone),
+            ("oneshot canceled", CdpCause::ConnectionEnded),
+            ("receiver is gone", CdpCause::ConnectionEnded),
+        ];
+        WORDING.iter().find(|(w, _)| text.contains(w)).map(|(_, c)| *c)
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::DocumentGone => "document-gone",
+            Self::SessionGone => "session-gone",
+            Self::ConnectionEnded => "connection-ended",
+        }
+    }
+
+    /// Whether `e` failed for this cause.
+    fn of_error(self, e: &ToolError) -> bool {
+        match self {
+            Self::DocumentGone => e.code == Code::DocumentLoading,
+            _ => e.details.get(Self::KEY).and_then(Value::as_str) == Some(self.as_str()),
+        }
+    }
 }
 
 async fn bounded<T>(
@@ -825,9 +888,8 @@ impl BrowserManager {
                 Ok(p) => p,
                 Err(e) => {
                     let _ = browser.dispose_browser_context(context).await;
-                    return Err(ToolError::navigation_failed(format!(
-                        "cannot open the isolated tab: {e}"
-                    )));
+                    let failed = format!("cannot open the isolated tab: {e}");
+                    return Err(with_cdp_cause(ToolError::navigation_failed(failed), &e));
                 }
             };
             let n = self.register(slot, &browser, page.clone(), &who).await?;
@@ -891,7 +953,8 @@ impl BrowserManager {
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
                 page.goto(url).await.map_err(|e| {
-                    ToolError::navigation_failed(format!("cannot load {url}: {e}")).with("url", url)
+                    let failed = ToolError::navigation_failed(format!("cannot load {url}: {e}"));
+                    with_cdp_cause(failed.with("url", url), &e)
                 })?;
                 Ok(())
             })
@@ -955,9 +1018,10 @@ impl BrowserManager {
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
             bounded(timeout_ms, "reload", async {
-                page.reload()
-                    .await
-                    .map_err(|e| ToolError::navigation_failed(format!("reload failed: {e}")))?;
+                page.reload().await.map_err(|e| {
+                    let failed = ToolError::navigation_failed(format!("reload failed: {e}"));
+                    with_cdp_cause(failed, &e)
+                })?;
                 Ok(())
             })
             .await?;
@@ -1155,7 +1219,9 @@ impl BrowserManager {
             (s.slot, s.browser.clone(), context)
         };
         drop(guard);
-        let failed = |e| ToolError::navigation_failed(format!("cannot open the tab: {e}"));
+        let failed = |e: chromiumoxide::error::CdpError| {
+            with_cdp_cause(ToolError::navigation_failed(format!("cannot open the tab: {e}")), &e)
+        };
         let mut params = own_window(url);
         if let Some(o) = who {
             let context = match context {

@@ -30,10 +30,15 @@ pub(super) fn page_call(ctx: &Value) -> String {
 }
 
 /// The page library of a document, installed if it is not there yet: the whole
-/// library, about 40 KB.
-pub(super) fn page_library() -> String {
-    let next = ochre_protocol::scripts::NEXT_LINK;
-    format!("({PAGE_JS})({}, {next})", json!(page_library_key()))
+/// library (about 100 KB), given its key, the "next" link rule and the error
+/// codes of the registry (`fail` refuses any other).
+pub(super) fn page_library() -> &'static str {
+    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(|| {
+        let next = ochre_protocol::scripts::NEXT_LINK;
+        let codes: Vec<&str> = ochre_protocol::codes::ALL.iter().map(|(code, _)| *code).collect();
+        format!("({PAGE_JS})({}, {next}, {})", json!(page_library_key()), json!(codes))
+    })
 }
 
 /// Install the page library in a document (if it is not there yet) and run one

@@ -33,7 +33,7 @@ use super::frames::Doc;
 use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
 use super::netcap::TabWatch;
 use super::ops::Frames;
-use super::{BrowserManager, bounded, cdp_error, codes, lock, raw_command};
+use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 
@@ -846,7 +846,7 @@ impl BrowserManager {
             // that has them all (a payment or sign-in frame).
             let main = self.run_in(n, &doc, op, args.clone(), expect, false, timeout_ms).await;
             match main {
-                Err(e) if e.code == ochre_protocol::codes::FIELD_NOT_FOUND => {
+                Err(e) if e.code == Code::FieldNotFound => {
                     for f in self.discover_frames(n, page).await {
                         let doc = Doc::Frame(f.id, self.slot_of_tab(n));
                         let r = self
@@ -920,7 +920,7 @@ impl BrowserManager {
         if let Some(err) = v.get("err") {
             let code = err.get("code").and_then(Value::as_str).unwrap_or("JS_ERROR");
             let message = err.get("message").and_then(Value::as_str).unwrap_or("");
-            let mut e = ToolError::new(code, message);
+            let mut e = ToolError::new(Code::named(code), message);
             if let Some(Value::Object(d)) = err.get("details") {
                 e.details = d.clone();
             }
@@ -961,7 +961,11 @@ impl BrowserManager {
                 .as_str()
                 .or(ex["text"].as_str())
                 .unwrap_or("exception");
-            return Err(ToolError::js_error(text));
+            let mut e = ToolError::js_error(text);
+            if let Some(class) = ex["exception"]["className"].as_str() {
+                e = e.with("exception", class);
+            }
+            return Err(e);
         }
         Ok(r["result"].take())
     }
@@ -1266,7 +1270,11 @@ impl BrowserManager {
     async fn check_function_parses(&self, page: &Page, value: &str) -> Result<(), ToolError> {
         let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
         match self.eval(page, &probe, true).await {
-            Err(e) if e.code == codes::JS_ERROR && e.message.contains("SyntaxError") => {
+            Err(e)
+                if e.code == Code::JsError
+                    && e.details.get("exception").and_then(Value::as_str)
+                        == Some("SyntaxError") =>
+            {
                 Err(ToolError::invalid_argument(
                     "value",
                     format!(
@@ -1296,7 +1304,7 @@ impl BrowserManager {
                 let check = json!({"type": kind, "value": value, "visible": w.visible});
                 match self.run_op(n, page, "check", check, timeout_ms).await {
                     Ok(v) => v == Value::Bool(true),
-                    Err(e) if e.code == ochre_protocol::codes::INVALID_ARGUMENT => return Err(e),
+                    Err(e) if e.code == Code::InvalidArgument => return Err(e),
                     Err(_) => false,
                 }
             }
@@ -1742,10 +1750,11 @@ impl BrowserManager {
                 let p = cookie_to_set(a, &url);
                 let params: SetCookieParams = cdp_params(p)?;
                 page.execute(params).await.map_err(|e| {
-                    ToolError::invalid_argument(
+                    let refused = ToolError::invalid_argument(
                         "name",
                         format!("the browser refused the cookie (check domain, secure and sameSite): {e}"),
-                    )
+                    );
+                    super::with_cdp_cause(refused, &e)
                 })?;
                 Ok(json!({"set": a.name}))
             }
@@ -2053,19 +2062,11 @@ fn match_here(p: &str, t: &str, end: bool) -> bool {
     }
 }
 
-/// CDP's answers when the document an evaluation ran in was replaced (a
-/// navigation) or its frame went away before the evaluation returned; the page
-/// library's when the document is one the browser has only just created.
+/// The document an evaluation ran in was replaced (a navigation) or its frame
+/// went away before the evaluation returned (`cdp_error`), or the page library
+/// found a document the browser has only just created.
 fn document_went_away(e: &ToolError) -> bool {
-    e.code == ochre_protocol::codes::DOCUMENT_LOADING
-        || e.code == codes::BROWSER_ERROR
-            && [
-                "Inspected target navigated or closed",
-                "Execution context was destroyed",
-                "Cannot find context with specified id",
-            ]
-            .iter()
-            .any(|m| e.message.contains(m))
+    e.code == Code::DocumentLoading
 }
 
 #[cfg(test)]
@@ -2091,7 +2092,7 @@ mod tests {
         assert_eq!(a["ref"], json!(12));
         assert_eq!(a["value"], json!("ax_9"));
         let mut bad = json!({"ref": "12"});
-        assert_eq!(take_refs(&mut bad).expect_err("bad").code, "INVALID_ARGUMENT");
+        assert_eq!(take_refs(&mut bad).expect_err("bad").code, Code::InvalidArgument);
     }
 
     #[test]

@@ -190,7 +190,7 @@ impl BrowserManager {
         }
         let mut results = std::mem::take(&mut *lock(&results));
         for (i, url) in lock(&queue).drain(..) {
-            results[i] = json!({"url": url, "error": "every browser that could read it went away", "code": super::codes::BROWSER_UNAVAILABLE});
+            results[i] = json!({"url": url, "error": "every browser that could read it went away", "code": super::Code::BrowserUnavailable});
         }
         Ok(json!({"results": results}))
     }
@@ -206,7 +206,7 @@ impl BrowserManager {
                 .as_ref()
                 .is_some_and(|s| s.alive.load(std::sync::atomic::Ordering::Relaxed))
         };
-        if super::events::connection_lost(e) || e.code == super::codes::BROWSER_UNAVAILABLE {
+        if super::events::connection_lost(e) || e.code == super::Code::BrowserUnavailable {
             return true;
         }
         for _ in 0..10 {
@@ -449,7 +449,7 @@ fn mark_http_error(v: &mut Value) {
     let status = v["status"].as_u64().unwrap_or(0);
     if status >= 400 {
         v["error"] = json!(format!("HTTP {status}"));
-        v["code"] = json!("HTTP_ERROR");
+        v["code"] = json!(super::Code::HttpError);
     }
 }
 

@@ -52,7 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let refused = host.call_tool("sum", json!({"numbers": "1,2"}), CallOptions::default()).await;
     let err = refused.err().ok_or("a string for numbers was accepted")?;
     println!("refused: {}", err.to_json());
-    assert_eq!(err.code, "INVALID_ARGUMENT");
+    assert_eq!(err.code.as_str(), "INVALID_ARGUMENT");
 
     // The plugin's tools, whatever they are, went through the same pipeline.
     let tools: Vec<String> =

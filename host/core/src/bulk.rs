@@ -18,9 +18,6 @@ use crate::error::ToolError;
 use crate::journal::iso_of;
 use crate::store::{StoreGuard, StoreLock, read_json, write_json};
 
-/// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::codes;
-
 /// Items kept in a contract's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = 500;
 /// Longest item text kept.
@@ -711,6 +708,7 @@ impl Contracts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
 
     fn contract(spec: Value) -> Contract {
         Contract { spec: validate_spec(&spec, "").expect("valid"), ..Contract::default() }
@@ -842,7 +840,7 @@ mod tests {
             (json!({"expected_total": 1, "item_key": 7}), "item_key"),
         ] {
             let e = validate_spec(&spec, "").expect_err(&spec.to_string());
-            assert_eq!(e.code, crate::error::codes::INVALID_ARGUMENT);
+            assert_eq!(e.code, crate::error::Code::InvalidArgument);
             assert_eq!(e.details["field"], field, "{spec}");
         }
         assert_eq!(
@@ -940,9 +938,9 @@ mod tests {
         again.close(&id).expect("close");
         assert_eq!(
             again.update(&id, &Progress::default()).expect_err("closed").code,
-            codes::CONTRACT_CLOSED
+            Code::ContractClosed
         );
-        assert_eq!(again.load("bp-../../etc").expect_err("bad").code, codes::CONTRACT_NOT_FOUND);
+        assert_eq!(again.load("bp-../../etc").expect_err("bad").code, Code::ContractNotFound);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 }

@@ -41,4 +41,4 @@ impl Error {
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-pub use ochre_protocol::{ToolError, codes};
+pub use ochre_protocol::{Code, ToolError, codes};

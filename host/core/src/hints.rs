@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::error::Code;
+
 /// How loud a hint is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -39,10 +41,10 @@ impl Severity {
 }
 
 /// When a rule fires.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Trigger {
     /// The call failed with this error code.
-    ErrorCode(&'static str),
+    ErrorCode(Code),
     /// The same tool with the same arguments failed this many times running.
     RepeatedFailure(u32),
     /// A successful call of one of `tools` whose result has a string `field`
@@ -56,7 +58,7 @@ pub enum Trigger {
 }
 
 /// One rule.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Rule {
     /// Stable id (`_hint.rule`).
     pub id: &'static str,
@@ -75,21 +77,21 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule {
         id: "premature_completion",
-        trigger: Trigger::ErrorCode("bulk_completion_guard_failed"),
+        trigger: Trigger::ErrorCode(Code::BulkCompletionGuardFailed),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "Not done yet: {missing_count} item(s) missing, {failed_count} failed. Next: {suggested_next_action}",
     },
     Rule {
         id: "intent_unmet",
-        trigger: Trigger::ErrorCode("intent_execution_failed"),
+        trigger: Trigger::ErrorCode(Code::IntentExecutionFailed),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "This task asks for the browser: do it with the browser tools (navigate, read_page, interact), or end the run as FAILED.",
     },
     Rule {
         id: "policy_blocked",
-        trigger: Trigger::ErrorCode("tool_policy_blocked"),
+        trigger: Trigger::ErrorCode(Code::ToolPolicyBlocked),
         severity: Severity::Warning,
         escalate_every: 2,
         text: "{tool} is out of this browser-first run's scope: use navigate / read_page / interact instead.",
@@ -103,14 +105,14 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "stale_ref",
-        trigger: Trigger::ErrorCode("STALE_REF"),
+        trigger: Trigger::ErrorCode(Code::StaleRef),
         severity: Severity::Info,
         escalate_every: 3,
         text: "The page changed since that ref was read: call read_page for fresh refs, then retry with the new ref.",
     },
     Rule {
         id: "unknown_ref",
-        trigger: Trigger::ErrorCode("REF_NOT_FOUND"),
+        trigger: Trigger::ErrorCode(Code::RefNotFound),
         severity: Severity::Info,
         escalate_every: 3,
         text: "That ref was never given out on this tab: call read_page (or find) on this tab to get refs.",
@@ -166,7 +168,7 @@ pub struct Seen<'a> {
     /// Arguments (host fields removed).
     pub args: &'a Value,
     /// `Ok(structured result)` or `Err(error code, error fields)`.
-    pub outcome: Result<Option<&'a Value>, (&'a str, &'a Map<String, Value>)>,
+    pub outcome: Result<Option<&'a Value>, (&'a Code, &'a Map<String, Value>)>,
 }
 
 impl HintState {
@@ -190,14 +192,14 @@ impl HintState {
         let mut vars: Map<String, Value> = Map::new();
         vars.insert("tool".into(), json!(seen.tool));
         vars.insert("count".into(), json!(count));
-        let rule = RULES.iter().find(|r| match (r.trigger, &seen.outcome) {
+        let rule = RULES.iter().find(|r| match (&r.trigger, &seen.outcome) {
             (Trigger::ErrorCode(code), Err((c, fields))) if *c == code => {
                 for (k, v) in fields.iter() {
                     vars.insert(k.clone(), v.clone());
                 }
                 true
             }
-            (Trigger::RepeatedFailure(min), Err(_)) => count >= min,
+            (Trigger::RepeatedFailure(min), Err(_)) => count >= *min,
             (Trigger::ResultField { tools, field }, Ok(Some(result)))
                 if tools.contains(&seen.tool) =>
             {
@@ -255,7 +257,7 @@ mod tests {
     fn err<'a>(
         tool: &'a str,
         args: &'a Value,
-        code: &'a str,
+        code: &'a Code,
         f: &'a Map<String, Value>,
     ) -> Seen<'a> {
         Seen { tool, args, outcome: Err((code, f)) }
@@ -270,13 +272,13 @@ mod tests {
         f.insert("failed_count".into(), json!(0));
         f.insert("suggested_next_action".into(), json!("visit b"));
         let h = s
-            .observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f))
+            .observe(&err("oc_task_run_complete", &args, &Code::BulkCompletionGuardFailed, &f))
             .expect("hint");
         assert_eq!((h.rule, h.severity), ("premature_completion", Severity::Warning));
         assert_eq!(h.message, "Not done yet: 2 item(s) missing, 0 failed. Next: visit b");
-        s.observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f));
+        s.observe(&err("oc_task_run_complete", &args, &Code::BulkCompletionGuardFailed, &f));
         let h = s
-            .observe(&err("oc_task_run_complete", &args, "bulk_completion_guard_failed", &f))
+            .observe(&err("oc_task_run_complete", &args, &Code::BulkCompletionGuardFailed, &f))
             .expect("third");
         assert_eq!(h.severity, Severity::Critical, "escalates");
     }
@@ -286,17 +288,17 @@ mod tests {
         let mut s = HintState::default();
         let a = json!({"url": "http://x.test"});
         let f = Map::new();
-        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none());
-        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none());
-        let h = s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).expect("3rd");
+        assert!(s.observe(&err("navigate", &a, &Code::NavigationFailed, &f)).is_none());
+        assert!(s.observe(&err("navigate", &a, &Code::NavigationFailed, &f)).is_none());
+        let h = s.observe(&err("navigate", &a, &Code::NavigationFailed, &f)).expect("3rd");
         assert_eq!(h.rule, "repeated_failure");
         assert!(h.message.contains("3 times"), "{}", h.message);
         // Other arguments are another call.
         let b = json!({"url": "http://y.test"});
-        assert!(s.observe(&err("navigate", &b, "NAVIGATION_FAILED", &f)).is_none());
+        assert!(s.observe(&err("navigate", &b, &Code::NavigationFailed, &f)).is_none());
         let ok = Seen { tool: "navigate", args: &a, outcome: Ok(None) };
         assert!(s.observe(&ok).is_none());
-        assert!(s.observe(&err("navigate", &a, "NAVIGATION_FAILED", &f)).is_none(), "reset");
+        assert!(s.observe(&err("navigate", &a, &Code::NavigationFailed, &f)).is_none(), "reset");
     }
 
     #[test]
@@ -304,7 +306,7 @@ mod tests {
         let mut s = HintState::default();
         let f = Map::new();
         let a = json!({"ref": "ax_3"});
-        let h = s.observe(&err("interact", &a, "STALE_REF", &f)).expect("stale");
+        let h = s.observe(&err("interact", &a, &Code::StaleRef, &f)).expect("stale");
         assert_eq!((h.rule, h.severity), ("stale_ref", Severity::Info));
         assert!(h.message.contains("read_page"));
         let page = json!({"url": "http://127.0.0.1:9/account/login?next=/", "title": "Welcome", "wall": "a login form"});

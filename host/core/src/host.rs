@@ -626,7 +626,7 @@ impl Host {
                 None => call.await,
             };
             if let Err(e) = &result
-                && GUARD_CODES.contains(&e.code.as_str())
+                && GUARD_CODES.contains(&e.code)
             {
                 // The tool and the code only: a guard's message may quote the
                 // call's arguments.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 pub use ochre_protocol::browser::{Input, Owner, PageEvent, TabDialog, TabInfo};
-pub use ochre_protocol::{codes, page_ops};
+pub use ochre_protocol::page_ops;
 
 /// Where the browser tells the operator about launches (unused here).
 pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;

@@ -18,7 +18,6 @@ use crate::journal::{day_of, iso_of};
 use crate::store::write_atomic;
 use ochre_protocol::lock;
 
-pub use ochre_protocol::codes::OUTPUT_HANDLE_NOT_FOUND;
 /// Default `output_inline_limit_bytes` for `auto`.
 pub const DEFAULT_INLINE_LIMIT: u64 = 32_768;
 /// Longest preview in a descriptor, in bytes.
@@ -122,12 +121,9 @@ impl std::fmt::Debug for HandleStore {
 }
 
 fn not_found(handle: &str, why: &str) -> ToolError {
-    ToolError::new(
-        OUTPUT_HANDLE_NOT_FOUND,
-        format!(
-            "output handle {handle:?} {why}; run the tool again (with output_mode) for a new one"
-        ),
-    )
+    ToolError::output_handle_not_found(format!(
+        "output handle {handle:?} {why}; run the tool again (with output_mode) for a new one"
+    ))
     .with("output_handle", handle)
 }
 
@@ -541,7 +537,10 @@ mod tests {
         let (d, s) = store("expiry", Clock::Fixed(1_000_000), 0);
         let (meta, _) = s.create("t", &Payload::Text("x".into())).expect("create");
         for h in ["../../etc/passwd", "oh_AAAAAAAAAAAA", "oh_aaaaaaaaaaaa", &meta.output_handle] {
-            assert_eq!(s.fetch(h, 0, None, "auto").expect_err(h).code, OUTPUT_HANDLE_NOT_FOUND);
+            assert_eq!(
+                s.fetch(h, 0, None, "auto").expect_err(h).code,
+                ochre_protocol::Code::OutputHandleNotFound
+            );
         }
         assert_eq!(s.sweep(), 1);
         assert!(std::fs::read_dir(d.join("output")).expect("dir").next().is_none());

@@ -26,7 +26,7 @@ pub use ochre_runtime::{
 use ochre_runtime::{EPOCH_TICK, MemoryLimiter, WitVersion, check_imports};
 
 use crate::Clock;
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 use crate::kv::KvStore;
 use crate::secrets::SecretStore;
 
@@ -420,7 +420,7 @@ fn guest_error(e: bindings::ToolError) -> ToolError {
         && e.code.len() <= 64
         && e.code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     let mut err =
-        ToolError::new(if code_ok { e.code } else { codes::PLUGIN_FAILED.to_owned() }, e.message);
+        ToolError::new(if code_ok { Code::named(e.code) } else { Code::PluginFailed }, e.message);
     if let Some(serde_json::Value::Object(details)) =
         e.details.and_then(|d| serde_json::from_str(&d).ok())
     {

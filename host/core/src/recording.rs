@@ -19,9 +19,6 @@ use crate::journal::iso_of;
 use crate::store::{JsonlFile, read_jsonl, write_atomic};
 use ochre_protocol::lock;
 
-/// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::codes;
-
 /// Default retention of stopped recordings, in days.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
 
@@ -417,6 +414,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
 
     fn tmp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("ochre-rec-{name}-{}", std::process::id()));
@@ -429,7 +427,7 @@ mod tests {
         let d = tmp("persist");
         let r = Recorder::open(&d, Clock::System, 30);
         let meta = r.start(Some("demo".into()), false, "s1").expect("start");
-        assert_eq!(r.start(None, false, "s1").expect_err("twice").code, codes::RECORDING_ACTIVE);
+        assert_eq!(r.start(None, false, "s1").expect_err("twice").code, Code::RecordingActive);
         r.append(json!({"tool": "navigate", "ok": true, "url": "http://x/"}), None);
         r.append(json!({"tool": "interact", "ok": false}), Some(vec![1, 2, 3]));
         let loaded = r.load(&meta.id).expect("load");
@@ -446,7 +444,7 @@ mod tests {
         let m = &r.list(10)[0];
         assert_eq!(m.status, "stopped");
         assert!(m.stopped_reason.is_some());
-        assert_eq!(r.stop().expect_err("none").code, codes::NOT_RECORDING);
+        assert_eq!(r.stop().expect_err("none").code, Code::NotRecording);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 
@@ -457,7 +455,7 @@ mod tests {
         let meta = r.start(None, false, "s").expect("start");
         r.stop().expect("stop");
         for id in ["../x", "rec-../../etc", "", "REC-1"] {
-            assert_eq!(r.load(id).expect_err(id).code, codes::RECORDING_NOT_FOUND);
+            assert_eq!(r.load(id).expect_err(id).code, Code::RecordingNotFound);
         }
         for f in ["../meta.json", "shots/../../x.jpg", "meta.json"] {
             assert!(r.screenshot(&meta.id, f).is_err(), "{f}");

@@ -137,7 +137,7 @@ pub fn damaged_files(data_dir: &Path) -> Vec<PathBuf> {
         is_json
             && !hidden
             && read_json::<serde_json::Map<String, serde_json::Value>>(f, "")
-                .is_err_and(|e| e.code == crate::error::codes::STATE_CORRUPT)
+                .is_err_and(|e| e.code == crate::error::Code::StateCorrupt)
     });
     files.sort();
     files

@@ -18,9 +18,6 @@ use crate::error::ToolError;
 use crate::journal::iso_of;
 use crate::store::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, write_json};
 
-/// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::codes;
-
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
 
@@ -591,6 +588,7 @@ impl TaskRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
 
     #[test]
     fn the_state_machine_holds_and_terminal_runs_are_immutable() {
@@ -622,7 +620,7 @@ mod tests {
             runs.needs_help(&id, "x", None).expect_err("help"),
             runs.complete(&id, Status::Failed, None).expect_err("again"),
         ] {
-            assert_eq!(e.code, codes::INVALID_TRANSITION);
+            assert_eq!(e.code, Code::InvalidTransition);
         }
         let got = runs.get(&id, true).expect("get");
         assert_eq!(got["events"].as_array().map(Vec::len), Some(6));
@@ -630,7 +628,7 @@ mod tests {
         let again = TaskRuns::new(&d, Clock::System);
         assert_eq!(again.get(&id, false).expect("get")["status"], "COMPLETED");
         assert_eq!(again.list(Some(Status::Completed), 10).len(), 1);
-        assert_eq!(again.get("run-../../x", false).expect_err("bad").code, codes::RUN_NOT_FOUND);
+        assert_eq!(again.get("run-../../x", false).expect_err("bad").code, Code::RunNotFound);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 

@@ -43,7 +43,7 @@ async fn an_embedders_detector_decides_and_the_preflight_holds() -> anyhow::Resu
         )
         .await
         .expect_err("no browser tool on this host");
-    assert_eq!(err.code, "intent_execution_failed");
+    assert_eq!(err.code.as_str(), "intent_execution_failed");
     let id = err.details["run_id"].as_str().expect("run id").to_owned();
     let run = host
         .call_tool("oc_task_run_get", json!({"run_id": id}), CallOptions::default())

@@ -51,7 +51,7 @@ async fn typed_arguments_are_checked_and_the_call_reaches_the_tool() -> anyhow::
         .call_tool("echo", json!({"text": 3}), CallOptions::default())
         .await
         .expect_err("refused");
-    assert_eq!(err.code, "INVALID_ARGUMENT");
+    assert_eq!(err.code.as_str(), "INVALID_ARGUMENT");
     // The refused call never reached the tool.
     assert_eq!(*seen.lock().expect("log"), [("hi".to_owned(), Some("s1".to_owned()))]);
     host.shutdown().await;
@@ -95,7 +95,7 @@ async fn a_disabled_group_and_the_intent_guard_apply() -> anyhow::Result<()> {
         .call_tool("echo", json!({"text": "x"}), CallOptions::default())
         .await
         .expect_err("off");
-    assert_eq!(err.code, "CAPABILITY_DISABLED");
+    assert_eq!(err.code.as_str(), "CAPABILITY_DISABLED");
     host.shutdown().await;
 
     // A local native tool in a browser-first run is blocked (the run's policy),
@@ -127,7 +127,7 @@ async fn a_disabled_group_and_the_intent_guard_apply() -> anyhow::Result<()> {
     assert_eq!(run["execution"]["intent"]["label"], "browser_access", "{run}");
     let err =
         host.call_tool("tidy_notes", json!({"text": "u"}), opts()).await.expect_err("blocked");
-    assert_eq!(err.code, "tool_policy_blocked", "{err}");
+    assert_eq!(err.code.as_str(), "tool_policy_blocked", "{err}");
     host.call_tool("open_page", json!({"text": "u"}), opts()).await?;
     host.shutdown().await;
     Ok(())

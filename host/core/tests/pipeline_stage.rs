@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ochre_host::error::Code;
 use ochre_host::pipeline::{BoxFuture, Call, Outcome, Stage};
 use ochre_host::{CallOptions, Host, ToolError};
 use serde_json::json;
@@ -42,7 +43,9 @@ impl Stage for NoFetch {
 
     fn check(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
         match call.name() {
-            "oc_output_fetch" => Err(ToolError::new("POLICY", "output fetches are off here")),
+            "oc_output_fetch" => {
+                Err(ToolError::new(Code::named("POLICY"), "output fetches are off here"))
+            }
             _ => Ok(()),
         }
     }
@@ -73,9 +76,9 @@ async fn an_added_stage_sees_every_call_that_runs_and_can_refuse_one() -> anyhow
     assert!(e.is_err());
     // Refused before running (schema; unknown tool; the added policy): not counted.
     let e = call("oc_journal", json!({"count": "many"})).await.expect_err("schema");
-    assert_eq!(e.code, "INVALID_ARGUMENT");
+    assert_eq!(e.code.as_str(), "INVALID_ARGUMENT");
     let e = call("no_such_tool", json!({})).await.expect_err("unknown");
-    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(e.code.as_str(), "UNKNOWN_TOOL");
     let e = call("oc_output_fetch", json!({"output_handle": "oh_x"})).await.expect_err("policy");
     assert_eq!((e.code.as_str(), e.message.as_str()), ("POLICY", "output fetches are off here"));
 

@@ -13,12 +13,10 @@
 use std::path::{Path, PathBuf};
 
 use ochre_host::Host;
-use ochre_host::error::ToolError;
+use ochre_host::error::{Code, ToolError};
 
 /// The scheme of every resource.
 pub const SCHEME: &str = "ochre://";
-
-pub use ochre_protocol::codes::RESOURCE_NOT_FOUND;
 
 /// One resource in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +55,9 @@ pub struct ResourceContent {
 
 fn not_found(uri: &str, why: &str) -> ToolError {
     let uri: String = uri.chars().take(200).collect();
-    ToolError::new(
-        RESOURCE_NOT_FOUND,
-        format!("no resource {uri:?}: {why}; resources/list shows what there is"),
-    )
+    ToolError::resource_not_found(format!(
+        "no resource {uri:?}: {why}; resources/list shows what there is"
+    ))
     .with("uri", uri)
 }
 
@@ -207,11 +204,7 @@ pub fn read(host: &Host, uri: &str) -> Result<ResourceContent, ToolError> {
     match parts.as_slice() {
         ["output", handle] => {
             let (meta, bytes) = host.outputs().payload(handle).map_err(|e| {
-                if e.code == ochre_host::output::OUTPUT_HANDLE_NOT_FOUND {
-                    not_found(uri, &e.message)
-                } else {
-                    e
-                }
+                if e.code == Code::OutputHandleNotFound { not_found(uri, &e.message) } else { e }
             })?;
             Ok(content(&meta.mime_type, bytes))
         }

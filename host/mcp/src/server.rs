@@ -652,7 +652,7 @@ impl ServerHandler for McpServer {
             let data = Some(
                 serde_json::json!({"code": e.code, "message": e.message, "details": e.details}),
             );
-            if e.code == crate::resources::RESOURCE_NOT_FOUND {
+            if e.code == Code::ResourceNotFound {
                 ErrorData::resource_not_found(e.message, data)
             } else {
                 ErrorData::internal_error(e.message, data)
@@ -799,7 +799,7 @@ impl ServerHandler for McpServer {
         let call = async {
             let result = ready.host.call_tool(&request.name, args, options).await;
             match (result, retry) {
-                (Err(e), Some((args, options))) if e.code == MISSING_PARAMETERS => {
+                (Err(e), Some((args, options))) if e.code == Code::MissingParameters => {
                     match ask_missing(&context.peer, &request.name, &e, ready.host.known_secrets())
                         .await
                     {
@@ -825,7 +825,7 @@ impl ServerHandler for McpServer {
     }
 }
 
-use ochre_protocol::codes::MISSING_PARAMETERS;
+use ochre_protocol::Code;
 
 /// How long the user may take to answer an elicitation.
 const ELICIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
@@ -1006,7 +1006,7 @@ impl SessionCap {
             "error": {
                 "code": -32000,
                 "message": format!("ochre is serving its {max} sessions ({}); try again later", self.from),
-                "data": {"code": ochre_host::error::codes::SESSION_LIMIT, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
+                "data": {"code": ochre_host::error::Code::SessionLimit, "max_sessions": max, "retry_after_s": SESSION_RETRY_AFTER_S},
             },
         });
         (

@@ -27,13 +27,15 @@ pub mod tool;
 
 use serde_json::{Map, Value};
 
-/// A structured tool failure: a stable `code` (one of [`codes`], or a plugin's
-/// own), a `message` saying what to do, and extra fields (`capability`,
-/// `field`, ...) merged into the error object.
+pub use codes::Code;
+
+/// A structured tool failure: a stable `code` (one of the registry's, or a
+/// plugin's own: [`Code`]), a `message` saying what to do, and extra fields
+/// (`capability`, `field`, ...) merged into the error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
-    /// Stable code, e.g. `INVALID_ARGUMENT`.
-    pub code: String,
+    /// Stable code, e.g. [`Code::InvalidArgument`] (`INVALID_ARGUMENT`).
+    pub code: Code,
     /// Human-readable explanation with a hint where one helps.
     pub message: String,
     /// Extra fields of the error object.
@@ -42,8 +44,8 @@ pub struct ToolError {
 
 impl ToolError {
     /// A new error.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code: code.into(), message: message.into(), details: Map::new() }
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), details: Map::new() }
     }
 
     /// Add one extra field.
@@ -66,7 +68,7 @@ impl ToolError {
 
     /// `INVALID_ARGUMENT` naming `field`.
     pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
-        Self::new(codes::INVALID_ARGUMENT, message).with("field", field)
+        Self::new(Code::InvalidArgument, message).with("field", field)
     }
 
     code_constructors!();
@@ -74,7 +76,7 @@ impl ToolError {
     /// The JSON body sent to the agent: `{"error":{"code":..,"message":..,...}}`.
     pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
-        obj.insert("code".into(), Value::String(self.code.clone()));
+        obj.insert("code".into(), Value::String(self.code.as_str().to_owned()));
         obj.insert("message".into(), Value::String(self.message.clone()));
         for (k, v) in &self.details {
             if k != "code" && k != "message" {

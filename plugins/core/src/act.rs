@@ -349,7 +349,7 @@ fn choose_option(
                 )
             };
             return Err(ToolError::new(
-                ochre_sdk::codes::INVALID_ARGUMENT,
+                ochre_sdk::Code::InvalidArgument,
                 format!("{line}: {why}; {kept}"),
             )
             .with_details(json!({"field": "value", "options": p.options})));
@@ -596,7 +596,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
                     w["url"].as_str().unwrap_or_default()
                 ));
             }
-            Err(e) if e.code == ochre_sdk::codes::TIMEOUT => {
+            Err(e) if e.code == ochre_sdk::Code::Timeout => {
                 out.push_str("\nsubmitted; the page did not navigate within 5 s")
             }
             Err(e) => return Err(e),

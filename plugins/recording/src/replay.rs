@@ -98,9 +98,11 @@ fn relocate(
                     let spent = clock::now_ms().saturating_sub(started);
                     // Not there yet, or the page is between documents or busy:
                     // ask again (the codes the host produces for these).
-                    use ochre_sdk::codes::{DOCUMENT_LOADING, ELEMENT_NOT_FOUND, TIMEOUT};
-                    let again =
-                        [ELEMENT_NOT_FOUND, DOCUMENT_LOADING, TIMEOUT].contains(&e.code.as_str());
+                    use ochre_sdk::Code;
+                    let again = matches!(
+                        e.code,
+                        Code::ElementNotFound | Code::DocumentLoading | Code::Timeout
+                    );
                     if spent >= timeout_ms || !again {
                         return Err(ToolError::target_not_found(format!(
                                 "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
@@ -172,7 +174,7 @@ pub fn check_params(
     if let Some(unknown) = given.keys().find(|k| !found.iter().any(|p| &p.name == *k)) {
         let names: Vec<&str> = found.iter().map(|p| p.name.as_str()).collect();
         return Err(ToolError::new(
-            ochre_sdk::codes::INVALID_ARGUMENT,
+            ochre_sdk::Code::InvalidArgument,
             format!(
                 "recording {id} has no parameter {unknown:?}; its parameters: {}",
                 if names.is_empty() { "none".to_owned() } else { names.join(", ") }
@@ -328,13 +330,13 @@ mod tests {
             json!({"args": {"value": "{{totp:ex.com}}"}}),
         ];
         let e = check_params("r", &steps, &BTreeMap::new()).expect_err("missing");
-        assert_eq!(e.code, "MISSING_PARAMETERS");
+        assert_eq!(e.code.as_str(), "MISSING_PARAMETERS");
         assert!(e.message.contains("password, pin"), "{}", e.message);
         let given: BTreeMap<String, String> =
             [("nope".to_owned(), "x".to_owned())].into_iter().collect();
         assert_eq!(
             check_params("r", &steps, &given).expect_err("unknown").code,
-            "INVALID_ARGUMENT"
+            ochre_sdk::Code::InvalidArgument
         );
         let given: BTreeMap<String, String> =
             [("password", "secret:a"), ("pin", "1234")].map(|(a, b)| (a.into(), b.into())).into();

@@ -90,7 +90,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                     let r =
                         b.evaluate(Some(&tab), "setTimeout(() => alert('still open'), 0); 1", T);
                     if let Err(e) = r.await {
-                        ensure!(e.code == "DIALOG_OPEN", "{e}");
+                        ensure!(e.code.as_str() == "DIALOG_OPEN", "{e}");
                     }
                     let n: u64 = tab.trim_start_matches('t').parse()?;
                     until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;

@@ -121,18 +121,20 @@ fn the_error_codes_are_documented_from_the_registry() -> Result<()> {
 }
 
 /// Every error code the sources produce is one of the registry's: Rust code
-/// names it through `codes::` (no bare literal), the page library's `fail`
-/// codes and the Python SDK's own errors are registered.
+/// names it as a `Code` variant (a code of text, `Code::named("...")`, only in
+/// tests), the page library's `fail` codes are registered (and it is handed
+/// the registry, refusing any other at run time), and the Python SDK's `Code`
+/// class is generated from the registry and is what the SDK raises with.
 #[test]
 fn every_error_code_produced_is_registered() -> Result<()> {
     let root = repo_root();
     let registered: std::collections::BTreeSet<&str> =
         ochre_host::error::codes::ALL.iter().map(|(c, _)| *c).collect();
     let mut files = Vec::new();
-    for dir in ["host", "plugins"] {
+    for dir in ["host", "plugins", "sdk"] {
         collect(&root.join(dir), &mut files);
     }
-    let mut bare = Vec::new();
+    let mut made_up = Vec::new();
     // Sources only: tests and examples play an embedder, whose codes are its own.
     let sources = files.iter().filter(|f| {
         f.extension().is_some_and(|e| e == "rs") && f.components().any(|c| c.as_os_str() == "src")
@@ -141,14 +143,13 @@ fn every_error_code_produced_is_registered() -> Result<()> {
         let text = std::fs::read_to_string(file)?;
         // Unit tests may make up codes.
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for (at, _) in code.match_indices("ToolError::new(") {
-            let rest = code[at + "ToolError::new(".len()..].trim_start();
-            if rest.starts_with('"') {
-                bare.push(format!("{}: {}", file.display(), rest.lines().next().unwrap_or("")));
-            }
+        let lines = code.lines().filter(|l| !l.trim_start().starts_with("//"));
+        for line in lines.filter(|l| l.contains("Code::named(\"") || l.contains("Code::Plugin(\""))
+        {
+            made_up.push(format!("{}: {}", file.display(), line.trim()));
         }
     }
-    assert!(bare.is_empty(), "codes as bare literals (use codes::...): {bare:#?}");
+    assert!(made_up.is_empty(), "codes of text in sources (use a Code variant): {made_up:#?}");
     let page = std::fs::read_to_string(root.join("host/browser/src/page.js"))?;
     let mut unknown = Vec::new();
     for (at, _) in page.match_indices("fail('") {
@@ -159,19 +160,39 @@ fn every_error_code_produced_is_registered() -> Result<()> {
     }
     assert!(unknown.is_empty(), "page.js fails with unregistered codes: {unknown:?}");
     assert!(page.matches("fail('").count() > 20, "page.js read");
-    // The Python SDK's own errors (`_error("CODE", ...)`, `cls("CODE", ...)`).
-    let python = std::fs::read_to_string(root.join("sdk/python/ochre_sdk.py"))?;
-    let mut made = Vec::new();
-    for opener in ["_error(\"", "cls(\""] {
-        for (at, _) in python.match_indices(opener) {
-            let code: String =
-                python[at + opener.len()..].chars().take_while(|c| *c != '"').collect();
-            made.push(code);
-        }
+    assert!(page.contains("(function (KEY, nextLink, CODES) {"), "page.js is handed the registry");
+
+    // The Python SDK's `Code` class, generated between its two marker lines.
+    let path = root.join("sdk/python/ochre_sdk.py");
+    let python = std::fs::read_to_string(&path)?;
+    let (begin, end) =
+        ("# every_error_code_produced_is_registered", "# ---- end of the error codes ----");
+    let from = python.find(begin).expect("the SDK's begin marker");
+    let from = from + python[from..].find('\n').expect("a line") + 1;
+    let to = python.find(end).expect("the SDK's end marker");
+    let mut block = String::from(
+        "class Code:\n    \"\"\"The error codes ochre uses (docs/errors.md): \
+         ``ToolError(Code.ELEMENT_NOT_FOUND, ...)``.\"\"\"\n\n",
+    );
+    for (code, meaning) in ochre_host::error::codes::ALL {
+        block.push_str(&format!("    # {meaning}\n    {} = {code:?}\n", code.to_ascii_uppercase()));
     }
-    assert!(made.len() >= 3, "the Python SDK read: {made:?}");
-    let unknown: Vec<&String> = made.iter().filter(|c| !registered.contains(c.as_str())).collect();
-    assert!(unknown.is_empty(), "the Python SDK fails with unregistered codes: {unknown:?}");
+    let fresh = format!("{}{block}{}", &python[..from], &python[to..]);
+    let python = if std::env::var_os("OCHRE_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &fresh)?;
+        fresh.clone()
+    } else {
+        python
+    };
+    assert!(
+        python == fresh,
+        "sdk/python/ochre_sdk.py's Code class is out of date (regenerate with OCHRE_UPDATE_GOLDEN=1)"
+    );
+    // The SDK raises with the class, not with bare strings.
+    let bare: Vec<&str> =
+        python.lines().filter(|l| l.contains("_error(\"") || l.contains("cls(\"")).collect();
+    assert!(bare.is_empty(), "the Python SDK raises with bare codes: {bare:?}");
+    assert!(python.matches("Code.").count() >= 3, "the Python SDK read");
     Ok(())
 }
 

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::browser::{BrowserManager, PageEvent, codes as browser_codes};
+use crate::browser::{BrowserManager, PageEvent};
+use crate::error::Code;
 use crate::error::ToolError;
 use futures::future::BoxFuture;
 
@@ -115,7 +116,7 @@ pub(crate) async fn report(
     let opened =
         events.iter().find(|e| e.kind == "dialog_opened" && browser.dialog_still_open(e.seq));
     match outcome {
-        Err(e) if e.code == browser_codes::DIALOG_OPEN && opened.is_some() => {
+        Err(e) if e.code == Code::DialogOpen && opened.is_some() => {
             // The action ran and the page answered with a dialog.
             let dialog = opened.map(|d| d.body.clone()).unwrap_or(Value::Null);
             let head = format!(

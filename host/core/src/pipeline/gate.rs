@@ -56,7 +56,7 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::codes;
+    use crate::error::Code;
 
     #[test]
     fn unknown_and_disabled_tools_are_refused_with_their_codes() {
@@ -67,9 +67,9 @@ mod tests {
         let tools = BTreeMap::from([("navigate".to_owned(), 1)]);
         assert_eq!(gate.resolve(&tools, "navigate").ok(), Some(&1));
         let e = gate.resolve(&tools, "crawl").expect_err("disabled");
-        assert_eq!(e.code, codes::CAPABILITY_DISABLED);
+        assert_eq!(e.code, Code::CapabilityDisabled);
         assert_eq!(e.details["capability"], "crawl");
         let e = gate.resolve(&tools, "nope").expect_err("unknown");
-        assert_eq!(e.code, codes::UNKNOWN_TOOL);
+        assert_eq!(e.code, Code::UnknownTool);
     }
 }

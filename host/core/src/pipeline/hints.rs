@@ -45,7 +45,7 @@ impl Hints {
             args: &call.args,
             outcome: match outcome {
                 Ok(out) => Ok(out.structured.as_ref()),
-                Err(e) => Err((e.code.as_str(), &e.details)),
+                Err(e) => Err((&e.code, &e.details)),
             },
         };
         let Some(hint) = self.sessions.with(call.session(), |s| s.hints.observe(&seen)) else {

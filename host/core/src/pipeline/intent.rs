@@ -80,14 +80,14 @@ fn attach_intent(out: &mut ToolOutput, intent: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::codes;
+    use crate::error::Code;
     use serde_json::json;
 
     #[test]
     fn intent_rules() {
         assert_eq!(check_intent(&json!("submit the form")).expect("ok"), "submit the form");
         for bad in [json!(""), json!("   "), json!("x".repeat(121)), json!(5)] {
-            assert_eq!(check_intent(&bad).expect_err("bad").code, codes::INVALID_INTENT);
+            assert_eq!(check_intent(&bad).expect_err("bad").code, Code::InvalidIntent);
         }
         assert!(check_intent(&json!("é".repeat(120))).is_ok(), "chars, not bytes");
     }

@@ -55,7 +55,7 @@ impl Stage for JournalStage {
                 Ok(o) => o.summary.clone(),
                 Err(e) => one_line(&e.message),
             },
-            error: outcome.as_ref().err().map(|e| e.code.clone()),
+            error: outcome.as_ref().err().map(|e| e.code.to_string()),
             intent,
             parent: call.options.parent,
         };

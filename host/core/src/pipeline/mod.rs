@@ -54,7 +54,7 @@ use serde_json::{Map, Value};
 
 use crate::Clock;
 use crate::browser::BrowserManager;
-use crate::error::ToolError;
+use crate::error::{Code, ToolError};
 use crate::journal::{CallRecord, Journal, Trace};
 use crate::output::{HandleMeta, HandleStore, OutputMode};
 use crate::recording::Recorder;
@@ -373,11 +373,11 @@ impl Pipeline {
 }
 
 /// Refusals by a guard, told to the client's operator.
-pub(crate) const GUARD_CODES: &[&str] = &[
-    crate::taskrun::codes::INTENT_EXECUTION_FAILED,
-    crate::taskrun::codes::TOOL_POLICY_BLOCKED,
-    crate::bulk::codes::BULK_COMPLETION_GUARD_FAILED,
-    crate::error::codes::CAPABILITY_DISABLED,
+pub(crate) const GUARD_CODES: &[Code] = &[
+    Code::IntentExecutionFailed,
+    Code::ToolPolicyBlocked,
+    Code::BulkCompletionGuardFailed,
+    Code::CapabilityDisabled,
 ];
 
 #[cfg(test)]
@@ -428,14 +428,14 @@ mod tests {
         fn check(&self, _call: &mut Call<'_>) -> Result<(), ToolError> {
             self.log("check");
             match self.refuse_check {
-                true => Err(ToolError::new("NO", "no")),
+                true => Err(ToolError::new(Code::named("NO"), "no")),
                 false => Ok(()),
             }
         }
         fn before<'a>(&'a self, _call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
             self.log("before");
             let r = match self.refuse_before {
-                true => Err(ToolError::new("BLOCKED", "blocked")),
+                true => Err(ToolError::new(Code::named("BLOCKED"), "blocked")),
                 false => Ok(()),
             };
             Box::pin(std::future::ready(r))
@@ -492,7 +492,7 @@ mod tests {
     #[tokio::test]
     async fn a_refused_check_runs_nothing_else() {
         let (outcome, log) = run(true, false).await;
-        assert_eq!(outcome.expect_err("refused").code, "NO");
+        assert_eq!(outcome.expect_err("refused").code.as_str(), "NO");
         assert_eq!(log, ["a.check", "b.check"]);
     }
 
@@ -500,7 +500,7 @@ mod tests {
     async fn a_refused_before_runs_no_tool_and_every_stage_sees_the_refusal() {
         let (outcome, log) = run(false, true).await;
         let e = outcome.expect_err("blocked");
-        assert_eq!(e.code, "BLOCKED");
+        assert_eq!(e.code.as_str(), "BLOCKED");
         assert_eq!((e.details["a"].clone(), e.details["b"].clone()), (json!(true), json!(true)));
         assert_eq!(log, ["a.check", "b.check", "a.before", "b.before", "a.refused", "b.refused"]);
     }

@@ -24,9 +24,6 @@ use crate::redact::{KnownSecrets, MIN_SECRET_CHARS, slug};
 use crate::secrets::SecretStore;
 use crate::tool::{CallOptions, Content};
 
-/// Error codes (the registry of `ochre-protocol`).
-pub use ochre_protocol::codes;
-
 /// The namespace of the secret store that `{{secret:NAME}}` reads
 /// (`ochre secret set NAME`, or `OCHRE_SECRET_<NAME>`).
 pub const SECRET_NAMESPACE: &str = "secret";

@@ -164,7 +164,7 @@ fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
     bindings::ochre::plugin::types::ToolError {
         details: (!e.details.is_empty())
             .then(|| serde_json::Value::Object(e.details.clone()).to_string()),
-        code: e.code,
+        code: e.code.to_string(),
         message: e.message,
     }
 }
