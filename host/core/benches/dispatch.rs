@@ -12,8 +12,8 @@ mod common;
 
 use std::time::Instant;
 
-use ochre_host::journal::JournalOutput;
 use ochre_host::native::typed_tool;
+use ochre_host::stores::journal::JournalOutput;
 use ochre_host::{CallOptions, Host, ToolOutput};
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ const CALLS: usize = 3000;
 fn main() {
     let data = std::env::temp_dir().join(format!("ochre-bench-dispatch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    ochre_host::secrets::SecretStore::new(&data)
+    ochre_host::stores::secrets::SecretStore::new(&data)
         .set("totp", "bench.example", "JBSWY3DPEHPK3PXP")
         .expect("secret");
     // As on a server, the secrets file was written well before the calls.

@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Instant;
 
-use ochre_host::output::Payload;
+use ochre_host::stores::output::Payload;
 use ochre_host::{CallOptions, Host};
 use serde_json::json;
 

@@ -16,12 +16,12 @@ use crate::browser::BrowserOptions;
 use crate::capability::CapabilityFilter;
 use crate::error::{Error, Result};
 use crate::host_tools::HostTools;
-use crate::journal::{Journal, Trace};
 use crate::loader::{self, LoadContext, Loaded, PluginReport, PluginStatus, ToolEntry, ToolImpl};
 use crate::pipeline::{Call, GUARD_CODES, Outcome, Pipeline, Stage};
 use crate::plugin::manifest::{self, Manifest};
 use crate::plugin::{CallerCell, InterfacePolicy, PluginLimits, PluginRuntime, ToolCaller};
-use crate::recording::Recorder;
+use crate::stores::journal::{Journal, Trace};
+use crate::stores::recording::Recorder;
 use crate::tool::{CallOptions, ToolInfo};
 
 pub(crate) struct HostInner {
@@ -43,7 +43,7 @@ pub(crate) struct HostInner {
     pub runtime: PluginRuntime,
     pub browser: BrowserManager,
     pub recorder: Arc<Recorder>,
-    pub output: Arc<crate::output::HandleStore>,
+    pub output: Arc<crate::stores::output::HandleStore>,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
     /// Where compiled plugins are cached (`None`: no cache).
@@ -101,7 +101,7 @@ pub struct HostBuilder {
     intent_detector: Option<crate::intent::DetectorSlot>,
     stages: Stages,
     secret_values: Arc<BTreeMap<String, String>>,
-    journal: crate::journal::JournalOutput,
+    journal: crate::stores::journal::JournalOutput,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
 }
@@ -133,7 +133,7 @@ impl Default for HostBuilder {
             max_response_tokens: crate::pipeline::budget::DEFAULT_MAX_TOKENS,
             #[cfg(feature = "browser")]
             browser: BrowserOptions::default(),
-            recording_retention_days: crate::recording::DEFAULT_RETENTION_DAYS,
+            recording_retention_days: crate::stores::recording::DEFAULT_RETENTION_DAYS,
             output_ttl: Duration::from_secs(24 * 3600),
             output_sweep: Duration::from_secs(300),
             intent_guard: crate::intent::IntentGuardConfig::default(),
@@ -152,7 +152,7 @@ impl Default for HostBuilder {
 fn check_state_files(data_dir: &Path) {
     let dir = data_dir.to_path_buf();
     let scan = move || {
-        for file in crate::store::damaged_files(&dir) {
+        for file in crate::stores::damaged_files(&dir) {
             tracing::warn!(
                 file = %file.display(),
                 "damaged state: kept as it is; calls that need it answer STATE_CORRUPT (restore it, or move it away to forget it)"
@@ -212,7 +212,7 @@ impl HostBuilder {
         max_arg_bytes => max_arg_bytes: usize;
         /// Where the journal and the trace go: files under the data dir (the
         /// default), nowhere, or a writer of yours.
-        journal => journal: crate::journal::JournalOutput;
+        journal => journal: crate::stores::journal::JournalOutput;
     }
 
     /// Data dir for journal, traces, state, secrets and (unless
@@ -418,7 +418,7 @@ impl HostBuilder {
             }
             Some(s) => Ok(s.clone()),
             None => {
-                let stamp = crate::journal::iso_of(self.clock.now_ms());
+                let stamp = crate::stores::journal::iso_of(self.clock.now_ms());
                 let digits: String = stamp.chars().filter(char::is_ascii_digit).take(14).collect();
                 Ok(format!("s-{digits}-{:x}", std::process::id()))
             }
@@ -475,7 +475,7 @@ impl HostBuilder {
                 output: stores.output.clone(),
                 recorder: stores.recorder.clone(),
                 known: stores.known.clone(),
-                secret_store: crate::secrets::SecretStore::new(&data_dir)
+                secret_store: crate::stores::secrets::SecretStore::new(&data_dir)
                     .with_values(self.secret_values.clone()),
                 caller,
                 max_arg_bytes: self.max_arg_bytes,
@@ -516,8 +516,8 @@ struct Stores {
     journal: Arc<Journal>,
     trace: Arc<Trace>,
     recorder: Arc<Recorder>,
-    output: Arc<crate::output::HandleStore>,
-    task_runs: Arc<crate::taskrun::TaskRuns>,
+    output: Arc<crate::stores::output::HandleStore>,
+    task_runs: Arc<crate::stores::taskrun::TaskRuns>,
     client_logs: Arc<crate::client_log::ClientLogs>,
     known: Arc<crate::redact::KnownSecrets>,
 }
@@ -529,15 +529,18 @@ impl Stores {
         journal.prune(clock.now_ms());
         let trace = Trace::start_with(data_dir, session, &clock, b.journal.clone())
             .map_err(|e| Error::io("starting the trace", e))?;
-        let output =
-            crate::output::HandleStore::new(data_dir, clock, b.output_ttl.as_millis() as u64);
+        let output = crate::stores::output::HandleStore::new(
+            data_dir,
+            clock,
+            b.output_ttl.as_millis() as u64,
+        );
         output.sweep();
         Ok(Self {
             journal,
             trace: Arc::new(trace),
             recorder: Arc::new(Recorder::open(data_dir, clock, b.recording_retention_days)),
             output: Arc::new(output),
-            task_runs: Arc::new(crate::taskrun::TaskRuns::new(data_dir, clock)),
+            task_runs: Arc::new(crate::stores::taskrun::TaskRuns::new(data_dir, clock)),
             client_logs: Arc::new(crate::client_log::ClientLogs::default()),
             known: Arc::new(crate::redact::KnownSecrets::default()),
         })
@@ -716,7 +719,7 @@ impl Host {
 
     /// The output handles (`output_mode`, `oc_output_fetch`); embedders may store
     /// their own large results here.
-    pub fn outputs(&self) -> &crate::output::HandleStore {
+    pub fn outputs(&self) -> &crate::stores::output::HandleStore {
         &self.inner.output
     }
 

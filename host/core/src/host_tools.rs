@@ -18,9 +18,9 @@ use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
 
 /// What the host's own tools work with: narrow handles on the host's state.
 pub(crate) struct HostTools {
-    pub journal: Arc<crate::journal::Journal>,
-    pub output: Arc<crate::output::HandleStore>,
-    pub task_runs: Arc<crate::taskrun::TaskRuns>,
+    pub journal: Arc<crate::stores::journal::Journal>,
+    pub output: Arc<crate::stores::output::HandleStore>,
+    pub task_runs: Arc<crate::stores::taskrun::TaskRuns>,
     pub sessions: Arc<crate::pipeline::Sessions>,
     pub intent_guard: crate::intent::IntentGuardConfig,
     pub intent_detector: Option<crate::intent::DetectorSlot>,
@@ -114,7 +114,7 @@ pub(crate) fn journal_tool_info() -> ToolInfo {
 }
 
 pub(crate) fn output_fetch_tool_info() -> ToolInfo {
-    use crate::output::{DEFAULT_BYTES, DEFAULT_ITEMS, MAX_BYTES};
+    use crate::stores::output::{DEFAULT_BYTES, DEFAULT_ITEMS, MAX_BYTES};
     host_tool(
         "oc_output_fetch",
         "Read a stored output handle (oh_...) page by page: JSON lists by items, other output by bytes."
@@ -213,9 +213,9 @@ pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
         (
             "oc_bulk_progress_start",
             "Start a bulk progress contract for repetitive work (URLs, pages, rows): completion is refused while items are missing. Give expected_total/expected_items or a stop_condition; run_id attaches it to a run; tools called with contract_id record their items in it.".to_owned(),
-            json!({"run_id": id, "scope": {"type": "string", "enum": crate::bulk::SCOPES},
-                   "expected_total": {"type": "integer", "minimum": 0, "maximum": crate::bulk::MAX_TOTAL},
-                   "expected_items": {"type": "array", "items": item, "maxItems": crate::bulk::MAX_EXPECTED_ITEMS},
+            json!({"run_id": id, "scope": {"type": "string", "enum": crate::stores::bulk::SCOPES},
+                   "expected_total": {"type": "integer", "minimum": 0, "maximum": crate::stores::bulk::MAX_TOTAL},
+                   "expected_items": {"type": "array", "items": item, "maxItems": crate::stores::bulk::MAX_EXPECTED_ITEMS},
                    "min_completed": {"type": "integer", "minimum": 0}, "allow_partial": {"type": "boolean"},
                    "stop_condition": {"type": "string", "maxLength": 500}, "item_key": {"type": "string", "maxLength": 64},
                    "cursor": {"type": "string", "maxLength": 2000}}),
@@ -285,7 +285,7 @@ pub(crate) fn run_bulk_tool(
     name: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
-    use crate::bulk::{self, Progress};
+    use crate::stores::bulk::{self, Progress};
     let runs = &host.task_runs;
     let contracts = &runs.contracts;
     let run_id = args["run_id"].as_str();
@@ -419,7 +419,7 @@ pub(crate) fn run_task_tool(
     name: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
-    use crate::taskrun::Status;
+    use crate::stores::taskrun::Status;
     let runs = &host.task_runs;
     let id = args["run_id"].as_str().unwrap_or_default();
     let s = |k: &str| args[k].as_str();
@@ -480,13 +480,13 @@ pub(crate) async fn start_run(
     let runs = &host.task_runs;
     let goal = args["goal"].as_str().unwrap_or_default();
     let contract = match args.get("bulk_contract").filter(|c| !c.is_null()) {
-        Some(spec) => Some(crate::bulk::validate_spec(spec, "bulk_contract.")?),
+        Some(spec) => Some(crate::stores::bulk::validate_spec(spec, "bulk_contract.")?),
         None => None,
     };
     let config = &host.intent_guard;
     let verdict = detect_intent(host, goal, options).await;
     let guarded = config.enabled && verdict.label == Label::BrowserAccess;
-    let execution = crate::taskrun::Execution {
+    let execution = crate::stores::taskrun::Execution {
         intent: verdict.to_json(),
         policy: if guarded { config.to_json() } else { Value::Null },
         ..Default::default()

@@ -45,7 +45,6 @@ pub use ochre_browser as browser;
 #[path = "no_browser.rs"]
 pub mod browser;
 mod builtin;
-pub mod bulk;
 pub mod capability;
 pub mod client_log;
 pub mod config;
@@ -54,18 +53,12 @@ pub mod hints;
 mod host;
 mod host_tools;
 pub mod intent;
-pub mod journal;
-pub mod kv;
 mod loader;
 pub mod native;
-pub mod output;
 pub mod pipeline;
 pub mod plugin;
-pub mod recording;
 pub mod redact;
-pub mod secrets;
-pub mod store;
-pub mod taskrun;
+pub mod stores;
 mod tool;
 
 use std::sync::Arc;

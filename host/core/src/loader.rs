@@ -15,11 +15,11 @@ use crate::browser::BrowserManager;
 use crate::capability::{BUILTIN_GROUPS, CapabilityFilter};
 use crate::client_log::ClientLogs;
 use crate::error::{Error, Result};
-use crate::kv::KvStore;
 use crate::plugin::manifest::{self, Manifest};
 use crate::plugin::{CallerCell, InterfacePolicy, PluginRuntime, PluginServices, PreparedPlugin};
-use crate::recording::Recorder;
-use crate::secrets::SecretStore;
+use crate::stores::kv::KvStore;
+use crate::stores::recording::Recorder;
+use crate::stores::secrets::SecretStore;
 use crate::tool::{Annotations, ToolInfo};
 use crate::{Clock, builtin};
 
@@ -273,7 +273,7 @@ pub(crate) struct Loaded {
     /// Plugin names taken.
     names: BTreeSet<String>,
     /// The secret namespaces taken (`OCHRE_<NS>_…`, see
-    /// [`crate::secrets::SecretStore::env_name`]) by plugins that read secrets.
+    /// [`crate::stores::secrets::SecretStore::env_name`]) by plugins that read secrets.
     secret_namespaces: BTreeMap<String, String>,
 }
 
@@ -406,8 +406,9 @@ impl Loaded {
         if !manifest.interfaces.contains("secrets") {
             return Ok(());
         }
-        let ns = crate::secrets::normalize_key(&manifest.name);
-        let host_ns = crate::secrets::normalize_key(crate::pipeline::redact::SECRET_NAMESPACE);
+        let ns = crate::stores::secrets::normalize_key(&manifest.name);
+        let host_ns =
+            crate::stores::secrets::normalize_key(crate::pipeline::redact::SECRET_NAMESPACE);
         let overlaps = |other: &str| {
             ns == other
                 || ns.strip_prefix(other).is_some_and(|r| r.starts_with('_'))

@@ -27,8 +27,8 @@ use ochre_runtime::{EPOCH_TICK, MemoryLimiter, WitVersion, check_imports};
 
 use crate::Clock;
 use crate::error::{Code, ToolError};
-use crate::kv::KvStore;
-use crate::secrets::SecretStore;
+use crate::stores::kv::KvStore;
+use crate::stores::secrets::SecretStore;
 
 pub(crate) use interfaces::bindings;
 use interfaces::since_v0_1::bindings as since_v0_1;
@@ -125,7 +125,7 @@ pub(crate) struct PluginServices {
     #[cfg(feature = "browser")]
     pub cdp_domains: std::collections::BTreeSet<String>,
     /// The recordings (`recorder`), and the session a recording is stamped with.
-    pub recorder: Arc<crate::recording::Recorder>,
+    pub recorder: Arc<crate::stores::recording::Recorder>,
     pub session: String,
     /// Where plugin log lines go to clients (`logging`).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
@@ -461,7 +461,7 @@ fn guest_output(
 }
 
 /// The damaged state file a trap came from, if it did.
-fn corrupt_state(e: &wasmtime::Error) -> Option<&crate::kv::Corrupt> {
-    e.downcast_ref::<crate::kv::Corrupt>()
-        .or_else(|| e.chain().find_map(|c| c.downcast_ref::<crate::kv::Corrupt>()))
+fn corrupt_state(e: &wasmtime::Error) -> Option<&crate::stores::kv::Corrupt> {
+    e.downcast_ref::<crate::stores::kv::Corrupt>()
+        .or_else(|| e.chain().find_map(|c| c.downcast_ref::<crate::stores::kv::Corrupt>()))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::ProgressFn;
-use crate::output::Payload;
+use crate::stores::output::Payload;
 
 pub use ochre_protocol::tool::Annotations;
 

@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use ochre_host::journal::JournalOutput;
 use ochre_host::native::typed_tool;
+use ochre_host::stores::journal::JournalOutput;
 use ochre_host::{CallOptions, Host, ToolOutput};
 use serde_json::{Value, json};
 

@@ -79,7 +79,7 @@ fn body_of(mime: &str, bytes: Vec<u8>) -> ResourceBody {
 
 /// A plain name: `[A-Za-z0-9._-]`, no leading dot, at most 100 bytes.
 fn plain(name: &str) -> bool {
-    ochre_host::store::is_plain_name(name, 100)
+    ochre_host::stores::is_plain_name(name, 100)
 }
 
 fn files_of(dir: &Path) -> Vec<(String, u64)> {

@@ -84,7 +84,7 @@ fn check_dirs(args: &HostArgs, failed: &mut bool) {
 /// `ochre doctor`: no state file (task run, contract, plugin state, output
 /// handle) is damaged.
 fn check_state(args: &HostArgs, failed: &mut bool) {
-    let damaged = ochre_host::store::damaged_files(&args.data_dir());
+    let damaged = ochre_host::stores::damaged_files(&args.data_dir());
     if damaged.is_empty() {
         check(Ok("no damaged file".into()), "state", failed);
     }

@@ -5,7 +5,7 @@ use crate::{Cli, SecretCommand};
 /// `ochre secret set|remove|list`.
 pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
     use ochre_host::pipeline::redact::SECRET_NAMESPACE as NS;
-    let store = ochre_host::secrets::SecretStore::new(&cli.host.data_dir());
+    let store = ochre_host::stores::secrets::SecretStore::new(&cli.host.data_dir());
     let check = |name: &str| -> anyhow::Result<String> {
         let name = name.trim();
         let ok = !name.is_empty()

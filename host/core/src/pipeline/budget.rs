@@ -16,7 +16,7 @@
 use serde_json::json;
 
 use crate::error::ToolError;
-use crate::output::{HandleMeta, HandleStore};
+use crate::stores::output::{HandleMeta, HandleStore};
 use crate::tool::{Content, ToolOutput, payload_of};
 
 /// The default budget in tokens.

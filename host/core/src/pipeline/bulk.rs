@@ -8,9 +8,9 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Call, Outcome, Stage, done};
-use crate::bulk::{self, Progress};
 use crate::error::ToolError;
-use crate::taskrun::TaskRuns;
+use crate::stores::bulk::{self, Progress};
+use crate::stores::taskrun::TaskRuns;
 use crate::tool::Content;
 
 pub(crate) struct Bulk {
@@ -64,9 +64,9 @@ impl Bulk {
         let key = c.spec.item_key;
         let list = match result {
             Value::Array(a) => Some(a),
-            Value::Object(m) => {
-                crate::output::ITEM_FIELDS.iter().find_map(|f| m.get(*f).and_then(Value::as_array))
-            }
+            Value::Object(m) => crate::stores::output::ITEM_FIELDS
+                .iter()
+                .find_map(|f| m.get(*f).and_then(Value::as_array)),
             _ => None,
         };
         let mut p = Progress::default();

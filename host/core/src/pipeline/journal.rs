@@ -13,7 +13,7 @@ use super::{Call, Outcome, Stage, done, events, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
-use crate::journal::{CallRecord, Journal, Trace, redact_args};
+use crate::stores::journal::{CallRecord, Journal, Trace, redact_args};
 use crate::tool::one_line;
 
 pub(crate) struct JournalStage {

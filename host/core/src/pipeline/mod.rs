@@ -55,10 +55,10 @@ use serde_json::{Map, Value};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::error::{Code, ToolError};
-use crate::journal::{CallRecord, Journal, Trace};
-use crate::output::{HandleMeta, HandleStore, OutputMode};
-use crate::recording::Recorder;
-use crate::taskrun::TaskRuns;
+use crate::stores::journal::{CallRecord, Journal, Trace};
+use crate::stores::output::{HandleMeta, HandleStore, OutputMode};
+use crate::stores::recording::Recorder;
+use crate::stores::taskrun::TaskRuns;
 use crate::tool::{CallOptions, ToolInfo, ToolOutput};
 
 pub use futures::future::BoxFuture;
@@ -290,7 +290,7 @@ pub(crate) struct Parts {
     pub output: Arc<HandleStore>,
     pub recorder: Arc<Recorder>,
     pub known: Arc<crate::redact::KnownSecrets>,
-    pub secret_store: crate::secrets::SecretStore,
+    pub secret_store: crate::stores::secrets::SecretStore,
     pub caller: crate::plugin::CallerCell,
     pub max_arg_bytes: usize,
     pub max_response_tokens: usize,

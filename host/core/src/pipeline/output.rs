@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Call, Outcome, Stage, budget, done};
 use crate::error::ToolError;
-use crate::output::{HandleMeta, HandleStore, OutputMode};
+use crate::stores::output::{HandleMeta, HandleStore, OutputMode};
 use crate::tool::{Content, ToolOutput, one_line, payload_of};
 
 pub(crate) struct Output {
@@ -92,7 +92,9 @@ fn output_mode_of(tool: &str, args: &mut Map<String, Value>) -> Result<OutputMod
         },
     };
     match (mode, limit) {
-        ("auto", l) => Ok(OutputMode::Auto(l.unwrap_or(crate::output::DEFAULT_INLINE_LIMIT))),
+        ("auto", l) => {
+            Ok(OutputMode::Auto(l.unwrap_or(crate::stores::output::DEFAULT_INLINE_LIMIT)))
+        }
         (_, Some(_)) => Err(ToolError::invalid_argument(
             "output_inline_limit_bytes",
             format!("{tool}: `output_inline_limit_bytes` applies only with output_mode \"auto\""),

@@ -12,9 +12,9 @@ use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
-use crate::journal::{CallRecord, is_sensitive_name, iso_of};
-use crate::recording::Recorder;
 use crate::redact::{KnownSecrets, secret_arg_name, slug};
+use crate::stores::journal::{CallRecord, is_sensitive_name, iso_of};
+use crate::stores::recording::Recorder;
 use crate::tool::ToolInfo;
 
 pub(crate) struct Record {

@@ -21,7 +21,7 @@ use super::{Call, Outcome, Stage, done, proceed};
 use crate::browser::BrowserManager;
 use crate::error::ToolError;
 use crate::redact::{KnownSecrets, MIN_SECRET_CHARS, slug};
-use crate::secrets::SecretStore;
+use crate::stores::secrets::SecretStore;
 use crate::tool::{CallOptions, Content};
 
 /// The namespace of the secret store that `{{secret:NAME}}` reads

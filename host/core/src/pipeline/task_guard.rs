@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{Call, Outcome, Sessions, Stage, done, proceed};
 use crate::error::ToolError;
 use crate::intent::{self, Decision, Scope};
-use crate::taskrun::TaskRuns;
+use crate::stores::taskrun::TaskRuns;
 use crate::tool::ToolInfo;
 
 pub(crate) struct TaskGuard {

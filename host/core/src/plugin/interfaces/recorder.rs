@@ -9,7 +9,7 @@ pub(super) const INTERFACE: HostInterface = HostInterface {
     check: no_rule,
 };
 
-fn meta_json(m: &crate::recording::RecordingMeta) -> String {
+fn meta_json(m: &crate::stores::recording::RecordingMeta) -> String {
     serde_json::to_string(m).unwrap_or_else(|_| "{}".into())
 }
 

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 
 use crate::Clock;
 use crate::error::ToolError;
-use crate::journal::iso_of;
-use crate::store::{StoreGuard, StoreLock, read_json, write_json};
+use crate::stores::journal::iso_of;
+use crate::stores::{StoreGuard, StoreLock, read_json, write_json};
 
 /// Items kept in a contract's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = 500;
@@ -647,7 +647,7 @@ impl Contracts {
 
     /// One contract.
     pub fn load(&self, id: &str) -> Result<Contract, ToolError> {
-        if !crate::store::valid_id(id, "bp-") {
+        if !crate::stores::valid_id(id, "bp-") {
             return Err(not_found(id));
         }
         let file = self.dir.join(format!("{id}.json"));

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::store::write_atomic_private;
+use crate::stores::write_atomic_private;
 use ochre_protocol::lock;
 
 type SecretsFile = BTreeMap<String, BTreeMap<String, String>>;

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use crate::Clock;
 use crate::error::ToolError;
-use crate::journal::iso_of;
-use crate::store::{JsonlFile, read_jsonl, write_atomic};
+use crate::stores::journal::iso_of;
+use crate::stores::{JsonlFile, read_jsonl, write_atomic};
 use ochre_protocol::lock;
 
 /// Default retention of stopped recordings, in days.
@@ -104,12 +104,12 @@ fn storage_error(what: &str, e: impl std::fmt::Display) -> ToolError {
 
 /// Whether `id` can name a recording (and so is safe as a path segment).
 fn valid_id(id: &str) -> bool {
-    crate::store::valid_id(id, "rec-")
+    crate::stores::valid_id(id, "rec-")
 }
 
 /// Whether `name` is a plain file name we accept for exports.
 fn valid_file_name(name: &str) -> bool {
-    crate::store::is_plain_name(name, 64) && !matches!(name, "meta.json" | "actions.jsonl")
+    crate::stores::is_plain_name(name, 64) && !matches!(name, "meta.json" | "actions.jsonl")
 }
 
 impl Recorder {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::store::{StoreLock, write_atomic};
+use crate::stores::{StoreLock, write_atomic};
 
 /// Longest key, in bytes.
 pub const MAX_KEY_BYTES: usize = 256;

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::Clock;
 use crate::error::ToolError;
-use crate::journal::{day_of, iso_of};
-use crate::store::write_atomic;
+use crate::stores::journal::{day_of, iso_of};
+use crate::stores::write_atomic;
 use ochre_protocol::lock;
 
 /// Default `output_inline_limit_bytes` for `auto`.
@@ -256,7 +256,7 @@ impl HandleStore {
                 continue;
             };
             let damaged = || {
-                crate::store::corrupt(&side, &format!("output handle {handle}"))
+                crate::stores::corrupt(&side, &format!("output handle {handle}"))
                     .with("output_handle", handle)
             };
             let meta: HandleMeta = serde_json::from_slice(&bytes).map_err(|_| damaged())?;
@@ -281,7 +281,7 @@ impl HandleStore {
         }
         let bytes = std::fs::read(file).map_err(|_| not_found(handle, "has lost its payload"))?;
         let v: Value = serde_json::from_slice(&bytes).map_err(|_| {
-            crate::store::corrupt(file, &format!("output handle {handle}"))
+            crate::stores::corrupt(file, &format!("output handle {handle}"))
                 .with("output_handle", handle)
         })?;
         let items = Arc::new(items_at(&v, path).cloned().unwrap_or_default());

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::Clock;
-use crate::store::{JsonlFile, read_jsonl, write_atomic};
+use crate::stores::{JsonlFile, read_jsonl, write_atomic};
 use ochre_protocol::lock;
 
 /// Days of journal kept.

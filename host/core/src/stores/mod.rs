@@ -1,5 +1,25 @@
-//! The host's stores under the data dir: the durable file primitives (from
-//! `ochre_protocol::fs`) and what the host's stores share on top of them.
+//! The host's stores under the data dir, each a module of its own, and what
+//! they share: the durable file primitives (from `ochre_protocol::fs`: atomic
+//! writes, append-only JSONL with fsync) and, here, the lock, the JSON files and
+//! the check for damaged ones.
+//!
+//! | store | what it keeps |
+//! |---|---|
+//! | [`journal`] | every call (JSONL per day) and the call traces |
+//! | [`output`] | output handles: large results kept for `oc_output_fetch` |
+//! | [`taskrun`] | task runs and their state machine |
+//! | [`bulk`] | progress contracts of bulk work |
+//! | [`recording`] | recordings of tool calls, for replay |
+//! | [`kv`] | plugins' key-value state, per plugin |
+//! | [`secrets`] | named secrets (`0600` files) |
+
+pub mod bulk;
+pub mod journal;
+pub mod kv;
+pub mod output;
+pub mod recording;
+pub mod secrets;
+pub mod taskrun;
 
 use ochre_protocol::lock;
 use std::path::{Path, PathBuf};

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::Clock;
-use crate::bulk::{self, Contract, ContractSpec, Contracts, FailedItem, Progress};
 use crate::error::ToolError;
-use crate::journal::iso_of;
-use crate::store::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, write_json};
+use crate::stores::bulk::{self, Contract, ContractSpec, Contracts, FailedItem, Progress};
+use crate::stores::journal::iso_of;
+use crate::stores::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, write_json};
 
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
@@ -228,7 +228,7 @@ impl TaskRuns {
 
     /// One run.
     pub fn load(&self, id: &str) -> Result<TaskRun, ToolError> {
-        if !crate::store::valid_id(id, "run-") {
+        if !crate::stores::valid_id(id, "run-") {
             return Err(not_found(id));
         }
         let file = self.dir.join(id).join("meta.json");
