@@ -408,18 +408,16 @@
       return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now, max);
     }
     if (VALUE_ROLES.has(role) || ty === 'color') {
-      let v = '';
-      if (el.localName === 'select') v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
-      else if ('value' in el && el.localName !== 'button') v = ty === 'password' && el.value ? '\u2022\u2022\u2022' : el.value;
-      else if (el.isContentEditable) v = editorText(el);
+      const h = el.localName === 'button' ? { value: null } : held(el);
+      let v = h.value != null ? shown(h) : '';
       // A custom combobox shows its choice as its text (MUI's Select).
       // (What a person sees of it: not the options of a select it hides.)
-      else if (role === 'combobox') v = clean(wordsSeen(el, 4 * VALUE_MAX).replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
+      if (h.value == null && role === 'combobox') v = clean(wordsSeen(el, 4 * VALUE_MAX).replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
       if (v) s += ' =' + quoteValue(v, max);
     }
     if (el.localName === 'select') {
       if (role === 'listbox') {
-        const v = Array.from(el.selectedOptions).map((o) => o.label || o.text).join(', ');
+        const v = held(el).value;
         if (v) s += ' =' + quoteValue(v, max);
       }
       s += ' (' + el.options.length + ' options)';
@@ -831,16 +829,44 @@
     const d = describe(e);
     return d.role + (d.name ? ' ' + JSON.stringify(d.name) : '') + ' ' + d.ref + stateOf(e, d.role, max == null ? VALUE_SHORT : max);
   }
-  // What a field holds as a person sees it: an input's or a text area's
-  // value, an editor's text ('' for anything else, and for a password).
-  function fieldValue(e) {
-    if (e.localName === 'textarea') return e.value;
-    if (e.localName === 'input') {
-      const ty = (e.type || 'text').toLowerCase();
-      return ty === 'password' || ty === 'hidden' || !('value' in e) || /^(checkbox|radio|button|submit|reset|image|file|range|color)$/.test(ty) ? '' : e.value;
+  // ---- what a field holds: the one reader every operation uses ----------------
+  // A secret field: a password, or one the page marks as a password or a
+  // one-time code (autocomplete). Its value is never read out, only masked.
+  function isSecret(e) {
+    if (!e || !e.getAttribute) return false;
+    const ty = e.localName === 'input' ? (e.type || '').toLowerCase() : '';
+    const ac = (e.getAttribute('autocomplete') || '').toLowerCase();
+    return ty === 'password' || /\bone-time-code\b/.test(ac) || /\b(current|new)-password\b/.test(ac);
+  }
+  const MASK = '\u2022\u2022\u2022';
+  const NOT_TEXT = /^(hidden|checkbox|radio|button|submit|reset|image|file|range|color)$/;
+  // What element `e` holds: { value, secret, text }. value: an input's or a
+  // text area's value, a select's chosen options (their labels, joined by
+  // ', '), an editor's text, another valued element's value (a progress bar's);
+  // null for what holds none. text: whether a person reads the value as text
+  // (not a checkbox's, a button's, a hidden input's or a select's).
+  function held(e) {
+    const t = e.localName;
+    if (t === 'select') {
+      const value = Array.from(e.selectedOptions).map((o) => o.label || o.text).join(', ');
+      return { value, secret: false, text: false };
     }
-    if (e.isContentEditable && (!e.parentElement || !e.parentElement.isContentEditable)) return editorText(e);
-    return '';
+    if (t === 'input' || t === 'textarea') {
+      const ty = t === 'input' ? (e.type || 'text').toLowerCase() : '';
+      return { value: e.value, secret: isSecret(e), text: !NOT_TEXT.test(ty) };
+    }
+    if ('value' in e && t !== 'button' && e.value != null) return { value: String(e.value), secret: false, text: false };
+    if (e.isContentEditable) return { value: editorText(e), secret: false, text: true };
+    return { value: null, secret: false, text: false };
+  }
+  // What a person may be told an element holds: its value, a secret masked.
+  const shown = (h) => (h.secret && h.value ? MASK : h.value);
+  // The text a field shows as text ('' for what is no text field, a secret,
+  // and an editor's inner parts: the editor says it whole).
+  function fieldValue(e) {
+    if (e.isContentEditable && e.parentElement && e.parentElement.isContentEditable) return '';
+    const h = held(e);
+    return h.text && !h.secret && h.value != null ? h.value : '';
   }
 
   // ---- find ------------------------------------------------------------------------
@@ -1289,6 +1315,8 @@
     if (value === 'false' || value === 'off' || value === 'unchecked') return false;
     return null;
   }
+  // The option of a select that `v` names: by its value, else by its label.
+  const optionOf = (opts, v) => opts.find((o) => o.value === v) || opts.find((o) => norm(o.label || o.text) === norm(v));
   function setValue(e, value, field) {
     const t = e.localName;
     const ty = (e.type || '').toLowerCase();
@@ -1323,7 +1351,7 @@
     if (t === 'select') {
       const wanted = Array.isArray(value) ? value.map(String) : [String(value)];
       const opts = Array.from(e.options);
-      const pick = wanted.map((v) => opts.find((o) => o.value === v) || opts.find((o) => norm(o.label || o.text) === norm(v)));
+      const pick = wanted.map((v) => optionOf(opts, v));
       const missing = wanted.filter((v, i) => !pick[i]);
       if (missing.length) fail('INVALID_ARGUMENT', label + ' has no option ' + JSON.stringify(missing[0]) + '; options: ' + opts.slice(0, 20).map((o) => JSON.stringify(o.label || o.text)).join(', '), { field });
       if (pick.length > 1 && !e.multiple) fail('INVALID_ARGUMENT', label + ' takes one option', { field });
@@ -1345,7 +1373,7 @@
       setNative(e, v);
       fire(e, 'input'); fire(e, 'change');
       // Read back once the page's handlers (and a framework's re-render) ran.
-      return new Promise((resolve) => setTimeout(() => resolve(heldValue(e, v, ty === 'password')), 0));
+      return new Promise((resolve) => setTimeout(() => resolve(heldValue(e, v)), 0));
     }
     if (e.isContentEditable) {
       e.focus();
@@ -1402,7 +1430,7 @@
   function shownValue(a) {
     const e = el(a.ref);
     const t = e.localName;
-    const v = (t === 'input' || t === 'textarea') ? e.value : (e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.innerText || '').trim();
+    const v = (t === 'input' || t === 'textarea' || t === 'select') ? shown(held(e)) : (e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.innerText || '').trim();
     const r = { value: v, now: e.getAttribute('aria-valuenow'), checked: e.getAttribute('aria-checked'), expanded: e.getAttribute('aria-expanded'), line: refLine(e) };
     const want = a.name != null ? norm(a.name) : '';
     if (want && !norm(v).includes(want)) {
@@ -1464,11 +1492,11 @@
   // What a field holds after it was set to `asked`: said exactly, and said
   // plainly when it is not what was asked (a mask, a trim, a page that put
   // its own value back).
-  function heldValue(e, asked, secret) {
-    const held = e.value;
-    if (secret) return { value: held ? '\u2022\u2022\u2022' : '', differs: held !== asked };
-    const r = { value: held };
-    if (held !== asked) r.asked = asked;
+  function heldValue(e, asked) {
+    const h = held(e);
+    if (h.secret) return { value: shown(h), differs: h.value !== asked };
+    const r = { value: h.value };
+    if (h.value !== asked) r.asked = asked;
     return r;
   }
 
@@ -1535,7 +1563,7 @@
       const ty = (e.type || '').toLowerCase();
       if (e.disabled) fail('ELEMENT_NOT_EDITABLE', refLine(e) + ' is disabled', { field: key });
       if (widgetOf(e)) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is ' + refLine(e) + ', a custom ' + widgetOf(e) + ': set it with form_input {ref: "ax_' + mint(e) + '"}; nothing was filled', { field: key });
-      if ((ty === 'checkbox' || ty === 'radio') && typeof value !== 'boolean' && !['true', 'false', 'on', 'off'].includes(String(value))) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is a ' + ty + ': value must be true or false', { field: key });
+      if ((ty === 'checkbox' || ty === 'radio') && truthOf(value) == null) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is a ' + ty + ': value must be true or false', { field: key });
       if (e.localName === 'input' || e.localName === 'textarea') {
         if (ty !== 'checkbox' && ty !== 'radio' && (typeof value === 'string' || typeof value === 'number')) {
           const bad = valueProblem(e, String(value));
@@ -1545,7 +1573,7 @@
       if (e.localName === 'select') {
         const vs = Array.isArray(value) ? value.map(String) : [String(value)];
         const opts = Array.from(e.options);
-        const bad = vs.find((v) => !opts.some((o) => o.value === v || norm(o.label || o.text) === norm(v)));
+        const bad = vs.find((v) => !optionOf(opts, v));
         if (bad !== undefined) fail('INVALID_ARGUMENT', JSON.stringify(key) + ' has no option ' + JSON.stringify(bad) + '; options: ' + opts.slice(0, 20).map((o) => JSON.stringify(o.label || o.text)).join(', '), { field: key });
       }
     }
@@ -1569,8 +1597,8 @@
     return new Promise((resolve) => setTimeout(() => resolve({
       filled: done.map(([e, asked]) => {
         const line = refLine(e);
-        const ty = (e.type || '').toLowerCase();
-        if (!('value' in e) || ty === 'checkbox' || ty === 'radio' || e.localName === 'select' || ty === 'password' || e.value === asked) return line;
+        const h = held(e);
+        if (!('value' in e) || !h.text || h.secret || h.value === asked) return line;
         return line + ' (asked ' + JSON.stringify(asked) + ')';
       }),
       submitted, token: L.token,
@@ -1685,7 +1713,7 @@
       for (const n of names) {
         const k = n.replace(/[^A-Za-z0-9_-]/g, '');
         const e = root.querySelector('[itemprop="' + k + '"],[data-' + k.toLowerCase() + '],[data-field="' + k + '"],.' + k + ',#' + k + ',[class*="' + k.toLowerCase() + '"],[name="' + k + '"]');
-        if (e) r[n] = e.getAttribute('content') || (e.localName === 'a' && (props[n] || {}).format === 'uri' ? e.href : null) || e.value || e.innerText || e.textContent;
+        if (e) r[n] = e.getAttribute('content') || (e.localName === 'a' && (props[n] || {}).format === 'uri' ? e.href : null) || shown(held(e)) || e.innerText || e.textContent;
       }
       return r;
     };
@@ -1762,10 +1790,8 @@
       const fields = (a.keys || []).length ? formFields() : [];
       const put = (k, e) => {
         if (!e) return;
-        const ty = (e.type || '').toLowerCase();
         const ac = ((e.getAttribute && e.getAttribute('autocomplete')) || '').toLowerCase();
-        const otp = /\bone-time-code\b/.test(ac);
-        out[k] = { name: nameOf(e, roleOf(e) || 'textbox'), secret: ty === 'password' || otp || /\b(current|new)-password\b/.test(ac), otp };
+        out[k] = { name: nameOf(e, roleOf(e) || 'textbox'), secret: isSecret(e), otp: /\bone-time-code\b/.test(ac) };
       };
       for (const k of a.keys || []) put(k, resolveField(k, fields)[0]);
       for (const r of a.refs || []) { const e = L.refs.get(Number(String(r).replace(/^ax_/, ''))); if (e && e.isConnected) put(r, e); }
@@ -1802,11 +1828,8 @@
     js_click: (a) => { const e = el(a.ref); e.click(); return {}; },
     // What a field holds now (a password masked), or null for what is no field.
     value_of: (a) => {
-      const e = el(a.ref);
-      const ty = (e.type || '').toLowerCase();
-      if (e.localName === 'input' || e.localName === 'textarea') return { value: ty === 'password' ? null : e.value, secret: ty === 'password' };
-      if (e.isContentEditable) return { value: editorText(e) };
-      return { value: null };
+      const h = held(el(a.ref));
+      return { value: h.secret ? null : h.value, secret: h.secret };
     },
     // A widget whose focusable part is inside it (a slider's track) is focused
     // there.
