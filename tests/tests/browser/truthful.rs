@@ -332,6 +332,53 @@ async fn every_input_type_is_set_exactly_or_refused() -> Result<()> {
     Ok(())
 }
 
+/// What a field holds is read one way by every operation (the snapshot, the
+/// page's text, fill_form's and form_input's answers), with one secret rule: a
+/// password and a field the page marks as a one-time code are masked in every
+/// answer, though the page receives them whole; a select says its chosen
+/// label; fill_form takes `checked` for a checkbox as form_input does.
+#[tokio::test]
+async fn one_reader_tells_every_operation_what_a_field_holds() -> Result<()> {
+    let (site, _data, client, _snap) = open_page("fields", &[], "fields.html").await?;
+    let fields = json!({"Name": "Ada", "Password": "hunter2pass", "Code": "614273", "Size": "Medium", "Terms": "checked"});
+    let out = client.tool_text("fill_form", json!({ "fields": fields })).await?;
+    // The page received every value whole.
+    for got in [
+        "field=name&value=Ada",
+        "field=password&value=hunter2pass",
+        "field=code&value=614273",
+        "field=size&value=m",
+        "field=terms&value=true",
+    ] {
+        site.expect_recorded(got).await?;
+    }
+    let secrets = ["hunter2pass", "614273"];
+    let snap = snapshot(&client).await?;
+    let text = client.tool_text("read_page", json!({"mode": "text"})).await?;
+    for (what, said) in [("fill_form", &out), ("the snapshot", &snap), ("the text", &text)] {
+        for secret in secrets {
+            assert!(!said.contains(secret), "{what} quotes the secret {secret:?}:\n{said}");
+        }
+    }
+    assert!(line_with(&snap, r#""Password""#).ends_with("=\"\u{2022}\u{2022}\u{2022}\""), "{snap}");
+    assert!(line_with(&snap, r#""Code""#).ends_with("=\"\u{2022}\u{2022}\u{2022}\""), "{snap}");
+    assert!(line_with(&snap, r#""Name""#).ends_with(r#"="Ada""#), "{snap}");
+    assert!(line_with(&snap, r#""Size""#).contains(r#"="Medium""#), "{snap}");
+    assert!(line_with(&snap, r#""Terms""#).contains("checked"), "{snap}");
+    assert!(text.contains("Ada"), "{text}");
+    // form_input on the select by an option's value: the answer says its label.
+    let size = ref_of(&snap, "combobox", "Size");
+    let out = client.tool_text("form_input", json!({"ref": size, "value": "s"})).await?;
+    assert!(out.contains(r#"="Small""#), "{out}");
+    site.expect_recorded("field=size&value=s").await?;
+    // form_input into the one-time code field: the page gets it, the answer masks it.
+    let code = ref_of(&snap, "textbox", "Code");
+    let out = client.tool_text("form_input", json!({"ref": code, "value": "905118"})).await?;
+    assert!(!out.contains("905118") && out.contains("\u{2022}"), "{out}");
+    site.expect_recorded("field=code&value=905118").await?;
+    Ok(())
+}
+
 const OBSTACLES: &[&str] =
     &["none", "overlay", "toast", "enable-later", "fade-in", "move", "timer-remove", "self-remove"];
 
