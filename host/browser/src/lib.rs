@@ -49,7 +49,7 @@ mod pool;
 mod tabs;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
-pub use library::page_library_key;
+pub use library::{PAGE_JS, PAGE_PARTS, page_library_key, page_library_under};
 pub use pageops::Input;
 pub use pool::{Endpoint, EndpointStatus};
 

@@ -122,7 +122,7 @@ mod tests {
             assert!(seen.insert(o.name), "{} twice", o.name);
         }
         // The keys of the page library's `ops` object.
-        let js = include_str!("page.js");
+        let js = crate::library::PAGE_JS;
         let start = js.find("  const ops = {").expect("ops object");
         let body = &js[start..];
         let body = &body[..body.find("\n  };").expect("end of ops")];

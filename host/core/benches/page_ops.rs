@@ -1,6 +1,6 @@
 //! Page operations with the page library installed once per document (each
 //! operation sends `window[key].run(ctx)`, a few hundred bytes) against the
-//! same operations sending the whole library (~40 KB) with every call, as ochre
+//! same operations sending the whole library (~100 KB) with every call, as ochre
 //! did before, in the same browser and page:
 //!
 //! - `sent, installed`: the library sent with each call but already installed
@@ -20,7 +20,6 @@ use std::time::Instant;
 use ochre_host::{BrowserManager, BrowserOptions};
 use serde_json::{Value, json};
 
-const LIBRARY: &str = include_str!("../../browser/src/page.js");
 const CALLS: usize = 200;
 
 /// A page of a usual size: a form, a nav and a list of 300 linked items.
@@ -44,7 +43,9 @@ fn main() {
     rt.block_on(async {
         let b = BrowserManager::new(BrowserOptions::default());
         b.navigate(None, &page(), 20_000).await.expect("navigate");
-        let key = json!(ochre_host::browser::page_library_key());
+        let raw_key = ochre_host::browser::page_library_key();
+        let key = json!(raw_key);
+        let library = ochre_host::browser::page_library_under(raw_key);
         let ops: [(&str, Value); 3] = [
             ("ping", json!({})),
             ("find", json!({"query": "Buy 150"})),
@@ -79,11 +80,12 @@ fn main() {
             };
             let (mut sent, mut fresh) = (Vec::new(), Vec::new());
             for i in 0..CALLS {
-                sent.push(eval(format!("({LIBRARY})({key}).run({ctx})")).await);
-                fresh.push(eval(format!("({LIBRARY})(\"__ochre_bench_{i}\").run({ctx})")).await);
+                sent.push(eval(format!("{library}.run({ctx})")).await);
+                let own = ochre_host::browser::page_library_under(&format!("__ochre_bench_{i}"));
+                fresh.push(eval(format!("{own}.run({ctx})")).await);
             }
             let (now, sent, fresh) = (median(now), median(sent), median(fresh));
-            let full = LIBRARY.len() + ctx.to_string().len() + key.to_string().len() + 8;
+            let full = library.len() + ctx.to_string().len() + 5;
             println!(
                 "{op:<9} {now:>6.2} ms {:>6} B   {sent:>6.2} ms {full:>6} B ({:.2}x)   {fresh:>6.2} ms ({:.2}x)",
                 short.len(),

@@ -1,0 +1,685 @@
+  // ---- text and names -------------------------------------------------------
+  const TEXT_MAX = 100;
+  // A line of text in a snapshot: whole paragraphs, cut only when very long
+  // (with a mark saying so); names stay short (TEXT_MAX).
+  const LINE_MAX = 2000;
+  const clean = (s, max) => {
+    s = String(s == null ? '' : s)
+      .replace(/\s+/g, ' ')
+      .trim();
+    max = max || TEXT_MAX;
+    return s.length > max ? s.slice(0, max - 1) + '\u2026' : s;
+  };
+  const CONTROL_TAGS = new Set(['input', 'select', 'textarea', 'button']);
+  // (Thrown to stop a walk that has read enough.)
+  const ENOUGH = {};
+  function textOf(node, skip, max) {
+    // The words of a subtree as its accessible name: without form controls' text
+    // (a label's own words), hidden parts, or scripts; block-level children (a
+    // flex item, a list item, a <br>) are set apart by spaces, inline ones are not.
+    // With `max`, the walk stops once more than `max` characters are read (a
+    // focusable container of a whole page is long: no need to read it all).
+    let s = '';
+    const rendered = !!(node.ownerDocument && node.ownerDocument.defaultView);
+    const walk = (n) => {
+      if (n.nodeType === 3) {
+        s += n.data;
+        if (max && s.length > max && clean(s, max + 1).length > max) throw ENOUGH;
+        return;
+      }
+      if (n.nodeType !== 1) return;
+      const t = n.localName;
+      if (n !== node) {
+        if (n === skip || CONTROL_TAGS.has(t) || t === 'script' || t === 'style' || t === 'template') return;
+        if (n.hidden || n.getAttribute('aria-hidden') === 'true') return;
+      }
+      if (t === 'br') {
+        s += ' ';
+        return;
+      }
+      if (t === 'img') {
+        s += ' ' + (n.getAttribute('alt') || '') + ' ';
+        return;
+      }
+      let apart = false;
+      if (n !== node && rendered) {
+        const cs = getComputedStyle(n);
+        if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
+        apart = !cs.display.startsWith('inline') && cs.display !== 'contents';
+      } else if (n !== node) {
+        apart = BLOCK.has(t);
+      }
+      if (apart) s += ' ';
+      // CSS generated text of the named element itself (a toggle's "Expand", a
+      // close button's "×"), as the accessible-name computation has it; not for
+      // links, named by their words (and reading two styles per link of a big
+      // page costs a third of its snapshot time).
+      const gen = n === node && rendered && t !== 'a';
+      if (gen) s += generated(n, '::before');
+      for (const c of n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes) walk(c);
+      if (gen) s += generated(n, '::after');
+      if (apart) s += ' ';
+    };
+    try {
+      walk(node);
+    } catch (e) {
+      if (e !== ENOUGH) throw e;
+    }
+    return s;
+  }
+  function generated(el, pseudo) {
+    const cs = getComputedStyle(el, pseudo);
+    const c = cs.content;
+    if (!c || c === 'none' || c === 'normal' || c.indexOf('"') < 0) return '';
+    let text = '';
+    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) text += m[1].replace(/\\(.)/g, '$1');
+    if (!text.trim()) return '';
+    return cs.display.startsWith('inline') ? text : ' ' + text + ' ';
+  }
+  // Displays whose boxes flow inline with their neighbours' words.
+  const INLINE_DISPLAY = /^(inline|contents|ruby|none)/;
+  function transformed(text, how) {
+    if (how === 'uppercase') return text.toUpperCase();
+    if (how === 'lowercase') return text.toLowerCase();
+    if (how === 'capitalize') return text.replace(/(^|[^\p{L}\p{N}'’])(\p{L})/gu, (m, a, b) => a + b.toUpperCase());
+    return text;
+  }
+  // Whether an element is named by its attributes (not by its words).
+  function ownName(el) {
+    const a = el.getAttribute('aria-label');
+    return !!((a && a.trim()) || el.getAttribute('aria-labelledby'));
+  }
+  function byId(el, id) {
+    const root = el.getRootNode();
+    return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+  }
+
+  const INPUT_ROLES = {
+    button: 'button',
+    submit: 'button',
+    reset: 'button',
+    image: 'button',
+    file: 'button',
+    color: 'button',
+    checkbox: 'checkbox',
+    radio: 'radio',
+    range: 'slider',
+    number: 'spinbutton',
+    search: 'searchbox',
+    hidden: null,
+  };
+  const LANDMARKS = new Set([
+    'navigation',
+    'main',
+    'banner',
+    'contentinfo',
+    'complementary',
+    'form',
+    'dialog',
+    'region',
+    'search',
+    'alertdialog',
+    'group',
+  ]);
+  const INTERACTIVE = new Set([
+    'button',
+    'checkbox',
+    'combobox',
+    'link',
+    'listbox',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'option',
+    'radio',
+    'scrollbar',
+    'searchbox',
+    'slider',
+    'spinbutton',
+    'switch',
+    'tab',
+    'textbox',
+    'treeitem',
+  ]);
+  const VALUE_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'combobox']);
+  const NAME_FROM_CONTENT = new Set([
+    'button',
+    'link',
+    'heading',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'option',
+    'treeitem',
+    'switch',
+    'checkbox',
+    'radio',
+    'cell',
+    'gridcell',
+    'columnheader',
+    'rowheader',
+  ]);
+  // Roles whose children are presentational (ARIA): their words are their name
+  // at most, never text of their own.
+  const PRESENTATIONAL_KIDS = new Set([
+    'button',
+    'checkbox',
+    'img',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'meter',
+    'option',
+    'progressbar',
+    'radio',
+    'scrollbar',
+    'separator',
+    'slider',
+    'switch',
+    'tab',
+  ]);
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'datalist']);
+  const BLOCK = new Set([
+    'p',
+    'div',
+    'li',
+    'ul',
+    'ol',
+    'dl',
+    'dt',
+    'dd',
+    'td',
+    'th',
+    'tr',
+    'table',
+    'pre',
+    'blockquote',
+    'section',
+    'article',
+    'header',
+    'footer',
+    'nav',
+    'aside',
+    'main',
+    'form',
+    'fieldset',
+    'legend',
+    'details',
+    'summary',
+    'figure',
+    'figcaption',
+    'br',
+    'hr',
+    'label',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'body',
+  ]);
+
+  function roleOf(el) {
+    const explicit = el.getAttribute('role');
+    if (explicit && explicit.trim()) return explicit.trim().split(/\s+/)[0];
+    const t = el.localName;
+    switch (t) {
+      // An anchor without href that acts (its own click listener, a tabindex)
+      // is a link all the same, as Chromium has it.
+      case 'a':
+      case 'area':
+        return el.hasAttribute('href') || ownClick(el) ? 'link' : null;
+      case 'button':
+        return 'button';
+      case 'input': {
+        const ty = (el.getAttribute('type') || 'text').toLowerCase();
+        return ty in INPUT_ROLES ? INPUT_ROLES[ty] : 'textbox';
+      }
+      case 'select':
+        return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'textarea':
+        return 'textbox';
+      case 'h1':
+      case 'h2':
+      case 'h3':
+      case 'h4':
+      case 'h5':
+      case 'h6':
+        return 'heading';
+      case 'img':
+        return el.getAttribute('alt') === '' ? null : 'img';
+      case 'nav':
+        return 'navigation';
+      case 'main':
+        return 'main';
+      case 'aside':
+        return 'complementary';
+      case 'header':
+        return el.closest('article,section,main,aside,nav') ? null : 'banner';
+      case 'footer':
+        return el.closest('article,section,main,aside,nav') ? null : 'contentinfo';
+      case 'form':
+        return 'form';
+      case 'dialog':
+        return 'dialog';
+      case 'summary':
+        return 'button';
+      case 'iframe':
+      case 'frame':
+        return 'iframe';
+      case 'option':
+        return 'option';
+      case 'section':
+        return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
+      case 'search':
+        return 'search';
+      case 'fieldset':
+        return 'group';
+    }
+    if (el.isContentEditable && (el.parentElement == null || !el.parentElement.isContentEditable)) return 'textbox';
+    return null;
+  }
+
+  // `words`: the element's words (clean(textOf(el))) when the caller has them.
+  function nameOf(el, role, words) {
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return clean(aria);
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      const s = lb
+        .split(/\s+/)
+        .map((id) => {
+          const e = byId(el, id);
+          return e ? textOf(e) : '';
+        })
+        .join(' ');
+      if (s.trim()) return clean(s);
+    }
+    const t = el.localName;
+    if (t === 'input' || t === 'textarea' || t === 'select') {
+      const ty = (el.type || '').toLowerCase();
+      if (ty === 'submit' || ty === 'reset' || ty === 'button')
+        return clean(el.value || (ty === 'submit' ? 'Submit' : ty === 'reset' ? 'Reset' : ''));
+      if (ty === 'image') return clean(el.alt || el.value || 'Submit');
+      if (el.labels && el.labels.length) {
+        const s = Array.from(el.labels)
+          .map((l) => textOf(l, el))
+          .join(' ');
+        if (s.trim()) return clean(s);
+      }
+      return clean(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+    }
+    if (t === 'img' || t === 'area') return clean(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (t === 'iframe' || t === 'frame') return clean(el.getAttribute('title') || el.getAttribute('name') || '');
+    if (t === 'fieldset') {
+      const lg = el.querySelector(':scope > legend');
+      if (lg) return clean(lg.textContent);
+    }
+    if (NAME_FROM_CONTENT.has(role) || t === 'summary' || role === 'generic') {
+      const s = words != null ? clean(words) : clean(textOf(el));
+      if (s) return s;
+    }
+    return clean(el.getAttribute('title') || '');
+  }
+
+  function visible(el) {
+    // A parsed (never rendered) document has no window and no layout: only
+    // markup hides things there.
+    if (!el.ownerDocument.defaultView) {
+      return !el.hidden && !/display\s*:\s*none/i.test(el.getAttribute('style') || '');
+    }
+    if (el.checkVisibility) {
+      if (el.checkVisibility({ visibilityProperty: true })) return true;
+      // `display: contents` has no box but its children do.
+      return getComputedStyle(el).display === 'contents';
+    }
+    return !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  }
+  // What a person can reach of a rendered element, beyond visible(): nothing
+  // inside a collapsed ancestor (an accordion at height 0 that clips its
+  // content).
+  // (`memo`, for many calls in a row: ancestors already judged.)
+  function seen(el, memo) {
+    if (!visible(el)) return false;
+    if (!el.ownerDocument.defaultView) return true;
+    // A text field in a box clipped to nothing is an editor's keyboard proxy.
+    if (el.matches(TEXT_FIELDS)) return true;
+    const path = [];
+    let ok = true;
+    for (let a = el.parentElement; a && a !== el.ownerDocument.body; a = a.parentElement) {
+      if (memo && memo.has(a)) {
+        ok = memo.get(a);
+        break;
+      }
+      path.push(a);
+      if (collapsed(a, getComputedStyle(a))) {
+        ok = false;
+        break;
+      }
+    }
+    // Every ancestor walked shares the answer from there up (a collapsed one
+    // hides all below it).
+    if (memo) for (const a of path) memo.set(a, ok);
+    return ok;
+  }
+  // Whether a person sees an element's words: seen(), and nothing around it
+  // transparent.
+  function seenText(el) {
+    if (!seen(el)) return false;
+    return (
+      !el.checkVisibility ||
+      !el.ownerDocument.defaultView ||
+      el.checkVisibility({ opacityProperty: true, visibilityProperty: true })
+    );
+  }
+  // The words of `root` a person sees (not in a transparent, collapsed or
+  // hidden part), up to about `max` chars, blocks joined by spaces.
+  function wordsSeen(root, max) {
+    const ok = new Map([[root, true]]);
+    const shows = (e) => {
+      if (ok.has(e)) return ok.get(e);
+      const cs = getComputedStyle(e);
+      const v =
+        shows(e.parentElement) &&
+        !SKIP.has(e.localName) &&
+        e.getAttribute('aria-hidden') !== 'true' &&
+        cs.display !== 'none' &&
+        cs.visibility !== 'hidden' &&
+        cs.opacity !== '0' &&
+        !collapsed(e, cs) &&
+        !srOnly(e, cs);
+      ok.set(e, v);
+      return v;
+    };
+    let out = '';
+    const tw = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = tw.nextNode(); n && out.length < max; n = tw.nextNode()) {
+      if (n.parentElement && shows(n.parentElement) && n.data.trim()) out += (out ? ' ' : '') + n.data;
+    }
+    return out;
+  }
+  // A live region drawn for screen readers only (a 1px clipped box: "3 results
+  // available", "option X focused"): no person sees it, and it keeps its words
+  // after what it announced is gone.
+  const LIVE_ROLES = new Set(['status', 'log', 'alert', 'marquee', 'timer']);
+  function hiddenLive(el, cs) {
+    const live = el.getAttribute('aria-live');
+    if (!(live && live !== 'off') && !LIVE_ROLES.has(el.getAttribute('role') || '')) return false;
+    return srOnly(el, cs);
+  }
+  // Drawn for screen readers only: clipped to nothing, or a box of a pixel that
+  // clips its content (the "visually hidden" pattern; Select2 and Choices hide
+  // the select they stand for so).
+  function srOnly(el, cs) {
+    const tiny = el.clientWidth <= 1 || el.clientHeight <= 1;
+    const clipped = /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(cs.clip) || /inset\((50|100)%/.test(cs.clipPath);
+    return (tiny && cs.overflow !== 'visible' && cs.display !== 'inline' && cs.display !== 'contents') || clipped;
+  }
+  // Whether a person sees an element's box (rendered and not drawn for screen
+  // readers only).
+  function drawn(el) {
+    return visible(el) && (!el.ownerDocument.defaultView || !srOnly(el, getComputedStyle(el)));
+  }
+  // A box that clips its content to nothing: overflow other than visible and no
+  // height (or width) to show it in.
+  function collapsed(el, cs) {
+    return (
+      (cs.overflowY !== 'visible' &&
+        el.clientHeight === 0 &&
+        el.scrollHeight > 0 &&
+        cs.display !== 'inline' &&
+        cs.display !== 'contents') ||
+      (cs.overflowX !== 'visible' &&
+        el.clientWidth === 0 &&
+        el.scrollWidth > 0 &&
+        cs.display !== 'inline' &&
+        cs.display !== 'contents')
+    );
+  }
+
+  // Elements a page made clickable without a semantic role: a click-like
+  // listener (recorded by the host's listener tracker, installed before any page
+  // script runs), `onclick`, `tabindex`, `draggable`, or the top of a
+  // `cursor: pointer` region. Large containers with a delegated listener (an
+  // app's root) are not controls: at most CLICK_TEXT_MAX chars of text.
+  const CLICKED = window.__ochre_clk || null;
+  const CLICK_TEXT_MAX = 300;
+  const POINTER_TAGS = new Set([
+    'div',
+    'span',
+    'li',
+    'td',
+    'img',
+    'svg',
+    'i',
+    'a',
+    'p',
+    'dt',
+    'dd',
+    'label',
+    'em',
+    'strong',
+    'b',
+    'small',
+    'tr',
+  ]);
+  const NEVER_CLICKABLE = new Set([
+    'body',
+    'html',
+    'main',
+    'header',
+    'footer',
+    'nav',
+    'aside',
+    'form',
+    'table',
+    'tbody',
+    'thead',
+    'ul',
+    'ol',
+  ]);
+  function smallEnough(el) {
+    return (el.textContent || '').length <= CLICK_TEXT_MAX;
+  }
+  function pointerTop(el) {
+    if (!POINTER_TAGS.has(el.localName) || !el.ownerDocument.defaultView) return false;
+    if (el.localName === 'label' && el.control) return false;
+    if (getComputedStyle(el).cursor !== 'pointer') return false;
+    const p = el.parentElement;
+    return !p || getComputedStyle(p).cursor !== 'pointer';
+  }
+  // Focusable by a tabindex (any value: -1 is focusable by script and click,
+  // as Chromium's tree has it).
+  function tabbable(el) {
+    const ti = el.getAttribute('tabindex');
+    return (
+      ti != null &&
+      ti.trim() !== '' &&
+      Number.isInteger(Number(ti)) &&
+      el.localName !== 'body' &&
+      el.localName !== 'html'
+    );
+  }
+  // Acting by its own means: a click listener, onclick, a tabindex.
+  function ownClick(el) {
+    return (
+      (CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function' || el.hasAttribute('onclick') || tabbable(el)
+    );
+  }
+  function isInteractive(el, role, nested) {
+    if (role && INTERACTIVE.has(role)) return true;
+    if (tabbable(el)) return true;
+    if (NEVER_CLICKABLE.has(el.localName) || (role && (LANDMARKS.has(role) || role === 'heading'))) return false;
+    if (el.hasAttribute('onclick')) return true;
+    if (el.getAttribute('draggable') === 'true') return smallEnough(el);
+    if ((CLICKED && CLICKED.has(el)) || typeof el.onclick === 'function') return smallEnough(el);
+    // Items of a list or table whose container listens (sortable lists, menus
+    // that delegate their clicks).
+    const p = el.parentElement;
+    if (CLICKED && p && (el.localName === 'li' || el.localName === 'tr') && CLICKED.has(p)) return smallEnough(el);
+    // Inside a control, a pointer cursor is the control's own (inherited).
+    return !nested && pointerTop(el) && smallEnough(el);
+  }
+
+  // A role-less element that only listens (a framework's delegated listener, a
+  // pointer cursor) around controls of its own is a wrapper, not a control:
+  // folded away, its controls stand for it. One a page made focusable
+  // (tabindex: a notebook cell, a card) stays.
+  const CONTROLS =
+    'a[href],button,input,select,textarea,summary,[role],[tabindex],[contenteditable=""],[contenteditable=true]';
+  // What takes typed text: an editor's keyboard proxy among them.
+  const TEXT_FIELDS =
+    'textarea,input:not([type]),input[type=text],input[type=search],[contenteditable=""],[contenteditable=true]';
+  function wrapper(el, role) {
+    return !role && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !!el.querySelector(CONTROLS);
+  }
+  // A table of data (rows of cells under columns), not one that lays out a page:
+  // it has headers or a caption, or its cells are short and hold no structure.
+  function dataTable(el, role) {
+    if (role === 'presentation' || role === 'none' || !el.rows.length) return false;
+    if (
+      role === 'table' ||
+      role === 'grid' ||
+      role === 'treegrid' ||
+      el.tHead ||
+      el.caption ||
+      el.querySelector(':scope > tbody > tr > th, :scope > tr > th')
+    )
+      return true;
+    for (const c of el.querySelectorAll(':scope > tbody > tr > td, :scope > tr > td')) {
+      if (
+        c.querySelector('table,h1,h2,h3,h4,h5,h6,ul,ol,p,div,form,section,article,iframe') ||
+        (c.textContent || '').length > 200
+      )
+        return false;
+    }
+    return true;
+  }
+  function mint(el) {
+    let n = L.ids.get(el);
+    if (n === undefined) {
+      n = L.next++;
+      L.ids.set(el, n);
+      L.refs.set(n, el);
+    }
+    return n;
+  }
+
+  // Input types whose value has a format or a meaning beyond text: shown in
+  // snapshots (`textbox "Born" type=date ="2016-04-09"`).
+  const TYPED = new Set([
+    'date',
+    'time',
+    'datetime-local',
+    'month',
+    'week',
+    'number',
+    'range',
+    'color',
+    'email',
+    'tel',
+    'url',
+    'password',
+  ]);
+  // A field's value is quoted whole up to the line limit in snapshots and
+  // find; an action's answer quotes less (VALUE_SHORT), and read_page of the
+  // field itself quotes it all.
+  const VALUE_MAX = LINE_MAX;
+  const VALUE_SHORT = 300;
+  // A field's value as it is (spaces and line breaks kept), cut only past
+  // `max` (never when `max` is 0), saying so and how to read it whole.
+  function quoteValue(v, max) {
+    if (max == null) max = VALUE_MAX;
+    if (!max || v.length <= max) return JSON.stringify(v);
+    return (
+      JSON.stringify(v.slice(0, max - 1) + '\u2026') +
+      ' (' +
+      v.length +
+      ' chars; read_page with its ref_id shows it whole)'
+    );
+  }
+  // `max`: where a value is cut (0: never).
+  function stateOf(el, role, max) {
+    let s = '';
+    if (
+      role === 'checkbox' ||
+      role === 'radio' ||
+      role === 'switch' ||
+      role === 'menuitemcheckbox' ||
+      role === 'menuitemradio'
+    ) {
+      const c = 'checked' in el && el.localName === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
+      if (c) s += ' checked';
+    }
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') s += ' disabled';
+    const ex = el.getAttribute('aria-expanded');
+    if (ex === 'true') s += ' expanded';
+    else if (ex === 'false') s += ' collapsed';
+    if (el.getAttribute('aria-selected') === 'true' || (el.localName === 'option' && el.selected)) s += ' selected';
+    const ty = el.localName === 'input' ? (el.type || '').toLowerCase() : '';
+    if (TYPED.has(ty)) {
+      s += ' type=' + ty;
+      if ((ty === 'range' || ty === 'number') && (el.min || el.max))
+        s += ' range=' + (el.min || '') + '..' + (el.max || '');
+    }
+    // A custom slider or spin button tells its range and value by ARIA.
+    const now =
+      !ty && el.localName !== 'select' && (role === 'slider' || role === 'spinbutton')
+        ? el.getAttribute('aria-valuenow')
+        : null;
+    if (now != null) {
+      const lo = el.getAttribute('aria-valuemin'),
+        hi = el.getAttribute('aria-valuemax');
+      if (lo != null || hi != null) s += ' range=' + (lo || '') + '..' + (hi || '');
+      return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now, max);
+    }
+    if (VALUE_ROLES.has(role) || ty === 'color') {
+      const h = el.localName === 'button' ? { value: null } : held(el);
+      let v = h.value != null ? shown(h) : '';
+      // A custom combobox shows its choice as its text (MUI's Select).
+      // (What a person sees of it: not the options of a select it hides.)
+      if (h.value == null && role === 'combobox')
+        v = clean(wordsSeen(el, 4 * VALUE_MAX).replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
+      if (v) s += ' =' + quoteValue(v, max);
+    }
+    if (el.localName === 'select') {
+      if (role === 'listbox') {
+        const v = held(el).value;
+        if (v) s += ' =' + quoteValue(v, max);
+      }
+      s += ' (' + el.options.length + ' options)';
+    }
+    if (el.localName === 'input' && (el.type || '').toLowerCase() === 'file') s += ' file';
+    return s;
+  }
+
+  // An editable element's text as its lines show it, without what the editor
+  // draws but does not hold (a placeholder, widgets: aria-hidden and not
+  // editable, as CodeMirror marks them).
+  function editorText(el) {
+    let v = el.innerText;
+    for (const h of el.querySelectorAll('[aria-hidden="true"][contenteditable="false"]')) {
+      const t = h.innerText;
+      if (t) v = v.replace(t, '');
+    }
+    return v.replace(/\n$/, '');
+  }
+
+  // Children as rendered: an open shadow root replaces the light children; slots
+  // show what is assigned to them; a same-origin iframe shows its document.
+  function kids(node) {
+    if (node.shadowRoot) return node.shadowRoot.childNodes;
+    if (node.localName === 'slot') {
+      const a = node.assignedNodes({ flatten: true });
+      return a.length ? a : node.childNodes;
+    }
+    return node.childNodes;
+  }
+  function frameDoc(el) {
+    try {
+      return el.contentDocument;
+    } catch (e) {
+      return null;
+    }
+  }

@@ -1,0 +1,90 @@
+  // ---- geometry and input ---------------------------------------------------------
+  function frameOffset(e) {
+    let x = 0,
+      y = 0;
+    let w = e.ownerDocument.defaultView;
+    while (w && w !== window && w.frameElement) {
+      const f = w.frameElement;
+      const r = f.getBoundingClientRect();
+      x += r.left + f.clientLeft;
+      y += r.top + f.clientTop;
+      w = f.ownerDocument.defaultView;
+    }
+    return [x, y];
+  }
+  function hitsTarget(e, x, y) {
+    // Whether a click at (x, y) (top-level viewport) lands on e or inside it.
+    let doc = document,
+      px = x,
+      py = y,
+      hit = null;
+    for (let i = 0; i < 8; i++) {
+      hit = doc.elementFromPoint(px, py);
+      while (hit && hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(px, py);
+        if (!inner || inner === hit) break;
+        hit = inner;
+      }
+      if (hit && hit.localName === 'iframe') {
+        const d = frameDoc(hit);
+        if (!d) break;
+        const r = hit.getBoundingClientRect();
+        px -= r.left + hit.clientLeft;
+        py -= r.top + hit.clientTop;
+        doc = d;
+        continue;
+      }
+      break;
+    }
+    if (!hit) return { ok: false, hit: null };
+    const inside =
+      hit === e ||
+      e.contains(hit) ||
+      (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host)) ||
+      (e.localName === 'label' && false);
+    const lbl = !!e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
+    return { ok: !!(inside || lbl), hit };
+  }
+  function hitName(h) {
+    if (!h) return 'nothing';
+    return (
+      h.localName +
+      (h.id ? '#' + h.id : '') +
+      (h.classList.length ? '.' + Array.from(h.classList).slice(0, 2).join('.') : '')
+    );
+  }
+  function point(e, how) {
+    if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
+    else e.scrollIntoView({ block: 'center', behavior: 'instant' });
+    const [ox, oy] = frameOffset(e);
+    const rects = Array.from(e.getClientRects());
+    const r = rects.length ? rects[0] : e.getBoundingClientRect();
+    if (!r || (r.width === 0 && r.height === 0))
+      return { x: null, y: null, reason: 'the element has no size on screen' };
+    const cx = ox + r.left + r.width / 2,
+      cy = oy + r.top + r.height / 2;
+    if (how !== 'sample') {
+      const h = hitsTarget(e, cx, cy);
+      return { x: cx, y: cy, hits: h.ok, covered_by: h.ok ? null : hitName(h.hit) };
+    }
+    const pts = [
+      [0.5, 0.5],
+      [0.25, 0.5],
+      [0.75, 0.5],
+      [0.5, 0.25],
+      [0.5, 0.75],
+      [0.1, 0.1],
+      [0.9, 0.9],
+      [0.1, 0.9],
+      [0.9, 0.1],
+    ];
+    let last = null;
+    for (const [fx, fy] of pts) {
+      const x = ox + r.left + r.width * fx,
+        y = oy + r.top + r.height * fy;
+      const h = hitsTarget(e, x, y);
+      if (h.ok) return { x, y, hits: true };
+      last = h.hit;
+    }
+    return { x: null, y: null, reason: 'covered by ' + hitName(last) };
+  }

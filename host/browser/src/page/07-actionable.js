@@ -1,0 +1,107 @@
+  // ---- actionability (Playwright's model) ---------------------------------------------
+  // Why an element cannot take a pointer event now, or null: attached (el()
+  // throws STALE_REF otherwise), visible, enabled, not transparent or inert,
+  // not moving.
+  function blocker(e, a, prevBox) {
+    if (!visible(e)) return 'not visible';
+    if (a.enabled !== false && (e.matches(':disabled') || e.closest('[aria-disabled=true]'))) return 'disabled';
+    if (e.closest('[inert]')) return 'inert';
+    // A box that moves or fades (a panel sliding in, a menu fading in) is
+    // waited out. A transparent element that stays so is clickable, as in
+    // Playwright: component libraries lay a transparent native input over their
+    // drawn checkbox, and row actions show only under the pointer.
+    const m = moving(e, prevBox);
+    if (m) return m;
+    return null;
+  }
+  const boxOf = (e) => {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.width, r.height].map((v) => Math.round(v * 2) / 2).join(',');
+  };
+  // Moving: its box changed since the last look, or an animation runs on it or
+  // an ancestor (a panel sliding in). Without either, no frame needs waiting.
+  function moving(e, prevBox) {
+    if (prevBox != null && prevBox !== boxOf(e)) return 'moving';
+    const anims = e.ownerDocument.getAnimations ? e.ownerDocument.getAnimations() : [];
+    let why = null;
+    for (const an of anims) {
+      const t = an.effect && an.effect.target;
+      if (an.playState !== 'running' || !t || !(t === e || (t.contains && t.contains(e)))) continue;
+      // A finite animation (an endless pulse never ends: not waited for).
+      const ct = an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
+      if (!ct || !Number.isFinite(ct.endTime) || ct.endTime > 10000) continue;
+      const kf = an.effect.getKeyframes ? an.effect.getKeyframes() : [];
+      const props = new Set(kf.flatMap((k) => Object.keys(k)));
+      if ([...props].some((p) => p === 'opacity' || p === 'visibility')) why = why || 'fading in';
+      // Colours and shadows do not move a box.
+      if (
+        [...props].some((p) =>
+          /^(transform|translate|scale|rotate|top|left|right|bottom|width|height|margin|padding|inset|display)/.test(p),
+        )
+      )
+        return 'moving';
+    }
+    return why;
+  }
+  const nextFrame = () =>
+    new Promise((r) => {
+      let done = false;
+      const f = () => {
+        if (!done) {
+          done = true;
+          r();
+        }
+      };
+      requestAnimationFrame(f);
+      setTimeout(f, 40);
+    });
+  // An element for an action: role, name, its snapshot line, tag, and whether it
+  // takes the focus, is a native control or listens for clicks.
+  function described(e) {
+    const d = describe(e);
+    d.line = refLine(e);
+    d.tag = e.localName;
+    d.focusable =
+      e.tabIndex >= 0 ||
+      (typeof e.focus === 'function' && e.matches('a[href],button,input,select,textarea,[tabindex]'));
+    d.native = e.matches('a[href],button,input,select,textarea,summary,label,option');
+    d.listens = !!(CLICKED && CLICKED.has(e)) || e.hasAttribute('onclick') || typeof e.onclick === 'function';
+    return d;
+  }
+  // Wait (at most timeout_ms) until the element can take the event at a point
+  // that reaches it: {x, y, waited_ms, waited: [what was waited for]} or
+  // {x: null, reason} when the time ran out. With `describe`, the element as
+  // `describe` tells it (`target`); with `watch`, watching what the action
+  // about to be sent changes starts once it can take it (`token`).
+  async function actionable(a) {
+    const max = a.timeout_ms == null ? 5000 : a.timeout_ms;
+    const t0 = performance.now();
+    const waited = [];
+    const info = a.describe ? { target: described(el(a.ref)) } : {};
+    const ms = () => Math.round(performance.now() - t0);
+    let prev = null,
+      reason = null;
+    for (;;) {
+      const e = el(a.ref);
+      reason = blocker(e, a, prev);
+      prev = boxOf(e);
+      if (!reason) {
+        const p = point(e, 'sample');
+        if (p.x != null) {
+          // The box may have moved while it scrolled into view: look again.
+          if (boxOf(e) === prev) {
+            if (a.watch) {
+              watch(e);
+              L.watch.focusBefore = document.activeElement;
+              info.token = L.token;
+            }
+            return { x: p.x, y: p.y, waited_ms: ms(), waited, ...info };
+          }
+          reason = 'moving';
+        } else reason = p.reason;
+      }
+      if (!waited.includes(reason) && waited.length < 5) waited.push(reason);
+      if (performance.now() - t0 >= max) return { x: null, y: null, reason, waited_ms: ms(), waited, ...info };
+      await nextFrame();
+    }
+  }

@@ -1,0 +1,287 @@
+  // ---- watching what an action changes -------------------------------------------
+  function elState(e) {
+    return [
+      e.checked,
+      e.value,
+      e.selectedIndex,
+      e.getAttribute && e.getAttribute('aria-checked'),
+      e.getAttribute && e.getAttribute('aria-expanded'),
+      e.getAttribute && e.getAttribute('aria-pressed'),
+      e.isConnected,
+    ].join('|');
+  }
+  function watch(e) {
+    if (L.watch) unwatch();
+    const w = {
+      target: e,
+      muts: 0,
+      dispatchMuts: 0,
+      added: [],
+      delivered: false,
+      url: location.href,
+      title: document.title,
+      state: elState(e),
+      value: e.value,
+      focus: null,
+    };
+    const docs = new Set([document, e.ownerDocument]);
+    w.observers = [];
+    w.listeners = [];
+    for (const d of docs) {
+      const mo = new MutationObserver((recs) => {
+        // When the target left the document: while one of ochre's input events
+        // was being dispatched (a handler of the page's removed it: the
+        // action's doing), or between them (a timer's doing).
+        const inDispatch = dispatching(w);
+        if (!w.gone && !e.isConnected) {
+          w.gone = true;
+          w.goneBetween = !inDispatch;
+        }
+        if (inDispatch) w.dispatchMuts++;
+        for (const r of recs) {
+          if (e.contains(r.target)) w.targetMuts = (w.targetMuts || 0) + 1;
+          // A clock or countdown ticking on its own is not the action's doing.
+          if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
+          w.muts++;
+          if (w.added.length < 3) {
+            // Words a person can see: not a <style>'s CSS or a <script>.
+            const shown = (n) => {
+              const p = n.nodeType === 1 ? n : n.parentElement;
+              return (
+                !!p &&
+                !p.closest('style,script,noscript,template,[aria-hidden=true]') &&
+                (p.isConnected ? seenText(p) : false)
+              );
+            };
+            if (r.type === 'characterData' && shown(r.target)) {
+              const s = clean(r.target.data, 80);
+              if (s) w.added.push(s);
+            }
+            for (const n of r.addedNodes) {
+              if (w.added.length >= 3) break;
+              if (!shown(n)) continue;
+              const s = clean(n.nodeType === 1 ? wordsSeen(n, 80) : n.textContent, 80);
+              if (s) w.added.push(s);
+            }
+          }
+        }
+      });
+      mo.observe(d.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+      w.observers.push(mo);
+      const win = d.defaultView;
+      // Which element each event reached: the action counts only if that is
+      // the target, inside it, or its label.
+      const on = (ev) => {
+        const path = ev.composedPath ? ev.composedPath() : [];
+        // A drag's press must reach what is dragged (w.src).
+        // (A press is pointerdown as much as mousedown: a page that cancels
+        // pointerdown gets no mousedown at all, as Radix's menus do.)
+        const press = ev.type === 'mousedown' || ev.type === 'pointerdown';
+        if (w.src && (press || ev.type === 'dragstart')) {
+          if (path.includes(w.src)) w.srcDelivered = true;
+          else if (!w.srcReceived && path.length && path[0].nodeType === 1) w.srcReceived = path[0];
+          if (press || !path.includes(e)) return;
+        }
+        if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) {
+          w.delivered = true;
+          if (press) w.pressed = true;
+          else if (ev.type === 'click' || ev.type === 'dblclick') w.clicked = true;
+        } else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
+      };
+      // The input event being dispatched (see dispatching()).
+      const current = (ev) => {
+        w.cur = ev;
+      };
+      for (const type of INPUT_EVENTS) {
+        win.addEventListener(type, current, true);
+        w.listeners.push([win, type, current]);
+      }
+      const leaving = () => {
+        w.leaving = true;
+      };
+      win.addEventListener('beforeunload', leaving, true);
+      w.listeners.push([win, 'beforeunload', leaving]);
+      for (const type of [
+        'click',
+        'dblclick',
+        'pointerdown',
+        'mousedown',
+        'keydown',
+        'mouseover',
+        'dragstart',
+        'dragenter',
+        'dragover',
+        'drop',
+      ]) {
+        win.addEventListener(type, on, true);
+        w.listeners.push([win, type, on]);
+      }
+    }
+    L.watch = w;
+    if (CLICKED) CLICKED.busy = true;
+    return w;
+  }
+  // The events a click or a key press dispatches.
+  const INPUT_EVENTS = [
+    'pointerdown',
+    'mousedown',
+    'pointerup',
+    'mouseup',
+    'click',
+    'dblclick',
+    'keydown',
+    'keyup',
+    'keypress',
+  ];
+  // Whether one of them is being dispatched now: a MutationObserver's callback
+  // runs in the microtask checkpoint after each listener, so a change a handler
+  // of the page made is seen here while its event is still in dispatch (its
+  // eventPhase not NONE; window.event covers the page's listeners that ran
+  // before ochre's on the window).
+  function dispatching(w) {
+    if (w.cur && w.cur.eventPhase !== 0) return true;
+    const ev = window.event;
+    return !!ev && ev.isTrusted && INPUT_EVENTS.includes(ev.type);
+  }
+  // Whether an element (or one of its three nearest ancestors) is a ticker: a
+  // short text the page changed by itself three times or more, the last within
+  // 10 s (recorded by the host's tracker while no action was watched).
+  function ticking(p) {
+    const tk = CLICKED && CLICKED.tick;
+    if (!tk) return false;
+    const now = Date.now();
+    for (let i = 0; p && i < 4; i++, p = p.parentElement) {
+      const t = tk.get(p);
+      if (t && t.n >= 3 && now - t.last < 10000) return true;
+    }
+    return false;
+  }
+  function unwatch() {
+    if (CLICKED) CLICKED.busy = false;
+    const w = L.watch;
+    if (!w) return;
+    for (const o of w.observers) o.disconnect();
+    for (const [win, t, f] of w.listeners) win.removeEventListener(t, f, true);
+    L.watch = null;
+  }
+  // An element's place: its parent, its rank there, its box on the page.
+  function placeOf(e) {
+    const r = e.getBoundingClientRect();
+    const rank = e.parentNode ? Array.prototype.indexOf.call(e.parentNode.childNodes, e) : -1;
+    return {
+      parent: e.parentNode,
+      rank,
+      x: Math.round(r.left + scrollX),
+      y: Math.round(r.top + scrollY),
+      connected: e.isConnected,
+    };
+  }
+  // What a drag changed: the source moved (another parent or rank, or its box
+  // elsewhere: a draggable left where it was dropped), the target's subtree
+  // changed, or the words of the page did (a list reordered, "Archived").
+  function dragEffect(w) {
+    const out = [];
+    const now = placeOf(w.src);
+    const was = w.srcPlace;
+    if (now.connected !== was.connected || now.parent !== was.parent || now.rank !== was.rank)
+      out.push('the dragged element moved in the page');
+    else if (Math.abs(now.x - was.x) > 2 || Math.abs(now.y - was.y) > 2)
+      out.push('the dragged element moved on screen');
+    if (w.targetMuts) out.push('the drop target changed');
+    if (document.body && document.body.innerText !== w.pageText) out.push("the page's text changed");
+    return out;
+  }
+  function delta(w) {
+    // `pressed`: the press or the click reached the target (a pointer that
+    // only passed over it, before a timer took it away, clicked nothing).
+    const d = { delivered: w.delivered, pressed: !!(w.pressed || w.clicked), mutations: w.muts };
+    // The press reached the target, but before the release the page removed it
+    // by itself (a timer, not a handler of the press: nothing changed while
+    // ochre's events were dispatched), so no click could reach it.
+    if (w.pressed && !w.clicked && w.gone && w.goneBetween && w.dispatchMuts === 0) {
+      d.delivered = false;
+      d.removed_before_release = true;
+    }
+    if ((!w.delivered || !d.pressed) && w.received) d.received_by = hitName(w.received);
+    if (w.src) {
+      if (w.srcPlace) d.effect = dragEffect(w);
+      d.source_delivered = !!w.srcDelivered;
+      if (!w.srcDelivered && w.srcReceived) d.source_received_by = hitName(w.srcReceived);
+    }
+    if (location.href !== w.url) d.url = location.href;
+    if (document.title !== w.title) d.title = document.title;
+    if (elState(w.target) !== w.state) {
+      const e = w.target;
+      d.target = { connected: e.isConnected };
+      // Every <input> has `checked`: only a checkbox's or a radio's means anything.
+      if (e.localName === 'input' && (e.type === 'checkbox' || e.type === 'radio')) d.target.checked = e.checked;
+      // A field's new value is told by its length (it may be a secret): a mask
+      // or an autocomplete that rewrote it shows.
+      else if (typeof e.value === 'string' && e.value !== w.value) d.target.value_length = e.value.length;
+      if (e.getAttribute('aria-expanded') != null) d.target.expanded = e.getAttribute('aria-expanded') === 'true';
+      if (e.getAttribute('aria-pressed') != null) d.target.pressed = e.getAttribute('aria-pressed') === 'true';
+      if (e.getAttribute('aria-checked') != null) d.target.checked = e.getAttribute('aria-checked') === 'true';
+    }
+    if (w.added.length) d.added = w.added;
+    const a = document.activeElement;
+    if (a && a !== document.body && a !== w.focusBefore) d.focus = refLine(a);
+    d.changed = !!(d.url || d.title || d.target || w.muts > 0);
+    return d;
+  }
+  function animating() {
+    if (!document.getAnimations) return false;
+    return document.getAnimations().some((an) => {
+      if (an.playState !== 'running') return false;
+      const t = an.effect && an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
+      return !!t && Number.isFinite(t.endTime) && t.endTime <= 5000;
+    });
+  }
+  function settle(a) {
+    const w = L.watch;
+    if (a.token && a.token !== L.token)
+      return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
+    if (!w) return { changed: false, delivered: false, mutations: 0 };
+    // After a drag, the dragged element must also have come to rest (a
+    // revert animates it back to where it was: judged mid-way, it would pass
+    // for moved), over a longer quiet (a loaded page's animation frames come
+    // far apart).
+    const idle = a.idle_ms || 150,
+      quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 50,
+      max = a.max_ms || 2000;
+    const t0 = performance.now();
+    return new Promise((resolve) => {
+      let lastMuts = -1,
+        lastChange = t0;
+      const tick = () => {
+        const now = performance.now();
+        if (w.leaving) {
+          unwatch();
+          resolve({ navigated: true, changed: true, delivered: w.delivered, token: L.token });
+          return;
+        }
+        const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
+        if (w.muts !== lastMuts) {
+          lastMuts = w.muts;
+          lastChange = now;
+        }
+        if (w.srcPlace) {
+          const p = placeOf(w.src);
+          const at = p.x + ',' + p.y + ',' + p.rank;
+          if (at !== w.srcAt) {
+            w.srcAt = at;
+            lastChange = now;
+          }
+        }
+        // A change still animating (a modal fading in, a menu sliding open) is
+        // not finished: its content may appear only when the transition ends.
+        const done =
+          (changed && now - lastChange >= quiet && !animating()) || (!changed && now - t0 >= idle) || now - t0 >= max;
+        if (done) {
+          const d = delta(w);
+          if (!a.keep) unwatch();
+          resolve(d);
+        } else setTimeout(tick, 10);
+      };
+      setTimeout(tick, 0);
+    });
+  }
