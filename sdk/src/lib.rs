@@ -544,6 +544,8 @@ pub mod browser {
             .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
     }
 
+    /// A tab's id (`t3`) and an element's ref (`ax_12`), parsed and written one way.
+    pub use ochre_protocol::browser::{RefId, TabId};
     /// Typed page operations (the same types the host's table is checked against).
     pub use ochre_protocol::page_ops as ops;
     use ochre_protocol::page_ops::PageOp;

@@ -35,7 +35,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{BrowserManager, cdp_error, lock, tab_id};
+use super::{BrowserManager, TabId, cdp_error, lock};
 use ochre_protocol::ToolError;
 
 /// Entries kept in the event log.
@@ -79,8 +79,8 @@ pub(crate) struct Dialog {
 }
 
 impl Dialog {
-    fn json(&self, n: u64) -> Value {
-        let mut v = json!({"tabId": tab_id(n), "type": self.kind, "message": self.message, "url": self.url});
+    fn json(&self, n: TabId) -> Value {
+        let mut v = json!({"tabId": n.to_string(), "type": self.kind, "message": self.message, "url": self.url});
         if self.kind == "prompt" {
             v["defaultPrompt"] = json!(self.default_prompt);
         }
@@ -91,7 +91,7 @@ impl Dialog {
 pub use ochre_protocol::browser::PageEvent;
 
 struct Download {
-    tab: Option<u64>,
+    tab: Option<TabId>,
     url: String,
     name: String,
     path: Option<PathBuf>,
@@ -151,12 +151,10 @@ pub(super) fn connection_lost(e: &ToolError) -> bool {
 }
 
 /// A dialog's details in an error, as the caller sees it.
-fn dialog_error(d: &Dialog, n: u64) -> ToolError {
+fn dialog_error(d: &Dialog, n: TabId) -> ToolError {
     let mut e = ToolError::dialog_open(format!(
         "a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false}}; the tab does nothing else until then",
-        d.kind,
-        tab_id(n),
-        d.message
+        d.kind, n, d.message
     ));
     if let Value::Object(m) = d.json(n) {
         e.details.insert("dialog".into(), Value::Object(m));
@@ -205,7 +203,7 @@ impl BrowserManager {
     }
 
     /// The open dialog of tab `n`, as JSON.
-    pub fn open_dialog(&self, n: u64) -> Option<Value> {
+    pub fn open_dialog(&self, n: TabId) -> Option<Value> {
         self.inner.tabs.with(n, |t| t.dialog.as_ref().map(|d| d.json(n))).flatten()
     }
 
@@ -217,7 +215,7 @@ impl BrowserManager {
     }
 
     /// The tab that opened tab `n`, and the dialog open on it.
-    pub(super) fn opener_and_dialog(&self, n: u64) -> (Option<u64>, Option<super::TabDialog>) {
+    pub(super) fn opener_and_dialog(&self, n: TabId) -> (Option<TabId>, Option<super::TabDialog>) {
         self.inner
             .tabs
             .with(n, |t| {
@@ -334,7 +332,7 @@ impl BrowserManager {
     }
 
     /// The number of tab `tab` (or the current tab), without launching anything.
-    async fn tab_number(&self, tab: Option<&str>) -> Option<u64> {
+    async fn tab_number(&self, tab: Option<&str>) -> Option<TabId> {
         match tab {
             Some(t) => super::parse_tab(t).ok(),
             None => self.home_guard().await.as_ref()?.current.get(&super::owner()).copied(),
@@ -344,12 +342,12 @@ impl BrowserManager {
     /// Answer the open dialog of a tab (`handle_dialog`).
     pub(super) async fn handle_dialog(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         args: &ochre_protocol::page_ops::HandleDialog,
     ) -> Result<Value, ToolError> {
         let Some(d) = self.inner.tabs.with(n, |t| t.dialog.clone()).flatten() else {
-            return Err(ToolError::no_dialog(format!("no dialog is open on {}", tab_id(n))));
+            return Err(ToolError::no_dialog(format!("no dialog is open on {}", n)));
         };
         let accept = args.accept.unwrap_or(true);
         let text = args.prompt_text.as_deref();
@@ -367,7 +365,7 @@ impl BrowserManager {
                 self.inner.tabs.with(n, |t| t.dialog = None);
                 return Err(ToolError::no_dialog(format!(
                     "the dialog on {} was already closed",
-                    tab_id(n)
+                    n
                 )));
             }
             return Err(e);
@@ -381,7 +379,7 @@ impl BrowserManager {
         Ok(out)
     }
 
-    fn dialog_closed(&self, n: u64, accepted: bool, text: Option<&str>, by: &str) {
+    fn dialog_closed(&self, n: TabId, accepted: bool, text: Option<&str>, by: &str) {
         let Some(d) = self.inner.tabs.with(n, |t| t.dialog.take()).flatten() else {
             return;
         };
@@ -395,7 +393,7 @@ impl BrowserManager {
     }
 
     /// Watch tab `n`'s dialogs (called for every registered tab).
-    pub(super) async fn watch_dialogs(&self, n: u64, page: &Page) {
+    pub(super) async fn watch_dialogs(&self, n: TabId, page: &Page) {
         let target = page.target_id().inner().clone();
         self.inner.tabs.with(n, |t| t.target = Some(target));
         if let Ok(mut s) = page.event_listener::<EventJavascriptDialogOpening>().await {
@@ -413,7 +411,7 @@ impl BrowserManager {
         // is noticed by `handle_dialog`.
     }
 
-    async fn dialog_opened(&self, n: u64, page: &Page, ev: &EventJavascriptDialogOpening) {
+    async fn dialog_opened(&self, n: TabId, page: &Page, ev: &EventJavascriptDialogOpening) {
         let events = self.events();
         let d = Dialog {
             kind: dialog_kind(&ev.r#type),
@@ -429,7 +427,7 @@ impl BrowserManager {
             seq: 0,
         };
         let seq = self.push_event("dialog_opened", d.json(n));
-        tracing::info!(tab = %tab_id(n), kind = d.kind, "a dialog opened");
+        tracing::info!(tab = %n, kind = d.kind, "a dialog opened");
         let policy = self.inner.options.dialogs;
         if policy != DialogPolicy::Ask {
             // Answered at once, never blocking a call.
@@ -554,7 +552,7 @@ impl BrowserManager {
     }
 
     /// Give a page another tab opened a tab id.
-    async fn adopt(&self, slot: usize, target: TargetId, opener: u64, first_url: String) {
+    async fn adopt(&self, slot: usize, target: TargetId, opener: TabId, first_url: String) {
         // The page object exists once chromiumoxide has attached to the target.
         let started = Instant::now();
         let page = loop {
@@ -597,14 +595,14 @@ impl BrowserManager {
             .unwrap_or(first_url);
         self.push_event(
             "tab_opened",
-            json!({"tabId": tab_id(n), "openerTabId": tab_id(opener), "url": url}),
+            json!({"tabId": n.to_string(), "openerTabId": opener.to_string(), "url": url}),
         );
-        tracing::info!(tab = %tab_id(n), opener = %tab_id(opener), "a page opened a tab");
+        tracing::info!(tab = %n, opener = %opener, "a page opened a tab");
         self.watch_tab(n, &page).await;
     }
 
     /// A tab's target went away (closed by its page, or crashed away).
-    async fn gone(&self, slot: usize, n: u64) {
+    async fn gone(&self, slot: usize, n: TabId) {
         let removed = {
             let mut guard = self.slot(slot).session.lock().await;
             match guard.as_mut() {
@@ -615,13 +613,13 @@ impl BrowserManager {
         // Forgotten whole, even if the session no longer had its page.
         self.forget_tab(n);
         if removed {
-            self.push_event("tab_closed", json!({"tabId": tab_id(n), "by": "page"}));
+            self.push_event("tab_closed", json!({"tabId": n.to_string(), "by": "page"}));
         }
     }
 
     /// Whether a download started on tab `n` at `since` or later (a click that
     /// "navigates" to a download leaves the page where it is).
-    pub(super) fn download_started_since(&self, n: u64, since: Instant) -> bool {
+    pub(super) fn download_started_since(&self, n: TabId, since: Instant) -> bool {
         self.inner.tabs.with(n, |t| t.downloaded_at.is_some_and(|at| at >= since)).unwrap_or(false)
     }
 
@@ -633,7 +631,7 @@ impl BrowserManager {
         let name = safe_file_name(&ev.suggested_filename);
         let seq = self.push_event(
             "download_started",
-            json!({"tabId": tab.map(tab_id), "url": ev.url.chars().take(300).collect::<String>(), "file": name}),
+            json!({"tabId": tab.map(|t| t.to_string()), "url": ev.url.chars().take(300).collect::<String>(), "file": name}),
         );
         let download = Download {
             tab,
@@ -687,7 +685,7 @@ impl BrowserManager {
                 d.path = Some(if std::fs::rename(&from, &to).is_ok() { to } else { from });
             }
             json!({
-                "tabId": d.tab.map(tab_id), "url": d.url, "file": d.name, "state": d.state,
+                "tabId": d.tab.map(|t| t.to_string()), "url": d.url, "file": d.name, "state": d.state,
                 "bytes": d.bytes, "path": d.path.as_ref().map(|p| p.display().to_string()),
                 "startedSeq": d.seq,
             })

@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{BrowserManager, bounded, cdp_error, lock, raw_command};
+use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 
 /// Frames inside frames are followed this deep.
@@ -66,8 +67,9 @@ struct Call {
 /// A CDP connection of the host's own, for frame targets.
 pub(crate) struct FrameLink {
     tx: mpsc::UnboundedSender<Call>,
-    /// Frame target id -> our session on it.
-    sessions: std::sync::Mutex<HashMap<String, String>>,
+    /// Frame target id -> our session on it; an entry goes when the browser
+    /// says the session ended (its frame or tab closed).
+    sessions: Arc<std::sync::Mutex<HashMap<String, String>>>,
 }
 
 impl std::fmt::Debug for FrameLink {
@@ -82,6 +84,8 @@ impl FrameLink {
             .await
             .map_err(|e| cdp_error("cannot open a CDP connection for frames", e))?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Call>();
+        let sessions: Arc<std::sync::Mutex<HashMap<String, String>>> = Default::default();
+        let ours = sessions.clone();
         tokio::spawn(async move {
             let mut pending: HashMap<CallId, Reply> = HashMap::new();
             let mut errors = 0u32;
@@ -104,7 +108,15 @@ impl FrameLink {
                                 });
                             }
                         }
-                        Some(Ok(Message::Event(_))) => errors = 0,
+                        Some(Ok(Message::Event(ev))) => {
+                            errors = 0;
+                            // A frame (or its tab) closed: its session is no more.
+                            if ev.method == "Target.detachedFromTarget"
+                                && let Some(gone) = ev.params["sessionId"].as_str()
+                            {
+                                lock(&ours).retain(|_, s| s != gone);
+                            }
+                        }
                         Some(Err(e)) => {
                             // A message that does not parse is skipped; a broken
                             // socket keeps failing and ends the link.
@@ -118,11 +130,16 @@ impl FrameLink {
             }
             tracing::debug!("frame connection closed");
         });
-        Ok(Arc::new(Self { tx, sessions: Default::default() }))
+        Ok(Arc::new(Self { tx, sessions }))
     }
 
     pub(super) fn is_open(&self) -> bool {
         !self.tx.is_closed()
+    }
+
+    /// How many frame sessions are attached.
+    pub(super) fn attached(&self) -> usize {
+        lock(&self.sessions).len()
     }
 
     /// Send one command (to a session, or to the browser) and wait for its answer.
@@ -266,7 +283,7 @@ impl BrowserManager {
     /// Find the tab's cross-site frames (outermost first), mark the `<iframe>`
     /// element of each for the page library, and remember them. A page without
     /// any costs one round trip.
-    pub(super) async fn discover_frames(&self, n: u64, page: &Page) -> Vec<FrameNode> {
+    pub(super) async fn discover_frames(&self, n: TabId, page: &Page) -> Vec<FrameNode> {
         match self.try_discover(n, page).await {
             Ok(f) => f,
             Err(e) => {
@@ -276,7 +293,7 @@ impl BrowserManager {
         }
     }
 
-    async fn try_discover(&self, n: u64, page: &Page) -> Result<Vec<FrameNode>, ToolError> {
+    async fn try_discover(&self, n: TabId, page: &Page) -> Result<Vec<FrameNode>, ToolError> {
         let slot = self.slot_of_tab(n);
         let link = self.frame_link(slot).await?;
         let targets = link.call(None, "Target.getTargets", json!({})).await?;
@@ -328,7 +345,7 @@ impl BrowserManager {
     /// Where frame `frame`'s viewport starts in the tab's viewport.
     pub(super) async fn frame_origin(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         frame: &str,
     ) -> Result<(f64, f64), ToolError> {
@@ -381,12 +398,12 @@ impl BrowserManager {
         Ok(l)
     }
 
-    fn remember_frames(&self, n: u64, found: &[FrameNode]) {
+    fn remember_frames(&self, n: TabId, found: &[FrameNode]) {
         self.inner.tabs.with(n, |tab| Self::remember(&mut tab.refs, found));
     }
 
     /// The frame holding frame `id` of tab `n` (`Some(None)`: the tab's page).
-    fn frame_parent(&self, n: u64, id: &str) -> Option<Option<String>> {
+    fn frame_parent(&self, n: TabId, id: &str) -> Option<Option<String>> {
         self.inner.tabs.with(n, |t| t.refs.frames.get(id).cloned()).flatten()
     }
 
@@ -413,7 +430,7 @@ impl BrowserManager {
     /// under the frame's `iframe` line (frames in frames too).
     pub(super) async fn snapshot_frames(
         &self,
-        n: u64,
+        n: TabId,
         doc: Doc,
         mut args: Value,
         expect: serde_json::Map<String, Value>,
@@ -440,7 +457,7 @@ impl BrowserManager {
 
     fn stitched(
         &self,
-        n: u64,
+        n: TabId,
         doc: Doc,
         args: Value,
         expect: serde_json::Map<String, Value>,
@@ -511,7 +528,7 @@ impl BrowserManager {
     /// `find`, `query` or `resolve_query` over the tab's page and its frames.
     pub(super) async fn wide_op(
         &self,
-        n: u64,
+        n: TabId,
         docs: &[Doc],
         op: &str,
         args: Value,
@@ -565,15 +582,8 @@ impl BrowserManager {
                     ))
                     .with("query", args["query"].clone())
                 })?;
-                let r = line
-                    .split_whitespace()
-                    .rev()
-                    .find(|w| {
-                        w.strip_prefix("ax_")
-                            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-                    })
-                    .unwrap_or_default();
-                json!({"ref": r})
+                let r = line.split_whitespace().rev().find_map(RefId::parse);
+                json!({"ref": r.map(|r| r.to_string()).unwrap_or_default()})
             }
             "query" => json!({"matches": matches, "more": more}),
             _ => json!({"matches": matches, "total": total}),

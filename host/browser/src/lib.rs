@@ -125,7 +125,7 @@ fn owner() -> Owner {
     OWNER.try_with(Clone::clone).ok().flatten()
 }
 
-pub use ochre_protocol::browser::{Owner, TabDialog, TabInfo};
+pub use ochre_protocol::browser::{Owner, RefId, TabDialog, TabId, TabInfo};
 
 /// Where [`BrowserManager::info`] reads a tab's title.
 #[derive(Debug, Clone, Copy)]
@@ -147,9 +147,9 @@ struct Session {
     /// without the session's lock: other sessions' calls need it meanwhile.
     browser: Arc<Browser>,
     alive: Arc<AtomicBool>,
-    tabs: BTreeMap<u64, Page>,
+    tabs: BTreeMap<TabId, Page>,
     /// Per owner, its current tab.
-    current: std::collections::HashMap<Owner, u64>,
+    current: std::collections::HashMap<Owner, TabId>,
     /// Per owner with tabs, the browser context they live in.
     owner_contexts: std::collections::HashMap<
         Arc<str>,
@@ -165,13 +165,13 @@ struct Session {
     /// its page gets no animation frames, so pages that wait for one (and
     /// Chromium's own input handling) stall; ops bring their tab to the front
     /// first. `None` after any tab opens or closes.
-    front: Option<u64>,
+    front: Option<TabId>,
 }
 
 impl Session {
     /// Register a page as tab `n` (numbered and given an owner by
     /// [`BrowserManager::add_tab`]).
-    fn add_tab(&mut self, n: u64, page: Page) {
+    fn add_tab(&mut self, n: TabId, page: Page) {
         self.tabs.insert(n, page);
         self.front = None;
     }
@@ -241,6 +241,14 @@ pub struct StateSizes {
     pub closed_owners: usize,
     /// Downloads started and not finished.
     pub downloads_in_progress: usize,
+    /// Owners' current tabs (an entry per owner with an open tab).
+    pub current_tabs: usize,
+    /// Browsers whose front tab is set.
+    pub front_tabs: usize,
+    /// CDP sessions attached to cross-site frames (ended with their frame or tab).
+    pub frame_sessions: usize,
+    /// Tabs kept for crawls to fetch pages from, per owner and origin.
+    pub fetchers: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -254,12 +262,8 @@ fn own_window(url: &str) -> chromiumoxide::cdp::browser_protocol::target::Create
     p
 }
 
-fn tab_id(n: u64) -> String {
-    format!("t{n}")
-}
-
-fn parse_tab(id: &str) -> Result<u64, ToolError> {
-    id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| not_found(id))
+fn parse_tab(id: &str) -> Result<TabId, ToolError> {
+    TabId::parse(id).ok_or_else(|| not_found(id))
 }
 
 fn not_found(id: &str) -> ToolError {
@@ -309,14 +313,16 @@ impl CdpCause {
     const KEY: &str = "cdpCause";
 
     fn of(text: &str) -> Option<Self> {
+        // Lower case; the first that the text holds.
         const WORDING: &[(&str, CdpCause)] = &[
-            ("Inspected target navigated or closed", CdpCause::DocumentGone),
-            ("Execution context was destroyed", CdpCause::DocumentGone),
-            ("Cannot find context with specified id", CdpCause::DocumentGone),
-            ("ession with given id", CdpCause::SessionGone),
+            ("inspected target navigated or closed", CdpCause::DocumentGone),
+            ("execution context", CdpCause::DocumentGone),
+            ("cannot find context with specified id", CdpCause::DocumentGone),
+            ("session with given id", CdpCause::SessionGone),
             ("oneshot canceled", CdpCause::ConnectionEnded),
             ("receiver is gone", CdpCause::ConnectionEnded),
         ];
+        let text = text.to_ascii_lowercase();
         WORDING.iter().find(|(w, _)| text.contains(w)).map(|(_, c)| *c)
     }
 
@@ -595,7 +601,7 @@ impl BrowserManager {
 
     /// The browser of the pool tab `n` is in (the caller's own for a tab not
     /// known).
-    pub(crate) fn slot_of_tab(&self, n: u64) -> usize {
+    pub(crate) fn slot_of_tab(&self, n: TabId) -> usize {
         match self.inner.tabs.with(n, |t| t.slot) {
             Some(i) => i,
             None => self.home().unwrap_or(0),
@@ -624,7 +630,7 @@ impl BrowserManager {
     /// The session of the browser tab `n` is in.
     async fn session_of_tab(
         &self,
-        n: u64,
+        n: TabId,
     ) -> Result<tokio::sync::MutexGuard<'_, Option<Session>>, ToolError> {
         self.session_in(self.slot_of_tab(n)).await
     }
@@ -696,7 +702,7 @@ impl BrowserManager {
 
     /// The page for `tab` (or the current tab, opening one if there is none),
     /// once the network quiet its last navigation owes is paid (see `owe_settle`).
-    async fn page(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
+    async fn page(&self, tab: Option<&str>) -> Result<(TabId, Page), ToolError> {
         let (n, page) = self.page_as_is(tab).await?;
         // Whatever this call does may change the page: the wall evidence read
         // at its load no longer stands for it, nor do the loads reported so far.
@@ -708,7 +714,7 @@ impl BrowserManager {
 
     /// [`Self::page`] without paying an owed settle: for what reads the page as
     /// the load left it (the owed wait stays for the next call).
-    async fn page_as_is(&self, tab: Option<&str>) -> Result<(u64, Page), ToolError> {
+    async fn page_as_is(&self, tab: Option<&str>) -> Result<(TabId, Page), ToolError> {
         let wanted = tab.map(parse_tab).transpose()?;
         let who = owner();
         let (n, page, behind) = loop {
@@ -724,7 +730,7 @@ impl BrowserManager {
                     session.front = Some(n);
                     break (n, page, behind);
                 }
-                (None, Some(n)) => return Err(not_found(&tab_id(n))),
+                (None, Some(n)) => return Err(not_found(&n.to_string())),
                 // No current tab: open one (once, however many of the owner's
                 // calls ask at once), then take it as any current tab.
                 (None, None) => {
@@ -755,7 +761,7 @@ impl BrowserManager {
     /// script can run there (a dialog is open in it or in a tab of its
     /// renderer: a page and the popups it opened share one) or the page is too
     /// busy to answer in a second (a popup still starting).
-    async fn info(&self, n: u64, page: &Page, from: TitleFrom) -> TabInfo {
+    async fn info(&self, n: TabId, page: &Page, from: TitleFrom) -> TabInfo {
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = match from {
             TitleFrom::Page if !self.any_dialog_open() => {
@@ -790,11 +796,18 @@ impl BrowserManager {
         let current =
             self.home_guard().await.as_ref().is_some_and(|s| s.current.get(&who) == Some(&n));
         let (opener, dialog) = self.opener_and_dialog(n);
-        TabInfo { id: tab_id(n), url, title, current, opener: opener.map(tab_id), dialog }
+        TabInfo {
+            id: n.to_string(),
+            url,
+            title,
+            current,
+            opener: opener.map(|o| o.to_string()),
+            dialog,
+        }
     }
 
     /// A tab's title as the browser knows it (no script runs in the page).
-    async fn target_title(&self, n: u64, page: &Page) -> String {
+    async fn target_title(&self, n: TabId, page: &Page) -> String {
         use chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams;
         let p = GetTargetInfoParams { target_id: Some(page.target_id().clone()) };
         let Some(browser) = self.browser_of(self.slot_of_tab(n)).await else {
@@ -809,14 +822,14 @@ impl BrowserManager {
     /// The open tabs (the caller's: see [`with_tab_owner`]).
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
         let who = owner();
-        let mine = |s: &Session| -> Vec<(u64, Page)> {
+        let mine = |s: &Session| -> Vec<(TabId, Page)> {
             s.tabs
                 .iter()
                 .filter(|(n, _)| self.owner_of(**n) == who)
                 .map(|(n, p)| (*n, p.clone()))
                 .collect()
         };
-        let mut pages: Vec<(u64, Page)> =
+        let mut pages: Vec<(TabId, Page)> =
             self.session().await?.as_ref().map(mine).unwrap_or_default();
         // Tabs it has in the other browsers of a pool (workflow workers).
         let home = self.home()?;
@@ -1148,25 +1161,25 @@ impl BrowserManager {
     }
 
     /// The owner of tab `n` (`None`: a shared tab).
-    fn owner_of(&self, n: u64) -> Owner {
+    fn owner_of(&self, n: TabId) -> Owner {
         self.inner.tabs.owner_of(n)
     }
 
     /// Tab `n`'s page if `who` may see it.
-    fn visible_page(&self, s: &Session, n: u64, who: &Owner) -> Option<Page> {
+    fn visible_page(&self, s: &Session, n: TabId, who: &Owner) -> Option<Page> {
         s.tabs.get(&n).filter(|_| self.owner_of(n) == *who).cloned()
     }
 
     /// Register `page` as a tab of `who`; its number.
-    fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> u64 {
-        let n = self.inner.next_tab.fetch_add(1, Ordering::Relaxed);
+    fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> TabId {
+        let n = TabId(self.inner.next_tab.fetch_add(1, Ordering::Relaxed));
         s.add_tab(n, page);
         self.inner.tabs.add(n, s.slot, who);
         n
     }
 
     /// Unregister tab `n`; its owner's current tab moves to the owner's newest.
-    fn drop_tab(&self, s: &mut Session, n: u64) -> Option<Page> {
+    fn drop_tab(&self, s: &mut Session, n: TabId) -> Option<Page> {
         let page = s.tabs.remove(&n)?;
         s.front = None;
         let who = self.owner_of(n);
@@ -1187,7 +1200,7 @@ impl BrowserManager {
         slot: Option<usize>,
         who: &Owner,
         url: &str,
-    ) -> Result<(u64, Page), ToolError> {
+    ) -> Result<(TabId, Page), ToolError> {
         let guard = match slot {
             Some(i) => self.session_in(i).await?,
             None => self.session().await?,
@@ -1262,7 +1275,7 @@ impl BrowserManager {
         browser: &Arc<Browser>,
         page: Page,
         who: &Owner,
-    ) -> Result<u64, ToolError> {
+    ) -> Result<TabId, ToolError> {
         let mut guard = self.slot(slot).session.lock().await;
         let s = self.same_browser(&mut guard, browser)?;
         Ok(self.add_tab(s, page, who))
@@ -1299,7 +1312,7 @@ impl BrowserManager {
             let (browser, contexts) = {
                 let mut guard = self.slot(slot).session.lock().await;
                 let Some(s) = guard.as_mut() else { continue };
-                let mine: Vec<u64> =
+                let mine: Vec<TabId> =
                     s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
                 let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
                 for n in mine {
@@ -1357,15 +1370,23 @@ impl BrowserManager {
     /// servers and for tests that check nothing of a closed tab is left.
     pub async fn state_sizes(&self) -> StateSizes {
         let (tabs, closed_owners) = self.inner.tabs.counts();
-        let mut pages = 0;
+        let (mut pages, mut current_tabs, mut front_tabs, mut frame_sessions) = (0, 0, 0, 0);
         for slot in &self.inner.slots {
-            pages += slot.session.lock().await.as_ref().map_or(0, |s| s.tabs.len());
+            let Some(s) = &*slot.session.lock().await else { continue };
+            pages += s.tabs.len();
+            current_tabs += s.current.len();
+            front_tabs += usize::from(s.front.is_some());
+            frame_sessions += s.frames.as_ref().map_or(0, |f| f.attached());
         }
         StateSizes {
             tabs,
             pages,
             closed_owners,
             downloads_in_progress: self.downloads_in_progress(),
+            current_tabs,
+            front_tabs,
+            frame_sessions,
+            fetchers: lock(&self.inner.fetchers).len(),
         }
     }
 

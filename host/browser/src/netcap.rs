@@ -9,7 +9,7 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
 use serde_json::{Map, Value, json};
 
-use super::{BrowserManager, bounded, cdp_error, raw_command};
+use super::{BrowserManager, TabId, bounded, cdp_error, raw_command};
 use ochre_protocol::ToolError;
 use ochre_protocol::lock;
 use ochre_protocol::page_ops as typed;
@@ -315,7 +315,7 @@ impl BrowserManager {
     /// returns the manifest with the bundle's path.
     pub(super) async fn evidence_bundle(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         args: &typed::EvidenceBundle,
     ) -> Result<Value, ToolError> {
@@ -349,7 +349,7 @@ impl BrowserManager {
         let manifest = json!({
             "bundle_id": id,
             "path": std::path::absolute(&dir).unwrap_or(dir.clone()).display().to_string(),
-            "tabId": super::tab_id(n),
+            "tabId": n.to_string(),
             "url": url,
             "title": title,
             "created_at": humantime::format_rfc3339_millis(now).to_string(),
@@ -366,7 +366,7 @@ impl BrowserManager {
     /// One part of an evidence bundle: its file name and bytes.
     async fn evidence_part(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         what: &str,
     ) -> Result<(&'static str, Vec<u8>), ToolError> {
@@ -379,7 +379,7 @@ impl BrowserManager {
                 ("dom.html", html.into_bytes())
             }
             "screenshot" => {
-                let png = self.screenshot(Some(&super::tab_id(n)), false, None, None).await?;
+                let png = self.screenshot(Some(&n.to_string()), false, None, None).await?;
                 ("screenshot.png", png)
             }
             "network" => {

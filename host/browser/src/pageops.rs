@@ -34,6 +34,7 @@ use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_libra
 use super::netcap::TabWatch;
 use super::ops::Frames;
 use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
+use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 
@@ -444,9 +445,9 @@ fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> 
 }
 
 /// Refs named in page-op arguments, rewritten from `ax_<n>` to `n`.
-fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
-    fn parse(field: &str, s: &str) -> Result<u64, ToolError> {
-        s.strip_prefix("ax_").and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| {
+fn take_refs(args: &mut Value) -> Result<Vec<RefId>, ToolError> {
+    fn parse(field: &str, s: &str) -> Result<RefId, ToolError> {
+        RefId::parse(s).ok_or_else(|| {
             ToolError::invalid_argument(
                 field,
                 format!(
@@ -461,9 +462,9 @@ fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
     };
     for key in ["ref", "source", "target"] {
         if let Some(Value::String(s)) = obj.get(key) {
-            let n = parse(key, s)?;
-            out.push(n);
-            obj.insert(key.into(), json!(n));
+            let r = parse(key, s)?;
+            out.push(r);
+            obj.insert(key.into(), json!(r.0));
         }
     }
     if let Some(Value::Object(refs)) = obj.get("refs") {
@@ -474,24 +475,15 @@ fn take_refs(args: &mut Value) -> Result<Vec<u64>, ToolError> {
     Ok(out)
 }
 
-/// Whether a CDP error means the page's document went away under the call.
-fn navigated_away(e: &ToolError) -> bool {
-    let m = e.message.to_ascii_lowercase();
-    m.contains("context was destroyed")
-        || m.contains("cannot find context")
-        || m.contains("inspected target navigated")
-        || m.contains("execution context")
-}
-
 impl BrowserManager {
     /// Drop everything known of tab `n` (it closed or its browser died).
-    pub(super) fn forget_tab(&self, n: u64) -> Option<super::tabs::Tab> {
+    pub(super) fn forget_tab(&self, n: TabId) -> Option<super::tabs::Tab> {
         self.inner.tabs.remove(n)
     }
 
     /// Start collecting console messages, network activity and dialogs of a new
     /// tab.
-    pub(super) async fn watch_tab(&self, n: u64, page: &Page) {
+    pub(super) async fn watch_tab(&self, n: TabId, page: &Page) {
         self.watch_dialogs(n, page).await;
         self.install_load_reports(n, page).await;
         let w = Arc::new(TabWatch::default());
@@ -502,7 +494,7 @@ impl BrowserManager {
 
     /// The load binding and the scripts every document of the tab gets before
     /// its own (the click tracker, the load report).
-    async fn install_load_reports(&self, n: u64, page: &Page) {
+    async fn install_load_reports(&self, n: TabId, page: &Page) {
         use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
         use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
         let loads = page.event_listener::<EventBindingCalled>().await.ok();
@@ -517,7 +509,7 @@ impl BrowserManager {
     }
 
     /// Forget the requests in flight of a tab (before it loads a new document).
-    pub(super) fn reset_network(&self, n: u64) {
+    pub(super) fn reset_network(&self, n: TabId) {
         if let Some(w) = self.tab_watch(n) {
             w.net_reset();
         }
@@ -527,7 +519,7 @@ impl BrowserManager {
     /// now is in the tab's buffer: a marker logged from an isolated world (the
     /// page's scripts never see it) comes through the same event stream after
     /// them. Best effort: a page that cannot be reached is read as it is.
-    pub(super) async fn console_settled(&self, n: u64, page: &Page) {
+    pub(super) async fn console_settled(&self, n: TabId, page: &Page) {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let Some(w) = self.tab_watch(n) else {
             return;
@@ -567,7 +559,7 @@ impl BrowserManager {
     }
 
     /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
-    pub(super) fn console_json(&self, n: u64, args: &Console) -> Value {
+    pub(super) fn console_json(&self, n: TabId, args: &Console) -> Value {
         let Some(w) = self.tab_watch(n) else {
             return json!({"messages": [], "dropped": 0});
         };
@@ -591,19 +583,25 @@ impl BrowserManager {
         json!({"messages": messages, "total": total, "dropped": dropped})
     }
 
-    pub(super) fn tab_watch(&self, n: u64) -> Option<Arc<TabWatch>> {
+    pub(super) fn tab_watch(&self, n: TabId) -> Option<Arc<TabWatch>> {
         self.inner.tabs.with(n, |t| t.watch.clone()).flatten()
     }
 
     /// Wait until the tab has had no (short) request in flight for `quiet_ms`
     /// from now on, at most `max_ms`. Whether it went quiet.
-    pub(super) async fn network_quiet(&self, n: u64, quiet_ms: u64, max_ms: u64) -> bool {
+    pub(super) async fn network_quiet(&self, n: TabId, quiet_ms: u64, max_ms: u64) -> bool {
         self.network_quiet_since(n, quiet_ms, max_ms, Instant::now()).await
     }
 
     /// [`Self::network_quiet`], the quiet counted from `from` (which may be
     /// past) rather than from now.
-    async fn network_quiet_since(&self, n: u64, quiet_ms: u64, max_ms: u64, from: Instant) -> bool {
+    async fn network_quiet_since(
+        &self,
+        n: TabId,
+        quiet_ms: u64,
+        max_ms: u64,
+        from: Instant,
+    ) -> bool {
         let Some(w) = self.tab_watch(n) else {
             return true;
         };
@@ -631,14 +629,14 @@ impl BrowserManager {
     /// the page counts as settled once the network has been quiet 50 ms. That
     /// wait is owed, not made: `navigate` answers at the load event and the
     /// tab's next page call pays it, counted from the load (at most 3 s).
-    pub(super) fn owe_settle(&self, n: u64, loaded: Instant) {
+    pub(super) fn owe_settle(&self, n: TabId, loaded: Instant) {
         if let Some(w) = self.tab_watch(n) {
             *lock(&w.settle_owed) = Some(loaded);
         }
     }
 
     /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any.
-    pub(super) async fn pay_settle(&self, n: u64) {
+    pub(super) async fn pay_settle(&self, n: TabId) {
         let owed = self.tab_watch(n).and_then(|w| lock(&w.settle_owed).take());
         if let Some(loaded) = owed {
             let quiet = self.network_quiet_since(n, 50, 3_000, loaded).await;
@@ -663,7 +661,7 @@ impl BrowserManager {
     /// title. Reports read here and not the last (or not of `url`: a document
     /// replaced since, or one that had no load event, such as a page from the
     /// back/forward cache) are dropped.
-    pub(super) fn load_report(&self, n: u64, url: Option<&str>) -> Option<(Value, String)> {
+    pub(super) fn load_report(&self, n: TabId, url: Option<&str>) -> Option<(Value, String)> {
         let name = load_binding();
         let last = self
             .inner
@@ -724,7 +722,7 @@ impl BrowserManager {
     /// carry. The refs are taken out of `args`.
     fn locate(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         args: &mut Value,
     ) -> Result<(Doc, serde_json::Map<String, Value>), ToolError> {
@@ -736,12 +734,12 @@ impl BrowserManager {
             for r in wanted {
                 let Some((token, f)) = refs.and_then(|t| t.token_of(r)) else {
                     return Err(ToolError::ref_not_found(format!(
-                            "ref ax_{r} was never given out on this tab; call read_page or find for refs"
+                            "ref {r} was never given out on this tab; call read_page or find for refs"
                         ),
                     )
-                    .with("ref", format!("ax_{r}")));
+                    .with("ref", r.to_string()));
                 };
-                expect.insert(r.to_string(), json!(token));
+                expect.insert(r.0.to_string(), json!(token));
                 match &frame {
                     None => frame = Some(f.map(str::to_owned)),
                     Some(g) if g.as_deref() != f => {
@@ -771,7 +769,7 @@ impl BrowserManager {
     /// of its document, for CDP commands that take one: (document, object id).
     async fn element(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         mut args: Value,
         timeout_ms: u32,
@@ -789,7 +787,7 @@ impl BrowserManager {
     /// navigation is under way) reads the new document once it has loaded.
     async fn run_op(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         op: &str,
         args: Value,
@@ -814,7 +812,7 @@ impl BrowserManager {
     /// cover the frames too.
     async fn run_op_once(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         op: &str,
         mut args: Value,
@@ -882,7 +880,7 @@ impl BrowserManager {
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn run_in(
         &self,
-        n: u64,
+        n: TabId,
         doc: &Doc,
         op: &str,
         args: Value,
@@ -1143,7 +1141,7 @@ impl BrowserManager {
     /// Still pending at the bound: named in `pending`.
     async fn settle_action(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         mut args: Settle,
         timeout_ms: u32,
@@ -1158,7 +1156,7 @@ impl BrowserManager {
         args.keep = Some(since.is_some());
         let settle = |a: &Settle| page_ops::to_args(a).map_err(ToolError::internal);
         let mut d = match self.run_op(n, page, Settle::NAME, settle(&args)?, timeout_ms).await {
-            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            Err(e) if document_went_away(&e) => return Ok(navigated()),
             other => other?,
         };
         let (Some(w), Some(since)) = (watch, since) else {
@@ -1200,7 +1198,7 @@ impl BrowserManager {
             self.run_op(n, page, "unwatch", json!({}), timeout_ms).await.map(|_| d.clone())
         };
         match last {
-            Err(e) if navigated_away(&e) => return Ok(navigated()),
+            Err(e) if document_went_away(&e) => return Ok(navigated()),
             other => d = other?,
         }
         let (requests, _) = w.action_requests(since);
@@ -1218,7 +1216,7 @@ impl BrowserManager {
 
     async fn wait(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         args: &Wait,
         timeout_ms: u32,
@@ -1290,7 +1288,7 @@ impl BrowserManager {
     /// One look at what a wait waits for: `Some(answer)` once it happened.
     async fn wait_once(
         &self,
-        n: u64,
+        n: TabId,
         page: &Page,
         w: &WaitFor<'_>,
         timeout_ms: u32,
@@ -2088,7 +2086,7 @@ mod tests {
     fn refs_are_rewritten_and_checked() {
         let mut a = json!({"ref": "ax_12", "refs": {"ax_3": "x"}, "value": "ax_9"});
         let r = take_refs(&mut a).expect("refs");
-        assert_eq!(r, vec![12, 3]);
+        assert_eq!(r, vec![RefId(12), RefId(3)]);
         assert_eq!(a["ref"], json!(12));
         assert_eq!(a["value"], json!("ax_9"));
         let mut bad = json!({"ref": "12"});

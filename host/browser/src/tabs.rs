@@ -16,7 +16,7 @@ use chromiumoxide::listeners::EventStream;
 
 use super::events::Dialog;
 use super::netcap::TabWatch;
-use super::{Owner, lock};
+use super::{Owner, RefId, TabId, lock};
 
 /// Closed tabs whose owner is remembered for late events.
 const CLOSED_KEPT: usize = 256;
@@ -36,7 +36,7 @@ pub(crate) struct Tab {
     /// The JavaScript dialog open on it.
     pub(crate) dialog: Option<Dialog>,
     /// The tab whose page opened it.
-    pub(crate) opener: Option<u64>,
+    pub(crate) opener: Option<TabId>,
     /// When a download last started on it.
     pub(crate) downloaded_at: Option<Instant>,
     /// The browser context of its own (an isolated tab), disposed with it.
@@ -54,13 +54,13 @@ pub(crate) struct Tab {
 /// The open tabs of one browser manager, by number.
 #[derive(Default)]
 pub(crate) struct Tabs {
-    open: Mutex<HashMap<u64, Tab>>,
-    closed: Mutex<VecDeque<(u64, Arc<str>)>>,
+    open: Mutex<HashMap<TabId, Tab>>,
+    closed: Mutex<VecDeque<(TabId, Arc<str>)>>,
 }
 
 impl Tabs {
     /// Register tab `n`, in browser `slot`, for `owner`.
-    pub(crate) fn add(&self, n: u64, slot: usize, owner: &Owner) {
+    pub(crate) fn add(&self, n: TabId, slot: usize, owner: &Owner) {
         let tab = Tab {
             slot,
             owner: owner.clone(),
@@ -78,7 +78,7 @@ impl Tabs {
     }
 
     /// Drop tab `n` and everything known of it.
-    pub(crate) fn remove(&self, n: u64) -> Option<Tab> {
+    pub(crate) fn remove(&self, n: TabId) -> Option<Tab> {
         let tab = lock(&self.open).remove(&n)?;
         if let Some(owner) = &tab.owner {
             let mut closed = lock(&self.closed);
@@ -97,17 +97,17 @@ impl Tabs {
     }
 
     /// `f` on tab `n`, if it is open.
-    pub(crate) fn with<R>(&self, n: u64, f: impl FnOnce(&mut Tab) -> R) -> Option<R> {
+    pub(crate) fn with<R>(&self, n: TabId, f: impl FnOnce(&mut Tab) -> R) -> Option<R> {
         lock(&self.open).get_mut(&n).map(f)
     }
 
     /// `f` on every open tab.
-    pub(crate) fn all<R>(&self, f: impl FnOnce(&mut HashMap<u64, Tab>) -> R) -> R {
+    pub(crate) fn all<R>(&self, f: impl FnOnce(&mut HashMap<TabId, Tab>) -> R) -> R {
         f(&mut lock(&self.open))
     }
 
     /// The owner of tab `n`, open or recently closed.
-    pub(crate) fn owner_of(&self, n: u64) -> Owner {
+    pub(crate) fn owner_of(&self, n: TabId) -> Owner {
         if let Some(tab) = lock(&self.open).get(&n) {
             return tab.owner.clone();
         }
@@ -115,7 +115,7 @@ impl Tabs {
     }
 
     /// The open tab whose CDP target is `target`.
-    pub(crate) fn by_target(&self, target: &str) -> Option<u64> {
+    pub(crate) fn by_target(&self, target: &str) -> Option<TabId> {
         lock(&self.open).iter().find(|(_, t)| t.target.as_deref() == Some(target)).map(|(n, _)| *n)
     }
 
@@ -143,11 +143,11 @@ impl Default for TabRefs {
 }
 
 impl TabRefs {
-    /// The document token of ref `n` and the frame it lives in.
-    pub(crate) fn token_of(&self, n: u64) -> Option<(&str, Option<&str>)> {
+    /// The document token of ref `r` and the frame it lives in.
+    pub(crate) fn token_of(&self, r: RefId) -> Option<(&str, Option<&str>)> {
         self.ranges
             .iter()
-            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&n))
+            .find(|(lo, hi, _, _)| (*lo..*hi).contains(&r.0))
             .map(|(_, _, t, f)| (t.as_str(), f.as_deref()))
     }
 
@@ -183,11 +183,11 @@ mod tests {
         t.record(5, 9, "a", None);
         t.record(9, 12, "b", Some("F"));
         assert_eq!(t.ranges.len(), 2);
-        assert_eq!(t.token_of(4), Some(("a", None)));
-        assert_eq!(t.token_of(10), Some(("b", Some("F"))));
+        assert_eq!(t.token_of(RefId(4)), Some(("a", None)));
+        assert_eq!(t.token_of(RefId(10)), Some(("b", Some("F"))));
         assert_eq!(t.frame_of_token("b"), Some("F"));
         assert_eq!(t.frame_of_token("a"), None);
-        assert_eq!(t.token_of(12), None);
+        assert_eq!(t.token_of(RefId(12)), None);
         assert_eq!(t.next, 12);
     }
 }

@@ -9,6 +9,50 @@ use serde_json::Value;
 /// Who owns a tab: an MCP session's id, or `None` for the shared tabs.
 pub type Owner = Option<Arc<str>>;
 
+/// A tab's id: `t3` on the wire. Numbers are given out once per browser
+/// manager (across its pool and relaunches) and never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TabId(pub u64);
+
+impl TabId {
+    /// The id that `text` spells (`t3`), if it spells one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let digits = text.strip_prefix('t')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok().map(Self)
+    }
+}
+
+impl std::fmt::Display for TabId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+/// An element's ref: `ax_12` on the wire, given out by the page library of one
+/// document (a ref of an older document is stale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefId(pub u64);
+
+impl RefId {
+    /// The ref that `text` spells (`ax_12`), if it spells one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let digits = text.strip_prefix("ax_")?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok().map(Self)
+    }
+}
+
+impl std::fmt::Display for RefId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ax_{}", self.0)
+    }
+}
+
 /// One tab as the browser interface reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabInfo {
@@ -61,4 +105,23 @@ pub enum Input {
     Key(String),
     /// Insert text.
     Text(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RefId, TabId};
+
+    #[test]
+    fn tab_ids_and_refs_read_back_what_they_write_and_nothing_else() {
+        for n in [0, 3, 12, u64::MAX] {
+            assert_eq!(TabId::parse(&TabId(n).to_string()), Some(TabId(n)));
+            assert_eq!(RefId::parse(&RefId(n).to_string()), Some(RefId(n)));
+        }
+        for bad in ["", "t", "3", "t-3", "t+3", "T3", "t3 ", "t99999999999999999999", "ax_3"] {
+            assert_eq!(TabId::parse(bad), None, "{bad:?}");
+        }
+        for bad in ["", "ax_", "12", "ax_-1", "ax_+1", "AX_1", "ax_1x", "t3"] {
+            assert_eq!(RefId::parse(bad), None, "{bad:?}");
+        }
+    }
 }

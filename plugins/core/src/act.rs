@@ -566,10 +566,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
         return Err(ToolError::invalid_argument("fields", "at most 200 fields"));
     }
     if let Some(refs) = &a.refs
-        && let Some(bad) = refs.keys().find(|k| {
-            !k.strip_prefix("ax_")
-                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        })
+        && let Some(bad) = refs.keys().find(|k| browser::RefId::parse(k).is_none())
     {
         return Err(ToolError::invalid_argument(
             "refs",

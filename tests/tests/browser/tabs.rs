@@ -92,7 +92,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                     if let Err(e) = r.await {
                         ensure!(e.code.as_str() == "DIALOG_OPEN", "{e}");
                     }
-                    let n: u64 = tab.trim_start_matches('t').parse()?;
+                    let n = ochre_host::browser::TabId::parse(&tab).expect("a tab id");
                     until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;
                 }
                 _ => {}
@@ -116,6 +116,10 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
 
     let sizes = browser.state_sizes().await;
     assert_eq!((sizes.tabs, sizes.pages, sizes.downloads_in_progress), (0, 0, 0), "{sizes:?}");
+    // Nor does anything that names a tab: an owner's current tab, a browser's
+    // front tab, a crawl's fetcher tab, a frame's session.
+    let named = (sizes.current_tabs, sizes.front_tabs, sizes.fetchers, sizes.frame_sessions);
+    assert_eq!(named, (0, 0, 0, 0), "{sizes:?}");
     // Closed tabs' owners are kept for late events, bounded.
     assert!(sizes.closed_owners > 0 && sizes.closed_owners <= 256, "{sizes:?}");
     // The downloads reached the disk: the files are there.
@@ -124,6 +128,35 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     for i in 0..5 {
         browser.release_owner(&format!("session-{i}")).await;
     }
+    browser.shutdown().await;
+    Ok(())
+}
+
+/// A tab's cross-site frames get CDP sessions of the host's own (to read and
+/// act in them); they end with the tab. Tabs of a page with two cross-site
+/// frames (one inside the other) are read, which attaches the sessions, and
+/// closed: none is left, nor a current or front tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_tabs_frame_sessions_end_with_it() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let browser = BrowserManager::new(BrowserOptions {
+        chrome_path: Some(chromium_bin()?),
+        ..Default::default()
+    });
+    let mut attached = 0;
+    for _ in 0..20 {
+        let tab = browser.new_tab(Some(&site.url("checkout.html")), T).await?.id;
+        let snap = browser.page_op(Some(&tab), "snapshot", serde_json::json!({}), T).await?;
+        ensure!(snap.to_string().contains("Card number"), "the payment frame was not read: {snap}");
+        attached = attached.max(browser.state_sizes().await.frame_sessions);
+        browser.close_tab(&tab).await?;
+    }
+    ensure!(attached > 0, "no frame session was attached: the frames were not read");
+    let b = &browser;
+    until("the frame sessions to end", || async { Ok(b.state_sizes().await.frame_sessions == 0) })
+        .await?;
+    let s = browser.state_sizes().await;
+    assert_eq!((s.tabs, s.pages, s.current_tabs, s.front_tabs), (0, 0, 0, 0), "{s:?}");
     browser.shutdown().await;
     Ok(())
 }

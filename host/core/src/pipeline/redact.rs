@@ -263,8 +263,7 @@ impl Redact {
 }
 
 pub(crate) fn is_ref(s: &str) -> bool {
-    s.strip_prefix("ax_")
-        .is_some_and(|d| !d.is_empty() && d.len() <= 12 && d.bytes().all(|b| b.is_ascii_digit()))
+    ochre_protocol::browser::RefId::parse(s).is_some()
 }
 
 #[cfg(test)]
