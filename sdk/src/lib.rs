@@ -74,6 +74,11 @@ pub use ochre_protocol::{Code, codes};
 /// link rule: [`scripts::NEXT_LINK`]).
 pub use ochre_protocol::scripts;
 
+/// URL patterns by ochre's one rule (`/regex/`, `*` glob or substring), as
+/// `wait_for`'s `url_match` and `crawl`'s filters read them (feature `url`).
+#[cfg(feature = "url")]
+pub use ochre_protocol::url;
+
 extern crate self as ochre_sdk;
 
 use serde::Serialize;

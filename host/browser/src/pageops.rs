@@ -37,6 +37,7 @@ use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
 use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Wait};
+use ochre_protocol::url::UrlPattern;
 
 /// The `wall` page operation's probe (an expression; see `wall.js`).
 const WALL_JS: &str = include_str!("wall.js");
@@ -1226,6 +1227,15 @@ impl BrowserManager {
         let start = Instant::now();
         let deadline = start + Duration::from_millis(u64::from(timeout_ms));
         let key = json!(page_library_key());
+        // A URL pattern is checked before the wait begins (ochre's one rule:
+        // ochre_protocol::url).
+        let url = match kind {
+            "url_match" => Some(
+                UrlPattern::parse(value)
+                    .map_err(|why| ToolError::invalid_argument("value", why))?,
+            ),
+            _ => None,
+        };
         let mut w = WaitFor {
             kind,
             value,
@@ -1233,6 +1243,7 @@ impl BrowserManager {
             start,
             token_expr: format!("window[{key}] ? window[{key}].token : null"),
             first: None,
+            url,
         };
         // The document we start on, to notice the next one.
         let given = args.token.clone();
@@ -1326,7 +1337,7 @@ impl BrowserManager {
             }
             "url_match" => {
                 let url = page.url().await.ok().flatten().unwrap_or_default();
-                url_matches(value, &url)
+                w.url.as_ref().is_some_and(|p| p.matches(&url))
             }
             other => {
                 return Err(ToolError::invalid_argument(
@@ -2000,64 +2011,12 @@ struct WaitFor<'a> {
     token_expr: String,
     /// `navigation`: the token of the document the wait started on.
     first: Option<String>,
+    /// `url_match`: the pattern.
+    url: Option<UrlPattern>,
 }
 
 fn token_of(v: Value) -> Option<String> {
     v.as_str().map(str::to_owned)
-}
-
-/// `url_match`: `/regex/`, a glob with `*`, or a substring.
-fn url_matches(pattern: &str, url: &str) -> bool {
-    if let Some(re) = pattern.strip_prefix('/').and_then(|v| v.strip_suffix('/')) {
-        return simple_regex(re, url);
-    }
-    if pattern.contains('*') {
-        return glob(pattern, url);
-    }
-    url.contains(pattern)
-}
-
-/// `*` matches any run of chars; the whole URL must match. Nothing else is a
-/// wildcard (`?` is a URL's own).
-fn glob(pattern: &str, text: &str) -> bool {
-    wildmatch::WildMatchPattern::<'*', '\0'>::new(pattern).matches(text)
-}
-
-/// A tiny regex subset for `url_match` `/.../`: `^`, `$`, `.` and `.*`; anything
-/// else is matched literally.
-fn simple_regex(re: &str, text: &str) -> bool {
-    let anchored_start = re.starts_with('^');
-    let anchored_end = re.ends_with('$') && !re.ends_with("\\$");
-    let body = re.trim_start_matches('^');
-    let body = if anchored_end { &body[..body.len() - 1] } else { body };
-    let pattern = body.replace(".*", "\u{0}").replace('.', "\u{1}");
-    let starts: Vec<usize> = if anchored_start {
-        vec![0]
-    } else {
-        text.char_indices().map(|(i, _)| i).chain([text.len()]).collect()
-    };
-    starts.into_iter().any(|s| match_here(&pattern, &text[s..], anchored_end))
-}
-
-fn match_here(p: &str, t: &str, end: bool) -> bool {
-    let mut pc = p.chars();
-    match pc.next() {
-        None => !end || t.is_empty(),
-        Some('\u{0}') => {
-            let rest = pc.as_str();
-            t.char_indices()
-                .map(|(i, _)| i)
-                .chain([t.len()])
-                .any(|i| match_here(rest, &t[i..], end))
-        }
-        Some(c) => {
-            let mut tc = t.chars();
-            match tc.next() {
-                Some(x) if c == '\u{1}' || c == x => match_here(pc.as_str(), tc.as_str(), end),
-                _ => false,
-            }
-        }
-    }
 }
 
 /// The document an evaluation ran in was replaced (a navigation) or its frame
@@ -2070,17 +2029,6 @@ fn document_went_away(e: &ToolError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn url_patterns() {
-        assert!(glob("http://*/page2.html", "http://127.0.0.1:5/page2.html"));
-        assert!(!glob("http://*/page3.html", "http://127.0.0.1:5/page2.html"));
-        assert!(glob("http://*/p?id=*", "http://127.0.0.1:5/p?id=7"));
-        assert!(!glob("http://*/p?id=*", "http://127.0.0.1:5/pXid=7"));
-        assert!(simple_regex("page2\\.html$".replace("\\.", ".").as_str(), "http://x/page2.html"));
-        assert!(simple_regex("^http://.*/p", "http://a/p"));
-        assert!(!simple_regex("^https", "http://a/p"));
-    }
 
     #[test]
     fn refs_are_rewritten_and_checked() {

@@ -24,6 +24,8 @@ pub mod mime;
 pub mod page_ops;
 pub mod scripts;
 pub mod tool;
+#[cfg(feature = "url")]
+pub mod url;
 
 use serde_json::{Map, Value};
 

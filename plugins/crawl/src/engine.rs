@@ -1,6 +1,7 @@
 //! The breadth-first crawler. Its whole state serializes (crawl jobs keep it in
 //! the plugin's key-value state between calls and across restarts).
 
+use ochre_sdk::url::UrlPattern;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use ochre_sdk::{ToolError, browser};
@@ -131,11 +132,10 @@ impl CrawlSpec {
                 format!("{start:?} is not an http(s) URL"),
             ));
         }
-        if let Some(p) = include.iter().chain(&exclude).find(|p| p.is_empty()) {
-            return Err(ToolError::invalid_argument(
-                "include_patterns",
-                format!("pattern {p:?} is empty"),
-            ));
+        for (field, patterns) in [("include_patterns", &include), ("exclude_patterns", &exclude)] {
+            for p in patterns {
+                UrlPattern::parse(p).map_err(|why| ToolError::invalid_argument(field, why))?;
+            }
         }
         Ok(Self {
             start: web::normalize(&start),
@@ -168,6 +168,9 @@ pub struct Crawler {
     pub skipped_robots: u32,
     pub max_depth_reached: u32,
     started: bool,
+    /// The include and exclude patterns, compiled on first use.
+    #[serde(skip)]
+    patterns: std::sync::OnceLock<(Vec<UrlPattern>, Vec<UrlPattern>)>,
 }
 
 impl Crawler {
@@ -184,6 +187,7 @@ impl Crawler {
             skipped_robots: 0,
             max_depth_reached: 0,
             started: false,
+            patterns: Default::default(),
         }
     }
 
@@ -204,8 +208,18 @@ impl Crawler {
             },
             _ => web::origin(start) == web::origin(url),
         };
-        ok && (self.spec.include.is_empty() || self.spec.include.iter().any(|p| web::glob(p, url)))
-            && !self.spec.exclude.iter().any(|p| web::glob(p, url))
+        let (include, exclude) = self.patterns.get_or_init(|| {
+            // Checked when the crawl began (a job saved by an older version
+            // may hold one that no longer parses: it is then found as it is).
+            let compile = |ps: &[String]| -> Vec<UrlPattern> {
+                ps.iter()
+                    .map(|p| UrlPattern::parse(p).unwrap_or(UrlPattern::Substring(p.clone())))
+                    .collect()
+            };
+            (compile(&self.spec.include), compile(&self.spec.exclude))
+        });
+        ok && (include.is_empty() || include.iter().any(|p| p.matches(url)))
+            && !exclude.iter().any(|p| p.matches(url))
     }
 
     fn robots_allow(&mut self, url: &str) -> Result<bool, ToolError> {

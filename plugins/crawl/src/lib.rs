@@ -9,6 +9,7 @@ mod engine;
 mod web;
 
 use engine::{CrawlSpec, Crawler, visit};
+use ochre_sdk::url::UrlPattern;
 use ochre_sdk::{Output, ToolError, browser, clock, kv};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,10 +31,10 @@ struct CrawlArgs {
     /// `same-origin` (default), `same-domain` (subdomains too) or `any`.
     #[schemars(regex(pattern = r"^(same-origin|same-domain|any)$"))]
     scope: Option<String>,
-    /// Only URLs matching one of these (`*` globs, or substrings).
+    /// Only URLs matching one of these (substrings, `*` globs or `/regex/`).
     #[schemars(length(max = 50))]
     include_patterns: Option<Vec<String>>,
-    /// Never URLs matching one of these.
+    /// Never URLs matching one of these (substrings, `*` globs or `/regex/`).
     #[schemars(length(max = 50))]
     exclude_patterns: Option<Vec<String>>,
     /// `markdown` (default), `text` or `structured` (headings, description, text).
@@ -104,7 +105,7 @@ struct SitemapArgs {
     /// Use this sitemap instead.
     #[schemars(length(min = 1, max = 4096))]
     sitemap_url: Option<String>,
-    /// Only URLs matching this (`*` glob or substring).
+    /// Only URLs matching this (a substring, a `*` glob or a `/regex/`).
     #[schemars(length(min = 1, max = 500))]
     filter: Option<String>,
     /// Default 100.
@@ -123,6 +124,8 @@ struct SitemapArgs {
 #[ochre_sdk::tool(name = "crawl_sitemap", read_only, open_world, tier = 2, output_mode, scope = NetworkAdjacent)]
 fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
     let started = clock::now_ms();
+    let filter = a.filter.as_deref().map(UrlPattern::parse).transpose();
+    let filter = filter.map_err(|why| ToolError::invalid_argument("filter", why))?;
     let origin = web::origin(&a.url)
         .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?
         .to_owned();
@@ -178,7 +181,7 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
     let mut seen = std::collections::BTreeSet::new();
     urls.retain(|u| {
         web::origin(u).is_some()
-            && a.filter.as_deref().is_none_or(|f| web::glob(f, u))
+            && filter.as_ref().is_none_or(|f| f.matches(u))
             && seen.insert(web::normalize(u))
     });
     urls.truncate(max);

@@ -32,16 +32,6 @@ pub fn normalize(url: &str) -> String {
     url.split('#').next().unwrap_or(url).to_owned()
 }
 
-/// Glob match: `*` is any run of characters (the whole URL must match); a
-/// pattern without `*` matches as a substring. `?` is literal, as in URLs.
-/// `/re/`-style patterns are not supported (say so in the schema).
-pub fn glob(pattern: &str, text: &str) -> bool {
-    if !pattern.contains('*') {
-        return text.contains(pattern);
-    }
-    glob_full(pattern, text)
-}
-
 /// The rules of a robots.txt for `*` (or `ochre`, preferred when present).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Robots {
@@ -165,17 +155,6 @@ mod tests {
         assert_eq!(path_of("http://h/x/y?z=1"), "/x/y?z=1");
         assert_eq!(path_of("http://h"), "/");
         assert_eq!(normalize("http://h/a#top"), "http://h/a");
-    }
-
-    #[test]
-    fn globs() {
-        assert!(glob("/s1/", "http://h/s1/p01.html"));
-        assert!(glob("*/s1/*.html", "http://h/s1/p01.html"));
-        assert!(!glob("*/s1/*.xml", "http://h/s1/p01.html"));
-        assert!(glob("http://h/*", "http://h/x"));
-        // `?` is the URL's own, not a wildcard.
-        assert!(glob("*/search?q=*", "http://h/search?q=1"));
-        assert!(!glob("*/search?q=*", "http://h/searchXq=1"));
     }
 
     #[test]

@@ -89,11 +89,37 @@ async fn crawl_honours_robots_scope_budgets_and_reports_broken_pages() -> Result
     }));
     assert!(pages[0]["content"].as_str().expect("text").contains("Paragraph 0 of page 2.5"));
 
+    // The same pages by ochre's one URL rule: a `/regex/` includes and
+    // excludes, a pattern without regex characters is found as it is.
+    let r = client
+        .tool_json(
+            "crawl",
+            json!({
+                "url": site.url("many-pages/s2/p05.html"),
+                "max_depth": 1,
+                "include_patterns": [r"/\/s2\/p0\d\.html$/", "/missing-"],
+                "exclude_patterns": [r"/p04\.html$/"],
+                "output_format": "text"
+            }),
+        )
+        .await?;
+    let urls: Vec<&str> =
+        r["pages"].as_array().expect("pages").iter().filter_map(|p| p["url"].as_str()).collect();
+    assert!(urls.iter().any(|u| u.ends_with("missing-1.html")), "{urls:?}");
+    assert!(urls.iter().any(|u| u.ends_with("/s2/p06.html")), "{urls:?}");
+    assert!(
+        urls.iter()
+            .all(|u| u.contains("/s2/p0") && !u.ends_with("p04.html") || u.contains("/missing-")),
+        "{urls:?}"
+    );
+
     // Bad input changes nothing.
     for (args, field) in [
         (json!({"url": "ftp://example.com/"}), "url"),
         (json!({"url": start, "max_pages": 0}), "max_pages"),
         (json!({"url": start, "scope": "galaxy"}), "scope"),
+        (json!({"url": start, "include_patterns": ["/a(b/"]}), "include_patterns"),
+        (json!({"url": start, "exclude_patterns": [""]}), "exclude_patterns"),
     ] {
         let err = client.tool_error("crawl", args).await?;
         assert_eq!(

@@ -434,9 +434,24 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
             json!({"type": "function", "value": "() => document.title === 'Interactive fixture'"}),
         )
         .await?;
-    client
-        .tool_text("wait_for", json!({"type": "url_match", "value": "*interactive.html"}))
+    // ochre's one URL rule: a glob, a /regex/, a substring.
+    for pattern in
+        ["*interactive.html", r"/^http:\/\/127\.0\.0\.1:\d+\/interactive/", "/interactive"]
+    {
+        client.tool_text("wait_for", json!({"type": "url_match", "value": pattern})).await?;
+    }
+    let err = client
+        .tool_error("wait_for", json!({"type": "url_match", "value": "/interactive(/"}))
         .await?;
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("value"))
+    );
+    // `/nowhere/` has no regex character: a substring, not in this URL.
+    let err = client
+        .tool_error("wait_for", json!({"type": "url_match", "value": "/nowhere/", "timeout": 200}))
+        .await?;
+    assert_eq!(err["code"], "TIMEOUT", "{err}");
     client.tool_text("wait_for", json!({"type": "timeout", "value": "50"})).await?;
     let err = client
         .tool_error("wait_for", json!({"type": "selector", "value": "#never", "timeout": 300}))
