@@ -167,13 +167,10 @@ impl BrowserManager {
         &self.inner.events
     }
 
-    /// Log a page event, for the owner of the tab it names.
-    fn push_event(&self, kind: &'static str, body: Value) -> u64 {
-        let owner = body
-            .get("tabId")
-            .and_then(Value::as_str)
-            .and_then(|t| super::parse_tab(t).ok())
-            .and_then(|n| self.inner.tabs.owner_of(n));
+    /// Log a page event of tab `tab` (its `tabId`), for the tab's owner.
+    fn push_event(&self, kind: &'static str, tab: Option<TabId>, mut body: Value) -> u64 {
+        body["tabId"] = json!(tab.map(|t| t.to_string()));
+        let owner = tab.and_then(|n| self.inner.tabs.owner_of(n));
         self.events().push(kind, body, owner)
     }
 
@@ -389,7 +386,7 @@ impl BrowserManager {
         if let Some(t) = text {
             body["promptText"] = json!(t.chars().take(MESSAGE_MAX).collect::<String>());
         }
-        self.push_event("dialog_closed", body);
+        self.push_event("dialog_closed", Some(n), body);
     }
 
     /// Watch tab `n`'s dialogs (called for every registered tab).
@@ -426,7 +423,7 @@ impl BrowserManager {
             url: ev.url.chars().take(300).collect(),
             seq: 0,
         };
-        let seq = self.push_event("dialog_opened", d.json(n));
+        let seq = self.push_event("dialog_opened", Some(n), d.json(n));
         tracing::info!(tab = %n, kind = d.kind, "a dialog opened");
         let policy = self.inner.options.dialogs;
         if policy != DialogPolicy::Ask {
@@ -441,7 +438,7 @@ impl BrowserManager {
                     let mut body = d.json(n);
                     body["accepted"] = json!(accept);
                     body["by"] = json!("policy");
-                    self.push_event("dialog_closed", body);
+                    self.push_event("dialog_closed", Some(n), body);
                     return;
                 }
                 Ok(Err(e)) => tracing::warn!(error = %e, "cannot answer a dialog by policy"),
@@ -595,7 +592,8 @@ impl BrowserManager {
             .unwrap_or(first_url);
         self.push_event(
             "tab_opened",
-            json!({"tabId": n.to_string(), "openerTabId": opener.to_string(), "url": url}),
+            Some(n),
+            json!({"openerTabId": opener.to_string(), "url": url}),
         );
         tracing::info!(tab = %n, opener = %opener, "a page opened a tab");
         self.watch_tab(n, &page).await;
@@ -613,7 +611,7 @@ impl BrowserManager {
         // Forgotten whole, even if the session no longer had its page.
         self.forget_tab(n);
         if removed {
-            self.push_event("tab_closed", json!({"tabId": n.to_string(), "by": "page"}));
+            self.push_event("tab_closed", Some(n), json!({"by": "page"}));
         }
     }
 
@@ -631,7 +629,8 @@ impl BrowserManager {
         let name = safe_file_name(&ev.suggested_filename);
         let seq = self.push_event(
             "download_started",
-            json!({"tabId": tab.map(|t| t.to_string()), "url": ev.url.chars().take(300).collect::<String>(), "file": name}),
+            tab,
+            json!({"url": ev.url.chars().take(300).collect::<String>(), "file": name}),
         );
         let download = Download {
             tab,
@@ -667,7 +666,7 @@ impl BrowserManager {
     /// its end for its start, when that has not arrived yet).
     fn download_ended(&self, guid: &str, state: &'static str, bytes: u64) {
         let dir = self.downloads_dir();
-        let body = {
+        let (d_tab, body) = {
             let mut all = lock(&self.events().downloads);
             let Some(mut d) = all.remove(guid) else {
                 let mut early = lock(&self.events().ended_early);
@@ -684,13 +683,14 @@ impl BrowserManager {
                 let to = free_name(&dir, &d.name);
                 d.path = Some(if std::fs::rename(&from, &to).is_ok() { to } else { from });
             }
-            json!({
-                "tabId": d.tab.map(|t| t.to_string()), "url": d.url, "file": d.name, "state": d.state,
+            let body = json!({
+                "url": d.url, "file": d.name, "state": d.state,
                 "bytes": d.bytes, "path": d.path.as_ref().map(|p| p.display().to_string()),
                 "startedSeq": d.seq,
-            })
+            });
+            (d.tab, body)
         };
-        self.push_event("download", body);
+        self.push_event("download", d_tab, body);
     }
 
     /// Downloads started and not finished.
