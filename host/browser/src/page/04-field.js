@@ -26,8 +26,11 @@
       const ty = t === 'input' ? (e.type || 'text').toLowerCase() : '';
       return { value: e.value, secret: isSecret(e), text: !NOT_TEXT.test(ty) };
     }
-    if ('value' in e && t !== 'button' && e.value != null)
-      return { value: String(e.value), secret: false, text: false };
+    // Another element with a value of text (an output, a custom field); not a
+    // list item's or a meter's number.
+    if ('value' in e && t !== 'button' && typeof e.value === 'string') {
+      return { value: e.value, secret: false, text: false };
+    }
     if (e.isContentEditable) return { value: editorText(e), secret: false, text: true };
     return { value: null, secret: false, text: false };
   }

@@ -172,7 +172,7 @@
           r[n] =
             e.getAttribute('content') ||
             (e.localName === 'a' && (props[n] || {}).format === 'uri' ? e.href : null) ||
-            shown(held(e)) ||
+            (isSecret(e) ? shown(held(e)) : e.value) ||
             e.innerText ||
             e.textContent;
       }
