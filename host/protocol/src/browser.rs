@@ -17,11 +17,7 @@ pub struct TabId(pub u64);
 impl TabId {
     /// The id that `text` spells (`t3`), if it spells one.
     pub fn parse(text: &str) -> Option<Self> {
-        let digits = text.strip_prefix('t')?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok().map(Self)
+        number_after(text, "t").map(Self)
     }
 }
 
@@ -39,11 +35,7 @@ pub struct RefId(pub u64);
 impl RefId {
     /// The ref that `text` spells (`ax_12`), if it spells one.
     pub fn parse(text: &str) -> Option<Self> {
-        let digits = text.strip_prefix("ax_")?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok().map(Self)
+        number_after(text, "ax_").map(Self)
     }
 }
 
@@ -51,6 +43,15 @@ impl std::fmt::Display for RefId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ax_{}", self.0)
     }
+}
+
+/// The number `text` spells after `prefix`: digits only (no sign, no space).
+fn number_after(text: &str, prefix: &str) -> Option<u64> {
+    let digits = text.strip_prefix(prefix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// One tab as the browser interface reports it.
