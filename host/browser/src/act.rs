@@ -15,7 +15,7 @@ use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description, DragPoi
 use ochre_protocol::{Code, ToolError};
 use serde_json::{Value, json};
 
-use super::{BrowserManager, Input};
+use super::{BrowserManager, HostBrowser, Input};
 
 /// Default bound of the actionability wait, in ms.
 const ACTIONABLE_MS: u64 = 5_000;
@@ -133,7 +133,7 @@ impl BrowserManager {
     async fn own_stack<T: Send + 'static>(
         fut: BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let task = tokio::spawn(super::with_tab_owner(super::owner(), fut));
+        let task = tokio::spawn(super::OWNER.scope(super::owner(), fut));
         let _abort = AbortOnDrop(task.abort_handle());
         task.await.unwrap_or_else(|e| {
             Err(ToolError::internal(format!("a step of the action failed: {e}")))

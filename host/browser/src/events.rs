@@ -79,6 +79,13 @@ pub(crate) struct Dialog {
 }
 
 impl Dialog {
+    /// Whether log entry `seq` reported this dialog.
+    pub(super) fn is(&self, seq: u64) -> bool {
+        self.seq == seq
+    }
+}
+
+impl Dialog {
     fn json(&self, n: TabId) -> Value {
         let mut v = json!({"tabId": n.to_string(), "type": self.kind, "message": self.message, "url": self.url});
         if self.kind == "prompt" {
@@ -142,6 +149,39 @@ impl Events {
     fn since(&self, mark: u64) -> Vec<PageEvent> {
         lock(&self.log).iter().filter(|e| e.seq > mark).cloned().collect()
     }
+
+    /// The log's position: entries after it come after this call.
+    pub(super) fn mark(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
+    /// Entries after `mark` of `owner`'s tabs.
+    pub(super) fn since_of(&self, mark: u64, owner: &super::Owner) -> Vec<PageEvent> {
+        let mut all = self.since(mark);
+        all.retain(|e| e.owner == *owner);
+        all
+    }
+
+    /// Entries the journal has not seen yet; each is returned once.
+    pub(super) fn take_unjournaled(&self) -> Vec<PageEvent> {
+        let now = self.mark();
+        let before = self.journaled.fetch_max(now, Ordering::Relaxed);
+        if before >= now {
+            return Vec::new();
+        }
+        self.since(before).into_iter().filter(|e| e.seq <= now).collect()
+    }
+
+    /// Whether a page opened by a tab is being given a tab id right now.
+    pub(super) fn adopting(&self) -> bool {
+        self.adopting.load(Ordering::Relaxed) > 0
+    }
+
+    /// Whether a download that started after log position `mark` is still in
+    /// progress.
+    pub(super) fn downloading_since(&self, mark: u64) -> bool {
+        lock(&self.downloads).values().any(|d| d.seq > mark && d.state == "in_progress")
+    }
 }
 
 /// Whether a browser call failed because the connection to the browser ended
@@ -163,7 +203,7 @@ fn dialog_error(d: &Dialog, n: TabId) -> ToolError {
 }
 
 impl BrowserManager {
-    fn events(&self) -> &Events {
+    pub(super) fn events(&self) -> &Events {
         &self.inner.events
     }
 
@@ -174,41 +214,9 @@ impl BrowserManager {
         self.events().push(kind, body, owner)
     }
 
-    /// The current position of the page-event log: events after it happened
-    /// after this call.
-    pub fn event_mark(&self) -> u64 {
-        self.events().seq.load(Ordering::Relaxed)
-    }
-
-    /// Page events after `mark` (see [`Self::event_mark`]) on the caller's tabs.
-    pub fn events_since(&self, mark: u64) -> Vec<PageEvent> {
-        let who = super::owner();
-        let mut all = self.events().since(mark);
-        all.retain(|e| e.owner == who);
-        all
-    }
-
-    /// Page events the journal has not seen yet; each is returned once.
-    pub fn take_unjournaled(&self) -> Vec<PageEvent> {
-        let ev = self.events();
-        let now = ev.seq.load(Ordering::Relaxed);
-        let before = ev.journaled.fetch_max(now, Ordering::Relaxed);
-        if before >= now {
-            return Vec::new();
-        }
-        ev.since(before).into_iter().filter(|e| e.seq <= now).collect()
-    }
-
     /// The open dialog of tab `n`, as JSON.
     pub fn open_dialog(&self, n: TabId) -> Option<Value> {
         self.inner.tabs.with(n, |t| t.dialog.as_ref().map(|d| d.json(n))).flatten()
-    }
-
-    /// Whether the dialog reported by log entry `seq` is still open.
-    pub fn dialog_still_open(&self, seq: u64) -> bool {
-        self.inner
-            .tabs
-            .all(|tabs| tabs.values().any(|t| t.dialog.as_ref().is_some_and(|d| d.seq == seq)))
     }
 
     /// The tab that opened tab `n`, and the dialog open on it.
@@ -391,8 +399,6 @@ impl BrowserManager {
 
     /// Watch tab `n`'s dialogs (called for every registered tab).
     pub(super) async fn watch_dialogs(&self, n: TabId, page: &Page) {
-        let target = page.target_id().inner().clone();
-        self.inner.tabs.with(n, |t| t.target = Some(target));
         if let Ok(mut s) = page.event_listener::<EventJavascriptDialogOpening>().await {
             let me = self.clone();
             let page = page.clone();
@@ -534,11 +540,6 @@ impl BrowserManager {
         }
     }
 
-    /// Where downloads go, for messages.
-    pub fn downloads_dir_shown(&self) -> String {
-        self.downloads_dir().display().to_string()
-    }
-
     /// Where downloads go.
     pub(super) fn downloads_dir(&self) -> PathBuf {
         self.inner
@@ -569,18 +570,14 @@ impl BrowserManager {
         let n = {
             let mut guard = self.slot(slot).session.lock().await;
             let Some(s) = guard.as_mut() else { return };
-            if s.tabs.values().any(|p| p.target_id() == page.target_id()) {
+            if self.inner.tabs.by_target(page.target_id().as_ref()).is_some() {
                 return;
             }
             // A page opened by a tab belongs to the tab's owner.
             let who = self.owner_of(opener);
             self.add_tab(s, page.clone(), &who)
         };
-        let target = page.target_id().inner().clone();
-        self.inner.tabs.with(n, |t| {
-            t.target = Some(target);
-            t.opener = Some(opener);
-        });
+        self.inner.tabs.with(n, |t| t.opener = Some(opener));
         // Reported at once: a popup opened with `window.open` may take a while to
         // answer CDP commands (it starts paused for the debugger), and the click
         // that opened it must not wait for that.
@@ -605,11 +602,13 @@ impl BrowserManager {
             let mut guard = self.slot(slot).session.lock().await;
             match guard.as_mut() {
                 Some(s) => self.drop_tab(s, n).is_some(),
-                None => false,
+                // Its browser is gone, and the tab's end is told as that.
+                None => {
+                    self.forget_tab(n);
+                    false
+                }
             }
         };
-        // Forgotten whole, even if the session no longer had its page.
-        self.forget_tab(n);
         if removed {
             self.push_event("tab_closed", Some(n), json!({"by": "page"}));
         }
@@ -696,30 +695,6 @@ impl BrowserManager {
     /// Downloads started and not finished.
     pub(super) fn downloads_in_progress(&self) -> usize {
         lock(&self.events().downloads).len()
-    }
-
-    /// Wait (at most `max`) until no page opened by a tab is still being given
-    /// its tab id (so that a call's answer can name the tab its click opened).
-    pub async fn wait_adoptions(&self, max: Duration) {
-        let start = Instant::now();
-        while self.events().adopting.load(Ordering::Relaxed) > 0 && start.elapsed() < max {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    /// Wait (at most `max`) until the downloads that started after `mark` have
-    /// finished.
-    pub async fn wait_downloads(&self, mark: u64, max: Duration) {
-        let start = Instant::now();
-        loop {
-            let pending = lock(&self.events().downloads)
-                .values()
-                .any(|d| d.seq > mark && d.state == "in_progress");
-            if !pending || start.elapsed() >= max {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
     }
 }
 

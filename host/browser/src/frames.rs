@@ -383,8 +383,9 @@ impl BrowserManager {
         }
         // The same browser again: a service that starts a browser per
         // connection is asked where this one is.
-        let targets: Vec<String> =
-            session.tabs.values().map(|p| p.target_id().as_ref().to_owned()).collect();
+        let targets: Vec<String> = (self.inner.tabs.pages_in(slot, None).iter())
+            .map(|(_, p)| p.target_id().as_ref().to_owned())
+            .collect();
         let endpoint = self.slot(slot).endpoint.as_ref();
         let ws = super::pool::same_browser_url(endpoint, session.browser.websocket_address(), &targets)
             .await

@@ -9,16 +9,15 @@
 //!   `user_data_dir` is given. Attach mode: `endpoints` (http or ws URLs), a pool
 //!   of browsers (see the `pool` module).
 //! - Tabs have short ids (`t1`, `t2`, ...) and there is a current tab.
-//! - Tabs have an owner: calls run under [`with_tab_owner`] (an HTTP session's)
+//! - Tabs have an owner: calls run under [`HostBrowser::with_owner`] (an HTTP session's)
 //!   see only that owner's tabs, each owner's in a browser context of its own;
 //!   calls without an owner share the rest (stdio, an embedder). A tab a page
 //!   opens belongs to the opener's owner.
 //! - A dead browser is noticed (its event stream ends); the next call relaunches or
-//!   re-attaches and reports that it did ([`BrowserManager::take_relaunch_note`]).
+//!   re-attaches and reports that it did ([`HostBrowser::take_relaunch_note`]).
 
 #![warn(missing_docs)]
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -40,6 +39,7 @@ mod act;
 mod events;
 mod frames;
 mod grid;
+mod host_browser;
 mod library;
 pub mod lifeline;
 mod netcap;
@@ -52,10 +52,6 @@ pub use events::{DialogPolicy, PageEvent};
 pub use library::{PAGE_JS, PAGE_PARTS, page_library_key, page_library_under};
 pub use pageops::Input;
 pub use pool::{Endpoint, EndpointStatus};
-
-/// Receives what the browser tells the clients' operators (launches, relaunches,
-/// endpoints lost and back).
-pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
 
 pub use ochre_protocol::page_ops;
 
@@ -107,17 +103,8 @@ const CANDIDATES: &[&str] =
 const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
 
 tokio::task_local! {
-    /// The owner of the tabs the running call may see (see [`with_tab_owner`]).
+    /// The owner of the tabs the running call may see (see [`HostBrowser::with_owner`]).
     static OWNER: Owner;
-}
-
-/// Run `fut` on behalf of `owner`: the tabs it opens belong to that owner, in a
-/// browser context of the owner's own (cookies, storage and cache apart from
-/// everyone else's), and it sees and acts on no other tab (another owner's tab
-/// answers `TAB_NOT_FOUND`, as a closed one does). `None` runs on the shared
-/// tabs. Release an owner's tabs with [`BrowserManager::release_owner`].
-pub async fn with_tab_owner<F: std::future::Future>(owner: Owner, fut: F) -> F::Output {
-    OWNER.scope(owner, fut).await
 }
 
 /// The owner of the running call.
@@ -125,7 +112,7 @@ fn owner() -> Owner {
     OWNER.try_with(Clone::clone).ok().flatten()
 }
 
-pub use ochre_protocol::browser::{Owner, RefId, TabDialog, TabId, TabInfo};
+pub use ochre_protocol::browser::{HostBrowser, Notices, Owner, RefId, TabDialog, TabId, TabInfo};
 
 /// Where [`BrowserManager::info`] reads a tab's title.
 #[derive(Debug, Clone, Copy)]
@@ -147,7 +134,6 @@ struct Session {
     /// without the session's lock: other sessions' calls need it meanwhile.
     browser: Arc<Browser>,
     alive: Arc<AtomicBool>,
-    tabs: BTreeMap<TabId, Page>,
     /// Per owner, its current tab.
     current: std::collections::HashMap<Owner, TabId>,
     /// Per owner with tabs, the browser context they live in.
@@ -166,15 +152,6 @@ struct Session {
     /// Chromium's own input handling) stall; ops bring their tab to the front
     /// first. `None` after any tab opens or closes.
     front: Option<TabId>,
-}
-
-impl Session {
-    /// Register a page as tab `n` (numbered and given an owner by
-    /// [`BrowserManager::add_tab`]).
-    fn add_tab(&mut self, n: TabId, page: Page) {
-        self.tabs.insert(n, page);
-        self.front = None;
-    }
 }
 
 /// A temporary profile dir, removed when the session ends.
@@ -198,7 +175,8 @@ struct Inner {
     slots: Vec<pool::Slot>,
     /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
     placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
-    /// The open tabs: everything known of each but its page (see [`tabs`]).
+    /// The open tabs, each with its page and everything known of it (see
+    /// [`tabs`]).
     tabs: tabs::Tabs,
     /// Where the next worker tabs go (round-robin over the pool).
     next_worker: AtomicUsize,
@@ -206,7 +184,7 @@ struct Inner {
     next_tab: AtomicU64,
     /// Per owner, the browser (slot, and how many times it had started) its
     /// last call saw: a change means its tabs are gone (see
-    /// [`BrowserManager::take_relaunch_note`]).
+    /// [`HostBrowser::take_relaunch_note`]).
     seen: std::sync::Mutex<std::collections::HashMap<Owner, (usize, u64)>>,
     launches: std::sync::atomic::AtomicU64,
     /// Per owner, origin and browser: a worker tab at that origin that crawls
@@ -235,7 +213,7 @@ impl std::fmt::Debug for BrowserManager {
 pub struct StateSizes {
     /// Open tabs the manager keeps state for (refs, watch, dialog, owner, ...).
     pub tabs: usize,
-    /// Page handles held in the browsers' sessions.
+    /// Page handles held: an open tab's, in a browser still running.
     pub pages: usize,
     /// Closed tabs whose owner is remembered for late events (at most 256).
     pub closed_owners: usize,
@@ -378,12 +356,6 @@ impl BrowserManager {
         }
     }
 
-    /// Tell launches and relaunches to the clients' operators through `notices`
-    /// (the host sends them as MCP log messages of the logger `browser`).
-    pub fn set_notices(&self, notices: Notices) {
-        let _ = self.inner.notices.set(notices);
-    }
-
     fn tell(&self, level: ochre_protocol::Level, message: String) {
         if let Some(notices) = self.inner.notices.get() {
             notices(level, message);
@@ -393,18 +365,6 @@ impl BrowserManager {
     /// How many times a browser was launched or attached.
     pub fn launches(&self) -> u64 {
         self.inner.launches.load(Ordering::Relaxed)
-    }
-
-    /// Whether the caller's browser is another one than at its last call (its
-    /// browser died and was relaunched, or its endpoint went down and it moved):
-    /// its tabs are gone. Each owner is told once.
-    pub fn take_relaunch_note(&self) -> bool {
-        let who = owner();
-        let Some(i) = self.placed(&who) else { return false };
-        let now = (i, self.slot(i).starts.load(Ordering::Relaxed));
-        let before = lock(&self.inner.seen).insert(who, now);
-        // A browser never started before had no tabs to lose.
-        before.is_some_and(|(slot, starts)| starts > 0 && (slot, starts) != now)
     }
 
     fn find_executable(&self) -> Result<PathBuf, ToolError> {
@@ -570,7 +530,6 @@ impl BrowserManager {
             slot: i,
             browser: Arc::new(browser),
             alive,
-            tabs: BTreeMap::new(),
             current: Default::default(),
             owner_contexts: Default::default(),
             _profile: profile,
@@ -654,8 +613,8 @@ impl BrowserManager {
                 if let Some(g) = old.grid.take() {
                     tokio::spawn(g.end());
                 }
-                for n in old.tabs.keys() {
-                    self.forget_tab(*n);
+                for (n, _) in self.inner.tabs.pages_in(i, None) {
+                    self.forget_tab(n);
                 }
                 self.inner.tabs.forget_closed();
                 self.forget_fetchers(i);
@@ -724,7 +683,7 @@ impl BrowserManager {
             };
             let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
             let n = wanted.or_else(|| session.current.get(&who).copied());
-            match (n.and_then(|n| self.visible_page(session, n, &who).map(|p| (n, p))), wanted) {
+            match (n.and_then(|n| self.visible_page(n, &who).map(|p| (n, p))), wanted) {
                 (Some((n, page)), _) => {
                     let behind = session.front != Some(n);
                     session.front = Some(n);
@@ -819,34 +778,6 @@ impl BrowserManager {
         }
     }
 
-    /// The open tabs (the caller's: see [`with_tab_owner`]).
-    pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
-        let who = owner();
-        let mine = |s: &Session| -> Vec<(TabId, Page)> {
-            s.tabs
-                .iter()
-                .filter(|(n, _)| self.owner_of(**n) == who)
-                .map(|(n, p)| (*n, p.clone()))
-                .collect()
-        };
-        let mut pages: Vec<(TabId, Page)> =
-            self.session().await?.as_ref().map(mine).unwrap_or_default();
-        // Tabs it has in the other browsers of a pool (workflow workers).
-        let home = self.home()?;
-        for i in (0..self.pool_size()).filter(|i| *i != home) {
-            let guard = self.slot(i).session.lock().await;
-            if let Some(s) = guard.as_ref().filter(|s| s.alive.load(Ordering::Relaxed)) {
-                pages.extend(mine(s));
-            }
-        }
-        pages.sort_by_key(|(n, _)| *n);
-        let mut out = Vec::with_capacity(pages.len());
-        for (n, p) in pages {
-            out.push(self.info(n, &p, TitleFrom::Page).await);
-        }
-        Ok(out)
-    }
-
     /// Open a tab and make it current.
     pub async fn new_tab(&self, url: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
         let who = owner();
@@ -920,15 +851,14 @@ impl BrowserManager {
         let n = parse_tab(tab)?;
         let who = owner();
         let slot = self.slot_of_tab(n);
-        let page = {
+        let tabs::Tab { page, context, .. } = {
             let mut guard = self.session_in(slot).await?;
             let session = guard.as_mut().ok_or_else(|| not_found(tab))?;
-            if self.visible_page(session, n, &who).is_none() {
+            if self.visible_page(n, &who).is_none() {
                 return Err(not_found(tab));
             }
             self.drop_tab(session, n).ok_or_else(|| not_found(tab))?
         };
-        let context = self.forget_tab(n).and_then(|t| t.context);
         // Target.closeTarget, not Page.close: a page's beforeunload handler must
         // not keep the tab open (nor wait for a dialog nobody answers).
         let Some(browser) = self.browser_of(slot).await else {
@@ -1101,95 +1031,36 @@ impl BrowserManager {
         .await
     }
 
-    /// The tab `tab` (or the current tab) if a browser is running and has it;
-    /// never launches a browser or opens a tab.
-    pub async fn peek_tab(&self, tab: Option<&str>) -> Option<TabInfo> {
-        let wanted = match tab {
-            Some(t) => Some(parse_tab(t).ok()?),
-            None => None,
-        };
-        let who = owner();
-        let (n, page) = {
-            let guard = match wanted {
-                Some(n) => self.slot(self.slot_of_tab(n)).session.lock().await,
-                None => self.home_guard().await,
-            };
-            let s = guard.as_ref()?;
-            if !s.alive.load(Ordering::Relaxed) {
-                return None;
-            }
-            let n = wanted.or_else(|| s.current.get(&who).copied())?;
-            (n, self.visible_page(s, n, &who)?)
-        };
-        tokio::time::timeout(Duration::from_secs(2), self.info(n, &page, TitleFrom::Page))
-            .await
-            .ok()
-    }
-
-    /// A small JPEG of the tab's viewport (half scale), for recordings.
-    pub async fn thumbnail(&self, tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
-        self.guarded(tab, async {
-            let (_, page) = self.page(tab).await?;
-            let view = bounded(
-                2_000,
-                "measuring the viewport",
-                self.eval(&page, "[scrollX, scrollY, innerWidth, innerHeight]", true),
-            )
-            .await?;
-            let num = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-            let (w, h) = (num(2), num(3));
-            if !(w >= 1.0 && h >= 1.0) {
-                return Err(ToolError::js_error("the page has no viewport"));
-            }
-            let params = ScreenshotParams::builder()
-                .format(CaptureScreenshotFormat::Jpeg)
-                .quality(50)
-                .clip(chromiumoxide::cdp::browser_protocol::page::Viewport {
-                    x: num(0),
-                    y: num(1),
-                    width: w.min(4096.0),
-                    height: h.min(4096.0),
-                    scale: 0.5,
-                })
-                .build();
-            bounded(10_000, "screenshot", async {
-                page.screenshot(params).await.map_err(|e| cdp_error("screenshot failed", e))
-            })
-            .await
-        })
-        .await
-    }
-
     /// The owner of tab `n` (`None`: a shared tab).
     fn owner_of(&self, n: TabId) -> Owner {
         self.inner.tabs.owner_of(n)
     }
 
     /// Tab `n`'s page if `who` may see it.
-    fn visible_page(&self, s: &Session, n: TabId, who: &Owner) -> Option<Page> {
-        s.tabs.get(&n).filter(|_| self.owner_of(n) == *who).cloned()
+    fn visible_page(&self, n: TabId, who: &Owner) -> Option<Page> {
+        self.inner.tabs.page_for(n, who)
     }
 
-    /// Register `page` as a tab of `who`; its number.
+    /// Register `page` as a tab of `who` in session `s`'s browser; its number.
     fn add_tab(&self, s: &mut Session, page: Page, who: &Owner) -> TabId {
         let n = TabId(self.inner.next_tab.fetch_add(1, Ordering::Relaxed));
-        s.add_tab(n, page);
-        self.inner.tabs.add(n, s.slot, who);
+        self.inner.tabs.add(n, page, s.slot, who);
+        s.front = None;
         n
     }
 
-    /// Unregister tab `n`; its owner's current tab moves to the owner's newest.
-    fn drop_tab(&self, s: &mut Session, n: TabId) -> Option<Page> {
-        let page = s.tabs.remove(&n)?;
+    /// Drop tab `n` and everything known of it (see [`Self::forget_tab`]);
+    /// its owner's current tab in session `s` moves to the owner's newest.
+    fn drop_tab(&self, s: &mut Session, n: TabId) -> Option<tabs::Tab> {
+        let tab = self.forget_tab(n)?;
         s.front = None;
-        let who = self.owner_of(n);
-        if s.current.get(&who) == Some(&n) {
-            match s.tabs.keys().rev().find(|m| self.owner_of(**m) == who) {
-                Some(m) => s.current.insert(who, *m),
-                None => s.current.remove(&who),
+        if s.current.get(&tab.owner) == Some(&n) {
+            match self.inner.tabs.pages_in(s.slot, Some(&tab.owner)).last() {
+                Some((m, _)) => s.current.insert(tab.owner.clone(), *m),
+                None => s.current.remove(&tab.owner),
             };
         }
-        Some(page)
+        Some(tab)
     }
 
     /// Open a page for `who` at `url` in its browser context (created on first
@@ -1302,46 +1173,6 @@ impl BrowserManager {
         lock(&self.inner.opening).entry(who.clone()).or_default().clone()
     }
 
-    /// Close every tab of `owner` and its browser contexts, in every browser of
-    /// the pool (an MCP session ended).
-    pub async fn release_owner(&self, owner: &str) {
-        let who: Owner = Some(owner.into());
-        self.unplace(&who);
-        lock(&self.inner.opening).remove(&who);
-        for slot in 0..self.pool_size() {
-            let (browser, contexts) = {
-                let mut guard = self.slot(slot).session.lock().await;
-                let Some(s) = guard.as_mut() else { continue };
-                let mine: Vec<TabId> =
-                    s.tabs.keys().copied().filter(|n| self.owner_of(*n) == who).collect();
-                let mut contexts: Vec<_> = s.owner_contexts.remove(owner).into_iter().collect();
-                for n in mine {
-                    self.drop_tab(s, n);
-                    contexts.extend(self.forget_tab(n).and_then(|t| t.context));
-                }
-                s.current.remove(&who);
-                (s.browser.clone(), contexts)
-            };
-            // Disposing a context closes its pages (popups and crawl workers
-            // included); without the lock: other sessions' calls go on.
-            for c in contexts {
-                let dispose = browser.dispose_browser_context(c);
-                let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
-            }
-        }
-        self.inner
-            .fetchers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|(o, _, _), _| o.as_deref() != Some(owner));
-        tracing::debug!(owner, "released an owner's tabs");
-    }
-
-    /// Where evidence bundles are written.
-    pub fn evidence_dir(&self) -> Option<PathBuf> {
-        self.inner.options.evidence_dir.clone()
-    }
-
     /// The browser's executable (managed mode; `None` when attaching to
     /// endpoints), or why there is none.
     pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {
@@ -1373,7 +1204,7 @@ impl BrowserManager {
         let (mut pages, mut current_tabs, mut front_tabs, mut frame_sessions) = (0, 0, 0, 0);
         for slot in &self.inner.slots {
             let Some(s) = &*slot.session.lock().await else { continue };
-            pages += s.tabs.len();
+            pages += self.inner.tabs.pages_in(s.slot, None).len();
             current_tabs += s.current.len();
             front_tabs += usize::from(s.front.is_some());
             frame_sessions += s.frames.as_ref().map_or(0, |f| f.attached());
@@ -1387,27 +1218,6 @@ impl BrowserManager {
             front_tabs,
             frame_sessions,
             fetchers: lock(&self.inner.fetchers).len(),
-        }
-    }
-
-    /// Close the browser (managed mode) or disconnect (attach mode).
-    pub async fn shutdown(&self) {
-        self.inner.closing.store(true, Ordering::Relaxed);
-        for slot in &self.inner.slots {
-            let session = slot.session.lock().await.take();
-            *lock(&slot.live) = None;
-            let Some(mut s) = session else { continue };
-            if let Some(g) = s.grid.take() {
-                g.end().await;
-            } else if slot.endpoint.is_none()
-                && let Some(mut b) = sole(s.browser).await
-            {
-                let _ = b.close().await;
-                let _ = b.wait().await;
-            }
-        }
-        if let Some(run_dir) = &self.inner.options.run_dir {
-            lifeline::remove_record(run_dir);
         }
     }
 }

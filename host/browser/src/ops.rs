@@ -4,7 +4,7 @@
 //! in the new document when a navigation cuts it short, whether it covers a
 //! page's cross-site frames, whether its result holds viewport points that a
 //! frame's offset shifts, whether it is long by design, whether it needs a
-//! tab). The dispatch ([`crate::BrowserManager::page_op`]) and the host's plugin
+//! tab). The dispatch ([`crate::HostBrowser::page_op`]) and the host's plugin
 //! interface read it, `docs/page-ops.md` is generated from it, and a call is
 //! checked against its operation's type before anything touches the browser.
 

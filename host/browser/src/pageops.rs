@@ -969,41 +969,15 @@ impl BrowserManager {
         Ok(r["result"].take())
     }
 
-    /// Run the typed page operation `op` (`ochre_protocol::page_ops`) on a tab
-    /// (the current one when `tab` is `None`) and read its result as its type:
-    /// `browser.run(None, &Find { query: "Send".into(), ..Default::default() }, 5_000)`.
-    pub async fn run<O: PageOp>(
+    /// Run page operation `parsed` (read from `args`, which go to the page
+    /// library as they came) in a tab: see [`HostBrowser::page_op`].
+    pub(super) async fn dispatch(
         &self,
         tab: Option<&str>,
-        op: &O,
-        timeout_ms: u32,
-    ) -> Result<O::Output, ToolError> {
-        let args = page_ops::to_args(op).map_err(ToolError::internal)?;
-        // Boxed: the dispatch's future is large, and callers' futures hold it.
-        let out = Box::pin(self.page_op(tab, O::NAME, args, timeout_ms)).await?;
-        page_ops::from_output::<O>(out).map_err(ToolError::internal)
-    }
-
-    /// Run a page operation (see the WIT `page-op`) in a tab.
-    pub async fn page_op(
-        &self,
-        tab: Option<&str>,
-        op: &str,
+        parsed: AnyOp,
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        // Refused before anything touches the browser: an unknown operation, or
-        // arguments its type does not take. Read once: the handlers get them typed.
-        let parsed = match AnyOp::parse(op, &args) {
-            None => {
-                return Err(ToolError::invalid_argument(
-                    "op",
-                    format!("unknown page operation {op:?}: one of {}", super::ops::names()),
-                ));
-            }
-            Some(Err(e)) => return Err(ToolError::invalid_argument(&e.field, e.message)),
-            Some(Ok(parsed)) => parsed,
-        };
         match parsed {
             AnyOp::Dialog(_) => {
                 let (n, _) = self.page(tab).await?;

@@ -1,6 +1,5 @@
-//! One value per tab: what the manager knows of a tab besides its page handle
-//! (which lives with the browser session it belongs to). A [`Tab`] is
-//! registered with the tab and dropped whole when the tab closes, however it
+//! One value per tab: its page handle and everything the manager knows of it.
+//! A [`Tab`] is registered with the tab and dropped whole when the tab closes, however it
 //! closes (`close_tab`, its page, its owner's session ending, its browser
 //! dying): no per-tab state outlives it. Only a closed tab's owner is kept, in
 //! a short bounded list, so that its late events (a download finishing) still
@@ -10,6 +9,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::js_protocol::runtime::EventBindingCalled;
 use chromiumoxide::listeners::EventStream;
@@ -23,12 +23,12 @@ const CLOSED_KEPT: usize = 256;
 
 /// Everything known of one open tab.
 pub(crate) struct Tab {
+    /// Its page: the CDP target the tab is.
+    pub(crate) page: Page,
     /// The browser of the pool it is in.
     pub(crate) slot: usize,
-    /// Its owner (see [`super::with_tab_owner`]); `None`: shared.
+    /// Its owner (see `HostBrowser::with_owner`); `None`: shared.
     pub(crate) owner: Owner,
-    /// Its CDP target id (known once it is watched).
-    pub(crate) target: Option<String>,
     /// Which ref numbers belong to which of its documents.
     pub(crate) refs: TabRefs,
     /// Its console messages and network activity.
@@ -59,12 +59,12 @@ pub(crate) struct Tabs {
 }
 
 impl Tabs {
-    /// Register tab `n`, in browser `slot`, for `owner`.
-    pub(crate) fn add(&self, n: TabId, slot: usize, owner: &Owner) {
+    /// Register `page` as tab `n`, in browser `slot`, for `owner`.
+    pub(crate) fn add(&self, n: TabId, page: Page, slot: usize, owner: &Owner) {
         let tab = Tab {
+            page,
             slot,
             owner: owner.clone(),
-            target: None,
             refs: TabRefs::default(),
             watch: None,
             dialog: None,
@@ -116,7 +116,27 @@ impl Tabs {
 
     /// The open tab whose CDP target is `target`.
     pub(crate) fn by_target(&self, target: &str) -> Option<TabId> {
-        lock(&self.open).iter().find(|(_, t)| t.target.as_deref() == Some(target)).map(|(n, _)| *n)
+        lock(&self.open)
+            .iter()
+            .find(|(_, t)| t.page.target_id().as_ref() == target)
+            .map(|(n, _)| *n)
+    }
+
+    /// Tab `n`'s page, if it is open and `who` may see it.
+    pub(crate) fn page_for(&self, n: TabId, who: &Owner) -> Option<Page> {
+        lock(&self.open).get(&n).filter(|t| t.owner == *who).map(|t| t.page.clone())
+    }
+
+    /// The open tabs of browser `slot` with their pages, in order: all of
+    /// them, or (`who` given) those of owner `who`.
+    pub(crate) fn pages_in(&self, slot: usize, who: Option<&Owner>) -> Vec<(TabId, Page)> {
+        let mut out: Vec<(TabId, Page)> = lock(&self.open)
+            .iter()
+            .filter(|(_, t)| t.slot == slot && who.is_none_or(|w| t.owner == *w))
+            .map(|(n, t)| (*n, t.page.clone()))
+            .collect();
+        out.sort_by_key(|(n, _)| *n);
+        out
     }
 
     /// How many tabs are open, and how many closed tabs' owners are kept.

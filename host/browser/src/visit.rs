@@ -173,10 +173,7 @@ impl BrowserManager {
                             Ok(v) => v,
                             Err(e) if self.pool_size() > 1 && self.lost(*slot, &e).await => {
                                 // This browser died: another worker reads the page.
-                                queue
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .push_front((i, url));
+                                lock(&queue).push_front((i, url));
                                 break;
                             }
                             Err(e) => json!({"url": url, "error": e.message, "code": e.code}),

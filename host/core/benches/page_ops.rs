@@ -14,6 +14,7 @@
 
 mod common;
 use common::median;
+use ochre_host::HostBrowser;
 
 use std::time::Instant;
 

@@ -13,6 +13,7 @@ use crate::Clock;
 use crate::browser::BrowserManager;
 #[cfg(feature = "browser")]
 use crate::browser::BrowserOptions;
+use crate::browser::HostBrowser;
 use crate::capability::CapabilityFilter;
 use crate::error::{Error, Result};
 use crate::host_tools::HostTools;
@@ -317,7 +318,7 @@ impl HostBuilder {
         #[cfg(feature = "browser")]
         let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
         #[cfg(not(feature = "browser"))]
-        let browser = BrowserManager;
+        let browser = BrowserManager::default();
         check_state_files(&data_dir);
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
@@ -623,8 +624,8 @@ impl Host {
         let call = Box::pin(self.run_call(name, args, options).instrument(span));
         let call = async {
             let result = match owner {
-                Some(owner) => crate::browser::with_tab_owner(Some(owner), call).await,
-                // Nested calls (and an embedder's own `with_tab_owner`) keep the
+                Some(owner) => self.inner.browser.with_owner(Some(owner), call).await,
+                // Nested calls (and an embedder's own `with_owner`) keep the
                 // owner they run under.
                 None => call.await,
             };

@@ -5,6 +5,7 @@
 
 use futures::future::BoxFuture;
 
+use crate::browser::HostBrowser;
 use crate::native::HostTool;
 
 use std::collections::BTreeMap;

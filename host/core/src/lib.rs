@@ -63,9 +63,9 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use browser::BrowserManager;
 #[cfg(feature = "browser")]
 pub use browser::BrowserOptions;
+pub use browser::{BrowserManager, HostBrowser};
 pub use capability::{BUILTIN_GROUPS, CapabilityFilter};
 pub use error::{Error, Result, ToolError};
 pub use host::{Host, HostBuilder};

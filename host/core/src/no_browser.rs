@@ -5,22 +5,19 @@
 //! `BROWSER_UNAVAILABLE`. Plugins asking for the `browser` or `cdp` interface
 //! are refused at load, so only the host's own guards reach it.
 
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use ochre_protocol::ToolError;
-pub use ochre_protocol::browser::{Input, Owner, PageEvent, TabDialog, TabInfo};
+pub use ochre_protocol::browser::{
+    HostBrowser, Input, Notices, Owner, PageEvent, TabDialog, TabInfo,
+};
 pub use ochre_protocol::page_ops;
 
-/// Where the browser tells the operator about launches (unused here).
-pub type Notices = Arc<dyn Fn(ochre_protocol::Level, String) + Send + Sync>;
-
-/// Run `fut` on behalf of `owner` (there are no tabs to keep apart).
-pub async fn with_tab_owner<F: std::future::Future>(_owner: Owner, fut: F) -> F::Output {
-    fut.await
-}
+/// The host's browser here: none.
+pub type BrowserManager = NoBrowser;
 
 fn unavailable() -> ToolError {
     ToolError::browser_unavailable(
@@ -28,80 +25,28 @@ fn unavailable() -> ToolError {
     )
 }
 
-/// No browser: no tabs, no page events.
+/// No browser: no tabs, no page events, nothing ever launched.
 #[derive(Clone, Debug, Default)]
-pub struct BrowserManager;
+pub struct NoBrowser;
 
-impl BrowserManager {
-    /// Nothing is ever launched: nothing to tell.
-    pub fn set_notices(&self, _notices: Notices) {}
+impl HostBrowser for NoBrowser {
+    fn set_notices(&self, _notices: Notices) {}
 
-    /// An owner's tabs are closed when its session ends: it has none.
-    pub async fn release_owner(&self, _owner: &str) {}
-
-    /// Where evidence bundles are written: nowhere (no page to take one of).
-    pub fn evidence_dir(&self) -> Option<std::path::PathBuf> {
-        None
+    async fn with_owner<F: Future + Send>(&self, _owner: Owner, fut: F) -> F::Output {
+        fut.await
     }
 
-    /// The page-event log's position: always at its start.
-    pub fn event_mark(&self) -> u64 {
-        0
-    }
+    async fn release_owner(&self, _owner: &str) {}
 
-    /// The page events since `mark`: none.
-    pub fn events_since(&self, _mark: u64) -> Vec<PageEvent> {
-        Vec::new()
-    }
-
-    /// The page events no call has reported: none.
-    pub fn take_unjournaled(&self) -> Vec<PageEvent> {
-        Vec::new()
-    }
-
-    /// Whether dialog `seq` is still open: no dialog ever is.
-    pub fn dialog_still_open(&self, _seq: u64) -> bool {
-        false
-    }
-
-    /// No download is ever in progress.
-    pub async fn wait_downloads(&self, _mark: u64, _max: Duration) {}
-
-    /// No page is ever being adopted.
-    pub async fn wait_adoptions(&self, _max: Duration) {}
-
-    /// There is no downloads directory.
-    pub fn downloads_dir_shown(&self) -> String {
-        String::new()
-    }
-
-    /// No tab is open.
-    pub async fn peek_tab(&self, _tab: Option<&str>) -> Option<TabInfo> {
-        None
-    }
-
-    /// The caller's tabs: none.
-    pub async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
+    async fn tabs(&self) -> Result<Vec<TabInfo>, ToolError> {
         Ok(Vec::new())
     }
 
-    /// The browser was never relaunched.
-    pub fn take_relaunch_note(&self) -> bool {
-        false
+    async fn peek_tab(&self, _tab: Option<&str>) -> Option<TabInfo> {
+        None
     }
 
-    /// A typed page operation: there is no page.
-    pub async fn run<O: ochre_protocol::page_ops::PageOp>(
-        &self,
-        _tab: Option<&str>,
-        _op: &O,
-        _timeout_ms: u32,
-    ) -> Result<O::Output, ToolError> {
-        Err(unavailable())
-    }
-
-    /// A page operation: there is no page.
-    pub async fn page_op(
+    async fn page_op(
         &self,
         _tab: Option<&str>,
         _op: &str,
@@ -111,11 +56,41 @@ impl BrowserManager {
         Err(unavailable())
     }
 
-    /// A tab's thumbnail: there is no tab.
-    pub async fn thumbnail(&self, _tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
+    async fn thumbnail(&self, _tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
         Err(unavailable())
     }
 
-    /// Nothing to close.
-    pub async fn shutdown(&self) {}
+    fn event_mark(&self) -> u64 {
+        0
+    }
+
+    fn events_since(&self, _mark: u64) -> Vec<PageEvent> {
+        Vec::new()
+    }
+
+    fn take_unjournaled(&self) -> Vec<PageEvent> {
+        Vec::new()
+    }
+
+    fn dialog_still_open(&self, _seq: u64) -> bool {
+        false
+    }
+
+    async fn wait_adoptions(&self, _max: Duration) {}
+
+    async fn wait_downloads(&self, _mark: u64, _max: Duration) {}
+
+    fn downloads_dir_shown(&self) -> String {
+        String::new()
+    }
+
+    fn evidence_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    fn take_relaunch_note(&self) -> bool {
+        false
+    }
+
+    async fn shutdown(&self) {}
 }

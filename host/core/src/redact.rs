@@ -73,7 +73,7 @@ impl KnownSecrets {
             return None;
         }
         let now = Instant::now();
-        let mut known = self.known.write().unwrap_or_else(|p| p.into_inner());
+        let mut known = ochre_protocol::write_lock(&self.known);
         known.retain(|k| k.live(now));
         if let Some(k) = known.iter_mut().find(|k| k.value == value) {
             k.until = match (k.until, until) {
@@ -117,7 +117,7 @@ impl KnownSecrets {
     /// `text` with every known secret replaced by `with(name)`.
     pub fn replace<'t>(&self, text: &'t str, with: impl Fn(&str) -> String) -> Cow<'t, str> {
         let now = Instant::now();
-        let known = self.known.read().unwrap_or_else(|p| p.into_inner());
+        let known = ochre_protocol::read_lock(&self.known);
         let mut out = Cow::Borrowed(text);
         for k in known.iter().filter(|k| k.live(now)) {
             for form in std::iter::once(&k.value).chain(&k.escaped) {

@@ -97,7 +97,7 @@ pub struct CallOptions {
     /// The client's model, for the intent guard's `model` detector (MCP sampling).
     pub sampler: Option<Arc<dyn crate::intent::Sampler>>,
     /// The call sees and opens only this owner's tabs (see
-    /// [`crate::browser::with_tab_owner`]); `None`: the shared tabs.
+    /// [`crate::HostBrowser::with_owner`]); `None`: the shared tabs.
     pub tab_owner: Option<Arc<str>>,
     /// The task run of the calling step (nested calls).
     pub(crate) run: Option<String>,

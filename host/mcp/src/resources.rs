@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use ochre_host::Host;
+use ochre_host::HostBrowser;
 use ochre_host::error::{Code, ToolError};
 
 /// The scheme of every resource.

@@ -23,6 +23,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use ochre_host::HostBrowser;
 use ochre_host::error::ToolError;
 use ochre_host::{CallOptions, Content, ToolOutput};
 use ochre_host::{Host, ProgressFn};

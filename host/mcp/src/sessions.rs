@@ -113,13 +113,7 @@ impl FileSessionStore {
     /// Run `take_up` (a request that may take the session `id` up from the
     /// store) alone among the session's requests.
     pub async fn one_at_a_time<F: Future>(&self, id: &str, take_up: F) -> F::Output {
-        let lock = self
-            .restoring
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(id.to_owned())
-            .or_default()
-            .clone();
+        let lock = ochre_protocol::lock(&self.restoring).entry(id.to_owned()).or_default().clone();
         let guard = lock.lock().await;
         let out = take_up.await;
         drop(guard);

@@ -1,10 +1,16 @@
-//! What the browser reports to the host, as plain data: a tab, a page event,
-//! a trusted input event. `ochre-browser` produces them; `ochre-host` reads
-//! them whether or not it was built with a browser.
+//! The browser as the host sees it: what it reports, as plain data (a tab, a
+//! page event, a trusted input event), and what the host asks of it
+//! ([`HostBrowser`]). `ochre-browser` implements it over Chromium; `ochre-host`
+//! calls it whether or not it was built with a browser.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::ToolError;
+use crate::page_ops::{self, PageOp};
 
 /// Who owns a tab: an MCP session's id, or `None` for the shared tabs.
 pub type Owner = Option<Arc<str>>;
@@ -106,6 +112,112 @@ pub enum Input {
     Key(String),
     /// Insert text.
     Text(String),
+}
+
+/// Receives what the browser tells the clients' operators (launches,
+/// relaunches, endpoints lost and back), with its level.
+pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
+
+/// What the host asks of its browser: the one list of what the host's guards
+/// and the MCP server call, whatever drives the pages. `ochre-browser`'s
+/// `BrowserManager` implements it over Chromium; a host built without the
+/// `browser` feature has a `NoBrowser` that answers truly for a host with no
+/// tabs. A tab is named as the agent names it (`"t3"`, `None`: the caller's
+/// current tab); calls see only their owner's tabs (see [`Self::with_owner`]).
+pub trait HostBrowser: Send + Sync {
+    /// Tell launches and relaunches through `notices` (the host sends them as
+    /// MCP log messages of the logger `browser`).
+    fn set_notices(&self, notices: Notices);
+
+    /// Run `fut` on behalf of `owner`: the tabs it opens belong to that owner,
+    /// in a browser context of the owner's own, and it sees and acts on no
+    /// other tab (another owner's tab answers `TAB_NOT_FOUND`, as a closed one
+    /// does). `None` runs on the shared tabs.
+    fn with_owner<F: Future + Send>(
+        &self,
+        owner: Owner,
+        fut: F,
+    ) -> impl Future<Output = F::Output> + Send;
+
+    /// Close every tab of `owner` and its browser contexts (its MCP session
+    /// ended).
+    fn release_owner(&self, owner: &str) -> impl Future<Output = ()> + Send;
+
+    /// The caller's open tabs, in order.
+    fn tabs(&self) -> impl Future<Output = Result<Vec<TabInfo>, ToolError>> + Send;
+
+    /// The tab `tab` if a browser is running and has it; never launches a
+    /// browser or opens a tab.
+    fn peek_tab(&self, tab: Option<&str>) -> impl Future<Output = Option<TabInfo>> + Send;
+
+    /// Run page operation `op` (see [`crate::page_ops`] and the WIT
+    /// `page-op`) in a tab, its arguments and result as JSON. An unknown
+    /// operation or arguments its type does not take are refused before the
+    /// browser is touched.
+    fn page_op(
+        &self,
+        tab: Option<&str>,
+        op: &str,
+        args: Value,
+        timeout_ms: u32,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send;
+
+    /// Run the typed page operation `op` and read its result as its type:
+    /// `browser.run(None, &Find { query: "Send".into(), ..Default::default() }, 5_000)`.
+    fn run<O: PageOp>(
+        &self,
+        tab: Option<&str>,
+        op: &O,
+        timeout_ms: u32,
+    ) -> impl Future<Output = Result<O::Output, ToolError>> + Send {
+        let args = page_ops::to_args(op);
+        async move {
+            let args = args.map_err(ToolError::internal)?;
+            let out = self.page_op(tab, O::NAME, args, timeout_ms).await?;
+            page_ops::from_output::<O>(out).map_err(ToolError::internal)
+        }
+    }
+
+    /// A small JPEG of the tab's viewport, for recordings.
+    fn thumbnail(
+        &self,
+        tab: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<u8>, ToolError>> + Send;
+
+    /// The current position of the page-event log: events after it happened
+    /// after this call.
+    fn event_mark(&self) -> u64;
+
+    /// Page events after `mark` on the caller's tabs.
+    fn events_since(&self, mark: u64) -> Vec<PageEvent>;
+
+    /// Page events the journal has not seen yet; each is returned once.
+    fn take_unjournaled(&self) -> Vec<PageEvent>;
+
+    /// Whether the dialog reported by log entry `seq` is still open.
+    fn dialog_still_open(&self, seq: u64) -> bool;
+
+    /// Wait (at most `max`) until no page opened by a tab is still being given
+    /// its tab id (so that a call's answer can name the tab its click opened).
+    fn wait_adoptions(&self, max: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Wait (at most `max`) until the downloads that started after `mark`
+    /// have finished.
+    fn wait_downloads(&self, mark: u64, max: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Where downloads go, for messages.
+    fn downloads_dir_shown(&self) -> String;
+
+    /// Where evidence bundles are written.
+    fn evidence_dir(&self) -> Option<PathBuf>;
+
+    /// Whether the caller's browser is another one than at its last call (it
+    /// died and was relaunched, or its endpoint went down): its tabs are gone.
+    /// Each owner is told once.
+    fn take_relaunch_note(&self) -> bool;
+
+    /// Close the browser (managed mode) or disconnect (attach mode).
+    fn shutdown(&self) -> impl Future<Output = ()> + Send;
 }
 
 #[cfg(test)]

@@ -105,6 +105,16 @@ pub fn lock<T: ?Sized>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> 
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Read a std `RwLock`, whatever a panicking writer left (see [`lock`]).
+pub fn read_lock<T: ?Sized>(l: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Write a std `RwLock`, whatever a panicking holder left (see [`lock`]).
+pub fn write_lock<T: ?Sized>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
 /// How much a message for the client's operator matters (MCP's `LoggingLevel`,
 /// the levels ochre uses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,6 +1,7 @@
 //! The `core` group against real headless Chromium and the fixture sites.
 
 use anyhow::Result;
+use ochre_host::HostBrowser;
 use ochre_tests::*;
 use serde_json::json;
 
@@ -309,7 +310,7 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
     Ok(())
 }
 
-/// Page operations from Rust through their types (`BrowserManager::run`), and
+/// Page operations from Rust through their types (`HostBrowser::run`), and
 /// arguments an operation does not take refused before the page is touched:
 /// nothing is filled and no request reaches the server.
 #[tokio::test]

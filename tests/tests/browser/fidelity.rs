@@ -19,6 +19,7 @@
 //! (d) are in `widgets.rs`, through ochre's tools. The per-library table is
 //! printed (`--nocapture`) and kept in `docs/bench/fidelity.md`.
 
+use ochre_host::HostBrowser;
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::{Context, Result};

@@ -9,6 +9,7 @@
 //! named by ochre alone and left out). Run with `--nocapture` for the table.
 
 use anyhow::{Context, Result};
+use ochre_host::HostBrowser;
 use ochre_host::browser::page_ops::{NetworkIdle, Snapshot};
 use ochre_host::{BrowserManager, BrowserOptions};
 use ochre_tests::*;

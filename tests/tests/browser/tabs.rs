@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
-use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, with_tab_owner};
+use ochre_host::HostBrowser;
+use ochre_host::browser::{BrowserManager, BrowserOptions, Owner};
 use ochre_tests::{SiteServer, TempDir, chromium_bin};
 
 const TABS: usize = 1000;
@@ -54,53 +55,59 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
             (!round.is_multiple_of(3)).then(|| format!("session-{}", round % 5).into());
         let b = &browser;
         let page = page.as_str();
-        let done = with_tab_owner(owner, async move {
-            let kind = round % 10;
-            if kind == 3 {
-                b.new_isolated_tab(Some(page), T, false).await?;
-                return Ok::<_, anyhow::Error>((close_all(b).await?, kind));
-            }
-            // Plain rounds open a blank tab: the tab's life is what is tested.
-            let url = (kind <= 2).then_some(page);
-            let tab = b.new_tab(url, T).await?.id;
-            match kind {
-                0 => {
-                    // A page opens a page: it becomes a tab of the same owner.
-                    b.evaluate(Some(&tab), "window.open('product.html'); 1", T).await?;
-                    until("the popup's tab", || async { Ok(b.tabs().await?.len() == 2) }).await?;
+        let done = browser
+            .with_owner(owner, async move {
+                let kind = round % 10;
+                if kind == 3 {
+                    b.new_isolated_tab(Some(page), T, false).await?;
+                    return Ok::<_, anyhow::Error>((close_all(b).await?, kind));
                 }
-                1 => {
-                    let mark = b.event_mark();
-                    b.evaluate(Some(&tab), "location.href = '/download/report.csv'; 1", T).await?;
-                    until("the download", || async {
-                        Ok(b.events_since(mark).iter().any(|e| e.kind == "download"))
-                    })
-                    .await
-                    .with_context(|| {
-                        let seen: Vec<String> = b
-                            .take_unjournaled()
-                            .iter()
-                            .map(|e| format!("{} {}", e.kind, e.body))
-                            .collect();
-                        format!("events: {seen:?}")
-                    })?;
-                }
-                2 => {
-                    // The call may see the dialog open before it answers.
-                    let r =
-                        b.evaluate(Some(&tab), "setTimeout(() => alert('still open'), 0); 1", T);
-                    if let Err(e) = r.await {
-                        ensure!(e.code.as_str() == "DIALOG_OPEN", "{e}");
+                // Plain rounds open a blank tab: the tab's life is what is tested.
+                let url = (kind <= 2).then_some(page);
+                let tab = b.new_tab(url, T).await?.id;
+                match kind {
+                    0 => {
+                        // A page opens a page: it becomes a tab of the same owner.
+                        b.evaluate(Some(&tab), "window.open('product.html'); 1", T).await?;
+                        until("the popup's tab", || async { Ok(b.tabs().await?.len() == 2) })
+                            .await?;
                     }
-                    let n = ochre_host::browser::TabId::parse(&tab).expect("a tab id");
-                    until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;
+                    1 => {
+                        let mark = b.event_mark();
+                        b.evaluate(Some(&tab), "location.href = '/download/report.csv'; 1", T)
+                            .await?;
+                        until("the download", || async {
+                            Ok(b.events_since(mark).iter().any(|e| e.kind == "download"))
+                        })
+                        .await
+                        .with_context(|| {
+                            let seen: Vec<String> = b
+                                .take_unjournaled()
+                                .iter()
+                                .map(|e| format!("{} {}", e.kind, e.body))
+                                .collect();
+                            format!("events: {seen:?}")
+                        })?;
+                    }
+                    2 => {
+                        // The call may see the dialog open before it answers.
+                        let r = b.evaluate(
+                            Some(&tab),
+                            "setTimeout(() => alert('still open'), 0); 1",
+                            T,
+                        );
+                        if let Err(e) = r.await {
+                            ensure!(e.code.as_str() == "DIALOG_OPEN", "{e}");
+                        }
+                        let n = ochre_host::browser::TabId::parse(&tab).expect("a tab id");
+                        until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;
+                    }
+                    _ => {}
                 }
-                _ => {}
-            }
-            Ok((close_all(b).await?, kind))
-        })
-        .await
-        .with_context(|| format!("round {round}"))?;
+                Ok((close_all(b).await?, kind))
+            })
+            .await
+            .with_context(|| format!("round {round}"))?;
         let (closed, kind) = done;
         opened += closed;
         match kind {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::browser::HostBrowser;
 use crate::browser::{BrowserManager, PageEvent};
 use crate::error::Code;
 use crate::error::ToolError;

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use super::{Call, Outcome, Stage, done, events, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
+use crate::browser::HostBrowser;
 use crate::error::ToolError;
 use crate::stores::journal::{CallRecord, Journal, Trace, redact_args};
 use crate::tool::one_line;

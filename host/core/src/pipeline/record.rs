@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
+use crate::browser::HostBrowser;
 use crate::error::ToolError;
 use crate::redact::{KnownSecrets, secret_arg_name, slug};
 use crate::stores::journal::{CallRecord, is_sensitive_name, iso_of};

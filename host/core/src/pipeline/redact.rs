@@ -11,6 +11,7 @@
 //!   trace and the recording see it. A tool's own secret result reaches its
 //!   caller (that is what it is for) but not its summary.
 
+use crate::browser::HostBrowser;
 use crate::browser::page_ops::FieldSecrets;
 use std::sync::Arc;
 

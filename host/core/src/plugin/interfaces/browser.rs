@@ -1,6 +1,7 @@
 //! `ochre:plugin/browser`: tabs, navigation, page reads and actions through the host's browser guards.
 
 use super::*;
+use crate::browser::HostBrowser;
 
 pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "browser",
