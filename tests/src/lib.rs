@@ -1200,6 +1200,28 @@ async fn serve_one(
             r.push(line);
         }
         ("200 OK", "text/plain", b"ok".to_vec())
+    } else if path == "/headers" {
+        // `/headers?tag=X`: a page; recorded as `headers tag=X lang=<Accept-Language>
+        // ua=<User-Agent>` (what the browser sent, for emulation tests).
+        let header = |name: &str| {
+            head.lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+                })
+                .unwrap_or_default()
+        };
+        let line = format!(
+            "headers {} lang={} ua={}",
+            url_decode(&query),
+            header("accept-language"),
+            header("user-agent")
+        );
+        if let Ok(mut r) = records.lock() {
+            r.push(line);
+        }
+        let page = "<!doctype html><title>Headers</title><p>seen</p>";
+        ("200 OK", "text/html", page.as_bytes().to_vec())
     } else if let Some(name) = path.strip_prefix("/download/") {
         extra = format!("Content-Disposition: attachment; filename=\"{name}\"\r\n");
         ("200 OK", "text/csv", download_bytes(name))

@@ -594,6 +594,8 @@ impl BrowserManager {
         );
         tracing::info!(tab = %n, opener = %opener, "a page opened a tab");
         self.watch_tab(n, &page).await;
+        let who = self.owner_of(n);
+        self.emulate_new_tab(n, &page, &who, None).await;
     }
 
     /// A tab's target went away (closed by its page, or crashed away).

@@ -38,6 +38,7 @@ impl HostBrowser for BrowserManager {
         let who: Owner = Some(owner.into());
         self.unplace(&who);
         lock(&self.inner.opening).remove(&who);
+        lock(&self.inner.emulations).remove(&who);
         for slot in 0..self.pool_size() {
             let (browser, contexts) = {
                 let mut guard = self.slot(slot).session.lock().await;

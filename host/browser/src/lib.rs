@@ -36,6 +36,7 @@ use serde_json::Value;
 use ochre_protocol::{Code, ToolError};
 
 mod act;
+mod emulate;
 mod events;
 mod frames;
 mod grid;
@@ -190,6 +191,9 @@ struct Inner {
     /// Per owner, origin and browser: a worker tab at that origin that crawls
     /// fetch pages from.
     fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
+    /// Per owner, what its session emulates on every tab (see `emulate`).
+    emulations:
+        std::sync::Mutex<std::collections::HashMap<Owner, ochre_protocol::page_ops::Emulate>>,
     /// Per owner, the lock that makes its implicit first tab open once.
     opening: std::sync::Mutex<std::collections::HashMap<Owner, Arc<tokio::sync::Mutex<()>>>>,
     /// Dialogs, pages opened by pages, downloads.
@@ -227,6 +231,9 @@ pub struct StateSizes {
     pub frame_sessions: usize,
     /// Tabs kept for crawls to fetch pages from, per owner and origin.
     pub fetchers: usize,
+    /// Sessions (owners, the shared tabs' included) whose emulation is kept
+    /// for the tabs they open (see `emulate`).
+    pub emulated_sessions: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -349,6 +356,7 @@ impl BrowserManager {
                 launches: std::sync::atomic::AtomicU64::new(0),
                 fetchers: Default::default(),
                 opening: Default::default(),
+                emulations: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
@@ -826,7 +834,9 @@ impl BrowserManager {
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
             self.allow_downloads(&browser, Some(context.clone())).await;
-            let mut params = own_window(url.unwrap_or("about:blank"));
+            let url = url.unwrap_or("about:blank");
+            let first = self.first_url(&who, url);
+            let mut params = own_window(first);
             params.browser_context_id = Some(context.clone());
             let page = match browser.new_page(params).await {
                 Ok(p) => p,
@@ -839,6 +849,7 @@ impl BrowserManager {
             let n = self.register(slot, &browser, page.clone(), &who).await?;
             self.inner.tabs.with(n, |t| t.context = Some(context));
             self.watch_tab(n, &page).await;
+            self.emulate_new_tab(n, &page, &who, (first != url).then_some(url)).await;
             Ok((n, page))
         });
         let (n, page) = self.while_alive(opening).await?;
@@ -1076,9 +1087,11 @@ impl BrowserManager {
             Some(i) => self.session_in(i).await?,
             None => self.session().await?,
         };
-        let (slot, browser, page) = self.page_for(guard, who, url).await?;
+        let first = self.first_url(who, url);
+        let (slot, browser, page) = self.page_for(guard, who, first).await?;
         let n = self.register(slot, &browser, page.clone(), who).await?;
         self.watch_tab(n, &page).await;
+        self.emulate_new_tab(n, &page, who, (first != url).then_some(url)).await;
         if let Some(s) = self.slot(slot).session.lock().await.as_mut() {
             s.current.insert(who.clone(), n);
         }
@@ -1218,6 +1231,7 @@ impl BrowserManager {
             front_tabs,
             frame_sessions,
             fetchers: lock(&self.inner.fetchers).len(),
+            emulated_sessions: lock(&self.inner.emulations).len(),
         }
     }
 }

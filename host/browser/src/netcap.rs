@@ -9,7 +9,7 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
 use serde_json::{Map, Value, json};
 
-use super::{BrowserManager, TabId, bounded, cdp_error, raw_command};
+use super::{BrowserManager, TabId, bounded, cdp_error};
 use ochre_protocol::ToolError;
 use ochre_protocol::lock;
 use ochre_protocol::page_ops as typed;
@@ -163,19 +163,6 @@ fn entry_json(id: &str, e: &Entry) -> Value {
     Value::Object(o)
 }
 
-/// Throttling presets: (offline, latency ms, download B/s, upload B/s); -1 is
-/// no limit. The 3G values are Chrome DevTools' presets.
-fn preset(name: &str) -> Option<(bool, f64, f64, f64)> {
-    Some(match name {
-        "offline" => (true, 0.0, 0.0, 0.0),
-        "slow-3g" => (false, 2000.0, 50_000.0, 50_000.0),
-        "fast-3g" => (false, 562.5, 180_000.0, 84_375.0),
-        "4g" => (false, 60.0, 2_500_000.0, 1_250_000.0),
-        "no-throttling" | "none" => (false, 0.0, -1.0, -1.0),
-        _ => return None,
-    })
-}
-
 impl BrowserManager {
     /// `network_capture` {action: start|stop|get|clear, include_bodies, limit}.
     pub(super) async fn network_capture(
@@ -259,43 +246,6 @@ impl BrowserManager {
                 format!("network_capture action {other:?} is not start, stop, get or clear"),
             )),
         }
-    }
-
-    /// `network_conditions` {preset}.
-    pub(super) async fn network_conditions(
-        &self,
-        page: &Page,
-        args: &typed::NetworkConditions,
-    ) -> Result<Value, ToolError> {
-        let cpu = args.cpu_slowdown;
-        if let Some(c) = cpu
-            && !(1.0..=20.0).contains(&c)
-        {
-            return Err(ToolError::invalid_argument("cpuSlowdown", "cpuSlowdown is 1 to 20"));
-        }
-        let mut out = json!({});
-        if let Some(name) = args.preset.as_deref() {
-            let Some((offline, latency, down, up)) = preset(name) else {
-                return Err(ToolError::invalid_argument(
-                    "preset",
-                    format!(
-                        "unknown preset {name:?}: offline, slow-3g, fast-3g, 4g or no-throttling"
-                    ),
-                ));
-            };
-            raw_command(
-                page,
-                "Network.emulateNetworkConditions",
-                json!({"offline": offline, "latency": latency, "downloadThroughput": down, "uploadThroughput": up}),
-            )
-            .await?;
-            out = json!({"preset": name, "offline": offline, "latencyMs": latency, "downloadBps": down, "uploadBps": up});
-        }
-        if let Some(c) = cpu {
-            raw_command(page, "Emulation.setCPUThrottlingRate", json!({"rate": c})).await?;
-            out["cpuSlowdown"] = json!(c);
-        }
-        Ok(out)
     }
 }
 

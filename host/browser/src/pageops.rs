@@ -1047,7 +1047,11 @@ impl BrowserManager {
                 )
                 .await
             }
-            AnyOp::NetworkConditions(a) => self.network_conditions(&page, &a).await,
+            AnyOp::NetworkConditions(a) => self.network_conditions(n, &page, &a).await,
+            AnyOp::Emulate(a) => {
+                let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;
+                serde_json::to_value(done).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::EvidenceBundle(a) => {
                 bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &a)).await
             }

@@ -49,6 +49,8 @@ pub(crate) struct Tab {
     /// `BrowserManager::load_report`), in order; read, never left to pile up,
     /// by every call on the tab.
     pub(crate) loads: Option<EventStream<EventBindingCalled>>,
+    /// What is emulated on it (see `emulate`); `None`: nothing.
+    pub(crate) emulation: Option<ochre_protocol::page_ops::Emulate>,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -73,6 +75,7 @@ impl Tabs {
             context: None,
             wall_at_load: None,
             loads: None,
+            emulation: None,
         };
         lock(&self.open).insert(n, tab);
     }

@@ -433,6 +433,10 @@ typed_ops! {
         "preset, cpu_slowdown",
         "emulate a network (offline, slow 3G, ...) or stop emulating",
     ).host();
+    Emulate => "emulate" -> Emulated = Spec::op(
+        "scope: tab|session, reset, device, width, height, scale, mobile, user_agent, locale, timezone, geolocation, color_scheme: light|dark|no-preference, reduced_motion: reduce|no-preference, network, cpu_slowdown",
+        "emulate a device (viewport, scale, touch, user agent), a place (locale, timezone, geolocation), preferences (colour scheme, reduced motion) and a slower machine (network preset, CPU) on the tab, or on every tab of the caller's session now and opened later; what is emulated after",
+    ).host();
     EvidenceBundle => "evidence_bundle" -> Json = Spec::op(
         "include: [dom, screenshot, network, console]",
         "write the page's evidence (DOM, screenshot, network, console) to a bundle and return its manifest",
@@ -1590,6 +1594,177 @@ pub struct NetworkConditions {
     /// How many times slower the CPU runs (1 stops).
     #[serde(default)]
     pub cpu_slowdown: Option<f64>,
+}
+
+/// Emulate a device, a place, preferences and a slower machine on a tab or on
+/// every tab of the caller's session. Each field given is set; the others stay
+/// as they were (`reset` first goes back to the browser's own for all).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emulate {
+    /// `tab` (default): the tab; `session`: every tab of the caller's session,
+    /// the open ones and those opened later (popups included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Go back to the browser's own for everything first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<bool>,
+    /// A named device ([`DEVICES`]): its viewport, scale, touch and user agent
+    /// (the fields given beside it win).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// The viewport's width in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// The viewport's height in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    /// Device pixels per CSS pixel (`devicePixelRatio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// A phone or tablet: a mobile viewport and touch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobile: Option<bool>,
+    /// The user agent (`navigator.userAgent` and the header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// The locale (`navigator.language`, `Intl`, `Accept-Language`), e.g. `de-DE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// The time zone (IANA), e.g. `Asia/Tokyo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// Where the device is (and the page may ask: geolocation is granted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<Geolocation>,
+    /// `prefers-color-scheme`: `light`, `dark` or `no-preference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_scheme: Option<String>,
+    /// `prefers-reduced-motion`: `reduce` or `no-preference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduced_motion: Option<String>,
+    /// A network preset: `offline`, `slow-3g`, `fast-3g`, `4g` or
+    /// `no-throttling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// How many times slower the CPU runs (1 to 20; 1 is full speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_slowdown: Option<f64>,
+}
+
+/// A position on Earth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geolocation {
+    /// Degrees, -90 to 90.
+    pub latitude: f64,
+    /// Degrees, -180 to 180.
+    pub longitude: f64,
+    /// Metres (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+}
+
+/// What `emulate` did: where, and what is emulated there now.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Emulated {
+    /// `tab` or `session`.
+    pub scope: String,
+    /// The open tabs it was applied to.
+    pub tabs: Vec<String>,
+    /// Everything emulated now (the tab's; with `session`, what every tab of
+    /// the session gets): only the fields set.
+    pub emulating: Emulate,
+}
+
+/// A named device for `emulate`'s `device`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Device {
+    /// Its name, as `device` takes it.
+    pub name: &'static str,
+    /// Viewport width and height, CSS pixels.
+    pub width: u32,
+    /// Viewport height.
+    pub height: u32,
+    /// Device pixels per CSS pixel.
+    pub scale: f64,
+    /// A phone or tablet (touch, mobile viewport).
+    pub mobile: bool,
+    /// Its browser's user agent (`None`: the browser's own).
+    pub user_agent: Option<&'static str>,
+}
+
+const IOS_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 \
+                      (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const IPAD_UA: &str = "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 \
+                       (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const ANDROID_UA: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+                          (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
+
+/// The devices `emulate` knows by name.
+pub const DEVICES: &[Device] = &[
+    Device {
+        name: "iphone-15",
+        width: 393,
+        height: 852,
+        scale: 3.0,
+        mobile: true,
+        user_agent: Some(IOS_UA),
+    },
+    Device {
+        name: "iphone-se",
+        width: 375,
+        height: 667,
+        scale: 2.0,
+        mobile: true,
+        user_agent: Some(IOS_UA),
+    },
+    Device {
+        name: "ipad-mini",
+        width: 744,
+        height: 1133,
+        scale: 2.0,
+        mobile: true,
+        user_agent: Some(IPAD_UA),
+    },
+    Device {
+        name: "pixel-8",
+        width: 412,
+        height: 915,
+        scale: 2.625,
+        mobile: true,
+        user_agent: Some(ANDROID_UA),
+    },
+    Device {
+        name: "laptop",
+        width: 1366,
+        height: 768,
+        scale: 1.0,
+        mobile: false,
+        user_agent: None,
+    },
+    Device {
+        name: "laptop-hidpi",
+        width: 1440,
+        height: 900,
+        scale: 2.0,
+        mobile: false,
+        user_agent: None,
+    },
+    Device {
+        name: "desktop",
+        width: 1920,
+        height: 1080,
+        scale: 1.0,
+        mobile: false,
+        user_agent: None,
+    },
+];
+
+/// The device named `name` (case and spaces aside: `iPhone 15` is `iphone-15`).
+pub fn device(name: &str) -> Option<&'static Device> {
+    let key = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
+    DEVICES.iter().find(|d| d.name == key)
 }
 
 /// Write the page's evidence to a bundle and return its manifest.

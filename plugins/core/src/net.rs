@@ -1,6 +1,8 @@
 //! Network tools: `network_capture` (requests of a tab, optionally with bodies),
-//! `network` (OpenChrome's throttling presets) and `oc_evidence_bundle` (DOM,
-//! screenshot, network and console of a tab written to a bundle dir).
+//! `network` (OpenChrome's throttling presets), `emulate` (a device, a place,
+//! preferences and a slower machine, on a tab or a whole session) and
+//! `oc_evidence_bundle` (DOM, screenshot, network and console of a tab written
+//! to a bundle dir).
 
 use ochre_sdk::browser::ops;
 use ochre_sdk::{Output, ToolError};
@@ -80,6 +82,77 @@ pub(crate) fn network(a: NetworkArgs) -> Result<Output, ToolError> {
         summary.push(format!("cpu {c}x slower"));
     }
     Ok(Output::json(&r)?.with_summary(summary.join(", ")))
+}
+
+/// `emulate` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct EmulateArgs {
+    /// tab or session.
+    scope: Option<String>,
+    reset: Option<bool>,
+    /// iphone-15, iphone-se, ipad-mini, pixel-8, laptop, laptop-hidpi, desktop.
+    device: Option<String>,
+    width: Option<u32>,
+    height: Option<u32>,
+    scale: Option<f64>,
+    mobile: Option<bool>,
+    user_agent: Option<String>,
+    /// e.g. de-DE.
+    locale: Option<String>,
+    /// e.g. Asia/Tokyo.
+    timezone: Option<String>,
+    #[schemars(range(min = -90, max = 90))]
+    latitude: Option<f64>,
+    #[schemars(range(min = -180, max = 180))]
+    longitude: Option<f64>,
+    /// light, dark, no-preference.
+    color_scheme: Option<String>,
+    /// reduce, no-preference.
+    reduced_motion: Option<String>,
+    /// offline, slow-3g, fast-3g, 4g, no-throttling.
+    network: Option<String>,
+    #[schemars(range(min = 1, max = 20))]
+    cpu_slowdown: Option<f64>,
+    tab_id: Option<String>,
+}
+
+/// Emulate a device, place, preferences, network or CPU on a tab or the session.
+#[ochre_sdk::tool(name = "emulate", tier = 2, scope = Browser)]
+pub(crate) fn emulate(a: EmulateArgs) -> Result<Output, ToolError> {
+    let e = ops::Emulate {
+        scope: a.scope,
+        reset: a.reset,
+        device: a.device,
+        width: a.width,
+        height: a.height,
+        scale: a.scale,
+        mobile: a.mobile,
+        user_agent: a.user_agent,
+        locale: a.locale,
+        timezone: a.timezone,
+        geolocation: match (a.latitude, a.longitude) {
+            (Some(latitude), Some(longitude)) => {
+                Some(ops::Geolocation { latitude, longitude, accuracy: None })
+            }
+            (None, None) => None,
+            _ => {
+                let why = "a position is latitude and longitude, together";
+                return Err(ToolError::invalid_argument("latitude", why));
+            }
+        },
+        color_scheme: a.color_scheme,
+        reduced_motion: a.reduced_motion,
+        network: a.network,
+        cpu_slowdown: a.cpu_slowdown,
+    };
+    let r = run(a.tab_id.as_deref(), &e)?;
+    let set = serde_json::to_value(&r.emulating).map_err(|e| ToolError::internal(e.to_string()))?;
+    let keys: Vec<&str> =
+        set.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    let what = if keys.is_empty() { "nothing".to_owned() } else { keys.join(", ") };
+    let summary = format!("emulating {what} on {} ({})", r.tabs.join(", "), r.scope);
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `oc_evidence_bundle` arguments.

@@ -4,6 +4,7 @@
 
 mod browser;
 mod crawl;
+mod emulate;
 mod fidelity;
 mod guards;
 mod http;

@@ -102,6 +102,15 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                         let n = ochre_host::browser::TabId::parse(&tab).expect("a tab id");
                         until("the dialog", || async { Ok(b.open_dialog(n).is_some()) }).await?;
                     }
+                    // Emulation on the tab (kept with it), and for the whole
+                    // session (kept until the owner is released): its later
+                    // tabs open at about:blank, are emulated, then load.
+                    4 | 5 => {
+                        let scope = if kind == 4 { "tab" } else { "session" };
+                        let set = serde_json::json!({"scope": scope, "timezone": "Asia/Tokyo", "width": 600});
+                        let r = b.page_op(Some(&tab), "emulate", set, T).await?;
+                        ensure!(r["emulating"]["timezone"] == "Asia/Tokyo", "{r}");
+                    }
                     _ => {}
                 }
                 Ok((close_all(b).await?, kind))
@@ -132,9 +141,13 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     // The downloads reached the disk: the files are there.
     let files = std::fs::read_dir(&downloads)?.count();
     assert_eq!(files, downloaded, "downloads dir has {files} files for {downloaded} downloads");
+    // Session emulation: `session-0` (every 10th round from the 5th) and the
+    // shared tabs (round 15); it ends with its owner.
+    assert_eq!(sizes.emulated_sessions, 2, "{sizes:?}");
     for i in 0..5 {
         browser.release_owner(&format!("session-{i}")).await;
     }
+    assert_eq!(browser.state_sizes().await.emulated_sessions, 1, "the shared tabs' stays");
     browser.shutdown().await;
     Ok(())
 }
