@@ -64,6 +64,10 @@ class Code:
     STORAGE_FAILED = "STORAGE_FAILED"
     # A `{{secret:NAME}}` parameter names no stored secret.
     SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
+    # No saved login of that name.
+    LOGIN_NOT_FOUND = "LOGIN_NOT_FOUND"
+    # A saved login cannot be opened: no login key, or not the key it was saved with.
+    LOGIN_LOCKED = "LOGIN_LOCKED"
     # No output handle with that id (or it expired).
     OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found"
     # No `ochre://` resource with that URI.

@@ -1026,6 +1026,8 @@ pub struct SiteServer {
     pub base: String,
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     records: Records,
+    /// Every request that arrived, as `METHOD /path?query`.
+    requests: Records,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -1058,6 +1060,8 @@ impl SiteServer {
         let counter = hits.clone();
         let records = Records::default();
         let log = records.clone();
+        let requests = Records::default();
+        let arrived = requests.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1065,12 +1069,13 @@ impl SiteServer {
                 let mounts = mounts.clone();
                 let origin = origin.clone();
                 let log = log.clone();
+                let arrived = arrived.clone();
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &root, &mounts, &origin, &log).await;
+                    let _ = serve_one(stream, &root, &mounts, &origin, &log, &arrived).await;
                 });
             }
         });
-        Ok(Self { base, hits, records, task })
+        Ok(Self { base, hits, records, requests, task })
     }
 
     /// The queries of `/record` requests so far, decoded, in order (with the
@@ -1097,6 +1102,12 @@ impl SiteServer {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         None
+    }
+
+    /// Every request that arrived so far, as `METHOD /path?query` (a
+    /// connection opened ahead, with no request on it, is none).
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// Connections served so far (one request each).
@@ -1147,6 +1158,7 @@ async fn serve_one(
     mounts: &[(String, PathBuf)],
     origin: &str,
     records: &Records,
+    requests: &Records,
 ) -> Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = Vec::new();
@@ -1168,6 +1180,9 @@ async fn serve_one(
     let mut first = head.lines().next().unwrap_or("").split_whitespace();
     let method = first.next().unwrap_or("").to_owned();
     let path = first.next().unwrap_or("/").to_owned();
+    if let Ok(mut r) = requests.lock() {
+        r.push(format!("{method} {path}"));
+    }
     let length: usize = head
         .lines()
         .find_map(|l| {

@@ -188,7 +188,10 @@ impl BrowserManager {
             let before =
                 if reset { Emulate::default() } else { all.remove(&who).unwrap_or_default() };
             let now = merged(&before, &change);
-            all.insert(who, now.clone());
+            // Nothing emulated: new tabs open as they would without.
+            if now != Emulate::default() {
+                all.insert(who, now.clone());
+            }
             now
         };
         Ok(Emulated { scope: "session".into(), tabs, emulating: now })

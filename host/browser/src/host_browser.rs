@@ -11,7 +11,7 @@ use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
 use chromiumoxide::page::ScreenshotParams;
 use serde_json::Value;
 
-use ochre_protocol::browser::{HostBrowser, Notices};
+use ochre_protocol::browser::{HostBrowser, Notices, StorageState};
 use ochre_protocol::page_ops::AnyOp;
 use ochre_protocol::{ToolError, lock};
 
@@ -39,6 +39,7 @@ impl HostBrowser for BrowserManager {
         self.unplace(&who);
         lock(&self.inner.opening).remove(&who);
         lock(&self.inner.emulations).remove(&who);
+        lock(&self.inner.logins).remove(&who);
         for slot in 0..self.pool_size() {
             let (browser, contexts) = {
                 let mut guard = self.slot(slot).session.lock().await;
@@ -209,6 +210,14 @@ impl HostBrowser for BrowserManager {
         let before = lock(&self.inner.seen).insert(who, now);
         // A browser never started before had no tabs to lose.
         before.is_some_and(|(slot, starts)| starts > 0 && (slot, starts) != now)
+    }
+
+    async fn storage_state(&self) -> Result<StorageState, ToolError> {
+        self.read_storage_state().await
+    }
+
+    async fn use_login(&self, state: Option<StorageState>) -> Result<(), ToolError> {
+        self.set_login(state).await
     }
 
     async fn shutdown(&self) {

@@ -43,6 +43,7 @@ mod grid;
 mod host_browser;
 mod library;
 pub mod lifeline;
+mod logins;
 mod netcap;
 pub mod ops;
 mod pageops;
@@ -191,6 +192,10 @@ struct Inner {
     /// Per owner, origin and browser: a worker tab at that origin that crawls
     /// fetch pages from.
     fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
+    /// Per owner, the login its new browser contexts start with (see `logins`).
+    logins: std::sync::Mutex<
+        std::collections::HashMap<Owner, Arc<ochre_protocol::browser::StorageState>>,
+    >,
     /// Per owner, what its session emulates on every tab (see `emulate`).
     emulations:
         std::sync::Mutex<std::collections::HashMap<Owner, ochre_protocol::page_ops::Emulate>>,
@@ -234,6 +239,8 @@ pub struct StateSizes {
     /// Sessions (owners, the shared tabs' included) whose emulation is kept
     /// for the tabs they open (see `emulate`).
     pub emulated_sessions: usize,
+    /// Sessions signed in with a named login (their later contexts take it).
+    pub logged_in_sessions: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -357,6 +364,7 @@ impl BrowserManager {
                 fetchers: Default::default(),
                 opening: Default::default(),
                 emulations: Default::default(),
+                logins: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
@@ -834,6 +842,12 @@ impl BrowserManager {
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
             self.allow_downloads(&browser, Some(context.clone())).await;
+            if let Some(login) = self.login_of(&who)
+                && let Err(e) = Box::pin(self.seed(&browser, Some(&context), &login)).await
+            {
+                let _ = browser.dispose_browser_context(context).await;
+                return Err(e);
+            }
             let url = url.unwrap_or("about:blank");
             let first = self.first_url(&who, url);
             let mut params = own_window(first);
@@ -1109,7 +1123,6 @@ impl BrowserManager {
         who: &Owner,
         url: &str,
     ) -> Result<(usize, Arc<Browser>, Page), ToolError> {
-        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let (slot, browser, context) = {
             let s = guard.as_ref().ok_or_else(|| not_found("new"))?;
             let context = who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned());
@@ -1120,36 +1133,58 @@ impl BrowserManager {
             with_cdp_cause(ToolError::navigation_failed(format!("cannot open the tab: {e}")), &e)
         };
         let mut params = own_window(url);
-        if let Some(o) = who {
+        if who.is_some() {
             let context = match context {
                 Some(c) => c,
-                None => {
-                    let made = browser
-                        .create_browser_context(CreateBrowserContextParams::default())
-                        .await
-                        .map_err(failed)?;
-                    self.allow_downloads(&browser, Some(made.clone())).await;
-                    let mut guard = self.slot(slot).session.lock().await;
-                    let s = self.same_browser(&mut guard, &browser)?;
-                    match s.owner_contexts.get(o) {
-                        // Another call of the owner's made one meanwhile.
-                        Some(c) => {
-                            let c = c.clone();
-                            drop(guard);
-                            let _ = browser.dispose_browser_context(made).await;
-                            c
-                        }
-                        None => {
-                            s.owner_contexts.insert(o.clone(), made.clone());
-                            made
-                        }
-                    }
-                }
+                None => self.owner_context(slot, &browser, who, true).await?,
             };
             params.browser_context_id = Some(context);
         }
         let page = browser.new_page(params).await.map_err(failed)?;
         Ok((slot, browser, page))
+    }
+
+    /// `who`'s browser context in browser `slot` (still `browser`), made if it
+    /// has none; a context made here takes its session's login (`seed`).
+    async fn owner_context(
+        &self,
+        slot: usize,
+        browser: &Arc<Browser>,
+        who: &Owner,
+        seed: bool,
+    ) -> Result<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+        let o =
+            who.as_ref().ok_or_else(|| ToolError::internal("the shared tabs have no context"))?;
+        if let Some(c) =
+            self.slot(slot).session.lock().await.as_ref().and_then(|s| s.owner_contexts.get(o))
+        {
+            return Ok(c.clone());
+        }
+        let made = browser
+            .create_browser_context(CreateBrowserContextParams::default())
+            .await
+            .map_err(|e| cdp_error("cannot make a browser context", e))?;
+        self.allow_downloads(browser, Some(made.clone())).await;
+        // Boxed: writing a login is large, and every first tab's future holds it.
+        if let Some(login) = self.login_of(who).filter(|_| seed) {
+            Box::pin(self.seed(browser, Some(&made), &login)).await?;
+        }
+        let mut guard = self.slot(slot).session.lock().await;
+        let s = self.same_browser(&mut guard, browser)?;
+        match s.owner_contexts.get(o) {
+            // Another call of the owner's made one meanwhile.
+            Some(c) => {
+                let c = c.clone();
+                drop(guard);
+                let _ = browser.dispose_browser_context(made).await;
+                Ok(c)
+            }
+            None => {
+                s.owner_contexts.insert(o.clone(), made.clone());
+                Ok(made)
+            }
+        }
     }
 
     /// Register `page` as a tab of `who` in browser `slot` (still `browser`).
@@ -1232,6 +1267,7 @@ impl BrowserManager {
             frame_sessions,
             fetchers: lock(&self.inner.fetchers).len(),
             emulated_sessions: lock(&self.inner.emulations).len(),
+            logged_in_sessions: lock(&self.inner.logins).len(),
         }
     }
 }

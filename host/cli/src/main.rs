@@ -86,12 +86,41 @@ enum Command {
         #[command(subcommand)]
         command: TotpCommand,
     },
+    /// Named logins: sessions' storage states saved under a name, sealed with
+    /// the login key (`keygen` makes one); list, show (origins and cookie names,
+    /// never values) and delete them.
+    Login {
+        #[command(subcommand)]
+        command: LoginCommand,
+    },
     /// Manage the secrets replays and plans use as `secret:NAME` (stored in
     /// <data-dir>/secrets.json, mode 0600; or OCHRE_SECRET_<NAME> in the
     /// server's environment).
     Secret {
         #[command(subcommand)]
         command: SecretCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum LoginCommand {
+    /// Print a new login key (base64 of 32 random bytes) to stdout.
+    Keygen,
+    /// The saved logins: name, when saved, origins.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a login holds: its origins and its cookies' domains and names.
+    Show {
+        /// Its name.
+        name: String,
+    },
+    /// Delete a login.
+    Delete {
+        /// Its name.
+        name: String,
     },
 }
 
@@ -225,6 +254,10 @@ struct HostArgs {
     /// Data dir: journal, traces, state, secrets, compile cache.
     #[arg(long, env = "OCHRE_HOME", global = true)]
     data_dir: Option<PathBuf>,
+    /// A file holding the key named logins are sealed with (outside the data
+    /// dir; `ochre login keygen` makes one). Else `OCHRE_LOGIN_KEY`.
+    #[arg(long, value_name = "FILE", global = true)]
+    login_key_file: Option<PathBuf>,
     /// Where compiled plugins are cached, shared by every data dir (default:
     /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
     #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
@@ -314,11 +347,14 @@ fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("ochre"))
 }
 
+/// The environment variable holding the login key (never a plugin's secret).
+const LOGIN_KEY_ENV: &str = "OCHRE_LOGIN_KEY";
+
 /// The environment's plugin secrets: the `OCHRE_*` values, except ochre's own
 /// settings, which no plugin may read as a secret (a plugin named `registry` or
 /// `auth` would otherwise read `OCHRE_REGISTRY_PASSWORD` or `OCHRE_AUTH_TOKEN`).
 fn secret_env(vars: impl Iterator<Item = (String, String)>) -> BTreeMap<String, String> {
-    let mut own: BTreeSet<String> = [oci::USERNAME_ENV, oci::PASSWORD_ENV]
+    let mut own: BTreeSet<String> = [oci::USERNAME_ENV, oci::PASSWORD_ENV, LOGIN_KEY_ENV]
         .into_iter()
         .chain(scaffold::TOOL_ENV.iter().copied())
         .map(str::to_owned)
@@ -342,6 +378,33 @@ fn default_data_dir() -> PathBuf {
 impl HostArgs {
     fn data_dir(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+
+    /// The login key: from `--login-key-file` (a file outside the data dir),
+    /// else `OCHRE_LOGIN_KEY`; `None` when neither is given.
+    fn login_key(&self) -> anyhow::Result<Option<ochre_host::stores::logins::LoginKey>> {
+        use ochre_host::stores::logins::LoginKey;
+        let text = match &self.login_key_file {
+            Some(file) => {
+                let data =
+                    std::fs::canonicalize(self.data_dir()).unwrap_or_else(|_| self.data_dir());
+                let at = std::fs::canonicalize(file)
+                    .map_err(|e| anyhow::anyhow!("--login-key-file {}: {e}", file.display()))?;
+                anyhow::ensure!(
+                    !at.starts_with(&data),
+                    "--login-key-file {} is inside the data dir: keep the key apart from the logins it opens",
+                    file.display()
+                );
+                std::fs::read_to_string(&at)
+                    .map_err(|e| anyhow::anyhow!("--login-key-file {}: {e}", file.display()))?
+            }
+            None => match std::env::var(LOGIN_KEY_ENV) {
+                Ok(k) if !k.trim().is_empty() => k,
+                _ => return Ok(None),
+            },
+        };
+        let key = LoginKey::parse(&text).map_err(|e| anyhow::anyhow!("the login key: {e}"))?;
+        Ok(Some(key))
     }
 
     async fn build(&self) -> anyhow::Result<Host> {
@@ -378,6 +441,9 @@ impl HostArgs {
         // Secrets given in the environment (`OCHRE_<PLUGIN>_<KEY>`,
         // `OCHRE_SECRET_<NAME>`): the library reads no environment itself.
         b = b.secret_values(secret_env(std::env::vars()));
+        if let Some(key) = self.login_key()? {
+            b = b.login_key(key);
+        }
         if let Some(dir) = shipped_compiled_dir() {
             b = b.shipped_compiled_dir(dir);
         }
@@ -526,7 +592,7 @@ fn shipped_compiled_dir() -> Option<PathBuf> {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    use commands::{doctor, plugin, secret, serve, tools, totp};
+    use commands::{doctor, login, plugin, secret, serve, tools, totp};
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve if cli.http.is_none() => serve::serve_stdio(&cli).await,
         Command::Serve => serve::serve_over_http(&cli).await,
@@ -535,6 +601,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tools { json, markdown } => tools::list_tools(&cli, *json, *markdown).await,
         Command::Totp { command } => totp::totp(&cli, command),
         Command::Secret { command } => secret::secret(&cli, command),
+        Command::Login { command } => login::login(&cli, command),
     }
 }
 

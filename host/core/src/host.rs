@@ -102,6 +102,7 @@ pub struct HostBuilder {
     intent_detector: Option<crate::intent::DetectorSlot>,
     stages: Stages,
     secret_values: Arc<BTreeMap<String, String>>,
+    login_key: Option<crate::stores::logins::LoginKey>,
     journal: crate::stores::journal::JournalOutput,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
@@ -141,6 +142,7 @@ impl Default for HostBuilder {
             intent_detector: None,
             stages: Stages::default(),
             secret_values: Default::default(),
+            login_key: None,
             journal: Default::default(),
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
@@ -291,6 +293,15 @@ impl HostBuilder {
         self
     }
 
+    /// The key named logins are sealed with (`oc_login_save`, `oc_login_load`).
+    /// Keep it outside the data dir: without it, saved logins can be listed,
+    /// not saved or opened. The `ochre` CLI reads `OCHRE_LOGIN_KEY` or
+    /// `--login-key-file`.
+    pub fn login_key(mut self, key: crate::stores::logins::LoginKey) -> Self {
+        self.login_key = Some(key);
+        self
+    }
+
     /// Load a plugin component from memory, after the built-in plugins and
     /// before the plugin dirs; `label` names it in [`Host::plugins`] until its
     /// manifest is read. It gets the same checks and sandbox as a file.
@@ -357,6 +368,10 @@ impl HostBuilder {
             intent_detector: self.intent_detector.clone(),
             browser: browser.clone(),
             browser_tools: Default::default(),
+            logins: Arc::new(crate::stores::logins::LoginStore::new(
+                &data_dir,
+                self.login_key.clone(),
+            )),
         });
         let mut loaded = Loaded::default();
         let embedders = self.native.0.iter().map(|t| (t.clone(), false));

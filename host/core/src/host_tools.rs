@@ -29,6 +29,8 @@ pub(crate) struct HostTools {
     /// A browser tool is enabled on this server (a browser-first run can run);
     /// known once every tool is loaded.
     pub browser_tools: std::sync::OnceLock<bool>,
+    /// The named logins (sealed with the operator's key).
+    pub logins: Arc<crate::stores::logins::LoginStore>,
 }
 
 /// Which of the host's own tools.
@@ -39,6 +41,7 @@ enum Own {
     StartRun,
     TaskRun,
     Bulk,
+    Login,
 }
 
 /// One of the host's own tools.
@@ -65,6 +68,7 @@ impl HostTool for OwnTool {
             Own::OutputFetch => Box::pin(std::future::ready(run_output_fetch(host, args))),
             Own::TaskRun => Box::pin(std::future::ready(run_task_tool(host, name, args))),
             Own::Bulk => Box::pin(std::future::ready(run_bulk_tool(host, name, args))),
+            Own::Login => Box::pin(run_login_tool(host, name, args)),
         }
     }
 }
@@ -78,7 +82,8 @@ pub(crate) fn own_tools(host: &Arc<HostTools>) -> Vec<(Arc<dyn HostTool>, bool)>
             let kind = if t.name == "oc_task_run_start" { Own::StartRun } else { Own::TaskRun };
             (t, kind)
         }))
-        .chain(bulk_tools().into_iter().map(|t| (t, Own::Bulk)));
+        .chain(bulk_tools().into_iter().map(|t| (t, Own::Bulk)))
+        .chain(login_tools().into_iter().map(|t| (t, Own::Login)));
     tools
         .map(|(info, kind)| {
             let always = matches!(kind, Own::StartRun | Own::TaskRun | Own::Bulk);
@@ -245,6 +250,84 @@ pub(crate) fn bulk_tools() -> Vec<ToolInfo> {
             control_tool(name, description, properties, &[], read_only)
         })
         .collect()
+}
+
+/// The named-login tools: save the session's login, sign the session in with
+/// one, list them. Values never travel: the answers name origins and cookies.
+pub(crate) fn login_tools() -> Vec<ToolInfo> {
+    let name =
+        json!({"name": {"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"}});
+    // Host tools (never a browser-first run's browser tool, never blocked).
+    let tool = |n: &str, what: &str, properties: Value, required: &[&str], read_only| {
+        control_tool(n, what.into(), properties, required, read_only)
+    };
+    vec![
+        tool(
+            "oc_login_save",
+            "Save this session's login (its cookies and its tabs' localStorage) under a name, sealed.",
+            name.clone(),
+            &["name"],
+            false,
+        ),
+        tool(
+            "oc_login_load",
+            "Sign this session in with a saved login: its cookies and localStorage, no login request.",
+            name,
+            &["name"],
+            false,
+        ),
+        tool(
+            "oc_login_list",
+            "The saved logins: name, origins, cookie names.",
+            json!({}),
+            &[],
+            true,
+        ),
+    ]
+}
+
+/// Run a named-login tool.
+async fn run_login_tool(
+    host: &HostTools,
+    name: &str,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
+    let login = || args["name"].as_str().unwrap_or_default();
+    let told = |summary: &crate::stores::logins::LoginSummary,
+                did: &str|
+     -> Result<ToolOutput, ToolError> {
+        let origins = if summary.origins.is_empty() {
+            String::new()
+        } else {
+            format!(" for {}", summary.origins.join(", "))
+        };
+        let text = format!(
+            "{did} login {}: {} cookies, {} storage entries{origins}",
+            summary.name,
+            summary.cookies.len(),
+            summary.storage_entries
+        );
+        Ok(json_output(json!(summary), text))
+    };
+    match name {
+        "oc_login_save" => {
+            crate::stores::logins::LoginStore::check_name(login())?;
+            let state = host.browser.storage_state().await?;
+            let summary = host.logins.save(login(), &state)?;
+            told(&summary, "saved")
+        }
+        "oc_login_load" => {
+            let state = host.logins.load(login())?;
+            let summary = host.logins.show(login())?;
+            host.browser.use_login(Some(state)).await?;
+            told(&summary, "signed in with")
+        }
+        _ => {
+            let all = host.logins.list()?;
+            let text = format!("{} saved logins", all.len());
+            Ok(json_output(json!({"logins": all}), text))
+        }
+    }
 }
 
 /// A task-run or bulk-progress tool: the host's control plane (tier 2).

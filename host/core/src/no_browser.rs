@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 pub use ochre_protocol::browser::{
-    HostBrowser, Input, Notices, Owner, PageEvent, TabDialog, TabInfo,
+    HostBrowser, Input, Notices, Owner, PageEvent, StorageState, TabDialog, TabInfo,
 };
 pub use ochre_protocol::page_ops;
 
@@ -90,6 +90,14 @@ impl HostBrowser for NoBrowser {
 
     fn take_relaunch_note(&self) -> bool {
         false
+    }
+
+    async fn storage_state(&self) -> Result<StorageState, ToolError> {
+        Err(unavailable())
+    }
+
+    async fn use_login(&self, _state: Option<StorageState>) -> Result<(), ToolError> {
+        Err(unavailable())
     }
 
     async fn shutdown(&self) {}

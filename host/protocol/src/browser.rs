@@ -114,6 +114,24 @@ pub enum Input {
     Text(String),
 }
 
+/// A browser session's storage state: what a named login holds.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StorageState {
+    /// The cookies, as CDP's `Network.Cookie` objects (httpOnly ones too).
+    pub cookies: Vec<Value>,
+    /// `localStorage` per origin.
+    pub origins: Vec<OriginStorage>,
+}
+
+/// One origin's `localStorage`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OriginStorage {
+    /// `https://app.example.com`.
+    pub origin: String,
+    /// Its entries, in order.
+    pub local_storage: Vec<(String, String)>,
+}
+
 /// Receives what the browser tells the clients' operators (launches,
 /// relaunches, endpoints lost and back), with its level.
 pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
@@ -215,6 +233,20 @@ pub trait HostBrowser: Send + Sync {
     /// died and was relaunched, or its endpoint went down): its tabs are gone.
     /// Each owner is told once.
     fn take_relaunch_note(&self) -> bool;
+
+    /// The caller's storage state: the cookies of its browser context
+    /// (httpOnly ones included) and the `localStorage` of the origins its
+    /// tabs show.
+    fn storage_state(&self) -> impl Future<Output = Result<StorageState, ToolError>> + Send;
+
+    /// Sign the caller's session in with `state`: its browser context (made
+    /// now if it has none) gets the cookies and each origin's `localStorage`,
+    /// without a request reaching the origins; so do the contexts of its
+    /// isolated tabs opened later. `None`: its later contexts start empty.
+    fn use_login(
+        &self,
+        state: Option<StorageState>,
+    ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
     /// Close the browser (managed mode) or disconnect (attach mode).
     fn shutdown(&self) -> impl Future<Output = ()> + Send;

@@ -131,6 +131,10 @@ registry! {
     StorageFailed = "STORAGE_FAILED" => storage_failed;
     /// A `{{secret:NAME}}` parameter names no stored secret.
     SecretNotFound = "SECRET_NOT_FOUND" => secret_not_found;
+    /// No saved login of that name.
+    LoginNotFound = "LOGIN_NOT_FOUND" => login_not_found;
+    /// A saved login cannot be opened: no login key, or not the key it was saved with.
+    LoginLocked = "LOGIN_LOCKED" => login_locked;
     /// No output handle with that id (or it expired).
     OutputHandleNotFound = "output_handle_not_found" => output_handle_not_found;
     /// No `ochre://` resource with that URI.

@@ -8,6 +8,7 @@ mod emulate;
 mod fidelity;
 mod guards;
 mod http;
+mod logins;
 mod names;
 mod network;
 mod output;

@@ -8,3 +8,4 @@ mod embedding;
 mod golden;
 mod hostile;
 mod install;
+mod logins;

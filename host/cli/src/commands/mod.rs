@@ -1,6 +1,7 @@
 //! The `ochre` commands, one file each; `main.rs` holds their arguments.
 
 pub(crate) mod doctor;
+pub(crate) mod login;
 pub(crate) mod plugin;
 pub(crate) mod secret;
 pub(crate) mod serve;

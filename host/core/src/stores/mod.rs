@@ -12,10 +12,12 @@
 //! | [`recording`] | recordings of tool calls, for replay |
 //! | [`kv`] | plugins' key-value state, per plugin |
 //! | [`secrets`] | named secrets (`0600` files) |
+//! | [`logins`] | named logins: sessions' storage states, sealed with the operator's key |
 
 pub mod bulk;
 pub mod journal;
 pub mod kv;
+pub mod logins;
 pub mod output;
 pub mod recording;
 pub mod secrets;

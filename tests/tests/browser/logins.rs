@@ -1,0 +1,125 @@
+//! Named logins over MCP (HTTP, sessions apart) against the admin app: one
+//! session signs in and saves its login; new sessions signed in with it reach
+//! the app signed in without a login request reaching it (the app's own log
+//! of login requests says so), each in a browser context of its own: one
+//! signing out signs out no other. No value of the login is in any file of
+//! the data dir; without the key it does not open.
+
+use anyhow::Result;
+use ochre_host::stores::logins::{LoginKey, LoginStore};
+use ochre_tests::*;
+use serde_json::json;
+
+/// How many login requests reached the app.
+fn login_requests(app: &AdminApp) -> Result<usize> {
+    Ok(app.rows("select count(*) from login_log")?[0][0].as_u64().unwrap_or(0) as usize)
+}
+
+/// Whether `client` is signed in: the books list, not the sign-in form.
+async fn signed_in(client: &Client, app: &AdminApp) -> Result<bool> {
+    let r = client.tool("navigate", json!({"url": format!("{}/admin/book/", app.base)})).await?;
+    let out = structured(&r);
+    let snap = snapshot(client).await?;
+    Ok(out["wall"].is_null() && snap.contains("Dune"))
+}
+
+#[tokio::test]
+async fn a_saved_login_signs_new_sessions_in_apart_without_a_login_request() -> Result<()> {
+    const SESSIONS: usize = 8;
+    let dir = TempDir::new("logins-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let data = TempDir::new("logins");
+    let key = LoginKey::generate().map_err(anyhow::Error::msg)?;
+    let encoded = key.encoded();
+    let server = HttpServer::start(data.path(), &[], &[("OCHRE_LOGIN_KEY", &encoded)]).await?;
+
+    // One session signs in, with a password, once, and saves its login.
+    let first = server.client().await?;
+    assert!(!signed_in(&first, &app).await?, "signed in before signing in");
+    let fields = json!({"Username": "admin", "Password": "correct horse battery staple"});
+    first.tool("fill_form", json!({"fields": fields, "submit": true})).await?;
+    assert!(signed_in(&first, &app).await?, "the sign-in did not take");
+    assert_eq!(login_requests(&app)?, 1);
+    let saved = first.tool_json("oc_login_save", json!({"name": "admin"})).await?;
+    let cookies = saved["cookies"].as_array().expect("cookie names");
+    assert!(cookies.iter().any(|c| c.as_str().is_some_and(|c| c.ends_with(" session"))), "{saved}");
+    let err = first.tool_error("oc_login_save", json!({"name": "../admin"})).await?;
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err = first.tool_error("oc_login_load", json!({"name": "nobody"})).await?;
+    assert_eq!(err["code"], "LOGIN_NOT_FOUND", "{err}");
+
+    // New sessions, each signed in with it at once: no login request.
+    let clients = futures::future::try_join_all((0..SESSIONS).map(|_| server.client())).await?;
+    let loaded = futures::future::try_join_all(
+        clients.iter().map(|c| c.tool_json("oc_login_load", json!({"name": "admin"}))),
+    )
+    .await?;
+    assert!(loaded.iter().all(|l| l["name"] == "admin"), "{loaded:?}");
+    let signed = futures::future::try_join_all(clients.iter().map(|c| signed_in(c, &app))).await?;
+    assert_eq!(signed, vec![true; SESSIONS], "not every seeded session is signed in");
+    assert_eq!(login_requests(&app)?, 1, "a seeded session sent a login request");
+
+    // One signs out: it alone.
+    clients[0].tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+    assert!(!signed_in(&clients[0], &app).await?, "signing out did not take");
+    let still =
+        futures::future::try_join_all(clients[1..].iter().map(|c| signed_in(c, &app))).await?;
+    assert_eq!(still, vec![true; SESSIONS - 1], "one session's sign-out signed others out");
+    assert!(signed_in(&first, &app).await?);
+
+    // No value of the login in any file of the data dir.
+    let state =
+        LoginStore::new(data.path(), Some(key)).load("admin").map_err(anyhow::Error::msg)?;
+    let files = read_all_text(data.path());
+    for c in &state.cookies {
+        let value = c["value"].as_str().unwrap_or_default();
+        assert!(value.len() >= 8, "a short cookie value: {c}");
+        assert!(!files.contains(value), "cookie {} in clear in the data dir", c["name"]);
+    }
+    drop(clients);
+    drop(first);
+    drop(server);
+
+    // Without the key, the login does not open.
+    let keyless = HttpServer::start(data.path(), &[], &[]).await?;
+    let client = keyless.client().await?;
+    let err = client.tool_error("oc_login_load", json!({"name": "admin"})).await?;
+    assert_eq!(err["code"], "LOGIN_LOCKED", "{err}");
+    let list = client.tool_json("oc_login_list", json!({})).await?;
+    assert_eq!(list["logins"][0]["name"], "admin", "{list}");
+    Ok(())
+}
+
+/// A login's `localStorage` is written into a new session's context without a
+/// request reaching its origin, and read back there by the page.
+#[tokio::test]
+async fn a_logins_local_storage_reaches_a_new_session_without_a_request() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("logins-storage");
+    let key = LoginKey::generate().map_err(anyhow::Error::msg)?.encoded();
+    let server = HttpServer::start(data.path(), &[], &[("OCHRE_LOGIN_KEY", &key)]).await?;
+    let a = server.client().await?;
+    navigate(&a, &site.url("index.html")).await?;
+    let set = "localStorage.setItem('token', 'tok-' + 'x'.repeat(20)); localStorage.setItem('theme', 'dark'); 2";
+    a.tool_json("javascript_tool", json!({"code": set})).await?;
+    let saved = a.tool_json("oc_login_save", json!({"name": "site"})).await?;
+    assert_eq!(saved["origins"], json!([site.url("").trim_end_matches('/')]), "{saved}");
+    assert_eq!(saved["storage_entries"], 2, "{saved}");
+    assert!(!read_all_text(data.path()).contains("tok-xxxx"), "a storage value in clear");
+
+    let b = server.client().await?;
+    let before = site.requests().len();
+    b.tool_json("oc_login_load", json!({"name": "site"})).await?;
+    let during = site.requests()[before..].to_vec();
+    assert!(during.is_empty(), "writing the login's localStorage reached the site: {during:?}");
+    navigate(&b, &site.url("index.html")).await?;
+    let read = "[localStorage.getItem('token'), localStorage.getItem('theme')]";
+    let got = b.tool_json("javascript_tool", json!({"code": read})).await?;
+    assert_eq!(got["value"], json!([format!("tok-{}", "x".repeat(20)), "dark"]), "{got}");
+    // A session signed in with nothing keeps its own storage.
+    let c = server.client().await?;
+    navigate(&c, &site.url("index.html")).await?;
+    let got = c.tool_json("javascript_tool", json!({"code": read})).await?;
+    assert_eq!(got["value"], json!([null, null]), "{got}");
+    Ok(())
+}
