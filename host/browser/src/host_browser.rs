@@ -220,6 +220,11 @@ impl HostBrowser for BrowserManager {
         self.set_login(state).await
     }
 
+    fn use_login_everywhere(&self, state: Option<StorageState>) -> Result<(), ToolError> {
+        self.set_default_login(state);
+        Ok(())
+    }
+
     async fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::Relaxed);
         for slot in &self.inner.slots {

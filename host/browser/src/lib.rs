@@ -196,6 +196,8 @@ struct Inner {
     logins: std::sync::Mutex<
         std::collections::HashMap<Owner, Arc<ochre_protocol::browser::StorageState>>,
     >,
+    /// The login every session starts with unless it loads another (`--login`).
+    default_login: std::sync::Mutex<Option<Arc<ochre_protocol::browser::StorageState>>>,
     /// Per owner, what its session emulates on every tab (see `emulate`).
     emulations:
         std::sync::Mutex<std::collections::HashMap<Owner, ochre_protocol::page_ops::Emulate>>,
@@ -365,6 +367,7 @@ impl BrowserManager {
                 opening: Default::default(),
                 emulations: Default::default(),
                 logins: Default::default(),
+                default_login: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
@@ -648,6 +651,16 @@ impl BrowserManager {
         if guard.is_none() {
             let started = std::time::Instant::now();
             let session = self.start(i).await?;
+            // The shared tabs' context takes the server's login (boxed: every
+            // call that may start the browser holds this future).
+            if let Some(login) = self.default_login()
+                && let Err(e) = Box::pin(self.seed(&session.browser, None, &login)).await
+            {
+                self.tell(
+                    ochre_protocol::Level::Warning,
+                    format!("the server's login did not take in {}: {}", slot.name(), e.message),
+                );
+            }
             let how = match &slot.endpoint {
                 Some(_) => format!("attached to {}", slot.name()),
                 None => format!(

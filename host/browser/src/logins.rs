@@ -141,9 +141,22 @@ impl BrowserManager {
         self.seed(&browser, context.as_ref(), &state).await
     }
 
-    /// The login a new context of `who` starts with, if its session has one.
+    /// The login a new context of `who` starts with: its session's, else the
+    /// server's.
     pub(super) fn login_of(&self, who: &Owner) -> Option<Arc<StorageState>> {
-        lock(&self.inner.logins).get(who).cloned()
+        lock(&self.inner.logins).get(who).cloned().or_else(|| self.default_login())
+    }
+
+    /// The login every session starts with (`--login`), if the server has one.
+    pub(super) fn default_login(&self) -> Option<Arc<StorageState>> {
+        lock(&self.inner.default_login).clone()
+    }
+
+    /// Set the login every session starts with: the contexts made from now on
+    /// (each session's own, isolated tabs') and the shared tabs' context when
+    /// the browser starts.
+    pub(super) fn set_default_login(&self, state: Option<StorageState>) {
+        *lock(&self.inner.default_login) = state.map(Arc::new);
     }
 
     /// Write `state` into browser context `context` (none: the default one):

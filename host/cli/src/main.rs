@@ -258,6 +258,10 @@ struct HostArgs {
     /// dir; `ochre login keygen` makes one). Else `OCHRE_LOGIN_KEY`.
     #[arg(long, value_name = "FILE", global = true)]
     login_key_file: Option<PathBuf>,
+    /// Every session starts signed in with this saved login (its own copy;
+    /// `oc_login_load` in a session wins). Needs the login key.
+    #[arg(long, value_name = "NAME", global = true)]
+    login: Option<String>,
     /// Where compiled plugins are cached, shared by every data dir (default:
     /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
     #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
@@ -443,6 +447,9 @@ impl HostArgs {
         b = b.secret_values(secret_env(std::env::vars()));
         if let Some(key) = self.login_key()? {
             b = b.login_key(key);
+        }
+        if let Some(name) = &self.login {
+            b = b.default_login(name);
         }
         if let Some(dir) = shipped_compiled_dir() {
             b = b.shipped_compiled_dir(dir);

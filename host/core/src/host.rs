@@ -103,6 +103,7 @@ pub struct HostBuilder {
     stages: Stages,
     secret_values: Arc<BTreeMap<String, String>>,
     login_key: Option<crate::stores::logins::LoginKey>,
+    default_login: Option<String>,
     journal: crate::stores::journal::JournalOutput,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
@@ -143,6 +144,7 @@ impl Default for HostBuilder {
             stages: Stages::default(),
             secret_values: Default::default(),
             login_key: None,
+            default_login: None,
             journal: Default::default(),
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
@@ -302,6 +304,15 @@ impl HostBuilder {
         self
     }
 
+    /// Every session starts signed in with the saved login `name` (its own
+    /// copy, in its own browser context; `oc_login_load` in a session wins).
+    /// It is opened at build with the [`Self::login_key`]: a login that is
+    /// not there or does not open fails the build, saying why.
+    pub fn default_login(mut self, name: impl Into<String>) -> Self {
+        self.default_login = Some(name.into());
+        self
+    }
+
     /// Load a plugin component from memory, after the built-in plugins and
     /// before the plugin dirs; `label` names it in [`Host::plugins`] until its
     /// manifest is read. It gets the same checks and sandbox as a file.
@@ -331,6 +342,15 @@ impl HostBuilder {
         #[cfg(not(feature = "browser"))]
         let browser = BrowserManager::default();
         check_state_files(&data_dir);
+        let logins =
+            Arc::new(crate::stores::logins::LoginStore::new(&data_dir, self.login_key.clone()));
+        if let Some(name) = &self.default_login {
+            let signed =
+                logins.load(name).and_then(|state| browser.use_login_everywhere(Some(state)));
+            signed.map_err(|e| {
+                Error::Config(format!("the login {name:?} for every session: {}", e.message))
+            })?;
+        }
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
             self.limits,
@@ -368,10 +388,7 @@ impl HostBuilder {
             intent_detector: self.intent_detector.clone(),
             browser: browser.clone(),
             browser_tools: Default::default(),
-            logins: Arc::new(crate::stores::logins::LoginStore::new(
-                &data_dir,
-                self.login_key.clone(),
-            )),
+            logins,
         });
         let mut loaded = Loaded::default();
         let embedders = self.native.0.iter().map(|t| (t.clone(), false));

@@ -100,5 +100,9 @@ impl HostBrowser for NoBrowser {
         Err(unavailable())
     }
 
+    fn use_login_everywhere(&self, _state: Option<StorageState>) -> Result<(), ToolError> {
+        Err(unavailable())
+    }
+
     async fn shutdown(&self) {}
 }

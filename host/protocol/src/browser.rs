@@ -114,8 +114,9 @@ pub enum Input {
     Text(String),
 }
 
-/// A browser session's storage state: what a named login holds.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A browser session's storage state: what a named login holds. Its `Debug`
+/// names origins and cookies, never a value.
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StorageState {
     /// The cookies, as CDP's `Network.Cookie` objects (httpOnly ones too).
     pub cookies: Vec<Value>,
@@ -123,13 +124,32 @@ pub struct StorageState {
     pub origins: Vec<OriginStorage>,
 }
 
-/// One origin's `localStorage`.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+impl std::fmt::Debug for StorageState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cookies: Vec<&str> = self.cookies.iter().filter_map(|c| c["name"].as_str()).collect();
+        let origins: Vec<(&str, usize)> =
+            self.origins.iter().map(|o| (o.origin.as_str(), o.local_storage.len())).collect();
+        f.debug_struct("StorageState")
+            .field("cookies", &cookies)
+            .field("origins", &origins)
+            .finish()
+    }
+}
+
+/// One origin's `localStorage` (its `Debug` shows no value).
+#[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OriginStorage {
     /// `https://app.example.com`.
     pub origin: String,
     /// Its entries, in order.
     pub local_storage: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for OriginStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self.local_storage.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("OriginStorage").field("origin", &self.origin).field("keys", &keys).finish()
+    }
 }
 
 /// Receives what the browser tells the clients' operators (launches,
@@ -248,13 +268,18 @@ pub trait HostBrowser: Send + Sync {
         state: Option<StorageState>,
     ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
+    /// Every session starts signed in with `state` (`--login`): each browser
+    /// context made from now on, and the shared tabs' context when the
+    /// browser starts. A session's own `use_login` wins. `None`: none.
+    fn use_login_everywhere(&self, state: Option<StorageState>) -> Result<(), ToolError>;
+
     /// Close the browser (managed mode) or disconnect (attach mode).
     fn shutdown(&self) -> impl Future<Output = ()> + Send;
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{RefId, TabId};
+    use super::{OriginStorage, RefId, StorageState, TabId};
 
     #[test]
     fn tab_ids_and_refs_read_back_what_they_write_and_nothing_else() {
@@ -268,5 +293,19 @@ mod tests {
         for bad in ["", "ax_", "12", "ax_-1", "ax_+1", "AX_1", "ax_1x", "t3"] {
             assert_eq!(RefId::parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_storage_states_debug_names_cookies_and_keys_never_values() {
+        let state = StorageState {
+            cookies: vec![serde_json::json!({"name": "sid", "value": "v4lue-one"})],
+            origins: vec![OriginStorage {
+                origin: "https://a.example".into(),
+                local_storage: vec![("token".into(), "v4lue-two".into())],
+            }],
+        };
+        let shown = format!("{state:?} {:?}", state.origins[0]);
+        assert!(shown.contains("sid") && shown.contains("token") && shown.contains("a.example"));
+        assert!(!shown.contains("v4lue"), "{shown}");
     }
 }

@@ -87,6 +87,36 @@ async fn a_saved_login_signs_new_sessions_in_apart_without_a_login_request() -> 
     assert_eq!(err["code"], "LOGIN_LOCKED", "{err}");
     let list = client.tool_json("oc_login_list", json!({})).await?;
     assert_eq!(list["logins"][0]["name"], "admin", "{list}");
+    drop(client);
+    drop(keyless);
+
+    // `--login`: every session starts signed in, HTTP sessions apart and the
+    // shared tabs over stdio alike; a login that does not open stops the start.
+    let keyed = [("OCHRE_LOGIN_KEY", encoded.as_str())];
+    let server = HttpServer::start(data.path(), &["--login", "admin"], &keyed).await?;
+    let clients = futures::future::try_join_all((0..3).map(|_| server.client())).await?;
+    let signed = futures::future::try_join_all(clients.iter().map(|c| signed_in(c, &app))).await?;
+    assert_eq!(signed, vec![true; 3], "--login did not sign every session in");
+    clients[0].tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
+    assert!(!signed_in(&clients[0], &app).await? && signed_in(&clients[1], &app).await?);
+    drop(clients);
+    drop(server);
+    let stdio = stdio_client(data.path(), &["--login", "admin"], &keyed).await?;
+    assert!(signed_in(&stdio, &app).await?, "--login over stdio");
+    drop(stdio);
+    assert_eq!(login_requests(&app)?, 1, "a session sent a login request");
+    let out = std::process::Command::new(ochre_bin())
+        .args([
+            "--data-dir",
+            data.path().to_str().unwrap_or_default(),
+            "--login",
+            "nobody",
+            "tools",
+        ])
+        .env("OCHRE_LOGIN_KEY", &encoded)
+        .output()?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("no login named \"nobody\""), "{said}");
     Ok(())
 }
 
