@@ -8,7 +8,8 @@
 //! when it is full, a session goes to another endpoint or gets a clear error.
 //! A Selenium Grid 4 (its server jar from npm, on Debian's Java and chromedriver)
 //! gives a session through WebDriver and `se:cdp`, kept past the grid's idle
-//! limit, replaced when the grid ends it, and ended with ochre.
+//! limit, replaced when the grid ends it, and ended with ochre. A saved login
+//! signs sessions in on every endpoint of a pool, with no login request.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -417,6 +418,48 @@ async fn http_sessions_get_browsers_on_different_endpoints() -> Result<()> {
     // Nothing ochre wrote holds the token.
     let written = read_all_text(&work.path().join("data"));
     assert!(!written.contains(token), "the token is in the data dir");
+    Ok(())
+}
+
+/// One session of a pool signs in to the admin app and saves its login; new
+/// sessions, placed on both endpoints, each load it and are signed in there,
+/// and the app saw one login request in all.
+#[tokio::test]
+async fn a_saved_login_signs_sessions_in_on_every_endpoint_of_a_pool() -> Result<()> {
+    const SESSIONS: usize = 4;
+    let work = TempDir::new("pool-logins");
+    let a = Chromium::start(work.path(), "a").await?;
+    let b = Chromium::start(work.path(), "b").await?;
+    let app = AdminApp::start(work.path()).await?;
+    let key = ochre_host::stores::logins::LoginKey::generate().map_err(anyhow::Error::msg)?;
+    let key = key.encoded();
+    let args = ["--cdp-endpoint", &a.endpoint(), "--cdp-endpoint", &b.endpoint()];
+    let server =
+        HttpServer::start(&work.path().join("data"), &args, &[("OCHRE_LOGIN_KEY", &key)]).await?;
+    let books = format!("{}/admin/book/", app.base);
+    let first = server.client().await?;
+    first.tool("navigate", json!({"url": books})).await?;
+    let fields = json!({"Username": "admin", "Password": "correct horse battery staple"});
+    first.tool("fill_form", json!({"fields": fields, "submit": true})).await?;
+    first.tool_json("oc_login_save", json!({"name": "admin"})).await?;
+    let logins = || -> Result<u64> {
+        Ok(app.rows("select count(*) from login_log")?[0][0].as_u64().unwrap_or(0))
+    };
+    assert_eq!(logins()?, 1);
+
+    let clients = futures::future::try_join_all((0..SESSIONS).map(|_| server.client())).await?;
+    for (i, c) in clients.iter().enumerate() {
+        c.tool_json("oc_login_load", json!({"name": "admin"})).await?;
+        let r = c.tool("navigate", json!({"url": format!("{books}?session={i}")})).await?;
+        let snap = snapshot(c).await?;
+        assert!(structured(&r)["wall"].is_null() && snap.contains("Dune"), "session {i}: {snap}");
+    }
+    assert_eq!(logins()?, 1, "a seeded session sent a login request");
+    // The sessions were on both browsers, and signed in on each.
+    let seeded =
+        |urls: &[String]| urls.iter().filter(|u| u.contains("/admin/book/?session=")).count();
+    let (in_a, in_b) = (seeded(&a.page_urls().await?), seeded(&b.page_urls().await?));
+    assert!(in_a > 0 && in_b > 0 && in_a + in_b == SESSIONS, "a: {in_a}, b: {in_b}");
     Ok(())
 }
 
