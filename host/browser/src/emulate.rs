@@ -400,9 +400,9 @@ impl BrowserManager {
         let known = self.inner.tabs.with(n, |t| (t.context.clone(), t.owner.clone()));
         let context: Option<BrowserContextId> = match known {
             Some((Some(own), _)) => Some(own),
-            Some((None, Some(o))) => {
+            Some((None, owner @ Some(_))) => {
                 let guard = self.slot(slot).session.lock().await;
-                guard.as_ref().and_then(|s| s.owner_contexts.get(&o).cloned())
+                guard.as_ref().and_then(|s| s.context_of(&owner))
             }
             _ => None,
         };

@@ -156,6 +156,17 @@ struct Session {
     front: Option<TabId>,
 }
 
+impl Session {
+    /// `who`'s browser context in this browser (`None`: the shared tabs', or
+    /// none made yet: the default context).
+    fn context_of(
+        &self,
+        who: &Owner,
+    ) -> Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId> {
+        who.as_ref().and_then(|o| self.owner_contexts.get(o).cloned())
+    }
+}
+
 /// A temporary profile dir, removed when the session ends.
 struct ProfileDir(PathBuf);
 
@@ -1138,7 +1149,7 @@ impl BrowserManager {
     ) -> Result<(usize, Arc<Browser>, Page), ToolError> {
         let (slot, browser, context) = {
             let s = guard.as_ref().ok_or_else(|| not_found("new"))?;
-            let context = who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned());
+            let context = s.context_of(who);
             (s.slot, s.browser.clone(), context)
         };
         drop(guard);

@@ -83,7 +83,7 @@ impl BrowserManager {
         let (browser, context) = {
             let guard = self.slot(home).session.lock().await;
             let s = guard.as_ref().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
-            (s.browser.clone(), who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned()))
+            (s.browser.clone(), s.context_of(&who))
         };
         let got = browser_command(
             &browser,
@@ -132,7 +132,7 @@ impl BrowserManager {
         let (browser, context) = {
             let guard = self.session().await?;
             let s = guard.as_ref().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
-            (s.browser.clone(), who.as_ref().and_then(|o| s.owner_contexts.get(o).cloned()))
+            (s.browser.clone(), s.context_of(&who))
         };
         let context = match (&who, context) {
             (Some(_), None) => Some(self.owner_context(home, &browser, &who, false).await?),

@@ -317,8 +317,7 @@ async fn run_login_tool(
             told(&summary, "saved")
         }
         "oc_login_load" => {
-            let state = host.logins.load(login())?;
-            let summary = host.logins.show(login())?;
+            let (summary, state) = host.logins.open(login())?;
             host.browser.use_login(Some(state)).await?;
             told(&summary, "signed in with")
         }

@@ -164,14 +164,6 @@ impl LoginStore {
 
     fn path(&self, name: &str) -> Result<PathBuf> {
         Self::check_name(name)?;
-        if !valid_name(name) {
-            return Err(ToolError::invalid_argument(
-                "name",
-                format!(
-                    "{name:?} is not a login name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)"
-                ),
-            ));
-        }
         Ok(self.dir.join(format!("{name}.json")))
     }
 
@@ -213,6 +205,11 @@ impl LoginStore {
 
     /// Login `name`'s storage state (unsealed with the key).
     pub fn load(&self, name: &str) -> Result<StorageState> {
+        self.open(name).map(|(_, state)| state)
+    }
+
+    /// Login `name`'s summary and storage state, from one read of its file.
+    pub fn open(&self, name: &str) -> Result<(LoginSummary, StorageState)> {
         let key = self.key("load a login")?;
         let file = self.read(name)?;
         let aad = associated(&file.summary)?;
@@ -233,7 +230,8 @@ impl LoginStore {
                     "cannot open login {name:?}: it was saved with another key (or its file was changed)"
                 ))
             })?;
-        serde_json::from_slice(&plain).map_err(|_| bad())
+        let state = serde_json::from_slice(&plain).map_err(|_| bad())?;
+        Ok((file.summary, state))
     }
 
     /// What login `name` holds, without a value (no key needed).
