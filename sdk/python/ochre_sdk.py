@@ -66,8 +66,12 @@ class Code:
     SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
     # No saved login of that name.
     LOGIN_NOT_FOUND = "LOGIN_NOT_FOUND"
-    # A saved login cannot be opened: no login key, or not the key it was saved with.
+    # A saved login or credential cannot be opened: no login key, or not the key it was saved with.
     LOGIN_LOCKED = "LOGIN_LOCKED"
+    # No credential of that name (`ochre secret credential set`).
+    CREDENTIAL_NOT_FOUND = "CREDENTIAL_NOT_FOUND"
+    # A credential was asked for on a page (or frame) of an origin it is not bound to: nothing was typed.
+    ORIGIN_REFUSED = "ORIGIN_REFUSED"
     # No output handle with that id (or it expired).
     OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found"
     # No `ochre://` resource with that URI.

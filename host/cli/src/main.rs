@@ -141,6 +141,48 @@ enum SecretCommand {
     },
     /// List the stored secrets' names (never their values).
     List,
+    /// Credentials bound to origins (username, password, TOTP seed), sealed
+    /// with the login key; `oc_credential_fill` types them on those origins only.
+    Credential {
+        #[command(subcommand)]
+        command: CredentialCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum CredentialCommand {
+    /// Store a credential (replacing one of that name). The password is the
+    /// first line of stdin; with --totp, the TOTP seed (base32 or an
+    /// otpauth:// URI) is the second. Needs the login key.
+    Set {
+        /// Its name, e.g. github.
+        name: String,
+        /// An origin it may be typed on (repeat for more): https://app.example.
+        #[arg(long = "origin", required = true)]
+        origins: Vec<String>,
+        /// The username (none: a form that asks for the password alone).
+        #[arg(long)]
+        username: Option<String>,
+        /// Read a TOTP seed from stdin's second line.
+        #[arg(long)]
+        totp: bool,
+    },
+    /// List the credentials: name, origins, what they hold (never a value).
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What one credential holds, never a value.
+    Show {
+        /// Its name.
+        name: String,
+    },
+    /// Remove a credential.
+    Remove {
+        /// Its name.
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -424,6 +466,7 @@ impl HostArgs {
         self.check_limits()?;
         let guard = config.intent_guard.clone();
         let mut b = Host::builder()
+            .known_secrets(known_secrets().clone())
             .data_dir(self.data_dir())
             .intent_guard(guard)
             .capabilities(filter)
@@ -569,9 +612,40 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// The secrets the host knows (passwords typed, codes, secret parameters):
+/// every log line is scrubbed of them, as every answer and file is.
+fn known_secrets() -> &'static std::sync::Arc<ochre_host::redact::KnownSecrets> {
+    static KNOWN: std::sync::OnceLock<std::sync::Arc<ochre_host::redact::KnownSecrets>> =
+        std::sync::OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+/// One log line on its way to stderr: written whole, scrubbed of every known
+/// secret (a CDP message logged at trace carries the values it types).
+struct ScrubbedLine(Vec<u8>);
+
+impl std::io::Write for ScrubbedLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ScrubbedLine {
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        let text = String::from_utf8_lossy(&self.0);
+        let _ = std::io::stderr().lock().write_all(known_secrets().scrub(&text).as_bytes());
+    }
+}
+
 fn real_main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| ScrubbedLine(Vec::new()))
         .with_env_filter(log_filter(std::env::var("RUST_LOG").ok().as_deref()))
         .with_ansi(false)
         .init();

@@ -104,6 +104,7 @@ pub struct HostBuilder {
     secret_values: Arc<BTreeMap<String, String>>,
     login_key: Option<crate::stores::logins::LoginKey>,
     default_login: Option<String>,
+    known: Arc<crate::redact::KnownSecrets>,
     journal: crate::stores::journal::JournalOutput,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
@@ -144,6 +145,7 @@ impl Default for HostBuilder {
             stages: Stages::default(),
             secret_values: Default::default(),
             login_key: None,
+            known: Default::default(),
             default_login: None,
             journal: Default::default(),
             native: NativeTools::default(),
@@ -304,6 +306,15 @@ impl HostBuilder {
         self
     }
 
+    /// The secrets every outcome is scrubbed of (passwords typed, one-time
+    /// codes, `{{secret:NAME}}` values): given, so that the embedder can
+    /// scrub what else it writes with them too (the `ochre` CLI: every log
+    /// line). A new set by default.
+    pub fn known_secrets(mut self, known: Arc<crate::redact::KnownSecrets>) -> Self {
+        self.known = known;
+        self
+    }
+
     /// Every session starts signed in with the saved login `name` (its own
     /// copy, in its own browser context; `oc_login_load` in a session wins).
     /// It is opened at build with the [`Self::login_key`]: a login that is
@@ -389,6 +400,11 @@ impl HostBuilder {
             browser: browser.clone(),
             browser_tools: Default::default(),
             logins,
+            credentials: Arc::new(crate::stores::credentials::CredentialStore::new(
+                &data_dir,
+                self.login_key.clone(),
+            )),
+            known: stores.known.clone(),
         });
         let mut loaded = Loaded::default();
         let embedders = self.native.0.iter().map(|t| (t.clone(), false));
@@ -402,7 +418,12 @@ impl HostBuilder {
             loaded
                 .tools
                 .values()
-                .any(|t| !t.info.control && t.info.guard_scope() == crate::intent::Scope::Browser),
+                // The host's own (`oc_credential_fill`) cannot carry a task.
+                .any(|t| {
+                    !t.info.control
+                        && t.info.plugin != "host"
+                        && t.info.guard_scope() == crate::intent::Scope::Browser
+                }),
         );
         self.tell_startup(&loaded, &stores);
         let host = self.assemble(
@@ -575,7 +596,7 @@ impl Stores {
             output: Arc::new(output),
             task_runs: Arc::new(crate::stores::taskrun::TaskRuns::new(data_dir, clock)),
             client_logs: Arc::new(crate::client_log::ClientLogs::default()),
-            known: Arc::new(crate::redact::KnownSecrets::default()),
+            known: b.known.clone(),
         })
     }
 }

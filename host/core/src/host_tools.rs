@@ -31,6 +31,10 @@ pub(crate) struct HostTools {
     pub browser_tools: std::sync::OnceLock<bool>,
     /// The named logins (sealed with the operator's key).
     pub logins: Arc<crate::stores::logins::LoginStore>,
+    /// The origin-bound credentials (sealed with the same key).
+    pub credentials: Arc<crate::stores::credentials::CredentialStore>,
+    /// The secrets every outcome is scrubbed of (a typed password joins them).
+    pub known: Arc<crate::redact::KnownSecrets>,
 }
 
 /// Which of the host's own tools.
@@ -42,6 +46,7 @@ enum Own {
     TaskRun,
     Bulk,
     Login,
+    Credential,
 }
 
 /// One of the host's own tools.
@@ -69,6 +74,12 @@ impl HostTool for OwnTool {
             Own::TaskRun => Box::pin(std::future::ready(run_task_tool(host, name, args))),
             Own::Bulk => Box::pin(std::future::ready(run_bulk_tool(host, name, args))),
             Own::Login => Box::pin(run_login_tool(host, name, args)),
+            Own::Credential => Box::pin(crate::credential_tool::run(
+                &host.credentials,
+                &host.browser,
+                &host.known,
+                args,
+            )),
         }
     }
 }
@@ -83,7 +94,8 @@ pub(crate) fn own_tools(host: &Arc<HostTools>) -> Vec<(Arc<dyn HostTool>, bool)>
             (t, kind)
         }))
         .chain(bulk_tools().into_iter().map(|t| (t, Own::Bulk)))
-        .chain(login_tools().into_iter().map(|t| (t, Own::Login)));
+        .chain(login_tools().into_iter().map(|t| (t, Own::Login)))
+        .chain(std::iter::once((crate::credential_tool::info(), Own::Credential)));
     tools
         .map(|(info, kind)| {
             let always = matches!(kind, Own::StartRun | Own::TaskRun | Own::Bulk);

@@ -48,6 +48,7 @@ mod builtin;
 pub mod capability;
 pub mod client_log;
 pub mod config;
+mod credential_tool;
 pub mod error;
 pub mod hints;
 mod host;

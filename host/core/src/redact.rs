@@ -27,8 +27,10 @@ const MAX_KNOWN: usize = 1024;
 /// One known secret.
 struct Known {
     value: String,
-    /// The value as JSON text writes it inside quotes, when that differs.
-    escaped: Option<String>,
+    /// The value as escaping writes it where that differs: inside JSON
+    /// quotes, inside a Rust `Debug` string (a logged message), and both (a
+    /// logged message quoting JSON).
+    escaped: Vec<String>,
     name: String,
     /// Forgotten then (a one-time code: masking its digits for good would
     /// mask any number that happens to equal it).
@@ -95,8 +97,7 @@ impl KnownSecrets {
         if known.len() >= MAX_KNOWN {
             known.remove(0);
         }
-        let escaped = serde_json::to_string(value).ok().map(|e| e.trim_matches('"').to_owned());
-        let escaped = escaped.filter(|e| e != value);
+        let escaped = escapes(value);
         known.push(Known { value: value.to_owned(), escaped, name: unique.clone(), until });
         // Longest first: a secret that holds another is replaced whole.
         known.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
@@ -170,6 +171,22 @@ impl KnownSecrets {
             *s = o;
         }
     }
+}
+
+/// How `value` reads once escaped (other than itself): in JSON, in a Rust
+/// `Debug` string, and in both.
+fn escapes(value: &str) -> Vec<String> {
+    let json = |v: &str| serde_json::to_string(v).map(|e| e[1..e.len() - 1].to_owned()).ok();
+    let debug = |v: &str| {
+        let d = format!("{v:?}");
+        d[1..d.len() - 1].to_owned()
+    };
+    let once = json(value).unwrap_or_else(|| value.to_owned());
+    let mut out = vec![once.clone(), debug(value), debug(&once)];
+    out.sort();
+    out.dedup();
+    out.retain(|e| e != value);
+    out
 }
 
 /// The name of a tool's secret argument (`secret = "value"`) as a known

@@ -133,8 +133,12 @@ registry! {
     SecretNotFound = "SECRET_NOT_FOUND" => secret_not_found;
     /// No saved login of that name.
     LoginNotFound = "LOGIN_NOT_FOUND" => login_not_found;
-    /// A saved login cannot be opened: no login key, or not the key it was saved with.
+    /// A saved login or credential cannot be opened: no login key, or not the key it was saved with.
     LoginLocked = "LOGIN_LOCKED" => login_locked;
+    /// No credential of that name (`ochre secret credential set`).
+    CredentialNotFound = "CREDENTIAL_NOT_FOUND" => credential_not_found;
+    /// A credential was asked for on a page (or frame) of an origin it is not bound to: nothing was typed.
+    OriginRefused = "ORIGIN_REFUSED" => origin_refused;
     /// No output handle with that id (or it expired).
     OutputHandleNotFound = "output_handle_not_found" => output_handle_not_found;
     /// No `ochre://` resource with that URI.

@@ -24,6 +24,8 @@ pub mod mime;
 pub mod page_ops;
 pub mod scripts;
 pub mod tool;
+#[cfg(feature = "totp")]
+pub mod totp;
 #[cfg(feature = "url")]
 pub mod url;
 

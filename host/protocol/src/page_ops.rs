@@ -346,6 +346,10 @@ typed_ops! {
         "fields, refs, submit",
         "fill a form's fields by label or ref, optionally submit it",
     ).frames(Frames::Fields);
+    LoginFields => "login_fields" -> BTreeMap<String, LoginField> = Spec::read(
+        "refs",
+        "a login form's username, password and one-time-code fields, with their documents' origins",
+    ).frames(Frames::Fields);
     Scroll => "scroll" -> Scrolled = Spec::op(
         "direction, amount, to, ref",
         "scroll the page or an element",
@@ -1247,6 +1251,31 @@ pub struct Filled {
     /// The document's token (a `wait` for navigation starts from it).
     #[serde(default)]
     pub token: Option<String>,
+}
+
+/// The fields of a login form, each with the origin of its document: the
+/// fields named by ref, else the page's own form with a password, username
+/// or one-time-code field (else a frame's: `FIELD_NOT_FOUND` when none).
+/// Keyed by `username`, `password` and `otp`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoginFields {
+    /// The fields by ref: ref → `username`, `password` or `otp`.
+    #[serde(default)]
+    pub refs: Option<BTreeMap<String, String>>,
+}
+
+/// One field [`LoginFields`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LoginField {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// Its snapshot line.
+    #[serde(default)]
+    pub line: String,
+    /// Its document's origin (`location.origin`: `null` for an opaque one).
+    pub origin: String,
 }
 
 /// Scroll the page (by `direction` and `amount`, or `to` an end) or an element

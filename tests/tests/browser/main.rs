@@ -4,6 +4,7 @@
 
 mod browser;
 mod crawl;
+mod credentials;
 mod emulate;
 mod fidelity;
 mod guards;

@@ -316,6 +316,62 @@
       : fields.filter((e) => keysOf(e).some((x) => x.startsWith(k) || (k.length > 2 && x.includes(k))));
     return pool;
   }
+  // The fields of a login form, each with its document's origin (the host
+  // types a credential only where that origin is bound): by ref (`refs`: ref →
+  // username, password or otp), else the first visible password field's form
+  // with the text field before it, and a one-time-code field; a page that
+  // asks for the username alone (or the code alone) gives that one.
+  function loginFields(a) {
+    const originOf = (e) => {
+      try {
+        return e.ownerDocument.location.origin;
+      } catch (x) {
+        return 'null';
+      }
+    };
+    const one = (e) => ({ ref: describe(e).ref, line: refLine(e), origin: originOf(e) });
+    const out = {};
+    const given = Object.entries(a.refs || {});
+    if (given.length) {
+      for (const [r, role] of given) {
+        const e = el(r.replace(/^ax_/, ''));
+        if (!/^(input|textarea)$/.test(e.localName) || NOT_TEXT.test((e.type || '').toLowerCase()))
+          fail('INVALID_ARGUMENT', r + ' (' + refLine(e) + ') is not a text field', { field: role });
+        out[role] = one(e);
+      }
+      return out;
+    }
+    const ty = (e) => (e.type || 'text').toLowerCase();
+    const ac = (e) => (e.getAttribute('autocomplete') || '').toLowerCase();
+    const usable = formFields().filter(
+      (e) => e.localName === 'input' && !e.disabled && !e.readOnly && !NOT_TEXT.test(ty(e)) && visible(e),
+    );
+    const isOtp = (e) =>
+      /\bone-time-code\b/.test(ac(e)) ||
+      (/^(text|tel|number|password)$/.test(ty(e)) &&
+        /\b(otp|totp|2fa|mfa|one[ -_]?time|verification code|security code|auth(entication)? code)\b|^code$/.test(
+          keysOf(e).join(' | ').replace(/[_-]/g, ' '),
+        ));
+    const otp = usable.find(isOtp);
+    const password = usable.find((e) => ty(e) === 'password' && !isOtp(e) && !/\bnew-password\b/.test(ac(e)));
+    const scope = (password || otp || {}).form || null;
+    const userLike = (e) =>
+      /^(text|email|tel)$/.test(ty(e)) && !isOtp(e) && (!scope || e.form === scope) && !/\bsearch\b/.test(ac(e));
+    const before = (x, y) => !!(x.compareDocumentPosition(y) & Node.DOCUMENT_POSITION_FOLLOWING);
+    let username = usable.find((e) => userLike(e) && /\b(username|email)\b/.test(ac(e)));
+    if (!username && password) username = usable.filter((e) => userLike(e) && before(e, password)).pop();
+    if (!username && !password && !otp)
+      username = usable.find(
+        (e) =>
+          userLike(e) && (ty(e) === 'email' || /\b(user ?name|login|e-?mail|account)\b/.test(keysOf(e).join(' | '))),
+      );
+    if (!username && !password && !otp)
+      fail('FIELD_NOT_FOUND', 'no login form here: no password, username or one-time-code field', {});
+    if (username) out.username = one(username);
+    if (password) out.password = one(password);
+    if (otp) out.otp = one(otp);
+    return out;
+  }
   function fill(a) {
     const fields = formFields();
     const plan = [];

@@ -157,6 +157,7 @@
       });
     },
     fill,
+    login_fields: loginFields,
     scroll,
     drag_info: (a) => {
       const s = target({ ref: a.source, selector: a.source_selector }, 'the source');

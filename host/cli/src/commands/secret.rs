@@ -1,6 +1,8 @@
 //! `ochre secret set|remove|list`: the secrets store.
 
-use crate::{Cli, SecretCommand};
+use ochre_host::stores::credentials::{CredentialSecret, CredentialStore, CredentialSummary};
+
+use crate::{Cli, CredentialCommand, SecretCommand};
 
 /// `ochre secret set|remove|list`.
 pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
@@ -42,6 +44,83 @@ pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
                 println!("{key}");
             }
         }
+        SecretCommand::Credential { command } => credential(cli, command)?,
     }
     Ok(())
+}
+
+/// `ochre secret credential set|list|show|remove`.
+fn credential(cli: &Cli, command: &CredentialCommand) -> anyhow::Result<()> {
+    let said = |e: ochre_host::ToolError| anyhow::anyhow!("{}", e.message);
+    let data = cli.host.data_dir();
+    match command {
+        CredentialCommand::Set { name, origins, username, totp } => {
+            let Some(key) = cli.host.login_key()? else {
+                anyhow::bail!(
+                    "credentials are sealed with the login key: set OCHRE_LOGIN_KEY or pass \
+                     --login-key-file (`ochre login keygen` makes one)"
+                );
+            };
+            let mut lines = std::io::stdin().lines();
+            let mut line = |what: &str| -> anyhow::Result<String> {
+                let l = lines.next().transpose()?.unwrap_or_default();
+                let l = l.trim_end_matches(['\r', '\n']).to_owned();
+                anyhow::ensure!(!l.is_empty(), "{what} is empty (stdin gives it, one line)");
+                Ok(l)
+            };
+            let password = line("the password")?;
+            let totp = if *totp { Some(line("the TOTP seed")?) } else { None };
+            let secret =
+                CredentialSecret { username: username.clone().unwrap_or_default(), password, totp };
+            let s = CredentialStore::new(&data, Some(key))
+                .save(name, origins, &secret)
+                .map_err(said)?;
+            eprintln!(
+                "stored the credential {} for {}; agents sign in with oc_credential_fill {{\"name\": \"{}\"}}",
+                s.name,
+                s.origins.join(", "),
+                s.name
+            );
+        }
+        CredentialCommand::List { json } => {
+            let all = CredentialStore::new(&data, None).list().map_err(said)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else if all.is_empty() {
+                eprintln!("no credentials");
+            }
+            for c in all.iter().filter(|_| !*json) {
+                println!("{}\t{}\t{}", c.name, c.origins.join(", "), holds(c));
+            }
+        }
+        CredentialCommand::Show { name } => {
+            let c = CredentialStore::new(&data, None).show(name).map_err(said)?;
+            println!("name: {}", c.name);
+            println!("saved: {}", c.saved_at);
+            println!("holds: {}", holds(&c));
+            println!("origins:");
+            for o in &c.origins {
+                println!("  {o}");
+            }
+        }
+        CredentialCommand::Remove { name } => {
+            let gone = CredentialStore::new(&data, None).delete(name).map_err(said)?;
+            anyhow::ensure!(gone, "no credential named {name:?}");
+            eprintln!("removed the credential {name}");
+        }
+    }
+    Ok(())
+}
+
+/// What a credential holds, in words (never a value).
+fn holds(c: &CredentialSummary) -> String {
+    let mut parts = vec![];
+    if c.username {
+        parts.push("username");
+    }
+    parts.push("password");
+    if c.totp {
+        parts.push("TOTP seed");
+    }
+    parts.join(", ")
 }

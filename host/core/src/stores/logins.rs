@@ -2,81 +2,22 @@
 //! included, and its pages' `localStorage`, per origin) kept under a name, to
 //! seed new isolated sessions already signed in.
 //!
-//! A login is sealed with a key the operator holds outside the data dir
-//! ([`LoginKey`]: `OCHRE_LOGIN_KEY`, or a key file, for the CLI), with
-//! XChaCha20-Poly1305: no cookie or storage value is ever written in clear.
-//! Beside the sealed state each file keeps a summary in clear (its origins,
-//! its cookies' domains and names, how many storage entries), which is what
-//! `list` and `show` tell; the summary is bound to the sealed state (it is the
-//! cipher's associated data, with the name), so it cannot be changed or moved to
-//! another login unnoticed. Without the key, or with another one, a login
-//! cannot be read, and loading it says so.
+//! A login is sealed with the operator's key ([`super::sealed`]): no cookie
+//! or storage value is ever written in clear. Beside the sealed state each
+//! file keeps a summary in clear (its origins, its cookies' domains and names,
+//! how many storage entries), which is what `list` and `show` tell.
 //!
 //! Files: `<data-dir>/logins/<name>.json` (mode 0600), each written atomically.
 
-use std::path::{Path, PathBuf};
-
-use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use data_encoding::BASE64;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use ochre_protocol::ToolError;
+use serde::{Deserialize, Serialize};
 
-use crate::stores::{StoreLock, write_atomic_private};
+use super::sealed::{Kind, Sealed};
+pub use super::sealed::{LoginKey, valid_name};
 
 type Result<T> = std::result::Result<T, ToolError>;
-
-fn failed(doing: &str, e: impl std::fmt::Display) -> ToolError {
-    ToolError::storage_failed(format!("{doing}: {e}"))
-}
-
-/// The file format's version.
-const VERSION: u32 = 1;
-
-/// The key logins are sealed with: 32 bytes, written as base64 (or 64 hex
-/// digits). `ochre login keygen` prints a new one.
-#[derive(Clone)]
-pub struct LoginKey([u8; 32]);
-
-impl std::fmt::Debug for LoginKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LoginKey(•••)")
-    }
-}
-
-impl LoginKey {
-    /// A key from its text (base64 of 32 bytes, or 64 hex digits); surrounding
-    /// white space is ignored. The error never quotes the text.
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
-        let t = text.trim();
-        let bytes = data_encoding::HEXLOWER_PERMISSIVE
-            .decode(t.as_bytes())
-            .ok()
-            .filter(|b| b.len() == 32)
-            .or_else(|| BASE64.decode(t.as_bytes()).ok())
-            .or_else(|| data_encoding::BASE64URL.decode(t.as_bytes()).ok());
-        match bytes.map(<[u8; 32]>::try_from) {
-            Some(Ok(k)) => Ok(Self(k)),
-            _ => Err("a login key is 32 bytes written as base64 (44 characters) or as 64 hex \
-                      digits; `ochre login keygen` makes one"
-                .into()),
-        }
-    }
-
-    /// A new random key (from the operating system's source).
-    pub fn generate() -> Result<Self> {
-        let mut k = [0u8; 32];
-        getrandom::fill(&mut k).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
-        Ok(Self(k))
-    }
-
-    /// The key as base64, as [`Self::parse`] reads it.
-    pub fn encoded(&self) -> String {
-        BASE64.encode(&self.0)
-    }
-}
 
 pub use ochre_protocol::browser::{OriginStorage, StorageState};
 
@@ -114,92 +55,31 @@ impl LoginSummary {
     }
 }
 
-/// A login's file.
-#[derive(Serialize, Deserialize)]
-struct LoginFile {
-    version: u32,
-    summary: LoginSummary,
-    /// base64 of the 24-byte nonce.
-    nonce: String,
-    /// base64 of the sealed JSON of the [`StorageState`].
-    sealed: String,
+/// Named logins: [`Sealed`] files of [`StorageState`]s.
+#[derive(Debug)]
+pub struct Login;
+
+impl Kind for Login {
+    const DIR: &'static str = "logins";
+    const WHAT: &'static str = "login";
+    type Summary = LoginSummary;
+    type Secret = StorageState;
+    fn name_of(summary: &LoginSummary) -> &str {
+        &summary.name
+    }
+    fn not_found(name: &str) -> ToolError {
+        ToolError::login_not_found(format!("no login named {name:?}"))
+    }
 }
 
 /// The named logins of a data dir.
-#[derive(Debug)]
-pub struct LoginStore {
-    dir: PathBuf,
-    key: Option<LoginKey>,
-    lock: StoreLock,
-}
+pub type LoginStore = Sealed<Login>;
 
-/// Whether `name` may name a login: 1 to 64 of `A-Z a-z 0-9 . _ -`, not
-/// starting with a dot.
-pub fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
-
-impl LoginStore {
-    /// The logins under `data_dir`, sealed and opened with `key` (without
-    /// one, they can be listed, shown and deleted, not saved or loaded).
-    pub fn new(data_dir: &Path, key: Option<LoginKey>) -> Self {
-        let dir = data_dir.join("logins");
-        Self { lock: StoreLock::new(dir.join(".lock")), dir, key }
-    }
-
-    /// `name`, if it may name a login; else `INVALID_ARGUMENT` saying why.
-    pub fn check_name(name: &str) -> Result<()> {
-        if !valid_name(name) {
-            return Err(ToolError::invalid_argument(
-                "name",
-                format!(
-                    "{name:?} is not a login name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    fn path(&self, name: &str) -> Result<PathBuf> {
-        Self::check_name(name)?;
-        Ok(self.dir.join(format!("{name}.json")))
-    }
-
-    fn key(&self, doing: &str) -> Result<&LoginKey> {
-        self.key.as_ref().ok_or_else(|| {
-            ToolError::login_locked(format!(
-                "cannot {doing}: the server has no login key (the operator sets \
-                 OCHRE_LOGIN_KEY or --login-key-file; `ochre login keygen` makes one)"
-            ))
-        })
-    }
-
+impl Sealed<Login> {
     /// Save `state` as login `name` (replacing one of that name); its summary.
     pub fn save(&self, name: &str, state: &StorageState) -> Result<LoginSummary> {
-        let path = self.path(name)?;
-        let key = self.key("save a login")?;
         let summary = LoginSummary::of(name, state);
-        let mut nonce = [0u8; 24];
-        getrandom::fill(&mut nonce)
-            .map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
-        let plain = serde_json::to_vec(state).map_err(|e| ToolError::internal(e.to_string()))?;
-        let aad = associated(&summary)?;
-        let sealed = XChaCha20Poly1305::new((&key.0).into())
-            .encrypt(XNonce::from_slice(&nonce), Payload { msg: &plain, aad: &aad })
-            .map_err(|_| ToolError::internal("cannot seal the login"))?;
-        let file = LoginFile {
-            version: VERSION,
-            summary: summary.clone(),
-            nonce: BASE64.encode(&nonce),
-            sealed: BASE64.encode(&sealed),
-        };
-        let bytes =
-            serde_json::to_vec_pretty(&file).map_err(|e| ToolError::internal(e.to_string()))?;
-        let _guard = self.lock.lock();
-        std::fs::create_dir_all(&self.dir).map_err(|e| failed("cannot make the logins dir", e))?;
-        write_atomic_private(&path, &bytes).map_err(|e| failed("cannot write the login", e))?;
+        self.seal(name, &summary, state)?;
         Ok(summary)
     }
 
@@ -207,95 +87,6 @@ impl LoginStore {
     pub fn load(&self, name: &str) -> Result<StorageState> {
         self.open(name).map(|(_, state)| state)
     }
-
-    /// Login `name`'s summary and storage state, from one read of its file.
-    pub fn open(&self, name: &str) -> Result<(LoginSummary, StorageState)> {
-        let key = self.key("load a login")?;
-        let file = self.read(name)?;
-        let aad = associated(&file.summary)?;
-        let bad = || {
-            ToolError::state_corrupt(format!(
-                "login {name:?} is damaged (its file does not decode)"
-            ))
-        };
-        let nonce = BASE64.decode(file.nonce.as_bytes()).map_err(|_| bad())?;
-        let sealed = BASE64.decode(file.sealed.as_bytes()).map_err(|_| bad())?;
-        if nonce.len() != 24 {
-            return Err(bad());
-        }
-        let plain = XChaCha20Poly1305::new((&key.0).into())
-            .decrypt(XNonce::from_slice(&nonce), Payload { msg: &sealed, aad: &aad })
-            .map_err(|_| {
-                ToolError::login_locked(format!(
-                    "cannot open login {name:?}: it was saved with another key (or its file was changed)"
-                ))
-            })?;
-        let state = serde_json::from_slice(&plain).map_err(|_| bad())?;
-        Ok((file.summary, state))
-    }
-
-    /// What login `name` holds, without a value (no key needed).
-    pub fn show(&self, name: &str) -> Result<LoginSummary> {
-        Ok(self.read(name)?.summary)
-    }
-
-    /// Every login, by name (no key needed). A file that does not read is
-    /// left out and logged.
-    pub fn list(&self) -> Result<Vec<LoginSummary>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(failed("cannot read the logins dir", e)),
-        };
-        let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let file = entry.file_name();
-            let Some(name) = file.to_str().and_then(|f| f.strip_suffix(".json")) else { continue };
-            match self.read(name) {
-                Ok(f) => out.push(f.summary),
-                Err(e) => tracing::warn!(login = name, error = %e, "a login file does not read"),
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
-    }
-
-    /// Delete login `name`; whether there was one.
-    pub fn delete(&self, name: &str) -> Result<bool> {
-        let path = self.path(name)?;
-        let _guard = self.lock.lock();
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(failed("cannot delete the login", e)),
-        }
-    }
-
-    fn read(&self, name: &str) -> Result<LoginFile> {
-        let path = self.path(name)?;
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::login_not_found(format!("no login named {name:?}")));
-            }
-            Err(e) => return Err(failed("cannot read the login", e)),
-        };
-        let damaged = |why: String| {
-            ToolError::state_corrupt(format!("login {name:?} is damaged: {why}"))
-                .with("file", path.display().to_string())
-        };
-        let file: LoginFile = serde_json::from_slice(&bytes).map_err(|e| damaged(e.to_string()))?;
-        if file.version != VERSION || file.summary.name != name {
-            return Err(damaged(format!("not a version-{VERSION} login named {name:?}")));
-        }
-        Ok(file)
-    }
-}
-
-/// What a login's seal is bound to besides its content: its summary (name
-/// included).
-fn associated(summary: &LoginSummary) -> Result<Vec<u8>> {
-    serde_json::to_vec(summary).map_err(|e| ToolError::internal(e.to_string()))
 }
 
 #[cfg(test)]
@@ -315,7 +106,7 @@ mod tests {
         }
     }
 
-    fn dir(name: &str) -> PathBuf {
+    fn dir(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("ochre-logins-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d

@@ -12,14 +12,18 @@
 //! | [`recording`] | recordings of tool calls, for replay |
 //! | [`kv`] | plugins' key-value state, per plugin |
 //! | [`secrets`] | named secrets (`0600` files) |
-//! | [`logins`] | named logins: sessions' storage states, sealed with the operator's key |
+//! | [`sealed`] | files sealed with the operator's key: what logins and credentials are kept in |
+//! | [`logins`] | named logins: sessions' storage states, sealed |
+//! | [`credentials`] | origin-bound credentials (username, password, TOTP seed), sealed |
 
 pub mod bulk;
+pub mod credentials;
 pub mod journal;
 pub mod kv;
 pub mod logins;
 pub mod output;
 pub mod recording;
+pub mod sealed;
 pub mod secrets;
 pub mod taskrun;
 

@@ -1,0 +1,239 @@
+//! `oc_credential_fill`: the host types a stored credential (its username,
+//! password and a one-time code from its TOTP seed) into a login form, only
+//! where the credential belongs: the page's origin and the origin of the
+//! document holding each field must both be among the origins it is bound to.
+//! The model names the credential and never sees a value: the password and
+//! the code become known secrets (masked in every answer, journal entry,
+//! trace and recording), and the answer shows no value.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::browser::BrowserManager;
+use crate::browser::HostBrowser;
+use crate::browser::page_ops::{Fill, LoginField, LoginFields, NetworkIdle, Ping, Wait};
+use crate::error::ToolError;
+use crate::redact::KnownSecrets;
+use crate::redact::MASK;
+use crate::stores::credentials::{CredentialStore, origin_of};
+use crate::tool::{Content, ToolInfo, ToolOutput};
+
+/// How long a one-time code typed stays known (past its use, masking its
+/// digits would mask any number that equals them).
+const CODE_TTL: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// The fields a credential fills, in the order they are typed.
+const ROLES: [&str; 3] = ["username", "password", "otp"];
+
+/// The tool's description and input schema.
+pub(crate) fn info() -> ToolInfo {
+    let r = json!({"type": "string", "pattern": "^ax_\\d+$"});
+    let mut info = ToolInfo::native(
+        "oc_credential_fill",
+        "Sign in with a stored credential by name: the host types its username, password \
+         and one-time code into this page's login form (found, or by ref) on its own origins \
+         only; values are never shown.",
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"},
+                "username": r, "password": r, "otp": r,
+                "submit": {"type": "boolean"},
+                "tabId": {"type": "string"}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    );
+    info.tier = 2;
+    info.plugin = "host".into();
+    info.scope = Some(crate::intent::Scope::Browser);
+    info
+}
+
+/// Run `oc_credential_fill`.
+pub(crate) async fn run(
+    credentials: &CredentialStore,
+    browser: &BrowserManager,
+    known: &KnownSecrets,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
+    let name = args["name"].as_str().unwrap_or_default();
+    CredentialStore::check_name(name)?;
+    let tab = args["tabId"].as_str();
+    let submit = args["submit"].as_bool() == Some(true);
+    let refs: BTreeMap<String, String> = ROLES
+        .iter()
+        .filter_map(|role| Some((args[*role].as_str()?.to_owned(), (*role).to_owned())))
+        .collect();
+    let (summary, secret) = credentials.open(name)?;
+    let lacks = |role: &str| match role {
+        "username" => secret.username.is_empty(),
+        "otp" => secret.totp.is_none(),
+        _ => false,
+    };
+    if let Some(role) = refs.values().find(|r| lacks(r)) {
+        let what = if role == "otp" { "a TOTP seed" } else { "a username" };
+        return Err(ToolError::invalid_argument(
+            role,
+            format!("credential {name:?} has no {what}; nothing was typed"),
+        ));
+    }
+    let by_ref = !refs.is_empty();
+    let ask = LoginFields { refs: by_ref.then_some(refs) };
+    let mut fields = browser.run(tab, &ask, 10_000).await?;
+    // Found on its own: what the credential has nothing for is left alone.
+    fields.retain(|role, _| !lacks(role));
+    if fields.is_empty() {
+        return Err(ToolError::field_not_found(format!(
+            "the login form here asks for a one-time code only, and credential {name:?} has no TOTP seed; nothing was typed"
+        )));
+    }
+    let page_url = browser.run(tab, &Ping {}, 5_000).await?.url;
+    let page_origin = origin_of(&page_url).unwrap_or_else(|_| "null".into());
+    check_origins(name, &summary.origins, &page_origin, &fields)?;
+
+    // The values, known as secrets before anything is typed.
+    let mut values = BTreeMap::new();
+    let mut typed = Vec::new();
+    for role in ROLES {
+        let Some(field) = fields.get(role) else { continue };
+        let value = match role {
+            "username" => secret.username.clone(),
+            "password" => {
+                known.add(&format!("credential:{name}.password"), &secret.password);
+                secret.password.clone()
+            }
+            _ => {
+                let seed = secret.totp.as_deref().unwrap_or_default();
+                let params = ochre_protocol::totp::parse_secret(seed).map_err(|e| {
+                    ToolError::invalid_secret(format!(
+                        "the TOTP seed of credential {name:?} is unusable: {}",
+                        e.0
+                    ))
+                })?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let code = ochre_protocol::totp::totp_code(&params, now);
+                known.add_for(&format!("credential:{name}.otp"), &code, CODE_TTL);
+                code
+            }
+        };
+        values.insert(field.ref_id.clone(), json!(value));
+        typed.push(role);
+    }
+    let fill = Fill { fields: None, refs: Some(values), submit: Some(submit) };
+    let filled = browser.run(tab, &fill, 15_000).await?;
+    // The username is typed into the page, not told: its lines show no value.
+    let hide = |line: &str| {
+        if secret.username.chars().count() >= crate::redact::MIN_SECRET_CHARS {
+            line.replace(&secret.username, MASK)
+        } else {
+            line.to_owned()
+        }
+    };
+    let lines: Vec<String> = filled.filled.iter().map(|l| hide(l)).collect();
+    let mut text = format!(
+        "typed credential {name} ({}) on {page_origin}:\n{}",
+        typed.join(", "),
+        lines.join("\n")
+    );
+    let mut now_at = None;
+    if filled.submitted {
+        let wait =
+            Wait { kind: "navigation".into(), token: filled.token.clone(), ..Wait::default() };
+        match browser.run(tab, &wait, 5_000).await {
+            Ok(w) => {
+                let _ = browser.run(tab, &NetworkIdle { quiet_ms: Some(0) }, 3_000).await;
+                let url = w["url"].as_str().unwrap_or_default().to_owned();
+                text.push_str(&format!("\nsubmitted; now at {url}"));
+                now_at = Some(url);
+            }
+            Err(e) if e.code == crate::error::Code::Timeout => {
+                text.push_str("\nsubmitted; the page did not navigate within 5 s")
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let out = json!({
+        "credential": name,
+        "origin": page_origin,
+        "typed": typed,
+        "fields": lines,
+        "submitted": filled.submitted,
+        "url": now_at,
+    });
+    let summary_line = format!(
+        "typed credential {name} ({}){}",
+        typed.join(", "),
+        if filled.submitted { ", submitted" } else { "" }
+    );
+    Ok(ToolOutput {
+        content: vec![Content::Text(text)],
+        structured: Some(out),
+        summary: summary_line,
+    })
+}
+
+/// Refuse, naming both origins, unless the page and every field's document
+/// are on origins the credential is bound to.
+fn check_origins(
+    name: &str,
+    bound: &[String],
+    page_origin: &str,
+    fields: &BTreeMap<String, LoginField>,
+) -> Result<(), ToolError> {
+    let allowed = |o: &str| origin_of(o).is_ok_and(|o| bound.contains(&o));
+    let refuse = |what: String, origin: &str| {
+        Err(ToolError::origin_refused(format!(
+            "credential {name:?} is bound to {}; {what} is on {origin}: nothing was typed",
+            bound.join(", ")
+        ))
+        .with("credential", name)
+        .with("bound", json!(bound))
+        .with("origin", origin))
+    };
+    if !allowed(page_origin) {
+        return refuse("this page".into(), page_origin);
+    }
+    for (role, f) in fields {
+        if !allowed(&f.origin) {
+            return refuse(format!("its {role} field (in a frame)"), &f.origin);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_or_page_of_another_origin_is_refused_naming_both() {
+        let bound = vec!["http://127.0.0.1:5000".to_owned()];
+        let field = |origin: &str| LoginField {
+            ref_id: "ax_1".into(),
+            line: String::new(),
+            origin: origin.into(),
+        };
+        let ok = BTreeMap::from([("password".to_owned(), field("http://127.0.0.1:5000"))]);
+        assert!(check_origins("app", &bound, "http://127.0.0.1:5000", &ok).is_ok());
+        let e = check_origins("app", &bound, "http://localhost:5000", &ok).expect_err("page");
+        assert_eq!(e.code, crate::error::Code::OriginRefused);
+        assert!(
+            e.message.contains("http://127.0.0.1:5000")
+                && e.message.contains("http://localhost:5000"),
+            "{e}"
+        );
+        let framed = BTreeMap::from([("password".to_owned(), field("http://localhost:5000"))]);
+        let e = check_origins("app", &bound, "http://127.0.0.1:5000", &framed).expect_err("frame");
+        assert!(
+            e.message.contains("password field (in a frame) is on http://localhost:5000"),
+            "{e}"
+        );
+        let opaque = BTreeMap::from([("password".to_owned(), field("null"))]);
+        assert!(check_origins("app", &bound, "http://127.0.0.1:5000", &opaque).is_err());
+    }
+}
