@@ -145,6 +145,11 @@ impl Events {
         seq
     }
 
+    /// A connection of `owner`'s pages the network policy refused.
+    pub(super) fn refused(&self, to: &str, owner: super::Owner) {
+        self.push("network_refused", json!({"to": to}), owner);
+    }
+
     /// Entries after `mark`.
     fn since(&self, mark: u64) -> Vec<PageEvent> {
         lock(&self.log).iter().filter(|e| e.seq > mark).cloned().collect()

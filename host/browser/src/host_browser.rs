@@ -39,6 +39,8 @@ impl HostBrowser for BrowserManager {
         self.unplace(&who);
         lock(&self.inner.opening).remove(&who);
         lock(&self.inner.emulations).remove(&who);
+        self.forget_net(&who);
+        lock(&self.inner.routes).remove(&who);
         lock(&self.inner.logins).remove(&who);
         for slot in 0..self.pool_size() {
             let (browser, contexts) = {

@@ -45,9 +45,11 @@ mod library;
 pub mod lifeline;
 mod logins;
 mod netcap;
+pub mod netpolicy;
 pub mod ops;
 mod pageops;
 mod pool;
+mod routes;
 mod tabs;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
@@ -93,6 +95,11 @@ pub struct BrowserOptions {
     /// so that the next server cleans up after a crash (the host sets
     /// `<data-dir>/run`).
     pub run_dir: Option<PathBuf>,
+    /// Police the network (see `netpolicy`): every browser context reaches
+    /// only what this allows, through a proxy of its own that a session's
+    /// `network_policy` tightens and sends through its upstream proxy.
+    /// `None`: the network is not policed (and sessions cannot be).
+    pub network_policy: Option<netpolicy::NetPolicy>,
 }
 
 /// How the temporary profile dirs (under the system temp dir) are named.
@@ -212,6 +219,10 @@ struct Inner {
     /// Per owner, what its session emulates on every tab (see `emulate`).
     emulations:
         std::sync::Mutex<std::collections::HashMap<Owner, ochre_protocol::page_ops::Emulate>>,
+    /// Per owner, its network policy proxy and its own rules (see `netpolicy`).
+    net: std::sync::Mutex<std::collections::HashMap<Owner, netpolicy::OwnerNet>>,
+    /// Per owner, the routes its tabs' requests pass by (see `routes`).
+    routes: std::sync::Mutex<std::collections::HashMap<Owner, routes::OwnerRoutes>>,
     /// Per owner, the lock that makes its implicit first tab open once.
     opening: std::sync::Mutex<std::collections::HashMap<Owner, Arc<tokio::sync::Mutex<()>>>>,
     /// Dialogs, pages opened by pages, downloads.
@@ -364,6 +375,13 @@ async fn bounded<T>(
 impl BrowserManager {
     /// A manager; nothing is launched until a browser call needs it.
     pub fn new(options: BrowserOptions) -> Self {
+        if options.network_policy.is_some() && !options.endpoints.is_empty() {
+            tracing::warn!(
+                "the network policy holds for the browser contexts ochre makes (HTTP sessions, \
+                 isolated tabs); the default context of an attached browser (the shared tabs) \
+                 is not policed"
+            );
+        }
         Self {
             inner: Arc::new(Inner {
                 slots: Self::slots_for(&options.endpoints),
@@ -377,6 +395,8 @@ impl BrowserManager {
                 fetchers: Default::default(),
                 opening: Default::default(),
                 emulations: Default::default(),
+                net: Default::default(),
+                routes: Default::default(),
                 logins: Default::default(),
                 default_login: Default::default(),
                 events: Default::default(),
@@ -475,6 +495,14 @@ impl BrowserManager {
             ]);
         if opts.headed {
             builder = builder.with_head();
+        }
+        // The shared tabs' context (the browser's default one) is policed
+        // through the shared proxy; sessions' contexts get their own.
+        if let Some(proxy) = self.policy_proxy(&None).await? {
+            builder = builder.args([
+                format!("proxy-server={}", proxy.server()),
+                "proxy-bypass-list=<-loopback>".to_owned(),
+            ]);
         }
         if let Some(launcher) = &opts.launcher {
             builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));
@@ -840,7 +868,6 @@ impl BrowserManager {
         timeout_ms: u32,
         spread: bool,
     ) -> Result<TabInfo, ToolError> {
-        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let who = owner();
         let opening = bounded(timeout_ms, "opening an isolated tab", async {
             let elsewhere = match spread && self.pool_size() > 1 {
@@ -862,7 +889,7 @@ impl BrowserManager {
             drop(guard);
             // The round trips run without the lock (other sessions' calls go on).
             let context = browser
-                .create_browser_context(CreateBrowserContextParams::default())
+                .create_browser_context(self.context_params(&who).await?)
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
             self.allow_downloads(&browser, Some(context.clone())).await;
@@ -1177,7 +1204,6 @@ impl BrowserManager {
         who: &Owner,
         seed: bool,
     ) -> Result<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId, ToolError> {
-        use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
         let o =
             who.as_ref().ok_or_else(|| ToolError::internal("the shared tabs have no context"))?;
         if let Some(c) =
@@ -1186,7 +1212,7 @@ impl BrowserManager {
             return Ok(c.clone());
         }
         let made = browser
-            .create_browser_context(CreateBrowserContextParams::default())
+            .create_browser_context(self.context_params(who).await?)
             .await
             .map_err(|e| cdp_error("cannot make a browser context", e))?;
         self.allow_downloads(browser, Some(made.clone())).await;

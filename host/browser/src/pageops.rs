@@ -491,6 +491,10 @@ impl BrowserManager {
         self.inner.tabs.with(n, |t| t.watch = Some(w.clone()));
         watch_console(page, &w).await;
         watch_network(page, &w).await;
+        let who = self.inner.tabs.owner_of(n);
+        if let Err(e) = self.route_tab(n, page, &who).await {
+            tracing::warn!(error = %e.message, "a new tab does not pass by its session's routes");
+        }
     }
 
     /// The load binding and the scripts every document of the tab gets before
@@ -996,6 +1000,14 @@ impl BrowserManager {
             }
             AnyOp::ProfileStatus(_) => Ok(self.profile_status().await),
             AnyOp::ListProfiles(_) => Ok(self.list_profiles().await),
+            AnyOp::Route(a) => {
+                let now = self.route(&a).await?;
+                serde_json::to_value(now).map_err(|e| ToolError::internal(e.to_string()))
+            }
+            AnyOp::NetworkPolicy(a) => {
+                let now = self.network_policy(&a).await?;
+                serde_json::to_value(now).map_err(|e| ToolError::internal(e.to_string()))
+            }
             // One browser: its death ends the call at once. A pool: the pages
             // of a browser that dies are read on the others.
             AnyOp::VisitBatch(a) if self.pool_size() > 1 => self.visit_batch(&a).await,

@@ -51,6 +51,8 @@ pub(crate) struct Tab {
     pub(crate) loads: Option<EventStream<EventBindingCalled>>,
     /// What is emulated on it (see `emulate`); `None`: nothing.
     pub(crate) emulation: Option<ochre_protocol::page_ops::Emulate>,
+    /// Its requests pass by its owner's routes (see `routes`).
+    pub(crate) routed: bool,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -76,6 +78,7 @@ impl Tabs {
             wall_at_load: None,
             loads: None,
             emulation: None,
+            routed: false,
         };
         lock(&self.open).insert(n, tab);
     }
@@ -136,6 +139,17 @@ impl Tabs {
         let mut out: Vec<(TabId, Page)> = lock(&self.open)
             .iter()
             .filter(|(_, t)| t.slot == slot && who.is_none_or(|w| t.owner == *w))
+            .map(|(n, t)| (*n, t.page.clone()))
+            .collect();
+        out.sort_by_key(|(n, _)| *n);
+        out
+    }
+
+    /// The open tabs of `who`, in every browser of the pool.
+    pub(crate) fn of_owner(&self, who: &Owner) -> Vec<(TabId, Page)> {
+        let mut out: Vec<(TabId, Page)> = lock(&self.open)
+            .iter()
+            .filter(|(_, t)| t.owner == *who)
             .map(|(n, t)| (*n, t.page.clone()))
             .collect();
         out.sort_by_key(|(n, _)| *n);

@@ -377,6 +377,19 @@ struct HostArgs {
     /// Where files that pages download are saved (default: <data-dir>/downloads).
     #[arg(long, value_name = "DIR", global = true)]
     downloads_dir: Option<PathBuf>,
+    /// Police the network: every browser context reaches the web through a
+    /// proxy of its own, so that sessions can set rules and an upstream proxy
+    /// (`network_policy`). Implied by --network-allow, --network-block and a
+    /// config's `[network]`.
+    #[arg(long, global = true)]
+    network_policy: bool,
+    /// Only these origins or hosts are reached by any page (repeat; e.g.
+    /// https://app.example, app.example:8080, *.example.com).
+    #[arg(long, value_name = "RULE", global = true)]
+    network_allow: Vec<String>,
+    /// These origins or hosts are never reached by any page (repeat).
+    #[arg(long, value_name = "RULE", global = true)]
+    network_block: Vec<String>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -577,7 +590,9 @@ impl HostArgs {
                     .map_err(|e| anyhow::anyhow!("--cdp-endpoint {e}"))?,
             );
         }
-        endpoints.extend(self.config()?.browser_endpoints);
+        let config = self.config()?;
+        endpoints.extend(config.browser_endpoints);
+        let network_policy = self.network_policy(config.network)?;
         Ok(ochre_host::BrowserOptions {
             chrome_path: self.chrome_path.clone(),
             endpoints,
@@ -595,7 +610,38 @@ impl HostArgs {
             // with the server (see `main`).
             launcher: std::env::current_exe().ok(),
             run_dir: None,
+            network_policy,
         })
+    }
+
+    /// The server's network policy: the config's `[network]` and the flags'
+    /// rules (`None`: the network is not policed).
+    fn network_policy(
+        &self,
+        config: Option<ochre_host::config::NetworkRules>,
+    ) -> anyhow::Result<Option<ochre_host::browser::netpolicy::NetPolicy>> {
+        use ochre_host::browser::netpolicy::{HostRule, NetPolicy};
+        let policed = self.network_policy
+            || config.is_some()
+            || !self.network_allow.is_empty()
+            || !self.network_block.is_empty();
+        if !policed {
+            return Ok(None);
+        }
+        let rules = config.unwrap_or_default();
+        let (mut allow, mut block) = (rules.allow, rules.block);
+        allow.extend(self.network_allow.iter().cloned());
+        block.extend(self.network_block.iter().cloned());
+        let read = |flag: &str, texts: &[String]| -> anyhow::Result<Vec<HostRule>> {
+            texts
+                .iter()
+                .map(|t| HostRule::parse(t).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
+                .collect()
+        };
+        Ok(Some(NetPolicy {
+            allowed: read("--network-allow (or [network] allow)", &allow)?,
+            blocked: read("--network-block (or [network] block)", &block)?,
+        }))
     }
 }
 

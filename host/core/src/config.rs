@@ -8,7 +8,10 @@
 //! max_sessions`, the most MCP sessions served at once over HTTP (as
 //! `--max-sessions`, which overrides it), and `resume_sessions`, whether a
 //! session's handshake is kept in the data dir for another server to resume
-//! (as `--resume-sessions`).
+//! (as `--resume-sessions`); `[network] allow` and `block`, the origins or
+//! hosts every browser context alone may reach or never reaches (as
+//! `--network-allow` and `--network-block`, which add to them; the section
+//! alone polices the network, as `--network-policy`).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -31,6 +34,9 @@
 //! [server]
 //! max_sessions = 32
 //! resume_sessions = true
+//!
+//! [network]
+//! block = ["*.doubleclick.net", "https://tracker.example"]
 //! ```
 
 use std::collections::BTreeMap;
@@ -55,6 +61,17 @@ pub struct Config {
     pub max_sessions: Option<usize>,
     /// `[server] resume_sessions`: keep sessions' handshakes in the data dir.
     pub resume_sessions: bool,
+    /// `[network]`: `Some` when the section is there (the network is policed).
+    pub network: Option<NetworkRules>,
+}
+
+/// `[network]`: its rules as written (the browser's policy reads them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkRules {
+    /// `allow`: only these origins or hosts.
+    pub allow: Vec<String>,
+    /// `block`: never these.
+    pub block: Vec<String>,
 }
 
 /// What the operator says of one plugin.
@@ -77,11 +94,10 @@ impl Config {
 pub fn parse(text: &str) -> Result<Config, String> {
     let table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-    const SECTIONS: &str = "[intent_guard], [trust.keys], [plugins.NAME], [browser], [server]";
-    if let Some(k) = table
-        .keys()
-        .find(|k| !["intent_guard", "trust", "plugins", "browser", "server"].contains(&k.as_str()))
-    {
+    const SECTIONS: &str =
+        "[intent_guard], [trust.keys], [plugins.NAME], [browser], [server], [network]";
+    let known = ["intent_guard", "trust", "plugins", "browser", "server", "network"];
+    if let Some(k) = table.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!("unknown key `{k}` (known sections: {SECTIONS})"));
     }
     #[cfg(not(feature = "browser"))]
@@ -97,7 +113,28 @@ pub fn parse(text: &str) -> Result<Config, String> {
         browser_endpoints: browser_endpoints(&table)?,
         max_sessions,
         resume_sessions,
+        network: network(&table)?,
     })
+}
+
+/// `[network]`: `allow` and `block`, lists of strings (checked as rules by
+/// the browser's policy when the server starts).
+fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
+    let Some(network) = table.get("network") else { return Ok(None) };
+    let mut rules = NetworkRules::default();
+    for (k, v) in section(network, "network")? {
+        let into = match k.as_str() {
+            "allow" => &mut rules.allow,
+            "block" => &mut rules.block,
+            _ => return Err(format!("unknown key `network.{k}` (known: allow, block)")),
+        };
+        let list = v.as_array().ok_or(format!("`network.{k}` must be a list of strings"))?;
+        for item in list {
+            let s = item.as_str().ok_or(format!("`network.{k}` must be a list of strings"))?;
+            into.push(s.to_owned());
+        }
+    }
+    Ok(Some(rules))
 }
 
 /// `[server]`: `max_sessions` (a whole number from 1) and `resume_sessions`

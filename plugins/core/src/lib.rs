@@ -266,6 +266,6 @@ ochre_sdk::register_plugin! {
         act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
         PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
         TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::Network,
-        net::Emulate, net::EvidenceBundle, keys::PressKey, keys::Type, keys::HandleDialog,
+        net::Emulate, net::NetworkPolicy, net::Route, net::EvidenceBundle, keys::PressKey, keys::Type, keys::HandleDialog,
     ],
 }

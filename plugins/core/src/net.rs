@@ -155,6 +155,69 @@ pub(crate) fn emulate(a: EmulateArgs) -> Result<Output, ToolError> {
     Ok(Output::json(&r)?.with_summary(summary))
 }
 
+/// `network_policy` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PolicyArgs {
+    /// Only these origins or hosts (https://a.example, *.example.com).
+    allow: Option<Vec<String>>,
+    /// Never these.
+    block: Option<Vec<String>>,
+    /// Upstream proxy http://host:port ("" none).
+    proxy: Option<String>,
+    reset: Option<bool>,
+}
+
+/// This session's network rules and proxy, beside the server's; what is in force and refused.
+#[ochre_sdk::tool(name = "network_policy", tier = 2, scope = Browser)]
+pub(crate) fn network_policy(a: PolicyArgs) -> Result<Output, ToolError> {
+    let p = ops::NetworkPolicy { allow: a.allow, block: a.block, proxy: a.proxy, reset: a.reset };
+    let r = run(None, &p)?;
+    let summary = format!(
+        "network policy: {} allowed, {} blocked{}; {} refused",
+        r.allowed.len(),
+        r.blocked.len(),
+        r.proxy.as_deref().map(|p| format!(", through {p}")).unwrap_or_default(),
+        r.refused_total
+    );
+    Ok(Output::json(&r)?.with_summary(summary))
+}
+
+/// `route` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RouteArgs {
+    /// add (default with url), remove, list, clear.
+    action: Option<String>,
+    /// URL pattern: glob with *, /regex/, or a part.
+    url: Option<String>,
+    method: Option<String>,
+    status: Option<u16>,
+    headers: Option<std::collections::BTreeMap<String, String>>,
+    body: Option<String>,
+    /// Body from this file.
+    file: Option<String>,
+    abort: Option<bool>,
+}
+
+/// Answer this session's requests matching a URL (status, headers, body or file) or abort them; list, remove.
+#[ochre_sdk::tool(name = "route", tier = 2, scope = Browser)]
+pub(crate) fn route(a: RouteArgs) -> Result<Output, ToolError> {
+    let r = ops::Route {
+        action: a.action,
+        url: a.url,
+        method: a.method,
+        status: a.status,
+        headers: a.headers,
+        body: a.body,
+        file: a.file,
+        abort: a.abort,
+    };
+    let out = run(None, &r)?;
+    let summary = format!("{} routes", out.routes.len());
+    Ok(Output::json(&out)?.with_summary(summary))
+}
+
 /// `oc_evidence_bundle` arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

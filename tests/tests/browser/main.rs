@@ -11,6 +11,7 @@ mod guards;
 mod http;
 mod logins;
 mod names;
+mod netpolicy;
 mod network;
 mod output;
 mod page_tools;

@@ -84,6 +84,24 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
     }
 }
 
+/// One line for every connection the network policy refused meanwhile.
+fn refused_line(events: &[PageEvent]) -> Option<String> {
+    let mut to: Vec<&str> = Vec::new();
+    let mut n = 0;
+    for e in events.iter().filter(|e| e.kind == "network_refused") {
+        n += 1;
+        let at = e.body["to"].as_str().unwrap_or("?");
+        if !to.contains(&at) {
+            to.push(at);
+        }
+    }
+    (n > 0).then(|| {
+        let shown = to.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        let more = if to.len() > 8 { format!(" and {} more", to.len() - 8) } else { String::new() };
+        format!("the network policy refused {n} connection(s) of the page: to {shown}{more}")
+    })
+}
+
 /// Report the page events since `mark` in the call's outcome.
 pub(crate) async fn report(
     browser: &BrowserManager,
@@ -106,6 +124,7 @@ pub(crate) async fn report(
             lines.push(l);
         }
     }
+    lines.extend(refused_line(&events));
     let bodies: Vec<Value> = events
         .iter()
         .map(|e| {

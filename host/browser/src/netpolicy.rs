@@ -1,0 +1,576 @@
+//! The network policy: which origins a browser context may reach, enforced
+//! where nothing in a page can get around it. Each policed browser context
+//! is given its own proxy (Chromium's per-context `proxyServer`, loopback
+//! included), served here on 127.0.0.1: every connection the context opens
+//! (documents, subresources, frames of any site, popups, workers' fetches,
+//! WebSockets, which Chromium tunnels with `CONNECT`) asks it first. A
+//! blocked one is answered `403` and fails in the page; an allowed one is
+//! passed through, directly or through the session's upstream proxy.
+//!
+//! What it sees: hosts and ports for `https`/`wss` (a tunnel), whole
+//! requests for plain `http`. What it does not police: what the browser does
+//! outside a page's network (its own updates, DNS prefetch is off in
+//! headless), and contexts it is not given (a remote browser that cannot
+//! reach this machine's loopback).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use ochre_protocol::{ToolError, lock, read_lock, write_lock};
+
+/// One rule: a host (`app.example`, `*.example.com` for it and its
+/// subdomains), with a port or any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostRule {
+    /// As given.
+    pub text: String,
+    host: String,
+    wildcard: bool,
+    port: Option<u16>,
+}
+
+impl HostRule {
+    /// A rule from `https://app.example` (that host and port), `app.example`
+    /// or `app.example:8080` (any port, or that one), `*.example.com` (it and
+    /// its subdomains).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let bad = || {
+            format!(
+                "{t:?} is not an origin or host rule (https://app.example, app.example:8080, *.example.com)"
+            )
+        };
+        if t.contains("://") {
+            let url = url::Url::parse(t).map_err(|_| bad())?;
+            let host = url.host_str().ok_or_else(bad)?.to_ascii_lowercase();
+            return Ok(Self {
+                text: t.to_owned(),
+                host: host.trim_matches(['[', ']']).to_owned(),
+                wildcard: false,
+                port: url.port_or_known_default(),
+            });
+        }
+        let (wildcard, rest) = match t.strip_prefix("*.") {
+            Some(r) => (true, r),
+            None => (false, t),
+        };
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p.parse::<u16>().map_err(|_| bad())?)),
+            _ => (rest, None),
+        };
+        let ok = !host.is_empty()
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        if !ok {
+            return Err(bad());
+        }
+        Ok(Self { text: t.to_owned(), host: host.to_ascii_lowercase(), wildcard, port })
+    }
+
+    /// Whether it covers `host:port`.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        let same = host == self.host
+            || (self.wildcard
+                && host.strip_suffix(self.host.as_str()).is_some_and(|p| p.ends_with('.')));
+        same && self.port.is_none_or(|p| p == port)
+    }
+}
+
+/// Where a context may connect: nothing `blocked`; with an `allowed` list,
+/// only what it covers. Blocking wins.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetPolicy {
+    /// Only these (empty: everything not blocked).
+    #[serde(default)]
+    pub allowed: Vec<HostRule>,
+    /// Never these.
+    #[serde(default)]
+    pub blocked: Vec<HostRule>,
+}
+
+impl NetPolicy {
+    /// Whether `host:port` may be reached.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        !self.blocked.iter().any(|r| r.matches(host, port))
+            && (self.allowed.is_empty() || self.allowed.iter().any(|r| r.matches(host, port)))
+    }
+
+    /// This policy with `other`'s rules added (a session's, over the server's).
+    pub fn and(&self, other: &NetPolicy) -> NetPolicy {
+        let mut out = self.clone();
+        out.allowed.extend(other.allowed.iter().cloned());
+        out.blocked.extend(other.blocked.iter().cloned());
+        out
+    }
+
+    /// Whether it lets everything through.
+    pub fn is_open(&self) -> bool {
+        self.allowed.is_empty() && self.blocked.is_empty()
+    }
+}
+
+/// What one policed context's proxy holds.
+#[derive(Default)]
+struct ProxyState {
+    policy: RwLock<NetPolicy>,
+    /// `http://host:port` of the session's own proxy, if it has one.
+    upstream: RwLock<Option<String>>,
+    /// The last refused connections, as `host:port`.
+    refused: Mutex<VecDeque<String>>,
+    refused_total: std::sync::atomic::AtomicU64,
+    /// Told of each refused connection (`host:port`).
+    tell: Option<Refused>,
+}
+
+/// What a proxy tells of each connection it refuses.
+pub type Refused = Box<dyn Fn(&str) + Send + Sync>;
+
+impl std::fmt::Debug for ProxyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyState").field("policy", &self.policy).finish_non_exhaustive()
+    }
+}
+
+/// A policed context's proxy: serves until dropped.
+#[derive(Debug)]
+pub struct PolicyProxy {
+    addr: SocketAddr,
+    state: Arc<ProxyState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for PolicyProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// How many refused connections a proxy remembers.
+const REMEMBERED: usize = 50;
+/// The longest request head read.
+const MAX_HEAD: usize = 64 * 1024;
+
+impl PolicyProxy {
+    /// A new proxy on 127.0.0.1 enforcing `policy`; `tell` hears of each
+    /// connection it refuses.
+    pub async fn start(policy: NetPolicy, tell: Option<Refused>) -> Result<Self, ToolError> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| ToolError::internal(format!("cannot start the policy proxy: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ToolError::internal(format!("the policy proxy has no address: {e}")))?;
+        let state =
+            Arc::new(ProxyState { policy: RwLock::new(policy), tell, ..Default::default() });
+        let served = state.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let state = served.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = serve(stream, &state).await {
+                        tracing::debug!(error = %e, "a proxied connection ended");
+                    }
+                });
+            }
+        });
+        Ok(Self { addr, state, task })
+    }
+
+    /// What Chromium is told: `http://127.0.0.1:PORT`.
+    pub fn server(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The rules now.
+    pub fn policy(&self) -> NetPolicy {
+        read_lock(&self.state.policy).clone()
+    }
+
+    /// Enforce `policy` from the next connection on.
+    pub fn set_policy(&self, policy: NetPolicy) {
+        *write_lock(&self.state.policy) = policy;
+    }
+
+    /// The upstream proxy now.
+    pub fn upstream(&self) -> Option<String> {
+        read_lock(&self.state.upstream).clone()
+    }
+
+    /// Send what is allowed through `upstream` (`http://host:port`), or directly.
+    pub fn set_upstream(&self, upstream: Option<String>) {
+        *write_lock(&self.state.upstream) = upstream;
+    }
+
+    /// The last refused `host:port`s (newest last) and how many in all.
+    pub fn refused(&self) -> (Vec<String>, u64) {
+        let total = self.state.refused_total.load(std::sync::atomic::Ordering::Relaxed);
+        (lock(&self.state.refused).iter().cloned().collect(), total)
+    }
+}
+
+/// `host:port` of an upstream proxy URL (`http://host:port`), or why not.
+pub fn upstream_addr(url: &str) -> Result<String, String> {
+    let u = url::Url::parse(url.trim()).map_err(|e| format!("{url:?} is not a proxy URL ({e})"))?;
+    if u.scheme() != "http" || u.host_str().is_none() || u.username() != "" {
+        return Err(format!(
+            "{url:?}: a session proxy is http://host:port (no credentials in the URL)"
+        ));
+    }
+    let host = u.host_str().unwrap_or_default();
+    Ok(format!("{host}:{}", u.port_or_known_default().unwrap_or(80)))
+}
+
+async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut head = Vec::new();
+    loop {
+        let n = reader.read_until(b'\n', &mut head).await?;
+        if n == 0 || head.len() > MAX_HEAD {
+            return Ok(());
+        }
+        if head.ends_with(b"\r\n\r\n") || head.ends_with(b"\n\n") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or_default();
+    let mut parts = first.split(' ');
+    let (method, target, version) =
+        (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let (host, port, path) = if method.eq_ignore_ascii_case("CONNECT") {
+        let (h, p) = split_host_port(target, 443);
+        (h, p, None)
+    } else {
+        match url::Url::parse(target) {
+            Ok(u) if u.scheme() == "http" && u.host_str().is_some() => {
+                let mut path = u.path().to_owned();
+                if let Some(q) = u.query() {
+                    path.push('?');
+                    path.push_str(q);
+                }
+                (
+                    u.host_str().unwrap_or_default().trim_matches(['[', ']']).to_owned(),
+                    u.port_or_known_default().unwrap_or(80),
+                    Some(path),
+                )
+            }
+            _ => {
+                let stream = reader.get_mut();
+                stream.write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await?;
+                return Ok(());
+            }
+        }
+    };
+    if !read_lock(&state.policy).allows(&host, port) {
+        let at = format!("{host}:{port}");
+        tracing::debug!(to = %at, "the network policy refused a connection");
+        {
+            let mut refused = lock(&state.refused);
+            if refused.len() == REMEMBERED {
+                refused.pop_front();
+            }
+            refused.push_back(at.clone());
+        }
+        state.refused_total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(tell) = &state.tell {
+            tell(&at);
+        }
+        let body = format!("blocked by ochre's network policy: {at}\n");
+        let answer = format!(
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Ochre-Blocked: {at}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        reader.get_mut().write_all(answer.as_bytes()).await?;
+        return Ok(());
+    }
+    let upstream = read_lock(&state.upstream).clone();
+    let leftover = reader.buffer().to_vec();
+    let mut client = reader.into_inner();
+    let via = match &upstream {
+        Some(u) => Some(upstream_addr(u).map_err(std::io::Error::other)?),
+        None => None,
+    };
+    let mut server = match &via {
+        Some(proxy) => TcpStream::connect(proxy).await,
+        None => TcpStream::connect((host.as_str(), port)).await,
+    };
+    let Ok(server) = server.as_mut() else {
+        let _ = client
+            .write_all(
+                b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            )
+            .await;
+        return Ok(());
+    };
+    match path {
+        None => {
+            if via.is_some() {
+                // The tunnel asked of the upstream proxy, its answer passed on.
+                let ask = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n");
+                server.write_all(ask.as_bytes()).await?;
+                let mut answer = BufReader::new(&mut *server);
+                let mut got = Vec::new();
+                while !got.ends_with(b"\r\n\r\n") && got.len() < MAX_HEAD {
+                    if answer.read_until(b'\n', &mut got).await? == 0 {
+                        break;
+                    }
+                }
+                if !got.starts_with(b"HTTP/1.1 200") && !got.starts_with(b"HTTP/1.0 200") {
+                    client.write_all(&got).await?;
+                    return Ok(());
+                }
+            }
+            client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
+        }
+        Some(path) => {
+            // One request a connection (`Connection: close`): the next may
+            // be for another host.
+            let target = if via.is_some() { target.to_owned() } else { path };
+            let mut out = format!("{method} {target} {version}\r\n");
+            for line in lines.filter(|l| !l.is_empty()) {
+                let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
+                if !matches!(name.as_str(), "connection" | "proxy-connection" | "keep-alive") {
+                    out.push_str(line);
+                    out.push_str("\r\n");
+                }
+            }
+            out.push_str("Connection: close\r\n\r\n");
+            server.write_all(out.as_bytes()).await?;
+        }
+    }
+    server.write_all(&leftover).await?;
+    let _ = tokio::io::copy_bidirectional(&mut client, server).await;
+    let _ = client.shutdown().await;
+    let mut rest = Vec::new();
+    let _ = server.read_to_end(&mut rest).await;
+    Ok(())
+}
+
+/// An owner's policing: its proxy and its own rules over the server's.
+#[derive(Debug)]
+pub(crate) struct OwnerNet {
+    proxy: Arc<PolicyProxy>,
+    /// The session's own rules (the proxy enforces the server's and these).
+    own: NetPolicy,
+}
+
+/// Rules from their texts; the first that does not read, as an error of `field`.
+fn rules(field: &str, texts: &[String]) -> Result<Vec<HostRule>, ToolError> {
+    if texts.len() > 200 {
+        return Err(ToolError::invalid_argument(field, "at most 200 rules"));
+    }
+    texts
+        .iter()
+        .map(|t| HostRule::parse(t).map_err(|why| ToolError::invalid_argument(field, why)))
+        .collect()
+}
+
+impl super::BrowserManager {
+    /// `who`'s policy proxy, started the first time (`None`: the server
+    /// does not police the network).
+    pub(super) async fn policy_proxy(
+        &self,
+        who: &super::Owner,
+    ) -> Result<Option<Arc<PolicyProxy>>, ToolError> {
+        let Some(server) = &self.inner.options.network_policy else { return Ok(None) };
+        if let Some(n) = lock(&self.inner.net).get(who) {
+            return Ok(Some(n.proxy.clone()));
+        }
+        // Each refusal is a page event of the owner's: told in the answer of
+        // the call it happened in.
+        let inner = Arc::downgrade(&self.inner);
+        let owner = who.clone();
+        let tell: Refused = Box::new(move |to| {
+            if let Some(inner) = inner.upgrade() {
+                inner.events.refused(to, owner.clone());
+            }
+        });
+        let started = Arc::new(PolicyProxy::start(server.clone(), Some(tell)).await?);
+        let mut all = lock(&self.inner.net);
+        // Another call of the owner's may have started one meanwhile.
+        let n = all
+            .entry(who.clone())
+            .or_insert_with(|| OwnerNet { proxy: started, own: NetPolicy::default() });
+        Ok(Some(n.proxy.clone()))
+    }
+
+    /// How a browser context of `who`'s is made: through its policy proxy
+    /// (loopback included) when the network is policed.
+    pub(super) async fn context_params(
+        &self,
+        who: &super::Owner,
+    ) -> Result<chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams, ToolError>
+    {
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams::default();
+        if let Some(proxy) = self.policy_proxy(who).await? {
+            params.proxy_server = Some(proxy.server());
+            params.proxy_bypass_list = Some("<-loopback>".into());
+        }
+        Ok(params)
+    }
+
+    /// `network_policy`: change the caller's session's own rules and
+    /// upstream proxy (each field given replaces its own), and say what is
+    /// in force.
+    pub(super) async fn network_policy(
+        &self,
+        a: &ochre_protocol::page_ops::NetworkPolicy,
+    ) -> Result<ochre_protocol::page_ops::PolicyInForce, ToolError> {
+        let allow = a.allow.as_deref().map(|t| rules("allow", t)).transpose()?;
+        let block = a.block.as_deref().map(|t| rules("block", t)).transpose()?;
+        let upstream = match a.proxy.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(u) => {
+                upstream_addr(u).map_err(|why| ToolError::invalid_argument("proxy", why))?;
+                Some(Some(u.to_owned()))
+            }
+        };
+        let Some(server) = self.inner.options.network_policy.clone() else {
+            let changes = a.allow.is_some() || a.block.is_some() || a.proxy.is_some();
+            if changes || a.reset == Some(true) {
+                return Err(ToolError::capability_disabled(
+                    "this server does not police the network: start it with --network-policy \
+                     (or --network-allow / --network-block) to give sessions rules and proxies",
+                )
+                .with("capability", "network_policy"));
+            }
+            return Ok(Default::default());
+        };
+        let who = super::owner();
+        let Some(proxy) = self.policy_proxy(&who).await? else {
+            return Err(ToolError::internal("no policy proxy"));
+        };
+        let mut all = lock(&self.inner.net);
+        let n = all
+            .get_mut(&who)
+            .ok_or_else(|| ToolError::internal("the session's policing went away"))?;
+        if a.reset == Some(true) {
+            n.own = NetPolicy::default();
+            proxy.set_upstream(None);
+        }
+        if let Some(allow) = allow {
+            n.own.allowed = allow;
+        }
+        if let Some(block) = block {
+            n.own.blocked = block;
+        }
+        if let Some(upstream) = upstream {
+            proxy.set_upstream(upstream);
+        }
+        let policy = server.and(&n.own);
+        proxy.set_policy(policy.clone());
+        let (refused, refused_total) = proxy.refused();
+        let texts = |r: &[HostRule]| r.iter().map(|r| r.text.clone()).collect();
+        Ok(ochre_protocol::page_ops::PolicyInForce {
+            allowed: texts(&policy.allowed),
+            blocked: texts(&policy.blocked),
+            proxy: proxy.upstream(),
+            refused,
+            refused_total,
+        })
+    }
+
+    /// Forget `who`'s policing (its session ended): its proxy stops.
+    pub(super) fn forget_net(&self, who: &super::Owner) {
+        lock(&self.inner.net).remove(who);
+    }
+}
+
+/// `host` and port of `host:port` (`[v6]:port`), the port `default` when absent.
+fn split_host_port(target: &str, default: u16) -> (String, u16) {
+    match target.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty() => {
+            (h.trim_matches(['[', ']']).to_owned(), p.parse().unwrap_or(default))
+        }
+        _ => (target.trim_matches(['[', ']']).to_owned(), default),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_cover_hosts_ports_and_subdomains() {
+        let r = |t: &str| HostRule::parse(t).expect(t);
+        assert!(r("https://App.Example").matches("app.example", 443));
+        assert!(!r("https://app.example").matches("app.example", 80));
+        assert!(r("app.example").matches("app.example", 8080));
+        assert!(r("app.example:8080").matches("app.example", 8080));
+        assert!(!r("app.example:8080").matches("app.example", 80));
+        assert!(r("*.example.com").matches("cdn.example.com", 443));
+        assert!(!r("*.example.com").matches("badexample.com", 443));
+        assert!(!r("app.example").matches("app.example.evil.test", 443));
+        assert!(r("http://127.0.0.1:5000").matches("127.0.0.1", 5000));
+        for bad in ["", "a b", "ftp//x", "x:port"] {
+            assert!(HostRule::parse(bad).is_err(), "{bad}");
+        }
+        let p =
+            NetPolicy { allowed: vec![r("*.example.com")], blocked: vec![r("ads.example.com")] };
+        assert!(p.allows("www.example.com", 443));
+        assert!(!p.allows("ads.example.com", 443) && !p.allows("other.test", 443));
+        assert!(NetPolicy::default().allows("anything", 1));
+    }
+
+    #[tokio::test]
+    async fn the_proxy_refuses_what_is_blocked_and_passes_the_rest() {
+        // A server that answers one request with its own request line.
+        let origin = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = origin.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = origin.accept().await {
+                let mut buf = vec![0u8; 4096];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                let line =
+                    String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or("").to_owned();
+                let body = format!("saw {line}");
+                let _ = s
+                    .write_all(
+                        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+                            .as_bytes(),
+                    )
+                    .await;
+            }
+        });
+        let blocked = NetPolicy {
+            blocked: vec![HostRule::parse(&format!("127.0.0.1:{port}")).expect("rule")],
+            ..Default::default()
+        };
+        let proxy = PolicyProxy::start(NetPolicy::default(), None).await.expect("proxy");
+        let ask = |req: String| {
+            let addr = proxy.addr;
+            async move {
+                let mut s = TcpStream::connect(addr).await.expect("connect");
+                s.write_all(req.as_bytes()).await.expect("write");
+                let mut out = String::new();
+                let _ = s.read_to_string(&mut out).await;
+                out
+            }
+        };
+        let get =
+            format!("GET http://127.0.0.1:{port}/x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        let out = ask(get.clone()).await;
+        assert!(out.ends_with("saw GET /x?y=1 HTTP/1.1"), "{out}");
+        let connect = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nGET /t HTTP/1.1\r\n\r\n");
+        let out = ask(connect.clone()).await;
+        assert!(
+            out.starts_with("HTTP/1.1 200 Connection Established")
+                && out.ends_with("saw GET /t HTTP/1.1"),
+            "{out}"
+        );
+        proxy.set_policy(blocked);
+        for req in [get, connect] {
+            let out = ask(req).await;
+            assert!(out.starts_with("HTTP/1.1 403") && out.contains("network policy"), "{out}");
+        }
+        assert_eq!(proxy.refused().1, 2);
+    }
+}

@@ -1,0 +1,289 @@
+//! The network policy over MCP, counted at the servers: a page on one site
+//! reaches a second site server with an image, a script, a frame, a popup, a
+//! worker's `fetch` and a WebSocket. In a session that blocks the second site
+//! (HTTP, sessions apart) that server sees no request at all; in another
+//! session at the same time it sees every one. A server's `--network-block`
+//! holds for the shared tabs (stdio) too. Bad rules change nothing.
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::json;
+
+/// Every way `policy.html` reaches the other site.
+const KINDS: [&str; 6] = ["image", "script", "frame", "worker", "websocket", "popup"];
+
+/// Open `policy.html` (reaching `other`), click its popup button, and wait
+/// until the page has heard from its worker (the last to tell).
+async fn load_everything(client: &Client, site: &SiteServer, other: &SiteServer) -> Result<()> {
+    navigate(client, &format!("{}?other={}", site.url("policy.html"), other.base)).await?;
+    let open = ref_of(&snapshot(client).await?, "button", "Open the other site");
+    client.tool("interact", json!({"ref": open})).await?;
+    let told = "document.getElementById('status').textContent.includes('worker')";
+    client.tool_text("wait_for", json!({"type": "function", "value": told})).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_blocked_origin_sees_no_request_of_any_kind_and_an_allowed_one_sees_them_all()
+-> Result<()> {
+    let site = SiteServer::start().await?;
+    let other = SiteServer::start().await?;
+    let data = TempDir::new("netpolicy");
+    let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
+    let (fenced, open) = (server.client().await?, server.client().await?);
+
+    // A rule that does not read is refused, naming it; nothing changes.
+    let err = fenced.tool_error("network_policy", json!({"block": ["not a rule!"]})).await?;
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("block"))
+    );
+    let err = fenced.tool_error("network_policy", json!({"proxy": "socks5://x:1"})).await?;
+    assert_eq!(err["field"], "proxy", "{err}");
+    let now = fenced.tool_json("network_policy", json!({})).await?;
+    assert_eq!(now["blocked"], json!([]), "{now}");
+
+    let now = fenced.tool_json("network_policy", json!({"block": [other.base]})).await?;
+    assert_eq!(now["blocked"], json!([other.base]), "{now}");
+    // A refused navigation fails in the page, and the answer says so.
+    let r = fenced.tool("navigate", json!({"url": other.url("index.html")})).await?;
+    let said = texts(&r);
+    let at = other.base.trim_start_matches("http://");
+    assert!(
+        said.contains(&format!("the network policy refused 1 connection(s) of the page: to {at}")),
+        "{said}"
+    );
+    load_everything(&fenced, &site, &other).await?;
+    assert_eq!(other.requests(), Vec::<String>::new(), "the blocked site was reached");
+    let said = eval(&fenced, "document.getElementById('status').textContent").await?;
+    // Refused with the proxy's 403: an image or a script fails to load (a
+    // worker's no-cors fetch reads it as an opaque answer).
+    assert!(said.contains("image failed") && said.contains("script failed"), "{said}");
+    let now = fenced.tool_json("network_policy", json!({})).await?;
+    assert!(now["refused_total"].as_u64().unwrap_or(0) >= KINDS.len() as u64, "{now}");
+    assert!(now["refused"].as_array().is_some_and(|r| r.iter().all(|x| x == at)), "{now}");
+    // The page's own site is reached as ever.
+    assert!(site.requests().iter().any(|r| r.starts_with("GET /policy-worker.js")));
+
+    // Another session at the same time: every kind reaches the other site.
+    load_everything(&open, &site, &other).await?;
+    for kind in KINDS {
+        other.expect_recorded(&format!("kind={kind}")).await?;
+    }
+    let arrived = other.requests().len();
+    assert!(arrived >= KINDS.len(), "{:?}", other.requests());
+
+    // The fenced session still reaches nothing there; reset lifts its rule.
+    load_everything(&fenced, &site, &other).await?;
+    assert_eq!(other.requests().len(), arrived, "{:?}", other.requests());
+    let now = fenced.tool_json("network_policy", json!({"reset": true})).await?;
+    assert_eq!(now["blocked"], json!([]), "{now}");
+    navigate(&fenced, &other.url("index.html")).await?;
+    assert!(other.requests()[arrived..].iter().any(|r| r == "GET /index.html"), "not reached");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_servers_blocked_origin_holds_for_the_shared_tabs_and_sessions_cannot_loosen_it()
+-> Result<()> {
+    let site = SiteServer::start().await?;
+    let other = SiteServer::start().await?;
+    let data = TempDir::new("netpolicy-server");
+    let client = stdio_client(data.path(), &["--network-block", &other.base], &[]).await?;
+    load_everything(&client, &site, &other).await?;
+    assert_eq!(other.requests(), Vec::<String>::new(), "the blocked site was reached");
+    // A session's rules add to the server's; they never lift them.
+    let now = client.tool_json("network_policy", json!({"allow": [other.base]})).await?;
+    assert_eq!(now["blocked"], json!([other.base]), "{now}");
+    let r = client.tool("navigate", json!({"url": other.url("index.html")})).await?;
+    let said = texts(&r);
+    assert!(other.requests().is_empty(), "reached after allowing: {said}");
+    // Without a policed server, a session cannot set one.
+    let plain = TempDir::new("netpolicy-none");
+    let client = stdio_client(plain.path(), &[], &[]).await?;
+    let err = client.tool_error("network_policy", json!({"block": ["example.com"]})).await?;
+    assert_eq!(err["code"], "CAPABILITY_DISABLED", "{err}");
+    assert!(err["message"].as_str().unwrap_or_default().contains("--network-policy"), "{err}");
+    Ok(())
+}
+
+/// What `code` (a promise) comes to in the page, as text.
+async fn eval(client: &Client, code: &str) -> Result<String> {
+    let v = client.tool_json("javascript_tool", json!({"code": code})).await?;
+    Ok(v["value"].as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+}
+
+/// A fetch of `path` from the page: `STATUS HEADER BODY`, or `failed`.
+fn fetch_js(path: &str) -> String {
+    format!(
+        "fetch('{path}').then(async r => r.status + ' ' + r.headers.get('x-mocked') + ' ' + await r.text()).catch(() => 'failed')"
+    )
+}
+
+#[tokio::test]
+async fn a_route_answers_what_it_was_given_and_the_server_sees_nothing() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("routes");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let (mocked, plain) = (server.client().await?, server.client().await?);
+    let asked = |path: &str| site.requests().iter().filter(|r| r.contains(path)).count();
+
+    // Bad routes are refused and change nothing.
+    for (args, field) in [
+        (json!({"url": "*/api/*", "status": 700}), "status"),
+        (json!({"url": "", "body": "x"}), "url"),
+        (json!({"url": "*/api/*", "abort": true, "body": "x"}), "abort"),
+        (json!({"action": "drop"}), "action"),
+    ] {
+        let err = mocked.tool_error("route", args.clone()).await?;
+        assert_eq!(err["field"], field, "{args}: {err}");
+    }
+    let err = mocked.tool_error("route", json!({"url": "*/x", "file": "/etc/passwd"})).await?;
+    assert_eq!(err["code"], "PERMISSION_DENIED", "{err}");
+    assert_eq!(mocked.tool_json("route", json!({})).await?["routes"], json!([]));
+
+    // A mocked API, an aborted request and a mocked document.
+    let api = json!({"url": "*/api/data*", "status": 201, "headers": {"X-Mocked": "yes"}, "body": "{\"mocked\":true}"});
+    mocked.tool_json("route", api).await?;
+    mocked.tool_json("route", json!({"url": "*/record?kind=abort*", "abort": true})).await?;
+    let page = json!({"url": "*/made-up.html", "headers": {"Content-Type": "text/html"}, "body": "<title>Made up</title><h1>From the route</h1>"});
+    let routes = mocked.tool_json("route", page).await?;
+    assert_eq!(routes["routes"].as_array().map(Vec::len), Some(3), "{routes}");
+
+    navigate(&mocked, &site.url("made-up.html")).await?;
+    assert!(snapshot(&mocked).await?.contains("From the route"));
+    assert_eq!(asked("/made-up.html"), 0, "the mocked document reached the server");
+    assert_eq!(eval(&mocked, &fetch_js("/api/data?x=1")).await?, "201 yes {\"mocked\":true}");
+    assert_eq!(eval(&mocked, &fetch_js("/record?kind=abort")).await?, "failed");
+    assert_eq!((asked("/api/data"), asked("kind=abort")), (0, 0), "{:?}", site.requests());
+    let listed = mocked.tool_json("route", json!({"action": "list"})).await?;
+    let hits: Vec<u64> = listed["routes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["hits"].as_u64())
+        .collect();
+    assert_eq!(hits, vec![1, 1, 1], "{listed}");
+
+    // Another session at the same time: its requests reach the server.
+    navigate(&plain, &site.url("index.html")).await?;
+    assert!(eval(&plain, &fetch_js("/api/data?x=2")).await?.starts_with("404"));
+    assert_eq!(asked("/api/data"), 1);
+
+    // Removed, the route answers no more.
+    mocked.tool_json("route", json!({"action": "remove", "url": "*/api/data*"})).await?;
+    assert!(eval(&mocked, &fetch_js("/api/data?x=3")).await?.starts_with("404"));
+    assert_eq!(asked("/api/data"), 2);
+    let err = mocked.tool_error("route", json!({"action": "remove", "url": "*/api/data*"})).await?;
+    assert_eq!(err["field"], "url", "{err}");
+    Ok(())
+}
+
+/// Debian's tinyproxy on a free port, logging each request it carries.
+struct TinyProxy {
+    child: std::process::Child,
+    url: String,
+    log: std::path::PathBuf,
+    _dir: TempDir,
+}
+
+impl TinyProxy {
+    async fn start() -> Result<Self> {
+        let dir = TempDir::new("tinyproxy");
+        let port = free_port()?;
+        let log = dir.path().join("tinyproxy.log");
+        let conf = dir.path().join("tinyproxy.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "Port {port}\nListen 127.0.0.1\nTimeout 60\nLogFile \"{}\"\nLogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\nDisableViaHeader Yes\n",
+                log.display()
+            ),
+        )?;
+        let child = std::process::Command::new("tinyproxy")
+            .arg("-d")
+            .arg("-c")
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                anyhow::anyhow!("tinyproxy (Debian's package; .ci/setup installs it): {e}")
+            })?;
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(Self { child, url: format!("http://127.0.0.1:{port}"), log, _dir: dir });
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        anyhow::bail!("tinyproxy did not listen on {port} within 5 s")
+    }
+
+    /// The requests it carried: `GET http://...` lines of its log.
+    fn requests(&self) -> Vec<String> {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.lines()
+            .filter_map(|l| l.split_once("): ").map(|(_, r)| r))
+            .filter(|r| !r.starts_with("127.0.0.1") && r.contains(" http"))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for TinyProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A document and three fetches, each tagged `who`.
+async fn visit(client: &Client, site: &SiteServer, who: &str) -> Result<()> {
+    navigate(client, &site.url(&format!("index.html?who={who}"))).await?;
+    for n in 1..=3 {
+        let f = format!("fetch('/record?who={who}&n={n}').then(r => r.status)");
+        client.tool_json("javascript_tool", json!({"code": f})).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_sessions_proxy_carries_its_requests_and_no_other_sessions() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let proxy = TinyProxy::start().await?;
+    let data = TempDir::new("netpolicy-proxy");
+    let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
+    let (proxied, direct) = (server.client().await?, server.client().await?);
+    let now = proxied.tool_json("network_policy", json!({"proxy": proxy.url})).await?;
+    assert_eq!(now["proxy"], json!(proxy.url), "{now}");
+    // Both at the same time: a document and three fetches each.
+    futures::future::try_join(visit(&proxied, &site, "a"), visit(&direct, &site, "b")).await?;
+    let carried = proxy.requests();
+    let of = |who: &str| -> Vec<String> {
+        site.requests().into_iter().filter(|r| r.contains(&format!("who={who}"))).collect()
+    };
+    let (a, b) = (of("a"), of("b"));
+    assert_eq!((a.len(), b.len()), (4, 4), "{:?}", site.requests());
+    for r in &a {
+        // `GET /record?...` at the site is `GET http://127.0.0.1:P/record?... HTTP/1.1` there.
+        let path = r.trim_start_matches("GET ");
+        assert!(
+            carried
+                .iter()
+                .any(|c| c.starts_with("GET http://") && c.contains(&format!("{path} HTTP/1.1"))),
+            "{r} not in the proxy's log: {carried:#?}"
+        );
+    }
+    assert!(
+        !carried.iter().any(|c| c.contains("who=b")),
+        "the other session went through it: {carried:#?}"
+    );
+    // Unset, the session goes direct again.
+    let now = proxied.tool_json("network_policy", json!({"proxy": ""})).await?;
+    assert!(now["proxy"].is_null(), "{now}");
+    let before = proxy.requests().len();
+    navigate(&proxied, &site.url("index.html?who=c")).await?;
+    assert_eq!(of("c").len(), 1);
+    assert_eq!(proxy.requests().len(), before, "still through the proxy");
+    Ok(())
+}
