@@ -108,7 +108,10 @@ impl BrowserManager {
                 all
             }
             other => {
-                return bad("action", format!("action {other:?} is not add, remove, list or clear"));
+                return bad(
+                    "action",
+                    format!("action {other:?} is not add, remove, list or clear"),
+                );
             }
         };
         if action != "list" {

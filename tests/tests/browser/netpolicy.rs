@@ -1,5 +1,6 @@
 //! The network policy over MCP, counted at the servers: a page on one site
-//! reaches a second site server with an image, a script, a frame, a popup, a
+//! reaches a second site server (another site: `localhost` against the page's
+//! `127.0.0.1`) with an image, a script, a cross-site frame, a popup, a
 //! worker's `fetch` and a WebSocket. In a session that blocks the second site
 //! (HTTP, sessions apart) that server sees no request at all; in another
 //! session at the same time it sees every one. A server's `--network-block`
@@ -12,10 +13,17 @@ use serde_json::json;
 /// Every way `policy.html` reaches the other site.
 const KINDS: [&str; 6] = ["image", "script", "frame", "worker", "websocket", "popup"];
 
-/// Open `policy.html` (reaching `other`), click its popup button, and wait
+/// The other site's origin under another host name (`localhost`): another
+/// site than the page's (127.0.0.1), so its frame is a cross-site one, in a
+/// renderer of its own.
+fn far(other: &SiteServer) -> String {
+    other.base.replace("127.0.0.1", "localhost")
+}
+
+/// Open `policy.html` (reaching `other` as another site), click its popup button, and wait
 /// until the page has heard from its worker (the last to tell).
 async fn load_everything(client: &Client, site: &SiteServer, other: &SiteServer) -> Result<()> {
-    navigate(client, &format!("{}?other={}", site.url("policy.html"), other.base)).await?;
+    navigate(client, &format!("{}?other={}", site.url("policy.html"), far(other))).await?;
     let open = ref_of(&snapshot(client).await?, "button", "Open the other site");
     client.tool("interact", json!({"ref": open})).await?;
     let told = "document.getElementById('status').textContent.includes('worker')";
@@ -43,12 +51,13 @@ async fn a_blocked_origin_sees_no_request_of_any_kind_and_an_allowed_one_sees_th
     let now = fenced.tool_json("network_policy", json!({})).await?;
     assert_eq!(now["blocked"], json!([]), "{now}");
 
-    let now = fenced.tool_json("network_policy", json!({"block": [other.base]})).await?;
-    assert_eq!(now["blocked"], json!([other.base]), "{now}");
+    let now = fenced.tool_json("network_policy", json!({"block": [far(&other)]})).await?;
+    assert_eq!(now["blocked"], json!([far(&other)]), "{now}");
     // A refused navigation fails in the page, and the answer says so.
-    let r = fenced.tool("navigate", json!({"url": other.url("index.html")})).await?;
+    let r = fenced.tool("navigate", json!({"url": format!("{}/index.html", far(&other))})).await?;
     let said = texts(&r);
-    let at = other.base.trim_start_matches("http://");
+    let far_at = far(&other);
+    let at = far_at.trim_start_matches("http://");
     assert!(
         said.contains(&format!("the network policy refused 1 connection(s) of the page: to {at}")),
         "{said}"
@@ -78,7 +87,7 @@ async fn a_blocked_origin_sees_no_request_of_any_kind_and_an_allowed_one_sees_th
     assert_eq!(other.requests().len(), arrived, "{:?}", other.requests());
     let now = fenced.tool_json("network_policy", json!({"reset": true})).await?;
     assert_eq!(now["blocked"], json!([]), "{now}");
-    navigate(&fenced, &other.url("index.html")).await?;
+    navigate(&fenced, &format!("{}/index.html", far(&other))).await?;
     assert!(other.requests()[arrived..].iter().any(|r| r == "GET /index.html"), "not reached");
     Ok(())
 }
@@ -89,13 +98,13 @@ async fn a_servers_blocked_origin_holds_for_the_shared_tabs_and_sessions_cannot_
     let site = SiteServer::start().await?;
     let other = SiteServer::start().await?;
     let data = TempDir::new("netpolicy-server");
-    let client = stdio_client(data.path(), &["--network-block", &other.base], &[]).await?;
+    let client = stdio_client(data.path(), &["--network-block", &far(&other)], &[]).await?;
     load_everything(&client, &site, &other).await?;
     assert_eq!(other.requests(), Vec::<String>::new(), "the blocked site was reached");
     // A session's rules add to the server's; they never lift them.
-    let now = client.tool_json("network_policy", json!({"allow": [other.base]})).await?;
-    assert_eq!(now["blocked"], json!([other.base]), "{now}");
-    let r = client.tool("navigate", json!({"url": other.url("index.html")})).await?;
+    let now = client.tool_json("network_policy", json!({"allow": [far(&other)]})).await?;
+    assert_eq!(now["blocked"], json!([far(&other)]), "{now}");
+    let r = client.tool("navigate", json!({"url": format!("{}/index.html", far(&other))})).await?;
     let said = texts(&r);
     assert!(other.requests().is_empty(), "reached after allowing: {said}");
     // Without a policed server, a session cannot set one.
