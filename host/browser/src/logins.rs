@@ -20,6 +20,12 @@ use ochre_protocol::{ToolError, lock};
 
 use super::{BrowserManager, Owner, bounded, cdp_error, owner, raw_command};
 
+/// The page script that reads and writes an origin's IndexedDB whole.
+const IDB_JS: &str = include_str!("idb.js");
+
+/// The most IndexedDB a login keeps per origin, as JSON.
+const MAX_IDB_BYTES: usize = 20 * 1024 * 1024;
+
 /// Send a browser-wide CDP command by name (bounded by 30 s).
 pub(super) async fn browser_command(
     browser: &Browser,
@@ -70,7 +76,8 @@ fn cookie_param(c: &Value) -> Value {
 
 impl BrowserManager {
     /// The caller's storage state: its browser context's cookies (httpOnly
-    /// ones included) and the `localStorage` of the origins its tabs show.
+    /// ones included) and the `localStorage` and IndexedDB of the origins its
+    /// tabs show. A record IndexedDB holds a Blob in is left out and counted.
     pub(super) async fn read_storage_state(&self) -> Result<StorageState, ToolError> {
         let who = owner();
         let home = self.home()?;
@@ -93,6 +100,7 @@ impl BrowserManager {
         .await?;
         let cookies = got["cookies"].as_array().cloned().unwrap_or_default();
         let mut origins: Vec<OriginStorage> = Vec::new();
+        let mut skipped = 0;
         for (_, page) in pages {
             let read = "[location.origin, Object.entries(localStorage)]";
             // A page whose storage cannot be read (an opaque origin) holds none.
@@ -110,11 +118,26 @@ impl BrowserManager {
                 .flatten()
                 .filter_map(|e| Some((e[0].as_str()?.to_owned(), e[1].as_str()?.to_owned())))
                 .collect();
-            if !entries.is_empty() {
-                origins.push(OriginStorage { origin: origin.to_owned(), local_storage: entries });
+            let dump = format!("({IDB_JS}).dump({MAX_IDB_BYTES})");
+            let idb = bounded(15_000, "reading IndexedDB", self.eval(&page, &dump, true))
+                .await
+                .map_err(|e| {
+                    ToolError::new(
+                        e.code.clone(),
+                        format!("cannot read {origin}'s IndexedDB: {}", e.message),
+                    )
+                })?;
+            skipped += idb["skipped"].as_u64().unwrap_or(0);
+            let indexed_db = idb["dbs"].as_array().cloned().unwrap_or_default();
+            if !entries.is_empty() || !indexed_db.is_empty() {
+                origins.push(OriginStorage {
+                    origin: origin.to_owned(),
+                    local_storage: entries,
+                    indexed_db,
+                });
             }
         }
-        Ok(StorageState { cookies, origins })
+        Ok(StorageState { cookies, origins, skipped })
     }
 
     /// Sign the caller's session in with `state` (`None`: its later contexts
@@ -178,8 +201,9 @@ impl BrowserManager {
         Ok(())
     }
 
-    /// Write `o`'s `localStorage` in `context` from a helper tab that asks for
-    /// the origin and answers the request itself: nothing reaches the origin.
+    /// Write `o`'s `localStorage` and IndexedDB in `context` from a helper tab
+    /// that asks for the origin and answers the request itself: nothing
+    /// reaches the origin.
     async fn seed_origin(
         &self,
         browser: &Browser,
@@ -222,22 +246,22 @@ impl BrowserManager {
             self.wait_loaded(&page, 10_000).await?;
             let entries = serde_json::to_string(&o.local_storage)
                 .map_err(|e| ToolError::internal(e.to_string()))?;
+            let dbs = serde_json::to_string(&o.indexed_db)
+                .map_err(|e| ToolError::internal(e.to_string()))?;
             let script = format!(
-                "(() => {{ if (location.origin !== {origin}) throw new Error('not at ' + {origin}); \
-                 for (const [k, v] of {entries}) localStorage.setItem(k, v); return localStorage.length; }})()",
+                "(async () => {{ if (location.origin !== {origin}) throw new Error('not at ' + {origin}); \
+                 for (const [k, v] of {entries}) localStorage.setItem(k, v); \
+                 return await ({IDB_JS}).load({dbs}); }})()",
                 origin = serde_json::to_string(&o.origin).unwrap_or_default(),
             );
             self.eval(&page, &script, true).await.map(drop)
         };
-        let done = bounded(15_000, "writing a login's localStorage", write).await;
+        let done = bounded(30_000, "writing a login's storage", write).await;
         use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
         let close = browser.execute(CloseTargetParams::new(page.target_id().clone()));
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), close).await;
         done.map_err(|e| {
-            ToolError::browser_error(format!(
-                "cannot write {}'s localStorage: {}",
-                o.origin, e.message
-            ))
+            ToolError::browser_error(format!("cannot write {}'s storage: {}", o.origin, e.message))
         })
     }
 }

@@ -313,8 +313,16 @@ async fn run_login_tool(
         } else {
             format!(" for {}", summary.origins.join(", "))
         };
+        let idb = match summary.indexed_db.len() {
+            0 => String::new(),
+            n => format!(", {n} IndexedDB databases"),
+        };
+        let skipped = match summary.indexed_db_skipped {
+            0 => String::new(),
+            n => format!(" ({n} IndexedDB records holding a Blob not saved)"),
+        };
         let text = format!(
-            "{did} login {}: {} cookies, {} storage entries{origins}",
+            "{did} login {}: {} cookies, {} storage entries{idb}{origins}{skipped}",
             summary.name,
             summary.cookies.len(),
             summary.storage_entries

@@ -120,8 +120,15 @@ pub enum Input {
 pub struct StorageState {
     /// The cookies, as CDP's `Network.Cookie` objects (httpOnly ones too).
     pub cookies: Vec<Value>,
-    /// `localStorage` per origin.
+    /// `localStorage` and IndexedDB per origin.
     pub origins: Vec<OriginStorage>,
+    /// IndexedDB records left out when it was read (they hold a Blob).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl std::fmt::Debug for StorageState {
@@ -136,19 +143,42 @@ impl std::fmt::Debug for StorageState {
     }
 }
 
-/// One origin's `localStorage` (its `Debug` shows no value).
+/// One origin's `localStorage` and IndexedDB (its `Debug` shows no value).
 #[derive(Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OriginStorage {
     /// `https://app.example.com`.
     pub origin: String,
     /// Its entries, in order.
     pub local_storage: Vec<(String, String)>,
+    /// Its IndexedDB databases, each `{name, version, stores: [{name,
+    /// keyPath, autoIncrement, indexes, records: [{key, value}]}]}` (values
+    /// JSON cannot hold are tagged objects: see the browser's `idb.js`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexed_db: Vec<Value>,
+}
+
+impl OriginStorage {
+    /// Its IndexedDB databases' names, with how many records each holds.
+    pub fn databases(&self) -> Vec<(String, usize)> {
+        self.indexed_db
+            .iter()
+            .map(|d| {
+                let stores = d["stores"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let records = stores.iter().filter_map(|s| s["records"].as_array()).map(Vec::len);
+                (d["name"].as_str().unwrap_or_default().to_owned(), records.sum())
+            })
+            .collect()
+    }
 }
 
 impl std::fmt::Debug for OriginStorage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let keys: Vec<&str> = self.local_storage.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("OriginStorage").field("origin", &self.origin).field("keys", &keys).finish()
+        f.debug_struct("OriginStorage")
+            .field("origin", &self.origin)
+            .field("keys", &keys)
+            .field("databases", &self.databases())
+            .finish()
     }
 }
 
@@ -302,7 +332,9 @@ mod tests {
             origins: vec![OriginStorage {
                 origin: "https://a.example".into(),
                 local_storage: vec![("token".into(), "v4lue-two".into())],
+                ..Default::default()
             }],
+            ..Default::default()
         };
         let shown = format!("{state:?} {:?}", state.origins[0]);
         assert!(shown.contains("sid") && shown.contains("token") && shown.contains("a.example"));

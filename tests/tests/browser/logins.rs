@@ -120,8 +120,57 @@ async fn a_saved_login_signs_new_sessions_in_apart_without_a_login_request() -> 
     Ok(())
 }
 
-/// A login's `localStorage` is written into a new session's context without a
-/// request reaching its origin, and read back there by the page.
+/// Writes an IndexedDB database `app` (version 3): a store of out-of-line
+/// keys holding a date, bytes and a set; one of users with an
+/// auto-incremented key path and a unique index; one record holding a Blob
+/// (not saved, counted).
+const IDB_WRITE: &str = r#"new Promise((ok, no) => {
+  const open = indexedDB.open('app', 3);
+  open.onupgradeneeded = () => {
+    const db = open.result;
+    db.createObjectStore('kv');
+    const users = db.createObjectStore('users', { keyPath: 'id', autoIncrement: true });
+    users.createIndex('by_email', 'email', { unique: true });
+    db.createObjectStore('blobs');
+  };
+  open.onerror = () => no(open.error);
+  open.onsuccess = () => {
+    const db = open.result;
+    const tx = db.transaction(['kv', 'users', 'blobs'], 'readwrite');
+    tx.objectStore('kv').put({ when: new Date(1700000000000), bytes: new Uint8Array([1, 2, 255]), tags: new Set(['x', 'y']) }, ['session', 1]);
+    tx.objectStore('kv').put('plain', 'k2');
+    tx.objectStore('users').put({ name: 'Al', email: 'al@example.test' });
+    tx.objectStore('users').put({ name: 'Bea', email: 'bea@example.test' });
+    tx.objectStore('blobs').put(new Blob(['x']), 'b');
+    tx.oncomplete = () => { db.close(); ok(1); };
+    tx.onerror = () => no(tx.error);
+  };
+})"#;
+
+/// Reads `app` back: what [`IDB_WRITE`] wrote, and the next key of `users`.
+const IDB_READ: &str = r#"new Promise((ok, no) => {
+  const open = indexedDB.open('app');
+  open.onerror = () => no(open.error);
+  open.onsuccess = () => {
+    const db = open.result;
+    const tx = db.transaction(['kv', 'users'], 'readwrite');
+    const out = { version: db.version, stores: Array.from(db.objectStoreNames) };
+    tx.objectStore('kv').get(['session', 1]).onsuccess = (e) => {
+      const v = e.target.result;
+      out.when = v.when instanceof Date ? v.when.getTime() : null;
+      out.bytes = v.bytes instanceof Uint8Array ? Array.from(v.bytes) : null;
+      out.tags = v.tags instanceof Set ? Array.from(v.tags) : null;
+    };
+    tx.objectStore('users').index('by_email').get('bea@example.test').onsuccess = (e) => { out.byEmail = e.target.result.name; };
+    tx.objectStore('users').add({ name: 'Cy', email: 'cy@example.test' }).onsuccess = (e) => { out.nextId = e.target.result; };
+    tx.oncomplete = () => { db.close(); ok(out); };
+    tx.onerror = () => no(tx.error);
+  };
+})"#;
+
+/// A login's `localStorage` and IndexedDB are written into a new session's
+/// context without a request reaching its origin, and read back there by
+/// the page.
 #[tokio::test]
 async fn a_logins_local_storage_reaches_a_new_session_without_a_request() -> Result<()> {
     let site = SiteServer::start().await?;
@@ -132,9 +181,13 @@ async fn a_logins_local_storage_reaches_a_new_session_without_a_request() -> Res
     navigate(&a, &site.url("index.html")).await?;
     let set = "localStorage.setItem('token', 'tok-' + 'x'.repeat(20)); localStorage.setItem('theme', 'dark'); 2";
     a.tool_json("javascript_tool", json!({"code": set})).await?;
+    a.tool_json("javascript_tool", json!({"code": IDB_WRITE})).await?;
     let saved = a.tool_json("oc_login_save", json!({"name": "site"})).await?;
     assert_eq!(saved["origins"], json!([site.url("").trim_end_matches('/')]), "{saved}");
     assert_eq!(saved["storage_entries"], 2, "{saved}");
+    let origin = site.url("").trim_end_matches('/').to_owned();
+    assert_eq!(saved["indexed_db"], json!([format!("{origin} app (4 records)")]), "{saved}");
+    assert_eq!(saved["indexed_db_skipped"], 1, "{saved}");
     assert!(!read_all_text(data.path()).contains("tok-xxxx"), "a storage value in clear");
 
     let b = server.client().await?;
@@ -146,6 +199,14 @@ async fn a_logins_local_storage_reaches_a_new_session_without_a_request() -> Res
     let read = "[localStorage.getItem('token'), localStorage.getItem('theme')]";
     let got = b.tool_json("javascript_tool", json!({"code": read})).await?;
     assert_eq!(got["value"], json!([format!("tok-{}", "x".repeat(20)), "dark"]), "{got}");
+    // IndexedDB too: its version, stores, indexes, keys and typed values.
+    let got = b.tool_json("javascript_tool", json!({"code": IDB_READ})).await?;
+    assert_eq!(
+        got["value"],
+        json!({"version": 3, "stores": ["blobs", "kv", "users"], "when": 1_700_000_000_000_u64,
+               "bytes": [1, 2, 255], "tags": ["x", "y"], "byEmail": "Bea", "nextId": 3}),
+        "{got}"
+    );
     // A session signed in with nothing keeps its own storage.
     let c = server.client().await?;
     navigate(&c, &site.url("index.html")).await?;

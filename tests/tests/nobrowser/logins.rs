@@ -20,7 +20,9 @@ fn logins_are_listed_and_shown_without_a_value_and_open_only_with_their_key() ->
         origins: vec![OriginStorage {
             origin: "http://127.0.0.1:8000".into(),
             local_storage: vec![("token".into(), "storage-VALUE-3".into())],
+            ..Default::default()
         }],
+        ..Default::default()
     };
     LoginStore::new(data.path(), Some(key.clone()))
         .save("admin", &state)

@@ -54,4 +54,13 @@ fn show(l: &LoginSummary) {
     for c in &l.cookies {
         println!("  {c}");
     }
+    if !l.indexed_db.is_empty() {
+        println!("IndexedDB ({} databases):", l.indexed_db.len());
+        for d in &l.indexed_db {
+            println!("  {d}");
+        }
+    }
+    if l.indexed_db_skipped > 0 {
+        println!("not saved: {} IndexedDB records holding a Blob", l.indexed_db_skipped);
+    }
 }

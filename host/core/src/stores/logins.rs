@@ -34,6 +34,16 @@ pub struct LoginSummary {
     pub cookies: Vec<String>,
     /// How many `localStorage` entries, over all origins.
     pub storage_entries: usize,
+    /// Its IndexedDB databases, as `origin name (N records)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexed_db: Vec<String>,
+    /// IndexedDB records not saved (they hold a Blob).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub indexed_db_skipped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LoginSummary {
@@ -51,6 +61,16 @@ impl LoginSummary {
             origins: state.origins.iter().map(|o| o.origin.clone()).collect(),
             cookies,
             storage_entries: state.origins.iter().map(|o| o.local_storage.len()).sum(),
+            indexed_db: state
+                .origins
+                .iter()
+                .flat_map(|o| {
+                    o.databases()
+                        .into_iter()
+                        .map(|(name, n)| format!("{} {name} ({n} records)", o.origin))
+                })
+                .collect(),
+            indexed_db_skipped: state.skipped,
         }
     }
 }
@@ -102,7 +122,9 @@ mod tests {
             origins: vec![OriginStorage {
                 origin: "http://127.0.0.1:5000".into(),
                 local_storage: vec![("token".into(), "s3cr3t-storage-value".into())],
+                ..Default::default()
             }],
+            ..Default::default()
         }
     }
 
