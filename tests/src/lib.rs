@@ -321,6 +321,39 @@ impl HttpServer {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url());
         ().serve(transport).await.context("MCP handshake over HTTP")
     }
+
+    /// A client whose `initialize` carries `meta` as its `_meta`, and whose
+    /// requests carry `headers`.
+    pub async fn client_with(
+        &self,
+        meta: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<RunningService<RoleClient, Initialize>> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url());
+        for (k, v) in headers {
+            config.custom_headers.insert(
+                reqwest::header::HeaderName::from_bytes(k.as_bytes())?,
+                reqwest::header::HeaderValue::from_str(v)?,
+            );
+        }
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        let mut info = rmcp::model::ClientConfig::default();
+        if let Some(Value::Object(m)) = meta {
+            info.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(m)));
+        }
+        Initialize(info).serve(transport).await.context("MCP handshake over HTTP")
+    }
+}
+
+/// A client that says `initialize` as given.
+#[derive(Debug, Clone)]
+pub struct Initialize(pub rmcp::model::ClientConfig);
+
+impl rmcp::ClientHandler for Initialize {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        self.0.clone()
+    }
 }
 
 impl Drop for HttpServer {
@@ -483,7 +516,9 @@ pub async fn site_and_client(name: &str, args: &[&str]) -> Result<(SiteServer, T
 }
 
 /// `read_page` with no arguments, which must succeed: the snapshot's text.
-pub async fn snapshot(client: &Client) -> Result<String> {
+pub async fn snapshot<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+) -> Result<String> {
     let r = client.tool("read_page", serde_json::json!({})).await?;
     anyhow::ensure!(r.is_error != Some(true), "read_page: {}", texts(&r));
     Ok(texts(&r))

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use base64::Engine as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CustomResult, Implementation, InitializeRequestParams, InitializeResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 // MCP logging is deprecated by SEP-2577 (to be removed from a later protocol
 // version); until then clients use it and the conformance suite checks it.
@@ -85,6 +86,12 @@ struct Disclosure {
     /// Tools revealed by name.
     revealed: std::collections::BTreeSet<String>,
 }
+
+/// The `initialize` `_meta` key that names the session's saved login.
+pub const LOGIN_META: &str = "ochre/login";
+
+/// The HTTP header that names the session's saved login (on `initialize`).
+pub const LOGIN_HEADER: &str = "ochre-login";
 
 /// The host-owned tool that reveals hidden tools.
 const EXPAND_TOOLS: &str = "expand_tools";
@@ -600,6 +607,60 @@ impl ServerHandler for McpServer {
         )
         .with_server_info(Implementation::new("ochre", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    /// The handshake; a session that names a saved login (`_meta`
+    /// `"ochre/login": NAME`, or over HTTP the header `Ochre-Login: NAME`)
+    /// starts signed in with it, or is refused, saying why (no such login,
+    /// no key to open it).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // rmcp hands a request's `_meta` over in its context.
+        let meta = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(LOGIN_META))
+            .or_else(|| context.meta.get(LOGIN_META));
+        let header = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.headers.get(LOGIN_HEADER));
+        let login = match (meta, header) {
+            (Some(v), _) => Some(v.as_str().map(str::to_owned)),
+            (None, Some(h)) => Some(h.to_str().ok().map(str::to_owned)),
+            (None, None) => None,
+        };
+        let login = match login {
+            Some(None) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "`{LOGIN_META}` (or the {LOGIN_HEADER} header) names a saved login: text"
+                    ),
+                    None,
+                ));
+            }
+            Some(Some(name)) => Some(name),
+            None => None,
+        };
+        if let Some(name) = login {
+            let ready = self.ready().await?;
+            let mut options = CallOptions::default().in_session(self.session.as_ref());
+            if self.own_tabs.is_some() {
+                options = options.with_own_tabs(self.session.clone());
+            }
+            let args = serde_json::json!({"name": name});
+            if let Err(e) = ready.host.call_tool("oc_login_load", args, options).await {
+                return Err(ErrorData::invalid_params(
+                    format!("the session's login {name:?}: {}", e.message),
+                    Some(e.to_json()),
+                ));
+            }
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     /// What ochre stores (output handles, recordings, evidence bundles, journal

@@ -16,7 +16,10 @@ fn login_requests(app: &AdminApp) -> Result<usize> {
 }
 
 /// Whether `client` is signed in: the books list, not the sign-in form.
-async fn signed_in(client: &Client, app: &AdminApp) -> Result<bool> {
+async fn signed_in<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    app: &AdminApp,
+) -> Result<bool> {
     let r = client.tool("navigate", json!({"url": format!("{}/admin/book/", app.base)})).await?;
     let out = structured(&r);
     let snap = snapshot(client).await?;
@@ -58,6 +61,20 @@ async fn a_saved_login_signs_new_sessions_in_apart_without_a_login_request() -> 
     let signed = futures::future::try_join_all(clients.iter().map(|c| signed_in(c, &app))).await?;
     assert_eq!(signed, vec![true; SESSIONS], "not every seeded session is signed in");
     assert_eq!(login_requests(&app)?, 1, "a seeded session sent a login request");
+
+    // A session that names the login in its handshake (`_meta`, or the
+    // header) starts signed in; one naming a login that is not there is
+    // refused at `initialize`, saying why.
+    let by_meta = server.client_with(Some(json!({"ochre/login": "admin"})), &[]).await?;
+    let by_header = server.client_with(None, &[("Ochre-Login", "admin")]).await?;
+    assert!(signed_in(&by_meta, &app).await?, "_meta's login did not sign the session in");
+    assert!(signed_in(&by_header, &app).await?, "the header's login did not sign the session in");
+    let refused = server.client_with(Some(json!({"ochre/login": "nobody"})), &[]).await;
+    let Err(refused) = refused else { panic!("a missing login was taken at initialize") };
+    let why = format!("{refused:#}");
+    assert!(why.contains("no login named \"nobody\""), "{why}");
+    assert_eq!(login_requests(&app)?, 1, "a session named in its handshake sent a login request");
+    drop((by_meta, by_header));
 
     // One signs out: it alone.
     clients[0].tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
