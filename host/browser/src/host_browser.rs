@@ -227,6 +227,10 @@ impl HostBrowser for BrowserManager {
         Ok(())
     }
 
+    fn set_login_source(&self, source: ochre_protocol::browser::LoginSource) {
+        let _ = self.inner.login_source.set(source);
+    }
+
     async fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::Relaxed);
         for slot in &self.inner.slots {

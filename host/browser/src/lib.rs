@@ -214,6 +214,8 @@ struct Inner {
     logins: std::sync::Mutex<
         std::collections::HashMap<Owner, Arc<ochre_protocol::browser::StorageState>>,
     >,
+    /// Where saved logins are opened by name (the host's store).
+    login_source: std::sync::OnceLock<ochre_protocol::browser::LoginSource>,
     /// The login every session starts with unless it loads another (`--login`).
     default_login: std::sync::Mutex<Option<Arc<ochre_protocol::browser::StorageState>>>,
     /// Per owner, what its session emulates on every tab (see `emulate`).
@@ -399,6 +401,7 @@ impl BrowserManager {
                 routes: Default::default(),
                 logins: Default::default(),
                 default_login: Default::default(),
+                login_source: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
@@ -867,7 +870,20 @@ impl BrowserManager {
         url: Option<&str>,
         timeout_ms: u32,
         spread: bool,
+        login: Option<&str>,
     ) -> Result<TabInfo, ToolError> {
+        // A login named for this tab alone, opened before anything is made.
+        let named = match login {
+            Some(name) => {
+                let source = self.inner.login_source.get().ok_or_else(|| {
+                    ToolError::login_not_found(format!(
+                        "no saved logins here to open {name:?} from"
+                    ))
+                })?;
+                Some(Arc::new(source(name)?))
+            }
+            None => None,
+        };
         let who = owner();
         let opening = bounded(timeout_ms, "opening an isolated tab", async {
             let elsewhere = match spread && self.pool_size() > 1 {
@@ -893,7 +909,7 @@ impl BrowserManager {
                 .await
                 .map_err(|e| cdp_error("cannot create a browser context", e))?;
             self.allow_downloads(&browser, Some(context.clone())).await;
-            if let Some(login) = self.login_of(&who)
+            if let Some(login) = named.clone().or_else(|| self.login_of(&who))
                 && let Err(e) = Box::pin(self.seed(&browser, Some(&context), &login)).await
             {
                 let _ = browser.dispose_browser_context(context).await;

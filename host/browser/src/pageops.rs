@@ -1027,7 +1027,8 @@ impl BrowserManager {
             }
             AnyOp::NewIsolatedTab(a) => {
                 let (spread, ms) = (a.spread.unwrap_or(false), timeout_ms.max(1000));
-                let info = self.new_isolated_tab(a.url.as_deref(), ms, spread).await?;
+                let info =
+                    self.new_isolated_tab(a.url.as_deref(), ms, spread, a.login.as_deref()).await?;
                 Ok(json!({"id": info.id, "url": info.url, "title": info.title}))
             }
             parsed => self.guarded(tab, self.tab_op(tab, parsed, args, timeout_ms)).await,

@@ -355,6 +355,10 @@ impl HostBuilder {
         check_state_files(&data_dir);
         let logins =
             Arc::new(crate::stores::logins::LoginStore::new(&data_dir, self.login_key.clone()));
+        // A page operation naming a saved login (a workflow worker's) opens
+        // it here.
+        let source = logins.clone();
+        browser.set_login_source(Arc::new(move |name| source.load(name)));
         if let Some(name) = &self.default_login {
             let signed =
                 logins.load(name).and_then(|state| browser.use_login_everywhere(Some(state)));

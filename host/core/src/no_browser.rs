@@ -104,5 +104,7 @@ impl HostBrowser for NoBrowser {
         Err(unavailable())
     }
 
+    fn set_login_source(&self, _source: ochre_protocol::browser::LoginSource) {}
+
     async fn shutdown(&self) {}
 }

@@ -182,6 +182,9 @@ impl std::fmt::Debug for OriginStorage {
     }
 }
 
+/// Opens a saved login by name (see [`HostBrowser::set_login_source`]).
+pub type LoginSource = Arc<dyn Fn(&str) -> Result<StorageState, ToolError> + Send + Sync>;
+
 /// Receives what the browser tells the clients' operators (launches,
 /// relaunches, endpoints lost and back), with its level.
 pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
@@ -302,6 +305,11 @@ pub trait HostBrowser: Send + Sync {
     /// context made from now on, and the shared tabs' context when the
     /// browser starts. A session's own `use_login` wins. `None`: none.
     fn use_login_everywhere(&self, state: Option<StorageState>) -> Result<(), ToolError>;
+
+    /// Where the browser opens a saved login by name (the host's sealed
+    /// store): what a page operation naming one (a workflow worker's
+    /// `new_isolated_tab {login}`) signs its new context in with.
+    fn set_login_source(&self, source: LoginSource);
 
     /// Close the browser (managed mode) or disconnect (attach mode).
     fn shutdown(&self) -> impl Future<Output = ()> + Send;

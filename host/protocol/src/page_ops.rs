@@ -452,7 +452,7 @@ typed_ops! {
     ).long();
     Sleep => "sleep" -> Slept = Spec::op("ms", "pause (bounded)").long();
     NewIsolatedTab => "new_isolated_tab" -> NewTab = Spec::op(
-        "url, spread",
+        "url, spread, login",
         "a tab in a browser context of its own, not made current; closing it disposes of the context",
     ).no_tab();
     ProfileStatus => "profile_status" -> Json = Spec::op(
@@ -1965,6 +1965,9 @@ pub struct NewIsolatedTab {
     /// Put it on the least busy browser of a pool.
     #[serde(default)]
     pub spread: Option<bool>,
+    /// Sign its context in with this saved login (instead of the session's).
+    #[serde(default)]
+    pub login: Option<String>,
 }
 
 /// A tab opened.

@@ -33,6 +33,9 @@ struct WorkerSpec {
     task: String,
     #[schemars(length(max = 2000))]
     success_criteria: Option<String>,
+    /// A saved login its tab starts signed in with.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"))]
+    login: Option<String>,
 }
 
 /// `workflow_init` arguments.
@@ -102,8 +105,12 @@ struct CompleteArgs {
 
 /// A worker's tab: isolated (a browser context of its own), on the least
 /// busy browser of a pool.
-fn isolated(url: &str) -> browser::ops::NewIsolatedTab {
-    browser::ops::NewIsolatedTab { url: Some(url.to_owned()), spread: Some(true) }
+fn isolated(url: &str, login: Option<&str>) -> browser::ops::NewIsolatedTab {
+    browser::ops::NewIsolatedTab {
+        url: Some(url.to_owned()),
+        spread: Some(true),
+        login: login.map(str::to_owned),
+    }
 }
 
 fn bad(field: &str, msg: impl Into<String>) -> ToolError {
@@ -142,7 +149,7 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
     let mut opened: Vec<String> = Vec::new();
     let mut workers = Vec::with_capacity(a.workers.len());
     for w in a.workers {
-        let tab = browser::run(None, &isolated(&w.url), 30_000);
+        let tab = browser::run(None, &isolated(&w.url, w.login.as_deref()), 30_000);
         let tab = match tab {
             Ok(t) => t,
             Err(e) => {
@@ -157,7 +164,9 @@ fn init(a: InitArgs) -> Result<Output, ToolError> {
         };
         let tab_id = tab.id;
         opened.push(tab_id.clone());
-        workers.push(Worker::new(w.name, w.url, w.task, w.success_criteria, tab_id, now));
+        let mut worker = Worker::new(w.name, w.url, w.task, w.success_criteria, tab_id, now);
+        worker.login = w.login;
+        workers.push(worker);
     }
     // The contract over the workers: collect cannot pass while one is missing.
     let contract = tools::call(
@@ -294,7 +303,7 @@ fn reopen(a: WorkerRef) -> Result<Output, ToolError> {
     let mut wf = Workflow::load(a.workflow_id.as_deref())?;
     let n = wf.running_worker(&a.worker_name)?;
     let w = &mut wf.workers[n];
-    let tab = browser::run(None, &isolated(&w.url), 30_000)?;
+    let tab = browser::run(None, &isolated(&w.url, w.login.as_deref()), 30_000)?;
     let new_tab = tab.id;
     let old_tab = std::mem::replace(&mut w.tab_id, new_tab.clone());
     let _ = browser::close_tab(&old_tab);

@@ -24,6 +24,9 @@ pub struct Worker {
     pub started_ms: u64,
     pub updated_ms: u64,
     pub completed_ms: Option<u64>,
+    /// The saved login its tab was signed in with, if it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login: Option<String>,
 }
 
 impl Worker {
@@ -49,6 +52,7 @@ impl Worker {
             started_ms: now,
             updated_ms: now,
             completed_ms: None,
+            login: None,
         }
     }
 

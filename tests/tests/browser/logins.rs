@@ -76,6 +76,26 @@ async fn a_saved_login_signs_new_sessions_in_apart_without_a_login_request() -> 
     assert_eq!(login_requests(&app)?, 1, "a session named in its handshake sent a login request");
     drop((by_meta, by_header));
 
+    // Workflow workers, each in a context of its own: the one that names the
+    // login starts signed in, the other (of a session with no login) does not;
+    // a login that is not there is refused before any tab opens.
+    let fresh = server.client().await?;
+    let books = format!("{}/admin/book/", app.base);
+    let workers = json!([
+        {"name": "signed", "url": books, "task": "read the books", "login": "admin"},
+        {"name": "plain", "url": books, "task": "read the books"},
+    ]);
+    let wf = fresh.tool_json("workflow_init", json!({"name": "books", "workers": workers})).await?;
+    let tab = |i: usize| wf["workers"][i]["tabId"].as_str().unwrap_or_default().to_owned();
+    let page = |t: String| fresh.tool_text("read_page", json!({"tabId": t}));
+    assert!(page(tab(0)).await?.contains("Dune"), "the worker with the login is not signed in");
+    assert!(!page(tab(1)).await?.contains("Dune"), "the worker without a login is signed in");
+    let bad = json!([{"name": "x", "url": books, "task": "t", "login": "nobody"}]);
+    let err = fresh.tool_error("workflow_init", json!({"name": "bad", "workers": bad})).await?;
+    assert_eq!(err["code"], "LOGIN_NOT_FOUND", "{err}");
+    assert_eq!(login_requests(&app)?, 1, "a worker sent a login request");
+    drop(fresh);
+
     // One signs out: it alone.
     clients[0].tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
     assert!(!signed_in(&clients[0], &app).await?, "signing out did not take");

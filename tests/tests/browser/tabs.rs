@@ -59,7 +59,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
             .with_owner(owner, async move {
                 let kind = round % 10;
                 if kind == 3 {
-                    b.new_isolated_tab(Some(page), T, false).await?;
+                    b.new_isolated_tab(Some(page), T, false, None).await?;
                     return Ok::<_, anyhow::Error>((close_all(b).await?, kind));
                 }
                 // Plain rounds open a blank tab: the tab's life is what is tested.
