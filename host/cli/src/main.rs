@@ -112,6 +112,17 @@ enum LoginCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Save a login from a storage-state file (Playwright's
+    /// `storageState` JSON: `cookies`, and `origins` with their
+    /// `localStorage`), sealed with the login key; `-` reads stdin. The file
+    /// holds values in clear: delete it once saved.
+    Save {
+        /// Its name.
+        name: String,
+        /// The storage-state file (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+    },
     /// What a login holds: its origins and its cookies' domains and names.
     Show {
         /// Its name.

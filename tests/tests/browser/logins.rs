@@ -251,3 +251,57 @@ async fn a_logins_local_storage_reaches_a_new_session_without_a_request() -> Res
     assert_eq!(got["value"], json!([null, null]), "{got}");
     Ok(())
 }
+
+/// `ochre login save NAME --from -`: a storage-state file in Playwright's
+/// shape (what `playwright codegen --save-storage` writes) becomes a sealed
+/// login; a session signed in with it sends the cookie (the site's server
+/// sees it) and its page reads the `localStorage`.
+#[tokio::test]
+async fn a_login_saved_from_a_storage_state_file_signs_a_session_in() -> Result<()> {
+    use std::io::Write;
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("logins-import");
+    let key = LoginKey::generate().map_err(anyhow::Error::msg)?.encoded();
+    let state = json!({
+        "cookies": [{"name": "sid", "value": "imported-cookie-value", "domain": "127.0.0.1",
+                     "path": "/", "expires": -1, "httpOnly": true, "secure": false, "sameSite": "Lax"}],
+        "origins": [{"origin": site.base, "localStorage": [{"name": "token", "value": "imported-token"}]}],
+    });
+    let save = |input: String, key: &str| -> Result<std::process::Output> {
+        let mut child = std::process::Command::new(ochre_bin())
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["login", "save", "imported", "--from", "-"])
+            .env("OCHRE_LOGIN_KEY", key)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        child.stdin.take().expect("stdin").write_all(input.as_bytes())?;
+        Ok(child.wait_with_output()?)
+    };
+    let out = save("{\"cookies\": \"secret-ish\"}".into(), &key)?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("`cookies` is not a list"), "{said}");
+    assert!(!said.contains("secret-ish"), "{said}");
+    let out = save(state.to_string(), "")?;
+    assert!(!out.status.success(), "saved without a key");
+    let out = save(state.to_string(), &key)?;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && shown.contains("127.0.0.1 sid"), "{shown}");
+    let files = read_all_text(data.path());
+    assert!(!files.contains("imported-cookie-value") && !files.contains("imported-token"));
+
+    let server = HttpServer::start(data.path(), &[], &[("OCHRE_LOGIN_KEY", &key)]).await?;
+    let client = server.client().await?;
+    client.tool_json("oc_login_load", json!({"name": "imported"})).await?;
+    navigate(&client, &site.url("record?from=imported")).await?;
+    let seen = site.expect_recorded("from=imported").await?;
+    assert!(seen.contains("cookie=sid=imported-cookie-value"), "{seen}");
+    navigate(&client, &site.url("index.html")).await?;
+    let got = client
+        .tool_json("javascript_tool", json!({"code": "localStorage.getItem('token')"}))
+        .await?;
+    assert_eq!(got["value"], "imported-token", "{got}");
+    Ok(())
+}
