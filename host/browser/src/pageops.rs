@@ -441,6 +441,29 @@ impl DragSession {
     }
 }
 
+/// A mouse button's CDP name and bit (`None`: the left one).
+fn button_of(name: Option<&str>) -> Result<(&'static str, i32), String> {
+    match name.unwrap_or("left") {
+        "left" => Ok(("left", 1)),
+        "right" => Ok(("right", 2)),
+        "middle" => Ok(("middle", 4)),
+        other => Err(format!("button {other:?} is not left, middle or right")),
+    }
+}
+
+/// The button a move reports while `held` are down (the first of them).
+fn held_button(held: i32) -> &'static str {
+    if held & 1 != 0 {
+        "left"
+    } else if held & 2 != 0 {
+        "right"
+    } else if held & 4 != 0 {
+        "middle"
+    } else {
+        "none"
+    }
+}
+
 fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
     serde_json::from_value(v).map_err(|e| cdp_error("bad CDP parameters", e))
 }
@@ -1020,6 +1043,10 @@ impl BrowserManager {
                 let acted = bounded(bound, "the action", self.act_boxed(tab, a)).await?;
                 serde_json::to_value(acted).map_err(|e| ToolError::internal(e.to_string()))
             }
+            AnyOp::Gestures(a) => {
+                let done = Box::pin(self.gestures(tab, &a.events, timeout_ms)).await?;
+                serde_json::to_value(done).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::Drag(a) => {
                 let dragged =
                     bounded(timeout_ms.max(60_000), "the drag", self.drag_boxed(tab, a)).await?;
@@ -1344,40 +1371,116 @@ impl BrowserManager {
         Ok(Some(json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url})))
     }
 
-    /// Dispatch trusted input events. A press, moves and a release that start a
-    /// native drag (HTML5 drag and drop: sortable lists, uploads by dropping)
-    /// become a real drag session: Chromium's drag is intercepted and replayed
-    /// with `Input.dispatchDragEvent` (headless has no OS drag loop).
+    /// Dispatch trusted input to a tab (the WIT `input`): the mouse's left
+    /// button, keys and text, as [`Self::gestures`] sends them.
     pub async fn input(&self, tab: Option<&str>, events: &[Input]) -> Result<(), ToolError> {
+        use page_ops::Gesture as G;
+        let left = || Some("left".to_owned());
+        let gestures: Vec<G> = events
+            .iter()
+            .map(|e| match e {
+                Input::MouseMove((x, y, _)) => G::Move { x: *x, y: *y },
+                Input::MouseDown((x, y, c)) => {
+                    G::Down { x: *x, y: *y, button: left(), count: Some(*c) }
+                }
+                Input::MouseUp((x, y, c)) => {
+                    G::Up { x: *x, y: *y, button: left(), count: Some(*c) }
+                }
+                Input::Key(k) => G::Key { key: k.clone() },
+                Input::Text(t) => G::Text { text: t.clone() },
+            })
+            .collect();
+        self.gestures(tab, &gestures, 10_000).await.map(drop)
+    }
+
+    /// Send raw input to a tab, in order: mouse moves, presses and releases of
+    /// any button, the wheel, keys held, released or pressed, text, pauses. A
+    /// left-button drag over an HTML5 draggable is played as the drag Chromium
+    /// hands over (`Input.setInterceptDrags`). Every event is checked before
+    /// the first is sent.
+    pub(super) async fn gestures(
+        &self,
+        tab: Option<&str>,
+        events: &[page_ops::Gesture],
+        timeout_ms: u32,
+    ) -> Result<page_ops::Gestured, ToolError> {
+        use page_ops::Gesture as G;
+        let mut keys = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            match e {
+                G::Move { x, y }
+                | G::Wheel { x, y, .. }
+                | G::Down { x, y, .. }
+                | G::Up { x, y, .. }
+                    if !(x.is_finite() && y.is_finite()) =>
+                {
+                    return Err(ToolError::invalid_argument(
+                        &format!("events.{i}"),
+                        "x and y are numbers",
+                    ));
+                }
+                G::Down { button, .. } | G::Up { button, .. } => {
+                    button_of(button.as_deref()).map_err(|why| {
+                        ToolError::invalid_argument(&format!("events.{i}.button"), why)
+                    })?;
+                }
+                G::Key { key } | G::KeyDown { key } | G::KeyUp { key } => {
+                    keys.push(key_events(key).map_err(|e| {
+                        ToolError::invalid_argument(&format!("events.{i}.key"), e.message)
+                    })?);
+                }
+                _ => {}
+            }
+        }
         self.guarded(tab, async {
-            let (_, page) = self.page(tab).await?;
+            let (n, page) = self.page(tab).await?;
             let drag = events
                 .iter()
-                .skip_while(|e| !matches!(e, Input::MouseDown(_)))
-                .any(|e| matches!(e, Input::MouseMove(_)));
-            bounded(10_000, "input", async {
+                .skip_while(|e| !matches!(e, G::Down { .. }))
+                .any(|e| matches!(e, G::Move { .. }));
+            let bound = timeout_ms.max(1_000);
+            bounded(bound, "input", async {
                 let mut session = if drag { DragSession::start(&page).await } else { None };
-                let r = self.send_input(&page, events, session.as_mut()).await;
+                let r = self.send_gestures(&page, events, session.as_mut()).await;
                 if let Some(s) = session {
                     s.stop(&page).await;
                 }
-                r
+                // Where the mouse is: this call's last point, else the last one's.
+                let r = r?;
+                let at = match (r.x, r.y) {
+                    (Some(x), Some(y)) => {
+                        self.inner.tabs.with(n, |t| t.pointer = Some((x, y)));
+                        Some((x, y))
+                    }
+                    _ => self.inner.tabs.with(n, |t| t.pointer).flatten(),
+                };
+                Ok(page_ops::Gestured { events: r.events, x: at.map(|a| a.0), y: at.map(|a| a.1) })
             })
             .await
         })
         .await
     }
 
-    async fn send_input(
+    async fn send_gestures(
         &self,
         page: &Page,
-        events: &[Input],
+        events: &[page_ops::Gesture],
         mut drag: Option<&mut DragSession>,
-    ) -> Result<(), ToolError> {
-        let mut down = false;
+    ) -> Result<page_ops::Gestured, ToolError> {
+        use page_ops::Gesture as G;
+        // The buttons held (CDP's bit mask: left 1, right 2, middle 4).
+        let mut held = 0i32;
+        let mut at: Option<(f64, f64)> = None;
+        let mouse = |kind: &str, x: f64, y: f64, button: &str, buttons: i32, count: u32| {
+            cdp_params::<DispatchMouseEventParams>(json!({
+                "type": kind, "x": x, "y": y, "button": button, "buttons": buttons,
+                "clickCount": count,
+            }))
+        };
         for ev in events {
             match ev {
-                Input::MouseMove((x, y, _)) => {
+                G::Move { x, y } => {
+                    at = Some((*x, *y));
                     if let Some(d) = drag.as_deref_mut()
                         && d.data.is_some()
                     {
@@ -1386,18 +1489,21 @@ impl BrowserManager {
                         d.entered = true;
                         continue;
                     }
-                    let p: DispatchMouseEventParams = cdp_params(json!({
-                        "type": "mouseMoved", "x": x, "y": y,
-                        "button": if down { "left" } else { "none" }, "buttons": i32::from(down),
-                    }))?;
+                    let button = held_button(held);
+                    let p = mouse("mouseMoved", *x, *y, button, held, 0)?;
                     page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
-                    if down && let Some(d) = drag.as_deref_mut() {
+                    if held & 1 != 0
+                        && let Some(d) = drag.as_deref_mut()
+                    {
                         d.poll().await;
                     }
                 }
-                Input::MouseDown((x, y, c)) | Input::MouseUp((x, y, c)) => {
-                    let press = matches!(ev, Input::MouseDown(_));
+                G::Down { x, y, button, count } | G::Up { x, y, button, count } => {
+                    at = Some((*x, *y));
+                    let press = matches!(ev, G::Down { .. });
+                    let (name, bit) = button_of(button.as_deref()).map_err(ToolError::internal)?;
                     if !press
+                        && bit == 1
                         && let Some(d) = drag.as_deref_mut()
                         && d.data.is_some()
                     {
@@ -1407,32 +1513,48 @@ impl BrowserManager {
                         d.dispatch(page, "dragOver", *x, *y).await?;
                         d.dispatch(page, "drop", *x, *y).await?;
                         d.data = None;
-                        down = false;
+                        held &= !bit;
                         continue;
                     }
-                    down = press;
-                    let p: DispatchMouseEventParams = cdp_params(json!({
-                        "type": if press { "mousePressed" } else { "mouseReleased" },
-                        "x": x, "y": y, "button": "left",
-                        "buttons": i32::from(press),
-                        "clickCount": (*c).max(1),
-                    }))?;
+                    held = if press { held | bit } else { held & !bit };
+                    let kind = if press { "mousePressed" } else { "mouseReleased" };
+                    let p = mouse(kind, *x, *y, name, held, count.unwrap_or(1).max(1))?;
                     page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
                 }
-                Input::Key(name) => {
-                    for ev in key_events(name)? {
-                        let p: DispatchKeyEventParams = cdp_params(ev)?;
+                G::Wheel { x, y, dx, dy } => {
+                    at = Some((*x, *y));
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy,
+                        "button": "none", "buttons": held,
+                    }))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse wheel", e))?;
+                }
+                G::Key { key } | G::KeyDown { key } | G::KeyUp { key } => {
+                    let all = key_events(key)?;
+                    // A chord's events: its presses, then its releases.
+                    let first_up =
+                        all.iter().position(|e| e["type"] == "keyUp").unwrap_or(all.len());
+                    let part = match ev {
+                        G::KeyDown { .. } => &all[..first_up],
+                        G::KeyUp { .. } => &all[first_up..],
+                        _ => &all[..],
+                    };
+                    for e in part {
+                        let p: DispatchKeyEventParams = cdp_params(e.clone())?;
                         page.execute(p).await.map_err(|e| cdp_error("key", e))?;
                     }
                 }
-                Input::Text(t) => {
-                    page.execute(InsertTextParams::new(t.clone()))
+                G::Text { text } => {
+                    page.execute(InsertTextParams::new(text.clone()))
                         .await
                         .map_err(|e| cdp_error("insert text", e))?;
                 }
+                G::Pause { ms } => {
+                    tokio::time::sleep(Duration::from_millis((*ms).min(10_000))).await
+                }
             }
         }
-        Ok(())
+        Ok(page_ops::Gestured { events: events.len(), x: at.map(|a| a.0), y: at.map(|a| a.1) })
     }
 
     /// Check files against the allowed roots: their canonical paths.

@@ -53,6 +53,8 @@ pub(crate) struct Tab {
     pub(crate) emulation: Option<ochre_protocol::page_ops::Emulate>,
     /// Its requests pass by its owner's routes (see `routes`).
     pub(crate) routed: bool,
+    /// Where the last input left the mouse (CSS pixels of the viewport).
+    pub(crate) pointer: Option<(f64, f64)>,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -79,6 +81,7 @@ impl Tabs {
             loads: None,
             emulation: None,
             routed: false,
+            pointer: None,
         };
         lock(&self.open).insert(n, tab);
     }

@@ -464,10 +464,112 @@ typed_ops! {
         "allow, block, proxy, reset",
         "the caller's session's network policy: origins or hosts it alone may reach or never reaches (beside the server's), its upstream proxy; what is in force and what was refused",
     ).no_tab();
+    Gestures => "gestures" -> Gestured = Spec::op(
+        "events: [move|down|up|wheel|key_down|key_up|key|text|pause]",
+        "raw input at viewport coordinates (CSS pixels), in order: the mouse moved, any button pressed or released (button left|middle|right, count), the wheel turned (dx, dy), a key held, released or pressed (a chord: Control+a), text typed, a pause (ms)",
+    ).host();
     Route => "route" -> Routed = Spec::op(
         "action: add|remove|list|clear, url, method, status, headers, body, file, abort",
         "answer the caller's session's requests matching a URL pattern (a status, headers, a body or a file's) or abort them, before they leave the browser; list and remove routes",
     ).no_tab();
+}
+
+/// Raw input at viewport coordinates, in order (see [`Gesture`]).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gestures {
+    /// The events.
+    pub events: Vec<Gesture>,
+}
+
+/// One input event of [`Gestures`]: x and y are CSS pixels of the viewport.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Gesture {
+    /// Move the mouse (buttons held stay held: a drag).
+    Move {
+        /// Where.
+        x: f64,
+        /// Where.
+        y: f64,
+    },
+    /// Press a button.
+    Down {
+        /// Where.
+        x: f64,
+        /// Where.
+        y: f64,
+        /// `left` (default), `middle` or `right`.
+        #[serde(default)]
+        button: Option<String>,
+        /// 1 (default); 2 for a double click's second press, 3 for a triple's third.
+        #[serde(default)]
+        count: Option<u32>,
+    },
+    /// Release a button.
+    Up {
+        /// Where.
+        x: f64,
+        /// Where.
+        y: f64,
+        /// `left` (default), `middle` or `right`.
+        #[serde(default)]
+        button: Option<String>,
+        /// As the press's.
+        #[serde(default)]
+        count: Option<u32>,
+    },
+    /// Turn the wheel over a point (CSS pixels: positive `dy` scrolls down).
+    Wheel {
+        /// Where.
+        x: f64,
+        /// Where.
+        y: f64,
+        /// Horizontal.
+        #[serde(default)]
+        dx: f64,
+        /// Vertical.
+        #[serde(default)]
+        dy: f64,
+    },
+    /// Hold a key (or a chord's keys) down.
+    KeyDown {
+        /// `Shift`, `a`, `Control+a`.
+        key: String,
+    },
+    /// Release what [`Gesture::KeyDown`] held.
+    KeyUp {
+        /// As held.
+        key: String,
+    },
+    /// Press and release a key or chord.
+    Key {
+        /// `Enter`, `Control+a`.
+        key: String,
+    },
+    /// Type text.
+    Text {
+        /// What.
+        text: String,
+    },
+    /// Wait (at most 10 s).
+    Pause {
+        /// How long.
+        ms: u64,
+    },
+}
+
+/// What [`Gestures`] did.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Gestured {
+    /// How many events were sent.
+    pub events: usize,
+    /// Where the mouse is now (CSS pixels), if an event put it somewhere.
+    #[serde(default)]
+    pub x: Option<f64>,
+    /// As `x`.
+    #[serde(default)]
+    pub y: Option<f64>,
 }
 
 /// Add, remove, list or clear the caller's session's routes.

@@ -3,6 +3,7 @@
 //! any third-party plugin; the browser itself lives in the host.
 
 mod act;
+mod computer;
 mod keys;
 mod net;
 mod read;
@@ -266,6 +267,6 @@ ochre_sdk::register_plugin! {
         act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
         PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
         TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::Network,
-        net::Emulate, net::NetworkPolicy, net::Route, net::EvidenceBundle, keys::PressKey, keys::Type, keys::HandleDialog,
+        net::Emulate, net::NetworkPolicy, net::Route, net::EvidenceBundle, computer::Computer, keys::PressKey, keys::Type, keys::HandleDialog,
     ],
 }

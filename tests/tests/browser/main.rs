@@ -3,6 +3,7 @@
 //! real UI libraries from npm, the admin app), and the browser layer itself.
 
 mod browser;
+mod computer;
 mod crawl;
 mod credentials;
 mod emulate;

@@ -762,6 +762,11 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     for t in ["drag_drop", "page_screenshot", "page_content", "console_capture", "extract_data"] {
         assert!(revealed.contains(&t), "{t} not revealed: {r}");
     }
+    assert!(!revealed.contains(&"computer"), "tier 3 revealed with tier 2: {r}");
+    // Tier 3: the coordinate tier.
+    let r = client.tool("expand_tools", json!({"tier": "3"})).await?;
+    let r = r.structured_content.clone().expect("structured");
+    assert_eq!(r["revealed"], json!(["computer"]), "{r}");
     let all = client.list_all_tools().await?;
     assert!(all.iter().all(|t| t.name != "expand_tools"), "nothing left to expand");
     // Everything revealed stays within 600 bytes a tool on average (the budget
@@ -773,14 +778,14 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
         let d = t.description.as_deref().unwrap_or_default();
         assert!(d.len() >= 30, "{}: {d:?}", t.name);
     }
-    // The client was told, once per change.
+    // The client was told, once per change (by name, tier 2, tier 3).
     for _ in 0..50 {
-        if seen.0.load(std::sync::atomic::Ordering::SeqCst) >= 2 {
+        if seen.0.load(std::sync::atomic::Ordering::SeqCst) >= 3 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 3);
 
     let err = client.tool_error("expand_tools", json!({"tier": 5})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");

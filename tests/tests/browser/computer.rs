@@ -1,0 +1,122 @@
+//! The coordinate tier over MCP: the `computer` tool driven in Anthropic's
+//! action format and in OpenAI's on a canvas app from npm (signature_pad: a
+//! drawing pad), every effect read back from the app itself (its strokes), the
+//! page's fields and its own event log.
+
+use anyhow::Result;
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+/// What the app and the page hold now.
+async fn state(client: &Client) -> Result<Value> {
+    let code = "({strokes: pad.toData().map(s => s.points.map(p => [Math.round(p.x), Math.round(p.y)])), \
+                note: document.getElementById('note').value, seen, scrollY, \
+                selection: getSelection().toString().trim()})";
+    Ok(client.tool_json("javascript_tool", json!({"code": code})).await?["value"].clone())
+}
+
+fn near(p: &Value, x: i64, y: i64) -> bool {
+    let (px, py) = (p[0].as_i64().unwrap_or(-99), p[1].as_i64().unwrap_or(-99));
+    (px - x).abs() <= 2 && (py - y).abs() <= 2
+}
+
+#[tokio::test]
+async fn computer_actions_in_both_vendors_formats_drive_a_canvas_app() -> Result<()> {
+    let mounts = vec![("/canvas-vendor/".to_owned(), npm_modules("canvas")?)];
+    let site = SiteServer::start_with(sites_dir(), mounts).await?;
+    let data = TempDir::new("computer");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("canvas/pad.html")).await?;
+    let act = |args: Value| client.tool_text("computer", args);
+
+    // A screenshot says how its pixels map to the viewport's CSS pixels.
+    let shot = client.tool("computer", json!({"action": "screenshot"})).await?;
+    let said = texts(&shot);
+    assert!(said.contains("screenshot 1280x720 px") && said.contains("image_x / 1"), "{said}");
+    assert!(shot.content.iter().any(|c| c.as_image().is_some()), "no image");
+
+    // Anthropic: a drag draws a stroke where it went (the pad is at 20, 80).
+    act(json!({"action": "left_click_drag", "start_coordinate": [120, 130], "coordinate": [320, 230]})).await?;
+    let s = state(&client).await?;
+    let strokes = s["strokes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(strokes.len(), 1, "{s}");
+    let points = strokes[0].as_array().cloned().unwrap_or_default();
+    assert!(near(&points[0], 100, 50) && near(&points[points.len() - 1], 300, 150), "{s}");
+    // OpenAI: a drag along a path.
+    let path = json!([{"x": 120, "y": 280}, {"x": 220, "y": 330}, {"x": 420, "y": 280}]);
+    act(json!({"type": "drag", "path": path})).await?;
+    let s = state(&client).await?;
+    let second = s["strokes"][1].as_array().cloned().unwrap_or_default();
+    assert!(
+        near(&second[0], 100, 200)
+            && second.iter().any(|p| near(p, 200, 250))
+            && near(&second[second.len() - 1], 400, 200),
+        "{s}"
+    );
+
+    // Other buttons: a right click (Anthropic) and a wheel click (OpenAI).
+    act(json!({"action": "right_click", "coordinate": [220, 180]})).await?;
+    act(json!({"type": "click", "x": 230, "y": 190, "button": "wheel"})).await?;
+    let s = state(&client).await?;
+    assert_eq!(s["seen"]["contextmenu"], json!([[200, 100]]), "{s}");
+    assert_eq!(s["seen"]["auxclick"], json!([2, 1]), "{s}");
+    assert_eq!(s["strokes"].as_array().map(Vec::len), Some(2), "another button drew: {s}");
+
+    // Clicks that select words: a double click, a triple click.
+    act(json!({"type": "double_click", "x": 745, "y": 100})).await?;
+    let s = state(&client).await?;
+    assert_eq!(
+        (s["selection"].as_str(), s["seen"]["dblclick"].as_i64()),
+        (Some("quick"), Some(1)),
+        "{s}"
+    );
+    act(json!({"action": "triple_click", "coordinate": [745, 100]})).await?;
+    let s = state(&client).await?;
+    assert_eq!(s["selection"], "The quick brown fox jumps over the lazy dog.", "{s}");
+
+    // Typing and keys, in both formats.
+    act(json!({"action": "left_click", "coordinate": [60, 34]})).await?;
+    act(json!({"action": "type", "text": "hello"})).await?;
+    act(json!({"action": "key", "text": "ctrl+a"})).await?;
+    act(json!({"action": "type", "text": "bye"})).await?;
+    assert_eq!(state(&client).await?["note"], "bye");
+    act(json!({"type": "keypress", "keys": ["CTRL", "A"]})).await?;
+    act(json!({"type": "type", "text": "ok"})).await?;
+    assert_eq!(state(&client).await?["note"], "ok");
+    act(json!({"action": "hold_key", "text": "shift", "duration": 0.1})).await?;
+    let keys = state(&client).await?["seen"]["keys"].clone();
+    let keys: Vec<&str> = keys.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    assert_eq!(keys[keys.len() - 2..], ["down:Shift", "up:Shift"], "{keys:?}");
+
+    // The mouse's place, and a zoom on the pad.
+    act(json!({"action": "mouse_move", "coordinate": [400, 300]})).await?;
+    let at = client.tool_json("computer", json!({"action": "cursor_position"})).await?;
+    assert_eq!(at, json!({"x": 400.0, "y": 300.0}));
+    let zoom =
+        client.tool("computer", json!({"action": "zoom", "region": [20, 80, 620, 380]})).await?;
+    assert!(
+        texts(&zoom).starts_with("screenshot 600x300 px of the viewport's (20, 80) to (620, 380)"),
+        "{}",
+        texts(&zoom)
+    );
+
+    // The wheel scrolls: three clicks down (Anthropic), one back up (OpenAI).
+    act(json!({"action": "scroll", "coordinate": [640, 400], "scroll_direction": "down", "scroll_amount": 3})).await?;
+    act(json!({"type": "scroll", "x": 640, "y": 400, "scroll_x": 0, "scroll_y": -100})).await?;
+    let wait = "window.scrollY === 200";
+    client.tool_text("wait_for", json!({"type": "function", "value": wait})).await?;
+
+    // Bad input is refused, naming the field; nothing is sent.
+    for (args, field) in [
+        (json!({"action": "fly"}), "action"),
+        (json!({"action": "left_click", "type": "click"}), "action"),
+        (json!({"action": "left_click_drag", "coordinate": [1, 1]}), "start_coordinate"),
+        (json!({"type": "keypress", "keys": ["hyper"]}), "keys"),
+        (json!({"action": "zoom", "region": [10, 10, 5, 5]}), "region"),
+    ] {
+        let err = client.tool_error("computer", args.clone()).await?;
+        assert_eq!(err["field"], field, "{args}: {err}");
+    }
+    assert_eq!(state(&client).await?["strokes"].as_array().map(Vec::len), Some(2));
+    Ok(())
+}
