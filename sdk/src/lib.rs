@@ -125,8 +125,18 @@ pub const WIT_VERSION: &str = "0.2.0";
 pub const WIT_VERSION: &str = "0.1.0";
 
 /// Host interfaces a plugin may ask for in [`register_plugin!`]'s `interfaces: [...]`.
-pub const INTERFACES: &[&str] =
-    &["logging", "clock", "kv", "secrets", "progress", "browser", "cdp", "recorder", "tools"];
+pub const INTERFACES: &[&str] = &[
+    "logging",
+    "clock",
+    "kv",
+    "secrets",
+    "progress",
+    "browser",
+    "cdp",
+    "recorder",
+    "recordings",
+    "tools",
+];
 
 pub use ochre_protocol::tool::{Annotations, Scope};
 
@@ -741,6 +751,39 @@ pub mod recorder {
     /// Write an export file into the recording's dir; its absolute path.
     pub fn save_export(id: &str, file_name: &str, data: &[u8]) -> Result<String, ToolError> {
         Ok(raw::save_export(id, file_name, data)?)
+    }
+}
+
+/// Recordings changed after they were made (interface `recordings`, new in
+/// `ochre:plugin@0.2.0`). Sensitive: a third-party plugin needs
+/// `--grant NAME=recordings`.
+#[cfg(not(feature = "wit-v0-1"))]
+pub mod recordings {
+    use crate::bindings::ochre::plugin::recordings as raw;
+    use crate::{ToolError, host_json};
+    use serde_json::Value;
+
+    /// Save `steps` as a new version of stopped recording `id` (the one it
+    /// replaces is kept), saying why; the recording's metadata after.
+    pub fn save_version(id: &str, steps: &[Value], reason: &str) -> Result<Value, ToolError> {
+        let steps = Value::Array(steps.to_vec()).to_string();
+        host_json(&raw::save_version(id, &steps, reason)?)
+    }
+}
+
+/// Recordings changed after they were made: new in `ochre:plugin@0.2.0`, so a
+/// plugin built against 0.1.0 (feature `wit-v0-1`) gets an error saying so.
+#[cfg(feature = "wit-v0-1")]
+pub mod recordings {
+    use crate::ToolError;
+    use serde_json::Value;
+
+    /// Not in `ochre:plugin@0.1.0`: always an error.
+    pub fn save_version(_id: &str, _steps: &[Value], _reason: &str) -> Result<Value, ToolError> {
+        Err(ToolError::new(
+            crate::Code::PermissionDenied,
+            "the recordings interface is new in ochre:plugin@0.2.0; build without the wit-v0-1 feature",
+        ))
     }
 }
 

@@ -72,6 +72,13 @@ struct ReplayArgs {
     /// How long a step waits for its element to appear (default 10000 ms).
     #[schemars(range(min = 100, max = 60000))]
     step_timeout_ms: Option<u32>,
+    /// A target not found stops with needs_target (default true); false fails.
+    heal: Option<bool>,
+    /// Start at this step (after a needs_target answer).
+    #[schemars(range(min = 1))]
+    from_step: Option<u64>,
+    /// For that step: recorded ref -> a ref on the page now.
+    targets: Option<std::collections::BTreeMap<String, String>>,
 }
 
 fn meta_line(m: &Value) -> String {
@@ -195,25 +202,39 @@ fn replay(a: ReplayArgs) -> Result<Output, ToolError> {
         params: a.params.unwrap_or_default(),
         stop_on_error: a.stop_on_error.unwrap_or(true),
         step_timeout_ms: u64::from(a.step_timeout_ms.unwrap_or(10_000)),
+        heal: a.heal.unwrap_or(true),
+        from_step: a.from_step,
+        targets: a.targets.unwrap_or_default(),
     };
     let report = replay::run(&a.recording_id, &rec, &opts)?;
-    let summary = format!(
-        "replayed {}: {}/{} steps passed{}",
-        a.recording_id,
-        report["steps_passed"],
-        report["steps_total"],
-        match report["final_url_match"].as_bool() {
-            Some(true) => ", final URL matches",
-            Some(false) => ", final URL differs",
-            None => "",
-        }
-    );
+    let summary = if report["needs_target"].is_object() {
+        format!(
+            "replay of {} needs a target at step {}",
+            a.recording_id, report["needs_target"]["step"]
+        )
+    } else {
+        format!(
+            "replayed {}: {}/{} steps passed{}{}",
+            a.recording_id,
+            report["steps_passed"],
+            report["steps_total"],
+            match report["final_url_match"].as_bool() {
+                Some(true) => ", final URL matches",
+                Some(false) => ", final URL differs",
+                None => "",
+            },
+            match report["healed"]["version"].as_u64() {
+                Some(v) => format!("; the repair is saved as version {v}"),
+                None => String::new(),
+            }
+        )
+    };
     Ok(Output::json(&report)?.with_summary(summary))
 }
 
 ochre_sdk::register_plugin! {
     name: "recording",
     group: "recording",
-    interfaces: [recorder, tools, browser, clock, progress],
+    interfaces: [recorder, recordings, tools, browser, clock, progress],
     tools: [Start, Stop, Status, List, Export, Replay],
 }

@@ -13,6 +13,13 @@
 //!   would (bounded); the tool then waits for it to be actionable as for any call.
 //! - A step that cannot proceed ends the replay (unless `stop_on_error` is
 //!   false) with its number, tool, error and the page's URL and title.
+//! - Healing (`heal`, the default, with `stop_on_error`): a step whose recorded target is not on
+//!   the page stops the replay with `needs_target` (the step, what it looked
+//!   for, the elements the page has now that come closest, with refs); the
+//!   caller replays again `from_step` that step with `targets` (recorded ref ->
+//!   a ref on the page now). When that replay passes, the repaired targets
+//!   (the new element's role, name and rank) are saved as the recording's new
+//!   version (the old one kept), so the next replay needs no help.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +36,20 @@ pub struct Options {
     pub stop_on_error: bool,
     /// How long a step may wait for its element to appear, in ms.
     pub step_timeout_ms: u64,
+    /// A target not found asks for one (`needs_target`) instead of failing.
+    pub heal: bool,
+    /// Start at this step (its `step` number).
+    pub from_step: Option<u64>,
+    /// For the first step run: recorded ref -> a ref on the page now.
+    pub targets: BTreeMap<String, String>,
+}
+
+/// A target a step was given in place of its recorded one: the step's
+/// number, the recorded ref and who the new element is.
+struct Repair {
+    step: Value,
+    old: String,
+    now: browser::ops::Identity,
 }
 
 /// The placeholder older versions wrote for a value they did not keep.
@@ -74,6 +95,8 @@ fn relocate(
     tab: Option<&str>,
     timeout_ms: u64,
     waited: &mut Waited,
+    given: &BTreeMap<String, String>,
+    repairs: &mut Vec<Repair>,
 ) -> Result<BTreeMap<String, String>, ToolError> {
     let mut map = BTreeMap::new();
     let Some(targets) = step["targets"].as_object() else {
@@ -81,6 +104,20 @@ fn relocate(
     };
     let started = clock::now_ms();
     for (old, t) in targets {
+        if let Some(new) = given.get(old) {
+            // The caller's choice: who it is, to find it again next time.
+            let now = browser::run(tab, &browser::ops::Identify { ref_id: new.clone() }, 5_000)
+                .map_err(|e| {
+                    ToolError::new(
+                        e.code,
+                        format!("the target given for {old} ({new}): {}", e.message),
+                    )
+                    .with_details(json!({"field": "targets"}))
+                })?;
+            repairs.push(Repair { step: step["step"].clone(), old: old.clone(), now });
+            map.insert(old.clone(), new.clone());
+            continue;
+        }
         let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) else {
             continue;
         };
@@ -109,7 +146,7 @@ fn relocate(
                                 e.message
                             ),
                         )
-                        .with_details(json!({"ref": old, "role": role, "name": name, "waited_ms": spent})));
+                        .with_details(json!({"ref": old, "role": role, "name": name, "nth": t["nth"], "waited_ms": spent})));
                     }
                     // Let the page go on (a navigation, a render) before asking again.
                     let _ = browser::run(tab, &browser::ops::Sleep { ms: 100 }, 2_000);
@@ -131,6 +168,8 @@ fn run_step(
     opts: &Options,
     found: &[Placeholder],
     waited: &mut Waited,
+    given: &BTreeMap<String, String>,
+    repairs: &mut Vec<Repair>,
 ) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
     let tool = step["tool"].as_str().unwrap_or_default();
     let mut args = step["args"].clone();
@@ -150,7 +189,7 @@ fn run_step(
         o.insert("tabId".into(), json!(tab));
     }
     let tab = args["tabId"].as_str().map(str::to_owned);
-    let map = match relocate(step, tab.as_deref(), opts.step_timeout_ms, waited) {
+    let map = match relocate(step, tab.as_deref(), opts.step_timeout_ms, waited, given, repairs) {
         Ok(m) => m,
         Err(e) => return (Err(e), BTreeMap::new()),
     };
@@ -217,11 +256,27 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     let found = check_params(id, steps, &opts.params)?;
     let (mut run, mut passed, mut skipped) = (0u64, 0u64, 0u64);
     let mut first_failure = Value::Null;
+    let mut needs_target = Value::Null;
     let mut results = Vec::with_capacity(steps.len());
+    let mut repairs: Vec<Repair> = Vec::new();
     let replay_started = clock::now_ms();
+    if let Some(from) = opts.from_step
+        && !steps.iter().any(|s| s["step"].as_u64() == Some(from))
+    {
+        return Err(ToolError::invalid_argument(
+            "from_step",
+            format!("recording {id} has no step {from} ({} steps)", steps.len()),
+        ));
+    }
+    let mut given = Some(&opts.targets).filter(|t| !t.is_empty());
     for (i, step) in steps.iter().enumerate() {
         let n = step["step"].clone();
         let tool = step["tool"].as_str().unwrap_or_default();
+        if opts.from_step.is_some_and(|from| n.as_u64().is_some_and(|s| s < from)) {
+            skipped += 1;
+            results.push(json!({"step": n, "tool": tool, "skipped": "before from_step"}));
+            continue;
+        }
         // A step that failed when recorded was exploration, not part of the path.
         if step["ok"] == json!(false) {
             skipped += 1;
@@ -232,7 +287,9 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         run += 1;
         let started = clock::now_ms();
         let mut waited = Waited::default();
-        let (outcome, remapped) = run_step(step, opts, &found, &mut waited);
+        let none = BTreeMap::new();
+        let targets = given.take().unwrap_or(&none);
+        let (outcome, remapped) = run_step(step, opts, &found, &mut waited, targets, &mut repairs);
         let mut r = json!({
             "step": n,
             "tool": tool,
@@ -250,6 +307,18 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
             Ok(called) => {
                 passed += 1;
                 r["outcome"] = json!(called.summary);
+            }
+            // Healing stops the replay: not when the caller asked to run every step.
+            Err(e)
+                if opts.heal && opts.stop_on_error && e.code == ochre_sdk::Code::TargetNotFound =>
+            {
+                // Ask for the target instead of failing: what was looked for
+                // and what the page has now that comes closest.
+                r["code"] = json!(e.code);
+                r["message"] = json!(e.message);
+                needs_target = needs(step, &e, opts.tab.as_deref());
+                results.push(r);
+                break;
             }
             Err(e) => {
                 r["code"] = json!(e.code);
@@ -278,9 +347,18 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         _ => Value::Null,
     };
     let given: Vec<&str> = opts.params.keys().map(String::as_str).collect();
+    let all_passed = needs_target.is_null() && passed == run && run + skipped == steps.len() as u64;
+    // A repair that took the replay to its end is the recording's new version.
+    let healed = if all_passed && !repairs.is_empty() {
+        save_repairs(id, steps, &repairs)?
+    } else {
+        Value::Null
+    };
     Ok(json!({
         "recordingId": id,
-        "ok": passed == run && run + skipped == steps.len() as u64,
+        "ok": all_passed,
+        "needs_target": needs_target,
+        "healed": healed,
         "steps_total": steps.len(),
         "steps_run": run,
         "steps_passed": passed,
@@ -297,6 +375,76 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         "final_title_match": matches(expected_title, &final_title),
         "steps": results,
     }))
+}
+
+/// The `needs_target` answer for `step`, whose recorded target `e` names was
+/// not found: what it looked for, the closest elements on the page now (with
+/// refs), and how to go on.
+fn needs(step: &Value, e: &ToolError, tab: Option<&str>) -> Value {
+    let d = &e.details;
+    let (role, name) = (d["role"].as_str().unwrap_or(""), d["name"].as_str().unwrap_or(""));
+    let old = d["ref"].as_str().unwrap_or("");
+    let query = if name.is_empty() { role.to_owned() } else { format!("{name} {role}") };
+    let ask = browser::ops::Find { query: query.clone(), limit: Some(8), scores: None };
+    let mut candidates = browser::run(tab, &ask, 5_000).map(|f| f.matches).unwrap_or_default();
+    if candidates.is_empty() || !name.is_empty() {
+        // Elements of the same role, whatever their name now.
+        let same = browser::ops::Find { query: role.to_owned(), limit: Some(8), scores: None };
+        for m in browser::run(tab, &same, 5_000).map(|f| f.matches).unwrap_or_default() {
+            if !candidates.contains(&m) {
+                candidates.push(m);
+            }
+        }
+    }
+    let (url, title) = where_now(tab);
+    let n = &step["step"];
+    json!({
+        "step": n,
+        "tool": step["tool"],
+        "ref": old,
+        "looked_for": {"role": role, "name": name, "nth": d["nth"]},
+        "candidates": candidates,
+        "url": url,
+        "title": title,
+        "next": format!(
+            "replay again with from_step: {n} and targets: {{\"{old}\": <the ref of the element it is now>}}; the repair is saved as a new version once the replay passes"
+        ),
+    })
+}
+
+/// Save the repaired targets as the recording's new version.
+fn save_repairs(id: &str, steps: &[Value], repairs: &[Repair]) -> Result<Value, ToolError> {
+    let mut steps = steps.to_vec();
+    let mut said = Vec::new();
+    for r in repairs {
+        let Some(step) = steps.iter_mut().find(|s| s["step"] == r.step) else { continue };
+        let before = step["targets"][&r.old].clone();
+        step["targets"][&r.old] =
+            json!({"role": r.now.role, "name": r.now.name, "nth": r.now.nth, "tag": r.now.tag});
+        said.push(json!({
+            "step": r.step,
+            "ref": r.old,
+            "was": {"role": before["role"], "name": before["name"]},
+            "now": {"role": r.now.role, "name": r.now.name},
+        }));
+    }
+    let reason = said
+        .iter()
+        .map(|s| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            format!(
+                "step {}: {} {:?} is now {} {:?}",
+                s["step"],
+                text(&s["was"]["role"]),
+                text(&s["was"]["name"]),
+                text(&s["now"]["role"]),
+                text(&s["now"]["name"])
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let meta = ochre_sdk::recordings::save_version(id, &steps, &reason)?;
+    Ok(json!({"version": meta["version"], "repaired": said}))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod credentials;
 mod emulate;
 mod fidelity;
 mod guards;
+mod heal;
 mod http;
 mod logins;
 mod names;

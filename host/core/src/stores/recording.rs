@@ -76,6 +76,32 @@ pub struct RecordingMeta {
     /// Title of the current tab after the last step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_title: Option<String>,
+    /// Its version: 1 as recorded, one more for each repair saved
+    /// (`versions/v<N>.jsonl` keeps each earlier version's steps).
+    #[serde(default = "first_version", skip_serializing_if = "is_first_version")]
+    pub version: u64,
+    /// Why each later version was saved, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionNote>,
+}
+
+fn first_version() -> u64 {
+    1
+}
+
+fn is_first_version(v: &u64) -> bool {
+    *v == 1
+}
+
+/// Why a version of a recording was saved, and when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VersionNote {
+    /// The version it made.
+    pub version: u64,
+    /// When (RFC 3339).
+    pub at: String,
+    /// Why (a replay's repair: which steps found which target).
+    pub reason: String,
 }
 
 struct Active {
@@ -232,6 +258,8 @@ impl Recorder {
             session: session.to_owned(),
             final_url: None,
             final_title: None,
+            version: 1,
+            versions: Vec::new(),
         };
         self.write_meta(&meta).map_err(|e| storage_error("cannot create the recording", e))?;
         let actions = JsonlFile::new(self.dir.join(&meta.id).join("actions.jsonl"));
@@ -374,6 +402,64 @@ impl Recorder {
         let steps = read_jsonl(&dir.join("actions.jsonl"))
             .map_err(|e| storage_error("cannot read the recording", e))?;
         Ok(json!({"meta": meta, "steps": steps}))
+    }
+
+    /// Save `steps` as a new version of stopped recording `id` (the steps it
+    /// had go to `versions/v<N>.jsonl`, kept); its metadata after.
+    pub fn save_version(
+        &self,
+        id: &str,
+        steps: &[Value],
+        reason: &str,
+    ) -> Result<RecordingMeta, ToolError> {
+        let dir = self.dir_of(id)?;
+        // The lock: no recording starts or stops meanwhile.
+        let guard = self.lock();
+        if guard.as_ref().is_some_and(|a| a.meta.id == id) {
+            return Err(ToolError::recording_active(format!(
+                "recording {id} is still running: stop it before saving a version"
+            ))
+            .with("recordingId", id));
+        }
+        let mut meta: RecordingMeta = std::fs::read(dir.join("meta.json"))
+            .map_err(|e| storage_error("cannot read the recording", e))
+            .and_then(|b| {
+                serde_json::from_slice(&b).map_err(|e| storage_error("corrupt recording", e))
+            })?;
+        if steps.len() as u64 != meta.steps {
+            return Err(ToolError::invalid_argument(
+                "steps",
+                format!(
+                    "recording {id} has {} steps; a version keeps them all ({} given)",
+                    meta.steps,
+                    steps.len()
+                ),
+            ));
+        }
+        let versions = dir.join("versions");
+        std::fs::create_dir_all(&versions)
+            .map_err(|e| storage_error("cannot keep the recording's version", e))?;
+        let old = std::fs::read(dir.join("actions.jsonl"))
+            .map_err(|e| storage_error("cannot read the recording", e))?;
+        write_atomic(&versions.join(format!("v{}.jsonl", meta.version)), &old)
+            .map_err(|e| storage_error("cannot keep the recording's version", e))?;
+        let mut text = String::new();
+        for step in steps {
+            text.push_str(&step.to_string());
+            text.push('\n');
+        }
+        write_atomic(&dir.join("actions.jsonl"), text.as_bytes())
+            .map_err(|e| storage_error("cannot save the recording's version", e))?;
+        meta.version += 1;
+        let reason: String = reason.chars().take(2_000).collect();
+        meta.versions.push(VersionNote {
+            version: meta.version,
+            at: iso_of(self.clock.now_ms()),
+            reason,
+        });
+        self.write_meta(&meta).map_err(|e| storage_error("cannot save the recording", e))?;
+        drop(guard);
+        Ok(meta)
     }
 
     /// A screenshot file a step names (`shots/NNNN.jpg`).

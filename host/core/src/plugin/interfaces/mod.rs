@@ -68,6 +68,7 @@ mod no_browser;
 use no_browser::{browser, cdp};
 mod progress;
 mod recorder;
+mod recordings;
 mod secrets;
 mod tools;
 
@@ -115,6 +116,7 @@ pub const INTERFACES: &[HostInterface] = &[
     browser::INTERFACE,
     cdp::INTERFACE,
     recorder::INTERFACE,
+    recordings::INTERFACE,
     tools::INTERFACE,
 ];
 
@@ -202,13 +204,19 @@ mod tests {
                 .filter_map(|l| l.trim().strip_prefix("import "))
                 .map(|l| l.trim_end_matches(';'))
                 .collect();
-            let ours: Vec<&str> = INTERFACES.iter().map(|i| i.name).collect();
+            // `recordings` is new in 0.2.0.
+            let new_in_0_2 = |n: &&str| version == WitVersion::V0_2 || *n != "recordings";
+            let ours: Vec<&str> = INTERFACES.iter().map(|i| i.name).filter(new_in_0_2).collect();
             assert_eq!(imported, ours);
             let engine = wasmtime::Engine::default();
             let mut linker: Linker<CallState> = Linker::new(&engine);
             add_types(&mut linker, version)?;
             for i in INTERFACES {
-                add_to_linker(&mut linker, i.name, version)?;
+                if new_in_0_2(&i.name) {
+                    add_to_linker(&mut linker, i.name, version)?;
+                } else {
+                    assert!(add_to_linker(&mut linker, i.name, version).is_err(), "{}", i.name);
+                }
             }
             assert!(add_to_linker(&mut linker, "network", version).is_err());
         }
