@@ -20,6 +20,11 @@ const BUILTIN: &[(&str, &str)] = &[
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=OCHRE_PREBUILT_PLUGINS");
+    // Cargo may hand this script's last output to a build of another checkout
+    // sharing the target dir (`cargo package` verifies the packaged crate in
+    // it): that output's paths are not this checkout's, and a change here would
+    // go unseen. The directory cargo runs in tells checkouts apart.
+    println!("cargo:rerun-if-env-changed=PWD");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let files = match std::env::var_os("OCHRE_PREBUILT_PLUGINS") {

@@ -196,9 +196,9 @@ impl PolicyProxy {
         *write_lock(&self.state.policy) = policy;
     }
 
-    /// The upstream proxy now.
+    /// The upstream proxy now, as answers show it (its password `•••`).
     pub fn upstream(&self) -> Option<String> {
-        read_lock(&self.state.upstream).clone()
+        read_lock(&self.state.upstream).as_deref().map(shown)
     }
 
     /// Send what is allowed through `upstream` (`http://host:port`), or directly.
@@ -213,16 +213,46 @@ impl PolicyProxy {
     }
 }
 
-/// `host:port` of an upstream proxy URL (`http://host:port`), or why not.
+/// `host:port` of an upstream proxy URL (`http://[user:password@]host:port`),
+/// or why not (never quoting the URL: it may hold a password).
 pub fn upstream_addr(url: &str) -> Result<String, String> {
-    let u = url::Url::parse(url.trim()).map_err(|e| format!("{url:?} is not a proxy URL ({e})"))?;
-    if u.scheme() != "http" || u.host_str().is_none() || u.username() != "" {
-        return Err(format!(
-            "{url:?}: a session proxy is http://host:port (no credentials in the URL)"
-        ));
+    let u = url::Url::parse(url.trim()).map_err(|e| {
+        format!("the session proxy is not a URL ({e}); it is http://[user:password@]host:port")
+    })?;
+    if u.scheme() != "http" || u.host_str().is_none() {
+        return Err("a session proxy is http://[user:password@]host:port".into());
     }
     let host = u.host_str().unwrap_or_default();
     Ok(format!("{host}:{}", u.port_or_known_default().unwrap_or(80)))
+}
+
+/// The `Proxy-Authorization` value for an upstream proxy URL's credentials.
+fn upstream_auth(url: &str) -> Option<String> {
+    use base64::Engine as _;
+    let u = url::Url::parse(url.trim()).ok()?;
+    if u.username().is_empty() {
+        return None;
+    }
+    let decode = |s: &str| {
+        url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let pair = format!("{}:{}", decode(u.username()), decode(u.password().unwrap_or("")));
+    Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair)))
+}
+
+/// An upstream proxy URL as answers show it: its password as `•••`.
+pub fn shown(url: &str) -> String {
+    match url::Url::parse(url.trim()) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("•••"));
+            u.to_string().replace("%E2%80%A2%E2%80%A2%E2%80%A2", "•••")
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "•••".into(),
+    }
 }
 
 async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
@@ -296,6 +326,7 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
         Some(u) => Some(upstream_addr(u).map_err(std::io::Error::other)?),
         None => None,
     };
+    let auth = upstream.as_deref().and_then(upstream_auth);
     let mut server = match &via {
         Some(proxy) => TcpStream::connect(proxy).await,
         None => TcpStream::connect((host.as_str(), port)).await,
@@ -312,7 +343,13 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
         None => {
             if via.is_some() {
                 // The tunnel asked of the upstream proxy, its answer passed on.
-                let ask = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n");
+                let credentials = auth
+                    .as_deref()
+                    .map(|a| format!("Proxy-Authorization: {a}\r\n"))
+                    .unwrap_or_default();
+                let ask = format!(
+                    "CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n{credentials}\r\n"
+                );
                 server.write_all(ask.as_bytes()).await?;
                 let mut answer = BufReader::new(&mut *server);
                 let mut got = Vec::new();
@@ -335,10 +372,14 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
             let mut out = format!("{method} {target} {version}\r\n");
             for line in lines.filter(|l| !l.is_empty()) {
                 let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
-                if !matches!(name.as_str(), "connection" | "proxy-connection" | "keep-alive") {
+                let hop = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"];
+                if !hop.contains(&name.as_str()) {
                     out.push_str(line);
                     out.push_str("\r\n");
                 }
+            }
+            if let (Some(a), Some(_)) = (&auth, &via) {
+                out.push_str(&format!("Proxy-Authorization: {a}\r\n"));
             }
             out.push_str("Connection: close\r\n\r\n");
             server.write_all(out.as_bytes()).await?;
@@ -518,6 +559,18 @@ mod tests {
         assert!(p.allows("www.example.com", 443));
         assert!(!p.allows("ads.example.com", 443) && !p.allows("other.test", 443));
         assert!(NetPolicy::default().allows("anything", 1));
+    }
+
+    #[test]
+    fn an_upstream_proxys_password_is_sent_and_never_shown() {
+        let url = "http://ann:p%40ss+w0rd@proxy.example:3128";
+        assert_eq!(upstream_addr(url).as_deref(), Ok("proxy.example:3128"));
+        // base64 of "ann:p@ss+w0rd".
+        assert_eq!(upstream_auth(url).as_deref(), Some("Basic YW5uOnBAc3MrdzByZA=="));
+        assert_eq!(shown(url), "http://ann:•••@proxy.example:3128/");
+        assert_eq!(upstream_auth("http://proxy.example:3128"), None);
+        let e = upstream_addr("socks5://ann:secretpw@x:1").expect_err("socks");
+        assert!(!e.contains("secretpw"), "{e}");
     }
 
     #[tokio::test]

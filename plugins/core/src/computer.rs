@@ -24,9 +24,9 @@ pub(crate) struct Xy {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ComputerArgs {
-    /// Anthropic's action (left_click, key, scroll, zoom, ...).
+    /// Anthropic's (left_click, key, zoom...).
     action: Option<String>,
-    /// OpenAI's action (click, drag, keypress, scroll, ...).
+    /// OpenAI's (click, drag, keypress...).
     #[serde(rename = "type")]
     kind: Option<String>,
     coordinate: Option<[f64; 2]>,
@@ -43,7 +43,6 @@ pub(crate) struct ComputerArgs {
     scroll_y: Option<f64>,
     /// Seconds.
     duration: Option<f64>,
-    /// [x0, y0, x1, y1].
     region: Option<[f64; 4]>,
     #[serde(rename = "tabId")]
     tab_id: Option<String>,

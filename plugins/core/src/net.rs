@@ -159,17 +159,17 @@ pub(crate) fn emulate(a: EmulateArgs) -> Result<Output, ToolError> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PolicyArgs {
-    /// Only these origins or hosts (https://a.example, *.example.com).
+    /// Only these (https://a.example, *.b.example).
     allow: Option<Vec<String>>,
     /// Never these.
     block: Option<Vec<String>>,
-    /// Upstream proxy http://host:port ("" none).
+    /// http://[user:pass@]host:port ("": none).
     proxy: Option<String>,
     reset: Option<bool>,
 }
 
 /// This session's network rules and proxy, beside the server's; what is in force and refused.
-#[ochre_sdk::tool(name = "network_policy", tier = 2, scope = Browser)]
+#[ochre_sdk::tool(name = "network_policy", tier = 2, scope = Browser, secret = "proxy")]
 pub(crate) fn network_policy(a: PolicyArgs) -> Result<Output, ToolError> {
     let p = ops::NetworkPolicy { allow: a.allow, block: a.block, proxy: a.proxy, reset: a.reset };
     let r = run(None, &p)?;

@@ -60,24 +60,22 @@ struct ReplayArgs {
     #[serde(rename = "recordingId")]
     #[schemars(length(min = 1, max = 64))]
     recording_id: String,
-    /// Run every step in this tab.
     #[serde(rename = "tabId")]
     #[schemars(length(min = 1, max = 16))]
     tab_id: Option<String>,
-    /// Values of its parameters (oc_recording_export lists them); a secret as
-    /// "secret:NAME" or "totp:DOMAIN".
+    /// Parameter values; a secret as "secret:NAME" or "totp:DOMAIN".
     params: Option<std::collections::BTreeMap<String, String>>,
-    /// Stop at the first failing step (default true).
+    /// Default true.
     stop_on_error: Option<bool>,
-    /// How long a step waits for its element to appear (default 10000 ms).
+    /// Default 10000.
     #[schemars(range(min = 100, max = 60000))]
     step_timeout_ms: Option<u32>,
-    /// A target not found stops with needs_target (default true); false fails.
+    /// Missing target: needs_target (default true).
     heal: Option<bool>,
-    /// Start at this step (after a needs_target answer).
+    /// After needs_target: its step.
     #[schemars(range(min = 1))]
     from_step: Option<u64>,
-    /// For that step: recorded ref -> a ref on the page now.
+    /// Recorded ref -> ref now.
     targets: Option<std::collections::BTreeMap<String, String>>,
 }
 

@@ -188,7 +188,8 @@ async fn a_route_answers_what_it_was_given_and_the_server_sees_nothing() -> Resu
     Ok(())
 }
 
-/// Debian's tinyproxy on a free port, logging each request it carries.
+/// Debian's tinyproxy on a free port, logging each request it carries, asking
+/// for `user:password` (Basic) when given.
 struct TinyProxy {
     child: std::process::Child,
     url: String,
@@ -197,7 +198,7 @@ struct TinyProxy {
 }
 
 impl TinyProxy {
-    async fn start() -> Result<Self> {
+    async fn start(auth: Option<(&str, &str)>) -> Result<Self> {
         let dir = TempDir::new("tinyproxy");
         let port = free_port()?;
         let log = dir.path().join("tinyproxy.log");
@@ -205,8 +206,9 @@ impl TinyProxy {
         std::fs::write(
             &conf,
             format!(
-                "Port {port}\nListen 127.0.0.1\nTimeout 60\nLogFile \"{}\"\nLogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\nDisableViaHeader Yes\n",
-                log.display()
+                "Port {port}\nListen 127.0.0.1\nTimeout 60\nLogFile \"{}\"\nLogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\nDisableViaHeader Yes\n{}",
+                log.display(),
+                auth.map(|(u, p)| format!("BasicAuth {u} {p}\n")).unwrap_or_default()
             ),
         )?;
         let child = std::process::Command::new("tinyproxy")
@@ -259,12 +261,15 @@ async fn visit(client: &Client, site: &SiteServer, who: &str) -> Result<()> {
 #[tokio::test]
 async fn a_sessions_proxy_carries_its_requests_and_no_other_sessions() -> Result<()> {
     let site = SiteServer::start().await?;
-    let proxy = TinyProxy::start().await?;
+    // A proxy that asks for a password: the session's URL carries it.
+    let proxy = TinyProxy::start(Some(("ann", "tiny-proxy-pw"))).await?;
     let data = TempDir::new("netpolicy-proxy");
     let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
     let (proxied, direct) = (server.client().await?, server.client().await?);
-    let now = proxied.tool_json("network_policy", json!({"proxy": proxy.url})).await?;
-    assert_eq!(now["proxy"], json!(proxy.url), "{now}");
+    let with_password = proxy.url.replace("http://", "http://ann:tiny-proxy-pw@");
+    let now = proxied.tool_json("network_policy", json!({"proxy": with_password})).await?;
+    let shown = format!("{}/", proxy.url.replace("http://", "http://ann:•••@"));
+    assert_eq!(now["proxy"], json!(shown), "{now}");
     // Both at the same time: a document and three fetches each.
     futures::future::try_join(visit(&proxied, &site, "a"), visit(&direct, &site, "b")).await?;
     let carried = proxy.requests();
@@ -286,6 +291,12 @@ async fn a_sessions_proxy_carries_its_requests_and_no_other_sessions() -> Result
     assert!(
         !carried.iter().any(|c| c.contains("who=b")),
         "the other session went through it: {carried:#?}"
+    );
+    // The password is in no answer and no file of the data dir.
+    assert!(!now.to_string().contains("tiny-proxy-pw"));
+    assert!(
+        !read_all_text(data.path()).contains("tiny-proxy-pw"),
+        "the proxy's password in the data dir"
     );
     // Unset, the session goes direct again.
     let now = proxied.tool_json("network_policy", json!({"proxy": ""})).await?;
