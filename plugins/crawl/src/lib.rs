@@ -28,16 +28,16 @@ struct CrawlArgs {
     /// Default 50.
     #[schemars(range(min = 1, max = 1000))]
     max_pages: Option<u32>,
-    /// `same-origin` (default), `same-domain` (subdomains too) or `any`.
+    /// same-origin (default), same-domain (with subdomains), any.
     #[schemars(regex(pattern = r"^(same-origin|same-domain|any)$"))]
     scope: Option<String>,
-    /// Only URLs matching one of these (substrings, `*` globs or `/regex/`).
+    /// Only URLs matching one (substring, * glob, /regex/).
     #[schemars(length(max = 50))]
     include_patterns: Option<Vec<String>>,
-    /// Never URLs matching one of these (substrings, `*` globs or `/regex/`).
+    /// Never URLs matching one.
     #[schemars(length(max = 50))]
     exclude_patterns: Option<Vec<String>>,
-    /// `markdown` (default), `text` or `structured` (headings, description, text).
+    /// markdown (default), text, structured.
     #[schemars(regex(pattern = r"^(markdown|text|structured)$"))]
     output_format: Option<String>,
     /// Honour robots.txt (default true).
@@ -51,10 +51,10 @@ struct CrawlArgs {
     /// Characters kept per page (default 20000).
     #[schemars(range(min = 100, max = 1000000))]
     max_chars: Option<u64>,
-    /// `auto` (default: render only pages that need JavaScript) or `always`.
+    /// auto (default: when a page needs JavaScript), always.
     #[schemars(regex(pattern = r"^(auto|always)$"))]
     render: Option<String>,
-    /// Record each page (by url) in this bulk progress contract (oc_bulk_progress_start).
+    /// A bulk progress contract to record each page in.
     #[schemars(length(max = 64))]
     #[serde(rename = "contract_id")]
     _contract_id: Option<String>,
