@@ -72,6 +72,10 @@ class Code:
     CREDENTIAL_NOT_FOUND = "CREDENTIAL_NOT_FOUND"
     # A credential was asked for on a page (or frame) of an origin it is not bound to: nothing was typed.
     ORIGIN_REFUSED = "ORIGIN_REFUSED"
+    # No hand-off or live view with that id (or it ended).
+    HANDOFF_NOT_FOUND = "HANDOFF_NOT_FOUND"
+    # No pages for people can be served here (a host embedded without ochre's MCP server): no live view, no secret page.
+    LIVE_VIEW_UNAVAILABLE = "LIVE_VIEW_UNAVAILABLE"
     # No output handle with that id (or it expired).
     OUTPUT_HANDLE_NOT_FOUND = "output_handle_not_found"
     # No `ochre://` resource with that URI.
@@ -84,6 +88,8 @@ class Code:
     BROWSER_ERROR = "BROWSER_ERROR"
     # No tab with that id.
     TAB_NOT_FOUND = "TAB_NOT_FOUND"
+    # A person holds the tab (a hand-off or a live view in control): calls on it are refused until they are done.
+    TAB_HELD = "TAB_HELD"
     # Navigation failed or timed out.
     NAVIGATION_FAILED = "NAVIGATION_FAILED"
     # A page answered with an HTTP error status (crawl results).

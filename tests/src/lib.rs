@@ -152,6 +152,53 @@ async fn spawn_stdio<H: rmcp::ClientHandler>(
     Ok(client)
 }
 
+/// [`stdio_client_logged`], and every byte of the MCP messages both ways
+/// (what the client sends and receives) appended to `wire`.
+pub async fn stdio_client_wiretapped<H: rmcp::ClientHandler>(
+    handler: H,
+    data_dir: &Path,
+    stderr_file: &Path,
+    wire: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+) -> Result<RunningService<RoleClient, H>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut child = tokio::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(stderr_file)?))
+        .kill_on_drop(true)
+        .spawn()
+        .context("spawn ochre")?;
+    let mut to_server = child.stdin.take().context("stdin")?;
+    let mut from_server = child.stdout.take().context("stdout")?;
+    let (client_read, mut tap_in) = tokio::io::duplex(1 << 16);
+    let (mut tap_out, client_write) = tokio::io::duplex(1 << 16);
+    let heard = wire.clone();
+    tokio::spawn(async move {
+        let _child = child;
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = from_server.read(&mut buf).await {
+            if n == 0 || tap_in.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+            heard.lock().expect("wire").extend_from_slice(&buf[..n]);
+        }
+    });
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = tap_out.read(&mut buf).await {
+            if n == 0 || to_server.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+            wire.lock().expect("wire").extend_from_slice(&buf[..n]);
+        }
+    });
+    let client = handler.serve((client_read, client_write)).await.context("MCP handshake")?;
+    Ok(client)
+}
+
 /// Whether this test runs in a process of its own (cargo-nextest), so that what
 /// a child process writes to the inherited stderr is this test's output.
 fn own_process() -> bool {

@@ -231,6 +231,30 @@ impl HostBrowser for BrowserManager {
         let _ = self.inner.login_source.set(source);
     }
 
+    fn hold_tab(&self, tab: &str, why: &str) -> Result<(), ToolError> {
+        self.hold(tab, why)
+    }
+
+    fn release_tab(&self, tab: &str) {
+        self.release(tab);
+    }
+
+    async fn watch_tab(
+        &self,
+        tab: &str,
+        sink: Box<dyn ochre_protocol::browser::FrameSink>,
+    ) -> Result<(), ToolError> {
+        self.watch(tab, sink).await
+    }
+
+    async fn person_input(
+        &self,
+        tab: &str,
+        events: &[ochre_protocol::page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        self.person_gestures(tab, events).await
+    }
+
     async fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::Relaxed);
         for slot in &self.inner.slots {

@@ -43,6 +43,7 @@ mod grid;
 mod host_browser;
 mod library;
 pub mod lifeline;
+mod live;
 mod logins;
 mod netcap;
 pub mod netpolicy;
@@ -756,6 +757,7 @@ impl BrowserManager {
             let n = wanted.or_else(|| session.current.get(&who).copied());
             match (n.and_then(|n| self.visible_page(n, &who).map(|p| (n, p))), wanted) {
                 (Some((n, page)), _) => {
+                    self.check_held(n)?;
                     let behind = session.front != Some(n);
                     session.front = Some(n);
                     break (n, page, behind);
@@ -949,6 +951,7 @@ impl BrowserManager {
             if self.visible_page(n, &who).is_none() {
                 return Err(not_found(tab));
             }
+            self.check_held(n)?;
             self.drop_tab(session, n).ok_or_else(|| not_found(tab))?
         };
         // Target.closeTarget, not Page.close: a page's beforeunload handler must

@@ -1461,6 +1461,16 @@ impl BrowserManager {
         .await
     }
 
+    /// Send input events as they are (no drag session: a person's drag, sent
+    /// event by event, is the page's own pointer events).
+    pub(super) async fn send_plain(
+        &self,
+        page: &Page,
+        events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        self.send_gestures(page, events, None).await.map(drop)
+    }
+
     async fn send_gestures(
         &self,
         page: &Page,

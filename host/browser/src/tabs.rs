@@ -55,6 +55,8 @@ pub(crate) struct Tab {
     pub(crate) routed: bool,
     /// Where the last input left the mouse (CSS pixels of the viewport).
     pub(crate) pointer: Option<(f64, f64)>,
+    /// Why a person holds it (see `live`): the agent's calls on it are refused.
+    pub(crate) held: Option<std::sync::Arc<str>>,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -82,6 +84,7 @@ impl Tabs {
             emulation: None,
             routed: false,
             pointer: None,
+            held: None,
         };
         lock(&self.open).insert(n, tab);
     }

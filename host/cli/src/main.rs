@@ -56,6 +56,27 @@ struct Cli {
     /// journal are there; its tabs are not. Also `[server] resume_sessions`.
     #[arg(long)]
     resume_sessions: bool,
+    /// With --http, where people reach ochre's pages (the live view of a tab
+    /// handed to them, the page that asks for a secret) when not at the
+    /// address ochre is bound to: a proxy's public URL, e.g.
+    /// https://ochre.example.com. Its host name is allowed on those pages.
+    #[arg(long, value_name = "URL", value_parser = live_url)]
+    live_url: Option<String>,
+}
+
+/// An http(s) URL without a path.
+fn live_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or("the live URL starts with http:// or https://")?;
+    let authority = rest.trim_end_matches('/');
+    if authority.is_empty() || authority.contains(['/', '?', '#', '@', ' ']) {
+        return Err(
+            "the live URL is a scheme and a host[:port], without path, user or query".into()
+        );
+    }
+    Ok(text.trim_end_matches('/').to_owned())
 }
 
 #[derive(Subcommand, Debug)]

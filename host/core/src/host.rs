@@ -47,6 +47,8 @@ pub(crate) struct HostInner {
     pub output: Arc<crate::stores::output::HandleStore>,
     /// Messages for the clients' operators (MCP logging).
     pub client_logs: Arc<crate::client_log::ClientLogs>,
+    /// The hand-offs and secret asks under way (see [`crate::people`]).
+    pub people: Arc<crate::people::People>,
     /// Where compiled plugins are cached (`None`: no cache).
     pub compile_cache_dir: Option<PathBuf>,
 }
@@ -409,6 +411,7 @@ impl HostBuilder {
                 self.login_key.clone(),
             )),
             known: stores.known.clone(),
+            people: stores.people.clone(),
         });
         let mut loaded = Loaded::default();
         let embedders = self.native.0.iter().map(|t| (t.clone(), false));
@@ -563,6 +566,7 @@ impl HostBuilder {
                 recorder: stores.recorder,
                 output: stores.output,
                 client_logs: stores.client_logs,
+                people: stores.people,
                 compile_cache_dir,
             }),
         }
@@ -578,6 +582,7 @@ struct Stores {
     task_runs: Arc<crate::stores::taskrun::TaskRuns>,
     client_logs: Arc<crate::client_log::ClientLogs>,
     known: Arc<crate::redact::KnownSecrets>,
+    people: Arc<crate::people::People>,
 }
 
 impl Stores {
@@ -601,6 +606,7 @@ impl Stores {
             task_runs: Arc::new(crate::stores::taskrun::TaskRuns::new(data_dir, clock)),
             client_logs: Arc::new(crate::client_log::ClientLogs::default()),
             known: b.known.clone(),
+            people: Arc::new(crate::people::People::new(b.known.clone())),
         })
     }
 }
@@ -785,6 +791,12 @@ impl Host {
     /// answer and everything ochre writes from then on.
     pub fn known_secrets(&self) -> &crate::redact::KnownSecrets {
         &self.inner.known
+    }
+
+    /// People in the loop: hand-offs and secret asks, and where their pages
+    /// are served (the MCP server says).
+    pub fn people(&self) -> &Arc<crate::people::People> {
+        &self.inner.people
     }
 
     /// The recordings (see the `recording` tool group).

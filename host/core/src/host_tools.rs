@@ -35,6 +35,8 @@ pub(crate) struct HostTools {
     pub credentials: Arc<crate::stores::credentials::CredentialStore>,
     /// The secrets every outcome is scrubbed of (a typed password joins them).
     pub known: Arc<crate::redact::KnownSecrets>,
+    /// The hand-offs under way (`oc_handoff`).
+    pub people: Arc<crate::people::People>,
 }
 
 /// Which of the host's own tools.
@@ -47,6 +49,7 @@ enum Own {
     Bulk,
     Login,
     Credential,
+    Handoff,
 }
 
 /// One of the host's own tools.
@@ -80,6 +83,9 @@ impl HostTool for OwnTool {
                 &host.known,
                 args,
             )),
+            Own::Handoff => {
+                Box::pin(crate::handoff_tool::run(&host.people, &host.browser, options, args))
+            }
         }
     }
 }
@@ -95,7 +101,8 @@ pub(crate) fn own_tools(host: &Arc<HostTools>) -> Vec<(Arc<dyn HostTool>, bool)>
         }))
         .chain(bulk_tools().into_iter().map(|t| (t, Own::Bulk)))
         .chain(login_tools().into_iter().map(|t| (t, Own::Login)))
-        .chain(std::iter::once((crate::credential_tool::info(), Own::Credential)));
+        .chain(std::iter::once((crate::credential_tool::info(), Own::Credential)))
+        .chain(std::iter::once((crate::handoff_tool::info(), Own::Handoff)));
     tools
         .map(|(info, kind)| {
             let always = matches!(kind, Own::StartRun | Own::TaskRun | Own::Bulk);

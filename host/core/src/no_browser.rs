@@ -106,5 +106,27 @@ impl HostBrowser for NoBrowser {
 
     fn set_login_source(&self, _source: ochre_protocol::browser::LoginSource) {}
 
+    fn hold_tab(&self, tab: &str, _why: &str) -> Result<(), ToolError> {
+        Err(ToolError::tab_not_found(format!("no tab {tab}: this host has no browser")))
+    }
+
+    fn release_tab(&self, _tab: &str) {}
+
+    async fn watch_tab(
+        &self,
+        _tab: &str,
+        _sink: Box<dyn ochre_protocol::browser::FrameSink>,
+    ) -> Result<(), ToolError> {
+        Err(unavailable())
+    }
+
+    async fn person_input(
+        &self,
+        _tab: &str,
+        _events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        Err(unavailable())
+    }
+
     async fn shutdown(&self) {}
 }

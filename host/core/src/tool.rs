@@ -96,6 +96,9 @@ pub struct CallOptions {
     pub session: Option<String>,
     /// The client's model, for the intent guard's `model` detector (MCP sampling).
     pub sampler: Option<Arc<dyn crate::intent::Sampler>>,
+    /// Sends the client's user to a page of ochre's own (MCP URL-mode
+    /// elicitation), when the client can.
+    pub url_asker: Option<Arc<dyn crate::people::UrlAsker>>,
     /// The call sees and opens only this owner's tabs (see
     /// [`crate::HostBrowser::with_owner`]); `None`: the shared tabs.
     pub tab_owner: Option<Arc<str>>,
@@ -132,6 +135,13 @@ impl CallOptions {
         self
     }
 
+    /// Send the client's user to ochre's own pages through `asker` (a hand-off's
+    /// live view, a secret's page).
+    pub fn with_url_asker(mut self, asker: Arc<dyn crate::people::UrlAsker>) -> Self {
+        self.url_asker = Some(asker);
+        self
+    }
+
     /// The options of a tool call made by the call these options are of: one
     /// level deeper, in its session and task run, its child in the journal.
     pub(crate) fn child(&self) -> Self {
@@ -143,6 +153,7 @@ impl CallOptions {
             depth: self.depth.saturating_add(1),
             session: self.session.clone(),
             sampler: self.sampler.clone(),
+            url_asker: self.url_asker.clone(),
             tab_owner: None,
             run: self.run.clone(),
             parent: self.parent,
@@ -158,6 +169,7 @@ impl std::fmt::Debug for CallOptions {
             .field("depth", &self.depth)
             .field("session", &self.session)
             .field("sampler", &self.sampler.is_some())
+            .field("url_asker", &self.url_asker.is_some())
             .field("tab_owner", &self.tab_owner)
             .field("run", &self.run)
             .field("parent", &self.parent)

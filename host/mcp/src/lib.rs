@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod live;
 pub mod resources;
 pub mod server;
 pub mod sessions;

@@ -73,6 +73,9 @@ struct Ready {
 
 impl Ready {
     fn new(host: Host) -> Self {
+        // A stdio server serves the pages for people when first needed (an
+        // HTTP server serves them itself: it said where).
+        crate::live::serve_on_demand(&host);
         let tools = host.tools().into_iter().map(|t| (to_mcp_tool(t), t.tier.max(1))).collect();
         Self { host, tools: Arc::new(tools) }
     }
@@ -857,19 +860,24 @@ impl ServerHandler for McpServer {
         }
         let elicits =
             context.peer.peer_info().is_some_and(|i| i.capabilities.elicitation.is_some());
+        let urls = context
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.elicitation.as_ref().is_some_and(|e| e.url.is_some()));
+        if urls {
+            options = options.with_url_asker(Arc::new(PeerUrlAsker(context.peer.clone())));
+        }
         let retry = elicits.then(|| (args.clone(), options.clone()));
         let call = async {
             let result = ready.host.call_tool(&request.name, args, options).await;
             match (result, retry) {
                 (Err(e), Some((args, options))) if e.code == Code::MissingParameters => {
-                    match ask_missing(&context.peer, &request.name, &e, ready.host.known_secrets())
-                        .await
-                    {
-                        Some(given) => {
+                    match ask_missing(&context.peer, &request.name, &e, &ready.host, urls).await {
+                        Ok(given) => {
                             let args = with_params(args, given);
                             ready.host.call_tool(&request.name, args, options).await
                         }
-                        None => Err(e.with("elicitation", "the user gave no values")),
+                        Err(why) => Err(e.with("elicitation", why)),
                     }
                 }
                 (result, _) => result,
@@ -893,48 +901,128 @@ use ochre_protocol::Code;
 const ELICIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Ask the user (MCP `elicitation/create`) for the parameters a call lacks
-/// (`details.missing`; `details.params` says which are secrets); their values,
-/// the secrets among them known from now on. `None` if the user declined, did
-/// not answer in time or left one out.
+/// (`details.missing`; `details.params` says which are secrets). Secrets are
+/// asked on ochre's own page, opened by URL-mode elicitation: the value goes
+/// from the person's browser to ochre, never through the client (the MCP
+/// specification forbids asking credentials by form); a client without URL
+/// mode is not asked for them. Other values are asked by form. Their values
+/// (the secrets known from then on), or why none.
 async fn ask_missing(
     peer: &rmcp::Peer<RoleServer>,
     tool: &str,
     e: &ToolError,
-    known: &ochre_host::redact::KnownSecrets,
-) -> Option<serde_json::Map<String, Value>> {
+    host: &Host,
+    urls: bool,
+) -> Result<serde_json::Map<String, Value>, String> {
     use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-    let missing: Vec<&str> =
-        e.details.get("missing")?.as_array()?.iter().filter_map(Value::as_str).collect();
+    let missing: Vec<&str> = e
+        .details
+        .get("missing")
+        .and_then(Value::as_array)
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let secret = |name: &str| {
         e.details.get("params").and_then(Value::as_array).is_some_and(|ps| {
             ps.iter().any(|p| p["name"] == name && p["secret"] == Value::Bool(true))
         })
     };
-    let mut schema = ElicitationSchema::builder();
-    for name in &missing {
-        let what = match secret(name) {
-            true => "a secret: used for this call, masked in everything ochre writes",
-            false => "a value this flow needs",
+    let (secrets, plain): (Vec<&str>, Vec<&str>) = missing.iter().partition(|n| secret(n));
+    let mut given = serde_json::Map::new();
+    if !secrets.is_empty() {
+        if !urls {
+            return Err(format!(
+                "{} {} secret: a secret is asked only on ochre's own page (MCP URL-mode \
+                 elicitation), which this client does not support; store it with \
+                 `ochre secret set NAME` and pass \"secret:NAME\"",
+                secrets.join(", "),
+                if secrets.len() == 1 { "is a" } else { "are each a" }
+            ));
+        }
+        let names = secrets.iter().map(|s| (*s).to_owned()).collect();
+        let (path, answer) =
+            host.people().ask(tool, names, ELICIT_TIMEOUT).map_err(|e| e.message.clone())?;
+        let base = host.people().base().await.map_err(|e| e.message.clone())?;
+        let mut id = [0u8; 12];
+        let _ = getrandom::fill(&mut id);
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: format!(
+                "{tool} needs {}: enter it on ochre's page (it does not pass through this client)",
+                secrets.join(", ")
+            ),
+            url: format!("{base}{path}"),
+            elicitation_id: data_encoding::HEXLOWER.encode(&id),
         };
-        schema = schema.required_string_property(*name, |s| s.description(what));
+        let opened = peer
+            .create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT))
+            .await
+            .map_err(|e| format!("the client could not ask its user: {e}"))?;
+        if opened.action != ElicitationAction::Accept {
+            return Err("the user declined to open ochre's page".into());
+        }
+        let values = tokio::time::timeout(ELICIT_TIMEOUT, answer)
+            .await
+            .map_err(|_| "nobody answered on ochre's page in time".to_owned())?
+            .map_err(|_| "ochre's page was not answered".to_owned())?;
+        given.extend(values.into_iter().map(|(k, v)| (k, Value::String(v))));
     }
-    let params = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: format!("{tool} needs values for: {}", missing.join(", ")),
-        requested_schema: schema.build().ok()?,
-    };
-    let answer = peer.create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT)).await.ok()?;
-    if answer.action != ElicitationAction::Accept {
-        return None;
-    }
-    let given = answer.content?.as_object()?.clone();
-    for name in &missing {
-        let value = given.get(*name)?.as_str()?;
-        if secret(name) {
-            known.add(name, value);
+    if !plain.is_empty() {
+        let mut schema = ElicitationSchema::builder();
+        for name in &plain {
+            schema = schema
+                .required_string_property(*name, |s| s.description("a value this flow needs"));
+        }
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!("{tool} needs values for: {}", plain.join(", ")),
+            requested_schema: schema.build().map_err(|e| e.to_string())?,
+        };
+        let answer = peer
+            .create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT))
+            .await
+            .map_err(|e| format!("the client could not ask its user: {e}"))?;
+        if answer.action != ElicitationAction::Accept {
+            return Err("the user declined".into());
+        }
+        let values = answer.content.and_then(|c| c.as_object().cloned()).unwrap_or_default();
+        for name in &plain {
+            let v = values
+                .get(*name)
+                .and_then(Value::as_str)
+                .ok_or(format!("the user gave no {name}"))?;
+            given.insert((*name).to_owned(), Value::String(v.to_owned()));
         }
     }
-    Some(given)
+    Ok(given)
+}
+
+/// Sends the client's user to ochre's pages by URL-mode elicitation.
+struct PeerUrlAsker(rmcp::Peer<RoleServer>);
+
+impl ochre_host::people::UrlAsker for PeerUrlAsker {
+    fn open<'a>(
+        &'a self,
+        message: &'a str,
+        url: &'a str,
+    ) -> futures::future::BoxFuture<'a, ochre_host::people::Asked> {
+        use ochre_host::people::Asked;
+        use rmcp::model::{ElicitRequestParams, ElicitationAction};
+        Box::pin(async move {
+            let mut id = [0u8; 12];
+            let _ = getrandom::fill(&mut id);
+            let params = ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message: message.to_owned(),
+                url: url.to_owned(),
+                elicitation_id: data_encoding::HEXLOWER.encode(&id),
+            };
+            match self.0.create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT)).await {
+                Ok(r) if r.action == ElicitationAction::Accept => Asked::Accepted,
+                Ok(_) => Asked::Declined,
+                Err(e) => Asked::Failed(e.to_string()),
+            }
+        })
+    }
 }
 
 /// `args` with `given` added to its `params`.
@@ -1015,6 +1103,10 @@ pub struct HttpOptions {
     /// server sharing the data dir (or this one after a restart) resumes it
     /// under the same session id ([`crate::sessions`]).
     pub resume_sessions: bool,
+    /// Where people reach ochre's pages (the live view, the secret page), if
+    /// not at the address it is bound to: a proxy's public URL
+    /// (`https://ochre.example.com`).
+    pub live_url: Option<String>,
 }
 
 /// Admission of new sessions under [`HttpOptions::max_sessions`].
@@ -1195,6 +1287,7 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
     );
     let token = opts.auth_token.clone().map(Arc::new);
     let health_host = host.clone();
+    let live_hosts = hosts.clone();
     let mut mcp = axum::Router::new().nest_service("/mcp", service);
     let cap = opts.max_sessions.map(|max| {
         Arc::new(SessionCap {
@@ -1243,11 +1336,35 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
                 }
             }),
         );
+    // The pages for people (live view, secrets): their own link tokens, no
+    // bearer token (a person's browser has none), the same Host check.
+    let base = match &opts.live_url {
+        Some(u) => u.trim_end_matches('/').to_owned(),
+        None if addr.ip().is_unspecified() => format!("http://127.0.0.1:{}", addr.port()),
+        None => format!("http://{addr}"),
+    };
+    let mut live_hosts = live_hosts;
+    if let Some(name) = url_host(&base) {
+        live_hosts.push(name);
+    }
+    host.people().serve_at(&base);
+    let app = app.merge(crate::live::routes(host.clone(), live_hosts));
     Ok(HttpServer { listener, app, addr })
 }
 
+/// The host name of `url` (`https://a.example:8443/x` -> `a.example`).
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let name = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => authority.rsplit_once(':').map_or(authority, |(n, _)| n),
+    };
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
 /// Whether the request's `Host` (without its port) is one of `hosts`.
-fn host_allowed(headers: &axum::http::HeaderMap, hosts: &[String]) -> bool {
+pub(crate) fn host_allowed(headers: &axum::http::HeaderMap, hosts: &[String]) -> bool {
     let Some(h) = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };

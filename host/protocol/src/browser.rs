@@ -185,6 +185,27 @@ impl std::fmt::Debug for OriginStorage {
 /// Opens a saved login by name (see [`HostBrowser::set_login_source`]).
 pub type LoginSource = Arc<dyn Fn(&str) -> Result<StorageState, ToolError> + Send + Sync>;
 
+/// One frame of a tab's screen as a person watching it sees it (see
+/// [`HostBrowser::watch_tab`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScreenFrame {
+    /// The picture: JPEG, base64.
+    pub jpeg: String,
+    /// The viewport it shows, in CSS pixels (a point's x on the picture times
+    /// `width / picture width` is its x on the page).
+    pub width: f64,
+    /// As `width`.
+    pub height: f64,
+}
+
+/// Where [`HostBrowser::watch_tab`] sends frames.
+pub trait FrameSink: Send {
+    /// Take a frame; `false`: nobody watches any more (the screencast stops).
+    fn frame(&mut self, frame: ScreenFrame) -> bool;
+    /// Whether anybody still watches (asked while the page paints nothing).
+    fn watching(&self) -> bool;
+}
+
 /// Receives what the browser tells the clients' operators (launches,
 /// relaunches, endpoints lost and back), with its level.
 pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
@@ -310,6 +331,32 @@ pub trait HostBrowser: Send + Sync {
     /// store): what a page operation naming one (a workflow worker's
     /// `new_isolated_tab {login}`) signs its new context in with.
     fn set_login_source(&self, source: LoginSource);
+
+    /// Hold tab `tab` (`"t3"`) for a person: until [`Self::release_tab`], every
+    /// call on it but the person's ([`Self::person_input`], [`Self::watch_tab`])
+    /// is refused with `TAB_HELD`, saying `why`. The tab is named as the
+    /// caller's own (another owner's answers `TAB_NOT_FOUND`).
+    fn hold_tab(&self, tab: &str, why: &str) -> Result<(), ToolError>;
+
+    /// Let the agent's calls on tab `tab` through again.
+    fn release_tab(&self, tab: &str);
+
+    /// Send tab `tab`'s screen to `sink` as it changes (a CDP screencast) until
+    /// `sink` answers `false` or the tab closes. For a person's live view: it
+    /// needs no owner, and a hold does not stop it.
+    fn watch_tab(
+        &self,
+        tab: &str,
+        sink: Box<dyn FrameSink>,
+    ) -> impl Future<Output = Result<(), ToolError>> + Send;
+
+    /// A person's mouse, wheel and keys on tab `tab` (CSS pixels of its
+    /// viewport), sent as they come; a hold does not stop them.
+    fn person_input(
+        &self,
+        tab: &str,
+        events: &[page_ops::Gesture],
+    ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
     /// Close the browser (managed mode) or disconnect (attach mode).
     fn shutdown(&self) -> impl Future<Output = ()> + Send;

@@ -139,6 +139,10 @@ registry! {
     CredentialNotFound = "CREDENTIAL_NOT_FOUND" => credential_not_found;
     /// A credential was asked for on a page (or frame) of an origin it is not bound to: nothing was typed.
     OriginRefused = "ORIGIN_REFUSED" => origin_refused;
+    /// No hand-off or live view with that id (or it ended).
+    HandoffNotFound = "HANDOFF_NOT_FOUND" => handoff_not_found;
+    /// No pages for people can be served here (a host embedded without ochre's MCP server): no live view, no secret page.
+    LiveViewUnavailable = "LIVE_VIEW_UNAVAILABLE" => live_view_unavailable;
     /// No output handle with that id (or it expired).
     OutputHandleNotFound = "output_handle_not_found" => output_handle_not_found;
     /// No `ochre://` resource with that URI.
@@ -154,6 +158,8 @@ registry! {
     BrowserError = "BROWSER_ERROR" => browser_error;
     /// No tab with that id.
     TabNotFound = "TAB_NOT_FOUND" => tab_not_found;
+    /// A person holds the tab (a hand-off or a live view in control): calls on it are refused until they are done.
+    TabHeld = "TAB_HELD" => tab_held;
     /// Navigation failed or timed out.
     NavigationFailed = "NAVIGATION_FAILED" => navigation_failed;
     /// A page answered with an HTTP error status (crawl results).

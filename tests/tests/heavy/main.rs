@@ -5,6 +5,7 @@
 //! `.config/nextest.toml` runs them one at a time.
 
 mod heavy_apps;
+mod live;
 mod oci;
 mod plugin_sdk;
 mod pool;

@@ -48,15 +48,23 @@ impl Agent {
     }
 }
 
-/// A client whose user answers elicitations with the admin password.
+/// A client whose user answers elicitations: a secret on ochre's page (URL
+/// mode), opened in a real browser (Playwright from PyPI) where the person
+/// types the admin password; with `url: false`, a client with form mode only.
 struct AsksUser {
     asked: Arc<Mutex<Vec<Value>>>,
+    url: bool,
+    people: Arc<Mutex<Vec<std::process::Child>>>,
 }
 
 impl rmcp::ClientHandler for AsksUser {
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut caps = rmcp::model::ClientCapabilities::default();
-        caps.elicitation = Some(Default::default());
+        let mut e = rmcp::model::ElicitationCapability::new().with_form(Default::default());
+        if self.url {
+            e = e.with_url(Default::default());
+        }
+        caps.elicitation = Some(e);
         rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asks-user", "0"))
     }
 
@@ -65,7 +73,26 @@ impl rmcp::ClientHandler for AsksUser {
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<rmcp::RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        self.asked.lock().expect("asked").push(serde_json::to_value(&request).unwrap_or_default());
+        let seen = serde_json::to_value(&request).unwrap_or_default();
+        self.asked.lock().expect("asked").push(seen.clone());
+        let fail = |e: String| rmcp::ErrorData::internal_error(e, None);
+        if let Some(url) = seen["url"].as_str() {
+            // The person opens the page: their browser sends the password to
+            // ochre. The client only says the user agreed to go there.
+            let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fixtures/people/secret_person.py");
+            let python = python_venv("playwright").map_err(|e| fail(e.to_string()))?;
+            let chromium = chromium_bin().map_err(|e| fail(e.to_string()))?;
+            let child = std::process::Command::new(python)
+                .arg(script)
+                .arg(url)
+                .env("SECRET", PASSWORD)
+                .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium)
+                .spawn()
+                .map_err(|e| fail(e.to_string()))?;
+            self.people.lock().expect("people").push(child);
+            return Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept));
+        }
         Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
             .with_content(json!({"password": PASSWORD})))
     }
@@ -268,12 +295,35 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
     }
     agent.client.cancel().await?;
 
-    // A client that can ask its user (MCP elicitation) is asked for the
-    // missing password, as a secret; the replay then creates the row.
+    // A client that can ask its user by form only is not asked for the
+    // password (the MCP specification forbids asking a credential by form):
+    // the replay stops before its first step, saying why.
     let asked = Arc::new(Mutex::new(Vec::new()));
-    let client =
-        stdio_client_with(AsksUser { asked: asked.clone() }, data.path(), &[], &[]).await?;
+    let people = Arc::new(Mutex::new(Vec::new()));
+    let user = AsksUser { asked: asked.clone(), url: false, people: people.clone() };
+    let client = stdio_client_with(user, data.path(), &[], &[]).await?;
     app.exec("delete from book where title != 'Dune'")?;
+    let err = client
+        .tool_error(
+            "oc_recording_replay",
+            json!({"recordingId": id, "params": {"title": "Solaris"}}),
+        )
+        .await?;
+    assert_eq!(err["code"], "MISSING_PARAMETERS", "{err}");
+    let why = err["elicitation"].as_str().unwrap_or_default().to_owned();
+    assert!(why.contains("URL-mode"), "{err}");
+    assert!(asked.lock().expect("asked").is_empty(), "asked by form: {asked:?}");
+    assert_eq!(titles(&app)?, [json!(["Dune"])]);
+    client.cancel().await?;
+
+    // A client with URL-mode elicitation sends its user to ochre's own page;
+    // the person types the password there (a real browser); the replay then
+    // creates the row. The password is in no MCP message (every byte both
+    // ways captured at the client), no file and no log line.
+    let wire = Arc::new(Mutex::new(Vec::new()));
+    let user = AsksUser { asked: asked.clone(), url: true, people: people.clone() };
+    let log = dir.path().join("ochre-url-stderr.log");
+    let client = stdio_client_wiretapped(user, data.path(), &log, wire.clone()).await?;
     client.tool("navigate", json!({"url": format!("{}/logout", app.base)})).await?;
     let r = client
         .tool_json(
@@ -285,10 +335,26 @@ async fn a_recorded_login_and_create_replays_with_new_values_and_a_stored_secret
     assert_eq!(titles(&app)?, [json!(["Dune"]), json!(["Solaris"])]);
     let asked = asked.lock().expect("asked").clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert_eq!(asked[0]["requestedSchema"]["required"], json!(["password"]), "{asked:?}");
-    let said = asked[0]["requestedSchema"]["properties"]["password"]["description"].to_string();
-    assert!(said.contains("secret"), "{said}");
+    assert_eq!(asked[0]["mode"], "url", "{asked:?}");
+    let page = asked[0]["url"].as_str().unwrap_or_default();
+    assert!(page.starts_with("http://127.0.0.1:") && page.contains("/ask/"), "{asked:?}");
+    assert!(asked[0]["message"].as_str().is_some_and(|m| m.contains("password")), "{asked:?}");
+    for mut person in people.lock().expect("people").drain(..) {
+        assert!(person.wait()?.success(), "the person's browser failed");
+    }
+    // The page is answered once: its link is dead now.
+    let again = reqwest::get(page).await?;
+    assert_eq!(again.status().as_u16(), 404);
     client.cancel().await?;
+    let wire = String::from_utf8_lossy(&wire.lock().expect("wire")).into_owned();
+    assert!(
+        wire.contains("oc_recording_replay") && wire.contains("/ask/"),
+        "the wiretap heard nothing"
+    );
+    assert!(!wire.contains(PASSWORD), "an MCP message carried the password");
+    let logged = std::fs::read_to_string(&log)?;
+    assert!(logged.contains("/ask/") || logged.contains("pages for people"), "the log is empty");
+    assert!(!logged.contains(PASSWORD), "the log holds the password");
     let written = text_except(data.path(), "secrets.json");
     assert!(!written.contains(PASSWORD), "the elicited password was written somewhere");
 

@@ -66,6 +66,7 @@ pub(crate) async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
         max_sessions: max_sessions.as_ref().map(|(n, _)| *n),
         max_sessions_from: max_sessions.and_then(|(_, from)| from),
         resume_sessions: cli.resume_sessions || cli.host.config()?.resume_sessions,
+        live_url: cli.live_url.clone(),
     };
     let server = match bind_http(host.clone(), options).await {
         Ok(server) => server,

@@ -1,0 +1,156 @@
+//! A person in the loop: a tab held for a person (the agent's calls on it
+//! refused with `TAB_HELD`), its screen streamed to them (a CDP screencast)
+//! and their mouse, wheel and keys sent to it. The live-view page that shows
+//! it is the MCP server's; this is what that page asks of the browser.
+
+use std::time::Duration;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventScreencastFrame, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
+    StopScreencastParams,
+};
+use futures::StreamExt;
+
+use ochre_protocol::browser::{FrameSink, ScreenFrame};
+use ochre_protocol::{ToolError, page_ops};
+
+use super::{BrowserManager, TabId, cdp_error, not_found, owner, parse_tab};
+
+/// The largest picture a screencast sends (CSS pixels are scaled down to fit).
+const MAX_SIDE: i64 = 1600;
+
+impl BrowserManager {
+    /// See [`ochre_protocol::browser::HostBrowser::hold_tab`].
+    pub(crate) fn hold(&self, tab: &str, why: &str) -> Result<(), ToolError> {
+        let n = parse_tab(tab)?;
+        if self.visible_page(n, &owner()).is_none() {
+            return Err(not_found(tab));
+        }
+        self.check_held(n)?;
+        self.inner.tabs.with(n, |t| t.held = Some(why.into())).ok_or_else(|| not_found(tab))
+    }
+
+    /// See [`ochre_protocol::browser::HostBrowser::release_tab`].
+    pub(crate) fn release(&self, tab: &str) {
+        if let Ok(n) = parse_tab(tab) {
+            self.inner.tabs.with(n, |t| t.held = None);
+        }
+    }
+
+    /// `TAB_HELD` if a person holds tab `n`.
+    pub(crate) fn check_held(&self, n: TabId) -> Result<(), ToolError> {
+        match self.inner.tabs.with(n, |t| t.held.clone()).flatten() {
+            None => Ok(()),
+            Some(why) => Err(ToolError::tab_held(format!(
+                "a person holds tab {n} ({why}); nothing was done: wait for them \
+                 (oc_handoff with the handoffId waits) and call again"
+            ))
+            .with("tabId", n.to_string())
+            .with("reason", why.to_string())),
+        }
+    }
+
+    /// The page of tab `tab`, whoever owns it (a person's link names it).
+    fn person_page(&self, tab: &str) -> Result<Page, ToolError> {
+        let n = parse_tab(tab)?;
+        self.inner.tabs.with(n, |t| t.page.clone()).ok_or_else(|| not_found(tab))
+    }
+
+    /// See [`ochre_protocol::browser::HostBrowser::watch_tab`].
+    pub(crate) async fn watch(
+        &self,
+        tab: &str,
+        mut sink: Box<dyn FrameSink>,
+    ) -> Result<(), ToolError> {
+        let n = parse_tab(tab)?;
+        let page = self.person_page(tab)?;
+        let mut frames = page
+            .event_listener::<EventScreencastFrame>()
+            .await
+            .map_err(|e| cdp_error("cannot watch the tab's screen", e))?;
+        // A tab behind others paints nothing: the watched one is in front.
+        let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
+        let start = StartScreencastParams::builder()
+            .format(StartScreencastFormat::Jpeg)
+            .quality(70)
+            .max_width(MAX_SIDE)
+            .max_height(MAX_SIDE)
+            .every_nth_frame(1)
+            .build();
+        page.execute(start).await.map_err(|e| cdp_error("cannot start the screencast", e))?;
+        // A page that does not repaint sends one frame, or none: the first
+        // picture is taken as a screenshot would be.
+        let mut sent = false;
+        let result = loop {
+            let next = tokio::time::timeout(Duration::from_millis(700), frames.next()).await;
+            if self.inner.tabs.with(n, |_| ()).is_none() {
+                break Ok(());
+            }
+            match next {
+                Ok(Some(ev)) => {
+                    let ack = ScreencastFrameAckParams::new(ev.session_id);
+                    let _ = page.execute(ack).await;
+                    sent = true;
+                    let frame = ScreenFrame {
+                        jpeg: AsRef::<str>::as_ref(&ev.data).to_owned(),
+                        width: ev.metadata.device_width,
+                        height: ev.metadata.device_height,
+                    };
+                    if !sink.frame(frame) {
+                        break Ok(());
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(_) if !sent => {
+                    sent = true;
+                    match self.still(&page).await {
+                        Ok(frame) => {
+                            if !sink.frame(frame) {
+                                break Ok(());
+                            }
+                        }
+                        Err(e) => break Err(e),
+                    }
+                }
+                // Nothing painted: is anyone still watching?
+                Err(_) if !sink.watching() => break Ok(()),
+                Err(_) => {}
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), page.execute(StopScreencastParams {}))
+            .await;
+        result
+    }
+
+    /// The tab's viewport now, as a screencast frame.
+    async fn still(&self, page: &Page) -> Result<ScreenFrame, ToolError> {
+        use base64::Engine as _;
+        use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+        let size = self.eval(page, "[innerWidth, innerHeight]", true).await?;
+        let num = |i: usize| size.get(i).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+        let params = chromiumoxide::page::ScreenshotParams::builder()
+            .format(CaptureScreenshotFormat::Jpeg)
+            .quality(70)
+            .build();
+        let bytes = tokio::time::timeout(Duration::from_secs(10), page.screenshot(params))
+            .await
+            .map_err(|_| ToolError::timeout("the tab's picture took over 10 s"))?
+            .map_err(|e| cdp_error("cannot take the tab's picture", e))?;
+        Ok(ScreenFrame {
+            jpeg: base64::engine::general_purpose::STANDARD.encode(bytes),
+            width: num(0),
+            height: num(1),
+        })
+    }
+
+    /// See [`ochre_protocol::browser::HostBrowser::person_input`].
+    pub(crate) async fn person_gestures(
+        &self,
+        tab: &str,
+        events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        let page = self.person_page(tab)?;
+        super::bounded(10_000, "a person's input", self.send_plain(&page, events)).await
+    }
+}

@@ -1,0 +1,229 @@
+//! `oc_handoff`: the agent hands a tab to a person (a CAPTCHA, a single
+//! sign-on page, a push to a phone, a payment). The tab is held: the agent's
+//! calls on it are refused with `TAB_HELD` until the person presses "Done" on
+//! the live view (ochre's page that shows the tab and sends it their mouse and
+//! keys) or the time runs out. The link goes to the client's user by MCP
+//! URL-mode elicitation when the client can (the call then waits for the
+//! person), else in the answer (the agent passes it on and waits with
+//! `oc_handoff {handoffId}`). The end says what changed: URL, title, new text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::browser::page_ops::Snapshot;
+use crate::browser::{BrowserManager, HostBrowser};
+use crate::error::ToolError;
+use crate::people::{Asked, Ended, Handoff, PageState, People};
+use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
+
+/// How long a person has by default, and at most.
+const DEFAULT_MS: u64 = 300_000;
+const MAX_MS: u64 = 3_600_000;
+/// The most new lines of text an answer lists.
+const MAX_LINES: usize = 40;
+
+/// The tool's description and input schema.
+pub(crate) fn info() -> ToolInfo {
+    let mut info = ToolInfo::native(
+        "oc_handoff",
+        "Hand a tab to a person (CAPTCHA, sign-on, payment): they see it live and drive it \
+         through a link, and press Done; the tab is held meanwhile. Answers what changed. \
+         Without URL elicitation the link is in the answer: call again with handoffId to wait.",
+        json!({
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "minLength": 1, "maxLength": 300},
+                "handoffId": {"type": "string", "pattern": "^h\\d+$"},
+                "tabId": {"type": "string"},
+                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": MAX_MS}
+            },
+            "additionalProperties": false
+        }),
+    );
+    info.tier = 2;
+    info.plugin = "host".into();
+    info.scope = Some(crate::intent::Scope::Browser);
+    info.annotations = Annotations { open_world: true, ..Annotations::default() };
+    info
+}
+
+/// Run `oc_handoff`.
+pub(crate) async fn run(
+    people: &Arc<People>,
+    browser: &BrowserManager,
+    options: &CallOptions,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
+    let timeout = args["timeout_ms"].as_u64().map(|ms| Duration::from_millis(ms.min(MAX_MS)));
+    if let Some(id) = args["handoffId"].as_str() {
+        let h = people.handoff_by_id(id).ok_or_else(|| {
+            ToolError::handoff_not_found(format!(
+                "no hand-off {id:?} under way (it ended and was told, or never was)"
+            ))
+            .with("handoffId", id)
+        })?;
+        if h.owner != options.tab_owner {
+            return Err(ToolError::handoff_not_found(format!(
+                "no hand-off {id:?} in this session"
+            )));
+        }
+        let max = timeout
+            .unwrap_or(Duration::MAX)
+            .min(h.deadline.saturating_duration_since(std::time::Instant::now()));
+        return ended(people, browser, &h, h.wait(max).await).await;
+    }
+    let Some(reason) = args["reason"].as_str() else {
+        return Err(ToolError::invalid_argument(
+            "reason",
+            "say why a person is needed (or give handoffId to wait for one under way)",
+        ));
+    };
+    let tab = args["tabId"].as_str();
+    let Some(info) = browser.peek_tab(tab).await else {
+        return Err(ToolError::tab_not_found(match tab {
+            Some(t) => format!("no tab {t:?} to hand over: call tabs_context for the open tabs"),
+            None => "no tab to hand over: open the page first (navigate)".to_owned(),
+        }));
+    };
+    let tab = info.id.to_string();
+    let before = page_state(browser, &tab).await?;
+    let base = people.base().await?;
+    let max = timeout.unwrap_or(Duration::from_millis(DEFAULT_MS));
+    browser.hold_tab(&tab, reason)?;
+    let (path, h) = match people.start_handoff(&tab, reason, max, options.tab_owner.clone(), before)
+    {
+        Ok(started) => started,
+        Err(e) => {
+            browser.release_tab(&tab);
+            return Err(e);
+        }
+    };
+    // However it ends (Done, its time, a declined link), the tab is let go.
+    {
+        let (h, browser) = (h.clone(), browser.clone());
+        tokio::spawn(async move {
+            if h.wait(max).await.is_none() {
+                h.end(Ended::Expired);
+            }
+            browser.release_tab(&h.tab);
+        });
+    }
+    let link = format!("{base}{path}");
+    let message = format!(
+        "ochre asks for your help on tab {tab}: {reason}. Press Done on the page when finished."
+    );
+    let Some(asker) = &options.url_asker else {
+        return Ok(json_output(
+            json!({
+                "status": "waiting",
+                "handoffId": h.id,
+                "tabId": tab,
+                "url": link,
+                "expires_in_s": max.as_secs(),
+                "next": format!(
+                    "Give the person this link (it shows and drives tab {tab} until they press Done; it lasts {} s). \
+                     Then call oc_handoff {{\"handoffId\": \"{}\"}} to wait for them.",
+                    max.as_secs(),
+                    h.id
+                ),
+            }),
+            String::new(),
+        ));
+    };
+    match asker.open(&message, &link).await {
+        Asked::Accepted => {
+            let how = h.wait(max).await;
+            ended(people, browser, &h, how).await
+        }
+        Asked::Declined => {
+            h.end(Ended::Declined);
+            ended(people, browser, &h, Some(Ended::Declined)).await
+        }
+        Asked::Failed(why) => {
+            h.end(Ended::Declined);
+            people.forget_handoff(&h.id);
+            browser.release_tab(&h.tab);
+            Err(ToolError::internal(format!(
+                "the client could not open the live view for its user: {why}"
+            )))
+        }
+    }
+}
+
+/// The page's URL, title and text.
+async fn page_state(browser: &BrowserManager, tab: &str) -> Result<PageState, ToolError> {
+    let ask =
+        Snapshot { mode: Some("text".into()), max_chars: Some(50_000), ..Snapshot::default() };
+    let s = browser.run(Some(tab), &ask, 10_000).await?;
+    Ok(PageState { url: s.url, title: s.title, text: s.text })
+}
+
+/// The answer once hand-off `h` ended (`how`; `None`: still under way).
+async fn ended(
+    people: &People,
+    browser: &BrowserManager,
+    h: &Handoff,
+    how: Option<Ended>,
+) -> Result<ToolOutput, ToolError> {
+    let Some(how) = how else {
+        return Ok(json_output(
+            json!({
+                "status": "waiting",
+                "handoffId": h.id,
+                "tabId": h.tab,
+                "expires_in_s": h.remaining_s(),
+                "next": format!("The person is not done yet: call oc_handoff {{\"handoffId\": \"{}\"}} again to wait.", h.id),
+            }),
+            String::new(),
+        ));
+    };
+    browser.release_tab(&h.tab);
+    people.forget_handoff(&h.id);
+    let after = match page_state(browser, &h.tab).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok(json_output(
+                json!({
+                    "status": how.as_str(),
+                    "done": how == Ended::Done,
+                    "handoffId": h.id,
+                    "tabId": h.tab,
+                    "note": format!("the page cannot be read now: {}", e.message),
+                }),
+                String::new(),
+            ));
+        }
+    };
+    let seen: std::collections::HashSet<&str> = h.before.text.lines().map(str::trim).collect();
+    let mut new_text: Vec<&str> = Vec::new();
+    for line in after.text.lines().map(str::trim) {
+        if !line.is_empty() && !seen.contains(line) && !new_text.contains(&line) {
+            new_text.push(line);
+        }
+    }
+    let more = new_text.len().saturating_sub(MAX_LINES);
+    new_text.truncate(MAX_LINES);
+    let mut out = json!({
+        "status": how.as_str(),
+        "done": how == Ended::Done,
+        "handoffId": h.id,
+        "tabId": h.tab,
+        "url": after.url,
+        "title": after.title,
+        "url_changed": after.url != h.before.url,
+        "title_changed": after.title != h.before.title,
+        "new_text": new_text,
+    });
+    if more > 0 {
+        out["new_text_more"] = json!(more);
+    }
+    if how != Ended::Done {
+        out["note"] = json!(match how {
+            Ended::Expired => "the person's time ran out before they pressed Done",
+            _ => "the client's user declined to open the live view",
+        });
+    }
+    Ok(json_output(out, String::new()))
+}

@@ -1,0 +1,263 @@
+//! A person in the loop: an agent hands a tab to a person (`oc_handoff`); the
+//! person, played by real Playwright (PyPI) on the system Chromium, watches the
+//! tab in ochre's live view, clicks and types in it and presses Done; the
+//! agent's call returns with what changed. Checked where it lands: the
+//! fixture site's server, the tab itself.
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+/// A client whose user opens the pages ochre sends them to (URL-mode
+/// elicitation): it notes each URL and accepts.
+#[derive(Clone, Default)]
+struct Person {
+    urls: Arc<Mutex<Vec<Value>>>,
+}
+
+impl rmcp::ClientHandler for Person {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut caps = rmcp::model::ClientCapabilities::default();
+        caps.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_form(Default::default())
+                .with_url(Default::default()),
+        );
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("person", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.urls.lock().expect("urls").push(serde_json::to_value(&request).unwrap_or_default());
+        Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept))
+    }
+}
+
+/// The person at the live view: a Playwright script fed commands.
+struct LiveView {
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl LiveView {
+    /// Open `url`; the script compares the first picture with `reference`.
+    fn open(url: &str, reference: &std::path::Path) -> Result<(Self, Value)> {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/people/live_person.py");
+        let mut child = std::process::Command::new(python_venv("playwright")?)
+            .arg(script)
+            .arg(url)
+            .arg(reference)
+            .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin()?)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .context("start the person's browser")?;
+        let out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+        let mut view = Self { child, out };
+        let first = view.line()?;
+        Ok((view, first))
+    }
+
+    fn line(&mut self) -> Result<Value> {
+        let mut line = String::new();
+        if self.out.read_line(&mut line)? == 0 {
+            bail!("the person's browser ended: {:?}", self.child.wait()?);
+        }
+        Ok(serde_json::from_str(&line)?)
+    }
+
+    fn say(&mut self, cmd: Value) -> Result<Value> {
+        let stdin = self.child.stdin.as_mut().context("stdin")?;
+        writeln!(stdin, "{cmd}")?;
+        stdin.flush()?;
+        self.line()
+    }
+}
+
+impl Drop for LiveView {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The centre of the element `selector`, and the viewport's size (CSS px).
+async fn centre(client: &impl ToolCalls, selector: &str) -> Result<(f64, f64, f64, f64)> {
+    let code = format!(
+        "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); \
+         return [r.x + r.width / 2, r.y + r.height / 2, innerWidth, innerHeight]; }})()"
+    );
+    let v = client.tool_json("javascript_tool", json!({"code": code})).await?;
+    let n = |i: usize| v["value"][i].as_f64().context("a number");
+    Ok((n(0)?, n(1)?, n(2)?, n(3)?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_takes_a_tab_over_in_the_live_view_and_the_agent_learns_what_changed() -> Result<()>
+{
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("live-view");
+    let person = Person::default();
+    let client = stdio_client_with(person.clone(), data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("handoff.html")).await?;
+    let (ax, ay, vw, vh) = centre(&client, "#answer").await?;
+    let (bx, by, _, _) = centre(&client, "#verify").await?;
+    let shot = client.tool("page_screenshot", json!({})).await?;
+    let png = shot.content.first().and_then(|c| c.as_image()).context("image")?.data.clone();
+    let reference = data.path().join("reference.png");
+    {
+        use base64::Engine as _;
+        std::fs::write(&reference, base64::engine::general_purpose::STANDARD.decode(png)?)?;
+    }
+
+    // The agent asks for a person; the call waits while the client's user
+    // is sent to the live view.
+    let handoff = client.tool_json(
+        "oc_handoff",
+        json!({"reason": "a check only a person can pass", "timeout_ms": 120_000}),
+    );
+    let person_side = async {
+        let url = loop {
+            if let Some(r) = person.urls.lock().expect("urls").first().cloned() {
+                break r;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(url["mode"], "url", "{url}");
+        assert!(
+            url["message"].as_str().is_some_and(|m| m.contains("a check only a person can pass")),
+            "{url}"
+        );
+        let link = url["url"].as_str().context("url")?.to_owned();
+        let token = link.rsplit('/').next().context("token")?.to_owned();
+        assert_eq!(token.len(), 64, "{link}");
+
+        // While the person holds the tab, the agent's calls on it are refused
+        // and change nothing.
+        let err = client.tool_error("read_page", json!({})).await?;
+        assert_eq!(err["code"], "TAB_HELD", "{err}");
+        let err = client.tool_error("navigate", json!({"url": site.url("page2.html")})).await?;
+        assert_eq!(err["code"], "TAB_HELD", "{err}");
+        // The link without its secret, or with another, is refused.
+        let base = link.trim_end_matches(&token);
+        let http = reqwest::Client::new();
+        for bad in [
+            base.to_owned(),
+            format!("{base}{}", "0".repeat(64)),
+            format!("{base}{}", &token[..63]),
+        ] {
+            let r = http.get(&bad).send().await?;
+            assert_eq!(r.status().as_u16(), 404, "{bad}");
+        }
+        let r = http
+            .post(format!("{base}{}/input", "0".repeat(64)))
+            .body(r#"{"events":[{"type":"text","text":"x"}]}"#)
+            .send()
+            .await?;
+        assert_eq!(r.status().as_u16(), 404);
+
+        // The person's view shows the tab's page.
+        let (mut view, first) = tokio::task::block_in_place(|| LiveView::open(&link, &reference))?;
+        let compare = &first["compare"];
+        let diff = compare["diff"].as_f64().context("diff")?;
+        let from_white = compare["from_white"].as_f64().context("from_white")?;
+        assert!(diff < 12.0, "the live picture differs from the tab's screenshot: {first}");
+        assert!(from_white > 3.0 * diff, "the picture is nearly blank: {first}");
+        tokio::task::block_in_place(|| -> Result<()> {
+            let vp = json!([vw, vh]);
+            view.say(json!({"click": [ax, ay], "viewport": vp}))?;
+            view.say(json!({"type": "blue42"}))?;
+            view.say(json!({"click": [bx, by], "viewport": vp}))?;
+            Ok(())
+        })?;
+        // The click and the typed text reached the page: its server has them.
+        site.expect_recorded("answer=blue42").await?;
+        let done = tokio::task::block_in_place(|| view.say(json!({"done": true})))?;
+        assert!(done["done"].as_str().is_some_and(|s| s.starts_with("Done")), "{done}");
+        // Ended: the link no longer works.
+        let r = http.get(&link).send().await?;
+        assert_eq!(r.status().as_u16(), 404);
+        anyhow::Ok(())
+    };
+    let (answer, person_side) = tokio::join!(handoff, person_side);
+    person_side?;
+    let answer = answer?;
+    assert_eq!(answer["status"], "done", "{answer}");
+    assert_eq!(answer["done"], true);
+    assert_eq!(answer["title"], "Verified", "{answer}");
+    assert_eq!(answer["title_changed"], true);
+    assert_eq!(answer["url_changed"], false);
+    let new_text: Vec<&str> = answer["new_text"]
+        .as_array()
+        .context("new_text")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(new_text.contains(&"Verified: blue42"), "{answer}");
+    // The tab is the agent's again.
+    let page = snapshot(&client).await?;
+    assert!(page.contains("Verified: blue42"), "{page}");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Over HTTP, a client without URL-mode elicitation gets the link (on the
+/// MCP server's own port) in the answer, and waits for the person with
+/// `handoffId`.
+#[tokio::test]
+async fn without_url_elicitation_the_link_is_in_the_answer_and_the_agent_waits_by_id() -> Result<()>
+{
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("live-answer");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let client = server.client().await?;
+    navigate(&client, &site.url("handoff.html")).await?;
+    let started =
+        client.tool_json("oc_handoff", json!({"reason": "sign-on", "timeout_ms": 60_000})).await?;
+    assert_eq!(started["status"], "waiting", "{started}");
+    let id = started["handoffId"].as_str().context("id")?.to_owned();
+    let link = started["url"].as_str().context("url")?.to_owned();
+    let own = format!("http://127.0.0.1:{}/live/", server.port);
+    assert!(link.starts_with(&own), "{link}");
+    let err = client.tool_error("find", json!({"query": "Verify"})).await?;
+    assert_eq!(err["code"], "TAB_HELD", "{err}");
+
+    // Not done yet: a short wait says so.
+    let r = client.tool_json("oc_handoff", json!({"handoffId": id, "timeout_ms": 1000})).await?;
+    assert_eq!(r["status"], "waiting", "{r}");
+    // The page serves, its input reaches the tab, Done ends it.
+    let http = reqwest::Client::new();
+    let page = http.get(&link).send().await?;
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await?.contains("sign-on"));
+    let r =
+        http.post(format!("{link}/input")).body(r#"{"events":[{"type":"bogus"}]}"#).send().await?;
+    assert_eq!(r.status().as_u16(), 400, "bad input is refused");
+    let r =
+        http.post(format!("{link}/done")).header("Origin", "http://evil.example").send().await?;
+    assert_eq!(r.status().as_u16(), 403, "Done from another site is refused");
+    let r = http.get(&link).header("Host", "evil.example").send().await?;
+    assert_eq!(r.status().as_u16(), 403, "another Host (DNS rebinding) is refused");
+    let r = http.post(format!("{link}/done")).send().await?;
+    assert_eq!(r.status().as_u16(), 200);
+    let r = client.tool_json("oc_handoff", json!({"handoffId": id})).await?;
+    assert_eq!(r["status"], "done", "{r}");
+    assert_eq!(r["title_changed"], false, "{r}");
+    // Told once: the id is gone; the tab is free.
+    let err = client.tool_error("oc_handoff", json!({"handoffId": id})).await?;
+    assert_eq!(err["code"], "HANDOFF_NOT_FOUND", "{err}");
+    let err = client.tool_error("oc_handoff", json!({})).await?;
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    snapshot(&client).await?;
+    drop(site);
+    client.cancel().await?;
+    Ok(())
+}
