@@ -133,7 +133,10 @@ impl BrowserManager {
     async fn own_stack<T: Send + 'static>(
         fut: BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let task = tokio::spawn(super::OWNER.scope(super::owner(), fut));
+        let task = match super::PERSON.try_with(|n| *n) {
+            Ok(n) => tokio::spawn(super::OWNER.scope(super::owner(), super::PERSON.scope(n, fut))),
+            Err(_) => tokio::spawn(super::OWNER.scope(super::owner(), fut)),
+        };
         let _abort = AbortOnDrop(task.abort_handle());
         task.await.unwrap_or_else(|e| {
             Err(ToolError::internal(format!("a step of the action failed: {e}")))

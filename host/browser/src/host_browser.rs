@@ -255,6 +255,18 @@ impl HostBrowser for BrowserManager {
         self.person_gestures(tab, events).await
     }
 
+    fn as_person<F: Future + Send>(
+        &self,
+        tab: &str,
+        fut: F,
+    ) -> impl Future<Output = F::Output> + Send {
+        self.person_scope(tab, fut)
+    }
+
+    async fn person_field_text(&self, tab: &str, ref_id: &str) -> Result<String, ToolError> {
+        self.field_text(tab, ref_id).await
+    }
+
     async fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::Relaxed);
         for slot in &self.inner.slots {

@@ -117,6 +117,12 @@ tokio::task_local! {
     static OWNER: Owner;
 }
 
+tokio::task_local! {
+    /// The tab a person drives in the running call (see `live`): its hold
+    /// does not stop the call.
+    static PERSON: TabId;
+}
+
 /// The owner of the running call.
 fn owner() -> Owner {
     OWNER.try_with(Clone::clone).ok().flatten()

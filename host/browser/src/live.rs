@@ -38,8 +38,11 @@ impl BrowserManager {
         }
     }
 
-    /// `TAB_HELD` if a person holds tab `n`.
+    /// `TAB_HELD` if a person holds tab `n` (and the call is not theirs).
     pub(crate) fn check_held(&self, n: TabId) -> Result<(), ToolError> {
+        if super::PERSON.try_with(|p| *p == n).unwrap_or(false) {
+            return Ok(());
+        }
         match self.inner.tabs.with(n, |t| t.held.clone()).flatten() {
             None => Ok(()),
             Some(why) => Err(ToolError::tab_held(format!(
@@ -142,6 +145,37 @@ impl BrowserManager {
             width: num(0),
             height: num(1),
         })
+    }
+
+    /// See [`ochre_protocol::browser::HostBrowser::as_person`].
+    pub(crate) fn person_scope<F: Future>(
+        &self,
+        tab: &str,
+        fut: F,
+    ) -> impl Future<Output = F::Output> {
+        let n = parse_tab(tab).unwrap_or(TabId(0));
+        super::PERSON.scope(n, fut)
+    }
+
+    /// See [`ochre_protocol::browser::HostBrowser::person_field_text`].
+    pub(crate) async fn field_text(&self, tab: &str, ref_id: &str) -> Result<String, ToolError> {
+        let n = parse_tab(tab)?;
+        let page = self.person_page(tab)?;
+        let args = serde_json::json!({"ref": ref_id});
+        let (doc, object) = self.element(n, &page, args, 5_000).await?;
+        let r = self
+            .doc_send(
+                &doc,
+                "Runtime.callFunctionOn",
+                serde_json::json!({
+                    "functionDeclaration": "function () { return this.isContentEditable ? this.innerText : String(this.value ?? ''); }",
+                    "objectId": object,
+                    "returnByValue": true,
+                }),
+            )
+            .await
+            .map_err(|e| cdp_error("cannot read the field", e.message))?;
+        Ok(r["result"]["value"].as_str().unwrap_or_default().to_owned())
     }
 
     /// See [`ochre_protocol::browser::HostBrowser::person_input`].

@@ -795,7 +795,7 @@ impl BrowserManager {
 
     /// A page-library element (a ref or selector in `args`) as a remote object
     /// of its document, for CDP commands that take one: (document, object id).
-    async fn element(
+    pub(super) async fn element(
         &self,
         n: TabId,
         page: &Page,

@@ -219,6 +219,10 @@ async fn ended(
     if more > 0 {
         out["new_text_more"] = json!(more);
     }
+    if let Some(id) = ochre_protocol::lock(&h.demonstration).clone() {
+        // What the person did, recorded as steps: replay or export it.
+        out["recordingId"] = json!(id);
+    }
     if how != Ended::Done {
         out["note"] = json!(match how {
             Ended::Expired => "the person's time ran out before they pressed Done",

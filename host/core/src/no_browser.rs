@@ -128,5 +128,13 @@ impl HostBrowser for NoBrowser {
         Err(unavailable())
     }
 
+    async fn as_person<F: Future + Send>(&self, _tab: &str, fut: F) -> F::Output {
+        fut.await
+    }
+
+    async fn person_field_text(&self, _tab: &str, _ref_id: &str) -> Result<String, ToolError> {
+        Err(unavailable())
+    }
+
     async fn shutdown(&self) {}
 }

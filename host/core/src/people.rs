@@ -92,6 +92,8 @@ pub struct Handoff {
     pub owner: Option<Arc<str>>,
     /// The page as it was handed over.
     pub before: PageState,
+    /// The recording the person made of what they did (a demonstration), if any.
+    pub demonstration: Mutex<Option<String>>,
     ended: tokio::sync::watch::Sender<Option<Ended>>,
 }
 
@@ -233,6 +235,7 @@ impl People {
             deadline: Instant::now() + max,
             owner,
             before,
+            demonstration: Mutex::new(None),
             ended: tokio::sync::watch::channel(None).0,
         });
         lock(&self.handoffs).insert(token.clone(), h.clone());

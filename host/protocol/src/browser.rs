@@ -358,6 +358,22 @@ pub trait HostBrowser: Send + Sync {
         events: &[page_ops::Gesture],
     ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
+    /// Run `fut` as the person who holds tab `tab`: its calls on that tab pass
+    /// the hold (a demonstration's steps, run through the tool pipeline).
+    fn as_person<F: Future + Send>(
+        &self,
+        tab: &str,
+        fut: F,
+    ) -> impl Future<Output = F::Output> + Send;
+
+    /// The text field `ref_id` of tab `tab` holds, as it is (a password
+    /// too): what a person typed in a demonstration, typed again by its step.
+    fn person_field_text(
+        &self,
+        tab: &str,
+        ref_id: &str,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send;
+
     /// Close the browser (managed mode) or disconnect (attach mode).
     fn shutdown(&self) -> impl Future<Output = ()> + Send;
 }

@@ -415,6 +415,10 @@ typed_ops! {
         "role, name, nth",
         "a fresh ref for an element found by role, name and rank",
     );
+    AtPoint => "at_point" -> AtPointFound = Spec::op(
+        "x, y, focused",
+        "the element a click at a viewport point would act on (the interactive element it is in), with a ref: what a person's click in the live view becomes in a demonstration",
+    );
     // The tab.
     Dialog => "dialog" -> OpenDialog = Spec::op("", "the open JavaScript dialog, if any").host();
     HandleDialog => "handle_dialog" -> Json = Spec::op(
@@ -1732,6 +1736,37 @@ pub struct Located {
     /// How many elements have that role and name.
     #[serde(default)]
     pub matches: u64,
+}
+
+/// The element at a viewport point (CSS pixels), or the one with focus.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtPoint {
+    /// Where.
+    #[serde(default)]
+    pub x: f64,
+    /// Where.
+    #[serde(default)]
+    pub y: f64,
+    /// The element with focus instead (in shadow roots too).
+    #[serde(default)]
+    pub focused: bool,
+}
+
+/// What [`AtPoint`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AtPointFound {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    #[serde(default)]
+    pub name: String,
+    /// It takes typed text (a text field, a text area, an editable element).
+    #[serde(default)]
+    pub editable: bool,
 }
 
 // ---- the tab --------------------------------------------------------------------------

@@ -261,3 +261,140 @@ async fn without_url_elicitation_the_link_is_in_the_answer_and_the_agent_waits_b
     client.cancel().await?;
     Ok(())
 }
+
+/// A person demonstrates a flow in the live view (Record, their clicks and
+/// typing, Stop, Done) on the admin app: it is an ordinary recording (targets
+/// by role and name, values as parameters, the password a secret by name),
+/// replays on a fresh database and exports a Playwright script that passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demonstration_in_the_live_view_replays_and_exports_like_any_recording() -> Result<()> {
+    const PASSWORD: &str = "correct horse battery staple";
+    let dir = TempDir::new("demo-admin-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let titles = || app.rows("select title from book order by id");
+    let data = TempDir::new("demo-admin");
+    ok(ochre_cli(data.path(), &["secret", "set", "admin_password", "--value", PASSWORD])?);
+    let person = Person::default();
+    let client = stdio_client_with(person.clone(), data.path(), &[], &[]).await?;
+    navigate(&client, &format!("{}/admin/book/", app.base)).await?;
+    let v =
+        client.tool_json("javascript_tool", json!({"code": "[innerWidth, innerHeight]"})).await?;
+    let (vw, vh) = (v["value"][0].to_string(), v["value"][1].to_string());
+
+    let handoff = client.tool_json(
+        "oc_handoff",
+        json!({"reason": "show me how to add a book", "timeout_ms": 90_000}),
+    );
+    let person_side = async {
+        let url = loop {
+            if let Some(r) = person.urls.lock().expect("urls").first().cloned() {
+                break r["url"].as_str().unwrap_or_default().to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/people/demo_person.py");
+        let out = tokio::process::Command::new(python_venv("playwright")?)
+            .arg(script)
+            .args([url.as_str(), app.base.as_str(), vw.as_str(), vh.as_str()])
+            .env("PASSWORD", PASSWORD)
+            .env("TITLE", "Solaris")
+            .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin()?)
+            .output()
+            .await?;
+        anyhow::ensure!(
+            out.status.success(),
+            "the person's demonstration failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        anyhow::Ok(())
+    };
+    let (answer, person_side) = tokio::join!(handoff, person_side);
+    person_side?;
+    let answer = answer?;
+    assert_eq!(answer["status"], "done", "{answer}");
+    let id = answer["recordingId"].as_str().context("recordingId")?.to_owned();
+    // What the person did happened: the row is there.
+    let rec = data.path().join("recordings").join(&id);
+    let steps = std::fs::read_to_string(rec.join("actions.jsonl")).unwrap_or_default();
+    assert_eq!(titles()?, [json!(["Dune"]), json!(["Solaris"])], "{steps}");
+
+    // An ordinary recording: steps by role and name, the title a parameter
+    // with its value, the password a secret by name and in no file.
+    let meta: Value = serde_json::from_slice(&std::fs::read(rec.join("meta.json"))?)?;
+    let params = meta["params"].as_array().context("params")?;
+    let param = |n: &str| params.iter().find(|p| p["name"] == n).cloned().unwrap_or_default();
+    assert_eq!(param("password")["secret"], true, "{meta}");
+    assert_eq!(param("title")["default"], "Solaris", "{meta}");
+    let tools: Vec<String> = steps
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|s| s["tool"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(tools.first().map(String::as_str), Some("navigate"), "{steps}");
+    assert!(
+        tools.iter().any(|t| t == "form_input") && tools.iter().any(|t| t == "interact"),
+        "{steps}"
+    );
+    assert!(steps.contains("\"role\":\"button\"") && steps.contains("Save"), "{steps}");
+    // (`secrets.json` is where the operator stored it.)
+    for f in walk(data.path()) {
+        let text = std::fs::read(&f).map(|b| String::from_utf8_lossy(&b).into_owned());
+        if f.file_name().is_some_and(|n| n != "secrets.json") {
+            assert!(
+                !text.unwrap_or_default().contains(PASSWORD),
+                "{} holds the password",
+                f.display()
+            );
+        }
+    }
+
+    // Replayed on a fresh database, signed out: the row appears.
+    app.exec("delete from book where title != 'Dune'")?;
+    navigate(&client, &format!("{}/logout", app.base)).await?;
+    let r = client
+        .tool_json(
+            "oc_recording_replay",
+            json!({"recordingId": id, "params": {"title": "Hyperion", "password": "secret:admin_password"}}),
+        )
+        .await?;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(titles()?, [json!(["Dune"]), json!(["Hyperion"])]);
+
+    // Exported to Playwright and run on a fresh database: it passes.
+    let export = client
+        .tool_json("oc_recording_export", json!({"recordingId": id, "format": "playwright-python"}))
+        .await?;
+    let script = std::path::PathBuf::from(export["path"].as_str().context("path")?);
+    app.exec("delete from book where title != 'Dune'")?;
+    let run = std::process::Command::new(python_venv("playwright")?)
+        .arg(&script)
+        .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin()?)
+        .env("PASSWORD", PASSWORD)
+        .env("TITLE", "Dragonflight")
+        .output()?;
+    assert!(
+        run.status.success(),
+        "the exported script failed: {}\n{}",
+        String::from_utf8_lossy(&run.stderr),
+        std::fs::read_to_string(&script)?
+    );
+    assert_eq!(titles()?, [json!(["Dune"]), json!(["Dragonflight"])]);
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -93,6 +93,29 @@
         });
       return { ref: 'ax_' + mint(e), matches: same.length };
     },
+    at_point: (a) => {
+      let e = a.focused ? document.activeElement : document.elementFromPoint(a.x, a.y);
+      while (a.focused && e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+      while (!a.focused && e && e.shadowRoot) {
+        const inner = e.shadowRoot.elementFromPoint(a.x, a.y);
+        if (!inner || inner === e) break;
+        e = inner;
+      }
+      if (!e) fail('ELEMENT_NOT_FOUND', 'nothing is at ' + a.x + ',' + a.y + ' (outside the page)', {});
+      // The interactive element it is in, else itself.
+      let t = e;
+      while (t && t !== document.body && t !== document.documentElement && !isInteractive(t, roleOf(t)))
+        t = t.parentElement || (t.getRootNode && t.getRootNode().host) || null;
+      if (!t || t === document.body || t === document.documentElement) t = e;
+      const d = describe(t);
+      const kind = (t.getAttribute('type') || 'text').toLowerCase();
+      const editable =
+        t.isContentEditable ||
+        t.localName === 'textarea' ||
+        (t.localName === 'input' &&
+          !/^(button|submit|reset|checkbox|radio|file|image|range|color|hidden)$/.test(kind));
+      return { ref: d.ref, role: d.role, name: d.name, editable: !!editable };
+    },
     relocate: (a) => {
       // Re-find the target by role and name (an AX-style resolution), in case it was re-rendered.
       const e0 = L.refs.get(Number(a.ref));
