@@ -769,6 +769,14 @@ pub mod recordings {
         let steps = Value::Array(steps.to_vec()).to_string();
         host_json(&raw::save_version(id, &steps, reason)?)
     }
+
+    /// Make a new, stopped recording of `steps` labelled `label`, taking
+    /// `params` (`[{name, secret, default?}]`); its metadata.
+    pub fn import(label: &str, steps: &[Value], params: &[Value]) -> Result<Value, ToolError> {
+        let steps = Value::Array(steps.to_vec()).to_string();
+        let params = Value::Array(params.to_vec()).to_string();
+        host_json(&raw::import(label, &steps, &params)?)
+    }
 }
 
 /// Recordings changed after they were made: new in `ochre:plugin@0.2.0`, so a
@@ -780,10 +788,19 @@ pub mod recordings {
 
     /// Not in `ochre:plugin@0.1.0`: always an error.
     pub fn save_version(_id: &str, _steps: &[Value], _reason: &str) -> Result<Value, ToolError> {
-        Err(ToolError::new(
+        Err(new_in_0_2())
+    }
+
+    /// Not in `ochre:plugin@0.1.0`: always an error.
+    pub fn import(_label: &str, _steps: &[Value], _params: &[Value]) -> Result<Value, ToolError> {
+        Err(new_in_0_2())
+    }
+
+    fn new_in_0_2() -> ToolError {
+        ToolError::new(
             crate::Code::PermissionDenied,
             "the recordings interface is new in ochre:plugin@0.2.0; build without the wit-v0-1 feature",
-        ))
+        )
     }
 }
 

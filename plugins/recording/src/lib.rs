@@ -6,6 +6,7 @@
 //! through the host's pipeline (so capability gates, validation and the journal
 //! apply), re-finding each ref's element by its recorded role and name.
 
+mod chrome;
 mod html;
 mod playwright;
 mod replay;
@@ -51,6 +52,16 @@ struct ExportArgs {
     /// `playwright-python` or `playwright-test` (a script for a test suite).
     #[schemars(regex(pattern = r"^(json|html|playwright-python|playwright-test)$"))]
     format: Option<String>,
+}
+
+/// `oc_recording_import` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ImportArgs {
+    /// Chrome Recorder JSON (object or text).
+    recording: Value,
+    #[schemars(length(min = 1, max = 120))]
+    label: Option<String>,
 }
 
 /// `oc_recording_replay` arguments.
@@ -190,6 +201,31 @@ fn export(a: ExportArgs) -> Result<Output, ToolError> {
     }
 }
 
+/// Import a recording exported from Chrome DevTools' Recorder (JSON) as an ochre
+/// recording: replay or export it like any other.
+#[ochre_sdk::tool(name = "oc_recording_import", tier = 2, scope = Local)]
+fn import(a: ImportArgs) -> Result<Output, ToolError> {
+    let rec = match a.recording {
+        Value::String(text) => serde_json::from_str(&text)
+            .map_err(|e| ToolError::invalid_argument("recording", format!("not JSON: {e}")))?,
+        other => other,
+    };
+    let imported = chrome::convert(&rec)?;
+    let label = a.label.unwrap_or(imported.title);
+    let meta = ochre_sdk::recordings::import(&label, &imported.steps, &imported.params)?;
+    let id = meta["id"].as_str().unwrap_or_default().to_owned();
+    let n = imported.steps.len();
+    let out = json!({
+        "recordingId": id,
+        "label": label,
+        "steps": n,
+        "params": meta["params"],
+        "skipped": imported.skipped,
+        "next": format!("replay it with oc_recording_replay {{\"recordingId\": \"{id}\"}} (params to change its values)"),
+    });
+    Ok(Output::json(&out)?.with_summary(format!("imported {id}: {n} steps")))
+}
+
 /// Re-run a recording's steps through the normal pipeline with new parameter values,
 /// re-finding elements by role and name; reports each step and the first failure.
 #[ochre_sdk::tool(name = "oc_recording_replay", tier = 2, scope = Browser, redact = "params")]
@@ -234,5 +270,5 @@ ochre_sdk::register_plugin! {
     name: "recording",
     group: "recording",
     interfaces: [recorder, recordings, tools, browser, clock, progress],
-    tools: [Start, Stop, Status, List, Export, Replay],
+    tools: [Start, Stop, Status, List, Export, Import, Replay],
 }

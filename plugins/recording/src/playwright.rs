@@ -139,7 +139,24 @@ impl Writer {
     /// The locator of a recorded ref (`get_by_role`), if its role and name were recorded.
     fn by_ref(&self, step: &Value, r: &str) -> Option<String> {
         let t = &step["targets"][r];
-        let (role, name) = (t["role"].as_str()?, t["name"].as_str()?);
+        let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) else {
+            // An imported target not yet seen on a page: its selector.
+            let css = t["selector"].as_str().map(str::to_owned);
+            let xpath = t["xpath"].as_str().map(|x| format!("xpath={x}"));
+            if let Some(sel) = css.or(xpath) {
+                return Some(match self.lang {
+                    Lang::Python => format!("page.locator({}).first", lit(&sel)),
+                    Lang::TypeScript => format!("page.locator({}).first()", lit(&sel)),
+                });
+            }
+            let text = t["text"].as_str().or(t["name"].as_str())?;
+            return Some(match self.lang {
+                Lang::Python => format!("page.get_by_text({}, exact=True).first", lit(text)),
+                Lang::TypeScript => {
+                    format!("page.getByText({}, {{ exact: true }}).first()", lit(text))
+                }
+            });
+        };
         let nth = t["nth"].as_u64().unwrap_or(0);
         let base = match (self.lang, role) {
             (Lang::Python, "generic") => format!("page.get_by_text({}, exact=True)", lit(name)),

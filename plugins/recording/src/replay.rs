@@ -118,18 +118,12 @@ fn relocate(
             map.insert(old.clone(), new.clone());
             continue;
         }
-        let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) else {
+        let Some(what) = shown(t) else {
             continue;
         };
-        let what = format!("{role} {name:?}");
-        let ask = browser::ops::Locate {
-            role: role.to_owned(),
-            name: name.to_owned(),
-            nth: Some(t["nth"].as_u64().unwrap_or(0)),
-        };
         let since = clock::now_ms();
-        let found = loop {
-            match browser::run(tab, &ask, 5_000) {
+        let (new_ref, seen) = loop {
+            match find_target(tab, t) {
                 Ok(found) => break found,
                 Err(e) => {
                     let spent = clock::now_ms().saturating_sub(started);
@@ -141,12 +135,18 @@ fn relocate(
                         Code::ElementNotFound | Code::DocumentLoading | Code::Timeout
                     );
                     if spent >= timeout_ms || !again {
+                        let mut details = json!({"ref": old, "role": t["role"], "name": t["name"], "nth": t["nth"], "waited_ms": spent});
+                        for k in ["selector", "xpath", "text"] {
+                            if !t[k].is_null() {
+                                details[k] = t[k].clone();
+                            }
+                        }
                         return Err(ToolError::target_not_found(format!(
                                 "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
                                 e.message
                             ),
                         )
-                        .with_details(json!({"ref": old, "role": role, "name": name, "nth": t["nth"], "waited_ms": spent})));
+                        .with_details(details));
                     }
                     // Let the page go on (a navigation, a render) before asking again.
                     let _ = browser::run(tab, &browser::ops::Sleep { ms: 100 }, 2_000);
@@ -157,10 +157,117 @@ fn relocate(
         if ms >= 50 {
             waited.what.push(format!("{what} ({ms} ms)"));
         }
-        map.insert(old.clone(), found.ref_id);
+        if let Some(now) = seen {
+            // Found by a selector (an imported recording): its role and name
+            // are kept once the replay passes.
+            repairs.push(Repair { step: step["step"].clone(), old: old.clone(), now });
+        }
+        map.insert(old.clone(), new_ref);
     }
     waited.ms = clock::now_ms().saturating_sub(started);
     Ok(map)
+}
+
+/// A recorded target as a message names it: `button "Save"`, else its selector.
+fn shown(t: &Value) -> Option<String> {
+    if let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) {
+        return Some(format!("{role} {name:?}"));
+    }
+    ["selector", "xpath", "text", "name"]
+        .iter()
+        .find_map(|k| t[*k].as_str().map(|v| format!("{k} {v:?}")))
+}
+
+/// The XPath of an element whose own text is `text` (`None`: a text with
+/// both kinds of quotes).
+fn text_xpath(text: &str) -> Option<String> {
+    let lit = if !text.contains('"') {
+        format!("\"{text}\"")
+    } else if !text.contains('\'') {
+        format!("'{text}'")
+    } else {
+        return None;
+    };
+    Some(format!("//*[text()[normalize-space(.)={lit}]]"))
+}
+
+/// Find a recorded target on the page: by role and name (as ochre records
+/// them), else by the selectors an imported one keeps (CSS, XPath, text, an
+/// accessible name); its ref, and who it is when a selector found it.
+fn find_target(
+    tab: Option<&str>,
+    t: &Value,
+) -> Result<(String, Option<browser::ops::Identity>), ToolError> {
+    use browser::ops::{Find, Identify, Locate, Query};
+    let mut last = None;
+    if let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) {
+        let ask = Locate {
+            role: role.to_owned(),
+            name: name.to_owned(),
+            nth: Some(t["nth"].as_u64().unwrap_or(0)),
+        };
+        match browser::run(tab, &ask, 5_000) {
+            Ok(found) => return Ok((found.ref_id, None)),
+            Err(e) => last = Some(e),
+        }
+    }
+    let query =
+        |selector: Option<String>, xpath: Option<String>| Query { selector, xpath, limit: Some(1) };
+    let mut tries = Vec::new();
+    if let Some(css) = t["selector"].as_str() {
+        tries.push(query(Some(css.to_owned()), None));
+    }
+    if let Some(xp) = t["xpath"].as_str() {
+        tries.push(query(None, Some(xp.to_owned())));
+    }
+    if let Some(xp) = t["text"].as_str().and_then(text_xpath) {
+        tries.push(query(None, Some(xp)));
+    }
+    let mut found = None;
+    for q in tries {
+        match browser::run(tab, &q, 5_000) {
+            Ok(r) => {
+                if let Some(m) = r.matches.into_iter().next() {
+                    found = Some(m.ref_id);
+                    break;
+                }
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    if found.is_none()
+        && t["role"].is_null()
+        && let Some(name) = t["name"].as_str()
+    {
+        // An accessible name without a role: the best match of it.
+        let ask = Find { query: name.to_owned(), limit: Some(1), scores: None };
+        if let Ok(r) = browser::run(tab, &ask, 5_000) {
+            found = r
+                .matches
+                .first()
+                .map(|line| {
+                    line.split_whitespace()
+                        .find(|w| w.starts_with("ax_"))
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .filter(|r| !r.is_empty());
+        }
+    }
+    match found {
+        Some(r) => {
+            // Kept by role and name only if that finds it again (a label,
+            // say, is no role ochre locates by: its selector stays).
+            let who = browser::run(tab, &Identify { ref_id: r.clone() }, 5_000).ok().filter(|w| {
+                let again = Locate { role: w.role.clone(), name: w.name.clone(), nth: Some(w.nth) };
+                browser::run(tab, &again, 5_000).is_ok()
+            });
+            Ok((r, who))
+        }
+        None => Err(last.unwrap_or_else(|| {
+            ToolError::new(ochre_sdk::Code::ElementNotFound, "no element matches its selectors now")
+        })),
+    }
 }
 
 fn run_step(
@@ -419,12 +526,23 @@ fn save_repairs(id: &str, steps: &[Value], repairs: &[Repair]) -> Result<Value, 
     for r in repairs {
         let Some(step) = steps.iter_mut().find(|s| s["step"] == r.step) else { continue };
         let before = step["targets"][&r.old].clone();
-        step["targets"][&r.old] =
+        let mut now =
             json!({"role": r.now.role, "name": r.now.name, "nth": r.now.nth, "tag": r.now.tag});
+        // An imported target's selectors stay beside its role and name.
+        for k in ["selector", "xpath", "text"] {
+            if !before[k].is_null() {
+                now[k] = before[k].clone();
+            }
+        }
+        step["targets"][&r.old] = now;
+        let was = match (before["role"].as_str(), shown(&before)) {
+            (None, Some(what)) => json!({"role": "", "name": what}),
+            _ => json!({"role": before["role"], "name": before["name"]}),
+        };
         said.push(json!({
             "step": r.step,
             "ref": r.old,
-            "was": {"role": before["role"], "name": before["name"]},
+            "was": was,
             "now": {"role": r.now.role, "name": r.now.name},
         }));
     }

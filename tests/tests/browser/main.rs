@@ -18,6 +18,7 @@ mod network;
 mod output;
 mod page_tools;
 mod real_web;
+mod recorder_import;
 mod resources;
 mod stdio;
 mod surface;

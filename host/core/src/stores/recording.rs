@@ -462,6 +462,58 @@ impl Recorder {
         Ok(meta)
     }
 
+    /// A new, stopped recording of `steps` (numbered from 1 here), labelled
+    /// `label`, taking `params`: a recording made elsewhere, brought in.
+    pub fn import(
+        &self,
+        label: &str,
+        steps: &[Value],
+        params: Vec<Param>,
+    ) -> Result<RecordingMeta, ToolError> {
+        if steps.is_empty() {
+            return Err(ToolError::invalid_argument("steps", "a recording has at least one step"));
+        }
+        let now = self.clock.now_ms();
+        let label: String = label.chars().take(120).collect();
+        let last = |k: &str| steps.iter().rev().find_map(|s| s[k].as_str().map(str::to_owned));
+        let meta = RecordingMeta {
+            id: self.new_id(),
+            label: (!label.is_empty()).then_some(label),
+            status: "stopped".into(),
+            started_at: iso_of(now),
+            started_ms: now,
+            stopped_at: Some(iso_of(now)),
+            stopped_ms: Some(now),
+            stopped_reason: Some("imported".into()),
+            params,
+            steps: steps.len() as u64,
+            failed_steps: 0,
+            capture_screenshots: false,
+            session: "import".into(),
+            final_url: last("url"),
+            final_title: last("title"),
+            version: 1,
+            versions: Vec::new(),
+        };
+        let dir = self.dir.join(&meta.id);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| storage_error("cannot create the recording", e))?;
+        let mut text = String::new();
+        for (i, step) in steps.iter().enumerate() {
+            let mut step = step.clone();
+            if let Some(o) = step.as_object_mut() {
+                o.insert("step".into(), Value::from(i as u64 + 1));
+                o.entry("ok").or_insert(Value::Bool(true));
+            }
+            text.push_str(&step.to_string());
+            text.push('\n');
+        }
+        write_atomic(&dir.join("actions.jsonl"), text.as_bytes())
+            .map_err(|e| storage_error("cannot save the recording", e))?;
+        self.write_meta(&meta).map_err(|e| storage_error("cannot save the recording", e))?;
+        Ok(meta)
+    }
+
     /// A screenshot file a step names (`shots/NNNN.jpg`).
     pub fn screenshot(&self, id: &str, file: &str) -> Result<Vec<u8>, ToolError> {
         let dir = self.dir_of(id)?;

@@ -1,5 +1,5 @@
 //! `ochre:plugin/recordings`: recordings changed after they were made (a
-//! replay's repair saved as a new version). New in 0.2.0's world: a plugin
+//! replay's repair saved as a new version), or brought in from elsewhere. New in 0.2.0's world: a plugin
 //! built against 0.1.0 never imports it.
 
 use super::*;
@@ -35,6 +35,21 @@ impl super::bindings::ochre::plugin::recordings::Host for CallState {
         self.services
             .recorder
             .save_version(&id, &steps, &reason)
+            .map(|m| serde_json::to_string(&m).unwrap_or_else(|_| "{}".into()))
+            .map_err(wit_error)
+    }
+
+    async fn import(&mut self, label: String, steps: String, params: String) -> WitResult<String> {
+        let bad = |field: &str, e: serde_json::Error| {
+            wit_error(crate::ToolError::invalid_argument(field, format!("{field}: {e}")))
+        };
+        let steps: Vec<serde_json::Value> =
+            serde_json::from_str(&steps).map_err(|e| bad("steps", e))?;
+        let params: Vec<crate::stores::recording::Param> =
+            serde_json::from_str(&params).map_err(|e| bad("params", e))?;
+        self.services
+            .recorder
+            .import(&label, &steps, params)
             .map(|m| serde_json::to_string(&m).unwrap_or_else(|_| "{}".into()))
             .map_err(wit_error)
     }

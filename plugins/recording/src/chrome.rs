@@ -1,0 +1,247 @@
+//! A recording exported from Chrome DevTools' Recorder panel (its JSON, as
+//! `@puppeteer/replay` defines it: `{title, steps: [{type, selectors, ...}]}`)
+//! as an ochre recording: `navigate`, `interact` (click, double click,
+//! hover), `form_input` (change: its value a parameter), `press_key`
+//! (keyDown) and `wait_for` (waitForElement) steps. A step's selectors become
+//! its target: an ARIA selector with a role is a role and name, as ochre's own
+//! recordings keep them; CSS, XPath and text selectors are kept as they are,
+//! and the first replay that finds the element by one of them saves its role
+//! and name as the recording's next version.
+
+use serde_json::{Map, Value, json};
+
+use ochre_sdk::ToolError;
+
+/// What an import makes: ochre steps, their parameters, and the Recorder's
+/// steps it left out (with why).
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub title: String,
+    pub steps: Vec<Value>,
+    pub params: Vec<Value>,
+    pub skipped: Vec<Value>,
+}
+
+/// A Recorder step's target from its selectors (each a list: one selector,
+/// or a chain through frames or shadow roots, of which only single ones are
+/// used): `{role, name, nth}` from an ARIA selector with a role, and the
+/// first CSS (`selector`), XPath (`xpath`) and text (`text`) selectors;
+/// `None` if none is usable.
+fn target_of(selectors: &Value) -> Option<Value> {
+    let mut t = Map::new();
+    for chain in selectors.as_array().into_iter().flatten() {
+        let one = match chain {
+            Value::String(s) => s.as_str(),
+            Value::Array(parts) if parts.len() == 1 => parts[0].as_str().unwrap_or_default(),
+            _ => continue,
+        };
+        if let Some(aria) = one.strip_prefix("aria/") {
+            let (name, role) = match aria.rsplit_once("[role=\"") {
+                Some((name, rest)) => (name, rest.strip_suffix("\"]")),
+                None => (aria, None),
+            };
+            match role {
+                Some(role) if !t.contains_key("role") => {
+                    t.insert("role".into(), json!(role));
+                    t.insert("name".into(), json!(name));
+                    t.insert("nth".into(), json!(0));
+                }
+                None if !t.contains_key("name") => {
+                    t.insert("name".into(), json!(name));
+                }
+                _ => {}
+            }
+        } else if let Some(xp) = one.strip_prefix("xpath/") {
+            t.entry("xpath").or_insert(json!(xp));
+        } else if let Some(text) = one.strip_prefix("text/") {
+            t.entry("text").or_insert(json!(text));
+        } else if let Some(css) = one.strip_prefix("pierce/") {
+            // Query searches shadow roots anyway.
+            t.entry("selector").or_insert(json!(css));
+        } else if !one.is_empty() {
+            t.entry("selector").or_insert(json!(one));
+        }
+    }
+    let usable = ["role", "selector", "xpath", "text", "name"].iter().any(|k| t.contains_key(*k));
+    usable.then_some(Value::Object(t))
+}
+
+/// A parameter name from a field's name: lowercase words joined by `_`.
+fn param_name(base: &str, taken: &[Value]) -> String {
+    let mut name: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
+    name = name.split('_').filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_");
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name = format!("value_{name}").trim_end_matches('_').to_owned();
+    }
+    name.truncate(40);
+    let used = |n: &str| taken.iter().any(|p| p["name"] == n);
+    if !used(&name) {
+        return name;
+    }
+    (2..).map(|i| format!("{name}_{i}")).find(|n| !used(n)).unwrap_or(name)
+}
+
+/// Convert a Recorder recording.
+pub fn convert(rec: &Value) -> Result<Imported, ToolError> {
+    let Some(steps) = rec["steps"].as_array() else {
+        return Err(ToolError::invalid_argument(
+            "recording",
+            "not a Chrome Recorder recording: it has no `steps` list (export it from DevTools' Recorder panel as JSON)",
+        ));
+    };
+    let mut out = Imported {
+        title: rec["title"].as_str().unwrap_or("imported from Chrome's Recorder").to_owned(),
+        ..Imported::default()
+    };
+    let mut refs = 0u32;
+    let mut next_ref = || {
+        refs += 1;
+        format!("ax_{refs}")
+    };
+    for (i, s) in steps.iter().enumerate() {
+        let kind = s["type"].as_str().unwrap_or_default();
+        let skip = |why: &str| json!({"step": i + 1, "type": kind, "why": why});
+        let targeted = |tool: &str, mut args: Map<String, Value>, r: String, t: Value| {
+            args.insert("ref".into(), json!(r));
+            json!({"tool": tool, "args": args, "targets": {r: t}})
+        };
+        let step = match kind {
+            "navigate" => match s["url"].as_str() {
+                Some(url) => json!({"tool": "navigate", "args": {"url": url}, "url": url}),
+                None => {
+                    out.skipped.push(skip("a navigate step without a url"));
+                    continue;
+                }
+            },
+            "click" | "doubleClick" | "hover" => {
+                if s["button"].as_str().is_some_and(|b| b != "primary") {
+                    out.skipped.push(skip("a click of another button than the primary one"));
+                    continue;
+                }
+                let Some(t) = target_of(&s["selectors"]) else {
+                    out.skipped.push(skip("no selector ochre can use (frame chains are not)"));
+                    continue;
+                };
+                let mut args = Map::new();
+                match kind {
+                    "doubleClick" => args.insert("action".into(), json!("double_click")),
+                    "hover" => args.insert("action".into(), json!("hover")),
+                    _ => None,
+                };
+                targeted("interact", args, next_ref(), t)
+            }
+            "change" => {
+                let Some(t) = target_of(&s["selectors"]) else {
+                    out.skipped.push(skip("no selector ochre can use (frame chains are not)"));
+                    continue;
+                };
+                let value = s["value"].as_str().unwrap_or_default();
+                let base = t["name"]
+                    .as_str()
+                    .or(t["selector"].as_str())
+                    .unwrap_or("value")
+                    .trim_start_matches(['#', '.']);
+                let name = param_name(base, &out.params);
+                out.params.push(json!({"name": name, "secret": false, "default": value}));
+                let mut args = Map::new();
+                args.insert("value".into(), json!(format!("{{{{{name}={value}}}}}")));
+                targeted("form_input", args, next_ref(), t)
+            }
+            "keyDown" => match s["key"].as_str() {
+                Some(k) if !["Shift", "Control", "Alt", "Meta"].contains(&k) => {
+                    json!({"tool": "press_key", "args": {"key": k}})
+                }
+                _ => continue,
+            },
+            "keyUp" => continue,
+            "waitForElement" => match target_of(&s["selectors"])
+                .and_then(|t| t["selector"].as_str().map(str::to_owned))
+            {
+                Some(css) => {
+                    json!({"tool": "wait_for", "args": {"type": "selector", "value": css}})
+                }
+                None => {
+                    out.skipped.push(skip("ochre waits for a CSS selector; this one has none"));
+                    continue;
+                }
+            },
+            "setViewport" => {
+                out.skipped.push(skip("the viewport is the browser's (see `emulate`)"));
+                continue;
+            }
+            "scroll" => {
+                out.skipped.push(skip("ochre scrolls to each element it acts on"));
+                continue;
+            }
+            other => {
+                let why = match other {
+                    "close" => "closing the page is left to the replay's caller",
+                    "" => "a step without a type",
+                    _ => "a step type ochre does not replay",
+                };
+                out.skipped.push(skip(why));
+                continue;
+            }
+        };
+        out.steps.push(step);
+    }
+    if out.steps.is_empty() {
+        return Err(ToolError::invalid_argument(
+            "recording",
+            format!("none of its {} steps can be replayed by ochre", steps.len()),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_become_a_role_and_name_kept_beside_css_xpath_and_text() {
+        let t = target_of(&json!([
+            ["aria/Send[role=\"button\"]"],
+            ["#send"],
+            ["xpath///*[@id=\"send\"]"],
+            ["pierce/#send"],
+            ["text/Send"],
+            ["iframe", "#inner"]
+        ]))
+        .expect("a target");
+        assert_eq!(
+            t,
+            json!({"role": "button", "name": "Send", "nth": 0, "selector": "#send",
+                   "xpath": "//*[@id=\"send\"]", "text": "Send"})
+        );
+        assert_eq!(target_of(&json!([["iframe", "#inner"]])), None);
+        assert_eq!(target_of(&json!([["aria/Name"]])), Some(json!({"name": "Name"})));
+    }
+
+    #[test]
+    fn a_recorder_flow_becomes_steps_with_parameters_and_says_what_it_left_out() {
+        let rec = json!({"title": "t", "steps": [
+            {"type": "setViewport", "width": 800, "height": 600},
+            {"type": "navigate", "url": "http://x/"},
+            {"type": "change", "value": "Ada", "selectors": [["aria/Your name"], ["#name"]]},
+            {"type": "change", "value": "Bob", "selectors": [["#name"]]},
+            {"type": "keyDown", "key": "Enter"}, {"type": "keyUp", "key": "Enter"},
+            {"type": "doubleClick", "selectors": [["text/Go"]]},
+            {"type": "customStep", "name": "x"}
+        ]});
+        let out = convert(&rec).expect("converted");
+        let tools: Vec<&str> = out.steps.iter().filter_map(|s| s["tool"].as_str()).collect();
+        assert_eq!(tools, ["navigate", "form_input", "form_input", "press_key", "interact"]);
+        assert_eq!(out.steps[1]["args"]["value"], "{{your_name=Ada}}");
+        assert_eq!(out.steps[2]["args"]["value"], "{{name=Bob}}");
+        assert_eq!(out.steps[4]["args"]["action"], "double_click");
+        assert_eq!(out.params.len(), 2);
+        let why: Vec<&str> = out.skipped.iter().filter_map(|s| s["type"].as_str()).collect();
+        assert_eq!(why, ["setViewport", "customStep"]);
+        assert!(convert(&json!({"steps": [{"type": "scroll"}]})).is_err());
+        assert!(convert(&json!({"title": "no steps"})).is_err());
+    }
+}
