@@ -1062,3 +1062,75 @@ async fn a_selenium_grid_session_is_kept_replaced_when_ended_and_ended_with_ochr
     );
     Ok(())
 }
+
+/// A tab of a pool endpoint (a Chromium ochre attached to) handed to a
+/// person: the live view streams its screen and takes their input, as for
+/// the managed browser.
+#[tokio::test]
+async fn a_pool_tab_is_handed_to_a_person_through_the_live_view() -> Result<()> {
+    let work = TempDir::new("pool-live");
+    let a = Chromium::start(work.path(), "a").await?;
+    let site = SiteServer::start().await?;
+    let server =
+        HttpServer::start(&work.path().join("data"), &["--cdp-endpoint", &a.endpoint()], &[])
+            .await?;
+    let client = server.client().await?;
+    navigate(&client, &site.url("handoff.html")).await?;
+    let at = |sel: &str| {
+        format!(
+            "(() => {{ const r = document.querySelector('{sel}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        )
+    };
+    let field =
+        client.tool_json("javascript_tool", json!({"code": at("#answer")})).await?["value"].clone();
+    let button =
+        client.tool_json("javascript_tool", json!({"code": at("#verify")})).await?["value"].clone();
+    assert!(
+        a.page_urls().await?.iter().any(|u| u.ends_with("/handoff.html")),
+        "not on the endpoint"
+    );
+
+    let started = client
+        .tool_json("oc_handoff", json!({"reason": "pool check", "timeout_ms": 60_000}))
+        .await?;
+    let id = started["handoffId"].as_str().context("id")?.to_owned();
+    let link = started["url"].as_str().context("url")?.to_owned();
+    // The screen: a frame of the endpoint's page.
+    let mut frames = reqwest::get(format!("{link}/frames")).await?.error_for_status()?;
+    let mut seen = String::new();
+    let frame = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(15), frames.chunk())
+            .await
+            .context("no frame in 15 s")??
+            .context("the stream ended")?;
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        let data = seen.split("event: frame\ndata: ").nth(1).and_then(|d| d.split('\n').next());
+        if let Some(f) = data.and_then(|d| serde_json::from_str::<Value>(d).ok()) {
+            break f;
+        }
+    };
+    assert!(
+        frame["width"].as_f64().unwrap_or(0.0) > 100.0,
+        "{}",
+        &frame.to_string()[..100.min(frame.to_string().len())]
+    );
+    assert!(frame["jpeg"].as_str().is_some_and(|j| j.starts_with("/9j/")), "not a JPEG");
+    drop(frames);
+    // Their input reaches the page (its server sees it).
+    let http = reqwest::Client::new();
+    let xy = |v: &Value| (v[0].as_f64().unwrap_or(0.0), v[1].as_f64().unwrap_or(0.0));
+    let ((fx, fy), (bx, by)) = (xy(&field), xy(&button));
+    let events = json!({"events": [
+        {"type": "down", "x": fx, "y": fy}, {"type": "up", "x": fx, "y": fy},
+        {"type": "text", "text": "pool42"},
+        {"type": "down", "x": bx, "y": by}, {"type": "up", "x": bx, "y": by}
+    ]});
+    let r = http.post(format!("{link}/input")).json(&events).send().await?;
+    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await?);
+    site.expect_recorded("answer=pool42").await?;
+    http.post(format!("{link}/done")).send().await?.error_for_status()?;
+    let r = client.tool_json("oc_handoff", json!({"handoffId": id})).await?;
+    assert_eq!(r["status"], "done", "{r}");
+    assert!(r["new_text"].to_string().contains("Verified: pool42"), "{r}");
+    Ok(())
+}
