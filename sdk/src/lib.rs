@@ -138,7 +138,7 @@ pub const INTERFACES: &[&str] = &[
     "tools",
 ];
 
-pub use ochre_protocol::tool::{Annotations, Scope};
+pub use ochre_protocol::tool::{Annotations, Scope, is_sensitive_name};
 
 /// Per-tool settings beyond name, description and arguments. Start from
 /// `ToolSpec::default()` and chain the setters.

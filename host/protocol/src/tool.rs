@@ -35,3 +35,27 @@ impl Scope {
         }
     }
 }
+
+/// Argument names whose values are never written, whatever the tool declares.
+const SENSITIVE_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "authorization",
+    "cookie",
+    "cookies",
+    "otp",
+    "totp",
+    "credential",
+    "credentials",
+];
+
+/// Whether a name says its value is a secret (`password`, `apiKey`): an
+/// argument never journaled, a parameter asked only on ochre's own page.
+pub fn is_sensitive_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SENSITIVE_NAMES.iter().any(|s| lower.contains(s))
+}

@@ -116,7 +116,16 @@ pub fn execute_plan(a: ExecuteArgs) -> Result<Output, ToolError> {
                 missing.join(", ")
             ),
         )
-        .with_details(json!({"field": "params", "missing": missing})));
+        .with_details(json!({
+            "field": "params",
+            "missing": missing,
+            // Which are secrets (by name): a client is asked for those on
+            // ochre's own page, never by form.
+            "params": missing.iter().map(|name| json!({
+                "name": name,
+                "secret": ochre_sdk::is_sensitive_name(name),
+            })).collect::<Vec<_>>(),
+        })));
     }
     let stop = a.stop_on_error.unwrap_or(true);
     let mut steps = Vec::with_capacity(plan.steps.len());

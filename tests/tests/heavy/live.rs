@@ -398,3 +398,69 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A client whose user answers form elicitations with `{"note": ...}` and
+/// opens URL ones in a real browser, typing the secret there.
+#[derive(Clone, Default)]
+struct Answers {
+    asked: Arc<Mutex<Vec<Value>>>,
+}
+
+const PLAN_SECRET: &str = "plan-secret-7731";
+
+impl rmcp::ClientHandler for Answers {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        Person::default().get_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let seen = serde_json::to_value(&request).unwrap_or_default();
+        self.asked.lock().expect("asked").push(seen.clone());
+        let fail = |e: anyhow::Error| rmcp::ErrorData::internal_error(e.to_string(), None);
+        let accept = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+        let Some(url) = seen["url"].as_str() else {
+            return Ok(accept.with_content(json!({"note": "from-the-form"})));
+        };
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/people/secret_person.py");
+        std::process::Command::new(python_venv("playwright").map_err(fail)?)
+            .arg(script)
+            .arg(url)
+            .env("SECRET", PLAN_SECRET)
+            .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin().map_err(fail)?)
+            .spawn()
+            .map_err(|e| fail(e.into()))?;
+        Ok(accept)
+    }
+}
+
+/// A plan missing a secret and a plain value: the secret is asked on ochre's
+/// page (URL mode, typed in a real browser), the plain value by form; the
+/// plan then runs with both (checked at the page's server).
+#[tokio::test]
+async fn a_plan_asks_its_secret_on_ochres_page_and_the_rest_by_form() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("plan-secret");
+    let user = Answers::default();
+    let client = stdio_client_with(user.clone(), data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("handoff.html")).await?;
+    let steps = json!([
+        {"tool": "fill_form", "args": {"fields": {"Answer": "{{api_token}}:{{note}}"}}},
+        {"tool": "interact", "args": {"query": "Verify button"}}
+    ]);
+    client.tool_json("workflow_save_plan", json!({"planId": "check", "steps": steps})).await?;
+    let r = client.tool_json("execute_plan", json!({"planId": "check", "tabId": "t1"})).await?;
+    assert_eq!(r["ok"], true, "{r}");
+    let sent = site.expect_recorded(&format!("answer={PLAN_SECRET}:from-the-form")).await?;
+    assert!(!sent.is_empty());
+    let asked = user.asked.lock().expect("asked").clone();
+    let modes: Vec<&str> = asked.iter().map(|a| a["mode"].as_str().unwrap_or("form")).collect();
+    assert_eq!(modes, ["url", "form"], "{asked:?}");
+    assert_eq!(asked[1]["requestedSchema"]["required"], json!(["note"]), "{asked:?}");
+    client.cancel().await?;
+    Ok(())
+}

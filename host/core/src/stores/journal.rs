@@ -394,28 +394,7 @@ impl Trace {
     }
 }
 
-/// Argument names whose values are never written, whatever the tool declares.
-const SENSITIVE_NAMES: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "api_key",
-    "authorization",
-    "cookie",
-    "cookies",
-    "otp",
-    "totp",
-    "credential",
-    "credentials",
-];
-
-/// Whether an argument's name says its value is a secret (`password`, `apiKey`).
-pub fn is_sensitive_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SENSITIVE_NAMES.iter().any(|s| lower.contains(s))
-}
+pub use ochre_protocol::tool::is_sensitive_name;
 
 /// Longest string value kept in a logged argument.
 const MAX_LOGGED_STRING: usize = 256;
