@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod live;
+mod origin;
 pub mod resources;
 pub mod server;
 pub mod sessions;

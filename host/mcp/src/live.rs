@@ -121,7 +121,7 @@ fn handoff_of(
     headers: &HeaderMap,
     token: &str,
 ) -> Result<Arc<Handoff>, (StatusCode, &'static str)> {
-    if !crate::server::host_allowed(headers, &p.hosts) {
+    if !crate::origin::host_allowed(headers, &p.hosts) {
         return Err((StatusCode::FORBIDDEN, "forbidden Host"));
     }
     p.host.people().handoff(token).ok_or((
@@ -441,7 +441,7 @@ async fn ask_page(
     headers: HeaderMap,
     Path(token): Path<String>,
 ) -> Response {
-    if !crate::server::host_allowed(&headers, &p.hosts) {
+    if !crate::origin::host_allowed(&headers, &p.hosts) {
         return refuse(StatusCode::FORBIDDEN, "forbidden Host");
     }
     let Some(ask) = p.host.people().asked(&token) else {
@@ -470,7 +470,7 @@ async fn answer(
     Path(token): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    if !crate::server::host_allowed(&headers, &p.hosts) {
+    if !crate::origin::host_allowed(&headers, &p.hosts) {
         return refuse(StatusCode::FORBIDDEN, "forbidden Host");
     }
     if !same_origin(&headers) {
