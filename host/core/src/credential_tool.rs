@@ -16,7 +16,7 @@ use crate::browser::page_ops::{Fill, LoginField, LoginFields, NetworkIdle, Ping,
 use crate::error::ToolError;
 use crate::redact::KnownSecrets;
 use crate::redact::MASK;
-use crate::stores::credentials::{CredentialStore, origin_of};
+use crate::stores::credentials::{CredentialSecret, CredentialStore, CredentialSummary, origin_of};
 use crate::tool::{Content, ToolInfo, ToolOutput};
 
 /// How long a one-time code typed stays known (past its use, masking its
@@ -57,6 +57,8 @@ pub(crate) async fn run(
     credentials: &CredentialStore,
     browser: &BrowserManager,
     known: &KnownSecrets,
+    people: &crate::people::People,
+    options: &crate::tool::CallOptions,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
     let name = args["name"].as_str().unwrap_or_default();
@@ -67,7 +69,24 @@ pub(crate) async fn run(
         .iter()
         .filter_map(|role| Some((args[*role].as_str()?.to_owned(), (*role).to_owned())))
         .collect();
-    let (summary, secret) = credentials.open(name)?;
+    let (summary, secret) = match credentials.open(name) {
+        // Not stored (a server without a login key has none it can open).
+        Err(e)
+            if e.code == crate::error::Code::CredentialNotFound
+                || (e.code == crate::error::Code::LoginLocked
+                    && credentials.show(name).is_err()) =>
+        {
+            // None stored: a client that can send its user to ochre's page
+            // asks them there, for this page's origin, this once.
+            let Some(asker) = &options.url_asker else { return Err(e) };
+            let page_url = browser.run(tab, &Ping {}, 5_000).await?.url;
+            let origin = origin_of(&page_url).map_err(|_| e.clone())?;
+            ask_person(people, asker.as_ref(), name, &origin)
+                .await
+                .map_err(|why| e.clone().with("elicitation", why))?
+        }
+        other => other?,
+    };
     let lacks = |role: &str| match role {
         "username" => secret.username.is_empty(),
         "otp" => secret.totp.is_none(),
@@ -175,6 +194,47 @@ pub(crate) async fn run(
         structured: Some(out),
         summary: summary_line,
     })
+}
+
+/// A credential the person types on ochre's page (a username and a
+/// password) for `origin`, used for this call only: never stored.
+async fn ask_person(
+    people: &crate::people::People,
+    asker: &dyn crate::people::UrlAsker,
+    name: &str,
+    origin: &str,
+) -> Result<(CredentialSummary, CredentialSecret), String> {
+    const ASK_TIME: std::time::Duration = std::time::Duration::from_secs(300);
+    let names = vec!["username".to_owned(), "password".to_owned()];
+    let tool = format!("oc_credential_fill (credential {name:?} for {origin})");
+    let (path, answer) = people.ask(&tool, names, ASK_TIME).map_err(|e| e.message)?;
+    let base = people.base().await.map_err(|e| e.message)?;
+    let message = format!(
+        "ochre has no credential {name:?}: sign-in values for {origin}, typed into that page by ochre, not stored, not shown to the agent"
+    );
+    match asker.open(&message, &format!("{base}{path}")).await {
+        crate::people::Asked::Accepted => {}
+        crate::people::Asked::Declined => {
+            return Err("the user declined to open ochre's page".into());
+        }
+        crate::people::Asked::Failed(why) => return Err(why),
+    }
+    let mut values = tokio::time::timeout(ASK_TIME, answer)
+        .await
+        .map_err(|_| "nobody answered on ochre's page in time".to_owned())?
+        .map_err(|_| "ochre's page was not answered".to_owned())?;
+    let summary = CredentialSummary {
+        name: name.to_owned(),
+        origins: vec![origin.to_owned()],
+        username: true,
+        ..CredentialSummary::default()
+    };
+    let secret = CredentialSecret {
+        username: values.remove("username").unwrap_or_default(),
+        password: values.remove("password").unwrap_or_default(),
+        totp: None,
+    };
+    Ok((summary, secret))
 }
 
 /// Refuse, naming both origins, unless the page and every field's document

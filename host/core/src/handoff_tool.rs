@@ -115,6 +115,7 @@ pub(crate) async fn run(
         "ochre asks for your help on tab {tab}: {reason}. Press Done on the page when finished."
     );
     let Some(asker) = &options.url_asker else {
+        let summary = format!("{} handed {tab} to a person: the link is in the answer", h.id);
         return Ok(json_output(
             json!({
                 "status": "waiting",
@@ -129,7 +130,7 @@ pub(crate) async fn run(
                     h.id
                 ),
             }),
-            String::new(),
+            summary,
         ));
     };
     match asker.open(&message, &link).await {
@@ -176,7 +177,7 @@ async fn ended(
                 "expires_in_s": h.remaining_s(),
                 "next": format!("The person is not done yet: call oc_handoff {{\"handoffId\": \"{}\"}} again to wait.", h.id),
             }),
-            String::new(),
+            format!("{}: the person is not done yet", h.id),
         ));
     };
     browser.release_tab(&h.tab);
@@ -192,7 +193,7 @@ async fn ended(
                     "tabId": h.tab,
                     "note": format!("the page cannot be read now: {}", e.message),
                 }),
-                String::new(),
+                format!("{} {}: the page cannot be read now", h.id, how.as_str()),
             ));
         }
     };
@@ -229,5 +230,21 @@ async fn ended(
             _ => "the client's user declined to open the live view",
         });
     }
-    Ok(json_output(out, String::new()))
+    let summary = format!(
+        "{} {} on {}{}{}",
+        h.id,
+        how.as_str(),
+        h.tab,
+        if out["url_changed"] == json!(true) { "; the URL changed" } else { "" },
+        match new_text_count(&out) {
+            0 => String::new(),
+            n => format!("; {n} new lines of text"),
+        }
+    );
+    Ok(json_output(out, summary))
+}
+
+/// How many new lines an answer lists.
+fn new_text_count(out: &Value) -> usize {
+    out["new_text"].as_array().map_or(0, Vec::len)
 }

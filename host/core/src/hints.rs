@@ -124,7 +124,7 @@ pub const RULES: &[Rule] = &[
         trigger: Trigger::ResultField { tools: &["navigate"], field: "wall" },
         severity: Severity::Warning,
         escalate_every: 2,
-        text: "This page looks like a login or CAPTCHA wall ({matched}): sign in if you have the credentials (fill_form; oc_totp_generate for codes), otherwise call oc_task_run_needs_help and ask a person. Do not guess credentials.",
+        text: "This page looks like a login or CAPTCHA wall ({matched}): sign in if you have the credentials (oc_credential_fill, or fill_form; oc_totp_generate for codes), otherwise hand the tab to a person with oc_handoff (they solve it in ochre's live view). Do not guess credentials.",
     },
 ];
 
@@ -314,6 +314,7 @@ mod tests {
         let h = s.observe(&seen).expect("login");
         assert_eq!(h.rule, "login_wall");
         assert!(h.message.contains("login"), "{}", h.message);
+        assert!(h.message.contains("oc_handoff"), "{}", h.message);
         // Words in the URL or title are no evidence.
         let fine =
             json!({"url": "http://127.0.0.1:9/admin/auth/user/", "title": "Sign in history"});

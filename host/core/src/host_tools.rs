@@ -81,6 +81,8 @@ impl HostTool for OwnTool {
                 &host.credentials,
                 &host.browser,
                 &host.known,
+                &host.people,
+                options,
                 args,
             )),
             Own::Handoff => {

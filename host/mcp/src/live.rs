@@ -455,9 +455,10 @@ async fn ask_page(
         .iter()
         .map(|n| {
             let n = esc(n);
-            format!(
-                "<label>{n}<input type=password name=\"{n}\" autocomplete=off required></label>"
-            )
+            // A username is seen as typed; what is secret by name is not.
+            let kind =
+                if ochre_protocol::tool::is_sensitive_name(&n) { "password" } else { "text" };
+            format!("<label>{n}<input type={kind} name=\"{n}\" autocomplete=off required></label>")
         })
         .collect();
     let page = ASK_HTML.replace("{{TOOL}}", &esc(&ask.tool)).replace("{{FIELDS}}", &fields);

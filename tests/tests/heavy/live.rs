@@ -431,6 +431,7 @@ impl rmcp::ClientHandler for Answers {
             .arg(script)
             .arg(url)
             .env("SECRET", PLAN_SECRET)
+            .env("USERNAME", "ada@example.com")
             .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin().map_err(fail)?)
             .spawn()
             .map_err(|e| fail(e.into()))?;
@@ -461,6 +462,32 @@ async fn a_plan_asks_its_secret_on_ochres_page_and_the_rest_by_form() -> Result<
     let modes: Vec<&str> = asked.iter().map(|a| a["mode"].as_str().unwrap_or("form")).collect();
     assert_eq!(modes, ["url", "form"], "{asked:?}");
     assert_eq!(asked[1]["requestedSchema"]["required"], json!(["note"]), "{asked:?}");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// No credential of that name is stored: a client with URL-mode elicitation
+/// sends its user to ochre's page, where they type a username and password
+/// for this page's origin; ochre types them into the form (the server gets
+/// them) and neither is in the answer or stored.
+#[tokio::test]
+async fn a_credential_not_stored_is_asked_on_ochres_page_and_typed_once() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("cred-ask");
+    let user = Answers::default();
+    let client = stdio_client_with(user.clone(), data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("credential-form.html")).await?;
+    let r = client.tool("oc_credential_fill", json!({"name": "shop", "submit": true})).await?;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let sent = site.expect_recorded(&format!("pw={PLAN_SECRET}")).await?;
+    assert!(sent.contains("user=ada@example.com"), "{sent}");
+    let answer = serde_json::to_string(&r)?;
+    assert!(!answer.contains(PLAN_SECRET) && !answer.contains("ada@example.com"), "{answer}");
+    let asked = user.asked.lock().expect("asked").clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["mode"], "url", "{asked:?}");
+    assert!(asked[0]["message"].as_str().is_some_and(|m| m.contains(&site.base)), "{asked:?}");
+    assert!(!data.path().join("credentials").join("shop.json").exists(), "it was stored");
     client.cancel().await?;
     Ok(())
 }
