@@ -199,6 +199,39 @@ pub async fn stdio_client_wiretapped<H: rmcp::ClientHandler>(
     Ok(client)
 }
 
+/// A client's info that offers elicitation by form, and with `url` by URL
+/// (ochre's own pages) too.
+pub fn eliciting_client(name: &str, url: bool) -> rmcp::model::ClientConfig {
+    let mut caps = rmcp::model::ClientCapabilities::default();
+    let mut e = rmcp::model::ElicitationCapability::new().with_form(Default::default());
+    if url {
+        e = e.with_url(Default::default());
+    }
+    caps.elicitation = Some(e);
+    rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new(name, "0"))
+}
+
+/// A person answering ochre's secret page at `url` in a real browser
+/// (Playwright from PyPI, `fixtures/people/secret_person.py`): they type
+/// `secret` into each field (`username` into one named so) and send it. The
+/// process, not waited for.
+pub fn person_answers(
+    url: &str,
+    secret: &str,
+    username: Option<&str>,
+) -> Result<std::process::Child> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/people/secret_person.py");
+    let mut cmd = std::process::Command::new(python_venv("playwright")?);
+    cmd.arg(script)
+        .arg(url)
+        .env("SECRET", secret)
+        .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin()?);
+    if let Some(u) = username {
+        cmd.env("USERNAME", u);
+    }
+    cmd.spawn().context("start the person's browser")
+}
+
 /// Whether this test runs in a process of its own (cargo-nextest), so that what
 /// a child process writes to the inherited stderr is this test's output.
 fn own_process() -> bool {

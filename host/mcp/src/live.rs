@@ -130,6 +130,25 @@ fn handoff_of(
     ))
 }
 
+/// The link's hand-off, for a request that changes something: it comes from
+/// the live view itself (no other site's page may send it).
+fn handoff_to_change(
+    p: &Pages,
+    headers: &HeaderMap,
+    token: &str,
+) -> Result<Arc<Handoff>, (StatusCode, &'static str)> {
+    let h = handoff_of(p, headers, token)?;
+    if !same_origin(headers) {
+        return Err((StatusCode::FORBIDDEN, "this comes from the live view only"));
+    }
+    Ok(h)
+}
+
+/// A tool error as an answer with `status`.
+fn failed(status: StatusCode, e: &ToolError) -> Response {
+    (status, axum::Json(json!({"error": {"code": e.code, "message": e.message}}))).into_response()
+}
+
 /// A request that changes something comes from the page itself.
 fn same_origin(headers: &HeaderMap) -> bool {
     let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
@@ -224,13 +243,10 @@ async fn input(
     Path(token): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    let h = match handoff_of(&p, &headers, &token) {
+    let h = match handoff_to_change(&p, &headers, &token) {
         Ok(h) => h,
         Err((status, why)) => return refuse(status, why),
     };
-    if !same_origin(&headers) {
-        return refuse(StatusCode::FORBIDDEN, "input comes from the live view only");
-    }
     // `{"events": [...]}`: the `gestures` page operation's events.
     let events = match serde_json::from_slice::<Gestures>(&body) {
         Ok(i) if i.events.len() <= 200 => i.events,
@@ -244,11 +260,7 @@ async fn input(
     };
     match done {
         Ok(()) => axum::Json(json!({"ok": true})).into_response(),
-        Err(e) => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            axum::Json(json!({"error": {"code": e.code, "message": e.message}})),
-        )
-            .into_response(),
+        Err(e) => failed(StatusCode::UNPROCESSABLE_ENTITY, &e),
     }
 }
 
@@ -362,13 +374,10 @@ async fn record(
     Path(token): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    let h = match handoff_of(&p, &headers, &token) {
+    let h = match handoff_to_change(&p, &headers, &token) {
         Ok(h) => h,
         Err((status, why)) => return refuse(status, why),
     };
-    if !same_origin(&headers) {
-        return refuse(StatusCode::FORBIDDEN, "recording starts from the live view only");
-    }
     let action = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v["action"].as_str().map(str::to_owned));
@@ -384,11 +393,7 @@ async fn record(
     };
     match r {
         Ok(v) => axum::Json(v).into_response(),
-        Err(e) => (
-            StatusCode::CONFLICT,
-            axum::Json(json!({"error": {"code": e.code, "message": e.message}})),
-        )
-            .into_response(),
+        Err(e) => failed(StatusCode::CONFLICT, &e),
     }
 }
 
@@ -421,13 +426,10 @@ async fn stop_demo(p: &Pages, h: &Handoff) -> Result<Option<String>, ToolError> 
 }
 
 async fn done(State(p): State<Pages>, headers: HeaderMap, Path(token): Path<String>) -> Response {
-    let h = match handoff_of(&p, &headers, &token) {
+    let h = match handoff_to_change(&p, &headers, &token) {
         Ok(h) => h,
         Err((status, why)) => return refuse(status, why),
     };
-    if !same_origin(&headers) {
-        return refuse(StatusCode::FORBIDDEN, "Done comes from the live view only");
-    }
     if let Err(e) = stop_demo(&p, &h).await {
         tracing::warn!(error = %e.message, "the demonstration did not end cleanly");
     }

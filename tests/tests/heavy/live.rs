@@ -21,13 +21,7 @@ struct Person {
 
 impl rmcp::ClientHandler for Person {
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        let mut caps = rmcp::model::ClientCapabilities::default();
-        caps.elicitation = Some(
-            rmcp::model::ElicitationCapability::new()
-                .with_form(Default::default())
-                .with_url(Default::default()),
-        );
-        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("person", "0"))
+        eliciting_client("person", true)
     }
 
     async fn create_elicitation(
@@ -410,7 +404,7 @@ const PLAN_SECRET: &str = "plan-secret-7731";
 
 impl rmcp::ClientHandler for Answers {
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        Person::default().get_info()
+        eliciting_client("answers", true)
     }
 
     async fn create_elicitation(
@@ -420,21 +414,12 @@ impl rmcp::ClientHandler for Answers {
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         let seen = serde_json::to_value(&request).unwrap_or_default();
         self.asked.lock().expect("asked").push(seen.clone());
-        let fail = |e: anyhow::Error| rmcp::ErrorData::internal_error(e.to_string(), None);
         let accept = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
         let Some(url) = seen["url"].as_str() else {
             return Ok(accept.with_content(json!({"note": "from-the-form"})));
         };
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/people/secret_person.py");
-        std::process::Command::new(python_venv("playwright").map_err(fail)?)
-            .arg(script)
-            .arg(url)
-            .env("SECRET", PLAN_SECRET)
-            .env("USERNAME", "ada@example.com")
-            .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium_bin().map_err(fail)?)
-            .spawn()
-            .map_err(|e| fail(e.into()))?;
+        person_answers(url, PLAN_SECRET, Some("ada@example.com"))
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
         Ok(accept)
     }
 }

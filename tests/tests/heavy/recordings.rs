@@ -59,13 +59,7 @@ struct AsksUser {
 
 impl rmcp::ClientHandler for AsksUser {
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        let mut caps = rmcp::model::ClientCapabilities::default();
-        let mut e = rmcp::model::ElicitationCapability::new().with_form(Default::default());
-        if self.url {
-            e = e.with_url(Default::default());
-        }
-        caps.elicitation = Some(e);
-        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("asks-user", "0"))
+        eliciting_client("asks-user", self.url)
     }
 
     async fn create_elicitation(
@@ -79,17 +73,7 @@ impl rmcp::ClientHandler for AsksUser {
         if let Some(url) = seen["url"].as_str() {
             // The person opens the page: their browser sends the password to
             // ochre. The client only says the user agreed to go there.
-            let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../fixtures/people/secret_person.py");
-            let python = python_venv("playwright").map_err(|e| fail(e.to_string()))?;
-            let chromium = chromium_bin().map_err(|e| fail(e.to_string()))?;
-            let child = std::process::Command::new(python)
-                .arg(script)
-                .arg(url)
-                .env("SECRET", PASSWORD)
-                .env("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", chromium)
-                .spawn()
-                .map_err(|e| fail(e.to_string()))?;
+            let child = person_answers(url, PASSWORD, None).map_err(|e| fail(e.to_string()))?;
             self.people.lock().expect("people").push(child);
             return Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept));
         }
