@@ -29,7 +29,7 @@ const ROLES: [&str; 3] = ["username", "password", "otp"];
 /// The tool's description and input schema.
 pub(crate) fn info() -> ToolInfo {
     let r = json!({"type": "string", "pattern": "^ax_\\d+$"});
-    let mut info = ToolInfo::native(
+    ToolInfo::host_own(
         "oc_credential_fill",
         "Sign in with a stored credential by name: the host types its username, password \
          and one-time code into this page's login form (found, or by ref) on its own origins \
@@ -45,11 +45,9 @@ pub(crate) fn info() -> ToolInfo {
             "required": ["name"],
             "additionalProperties": false
         }),
-    );
-    info.tier = 2;
-    info.plugin = "host".into();
-    info.scope = Some(crate::intent::Scope::Browser);
-    info
+        2,
+        crate::intent::Scope::Browser,
+    )
 }
 
 /// Run `oc_credential_fill`.

@@ -26,7 +26,7 @@ const MAX_LINES: usize = 40;
 
 /// The tool's description and input schema.
 pub(crate) fn info() -> ToolInfo {
-    let mut info = ToolInfo::native(
+    let mut info = ToolInfo::host_own(
         "oc_handoff",
         "Hand a tab to a person (CAPTCHA, sign-on, payment): they see it live and drive it \
          through a link, and press Done; the tab is held meanwhile. Answers what changed. \
@@ -41,10 +41,9 @@ pub(crate) fn info() -> ToolInfo {
             },
             "additionalProperties": false
         }),
+        2,
+        crate::intent::Scope::Browser,
     );
-    info.tier = 2;
-    info.plugin = "host".into();
-    info.scope = Some(crate::intent::Scope::Browser);
     info.annotations = Annotations { open_world: true, ..Annotations::default() };
     info
 }

@@ -383,11 +383,9 @@ fn host_tool(
     tier: u8,
     read_only: bool,
 ) -> ToolInfo {
-    let mut info = ToolInfo::native(name, &description, input_schema);
-    info.tier = tier;
+    let mut info =
+        ToolInfo::host_own(name, &description, input_schema, tier, crate::intent::Scope::Local);
     info.annotations = Annotations { read_only, idempotent: read_only, ..Annotations::default() };
-    info.plugin = "host".into();
-    info.scope = Some(crate::intent::Scope::Local);
     info.control = true;
     info
 }

@@ -87,6 +87,23 @@ impl ToolInfo {
             control: false,
         }
     }
+
+    /// The definition of one of the host's own tools (plugin `host`), of
+    /// `tier`, guarded as `scope`.
+    pub(crate) fn host_own(
+        name: &str,
+        description: &str,
+        input_schema: Value,
+        tier: u8,
+        scope: crate::intent::Scope,
+    ) -> Self {
+        ToolInfo {
+            tier,
+            plugin: "host".into(),
+            scope: Some(scope),
+            ..Self::native(name, description, input_schema)
+        }
+    }
 }
 
 /// A native tool with typed arguments: the schema is derived from `A`
