@@ -205,22 +205,10 @@ async fn ask_person(
     const ASK_TIME: std::time::Duration = std::time::Duration::from_secs(300);
     let names = vec!["username".to_owned(), "password".to_owned()];
     let tool = format!("oc_credential_fill (credential {name:?} for {origin})");
-    let (path, answer) = people.ask(&tool, names, ASK_TIME).map_err(|e| e.message)?;
-    let base = people.base().await.map_err(|e| e.message)?;
     let message = format!(
         "ochre has no credential {name:?}: sign-in values for {origin}, typed into that page by ochre, not stored, not shown to the agent"
     );
-    match asker.open(&message, &format!("{base}{path}")).await {
-        crate::people::Asked::Accepted => {}
-        crate::people::Asked::Declined => {
-            return Err("the user declined to open ochre's page".into());
-        }
-        crate::people::Asked::Failed(why) => return Err(why),
-    }
-    let mut values = tokio::time::timeout(ASK_TIME, answer)
-        .await
-        .map_err(|_| "nobody answered on ochre's page in time".to_owned())?
-        .map_err(|_| "ochre's page was not answered".to_owned())?;
+    let mut values = people.ask_by_url(asker, &tool, names, &message, ASK_TIME).await?;
     let summary = CredentialSummary {
         name: name.to_owned(),
         origins: vec![origin.to_owned()],

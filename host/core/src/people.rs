@@ -280,6 +280,30 @@ impl People {
         Ok((format!("/ask/{token}"), rx))
     }
 
+    /// Ask a person for `names` on ochre's page, sending them there through
+    /// `asker` with `message`, and wait (at most `max`) for their answer: the
+    /// values (known secrets already), or why there are none.
+    pub async fn ask_by_url(
+        &self,
+        asker: &dyn UrlAsker,
+        tool: &str,
+        names: Vec<String>,
+        message: &str,
+        max: Duration,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let (path, answer) = self.ask(tool, names, max).map_err(|e| e.message)?;
+        let base = self.base().await.map_err(|e| e.message)?;
+        match asker.open(message, &format!("{base}{path}")).await {
+            Asked::Accepted => {}
+            Asked::Declined => return Err("the user declined to open ochre's page".into()),
+            Asked::Failed(why) => return Err(format!("the client could not ask its user: {why}")),
+        }
+        tokio::time::timeout(max, answer)
+            .await
+            .map_err(|_| "nobody answered on ochre's page in time".to_owned())?
+            .map_err(|_| "ochre's page was not answered".to_owned())
+    }
+
     /// The ask a secret page's link names, while it waits for its answer.
     pub fn asked(&self, token: &str) -> Option<Arc<Ask>> {
         let a = lock(&self.asks).get(token).cloned()?;

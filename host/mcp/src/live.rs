@@ -40,8 +40,6 @@ struct Pages {
 /// tool pipeline as an agent's calls are (and recorded the same way).
 #[derive(Default)]
 struct Demo {
-    /// The recording.
-    recording: Option<String>,
     /// The text field being typed into (its ref): its text becomes a step
     /// when the person leaves it.
     field: Option<String>,
@@ -404,7 +402,7 @@ async fn start_demo(p: &Pages, h: &Handoff) -> Result<Value, ToolError> {
     let label = format!("demonstration: {}", h.reason);
     let started = person_call(p, h, "oc_recording_start", json!({"label": label})).await?;
     let id = started["recordingId"].as_str().unwrap_or_default().to_owned();
-    let demo = Demo { recording: Some(id.clone()), ..Demo::default() };
+    let demo = Demo::default();
     ochre_protocol::lock(&p.demos).insert(h.id.clone(), Arc::new(tokio::sync::Mutex::new(demo)));
     *ochre_protocol::lock(&h.demonstration) = Some(id.clone());
     let url = p.host.browser().peek_tab(Some(&h.tab));
@@ -422,7 +420,7 @@ async fn stop_demo(p: &Pages, h: &Handoff) -> Result<Option<String>, ToolError> 
     let committed = commit(p, h, &mut demo).await;
     person_call(p, h, "oc_recording_stop", json!({})).await?;
     committed?;
-    Ok(demo.recording.take())
+    Ok(ochre_protocol::lock(&h.demonstration).clone())
 }
 
 async fn done(State(p): State<Pages>, headers: HeaderMap, Path(token): Path<String>) -> Response {

@@ -940,31 +940,13 @@ async fn ask_missing(
             ));
         }
         let names = secrets.iter().map(|s| (*s).to_owned()).collect();
-        let (path, answer) =
-            host.people().ask(tool, names, ELICIT_TIMEOUT).map_err(|e| e.message.clone())?;
-        let base = host.people().base().await.map_err(|e| e.message.clone())?;
-        let mut id = [0u8; 12];
-        let _ = getrandom::fill(&mut id);
-        let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message: format!(
-                "{tool} needs {}: enter it on ochre's page (it does not pass through this client)",
-                secrets.join(", ")
-            ),
-            url: format!("{base}{path}"),
-            elicitation_id: data_encoding::HEXLOWER.encode(&id),
-        };
-        let opened = peer
-            .create_elicitation_with_timeout(params, Some(ELICIT_TIMEOUT))
-            .await
-            .map_err(|e| format!("the client could not ask its user: {e}"))?;
-        if opened.action != ElicitationAction::Accept {
-            return Err("the user declined to open ochre's page".into());
-        }
-        let values = tokio::time::timeout(ELICIT_TIMEOUT, answer)
-            .await
-            .map_err(|_| "nobody answered on ochre's page in time".to_owned())?
-            .map_err(|_| "ochre's page was not answered".to_owned())?;
+        let message = format!(
+            "{tool} needs {}: enter it on ochre's page (it does not pass through this client)",
+            secrets.join(", ")
+        );
+        let asker = PeerUrlAsker(peer.clone());
+        let values =
+            host.people().ask_by_url(&asker, tool, names, &message, ELICIT_TIMEOUT).await?;
         given.extend(values.into_iter().map(|(k, v)| (k, Value::String(v))));
     }
     if !plain.is_empty() {
