@@ -8,15 +8,20 @@ Runs in the venv that `bash bench/setup.sh` makes (target/bench/venv).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import json
 import os
+import platform
 import re
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +30,7 @@ from typing import Any, ClassVar
 
 try:
     import psutil
+    import websockets
     from mcp import StdioServerParameters
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
@@ -115,10 +121,12 @@ class ProcessTree:
         self.peak_procs = 0
         self.seen: dict[int, psutil.Process] = {}
 
-    def sample(self, root: psutil.Process, with_pss: bool = False) -> None:
-        try:
-            procs = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
+    def sample(self, root: psutil.Process, with_pss: bool = False, also: Callable[[], list[psutil.Process]] | None = None) -> None:
+        procs = []
+        for top in [root, *(also() if also else [])]:
+            with suppress(psutil.NoSuchProcess):
+                procs += [top, *top.children(recursive=True)]
+        if not procs:
             return
         rss = pss = 0
         for proc in procs:
@@ -136,14 +144,17 @@ class ProcessTree:
         self.peak_procs = max(self.peak_procs, len(procs))
 
     @contextmanager
-    def sampling(self, root: psutil.Process) -> Iterator[ProcessTree]:
-        """Samples the tree from a background thread while the block runs, and once more at its end."""
+    def sampling(
+        self, root: psutil.Process, also: Callable[[], list[psutil.Process]] | None = None
+    ) -> Iterator[ProcessTree]:
+        """Samples the tree from a background thread while the block runs, and once more at its end;
+        `also` names more roots (a server's detached daemon, found while it runs)."""
         stop = threading.Event()
 
         def loop() -> None:
             n = 0
             while not stop.is_set():
-                self.sample(root, with_pss=n % self.PSS_EVERY_N == 0)
+                self.sample(root, with_pss=n % self.PSS_EVERY_N == 0, also=also)
                 n += 1
                 stop.wait(self.SAMPLE_EVERY_S)
 
@@ -154,7 +165,7 @@ class ProcessTree:
         finally:
             stop.set()
             thread.join()
-            self.sample(root, with_pss=True)
+            self.sample(root, with_pss=True, also=also)
 
     def reap(self) -> int:
         """Gives every process seen LEAK_GRACE_S to exit, kills the rest; returns how many had to be killed."""
@@ -230,6 +241,35 @@ class Adapter:
     def command(cls, opts: argparse.Namespace, workdir: Path) -> list[str]:
         """The command that starts the server on stdio; workdir is a private folder for this run."""
         raise NotImplementedError
+
+    @classmethod
+    def environment(cls, opts: argparse.Namespace, workdir: Path) -> dict[str, str] | None:
+        """The server's whole environment, when it needs more than the client's default."""
+        return None
+
+    @classmethod
+    def detached(cls, workdir: Path) -> list[psutil.Process]:
+        """Processes of the run that left the server's tree (a daemon it spawned), to count them too."""
+        return []
+
+    async def close(self) -> None:
+        """Called at the end of a run, untimed: what the server needs to end everything it started."""
+
+    async def url(self) -> str:
+        """The tab's current URL."""
+        raise NotImplementedError
+
+    async def whole_snapshot(self) -> str:
+        """Everything the model reads to see the whole page: the snapshot, and what it left behind a handle."""
+        return await self.snapshot()
+
+    async def acting_snapshot(self) -> str | None:
+        """The elements to act on without the page's prose, where the server has such a view (None: not)."""
+        return None
+
+    async def page_text(self) -> str:
+        """What the page shows, to check an action's effect: the snapshot, where it carries the page's text."""
+        return await self.snapshot()
 
     async def open(self) -> None:
         """The first browser call of a session: a navigation to about:blank (launches the browser)."""
@@ -316,6 +356,9 @@ class PlaywrightAdapter(Adapter):
     async def fill(self, ref: str, text: str) -> str:
         return await self.call("browser_type", {"element": ref, "target": ref, "text": text})
 
+    async def url(self) -> str:
+        return await self.call("browser_evaluate", {"function": "() => location.href"})
+
 
 class DevToolsAdapter(Adapter):
     """chrome-devtools-mcp: headless, isolated profile, the given Chromium; uids look like uid=1_12.
@@ -360,6 +403,9 @@ class DevToolsAdapter(Adapter):
     async def fill(self, ref: str, text: str) -> str:
         return await self.call("fill", {"pageId": self.page_id, "uid": ref, "value": text})
 
+    async def url(self) -> str:
+        return await self.call("evaluate_script", {"pageId": self.page_id, "function": "() => location.href"})
+
 
 class OchreAdapter(Adapter):
     """ochre: opts.ochre_cmd with a data dir in the run's workdir and the given Chromium; refs look like ax_12."""
@@ -402,5 +448,290 @@ class OchreAdapter(Adapter):
     async def fill(self, ref: str, text: str) -> str:
         return await self.call("form_input", {"ref": ref, "value": text})
 
+    async def acting_snapshot(self) -> str | None:
+        return await self.call("read_page", {"filter": "interactive"})
 
-ADAPTERS: dict[str, type[Adapter]] = {cls.name: cls for cls in (PlaywrightAdapter, DevToolsAdapter, OchreAdapter)}
+    async def url(self) -> str:
+        page = await self.call("read_page", {"filter": "interactive", "depth": 0})
+        return page.split(" ", 1)[0]  # read_page's first line: the URL, then the title
+
+    async def whole_snapshot(self) -> str:
+        """read_page; when its answer was capped (a first view and an output handle holding the whole
+        snapshot), the handle's payload read with oc_output_fetch: the time of both calls, the bytes of the whole."""
+        text = await self.snapshot()
+        handle = _HANDLE.search(text)
+        if handle is None:
+            return text
+        parts, offset = [], 0
+        while offset is not None:
+            page = json.loads(
+                await self.call("oc_output_fetch", {"output_handle": handle.group(0), "offset": offset, "limit": 8 << 20})
+            )
+            parts.append(page["content"])
+            offset = page["next_offset"]
+        return "".join(parts)
+
+
+_HANDLE = re.compile(r"\boh_[A-Za-z0-9]{12}\b")
+
+
+class AgentBrowserAdapter(Adapter):
+    """Vercel's agent-browser (npm `agent-browser`): its native binary's MCP mode over stdio (default
+    `core` tools), the given Chromium through AGENT_BROWSER_EXECUTABLE_PATH; refs look like [ref=e12].
+
+    Its server starts a daemon that outlives it (its parent becomes init): the run's HOME and
+    namespace are private to the run, the daemon is found by them for the memory samples, and
+    close() ends it and its browser."""
+
+    name = "agent-browser"
+    REF_RE = re.compile(r"\[ref=([^\]\s]+)\]")
+
+    @staticmethod
+    def binary(node_bin: str | Path) -> Path:
+        arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower(), "x64")
+        return Path(node_bin).parent / "agent-browser" / "bin" / f"agent-browser-linux-{arch}"
+
+    @classmethod
+    def command(cls, opts: argparse.Namespace, workdir: Path) -> list[str]:
+        return [str(cls.binary(opts.node_bin)), "mcp"]
+
+    @classmethod
+    def environment(cls, opts: argparse.Namespace, workdir: Path) -> dict[str, str] | None:
+        return {
+            **os.environ,
+            "HOME": str(workdir),
+            "AGENT_BROWSER_NAMESPACE": f"bench{os.getpid()}",
+            "AGENT_BROWSER_EXECUTABLE_PATH": opts.chromium,
+            "AGENT_BROWSER_ARGS": ",".join(CHROMIUM_ARGS),
+        }
+
+    @classmethod
+    def detached(cls, workdir: Path) -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["name", "ppid"]):
+            if proc.info["ppid"] != 1 or not (proc.info["name"] or "").startswith("agent-browser"):
+                continue
+            with suppress(psutil.Error):
+                if proc.environ().get("HOME") == str(workdir):
+                    found.append(proc)
+        return found
+
+    async def navigate(self, url: str) -> str:
+        return await self.call("agent_browser_open", {"url": url})
+
+    async def snapshot(self) -> str:
+        return await self.call("agent_browser_snapshot", {})
+
+    async def click(self, ref: str) -> str:
+        return await self.call("agent_browser_click", {"selector": f"@{ref}"})
+
+    async def fill(self, ref: str, text: str) -> str:
+        return await self.call("agent_browser_fill", {"selector": f"@{ref}", "text": text})
+
+    async def url(self) -> str:
+        return await self.call("agent_browser_get_url", {})
+
+    async def acting_snapshot(self) -> str | None:
+        """Its snapshot already leaves out the page's prose (headings, landmarks and controls only)."""
+        return await self.snapshot()
+
+    async def page_text(self) -> str:
+        """Its snapshot has no prose (a field's value, though): the snapshot and the body's text from get_text."""
+        return await self.snapshot() + "\n" + await self.call("agent_browser_get_text", {"selector": "body"})
+
+    async def close(self) -> None:
+        await self.call("agent_browser_close", {})
+
+
+# --- raw CDP: the floor -----------------------------------------------------------------
+
+
+class Cdp:
+    """A minimal CDP client over one WebSocket (flattened sessions)."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws, self.next_id, self.waiters, self.events = ws, 0, {}, asyncio.Queue()
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for raw in self.ws:
+            msg = json.loads(raw)
+            if "id" in msg and msg["id"] in self.waiters:
+                self.waiters.pop(msg["id"]).set_result(msg)
+            elif "method" in msg:
+                self.events.put_nowait(msg)
+
+    async def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self.next_id += 1
+        fut = asyncio.get_running_loop().create_future()
+        self.waiters[self.next_id] = fut
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        await self.ws.send(json.dumps(msg))
+        reply = await asyncio.wait_for(fut, 30)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply["result"]
+
+    async def navigate(self, session: str, url: str) -> float:
+        """Page.navigate until that tab's Page.loadEventFired; returns milliseconds."""
+        while not self.events.empty():
+            self.events.get_nowait()
+        t0 = time.perf_counter()
+        await self.send("Page.navigate", {"url": url}, session)
+        while True:
+            ev = await asyncio.wait_for(self.events.get(), 30)
+            if ev.get("sessionId") == session and ev["method"] == "Page.loadEventFired":
+                return (time.perf_counter() - t0) * 1000
+
+    async def evaluate(self, session: str, expression: str) -> Any:
+        reply = await self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"Runtime.evaluate: {reply['exceptionDetails']}")
+        return reply["result"].get("value")
+
+
+# The window ochre (and agent-browser, and Playwright) give their pages: the floor's is the same,
+# or a page such as rustdoc's would lay out for a narrow screen and load faster than it can for them.
+WINDOW = (1280, 720)
+
+
+async def start_chromium(chromium: str) -> tuple[subprocess.Popen, Path, str]:
+    """A headless Chromium with the benchmark's flags, WINDOW and a fresh profile, on a free debugging
+    port: (process, profile folder, browser WebSocket URL)."""
+    profile = Path(tempfile.mkdtemp(prefix="ochre-bench-chromium-"))
+    chrome = subprocess.Popen(
+        [
+            chromium,
+            "--headless",
+            *CHROMIUM_ARGS,
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or len(port_file.read_text().split()) < 2:
+        if time.monotonic() > deadline or chrome.poll() is not None:
+            stop_chromium(chrome, profile)
+            raise RuntimeError("Chromium wrote no DevToolsActivePort within 30 s")
+        await asyncio.sleep(0.02)
+    port, path = port_file.read_text().split()[:2]
+    return chrome, profile, f"ws://127.0.0.1:{port}{path}"
+
+
+def stop_chromium(chrome: subprocess.Popen, profile: Path) -> None:
+    chrome.terminate()
+    with suppress(subprocess.TimeoutExpired):
+        chrome.wait(10)
+    chrome.kill()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+# One pass over the DOM, the least a snapshot does: a line per text and per element an agent
+# acts on (role, a name, a ref), no style or layout read. The refs stay on the page for click/fill.
+_RAW_SNAPSHOT_JS = r"""(() => {
+  const ROLE = {a: "link", button: "button", select: "combobox", textarea: "textbox", summary: "button"};
+  const INPUT = {checkbox: "checkbox", radio: "radio", submit: "button", button: "button", reset: "button"};
+  const SKIP = new Set(["script", "style", "template", "noscript", "head"]);
+  const ACTS = "a[href],button,input,select,textarea,summary,[role],[tabindex]";
+  const out = [], refs = [];
+  const walk = (node, depth) => {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        const t = c.data.trim();
+        if (t) out.push(" ".repeat(depth) + "- text: " + t);
+      } else if (c.nodeType === 1 && !SKIP.has(c.localName)) {
+        if (c.matches(ACTS)) {
+          const tag = c.localName;
+          const role = c.getAttribute("role") || (tag === "input" ? INPUT[c.type] || "textbox" : ROLE[tag] || tag);
+          const name = c.getAttribute("aria-label") || (c.labels && c.labels[0] ? c.labels[0].textContent : "")
+            || c.textContent || c.value || "";
+          refs.push(c);
+          const value = "value" in c && c.value ? ": " + c.value : "";
+          out.push(" ".repeat(depth) + "- " + role + ' "' + name.trim().replace(/\s+/g, " ") + '" [ref=' + refs.length + "]" + value);
+        }
+        walk(c, depth + 1);
+      }
+    }
+  };
+  walk(document.body || document.documentElement, 0);
+  window.__benchRefs = refs;
+  return out.join("\n");
+})()"""
+
+
+class RawCdpAdapter(Adapter):
+    """The floor: no MCP server, the benchmark's own CDP calls on its own Chromium, in one tab.
+
+    navigate: Page.navigate until loadEventFired; snapshot: one Runtime.evaluate of a DOM walk;
+    click: the element's box (one evaluate), then mouseMoved, mousePressed, mouseReleased at its
+    centre; fill: focus and select it (one evaluate), then Input.insertText."""
+
+    name = "cdp"
+    REF_RE = re.compile(r"\[ref=(\d+)\]")
+    ws_url = ""  # the browser's CDP endpoint
+
+    def __init__(self, cdp: Cdp, session: str) -> None:
+        super().__init__(None)  # type: ignore[arg-type] - no MCP session
+        self.cdp, self.sid = cdp, session
+
+    async def navigate(self, url: str) -> str:
+        await self.cdp.navigate(self.sid, url)
+        return ""
+
+    async def snapshot(self) -> str:
+        return await self.cdp.evaluate(self.sid, _RAW_SNAPSHOT_JS)
+
+    async def click(self, ref: str) -> str:
+        x, y = await self.cdp.evaluate(
+            self.sid,
+            f"(() => {{ const e = window.__benchRefs[{int(ref) - 1}]; e.scrollIntoView({{block: 'nearest'}});"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+        )
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            await self.cdp.send(
+                "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}, self.sid
+            )
+        return ""
+
+    async def fill(self, ref: str, text: str) -> str:
+        await self.cdp.evaluate(self.sid, f"(() => {{ const e = window.__benchRefs[{int(ref) - 1}]; e.focus(); e.select(); }})()")
+        await self.cdp.send("Input.insertText", {"text": text}, self.sid)
+        return ""
+
+    async def url(self) -> str:
+        return await self.cdp.evaluate(self.sid, "location.href")
+
+    @classmethod
+    @asynccontextmanager
+    async def running(cls, chromium: str) -> AsyncIterator[tuple[RawCdpAdapter, psutil.Process]]:
+        """A fresh Chromium and a tab attached; yields (adapter, the browser's process)."""
+        chrome, profile, ws_url = await start_chromium(chromium)
+        try:
+            async with websockets.connect(ws_url, max_size=None) as ws:
+                cdp = Cdp(ws)
+                target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+                sid = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
+                await cdp.send("Page.enable", {}, sid)
+                adapter = cls(cdp, sid)
+                adapter.ws_url = ws_url
+                try:
+                    yield adapter, psutil.Process(chrome.pid)
+                finally:
+                    cdp.reader.cancel()
+        finally:
+            stop_chromium(chrome, profile)
+
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    cls.name: cls for cls in (PlaywrightAdapter, DevToolsAdapter, AgentBrowserAdapter, OchreAdapter)
+}
+# Profiles side_by_side.py runs: the MCP servers, and the raw-CDP floor.
+PROFILES = (*ADAPTERS, RawCdpAdapter.name)

@@ -41,6 +41,9 @@ from typing import Any
 from harness import (
     CHROMIUM_ARGS,
     DEFAULT_CHROMIUM,
+    Cdp,
+    start_chromium,
+    stop_chromium,
     DEFAULT_NODE_BIN,
     DEFAULT_OCHRE_CMD,
     OchreAdapter,
@@ -449,57 +452,9 @@ async def run_level(kind: str, n: int, opts: argparse.Namespace, site: str) -> d
 # --- the navigation floor -----------------------------------------------------------------------
 
 
-class Cdp:
-    """A minimal CDP client over one WebSocket (flattened sessions)."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws, self.next_id, self.waiters, self.events = ws, 0, {}, asyncio.Queue()
-        self.reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        async for raw in self.ws:
-            msg = json.loads(raw)
-            if "id" in msg and msg["id"] in self.waiters:
-                self.waiters.pop(msg["id"]).set_result(msg)
-            elif "method" in msg:
-                self.events.put_nowait(msg)
-
-    async def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        self.next_id += 1
-        fut = asyncio.get_running_loop().create_future()
-        self.waiters[self.next_id] = fut
-        msg = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        await self.ws.send(json.dumps(msg))
-        reply = await asyncio.wait_for(fut, 30)
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error']}")
-        return reply["result"]
-
-    async def navigate(self, session: str, url: str) -> float:
-        while not self.events.empty():
-            self.events.get_nowait()
-        t0 = time.perf_counter()
-        await self.send("Page.navigate", {"url": url}, session)
-        while True:
-            ev = await asyncio.wait_for(self.events.get(), 30)
-            if ev.get("sessionId") == session and ev["method"] == "Page.loadEventFired":
-                return (time.perf_counter() - t0) * 1000
-
-
 async def navigation_floor(opts: argparse.Namespace, site: str) -> list[dict[str, Any]]:
-    profile = Path(tempfile.mkdtemp(prefix="many-floor-chromium-"))
-    chrome = subprocess.Popen([opts.chromium, "--headless", *CHROMIUM_ARGS, "--remote-debugging-port=0",
-                               f"--user-data-dir={profile}", "about:blank"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    port_file = profile / "DevToolsActivePort"
-    deadline = time.monotonic() + 30
-    while not port_file.exists() or len(port_file.read_text().split()) < 2:
-        if time.monotonic() > deadline:
-            raise RuntimeError("Chromium wrote no DevToolsActivePort within 30 s")
-        await asyncio.sleep(0.05)
-    cdp_port, ws_path = port_file.read_text().split()[:2]
+    chrome, profile, ws_url = await start_chromium(opts.chromium)
+    cdp_port = urllib.parse.urlsplit(ws_url).port
     workdir = Path(tempfile.mkdtemp(prefix="many-floor-ochre-"))
     port = free_port()
     proc, url = start_server(server_command("ochre", opts, port, workdir, f"http://127.0.0.1:{cdp_port}"), port, workdir)
@@ -512,7 +467,7 @@ async def navigation_floor(opts: argparse.Namespace, site: str) -> list[dict[str
             pages[name] = f"fx/{rel}"
     rows = []
     try:
-        async with websockets.connect(f"ws://127.0.0.1:{cdp_port}{ws_path}", max_size=None) as ws, \
+        async with websockets.connect(ws_url, max_size=None) as ws, \
                 streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
             cdp = Cdp(ws)
             target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
@@ -545,11 +500,7 @@ async def navigation_floor(opts: argparse.Namespace, site: str) -> list[dict[str
             cdp.reader.cancel()
     finally:
         stop_server(proc)
-        chrome.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            chrome.wait(10)
-        chrome.kill()
-        shutil.rmtree(profile, ignore_errors=True)
+        stop_chromium(chrome, profile)
         shutil.rmtree(workdir, ignore_errors=True)
     return rows
 

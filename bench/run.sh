@@ -37,7 +37,7 @@ if [ -f "$tmp/side-by-side.md" ]; then
     echo "## Startup (cargo bench -p ochre --bench startup)"
     echo
     cat "$tmp/startup.md"
-  } | bench_report "Side by side: playwright-mcp, chrome-devtools-mcp and ochre ($day)" \
+  } | bench_report "Side by side: playwright-mcp, chrome-devtools-mcp, agent-browser, ochre and the raw-CDP floor ($day)" \
     "\`bash bench/run.sh $*\`; how to read it: bench/README.md. Raw runs: \`target/bench/$day-side-by-side.json\`."
   echo "runs:   $json"
 fi

@@ -3,7 +3,7 @@
 # (default: <repo>/target/bench):
 #
 #   venv/          Python venv with the MCP client SDK and psutil (PyPI)
-#   node_modules/  the peer servers @playwright/mcp and chrome-devtools-mcp (npm)
+#   node_modules/  the peer servers @playwright/mcp, chrome-devtools-mcp and agent-browser (npm)
 #   fixtures/      the pages: Rust docs from the toolchain's rust-docs component,
 #                  httpbin's form page from its PyPI wheel, bench/pages/interactive.html
 #
@@ -16,7 +16,7 @@ repo=$(dirname "$here")
 home=${OCHRE_BENCH_HOME:-$repo/target/bench}
 
 PY_PINS="mcp==2.3.0 psutil==7.2.2 websockets==17.4"
-NPM_PINS="@playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0"
+NPM_PINS="@playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0 agent-browser@0.41.2"
 HTTPBIN_PIN="httpbin==0.10.4"
 FIXTURES_LAYOUT=1 # bump when the fixture tree below changes
 
