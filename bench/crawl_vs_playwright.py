@@ -122,8 +122,8 @@ def main() -> int:
     server.shutdown()
     o_rate = o["pages"] / o["seconds"]
     p_rate = p["pages"] / p["seconds"]
-    print(f"| server | pages | seconds | pages/s | peak RSS (MB) | peak PSS (MB) |")
-    print(f"| --- | --- | --- | --- | --- | --- |")
+    print("| server | pages | seconds | pages/s | peak RSS (MB) | peak PSS (MB) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     print(f"| ochre crawl (concurrency {opts.concurrency}, render {opts.render}) | {o['pages']} ({o['failed']} failed) | {o['seconds']:.1f} | {o_rate:.1f} | {o['rss_peak_mb']:.0f} | {o['pss_peak_mb']:.0f} |")
     print(f"| playwright-mcp navigate+snapshot loop | {p['pages']} | {p['seconds']:.1f} | {p_rate:.1f} | {p['rss_peak_mb']:.0f} | {p['pss_peak_mb']:.0f} |")
     print(f"\nochre / playwright pages per second: {o_rate / p_rate:.1f}x")

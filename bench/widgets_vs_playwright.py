@@ -37,7 +37,6 @@ import shutil
 import socket
 import sqlite3
 import subprocess
-import shlex
 import sys
 import tempfile
 import threading
