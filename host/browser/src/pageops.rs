@@ -91,9 +91,11 @@ const CLICK_TRACKER: &str = r#"(() => {
   // not count their changes as its own.
   const tick = new WeakMap();
   Object.defineProperty(seen, 'tick', { value: tick });
+  // A ticker is a short text: an element of a few children (read before
+  // its text, which is the whole subtree's).
   const changed = (r) => {
     const p = r.type === 'characterData' ? r.target.parentElement : r.target;
-    return p && p.nodeType === 1 && (p.textContent || '').length <= 200 ? p : null;
+    return p && p.nodeType === 1 && p.childElementCount <= 8 && (p.textContent || '').length <= 200 ? p : null;
   };
   const mo = new MutationObserver((recs) => {
     if (seen.busy) return;
@@ -106,7 +108,11 @@ const CLICK_TRACKER: &str = r#"(() => {
       else if (now - t.last >= 90) { t.n++; t.last = now; }
     }
   });
-  mo.observe(document, { subtree: true, childList: true, characterData: true });
+  // From the end of parsing on: the parser's insertions tick nothing, and on a
+  // big document observing them would cost the load tens of milliseconds.
+  const observe = () => mo.observe(document, { subtree: true, childList: true, characterData: true });
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observe, { once: true });
+  else observe();
   // What a setInterval callback changes is a ticker at once (a clock), even
   // while an action is watched.
   const every = window.setInterval;
@@ -132,6 +138,10 @@ const LONG_REQUEST: Duration = Duration::from_millis(1000);
 /// A websocket that brought a frame this shortly before an action is busy on its
 /// own: its frames are not the action's answer.
 const WS_BUSY: Duration = Duration::from_millis(500);
+/// How long the network must have been quiet since a navigation's load
+/// event before the tab's next call reads the page (see `owe_settle`): the
+/// requests the load handlers start are seen well within it.
+const LOAD_QUIET_MS: u64 = 20;
 /// How long an action's answer over a websocket may take to begin, and the pause
 /// in its frames that ends it.
 const WS_FIRST: Duration = Duration::from_millis(500);
@@ -654,7 +664,8 @@ impl BrowserManager {
 
     /// After a navigation's load event: the requests its load handlers start
     /// (fetches, scripts) reach us on their own event stream a moment later, so
-    /// the page counts as settled once the network has been quiet 50 ms. That
+    /// the page counts as settled once the network has been quiet
+    /// [`LOAD_QUIET_MS`]. That
     /// wait is owed, not made: `navigate` answers at the load event and the
     /// tab's next page call pays it, counted from the load (at most 3 s).
     pub(super) fn owe_settle(&self, n: TabId, loaded: Instant) {
@@ -667,7 +678,7 @@ impl BrowserManager {
     pub(super) async fn pay_settle(&self, n: TabId) {
         let owed = self.tab_watch(n).and_then(|w| lock(&w.settle_owed).take());
         if let Some(loaded) = owed {
-            let quiet = self.network_quiet_since(n, 50, 3_000, loaded).await;
+            let quiet = self.network_quiet_since(n, LOAD_QUIET_MS, 3_000, loaded).await;
             tracing::debug!(since_load = ?loaded.elapsed(), quiet, "settled after a navigation");
         }
     }
@@ -823,7 +834,9 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         let read = super::ops::page_op(op).is_some_and(|o| o.retried);
         let again = read.then(|| args.clone());
+        let started = Instant::now();
         let r = self.run_op_once(n, page, op, args, timeout_ms).await;
+        tracing::debug!(op, took = ?started.elapsed(), "page op");
         match (r, again) {
             (Err(e), Some(args)) if document_went_away(&e) => {
                 tracing::debug!(op, error = %e.message, "the document went away under a read; reading the new one");
@@ -1440,8 +1453,10 @@ impl BrowserManager {
                 .any(|e| matches!(e, G::Move { .. }));
             let bound = timeout_ms.max(1_000);
             bounded(bound, "input", async {
+                let started = Instant::now();
                 let mut session = if drag { DragSession::start(&page).await } else { None };
                 let r = self.send_gestures(&page, events, session.as_mut()).await;
+                tracing::debug!(events = events.len(), took = ?started.elapsed(), "input");
                 if let Some(s) = session {
                     s.stop(&page).await;
                 }

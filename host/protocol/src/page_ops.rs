@@ -1631,7 +1631,7 @@ pub struct Settle {
     /// Without a change, how long to wait for one (default 150 ms).
     #[serde(default)]
     pub idle_ms: Option<u64>,
-    /// After a change, how long without another counts as settled (default 50 ms).
+    /// After a change, how long without another counts as settled (default 20 ms).
     #[serde(default)]
     pub quiet_ms: Option<u64>,
     /// At most this long in the page (default 2 000 ms).

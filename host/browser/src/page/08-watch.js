@@ -43,6 +43,7 @@
           // A clock or countdown ticking on its own is not the action's doing.
           if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
           w.muts++;
+          w.mutAt = performance.now();
           if (w.added.length < 3) {
             // Words a person can see: not a <style>'s CSS or a <script>.
             const shown = (n) => {
@@ -231,10 +232,27 @@
   function animating() {
     if (!document.getAnimations) return false;
     return document.getAnimations().some((an) => {
-      if (an.playState !== 'running') return false;
+      if (an.playState !== 'running' || decorative(an)) return false;
       const t = an.effect && an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
       return !!t && Number.isFinite(t.endTime) && t.endTime <= 5000;
     });
+  }
+  // An animation of colours only (a highlight fading on the target of an
+  // in-page link, a hover tint): it shows, hides, moves or sizes nothing, so
+  // no content waits for its end.
+  const COLOUR = /^(color|background-color|border(-top|-right|-bottom|-left|-block|-inline)?(-start|-end)?-color|outline-color|text-decoration-color|caret-color|column-rule-color|accent-color|fill|stroke|stop-color|flood-color|lighting-color|box-shadow|text-shadow)$/;
+  const decorOnly = new WeakMap();
+  function decorative(an) {
+    if (decorOnly.has(an)) return decorOnly.get(an);
+    const props = [];
+    if (an.transitionProperty) props.push(an.transitionProperty);
+    else if (an.effect && an.effect.getKeyframes)
+      for (const k of an.effect.getKeyframes())
+        for (const p of Object.keys(k))
+          if (p !== 'offset' && p !== 'computedOffset' && p !== 'easing' && p !== 'composite') props.push(p);
+    const yes = props.length > 0 && props.every((p) => COLOUR.test(p.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())));
+    decorOnly.set(an, yes);
+    return yes;
   }
   function settle(a) {
     const w = L.watch;
@@ -246,7 +264,7 @@
     // for moved), over a longer quiet (a loaded page's animation frames come
     // far apart).
     const idle = a.idle_ms || 150,
-      quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 50,
+      quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 20,
       max = a.max_ms || 2000;
     const t0 = performance.now();
     return new Promise((resolve) => {
@@ -262,7 +280,7 @@
         const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
         if (w.muts !== lastMuts) {
           lastMuts = w.muts;
-          lastChange = now;
+          lastChange = w.mutAt || now;
         }
         if (w.srcPlace) {
           const p = placeOf(w.src);
@@ -280,7 +298,11 @@
           const d = delta(w);
           if (!a.keep) unwatch();
           resolve(d);
-        } else setTimeout(tick, 10);
+        } else {
+          // Look again when the quiet would be complete (every 10 ms at most).
+          const left = changed ? quiet - (now - lastChange) : idle - (now - t0);
+          setTimeout(tick, Math.max(1, Math.min(10, left)));
+        }
       };
       setTimeout(tick, 0);
     });
