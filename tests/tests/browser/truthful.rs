@@ -495,6 +495,29 @@ async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<
     Ok(())
 }
 
+/// An animation that shows, moves or sizes what a click brought is part of its
+/// effect: the answer waits for its end (the panel's text comes then). One of
+/// colours only (a highlight fading, as on the target of an in-page link) shows
+/// nothing new: the answer does not wait for it (it lasts 1.5 s, within the
+/// 2 s a settle may take, and still runs when the answer is read).
+#[tokio::test]
+async fn an_animation_that_shows_content_is_waited_for_one_of_colours_only_is_not() -> Result<()> {
+    let (_site, _data, client, snap) = open_page("animations", &[], "animations.html").await?;
+    let open = ref_of(&snap, "button", "Open panel");
+    let out = client.tool_text("interact", json!({"ref": open})).await?;
+    assert!(out.contains("Panel ready"), "the answer came before the panel's animation ended: {out}");
+    let mark = ref_of(&snap, "button", "Highlight");
+    let out = client.tool_text("interact", json!({"ref": mark})).await?;
+    assert!(out.contains("Highlighted"), "{out}");
+    let running = js(
+        &client,
+        "document.getAnimations().filter((a) => a.animationName === 'tint' && a.playState === 'running').length",
+    )
+    .await?;
+    assert_eq!(running, json!(1), "the answer waited for the colour animation to end: {out}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
     let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;
