@@ -231,14 +231,16 @@ impl TabWatch {
         (n.started.saturating_sub(since.1), pending)
     }
 
-    /// Whether no (short) request is in flight and none ended within `quiet`.
-    /// No short request in flight, and none started or ended for `quiet` (counted
-    /// from `floor` at the earliest).
-    fn quiet(&self, quiet: Duration, floor: Instant) -> bool {
+    /// How long until the network has been quiet for `quiet`: no short
+    /// request in flight, and none started or ended (counted from `floor` at
+    /// the earliest). Zero once it has; `quiet` while a request is in flight.
+    fn quiet_in(&self, quiet: Duration, floor: Instant) -> Duration {
         let n = lock(&self.net);
-        let busy = n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST);
+        if n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST) {
+            return quiet;
+        }
         let since = n.last_change.map_or(floor, |t| t.max(floor));
-        !busy && since.elapsed() >= quiet
+        quiet.saturating_sub(since.elapsed())
     }
 }
 
@@ -646,7 +648,8 @@ impl BrowserManager {
         let start = Instant::now();
         let quiet = Duration::from_millis(quiet_ms);
         loop {
-            if w.quiet(quiet, from) {
+            let left = w.quiet_in(quiet, from);
+            if left.is_zero() {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
@@ -658,7 +661,9 @@ impl BrowserManager {
                 tracing::debug!(?pending, "the network did not go quiet");
                 return false;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            // Wake when the quiet is due, and every 10 ms at most.
+            tokio::time::sleep(left.clamp(Duration::from_millis(1), Duration::from_millis(10)))
+                .await;
         }
     }
 
@@ -1204,7 +1209,8 @@ impl BrowserManager {
                 break pending;
             }
             waited = true;
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            // Looked at often: the answer follows the last response closely.
+            tokio::time::sleep(Duration::from_millis(2)).await;
         };
         // An answer over a websocket: its frames, until they pause.
         if pending.is_empty() && w.answer_by_socket(since.0, w.action_requests(since).0) {
