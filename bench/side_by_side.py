@@ -412,7 +412,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, help="write every run as JSON here")
     ap.add_argument("--markdown", type=Path, help="also write the header and table here")
     ap.add_argument("--fixtures", type=Path, default=h.BENCH_HOME / "fixtures")
-    ap.add_argument("--node-bin", default=str(h.DEFAULT_NODE_BIN), help="holds playwright-mcp, chrome-devtools-mcp")
+    ap.add_argument("--node-bin", default=str(h.DEFAULT_NODE_BIN), help="holds playwright-mcp, chrome-devtools-mcp (agent-browser's package beside it)")
     ap.add_argument("--chromium", default=h.DEFAULT_CHROMIUM)
     ap.add_argument("--ochre-cmd", default=h.DEFAULT_OCHRE_CMD)
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds allowed per MCP request")
