@@ -240,7 +240,11 @@
   // An animation of colours only (a highlight fading on the target of an
   // in-page link, a hover tint): it shows, hides, moves or sizes nothing, so
   // no content waits for its end.
-  const COLOUR = /^(color|background-color|border(-top|-right|-bottom|-left|-block|-inline)?(-start|-end)?-color|outline-color|text-decoration-color|caret-color|column-rule-color|accent-color|fill|stroke|stop-color|flood-color|lighting-color|box-shadow|text-shadow)$/;
+  const COLOUR = new RegExp(
+    '^(color|background-color|border(-top|-right|-bottom|-left|-block|-inline)?(-start|-end)?-color' +
+      '|outline-color|text-decoration-color|caret-color|column-rule-color|accent-color' +
+      '|fill|stroke|stop-color|flood-color|lighting-color|box-shadow|text-shadow)$',
+  );
   const decorOnly = new WeakMap();
   function decorative(an) {
     if (decorOnly.has(an)) return decorOnly.get(an);
