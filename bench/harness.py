@@ -676,11 +676,10 @@ class RawCdpAdapter(Adapter):
 
     name = "cdp"
     REF_RE = re.compile(r"\[ref=(\d+)\]")
-    ws_url = ""  # the browser's CDP endpoint
 
-    def __init__(self, cdp: Cdp, session: str) -> None:
+    def __init__(self, cdp: Cdp, session: str, ws_url: str) -> None:
         super().__init__(None)  # type: ignore[arg-type] - no MCP session
-        self.cdp, self.sid = cdp, session
+        self.cdp, self.sid, self.ws_url = cdp, session, ws_url  # ws_url: the browser's CDP endpoint
 
     async def navigate(self, url: str) -> str:
         await self.cdp.navigate(self.sid, url)
@@ -720,10 +719,8 @@ class RawCdpAdapter(Adapter):
                 target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
                 sid = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
                 await cdp.send("Page.enable", {}, sid)
-                adapter = cls(cdp, sid)
-                adapter.ws_url = ws_url
                 try:
-                    yield adapter, psutil.Process(chrome.pid)
+                    yield cls(cdp, sid, ws_url), psutil.Process(chrome.pid)
                 finally:
                     cdp.reader.cancel()
         finally:
