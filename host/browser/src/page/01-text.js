@@ -44,8 +44,10 @@
       let apart = false;
       if (n !== node && rendered) {
         const cs = getComputedStyle(n);
-        if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
-        apart = !cs.display.startsWith('inline') && cs.display !== 'contents';
+        const disp = cs.display,
+          vis = cs.visibility;
+        if (disp === 'none' || vis === 'hidden' || vis === 'collapse') return;
+        apart = !disp.startsWith('inline') && disp !== 'contents';
       } else if (n !== node) {
         apart = BLOCK.has(t);
       }
@@ -56,7 +58,7 @@
       // page costs a third of its snapshot time).
       const gen = n === node && rendered && t !== 'a';
       if (gen) s += generated(n, '::before');
-      for (const c of n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes) walk(c);
+      for (let c = (n.shadowRoot || n).firstChild; c; c = c.nextSibling) walk(c);
       if (gen) s += generated(n, '::after');
       if (apart) s += ' ';
     };
@@ -423,18 +425,15 @@
   }
   // A box that clips its content to nothing: overflow other than visible and no
   // height (or width) to show it in.
-  function collapsed(el, cs) {
+  // (`disp`: its display, when the caller has read it already. The shorthand
+  // next: one style read for most boxes, which clip nothing.)
+  function collapsed(el, cs, disp) {
+    if (disp === 'inline' || disp === 'contents' || cs.overflow === 'visible') return false;
+    const d = disp == null ? cs.display : disp;
+    if (d === 'inline' || d === 'contents') return false;
     return (
-      (cs.overflowY !== 'visible' &&
-        el.clientHeight === 0 &&
-        el.scrollHeight > 0 &&
-        cs.display !== 'inline' &&
-        cs.display !== 'contents') ||
-      (cs.overflowX !== 'visible' &&
-        el.clientWidth === 0 &&
-        el.scrollWidth > 0 &&
-        cs.display !== 'inline' &&
-        cs.display !== 'contents')
+      (cs.overflowY !== 'visible' && el.clientHeight === 0 && el.scrollHeight > 0) ||
+      (cs.overflowX !== 'visible' && el.clientWidth === 0 && el.scrollWidth > 0)
     );
   }
 
@@ -675,6 +674,15 @@
       return a.length ? a : node.childNodes;
     }
     return node.childNodes;
+  }
+  // kids(node), each given to `f`: a sibling walk where it can be (a big page
+  // has tens of thousands of children to go through).
+  function eachKid(node, f) {
+    if (node.localName === 'slot') {
+      for (const c of kids(node)) f(c);
+      return;
+    }
+    for (let c = (node.shadowRoot || node).firstChild; c; c = c.nextSibling) f(c);
   }
   function frameDoc(el) {
     try {

@@ -19,10 +19,14 @@
     };
     // The text-transform in force (innerText applies it: a person sees
     // "SUBMIT" where the markup says "Submit").
+    // (Read only where words are read: `transform` is null until then, and
+    // `tcs` the style it comes from; a style property read costs.)
     let transform = 'none';
+    let tcs = null;
+    const transformNow = () => (transform === null ? (transform = tcs.textTransform) : transform);
     const visit = (node, d) => {
       if (node.nodeType === 3) {
-        if (!mute) buf += transform === 'none' ? node.data : transformed(node.data, transform);
+        if (!mute) buf += transformNow() === 'none' ? node.data : transformed(node.data, transform);
         return;
       }
       if (node.nodeType !== 1) return;
@@ -40,13 +44,15 @@
       // not seen, but its controls stay (a date field's sections show once
       // focused, row actions under the pointer: a person clicks there all the
       // same).
-      if (cs && el !== top && collapsed(el, cs)) {
+      // (Its display read once: most boxes of a big page are inline.)
+      const disp = cs ? cs.display : null;
+      if (cs && el !== top && collapsed(el, cs, disp)) {
         if (!el.querySelector(TEXT_FIELDS)) return;
         flush(d);
         clipped++;
         mute++;
         try {
-          for (const c of kids(el)) visit(c, d);
+          eachKid(el, (c) => visit(c, d));
         } finally {
           clipped--;
           mute--;
@@ -55,20 +61,25 @@
       }
       if (clipped && !(el.matches(TEXT_FIELDS) || el.querySelector(TEXT_FIELDS))) return;
       const clear = !!cs && el !== top && cs.opacity === '0';
-      const outer = transform;
-      if (cs) transform = cs.textTransform;
+      const outer = transform,
+        outerCs = tcs;
+      if (cs) {
+        transform = null;
+        tcs = cs;
+      }
       if (clear) {
         flush(d);
         mute++;
       }
       try {
-        visitShown(el, t, cs, d);
+        visitShown(el, t, cs, d, disp);
       } finally {
         transform = outer;
+        tcs = outerCs;
         if (clear) mute--;
       }
     };
-    const visitShown = (el, t, cs, d) => {
+    const visitShown = (el, t, cs, d, disp) => {
       const role = roleOf(el);
       if (isInteractive(el, role, inControl) && !wrapper(el, role)) {
         flush(d);
@@ -87,7 +98,7 @@
         // A name from the words is as they show (text-transform applied, as in
         // Chromium's accessible name).
         let nm = long ? '' : nameOf(el, r, words);
-        if (words != null && transform !== 'none') nm = transformed(nm, transform);
+        if (words != null && transformNow() !== 'none') nm = transformed(nm, transform);
         if (d <= maxDepth)
           out.push(
             ind(d) +
@@ -121,7 +132,7 @@
           const quietKids = (words != null && !long) || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
           if (quietKids) mute++;
           inControl++;
-          for (const c of kids(el)) visit(c, d + 1);
+          eachKid(el, (c) => visit(c, d + 1));
           flush(d + 1);
           inControl--;
           if (quietKids) mute--;
@@ -142,7 +153,7 @@
               (key ? ' \u0001' + key + '\u0001' : doc ? '' : ' (cross-origin, not expanded)'),
           );
         if (doc && doc.body) {
-          for (const c of kids(doc.body)) visit(c, d + 1);
+          eachKid(doc.body, (c) => visit(c, d + 1));
           flush(d + 1);
         }
         return;
@@ -157,7 +168,7 @@
         const lvl = Number(el.getAttribute('aria-level') || t.slice(1)) || 2;
         if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + 'h' + lvl + ' ' + JSON.stringify(nameOf(el, role)));
         mute++;
-        for (const c of kids(el)) visit(c, d + 1);
+        eachKid(el, (c) => visit(c, d + 1));
         mute--;
         return;
       }
@@ -171,7 +182,7 @@
         flush(d);
         const nm = nameOf(el, role);
         if (!onlyInteractive && d <= maxDepth) out.push(ind(d) + role + (nm ? ' ' + JSON.stringify(nm) : ''));
-        for (const c of kids(el)) visit(c, d + 1);
+        eachKid(el, (c) => visit(c, d + 1));
         flush(d + 1);
         return;
       }
@@ -184,10 +195,10 @@
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no
       // space appears where the page has none.
-      const block = cs ? !INLINE_DISPLAY.test(cs.display) : BLOCK.has(t);
+      const block = cs ? !INLINE_DISPLAY.test(disp) : BLOCK.has(t);
       if (block) flush(d);
       if (quiet) mute++;
-      for (const c of kids(el)) visit(c, d);
+      eachKid(el, (c) => visit(c, d));
       if (quiet) mute--;
       if (block) flush(d);
       else if (t === 'br' && !mute) buf += '\n';
@@ -198,7 +209,7 @@
       const at = out.length;
       const outer = buf;
       buf = '';
-      for (const c of kids(cell)) visit(c, 0);
+      eachKid(cell, (c) => visit(c, 0));
       flush(0);
       buf = outer;
       // A landmark's bare line (a form around a delete button) says nothing here.
@@ -227,7 +238,7 @@
     const rendered = !!root.ownerDocument.defaultView;
     top = root;
     if (root === document.body || root === document.documentElement) {
-      for (const c of kids(root)) visit(c, 0);
+      eachKid(root, (c) => visit(c, 0));
     } else {
       visit(root, 0);
     }
