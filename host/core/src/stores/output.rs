@@ -109,7 +109,14 @@ pub struct HandleStore {
     ttl_ms: u64,
     /// The parsed items of the last handle paged by items.
     items: Mutex<Option<(String, Arc<Vec<Value>>)>>,
+    /// The handles this process's sweeps deleted, with when they expired (the
+    /// newest [`SWEPT_KEPT`]): a late fetch of one is told it expired, not
+    /// that it never was.
+    swept: Mutex<std::collections::VecDeque<(String, String)>>,
 }
+
+/// How many swept handles [`HandleStore`] remembers.
+const SWEPT_KEPT: usize = 4096;
 
 impl std::fmt::Debug for HandleStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -188,7 +195,13 @@ fn preview(bytes: &[u8], binary: bool) -> String {
 impl HandleStore {
     /// Handles under `data_dir` living `ttl_ms`.
     pub fn new(data_dir: &Path, clock: Clock, ttl_ms: u64) -> Self {
-        Self { dir: data_dir.join("output"), clock, ttl_ms, items: Mutex::new(None) }
+        Self {
+            dir: data_dir.join("output"),
+            clock,
+            ttl_ms,
+            items: Mutex::new(None),
+            swept: Mutex::default(),
+        }
     }
 
     /// Store `payload` from `tool`; its metadata and the descriptor to return.
@@ -268,6 +281,9 @@ impl HandleStore {
             }
             let file = day.join(format!("{handle}.{}", meta.ext));
             return Ok((file, meta));
+        }
+        if let Some((_, at)) = lock(&self.swept).iter().find(|(h, _)| h == handle) {
+            return Err(not_found(handle, &format!("expired at {at}")));
         }
         Err(not_found(handle, "does not exist"))
     }
@@ -427,6 +443,11 @@ impl HandleStore {
                     }
                     let _ = std::fs::remove_file(&side);
                     removed += 1;
+                    let mut swept = lock(&self.swept);
+                    if swept.len() >= SWEPT_KEPT {
+                        swept.pop_front();
+                    }
+                    swept.push_back((handle.to_owned(), meta.expires_at.clone()));
                 }
             }
             // Only succeeds when empty.
@@ -544,6 +565,12 @@ mod tests {
         }
         assert_eq!(s.sweep(), 1);
         assert!(std::fs::read_dir(d.join("output")).expect("dir").next().is_none());
+        // Swept, it is still told as expired (not as never given out).
+        let err = s.fetch(&meta.output_handle, 0, None, "auto").expect_err("swept");
+        assert_eq!(err.code, ochre_protocol::Code::OutputHandleNotFound);
+        assert!(err.message.contains("expired"), "{}", err.message);
+        let err = s.fetch("oh_AAAAAAAAAAAA", 0, None, "auto").expect_err("unknown");
+        assert!(err.message.contains("does not exist"), "{}", err.message);
         std::fs::remove_dir_all(&d).expect("cleanup");
     }
 }
