@@ -16,6 +16,7 @@ import platform
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -633,6 +634,44 @@ def stop_chromium(chrome: subprocess.Popen, profile: Path) -> None:
     chrome.kill()
     shutil.rmtree(profile, ignore_errors=True)
 
+
+async def navigation_floor_rows(
+    raw_navigate: Callable[[str], Any], ochre: Any, pages: list[tuple[str, str]], reps: int
+) -> list[dict[str, Any]]:
+    """ochre's navigate against raw CDP's on one browser (ochre attached to it): on every page
+    (name, url), `reps` times after a warm-up, alternating, a raw navigation (`raw_navigate(url)`:
+    its milliseconds), then ochre's, then a read_page (which pays the settle a navigation owes),
+    then an MCP call that does nothing in the browser (what any call costs this client). Rows of
+    medians; over_ms is ochre's median less raw CDP's."""
+    rows: list[dict[str, Any]] = []
+    for name, url in pages:
+        raws, ours, noops = [], [], []
+        for r in range(reps + 1):
+            page = f"{url}{'&' if '?' in url else '?'}r={r}"
+            t_raw = await raw_navigate(page)
+            start = time.perf_counter()
+            await ochre.navigate(page + "&o=1")
+            t_ours = (time.perf_counter() - start) * 1000
+            await ochre.snapshot()
+            start = time.perf_counter()
+            await ochre.call("oc_profile_status", {})
+            t_noop = (time.perf_counter() - start) * 1000
+            if r:  # the first of each is a warm-up (caches)
+                raws.append(t_raw)
+                ours.append(t_ours)
+                noops.append(t_noop)
+        med = statistics.median
+        rows.append(
+            {
+                "page": name,
+                "raw_cdp_ms": med(raws),
+                "ochre_ms": med(ours),
+                "over_ms": med(ours) - med(raws),
+                "mcp_call_ms": med(noops),
+                "reps": len(raws),
+            }
+        )
+    return rows
 
 # One pass over the DOM, the least a snapshot does: a line per text and per element an agent
 # acts on (role, a name, a ref), no style or layout read. The refs stay on the page for click/fill.

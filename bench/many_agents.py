@@ -42,6 +42,7 @@ from harness import (
     CHROMIUM_ARGS,
     DEFAULT_CHROMIUM,
     Cdp,
+    navigation_floor_rows,
     start_chromium,
     stop_chromium,
     DEFAULT_NODE_BIN,
@@ -476,27 +477,9 @@ async def navigation_floor(opts: argparse.Namespace, site: str) -> list[dict[str
             await session.initialize()
             ochre = OchreAdapter(session)
             await ochre.navigate("about:blank")
-            for name, rel in pages.items():
-                raw, ours, noop = [], [], []
-                for r in range(opts.floor_reps + 1):
-                    page = f"{site}{rel}{'&' if '?' in rel else '?'}r={r}"
-                    t_raw = await cdp.navigate(sid, page)
-                    t0 = time.perf_counter()
-                    await ochre.navigate(page + "&o=1")
-                    t_ours = (time.perf_counter() - t0) * 1000
-                    await ochre.snapshot()  # an agent reads after navigating: the owed settle is paid here
-                    # The MCP round trip of a call that does nothing in the browser:
-                    # what any tool call costs this client over HTTP.
-                    t0 = time.perf_counter()
-                    await ochre.call("oc_profile_status", {})
-                    t_noop = (time.perf_counter() - t0) * 1000
-                    if r:  # the first of each is a warm-up (caches)
-                        raw.append(t_raw)
-                        ours.append(t_ours)
-                        noop.append(t_noop)
-                med = statistics.median
-                rows.append({"page": name, "raw_cdp_ms": med(raw), "ochre_ms": med(ours), "mcp_call_ms": med(noop),
-                             "over_ms": med(ours) - med(raw), "reps": len(raw)})
+            rows = await navigation_floor_rows(
+                lambda page: cdp.navigate(sid, page), ochre, [(n, f"{site}{rel}") for n, rel in pages.items()], opts.floor_reps
+            )
             cdp.reader.cancel()
     finally:
         stop_server(proc)

@@ -213,29 +213,12 @@ async def navigation_floor(opts: argparse.Namespace, base_url: str) -> list[dict
                     await session.initialize()
                     ochre = h.OchreAdapter(session)
                     await ochre.open()
-                    for page in PAGES:
-                        raws, ours, noops = [], [], []
-                        for r in range(opts.floor_reps + 1):
-                            url = f"{base_url}{page.path}?r={r}"
-                            t_raw, _ = await timed(raw.navigate(url))
-                            t_ours, _ = await timed(ochre.navigate(url + "&o=1"))
-                            await ochre.snapshot()
-                            t_noop, _ = await timed(ochre.call("oc_profile_status", {}))
-                            if r:
-                                raws.append(t_raw)
-                                ours.append(t_ours)
-                                noops.append(t_noop)
-                        med = statistics.median
-                        rows.append(
-                            {
-                                "page": page.key,
-                                "raw_cdp_ms": med(raws),
-                                "ochre_ms": med(ours),
-                                "over_ms": med(ours) - med(raws),
-                                "mcp_call_ms": med(noops),
-                                "reps": len(raws),
-                            }
-                        )
+
+                    async def raw_navigate(url: str) -> float:
+                        return (await timed(raw.navigate(url)))[0]
+
+                    pages = [(page.key, f"{base_url}{page.path}") for page in PAGES]
+                    rows = await h.navigation_floor_rows(raw_navigate, ochre, pages, opts.floor_reps)
     return rows
 
 
@@ -419,7 +402,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--floor-reps",
         type=int,
-        default=6,
+        default=15,
         help="navigations per page of the one-browser navigation floor, after a warm-up (0: none; default %(default)s)",
     )
     opts = ap.parse_args(argv)
