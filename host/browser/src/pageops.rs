@@ -126,7 +126,62 @@ const CLICK_TRACKER: &str = r#"(() => {
     return Reflect.apply(every, this, args);
   } }.setInterval;
   natives.set(interval, every);
-  Object.defineProperty(window, 'setInterval', Object.assign(Object.getOwnPropertyDescriptor(window, 'setInterval') || { writable: true, configurable: true, enumerable: true }, { value: interval }));
+  Object.defineProperty(interval, 'length', { value: every.length });
+  const put = (name, value) => Object.defineProperty(window, name, Object.assign(Object.getOwnPropertyDescriptor(window, name) || { writable: true, configurable: true, enumerable: true }, { value }));
+  put('setInterval', interval);
+  // Work an action set going: a timer of up to 50 ms or an animation frame
+  // asked while one of its events was dispatched (`busy`: an action is
+  // watched), or by such work in turn, three links deep at most (a loop is
+  // not waited for). `pending.n` counts those not run yet (of the action
+  // `pending.gen`): the action's answer waits for them (see settle in the page
+  // library).
+  const pending = { n: 0, gen: 0 };
+  Object.defineProperty(seen, 'pending', { value: pending });
+  // How far down such a chain the running code is (0: not in one).
+  let depth = 0;
+  // The link work asked now would be (0: not the action's).
+  const ours = () => (!seen.busy ? 0 : depth > 0 ? depth + 1 : window.event && window.event.isTrusted ? 1 : 0);
+  const timers = new Map(), frames = new Map();
+  const done = (m, id) => {
+    const g = m.get(id);
+    if (g === undefined) return;
+    m.delete(id);
+    if (g === pending.gen) pending.n--;
+  };
+  const tracking = (m, start, f, link) => {
+    const gen = pending.gen;
+    let id;
+    const run = function () {
+      done(m, id);
+      const outer = depth;
+      depth = link;
+      try { return Reflect.apply(f, this, arguments); } finally { depth = outer; }
+    };
+    id = start(run);
+    m.set(id, gen);
+    pending.n++;
+    return id;
+  };
+  const later = window.setTimeout, unlater = window.clearTimeout;
+  const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
+  const timeout = { setTimeout(...args) {
+    const f = args[0], link = ours();
+    if (typeof f !== 'function' || (Number(args[1]) || 0) > 50 || !link || link > 3) return Reflect.apply(later, this, args);
+    return tracking(timers, (run) => Reflect.apply(later, this, [run, ...args.slice(1)]), f, link);
+  } }.setTimeout;
+  const cleared = { clearTimeout(id) { done(timers, id); return Reflect.apply(unlater, this, arguments); } }.clearTimeout;
+  const animation = { requestAnimationFrame(f) {
+    const link = ours();
+    if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(frame, this, arguments);
+    return tracking(frames, (run) => Reflect.apply(frame, this, [run]), f, link);
+  } }.requestAnimationFrame;
+  const cancelled = { cancelAnimationFrame(id) { done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
+  for (const [w, o, name] of [[timeout, later, 'setTimeout'], [cleared, unlater, 'clearTimeout'], [animation, frame, 'requestAnimationFrame'], [cancelled, unframe, 'cancelAnimationFrame']]) {
+    if (typeof o !== 'function') continue;
+    natives.set(w, o);
+    Object.defineProperty(w, 'length', { value: o.length });
+    put(name, w);
+  }
 })()"#;
 
 /// Console messages kept per tab.

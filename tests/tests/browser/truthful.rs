@@ -515,6 +515,33 @@ async fn a_click_does_not_wait_for_an_animation_of_colours_only() -> Result<()> 
     Ok(())
 }
 
+/// A click's answer waits for the work the click set going (a 40 ms timer,
+/// then an animation frame it asked for): past the old 20 ms quiet, the answer
+/// tells the text they wrote, and the page shows it.
+#[tokio::test]
+async fn a_click_waits_for_the_timers_and_frames_it_set_going() -> Result<()> {
+    let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;
+    let out = client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Load")})).await?;
+    assert!(out.contains("Loaded all 3 parts"), "{out}");
+    let shown = js(&client, "document.getElementById('status').textContent").await?;
+    assert_eq!(shown, json!("Loaded all 3 parts"));
+    Ok(())
+}
+
+/// ... but not for a loop it started: an animation-frame loop drawing on a
+/// canvas forever is followed three frames deep, then no more; the answer comes
+/// long before the settle's 2 s bound (120 frames).
+#[tokio::test]
+async fn a_click_does_not_wait_for_a_loop_it_started() -> Result<()> {
+    let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;
+    let out = client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Spin")})).await?;
+    assert!(out.contains("Spinning"), "{out}");
+    let drawn = js(&client, "window.frames_drawn").await?;
+    let drawn = drawn.as_u64().expect("a count");
+    assert!((1..60).contains(&drawn), "frames drawn before the answer was read: {drawn}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
     let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;
@@ -531,8 +558,13 @@ async fn the_page_does_not_see_ochre() -> Result<()> {
     assert!(seen.contains("ael_native=true"), "{seen}");
     assert!(seen.contains("tostring_native=true"), "{seen}");
     // setInterval (wrapped to tell a clock's ticks from an action's effect)
-    // reads as native: source, name, length, and an enumerable own property.
-    assert!(seen.contains("interval=true/setInterval/0/true"), "{seen}");
+    // and the timers and animation frames (wrapped to count the work an
+    // action sets going) read as native: source, name, length (Chromium's
+    // own), and an enumerable own property.
+    assert!(seen.contains("interval=true/setInterval/1/true"), "{seen}");
+    let timers = "timers=true/setTimeout/1/true,true/clearTimeout/0/true,\
+                  true/requestAnimationFrame/1/true,true/cancelAnimationFrame/1/true";
+    assert!(seen.contains(timers), "{seen}");
     assert!(seen.contains("ael_length=2"), "{seen}");
     Ok(())
 }

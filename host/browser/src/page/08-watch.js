@@ -119,7 +119,14 @@
       }
     }
     L.watch = w;
-    if (CLICKED) CLICKED.busy = true;
+    if (CLICKED) {
+      CLICKED.busy = true;
+      // The work this action sets going is counted afresh (see settle).
+      if (CLICKED.pending) {
+        CLICKED.pending.n = 0;
+        CLICKED.pending.gen++;
+      }
+    }
     return w;
   }
   // The events a click or a key press dispatches.
@@ -258,6 +265,11 @@
     decorOnly.set(an, yes);
     return yes;
   }
+  // How long an action's change must stand once nothing it set going is left
+  // to run. (After an input event Chromium runs the page's tasks once the next
+  // frame is drawn: the first look comes a frame after the click anyway, and
+  // any other work the page queued runs before it.)
+  const QUIET_MIN = 5;
   function settle(a) {
     const w = L.watch;
     if (a.token && a.token !== L.token)
@@ -270,6 +282,12 @@
     const idle = a.idle_ms || 150,
       quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 20,
       max = a.max_ms || 2000;
+    // Where the host's tracker counts the work the action set going (its short
+    // timers and animation frames, and theirs), the change is settled once
+    // that work has run and QUIET_MIN has passed without another change;
+    // elsewhere (or with a quiet asked for), after the whole quiet.
+    const pend = !w.srcPlace && a.quiet_ms == null && CLICKED && CLICKED.pending;
+    const need = pend ? Math.min(quiet, QUIET_MIN) : quiet;
     const t0 = performance.now();
     return new Promise((resolve) => {
       let lastMuts = -1,
@@ -296,15 +314,18 @@
         }
         // A change still animating (a modal fading in, a menu sliding open) is
         // not finished: its content may appear only when the transition ends.
+        const working = !!pend && pend.n > 0;
         const done =
-          (changed && now - lastChange >= quiet && !animating()) || (!changed && now - t0 >= idle) || now - t0 >= max;
+          (changed && now - lastChange >= need && !working && !animating()) ||
+          (!changed && now - t0 >= idle) ||
+          now - t0 >= max;
         if (done) {
           const d = delta(w);
           if (!a.keep) unwatch();
           resolve(d);
         } else {
           // Look again when the quiet would be complete (every 10 ms at most).
-          const left = changed ? quiet - (now - lastChange) : idle - (now - t0);
+          const left = changed ? (working ? 10 : need - (now - lastChange)) : idle - (now - t0);
           setTimeout(tick, Math.max(1, Math.min(10, left)));
         }
       };
