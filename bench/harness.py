@@ -642,7 +642,8 @@ async def navigation_floor_rows(
     (name, url), `reps` times after a warm-up, alternating, a raw navigation (`raw_navigate(url)`:
     its milliseconds), then ochre's, then a read_page (which pays the settle a navigation owes),
     then an MCP call that does nothing in the browser (what any call costs this client). Rows of
-    medians; over_ms is ochre's median less raw CDP's."""
+    medians; over_ms is ochre's median less raw CDP's, paired_ms the median of each navigation's difference
+    from the raw one just before it (steadier where loads drift), spread_ms that difference's range."""
     rows: list[dict[str, Any]] = []
     for name, url in pages:
         raws, ours, noops = [], [], []
@@ -667,6 +668,8 @@ async def navigation_floor_rows(
                 "raw_cdp_ms": med(raws),
                 "ochre_ms": med(ours),
                 "over_ms": med(ours) - med(raws),
+                "paired_ms": med([o - r for o, r in zip(ours, raws)]),
+                "spread_ms": (min(o - r for o, r in zip(ours, raws)), max(o - r for o, r in zip(ours, raws))),
                 "mcp_call_ms": med(noops),
                 "reps": len(raws),
             }

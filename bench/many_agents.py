@@ -539,10 +539,11 @@ def markdown(levels: list[dict[str, Any]], floor: list[dict[str, Any]], meta: di
     if floor:
         out += ["", "Navigation floor (one browser: raw CDP `Page.navigate` → `loadEventFired` in a tab of its own, "
                 "then ochre's `navigate` attached to the same browser, alternating, each followed by a `read_page`; medians):", "",
-                "| page | raw CDP ms | ochre navigate ms | over the floor ms | a no-op MCP call ms | over the floor, less the MCP call ms |",
-                "|---|---|---|---|---|---|"]
+                "| page | raw CDP ms | ochre navigate ms | over the floor ms | paired differences: median (range) ms | a no-op MCP call ms | over the floor, less the MCP call ms |",
+                "|---|---|---|---|---|---|---|"]
         for f in floor:
             out.append(f"| {f['page']} | {f['raw_cdp_ms']:.1f} | {f['ochre_ms']:.1f} | {f['over_ms']:+.1f} "
+                       f"| {f['paired_ms']:+.1f} ({f['spread_ms'][0]:+.0f} to {f['spread_ms'][1]:+.0f}) "
                        f"| {f['mcp_call_ms']:.1f} | {f['over_ms'] - f['mcp_call_ms']:+.1f} |")
         out += ["", "A no-op MCP call: `oc_profile_status` (no browser work) over the same session and client, "
                 "timed as `navigate` is; what any tool call costs here before it does anything."]

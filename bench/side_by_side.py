@@ -224,12 +224,13 @@ async def navigation_floor(opts: argparse.Namespace, base_url: str) -> list[dict
 
 def floor_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| page | raw CDP navigate | ochre navigate | ochre − raw | an MCP call doing nothing |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| page | raw CDP navigate | ochre navigate | ochre − raw | paired differences: median (range) | an MCP call doing nothing |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r['page']} | {fmt(r['raw_cdp_ms'])} | {fmt(r['ochre_ms'])} | {r['over_ms']:+.1f} ms | {fmt(r['mcp_call_ms'])} |"
+            f"| {r['page']} | {fmt(r['raw_cdp_ms'])} | {fmt(r['ochre_ms'])} | {r['over_ms']:+.1f} ms "
+            f"| {r['paired_ms']:+.1f} ({r['spread_ms'][0]:+.0f} to {r['spread_ms'][1]:+.0f}) ms | {fmt(r['mcp_call_ms'])} |"
         )
     return "\n".join(lines)
 
