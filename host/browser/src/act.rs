@@ -607,7 +607,7 @@ impl BrowserManager {
     /// Stop watching (the action failed: no `settle` follows). Best effort: the
     /// failure being reported matters more.
     async fn unwatch(&self, tab: Option<&str>) {
-        let _ = self.step(tab, ops::Unwatch {}, STEP_MS).await;
+        let _ = self.step(tab, ops::Unwatch::default(), STEP_MS).await;
     }
 
     /// After an action that navigated: wait for the new page (its URL goes in

@@ -1288,7 +1288,12 @@ impl BrowserManager {
             args.keep = Some(false);
             self.run_op(n, page, Settle::NAME, settle(&args)?, timeout_ms).await
         } else {
-            self.run_op(n, page, "unwatch", json!({}), timeout_ms).await.map(|_| d.clone())
+            // The answer is known: the watch ends without holding it (a round
+            // trip). Only that watch ends, should the next action's begin first.
+            if let Some(watch) = d.as_object_mut().and_then(|m| m.remove("watch")) {
+                self.unwatch_later(n, page, json!({"watch": watch, "token": args.token}));
+            }
+            Ok(d.clone())
         };
         match last {
             Err(e) if document_went_away(&e) => return Ok(navigated()),
@@ -1305,6 +1310,17 @@ impl BrowserManager {
             d["pending"] = json!(pending);
         }
         Ok(d)
+    }
+
+    /// `unwatch` with `args` (a watch's number and its document's token) in
+    /// the background (best effort: a page that went away has no watch left).
+    fn unwatch_later(&self, n: TabId, page: &Page, args: Value) {
+        let (me, page) = (self.clone(), page.clone());
+        tokio::spawn(super::OWNER.scope(super::owner(), async move {
+            if let Err(e) = me.run_op(n, &page, "unwatch", args, 5_000).await {
+                tracing::debug!(error = %e.message, "unwatch after settle");
+            }
+        }));
     }
 
     async fn wait(

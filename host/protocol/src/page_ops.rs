@@ -396,7 +396,7 @@ typed_ops! {
         "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
         "what the action changed once the DOM and the requests it started settle",
     );
-    Unwatch => "unwatch" -> Done = Spec::op("", "stop watching");
+    Unwatch => "unwatch" -> Done = Spec::op("watch, token", "stop watching (with `watch`, that watch only; `token`: in its document)");
     Wait => "wait" -> Json = Spec::op(
         "type: selector|selector_hidden|function|navigation|url_match|timeout, value, visible, token",
         "wait for a condition on the page",
@@ -725,8 +725,6 @@ no_args! {
     /// Evidence that the page is a login or CAPTCHA wall, read as the page is
     /// (without the wait for the network to go quiet a navigation leaves owed).
     Wall;
-    /// Stop watching (no `settle` follows).
-    Unwatch;
     /// Wait for the load event.
     WaitLoad;
     /// The open JavaScript dialog, if any.
@@ -1618,6 +1616,9 @@ pub struct Watch {
 pub struct Watching {
     /// The document's token: `settle` with it tells a navigation apart.
     pub token: String,
+    /// The watch's number (`unwatch` ends that watch only).
+    #[serde(default)]
+    pub watch: Option<u64>,
 }
 
 /// What the action since `watch` changed, once the DOM and the requests it
@@ -1640,9 +1641,23 @@ pub struct Settle {
     /// At most this long for the requests the action started.
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// Keep watching afterwards.
+    /// Keep watching afterwards (the answer's `watch` numbers the watch, for
+    /// `unwatch`).
     #[serde(default)]
     pub keep: Option<bool>,
+}
+
+/// Stop watching (no `settle` follows, or a kept one needs no second look).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unwatch {
+    /// Only the watch of this number (a kept `settle` gives it): a newer
+    /// action's watch is left running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<u64>,
+    /// The token of the watch's document (a cross-site frame's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 impl Settle {

@@ -21,7 +21,7 @@ pub(crate) fn watch(tab: Option<&str>, target: Option<&str>) -> Result<String, T
 /// Stop watching (the action failed: no `settle` follows). Best effort: the
 /// failure being reported matters more.
 pub(crate) fn unwatch(tab: Option<&str>) {
-    let _ = run(tab, &ops::Unwatch {});
+    let _ = run(tab, &ops::Unwatch::default());
 }
 
 /// `read_page` arguments.

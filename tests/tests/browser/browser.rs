@@ -369,6 +369,56 @@ async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<
     Ok(())
 }
 
+/// `unwatch` with a watch's number ends that watch only: the host ends a kept
+/// watch without waiting, and a newer action's watch started before that
+/// arrives must keep watching.
+#[tokio::test]
+async fn unwatch_by_number_ends_that_watch_only() -> Result<()> {
+    use ochre_host::browser::Input;
+    let data = TempDir::new("unwatch-number");
+    let b = manager(&data);
+    let page = r#"data:text/html,<title>0</title>
+        <button id=b onclick="document.title=String(Number(document.title)+1)">Count</button>"#;
+    b.navigate(None, page, 20_000).await?;
+    let found = b.page_op(None, "find", json!({"query": "Count"}), 10_000).await?;
+    let line = found["matches"][0].as_str().unwrap_or_default().to_owned();
+    let r = line.split(' ').find(|w| w.starts_with("ax_")).expect("a ref").to_owned();
+    let at = b
+        .evaluate(
+            None,
+            "(() => { const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+            10_000,
+        )
+        .await?;
+    let (x, y) = (at[0].as_f64().expect("x"), at[1].as_f64().expect("y"));
+    let click =
+        [Input::MouseMove((x, y, 0)), Input::MouseDown((x, y, 1)), Input::MouseUp((x, y, 1))];
+    // Watch, maybe unwatch by `number` (of this watch or another), click, settle.
+    let round = async |unwatch: &dyn Fn(u64) -> Option<u64>| -> Result<serde_json::Value> {
+        let w = b.page_op(None, "watch", json!({"ref": r}), 10_000).await?;
+        let id = w["watch"].as_u64().expect("a watch number");
+        if let Some(n) = unwatch(id) {
+            b.page_op(None, "unwatch", json!({"watch": n}), 10_000).await?;
+        }
+        b.input(None, &click).await?;
+        Ok(b.page_op(None, "settle", json!({"token": w["token"]}), 10_000).await?)
+    };
+    let first = b.page_op(None, "watch", json!({"ref": r}), 10_000).await?["watch"].as_u64();
+    let first = first.expect("a watch number");
+    // Another watch's number (an older one, as a late unwatch carries): this
+    // watch goes on and sees the click.
+    let d = Box::pin(round(&|_| Some(first))).await?;
+    assert_eq!((&d["delivered"], &d["changed"]), (&json!(true), &json!(true)), "{d}");
+    assert!(d.get("watch").is_none(), "the host ends a kept watch itself: {d}");
+    // Its own number: it ends, and the settle has no watch to judge by.
+    let d = Box::pin(round(&|id| Some(id))).await?;
+    assert_eq!((&d["delivered"], &d["mutations"]), (&json!(false), &json!(0)), "{d}");
+    // The clicks did reach the page (the watch only looks).
+    assert_eq!(b.evaluate(None, "document.title", 10_000).await?, json!("2"));
+    b.shutdown().await;
+    Ok(())
+}
+
 /// A click whose target the page removes between the press and the release is
 /// told apart by what removed it: a handler of the press (a date picker that
 /// redraws on mousedown) means the press was taken; anything else (a timer, a

@@ -24,6 +24,8 @@
     refs: new Map(),
     ids: new WeakMap(),
     watch: null,
+    // The number of the last watch (see unwatch).
+    watchSeq: 0,
   };
   // The document tokens of the refs the running operation's caller holds.
   let expect = null;

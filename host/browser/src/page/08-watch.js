@@ -12,7 +12,9 @@
   }
   function watch(e) {
     if (L.watch) unwatch();
+    L.watchSeq++;
     const w = {
+      id: L.watchSeq,
       target: e,
       muts: 0,
       dispatchMuts: 0,
@@ -322,6 +324,7 @@
         if (done) {
           const d = delta(w);
           if (!a.keep) unwatch();
+          else d.watch = w.id;
           resolve(d);
         } else {
           // Look again when the quiet would be complete (every 10 ms at most).

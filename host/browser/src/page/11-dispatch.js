@@ -138,11 +138,14 @@
       const e = a.ref != null ? el(a.ref) : document.activeElement || document.body || document.documentElement;
       watch(e);
       L.watch.focusBefore = document.activeElement;
-      return { token: L.token };
+      return { token: L.token, watch: L.watch.id };
     },
     settle,
-    unwatch: () => {
-      unwatch();
+    // With `watch` (the id a kept settle gave): only if that watch is still
+    // the one running (the host sends it without waiting; a newer action's
+    // watch is left alone).
+    unwatch: (a) => {
+      if (a.watch == null || (L.watch && L.watch.id === a.watch)) unwatch();
       return {};
     },
     js_click: (a) => {
