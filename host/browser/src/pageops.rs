@@ -1291,9 +1291,10 @@ impl BrowserManager {
             // The answer is known: the watch ends without holding it (a round
             // trip). Only that watch ends, should the next action's begin first.
             if let Some(watch) = d.as_object_mut().and_then(|m| m.remove("watch")) {
-                self.unwatch_later(n, page, json!({"watch": watch, "token": args.token}));
+                let end = page_ops::Unwatch { watch: watch.as_u64(), token: args.token.clone() };
+                self.unwatch_later(n, page, &end, timeout_ms)?;
             }
-            Ok(d.clone())
+            Ok(std::mem::take(&mut d))
         };
         match last {
             Err(e) if document_went_away(&e) => return Ok(navigated()),
@@ -1312,15 +1313,23 @@ impl BrowserManager {
         Ok(d)
     }
 
-    /// `unwatch` with `args` (a watch's number and its document's token) in
-    /// the background (best effort: a page that went away has no watch left).
-    fn unwatch_later(&self, n: TabId, page: &Page, args: Value) {
+    /// `end` (a watch's number and its document's token) in the background
+    /// (best effort: a page that went away has no watch left).
+    fn unwatch_later(
+        &self,
+        n: TabId,
+        page: &Page,
+        end: &page_ops::Unwatch,
+        timeout_ms: u32,
+    ) -> Result<(), ToolError> {
+        let args = page_ops::to_args(end).map_err(ToolError::internal)?;
         let (me, page) = (self.clone(), page.clone());
         tokio::spawn(super::OWNER.scope(super::owner(), async move {
-            if let Err(e) = me.run_op(n, &page, "unwatch", args, 5_000).await {
+            if let Err(e) = me.run_op(n, &page, page_ops::Unwatch::NAME, args, timeout_ms).await {
                 tracing::debug!(error = %e.message, "unwatch after settle");
             }
         }));
+        Ok(())
     }
 
     async fn wait(
