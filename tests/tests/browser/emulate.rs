@@ -19,6 +19,7 @@ const READ: &str = r#"(async () => {
     ratio: devicePixelRatio,
     width: screen.width, // a phone's screen (its layout viewport is 980 wide)
     viewport: innerWidth,
+    viewportHeight: innerHeight,
     touch: navigator.maxTouchPoints,
     ua: navigator.userAgent,
     where,
@@ -137,5 +138,23 @@ async fn emulation_reaches_every_tab_of_its_session_and_no_other() -> Result<()>
         "{v}"
     );
     assert_eq!(v["ua"], own["ua"], "{v}");
+    // The screen the agent's coordinates were taken on comes back: the
+    // viewport and scale each tab had before its first emulation (the opened
+    // tab took the session's emulation from its start).
+    for (who, v) in [("the first tab", read(&a, None).await?), ("the opened tab", v)] {
+        assert_eq!(
+            (&v["viewport"], &v["viewportHeight"], &v["ratio"]),
+            (&own["viewport"], &own["viewportHeight"], &own["ratio"]),
+            "{who} after reset: {v} (before: {own})"
+        );
+    }
+    // A tab's own reset too.
+    b.tool_json("emulate", json!({"reset": true})).await?;
+    let v = read(&b, None).await?;
+    assert_eq!(
+        (&v["viewport"], &v["viewportHeight"], &v["timezone"]),
+        (&own["viewport"], &own["viewportHeight"], &own["timezone"]),
+        "B's tab after reset: {v}"
+    );
     Ok(())
 }
