@@ -36,6 +36,7 @@ use serde_json::Value;
 use ochre_protocol::{Code, ToolError};
 
 mod act;
+pub mod capture;
 mod emulate;
 mod events;
 mod frames;

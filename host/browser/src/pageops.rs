@@ -1173,6 +1173,10 @@ impl BrowserManager {
                 let url = page.url().await.ok().flatten().unwrap_or_default();
                 Ok(json!({"url": url}))
             }
+            AnyOp::Capture(a) => {
+                let shot = self.capture(&page, &a).await?;
+                serde_json::to_value(shot).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::NetworkIdle(a) => {
                 let quiet = a.quiet_ms.unwrap_or(100).min(10_000);
                 let idle = self.network_quiet(n, quiet, u64::from(timeout_ms)).await;

@@ -472,10 +472,62 @@ typed_ops! {
         "events: [move|down|up|wheel|key_down|key_up|key|text|pause]",
         "raw input at viewport coordinates (CSS pixels), in order: the mouse moved, any button pressed or released (button left|middle|right, count), the wheel turned (dx, dy), a key held, released or pressed (a chord: Control+a), text typed, a pause (ms)",
     ).host();
+    Capture => "capture" -> Captured = Spec::op(
+        "format: webp|jpeg|png, quality, long_edge, clip: [x, y, width, height]",
+        "a screenshot of the viewport (or of clip, in its CSS pixels) sized for a model: at most long_edge pixels on its longer side (default 1024, never above the device's pixels), WebP at quality 60 by default; with how its pixels map to CSS pixels",
+    ).host();
     Route => "route" -> Routed = Spec::op(
         "action: add|remove|list|clear, url, method, status, headers, body, file, abort",
         "answer the caller's session's requests matching a URL pattern (a status, headers, a body or a file's) or abort them, before they leave the browser; list and remove routes",
     ).no_tab();
+}
+
+/// A screenshot sized for the model that reads it (see [`Captured`]).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// `webp` (the default), `jpeg` or `png`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// 1 to 100 (`webp` and `jpeg`; default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
+    /// The image's longer side at most, in pixels (64 to 4096; default 1024).
+    /// Never more than the device's own pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_edge: Option<u32>,
+    /// A region of the viewport (x, y, width, height in CSS pixels); default
+    /// the whole viewport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip: Option<[f64; 4]>,
+}
+
+/// What [`Capture`] took: the image and how its pixels map to the
+/// viewport's CSS pixels (`css = origin + image / scale`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Captured {
+    /// The image, base64.
+    pub data: String,
+    /// `image/webp`, `image/jpeg` or `image/png`.
+    pub mime: String,
+    /// The image's size in pixels.
+    pub width: u32,
+    /// As `width`.
+    pub height: u32,
+    /// Image pixels per CSS pixel.
+    pub scale: f64,
+    /// Where the image starts in the viewport (CSS pixels).
+    pub x: f64,
+    /// As `x`.
+    pub y: f64,
+    /// The region's size in CSS pixels.
+    pub css_width: f64,
+    /// As `css_width`.
+    pub css_height: f64,
+    /// The viewport's size in CSS pixels.
+    pub viewport_width: f64,
+    /// As `viewport_width`.
+    pub viewport_height: f64,
 }
 
 /// Raw input at viewport coordinates, in order (see [`Gesture`]).

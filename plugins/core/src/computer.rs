@@ -6,7 +6,8 @@
 //! pixels of the tab's viewport; a screenshot says how its pixels map to them.
 //! Every action is one `gestures` page operation (trusted input).
 
-use ochre_sdk::browser::ops::{Gesture, Gestures};
+use base64::Engine as _;
+use ochre_sdk::browser::ops::{Captured, Gesture, Gestures};
 use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Content, Output, ToolError};
 use schemars::JsonSchema;
@@ -44,6 +45,12 @@ pub(crate) struct ComputerArgs {
     /// Seconds.
     duration: Option<f64>,
     region: Option<[f64; 4]>,
+    /// Screenshots: `webp` (default), `jpeg` or `png`.
+    image_format: Option<String>,
+    /// Screenshots: 1-100 for webp and jpeg (default 60).
+    image_quality: Option<u8>,
+    /// Screenshots: the longer side at most, in pixels (default 1024; 64-4096).
+    image_long_edge: Option<u32>,
     #[serde(rename = "tabId")]
     tab_id: Option<String>,
 }
@@ -322,18 +329,10 @@ fn plan(
     }
 }
 
-/// The viewport (CSS pixels) and its device pixel ratio.
-fn viewport(tab: Option<&str>) -> Result<(f64, f64, f64), ToolError> {
-    let v = browser::evaluate(tab, "[innerWidth, innerHeight, devicePixelRatio]", 5_000)?;
-    let n = |i: usize| v[i].as_f64().unwrap_or(0.0);
-    Ok((n(0), n(1), n(2).max(0.1)))
-}
-
-/// A PNG's width and height (its IHDR chunk).
-fn png_size(data: &[u8]) -> Option<(u32, u32)> {
-    let w = u32::from_be_bytes(data.get(16..20)?.try_into().ok()?);
-    let h = u32::from_be_bytes(data.get(20..24)?.try_into().ok()?);
-    Some((w, h))
+/// A scale as a short exact-enough number (`1`, `0.8`, `0.666667`).
+fn number(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Act at x,y (CSS px of the viewport) as a person: click, drag, scroll, type, keys, screenshots; Anthropic's or OpenAI's computer actions.
@@ -365,27 +364,30 @@ pub(crate) fn computer(a: ComputerArgs) -> Result<Output, ToolError> {
             Ok(Output::text(format!("{said}{where_}")).with_summary(said))
         }
         Plan::Shot(region) => {
-            let (w, h, dpr) = viewport(tab)?;
-            let clip = region.map(|[x0, y0, x1, y1]| [x0, y0, x1 - x0, y1 - y0]);
-            let data = browser::screenshot(tab, false, "png", None, clip)?;
-            let (iw, ih) = png_size(&data).unwrap_or((0, 0));
-            let (cw, ch) = clip.map_or((w, h), |c| (c[2], c[3]));
-            let scale = if cw > 0.0 { f64::from(iw) / cw } else { dpr };
-            let origin = clip.map_or((0.0, 0.0), |c| (c[0], c[1]));
+            let capture = ops::Capture {
+                format: a.image_format.clone(),
+                quality: a.image_quality,
+                long_edge: a.image_long_edge,
+                clip: region.map(|[x0, y0, x1, y1]| [x0, y0, x1 - x0, y1 - y0]),
+            };
+            let shot = browser::run(tab, &capture, 30_000)?;
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(&shot.data)
+                .map_err(|e| ToolError::internal(format!("the screenshot is not base64: {e}")))?;
+            let Captured { width: iw, height: ih, scale, x, y, .. } = shot;
+            let (vw, vh) = (shot.viewport_width, shot.viewport_height);
+            let s = number(scale);
             let text = format!(
-                "screenshot {iw}x{ih} px of the viewport's ({}, {}) to ({}, {}) (the viewport is {w}x{h} CSS px); \
-                 coordinates are CSS px: x = {} + image_x / {scale}, y = {} + image_y / {scale}",
-                origin.0,
-                origin.1,
-                origin.0 + cw,
-                origin.1 + ch,
-                origin.0,
-                origin.1,
+                "screenshot {iw}x{ih} px ({}) of the viewport's ({x}, {y}) to ({}, {}) (the viewport is {vw}x{vh} CSS px); \
+                 coordinates are CSS px: x = {x} + image_x / {s}, y = {y} + image_y / {s}",
+                shot.mime,
+                x + shot.css_width,
+                y + shot.css_height,
             );
             let n = data.len();
             Ok(Output::default()
                 .with_content(Content::Text(text))
-                .with_content(Content::Image { data, mime_type: "image/png".into() })
+                .with_content(Content::Image { data, mime_type: shot.mime })
                 .with_summary(format!("screenshot {iw}x{ih}, {n} bytes")))
         }
     }

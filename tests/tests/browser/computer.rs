@@ -32,7 +32,10 @@ async fn computer_actions_in_both_vendors_formats_drive_a_canvas_app() -> Result
     // A screenshot says how its pixels map to the viewport's CSS pixels.
     let shot = client.tool("computer", json!({"action": "screenshot"})).await?;
     let said = texts(&shot);
-    assert!(said.contains("screenshot 1280x720 px") && said.contains("image_x / 1"), "{said}");
+    assert!(
+        said.contains("screenshot 1024x576 px (image/webp)") && said.contains("image_x / 0.8,"),
+        "{said}"
+    );
     assert!(shot.content.iter().any(|c| c.as_image().is_some()), "no image");
 
     // Anthropic: a drag draws a stroke where it went (the pad is at 20, 80).
@@ -95,7 +98,9 @@ async fn computer_actions_in_both_vendors_formats_drive_a_canvas_app() -> Result
     let zoom =
         client.tool("computer", json!({"action": "zoom", "region": [20, 80, 620, 380]})).await?;
     assert!(
-        texts(&zoom).starts_with("screenshot 600x300 px of the viewport's (20, 80) to (620, 380)"),
+        texts(&zoom).starts_with(
+            "screenshot 600x300 px (image/webp) of the viewport's (20, 80) to (620, 380)"
+        ),
         "{}",
         texts(&zoom)
     );
@@ -113,10 +118,143 @@ async fn computer_actions_in_both_vendors_formats_drive_a_canvas_app() -> Result
         (json!({"action": "left_click_drag", "coordinate": [1, 1]}), "start_coordinate"),
         (json!({"type": "keypress", "keys": ["hyper"]}), "keys"),
         (json!({"action": "zoom", "region": [10, 10, 5, 5]}), "region"),
+        (json!({"action": "screenshot", "image_format": "gif"}), "format"),
+        (json!({"action": "screenshot", "image_long_edge": 8}), "long_edge"),
     ] {
         let err = client.tool_error("computer", args.clone()).await?;
         assert_eq!(err["field"], field, "{args}: {err}");
     }
     assert_eq!(state(&client).await?["strokes"].as_array().map(Vec::len), Some(2));
+    Ok(())
+}
+
+/// The red 10x10 targets of `targets.html` found in a decoded RGBA (or RGB)
+/// image: the centre of each red blob, in image pixels.
+fn red_blobs(rgba: &[u8], channels: usize, w: usize, h: usize) -> Vec<(f64, f64)> {
+    let red = |i: usize| {
+        let p = &rgba[i * channels..i * channels + 3];
+        p[0] > 180 && p[1] < 90 && p[2] < 90
+    };
+    let mut seen = vec![false; w * h];
+    let mut out = Vec::new();
+    for start in 0..w * h {
+        if seen[start] || !red(start) {
+            continue;
+        }
+        let (mut sx, mut sy, mut n, mut stack) = (0.0, 0.0, 0.0, vec![start]);
+        seen[start] = true;
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % w, i / w);
+            sx += x as f64;
+            sy += y as f64;
+            n += 1.0;
+            let mut near = Vec::new();
+            if x > 0 {
+                near.push(i - 1);
+            }
+            if x + 1 < w {
+                near.push(i + 1);
+            }
+            if y > 0 {
+                near.push(i - w);
+            }
+            if y + 1 < h {
+                near.push(i + w);
+            }
+            for j in near {
+                if !seen[j] && red(j) {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        out.push((sx / n + 0.5, sy / n + 0.5));
+    }
+    out
+}
+
+/// The numbers a screenshot's text gives: its mapping `x = X + image_x / S`.
+fn mapping(said: &str) -> (f64, f64, f64) {
+    let num = |after: &str| -> f64 {
+        let rest = &said
+            [said.find(after).unwrap_or_else(|| panic!("{after:?} in {said}")) + after.len()..];
+        let n: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        n.parse().unwrap_or_else(|_| panic!("a number after {after:?} in {said}"))
+    };
+    (num("x = "), num("y = "), num("image_x / "))
+}
+
+/// A screenshot at the default size and format (a WebP at most 1024 pixels on
+/// its longer side) is at most half the bytes of a PNG at the device's pixels
+/// (what `computer` sent before), on real pages; and clicks placed from it,
+/// its stated mapping applied, hit every 10x10 CSS-pixel target found in it
+/// (each click checked where it lands: the page's server), at device scale 1
+/// and 2.
+#[tokio::test]
+async fn screenshots_are_small_and_their_mapping_places_clicks_exactly() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("computer-targets");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let (mut small, mut png) = (0usize, 0usize);
+    for scale in [1.0, 2.0] {
+        client.tool_json("emulate", json!({"scale": scale})).await?;
+        for page in ["widgets.html", "texts.html", "checkout.html"] {
+            navigate(&client, &site.url(page)).await?;
+            let shot = |args: Value| client.tool("computer", args);
+            let image = |r: &rmcp::model::CallToolResult| -> Result<usize> {
+                let img = r.content.iter().find_map(|c| c.as_image()).expect("an image");
+                Ok(base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &img.data)?
+                    .len())
+            };
+            small += image(&shot(json!({"action": "screenshot"})).await?)?;
+            let full =
+                json!({"action": "screenshot", "image_format": "png", "image_long_edge": 4096});
+            png += image(&shot(full).await?)?;
+        }
+        navigate(&client, &site.url("targets.html")).await?;
+        let r = client.tool("computer", json!({"action": "screenshot"})).await?;
+        let said = texts(&r);
+        let img = r.content.iter().find_map(|c| c.as_image()).expect("an image");
+        assert_eq!(img.mime_type, "image/webp", "{said}");
+        let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &img.data)?;
+        let mut dec = image_webp::WebPDecoder::new(std::io::Cursor::new(bytes))?;
+        let (w, h) = dec.dimensions();
+        let channels = if dec.has_alpha() { 4 } else { 3 };
+        let mut px = vec![0u8; w as usize * h as usize * channels];
+        dec.read_image(&mut px)?;
+        let (x0, y0, s) = mapping(&said);
+        assert!(w <= 1024 && h <= 1024, "{w}x{h}: {said}");
+        let blobs = red_blobs(&px, channels, w as usize, h as usize);
+        let want = client
+            .tool_json("javascript_tool", json!({"code": "document.querySelectorAll('.t').length"}))
+            .await?["value"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(want >= 20, "the page has {want} targets");
+        assert_eq!(blobs.len() as u64, want, "targets found in the image at scale {scale}: {said}");
+        let before = site.recorded().len();
+        for (ix, iy) in &blobs {
+            let (x, y) = (x0 + ix / s, y0 + iy / s);
+            client
+                .tool_text("computer", json!({"action": "left_click", "coordinate": [x, y]}))
+                .await?;
+        }
+        // (A `computer` click is raw input: its page's request is waited for here.)
+        let mut hits = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            hits = site.recorded()[before..]
+                .iter()
+                .filter(|r| r.starts_with("hit="))
+                .cloned()
+                .collect();
+            if hits.len() as u64 >= want {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(hits.len() as u64, want, "at scale {scale}, hits {hits:?} of {want}: {said}");
+    }
+    println!("default screenshots: {small} bytes; PNG at the device's pixels: {png} bytes");
+    assert!(small * 2 <= png, "default {small} bytes against PNG {png}: not half");
     Ok(())
 }
