@@ -746,7 +746,7 @@ impl BrowserManager {
         // at its load no longer stands for it, nor do the loads reported so far.
         self.inner.tabs.with(n, |t| t.wall_at_load = None);
         let _ = self.load_report(n, None);
-        self.pay_settle(n).await;
+        self.pay_settle(n, &page).await;
         Ok((n, page))
     }
 

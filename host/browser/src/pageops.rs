@@ -734,13 +734,32 @@ impl BrowserManager {
         }
     }
 
-    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any.
-    pub(super) async fn pay_settle(&self, n: TabId) {
+    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any. While it
+    /// is paid, the page library is installed in the new document (in the
+    /// background: the call's own page operation, sent after it, finds it
+    /// there), unless a dialog is open (an evaluation waits until it closes).
+    pub(super) async fn pay_settle(&self, n: TabId, page: &Page) {
         let owed = self.tab_watch(n).and_then(|w| lock(&w.settle_owed).take());
         if let Some(loaded) = owed {
+            if self.inner.tabs.with(n, |t| t.dialog.is_none()).unwrap_or(false) {
+                self.install_library_early(page);
+            }
             let quiet = self.network_quiet_since(n, LOAD_QUIET_MS, 3_000, loaded).await;
             tracing::debug!(since_load = ?loaded.elapsed(), quiet, "settled after a navigation");
         }
+    }
+
+    /// Install the page library in `page`'s document, in the background
+    /// (bounded; a document that went away meanwhile needs none).
+    fn install_library_early(&self, page: &Page) {
+        let (me, doc) = (self.clone(), Doc::Main(page.clone()));
+        let install = format!("void {}", super::library::page_library());
+        tokio::spawn(super::OWNER.scope(super::owner(), async move {
+            let run = me.eval_doc_result(&doc, &install, true);
+            if let Ok(Err(e)) = tokio::time::timeout(Duration::from_secs(5), run).await {
+                tracing::debug!(error = %e.message, "installing the page library after a load");
+            }
+        }));
     }
 
     /// Evaluate `expression` in the tab's page (promises awaited): its value, or
