@@ -129,13 +129,16 @@ const CLICK_TRACKER: &str = r#"(() => {
   Object.defineProperty(interval, 'length', { value: every.length });
   const put = (name, value) => Object.defineProperty(window, name, Object.assign(Object.getOwnPropertyDescriptor(window, name) || { writable: true, configurable: true, enumerable: true }, { value }));
   put('setInterval', interval);
-  // Work an action set going: a timer of up to 50 ms or an animation frame
-  // asked while one of its events was dispatched (`busy`: an action is
-  // watched), or by such work in turn, three links deep at most (a loop is
-  // not waited for). `pending.n` counts those not run yet (of the action
-  // `pending.gen`): the action's answer waits for them (see settle in the page
-  // library).
-  const pending = { n: 0, gen: 0 };
+  // Work an action set going: a timer of up to 500 ms (a debounce, a menu's
+  // open delay) or an animation frame asked while one of its events was
+  // dispatched (`busy`: an action is watched), or by such work in turn, three
+  // links deep at most (a loop is not waited for). `pending.n` counts those
+  // not run yet (of the action `pending.gen`): the action's answer waits for
+  // them (see settle in the page library). A longer timer of the action's is
+  // not waited for: `pending.later` holds its delay until it runs, so that
+  // the answer can say it is still to come.
+  const SHORT = 500;
+  const pending = { n: 0, gen: 0, later: new Map(), sent: 0 };
   Object.defineProperty(seen, 'pending', { value: pending });
   // How far down such a chain the running code is (0: not in one).
   let depth = 0;
@@ -165,11 +168,22 @@ const CLICK_TRACKER: &str = r#"(() => {
   const later = window.setTimeout, unlater = window.clearTimeout;
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
   const timeout = { setTimeout(...args) {
-    const f = args[0], link = ours();
-    if (typeof f !== 'function' || (Number(args[1]) || 0) > 50 || !link || link > 3) return Reflect.apply(later, this, args);
+    const f = args[0], link = ours(), ms = Number(args[1]) || 0;
+    if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(later, this, args);
+    if (ms > SHORT) {
+      const gen = pending.gen;
+      let id;
+      args[0] = function () {
+        pending.later.delete(id);
+        return Reflect.apply(f, this, arguments);
+      };
+      id = Reflect.apply(later, this, args);
+      if (pending.later.size < 100) pending.later.set(id, { ms, gen, due: performance.now() + ms });
+      return id;
+    }
     return tracking(timers, (run) => Reflect.apply(later, this, [run, ...args.slice(1)]), f, link);
   } }.setTimeout;
-  const cleared = { clearTimeout(id) { done(timers, id); return Reflect.apply(unlater, this, arguments); } }.clearTimeout;
+  const cleared = { clearTimeout(id) { pending.later.delete(id); done(timers, id); return Reflect.apply(unlater, this, arguments); } }.clearTimeout;
   const animation = { requestAnimationFrame(f) {
     const link = ours();
     if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(frame, this, arguments);
@@ -181,6 +195,36 @@ const CLICK_TRACKER: &str = r#"(() => {
     natives.set(w, o);
     Object.defineProperty(w, 'length', { value: o.length });
     put(name, w);
+  }
+  // Requests (fetch, XHR) sent while an action is watched: `pending.sent`
+  // counts them, so that the host waits until it has seen them start (their
+  // events come over another path, and can come after the settle's answer).
+  const web = (url) => {
+    try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
+  };
+  const fetching = window.fetch;
+  if (typeof fetching === 'function') {
+    const sending = { fetch(input) {
+      if (seen.busy && web(input && typeof input === 'object' && 'url' in input ? input.url : String(input))) pending.sent++;
+      return Reflect.apply(fetching, this, arguments);
+    } }.fetch;
+    natives.set(sending, fetching);
+    Object.defineProperty(sending, 'length', { value: fetching.length });
+    put('fetch', sending);
+  }
+  const xhr = window.XMLHttpRequest && XMLHttpRequest.prototype;
+  if (xhr && typeof xhr.send === 'function' && typeof xhr.open === 'function') {
+    const opening = xhr.open, send = xhr.send, urls = new WeakMap();
+    const open = { open(method, url) { urls.set(this, url); return Reflect.apply(opening, this, arguments); } }.open;
+    const sent = { send() {
+      if (seen.busy && web(String(urls.get(this)))) pending.sent++;
+      return Reflect.apply(send, this, arguments);
+    } }.send;
+    for (const [w, o, name] of [[open, opening, 'open'], [sent, send, 'send']]) {
+      natives.set(w, o);
+      Object.defineProperty(w, 'length', { value: o.length });
+      Object.defineProperty(xhr, name, Object.assign(Object.getOwnPropertyDescriptor(xhr, name), { value: w }));
+    }
   }
 })()"#;
 
@@ -197,6 +241,9 @@ const WS_BUSY: Duration = Duration::from_millis(500);
 /// event before the tab's next call reads the page (see `owe_settle`): the
 /// requests the load handlers start are seen well within it.
 const LOAD_QUIET_MS: u64 = 20;
+/// How long the events of the requests a page says an action sent may take
+/// to come (they travel apart from the page's answer).
+const SENT_SEEN: Duration = Duration::from_millis(500);
 /// How long an action's answer over a websocket may take to begin, and the pause
 /// in its frames that ends it.
 const WS_FIRST: Duration = Duration::from_millis(500);
@@ -1274,11 +1321,21 @@ impl BrowserManager {
             Err(e) if document_went_away(&e) => return Ok(navigated()),
             other => other?,
         };
+        // (The requests the page saw the action send: for the wait below.)
+        let sent = d.as_object_mut().and_then(|m| m.remove("sent")).and_then(|v| v.as_u64());
         let (Some(w), Some(since)) = (watch, since) else {
             return Ok(d);
         };
         if d["navigated"] == json!(true) {
             return Ok(d);
+        }
+        // The requests the page sent meanwhile (its count): their events may
+        // still be on their way here; wait (bounded) until they have come.
+        if let Some(sent) = sent {
+            let by = Instant::now() + SENT_SEEN;
+            while w.action_requests(since).0 < sent && Instant::now() < by {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
         }
         let mut waited = false;
         let pending = loop {
@@ -1322,6 +1379,9 @@ impl BrowserManager {
         match last {
             Err(e) if document_went_away(&e) => return Ok(navigated()),
             other => d = other?,
+        }
+        if let Some(m) = d.as_object_mut() {
+            m.remove("sent");
         }
         let (requests, _) = w.action_requests(since);
         if requests > 0 {

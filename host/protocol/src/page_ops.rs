@@ -394,7 +394,7 @@ typed_ops! {
     );
     Settle => "settle" -> Json = Spec::op(
         "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
-        "what the action changed once the DOM and the requests it started settle",
+        "what the action changed once a whole frame passes without a layout change, the work and requests it started have run, and its motion has ended",
     );
     Unwatch => "unwatch" -> Done = Spec::op("watch, token", "stop watching (with `watch`, that watch only; `token`: in its document)");
     Wait => "wait" -> Json = Spec::op(
@@ -1684,7 +1684,9 @@ pub struct Settle {
     /// Without a change, how long to wait for one (default 150 ms).
     #[serde(default)]
     pub idle_ms: Option<u64>,
-    /// After a change, how long without another counts as settled (default 20 ms).
+    /// After a change, how long without another counts as settled, besides
+    /// the whole frame without one that always counts (default none; a drag
+    /// asks for at least 250 ms).
     #[serde(default)]
     pub quiet_ms: Option<u64>,
     /// At most this long in the page (default 2 000 ms).

@@ -65,6 +65,27 @@ pub(crate) fn describe_delta(d: &Value) -> String {
             parts.push(format!("new text {}", texts.join(", ")));
         }
     }
+    if let Some(ms) = d["later_ms"].as_array() {
+        let ms: Vec<String> =
+            ms.iter().filter_map(Value::as_u64).map(|m| format!("{m} ms")).collect();
+        if !ms.is_empty() {
+            let what = if ms.len() == 1 { "a timer" } else { "timers" };
+            parts.push(format!(
+                "still to come: {what} of {} it set (not waited for; read the page again later)",
+                ms.join(", ")
+            ));
+        }
+    }
+    if let Some(still) = d["still"].as_array() {
+        let what: Vec<&str> = still.iter().filter_map(Value::as_str).collect();
+        if !what.is_empty() {
+            let bound = d["bound_ms"].as_u64().unwrap_or(2_000);
+            parts.push(format!(
+                "not settled after {bound} ms (the wait's bound): {}",
+                what.join(", ")
+            ));
+        }
+    }
     if let Some(f) = d["focus"].as_str() {
         parts.push(format!("focus {}", without_value(f)));
     }
@@ -710,4 +731,26 @@ pub(crate) fn file_upload(a: UploadArgs) -> Result<Output, ToolError> {
         n => format!("the input now has {n} files: {}", names.join(", ")),
     };
     Ok(Output::text(out.clone()).with_summary(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_delta;
+    use serde_json::json;
+
+    /// A timer the action set and nothing waited for, and a bound reached
+    /// while the page still moved, are both said.
+    #[test]
+    fn what_is_still_to_come_is_said() {
+        let d = json!({"mutations": 2, "later_ms": [2000]});
+        let said = describe_delta(&d);
+        assert!(said.contains("still to come: a timer of 2000 ms it set"), "{said}");
+        let d = json!({"mutations": 90, "still": ["an animation was running"], "bound_ms": 2000});
+        let said = describe_delta(&d);
+        assert!(
+            said.contains("not settled after 2000 ms (the wait's bound): an animation was running"),
+            "{said}"
+        );
+        assert_eq!(describe_delta(&json!({"mutations": 1})), "1 DOM changes");
+    }
 }

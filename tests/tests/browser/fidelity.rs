@@ -333,15 +333,15 @@ const HIDDEN_REASONS: &[&str] = &[
 ];
 
 #[derive(Default)]
-struct Score {
-    focusable: usize,
-    with_ref: usize,
+pub(crate) struct Score {
+    pub(crate) focusable: usize,
+    pub(crate) with_ref: usize,
     allowed: BTreeMap<&'static str, usize>,
-    texts: usize,
-    texts_exact: usize,
+    pub(crate) texts: usize,
+    pub(crate) texts_exact: usize,
     refs: usize,
-    refs_hidden: usize,
-    misses: Vec<String>,
+    pub(crate) refs_hidden: usize,
+    pub(crate) misses: Vec<String>,
 }
 
 impl Score {
@@ -359,7 +359,7 @@ impl Score {
     }
 }
 
-async fn cdp(b: &BrowserManager, method: &str, params: Value) -> Result<Value> {
+pub(crate) async fn cdp(b: &BrowserManager, method: &str, params: Value) -> Result<Value> {
     b.cdp_send(None, method, params).await.map_err(|e| anyhow::anyhow!("{method}: {e}"))
 }
 
@@ -397,7 +397,7 @@ async fn over_nodes(b: &BrowserManager, func: &str, backend_ids: &[i64]) -> Resu
 }
 
 /// One state of one page, measured.
-async fn measure(b: &BrowserManager, label: &str) -> Result<Score> {
+pub(crate) async fn measure(b: &BrowserManager, label: &str) -> Result<Score> {
     let mut s = Score::default();
     let _ = b.run(None, &NetworkIdle { quiet_ms: Some(150) }, 3_000).await;
     let snap = b.run(None, &Snapshot::default(), 30_000).await?.text;

@@ -12,6 +12,7 @@ mod guards;
 mod heal;
 mod http;
 mod logins;
+mod motion;
 mod names;
 mod netpolicy;
 mod network;

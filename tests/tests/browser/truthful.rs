@@ -542,6 +542,31 @@ async fn a_click_does_not_wait_for_a_loop_it_started() -> Result<()> {
     Ok(())
 }
 
+/// A timer of up to 500 ms that typing sets (a search's debounce) is waited
+/// for: the hits are in the read right after `type`. A longer timer a click
+/// sets is not waited for, and the answer says it is still to come.
+#[tokio::test]
+async fn a_debounce_is_waited_for_and_a_longer_timer_is_said() -> Result<()> {
+    let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;
+    let field = ref_of(&snap, "textbox", "Search words");
+    client.tool_text("type", json!({"ref": field, "text": "alp"})).await?;
+    let read = snapshot(&client).await?;
+    for hit in ["alpha", "alpine", "alps"] {
+        assert!(
+            read.contains(&format!("\"{hit}\"")),
+            "{hit} not in the read after typing:\n{read}"
+        );
+    }
+    assert!(!read.contains("\"beta\""), "{read}");
+    let out =
+        client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Remind me")})).await?;
+    assert!(out.contains("Reminder set"), "{out}");
+    assert!(out.contains("still to come: a timer of 2000 ms"), "{out}");
+    let shown = js(&client, "document.getElementById('status').textContent").await?;
+    assert_eq!(shown, json!("Reminder set"), "the answer waited for the 2 s timer");
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
     let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;
@@ -565,6 +590,8 @@ async fn the_page_does_not_see_ochre() -> Result<()> {
     let timers = "timers=true/setTimeout/1/true,true/clearTimeout/0/true,\
                   true/requestAnimationFrame/1/true,true/cancelAnimationFrame/1/true";
     assert!(seen.contains(timers), "{seen}");
+    // fetch and XHR (wrapped to count the requests an action sends) too.
+    assert!(seen.contains("requests=true/fetch/1/true,true/open/2,true/send/0"), "{seen}");
     assert!(seen.contains("ael_length=2"), "{seen}");
     Ok(())
 }

@@ -45,7 +45,17 @@
           // A clock or countdown ticking on its own is not the action's doing.
           if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
           w.muts++;
-          w.mutAt = performance.now();
+          // When the page last changed in a way that can move, size, show or
+          // hide something (a colour's change cannot: see settle).
+          if (
+            !(
+              r.type === 'attributes' &&
+              r.attributeName === 'style' &&
+              r.target.nodeType === 1 &&
+              colourOnly(r.oldValue, r.target.getAttribute('style'))
+            )
+          )
+            w.mutAt = performance.now();
           if (w.added.length < 3) {
             // Words a person can see: not a <style>'s CSS or a <script>.
             const shown = (n) => {
@@ -69,7 +79,13 @@
           }
         }
       });
-      mo.observe(d.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+      mo.observe(d.documentElement, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeOldValue: true,
+        characterData: true,
+      });
       w.observers.push(mo);
       const win = d.defaultView;
       // Which element each event reached: the action counts only if that is
@@ -104,6 +120,13 @@
       };
       win.addEventListener('beforeunload', leaving, true);
       w.listeners.push([win, 'beforeunload', leaving]);
+      // A scroll moves what is on screen (a smooth scroll, once a frame): the
+      // settle follows it to its end.
+      const scrolled = () => {
+        w.moveAt = performance.now();
+      };
+      win.addEventListener('scroll', scrolled, true);
+      w.listeners.push([win, 'scroll', scrolled]);
       for (const type of [
         'click',
         'dblclick',
@@ -126,6 +149,7 @@
       // The work this action sets going is counted afresh (see settle).
       if (CLICKED.pending) {
         CLICKED.pending.n = 0;
+        CLICKED.pending.sent = 0;
         CLICKED.pending.gen++;
       }
     }
@@ -267,34 +291,66 @@
     decorOnly.set(an, yes);
     return yes;
   }
-  // How long an action's change must stand once nothing it set going is left
-  // to run. (After an input event Chromium runs the page's tasks once the next
-  // frame is drawn: the first look comes a frame after the click anyway, and
-  // any other work the page queued runs before it.)
-  const QUIET_MIN = 5;
+  // Whether a style attribute's change touched colours only (a JS-driven
+  // highlight): like a colour animation, it holds no answer.
+  function colourOnly(before, after) {
+    const parse = (css) => {
+      const m = new Map();
+      for (const part of (css || '').split(';')) {
+        const i = part.indexOf(':');
+        if (i > 0) m.set(part.slice(0, i).trim().toLowerCase(), part.slice(i + 1).trim());
+      }
+      return m;
+    };
+    const b = parse(before),
+      n = parse(after);
+    let any = false;
+    for (const k of new Set([...b.keys(), ...n.keys()])) {
+      if (b.get(k) === n.get(k)) continue;
+      if (!COLOUR.test(k)) return false;
+      any = true;
+    }
+    return any;
+  }
+  // The next look of a settle: once the next frame has been drawn (a task
+  // after its animation-frame callbacks, the page's among them), or after
+  // FRAME_LATE when no frame comes (a page not drawn: a hidden tab).
+  const FRAME_LATE = 100;
+  function afterFrame(f) {
+    let done = false;
+    const go = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(late);
+      f();
+    };
+    const late = setTimeout(go, document.hidden ? 17 : FRAME_LATE);
+    if (!document.hidden) requestAnimationFrame(() => setTimeout(go, 0));
+  }
+  // An action's change is settled once a whole frame has been drawn with no
+  // change that can move, size, show or hide anything after the last one (pages
+  // move once a frame: a height animated by script changes every frame), no
+  // work the action set going is left to run (its short timers and animation
+  // frames: see the host's tracker), and no animation of layout is running.
+  // The first look is after the frame that follows the input, in which the
+  // page's follow-up work runs. `quiet_ms` asks, in addition, for that long
+  // without a change (a drag's revert: at least 250 ms). At `max_ms` the
+  // answer says what was still going (`still`).
   function settle(a) {
     const w = L.watch;
     if (a.token && a.token !== L.token)
       return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
     if (!w) return { changed: false, delivered: false, mutations: 0 };
-    // After a drag, the dragged element must also have come to rest (a
-    // revert animates it back to where it was: judged mid-way, it would pass
-    // for moved), over a longer quiet (a loaded page's animation frames come
-    // far apart).
     const idle = a.idle_ms || 150,
-      quiet = w && w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 20,
+      floor = w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 0,
       max = a.max_ms || 2000;
-    // Where the host's tracker counts the work the action set going (its short
-    // timers and animation frames, and theirs), the change is settled once
-    // that work has run and QUIET_MIN has passed without another change;
-    // elsewhere (or with a quiet asked for), after the whole quiet.
-    const pend = !w.srcPlace && a.quiet_ms == null && CLICKED && CLICKED.pending;
-    const need = pend ? Math.min(quiet, QUIET_MIN) : quiet;
+    const pend = CLICKED && CLICKED.pending;
     const t0 = performance.now();
     return new Promise((resolve) => {
-      let lastMuts = -1,
-        lastChange = t0;
-      const tick = () => {
+      // When the last look was (the settle's start first): a change after it
+      // is a change in the frame just drawn.
+      let lastLook = t0;
+      const look = () => {
         const now = performance.now();
         if (w.leaving) {
           unwatch();
@@ -302,36 +358,46 @@
           return;
         }
         const changed = w.muts > 0 || location.href !== w.url || elState(w.target) !== w.state;
-        if (w.muts !== lastMuts) {
-          lastMuts = w.muts;
-          lastChange = w.mutAt || now;
-        }
         if (w.srcPlace) {
           const p = placeOf(w.src);
           const at = p.x + ',' + p.y + ',' + p.rank;
           if (at !== w.srcAt) {
             w.srcAt = at;
-            lastChange = now;
+            w.moveAt = now;
           }
         }
-        // A change still animating (a modal fading in, a menu sliding open) is
-        // not finished: its content may appear only when the transition ends.
+        const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
         const working = !!pend && pend.n > 0;
+        const moving = animating();
+        const quiet = lastChange <= lastLook && now - lastChange >= floor;
         const done =
-          (changed && now - lastChange >= need && !working && !animating()) ||
-          (!changed && now - t0 >= idle) ||
+          (changed && quiet && !working && !moving) ||
+          (!changed && !working && now - t0 >= idle) ||
           now - t0 >= max;
-        if (done) {
-          const d = delta(w);
-          if (!a.keep) unwatch();
-          else d.watch = w.id;
-          resolve(d);
-        } else {
-          // Look again when the quiet would be complete (every 10 ms at most).
-          const left = changed ? (working ? 10 : need - (now - lastChange)) : idle - (now - t0);
-          setTimeout(tick, Math.max(1, Math.min(10, left)));
+        if (!done) {
+          lastLook = now;
+          afterFrame(look);
+          return;
         }
+        const d = delta(w);
+        if (now - t0 >= max && (working || moving || !quiet)) {
+          d.still = [];
+          if (!quiet) d.still.push('the page was still changing');
+          if (moving) d.still.push('an animation was running');
+          if (working) d.still.push(pend.n + ' of the timers and frames it set going had not run');
+          d.bound_ms = max;
+        }
+        if (pend && pend.sent) d.sent = pend.sent;
+        if (pend && pend.later.size) {
+          const left = [];
+          for (const t of pend.later.values())
+            if (t.gen === pend.gen && t.due > now) left.push(Math.round(t.ms));
+          if (left.length) d.later_ms = left.slice(0, 5);
+        }
+        if (!a.keep) unwatch();
+        else d.watch = w.id;
+        resolve(d);
       };
-      setTimeout(tick, 0);
+      afterFrame(look);
     });
   }

@@ -1,0 +1,247 @@
+//! Answers that wait in frames: on pages that move by script once a frame
+//! (jQuery's slideDown and its accordion, a `requestAnimationFrame` height,
+//! GSAP) and on searches that wait for typing to pause (jQuery UI's
+//! autocomplete, a React combobox with a debounce), all from the npm registry
+//! at test time, an action's answer comes once the motion it started has
+//! ended. Each action runs back to back with the read after it (no sleep),
+//! at full speed and with the CPU slowed 4x:
+//!
+//! - the action is done, and its effect reached the page's server;
+//! - the first read after it already holds what the motion brings (the
+//!   panel's words, the suggestions);
+//! - that read is the page once it stands still: a read taken after the page
+//!   has not moved for 40 frames is the same, and it agrees with Chromium's
+//!   accessibility tree (the fidelity suite's judge): 0 reads of a motion's
+//!   middle.
+
+use anyhow::{Context, Result};
+use ochre_host::browser::page_ops::{Act, ActKind, Snapshot};
+use ochre_host::{BrowserManager, BrowserOptions, HostBrowser};
+use ochre_tests::*;
+use serde_json::json;
+
+use crate::fidelity::{cdp, measure};
+
+/// One step: what to do, to which element (role and name in a fresh read),
+/// and the words the first read after it must hold.
+struct Step {
+    act: ActKind,
+    role: &'static str,
+    name: &'static str,
+    text: Option<&'static str>,
+    expect: &'static [&'static str],
+}
+
+const fn click(role: &'static str, name: &'static str, expect: &'static [&'static str]) -> Step {
+    Step { act: ActKind::Click, role, name, text: None, expect }
+}
+
+const fn typed(
+    role: &'static str,
+    name: &'static str,
+    text: &'static str,
+    expect: &'static [&'static str],
+) -> Step {
+    Step { act: ActKind::Type, role, name, text: Some(text), expect }
+}
+
+/// The pages: (site, page, steps, what the last step sends to the server).
+fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
+    vec![
+        (
+            "lib",
+            "jqui-accordion-animated.html",
+            vec![
+                click(
+                    "tab",
+                    "Can I pick a delivery day?",
+                    &["Saturday delivery costs four euros more.", "Choose a weekday"],
+                ),
+                click("tab", "Do you deliver abroad?", &["in four to eight days"]),
+                click("tab", "Can I pick a delivery day?", &["Choose a weekday"]),
+                click("button", "Choose a weekday", &[]),
+            ],
+            "weekday=1",
+        ),
+        (
+            "lib",
+            "jquery-slidedown.html",
+            vec![
+                click(
+                    "button",
+                    "Show details",
+                    &["Linen lampshade, 19.50 EUR", "Send the invoice"],
+                ),
+                click(
+                    "link",
+                    "Delivery notes",
+                    &["Leave the parcel with the neighbour at number 12."],
+                ),
+                click("button", "Send the invoice", &[]),
+            ],
+            "invoice=1042",
+        ),
+        (
+            "lib",
+            "raf-height.html",
+            vec![
+                click("button", "Compare plans", &["2 TB", "Choose Family"]),
+                click("button", "Choose Family", &[]),
+            ],
+            "plan=family",
+        ),
+        (
+            "lib",
+            "gsap.html",
+            vec![
+                click("button", "Show recently viewed", &["Oak side table", "Wool throw"]),
+                click("button", "Open cart", &["Ceramic vase, 34.00 EUR", "Go to checkout"]),
+                click("button", "Go to checkout", &[]),
+            ],
+            "checkout=1",
+        ),
+        (
+            "lib",
+            "jqui-autocomplete-debounced.html",
+            vec![typed("textbox", "City", "bre", &["Bremen"]), click("*", "Bremen", &[])],
+            "city=Bremen",
+        ),
+        (
+            "lib-react",
+            "debounced.html",
+            vec![
+                typed("combobox", "Destination", "li", &["Lisbon", "Linz"]),
+                click("option", "Linz", &[]),
+            ],
+            "city=Linz",
+        ),
+    ]
+}
+
+/// Waits (bounded) until the page's layout has not changed for 40 frames
+/// (longer than any debounce and reply here): every element's box and
+/// opacity, and the scroll. False when it kept moving for 8 s.
+const STILL_JS: &str = r#"(async () => {
+  const sig = () => {
+    let s = String(scrollY);
+    for (const e of document.querySelectorAll('body *')) {
+      const r = e.getBoundingClientRect();
+      s += ';' + [r.x, r.y, r.width, r.height].map((v) => v.toFixed(1)).join(',') + ',' + getComputedStyle(e).opacity;
+    }
+    return s;
+  };
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  let last = sig(), same = 0;
+  const t0 = performance.now();
+  while (same < 40 && performance.now() - t0 < 8000) {
+    await frame();
+    const s = sig();
+    if (s === last) same++;
+    else { same = 0; last = s; }
+  }
+  return same >= 40;
+})()"#;
+
+/// The ref of `role "name"`, or (role `*`) of the first element named so.
+fn target_in(snapshot: &str, role: &str, name: &str) -> Option<String> {
+    if role != "*" {
+        return find_ref(snapshot, role, name);
+    }
+    let needle = format!("{} ax_", json!(name));
+    let line = snapshot.lines().find(|l| l.contains(&needle))?;
+    Some(ref_in(&line[line.find(&needle)?..]).to_owned())
+}
+
+async fn read(b: &BrowserManager) -> Result<String> {
+    Ok(b.run(None, &Snapshot::default(), 30_000).await?.text)
+}
+
+/// One pass over the pages with the CPU slowed `slowdown` times; the
+/// failures, each saying what was read.
+async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
+    let lib = SiteServer::start_with(
+        sites_dir(),
+        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
+    )
+    .await?;
+    let react = SiteServer::start_at(react_lib_site()?).await?;
+    let mut failures = Vec::new();
+    for (site, page, steps, record) in cases() {
+        let server = if site == "lib" { &lib } else { &react };
+        let url = if site == "lib" { lib.url(&format!("lib/{page}")) } else { react.url(page) };
+        b.navigate(None, &url, 20_000).await?;
+        cdp(b, "Emulation.setCPUThrottlingRate", json!({"rate": slowdown})).await?;
+        for (i, step) in steps.iter().enumerate() {
+            let label =
+                format!("{page} at {slowdown}x, step {} ({} {:?})", i + 1, step.role, step.name);
+            let before = read(b).await?;
+            let Some(target) = target_in(&before, step.role, step.name) else {
+                failures.push(format!("{label}: nothing to act on in:\n{before}"));
+                break;
+            };
+            let act = Act {
+                ref_id: Some(target),
+                action: Some(step.act),
+                text: step.text.map(str::to_owned),
+                ..Act::default()
+            };
+            let acted = b.run(None, &act, 70_000).await.with_context(|| label.clone())?;
+            // Back to back: the read right after the answer.
+            let first = read(b).await?;
+            if !acted.done {
+                failures.push(format!("{label}: not done: {}", acted.delta));
+                break;
+            }
+            let missing: Vec<&str> =
+                step.expect.iter().copied().filter(|w| !first.contains(w)).collect();
+            if !missing.is_empty() {
+                failures.push(format!(
+                    "{label}: the first read after the answer ({}) lacks {missing:?}:\n{first}",
+                    acted.delta
+                ));
+            }
+            if !b.evaluate(None, STILL_JS, 15_000).await?.as_bool().unwrap_or(false) {
+                failures.push(format!("{label}: the page did not stand still within 8 s"));
+                continue;
+            }
+            let settled = read(b).await?;
+            if settled != first {
+                failures.push(format!(
+                    "{label}: the first read was of a page still moving ({}):\n--- first\n{first}\n--- once still\n{settled}",
+                    acted.delta
+                ));
+            }
+            let s = measure(b, &label).await?;
+            if s.with_ref < s.focusable || s.texts_exact < s.texts || s.refs_hidden > 0 {
+                failures.push(format!(
+                    "{label}: the page at rest differs from Chromium's tree:\n{}",
+                    s.misses.join("\n")
+                ));
+            }
+        }
+        if server.wait_recorded(record).await.is_none() {
+            failures.push(format!(
+                "{page} at {slowdown}x: the server never got {record:?} (got {:?})",
+                server.recorded()
+            ));
+        }
+    }
+    cdp(b, "Emulation.setCPUThrottlingRate", json!({"rate": 1})).await?;
+    Ok(failures)
+}
+
+#[tokio::test]
+async fn the_first_read_after_a_motion_or_a_debounce_is_the_page_at_rest() -> Result<()> {
+    let data = TempDir::new("motion");
+    let b = BrowserManager::new(BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    });
+    let mut failures = Vec::new();
+    for slowdown in [1, 4] {
+        failures.extend(pass(&b, slowdown).await?);
+    }
+    b.shutdown().await;
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    Ok(())
+}
