@@ -97,10 +97,21 @@ const CLICK_TRACKER: &str = r#"(() => {
     const p = r.type === 'characterData' ? r.target.parentElement : r.target;
     return p && p.nodeType === 1 && p.childElementCount <= 8 && (p.textContent || '').length <= 200 ? p : null;
   };
+  // Elements the page moves by itself (a style set again and again by script:
+  // a banner's animation loop), while no action is watched: an action's
+  // settle does not wait for them to stop.
+  const moving = new WeakMap();
+  Object.defineProperty(seen, 'moving', { value: moving });
   const mo = new MutationObserver((recs) => {
     if (seen.busy) return;
     const now = Date.now();
     for (let i = 0; i < recs.length && i < 50; i++) {
+      if (recs[i].type === 'attributes') {
+        const t = moving.get(recs[i].target);
+        if (!t || now - t.last > 1000) moving.set(recs[i].target, { n: 1, last: now });
+        else if (now !== t.last) { t.n++; t.last = now; }
+        continue;
+      }
       const p = changed(recs[i]);
       if (!p) continue;
       const t = tick.get(p);
@@ -110,7 +121,7 @@ const CLICK_TRACKER: &str = r#"(() => {
   });
   // From the end of parsing on: the parser's insertions tick nothing, and on a
   // big document observing them would cost the load tens of milliseconds.
-  const observe = () => mo.observe(document, { subtree: true, childList: true, characterData: true });
+  const observe = () => mo.observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['style'] });
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observe, { once: true });
   else observe();
   // What a setInterval callback changes is a ticker at once (a clock), even

@@ -523,6 +523,8 @@ async fn a_click_waits_for_the_timers_and_frames_it_set_going() -> Result<()> {
     let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;
     let out = client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Load")})).await?;
     assert!(out.contains("Loaded all 3 parts"), "{out}");
+    // The banner the page moves by itself, once a frame, held nothing.
+    assert!(!out.contains("not settled"), "{out}");
     let shown = js(&client, "document.getElementById('status').textContent").await?;
     assert_eq!(shown, json!("Loaded all 3 parts"));
     Ok(())

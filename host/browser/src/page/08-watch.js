@@ -22,6 +22,7 @@
       delivered: false,
       url: location.href,
       title: document.title,
+      since: Date.now(),
       state: elState(e),
       value: e.value,
       focus: null,
@@ -44,18 +45,13 @@
           if (e.contains(r.target)) w.targetMuts = (w.targetMuts || 0) + 1;
           // A clock or countdown ticking on its own is not the action's doing.
           if (ticking(r.type === 'characterData' ? r.target.parentElement : r.target)) continue;
+          // Nor is an element the page was moving by itself before it.
+          const style = r.type === 'attributes' && r.attributeName === 'style' && r.target.nodeType === 1;
+          if (style && movingBefore(r.target, w)) continue;
           w.muts++;
           // When the page last changed in a way that can move, size, show or
           // hide something (a colour's change cannot: see settle).
-          if (
-            !(
-              r.type === 'attributes' &&
-              r.attributeName === 'style' &&
-              r.target.nodeType === 1 &&
-              colourOnly(r.oldValue, r.target.getAttribute('style'))
-            )
-          )
-            w.mutAt = performance.now();
+          if (!(style && colourOnly(r.oldValue, r.target.getAttribute('style')))) w.mutAt = performance.now();
           if (w.added.length < 3) {
             // Words a person can see: not a <style>'s CSS or a <script>.
             const shown = (n) => {
@@ -189,6 +185,13 @@
       if (t && t.n >= 3 && now - t.last < 10000) return true;
     }
     return false;
+  }
+  // Whether the page was moving an element by itself (its style set by
+  // script three times or more, the last within a second of the action's start)
+  // (recorded by the host's tracker while no action was watched).
+  function movingBefore(e, w) {
+    const t = CLICKED && CLICKED.moving && CLICKED.moving.get(e);
+    return !!t && t.n >= 3 && w.since - t.last < 1000;
   }
   function unwatch() {
     if (CLICKED) CLICKED.busy = false;
