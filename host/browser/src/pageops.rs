@@ -811,9 +811,11 @@ impl BrowserManager {
     /// (bounded; a document that went away meanwhile needs none).
     fn install_library_early(&self, page: &Page) {
         let (me, doc) = (self.clone(), Doc::Main(page.clone()));
-        let install = format!("void {}", super::library::page_library());
+        // The expression is built once per process (the library is 100 KB).
+        static INSTALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let install = INSTALL.get_or_init(|| format!("void {}", super::library::page_library()));
         tokio::spawn(super::OWNER.scope(super::owner(), async move {
-            let run = me.eval_doc_result(&doc, &install, true);
+            let run = me.eval_doc_result(&doc, install, true);
             if let Ok(Err(e)) = tokio::time::timeout(Duration::from_secs(5), run).await {
                 tracing::debug!(error = %e.message, "installing the page library after a load");
             }
