@@ -1131,10 +1131,11 @@ pub fn sites_dir() -> PathBuf {
 
 /// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
 /// `{{ORIGIN}}` in `.xml` and `.txt` files replaced by its origin), `POST /echo`
-/// (answers an HTML page that shows the posted body), `/slow?ms=N`, `/record?...`
-/// (remembers the query: what a page reported, checked on the server side, see
-/// [`SiteServer::recorded`]) and `/download/NAME` (an attachment whose bytes are
-/// [`download_bytes`]). Stops on drop.
+/// (answers an HTML page that shows the posted body), `/slow?ms=N` and
+/// `/slow.js?ms=N`, `/record?...` (remembers the query: what a page reported,
+/// checked on the server side, see [`SiteServer::recorded`]) and
+/// `/download/NAME` (an attachment whose bytes are [`download_bytes`]). Stops
+/// on drop.
 #[derive(Debug)]
 pub struct SiteServer {
     /// `http://127.0.0.1:PORT`.
@@ -1355,8 +1356,9 @@ async fn serve_one(
     } else if let Some(name) = path.strip_prefix("/download/") {
         extra = format!("Content-Disposition: attachment; filename=\"{name}\"\r\n");
         ("200 OK", "text/csv", download_bytes(name))
-    } else if path == "/slow" {
-        // `/slow?ms=N`: answers after N ms (network-quiet waits).
+    } else if path == "/slow" || path == "/slow.js" {
+        // `/slow?ms=N`: answers `slow N` after N ms (network-quiet waits);
+        // `/slow.js?ms=N` a script that writes `got slow N` into `#data`.
         let ms: u64 = query
             .split('&')
             .find_map(|kv| kv.strip_prefix("ms="))
@@ -1364,7 +1366,12 @@ async fn serve_one(
             .unwrap_or(300)
             .min(10_000);
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-        ("200 OK", "text/plain", format!("slow {ms}").into_bytes())
+        if path == "/slow.js" {
+            let js = format!("document.getElementById('data').textContent = 'got slow {ms}';");
+            ("200 OK", "text/javascript", js.into_bytes())
+        } else {
+            ("200 OK", "text/plain", format!("slow {ms}").into_bytes())
+        }
     } else if method == "POST" && path == "/echo" {
         let text = String::from_utf8_lossy(&body).replace('<', "&lt;");
         let page = format!(

@@ -1007,8 +1007,8 @@ impl BrowserManager {
             // The network-quiet wait after the load is owed to the tab's next
             // page call (see `owe_settle`): the answer comes at the load event.
             let loaded = std::time::Instant::now();
-            self.owe_settle(n, loaded);
             let info = self.info(n, &page, TitleFrom::Load).await;
+            self.owe_settle(n, loaded, &info.url);
             tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
             Ok(info)
         })

@@ -31,7 +31,21 @@ pub(crate) struct TabWatch {
     /// A navigation's load event whose network-quiet wait is still owed: the
     /// tab's next page call waits for it (quiet counted from the load, so an
     /// agent's next call usually finds it met).
-    pub(super) settle_owed: std::sync::Mutex<Option<Instant>>,
+    pub(super) settle_owed: std::sync::Mutex<Option<(Instant, String)>>,
+    /// The tab's main frame (its id is the target's).
+    pub(super) main_frame: String,
+}
+
+/// What a top-level document reported two tasks after its load event (see
+/// `load_report_js`): its URL, how many requests to the web it had sent by
+/// fetch or XHR (none known: its tracker is missing), and how many things its
+/// load set going may still be to come (scripts loading, short timers not run
+/// yet, animation frames asked).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct AfterLoad {
+    pub(super) href: String,
+    pub(super) sent: Option<u64>,
+    pub(super) still: u64,
 }
 
 #[derive(Default)]
@@ -42,6 +56,14 @@ pub(super) struct Net {
     /// its own stream, so the order between them is not kept.
     pub(super) ended_early: HashMap<String, Instant>,
     pub(super) last_change: Option<Instant>,
+    /// The main frame's document: its loader id (from its navigation request)
+    /// and how many fetch and XHR requests to the web it has started (a
+    /// redirect is not counted again).
+    pub(super) doc: Option<(String, u64)>,
+    /// Since the tab's last navigation: the URL of the document that reported
+    /// its load event, and its report after the work its load set going.
+    pub(super) load_reported: Option<String>,
+    pub(super) after_load: Option<AfterLoad>,
     /// Requests started so far (those that count for quiet).
     pub(super) started: u64,
     /// When a websocket frame was last received, and last sent.

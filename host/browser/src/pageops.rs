@@ -31,13 +31,36 @@ use serde_json::{Value, json};
 
 use super::frames::Doc;
 use super::library::{NOT_INSTALLED, page_call, page_install_and_call, page_library_key};
-use super::netcap::TabWatch;
+use super::netcap::{AfterLoad, TabWatch};
 use super::ops::Frames;
 use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
 use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Wait};
 use ochre_protocol::url::UrlPattern;
+
+/// A URL without its fragment: the document it names.
+fn page_of(url: &str) -> &str {
+    url.split('#').next().unwrap_or_default()
+}
+
+/// A document's report after its load (see [`load_report_js`]), if `v` is
+/// one.
+fn after_load(v: &Value) -> Option<AfterLoad> {
+    if v["after"] != json!(true) {
+        return None;
+    }
+    Some(AfterLoad {
+        href: v["href"].as_str()?.to_owned(),
+        sent: v["sent"].as_u64(),
+        still: v["still"].as_u64().unwrap_or(1),
+    })
+}
+
+/// Whether `url` is of the web (http or https).
+fn is_web(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
 
 /// The `wall` page operation's probe (an expression; see `wall.js`).
 const WALL_JS: &str = include_str!("wall.js");
@@ -48,17 +71,77 @@ fn load_binding() -> String {
     format!("{}_load", page_library_key())
 }
 
-/// Installed in every document with [`CLICK_TRACKER`]: at the load event of a
-/// top-level document, reports what `wall.js` reads (the login-wall evidence
-/// and the title) and the document's URL through the load binding, which it
-/// takes and removes from `window` before the page's own scripts run (the page
-/// never sees it). The report comes over CDP before the load event itself, so
-/// `navigate` answers with it instead of a script round trip into a page that
-/// is often busy right after its load.
+/// Installed in every document with [`CLICK_TRACKER`] (after it): at the load
+/// event of a top-level document, reports what `wall.js` reads (the
+/// login-wall evidence and the title) and the document's URL through the load
+/// binding, which it takes and removes from `window` before the page's own
+/// scripts run (the page never sees it). The report comes over CDP before the
+/// load event itself, so `navigate` answers with it instead of a script round
+/// trip into a page that is often busy right after its load.
+///
+/// Once the work its load set going has run (the load handlers, then the
+/// timers of up to 20 ms they set and those set in turn, the animation frames
+/// they asked, two at most; 100 ms after the load at most), a second report
+/// (`"after": true`) says how many requests to the web the document has sent
+/// by fetch or XHR (the tracker counts them), and how much may still be to
+/// come: its scripts still loading (those without a resource timing entry),
+/// short timers not run yet, frames asked (see `load` in the tracker). See
+/// [`BrowserManager::pay_settle`].
 fn load_report_js() -> String {
     let key = json!(load_binding());
     format!(
-        "(() => {{\n  const report = window[{key}];\n  delete window[{key}];\n  if (!report || window !== window.top) return;\n  const stringify = JSON.stringify;\n  addEventListener('load', () => {{\n    try {{\n      const seen = {WALL_JS};\n      seen.href = location.href;\n      report(stringify(seen));\n    }} catch (e) {{}}\n  }});\n}})()"
+        r#"(() => {{
+  const report = window[{key}];
+  delete window[{key}];
+  if (!report || window !== window.top) return;
+  const stringify = JSON.stringify, later = setTimeout, frame = requestAnimationFrame;
+  const now = performance.now.bind(performance), entries = performance.getEntriesByType.bind(performance);
+  const clk = window.__ochre_clk, load = clk && clk.load;
+  const after = () => {{
+    try {{
+      const done = new Set();
+      for (const e of entries('resource')) done.add(e.name);
+      let scripts = 0;
+      for (const s of document.scripts) {{
+        if (!s.noModule && /^https?:/.test(s.src) && !done.has(s.src)) scripts++;
+      }}
+      const sent = clk && clk.pending ? clk.pending.all : null;
+      const still = load ? load.timers.size + load.frames : 1;
+      report(stringify({{ after: true, href: location.href, sent, still: scripts + still }}));
+    }} catch (e) {{}}
+  }};
+  // The page's timers and frames count while its load work is watched; ours do not.
+  const mine = (f) => {{
+    load.on = false;
+    try {{ f(); }} finally {{ load.on = true; }}
+  }};
+  let start = 0, waited = 0;
+  const step = () => {{
+    const young = now() - start < 100;
+    if (load.frames > 0 && waited < 2 && young) {{
+      waited++;
+      load.frames = 0;
+      mine(() => frame(() => mine(() => later(step, 0))));
+    }} else if (load.timers.size > 0 && young) {{
+      mine(() => later(step, 0));
+    }} else {{
+      load.on = false;
+      after();
+    }}
+  }};
+  addEventListener('load', () => {{
+    try {{
+      const seen = {WALL_JS};
+      seen.href = location.href;
+      report(stringify(seen));
+    }} catch (e) {{}}
+    if (!load) return void later(after, 0);
+    load.timers.clear();
+    load.frames = 0;
+    start = now();
+    mine(() => later(step, 0));
+  }}, true);
+}})()"#
     )
 }
 
@@ -149,7 +232,7 @@ const CLICK_TRACKER: &str = r#"(() => {
   // not waited for: `pending.later` holds its delay until it runs, so that
   // the answer can say it is still to come.
   const SHORT = 500;
-  const pending = { n: 0, gen: 0, later: new Map(), sent: 0 };
+  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0 };
   Object.defineProperty(seen, 'pending', { value: pending });
   // How far down such a chain the running code is (0: not in one).
   let depth = 0;
@@ -178,8 +261,20 @@ const CLICK_TRACKER: &str = r#"(() => {
   };
   const later = window.setTimeout, unlater = window.clearTimeout;
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
+  // The work a top-level document's load set going, until its report after
+  // the load (see the load report): timers of up to 20 ms set and not run
+  // yet, and animation frames asked (`on` while it is watched).
+  const load = { on: false, timers: new Set(), frames: 0 };
+  Object.defineProperty(seen, 'load', { value: load });
   const timeout = { setTimeout(...args) {
     const f = args[0], link = ours(), ms = Number(args[1]) || 0;
+    if (load.on && !seen.busy && typeof f === 'function' && ms <= 20) {
+      let id;
+      args[0] = function () { load.timers.delete(id); return Reflect.apply(f, this, arguments); };
+      id = Reflect.apply(later, this, args);
+      load.timers.add(id);
+      return id;
+    }
     if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(later, this, args);
     if (ms > SHORT) {
       const gen = pending.gen;
@@ -194,8 +289,14 @@ const CLICK_TRACKER: &str = r#"(() => {
     }
     return tracking(timers, (run) => Reflect.apply(later, this, [run, ...args.slice(1)]), f, link);
   } }.setTimeout;
-  const cleared = { clearTimeout(id) { pending.later.delete(id); done(timers, id); return Reflect.apply(unlater, this, arguments); } }.clearTimeout;
+  const cleared = { clearTimeout(id) {
+    pending.later.delete(id);
+    load.timers.delete(id);
+    done(timers, id);
+    return Reflect.apply(unlater, this, arguments);
+  } }.clearTimeout;
   const animation = { requestAnimationFrame(f) {
+    if (load.on) load.frames++;
     const link = ours();
     if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(frame, this, arguments);
     return tracking(frames, (run) => Reflect.apply(frame, this, [run]), f, link);
@@ -207,16 +308,23 @@ const CLICK_TRACKER: &str = r#"(() => {
     Object.defineProperty(w, 'length', { value: o.length });
     put(name, w);
   }
-  // Requests (fetch, XHR) sent while an action is watched: `pending.sent`
-  // counts them, so that the host waits until it has seen them start (their
-  // events come over another path, and can come after the settle's answer).
+  // Requests (fetch, XHR) to the web sent while an action is watched:
+  // `pending.sent` counts them, so that the host waits until it has seen them
+  // start (their events come over another path, and can come after the
+  // settle's answer); `pending.all` counts those of the document's whole life
+  // (its load report says how many, for the same reason).
   const web = (url) => {
     try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
+  };
+  const count = (url) => {
+    if (!web(url)) return;
+    pending.all++;
+    if (seen.busy) pending.sent++;
   };
   const fetching = window.fetch;
   if (typeof fetching === 'function') {
     const sending = { fetch(input) {
-      if (seen.busy && web(input && typeof input === 'object' && 'url' in input ? input.url : String(input))) pending.sent++;
+      count(input && typeof input === 'object' && 'url' in input ? input.url : String(input));
       return Reflect.apply(fetching, this, arguments);
     } }.fetch;
     natives.set(sending, fetching);
@@ -228,8 +336,9 @@ const CLICK_TRACKER: &str = r#"(() => {
     const opening = xhr.open, send = xhr.send, urls = new WeakMap();
     const open = { open(method, url) { urls.set(this, url); return Reflect.apply(opening, this, arguments); } }.open;
     const sent = { send() {
-      if (seen.busy && web(String(urls.get(this)))) pending.sent++;
-      return Reflect.apply(send, this, arguments);
+      const r = Reflect.apply(send, this, arguments);
+      count(String(urls.get(this)));
+      return r;
     } }.send;
     for (const [w, o, name] of [[open, opening, 'open'], [sent, send, 'send']]) {
       natives.set(w, o);
@@ -249,9 +358,28 @@ const LONG_REQUEST: Duration = Duration::from_millis(1000);
 /// own: its frames are not the action's answer.
 const WS_BUSY: Duration = Duration::from_millis(500);
 /// How long the network must have been quiet since a navigation's load
-/// event before the tab's next call reads the page (see `owe_settle`): the
-/// requests the load handlers start are seen well within it.
+/// event before the tab's next call reads the page, when the document cannot
+/// say how far the work its load set going is (see `pay_settle`).
 const LOAD_QUIET_MS: u64 = 20;
+/// How long after a load its document's report of that work may take to
+/// come (with the events of the requests it names) before the tab's next
+/// call settles for [`LOAD_QUIET_MS`] instead.
+const LOAD_REPORT_WAIT: Duration = Duration::from_millis(500);
+/// How far a loaded document is with the work its load set going (see
+/// `TabWatch::load_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadState {
+    /// The requests it sent by fetch and XHR (so many) have been seen here
+    /// and have ended, and nothing else that counts for quiet is in flight.
+    Settled(u64),
+    /// A request that counts for quiet is in flight.
+    Busy,
+    /// Its report, or the events of requests it sent, are still to come.
+    Expected,
+    /// It cannot say (no report, or something of its load still to come).
+    Unknown,
+}
+
 /// How long the events of the requests a page says an action sent may take
 /// to come (they travel apart from the page's answer).
 const SENT_SEEN: Duration = Duration::from_millis(500);
@@ -282,12 +410,39 @@ impl TabWatch {
         n.last_change = Some(Instant::now());
     }
 
+    /// A request of one of the tab's documents: the main frame's navigation
+    /// requests name its document (by loader id), and the fetch and XHR
+    /// requests to the web of that document are counted (the first time
+    /// only: a redirect sends the event again).
+    fn net_document(&self, ev: &EventRequestWillBeSent) {
+        let loader = ev.loader_id.inner();
+        let main = ev.frame_id.as_ref().is_some_and(|f| *f.inner() == self.main_frame);
+        let mut n = lock(&self.net);
+        match ev.r#type {
+            Some(ResourceType::Document)
+                if main && n.doc.as_ref().is_none_or(|(l, _)| l != loader) =>
+            {
+                n.doc = Some((loader.clone(), 0));
+            }
+            Some(ResourceType::Fetch | ResourceType::Xhr)
+                if ev.redirect_response.is_none() && is_web(&ev.request.url) =>
+            {
+                if let Some((_, sent)) = n.doc.as_mut().filter(|(l, _)| l == loader) {
+                    *sent += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A new document: requests of the old one no longer matter.
     pub(super) fn net_reset(&self) {
         let mut n = lock(&self.net);
         n.inflight.clear();
         n.ended_early.clear();
         n.last_change = None;
+        n.load_reported = None;
+        n.after_load = None;
     }
 
     fn net_end(&self, id: &str) {
@@ -342,6 +497,49 @@ impl TabWatch {
             .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
             .collect();
         (n.started.saturating_sub(since.1), pending)
+    }
+
+    /// The document the last navigation loaded has sent `all` requests by
+    /// fetch and XHR (more than its report after its load said): wait for
+    /// those too.
+    fn expect_load_requests(&self, all: u64) {
+        if let Some(r) = lock(&self.net).after_load.as_mut() {
+            r.sent = Some(all);
+        }
+    }
+
+    /// The requests in flight: URL and age.
+    fn in_flight(&self) -> Vec<String> {
+        let n = lock(&self.net);
+        n.inflight.values().map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis())).collect()
+    }
+
+    /// How far the document at `url`, which the tab's last navigation loaded,
+    /// is with the work its load set going, on its own reports (see
+    /// [`load_report_js`]).
+    fn load_state(&self, url: &str) -> LoadState {
+        let n = lock(&self.net);
+        let this = |href: &str| page_of(href) == page_of(url);
+        let Some(r) = n.after_load.as_ref().filter(|r| this(&r.href)) else {
+            // The document reported its load event: its report after the
+            // work it set going is on its way.
+            return match &n.load_reported {
+                Some(href) if this(href) => LoadState::Expected,
+                _ => LoadState::Unknown,
+            };
+        };
+        let (Some(sent), 0) = (r.sent, r.still) else {
+            return LoadState::Unknown;
+        };
+        if sent > 0 && n.doc.as_ref().is_none_or(|(_, seen)| *seen < sent) {
+            // Requests the page sent whose events have not come yet.
+            return LoadState::Expected;
+        }
+        if n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST) {
+            LoadState::Busy
+        } else {
+            LoadState::Settled(sent)
+        }
     }
 
     /// How long until the network has been quiet for `quiet`: no short
@@ -635,7 +833,8 @@ impl BrowserManager {
     pub(super) async fn watch_tab(&self, n: TabId, page: &Page) {
         self.watch_dialogs(n, page).await;
         self.install_load_reports(n, page).await;
-        let w = Arc::new(TabWatch::default());
+        let main_frame = page.target_id().inner().clone();
+        let w = Arc::new(TabWatch { main_frame, ..TabWatch::default() });
         self.inner.tabs.with(n, |t| t.watch = Some(w.clone()));
         watch_console(page, &w).await;
         watch_network(page, &w).await;
@@ -743,35 +942,18 @@ impl BrowserManager {
     /// Wait until the tab has had no (short) request in flight for `quiet_ms`
     /// from now on, at most `max_ms`. Whether it went quiet.
     pub(super) async fn network_quiet(&self, n: TabId, quiet_ms: u64, max_ms: u64) -> bool {
-        self.network_quiet_since(n, quiet_ms, max_ms, Instant::now()).await
-    }
-
-    /// [`Self::network_quiet`], the quiet counted from `from` (which may be
-    /// past) rather than from now.
-    async fn network_quiet_since(
-        &self,
-        n: TabId,
-        quiet_ms: u64,
-        max_ms: u64,
-        from: Instant,
-    ) -> bool {
         let Some(w) = self.tab_watch(n) else {
             return true;
         };
         let start = Instant::now();
         let quiet = Duration::from_millis(quiet_ms);
         loop {
-            let left = w.quiet_in(quiet, from);
+            let left = w.quiet_in(quiet, start);
             if left.is_zero() {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
-                let pending: Vec<String> = lock(&w.net)
-                    .inflight
-                    .values()
-                    .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
-                    .collect();
-                tracing::debug!(?pending, "the network did not go quiet");
+                tracing::debug!(pending = ?w.in_flight(), "the network did not go quiet");
                 return false;
             }
             // Wake when the quiet is due, and every 10 ms at most.
@@ -780,31 +962,91 @@ impl BrowserManager {
         }
     }
 
-    /// After a navigation's load event: the requests its load handlers start
-    /// (fetches, scripts) reach us on their own event stream a moment later, so
-    /// the page counts as settled once the network has been quiet
-    /// [`LOAD_QUIET_MS`]. That
-    /// wait is owed, not made: `navigate` answers at the load event and the
-    /// tab's next page call pays it, counted from the load (at most 3 s).
-    pub(super) fn owe_settle(&self, n: TabId, loaded: Instant) {
+    /// After a navigation's load event the page may still be at work on its
+    /// load: requests its load handlers started, a script they added, the
+    /// page's answer to a response. That wait is owed, not made: `navigate`
+    /// answers at the load event and the tab's next page call pays it (see
+    /// [`Self::pay_settle`]), counted from the load.
+    pub(super) fn owe_settle(&self, n: TabId, loaded: Instant, url: &str) {
         if let Some(w) = self.tab_watch(n) {
-            *lock(&w.settle_owed) = Some(loaded);
+            *lock(&w.settle_owed) = Some((loaded, url.to_owned()));
         }
     }
 
-    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any. While it
-    /// is paid, the page library is installed in the new document (in the
-    /// background: the call's own page operation, sent after it, finds it
-    /// there), unless a dialog is open (an evaluation waits until it closes).
+    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any. The
+    /// document says, once the work its load set going has run (see
+    /// [`load_report_js`]), how many requests it sent and whether anything
+    /// may still be to come; the wait ends when every one of those requests
+    /// has been seen here and has ended ([`LoadState::Settled`]), and, if it
+    /// sent any, the page has had a task, a frame and a task to answer them
+    /// without sending more (else those are waited for in turn).
+    /// A document that cannot say (its report missing [`LOAD_REPORT_WAIT`]
+    /// after the load, something still to come, a dialog open, a page from the
+    /// back/forward cache) is settled once the network has been quiet for
+    /// [`LOAD_QUIET_MS`] since the load. At most 3 s. While it is paid, the
+    /// page library is installed in the new document (in the background: the
+    /// call's own page operation, sent after it, finds it there), unless a
+    /// dialog is open (an evaluation waits until it closes).
     pub(super) async fn pay_settle(&self, n: TabId, page: &Page) {
-        let owed = self.tab_watch(n).and_then(|w| lock(&w.settle_owed).take());
-        if let Some(loaded) = owed {
-            if self.inner.tabs.with(n, |t| t.dialog.is_none()).unwrap_or(false) {
-                self.install_library_early(page);
-            }
-            let quiet = self.network_quiet_since(n, LOAD_QUIET_MS, 3_000, loaded).await;
-            tracing::debug!(since_load = ?loaded.elapsed(), quiet, "settled after a navigation");
+        let Some(w) = self.tab_watch(n) else {
+            return;
+        };
+        let Some((loaded, url)) = lock(&w.settle_owed).take() else {
+            return;
+        };
+        let dialog = || self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true);
+        if !dialog() {
+            self.install_library_early(page);
         }
+        let start = Instant::now();
+        let quiet = Duration::from_millis(LOAD_QUIET_MS);
+        let how = loop {
+            // Reports of the load are read, not kept: this call may change the page.
+            let _ = self.load_report(n, None);
+            let state = w.load_state(&url);
+            if state == LoadState::Settled(0) {
+                break "as the page reported it";
+            }
+            if let LoadState::Settled(sent) = state {
+                // The page answers its responses a task or so after them
+                // (and may send more requests then): ask it once that ran.
+                match self.load_requests_after_a_frame(n, page).await {
+                    Some(all) if all > sent => w.expect_load_requests(all),
+                    Some(_) => break "as the page reported it, its answers run",
+                    None => break "as the page reported it (the page could not be asked again)",
+                }
+                continue;
+            }
+            let expected =
+                state == LoadState::Expected && loaded.elapsed() < LOAD_REPORT_WAIT && !dialog();
+            if !expected && w.quiet_in(quiet, loaded).is_zero() {
+                break "on a quiet network";
+            }
+            if start.elapsed() >= Duration::from_secs(3) {
+                tracing::debug!(pending = ?w.in_flight(), ?state, "the load did not settle");
+                break "at the bound";
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        tracing::debug!(since_load = ?loaded.elapsed(), how, "settled after a navigation");
+    }
+
+    /// How many requests to the web the tab's document has sent by fetch or
+    /// XHR, read a task, a frame and a task after now (the page's answers to
+    /// responses that came before now have run by then; 250 ms at most, for
+    /// a tab that draws no frames). None when the page cannot be asked (a
+    /// dialog, a document gone) or did not answer within a second.
+    async fn load_requests_after_a_frame(&self, n: TabId, page: &Page) -> Option<u64> {
+        const ASK: &str = r#"new Promise((done) => {
+  const clk = window.__ochre_clk, all = () => done(clk && clk.pending ? clk.pending.all : null);
+  const bound = setTimeout(all, 250);
+  setTimeout(() => requestAnimationFrame(() => setTimeout(() => { clearTimeout(bound); all(); }, 0)), 0);
+})"#;
+        if self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true) {
+            return None;
+        }
+        let asked = tokio::time::timeout(Duration::from_secs(1), self.eval(page, ASK, true));
+        asked.await.ok()?.ok()?.as_u64()
     }
 
     /// Install the page library in `page`'s document, in the background
@@ -838,25 +1080,35 @@ impl BrowserManager {
     /// evidence (`{"wall": ...}`, the `wall` page operation's answer) and the
     /// title. Reports read here and not the last (or not of `url`: a document
     /// replaced since, or one that had no load event, such as a page from the
-    /// back/forward cache) are dropped.
+    /// back/forward cache) are dropped; what they say of the load's progress
+    /// is kept in the tab's watch (for [`Self::pay_settle`]).
     pub(super) fn load_report(&self, n: TabId, url: Option<&str>) -> Option<(Value, String)> {
         let name = load_binding();
-        let last = self
+        let mut v = self
             .inner
             .tabs
             .with(n, |t| {
                 let loads = t.loads.as_mut()?;
                 let mut last = None;
                 while let Some(Some(ev)) = loads.next().now_or_never() {
-                    if ev.name == name {
-                        last = Some(ev.payload.clone());
+                    let report = (ev.name == name)
+                        .then(|| serde_json::from_str::<Value>(&ev.payload).ok())
+                        .flatten();
+                    let (Some(v), Some(w)) = (report, &t.watch) else {
+                        continue;
+                    };
+                    let mut net = lock(&w.net);
+                    match after_load(&v) {
+                        Some(after) => net.after_load = Some(after),
+                        None => {
+                            net.load_reported = v["href"].as_str().map(str::to_owned);
+                            last = Some(v);
+                        }
                     }
                 }
                 last
             })
             .flatten()?;
-        let mut v: Value = serde_json::from_str(&last).ok()?;
-        let page_of = |u: &str| u.split('#').next().unwrap_or_default().to_owned();
         if page_of(v["href"].as_str()?) != page_of(url?) {
             return None;
         }
@@ -2048,7 +2300,7 @@ impl BrowserManager {
             DeleteCookiesParams, GetCookiesParams, SetCookieParams,
         };
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        let web = url.starts_with("http://") || url.starts_with("https://");
+        let web = is_web(&url);
         if !web && a.domain.is_none() {
             return Err(ToolError::storage_unavailable(format!(
                 "the tab is at {url:?}, which has no cookies; navigate to a site or pass `domain`"
@@ -2254,6 +2506,7 @@ async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
             .and_then(|t| serde_json::to_value(t).ok())
             .and_then(|v| v.as_str().map(str::to_owned));
         w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
+        w.net_document(ev);
         // What a quiet network means for reading a page: no document,
         // script or data request (XHR, fetch) in flight. Images, fonts and
         // styles load lazily and do not change what tools read.

@@ -245,3 +245,47 @@ async fn the_first_read_after_a_motion_or_a_debounce_is_the_page_at_rest() -> Re
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
     Ok(())
 }
+
+/// The ways a page starts work at its load (see `fixtures/sites/load-work.html`):
+/// a fetch, an XHR, a fetch from a timer of 0 ms or after awaits, an answer
+/// shown a task and a frame after it arrives, a request a short one starts,
+/// a script the load handler adds, a fetch from `DOMContentLoaded` still in
+/// flight at the load.
+const LOAD_CASES: &[&str] = &["fetch", "xhr", "timer", "async", "task", "chain", "script", "ready"];
+
+/// `navigate` answers at the load event; the first read after it (back to
+/// back) already holds what the work the load started brings, at full speed
+/// and with the CPU slowed 4x; the server got each request once.
+#[tokio::test]
+async fn the_first_read_after_navigate_holds_what_the_load_started() -> Result<()> {
+    let data = TempDir::new("load-work");
+    let b = BrowserManager::new(BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    });
+    let site = SiteServer::start().await?;
+    let mut failures = Vec::new();
+    for slowdown in [1, 4] {
+        // Rounds: the first of a page in a tab, then again (cached scripts).
+        for round in 0..2 {
+            for case in LOAD_CASES {
+                b.navigate(None, &site.url("index.html"), 20_000).await?;
+                cdp(&b, "Emulation.setCPUThrottlingRate", json!({"rate": slowdown})).await?;
+                let page = site.url(&format!("load-work.html?case={case}"));
+                b.navigate(None, &page, 20_000).await?;
+                let first = read(&b).await?;
+                if !first.contains("got slow") {
+                    failures.push(format!("{case} at {slowdown}x, round {round}:\n{first}"));
+                }
+                cdp(&b, "Emulation.setCPUThrottlingRate", json!({"rate": 1})).await?;
+            }
+        }
+    }
+    let requests = site.requests();
+    let slow = requests.iter().filter(|r| r.contains("/slow")).count();
+    // chain sends two requests; every other case one.
+    assert_eq!(slow, 4 * (LOAD_CASES.len() + 1), "{requests:#?}");
+    b.shutdown().await;
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    Ok(())
+}
