@@ -845,7 +845,12 @@ impl BrowserManager {
     }
 
     /// The load binding and the scripts every document of the tab gets before
-    /// its own (the click tracker, the load report).
+    /// its own: the click tracker, the load report and, in a top-level
+    /// document, the page library. Installed there, the library costs a
+    /// fraction of a millisecond (the renderer compiles it once and reuses the
+    /// code); evaluated into a loaded document, as the first page operation
+    /// of a document the script did not reach still does, it is compiled
+    /// anew each time (tens of milliseconds on a busy two-core machine).
     async fn install_load_reports(&self, n: TabId, page: &Page) {
         use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
         use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
@@ -854,7 +859,11 @@ impl BrowserManager {
         if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
             tracing::debug!(error = %e, "no load reports in this tab");
         }
-        let script = format!("{CLICK_TRACKER};\n{}", load_report_js());
+        let library = super::library::page_library();
+        let script = format!(
+            "{CLICK_TRACKER};\n{};\nif (window === window.top) try {{ void {library}; }} catch (e) {{}}",
+            load_report_js()
+        );
         if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await {
             tracing::debug!(error = %e, "no click tracker in this tab");
         }
@@ -983,10 +992,7 @@ impl BrowserManager {
     /// A document that cannot say (its report missing [`LOAD_REPORT_WAIT`]
     /// after the load, something still to come, a dialog open, a page from the
     /// back/forward cache) is settled once the network has been quiet for
-    /// [`LOAD_QUIET_MS`] since the load. At most 3 s. While it is paid, the
-    /// page library is installed in the new document (in the background: the
-    /// call's own page operation, sent after it, finds it there), unless a
-    /// dialog is open (an evaluation waits until it closes).
+    /// [`LOAD_QUIET_MS`] since the load. At most 3 s.
     pub(super) async fn pay_settle(&self, n: TabId, page: &Page) {
         let Some(w) = self.tab_watch(n) else {
             return;
@@ -995,9 +1001,6 @@ impl BrowserManager {
             return;
         };
         let dialog = || self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true);
-        if !dialog() {
-            self.install_library_early(page);
-        }
         let start = Instant::now();
         let quiet = Duration::from_millis(LOAD_QUIET_MS);
         let how = loop {
@@ -1047,21 +1050,6 @@ impl BrowserManager {
         }
         let asked = tokio::time::timeout(Duration::from_secs(1), self.eval(page, ASK, true));
         asked.await.ok()?.ok()?.as_u64()
-    }
-
-    /// Install the page library in `page`'s document, in the background
-    /// (bounded; a document that went away meanwhile needs none).
-    fn install_library_early(&self, page: &Page) {
-        let (me, doc) = (self.clone(), Doc::Main(page.clone()));
-        // The expression is built once per process (the library is 100 KB).
-        static INSTALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        let install = INSTALL.get_or_init(|| format!("void {}", super::library::page_library()));
-        tokio::spawn(super::OWNER.scope(super::owner(), async move {
-            let run = me.eval_doc_result(&doc, install, true);
-            if let Ok(Err(e)) = tokio::time::timeout(Duration::from_secs(5), run).await {
-                tracing::debug!(error = %e.message, "installing the page library after a load");
-            }
-        }));
     }
 
     /// Evaluate `expression` in the tab's page (promises awaited): its value, or
