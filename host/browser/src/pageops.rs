@@ -81,7 +81,8 @@ fn load_binding() -> String {
 ///
 /// Once the work its load set going has run (the load handlers, then the
 /// timers of up to 20 ms they set and those set in turn, the animation frames
-/// they asked, two at most; 100 ms after the load at most), a second report
+/// they asked, two at most; 20 rounds and a second after the load at most),
+/// a second report
 /// (`"after": true`) says how many requests to the web the document has sent
 /// by fetch or XHR (the tracker counts them), and how much may still be to
 /// come: its scripts still loading (those without a resource timing entry),
@@ -115,15 +116,20 @@ fn load_report_js() -> String {
     load.on = false;
     try {{ f(); }} finally {{ load.on = true; }}
   }};
-  let start = 0, waited = 0;
+  // Rounds, not time, bound the wait (a slowed page runs late): a timer that
+  // sets itself again is followed 20 rounds, and a second at most.
+  let start = 0, waited = 0, rounds = 0;
   const step = () => {{
-    const young = now() - start < 100;
+    const young = now() - start < 1000 && rounds++ < 20;
     if (load.frames > 0 && waited < 2 && young) {{
       waited++;
       load.frames = 0;
       mine(() => frame(() => mine(() => later(step, 0))));
     }} else if (load.timers.size > 0 && young) {{
-      mine(() => later(step, 0));
+      // After the first of them is due (it runs before this, set earlier).
+      let due = Infinity;
+      for (const d of load.timers.values()) due = Math.min(due, d);
+      mine(() => later(step, Math.max(0, due - now())));
     }} else {{
       load.on = false;
       after();
@@ -263,8 +269,8 @@ const CLICK_TRACKER: &str = r#"(() => {
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
   // The work a top-level document's load set going, until its report after
   // the load (see the load report): timers of up to 20 ms set and not run
-  // yet, and animation frames asked (`on` while it is watched).
-  const load = { on: false, timers: new Set(), frames: 0 };
+  // yet (id -> when due), and animation frames asked (`on` while it is watched).
+  const load = { on: false, timers: new Map(), frames: 0, now: performance.now.bind(performance) };
   Object.defineProperty(seen, 'load', { value: load });
   const timeout = { setTimeout(...args) {
     const f = args[0], link = ours(), ms = Number(args[1]) || 0;
@@ -272,7 +278,7 @@ const CLICK_TRACKER: &str = r#"(() => {
       let id;
       args[0] = function () { load.timers.delete(id); return Reflect.apply(f, this, arguments); };
       id = Reflect.apply(later, this, args);
-      load.timers.add(id);
+      load.timers.set(id, load.now() + ms);
       return id;
     }
     if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(later, this, args);
@@ -364,7 +370,7 @@ const LOAD_QUIET_MS: u64 = 20;
 /// How long after a load its document's report of that work may take to
 /// come (with the events of the requests it names) before the tab's next
 /// call settles for [`LOAD_QUIET_MS`] instead.
-const LOAD_REPORT_WAIT: Duration = Duration::from_millis(500);
+const LOAD_REPORT_WAIT: Duration = Duration::from_millis(1500);
 /// How far a loaded document is with the work its load set going (see
 /// `TabWatch::load_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
