@@ -1316,6 +1316,9 @@ async fn serve_one(
     }
     let query = path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let path = path.split('?').next().unwrap_or("/").to_owned();
+    if path == "/ws" {
+        return serve_socket(stream, &head, records).await;
+    }
     let mut extra = String::new();
     let (status, ctype, payload) = if path == "/record" {
         // The cookies the request carried, after the query (` cookie=a=1; b=2`).
@@ -1414,6 +1417,111 @@ async fn serve_one(
     stream.write_all(header.as_bytes()).await?;
     stream.write_all(&payload).await?;
     stream.shutdown().await?;
+    Ok(())
+}
+
+/// `/ws`: a websocket (RFC 6455, text frames) that answers what a page sends:
+/// `echo:X` with `echo:X` at once; `run:X` with `queued:X` at once and
+/// `output:X` 150 ms later (recorded as `ws run:X`: a notebook's kernel
+/// answers so); `tick:N` starts a frame `tick` every N ms (a stream of
+/// prices).
+async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Records) -> Result<()> {
+    use base64::Engine;
+    use sha1::Digest;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let key = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("sec-websocket-key").then(|| v.trim().to_owned())
+        })
+        .context("no Sec-WebSocket-Key")?;
+    let accept = base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(
+        format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes(),
+    ));
+    let (mut rx, mut tx) = stream.into_split();
+    tx.write_all(
+        format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await?;
+    let (out, mut queue) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(text) = queue.recv().await {
+            let mut frame = vec![0x81u8];
+            match text.len() {
+                n if n < 126 => frame.push(n as u8),
+                n => {
+                    frame.push(126);
+                    frame.extend_from_slice(&(n.min(0xffff) as u16).to_be_bytes());
+                }
+            }
+            frame.extend_from_slice(text.as_bytes());
+            if tx.write_all(&frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut ticker: Option<tokio::task::JoinHandle<()>> = None;
+    loop {
+        let mut two = [0u8; 2];
+        if rx.read_exact(&mut two).await.is_err() {
+            break;
+        }
+        let len = match two[1] & 0x7f {
+            126 => u64::from(rx.read_u16().await?),
+            127 => rx.read_u64().await?,
+            n => u64::from(n),
+        };
+        let mut mask = [0u8; 4];
+        if two[1] & 0x80 != 0 {
+            rx.read_exact(&mut mask).await?;
+        }
+        anyhow::ensure!(len <= 1 << 16, "frame too long");
+        let mut data = vec![0u8; len as usize];
+        rx.read_exact(&mut data).await?;
+        for (i, b) in data.iter_mut().enumerate() {
+            *b ^= mask[i % 4];
+        }
+        if two[0] & 0x0f == 8 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&data).into_owned();
+        if let Some(x) = text.strip_prefix("echo:") {
+            let _ = out.send(format!("echo:{x}"));
+        } else if let Some(x) = text.strip_prefix("run:") {
+            if let Ok(mut r) = records.lock() {
+                r.push(format!("ws run:{x}"));
+            }
+            let _ = out.send(format!("queued:{x}"));
+            let (out, x) = (out.clone(), x.to_owned());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let _ = out.send(format!("output:{x}"));
+            });
+        } else if let Some(ms) = text.strip_prefix("tick:").and_then(|v| v.parse::<u64>().ok()) {
+            let out = out.clone();
+            if let Some(t) = ticker.take() {
+                t.abort();
+            }
+            ticker = Some(tokio::spawn(async move {
+                let mut n = 0u64;
+                loop {
+                    tokio::time::sleep(Duration::from_millis(ms.max(5))).await;
+                    n += 1;
+                    if out.send(format!("tick:{n}")).is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+    }
+    if let Some(t) = ticker {
+        t.abort();
+    }
+    writer.abort();
     Ok(())
 }
 

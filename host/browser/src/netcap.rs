@@ -69,8 +69,13 @@ pub(super) struct Net {
     /// When a websocket frame was last received, and last sent.
     pub(super) ws_received: Option<Instant>,
     pub(super) ws_sent: Option<Instant>,
-    /// `ws_received` when the action being watched began.
-    pub(super) ws_at_action: Option<Instant>,
+    /// When a websocket frame last came on the page's own: not while an
+    /// action was under way or just after its answer (see
+    /// `TabWatch::answer_by_socket`).
+    pub(super) ws_own: Option<Instant>,
+    /// Until when frames that come are an action's (its inputs, its settle,
+    /// and a pause after its answer).
+    pub(super) acting_until: Option<Instant>,
 }
 
 /// Requests kept per capture; older ones are dropped (and counted).

@@ -393,6 +393,9 @@ const SENT_SEEN: Duration = Duration::from_millis(500);
 /// in its frames that ends it.
 const WS_FIRST: Duration = Duration::from_millis(500);
 const WS_PAUSE: Duration = Duration::from_millis(250);
+/// How long after an action began, at most, the frames that come are taken
+/// as its own when it is never answered (an input that failed).
+const ACTING_MAX: Duration = Duration::from_secs(10);
 
 impl TabWatch {
     fn push_console(&self, level: &str, text: String) {
@@ -470,19 +473,38 @@ impl TabWatch {
     fn action_begins(&self) {
         let started = {
             let mut n = lock(&self.net);
-            n.ws_at_action = n.ws_received;
+            n.acting_until = Some(Instant::now() + ACTING_MAX);
             n.started
         };
         *lock(&self.action) = Some((Instant::now(), started));
     }
 
+    /// An action has been answered: frames that come after a pause are the
+    /// page's own again.
+    fn action_answered(&self) {
+        lock(&self.net).acting_until = Some(Instant::now() + WS_PAUSE);
+    }
+
+    /// A websocket frame came: the page's own unless an action is under way
+    /// or has just been answered.
+    fn socket_frame(&self) {
+        let mut n = lock(&self.net);
+        let now = Instant::now();
+        n.ws_received = Some(now);
+        if n.acting_until.is_none_or(|t| now > t) {
+            n.ws_own = Some(now);
+        }
+    }
+
     /// Whether the action that began at `since` is answered over a websocket
-    /// (a notebook's output comes so): the page has one, it was not busy just
-    /// before (a chatty stream of prices is no answer), and the action sent a
-    /// request or a frame.
+    /// (a notebook's output comes so): the page has one, it was not busy on
+    /// its own just before (a chatty stream of prices is no answer; frames
+    /// that answered the action before, such as an editor's completions
+    /// while typing, are not the page's own), and the action sent a request
+    /// or a frame.
     fn answer_by_socket(&self, since: Instant, requests: u64) -> bool {
         let n = lock(&self.net);
-        let chatty = n.ws_at_action.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
+        let chatty = n.ws_own.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
         let sent = n.ws_sent.is_some_and(|t| t >= since);
         n.ws_received.is_some() && !chatty && (requests > 0 || sent)
     }
@@ -1123,14 +1145,37 @@ impl BrowserManager {
     }
 
     /// Wait (at most `ms`) until the tab's document has fully loaded.
+    ///
+    /// Each look is bounded on its own (a look sent while a navigation swaps
+    /// the document may go unanswered; the next one asks the new document),
+    /// and a timeout says what the last look saw.
     pub(super) async fn wait_loaded(&self, page: &Page, ms: u32) -> Result<(), ToolError> {
-        bounded(ms, "waiting for the page to load", async {
-            while !self.loaded(page).await {
-                tokio::time::sleep(Duration::from_millis(15)).await;
+        let ms = if ms == 0 { 30_000 } else { ms };
+        let until = Instant::now() + Duration::from_millis(u64::from(ms));
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let look = tokio::time::timeout(
+                left.min(Duration::from_millis(1_000)),
+                self.eval(page, "document.readyState", true),
+            );
+            let seen = match look.await {
+                Ok(Ok(Value::String(s))) if s == "complete" => return Ok(()),
+                Ok(Ok(v)) => format!("readyState {v}"),
+                Ok(Err(e)) => format!("the look failed: {}", e.message),
+                Err(_) => "a look at the document was not answered within 1 s".into(),
+            };
+            if Instant::now() >= until {
+                tracing::debug!(%seen, "the page did not load in time");
+                return Err(ToolError::timeout(format!(
+                    "waiting for the page to load did not finish within {ms} ms (last seen: {seen})"
+                ))
+                .with("timeoutMs", ms));
             }
-            Ok(())
-        })
-        .await
+            tokio::time::sleep(
+                Duration::from_millis(15).min(until.saturating_duration_since(Instant::now())),
+            )
+            .await;
+        }
     }
 
     /// Whether the tab's document has fully loaded (`readyState` is `complete`).
@@ -1561,6 +1606,20 @@ impl BrowserManager {
     /// `wait_ms` (default 3 s), and the DOM settles again with their effects.
     /// Still pending at the bound: named in `pending`.
     async fn settle_action(
+        &self,
+        n: TabId,
+        page: &Page,
+        args: Settle,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let r = self.settle_action_once(n, page, args, timeout_ms).await;
+        if let Some(w) = self.tab_watch(n) {
+            w.action_answered();
+        }
+        r
+    }
+
+    async fn settle_action_once(
         &self,
         n: TabId,
         page: &Page,
@@ -2518,10 +2577,7 @@ async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
         }
     })
     .await;
-    on_event(page, w, |w, _: &EventWebSocketFrameReceived| {
-        lock(&w.net).ws_received = Some(Instant::now());
-    })
-    .await;
+    on_event(page, w, |w, _: &EventWebSocketFrameReceived| w.socket_frame()).await;
     on_event(page, w, |w, _: &EventWebSocketFrameSent| {
         lock(&w.net).ws_sent = Some(Instant::now());
     })

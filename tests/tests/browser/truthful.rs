@@ -569,6 +569,47 @@ async fn a_debounce_is_waited_for_and_a_longer_timer_is_said() -> Result<()> {
     Ok(())
 }
 
+/// An action answered over a websocket (a notebook's Run: "queued" at once,
+/// the output 150 ms later) is answered with its output, also when the page
+/// took frames in answer to the typing just before (they are the typing's,
+/// not a stream of the page's own). A stream of prices, frames the page gets
+/// on its own, holds no answer. Back to back, at 1x and 4x.
+#[tokio::test]
+async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
+    let (site, _data, client, snap) = open_page("socket", &[], "socket.html").await?;
+    let code = ref_of(&snap, "textbox", "Code");
+    let run = ref_of(&snap, "button", "Run");
+    let mut text = String::new();
+    for (i, slow) in [1.0, 4.0].into_iter().enumerate() {
+        client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
+        // (Typed on: the field holds both passes' text.)
+        client.tool_text("type", json!({"ref": code, "text": format!("cell{i}")})).await?;
+        text.push_str(&format!("cell{i}"));
+        let ran = client.tool_text("interact", json!({"ref": run})).await?;
+        let read = snapshot(&client).await?;
+        assert!(
+            read.contains(&format!("Result: {text}")),
+            "at {slow}x the run said {ran}; the read after it:\n{read}"
+        );
+        site.expect_recorded(&format!("ws run:{text}")).await?;
+    }
+    // Prices every 100 ms: the page's own frames are no answer to a click.
+    navigate(&client, &site.url("socket.html?tick=100")).await?;
+    eventually("the first price", std::time::Duration::from_secs(5), || async {
+        Ok(js(&client, "document.getElementById('price').textContent").await? != json!("-"))
+    })
+    .await?;
+    let snap = snapshot(&client).await?;
+    let started = std::time::Instant::now();
+    let out = client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Buy")})).await?;
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_millis(1500),
+        "the click waited out the stream of prices ({took:?}): {out}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
     let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;
