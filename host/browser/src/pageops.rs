@@ -118,8 +118,9 @@ fn load_report_js() -> String {
   }};
   // Rounds, not time, bound the wait (a slowed page runs late): a timer that
   // sets itself again is followed 20 rounds, and a second at most.
-  let start = 0, waited = 0, rounds = 0;
+  let start = 0, waited = 0, rounds = 0, done = false;
   const step = () => {{
+    if (done) return;
     const young = now() - start < 1000 && rounds++ < 20;
     if (load.frames > 0 && waited < 2 && young) {{
       waited++;
@@ -132,6 +133,7 @@ fn load_report_js() -> String {
       mine(() => later(step, Math.max(0, due - now())));
     }} else {{
       load.on = false;
+      done = true;
       after();
     }}
   }};
@@ -146,6 +148,12 @@ fn load_report_js() -> String {
     load.frames = 0;
     start = now();
     mine(() => later(step, 0));
+  }}, true);
+  // `pageshow` comes right after the load handlers, in the same task: when
+  // they set nothing going that is watched, the report needs no task of
+  // its own (the renderer's first frame after the load would delay it).
+  addEventListener('pageshow', () => {{
+    if (load && start && !done && load.timers.size === 0 && load.frames === 0) step();
   }}, true);
 }})()"#
     )
