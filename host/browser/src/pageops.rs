@@ -525,14 +525,8 @@ impl TabWatch {
     /// The requests an action started (see [`Self::action_begins`]): how many,
     /// and the URLs of those still in flight.
     fn action_requests(&self, since: (Instant, u64)) -> (u64, Vec<String>) {
-        let n = lock(&self.net);
-        let pending = n
-            .inflight
-            .values()
-            .filter(|(t, _)| *t >= since.0)
-            .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
-            .collect();
-        (n.started.saturating_sub(since.1), pending)
+        let started = lock(&self.net).started;
+        (started.saturating_sub(since.1), self.in_flight(Some(since.0)))
     }
 
     /// The document the last navigation loaded has sent `all` requests by
@@ -544,10 +538,14 @@ impl TabWatch {
         }
     }
 
-    /// The requests in flight: URL and age.
-    fn in_flight(&self) -> Vec<String> {
+    /// The requests in flight (begun at `since` or later): URL and age.
+    fn in_flight(&self, since: Option<Instant>) -> Vec<String> {
         let n = lock(&self.net);
-        n.inflight.values().map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis())).collect()
+        n.inflight
+            .values()
+            .filter(|(t, _)| since.is_none_or(|s| *t >= s))
+            .map(|(t, u)| format!("{u} ({} ms)", t.elapsed().as_millis()))
+            .collect()
     }
 
     /// How far the document at `url`, which the tab's last navigation loaded,
@@ -998,7 +996,7 @@ impl BrowserManager {
                 return true;
             }
             if start.elapsed() >= Duration::from_millis(max_ms) {
-                tracing::debug!(pending = ?w.in_flight(), "the network did not go quiet");
+                tracing::debug!(pending = ?w.in_flight(None), "the network did not go quiet");
                 return false;
             }
             // Wake when the quiet is due, and every 10 ms at most.
@@ -1062,7 +1060,7 @@ impl BrowserManager {
                 break "on a quiet network";
             }
             if start.elapsed() >= Duration::from_secs(3) {
-                tracing::debug!(pending = ?w.in_flight(), ?state, "the load did not settle");
+                tracing::debug!(pending = ?w.in_flight(None), ?state, "the load did not settle");
                 break "at the bound";
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
