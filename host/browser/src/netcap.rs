@@ -70,11 +70,10 @@ pub(super) struct Net {
     pub(super) ws_received: Option<Instant>,
     pub(super) ws_sent: Option<Instant>,
     /// When a websocket frame last came on the page's own: not while an
-    /// action was under way or just after its answer (see
-    /// `TabWatch::answer_by_socket`).
+    /// action was under way (see `TabWatch::answer_by_socket`).
     pub(super) ws_own: Option<Instant>,
-    /// Until when frames that come are an action's (its inputs, its settle,
-    /// and a pause after its answer).
+    /// Until when frames that come are an action's (from its start to its
+    /// answer; open-ended until then, bounded by `ACTING_MAX`).
     pub(super) acting_until: Option<Instant>,
 }
 

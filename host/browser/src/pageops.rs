@@ -487,14 +487,14 @@ impl TabWatch {
         *lock(&self.action) = Some((Instant::now(), started));
     }
 
-    /// An action has been answered: frames that come after a pause are the
-    /// page's own again.
+    /// An action has been answered (or has failed): frames that come now are
+    /// the page's own again.
     fn action_answered(&self) {
-        lock(&self.net).acting_until = Some(Instant::now() + WS_PAUSE);
+        lock(&self.net).acting_until = Some(Instant::now());
     }
 
     /// A websocket frame came: the page's own unless an action is under way
-    /// or has just been answered.
+    /// (between its start and its answer).
     fn socket_frame(&self) {
         let mut n = lock(&self.net);
         let now = Instant::now();
@@ -1589,6 +1589,13 @@ impl BrowserManager {
                 self.run_op(n, &page, op.name(), args, timeout_ms).await
             }
             AnyOp::Settle(a) => self.settle_action(n, &page, a, timeout_ms).await,
+            // A failed action's watch ends: no settle answers it.
+            AnyOp::Unwatch(_) => {
+                if let Some(w) = self.tab_watch(n) {
+                    w.action_answered();
+                }
+                self.run_op(n, &page, op.name(), args, timeout_ms).await
+            }
             AnyOp::Wall(_) => {
                 if let Some(seen) = self.inner.tabs.with(n, |t| t.wall_at_load.take()).flatten() {
                     return Ok(seen);
