@@ -610,6 +610,37 @@ async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
     Ok(())
 }
 
+/// What a modal dialog or `inert` puts out of reach (Chromium's tree leaves
+/// it out) is not read and has no ref while it is so; a ref given before the
+/// dialog opened is refused, not clicked; the dialog's own controls work and
+/// the page behind comes back when it closes.
+#[tokio::test]
+async fn what_a_modal_dialog_or_inert_puts_out_of_reach_has_no_ref() -> Result<()> {
+    let (site, _data, client, snap) = open_page("modal", &[], "lib/dialog-inert.html").await?;
+    assert!(snap.contains("button \"Use this tip\" ax_"), "{snap}");
+    for gone in ["Tip 2", "Add a photo", "Photo help"] {
+        assert!(!snap.contains(gone), "{gone} is inert, yet read:\n{snap}");
+    }
+    let home = ref_of(&snap, "link", "Home");
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Edit profile")})).await?;
+    let read = snapshot(&client).await?;
+    let name = ref_of(&read, "textbox", "Display name");
+    for gone in ["button \"Edit profile\"", "link \"Home\"", "Use this tip", "Display name: Ana"] {
+        assert!(!read.contains(gone), "{gone} is behind the modal dialog, yet read:\n{read}");
+    }
+    // The link behind the dialog, by the ref it had: refused, and not followed.
+    let behind = client.tool("interact", json!({"ref": home, "timeout": 1000})).await?;
+    assert_eq!(behind.is_error, Some(true), "a click behind the modal dialog: {behind:?}");
+    assert_eq!(js(&client, "location.hash").await?, json!(""));
+    client.tool_text("form_input", json!({"ref": name, "value": "Bea"})).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&read, "button", "Save")})).await?;
+    site.expect_recorded("name=Bea").await?;
+    let after = snapshot(&client).await?;
+    assert!(after.contains("button \"Edit profile\" ax_"), "{after}");
+    assert!(after.contains("Display name: Bea"), "{after}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_page_does_not_see_ochre() -> Result<()> {
     let (site, _data, client, snap) = open_page("isolation", &[], "isolation.html").await?;

@@ -325,6 +325,24 @@
     return clean(el.getAttribute('title') || '');
   }
 
+  // The modal dialog open over the page (of those shown, the last in the
+  // document), with the elements on its way from the document in the flat
+  // tree (slots and shadow hosts), or null. What is not on that way nor in
+  // the dialog is inert while it is open.
+  function activeModal(doc) {
+    let el = null;
+    for (const d of doc.querySelectorAll('dialog[open]')) if (d.matches(':modal')) el = d;
+    if (!el) return null;
+    const path = new Set();
+    for (let p = flatParent(el); p; p = flatParent(p)) path.add(p);
+    return { el, path };
+  }
+  const flatParent = (n) => n.assignedSlot || n.parentNode || n.host || null;
+  // Whether node `n` is `anc` or inside it, in the flat tree.
+  function flatWithin(n, anc) {
+    for (let p = n; p; p = flatParent(p)) if (p === anc) return true;
+    return false;
+  }
   function visible(el) {
     // A parsed (never rendered) document has no window and no layout: only
     // markup hides things there.
@@ -345,6 +363,12 @@
   function seen(el, memo) {
     if (!visible(el)) return false;
     if (!el.ownerDocument.defaultView) return true;
+    // Out of reach: in an inert subtree, or behind an open modal dialog.
+    if (el.closest('[inert]')) return false;
+    // (The modal looked up once per `memo`, under this function's key.)
+    if (memo && !memo.has(seen)) memo.set(seen, activeModal(el.ownerDocument));
+    const modal = memo ? memo.get(seen) : activeModal(el.ownerDocument);
+    if (modal && modal.el.ownerDocument === el.ownerDocument && !flatWithin(el, modal.el)) return false;
     // A text field in a box clipped to nothing is an editor's keyboard proxy.
     if (el.matches(TEXT_FIELDS)) return true;
     const path = [];
@@ -509,6 +533,8 @@
   function isInteractive(el, role, nested) {
     if (role && INTERACTIVE.has(role)) return true;
     if (tabbable(el)) return true;
+    // A modal dialog takes the focus (Chromium's tree makes it focusable).
+    if (el.localName === 'dialog' && el.open && el.matches(':modal')) return true;
     if (NEVER_CLICKABLE.has(el.localName) || (role && (LANDMARKS.has(role) || role === 'heading'))) return false;
     if (el.hasAttribute('onclick')) return true;
     if (el.getAttribute('draggable') === 'true') return smallEnough(el);

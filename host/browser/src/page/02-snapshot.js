@@ -24,7 +24,24 @@
     let transform = 'none';
     let tcs = null;
     const transformNow = () => (transform === null ? (transform = tcs.textTransform) : transform);
+    // An open modal dialog makes the rest of the page inert (Chromium's
+    // tree leaves it out): only the dialog and the way to it are walked.
+    // (Found once the root is known, below.)
+    let modal = null;
+    let inModal = 0;
     const visit = (node, d) => {
+      if (!modal || inModal) return visitNode(node, d);
+      if (node === modal.el) {
+        inModal++;
+        try {
+          return visitNode(node, d);
+        } finally {
+          inModal--;
+        }
+      }
+      if (node.nodeType === 1 && modal.path.has(node)) return visitNode(node, d);
+    };
+    const visitNode = (node, d) => {
       if (node.nodeType === 3) {
         if (!mute) buf += transformNow() === 'none' ? node.data : transformed(node.data, transform);
         return;
@@ -33,8 +50,10 @@
       const el = node;
       const t = el.localName;
       // (`hidden` counts where there is no layout; where there is, what is
-      // rendered decides: a page's CSS may show a hidden element.)
+      // rendered decides: a page's CSS may show a hidden element.) An inert
+      // subtree is out of reach: nothing in it is read or given a ref.
       if (SKIP.has(t) || el.getAttribute('aria-hidden') === 'true' || (el.hidden && !rendered)) return;
+      if (el.inert) return;
       if (!visible(el)) return;
       const cs = rendered ? getComputedStyle(el) : null;
       if (cs && el !== top && hiddenLive(el, cs)) return;
@@ -237,6 +256,8 @@
     if (root.nodeType === 9) root = root.body || root.documentElement;
     const rendered = !!root.ownerDocument.defaultView;
     top = root;
+    modal = rendered ? activeModal(root.ownerDocument) : null;
+    if (modal && flatWithin(root, modal.el)) inModal = 1;
     if (root === document.body || root === document.documentElement) {
       eachKid(root, (c) => visit(c, 0));
     } else {

@@ -6,6 +6,8 @@
     if (!visible(e)) return 'not visible';
     if (a.enabled !== false && (e.matches(':disabled') || e.closest('[aria-disabled=true]'))) return 'disabled';
     if (e.closest('[inert]')) return 'inert';
+    const modal = activeModal(e.ownerDocument);
+    if (modal && !flatWithin(e, modal.el)) return 'inert (behind the open modal dialog)';
     // A box that moves or fades (a panel sliding in, a menu fading in) is
     // waited out. A transparent element that stays so is clickable, as in
     // Playwright: component libraries lay a transparent native input over their
