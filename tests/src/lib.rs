@@ -1453,9 +1453,13 @@ async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Recor
             let mut frame = vec![0x81u8];
             match text.len() {
                 n if n < 126 => frame.push(n as u8),
-                n => {
+                n if n <= 0xffff => {
                     frame.push(126);
-                    frame.extend_from_slice(&(n.min(0xffff) as u16).to_be_bytes());
+                    frame.extend_from_slice(&(n as u16).to_be_bytes());
+                }
+                n => {
+                    frame.push(127);
+                    frame.extend_from_slice(&(n as u64).to_be_bytes());
                 }
             }
             frame.extend_from_slice(text.as_bytes());

@@ -72,9 +72,9 @@ pub(super) struct Net {
     /// When a websocket frame last came on the page's own: not while an
     /// action was under way (see `TabWatch::answer_by_socket`).
     pub(super) ws_own: Option<Instant>,
-    /// Until when frames that come are an action's (from its start to its
-    /// answer; open-ended until then, bounded by `ACTING_MAX`).
-    pub(super) acting_until: Option<Instant>,
+    /// When the action under way began (none once it is answered): frames
+    /// that come meanwhile are its own (for `ACTING_MAX` at most).
+    pub(super) acting_since: Option<Instant>,
 }
 
 /// Requests kept per capture; older ones are dropped (and counted).

@@ -481,7 +481,7 @@ impl TabWatch {
     fn action_begins(&self) {
         let started = {
             let mut n = lock(&self.net);
-            n.acting_until = Some(Instant::now() + ACTING_MAX);
+            n.acting_since = Some(Instant::now());
             n.started
         };
         *lock(&self.action) = Some((Instant::now(), started));
@@ -490,7 +490,7 @@ impl TabWatch {
     /// An action has been answered (or has failed): frames that come now are
     /// the page's own again.
     fn action_answered(&self) {
-        lock(&self.net).acting_until = Some(Instant::now());
+        lock(&self.net).acting_since = None;
     }
 
     /// A websocket frame came: the page's own unless an action is under way
@@ -499,7 +499,7 @@ impl TabWatch {
         let mut n = lock(&self.net);
         let now = Instant::now();
         n.ws_received = Some(now);
-        if n.acting_until.is_none_or(|t| now > t) {
+        if n.acting_since.is_none_or(|t| now.saturating_duration_since(t) > ACTING_MAX) {
             n.ws_own = Some(now);
         }
     }
@@ -1632,6 +1632,7 @@ impl BrowserManager {
         r
     }
 
+    /// [`Self::settle_action`]'s work, before its answer ends the action.
     async fn settle_action_once(
         &self,
         n: TabId,
