@@ -62,6 +62,19 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
     // Both passes work on this page (leaving it asks to confirm: unsaved cells).
     navigate(&client, &app.url("/")).await?;
     ok_text(&client, "wait_for", json!({"type": "selector", "value": ".cm-content"})).await?;
+    // The kernel's first run is its start-up (imports, a cold interpreter):
+    // on a loaded machine it may show its output seconds later, past any
+    // pause an answer can wait out. An agent waits for that once; so does
+    // this test, and the passes below then hold the answer to its output.
+    let found = ok_text(&client, "find", json!({"query": "Python button"})).await?;
+    let add = find_ref(&found, "button", "Python").with_context(|| found.clone())?;
+    let added = ok_text(&client, "interact", json!({"ref": add})).await?;
+    let cell = focused_ref(&added).with_context(|| format!("no focused editor: {added}"))?;
+    ok_text(&client, "type", json!({"ref": cell, "text": "\"warm\" * 3"})).await?;
+    ok_text(&client, "press_key", json!({"key": "Control+Enter", "ref": cell})).await?;
+    let shown = "document.body.innerText.includes('warmwarmwarm')";
+    ok_text(&client, "wait_for", json!({"type": "function", "value": shown, "timeout": 60000}))
+        .await?;
     for (run, slow) in PASSES {
         if slow > 1.0 {
             client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
