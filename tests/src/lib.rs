@@ -897,19 +897,30 @@ pub fn react_lib_site() -> Result<PathBuf> {
     bundled_site("fidelity-react", "lib-react")
 }
 
-/// A fixture dir of `fixtures/sites` with an `app.jsx`, bundled now with the
-/// esbuild of the npm entry `modules` (installed on first use, with what the
-/// app imports): a dir with the dir's HTML pages and `bundle.js` to serve.
-/// Nothing of the libraries is in the repository.
+/// The web-component library pages of the fidelity suite
+/// (`fixtures/sites/lib-wc`), bundled now from the `fidelity-wc` entry of the pins.
+pub fn wc_lib_site() -> Result<PathBuf> {
+    bundled_site("fidelity-wc", "lib-wc")
+}
+
+/// A fixture dir of `fixtures/sites` with an `app.jsx` (or `app.js`), bundled
+/// now with the esbuild of the npm entry `modules` (installed on first use,
+/// with what the app imports): a dir with the dir's HTML pages, `bundle.js`
+/// and, if the app imports style sheets, `bundle.css`, to serve. Nothing of
+/// the libraries is in the repository.
 pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
     let modules = npm_modules(modules)?;
     let npm = modules.parent().context("npm dir")?;
     let src = sites_dir().join(dir);
-    let out = npm.join(format!("site-{}", std::process::id()));
+    let out = npm.join(format!("site-{}-{dir}", std::process::id()));
     std::fs::create_dir_all(&out)?;
+    let app = ["app.jsx", "app.js"]
+        .into_iter()
+        .find(|a| src.join(a).is_file())
+        .with_context(|| format!("no app.jsx or app.js in {}", src.display()))?;
     // The entry sits beside node_modules so that its imports resolve there.
-    let entry = npm.join(format!("app-{}.jsx", std::process::id()));
-    std::fs::copy(src.join("app.jsx"), &entry)?;
+    let entry = npm.join(format!("app-{}-{dir}-{app}", std::process::id()));
+    std::fs::copy(src.join(app), &entry)?;
     for page in std::fs::read_dir(&src)? {
         let page = page?.path();
         if page.extension().is_some_and(|e| e == "html") {

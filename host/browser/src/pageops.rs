@@ -161,11 +161,12 @@ fn load_report_js() -> String {
 
 /// Installed in every document of a tab before the page's own scripts: remembers
 /// (in a WeakSet the page library reads) the elements that get a click-like
-/// listener, so that clickable elements without a semantic role get refs, and
-/// the short texts that change by themselves (its `tick` map). The
-/// page sees `addEventListener` behave and read exactly as before: same name and
-/// length, and `Function.prototype.toString` (which it wraps to that end, itself
-/// reading as native) gives the native source for both.
+/// listener, so that clickable elements without a semantic role get refs, the
+/// short texts that change by themselves (its `tick` map) and custom elements'
+/// `ElementInternals` (its `internals` map: roles and states given there). The
+/// page sees `addEventListener` and `attachInternals` behave and read exactly as
+/// before: same name and length, and `Function.prototype.toString` (which it
+/// wraps to that end, itself reading as native) gives the native source.
 const CLICK_TRACKER: &str = r#"(() => {
   if (window.__ochre_clk) return;
   const seen = new WeakSet();
@@ -183,6 +184,20 @@ const CLICK_TRACKER: &str = r#"(() => {
   natives.set(toString, source);
   Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  // A custom element's ElementInternals (the role and states it gives itself
+  // there, which no attribute shows): kept by element for the page library.
+  const internals = new WeakMap();
+  Object.defineProperty(seen, 'internals', { value: internals });
+  const attach = HTMLElement.prototype.attachInternals;
+  if (attach) {
+    const attaching = { attachInternals() {
+      const i = Reflect.apply(attach, this, arguments);
+      internals.set(this, i);
+      return i;
+    } }.attachInternals;
+    natives.set(attaching, attach);
+    Object.defineProperty(HTMLElement.prototype, 'attachInternals', { value: attaching, writable: true, configurable: true, enumerable: false });
+  }
   // Tickers: short texts the page changes by itself, again and again (a clock,
   // a countdown), while no action is watched (`busy`): an action's answer does
   // not count their changes as its own.

@@ -46,6 +46,7 @@ pub(crate) fn describe_delta(d: &Value) -> String {
                 "expanded" => Some(format!("now {}", if on { "expanded" } else { "collapsed" })),
                 "checked" => Some(format!("now {}", if on { "checked" } else { "unchecked" })),
                 "pressed" => Some(format!("now {}", if on { "pressed" } else { "not pressed" })),
+                "selected" => Some(format!("now {}", if on { "selected" } else { "not selected" })),
                 _ => Some(format!("{k}={v}")),
             };
             parts.extend(word);

@@ -12,11 +12,14 @@
 //!   visible by its layout: a box, not clipped away, not transparent) is in the
 //!   snapshot exactly, field values included;
 //! - (c) nothing ochre gives a ref is hidden in Chromium's tree (`aria-hidden`,
-//!   `inert`, not rendered, outside an open modal).
+//!   `inert`, not rendered, outside an open modal);
+//! - (d) the nodes of (a) with a ref are named as Chromium names them, and
+//!   their states (checked, pressed, expanded, selected, disabled, a field's
+//!   value) agree with Chromium's.
 //!
 //! "A person can see" is judged here, in the test, from layout alone
-//! (`SEEN_JS`), not by ochre's walker: the two are independent. The actions of
-//! (d) are in `widgets.rs`, through ochre's tools. The per-library table is
+//! (`SEEN_JS`), not by ochre's walker: the two are independent. The actions
+//! are in `widgets.rs`, through ochre's tools. The per-library table is
 //! printed (`--nocapture`) and kept in `docs/bench/fidelity.md`.
 
 use ochre_host::HostBrowser;
@@ -30,6 +33,8 @@ use serde_json::{Value, json};
 
 /// The bars of the acceptance list.
 const REF_BAR: f64 = 0.995;
+const NAME_BAR: f64 = 0.995;
+const STATE_BAR: f64 = 0.99;
 const TEXT_BAR: f64 = 0.995;
 /// A snapshot line's limit (the README's): longer values are quoted up to it.
 const LINE_LIMIT: usize = 2_000;
@@ -211,41 +216,84 @@ fn norm(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A snapshot line as tokens: bare words, and quoted strings (`None`).
-fn tokens(line: &str) -> Vec<Option<&str>> {
+/// A snapshot line's token: a bare word, or a quoted string (its text).
+#[derive(Debug, Clone, PartialEq)]
+enum Tok<'a> {
+    Word(&'a str),
+    Quoted(String),
+}
+
+/// A snapshot line as tokens; a value (`="..."`) is the word `=` and its string.
+fn tokens(line: &str) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     let mut rest = line.trim_start();
     while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("=\"") {
+            out.push(Tok::Word("="));
+            rest = &rest[rest.len() - after.len() - 1..];
+        }
         if rest.starts_with('"') {
             let mut it = serde_json::Deserializer::from_str(rest).into_iter::<String>();
-            let end = match it.next() {
-                Some(Ok(_)) => it.byte_offset(),
-                _ => rest.len(),
+            let (text, end) = match it.next() {
+                Some(Ok(t)) => (t, it.byte_offset()),
+                _ => (rest[1..].to_owned(), rest.len()),
             };
-            out.push(None);
+            out.push(Tok::Quoted(text));
             rest = rest[end..].trim_start();
         } else {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            out.push(Some(&rest[..end]));
+            out.push(Tok::Word(&rest[..end]));
             rest = rest[end..].trim_start();
         }
     }
     out
 }
 
-/// (ref number, role) of each ref in a snapshot: the role is the bare word
-/// before the ref and its name (a table row's cells hold several).
-fn snapshot_refs(snapshot: &str) -> HashMap<u64, String> {
+/// What a snapshot line says of one ref: its role, name, state words and value.
+#[derive(Debug, Default, Clone)]
+struct Said {
+    role: String,
+    name: Option<String>,
+    states: Vec<String>,
+    value: Option<String>,
+}
+
+/// What the snapshot says of each ref (by number): the role is the bare word
+/// before the ref and its name (a table row's cells hold several); the state
+/// words and the value follow the ref, up to the next ref.
+fn snapshot_refs(snapshot: &str) -> HashMap<u64, Said> {
     let mut out = HashMap::new();
     for l in snapshot.lines() {
         let t = tokens(l);
+        let num = |w: &Tok| match w {
+            Tok::Word(w) => w.strip_prefix("ax_").and_then(|d| d.parse::<u64>().ok()),
+            Tok::Quoted(_) => None,
+        };
         for (i, w) in t.iter().enumerate() {
-            let Some(n) = w.and_then(|w| w.strip_prefix("ax_")).and_then(|d| d.parse().ok()) else {
-                continue;
+            let Some(n) = num(w) else { continue };
+            let (name, before) = match i.checked_sub(1).map(|j| &t[j]) {
+                Some(Tok::Quoted(q)) => (Some(q.clone()), i - 1),
+                _ => (None, i),
             };
-            let before = if i >= 1 && t[i - 1].is_none() { i - 1 } else { i };
-            let role = before.checked_sub(1).and_then(|j| t[j]).unwrap_or("generic");
-            out.insert(n, role.to_owned());
+            let role = match before.checked_sub(1).map(|j| &t[j]) {
+                Some(Tok::Word(r)) => (*r).to_owned(),
+                _ => "generic".to_owned(),
+            };
+            let mut said = Said { role, name, ..Said::default() };
+            let mut j = i + 1;
+            while j < t.len() && num(&t[j]).is_none() {
+                match (&t[j], t.get(j + 1)) {
+                    (Tok::Word("="), Some(Tok::Quoted(v))) => {
+                        said.value = Some(v.clone());
+                        j += 1;
+                    }
+                    (Tok::Word(w), _) => said.states.push((*w).to_owned()),
+                    // The next cell's name, before its ref.
+                    (Tok::Quoted(_), _) => break,
+                }
+                j += 1;
+            }
+            out.insert(n, said);
         }
     }
     out
@@ -293,7 +341,77 @@ fn allowed(node: &Value, role: &str) -> Option<&'static str> {
 }
 
 fn prop(node: &Value, name: &str) -> Option<bool> {
-    node["properties"].as_array()?.iter().find(|p| p["name"] == name)?["value"]["value"].as_bool()
+    prop_value(node, name)?.as_bool()
+}
+
+fn prop_value<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
+    Some(&node["properties"].as_array()?.iter().find(|p| p["name"] == name)?["value"]["value"])
+}
+
+/// Whether ours names a node as Chromium does (whitespace collapsed; a name
+/// ours cut, ending in "…", agrees with what it begins); `None` where there is
+/// nothing to compare: Chromium has no name for a node whose role says nothing
+/// of what it does (ours names a clickable generic by its words, which
+/// Chromium leaves unnamed).
+fn names_agree(role: &str, chrome: &str, ours: &Said) -> Option<bool> {
+    let chrome = norm(chrome);
+    let mine = norm(ours.name.as_deref().unwrap_or_default());
+    // A row, cell or tooltip Chromium names by its content: ours lists that
+    // content under it (or beside it) as text.
+    if NO_ROLE.contains(&role) && (chrome.is_empty() || mine.is_empty()) {
+        return None;
+    }
+    Some(match mine.strip_suffix('…') {
+        Some(head) => chrome.starts_with(head.trim_end()),
+        None => mine == chrome,
+    })
+}
+
+/// The states Chromium gives a node (checked, pressed, expanded, selected,
+/// disabled, and a field's value) against what ours says of it: (state, agree,
+/// Chromium's value) for each one Chromium has.
+fn states_agree(node: &Value, role: &str, ours: &Said) -> Vec<(&'static str, bool, String)> {
+    let has = |w: &str| ours.states.iter().any(|s| s == w);
+    let mut out = Vec::new();
+    for (state, on) in [("checked", "checked"), ("pressed", "pressed")] {
+        if let Some(v) = prop_value(node, state).and_then(Value::as_str) {
+            let agree = match v {
+                "true" => has(on),
+                "mixed" => has("mixed"),
+                _ => !has(on) && !has("mixed"),
+            };
+            out.push((state, agree, v.to_owned()));
+        }
+    }
+    for (state, on) in
+        [("expanded", "expanded"), ("selected", "selected"), ("disabled", "disabled")]
+    {
+        if let Some(v) = prop_value(node, state).and_then(Value::as_bool) {
+            out.push((state, has(on) == v, v.to_string()));
+        }
+    }
+    // What a screen reader says of a slider's value (its `aria-valuetext`)
+    // where there is one, as ours quotes it.
+    let value = match prop_value(node, "valuetext").unwrap_or(&node["value"]["value"]) {
+        Value::String(v) => norm(v),
+        Value::Number(v) => v.to_string(),
+        _ => String::new(),
+    };
+    // A combobox one types into has a value; the "value" Chromium computes for
+    // one that only opens a list is its text, said by ours as its choice.
+    let typed = prop_value(node, "editable").is_some();
+    let valued = TEXT_ROLES.contains(&role)
+        || matches!(role, "ComboBoxSelect" | "slider" | "spinbutton")
+        || (role == "combobox" && typed);
+    if valued && !value.is_empty() {
+        let mine = norm(ours.value.as_deref().unwrap_or_default());
+        let agree = match mine.strip_suffix('…') {
+            Some(head) => value.starts_with(head.trim_end()),
+            None => mine == value,
+        };
+        out.push(("value", agree, format!("{value:?}")));
+    }
+    out
 }
 
 /// Chromium roles that take typed text.
@@ -339,6 +457,13 @@ pub(crate) struct Score {
     allowed: BTreeMap<&'static str, usize>,
     pub(crate) texts: usize,
     pub(crate) texts_exact: usize,
+    /// Of the nodes with an agreeing ref: names compared, and equal.
+    pub(crate) names: usize,
+    pub(crate) names_exact: usize,
+    /// Their states (checked, pressed, expanded, selected, disabled, value):
+    /// compared, and agreeing.
+    pub(crate) states: usize,
+    pub(crate) states_exact: usize,
     refs: usize,
     pub(crate) refs_hidden: usize,
     pub(crate) misses: Vec<String>,
@@ -353,6 +478,10 @@ impl Score {
         }
         self.texts += o.texts;
         self.texts_exact += o.texts_exact;
+        self.names += o.names;
+        self.names_exact += o.names_exact;
+        self.states += o.states;
+        self.states_exact += o.states_exact;
         self.refs += o.refs;
         self.refs_hidden += o.refs_hidden;
         self.misses.extend(o.misses.iter().cloned());
@@ -447,9 +576,34 @@ pub(crate) async fn measure(b: &BrowserManager, label: &str) -> Result<Score> {
         s.focusable += 1;
         let name = n["name"]["value"].as_str().unwrap_or_default();
         match refs.get(i).and_then(Value::as_u64).and_then(|r| ours.get(&r).map(|o| (r, o))) {
-            Some((_, o)) if roles_agree(role, o) => s.with_ref += 1,
+            Some((r, o)) if roles_agree(role, &o.role) => {
+                s.with_ref += 1;
+                if let Some(agree) = names_agree(role, name, o) {
+                    s.names += 1;
+                    if agree {
+                        s.names_exact += 1;
+                    } else {
+                        s.misses.push(format!(
+                            "{label}: Chromium {role} {name:?} is named {:?} by ours ax_{r} (names differ)",
+                            o.name.as_deref().unwrap_or_default()
+                        ));
+                    }
+                }
+                for (state, agree, theirs) in states_agree(n, role, o) {
+                    s.states += 1;
+                    if agree {
+                        s.states_exact += 1;
+                    } else {
+                        s.misses.push(format!(
+                            "{label}: Chromium {role} {name:?} has {state} {theirs}, ours ax_{r} says {:?} (states differ)",
+                            o.states.join(" ") + &o.value.as_ref().map(|v| format!(" ={v:?}")).unwrap_or_default()
+                        ));
+                    }
+                }
+            }
             Some((r, o)) => s.misses.push(format!(
-                "{label}: Chromium {role} {name:?} is ours {o} ax_{r} (roles differ)"
+                "{label}: Chromium {role} {name:?} is ours {} ax_{r} (roles differ)",
+                o.role
             )),
             None => s.misses.push(format!("{label}: Chromium {role} {name:?} has no ref")),
         }
@@ -620,8 +774,9 @@ async fn measure_page(b: &BrowserManager, name: &str, url: &str) -> Result<Score
 
 /// The pages: the widget pages and the library pages (`fixtures/sites/widgets`
 /// and `fixtures/sites/lib`, their libraries under `/vendor/` and
-/// `/lib-vendor/`), the React library pages (`fixtures/sites/lib-react`,
-/// bundled at test time) and the MUI app.
+/// `/lib-vendor/`), the React and web-component library pages
+/// (`fixtures/sites/lib-react`, `fixtures/sites/lib-wc`, bundled at test time)
+/// and the MUI app.
 async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     let mut servers = Vec::new();
     let mut pages = Vec::new();
@@ -649,6 +804,11 @@ async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
         pages.push((format!("lib-react/{}", n.trim_end_matches(".html")), react.url(&n)));
     }
     servers.push(react);
+    let wc = SiteServer::start_at(wc_lib_site()?).await?;
+    for n in html_pages("lib-wc")? {
+        pages.push((format!("lib-wc/{}", n.trim_end_matches(".html")), wc.url(&n)));
+    }
+    servers.push(wc);
     let mui = SiteServer::start_at(mui_site()?).await?;
     pages.push(("mui".into(), mui.url("index.html")));
     servers.push(mui);
@@ -667,7 +827,7 @@ async fn ochres_view_agrees_with_chromiums_accessibility_tree() -> Result<()> {
     let only = std::env::var("OCHRE_FIDELITY_ONLY").ok();
     let mut all = Score::default();
     println!(
-        "| page | focusable or actionable | with a ref, role agreeing | text leaves | exact | refs | hidden in Chromium |\n|---|---:|---:|---:|---:|---:|---:|"
+        "| page | focusable or actionable | with a ref, role agreeing | names | equal | states | agreeing | text leaves | exact | refs | hidden in Chromium |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut measured = 0;
     for (name, url) in &pages {
@@ -676,19 +836,37 @@ async fn ochres_view_agrees_with_chromiums_accessibility_tree() -> Result<()> {
         }
         let s = measure_page(&b, name, url).await.with_context(|| format!("measuring {url}"))?;
         println!(
-            "| {name} | {} | {} | {} | {} | {} | {} |",
-            s.focusable, s.with_ref, s.texts, s.texts_exact, s.refs, s.refs_hidden
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.focusable,
+            s.with_ref,
+            s.names,
+            s.names_exact,
+            s.states,
+            s.states_exact,
+            s.texts,
+            s.texts_exact,
+            s.refs,
+            s.refs_hidden
         );
         all.add(&s);
         measured += 1;
     }
-    let ref_share = all.with_ref as f64 / all.focusable.max(1) as f64;
-    let text_share = all.texts_exact as f64 / all.texts.max(1) as f64;
+    let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+    let ref_share = share(all.with_ref, all.focusable);
+    let name_share = share(all.names_exact, all.names);
+    let state_share = share(all.states_exact, all.states);
+    let text_share = share(all.texts_exact, all.texts);
     println!(
-        "| all ({measured} pages) | {} | {} ({:.2}%) | {} | {} ({:.2}%) | {} | {} |",
+        "| all ({measured} pages) | {} | {} ({:.2}%) | {} | {} ({:.2}%) | {} | {} ({:.2}%) | {} | {} ({:.2}%) | {} | {} |",
         all.focusable,
         all.with_ref,
         ref_share * 100.0,
+        all.names,
+        all.names_exact,
+        name_share * 100.0,
+        all.states,
+        all.states_exact,
+        state_share * 100.0,
         all.texts,
         all.texts_exact,
         text_share * 100.0,
@@ -707,10 +885,18 @@ async fn ochres_view_agrees_with_chromiums_accessibility_tree() -> Result<()> {
     }
     assert!(measured >= 40, "only {measured} library pages were measured");
     assert!(
-        ref_share >= REF_BAR && text_share >= TEXT_BAR && all.refs_hidden == 0,
-        "ochre's view differs from Chromium's: {:.2}% of focusable or actionable nodes with a ref and an agreeing role (bar {:.1}%), {:.2}% of text leaves exact (bar {:.1}%), {} refs hidden in Chromium's tree (bar 0):\n{}",
+        ref_share >= REF_BAR
+            && name_share >= NAME_BAR
+            && state_share >= STATE_BAR
+            && text_share >= TEXT_BAR
+            && all.refs_hidden == 0,
+        "ochre's view differs from Chromium's: {:.2}% of focusable or actionable nodes with a ref and an agreeing role (bar {:.1}%), {:.2}% of their names equal (bar {:.1}%), {:.2}% of their states agreeing (bar {:.1}%), {:.2}% of text leaves exact (bar {:.1}%), {} refs hidden in Chromium's tree (bar 0):\n{}",
         ref_share * 100.0,
         REF_BAR * 100.0,
+        name_share * 100.0,
+        NAME_BAR * 100.0,
+        state_share * 100.0,
+        STATE_BAR * 100.0,
         text_share * 100.0,
         TEXT_BAR * 100.0,
         all.refs_hidden,

@@ -667,6 +667,9 @@ async fn the_page_does_not_see_ochre() -> Result<()> {
     // fetch and XHR (wrapped to count the requests an action sends) too.
     assert!(seen.contains("requests=true/fetch/1/true,true/open/2,true/send/0"), "{seen}");
     assert!(seen.contains("ael_length=2"), "{seen}");
+    // attachInternals (wrapped to read the roles and states custom elements
+    // give themselves) too.
+    assert!(seen.contains("internals=true/attachInternals/0/false"), "{seen}");
     Ok(())
 }
 
@@ -870,5 +873,39 @@ async fn a_click_press_type_or_drag_from_the_core_plugin_is_one_host_call() -> R
     assert!(calls[0].contains("what=\"drag\""), "{}", calls[0]);
     let knob_at = js(&client, "document.getElementById('slider-status').textContent").await?;
     assert_ne!(knob_at, "knob at 0", "the knob moved: {said}");
+    Ok(())
+}
+
+/// Web components read as Chromium reads them: a role and states a custom
+/// element gives itself through ElementInternals (no attribute shows them),
+/// words that come through slots, a form-associated element's label. Acting
+/// on them says what changed, and the server gets it.
+#[tokio::test]
+async fn web_components_are_read_through_their_slots_and_internals() -> Result<()> {
+    let (site, _data, client, snap) = open_page("webcomp", &[], "webcomp.html").await?;
+    assert!(snap.contains("tab \"General\" ax_"), "{snap}");
+    let general = snap.lines().find(|l| l.contains("tab \"General\"")).unwrap_or_default();
+    assert!(general.trim_end().ends_with("selected"), "{general}");
+    let billing = ref_of(&snap, "tab", "Billing");
+    let remember = ref_of(&snap, "checkbox", "Remember me");
+    let pay = ref_of(&snap, "button", "💳 Pay now");
+    let said = client.tool_text("interact", json!({"ref": billing})).await?;
+    assert!(said.contains("now selected"), "{said}");
+    site.expect_recorded("tab=Billing").await?;
+    let read = snapshot(&client).await?;
+    let line = |role: &str, name: &str| {
+        read.lines().find(|l| l.contains(&format!("{role} \"{name}\""))).unwrap_or_default().trim()
+    };
+    assert!(line("tab", "Billing").ends_with("selected"), "{read}");
+    assert!(!line("tab", "General").ends_with("selected"), "{read}");
+    let said = client.tool_text("interact", json!({"ref": remember})).await?;
+    assert!(said.contains("now checked"), "{said}");
+    site.expect_recorded("remember=true").await?;
+    let read = snapshot(&client).await?;
+    assert!(read.contains(&format!("checkbox \"Remember me\" {remember} checked")), "{read}");
+    // The focus the click left is told as the web component's own button.
+    let said = client.tool_text("interact", json!({"ref": pay})).await?;
+    site.expect_recorded("pay=1").await?;
+    assert!(said.contains(&format!("focus button \"💳 Pay now\" {pay}")), "{said}");
     Ok(())
 }

@@ -441,11 +441,12 @@ async fn library_actions(slowdown: u32) -> Result<Pass> {
     )
     .await?;
     let react = SiteServer::start_at(react_lib_site()?).await?;
+    let wc = SiteServer::start_at(wc_lib_site()?).await?;
     let data = TempDir::new("lib-actions");
     let client = stdio_client(data.path(), &[], &[]).await?;
     client.tool("expand_tools", json!({"tier": 2})).await?;
     let mut pages = Vec::new();
-    for (dir, server) in [("lib", &site), ("lib-react", &react)] {
+    for (dir, server) in [("lib", &site), ("lib-react", &react), ("lib-wc", &wc)] {
         for n in html_pages(dir)? {
             let html = std::fs::read_to_string(sites_dir().join(dir).join(&n))?;
             let Some(spec) = html

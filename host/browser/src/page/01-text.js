@@ -58,7 +58,7 @@
       // page costs a third of its snapshot time).
       const gen = n === node && rendered && t !== 'a';
       if (gen) s += generated(n, '::before');
-      for (let c = (n.shadowRoot || n).firstChild; c; c = c.nextSibling) walk(c);
+      eachKid(n, walk);
       if (gen) s += generated(n, '::after');
       if (apart) s += ' ';
     };
@@ -222,8 +222,47 @@
     'body',
   ]);
 
+  // A custom element's ElementInternals, as the script every document gets
+  // first keeps them (see CLICK_TRACKER in pageops.rs); only an autonomous
+  // custom element (a name with a dash) can have them.
+  function internalsOf(el) {
+    if (el.localName.indexOf('-') < 0) return undefined;
+    const w = el.ownerDocument.defaultView;
+    const c = w && w.__ochre_clk;
+    return c && c.internals ? c.internals.get(el) : undefined;
+  }
+  const INTERNAL = {
+    role: 'role',
+    'aria-label': 'ariaLabel',
+    'aria-checked': 'ariaChecked',
+    'aria-selected': 'ariaSelected',
+    'aria-expanded': 'ariaExpanded',
+    'aria-disabled': 'ariaDisabled',
+    'aria-pressed': 'ariaPressed',
+    'aria-hidden': 'ariaHidden',
+    'aria-valuenow': 'ariaValueNow',
+    'aria-valuemin': 'ariaValueMin',
+    'aria-valuemax': 'ariaValueMax',
+    'aria-valuetext': 'ariaValueText',
+  };
+  // An ARIA attribute of an element, or where it has none, what the element
+  // gives itself through ElementInternals (its default, as Chromium takes it).
+  function aria(el, name) {
+    const v = el.getAttribute(name);
+    if (v != null) return v;
+    const i = internalsOf(el);
+    const w = i && i[INTERNAL[name]];
+    return w == null ? null : String(w);
+  }
+  // The element that has the focus, inside the shadow roots it is in (a
+  // web component's own button, not its host).
+  function deepActive() {
+    let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  }
   function roleOf(el) {
-    const explicit = el.getAttribute('role');
+    const explicit = aria(el, 'role');
     if (explicit && explicit.trim()) return explicit.trim().split(/\s+/)[0];
     const t = el.localName;
     switch (t) {
@@ -285,8 +324,8 @@
 
   // `words`: the element's words (clean(textOf(el))) when the caller has them.
   function nameOf(el, role, words) {
-    const aria = el.getAttribute('aria-label');
-    if (aria && aria.trim()) return clean(aria);
+    const label = aria(el, 'aria-label');
+    if (label && label.trim()) return clean(label);
     const lb = el.getAttribute('aria-labelledby');
     if (lb) {
       const s = lb
@@ -299,6 +338,19 @@
       if (s.trim()) return clean(s);
     }
     const t = el.localName;
+    // A form-associated custom element is labelled as a native field is.
+    // (Only such an element has labels: reading another's throws.)
+    const inner = internalsOf(el);
+    let labels = null;
+    if (inner && el.constructor && el.constructor.formAssociated) {
+      try {
+        labels = inner.labels;
+      } catch (e) {}
+    }
+    if (labels && labels.length) {
+      const s = Array.from(labels, (l) => textOf(l, el)).join(' ');
+      if (s.trim()) return clean(s);
+    }
     if (t === 'input' || t === 'textarea' || t === 'select') {
       const ty = (el.type || '').toLowerCase();
       if (ty === 'submit' || ty === 'reset' || ty === 'button')
@@ -624,6 +676,20 @@
       ' chars; read_page with its ref_id shows it whole)'
     );
   }
+  // Disabled: a form control (itself, or by its fieldset), or an element
+  // that is, or is inside, one marked aria-disabled (ARIA's disabled holds
+  // for what is inside, as Chromium's tree has it).
+  function disabled(el) {
+    if (el.disabled || (FORM_CONTROL.has(el.localName) && el.matches(':disabled'))) return true;
+    if (aria(el, 'aria-disabled') === 'true') return true;
+    for (let e = el; e; ) {
+      if (e.closest('[aria-disabled="true"]')) return true;
+      const r = e.getRootNode();
+      e = r && r.host;
+    }
+    return false;
+  }
+  const FORM_CONTROL = new Set(['button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
   // `max`: where a value is cut (0: never).
   function stateOf(el, role, max) {
     let s = '';
@@ -634,14 +700,22 @@
       role === 'menuitemcheckbox' ||
       role === 'menuitemradio'
     ) {
-      const c = 'checked' in el && el.localName === 'input' ? el.checked : el.getAttribute('aria-checked') === 'true';
-      if (c) s += ' checked';
+      const native = 'checked' in el && el.localName === 'input';
+      const c = native ? null : aria(el, 'aria-checked');
+      if (native ? el.indeterminate : c === 'mixed') s += ' mixed';
+      else if (native ? el.checked : c === 'true') s += ' checked';
     }
-    if (el.disabled || el.getAttribute('aria-disabled') === 'true') s += ' disabled';
-    const ex = el.getAttribute('aria-expanded');
+    // A toggle button (aria-pressed).
+    if (role === 'button') {
+      const p = aria(el, 'aria-pressed');
+      if (p === 'true') s += ' pressed';
+      else if (p === 'mixed') s += ' mixed';
+    }
+    if (disabled(el)) s += ' disabled';
+    const ex = aria(el, 'aria-expanded');
     if (ex === 'true') s += ' expanded';
     else if (ex === 'false') s += ' collapsed';
-    if (el.getAttribute('aria-selected') === 'true' || (el.localName === 'option' && el.selected)) s += ' selected';
+    if (aria(el, 'aria-selected') === 'true' || (el.localName === 'option' && el.selected)) s += ' selected';
     const ty = el.localName === 'input' ? (el.type || '').toLowerCase() : '';
     if (TYPED.has(ty)) {
       s += ' type=' + ty;
@@ -651,20 +725,21 @@
     // A custom slider or spin button tells its range and value by ARIA.
     const now =
       !ty && el.localName !== 'select' && (role === 'slider' || role === 'spinbutton')
-        ? el.getAttribute('aria-valuenow')
+        ? aria(el, 'aria-valuenow')
         : null;
     if (now != null) {
-      const lo = el.getAttribute('aria-valuemin'),
-        hi = el.getAttribute('aria-valuemax');
+      const lo = aria(el, 'aria-valuemin'),
+        hi = aria(el, 'aria-valuemax');
       if (lo != null || hi != null) s += ' range=' + (lo || '') + '..' + (hi || '');
-      return s + ' =' + quoteValue(el.getAttribute('aria-valuetext') || now, max);
+      return s + ' =' + quoteValue(aria(el, 'aria-valuetext') || now, max);
     }
     if (VALUE_ROLES.has(role) || ty === 'color') {
       const h = el.localName === 'button' ? { value: null } : held(el);
       let v = h.value != null ? shown(h) : '';
       // A custom combobox shows its choice as its text (MUI's Select).
       // (What a person sees of it: not the options of a select it hides.)
-      if (h.value == null && role === 'combobox')
+      // (And an element marked a text box that is none: its text, as Chromium says.)
+      if (h.value == null && (role === 'combobox' || role === 'textbox'))
         v = clean(wordsSeen(el, 4 * VALUE_MAX).replace(/[\u200b-\u200d\ufeff]/g, ''), VALUE_MAX);
       if (v) s += ' =' + quoteValue(v, max);
     }

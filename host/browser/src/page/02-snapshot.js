@@ -209,8 +209,14 @@
       // A label's words are its control's name: do not repeat them as text.
       // A control a library hides behind its own widget (Select2, Choices: the
       // select is not rendered) is not named by it there: its label shows.
+      // Nor is a custom element without a role of its own (its field is in
+      // its shadow, unnamed by a label outside it: Fluent's text input).
+      const ctl = t === 'label' ? el.control : null;
       const quiet =
-        t === 'label' && !!el.control && (el.control.type || '').toLowerCase() !== 'hidden' && drawn(el.control);
+        !!ctl &&
+        (ctl.type || '').toLowerCase() !== 'hidden' &&
+        drawn(ctl) &&
+        (ctl.localName.indexOf('-') < 0 || !!roleOf(ctl));
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no
       // space appears where the page has none.

@@ -26,12 +26,14 @@
       const ty = t === 'input' ? (e.type || 'text').toLowerCase() : '';
       return { value: e.value, secret: isSecret(e), text: !NOT_TEXT.test(ty) };
     }
+    // An editor holds the text it shows (Trix's element also has a `value`:
+    // the HTML it keeps in a hidden field).
+    if (e.isContentEditable) return { value: editorText(e), secret: false, text: true };
     // Another element with a value of text (an output, a custom field); not a
     // list item's or a meter's number.
     if ('value' in e && t !== 'button' && typeof e.value === 'string') {
       return { value: e.value, secret: false, text: false };
     }
-    if (e.isContentEditable) return { value: editorText(e), secret: false, text: true };
     return { value: null, secret: false, text: false };
   }
   // What a person may be told an element holds: its value, a secret masked.

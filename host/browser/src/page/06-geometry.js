@@ -57,8 +57,11 @@
     if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
     else e.scrollIntoView({ block: 'center', behavior: 'instant' });
     const [ox, oy] = frameOffset(e);
+    // Its first box with a size: an inline element around a block (a custom
+    // element's host, inline by default, around its shadow's <div>) begins
+    // with an empty one.
     const rects = Array.from(e.getClientRects());
-    const r = rects.length ? rects[0] : e.getBoundingClientRect();
+    const r = rects.find((q) => q.width > 0 && q.height > 0) || e.getBoundingClientRect();
     if (!r || (r.width === 0 && r.height === 0))
       return { x: null, y: null, reason: 'the element has no size on screen' };
     const cx = ox + r.left + r.width / 2,

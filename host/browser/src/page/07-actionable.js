@@ -94,7 +94,7 @@
           if (boxOf(e) === prev) {
             if (a.watch) {
               watch(e);
-              L.watch.focusBefore = document.activeElement;
+              L.watch.focusBefore = deepActive();
               info.token = L.token;
             }
             return { x: p.x, y: p.y, waited_ms: ms(), waited, ...info };

@@ -1,14 +1,15 @@
   // ---- watching what an action changes -------------------------------------------
   function elState(e) {
-    return [
-      e.checked,
-      e.value,
-      e.selectedIndex,
-      e.getAttribute && e.getAttribute('aria-checked'),
-      e.getAttribute && e.getAttribute('aria-expanded'),
-      e.getAttribute && e.getAttribute('aria-pressed'),
-      e.isConnected,
-    ].join('|');
+    return [e.checked, e.value, e.selectedIndex, ...Object.values(ariaStates(e)), e.isConnected].join('|');
+  }
+  // The ARIA states an action may flip on its target (or ElementInternals'),
+  // each 'true', 'false' or null.
+  function ariaStates(e) {
+    const out = {};
+    for (const k of ['expanded', 'pressed', 'checked', 'selected']) {
+      out[k] = e.getAttribute ? aria(e, 'aria-' + k) : null;
+    }
+    return out;
   }
   function watch(e) {
     if (L.watch) unwatch();
@@ -24,6 +25,7 @@
       title: document.title,
       since: Date.now(),
       state: elState(e),
+      aria: ariaStates(e),
       value: e.value,
       focus: null,
     };
@@ -255,12 +257,12 @@
       // A field's new value is told by its length (it may be a secret): a mask
       // or an autocomplete that rewrote it shows.
       else if (typeof e.value === 'string' && e.value !== w.value) d.target.value_length = e.value.length;
-      if (e.getAttribute('aria-expanded') != null) d.target.expanded = e.getAttribute('aria-expanded') === 'true';
-      if (e.getAttribute('aria-pressed') != null) d.target.pressed = e.getAttribute('aria-pressed') === 'true';
-      if (e.getAttribute('aria-checked') != null) d.target.checked = e.getAttribute('aria-checked') === 'true';
+      // Each ARIA state that changed, as it is now.
+      const now = ariaStates(e);
+      for (const k in now) if (now[k] != null && now[k] !== w.aria[k]) d.target[k] = now[k] === 'true';
     }
     if (w.added.length) d.added = w.added;
-    const a = document.activeElement;
+    const a = deepActive();
     if (a && a !== document.body && a !== w.focusBefore) d.focus = refLine(a);
     d.changed = !!(d.url || d.title || d.target || w.muts > 0);
     return d;

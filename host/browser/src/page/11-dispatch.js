@@ -137,7 +137,7 @@
     watch: (a) => {
       const e = a.ref != null ? el(a.ref) : document.activeElement || document.body || document.documentElement;
       watch(e);
-      L.watch.focusBefore = document.activeElement;
+      L.watch.focusBefore = deepActive();
       return { token: L.token, watch: L.watch.id };
     },
     settle,
@@ -193,7 +193,7 @@
       const ps = point(s, 'plain');
       const pd = point(d, 'plain');
       watch(d);
-      L.watch.focusBefore = document.activeElement;
+      L.watch.focusBefore = deepActive();
       if (!html5) {
         L.watch.src = s;
         // Where the source is and what the page says now: a drag is judged by
