@@ -897,10 +897,15 @@ pub fn react_lib_site() -> Result<PathBuf> {
     bundled_site("fidelity-react", "lib-react")
 }
 
-/// The web-component library pages of the fidelity suite
-/// (`fixtures/sites/lib-wc`), bundled now from the `fidelity-wc` entry of the pins.
-pub fn wc_lib_site() -> Result<PathBuf> {
-    bundled_site("fidelity-wc", "lib-wc")
+/// The library pages of the fidelity suite that are bundled at test time,
+/// each (its dir under `fixtures/sites`, the npm entry of the pins that
+/// bundles it): React libraries, web components, Vue component kits.
+pub const BUNDLED_LIB_DIRS: &[(&str, &str)] =
+    &[("lib-react", "fidelity-react"), ("lib-wc", "fidelity-wc"), ("lib-vue", "fidelity-vue")];
+
+/// Each of [`BUNDLED_LIB_DIRS`], bundled now: (its dir name, the dir to serve).
+pub fn bundled_lib_sites() -> Result<Vec<(&'static str, PathBuf)>> {
+    BUNDLED_LIB_DIRS.iter().map(|(dir, entry)| Ok((*dir, bundled_site(entry, dir)?))).collect()
 }
 
 /// A fixture dir of `fixtures/sites` with an `app.jsx` (or `app.js`), bundled
@@ -1169,6 +1174,22 @@ impl SiteServer {
     /// Start serving the fixture sites.
     pub async fn start() -> Result<Self> {
         Self::start_with(sites_dir(), vec![("/many-pages/".to_owned(), many_pages_dir())]).await
+    }
+
+    /// Start serving the fixture sites with the libraries their library pages
+    /// load (installed on first use): the `widgets` npm entry under
+    /// `/vendor/`, `fidelity` under `/lib-vendor/`, `fidelity-kits` under
+    /// `/kit-vendor/`.
+    pub async fn start_with_libraries() -> Result<Self> {
+        Self::start_with(
+            sites_dir(),
+            vec![
+                ("/vendor/".into(), widget_modules()?),
+                ("/lib-vendor/".into(), npm_modules("fidelity")?),
+                ("/kit-vendor/".into(), npm_modules("fidelity-kits")?),
+            ],
+        )
+        .await
     }
 
     /// Start serving another directory the same way.

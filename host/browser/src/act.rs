@@ -368,8 +368,11 @@ impl BrowserManager {
         Ok(Acted { target: info, done, delta, value_before, value_after, ..Acted::default() })
     }
 
-    /// Keys, in slices that keep each input call within the host's bound, or
-    /// one by one with a pause after each.
+    /// Keys, in slices that keep each input call within the host's bound (10
+    /// s a call: ten keys get a second each, as a heavy editor in a page slowed
+    /// 4x on a loaded two-core machine can take: marimo's took over 400 ms a
+    /// key, and 25 to a call missed the bound), or one by one with a pause
+    /// after each.
     async fn send_keys(
         &self,
         tab: Option<&str>,
@@ -377,7 +380,7 @@ impl BrowserManager {
         delay_ms: u32,
     ) -> Result<(), ToolError> {
         if delay_ms == 0 {
-            for chunk in keys.chunks(25) {
+            for chunk in keys.chunks(10) {
                 self.press(tab, chunk.to_vec()).await?;
             }
         } else {

@@ -773,21 +773,13 @@ async fn measure_page(b: &BrowserManager, name: &str, url: &str) -> Result<Score
 }
 
 /// The pages: the widget pages and the library pages (`fixtures/sites/widgets`
-/// and `fixtures/sites/lib`, their libraries under `/vendor/` and
-/// `/lib-vendor/`), the React and web-component library pages
-/// (`fixtures/sites/lib-react`, `fixtures/sites/lib-wc`, bundled at test time)
-/// and the MUI app.
+/// and `fixtures/sites/lib`, their libraries under `/vendor/`, `/lib-vendor/`
+/// and `/kit-vendor/`), the React, web-component and Vue library pages
+/// (`BUNDLED_LIB_DIRS`, bundled at test time) and the MUI app.
 async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     let mut servers = Vec::new();
     let mut pages = Vec::new();
-    let site = SiteServer::start_with(
-        sites_dir(),
-        vec![
-            ("/vendor/".into(), widget_modules()?),
-            ("/lib-vendor/".into(), npm_modules("fidelity")?),
-        ],
-    )
-    .await?;
+    let site = SiteServer::start_with_libraries().await?;
     for dir in ["widgets/", "lib/"] {
         for n in html_pages(dir)? {
             pages.push((
@@ -799,16 +791,13 @@ async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     // Fields holding long values (text areas, inputs), set from script.
     pages.push(("fields".into(), site.url("values.html")));
     servers.push(site);
-    let react = SiteServer::start_at(react_lib_site()?).await?;
-    for n in html_pages("lib-react")? {
-        pages.push((format!("lib-react/{}", n.trim_end_matches(".html")), react.url(&n)));
+    for (dir, built) in bundled_lib_sites()? {
+        let server = SiteServer::start_at(built).await?;
+        for n in html_pages(dir)? {
+            pages.push((format!("{dir}/{}", n.trim_end_matches(".html")), server.url(&n)));
+        }
+        servers.push(server);
     }
-    servers.push(react);
-    let wc = SiteServer::start_at(wc_lib_site()?).await?;
-    for n in html_pages("lib-wc")? {
-        pages.push((format!("lib-wc/{}", n.trim_end_matches(".html")), wc.url(&n)));
-    }
-    servers.push(wc);
     let mui = SiteServer::start_at(mui_site()?).await?;
     pages.push(("mui".into(), mui.url("index.html")));
     servers.push(mui);

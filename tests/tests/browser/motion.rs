@@ -159,11 +159,7 @@ async fn read(b: &BrowserManager) -> Result<String> {
 /// One pass over the pages with the CPU slowed `slowdown` times; the
 /// failures, each saying what was read.
 async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
-    let lib = SiteServer::start_with(
-        sites_dir(),
-        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
-    )
-    .await?;
+    let lib = SiteServer::start_with_libraries().await?;
     let react = SiteServer::start_at(react_lib_site()?).await?;
     let mut failures = Vec::new();
     for (site, page, steps, record) in cases() {

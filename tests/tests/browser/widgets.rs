@@ -274,15 +274,11 @@ async fn mui_components_by_ref_back_to_back_and_slowed() -> Result<()> {
     Ok(())
 }
 
-/// A server of the library pages (`fixtures/sites/lib`, their libraries from
-/// the `fidelity` npm entry under `/lib-vendor/`), an ochre server, the page
+/// A server of the library pages (`fixtures/sites/lib`, their libraries as
+/// `SiteServer::start_with_libraries` serves them), an ochre server, the page
 /// opened and its snapshot.
 async fn open_lib(label: &str, page: &str) -> Result<(SiteServer, TempDir, Client, String)> {
-    let site = SiteServer::start_with(
-        sites_dir(),
-        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
-    )
-    .await?;
+    let site = SiteServer::start_with_libraries().await?;
     let data = TempDir::new(label);
     let client = stdio_client(data.path(), &[], &[]).await?;
     navigate(&client, &site.url(page)).await?;
@@ -435,18 +431,17 @@ struct Pass {
 /// One pass over the library pages' actions, on fresh servers (their requests
 /// are this pass's alone), the tab's CPU slowed `slowdown` times.
 async fn library_actions(slowdown: u32) -> Result<Pass> {
-    let site = SiteServer::start_with(
-        sites_dir(),
-        vec![("/lib-vendor/".into(), npm_modules("fidelity")?)],
-    )
-    .await?;
-    let react = SiteServer::start_at(react_lib_site()?).await?;
-    let wc = SiteServer::start_at(wc_lib_site()?).await?;
+    let site = SiteServer::start_with_libraries().await?;
+    let mut bundled = Vec::new();
+    for (dir, built) in bundled_lib_sites()? {
+        bundled.push((dir, SiteServer::start_at(built).await?));
+    }
     let data = TempDir::new("lib-actions");
     let client = stdio_client(data.path(), &[], &[]).await?;
     client.tool("expand_tools", json!({"tier": 2})).await?;
     let mut pages = Vec::new();
-    for (dir, server) in [("lib", &site), ("lib-react", &react), ("lib-wc", &wc)] {
+    let dirs = std::iter::once(("lib", &site)).chain(bundled.iter().map(|(d, s)| (*d, s)));
+    for (dir, server) in dirs {
         for n in html_pages(dir)? {
             let html = std::fs::read_to_string(sites_dir().join(dir).join(&n))?;
             let Some(spec) = html

@@ -30,8 +30,21 @@
       if (n.nodeType !== 1) return;
       const t = n.localName;
       if (n !== node) {
-        if (n === skip || CONTROL_TAGS.has(t) || t === 'script' || t === 'style' || t === 'template') return;
+        if (n === skip || t === 'script' || t === 'style' || t === 'template') return;
         if (n.hidden || n.getAttribute('aria-hidden') === 'true') return;
+        // What an element inside says of itself stands for its words, as the
+        // accessible-name computation has it: its aria-label, a button's
+        // name, a text field's value (a sortable column's header is named
+        // "Name Sort column ascending" by its button).
+        const own = n.getAttribute('aria-label');
+        if (own && own.trim()) {
+          s += ' ' + own + ' ';
+          return;
+        }
+        if (CONTROL_TAGS.has(t)) {
+          s += ' ' + embedded(n, t) + ' ';
+          return;
+        }
       }
       if (t === 'br') {
         s += ' ';
@@ -69,6 +82,15 @@
     }
     return s;
   }
+  // An embedded control's part of the words around it.
+  function embedded(el, t) {
+    if (t === 'button') return nameOf(el, 'button');
+    if (t === 'select') return Array.from(el.selectedOptions, (o) => o.label || o.text).join(' ');
+    if (t === 'textarea') return el.value;
+    const ty = (el.type || 'text').toLowerCase();
+    return ty === 'hidden' || !(ty in TEXT_INPUTS) ? '' : el.value;
+  }
+  const TEXT_INPUTS = { text: 1, search: 1, email: 1, tel: 1, url: 1, number: 1 };
   function generated(el, pseudo) {
     const cs = getComputedStyle(el, pseudo);
     const c = cs.content;
@@ -331,8 +353,9 @@
       const s = lb
         .split(/\s+/)
         .map((id) => {
+          // (A field it names is said by what it holds.)
           const e = byId(el, id);
-          return e ? textOf(e) : '';
+          return !e ? '' : CONTROL_TAGS.has(e.localName) ? embedded(e, e.localName) : textOf(e);
         })
         .join(' ');
       if (s.trim()) return clean(s);

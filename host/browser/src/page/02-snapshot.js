@@ -102,7 +102,9 @@
       const role = roleOf(el);
       if (isInteractive(el, role, inControl) && !wrapper(el, role)) {
         flush(d);
-        const r = role || 'generic';
+        // (A focusable header or cell of a table is one, as Chromium has it.)
+        const r =
+          role || (t === 'th' ? (el.scope === 'row' ? 'rowheader' : 'columnheader') : t === 'td' ? 'cell' : 'generic');
         // Words longer than a name: the name comes from attributes only, and
         // the words follow as text.
         const words =
@@ -230,11 +232,14 @@
     };
     // A table as rows of cells under its column names, so that each value can
     // be told by its column: `row "Pears" | "$2.05" | link "0 (restock)" ax_7`.
+    // A cell one acts on itself (a sortable column's header, a focusable
+    // day of a calendar grid) is its own ref.
     const cellLine = (cell) => {
       const at = out.length;
       const outer = buf;
       buf = '';
-      eachKid(cell, (c) => visit(c, 0));
+      if (isInteractive(cell, roleOf(cell), inControl)) visit(cell, 0);
+      else eachKid(cell, (c) => visit(c, 0));
       flush(0);
       buf = outer;
       // A landmark's bare line (a form around a delete button) says nothing here.
