@@ -83,14 +83,17 @@
     return s;
   }
   // An embedded control's part of the words around it.
+  // (As the accessible-name computation has it: a button by its name, a
+  // select by its choice, a text field, spin button or combobox by its value,
+  // a secret never; what it holds is read as `held` reads it.)
   function embedded(el, t) {
     if (t === 'button') return nameOf(el, 'button');
-    if (t === 'select') return Array.from(el.selectedOptions, (o) => o.label || o.text).join(' ');
-    if (t === 'textarea') return el.value;
-    const ty = (el.type || 'text').toLowerCase();
-    return ty === 'hidden' || !(ty in TEXT_INPUTS) ? '' : el.value;
+    const h = held(el);
+    if (t === 'select') return h.value;
+    const r = roleOf(el);
+    const valued = r === 'textbox' || r === 'searchbox' || r === 'spinbutton' || r === 'combobox';
+    return valued && h.text && !h.secret ? h.value : '';
   }
-  const TEXT_INPUTS = { text: 1, search: 1, email: 1, tel: 1, url: 1, number: 1 };
   function generated(el, pseudo) {
     const cs = getComputedStyle(el, pseudo);
     const c = cs.content;
