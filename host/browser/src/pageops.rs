@@ -2018,10 +2018,30 @@ impl BrowserManager {
                 "clickCount": count,
             }))
         };
-        for ev in events {
+        // A move that leads to a press, sent but not yet answered (see below).
+        let mut unanswered = None;
+        for (i, ev) in events.iter().enumerate() {
             match ev {
                 G::Move { x, y } => {
                     at = Some((*x, *y));
+                    if held == 0 && matches!(events.get(i + 1), Some(G::Down { .. })) {
+                        // The press follows the move without waiting for its
+                        // answer: the renderer holds a move for its next frame
+                        // (up to 17 ms) unless a press comes, which has the move
+                        // dispatched first, at once. The page sees the same
+                        // events in the same order (the hover's handlers run
+                        // before the press). The first poll of a command's
+                        // future sends it (its sender is a fresh clone of the
+                        // tab's channel, never full): sent before the press is.
+                        let p = mouse("mouseMoved", *x, *y, "none", 0, 0)?;
+                        let mut moved = Box::pin(page.execute(p));
+                        if let std::task::Poll::Ready(r) = futures::poll!(moved.as_mut()) {
+                            r.map_err(|e| cdp_error("mouse move", e))?;
+                        } else {
+                            unanswered = Some(moved);
+                        }
+                        continue;
+                    }
                     if let Some(d) = drag.as_deref_mut()
                         && d.data.is_some()
                     {
@@ -2060,7 +2080,14 @@ impl BrowserManager {
                     held = if press { held | bit } else { held & !bit };
                     let kind = if press { "mousePressed" } else { "mouseReleased" };
                     let p = mouse(kind, *x, *y, name, held, count.unwrap_or(1).max(1))?;
-                    page.execute(p).await.map_err(|e| cdp_error("mouse button", e))?;
+                    let pressed = page.execute(p);
+                    if let Some(moved) = unanswered.take() {
+                        let (moved, pressed) = futures::join!(moved, pressed);
+                        moved.map_err(|e| cdp_error("mouse move", e))?;
+                        pressed.map_err(|e| cdp_error("mouse button", e))?;
+                    } else {
+                        pressed.await.map_err(|e| cdp_error("mouse button", e))?;
+                    }
                 }
                 G::Wheel { x, y, dx, dy } => {
                     at = Some((*x, *y));
