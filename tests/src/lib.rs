@@ -900,8 +900,12 @@ pub fn react_lib_site() -> Result<PathBuf> {
 /// The library pages of the fidelity suite that are bundled at test time,
 /// each (its dir under `fixtures/sites`, the npm entry of the pins that
 /// bundles it): React libraries, web components, Vue component kits.
-pub const BUNDLED_LIB_DIRS: &[(&str, &str)] =
-    &[("lib-react", "fidelity-react"), ("lib-wc", "fidelity-wc"), ("lib-vue", "fidelity-vue")];
+pub const BUNDLED_LIB_DIRS: &[(&str, &str)] = &[
+    ("lib-react", "fidelity-react"),
+    ("lib-wc", "fidelity-wc"),
+    ("lib-vue", "fidelity-vue"),
+    ("lib-vuetify", "fidelity-vue"),
+];
 
 /// Each of [`BUNDLED_LIB_DIRS`], bundled now: (its dir name, the dir to serve).
 pub fn bundled_lib_sites() -> Result<Vec<(&'static str, PathBuf)>> {
@@ -936,6 +940,8 @@ pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
         .arg(&entry)
         .args(["--bundle", "--minify", "--jsx=automatic", "--log-level=warning"])
         .arg("--define:process.env.NODE_ENV=\"production\"")
+        // Vuetify reads a Vite variable of its own; a page has no `process`.
+        .arg("--define:process.env.VITE_LOGGER_ENABLED=undefined")
         .arg(format!("--outfile={}", out.join("bundle.js").display()))
         .output()
         .context("run esbuild")?;

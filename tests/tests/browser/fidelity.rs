@@ -750,12 +750,17 @@ async fn measure_page(b: &BrowserManager, name: &str, url: &str) -> Result<Score
         println!("eval {name}: {:?}", b.evaluate(None, &js, 5_000).await);
     }
     let mut total = measure(b, &format!("{name} (loaded)")).await?;
+    // A bundled app that did not start (a script error) leaves its template
+    // as text: that page would agree trivially, so it fails here.
     let count = b
-        .evaluate(None, "(window.__fidelity || []).length", 5_000)
-        .await
-        .ok()
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+        .evaluate(
+            None,
+            "document.querySelector('script[src=\"bundle.js\"]') && !Array.isArray(window.__fidelity) ? -1 : (window.__fidelity || []).length",
+            5_000,
+        )
+        .await?
+        .as_u64()
+        .with_context(|| format!("{name}: its app did not start (no window.__fidelity); see its console"))?;
     for i in 0..count {
         let state = b
             .evaluate(
