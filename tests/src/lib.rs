@@ -899,12 +899,15 @@ pub fn react_lib_site() -> Result<PathBuf> {
 
 /// The library pages of the fidelity suite that are bundled at test time,
 /// each (its dir under `fixtures/sites`, the npm entry of the pins that
-/// bundles it): React libraries, web components, Vue component kits.
+/// bundles it): React libraries, web components, Vue component kits (Vuetify
+/// apart: its style sheet resets the whole page), Angular Material, Svelte.
 pub const BUNDLED_LIB_DIRS: &[(&str, &str)] = &[
     ("lib-react", "fidelity-react"),
     ("lib-wc", "fidelity-wc"),
     ("lib-vue", "fidelity-vue"),
     ("lib-vuetify", "fidelity-vue"),
+    ("lib-angular", "fidelity-angular"),
+    ("lib-svelte", "fidelity-svelte"),
 ];
 
 /// Each of [`BUNDLED_LIB_DIRS`], bundled now: (its dir name, the dir to serve).
@@ -915,40 +918,53 @@ pub fn bundled_lib_sites() -> Result<Vec<(&'static str, PathBuf)>> {
 /// A fixture dir of `fixtures/sites` with an `app.jsx` (or `app.js`), bundled
 /// now with the esbuild of the npm entry `modules` (installed on first use,
 /// with what the app imports): a dir with the dir's HTML pages, `bundle.js`
-/// and, if the app imports style sheets, `bundle.css`, to serve. Nothing of
-/// the libraries is in the repository.
+/// and, if the app imports style sheets, `bundle.css`, to serve. A dir with a
+/// `build.mjs` is bundled by it instead (`node build.mjs ENTRY OUTFILE
+/// NODE_MODULES`: esbuild's API, for what needs a plugin, as Svelte does).
+/// Nothing of the libraries is in the repository.
 pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
     let modules = npm_modules(modules)?;
     let npm = modules.parent().context("npm dir")?;
     let src = sites_dir().join(dir);
-    let out = npm.join(format!("site-{}-{dir}", std::process::id()));
+    let pid = std::process::id();
+    let out = npm.join(format!("site-{pid}-{dir}"));
     std::fs::create_dir_all(&out)?;
     let app = ["app.jsx", "app.js"]
         .into_iter()
         .find(|a| src.join(a).is_file())
         .with_context(|| format!("no app.jsx or app.js in {}", src.display()))?;
-    // The entry sits beside node_modules so that its imports resolve there.
-    let entry = npm.join(format!("app-{}-{dir}-{app}", std::process::id()));
-    std::fs::copy(src.join(app), &entry)?;
     for page in std::fs::read_dir(&src)? {
         let page = page?.path();
         if page.extension().is_some_and(|e| e == "html") {
             std::fs::copy(&page, out.join(page.file_name().context("name")?))?;
         }
     }
-    let built = std::process::Command::new(modules.join(".bin").join("esbuild"))
-        .arg(&entry)
-        .args(["--bundle", "--minify", "--jsx=automatic", "--log-level=warning"])
-        .arg("--define:process.env.NODE_ENV=\"production\"")
-        // Vuetify reads a Vite variable of its own; a page has no `process`.
-        .arg("--define:process.env.VITE_LOGGER_ENABLED=undefined")
-        .arg(format!("--outfile={}", out.join("bundle.js").display()))
-        .output()
-        .context("run esbuild")?;
-    let _ = std::fs::remove_file(&entry);
+    let bundle = out.join("bundle.js");
+    // What runs sits beside node_modules, so that its imports resolve there.
+    let (ran, copy) = if src.join("build.mjs").is_file() {
+        let script = npm.join(format!("build-{pid}-{dir}.mjs"));
+        std::fs::copy(src.join("build.mjs"), &script)?;
+        let mut node = std::process::Command::new("node");
+        node.arg(&script).arg(src.join(app)).arg(&bundle).arg(&modules);
+        (node.output().context("run node build.mjs"), script)
+    } else {
+        let entry = npm.join(format!("app-{pid}-{dir}-{app}"));
+        std::fs::copy(src.join(app), &entry)?;
+        let mut esbuild = std::process::Command::new(modules.join(".bin").join("esbuild"));
+        esbuild
+            .arg(&entry)
+            .args(["--bundle", "--minify", "--jsx=automatic", "--log-level=warning"])
+            .arg("--define:process.env.NODE_ENV=\"production\"")
+            // Vuetify reads a Vite variable of its own; a page has no `process`.
+            .arg("--define:process.env.VITE_LOGGER_ENABLED=undefined")
+            .arg(format!("--outfile={}", bundle.display()));
+        (esbuild.output().context("run esbuild"), entry)
+    };
+    let _ = std::fs::remove_file(&copy);
+    let built = ran?;
     anyhow::ensure!(
         built.status.success(),
-        "esbuild failed: {}",
+        "bundling {dir} failed: {}",
         String::from_utf8_lossy(&built.stderr)
     );
     Ok(out)

@@ -441,8 +441,15 @@ async fn library_actions(slowdown: u32) -> Result<Pass> {
     client.tool("expand_tools", json!({"tier": 2})).await?;
     let mut pages = Vec::new();
     let dirs = std::iter::once(("lib", &site)).chain(bundled.iter().map(|(d, s)| (*d, s)));
+    // OCHRE_ACTIONS_ONLY=a,b: the pages whose path has one of these (to look
+    // into one page; the bar below then holds for those).
+    let only = std::env::var("OCHRE_ACTIONS_ONLY").ok();
     for (dir, server) in dirs {
         for n in html_pages(dir)? {
+            let path = format!("{dir}/{n}");
+            if only.as_deref().is_some_and(|o| !o.split(',').any(|o| path.contains(o))) {
+                continue;
+            }
             let html = std::fs::read_to_string(sites_dir().join(dir).join(&n))?;
             let Some(spec) = html
                 .split("<script type=\"application/json\" id=\"ochre-action\">")
@@ -471,7 +478,8 @@ async fn library_actions(slowdown: u32) -> Result<Pass> {
             let targeted = !step["role"].is_null() || !step["find"].is_null();
             let r = if targeted { step_ref(&client, step).await? } else { None };
             if targeted && r.is_none() {
-                said = Err(format!("nothing to act on for {step}"));
+                let after = said.as_deref().unwrap_or_default();
+                said = Err(format!("nothing to act on for {step} (after {after:?})"));
                 break;
             }
             let mut args = step["args"].as_object().cloned().unwrap_or_default();
@@ -549,7 +557,8 @@ async fn library_actions(slowdown: u32) -> Result<Pass> {
 async fn every_library_widget_acts_and_its_answer_is_true() -> Result<()> {
     for slowdown in [1, 4] {
         let p = library_actions(slowdown).await?;
-        assert!(p.pages >= 40, "only {} library pages", p.pages);
+        let all = std::env::var_os("OCHRE_ACTIONS_ONLY").is_none();
+        assert!(p.pages >= 40 || !all, "only {} library pages", p.pages);
         assert!(
             p.false_success.is_empty() && p.false_failure.is_empty(),
             "untrue answers at {slowdown}x:\n{}\n{}",

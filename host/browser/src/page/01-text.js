@@ -347,6 +347,7 @@
     return null;
   }
 
+  const LABELABLE = new Set(['button', 'meter', 'output', 'progress']);
   // `words`: the element's words (clean(textOf(el))) when the caller has them.
   function nameOf(el, role, words) {
     const label = aria(el, 'aria-label');
@@ -373,6 +374,9 @@
         labels = inner.labels;
       } catch (e) {}
     }
+    // The other labelable elements (a button drawn as a checkbox or switch,
+    // `<label for>` on it): their labels come before their content.
+    if (LABELABLE.has(t)) labels = el.labels;
     if (labels && labels.length) {
       const s = Array.from(labels, (l) => textOf(l, el)).join(' ');
       if (s.trim()) return clean(s);
