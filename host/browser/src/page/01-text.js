@@ -66,10 +66,11 @@
       }
       if (apart) s += ' ';
       // CSS generated text of the named element itself (a toggle's "Expand", a
-      // close button's "×"), as the accessible-name computation has it; not for
-      // links, named by their words (and reading two styles per link of a big
-      // page costs a third of its snapshot time).
-      const gen = n === node && rendered && t !== 'a';
+      // close button's "×", an accordion title's "+"), as the accessible-name
+      // computation has it. A link's styles are read only when a style rule
+      // that gives such text may apply to it (reading two styles per link of a
+      // big page costs a third of its snapshot time).
+      const gen = n === node && rendered && (t !== 'a' || linkGenerates(n));
       if (gen) s += generated(n, '::before');
       eachKid(n, walk);
       if (gen) s += generated(n, '::after');
@@ -94,15 +95,97 @@
     const valued = r === 'textbox' || r === 'searchbox' || r === 'spinbutton' || r === 'combobox';
     return valued && h.text && !h.secret ? h.value : '';
   }
+  // Whether a style rule giving ::before or ::after text may apply to link
+  // `el`: by the selectors of the document's rules that give such text (read
+  // once per page operation, as one selector list); true when they cannot be
+  // told (a sheet of
+  // another origin, nested rules, a link in a shadow root with sheets of
+  // its own).
+  function linkGenerates(el) {
+    const doc = el.ownerDocument;
+    if (el.getRootNode() !== doc) return true;
+    let c = GEN_RULES.get(doc);
+    if (!c || c.op !== L.opSeq) {
+      c = { op: L.opSeq, sels: generatingSelectors(doc) };
+      GEN_RULES.set(doc, c);
+    }
+    if (c.sels == null) return true;
+    if (!c.sels) return false;
+    try {
+      return el.matches(c.sels);
+    } catch (e) {
+      return true;
+    }
+  }
+  const GEN_RULES = new WeakMap();
+  const PSEUDO_TEXT = /::?(before|after)\b/g;
+  function generatingSelectors(doc) {
+    const sels = [];
+    const visit = (rules) => {
+      for (const r of rules) {
+        const sel = r.selectorText;
+        if (sel == null) {
+          // @media, @supports, @layer and the like; an @import's sheet.
+          if (r.cssRules) visit(r.cssRules);
+          else if (r.styleSheet) visit(r.styleSheet.cssRules);
+          continue;
+        }
+        if (r.cssRules && r.cssRules.length) throw ENOUGH;
+        PSEUDO_TEXT.lastIndex = 0;
+        if (!PSEUDO_TEXT.test(sel)) continue;
+        if (!contentText(r.style.content).trim()) continue;
+        for (const part of sel.split(',')) {
+          PSEUDO_TEXT.lastIndex = 0;
+          if (PSEUDO_TEXT.test(part)) sels.push(part.replace(PSEUDO_TEXT, '').trim() || '*');
+        }
+      }
+    };
+    try {
+      for (const sh of doc.styleSheets) visit(sh.cssRules);
+      for (const sh of doc.adoptedStyleSheets || []) visit(sh.cssRules);
+    } catch (e) {
+      return null;
+    }
+    // One list, matched at once (a selector that does not parse alone: each
+    // link is then looked at).
+    const all = sels.join(',');
+    try {
+      doc.documentElement.matches(all || '*');
+    } catch (e) {
+      return null;
+    }
+    return all;
+  }
   function generated(el, pseudo) {
     const cs = getComputedStyle(el, pseudo);
-    const c = cs.content;
-    if (!c || c === 'none' || c === 'normal' || c.indexOf('"') < 0) return '';
-    let text = '';
-    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) text += m[1].replace(/\\(.)/g, '$1');
+    const text = contentText(cs.content, cs.quotes);
     if (!text.trim()) return '';
     return cs.display.startsWith('inline') ? text : ' ' + text + ' ';
   }
+  // The text a `content` value gives: its strings, images and counters not
+  // (url(), image-set(), counter(), attr(): no words of their own), or the
+  // alternative text after a "/" in their stead, as the accessible-name
+  // computation has it (`url(search.svg) / "Search"` says "Search"); quotes
+  // (`open-quote`) by the element's `quotes` (the outer pair).
+  const CONTENT_FN = /[a-z-]+\((?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^)"'])*\)/gi;
+  const CONTENT_TOKEN = /"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|(\/)|\b(open|close)-quote\b/g;
+  function contentText(c, quotes) {
+    if (!c || c === 'none' || c === 'normal') return '';
+    let text = '';
+    let pair = null;
+    for (const m of c.replace(CONTENT_FN, ' ').matchAll(CONTENT_TOKEN)) {
+      if (m[3]) text = '';
+      else if (m[4]) {
+        if (!pair) {
+          const q = quotes && quotes !== 'auto' && quotes !== 'none' ? contentStrings(quotes) : [];
+          pair = q.length >= 2 ? q : quotes === 'none' ? ['', ''] : ['\u201c', '\u201d'];
+        }
+        text += m[4] === 'open' ? pair[0] : pair[1];
+      } else text += (m[1] != null ? m[1] : m[2]).replace(/\\(.)/g, '$1');
+    }
+    return text;
+  }
+  const contentStrings = (v) => Array.from(v.matchAll(CONTENT_TOKEN), (m) => (m[1] != null ? m[1] : m[2] || ''));
   // Displays whose boxes flow inline with their neighbours' words.
   const INLINE_DISPLAY = /^(inline|contents|ruby|none)/;
   function transformed(text, how) {

@@ -210,7 +210,8 @@
       if (t === 'legend' && el.parentElement && el.parentElement.localName === 'fieldset') return;
       // A label's words are its control's name: do not repeat them as text.
       // A control a library hides behind its own widget (Select2, Choices: the
-      // select is not rendered) is not named by it there: its label shows.
+      // select is not rendered; Materialize: in a box clipped to nothing) is
+      // not named by it there: its label shows.
       // Nor is a custom element without a role of its own (its field is in
       // its shadow, unnamed by a label outside it: Fluent's text input).
       const ctl = t === 'label' ? el.control : null;
@@ -218,6 +219,7 @@
         !!ctl &&
         (ctl.type || '').toLowerCase() !== 'hidden' &&
         drawn(ctl) &&
+        seen(ctl) &&
         (ctl.localName.indexOf('-') < 0 || !!roleOf(ctl));
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no

@@ -286,6 +286,7 @@
     },
   };
   function run(ctx) {
+    L.opSeq = (L.opSeq | 0) + 1;
     if (L.next < ctx.base) L.next = ctx.base;
     const lo = L.next;
     expect = ctx.expect;
