@@ -97,8 +97,8 @@
   }
   // Whether a style rule giving ::before or ::after text may apply to link
   // `el`: by the selectors of the document's rules that give such text (read
-  // once per page operation, as one selector list); true when they cannot be
-  // told (a sheet of
+  // once per page operation, as one selector list, with the elements it
+  // matches); true when they cannot be told (a sheet of
   // another origin, nested rules, a link in a shadow root with sheets of
   // its own).
   function linkGenerates(el) {
@@ -106,16 +106,12 @@
     if (el.getRootNode() !== doc) return true;
     let c = GEN_RULES.get(doc);
     if (!c || c.op !== L.opSeq) {
-      c = { op: L.opSeq, sels: generatingSelectors(doc) };
+      const sels = generatingSelectors(doc);
+      // The elements they match, found at once (one native walk).
+      c = { op: L.opSeq, all: sels == null, matched: new Set(sels ? doc.querySelectorAll(sels) : []) };
       GEN_RULES.set(doc, c);
     }
-    if (c.sels == null) return true;
-    if (!c.sels) return false;
-    try {
-      return el.matches(c.sels);
-    } catch (e) {
-      return true;
-    }
+    return c.all || c.matched.has(el);
   }
   const GEN_RULES = new WeakMap();
   const PSEUDO_TEXT = /::?(before|after)\b/g;
@@ -133,7 +129,9 @@
         if (r.cssRules && r.cssRules.length) throw ENOUGH;
         PSEUDO_TEXT.lastIndex = 0;
         if (!PSEUDO_TEXT.test(sel)) continue;
-        if (!contentText(r.style.content).trim()) continue;
+        // (A custom property's value is known only per element: it may give text.)
+        const c = r.style.content;
+        if (!(c && c.indexOf('var(') >= 0) && !contentText(c).trim()) continue;
         for (const part of sel.split(',')) {
           PSEUDO_TEXT.lastIndex = 0;
           if (PSEUDO_TEXT.test(part)) sels.push(part.replace(PSEUDO_TEXT, '').trim() || '*');
