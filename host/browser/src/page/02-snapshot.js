@@ -29,6 +29,9 @@
     // (Found once the root is known, below.)
     let modal = null;
     let inModal = 0;
+    // seen()'s memo, for the controls labels name (the modal looked up and
+    // each ancestor judged once a snapshot, not once a label).
+    const seenMemo = new Map();
     const visit = (node, d) => {
       if (!modal || inModal) return visitNode(node, d);
       if (node === modal.el) {
@@ -218,8 +221,8 @@
       const quiet =
         !!ctl &&
         (ctl.type || '').toLowerCase() !== 'hidden' &&
-        drawn(ctl) &&
-        seen(ctl) &&
+        seen(ctl, seenMemo) &&
+        (!ctl.ownerDocument.defaultView || !srOnly(ctl, getComputedStyle(ctl))) &&
         (ctl.localName.indexOf('-') < 0 || !!roleOf(ctl));
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no
