@@ -56,6 +56,9 @@ struct Aim {
     waited: String,
     /// The watch's token, for `settle`.
     token: String,
+    /// The part of its widget aimed at instead of the element (hidden or
+    /// covered by the widget's own parts).
+    via: Option<String>,
 }
 
 /// The element an action described before acting.
@@ -206,7 +209,9 @@ impl BrowserManager {
         // A native control, or an element with its own click listener: a click
         // that reaches it is handled even when nothing on the page changes (a
         // state kept in script).
-        let native = info.native || info.listens;
+        // (Not when the click went to the part of the widget that stands for
+        // it: then only an effect says it acted.)
+        let native = (info.native || info.listens) && delta["via"] != json!(true);
         if delta["changed"] == json!(true) || native || a.other_ways == Some(false) {
             self.after_navigation(tab, &mut delta).await;
             return Ok(Acted {
@@ -526,6 +531,11 @@ impl BrowserManager {
             if !aim.waited.is_empty() {
                 waited_all.push(aim.waited);
             }
+            if let Some(via) = &aim.via {
+                waited_all.push(format!(
+                    "at {via}, the part of its widget a person clicks: the element itself is hidden or covered"
+                ));
+            }
             if let Err(e) = self.press(tab, clicks(aim.x, aim.y, double)).await {
                 self.unwatch(tab).await;
                 return Err(e);
@@ -587,7 +597,7 @@ impl BrowserManager {
             format!("waited {} ms: {}", p.waited_ms, p.waited.join(", "))
         };
         match (p.x, p.y, p.token) {
-            (Some(x), Some(y), Some(token)) => Ok(Aim { x, y, waited, token }),
+            (Some(x), Some(y), Some(token)) => Ok(Aim { x, y, waited, token, via: p.via }),
             _ => {
                 let mut e = ToolError::element_not_interactable(format!(
                     "{} cannot take the event: {} (waited {} ms; pass `timeout` to wait longer)",

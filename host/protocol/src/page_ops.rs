@@ -1327,6 +1327,11 @@ pub struct Actionability {
     /// The watch's token (asked with `watch`, and the element could take the event).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// The part of its widget the point is on, when the element itself is
+    /// hidden or covered by the widget's own parts (`div.el-switch`, its
+    /// label): the event counts only by its effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// The element a ref meant, found again by role and name if it was

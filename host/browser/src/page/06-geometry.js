@@ -12,8 +12,10 @@
     }
     return [x, y];
   }
-  function hitsTarget(e, x, y) {
-    // Whether a click at (x, y) (top-level viewport) lands on e or inside it.
+  function hitsTarget(e, x, y, within) {
+    // Whether a click at (x, y) (top-level viewport) lands on e or inside it
+    // (or inside `within`, the part of the page that stands for e: see
+    // standIns).
     let doc = document,
       px = x,
       py = y,
@@ -37,6 +39,7 @@
       break;
     }
     if (!hit) return { ok: false, hit: null };
+    if (within && flatWithin(hit, within)) return { ok: true, hit };
     const inside =
       hit === e ||
       e.contains(hit) ||
@@ -53,7 +56,8 @@
       (h.classList.length ? '.' + Array.from(h.classList).slice(0, 2).join('.') : '')
     );
   }
-  function point(e, how) {
+  // (`within`: see hitsTarget.)
+  function point(e, how, within) {
     if (e.scrollIntoViewIfNeeded) e.scrollIntoViewIfNeeded(true);
     else e.scrollIntoView({ block: 'center', behavior: 'instant' });
     const [ox, oy] = frameOffset(e);
@@ -67,7 +71,7 @@
     const cx = ox + r.left + r.width / 2,
       cy = oy + r.top + r.height / 2;
     if (how !== 'sample') {
-      const h = hitsTarget(e, cx, cy);
+      const h = hitsTarget(e, cx, cy, within);
       return { x: cx, y: cy, hits: h.ok, covered_by: h.ok ? null : hitName(h.hit) };
     }
     const pts = [
@@ -85,9 +89,49 @@
     for (const [fx, fy] of pts) {
       const x = ox + r.left + r.width * fx,
         y = oy + r.top + r.height * fy;
-      const h = hitsTarget(e, x, y);
+      const h = hitsTarget(e, x, y, within);
       if (h.ok) return { x, y, hits: true };
       last = h.hit;
     }
     return { x: null, y: null, reason: 'covered by ' + hitName(last) };
+  }
+  // Where a person clicks to operate `e` when `e` cannot take the click
+  // itself: a control a library draws over or instead of a native one it
+  // hides (no size) or covers with its own parts (a switch's track, a
+  // select's placeholder). Its visible label; else its ancestors, three at
+  // most (through shadow roots), up to one that holds another control or is
+  // one: `aim` is the nearest with a box, and a click anywhere `within` the
+  // farthest is the widget's. The candidates, in that order.
+  function standIns(e) {
+    const out = [];
+    for (const l of Array.from(e.labels || [])) if (visible(l) && sized(l)) out.push({ aim: l, within: l });
+    const chain = [];
+    for (let a = flatParent(e), i = 0; a && a.nodeType === 1 && i < 3; a = flatParent(a), i++) {
+      const doc = a.ownerDocument;
+      if (a === doc.body || a === doc.documentElement || otherControl(a, e)) break;
+      chain.push(a);
+      if (ownControl(a)) break;
+    }
+    const aim = chain.find((a) => visible(a) && sized(a));
+    if (aim) out.push({ aim, within: chain[chain.length - 1] });
+    return out;
+  }
+  const NATIVE_FIELDS = 'input:not([type=hidden]),select,textarea';
+  const sized = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
+  // A control of its own: native, focusable or with an interactive role.
+  function ownControl(c) {
+    if (c.matches('a[href],button,select,textarea,input:not([type=hidden])')) return true;
+    const r = roleOf(c);
+    return (!!r && INTERACTIVE.has(r)) || tabbable(c);
+  }
+  // Whether `a` holds a shown control other than `e` (or around or inside it).
+  function otherControl(a, e) {
+    for (const c of a.querySelectorAll(CONTROLS)) {
+      if (c === e || e.contains(c) || c.contains(e)) continue;
+      if (ownControl(c) && visible(c)) return true;
+    }
+    return false;
   }

@@ -88,16 +88,33 @@
       reason = blocker(e, a, prev);
       prev = boxOf(e);
       if (!reason) {
-        const p = point(e, 'sample');
+        let p = point(e, 'sample');
+        // A control with no size, or a native field a widget covers with its
+        // own parts (a switch's track, a select's placeholder over its
+        // input): the click goes where a person's would (see standIns), and
+        // counts only by its effect. (A button under an overlay stays refused.)
+        let via = null;
+        if (p.x == null && (!sized(e) || e.matches(NATIVE_FIELDS))) {
+          for (const s of standIns(e)) {
+            const q = point(s.aim, 'sample', s.within);
+            if (q.x != null) {
+              p = q;
+              via = s.within;
+              break;
+            }
+          }
+        }
         if (p.x != null) {
           // The box may have moved while it scrolled into view: look again.
           if (boxOf(e) === prev) {
             if (a.watch) {
               watch(e);
               L.watch.focusBefore = deepActive();
+              L.watch.via = via;
               info.token = L.token;
             }
-            return { x: p.x, y: p.y, waited_ms: ms(), waited, ...info };
+            const by = via ? { via: hitName(via) } : {};
+            return { x: p.x, y: p.y, waited_ms: ms(), waited, ...by, ...info };
           }
           reason = 'moving';
         } else reason = p.reason;

@@ -99,7 +99,13 @@
           else if (!w.srcReceived && path.length && path[0].nodeType === 1) w.srcReceived = path[0];
           if (press || !path.includes(e)) return;
         }
-        if (path.includes(e) || (e.labels && Array.from(e.labels).some((l) => path.includes(l)))) {
+        // (Or the part of the widget a click on a hidden or covered control
+        // goes to: see standIns.)
+        const reached =
+          path.includes(e) ||
+          (e.labels && Array.from(e.labels).some((l) => path.includes(l))) ||
+          (!!w.via && path.includes(w.via));
+        if (reached) {
           w.delivered = true;
           if (press) w.pressed = true;
           else if (ev.type === 'click' || ev.type === 'dblclick') w.clicked = true;
@@ -392,6 +398,8 @@
           if (working) d.still.push(pend.n + ' of the timers and frames it set going had not run');
           d.bound_ms = max;
         }
+        // Sent to what stands for the target: only its effect says it acted.
+        if (w.via) d.via = true;
         if (pend && pend.sent) d.sent = pend.sent;
         if (pend && pend.later.size) {
           const left = [];
