@@ -739,8 +739,10 @@ async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call
     let work = TempDir::new("pool-browserless-cap");
     let bl = Browserless::start(work.path(), "cap-token", &[]).await?;
     let site = Site::start(Duration::ZERO).await?;
-    // browserless ends a session after `timeout` ms.
-    let endpoint = format!("{}&timeout=5000", bl.endpoint());
+    // browserless ends a session after `timeout` ms (long enough for the
+    // first navigation to end inside it on a loaded machine: 5 s was not, in
+    // a CI run beside the browser suite).
+    let endpoint = format!("{}&timeout=12000", bl.endpoint());
     let client = stdio_client(
         &work.path().join("data"),
         &["--tools-only", "core,profile", "--cdp-endpoint", &endpoint],
@@ -748,7 +750,7 @@ async fn a_session_browserless_ends_at_its_time_cap_is_replaced_on_the_next_call
     )
     .await?;
     client.tool_text("navigate", json!({"url": format!("{}/p/1", site.base)})).await?;
-    eventually("browserless to end the session at its cap", Duration::from_secs(15), || async {
+    eventually("browserless to end the session at its cap", Duration::from_secs(30), || async {
         Ok(bl.sessions().await?.is_empty())
     })
     .await?;
