@@ -922,12 +922,46 @@ pub fn bundled_lib_sites() -> Result<Vec<(&'static str, PathBuf)>> {
 /// `build.mjs` is bundled by it instead (`node build.mjs ENTRY OUTFILE
 /// NODE_MODULES`: esbuild's API, for what needs a plugin, as Svelte does).
 /// Nothing of the libraries is in the repository.
+///
+/// Built once per content: a digest of the dir's files (and of how they are
+/// built) names the output, which every test process then shares; a build
+/// lands whole (made in a dir of its own, then renamed into place).
 pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
+    use sha2::Digest;
     let modules = npm_modules(modules)?;
     let npm = modules.parent().context("npm dir")?;
     let src = sites_dir().join(dir);
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&src)?.map(|e| e.map(|e| e.path())).collect::<std::io::Result<_>>()?;
+    files.sort();
+    // (Bump the recipe when the build below changes.)
+    let mut digest = sha2::Sha256::new();
+    digest.update(b"bundled_site 1");
+    for f in files.iter().filter(|f| f.is_file()) {
+        let bytes = std::fs::read(f)?;
+        digest.update(f.file_name().context("name")?.as_encoded_bytes());
+        digest.update((bytes.len() as u64).to_le_bytes());
+        digest.update(&bytes);
+    }
+    let key: String = digest.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let done = npm.join(format!("site-{dir}-{key}"));
+    if done.join("bundle.js").is_file() {
+        return Ok(done);
+    }
+    // The per-process dirs of earlier versions of this function, never reused.
+    for old in std::fs::read_dir(npm)?.flatten() {
+        let name = old.file_name().to_string_lossy().into_owned();
+        let legacy = name
+            .strip_prefix("site-")
+            .and_then(|r| r.split_once('-'))
+            .is_some_and(|(pid, rest)| rest == dir && pid.bytes().all(|b| b.is_ascii_digit()));
+        if legacy {
+            let _ = std::fs::remove_dir_all(old.path());
+        }
+    }
     let pid = std::process::id();
-    let out = npm.join(format!("site-{pid}-{dir}"));
+    let out = npm.join(format!("site-{dir}-{key}.{pid}.tmp"));
+    let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out)?;
     let app = ["app.jsx", "app.js"]
         .into_iter()
@@ -962,12 +996,19 @@ pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
     };
     let _ = std::fs::remove_file(&copy);
     let built = ran?;
-    anyhow::ensure!(
-        built.status.success(),
-        "bundling {dir} failed: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    Ok(out)
+    if !built.status.success() {
+        let _ = std::fs::remove_dir_all(&out);
+        bail!("bundling {dir} failed: {}", String::from_utf8_lossy(&built.stderr));
+    }
+    // Another process may have landed the same build first: either is whole.
+    if let Err(e) = std::fs::rename(&out, &done) {
+        let _ = std::fs::remove_dir_all(&out);
+        anyhow::ensure!(
+            done.join("bundle.js").is_file(),
+            "cannot put {dir}'s bundle in place: {e}"
+        );
+    }
+    Ok(done)
 }
 
 /// The Chromium on `PATH` (Debian's `chromium`, which `.ci/setup` installs).

