@@ -1306,8 +1306,14 @@ impl SiteServer {
 
     /// Wait (at most 5 s) until a `/record` query contains `needle`.
     pub async fn wait_recorded(&self, needle: &str) -> Option<String> {
+        self.wait_recorded_since(0, needle).await
+    }
+
+    /// Like [`Self::wait_recorded`], counting only the `/record` requests after
+    /// the first `before` (those an action sent, with `before` read as it began).
+    pub async fn wait_recorded_since(&self, before: usize, needle: &str) -> Option<String> {
         for _ in 0..250 {
-            if let Some(r) = self.recorded().into_iter().find(|r| r.contains(needle)) {
+            if let Some(r) = self.recorded().into_iter().skip(before).find(|r| r.contains(needle)) {
                 return Some(r);
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;

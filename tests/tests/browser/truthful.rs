@@ -483,6 +483,32 @@ async fn clicks_reach_their_target_or_say_why() -> Result<()> {
     Ok(())
 }
 
+/// A control a widget draws in place of its own native one (a checkbox with no
+/// size at the top of a custom element's shadow root; one the widget covers
+/// with its own box) is clicked where a person clicks, the widget, and the
+/// answer says so; the page's own change event reports it. A button under a
+/// shade that is no part of it is still refused, and nothing reaches either.
+#[tokio::test]
+async fn a_click_on_a_control_its_widget_stands_for_goes_to_the_widget() -> Result<()> {
+    let (site, _data, client, snap) = open_page("standins", &[], "standins.html").await?;
+    for (name, effect) in [("Dark mode", "dark=true"), ("Newsletter", "news=true")] {
+        let before = site.recorded().len();
+        let out =
+            client.tool_text("interact", json!({"ref": ref_of(&snap, "checkbox", name)})).await?;
+        assert!(out.contains("the part of its widget a person clicks"), "{name}: {out}");
+        let got = site.wait_recorded_since(before, effect).await;
+        assert!(got.is_some(), "{name}: no {effect} at the server: {:?}; {out}", site.recorded());
+        let line = line_with(&snapshot(&client).await?, &format!("checkbox \"{name}\"")).to_owned();
+        assert!(line.contains("checked"), "{name} reads unchecked after the click: {line}");
+    }
+    let r = client.tool("interact", json!({"ref": ref_of(&snap, "button", "Buy")})).await?;
+    assert_eq!(r.is_error, Some(true), "a click on a covered button: {}", texts(&r));
+    assert!(texts(&r).contains("covered"), "{}", texts(&r));
+    let recorded = site.recorded();
+    assert!(!recorded.iter().any(|q| q.contains("buy=") || q.contains("shade=")), "{recorded:?}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_click_waits_for_the_requests_it_started_and_their_effect() -> Result<()> {
     let (_site, _data, client, snap) = open_page("click-waits", &[], "texts.html").await?;

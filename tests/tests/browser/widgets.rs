@@ -418,18 +418,6 @@ async fn step_ref(client: &Client, at: &Value) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// Whether a `/record` request after the first `before` ones has `needle`
-/// (waiting 5 s at most, as `wait_recorded`).
-async fn recorded_since(server: &SiteServer, before: usize, needle: &str) -> bool {
-    for _ in 0..250 {
-        if server.recorded().iter().skip(before).any(|r| r.contains(needle)) {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    false
-}
-
 /// What one pass of the library actions found.
 #[derive(Default)]
 struct Pass {
@@ -565,7 +553,7 @@ async fn library_actions(part: Part, slowdown: u32) -> Result<Pass> {
             said = Ok(format!("{tool}: {}", t.lines().next().unwrap_or_default()));
         }
         let needle = spec["record"].as_str().expect("record");
-        let effect = recorded_since(server, before, needle).await;
+        let effect = server.wait_recorded_since(before, needle).await.is_some();
         let cut = |s: &str| s.chars().take(140).collect::<String>().replace('|', "\\|");
         let (answer, verdict) = match (&said, effect) {
             (Ok(t), true) => {

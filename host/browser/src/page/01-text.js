@@ -501,6 +501,13 @@
     return { el, path };
   }
   const flatParent = (n) => n.assignedSlot || n.parentNode || n.host || null;
+  // The element around `n` in the flat tree: a shadow root's host for its top
+  // (none above a document's root).
+  const flatParentEl = (n) => {
+    const p = flatParent(n);
+    if (p && p.nodeType === 11) return p.host || null;
+    return p && p.nodeType === 1 ? p : null;
+  };
   // Whether node `n` is `anc` or inside it, in the flat tree.
   function flatWithin(n, anc) {
     for (let p = n; p; p = flatParent(p)) if (p === anc) return true;

@@ -226,7 +226,7 @@
         !!ctl &&
         (ctl.type || '').toLowerCase() !== 'hidden' &&
         seen(ctl, seenMemo) &&
-        (!ctl.ownerDocument.defaultView || !srOnly(ctl, getComputedStyle(ctl))) &&
+        drawn(ctl) &&
         (ctl.localName.indexOf('-') < 0 || !!roleOf(ctl));
       // Block-level boxes (by their computed display, as innerText has it: a
       // flex item is one) set their words apart; inline ones add nothing, so no

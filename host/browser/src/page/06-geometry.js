@@ -43,8 +43,7 @@
     const inside =
       hit === e ||
       e.contains(hit) ||
-      (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host)) ||
-      (e.localName === 'label' && false);
+      (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host));
     const lbl = !!e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
     return { ok: !!(inside || lbl), hit };
   }
@@ -106,7 +105,7 @@
     const out = [];
     for (const l of Array.from(e.labels || [])) if (visible(l) && sized(l)) out.push({ aim: l, within: l });
     const chain = [];
-    for (let a = flatParent(e), i = 0; a && a.nodeType === 1 && i < 3; a = flatParent(a), i++) {
+    for (let a = flatParentEl(e), i = 0; a && i < 3; a = flatParentEl(a), i++) {
       const doc = a.ownerDocument;
       if (a === doc.body || a === doc.documentElement || otherControl(a, e)) break;
       chain.push(a);
@@ -123,7 +122,7 @@
   };
   // A control of its own: native, focusable or with an interactive role.
   function ownControl(c) {
-    if (c.matches('a[href],button,select,textarea,input:not([type=hidden])')) return true;
+    if (c.matches('a[href],button,' + NATIVE_FIELDS)) return true;
     const r = roleOf(c);
     return (!!r && INTERACTIVE.has(r)) || tabbable(c);
   }
