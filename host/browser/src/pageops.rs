@@ -1963,6 +1963,7 @@ impl BrowserManager {
         }
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
+            self.within_viewport(&page, events).await?;
             let drag = events
                 .iter()
                 .skip_while(|e| !matches!(e, G::Down { .. }))
@@ -1990,6 +1991,43 @@ impl BrowserManager {
             .await
         })
         .await
+    }
+
+    /// Refuse input whose points are not all in the tab's viewport (CSS px,
+    /// `0 <= x < width`, the same for y), before any is sent: an event outside
+    /// reaches nothing on the page, and a drag that ends there would be
+    /// pressed and never released where meant.
+    async fn within_viewport(
+        &self,
+        page: &Page,
+        events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        use page_ops::Gesture as G;
+        let points: Vec<(usize, f64, f64)> = (events.iter().enumerate())
+            .filter_map(|(i, e)| match e {
+                G::Move { x, y }
+                | G::Wheel { x, y, .. }
+                | G::Down { x, y, .. }
+                | G::Up { x, y, .. } => Some((i, *x, *y)),
+                _ => None,
+            })
+            .collect();
+        if points.is_empty() {
+            return Ok(());
+        }
+        let size = self.eval(page, "[innerWidth, innerHeight]", true).await?;
+        let (Some(w), Some(h)) = (size[0].as_f64(), size[1].as_f64()) else {
+            return Err(ToolError::internal(format!("the viewport's size reads {size}")));
+        };
+        match points.iter().find(|(_, x, y)| !(0.0..w).contains(x) || !(0.0..h).contains(y)) {
+            Some((i, x, y)) => Err(ToolError::invalid_argument(
+                &format!("events.{i}"),
+                format!(
+                    "({x}, {y}) is outside the viewport (0 <= x < {w}, 0 <= y < {h} CSS px); nothing was sent"
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Send input events as they are (no drag session: a person's drag, sent

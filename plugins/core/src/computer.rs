@@ -356,7 +356,21 @@ pub(crate) fn computer(a: ComputerArgs) -> Result<Output, ToolError> {
             Ok(Output::json(&out)?.with_summary(format!("the mouse is at ({x}, {y})")))
         }
         Plan::Input(events, said) => {
-            let done: ops::Gestured = browser::run(tab, &Gestures { events }, 15_000)?;
+            // A point the host refuses (outside the viewport) is named by the
+            // argument it came from, not the event it became.
+            let from = match (&a.action, a.path.is_some()) {
+                (None, true) => "path",
+                (None, false) => "x",
+                (Some(_), _) => "coordinate",
+            };
+            let done: ops::Gestured =
+                browser::run(tab, &Gestures { events }, 15_000).map_err(|mut e| {
+                    let of_event = e.details.get("field").and_then(|f| f.as_str());
+                    if of_event.is_some_and(|f| f.starts_with("events.")) {
+                        e.details.insert("field".into(), from.into());
+                    }
+                    e
+                })?;
             let where_ = match (done.x, done.y) {
                 (Some(x), Some(y)) => format!("; the mouse is at ({x}, {y})"),
                 _ => String::new(),

@@ -258,3 +258,57 @@ async fn screenshots_are_small_and_their_mapping_places_clicks_exactly() -> Resu
     assert!(small * 2 <= png, "default {small} bytes against PNG {png}: not half");
     Ok(())
 }
+
+/// A point outside the viewport (a click, a drag's end, a step of a path, a
+/// scroll, a move) is refused whole, naming the argument, before any event is
+/// sent: the page's own log of pointer, mouse and wheel events stays empty. A
+/// point inside is sent and logged (the log works).
+#[tokio::test]
+async fn computer_points_outside_the_viewport_are_refused_with_nothing_sent() -> Result<()> {
+    let (site, _data, client) = site_and_client("computer-bounds", &[]).await?;
+    navigate(&client, &site.url("index.html")).await?;
+    let js = |code: &str| client.tool_json("javascript_tool", json!({"code": code}));
+    let size = js("[innerWidth, innerHeight]").await?["value"].clone();
+    assert_eq!(size, json!([1280, 720]), "the default viewport");
+    js("window.inputLog = []; for (const t of ['pointerdown', 'pointerup', 'pointermove', 'mousedown', \
+        'mouseup', 'mousemove', 'click', 'contextmenu', 'wheel']) \
+        addEventListener(t, (e) => inputLog.push(t + ' ' + e.clientX + ',' + e.clientY), true); 0")
+        .await?;
+    for (args, field) in [
+        (json!({"action": "left_click", "coordinate": [1280, 100]}), "coordinate"),
+        (json!({"action": "right_click", "coordinate": [-1, 100]}), "coordinate"),
+        (json!({"action": "mouse_move", "coordinate": [100, 720]}), "coordinate"),
+        (
+            json!({"action": "left_click_drag", "start_coordinate": [100, 100], "coordinate": [5280, 4720]}),
+            "coordinate",
+        ),
+        (json!({"type": "click", "x": 100, "y": 900}), "x"),
+        (
+            json!({"type": "drag", "path": [{"x": 100, "y": 100}, {"x": 200, "y": 200}, {"x": 300, "y": -5}, {"x": 400, "y": 400}]}),
+            "path",
+        ),
+        (
+            json!({"action": "scroll", "coordinate": [2000, 100], "scroll_direction": "down"}),
+            "coordinate",
+        ),
+    ] {
+        let err = client.tool_error("computer", args.clone()).await?;
+        assert_eq!(
+            (err["code"].as_str(), err["field"].as_str()),
+            (Some("INVALID_ARGUMENT"), Some(field)),
+            "{args}: {err}"
+        );
+        assert!(
+            err["message"].as_str().is_some_and(|m| m.contains("outside the viewport")),
+            "{args}: {err}"
+        );
+    }
+    let log = js("inputLog").await?["value"].clone();
+    assert_eq!(log, json!([]), "events reached the page");
+    client
+        .tool_text("computer", json!({"action": "left_click", "coordinate": [1279, 719]}))
+        .await?;
+    let log = js("inputLog").await?["value"].clone();
+    assert!(log.as_array().is_some_and(|l| l.iter().any(|e| e == "click 1279,719")), "{log}");
+    Ok(())
+}
