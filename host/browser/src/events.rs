@@ -113,7 +113,7 @@ pub(crate) struct Events {
     seq: AtomicU64,
     log: std::sync::Mutex<VecDeque<PageEvent>>,
     /// Woken whenever a dialog opens.
-    opened: tokio::sync::Notify,
+    pub(super) opened: tokio::sync::Notify,
     downloads: std::sync::Mutex<HashMap<String, Download>>,
     /// Downloads whose end was heard before their start (the two arrive on
     /// separate event streams; a small file can finish first): guid -> (state,

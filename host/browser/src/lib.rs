@@ -991,8 +991,8 @@ impl BrowserManager {
         url: &str,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
-        self.guarded(tab, async {
-            let started = std::time::Instant::now();
+        let started = std::time::Instant::now();
+        let (n, page, info) = self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
             let had_page = started.elapsed();
             self.reset_network(n);
@@ -1009,10 +1009,34 @@ impl BrowserManager {
             let loaded = std::time::Instant::now();
             let info = self.info(n, &page, TitleFrom::Load).await;
             self.owe_settle(n, loaded, &info.url);
-            tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), info = ?loaded.elapsed(), "navigated");
-            Ok(info)
+            tracing::debug!(took = ?started.elapsed(), page = ?had_page, load = ?(loaded - started - had_page), "navigated");
+            Ok((n, page, info))
         })
-        .await
+        .await?;
+        self.after_load_work(n, &page).await;
+        tracing::debug!(took = ?started.elapsed(), "navigated, the load's work run");
+        Ok(info)
+    }
+
+    /// Wait until the renderer has run the work queued at the load (the
+    /// first frame's style, layout and paint, the load's handlers): one
+    /// round trip to the page, at most a second. Whatever reads the page next
+    /// would wait for that work; it belongs to the navigation's cost, as in
+    /// the peers, whose navigation answers with a read. Not an answer's
+    /// condition: it ends at once when a dialog opens (or is open).
+    async fn after_load_work(&self, n: TabId, page: &Page) {
+        let ev = self.events();
+        let opened = ev.opened.notified();
+        tokio::pin!(opened);
+        opened.as_mut().enable();
+        if self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true) {
+            return;
+        }
+        let asked = tokio::time::timeout(Duration::from_secs(1), self.eval(page, "0", true));
+        tokio::select! {
+            _ = asked => {}
+            _ = opened => {}
+        }
     }
 
     /// Back (-1) or forward (+1).
