@@ -8,81 +8,134 @@
 //! passed through, directly or through the session's upstream proxy.
 //!
 //! What it sees: hosts and ports for `https`/`wss` (a tunnel), whole
-//! requests for plain `http`. What it does not police: what the browser does
+//! requests for plain `http`. It decides on parsed hosts
+//! ([`ochre_protocol::site::Host`]: every spelling of an address is that
+//! address) and on the address it connects to: a name is resolved here, each
+//! address checked, and only one that passed is connected to; "this host"
+//! (`0.0.0.0`, `[::]`) never. What it does not police: UDP (WebRTC), and what the browser does
 //! outside a page's network (its own updates, DNS prefetch is off in
 //! headless), and contexts it is not given (a remote browser that cannot
 //! reach this machine's loopback).
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
+use ochre_protocol::site::{Host, Net, Reach, canonical, reach};
 use ochre_protocol::{ToolError, lock, read_lock, write_lock};
 
 /// One rule: a host (`app.example`, `*.example.com` for it and its
-/// subdomains), with a port or any.
+/// subdomains) or addresses (`127.0.0.2`, `[::1]`, `10.0.0.0/8`), with a port
+/// or any. Hosts are parsed as browsers parse them ([`Host`]): a rule on
+/// `127.0.0.2` holds against `2130706434`, `[::ffff:127.0.0.2]` and every other
+/// spelling, one on `example.com` against `EXAMPLE.com.`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct HostRule {
     /// As given.
     pub text: String,
-    host: String,
-    wildcard: bool,
+    target: Target,
     port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// A name, and with `wildcard` its subdomains.
+    Name { name: String, wildcard: bool },
+    /// Addresses: one, or a range.
+    Net(Net),
+}
+
+impl TryFrom<String> for HostRule {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text)
+    }
+}
+
+impl From<HostRule> for String {
+    fn from(r: HostRule) -> String {
+        r.text
+    }
 }
 
 impl HostRule {
     /// A rule from `https://app.example` (that host and port), `app.example`
     /// or `app.example:8080` (any port, or that one), `*.example.com` (it and
-    /// its subdomains).
+    /// its subdomains), an address (`127.0.0.2`, `[::1]:8080`) or a range
+    /// (`10.0.0.0/8`, `fc00::/7`).
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
         let bad = || {
             format!(
-                "{t:?} is not an origin or host rule (https://app.example, app.example:8080, *.example.com)"
+                "{t:?} is not an origin, host or address rule (https://app.example, app.example:8080, *.example.com, 10.0.0.0/8)"
             )
+        };
+        let rule = |target, port| Ok(Self { text: t.to_owned(), target, port });
+        let target = |host: Host, wildcard: bool| match host {
+            Host::Name(name) => Ok(Target::Name { name, wildcard }),
+            Host::Ip(ip) if !wildcard => Ok(Target::Net(Net::parse(&ip.to_string())?)),
+            Host::Ip(_) => Err(bad()),
         };
         if t.contains("://") {
             let url = url::Url::parse(t).map_err(|_| bad())?;
-            let host = url.host_str().ok_or_else(bad)?.to_ascii_lowercase();
-            return Ok(Self {
-                text: t.to_owned(),
-                host: host.trim_matches(['[', ']']).to_owned(),
-                wildcard: false,
-                port: url.port_or_known_default(),
-            });
+            let host = Host::parse(url.host_str().ok_or_else(bad)?).map_err(|_| bad())?;
+            return rule(target(host, false)?, url.port_or_known_default());
+        }
+        if t.contains('/') {
+            return rule(Target::Net(Net::parse(t)?), None);
         }
         let (wildcard, rest) = match t.strip_prefix("*.") {
             Some(r) => (true, r),
             None => (false, t),
         };
-        let (host, port) = match rest.rsplit_once(':') {
-            Some((h, p)) if !h.contains(':') => (h, Some(p.parse::<u16>().map_err(|_| bad())?)),
-            _ => (rest, None),
-        };
-        let ok = !host.is_empty()
-            && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
-        if !ok {
-            return Err(bad());
-        }
-        Ok(Self { text: t.to_owned(), host: host.to_ascii_lowercase(), wildcard, port })
+        let (host, port) = split_rule_port(rest).ok_or_else(bad)?;
+        let host = Host::parse(host).map_err(|_| bad())?;
+        rule(target(host, wildcard)?, port)
     }
 
-    /// Whether it covers `host:port`.
-    pub fn matches(&self, host: &str, port: u16) -> bool {
-        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
-        let same = host == self.host
-            || (self.wildcard
-                && host.strip_suffix(self.host.as_str()).is_some_and(|p| p.ends_with('.')));
-        same && self.port.is_none_or(|p| p == port)
+    /// Whether it covers a connection to `host:port` that goes to `ip` (the
+    /// host itself when it is an address, else one it resolves to): a name
+    /// rule by the name, an address rule by the address.
+    pub fn covers(&self, host: &Host, ip: Option<IpAddr>, port: u16) -> bool {
+        let at = match (&self.target, host) {
+            (Target::Name { name, wildcard }, Host::Name(h)) => {
+                h == name
+                    || (*wildcard
+                        && h.strip_suffix(name.as_str()).is_some_and(|p| p.ends_with('.')))
+            }
+            (Target::Name { .. }, Host::Ip(_)) => false,
+            (Target::Net(net), _) => ip.or(host.ip()).is_some_and(|ip| net.contains(ip)),
+        };
+        at && self.port.is_none_or(|p| p == port)
+    }
+}
+
+/// `host` and port of a rule's `host[:port]` (`[v6]:port`, a bare IPv6 has
+/// none), or None when the port does not read.
+fn split_rule_port(t: &str) -> Option<(&str, Option<u16>)> {
+    if let Some(rest) = t.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        return match after.strip_prefix(':') {
+            Some(p) => Some((h, Some(p.parse().ok()?))),
+            None if after.is_empty() => Some((h, None)),
+            None => None,
+        };
+    }
+    match t.split_once(':') {
+        Some((h, p)) if !p.contains(':') => Some((h, Some(p.parse().ok()?))),
+        _ => Some((t, None)),
     }
 }
 
 /// Where a context may connect: nothing `blocked`; with an `allowed` list,
-/// only what it covers. Blocking wins.
+/// only what it covers. Blocking wins. Decided on the address a connection
+/// goes to (see [`Self::allows_at`]); "this host" (`0.0.0.0`, `[::]`), which
+/// reaches the machine's own servers, never.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetPolicy {
     /// Only these (empty: everything not blocked).
@@ -94,10 +147,26 @@ pub struct NetPolicy {
 }
 
 impl NetPolicy {
-    /// Whether `host:port` may be reached.
-    pub fn allows(&self, host: &str, port: u16) -> bool {
-        !self.blocked.iter().any(|r| r.matches(host, port))
-            && (self.allowed.is_empty() || self.allowed.iter().any(|r| r.matches(host, port)))
+    /// Whether a connection to `host:port` may go to `ip` (the host itself
+    /// when it is an address, else one it resolves to). `ip` None: judged by
+    /// the name alone (what goes through a session's upstream proxy, which
+    /// resolves it): an address rule covers nothing then.
+    pub fn allows_at(&self, host: &Host, ip: Option<IpAddr>, port: u16) -> bool {
+        let ip = ip.or(host.ip()).map(canonical);
+        if ip.is_some_and(|ip| reach(ip) == Reach::Unspecified) {
+            return false;
+        }
+        let hit = |r: &HostRule| r.covers(host, ip, port);
+        !self.blocked.iter().any(hit) && (self.allowed.is_empty() || self.allowed.iter().any(hit))
+    }
+
+    /// Whether `host:port` is refused before it is resolved: a name rule
+    /// blocks it, or it is an address the policy refuses.
+    pub fn refuses_early(&self, host: &Host, port: u16) -> bool {
+        match host {
+            Host::Ip(ip) => !self.allows_at(host, Some(*ip), port),
+            Host::Name(_) => self.blocked.iter().any(|r| r.covers(host, None, port)),
+        }
     }
 
     /// This policy with `other`'s rules added (a session's, over the server's).
@@ -297,29 +366,48 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
             }
         }
     };
-    if !read_lock(&state.policy).allows(&host, port) {
-        let at = format!("{host}:{port}");
-        tracing::debug!(to = %at, "the network policy refused a connection");
-        {
-            let mut refused = lock(&state.refused);
-            if refused.len() == REMEMBERED {
-                refused.pop_front();
-            }
-            refused.push_back(at.clone());
-        }
-        state.refused_total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(tell) = &state.tell {
-            tell(&at);
-        }
-        let body = format!("blocked by ochre's network policy: {at}\n");
-        let answer = format!(
-            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Ochre-Blocked: {at}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        reader.get_mut().write_all(answer.as_bytes()).await?;
+    let Ok(parsed) = Host::parse(&host) else {
+        let stream = reader.get_mut();
+        stream
+            .write_all(
+                b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            )
+            .await?;
         return Ok(());
+    };
+    let at = format!("{parsed}:{port}");
+    let policy = read_lock(&state.policy).clone();
+    if policy.refuses_early(&parsed, port) {
+        return refuse(reader.get_mut(), state, &at, "").await;
     }
     let upstream = read_lock(&state.upstream).clone();
+    // Where to connect, each address checked. With no upstream proxy a name
+    // is resolved here, once, and only an address that passed is connected
+    // to (no second lookup between the check and the connect). An upstream
+    // proxy resolves names itself: they are judged by the name.
+    let targets: Vec<SocketAddr> = match (&upstream, &parsed) {
+        (Some(_), _) if !policy.allows_at(&parsed, None, port) => {
+            return refuse(reader.get_mut(), state, &at, "").await;
+        }
+        (Some(_), _) => Vec::new(),
+        (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, port)],
+        (None, Host::Name(name)) => {
+            let found: Vec<IpAddr> = match tokio::net::lookup_host((name.as_str(), port)).await {
+                Ok(addrs) => addrs.map(|a| canonical(a.ip())).collect(),
+                Err(_) => Vec::new(),
+            };
+            let ok: Vec<SocketAddr> = (found.iter())
+                .filter(|ip| policy.allows_at(&parsed, Some(**ip), port))
+                .map(|ip| SocketAddr::new(*ip, port))
+                .collect();
+            if ok.is_empty() && !found.is_empty() {
+                let to: Vec<String> = found.iter().map(ToString::to_string).collect();
+                let why = format!(" (it resolves to {})", to.join(", "));
+                return refuse(reader.get_mut(), state, &at, &why).await;
+            }
+            ok
+        }
+    };
     let leftover = reader.buffer().to_vec();
     let mut client = reader.into_inner();
     let via = match &upstream {
@@ -329,7 +417,7 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
     let auth = upstream.as_deref().and_then(upstream_auth);
     let mut server = match &via {
         Some(proxy) => TcpStream::connect(proxy).await,
-        None => TcpStream::connect((host.as_str(), port)).await,
+        None => TcpStream::connect(&targets[..]).await,
     };
     let Ok(server) = server.as_mut() else {
         let _ = client
@@ -391,6 +479,34 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
     let mut rest = Vec::new();
     let _ = server.read_to_end(&mut rest).await;
     Ok(())
+}
+
+/// Answer a refused connection `403`, and remember and tell it (`at`:
+/// `host:port`; `why`: what else the answer says).
+async fn refuse(
+    stream: &mut TcpStream,
+    state: &ProxyState,
+    at: &str,
+    why: &str,
+) -> std::io::Result<()> {
+    tracing::debug!(to = %at, why, "the network policy refused a connection");
+    {
+        let mut refused = lock(&state.refused);
+        if refused.len() == REMEMBERED {
+            refused.pop_front();
+        }
+        refused.push_back(at.to_owned());
+    }
+    state.refused_total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if let Some(tell) = &state.tell {
+        tell(at);
+    }
+    let body = format!("blocked by ochre's network policy: {at}{why}\n");
+    let answer = format!(
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Ochre-Blocked: {at}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(answer.as_bytes()).await
 }
 
 /// An owner's policing: its proxy and its own rules over the server's.
@@ -539,26 +655,77 @@ fn split_host_port(target: &str, default: u16) -> (String, u16) {
 mod tests {
     use super::*;
 
+    fn host(t: &str) -> Host {
+        Host::parse(t).expect(t)
+    }
+
+    /// Whether `rule` covers `h:port` (an address host judged by itself).
+    fn covers(rule: &str, h: &str, port: u16) -> bool {
+        HostRule::parse(rule).expect(rule).covers(&host(h), None, port)
+    }
+
     #[test]
     fn rules_cover_hosts_ports_and_subdomains() {
-        let r = |t: &str| HostRule::parse(t).expect(t);
-        assert!(r("https://App.Example").matches("app.example", 443));
-        assert!(!r("https://app.example").matches("app.example", 80));
-        assert!(r("app.example").matches("app.example", 8080));
-        assert!(r("app.example:8080").matches("app.example", 8080));
-        assert!(!r("app.example:8080").matches("app.example", 80));
-        assert!(r("*.example.com").matches("cdn.example.com", 443));
-        assert!(!r("*.example.com").matches("badexample.com", 443));
-        assert!(!r("app.example").matches("app.example.evil.test", 443));
-        assert!(r("http://127.0.0.1:5000").matches("127.0.0.1", 5000));
-        for bad in ["", "a b", "ftp//x", "x:port"] {
+        assert!(covers("https://App.Example", "app.example", 443));
+        assert!(!covers("https://app.example", "app.example", 80));
+        assert!(covers("app.example", "app.example", 8080));
+        assert!(covers("app.example:8080", "app.example", 8080));
+        assert!(!covers("app.example:8080", "app.example", 80));
+        assert!(covers("*.example.com", "cdn.example.com", 443));
+        assert!(!covers("*.example.com", "badexample.com", 443));
+        assert!(!covers("app.example", "app.example.evil.test", 443));
+        assert!(covers("http://127.0.0.1:5000", "127.0.0.1", 5000));
+        for bad in ["", "a b", "ftp//x", "x:port", "*.127.0.0.1", "10.0.0.0/33", "[::1"] {
             assert!(HostRule::parse(bad).is_err(), "{bad}");
         }
+        let r = |t: &str| HostRule::parse(t).expect(t);
         let p =
             NetPolicy { allowed: vec![r("*.example.com")], blocked: vec![r("ads.example.com")] };
-        assert!(p.allows("www.example.com", 443));
-        assert!(!p.allows("ads.example.com", 443) && !p.allows("other.test", 443));
-        assert!(NetPolicy::default().allows("anything", 1));
+        assert!(p.allows_at(&host("www.example.com"), None, 443));
+        assert!(!p.allows_at(&host("ads.example.com"), None, 443));
+        assert!(!p.allows_at(&host("other.test"), None, 443));
+        assert!(NetPolicy::default().allows_at(&host("anything"), None, 1));
+        // A rule reads back as its text.
+        let json = serde_json::to_string(&p).expect("json");
+        assert_eq!(serde_json::from_str::<NetPolicy>(&json).expect("back"), p);
+    }
+
+    #[test]
+    fn a_rule_holds_against_every_spelling_of_its_host() {
+        for spelled in [
+            "127.0.0.2",
+            "2130706434",
+            "0x7f000002",
+            "0177.0.0.2",
+            "127.2",
+            "[::ffff:127.0.0.2]",
+            "::ffff:7f00:2",
+        ] {
+            for rule in ["127.0.0.2", "127.0.0.2:8080", "http://127.0.0.2:8080", "127.0.0.0/24"] {
+                assert!(covers(rule, spelled, 8080), "{rule} misses {spelled}");
+            }
+            assert!(!covers("127.0.0.2:8080", spelled, 8081));
+        }
+        for spelled in ["EXAMPLE.com", "example.com.", "Example.Com."] {
+            assert!(covers("example.com", spelled, 443), "{spelled}");
+            assert!(covers("*.example.com", &format!("www.{spelled}"), 443), "{spelled}");
+        }
+        assert!(covers("localhost", "LOCALHOST.", 80));
+        assert!(covers("[::1]:8080", "0:0:0:0:0:0:0:1", 8080));
+        // "This host" is never reached, blocked or not, allowed or not.
+        let open = NetPolicy::default();
+        let all =
+            NetPolicy { allowed: vec![HostRule::parse("0.0.0.0/0").expect("all")], ..open.clone() };
+        for p in [&open, &all] {
+            for h in ["0.0.0.0", "0", "[::]", "0.1.2.3", "[::ffff:0.0.0.0]"] {
+                assert!(!p.allows_at(&host(h), None, 80), "{h}");
+            }
+        }
+        // A name is judged by the address it resolves to as well.
+        let p = NetPolicy { blocked: vec![HostRule::parse("127.0.0.0/8").expect("r")], ..open };
+        let ip = "127.0.0.1".parse().ok();
+        assert!(!p.allows_at(&host("rebound.example"), ip, 80));
+        assert!(p.allows_at(&host("rebound.example"), "93.184.215.14".parse().ok(), 80));
     }
 
     #[test]
@@ -625,5 +792,29 @@ mod tests {
             assert!(out.starts_with("HTTP/1.1 403") && out.contains("network policy"), "{out}");
         }
         assert_eq!(proxy.refused().1, 2);
+        // Every other spelling of the address, "this host", and a name that
+        // resolves to it (localhost, from the hosts table).
+        let spellings = [
+            "[::ffff:127.0.0.1]",
+            "[::ffff:7f00:1]",
+            "2130706433",
+            "127.1",
+            "0.0.0.0",
+            "0",
+            "[::]",
+            "localhost",
+            "LOCALHOST.",
+        ];
+        for h in spellings {
+            for req in [
+                format!("CONNECT {h}:{port} HTTP/1.1\r\n\r\nGET /t HTTP/1.1\r\n\r\n"),
+                format!("GET http://{h}:{port}/x HTTP/1.1\r\nHost: {h}:{port}\r\n\r\n"),
+            ] {
+                let out = ask(req.clone()).await;
+                assert!(out.starts_with("HTTP/1.1 403") && !out.contains("saw "), "{req}: {out}");
+            }
+        }
+        let out = ask(format!("GET http://localhost:{port}/x HTTP/1.1\r\n\r\n")).await;
+        assert!(out.contains("(it resolves to 127.0.0.1"), "{out}");
     }
 }

@@ -415,11 +415,11 @@ struct HostArgs {
     /// config's `[network]`.
     #[arg(long, global = true)]
     network_policy: bool,
-    /// Only these origins or hosts are reached by any page (repeat; e.g.
-    /// https://app.example, app.example:8080, *.example.com).
+    /// Only these origins, hosts or addresses are reached by any page (repeat; e.g.
+    /// https://app.example, app.example:8080, *.example.com, 10.0.0.0/8).
     #[arg(long, value_name = "RULE", global = true)]
     network_allow: Vec<String>,
-    /// These origins or hosts are never reached by any page (repeat).
+    /// These origins, hosts or addresses (127.0.0.1:8080, 169.254.0.0/16) are never reached by any page (repeat).
     #[arg(long, value_name = "RULE", global = true)]
     network_block: Vec<String>,
     /// Fix the clock at this Unix time in ms (tests).

@@ -23,6 +23,8 @@ pub mod fs;
 pub mod mime;
 pub mod page_ops;
 pub mod scripts;
+#[cfg(feature = "site")]
+pub mod site;
 pub mod tool;
 #[cfg(feature = "totp")]
 pub mod totp;

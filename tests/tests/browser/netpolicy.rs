@@ -311,3 +311,135 @@ async fn a_sessions_proxy_carries_its_requests_and_no_other_sessions() -> Result
     assert_eq!(proxy.requests().len(), before, "still through the proxy");
     Ok(())
 }
+
+/// A server on `ip` that counts every TCP connection it accepts (and answers
+/// each with a small page any origin may read).
+struct Counting {
+    port: u16,
+    seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Counting {
+    async fn start(ip: &str) -> Result<Self> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
+        let port = listener.local_addr()?.port();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = seen.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = s.read(&mut buf).await;
+                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\nContent-Type: text/html\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").await;
+                });
+            }
+        });
+        Ok(Self { port, seen, task })
+    }
+
+    fn seen(&self) -> usize {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Reach each of `origins` from the page every way the test tries (a fetch,
+/// an image, a frame, a WebSocket), waiting for each to end.
+async fn reach(client: &Client, origins: &[String]) -> Result<String> {
+    let list = serde_json::to_string(origins)?;
+    let code = format!(
+        "(async () => {{ const all = {list}; const out = []; \
+         const ended = (make) => new Promise((done) => {{ setTimeout(done, 3000); try {{ make(done); }} catch (e) {{ done(); }} }}); \
+         for (const o of all) {{ \
+           out.push(await fetch(o + '/f', {{ mode: 'no-cors' }}).then(() => 'fetched', () => 'refused')); \
+           await ended((done) => {{ const i = new Image(); i.onload = i.onerror = done; i.src = o + '/i'; }}); \
+           await ended((done) => {{ const f = document.createElement('iframe'); f.onload = done; f.src = o + '/frame'; document.body.append(f); }}); \
+           await ended((done) => {{ const w = new WebSocket(o.replace('http', 'ws') + '/ws'); w.onopen = w.onerror = w.onclose = done; }}); \
+         }} return out.join(' '); }})()"
+    );
+    eval(client, &code).await
+}
+
+/// Spellings of 127.0.0.2 a URL accepts (`P`: the port).
+const SPELLINGS: [&str; 7] = [
+    "http://127.0.0.2:P",
+    "http://2130706434:P",
+    "http://0x7f000002:P",
+    "http://0177.0.0.2:P",
+    "http://127.2:P",
+    "http://[::ffff:127.0.0.2]:P",
+    "http://[::ffff:7f00:2]:P",
+];
+
+/// A blocked address is blocked in every spelling a URL accepts (decimal,
+/// hex, octal, short, IPv4-mapped IPv6), by a session's rule and by the
+/// server's, counted at a server on that address; a session without the rule
+/// reaches it in each spelling (so each is a live way there). "This host"
+/// (`0.0.0.0`, `0`, `[::]`) and a name that resolves to a blocked address
+/// (`localhost` against `127.0.0.1:PORT`) reach nothing either; the page's own
+/// site is reached as ever.
+#[tokio::test]
+async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let blocked = Counting::start("127.0.0.2").await?;
+    let admin = Counting::start("127.0.0.1").await?;
+    let spelled = |p: u16| -> Vec<String> {
+        SPELLINGS.iter().map(|s| s.replace('P', &p.to_string())).collect()
+    };
+    let this_host: Vec<String> =
+        ["0.0.0.0", "0", "[::]", "[::ffff:127.0.0.1]", "localhost", "LOCALHOST."]
+            .iter()
+            .map(|h| format!("http://{h}:{}", admin.port))
+            .collect();
+    let data = TempDir::new("netpolicy-spellings");
+    let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
+    let (fenced, open) = (server.client().await?, server.client().await?);
+    let rules = json!({"block": ["127.0.0.2", format!("127.0.0.1:{}", admin.port)]});
+    fenced.tool_json("network_policy", rules).await?;
+    navigate(&fenced, &site.url("index.html")).await?;
+    let said = reach(&fenced, &spelled(blocked.port)).await?;
+    assert_eq!(blocked.seen(), 0, "127.0.0.2 was reached under a rule: {said}");
+    reach(&fenced, &this_host).await?;
+    assert_eq!(admin.seen(), 0, "127.0.0.1:{} was reached under a rule", admin.port);
+    assert!(site.requests().iter().any(|r| r == "GET /index.html"), "the page's own site");
+
+    // Without the rule, each spelling reaches the server.
+    navigate(&open, &site.url("index.html")).await?;
+    for url in spelled(blocked.port) {
+        let before = blocked.seen();
+        reach(&open, std::slice::from_ref(&url)).await?;
+        assert!(blocked.seen() > before, "{url} did not reach 127.0.0.2 without a rule");
+    }
+    let before = admin.seen();
+    reach(&open, &[format!("http://localhost:{}", admin.port)]).await?;
+    assert!(admin.seen() > before, "localhost did not reach 127.0.0.1 without a rule");
+    drop((fenced, open, server));
+
+    // A server's rule holds the same (stdio: the shared tabs).
+    let (seen, seen_admin) = (blocked.seen(), admin.seen());
+    let plain = TempDir::new("netpolicy-spellings-server");
+    let rule = format!("127.0.0.1:{}", admin.port);
+    let client = stdio_client(
+        plain.path(),
+        &["--network-block", "127.0.0.2", "--network-block", &rule],
+        &[],
+    )
+    .await?;
+    navigate(&client, &site.url("index.html")).await?;
+    reach(&client, &spelled(blocked.port)).await?;
+    reach(&client, &this_host).await?;
+    assert_eq!(
+        (blocked.seen(), admin.seen()),
+        (seen, seen_admin),
+        "reached under the server's rule"
+    );
+    Ok(())
+}
