@@ -514,6 +514,12 @@ impl BrowserManager {
                 format!("proxy-server={}", proxy.server()),
                 "proxy-bypass-list=<-loopback>".to_owned(),
             ]);
+            netpolicy::webrtc_through_proxy(&dir).map_err(|e| {
+                ToolError::browser_unavailable(format!(
+                    "cannot keep WebRTC to the policed proxy in the profile {}: {e}",
+                    dir.display()
+                ))
+            })?;
         }
         if let Some(launcher) = &opts.launcher {
             builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));

@@ -12,7 +12,8 @@
 //! ([`ochre_protocol::site::Host`]: every spelling of an address is that
 //! address) and on the address it connects to: a name is resolved here, each
 //! address checked, and only one that passed is connected to; "this host"
-//! (`0.0.0.0`, `[::]`) never. What it does not police: UDP (WebRTC), and what the browser does
+//! (`0.0.0.0`, `[::]`) never. WebRTC is kept to the proxy (no UDP: see
+//! [`webrtc_through_proxy`]). What it does not police: what the browser does
 //! outside a page's network (its own updates, DNS prefetch is off in
 //! headless), and contexts it is not given (a remote browser that cannot
 //! reach this machine's loopback).
@@ -507,6 +508,27 @@ async fn refuse(
         body.len()
     );
     stream.write_all(answer.as_bytes()).await
+}
+
+/// Set Chromium's WebRTC IP handling policy to `disable_non_proxied_udp` in
+/// the profile at `dir` (its `Default/Preferences`, the rest kept), before
+/// the browser starts: WebRTC then sends no UDP (no STUN, no peer traffic
+/// past the proxy) and reaches a TURN server only by TCP through the
+/// context's proxy, where the policy holds. Browser contexts made later
+/// inherit it.
+pub(crate) fn webrtc_through_proxy(dir: &std::path::Path) -> std::io::Result<()> {
+    let path = dir.join("Default").join("Preferences");
+    let mut prefs = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}));
+    if !prefs["webrtc"].is_object() {
+        prefs["webrtc"] = serde_json::json!({});
+    }
+    prefs["webrtc"]["ip_handling_policy"] = "disable_non_proxied_udp".into();
+    std::fs::create_dir_all(dir.join("Default"))?;
+    ochre_protocol::fs::write_atomic(&path, prefs.to_string().as_bytes())
 }
 
 /// An owner's policing: its proxy and its own rules over the server's.

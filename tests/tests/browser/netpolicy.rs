@@ -443,3 +443,44 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() 
     );
     Ok(())
 }
+
+/// WebRTC sends no UDP past a policed server's proxy (a STUN and a TURN
+/// server on 127.0.0.3 count the datagrams they get): a page's peer
+/// connection gathers nothing there, and the same page on an unpoliced server
+/// reaches them (so the count can move).
+#[tokio::test]
+async fn webrtc_sends_no_udp_while_the_network_is_policed() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let udp = std::sync::Arc::new(tokio::net::UdpSocket::bind("127.0.0.3:0").await?);
+    let port = udp.local_addr()?.port();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (rx, count) = (udp.clone(), seen.clone());
+    let task = tokio::spawn(async move {
+        let mut buf = [0u8; 2048];
+        while rx.recv_from(&mut buf).await.is_ok() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let peer = format!(
+        "(async () => {{ const pc = new RTCPeerConnection({{ iceServers: [{{ urls: 'stun:127.0.0.3:{port}' }}, \
+         {{ urls: 'turn:127.0.0.3:{port}?transport=udp', username: 'u', credential: 'p' }}] }}); \
+         pc.createDataChannel('x'); const found = []; \
+         pc.onicecandidate = (e) => e.candidate && found.push(e.candidate.type); \
+         await pc.setLocalDescription(await pc.createOffer()); \
+         await new Promise((done) => setTimeout(done, 2500)); pc.close(); return found.join(' '); }})()"
+    );
+    let policed = TempDir::new("netpolicy-webrtc");
+    let client = stdio_client(policed.path(), &["--network-policy"], &[]).await?;
+    navigate(&client, &site.url("index.html")).await?;
+    let found = eval(&client, &peer).await?;
+    let count = || seen.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(count(), 0, "UDP reached 127.0.0.3 under the policy (candidates: {found})");
+    drop(client);
+    let plain = TempDir::new("netpolicy-webrtc-open");
+    let client = stdio_client(plain.path(), &[], &[]).await?;
+    navigate(&client, &site.url("index.html")).await?;
+    let found = eval(&client, &peer).await?;
+    assert!(count() > 0, "no UDP without the policy either: the test shows nothing ({found})");
+    task.abort();
+    Ok(())
+}
