@@ -145,6 +145,11 @@ pub struct NetPolicy {
     /// Never these.
     #[serde(default)]
     pub blocked: Vec<HostRule>,
+    /// Never an address inside the machine or its networks ([`Reach::is_internal`]:
+    /// loopback, private, link-local and metadata ranges) unless an allowed
+    /// rule covers the connection.
+    #[serde(default)]
+    pub block_private: bool,
 }
 
 impl NetPolicy {
@@ -158,7 +163,11 @@ impl NetPolicy {
             return false;
         }
         let hit = |r: &HostRule| r.covers(host, ip, port);
-        !self.blocked.iter().any(hit) && (self.allowed.is_empty() || self.allowed.iter().any(hit))
+        let allowed = self.allowed.iter().any(hit);
+        if self.block_private && ip.is_some_and(|ip| reach(ip).is_internal()) && !allowed {
+            return false;
+        }
+        !self.blocked.iter().any(hit) && (self.allowed.is_empty() || allowed)
     }
 
     /// Whether `host:port` is refused before it is resolved: a name rule
@@ -175,12 +184,13 @@ impl NetPolicy {
         let mut out = self.clone();
         out.allowed.extend(other.allowed.iter().cloned());
         out.blocked.extend(other.blocked.iter().cloned());
+        out.block_private |= other.block_private;
         out
     }
 
     /// Whether it lets everything through.
     pub fn is_open(&self) -> bool {
-        self.allowed.is_empty() && self.blocked.is_empty()
+        self.allowed.is_empty() && self.blocked.is_empty() && !self.block_private
     }
 }
 
@@ -651,6 +661,7 @@ impl super::BrowserManager {
         Ok(ochre_protocol::page_ops::PolicyInForce {
             allowed: texts(&policy.allowed),
             blocked: texts(&policy.blocked),
+            block_private: policy.block_private,
             proxy: proxy.upstream(),
             refused,
             refused_total,
@@ -701,8 +712,11 @@ mod tests {
             assert!(HostRule::parse(bad).is_err(), "{bad}");
         }
         let r = |t: &str| HostRule::parse(t).expect(t);
-        let p =
-            NetPolicy { allowed: vec![r("*.example.com")], blocked: vec![r("ads.example.com")] };
+        let p = NetPolicy {
+            allowed: vec![r("*.example.com")],
+            blocked: vec![r("ads.example.com")],
+            ..Default::default()
+        };
         assert!(p.allows_at(&host("www.example.com"), None, 443));
         assert!(!p.allows_at(&host("ads.example.com"), None, 443));
         assert!(!p.allows_at(&host("other.test"), None, 443));
@@ -748,6 +762,26 @@ mod tests {
         let ip = "127.0.0.1".parse().ok();
         assert!(!p.allows_at(&host("rebound.example"), ip, 80));
         assert!(p.allows_at(&host("rebound.example"), "93.184.215.14".parse().ok(), 80));
+        // Addresses inside the machine or its networks, unless allowed.
+        let inside = NetPolicy { block_private: true, ..NetPolicy::default() };
+        for h in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "172.20.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "[fd00::1]",
+            "[::1]",
+            "[::ffff:10.0.0.1]",
+        ] {
+            assert!(!inside.allows_at(&host(h), None, 80), "{h}");
+        }
+        assert!(!inside.allows_at(&host("intranet.example"), "192.168.1.1".parse().ok(), 80));
+        assert!(inside.allows_at(&host("example.com"), "93.184.215.14".parse().ok(), 80));
+        let some =
+            NetPolicy { allowed: vec![HostRule::parse("127.0.0.1:8080").expect("r")], ..inside };
+        assert!(some.allows_at(&host("127.0.0.1"), None, 8080));
+        assert!(!some.allows_at(&host("127.0.0.1"), None, 8081));
     }
 
     #[test]

@@ -422,6 +422,12 @@ struct HostArgs {
     /// These origins, hosts or addresses (127.0.0.1:8080, 169.254.0.0/16) are never reached by any page (repeat).
     #[arg(long, value_name = "RULE", global = true)]
     network_block: Vec<String>,
+    /// Never reach an address inside this machine or its networks (loopback,
+    /// private, link-local and cloud metadata ranges, by the address a name
+    /// resolves to) unless an allow rule names it: for servers that browse
+    /// the open web.
+    #[arg(long, global = true)]
+    network_block_private: bool,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -656,12 +662,13 @@ impl HostArgs {
         let policed = self.network_policy
             || config.is_some()
             || !self.network_allow.is_empty()
-            || !self.network_block.is_empty();
+            || !self.network_block.is_empty()
+            || self.network_block_private;
         if !policed {
             return Ok(None);
         }
         let rules = config.unwrap_or_default();
-        let (mut allow, mut block) = (rules.allow, rules.block);
+        let (mut allow, mut block) = (rules.allow.clone(), rules.block.clone());
         allow.extend(self.network_allow.iter().cloned());
         block.extend(self.network_block.iter().cloned());
         let read = |flag: &str, texts: &[String]| -> anyhow::Result<Vec<HostRule>> {
@@ -673,6 +680,7 @@ impl HostArgs {
         Ok(Some(NetPolicy {
             allowed: read("--network-allow (or [network] allow)", &allow)?,
             blocked: read("--network-block (or [network] block)", &block)?,
+            block_private: rules.block_private || self.network_block_private,
         }))
     }
 }

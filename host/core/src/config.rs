@@ -11,7 +11,8 @@
 //! (as `--resume-sessions`); `[network] allow` and `block`, the origins or
 //! hosts every browser context alone may reach or never reaches (as
 //! `--network-allow` and `--network-block`, which add to them; the section
-//! alone polices the network, as `--network-policy`).
+//! alone polices the network, as `--network-policy`), and `block_private`
+//! (as `--network-block-private`).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -72,6 +73,9 @@ pub struct NetworkRules {
     pub allow: Vec<String>,
     /// `block`: never these.
     pub block: Vec<String>,
+    /// `block_private`: never an address inside the machine or its networks
+    /// unless an `allow` rule names it (as `--network-block-private`).
+    pub block_private: bool,
 }
 
 /// What the operator says of one plugin.
@@ -118,7 +122,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
 }
 
 /// `[network]`: `allow` and `block`, lists of strings (checked as rules by
-/// the browser's policy when the server starts).
+/// the browser's policy when the server starts), and `block_private`.
 fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
     let Some(network) = table.get("network") else { return Ok(None) };
     let mut rules = NetworkRules::default();
@@ -126,7 +130,16 @@ fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
         let into = match k.as_str() {
             "allow" => &mut rules.allow,
             "block" => &mut rules.block,
-            _ => return Err(format!("unknown key `network.{k}` (known: allow, block)")),
+            "block_private" => {
+                rules.block_private =
+                    v.as_bool().ok_or("`network.block_private` must be true or false")?;
+                continue;
+            }
+            _ => {
+                return Err(format!(
+                    "unknown key `network.{k}` (known: allow, block, block_private)"
+                ));
+            }
         };
         let list = v.as_array().ok_or(format!("`network.{k}` must be a list of strings"))?;
         for item in list {
@@ -306,6 +319,18 @@ mod tests {
             assert!(e.contains(&format!("`{key}`")), "{text}: {e}");
         }
         assert!(parse_intent("[intent_guard\n").expect_err("toml").contains("TOML"));
+    }
+
+    #[test]
+    fn network_rules_and_block_private_are_read() {
+        let c =
+            parse("[network]\nblock = [\"10.0.0.0/8\"]\nblock_private = true\n").expect("valid");
+        let n = c.network.expect("the section");
+        assert_eq!((n.block, n.block_private), (vec!["10.0.0.0/8".to_owned()], true));
+        let e = parse("[network]\nblock_private = \"yes\"").expect_err("not a boolean");
+        assert!(e.contains("`network.block_private`"), "{e}");
+        let e = parse("[network]\nblock_privat = true").expect_err("unknown");
+        assert!(e.contains("`network.block_privat`"), "{e}");
     }
 
     #[test]

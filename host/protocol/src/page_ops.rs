@@ -713,6 +713,10 @@ pub struct PolicyInForce {
     /// Never these.
     #[serde(default)]
     pub blocked: Vec<String>,
+    /// Whether addresses inside the machine or its networks are refused
+    /// unless allowed (the server's `--network-block-private`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub block_private: bool,
     /// The session's upstream proxy.
     #[serde(default)]
     pub proxy: Option<String>,

@@ -484,3 +484,28 @@ async fn webrtc_sends_no_udp_while_the_network_is_policed() -> Result<()> {
     task.abort();
     Ok(())
 }
+
+/// `--network-block-private` refuses what is inside the machine: a page on a
+/// loopback server (by its address and by `localhost`) is not reached, and
+/// the server counts nothing; without the flag it is.
+#[tokio::test]
+async fn block_private_refuses_loopback_targets() -> Result<()> {
+    let inside = Counting::start("127.0.0.1").await?;
+    let data = TempDir::new("netpolicy-private");
+    let client = stdio_client(data.path(), &["--network-block-private"], &[]).await?;
+    let now = client.tool_json("network_policy", json!({})).await?;
+    assert_eq!(now["block_private"], true, "{now}");
+    for url in
+        [format!("http://127.0.0.1:{}/", inside.port), format!("http://localhost:{}/", inside.port)]
+    {
+        let r = client.tool("navigate", json!({"url": url})).await?;
+        assert!(texts(&r).contains("network policy"), "{url}: {}", texts(&r));
+    }
+    assert_eq!(inside.seen(), 0, "a loopback server was reached under --network-block-private");
+    drop(client);
+    let plain = TempDir::new("netpolicy-private-open");
+    let client = stdio_client(plain.path(), &["--network-policy"], &[]).await?;
+    navigate(&client, &format!("http://127.0.0.1:{}/", inside.port)).await?;
+    assert!(inside.seen() > 0, "not reached without the flag");
+    Ok(())
+}
