@@ -150,6 +150,10 @@ pub struct NetPolicy {
     /// rule covers the connection.
     #[serde(default)]
     pub block_private: bool,
+    /// What the names of the rules resolved to when the policy was set (see
+    /// [`Self::resolve_names`]): a rule on a name covers those addresses too.
+    #[serde(skip)]
+    pub resolved: std::collections::BTreeMap<String, Vec<IpAddr>>,
 }
 
 impl NetPolicy {
@@ -162,7 +166,7 @@ impl NetPolicy {
         if ip.is_some_and(|ip| reach(ip) == Reach::Unspecified) {
             return false;
         }
-        let hit = |r: &HostRule| r.covers(host, ip, port);
+        let hit = |r: &HostRule| r.covers(host, ip, port) || self.covers_by_address(r, ip, port);
         let allowed = self.allowed.iter().any(hit);
         if self.block_private && ip.is_some_and(|ip| reach(ip).is_internal()) && !allowed {
             return false;
@@ -179,12 +183,47 @@ impl NetPolicy {
         }
     }
 
+    /// Whether rule `r`, a name's, covers a connection to `ip:port` by what
+    /// its name resolved to.
+    fn covers_by_address(&self, r: &HostRule, ip: Option<IpAddr>, port: u16) -> bool {
+        let Target::Name { name, wildcard: false } = &r.target else { return false };
+        let at = ip.is_some_and(|ip| self.resolved.get(name).is_some_and(|a| a.contains(&ip)));
+        at && r.port.is_none_or(|p| p == port)
+    }
+
+    /// Look up the names of the rules (not wildcards), at most 5 s each, all
+    /// at once: a rule on `localhost` then holds against `127.0.0.1` too. A
+    /// name that does not resolve covers only itself.
+    pub async fn resolve_names(&mut self) {
+        let names: std::collections::BTreeSet<String> = (self.allowed.iter())
+            .chain(&self.blocked)
+            .filter_map(|r| match &r.target {
+                Target::Name { name, wildcard: false } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let lookups = names.into_iter().map(|name| async move {
+            let found = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                tokio::net::lookup_host(format!("{name}:0")),
+            )
+            .await;
+            let addrs: Vec<IpAddr> = match found {
+                Ok(Ok(addrs)) => addrs.map(|a| canonical(a.ip())).collect(),
+                _ => Vec::new(),
+            };
+            (name, addrs)
+        });
+        self.resolved = futures::future::join_all(lookups).await.into_iter().collect();
+    }
+
     /// This policy with `other`'s rules added (a session's, over the server's).
     pub fn and(&self, other: &NetPolicy) -> NetPolicy {
         let mut out = self.clone();
         out.allowed.extend(other.allowed.iter().cloned());
         out.blocked.extend(other.blocked.iter().cloned());
         out.block_private |= other.block_private;
+        out.resolved.extend(other.resolved.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
     }
 
@@ -238,7 +277,8 @@ const MAX_HEAD: usize = 64 * 1024;
 impl PolicyProxy {
     /// A new proxy on 127.0.0.1 enforcing `policy`; `tell` hears of each
     /// connection it refuses.
-    pub async fn start(policy: NetPolicy, tell: Option<Refused>) -> Result<Self, ToolError> {
+    pub async fn start(mut policy: NetPolicy, tell: Option<Refused>) -> Result<Self, ToolError> {
+        policy.resolve_names().await;
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| ToolError::internal(format!("cannot start the policy proxy: {e}")))?;
@@ -271,8 +311,10 @@ impl PolicyProxy {
         read_lock(&self.state.policy).clone()
     }
 
-    /// Enforce `policy` from the next connection on.
-    pub fn set_policy(&self, policy: NetPolicy) {
+    /// Enforce `policy` from the next connection on, the names of its rules
+    /// resolved first (see [`NetPolicy::resolve_names`]).
+    pub async fn set_policy(&self, mut policy: NetPolicy) {
+        policy.resolve_names().await;
         *write_lock(&self.state.policy) = policy;
     }
 
@@ -637,25 +679,27 @@ impl super::BrowserManager {
         let Some(proxy) = self.policy_proxy(&who).await? else {
             return Err(ToolError::internal("no policy proxy"));
         };
-        let mut all = lock(&self.inner.net);
-        let n = all
-            .get_mut(&who)
-            .ok_or_else(|| ToolError::internal("the session's policing went away"))?;
-        if a.reset == Some(true) {
-            n.own = NetPolicy::default();
-            proxy.set_upstream(None);
-        }
-        if let Some(allow) = allow {
-            n.own.allowed = allow;
-        }
-        if let Some(block) = block {
-            n.own.blocked = block;
-        }
-        if let Some(upstream) = upstream {
-            proxy.set_upstream(upstream);
-        }
-        let policy = server.and(&n.own);
-        proxy.set_policy(policy.clone());
+        let policy = {
+            let mut all = lock(&self.inner.net);
+            let n = all
+                .get_mut(&who)
+                .ok_or_else(|| ToolError::internal("the session's policing went away"))?;
+            if a.reset == Some(true) {
+                n.own = NetPolicy::default();
+                proxy.set_upstream(None);
+            }
+            if let Some(allow) = allow {
+                n.own.allowed = allow;
+            }
+            if let Some(block) = block {
+                n.own.blocked = block;
+            }
+            if let Some(upstream) = upstream {
+                proxy.set_upstream(upstream);
+            }
+            server.and(&n.own)
+        };
+        proxy.set_policy(policy.clone()).await;
         let (refused, refused_total) = proxy.refused();
         let texts = |r: &[HostRule]| r.iter().map(|r| r.text.clone()).collect();
         Ok(ochre_protocol::page_ops::PolicyInForce {
@@ -784,6 +828,28 @@ mod tests {
         assert!(!some.allows_at(&host("127.0.0.1"), None, 8081));
     }
 
+    #[tokio::test]
+    async fn a_rule_on_a_name_holds_against_what_it_resolves_to() {
+        let mut p = NetPolicy {
+            blocked: vec![HostRule::parse("localhost:8080").expect("r")],
+            ..NetPolicy::default()
+        };
+        assert!(p.allows_at(&host("127.0.0.1"), None, 8080), "judged before the lookup");
+        p.resolve_names().await;
+        for h in ["127.0.0.1", "[::ffff:127.0.0.1]", "2130706433", "localhost"] {
+            assert!(!p.allows_at(&host(h), None, 8080), "{h}");
+        }
+        assert!(p.allows_at(&host("127.0.0.1"), None, 8081), "another port");
+        // A name that does not resolve covers only itself.
+        let mut q = NetPolicy {
+            blocked: vec![HostRule::parse("no-such-host.invalid").expect("r")],
+            ..NetPolicy::default()
+        };
+        q.resolve_names().await;
+        assert!(q.allows_at(&host("127.0.0.1"), None, 80));
+        assert!(!q.allows_at(&host("no-such-host.invalid"), None, 80));
+    }
+
     #[test]
     fn an_upstream_proxys_password_is_sent_and_never_shown() {
         let url = "http://ann:p%40ss+w0rd@proxy.example:3128";
@@ -842,7 +908,7 @@ mod tests {
                 && out.ends_with("saw GET /t HTTP/1.1"),
             "{out}"
         );
-        proxy.set_policy(blocked);
+        proxy.set_policy(blocked).await;
         for req in [get, connect] {
             let out = ask(req).await;
             assert!(out.starts_with("HTTP/1.1 403") && out.contains("network policy"), "{out}");

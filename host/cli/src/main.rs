@@ -681,6 +681,7 @@ impl HostArgs {
             allowed: read("--network-allow (or [network] allow)", &allow)?,
             blocked: read("--network-block (or [network] block)", &block)?,
             block_private: rules.block_private || self.network_block_private,
+            ..NetPolicy::default()
         }))
     }
 }

@@ -384,13 +384,20 @@ const SPELLINGS: [&str; 7] = [
 /// server's, counted at a server on that address; a session without the rule
 /// reaches it in each spelling (so each is a live way there). "This host"
 /// (`0.0.0.0`, `0`, `[::]`) and a name that resolves to a blocked address
-/// (`localhost` against `127.0.0.1:PORT`) reach nothing either; the page's own
-/// site is reached as ever.
+/// (`localhost` against `127.0.0.1:PORT`) reach nothing either, nor does an
+/// address against a rule on a name that resolves to it (`localhost:PORT`
+/// against `127.0.0.1`); the page's own site is reached as ever.
 #[tokio::test]
 async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() -> Result<()> {
     let site = SiteServer::start().await?;
     let blocked = Counting::start("127.0.0.2").await?;
     let admin = Counting::start("127.0.0.1").await?;
+    // Blocked by its name: reached by its address.
+    let named = Counting::start("127.0.0.1").await?;
+    let by_address = vec![
+        format!("http://127.0.0.1:{}", named.port),
+        format!("http://[::ffff:127.0.0.1]:{}", named.port),
+    ];
     let spelled = |p: u16| -> Vec<String> {
         SPELLINGS.iter().map(|s| s.replace('P', &p.to_string())).collect()
     };
@@ -402,13 +409,15 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() 
     let data = TempDir::new("netpolicy-spellings");
     let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
     let (fenced, open) = (server.client().await?, server.client().await?);
-    let rules = json!({"block": ["127.0.0.2", format!("127.0.0.1:{}", admin.port)]});
+    let rules = json!({"block": ["127.0.0.2", format!("127.0.0.1:{}", admin.port), format!("localhost:{}", named.port)]});
     fenced.tool_json("network_policy", rules).await?;
     navigate(&fenced, &site.url("index.html")).await?;
     let said = reach(&fenced, &spelled(blocked.port)).await?;
     assert_eq!(blocked.seen(), 0, "127.0.0.2 was reached under a rule: {said}");
     reach(&fenced, &this_host).await?;
     assert_eq!(admin.seen(), 0, "127.0.0.1:{} was reached under a rule", admin.port);
+    reach(&fenced, &by_address).await?;
+    assert_eq!(named.seen(), 0, "a server blocked by its name was reached by its address");
     assert!(site.requests().iter().any(|r| r == "GET /index.html"), "the page's own site");
 
     // Without the rule, each spelling reaches the server.
@@ -421,6 +430,8 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() 
     let before = admin.seen();
     reach(&open, &[format!("http://localhost:{}", admin.port)]).await?;
     assert!(admin.seen() > before, "localhost did not reach 127.0.0.1 without a rule");
+    reach(&open, &by_address).await?;
+    assert!(named.seen() > 0, "127.0.0.1 not reached without a rule");
     drop((fenced, open, server));
 
     // A server's rule holds the same (stdio: the shared tabs).
