@@ -173,6 +173,9 @@ enum SecretCommand {
     },
     /// List the stored secrets' names (never their values).
     List,
+    /// Seal secrets.json with the login key (with a key set, it is sealed at
+    /// its next write anyway).
+    Seal,
     /// Credentials bound to origins (username, password, TOTP seed), sealed
     /// with the login key; `oc_credential_fill` types them on those origins only.
     Credential {

@@ -380,6 +380,10 @@ impl HostBuilder {
         browser.set_notices(Arc::new(move |level, message| logs.emit(level, "browser", message)));
 
         let caller = CallerCell::default();
+        // One secrets store: plugins' and replays' (sealed with the login key).
+        let secret_store = crate::stores::secrets::SecretStore::new(&data_dir)
+            .with_values(self.secret_values.clone())
+            .with_key(self.login_key.clone());
         let cx = LoadContext {
             runtime: &runtime,
             policy: &self.policy,
@@ -393,7 +397,7 @@ impl HostBuilder {
             client_logs: &stores.client_logs,
             caller: &caller,
             known: &stores.known,
-            secret_values: &self.secret_values,
+            secrets: &secret_store,
         };
         let sessions = Arc::new(crate::pipeline::Sessions::default());
         let own = Arc::new(HostTools {
@@ -443,6 +447,7 @@ impl HostBuilder {
             browser,
             compile_cache_dir,
             caller.clone(),
+            secret_store,
         );
         let weak: std::sync::Weak<HostInner> = Arc::downgrade(&host.inner);
         caller.set(weak);
@@ -521,6 +526,7 @@ impl HostBuilder {
         browser: BrowserManager,
         compile_cache_dir: Option<PathBuf>,
         caller: CallerCell,
+        secret_store: crate::stores::secrets::SecretStore,
     ) -> Host {
         let seq = Arc::new(AtomicU64::new(0));
         let pipeline = Pipeline::new(
@@ -536,8 +542,7 @@ impl HostBuilder {
                 output: stores.output.clone(),
                 recorder: stores.recorder.clone(),
                 known: stores.known.clone(),
-                secret_store: crate::stores::secrets::SecretStore::new(&data_dir)
-                    .with_values(self.secret_values.clone()),
+                secret_store,
                 caller,
                 max_arg_bytes: self.max_arg_bytes,
                 max_response_tokens: self.max_response_tokens,

@@ -165,7 +165,7 @@ pub(crate) struct LoadContext<'a> {
     pub client_logs: &'a Arc<ClientLogs>,
     pub caller: &'a CallerCell,
     pub known: &'a Arc<crate::redact::KnownSecrets>,
-    pub secret_values: &'a Arc<BTreeMap<String, String>>,
+    pub secrets: &'a SecretStore,
 }
 
 /// A plugin's bytes and where they came from.
@@ -477,7 +477,7 @@ async fn load_plugin(
     let services = Arc::new(PluginServices {
         name: manifest.name.clone(),
         kv: KvStore::new(cx.data_dir.join("state"), &manifest.name),
-        secrets: SecretStore::new(cx.data_dir).with_values(cx.secret_values.clone()),
+        secrets: cx.secrets.clone(),
         clock: cx.clock,
         #[cfg(feature = "browser")]
         browser: cx.browser.clone(),

@@ -713,5 +713,29 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     );
     // Everything else still checked and fine.
     assert!(text.contains("ok    data dir"), "{text}");
+
+    // Secrets kept in clear are said, with the fix; sealed, they are not in the file.
+    let cli = |args: &[&str], key: Option<&str>| {
+        let mut c = std::process::Command::new(ochre_bin());
+        c.arg("--data-dir").arg(data.path()).args(args).env_remove("OCHRE_LOGIN_KEY");
+        if let Some(k) = key {
+            c.env("OCHRE_LOGIN_KEY", k);
+        }
+        c.output()
+    };
+    ochre_tests::ok(cli(&["secret", "set", "admin_password", "--value", "s3cr3t-in-clear"], None)?);
+    let (ok_, text) = run(&[])?;
+    assert!(ok_, "a warning is no failure: {text}");
+    assert!(text.contains("warn  secrets            1 stored unsealed"), "{text}");
+    assert!(text.contains("`ochre secret seal`"), "{text}");
+    let key = ochre_tests::ok(cli(&["login", "keygen"], None)?).trim().to_owned();
+    ochre_tests::ok(cli(&["secret", "seal"], Some(&key))?);
+    let file = std::fs::read_to_string(data.path().join("secrets.json"))?;
+    assert!(!file.contains("s3cr3t-in-clear") && !file.contains("admin_password"), "{file}");
+    assert_eq!(ochre_tests::ok(cli(&["secret", "list"], Some(&key))?).trim(), "ADMIN_PASSWORD");
+    let said = refused(cli(&["secret", "list"], None)?);
+    assert!(said.contains("sealed with the login key"), "{said}");
+    let (_, text) = run(&[])?;
+    assert!(text.contains("ok    secrets            sealed with the login key"), "{text}");
     Ok(())
 }

@@ -16,6 +16,32 @@ fn check(ok: Result<String, (String, String)>, what: &str, failed: &mut bool) {
     }
 }
 
+/// How the secrets file is kept: sealed with the login key, or in clear (a
+/// warning, not a failure: mode 0600 keeps it from other users).
+fn check_secrets(args: &HostArgs, failed: &mut bool) {
+    use ochre_host::stores::secrets::{SecretStore, Stored};
+    let store = SecretStore::new(&args.data_dir());
+    let path = store.path().display().to_string();
+    match store.stored() {
+        Ok(Stored::Nothing | Stored::Clear(0)) => {
+            println!("  -     secrets            none stored")
+        }
+        Ok(Stored::Sealed) => {
+            check(Ok(format!("sealed with the login key ({path})")), "secrets", failed)
+        }
+        Ok(Stored::Clear(n)) => {
+            println!("  warn  secrets            {n} stored unsealed in {path} (mode 0600)");
+            println!(
+                "        fix: set a login key (OCHRE_LOGIN_KEY or --login-key-file; `ochre login keygen` \
+                 makes one) and run `ochre secret seal`"
+            );
+        }
+        Err(e) => {
+            check(Err((e.to_string(), format!("repair or remove {path}"))), "secrets", failed)
+        }
+    }
+}
+
 /// Whether `dir` can be written (a file created and removed there).
 fn writable(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -30,6 +56,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
     check_dirs(args, &mut failed);
     check_state(args, &mut failed);
+    check_secrets(args, &mut failed);
     let host = match args.build().await {
         Ok(h) => h,
         Err(e) => {

@@ -7,7 +7,8 @@ use crate::{Cli, CredentialCommand, SecretCommand};
 /// `ochre secret set|remove|list`.
 pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
     use ochre_host::pipeline::redact::SECRET_NAMESPACE as NS;
-    let store = ochre_host::stores::secrets::SecretStore::new(&cli.host.data_dir());
+    let store = ochre_host::stores::secrets::SecretStore::new(&cli.host.data_dir())
+        .with_key(cli.host.login_key()?);
     let check = |name: &str| -> anyhow::Result<String> {
         let name = name.trim();
         let ok = !name.is_empty()
@@ -38,6 +39,15 @@ pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
             let name = check(name)?;
             anyhow::ensure!(store.remove(NS, &name)?, "no secret {name} is stored");
             eprintln!("removed the secret {name}");
+        }
+        SecretCommand::Seal => {
+            anyhow::ensure!(
+                cli.host.login_key()?.is_some(),
+                "secrets are sealed with the login key: set OCHRE_LOGIN_KEY or pass \
+                 --login-key-file (`ochre login keygen` makes one)"
+            );
+            store.rewrite()?;
+            eprintln!("sealed {} with the login key", store.path().display());
         }
         SecretCommand::List => {
             for key in store.keys(NS)? {

@@ -4,7 +4,8 @@ use crate::{Cli, TotpCommand};
 
 /// `ochre totp add|remove|list`.
 pub(crate) fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
-    let store = ochre_host::stores::secrets::SecretStore::new(&cli.host.data_dir());
+    let store = ochre_host::stores::secrets::SecretStore::new(&cli.host.data_dir())
+        .with_key(cli.host.login_key()?);
     match command {
         TotpCommand::Add { domain, secret } => {
             let domain = domain.trim().to_ascii_lowercase();

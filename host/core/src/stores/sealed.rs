@@ -101,6 +101,43 @@ struct SealedFile<S> {
     sealed: String,
 }
 
+/// Seal `plain` with `key` (XChaCha20-Poly1305, a random nonce), bound to
+/// `aad`: the nonce and the sealed bytes, as base64.
+pub(crate) fn seal_bytes(key: &LoginKey, plain: &[u8], aad: &[u8]) -> Result<(String, String)> {
+    let mut nonce = [0u8; 24];
+    getrandom::fill(&mut nonce).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    let sealed = XChaCha20Poly1305::new((&key.0).into())
+        .encrypt(XNonce::from_slice(&nonce), Payload { msg: plain, aad })
+        .map_err(|_| ToolError::internal("cannot seal"))?;
+    Ok((BASE64.encode(&nonce), BASE64.encode(&sealed)))
+}
+
+/// Why [`open_bytes`] opened nothing.
+pub(crate) enum Unsealed {
+    /// The base64 or the nonce's length is wrong.
+    Damaged,
+    /// Sealed with another key, or changed since.
+    OtherKey,
+}
+
+/// Open what [`seal_bytes`] sealed (its base64 nonce and bytes) with `key`
+/// and the same `aad`.
+pub(crate) fn open_bytes(
+    key: &LoginKey,
+    nonce: &str,
+    sealed: &str,
+    aad: &[u8],
+) -> std::result::Result<Vec<u8>, Unsealed> {
+    let nonce = BASE64.decode(nonce.as_bytes()).map_err(|_| Unsealed::Damaged)?;
+    let sealed = BASE64.decode(sealed.as_bytes()).map_err(|_| Unsealed::Damaged)?;
+    if nonce.len() != 24 {
+        return Err(Unsealed::Damaged);
+    }
+    XChaCha20Poly1305::new((&key.0).into())
+        .decrypt(XNonce::from_slice(&nonce), Payload { msg: &sealed, aad })
+        .map_err(|_| Unsealed::OtherKey)
+}
+
 /// The sealed files of one kind in a data dir.
 pub struct Sealed<K: Kind> {
     dir: PathBuf,
@@ -167,20 +204,10 @@ impl<K: Kind> Sealed<K> {
         if K::name_of(summary) != name {
             return Err(ToolError::internal("a summary of another name"));
         }
-        let mut nonce = [0u8; 24];
-        getrandom::fill(&mut nonce)
-            .map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
         let plain = serde_json::to_vec(secret).map_err(|e| ToolError::internal(e.to_string()))?;
         let aad = serde_json::to_vec(summary).map_err(|e| ToolError::internal(e.to_string()))?;
-        let sealed = XChaCha20Poly1305::new((&key.0).into())
-            .encrypt(XNonce::from_slice(&nonce), Payload { msg: &plain, aad: &aad })
-            .map_err(|_| ToolError::internal(format!("cannot seal the {}", K::WHAT)))?;
-        let file = SealedFile {
-            version: VERSION,
-            summary,
-            nonce: BASE64.encode(&nonce),
-            sealed: BASE64.encode(&sealed),
-        };
+        let (nonce, sealed) = seal_bytes(key, &plain, &aad)?;
+        let file = SealedFile { version: VERSION, summary, nonce, sealed };
         let bytes =
             serde_json::to_vec_pretty(&file).map_err(|e| ToolError::internal(e.to_string()))?;
         let _guard = self.lock.lock();
@@ -204,19 +231,16 @@ impl<K: Kind> Sealed<K> {
                 K::WHAT
             ))
         };
-        let nonce = BASE64.decode(file.nonce.as_bytes()).map_err(|_| bad())?;
-        let sealed = BASE64.decode(file.sealed.as_bytes()).map_err(|_| bad())?;
-        if nonce.len() != 24 {
-            return Err(bad());
-        }
-        let plain = XChaCha20Poly1305::new((&key.0).into())
-            .decrypt(XNonce::from_slice(&nonce), Payload { msg: &sealed, aad: &aad })
-            .map_err(|_| {
-                ToolError::login_locked(format!(
+        let plain = match open_bytes(key, &file.nonce, &file.sealed, &aad) {
+            Ok(plain) => plain,
+            Err(Unsealed::Damaged) => return Err(bad()),
+            Err(Unsealed::OtherKey) => {
+                return Err(ToolError::login_locked(format!(
                     "cannot open {} {name:?}: it was saved with another key (or its file was changed)",
                     K::WHAT
-                ))
-            })?;
+                )));
+            }
+        };
         let secret = serde_json::from_slice(&plain).map_err(|_| bad())?;
         Ok((file.summary, secret))
     }

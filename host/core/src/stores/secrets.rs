@@ -3,12 +3,16 @@
 //! non-alphanumeric char `_`) among the values the embedder gives
 //! ([`SecretStore::with_values`]; the `ochre` CLI gives its `OCHRE_*`
 //! environment), else entry `K` under `"p"` in `<data-dir>/secrets.json` (mode
-//! 0600). The library itself reads no environment. Values are never logged.
+//! 0600). With the operator's login key ([`SecretStore::with_key`]) the file
+//! is sealed like logins and credentials (XChaCha20-Poly1305: `{"version",
+//! "nonce", "sealed"}`); a file in clear is still read, and sealed at its next
+//! write. The library itself reads no environment. Values are never logged.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::stores::sealed::{LoginKey, Unsealed, open_bytes, seal_bytes};
 use crate::stores::write_atomic_private;
 use ochre_protocol::lock;
 
@@ -56,7 +60,22 @@ impl FileVersion {
 pub struct SecretStore {
     path: PathBuf,
     values: std::sync::Arc<BTreeMap<String, String>>,
+    key: Option<LoginKey>,
     cached: std::sync::Arc<std::sync::Mutex<Cached>>,
+}
+
+/// What the sealed file's cipher is bound to.
+const SEALED_AAD: &[u8] = b"ochre secrets.json 1";
+
+/// How `secrets.json` is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// There is no file.
+    Nothing,
+    /// In clear, with this many secrets.
+    Clear(usize),
+    /// Sealed with a login key.
+    Sealed,
 }
 
 impl std::fmt::Debug for SecretStore {
@@ -65,6 +84,7 @@ impl std::fmt::Debug for SecretStore {
         f.debug_struct("SecretStore")
             .field("path", &self.path)
             .field("values", &self.values.keys().collect::<Vec<_>>())
+            .field("key", &self.key)
             .finish()
     }
 }
@@ -82,8 +102,41 @@ impl SecretStore {
         Self {
             path: data_dir.join("secrets.json"),
             values: Default::default(),
+            key: None,
             cached: Default::default(),
         }
+    }
+
+    /// Seal the file with `key` (the operator's login key) when it writes,
+    /// and open it with that key when it is sealed.
+    pub fn with_key(mut self, key: Option<LoginKey>) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// How the file is stored now (for `ochre doctor`).
+    pub fn stored(&self) -> Result<Stored> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Nothing),
+            Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
+        };
+        if Self::envelope(&bytes).is_some() {
+            return Ok(Stored::Sealed);
+        }
+        Ok(Stored::Clear(self.read()?.values().map(BTreeMap::len).sum()))
+    }
+
+    /// Write the file again: sealed, with a key (what `ochre secret seal` does).
+    pub fn rewrite(&self) -> Result<()> {
+        let file = self.read()?;
+        self.write(&file)
+    }
+
+    /// The nonce and sealed text of a sealed file's bytes.
+    fn envelope(bytes: &[u8]) -> Option<(String, String)> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        Some((v.get("nonce")?.as_str()?.to_owned(), v.get("sealed")?.as_str()?.to_owned()))
     }
 
     /// Values that win over the file, by name (`OCHRE_<P>_<K>`, see
@@ -157,13 +210,37 @@ impl SecretStore {
     }
 
     fn read(&self) -> Result<SecretsFile> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                Error::Config(format!("{} is not valid JSON: {e}", self.path.display()))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SecretsFile::new()),
-            Err(e) => Err(Error::io(format!("reading {}", self.path.display()), e)),
-        }
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SecretsFile::new()),
+            Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
+        };
+        let path = self.path.display();
+        let plain = match (Self::envelope(&bytes), &self.key) {
+            (None, _) => bytes,
+            (Some(_), None) => {
+                return Err(Error::Config(format!(
+                    "{path} is sealed with the login key, and none is set (OCHRE_LOGIN_KEY or --login-key-file)"
+                )));
+            }
+            (Some((nonce, sealed)), Some(key)) => {
+                match open_bytes(key, &nonce, &sealed, SEALED_AAD) {
+                    Ok(plain) => plain,
+                    Err(Unsealed::Damaged) => {
+                        return Err(Error::Config(format!(
+                            "{path} is damaged (it does not decode)"
+                        )));
+                    }
+                    Err(Unsealed::OtherKey) => {
+                        return Err(Error::Config(format!(
+                            "{path} was sealed with another login key (or changed since)"
+                        )));
+                    }
+                }
+            }
+        };
+        serde_json::from_slice(&plain)
+            .map_err(|e| Error::Config(format!("{path} is not valid JSON: {e}")))
     }
 
     fn write(&self, file: &SecretsFile) -> Result<()> {
@@ -171,8 +248,15 @@ impl SecretStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         }
-        let bytes = serde_json::to_vec_pretty(file)
+        let mut bytes = serde_json::to_vec_pretty(file)
             .map_err(|e| Error::Config(format!("cannot encode secrets: {e}")))?;
+        if let Some(key) = &self.key {
+            let (nonce, sealed) = seal_bytes(key, &bytes, SEALED_AAD)
+                .map_err(|e| Error::Config(format!("cannot seal the secrets: {}", e.message)))?;
+            let file = serde_json::json!({"version": 1, "nonce": nonce, "sealed": sealed});
+            bytes = serde_json::to_vec_pretty(&file)
+                .map_err(|e| Error::Config(format!("cannot encode secrets: {e}")))?;
+        }
         write_atomic_private(&self.path, &bytes)
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))
     }
@@ -238,6 +322,36 @@ mod tests {
         assert_eq!(reader.get("totp", "a.example").as_deref(), Some("X49"));
         std::fs::remove_file(reader.path()).expect("rm");
         assert_eq!(reader.get("totp", "a.example"), None);
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn with_a_key_the_file_is_sealed_and_a_clear_one_is_sealed_at_its_next_write() {
+        let dir = std::env::temp_dir().join(format!("ochre-secrets-sealed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let clear = SecretStore::new(&dir);
+        clear.set("ochre", "admin_password", "hunter2-clear").expect("set");
+        assert_eq!(clear.stored().ok(), Some(Stored::Clear(1)));
+        let key = LoginKey::generate().expect("key");
+        let sealed = SecretStore::new(&dir).with_key(Some(key.clone()));
+        // A clear file is read with a key, and sealed when written.
+        assert_eq!(sealed.get("ochre", "admin_password").as_deref(), Some("hunter2-clear"));
+        sealed.set("totp", "a.example", "JBSWY3DPEHPK3PXP").expect("set");
+        assert_eq!(sealed.stored().ok(), Some(Stored::Sealed));
+        let text = std::fs::read_to_string(sealed.path()).expect("read");
+        for value in ["hunter2-clear", "JBSWY3DPEHPK3PXP", "admin_password", "a.example"] {
+            assert!(!text.contains(value), "{value} in clear: {text}");
+        }
+        let again = SecretStore::new(&dir).with_key(Some(key));
+        assert_eq!(again.get("totp", "a.example").as_deref(), Some("JBSWY3DPEHPK3PXP"));
+        assert_eq!(again.keys("ochre").expect("keys"), ["ADMIN_PASSWORD"]);
+        // Without the key, or with another, nothing is read, and a write is refused.
+        assert_eq!(clear.get("totp", "a.example"), None);
+        assert!(clear.set("totp", "b", "x").is_err(), "a keyless write over a sealed file");
+        let other = SecretStore::new(&dir).with_key(Some(LoginKey::generate().expect("key")));
+        let e = other.keys("totp").expect_err("another key");
+        assert!(e.to_string().contains("another login key"), "{e}");
+        assert_eq!(again.get("totp", "a.example").as_deref(), Some("JBSWY3DPEHPK3PXP"));
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
