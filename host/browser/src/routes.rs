@@ -52,9 +52,14 @@ pub(crate) struct OwnRoute {
 }
 
 impl OwnRoute {
+    /// Whether it takes a request: its method, and its pattern on the URL as
+    /// sent or with its host in its one spelling (a route on
+    /// `*://ads.example.com/*` takes `ads.example.com.` too).
     fn matches(&self, url: &str, method: &str) -> bool {
         self.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
-            && self.pattern.matches(url)
+            && (self.pattern.matches(url)
+                || ochre_protocol::site::canonical_url(url)
+                    .is_some_and(|u| self.pattern.matches(&u)))
     }
 
     fn info(&self) -> RouteInfo {

@@ -433,12 +433,10 @@ impl BrowserManager {
     }
 }
 
-/// `scheme://host[:port]` of an http(s) URL.
+/// The origin of an http(s) URL as a browser reads it (the URL itself when
+/// it has none: a page of its own).
 fn origin_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or("", |(_, r)| r);
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let scheme = url.split("://").next().unwrap_or("http");
-    format!("{scheme}://{host}")
+    ochre_protocol::site::Origin::parse(url).map_or_else(|_| url.to_owned(), |o| o.to_string())
 }
 
 /// A status of 400 or more makes the page a failed one.

@@ -136,7 +136,7 @@ fn handoff_to_change(
     token: &str,
 ) -> Result<Arc<Handoff>, (StatusCode, &'static str)> {
     let h = handoff_of(p, headers, token)?;
-    if !same_origin(headers) {
+    if !crate::origin::same_origin(headers) {
         return Err((StatusCode::FORBIDDEN, "this comes from the live view only"));
     }
     Ok(h)
@@ -145,17 +145,6 @@ fn handoff_to_change(
 /// A tool error as an answer with `status`.
 fn failed(status: StatusCode, e: &ToolError) -> Response {
     (status, axum::Json(json!({"error": {"code": e.code, "message": e.message}}))).into_response()
-}
-
-/// A request that changes something comes from the page itself.
-fn same_origin(headers: &HeaderMap) -> bool {
-    let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    match (origin, host) {
-        (None, _) => true,
-        (Some(o), Some(h)) => o.split_once("://").is_some_and(|(_, rest)| rest == h),
-        _ => false,
-    }
 }
 
 /// Text as HTML.
@@ -474,7 +463,7 @@ async fn answer(
     if !crate::origin::host_allowed(&headers, &p.hosts) {
         return refuse(StatusCode::FORBIDDEN, "forbidden Host");
     }
-    if !same_origin(&headers) {
+    if !crate::origin::same_origin(&headers) {
         return refuse(StatusCode::FORBIDDEN, "answers come from ochre's page only");
     }
     let values: BTreeMap<String, String> = match serde_json::from_slice::<Value>(&body)

@@ -466,7 +466,7 @@ typed_ops! {
     ListProfiles => "list_profiles" -> Json = Spec::op("", "the browser profiles known").no_tab();
     NetworkPolicy => "network_policy" -> PolicyInForce = Spec::op(
         "allow, block, proxy, reset",
-        "the caller's session's network policy: origins or hosts it alone may reach or never reaches (beside the server's), its upstream proxy; what is in force and what was refused",
+        "the caller's session's network policy: origins, hosts or addresses it alone may reach or never reaches (beside the server's), its upstream proxy; what is in force and what was refused",
     ).no_tab();
     Gestures => "gestures" -> Gestured = Spec::op(
         "events: [move|down|up|wheel|key_down|key_up|key|text|pause]",

@@ -1,5 +1,8 @@
 //! Which site is this: a host as a browser parses it, and what an address is.
 //!
+//! One notion of a site for all of ochre: the network policy's rules, the
+//! credentials' origins and the HTTP server's `Host` and `Origin` checks.
+//!
 //! Hosts are read by the WHATWG URL host parser (the `url` crate's, the one
 //! browsers follow): IPv4 in every form a URL accepts (`2130706433`,
 //! `0x7f.1`, `0177.0.0.1`, `127.1`), IPv6 with its brackets, international
@@ -66,6 +69,80 @@ impl std::fmt::Display for Host {
             Self::Ip(IpAddr::V6(a)) => write!(f, "[{a}]"),
         }
     }
+}
+
+/// An origin: a scheme, a [`Host`] and a port (the scheme's default when a
+/// URL leaves it out), as a browser reads it from a URL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// `http`, `https`, `ws` or `wss`, lower case.
+    pub scheme: String,
+    /// Its host, in its one spelling.
+    pub host: Host,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Origin {
+    /// The origin of `text`, a URL or an origin of a special scheme with a
+    /// host (`http`, `https`, `ws`, `wss`), or why not.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| {
+            format!("{text:?} is not an origin ({why}); an origin looks like https://app.example")
+        };
+        let url = url::Url::parse(text.trim()).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https" | "ws" | "wss") {
+            return Err(bad("not http(s)"));
+        }
+        let host = Host::parse(url.host_str().ok_or_else(|| bad("no host"))?)?;
+        let port = url.port_or_known_default().ok_or_else(|| bad("no port"))?;
+        Ok(Self { scheme: url.scheme().to_owned(), host, port })
+    }
+
+    /// The scheme's default port.
+    fn default_port(&self) -> Option<u16> {
+        match self.scheme.as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    /// As a browser serializes it: the default port left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", self.scheme, self.host)?;
+        if self.default_port() != Some(self.port) {
+            write!(f, ":{}", self.port)?;
+        }
+        Ok(())
+    }
+}
+
+/// The host and port of an HTTP `Host` header's value (`a.example:8080`,
+/// `[::1]:3000`, `a.example`: port None), parsed as a URL's.
+pub fn host_header(value: &str) -> Option<(Host, Option<u16>)> {
+    let url = url::Url::parse(&format!("http://{value}/")).ok()?;
+    if url.path() != "/" || url.query().is_some() || !url.username().is_empty() {
+        return None;
+    }
+    let host = Host::parse(url.host_str()?).ok()?;
+    Some((host, url.port()))
+}
+
+/// `url` with its host in its one spelling (a name's trailing dot dropped,
+/// an IPv4-mapped IPv6 address as its IPv4), for patterns written on URLs;
+/// None when nothing changes or it is no URL with a host.
+pub fn canonical_url(url: &str) -> Option<String> {
+    let mut u = url::Url::parse(url).ok()?;
+    let host = Host::parse(u.host_str()?).ok()?;
+    let spelled = host.to_string();
+    if u.host_str() == Some(spelled.as_str()) {
+        return None;
+    }
+    u.set_host(Some(&spelled)).ok()?;
+    Some(u.to_string())
 }
 
 /// An address in its one form: an IPv4-mapped IPv6 address as its IPv4.
@@ -231,6 +308,39 @@ mod tests {
         {
             assert!(Host::parse(bad).is_err(), "{bad:?} parsed");
         }
+    }
+
+    #[test]
+    fn origins_are_read_as_a_browser_reads_them() {
+        let o = |t: &str| Origin::parse(t).map(|o| o.to_string());
+        assert_eq!(o("HTTP://App.Example:80/login?x=1").as_deref(), Ok("http://app.example"));
+        assert_eq!(o("https://app.example.:8443").as_deref(), Ok("https://app.example:8443"));
+        assert_eq!(o("http://[::ffff:127.0.0.1]:3000/").as_deref(), Ok("http://127.0.0.1:3000"));
+        assert_eq!(o("http://2130706433").as_deref(), Ok("http://127.0.0.1"));
+        assert_eq!(o("http://[::1]:80").as_deref(), Ok("http://[::1]"));
+        for bad in ["ftp://a.example", "file:///etc", "app.example", "http://", "data:text/plain,x"]
+        {
+            assert!(Origin::parse(bad).is_err(), "{bad}");
+        }
+        let h = |v: &str| host_header(v);
+        assert_eq!(h("LOCALHOST.:8080"), Some((Host::Name("localhost".into()), Some(8080))));
+        assert_eq!(h("127.1"), Some((ip("127.0.0.1"), None)));
+        assert_eq!(h("[::1]:3000"), Some((ip("::1"), Some(3000))));
+        for bad in ["a.example/x", "user@a.example", "a b", "", "a.example:port"] {
+            assert_eq!(h(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls_get_their_hosts_one_spelling() {
+        let c = |u: &str| canonical_url(u);
+        assert_eq!(
+            c("https://ads.example.com./x?y").as_deref(),
+            Some("https://ads.example.com/x?y")
+        );
+        assert_eq!(c("http://[::ffff:7f00:1]:8080/").as_deref(), Some("http://127.0.0.1:8080/"));
+        assert_eq!(c("https://ads.example.com/x"), None);
+        assert_eq!(c("data:text/plain,x"), None);
     }
 
     #[test]

@@ -130,15 +130,13 @@ impl Sealed<Credential> {
 /// (`https://app.example`, default port left out), for `http` and `https`
 /// only; else why not.
 pub fn origin_of(text: &str) -> std::result::Result<String, String> {
-    let url = url::Url::parse(text.trim()).map_err(|e| {
-        format!("{text:?} is not a URL ({e}); an origin looks like https://app.example")
-    })?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+    let o = ochre_protocol::site::Origin::parse(text)?;
+    if !matches!(o.scheme.as_str(), "http" | "https") {
         return Err(format!(
             "{text:?} is not an http(s) origin; an origin looks like https://app.example"
         ));
     }
-    Ok(url.origin().ascii_serialization())
+    Ok(o.to_string())
 }
 
 #[cfg(test)]
