@@ -92,7 +92,9 @@ impl Origin {
         };
         let url = url::Url::parse(text.trim()).map_err(|e| bad(&e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https" | "ws" | "wss") {
-            return Err(bad("not http(s)"));
+            return Err(format!(
+                "{text:?} is not an http(s) origin; an origin looks like https://app.example"
+            ));
         }
         let host = Host::parse(url.host_str().ok_or_else(|| bad("no host"))?)?;
         let port = url.port_or_known_default().ok_or_else(|| bad("no port"))?;
