@@ -1211,8 +1211,9 @@ pub fn sites_dir() -> PathBuf {
 /// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
 /// `{{ORIGIN}}` in `.xml` and `.txt` files replaced by its origin), `POST /echo`
 /// (answers an HTML page that shows the posted body), `/slow?ms=N` and
-/// `/slow.js?ms=N`, `/record?...` (remembers the query: what a page reported,
-/// checked on the server side, see [`SiteServer::recorded`]) and
+/// `/slow.js?ms=N`, `/redirect?to=URL` (a 302 there), `/record?...`
+/// (remembers the query: what a page reported, checked on the server side,
+/// see [`SiteServer::recorded`]) and
 /// `/download/NAME` (an attachment whose bytes are [`download_bytes`]). Stops
 /// on drop.
 #[derive(Debug)]
@@ -1435,6 +1436,11 @@ async fn serve_one(
             r.push(line);
         }
         ("200 OK", "text/plain", b"ok".to_vec())
+    } else if path == "/redirect" {
+        // `/redirect?to=URL`: a 302 to URL.
+        let to = query.split('&').find_map(|kv| kv.strip_prefix("to=")).unwrap_or("/");
+        extra = format!("Location: {}\r\n", url_decode(to));
+        ("302 Found", "text/plain", b"moved".to_vec())
     } else if path == "/headers" {
         // `/headers?tag=X`: a page; recorded as `headers tag=X lang=<Accept-Language>
         // ua=<User-Agent>` (what the browser sent, for emulation tests).
@@ -1700,6 +1706,18 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// A generator seeded from `OCHRE_TRIAL_SEED` when set, else from the
+    /// process id; the seed is printed (with `what` the trials are) so a
+    /// failing run can be repeated.
+    pub fn from_env(what: &str) -> Self {
+        let seed = std::env::var("OCHRE_TRIAL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| u64::from(std::process::id()) * 2_654_435_761 + 1);
+        eprintln!("{what}: OCHRE_TRIAL_SEED={seed}");
+        Self(seed.max(1))
+    }
+
     /// The next number.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;

@@ -880,6 +880,7 @@ impl BrowserManager {
     /// Start collecting console messages, network activity and dialogs of a new
     /// tab.
     pub(super) async fn watch_tab(&self, n: TabId, page: &Page) {
+        workers_start_unpaused(page).await;
         self.watch_dialogs(n, page).await;
         self.install_load_reports(n, page).await;
         let main_frame = page.target_id().inner().clone();
@@ -2741,6 +2742,31 @@ fn token_of(v: Value) -> Option<String> {
 /// found a document the browser has only just created.
 fn document_went_away(e: &ToolError) -> bool {
     e.code == Code::DocumentLoading
+}
+
+/// Let the workers a tab starts run from their first line. chromiumoxide
+/// asks Chromium to hold each new worker, frame and service worker of a page
+/// until it is told to run (`waitForDebuggerOnStart`), then tells a service
+/// worker to run and detaches from it in the same breath: the detach wins
+/// and the service worker never runs, so `navigator.serviceWorker.register`
+/// never settles on any site. ochre does nothing in that pause, so it asks
+/// for none: auto-attach stays on (chromiumoxide follows frames by it), the
+/// hold goes.
+async fn workers_start_unpaused(page: &Page) {
+    use chromiumoxide::cdp::browser_protocol::target::SetAutoAttachParams;
+    let params = SetAutoAttachParams::builder()
+        .auto_attach(true)
+        .wait_for_debugger_on_start(false)
+        .flatten(true)
+        .build();
+    match params {
+        Ok(params) => {
+            if let Err(e) = page.execute(params).await {
+                tracing::debug!(error = %e, "a new tab's workers may start held");
+            }
+        }
+        Err(e) => tracing::debug!(error = %e, "auto-attach parameters"),
+    }
 }
 
 #[cfg(test)]

@@ -312,11 +312,13 @@ async fn a_sessions_proxy_carries_its_requests_and_no_other_sessions() -> Result
     Ok(())
 }
 
-/// A server on `ip` that counts every TCP connection it accepts (and answers
-/// each with a small page any origin may read).
+/// A server on `ip` that counts every TCP connection it accepts, remembers
+/// the path each asked for, and answers each with a small page any origin
+/// may read.
 struct Counting {
     port: u16,
     seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    paths: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -326,22 +328,34 @@ impl Counting {
         let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
         let port = listener.local_addr()?.port();
         let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let count = seen.clone();
+        let paths = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (count, asked) = (seen.clone(), paths.clone());
         let task = tokio::spawn(async move {
             while let Ok((mut s, _)) = listener.accept().await {
                 count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let asked = asked.clone();
                 tokio::spawn(async move {
                     let mut buf = [0u8; 4096];
-                    let _ = s.read(&mut buf).await;
+                    let n = s.read(&mut buf).await.unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+                    if let Ok(mut all) = asked.lock() {
+                        all.push(path);
+                    }
                     let _ = s.write_all(b"HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\nContent-Type: text/html\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").await;
                 });
             }
         });
-        Ok(Self { port, seen, task })
+        Ok(Self { port, seen, paths, task })
     }
 
     fn seen(&self) -> usize {
         self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The paths asked for, in order (`""` for a connection that asked none).
+    fn paths(&self) -> Vec<String> {
+        self.paths.lock().map(|p| p.clone()).unwrap_or_default()
     }
 }
 
@@ -351,107 +365,190 @@ impl Drop for Counting {
     }
 }
 
-/// Reach each of `origins` from the page every way the test tries (a fetch,
-/// an image, a frame, a WebSocket), waiting for each to end.
-async fn reach(client: &Client, origins: &[String]) -> Result<String> {
-    let list = serde_json::to_string(origins)?;
-    let code = format!(
-        "(async () => {{ const all = {list}; const out = []; \
-         const ended = (make) => new Promise((done) => {{ setTimeout(done, 3000); try {{ make(done); }} catch (e) {{ done(); }} }}); \
-         for (const o of all) {{ \
-           out.push(await fetch(o + '/f', {{ mode: 'no-cors' }}).then(() => 'fetched', () => 'refused')); \
-           await ended((done) => {{ const i = new Image(); i.onload = i.onerror = done; i.src = o + '/i'; }}); \
-           await ended((done) => {{ const f = document.createElement('iframe'); f.onload = done; f.src = o + '/frame'; document.body.append(f); }}); \
-           await ended((done) => {{ const w = new WebSocket(o.replace('http', 'ws') + '/ws'); w.onopen = w.onerror = w.onclose = done; }}); \
-         }} return out.join(' '); }})()"
+/// Every way `reach.html` reaches an origin (`/way-<name>` at its server).
+const WAYS: [&str; 15] = [
+    "popup",
+    "fetch",
+    "image",
+    "script",
+    "style",
+    "prefetch",
+    "frame",
+    "websocket",
+    "eventsource",
+    "beacon",
+    "ping",
+    "form",
+    "worker",
+    "serviceworker",
+    "redirect",
+];
+
+/// Open `reach.html` and wait for its service worker.
+async fn open_reach(client: &Client, site: &SiteServer) -> Result<()> {
+    navigate(client, &site.url("reach.html")).await?;
+    let ready = "document.getElementById('status').textContent !== 'loading'";
+    client.tool_text("wait_for", json!({"type": "function", "value": ready})).await?;
+    let status = eval(client, "document.getElementById('status').textContent").await?;
+    anyhow::ensure!(status == "ready", "reach.html: {status}");
+    Ok(())
+}
+
+/// Reach `origin` every way from `reach.html` (opened), checking each was tried.
+async fn reach(client: &Client, origin: &str) -> Result<()> {
+    let tried = eval(client, &format!("reach({})", serde_json::to_string(origin)?)).await?;
+    anyhow::ensure!(tried == WAYS.join(" "), "{origin}: tried {tried}");
+    Ok(())
+}
+
+/// How many connections the caller's policy has refused in all.
+async fn refused_total(client: &Client) -> Result<u64> {
+    let now = client.tool_json("network_policy", json!({})).await?;
+    now["refused_total"].as_u64().ok_or_else(|| anyhow::anyhow!("no refused_total: {now}"))
+}
+
+/// Reach each of `origins` every way under rules that block them: the
+/// policy refuses at least one connection per way and origin (so each
+/// attempt was made and stopped at the proxy, none lost on the way) and
+/// none of `servers` counts a connection.
+async fn refused_everywhere(
+    client: &Client,
+    origins: &[String],
+    servers: &[&Counting],
+) -> Result<()> {
+    let before = refused_total(client).await?;
+    for origin in origins {
+        reach(client, origin).await?;
+    }
+    assert_eq!(eval(client, "settled()").await?, "settled", "the WebSockets");
+    let want = before + (origins.len() * WAYS.len()) as u64;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut now = refused_total(client).await?;
+    while now < want && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        now = refused_total(client).await?;
+    }
+    for s in servers {
+        assert_eq!(s.seen(), 0, "reached under a rule: {:?}", s.paths());
+    }
+    anyhow::ensure!(
+        now >= want,
+        "{} refusals in 10 s for {} ways of {origins:?}",
+        now - before,
+        origins.len() * WAYS.len()
     );
-    eval(client, &code).await
+    Ok(())
+}
+
+/// Without a rule, every way to `origin` arrives at `server`.
+async fn reached_every_way(client: &Client, origin: &str, server: &Counting) -> Result<()> {
+    let before = server.paths().len();
+    reach(client, origin).await?;
+    assert_eq!(eval(client, "settled()").await?, "settled", "the WebSockets");
+    let missing = || -> Vec<&str> {
+        let got = server.paths();
+        WAYS.iter()
+            .copied()
+            .filter(|w| !got[before..].iter().any(|p| p.starts_with(&format!("/way-{w}"))))
+            .collect()
+    };
+    let waited = eventually("every way to arrive", std::time::Duration::from_secs(10), || {
+        let done = missing().is_empty();
+        async move { Ok(done) }
+    })
+    .await;
+    anyhow::ensure!(waited.is_ok(), "{origin}: {:?} did not arrive without a rule", missing());
+    Ok(())
 }
 
 /// Spellings of 127.0.0.2 a URL accepts (`P`: the port).
-const SPELLINGS: [&str; 7] = [
+const SPELLINGS: [&str; 11] = [
     "http://127.0.0.2:P",
     "http://2130706434:P",
     "http://0x7f000002:P",
+    "http://0X7F000002:P",
     "http://0177.0.0.2:P",
+    "http://127.000.000.002:P",
     "http://127.2:P",
+    "http://127.0.0.2.:P",
     "http://[::ffff:127.0.0.2]:P",
-    "http://[::ffff:7f00:2]:P",
+    "http://[::FFFF:7F00:2]:P",
+    "http://[0:0:0:0:0:ffff:7f00:2]:P",
 ];
 
 /// A blocked address is blocked in every spelling a URL accepts (decimal,
-/// hex, octal, short, IPv4-mapped IPv6), by a session's rule and by the
+/// hex in both cases, octal, short, a trailing dot, IPv4-mapped IPv6), for
+/// every way a page opens a connection (`WAYS`: a popup, fetch, subresources,
+/// prefetch, a frame, a WebSocket, EventSource, a beacon, `<a ping>`, a form,
+/// a worker, a service worker, a redirect), by a session's rule and by the
 /// server's, counted at a server on that address; a session without the rule
-/// reaches it in each spelling (so each is a live way there). "This host"
-/// (`0.0.0.0`, `0`, `[::]`) and a name that resolves to a blocked address
-/// (`localhost` against `127.0.0.1:PORT`) reach nothing either, nor does an
-/// address against a rule on a name that resolves to it (`localhost:PORT`
-/// against `127.0.0.1`); the page's own site is reached as ever.
+/// reaches it every way in each spelling (so each is a live way there).
+/// "This host" (`0.0.0.0`, `0`, `[::]`, mapped) and names that resolve to a
+/// blocked address (`localhost`, `LOCALHOST.` against `127.0.0.1:PORT`)
+/// reach nothing either, nor does an address against a rule on a name that
+/// resolves to it (`127.0.0.1:PORT` against `localhost:PORT`); the page's own
+/// site is reached as ever.
 #[tokio::test]
-async fn a_blocked_address_holds_against_every_spelling_and_every_name_for_it() -> Result<()> {
+async fn a_blocked_address_holds_against_every_spelling_and_every_way_out() -> Result<()> {
     let site = SiteServer::start().await?;
     let blocked = Counting::start("127.0.0.2").await?;
     let admin = Counting::start("127.0.0.1").await?;
     // Blocked by its name: reached by its address.
     let named = Counting::start("127.0.0.1").await?;
-    let by_address = vec![
-        format!("http://127.0.0.1:{}", named.port),
-        format!("http://[::ffff:127.0.0.1]:{}", named.port),
-    ];
-    let spelled = |p: u16| -> Vec<String> {
-        SPELLINGS.iter().map(|s| s.replace('P', &p.to_string())).collect()
-    };
+    let by_address: Vec<String> = ["127.0.0.1", "[::ffff:127.0.0.1]", "0x7f.1"]
+        .iter()
+        .map(|h| format!("http://{h}:{}", named.port))
+        .collect();
+    let spelled: Vec<String> =
+        SPELLINGS.iter().map(|s| s.replace('P', &blocked.port.to_string())).collect();
     let this_host: Vec<String> =
-        ["0.0.0.0", "0", "[::]", "[::ffff:127.0.0.1]", "localhost", "LOCALHOST."]
+        ["0.0.0.0", "0", "[::]", "[::ffff:0.0.0.0]", "localhost", "LOCALHOST.", "127.1"]
             .iter()
             .map(|h| format!("http://{h}:{}", admin.port))
             .collect();
+    let all: Vec<String> = [&spelled[..], &this_host[..], &by_address[..]].concat();
+    let servers = [&blocked, &admin, &named];
+
     let data = TempDir::new("netpolicy-spellings");
     let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
     let (fenced, open) = (server.client().await?, server.client().await?);
     let rules = json!({"block": ["127.0.0.2", format!("127.0.0.1:{}", admin.port), format!("localhost:{}", named.port)]});
     fenced.tool_json("network_policy", rules).await?;
-    navigate(&fenced, &site.url("index.html")).await?;
-    let said = reach(&fenced, &spelled(blocked.port)).await?;
-    assert_eq!(blocked.seen(), 0, "127.0.0.2 was reached under a rule: {said}");
-    reach(&fenced, &this_host).await?;
-    assert_eq!(admin.seen(), 0, "127.0.0.1:{} was reached under a rule", admin.port);
-    reach(&fenced, &by_address).await?;
-    assert_eq!(named.seen(), 0, "a server blocked by its name was reached by its address");
-    assert!(site.requests().iter().any(|r| r == "GET /index.html"), "the page's own site");
+    open_reach(&fenced, &site).await?;
+    refused_everywhere(&fenced, &all, &servers).await?;
+    // The page's own site is reached as ever: its redirects arrived.
+    let redirects = site.requests().iter().filter(|r| r.starts_with("GET /redirect?")).count();
+    assert_eq!(redirects, all.len(), "{:?}", site.requests());
 
-    // Without the rule, each spelling reaches the server.
-    navigate(&open, &site.url("index.html")).await?;
-    for url in spelled(blocked.port) {
-        let before = blocked.seen();
-        reach(&open, std::slice::from_ref(&url)).await?;
-        assert!(blocked.seen() > before, "{url} did not reach 127.0.0.2 without a rule");
+    // Without the rule, each spelling reaches the server every way.
+    open_reach(&open, &site).await?;
+    for url in &spelled {
+        reached_every_way(&open, url, &blocked).await?;
     }
-    let before = admin.seen();
-    reach(&open, &[format!("http://localhost:{}", admin.port)]).await?;
-    assert!(admin.seen() > before, "localhost did not reach 127.0.0.1 without a rule");
-    reach(&open, &by_address).await?;
-    assert!(named.seen() > 0, "127.0.0.1 not reached without a rule");
+    reached_every_way(&open, &format!("http://localhost:{}", admin.port), &admin).await?;
+    reached_every_way(&open, &by_address[0], &named).await?;
     drop((fenced, open, server));
 
     // A server's rule holds the same (stdio: the shared tabs).
-    let (seen, seen_admin) = (blocked.seen(), admin.seen());
+    let quiet = [Counting::start("127.0.0.2").await?, Counting::start("127.0.0.1").await?];
     let plain = TempDir::new("netpolicy-spellings-server");
-    let rule = format!("127.0.0.1:{}", admin.port);
+    let rule = format!("127.0.0.1:{}", quiet[1].port);
     let client = stdio_client(
         plain.path(),
         &["--network-block", "127.0.0.2", "--network-block", &rule],
         &[],
     )
     .await?;
-    navigate(&client, &site.url("index.html")).await?;
-    reach(&client, &spelled(blocked.port)).await?;
-    reach(&client, &this_host).await?;
-    assert_eq!(
-        (blocked.seen(), admin.seen()),
-        (seen, seen_admin),
-        "reached under the server's rule"
-    );
+    let again: Vec<String> = [&spelled[..], &this_host[..]]
+        .concat()
+        .iter()
+        .map(|o| {
+            o.replace(&format!(":{}", blocked.port), &format!(":{}", quiet[0].port))
+                .replace(&format!(":{}", admin.port), &format!(":{}", quiet[1].port))
+        })
+        .collect();
+    open_reach(&client, &site).await?;
+    refused_everywhere(&client, &again, &[&quiet[0], &quiet[1]]).await?;
     Ok(())
 }
 
@@ -603,12 +700,7 @@ fn spelling(rng: &mut Rng) -> String {
 #[tokio::test]
 async fn the_host_parser_agrees_with_chromium_on_random_spellings() -> Result<()> {
     use ochre_protocol::site::Host;
-    let seed = std::env::var("OCHRE_TRIAL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| u64::from(std::process::id()) * 2_654_435_761 + 1);
-    eprintln!("host spellings: OCHRE_TRIAL_SEED={seed}");
-    let mut rng = Rng(seed.max(1));
+    let mut rng = Rng::from_env("host spellings");
     let all: Vec<String> = (0..600).map(|_| spelling(&mut rng)).collect();
     let (site, _data, client) = site_and_client("host-parser", &[]).await?;
     navigate(&client, &site.url("index.html")).await?;

@@ -452,12 +452,7 @@ async fn obstacle_trials(
 #[tokio::test]
 async fn clicks_reach_their_target_or_say_why() -> Result<()> {
     let (site, _data, client) = site_and_client("obstacles", &[]).await?;
-    let seed = std::env::var("OCHRE_TRIAL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| u64::from(std::process::id()) * 2_654_435_761 + 1);
-    eprintln!("obstacle trials: OCHRE_TRIAL_SEED={seed}");
-    let mut rng = Rng(seed.max(1));
+    let mut rng = Rng::from_env("obstacle trials");
     // 200 trials at full speed, then 60 with the page slowed (the CPU throttled
     // 4x); at least 95% must click.
     for (first, trials, slowdown) in [(0, 200, 1), (1_000, 60, 4)] {
