@@ -21,6 +21,32 @@ async fn timed(
     Ok((r, t.elapsed()))
 }
 
+/// A page's service worker installs, takes control and fetches for the page:
+/// the worker's request arrives at the server. (chromiumoxide held each new
+/// worker for a debugger and let a service worker go too late: `register()`
+/// never settled.)
+#[tokio::test]
+async fn a_pages_service_worker_runs_and_fetches_for_it() -> Result<()> {
+    let (site, _data, client) = site_and_client("service-worker", &[]).await?;
+    navigate(&client, &site.url("reach.html")).await?;
+    let ready = "document.getElementById('status').textContent !== 'loading'";
+    client.tool_text("wait_for", json!({"type": "function", "value": ready})).await?;
+    let status = client
+        .tool_json(
+            "javascript_tool",
+            json!({"code": "document.getElementById('status').textContent"}),
+        )
+        .await?;
+    assert_eq!(status["value"], "ready", "{status}");
+    let ask = "navigator.serviceWorker.ready.then((reg) => new Promise((done) => { \
+               const c = new MessageChannel(); c.port1.onmessage = (e) => done(e.data); \
+               reg.active.postMessage('/record?from=service-worker', [c.port2]); }))";
+    let said = client.tool_json("javascript_tool", json!({"code": ask})).await?;
+    assert_eq!(said["value"], 1, "{said}");
+    site.expect_recorded("from=service-worker").await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()> {
     let (site, data, client, snap) = open_page("dialogs", &[], "dialogs.html").await?;
