@@ -154,6 +154,30 @@ pub struct NetPolicy {
     /// [`Self::resolve_names`]): a rule on a name covers those addresses too.
     #[serde(skip)]
     pub resolved: std::collections::BTreeMap<String, Vec<IpAddr>>,
+    /// Names answered from this table, not DNS (the server's
+    /// `--network-resolve NAME=ADDR`, as curl's `--resolve`): the proxy
+    /// connects there, and the rules judge those addresses.
+    #[serde(default)]
+    pub hosts: std::collections::BTreeMap<String, Vec<IpAddr>>,
+}
+
+/// How long a name's lookup may take.
+const LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A `NAME=ADDR` entry of the hosts table, both parsed as a URL's host
+/// (`intranet.test=10.0.0.5`, `v6.test=[fd00::5]`).
+pub fn parse_resolve(text: &str) -> Result<(String, IpAddr), String> {
+    let (name, addr) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: want NAME=ADDRESS (intranet.test=10.0.0.5)"))?;
+    let name = match Host::parse(name) {
+        Ok(Host::Name(n)) => n,
+        _ => return Err(format!("{text:?}: {name:?} is not a host name")),
+    };
+    match Host::parse(addr) {
+        Ok(Host::Ip(ip)) => Ok((name, ip)),
+        _ => Err(format!("{text:?}: {addr:?} is not an IP address")),
+    }
 }
 
 impl NetPolicy {
@@ -202,19 +226,25 @@ impl NetPolicy {
                 _ => None,
             })
             .collect();
+        let me = &*self;
         let lookups = names.into_iter().map(|name| async move {
-            let found = tokio::time::timeout(
-                std::time::Duration::from_secs(5),
-                tokio::net::lookup_host(format!("{name}:0")),
-            )
-            .await;
-            let addrs: Vec<IpAddr> = match found {
-                Ok(Ok(addrs)) => addrs.map(|a| canonical(a.ip())).collect(),
-                _ => Vec::new(),
-            };
+            let addrs = me.lookup(&name).await;
             (name, addrs)
         });
-        self.resolved = futures::future::join_all(lookups).await.into_iter().collect();
+        let resolved = futures::future::join_all(lookups).await.into_iter().collect();
+        self.resolved = resolved;
+    }
+
+    /// The addresses `name` (a parsed host name) goes to: from the hosts
+    /// table, else DNS (at most 5 s; none when it fails).
+    pub async fn lookup(&self, name: &str) -> Vec<IpAddr> {
+        if let Some(addrs) = self.hosts.get(name) {
+            return addrs.clone();
+        }
+        match tokio::time::timeout(LOOKUP_LIMIT, tokio::net::lookup_host((name, 0))).await {
+            Ok(Ok(addrs)) => addrs.map(|a| canonical(a.ip())).collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// This policy with `other`'s rules added (a session's, over the server's).
@@ -224,6 +254,7 @@ impl NetPolicy {
         out.blocked.extend(other.blocked.iter().cloned());
         out.block_private |= other.block_private;
         out.resolved.extend(other.resolved.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.hosts.extend(other.hosts.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
     }
 
@@ -445,10 +476,7 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
         (Some(_), _) => Vec::new(),
         (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, port)],
         (None, Host::Name(name)) => {
-            let found: Vec<IpAddr> = match tokio::net::lookup_host((name.as_str(), port)).await {
-                Ok(addrs) => addrs.map(|a| canonical(a.ip())).collect(),
-                Err(_) => Vec::new(),
-            };
+            let found = policy.lookup(name).await;
             let ok: Vec<SocketAddr> = (found.iter())
                 .filter(|ip| policy.allows_at(&parsed, Some(**ip), port))
                 .map(|ip| SocketAddr::new(*ip, port))
@@ -699,7 +727,12 @@ impl super::BrowserManager {
             }
             server.and(&n.own)
         };
-        proxy.set_policy(policy.clone()).await;
+        // A read changes nothing: the rules' names are looked up again only
+        // when the rules change.
+        if a.allow.is_some() || a.block.is_some() || a.reset == Some(true) {
+            proxy.set_policy(policy.clone()).await;
+        }
+        let policy = proxy.policy();
         let (refused, refused_total) = proxy.refused();
         let texts = |r: &[HostRule]| r.iter().map(|r| r.text.clone()).collect();
         Ok(ochre_protocol::page_ops::PolicyInForce {
@@ -731,6 +764,35 @@ fn split_host_port(target: &str, default: u16) -> (String, u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_hosts_table_answers_before_dns_and_the_rules_judge_its_addresses() {
+        assert_eq!(
+            parse_resolve("Intranet.TEST.=0x7f.2"),
+            Ok(("intranet.test".to_owned(), "127.0.0.2".parse().expect("ip")))
+        );
+        assert_eq!(
+            parse_resolve("v6.test=[::ffff:10.0.0.5]").map(|(_, ip)| ip),
+            Ok("10.0.0.5".parse().expect("ip"))
+        );
+        for bad in ["intranet.test", "10.0.0.1=10.0.0.2", "a.test=b.test", "=1.2.3.4", "a.test="] {
+            assert!(parse_resolve(bad).is_err(), "{bad}");
+        }
+        let (name, ip) = parse_resolve("rebind.test=127.0.0.2").expect("entry");
+        let mut p = NetPolicy {
+            blocked: vec![HostRule::parse("127.0.0.2").expect("rule")],
+            hosts: [(name.clone(), vec![ip])].into(),
+            ..NetPolicy::default()
+        };
+        assert_eq!(p.lookup("rebind.test").await, vec![ip]);
+        let h = Host::parse("rebind.test").expect("host");
+        assert!(!p.refuses_early(&h, 80), "a name rule does not name it");
+        assert!(!p.allows_at(&h, Some(ip), 80), "its address is blocked");
+        // A rule on the name covers what the table answers for it.
+        p.blocked = vec![HostRule::parse("rebind.test").expect("rule")];
+        p.resolve_names().await;
+        assert!(!p.allows_at(&Host::Ip(ip), Some(ip), 80));
+    }
 
     fn host(t: &str) -> Host {
         Host::parse(t).expect(t)

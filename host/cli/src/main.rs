@@ -431,6 +431,11 @@ struct HostArgs {
     /// the open web.
     #[arg(long, global = true)]
     network_block_private: bool,
+    /// Answer this host name with this address instead of asking DNS, as
+    /// curl's --resolve (repeat; e.g. staging.example=10.0.0.5): pages reach
+    /// it there and the rules judge that address. Polices the network.
+    #[arg(long, value_name = "NAME=ADDRESS", global = true)]
+    network_resolve: Vec<String>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -666,7 +671,8 @@ impl HostArgs {
             || config.is_some()
             || !self.network_allow.is_empty()
             || !self.network_block.is_empty()
-            || self.network_block_private;
+            || self.network_block_private
+            || !self.network_resolve.is_empty();
         if !policed {
             return Ok(None);
         }
@@ -680,10 +686,20 @@ impl HostArgs {
                 .map(|t| HostRule::parse(t).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
                 .collect()
         };
+        let mut hosts = std::collections::BTreeMap::<String, Vec<std::net::IpAddr>>::new();
+        for text in rules.resolve.iter().chain(&self.network_resolve) {
+            let (name, ip) = ochre_host::browser::netpolicy::parse_resolve(text)
+                .map_err(|e| anyhow::anyhow!("--network-resolve (or [network] resolve): {e}"))?;
+            let addrs = hosts.entry(name).or_default();
+            if !addrs.contains(&ip) {
+                addrs.push(ip);
+            }
+        }
         Ok(Some(NetPolicy {
             allowed: read("--network-allow (or [network] allow)", &allow)?,
             blocked: read("--network-block (or [network] block)", &block)?,
             block_private: rules.block_private || self.network_block_private,
+            hosts,
             ..NetPolicy::default()
         }))
     }

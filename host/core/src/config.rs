@@ -11,8 +11,9 @@
 //! (as `--resume-sessions`); `[network] allow` and `block`, the origins or
 //! hosts every browser context alone may reach or never reaches (as
 //! `--network-allow` and `--network-block`, which add to them; the section
-//! alone polices the network, as `--network-policy`), and `block_private`
-//! (as `--network-block-private`).
+//! alone polices the network, as `--network-policy`), `block_private`
+//! (as `--network-block-private`) and `resolve`, `NAME=ADDRESS` entries
+//! answered instead of DNS (as `--network-resolve`).
 //! Unknown sections and keys, and wrong types, are errors naming the key.
 //!
 //! ```toml
@@ -38,6 +39,7 @@
 //!
 //! [network]
 //! block = ["*.doubleclick.net", "https://tracker.example"]
+//! resolve = ["staging.example=10.0.0.5"]
 //! ```
 
 use std::collections::BTreeMap;
@@ -76,6 +78,9 @@ pub struct NetworkRules {
     /// `block_private`: never an address inside the machine or its networks
     /// unless an `allow` rule names it (as `--network-block-private`).
     pub block_private: bool,
+    /// `resolve`: `NAME=ADDRESS` entries answered instead of DNS (as
+    /// `--network-resolve`).
+    pub resolve: Vec<String>,
 }
 
 /// What the operator says of one plugin.
@@ -121,7 +126,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
     })
 }
 
-/// `[network]`: `allow` and `block`, lists of strings (checked as rules by
+/// `[network]`: `allow`, `block` and `resolve`, lists of strings (checked by
 /// the browser's policy when the server starts), and `block_private`.
 fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
     let Some(network) = table.get("network") else { return Ok(None) };
@@ -130,6 +135,7 @@ fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
         let into = match k.as_str() {
             "allow" => &mut rules.allow,
             "block" => &mut rules.block,
+            "resolve" => &mut rules.resolve,
             "block_private" => {
                 rules.block_private =
                     v.as_bool().ok_or("`network.block_private` must be true or false")?;
@@ -137,7 +143,7 @@ fn network(table: &toml::Table) -> Result<Option<NetworkRules>, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown key `network.{k}` (known: allow, block, block_private)"
+                    "unknown key `network.{k}` (known: allow, block, block_private, resolve)"
                 ));
             }
         };
@@ -323,10 +329,13 @@ mod tests {
 
     #[test]
     fn network_rules_and_block_private_are_read() {
-        let c =
-            parse("[network]\nblock = [\"10.0.0.0/8\"]\nblock_private = true\n").expect("valid");
+        let c = parse(
+            "[network]\nblock = [\"10.0.0.0/8\"]\nblock_private = true\nresolve = [\"a.test=10.0.0.5\"]\n",
+        )
+        .expect("valid");
         let n = c.network.expect("the section");
         assert_eq!((n.block, n.block_private), (vec!["10.0.0.0/8".to_owned()], true));
+        assert_eq!(n.resolve, vec!["a.test=10.0.0.5".to_owned()]);
         let e = parse("[network]\nblock_private = \"yes\"").expect_err("not a boolean");
         assert!(e.contains("`network.block_private`"), "{e}");
         let e = parse("[network]\nblock_privat = true").expect_err("unknown");

@@ -483,6 +483,9 @@ const SPELLINGS: [&str; 11] = [
 /// a worker, a service worker, a redirect), by a session's rule and by the
 /// server's, counted at a server on that address; a session without the rule
 /// reaches it every way in each spelling (so each is a live way there).
+/// Among the spellings: a name the server's hosts table (`--network-resolve`,
+/// which the test controls) points at the blocked address, as a DNS name an
+/// attacker points at an internal address.
 /// "This host" (`0.0.0.0`, `0`, `[::]`, mapped) and names that resolve to a
 /// blocked address (`localhost`, `LOCALHOST.` against `127.0.0.1:PORT`)
 /// reach nothing either, nor does an address against a rule on a name that
@@ -499,8 +502,12 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_way_out() -> R
         .iter()
         .map(|h| format!("http://{h}:{}", named.port))
         .collect();
-    let spelled: Vec<String> =
-        SPELLINGS.iter().map(|s| s.replace('P', &blocked.port.to_string())).collect();
+    // The names the server's hosts table (`--network-resolve`) points at it.
+    let resolve = "rebind.test=127.0.0.2";
+    let spelled: Vec<String> = (SPELLINGS.iter())
+        .chain(&["http://rebind.test:P", "http://Rebind.TEST.:P"])
+        .map(|s| s.replace('P', &blocked.port.to_string()))
+        .collect();
     let this_host: Vec<String> =
         ["0.0.0.0", "0", "[::]", "[::ffff:0.0.0.0]", "localhost", "LOCALHOST.", "127.1"]
             .iter()
@@ -510,7 +517,7 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_way_out() -> R
     let servers = [&blocked, &admin, &named];
 
     let data = TempDir::new("netpolicy-spellings");
-    let server = HttpServer::start(data.path(), &["--network-policy"], &[]).await?;
+    let server = HttpServer::start(data.path(), &["--network-resolve", resolve], &[]).await?;
     let (fenced, open) = (server.client().await?, server.client().await?);
     let rules = json!({"block": ["127.0.0.2", format!("127.0.0.1:{}", admin.port), format!("localhost:{}", named.port)]});
     fenced.tool_json("network_policy", rules).await?;
@@ -535,7 +542,7 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_way_out() -> R
     let rule = format!("127.0.0.1:{}", quiet[1].port);
     let client = stdio_client(
         plain.path(),
-        &["--network-block", "127.0.0.2", "--network-block", &rule],
+        &["--network-block", "127.0.0.2", "--network-block", &rule, "--network-resolve", resolve],
         &[],
     )
     .await?;
