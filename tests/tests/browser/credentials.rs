@@ -1,7 +1,7 @@
 //! Origin-bound credentials over MCP: the operator stores them with the CLI
 //! (the password on stdin), an agent names one, the host types it. On its
 //! origin it signs in to the admin app (the app's own log of login requests
-//! says so); on the same app under another host name, and in a frame from
+//! says so), the origin spelled any way a URL accepts; on the same app under another host name, and in a frame from
 //! another site inside a page of its origin, it is refused with both origins
 //! named and nothing reaches a server. The password is in no answer, journal,
 //! trace, recording or log (the server logs at debug, Chromium's protocol at
@@ -58,7 +58,10 @@ async fn a_credential_signs_in_on_its_origin_only_and_its_password_is_shown_nowh
     let log = logs.path().join("stderr.log");
     let key = LoginKey::generate().map_err(anyhow::Error::msg)?.encoded();
     let elsewhere = |base: &str| base.replace("127.0.0.1", "localhost");
-    store(data.path(), &key, "admin", &[&app.base], "admin", APP_PASSWORD)?;
+    // The admin app's origin as the operator might spell it: the scheme in
+    // capitals, the address in hex (the same origin as a browser reads it).
+    let spelled = app.base.replace("http://127.0.0.1", "HTTP://0x7F000001");
+    store(data.path(), &key, "admin", &[&spelled], "admin", APP_PASSWORD)?;
     store(data.path(), &key, "site", &[&site.base], "shop@example.test", SITE_PASSWORD)?;
     let both = [site.base.as_str(), &elsewhere(&site.base)];
     store(data.path(), &key, "both", &both, "shop@example.test", SITE_PASSWORD)?;
@@ -85,8 +88,9 @@ async fn a_credential_signs_in_on_its_origin_only_and_its_password_is_shown_nowh
     let err = client.tool_error("oc_credential_fill", json!({"name": "nobody"})).await?;
     assert_eq!(err["code"], "CREDENTIAL_NOT_FOUND", "{err}");
 
-    // On its origin: typed, submitted, signed in; the app saw one good login.
-    navigate(&client, &format!("{}/login", app.base)).await?;
+    // On its origin (asked for in yet another spelling, one number):
+    // typed, submitted, signed in; the app saw one good login.
+    navigate(&client, &format!("{}/login", app.base.replace("127.0.0.1", "2130706433"))).await?;
     let r = client.tool("oc_credential_fill", json!({"name": "admin", "submit": true})).await?;
     let said = texts(&r);
     answers.push_str(&said);
