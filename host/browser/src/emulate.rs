@@ -16,8 +16,8 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use serde_json::{Value, json};
 
+use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Emulate, Emulated};
-use ochre_protocol::{ToolError, lock};
 
 use super::{BrowserManager, Owner, TabId, owner, raw_command};
 
@@ -185,17 +185,16 @@ impl BrowserManager {
                 tabs.push(m.to_string());
             }
         }
-        let now = {
-            let mut all = lock(&self.inner.emulations);
+        let now = self.inner.owners.write(&who, |s| {
             let before =
-                if reset { Emulate::default() } else { all.remove(&who).unwrap_or_default() };
+                if reset { Emulate::default() } else { s.emulation.take().unwrap_or_default() };
             let now = merged(&before, &change);
             // Nothing emulated: new tabs open as they would without.
             if now != Emulate::default() {
-                all.insert(who, now.clone());
+                s.emulation = Some(now.clone());
             }
             now
-        };
+        });
         Ok(Emulated { scope: "session".into(), tabs, emulating: now })
     }
 
@@ -235,7 +234,7 @@ impl BrowserManager {
     /// session emulates something, so that its first document is emulated too
     /// ([`Self::emulate_new_tab`] then goes on to `url`).
     pub(super) fn first_url<'u>(&self, who: &Owner, url: &'u str) -> &'u str {
-        match lock(&self.inner.emulations).contains_key(who) {
+        match self.inner.owners.read(who, |s| s.emulation.is_some()).unwrap_or(false) {
             true => "about:blank",
             false => url,
         }
@@ -281,7 +280,7 @@ impl BrowserManager {
 
     /// What `who`'s session emulates on every tab (`None`: nothing).
     pub(super) fn session_emulation(&self, who: &Owner) -> Option<Emulate> {
-        lock(&self.inner.emulations).get(who).cloned()
+        self.inner.owners.read(who, |s| s.emulation.clone()).flatten()
     }
 
     /// Set `change` on tab `n` (after going back to the browser's own for

@@ -36,12 +36,8 @@ impl HostBrowser for BrowserManager {
     async fn release_owner(&self, owner: &str) {
         // In every browser of the pool.
         let who: Owner = Some(owner.into());
-        self.unplace(&who);
-        lock(&self.inner.opening).remove(&who);
-        lock(&self.inner.emulations).remove(&who);
-        self.forget_net(&who);
-        lock(&self.inner.routes).remove(&who);
-        lock(&self.inner.logins).remove(&who);
+        // Its state, whole (its policy proxy stops as it drops).
+        drop(self.inner.owners.remove(&who));
         for slot in 0..self.pool_size() {
             let (browser, contexts) = {
                 let mut guard = self.slot(slot).session.lock().await;
@@ -60,7 +56,6 @@ impl HostBrowser for BrowserManager {
                 let _ = tokio::time::timeout(Duration::from_secs(5), dispose).await;
             }
         }
-        lock(&self.inner.fetchers).retain(|(o, _, _), _| o.as_deref() != Some(owner));
         tracing::debug!(owner, "released an owner's tabs");
     }
 
@@ -209,7 +204,7 @@ impl HostBrowser for BrowserManager {
         let who = owner();
         let Some(i) = self.placed(&who) else { return false };
         let now = (i, self.slot(i).starts.load(Ordering::Relaxed));
-        let before = lock(&self.inner.seen).insert(who, now);
+        let before = self.inner.owners.write(&who, |s| s.seen.replace(now));
         // A browser never started before had no tabs to lose.
         before.is_some_and(|(slot, starts)| starts > 0 && (slot, starts) != now)
     }

@@ -49,6 +49,7 @@ mod logins;
 mod netcap;
 pub mod netpolicy;
 pub mod ops;
+mod owners;
 mod pageops;
 mod pool;
 mod routes;
@@ -201,8 +202,6 @@ struct Inner {
     options: BrowserOptions,
     /// The browsers: the managed one, or the endpoints of the pool.
     slots: Vec<pool::Slot>,
-    /// Per owner, the browser its tabs live in (see [`BrowserManager::home`]).
-    placement: std::sync::Mutex<std::collections::HashMap<Owner, usize>>,
     /// The open tabs, each with its page and everything known of it (see
     /// [`tabs`]).
     tabs: tabs::Tabs,
@@ -210,31 +209,13 @@ struct Inner {
     next_worker: AtomicUsize,
     /// The next tab number (tab ids are unique across the pool and relaunches).
     next_tab: AtomicU64,
-    /// Per owner, the browser (slot, and how many times it had started) its
-    /// last call saw: a change means its tabs are gone (see
-    /// [`HostBrowser::take_relaunch_note`]).
-    seen: std::sync::Mutex<std::collections::HashMap<Owner, (usize, u64)>>,
+    /// Everything kept per owner (see [`owners`]).
+    owners: owners::Owners,
     launches: std::sync::atomic::AtomicU64,
-    /// Per owner, origin and browser: a worker tab at that origin that crawls
-    /// fetch pages from.
-    fetchers: std::sync::Mutex<std::collections::HashMap<(Owner, String, usize), Page>>,
-    /// Per owner, the login its new browser contexts start with (see `logins`).
-    logins: std::sync::Mutex<
-        std::collections::HashMap<Owner, Arc<ochre_protocol::browser::StorageState>>,
-    >,
     /// Where saved logins are opened by name (the host's store).
     login_source: std::sync::OnceLock<ochre_protocol::browser::LoginSource>,
     /// The login every session starts with unless it loads another (`--login`).
     default_login: std::sync::Mutex<Option<Arc<ochre_protocol::browser::StorageState>>>,
-    /// Per owner, what its session emulates on every tab (see `emulate`).
-    emulations:
-        std::sync::Mutex<std::collections::HashMap<Owner, ochre_protocol::page_ops::Emulate>>,
-    /// Per owner, its network policy proxy and its own rules (see `netpolicy`).
-    net: std::sync::Mutex<std::collections::HashMap<Owner, netpolicy::OwnerNet>>,
-    /// Per owner, the routes its tabs' requests pass by (see `routes`).
-    routes: std::sync::Mutex<std::collections::HashMap<Owner, routes::OwnerRoutes>>,
-    /// Per owner, the lock that makes its implicit first tab open once.
-    opening: std::sync::Mutex<std::collections::HashMap<Owner, Arc<tokio::sync::Mutex<()>>>>,
     /// Dialogs, pages opened by pages, downloads.
     events: events::Events,
     /// Where launches and relaunches are told to the clients' operators.
@@ -268,13 +249,28 @@ pub struct StateSizes {
     pub front_tabs: usize,
     /// CDP sessions attached to cross-site frames (ended with their frame or tab).
     pub frame_sessions: usize,
+    /// Owners' browser contexts (one per owner with tabs, per browser).
+    pub owner_contexts: usize,
+    /// Owners (sessions, the shared tabs' included) the manager keeps any
+    /// state for; each piece of it is counted below.
+    pub owners: usize,
+    /// Owners placed on a browser of the pool.
+    pub placed_sessions: usize,
+    /// Owners whose last call's browser is remembered (to tell a relaunch).
+    pub seen_sessions: usize,
     /// Tabs kept for crawls to fetch pages from, per owner and origin.
     pub fetchers: usize,
-    /// Sessions (owners, the shared tabs' included) whose emulation is kept
-    /// for the tabs they open (see `emulate`).
+    /// Sessions whose emulation is kept for the tabs they open (see
+    /// `emulate`).
     pub emulated_sessions: usize,
     /// Sessions signed in with a named login (their later contexts take it).
     pub logged_in_sessions: usize,
+    /// Sessions with a policy proxy of their own (see `netpolicy`).
+    pub policed_sessions: usize,
+    /// Sessions with routes (see `routes`).
+    pub routed_sessions: usize,
+    /// Sessions' locks for opening their first tab.
+    pub opening_locks: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -396,18 +392,11 @@ impl BrowserManager {
             inner: Arc::new(Inner {
                 slots: Self::slots_for(&options.endpoints),
                 options,
-                placement: Default::default(),
+                owners: Default::default(),
                 tabs: Default::default(),
                 next_worker: AtomicUsize::new(0),
                 next_tab: AtomicU64::new(1),
-                seen: Default::default(),
                 launches: std::sync::atomic::AtomicU64::new(0),
-                fetchers: Default::default(),
-                opening: Default::default(),
-                emulations: Default::default(),
-                net: Default::default(),
-                routes: Default::default(),
-                logins: Default::default(),
                 default_login: Default::default(),
                 login_source: Default::default(),
                 events: Default::default(),
@@ -741,7 +730,7 @@ impl BrowserManager {
 
     /// Drop the crawl fetcher tabs kept in browser `i`.
     fn forget_fetchers(&self, i: usize) {
-        lock(&self.inner.fetchers).retain(|(_, _, slot), _| *slot != i);
+        self.inner.owners.each(|_, s| s.fetchers.retain(|(_, slot), _| *slot != i));
     }
 
     /// The page for `tab` (or the current tab, opening one if there is none),
@@ -1324,7 +1313,7 @@ impl BrowserManager {
 
     /// The lock that makes an owner's implicit first tab open once.
     fn opening(&self, who: &Owner) -> Arc<tokio::sync::Mutex<()>> {
-        lock(&self.inner.opening).entry(who.clone()).or_default().clone()
+        self.inner.owners.write(who, |s| s.opening.get_or_insert_default().clone())
     }
 
     /// The browser's executable (managed mode; `None` when attaching to
@@ -1351,15 +1340,18 @@ impl BrowserManager {
         .await
     }
 
-    /// How much per-tab state the manager holds: for operators of long-running
+    /// How much per-tab and per-owner state the manager holds: for operators of long-running
     /// servers and for tests that check nothing of a closed tab is left.
     pub async fn state_sizes(&self) -> StateSizes {
         let (tabs, closed_owners) = self.inner.tabs.counts();
+        let o = self.inner.owners.sizes();
         let (mut pages, mut current_tabs, mut front_tabs, mut frame_sessions) = (0, 0, 0, 0);
+        let mut owner_contexts = 0;
         for slot in &self.inner.slots {
             let Some(s) = &*slot.session.lock().await else { continue };
             pages += self.inner.tabs.pages_in(s.slot, None).len();
             current_tabs += s.current.len();
+            owner_contexts += s.owner_contexts.len();
             front_tabs += usize::from(s.front.is_some());
             frame_sessions += s.frames.as_ref().map_or(0, |f| f.attached());
         }
@@ -1371,9 +1363,16 @@ impl BrowserManager {
             current_tabs,
             front_tabs,
             frame_sessions,
-            fetchers: lock(&self.inner.fetchers).len(),
-            emulated_sessions: lock(&self.inner.emulations).len(),
-            logged_in_sessions: lock(&self.inner.logins).len(),
+            owner_contexts,
+            owners: o.owners,
+            placed_sessions: o.placed,
+            seen_sessions: o.seen,
+            fetchers: o.fetchers,
+            emulated_sessions: o.emulations,
+            logged_in_sessions: o.logins,
+            policed_sessions: o.policed,
+            routed_sessions: o.routed,
+            opening_locks: o.opening,
         }
     }
 }

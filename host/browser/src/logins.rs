@@ -146,11 +146,11 @@ impl BrowserManager {
     pub(super) async fn set_login(&self, state: Option<StorageState>) -> Result<(), ToolError> {
         let who = owner();
         let Some(state) = state else {
-            lock(&self.inner.logins).remove(&who);
+            self.inner.owners.write(&who, |s| s.login = None);
             return Ok(());
         };
         let state = Arc::new(state);
-        lock(&self.inner.logins).insert(who.clone(), state.clone());
+        self.inner.owners.write(&who, |s| s.login = Some(state.clone()));
         let home = self.home()?;
         let (browser, context) = {
             let guard = self.session().await?;
@@ -167,7 +167,8 @@ impl BrowserManager {
     /// The login a new context of `who` starts with: its session's, else the
     /// server's.
     pub(super) fn login_of(&self, who: &Owner) -> Option<Arc<StorageState>> {
-        lock(&self.inner.logins).get(who).cloned().or_else(|| self.default_login())
+        (self.inner.owners.read(who, |s| s.login.clone()).flatten())
+            .or_else(|| self.default_login())
     }
 
     /// The login every session starts with (`--login`), if the server has one.

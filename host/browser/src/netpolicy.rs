@@ -638,8 +638,10 @@ impl super::BrowserManager {
         who: &super::Owner,
     ) -> Result<Option<Arc<PolicyProxy>>, ToolError> {
         let Some(server) = &self.inner.options.network_policy else { return Ok(None) };
-        if let Some(n) = lock(&self.inner.net).get(who) {
-            return Ok(Some(n.proxy.clone()));
+        if let Some(Some(proxy)) =
+            self.inner.owners.read(who, |s| s.net.as_ref().map(|n| n.proxy.clone()))
+        {
+            return Ok(Some(proxy));
         }
         // Each refusal is a page event of the owner's: told in the answer of
         // the call it happened in.
@@ -651,12 +653,13 @@ impl super::BrowserManager {
             }
         });
         let started = Arc::new(PolicyProxy::start(server.clone(), Some(tell)).await?);
-        let mut all = lock(&self.inner.net);
         // Another call of the owner's may have started one meanwhile.
-        let n = all
-            .entry(who.clone())
-            .or_insert_with(|| OwnerNet { proxy: started, own: NetPolicy::default() });
-        Ok(Some(n.proxy.clone()))
+        let proxy = self.inner.owners.write(who, |s| {
+            let n =
+                s.net.get_or_insert_with(|| OwnerNet { proxy: started, own: NetPolicy::default() });
+            n.proxy.clone()
+        });
+        Ok(Some(proxy))
     }
 
     /// How a browser context of `who`'s is made: through its policy proxy
@@ -707,11 +710,10 @@ impl super::BrowserManager {
         let Some(proxy) = self.policy_proxy(&who).await? else {
             return Err(ToolError::internal("no policy proxy"));
         };
-        let policy = {
-            let mut all = lock(&self.inner.net);
-            let n = all
-                .get_mut(&who)
-                .ok_or_else(|| ToolError::internal("the session's policing went away"))?;
+        let policy = self.inner.owners.write(&who, |s| {
+            let Some(n) = s.net.as_mut() else {
+                return Err(ToolError::internal("the session's policing went away"));
+            };
             if a.reset == Some(true) {
                 n.own = NetPolicy::default();
                 proxy.set_upstream(None);
@@ -725,8 +727,8 @@ impl super::BrowserManager {
             if let Some(upstream) = upstream {
                 proxy.set_upstream(upstream);
             }
-            server.and(&n.own)
-        };
+            Ok(server.and(&n.own))
+        })?;
         // A read changes nothing: the rules' names are looked up again only
         // when the rules change.
         if a.allow.is_some() || a.block.is_some() || a.reset == Some(true) {
@@ -743,11 +745,6 @@ impl super::BrowserManager {
             refused,
             refused_total,
         })
-    }
-
-    /// Forget `who`'s policing (its session ended): its proxy stops.
-    pub(super) fn forget_net(&self, who: &super::Owner) {
-        lock(&self.inner.net).remove(who);
     }
 }
 

@@ -482,26 +482,26 @@ impl BrowserManager {
             return Ok(0);
         }
         let who = owner();
-        let mut placed = lock(&self.inner.placement);
-        let before = placed.get(&who).copied();
+        let before = self.placed(&who);
         if let Some(i) = before
             && !self.slot(i).is_down()
         {
             return Ok(i);
         }
-        placed.remove(&who);
-        let loads = self.loads(&placed);
-        let pick = (0..self.pool_size())
-            .filter(|i| !self.slot(*i).is_down() && self.slot(*i).has_room(loads[*i]))
-            .min_by_key(|i| loads[*i]);
-        let Some(i) = pick else {
-            return Err(self.none_available(&loads));
-        };
-        placed.insert(who.clone(), i);
-        drop(placed);
+        // Chosen and placed under the owners' lock: two first calls at once
+        // count each other.
+        let i = self.inner.owners.place(&who, |others| {
+            let loads = self.loads(others);
+            let pick = (0..self.pool_size())
+                .filter(|i| !self.slot(*i).is_down() && self.slot(*i).has_room(loads[*i]))
+                .min_by_key(|i| loads[*i]);
+            pick.ok_or_else(|| self.none_available(&loads))
+        })?;
         // Told when it had a browser there (tabs to lose), not when its first
         // attach failed.
-        let had_tabs = lock(&self.inner.seen).get(&who).is_some_and(|(_, starts)| *starts > 0);
+        let had_tabs = (self.inner.owners.read(&who, |s| s.seen))
+            .flatten()
+            .is_some_and(|(_, starts)| starts > 0);
         if let Some(old) = before
             && had_tabs
         {
@@ -550,13 +550,7 @@ impl BrowserManager {
         if self.pool_size() == 1 {
             return Some(0);
         }
-        lock(&self.inner.placement).get(who).copied()
-    }
-
-    /// Forget where `who` was placed and what it saw (its session ended).
-    pub(super) fn unplace(&self, who: &Owner) {
-        lock(&self.inner.placement).remove(who);
-        lock(&self.inner.seen).remove(who);
+        self.inner.owners.read(who, |s| s.placement).flatten()
     }
 
     /// `n` slots to put worker tabs on, spread round-robin over the slots that
@@ -583,7 +577,7 @@ impl BrowserManager {
 
     /// What each browser of the pool is doing (probing the endpoints, bounded).
     pub async fn pool_status(&self) -> Vec<EndpointStatus> {
-        let placed = lock(&self.inner.placement).clone();
+        let placed = self.inner.owners.placements();
         let mut loads = self.loads(&placed);
         if self.pool_size() == 1 {
             loads[0] = usize::from(self.slot(0).connected());

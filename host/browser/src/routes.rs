@@ -21,9 +21,9 @@ use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use futures::StreamExt;
 use serde_json::json;
 
+use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{Route, RouteInfo, Routed};
 use ochre_protocol::url::UrlPattern;
-use ochre_protocol::{ToolError, lock};
 
 use super::{BrowserManager, Owner, TabId, owner, raw_command};
 
@@ -120,7 +120,7 @@ impl BrowserManager {
             }
         };
         if action != "list" {
-            lock(&self.inner.routes).insert(who.clone(), Arc::new(next.clone()));
+            self.inner.owners.write(&who, |s| s.routes = Some(Arc::new(next.clone())));
             for (n, page) in self.inner.tabs.of_owner(&who) {
                 self.route_tab(n, &page, &who).await?;
             }
@@ -200,7 +200,7 @@ impl BrowserManager {
 
     /// The routes of `who` now.
     pub(super) fn routes_of(&self, who: &Owner) -> OwnerRoutes {
-        lock(&self.inner.routes).get(who).cloned().unwrap_or_default()
+        self.inner.owners.read(who, |s| s.routes.clone()).flatten().unwrap_or_default()
     }
 
     /// Make tab `n` (`who`'s) answer by `who`'s routes: its requests pass by

@@ -390,20 +390,20 @@ impl BrowserManager {
         ms: u32,
         fresh: bool,
     ) -> Result<Page, ToolError> {
-        let key = (super::owner(), origin.to_owned(), slot);
-        let cached = {
-            let mut map = lock(&self.inner.fetchers);
+        let who = super::owner();
+        let key = (origin.to_owned(), slot);
+        let cached = self.inner.owners.write(&who, |s| {
             if fresh {
-                if let Some(old) = map.remove(&key) {
+                if let Some(old) = s.fetchers.remove(&key) {
                     tokio::spawn(async move {
                         let _ = old.close().await;
                     });
                 }
                 None
             } else {
-                map.get(&key).cloned()
+                s.fetchers.get(&key).cloned()
             }
-        };
+        });
         if let Some(p) = cached {
             return Ok(p);
         }
@@ -419,16 +419,17 @@ impl BrowserManager {
         })
         .await?;
         let (_, page) = worker.0.remove(0);
-        let mut map = lock(&self.inner.fetchers);
-        if map.len() >= 16 {
-            // Few origins per server in practice; keep the count bounded.
-            for (_, p) in map.drain() {
-                tokio::spawn(async move {
-                    let _ = p.close().await;
-                });
+        self.inner.owners.write(&who, |s| {
+            if s.fetchers.len() >= 16 {
+                // Few origins per session in practice; keep the count bounded.
+                for (_, p) in s.fetchers.drain() {
+                    tokio::spawn(async move {
+                        let _ = p.close().await;
+                    });
+                }
             }
-        }
-        map.insert(key, page.clone());
+            s.fetchers.insert(key, page.clone());
+        });
         Ok(page)
     }
 }

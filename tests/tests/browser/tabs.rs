@@ -215,3 +215,93 @@ async fn popups_closed_at_once_do_not_hold_up_the_next() -> Result<()> {
     browser.shutdown().await;
     Ok(())
 }
+
+/// Two hundred sessions that each sign in with a login, emulate, police the
+/// network with rules of their own, route requests and open tabs, then end,
+/// leave nothing behind: every per-owner counter of `StateSizes` is back to
+/// the shared tabs' (their policy proxy, made with the browser), each of them
+/// having moved while the first session lived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_sessions_leave_no_state_behind() -> Result<()> {
+    use ochre_host::browser::netpolicy::NetPolicy;
+    let browser = BrowserManager::new(BrowserOptions {
+        chrome_path: Some(chromium_bin()?),
+        network_policy: Some(NetPolicy::default()),
+        ..Default::default()
+    });
+    const SESSIONS: usize = 200;
+    // One session's life: it ends released; what it saw while it lived.
+    let b = &browser;
+    let session = |i: usize| async move {
+        let name = format!("session-{i}");
+        let during = b
+            .with_owner(Some(name.as_str().into()), async move {
+                let cookie = serde_json::json!({"name": "who", "value": format!("s{i}"), "domain": "127.0.0.1", "path": "/"});
+                let login = ochre_protocol::browser::StorageState {
+                    cookies: vec![cookie],
+                    ..Default::default()
+                };
+                b.use_login(Some(login)).await?;
+                let tab = b.new_tab(None, T).await?.id;
+                if i.is_multiple_of(10) {
+                    b.new_tab(None, T).await?;
+                }
+                let set = serde_json::json!({"scope": "session", "timezone": "Asia/Tokyo"});
+                b.page_op(Some(&tab), "emulate", set, T).await?;
+                let rules = serde_json::json!({"block": ["10.0.0.0/8", "169.254.0.0/16"]});
+                let now = b.page_op(Some(&tab), "network_policy", rules, T).await?;
+                ensure!(now["blocked"].as_array().map(Vec::len) == Some(2), "{now}");
+                let route = serde_json::json!({"url": "*/api/*", "body": "mocked"});
+                b.page_op(Some(&tab), "route", route, T).await?;
+                Ok::<_, anyhow::Error>(b.state_sizes().await)
+            })
+            .await
+            .with_context(|| format!("session {i}"))?;
+        b.release_owner(&name).await;
+        Ok::<_, anyhow::Error>(during)
+    };
+    // The first alone: each piece is counted while it lives (the shared tabs
+    // hold a proxy too).
+    let during = session(0).await?;
+    let held = (
+        during.owners,
+        during.logged_in_sessions,
+        during.emulated_sessions,
+        during.policed_sessions,
+        during.routed_sessions,
+        during.owner_contexts,
+        during.tabs,
+        during.current_tabs,
+    );
+    assert_eq!(held, (2, 1, 1, 2, 1, 1, 2, 1), "{during:?}");
+    // The rest four at a time, as sessions of a busy server come and go.
+    use futures::StreamExt as _;
+    let ended: Vec<Result<_>> =
+        futures::stream::iter(1..SESSIONS).map(session).buffer_unordered(4).collect().await;
+    for r in ended {
+        r?;
+    }
+    let s = browser.state_sizes().await;
+    // The shared tabs' state: their policy proxy (and, having asked for
+    // nothing else, no more).
+    assert_eq!((s.owners, s.policed_sessions), (1, 1), "{s:?}");
+    let rest = [
+        s.tabs,
+        s.pages,
+        s.current_tabs,
+        s.front_tabs,
+        s.owner_contexts,
+        s.placed_sessions,
+        s.seen_sessions,
+        s.fetchers,
+        s.emulated_sessions,
+        s.logged_in_sessions,
+        s.routed_sessions,
+        s.opening_locks,
+        s.frame_sessions,
+        s.downloads_in_progress,
+    ];
+    assert_eq!(rest, [0; 14], "{s:?}");
+    browser.shutdown().await;
+    Ok(())
+}
