@@ -408,86 +408,97 @@ pub fn shown(url: &str) -> String {
     }
 }
 
-async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream);
+const BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+/// A request's head, read up to its blank line (`None`: the connection
+/// ended or the head is over `MAX_HEAD`).
+async fn read_head(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<String>> {
     let mut head = Vec::new();
     loop {
         let n = reader.read_until(b'\n', &mut head).await?;
         if n == 0 || head.len() > MAX_HEAD {
-            return Ok(());
+            return Ok(None);
         }
         if head.ends_with(b"\r\n\r\n") || head.ends_with(b"\n\n") {
-            break;
+            return Ok(Some(String::from_utf8_lossy(&head).into_owned()));
         }
     }
-    let text = String::from_utf8_lossy(&head).into_owned();
+}
+
+/// Where a request line asks to go: its host as written, port, and the path
+/// of a plain `http` request (`None`: a `CONNECT` tunnel). `None` when it
+/// names no `http` URL.
+fn request_target(method: &str, target: &str) -> Option<(String, u16, Option<String>)> {
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let (h, p) = split_host_port(target, 443);
+        return Some((h, p, None));
+    }
+    let u = url::Url::parse(target).ok().filter(|u| u.scheme() == "http")?;
+    let host = u.host_str()?.trim_matches(['[', ']']).to_owned();
+    let mut path = u.path().to_owned();
+    if let Some(q) = u.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    Some((host, u.port_or_known_default().unwrap_or(80), Some(path)))
+}
+
+/// What the policy says of a connection to `host:port`: refused (with what
+/// else the answer says), through the upstream proxy (which resolves names
+/// itself: judged by the name), or to these addresses, each checked. A name
+/// is resolved here, once, and only an address that passed is connected to
+/// (no second lookup between the check and the connect).
+enum Decision {
+    Refused(String),
+    Upstream,
+    To(Vec<SocketAddr>),
+}
+
+async fn decide(policy: &NetPolicy, upstream: bool, host: &Host, port: u16) -> Decision {
+    if policy.refuses_early(host, port) {
+        return Decision::Refused(String::new());
+    }
+    match (upstream, host) {
+        (true, _) if !policy.allows_at(host, None, port) => Decision::Refused(String::new()),
+        (true, _) => Decision::Upstream,
+        (false, Host::Ip(ip)) => Decision::To(vec![SocketAddr::new(*ip, port)]),
+        (false, Host::Name(name)) => {
+            let found = policy.lookup(name).await;
+            let ok: Vec<SocketAddr> = (found.iter())
+                .filter(|ip| policy.allows_at(host, Some(**ip), port))
+                .map(|ip| SocketAddr::new(*ip, port))
+                .collect();
+            if ok.is_empty() && !found.is_empty() {
+                let to: Vec<String> = found.iter().map(ToString::to_string).collect();
+                return Decision::Refused(format!(" (it resolves to {})", to.join(", ")));
+            }
+            Decision::To(ok)
+        }
+    }
+}
+
+/// One proxied connection: its request read, judged, and carried or refused.
+async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let Some(text) = read_head(&mut reader).await? else { return Ok(()) };
     let mut lines = text.split("\r\n");
     let first = lines.next().unwrap_or_default();
     let mut parts = first.split(' ');
     let (method, target, version) =
         (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let (host, port, path) = if method.eq_ignore_ascii_case("CONNECT") {
-        let (h, p) = split_host_port(target, 443);
-        (h, p, None)
-    } else {
-        match url::Url::parse(target) {
-            Ok(u) if u.scheme() == "http" && u.host_str().is_some() => {
-                let mut path = u.path().to_owned();
-                if let Some(q) = u.query() {
-                    path.push('?');
-                    path.push_str(q);
-                }
-                (
-                    u.host_str().unwrap_or_default().trim_matches(['[', ']']).to_owned(),
-                    u.port_or_known_default().unwrap_or(80),
-                    Some(path),
-                )
-            }
-            _ => {
-                let stream = reader.get_mut();
-                stream.write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await?;
-                return Ok(());
-            }
-        }
-    };
-    let Ok(parsed) = Host::parse(&host) else {
-        let stream = reader.get_mut();
-        stream
-            .write_all(
-                b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-            )
-            .await?;
-        return Ok(());
+    let asked = request_target(method, target)
+        .and_then(|(host, port, path)| Some((Host::parse(&host).ok()?, host, port, path)));
+    let Some((parsed, host, port, path)) = asked else {
+        return reader.get_mut().write_all(BAD_REQUEST).await;
     };
     let at = format!("{parsed}:{port}");
     let policy = read_lock(&state.policy).clone();
-    if policy.refuses_early(&parsed, port) {
-        return refuse(reader.get_mut(), state, &at, "").await;
-    }
     let upstream = read_lock(&state.upstream).clone();
-    // Where to connect, each address checked. With no upstream proxy a name
-    // is resolved here, once, and only an address that passed is connected
-    // to (no second lookup between the check and the connect). An upstream
-    // proxy resolves names itself: they are judged by the name.
-    let targets: Vec<SocketAddr> = match (&upstream, &parsed) {
-        (Some(_), _) if !policy.allows_at(&parsed, None, port) => {
-            return refuse(reader.get_mut(), state, &at, "").await;
-        }
-        (Some(_), _) => Vec::new(),
-        (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, port)],
-        (None, Host::Name(name)) => {
-            let found = policy.lookup(name).await;
-            let ok: Vec<SocketAddr> = (found.iter())
-                .filter(|ip| policy.allows_at(&parsed, Some(**ip), port))
-                .map(|ip| SocketAddr::new(*ip, port))
-                .collect();
-            if ok.is_empty() && !found.is_empty() {
-                let to: Vec<String> = found.iter().map(ToString::to_string).collect();
-                let why = format!(" (it resolves to {})", to.join(", "));
-                return refuse(reader.get_mut(), state, &at, &why).await;
-            }
-            ok
-        }
+    let targets = match decide(&policy, upstream.is_some(), &parsed, port).await {
+        Decision::Refused(why) => return refuse(reader.get_mut(), state, &at, &why).await,
+        Decision::Upstream => Vec::new(),
+        Decision::To(targets) => targets,
     };
     let leftover = reader.buffer().to_vec();
     let mut client = reader.into_inner();
@@ -508,50 +519,21 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
             .await;
         return Ok(());
     };
+    let auth = auth.filter(|_| via.is_some());
     match path {
-        None => {
-            if via.is_some() {
-                // The tunnel asked of the upstream proxy, its answer passed on.
-                let credentials = auth
-                    .as_deref()
-                    .map(|a| format!("Proxy-Authorization: {a}\r\n"))
-                    .unwrap_or_default();
-                let ask = format!(
-                    "CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n{credentials}\r\n"
-                );
-                server.write_all(ask.as_bytes()).await?;
-                let mut answer = BufReader::new(&mut *server);
-                let mut got = Vec::new();
-                while !got.ends_with(b"\r\n\r\n") && got.len() < MAX_HEAD {
-                    if answer.read_until(b'\n', &mut got).await? == 0 {
-                        break;
-                    }
-                }
-                if !got.starts_with(b"HTTP/1.1 200") && !got.starts_with(b"HTTP/1.0 200") {
-                    client.write_all(&got).await?;
-                    return Ok(());
-                }
+        None if via.is_some() => {
+            if !tunnel_upstream(&mut client, server, &host, port, auth.as_deref()).await? {
+                return Ok(());
             }
             client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
         }
+        None => client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?,
         Some(path) => {
             // One request a connection (`Connection: close`): the next may
             // be for another host.
             let target = if via.is_some() { target.to_owned() } else { path };
-            let mut out = format!("{method} {target} {version}\r\n");
-            for line in lines.filter(|l| !l.is_empty()) {
-                let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
-                let hop = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"];
-                if !hop.contains(&name.as_str()) {
-                    out.push_str(line);
-                    out.push_str("\r\n");
-                }
-            }
-            if let (Some(a), Some(_)) = (&auth, &via) {
-                out.push_str(&format!("Proxy-Authorization: {a}\r\n"));
-            }
-            out.push_str("Connection: close\r\n\r\n");
-            server.write_all(out.as_bytes()).await?;
+            let head = forwarded_head(method, &target, version, lines, auth.as_deref());
+            server.write_all(head.as_bytes()).await?;
         }
     }
     server.write_all(&leftover).await?;
@@ -560,6 +542,57 @@ async fn serve(stream: TcpStream, state: &ProxyState) -> std::io::Result<()> {
     let mut rest = Vec::new();
     let _ = server.read_to_end(&mut rest).await;
     Ok(())
+}
+
+/// Ask the upstream proxy for a tunnel to `host:port`; its answer is passed
+/// on to the client when it is not a 200 (then `false`).
+async fn tunnel_upstream(
+    client: &mut TcpStream,
+    server: &mut TcpStream,
+    host: &str,
+    port: u16,
+    auth: Option<&str>,
+) -> std::io::Result<bool> {
+    let credentials = auth.map(|a| format!("Proxy-Authorization: {a}\r\n")).unwrap_or_default();
+    let ask = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n{credentials}\r\n");
+    server.write_all(ask.as_bytes()).await?;
+    let mut answer = BufReader::new(&mut *server);
+    let mut got = Vec::new();
+    while !got.ends_with(b"\r\n\r\n") && got.len() < MAX_HEAD {
+        if answer.read_until(b'\n', &mut got).await? == 0 {
+            break;
+        }
+    }
+    if !got.starts_with(b"HTTP/1.1 200") && !got.starts_with(b"HTTP/1.0 200") {
+        client.write_all(&got).await?;
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// A plain request's head as sent on: hop-by-hop headers dropped, the
+/// upstream's credentials added (`auth`), one request a connection.
+fn forwarded_head<'a>(
+    method: &str,
+    target: &str,
+    version: &str,
+    lines: impl Iterator<Item = &'a str>,
+    auth: Option<&str>,
+) -> String {
+    let mut out = format!("{method} {target} {version}\r\n");
+    for line in lines.filter(|l| !l.is_empty()) {
+        let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
+        let hop = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"];
+        if !hop.contains(&name.as_str()) {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    if let Some(a) = auth {
+        out.push_str(&format!("Proxy-Authorization: {a}\r\n"));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    out
 }
 
 /// Answer a refused connection `403`, and remember and tell it (`at`:
@@ -761,6 +794,59 @@ fn split_host_port(target: &str, default: u16) -> (String, u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_lines_name_their_target_and_heads_lose_hop_headers() {
+        assert_eq!(request_target("CONNECT", "[::1]:8443"), Some(("::1".to_owned(), 8443, None)));
+        assert_eq!(
+            request_target("GET", "http://Example.COM/a?b=1"),
+            Some(("example.com".to_owned(), 80, Some("/a?b=1".to_owned())))
+        );
+        for bad in ["/relative", "https://example.com/", "ftp://example.com/", "http://"] {
+            assert_eq!(request_target("GET", bad), None, "{bad}");
+        }
+        let lines = [
+            "Host: a",
+            "Proxy-Authorization: Basic x",
+            "Connection: keep-alive",
+            "Accept: */*",
+            "",
+        ];
+        let head = forwarded_head("GET", "/p", "HTTP/1.1", lines.into_iter(), Some("Basic up"));
+        assert_eq!(
+            head,
+            "GET /p HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nProxy-Authorization: Basic up\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_name_is_judged_by_every_address_it_resolves_to() {
+        let p = NetPolicy {
+            blocked: vec![HostRule::parse("127.0.0.2").expect("rule")],
+            hosts: [
+                ("inward.test".to_owned(), vec!["127.0.0.2".parse().expect("ip")]),
+                (
+                    "both.test".to_owned(),
+                    vec!["127.0.0.2".parse().expect("ip"), "127.0.0.3".parse().expect("ip")],
+                ),
+            ]
+            .into(),
+            ..NetPolicy::default()
+        };
+        let name = |n: &str| Host::parse(n).expect("host");
+        assert!(
+            matches!(decide(&p, false, &name("inward.test"), 80).await, Decision::Refused(why) if why.contains("127.0.0.2"))
+        );
+        // Only the address that passed is connected to.
+        let both = decide(&p, false, &name("both.test"), 80).await;
+        assert!(
+            matches!(&both, Decision::To(to) if to == &vec!["127.0.0.3:80".parse().expect("addr")])
+        );
+        // Through an upstream proxy a name is judged by the name.
+        assert!(matches!(decide(&p, true, &name("inward.test"), 80).await, Decision::Upstream));
+        assert!(matches!(decide(&p, true, &name("127.0.0.2"), 80).await, Decision::Refused(_)));
+        assert!(matches!(decide(&p, false, &name("0.0.0.0"), 80).await, Decision::Refused(_)));
+    }
 
     #[tokio::test]
     async fn a_hosts_table_answers_before_dns_and_the_rules_judge_its_addresses() {
