@@ -1011,6 +1011,11 @@ pub fn bundled_site(modules: &str, dir: &str) -> Result<PathBuf> {
     Ok(done)
 }
 
+/// The tab `id` (`"t3"`, as `TabInfo` gives it) for the browser's calls.
+pub fn tab_id(id: &str) -> Result<Option<ochre_host::browser::TabId>> {
+    Ok(Some(ochre_host::browser::TabId::named(Some(id))?.context("a tab id")?))
+}
+
 /// The Chromium on `PATH` (Debian's `chromium`, which `.ci/setup` installs).
 pub fn chromium_bin() -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();

@@ -11,11 +11,13 @@
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use ochre_protocol::page_ops::{self as ops, ActKind, Acted, Description, DragPoints, Dragged};
+use ochre_protocol::page_ops::{
+    self as ops, ActKind, Acted, Description, DragPoints, Dragged, Settled, Tried,
+};
 use ochre_protocol::{Code, ToolError};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{BrowserManager, HostBrowser, Input};
+use super::{BrowserManager, Caller, Input, TabId, TabRef};
 
 /// Default bound of the actionability wait, in ms.
 const ACTIONABLE_MS: u64 = 5_000;
@@ -32,9 +34,9 @@ const MAX_MISSES: usize = 20;
 
 /// What a click that reached its target changed, what was waited for, and the misses.
 struct Delivered {
-    delta: Value,
+    delta: Settled,
     waited: String,
-    tried: Vec<Value>,
+    tried: Vec<Tried>,
 }
 
 /// The clicks (and their presses) of a click or double click at (x, y).
@@ -76,16 +78,10 @@ fn line_of(info: Option<&Description>, target: &str) -> String {
 /// the page). The drop's events may reach the dragged item rather than the
 /// target (a sortable list keeps it under the pointer): the effect decides.
 /// HTML5 events (sent in the page) and a navigation count as done.
-fn judge_drag(ends: DragPoints, delta: Value) -> Dragged {
-    let effect: Vec<String> = delta["effect"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
-    let by = delta["received_by"].as_str().unwrap_or("no element").to_owned();
-    let reached = delta["delivered"] == json!(true);
+fn judge_drag(ends: DragPoints, delta: Settled) -> Dragged {
+    let effect = delta.effect.clone();
+    let by = delta.received_by.clone().unwrap_or_else(|| "no element".to_owned());
+    let reached = delta.delivered;
     let dragged = |done, refused: Option<String>, received_by| Dragged {
         ends: ends.clone(),
         done,
@@ -94,11 +90,11 @@ fn judge_drag(ends: DragPoints, delta: Value) -> Dragged {
         effect: effect.clone(),
         delta: delta.clone(),
     };
-    if ends.html5 || delta["navigated"] == json!(true) {
+    if ends.html5 || delta.navigated {
         return dragged(true, None, None);
     }
-    if delta["source_delivered"] != json!(true) {
-        let by = delta["source_received_by"].as_str().unwrap_or("no element").to_owned();
+    if delta.source_delivered != Some(true) {
+        let by = delta.source_received_by.clone().unwrap_or_else(|| "no element".to_owned());
         let why = format!(
             "the press did not reach {}: {by} received it; nothing was dragged",
             ends.source_line
@@ -129,17 +125,118 @@ impl Drop for AbortOnDrop {
 }
 
 impl BrowserManager {
-    /// Run `fut` as a task of its own, for the call's tab owner. A plugin's host
-    /// call is polled on the plugin's fiber stack; each step of an action
-    /// starting on a fresh stack keeps that stack from holding every step's
-    /// frames at once (a debug build overflowed it).
+    /// [`TabRef::act`] on the running call's tab `tab`, as a boxed future of a
+    /// named type: the dispatch holds it without holding its type, which holds
+    /// the dispatch's own (each step is a page operation), a cycle no `Send`
+    /// check could close. Its arguments are checked before the tab is
+    /// resolved (a refused call opens no tab).
+    pub(super) fn act_boxed(
+        &self,
+        tab: Option<TabId>,
+        a: ops::Act,
+    ) -> BoxFuture<'_, Result<Acted, ToolError>> {
+        Box::pin(async move {
+            check_act(&a)?;
+            let (me, caller) = (self.clone(), Caller::current());
+            TabRef::own_stack(Box::pin(async move { me.resolved(caller, tab).await?.act(a).await }))
+                .await
+        })
+    }
+
+    /// [`TabRef::drag`] on the running call's tab `tab` (see [`Self::act_boxed`]).
+    pub(super) fn drag_boxed(
+        &self,
+        tab: Option<TabId>,
+        a: ops::Drag,
+    ) -> BoxFuture<'_, Result<Dragged, ToolError>> {
+        Box::pin(async move {
+            check_drag(&a)?;
+            let (me, caller) = (self.clone(), Caller::current());
+            TabRef::own_stack(Box::pin(
+                async move { me.resolved(caller, tab).await?.drag(a).await },
+            ))
+            .await
+        })
+    }
+
+    /// `caller`'s tab `tab`, resolved once for an action, inside the dialog
+    /// guard (a dialog open on it answers at once).
+    async fn resolved(&self, caller: Caller, tab: Option<TabId>) -> Result<TabRef, ToolError> {
+        self.guarded_for(&caller, tab, self.tab(&caller, tab)).await
+    }
+}
+
+/// An action's arguments checked before anything is done: what it needs, the
+/// keys it sends.
+fn check_act(a: &ops::Act) -> Result<(), ToolError> {
+    let named = a.ref_id.is_some() || a.query.is_some();
+    match a.action.unwrap_or_default() {
+        ActKind::Press => keys_of(a, false).map(drop),
+        ActKind::Type => {
+            keys_of(a, true)?;
+            match named {
+                true => Ok(()),
+                false => Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`")),
+            }
+        }
+        _ if !named => Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`")),
+        _ => Ok(()),
+    }
+}
+
+/// The keys `press` (`typing` false) or `type` sends, each checked.
+fn keys_of(a: &ops::Act, typing: bool) -> Result<Vec<Input>, ToolError> {
+    if !typing {
+        let Some(key) = a.key.clone() else {
+            return Err(ToolError::invalid_argument("key", "press needs `key`"));
+        };
+        super::input::key_events(&key)?;
+        return Ok(vec![Input::Key(key)]);
+    }
+    let Some(text) = a.text.as_deref().filter(|t| !t.is_empty()) else {
+        return Err(ToolError::invalid_argument("text", "type needs `text`"));
+    };
+    let mut keys: Vec<Input> = text
+        .chars()
+        .map(|c| match c {
+            '\n' => Input::Key("Enter".into()),
+            '\t' => Input::Key("Tab".into()),
+            c => Input::Key(c.to_string()),
+        })
+        .collect();
+    if a.submit == Some(true) {
+        keys.push(Input::Key("Enter".into()));
+    }
+    Ok(keys)
+}
+
+/// A drag's arguments checked before anything is done: both ends named.
+fn check_drag(a: &ops::Drag) -> Result<(), ToolError> {
+    if a.source.is_none() && a.source_selector.is_none() {
+        return Err(ToolError::invalid_argument(
+            "source",
+            "drag needs `source` (a ref) or `source_selector`",
+        ));
+    }
+    if a.target.is_none() && a.target_selector.is_none() {
+        return Err(ToolError::invalid_argument(
+            "target",
+            "drag needs `target` (a ref) or `target_selector`",
+        ));
+    }
+    Ok(())
+}
+
+impl TabRef {
+    /// Run `fut` as a task of its own. A plugin's host call is polled on the
+    /// plugin's fiber stack; the action, and each of its steps, starting on a
+    /// fresh stack keeps that stack from holding every step's frames at once
+    /// (a debug build overflowed it). The action carries its tab and caller:
+    /// nothing is scoped again for the task.
     async fn own_stack<T: Send + 'static>(
         fut: BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let task = match super::PERSON.try_with(|n| *n) {
-            Ok(n) => tokio::spawn(super::OWNER.scope(super::owner(), super::PERSON.scope(n, fut))),
-            Err(_) => tokio::spawn(super::OWNER.scope(super::owner(), fut)),
-        };
+        let task = tokio::spawn(fut);
         let _abort = AbortOnDrop(task.abort_handle());
         task.await.unwrap_or_else(|e| {
             Err(ToolError::internal(format!("a step of the action failed: {e}")))
@@ -147,73 +244,53 @@ impl BrowserManager {
     }
 
     /// One page operation of an action (see [`Self::own_stack`]).
-    async fn step<O>(&self, tab: Option<&str>, op: O, ms: u32) -> Result<O::Output, ToolError>
+    async fn step<O>(&self, op: O, ms: u32) -> Result<O::Output, ToolError>
     where
-        O: ops::PageOp + Send + Sync + 'static,
+        O: ops::PageOp + Into<ops::AnyOp> + Send + Sync + 'static,
         O::Output: Send,
     {
-        let (me, tab) = (self.clone(), tab.map(str::to_owned));
-        Self::own_stack(Box::pin(async move { me.run(tab.as_deref(), &op, ms).await })).await
+        let t = self.clone();
+        Self::own_stack(Box::pin(async move { t.run(op, ms).await })).await
     }
 
     /// Trusted input of an action (see [`Self::own_stack`]).
-    async fn press(&self, tab: Option<&str>, events: Vec<Input>) -> Result<(), ToolError> {
-        let (me, tab) = (self.clone(), tab.map(str::to_owned));
-        Self::own_stack(Box::pin(async move { me.input(tab.as_deref(), &events).await })).await
-    }
-
-    /// [`Self::act`] as a boxed future of a named type: the dispatch holds it
-    /// without holding its type, which holds the dispatch's own (each step
-    /// is a page operation), a cycle no `Send` check could close.
-    pub(super) fn act_boxed<'a>(
-        &'a self,
-        tab: Option<&'a str>,
-        a: ops::Act,
-    ) -> BoxFuture<'a, Result<Acted, ToolError>> {
-        Box::pin(self.act(tab, a))
-    }
-
-    /// [`Self::drag`] as a boxed future of a named type (see [`Self::act_boxed`]).
-    pub(super) fn drag_boxed<'a>(
-        &'a self,
-        tab: Option<&'a str>,
-        a: ops::Drag,
-    ) -> BoxFuture<'a, Result<Dragged, ToolError>> {
-        Box::pin(self.drag(tab, a))
+    async fn press(&self, events: Vec<Input>) -> Result<(), ToolError> {
+        let t = self.clone();
+        Self::own_stack(Box::pin(async move { t.input(&events).await })).await
     }
 
     /// The `act` page operation: see [`ops::Act`].
-    pub(super) async fn act(&self, tab: Option<&str>, a: ops::Act) -> Result<Acted, ToolError> {
+    pub(super) async fn act(&self, a: ops::Act) -> Result<Acted, ToolError> {
         let action = a.action.unwrap_or_default();
         if matches!(action, ActKind::Press | ActKind::Type) {
-            return self.keys(tab, a, action == ActKind::Type).await;
+            return self.keys(a, action == ActKind::Type).await;
         }
-        let Some(target) = self.target_of(tab, a.ref_id, a.query).await? else {
+        let Some(target) = self.target_of(a.ref_id, a.query).await? else {
             return Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`"));
         };
         let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
         let mut info = None;
         if action == ActKind::Hover {
-            let aim = self.aim(tab, &target, &mut info, wait_ms, false).await?;
-            self.press(tab, vec![Input::MouseMove((aim.x, aim.y, 0))]).await?;
+            let aim = self.aim(&target, &mut info, wait_ms, false).await?;
+            self.press(vec![Input::MouseMove((aim.x, aim.y, 0))]).await?;
             let settle = ops::Settle { idle_ms: Some(100), ..ops::Settle::after(&aim.token) };
-            let delta = self.step(tab, settle, STEP_MS).await?;
+            let delta = self.step(settle, STEP_MS).await?;
             let info = described(info)?;
             let waited = aim.waited;
             return Ok(Acted { target: Some(info), done: true, delta, waited, ..Acted::default() });
         }
         let double = action == ActKind::DoubleClick;
         let Delivered { mut delta, waited, mut tried } =
-            self.click_delivered(tab, &target, &mut info, wait_ms, double).await?;
+            self.click_delivered(&target, &mut info, wait_ms, double).await?;
         let info = described(info)?;
         // A native control, or an element with its own click listener: a click
         // that reaches it is handled even when nothing on the page changes (a
         // state kept in script).
         // (Not when the click went to the part of the widget that stands for
         // it: then only an effect says it acted.)
-        let native = (info.native || info.listens) && delta["via"] != json!(true);
-        if delta["changed"] == json!(true) || native || a.other_ways == Some(false) {
-            self.after_navigation(tab, &mut delta).await;
+        let native = (info.native || info.listens) && !delta.via;
+        if delta.changed || native || a.other_ways == Some(false) {
+            self.after_navigation(&mut delta).await;
             return Ok(Acted {
                 target: Some(info),
                 done: true,
@@ -223,8 +300,8 @@ impl BrowserManager {
                 ..Acted::default()
             });
         }
-        tried.push(json!({"strategy": "mouse", "outcome": "no change"}));
-        match self.other_ways(tab, &info, double, &mut tried).await? {
+        tried.push(Tried::new("mouse", "no change"));
+        match self.other_ways(&info, double, &mut tried).await? {
             Some((delta, via)) => Ok(Acted {
                 target: Some(info),
                 done: true,
@@ -235,7 +312,7 @@ impl BrowserManager {
             }),
             None => Ok(Acted {
                 target: Some(info),
-                delta: json!({}),
+                delta: Settled::default(),
                 waited,
                 tried,
                 ..Acted::default()
@@ -249,56 +326,49 @@ impl BrowserManager {
     /// that worked changed and its name, or `None` (each try is in `tried`).
     async fn other_ways(
         &self,
-        tab: Option<&str>,
         info: &Description,
         double: bool,
-        tried: &mut Vec<Value>,
-    ) -> Result<Option<(Value, String)>, ToolError> {
+        tried: &mut Vec<Tried>,
+    ) -> Result<Option<(Settled, String)>, ToolError> {
         let target = &info.ref_id;
         let started = Instant::now();
         for strategy in ["ax", "js_click", "keyboard"] {
             if started.elapsed() > OTHER_WAYS {
-                tried.push(json!({"strategy": strategy, "outcome": "skipped: out of time"}));
+                tried.push(Tried::new(strategy, "skipped: out of time"));
                 continue;
             }
             if strategy == "keyboard" && (!info.focusable || double) {
-                tried.push(json!({"strategy": strategy, "outcome": "skipped: not focusable"}));
+                tried.push(Tried::new(strategy, "skipped: not focusable"));
                 continue;
             }
             let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
             for key in keys {
-                let w = self.watch_target(tab, target).await?;
-                let attempt = self.other_way(tab, strategy, key, info, double).await;
+                let w = self.watch_target(target).await?;
+                let attempt = self.other_way(strategy, key, info, double).await;
                 let name =
                     if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
                 if let Err(e) = attempt {
-                    self.unwatch(tab).await;
+                    self.unwatch().await;
                     // The element is gone: no other way will reach it.
                     if e.code == Code::StaleRef {
                         return Err(e);
                     }
-                    tried.push(
-                        json!({"strategy": name, "outcome": format!("failed: {}", e.message)}),
-                    );
+                    tried.push(Tried::new(name, format!("failed: {}", e.message)));
                     continue;
                 }
-                let mut delta = self.step(tab, ops::Settle::after(&w), STEP_MS).await?;
+                let mut delta = self.step(ops::Settle::after(&w), STEP_MS).await?;
                 // Only what the event reaching the element did counts (a timer
                 // elsewhere on the page must not pass for success).
-                let delivered = delta["delivered"] == json!(true);
-                if delivered && delta["changed"] == json!(true) {
-                    self.after_navigation(tab, &mut delta).await;
+                if delta.delivered && delta.changed {
+                    self.after_navigation(&mut delta).await;
                     return Ok(Some((delta, name)));
                 }
-                let outcome = if delivered {
+                let outcome = if delta.delivered {
                     "no change".to_owned()
                 } else {
-                    format!(
-                        "reached {}",
-                        delta["received_by"].as_str().unwrap_or("another element")
-                    )
+                    format!("reached {}", delta.received_by.as_deref().unwrap_or("another element"))
                 };
-                tried.push(json!({"strategy": name, "outcome": outcome}));
+                tried.push(Tried::new(name, outcome));
             }
         }
         Ok(None)
@@ -307,39 +377,14 @@ impl BrowserManager {
     /// `press` and `type`: the keys (checked before anything is sent) to the
     /// element, focused first, or (`press` only) to the focused one; done when
     /// they reached the element.
-    async fn keys(&self, tab: Option<&str>, a: ops::Act, typing: bool) -> Result<Acted, ToolError> {
-        let keys = if typing {
-            let Some(text) = a.text.filter(|t| !t.is_empty()) else {
-                return Err(ToolError::invalid_argument("text", "type needs `text`"));
-            };
-            let mut keys: Vec<Input> = text
-                .chars()
-                .map(|c| match c {
-                    '\n' => Input::Key("Enter".into()),
-                    '\t' => Input::Key("Tab".into()),
-                    c => Input::Key(c.to_string()),
-                })
-                .collect();
-            if a.submit == Some(true) {
-                keys.push(Input::Key("Enter".into()));
-            }
-            keys
-        } else {
-            let Some(key) = a.key else {
-                return Err(ToolError::invalid_argument("key", "press needs `key`"));
-            };
-            super::pageops::key_events(&key)?;
-            vec![Input::Key(key)]
-        };
-        let target = self.target_of(tab, a.ref_id, a.query).await?;
-        if typing && target.is_none() {
-            return Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`"));
-        }
+    async fn keys(&self, a: ops::Act, typing: bool) -> Result<Acted, ToolError> {
+        let keys = keys_of(&a, typing)?;
+        let target = self.target_of(a.ref_id, a.query).await?;
         let mut info = None;
         let mut value_before = None;
         if let Some(r) = &target {
-            let described = self.step(tab, ops::Describe::of_ref(r), STEP_MS).await?;
-            let focused = self.step(tab, ops::Focus::of(r), STEP_MS).await?.focused;
+            let described = self.step(ops::Describe::of_ref(r), STEP_MS).await?;
+            let focused = self.step(ops::Focus::of(r), STEP_MS).await?.focused;
             if typing && !focused {
                 return Err(ToolError::element_not_focusable(format!(
                     "{} does not take keyboard focus; click it first or pick the field inside it",
@@ -347,26 +392,26 @@ impl BrowserManager {
                 )));
             }
             if typing {
-                value_before = self.step(tab, ops::ValueOf::of(r), STEP_MS).await?.value;
+                value_before = self.step(ops::ValueOf::of(r), STEP_MS).await?.value;
             }
             info = Some(described);
         }
-        let token = self.step(tab, ops::Watch { ref_id: target.clone() }, STEP_MS).await?.token;
-        if let Err(e) = self.send_keys(tab, keys, a.delay_ms.unwrap_or(0).min(1_000)).await {
-            self.unwatch(tab).await;
+        let token = self.step(ops::Watch { ref_id: target.clone() }, STEP_MS).await?.token;
+        if let Err(e) = self.send_keys(keys, a.delay_ms.unwrap_or(0).min(1_000)).await {
+            self.unwatch().await;
             return Err(e);
         }
-        let mut delta = self.step(tab, ops::Settle::after(&token), STEP_MS).await?;
+        let mut delta = self.step(ops::Settle::after(&token), STEP_MS).await?;
         // With an element, the keys count only if they reached it (a dialog or
         // a script that took the focus in between got them instead).
-        let done = info.is_none() || delta["delivered"] == json!(true);
+        let done = info.is_none() || delta.delivered;
         if done {
-            self.after_navigation(tab, &mut delta).await;
+            self.after_navigation(&mut delta).await;
         }
         // Read back (not after Enter: a search box empties on submit).
         let value_after = match (&target, typing && done && a.submit != Some(true)) {
             (Some(r), true) => {
-                self.step(tab, ops::ValueOf::of(r), STEP_MS).await.ok().and_then(|v| v.value)
+                self.step(ops::ValueOf::of(r), STEP_MS).await.ok().and_then(|v| v.value)
             }
             _ => None,
         };
@@ -378,19 +423,14 @@ impl BrowserManager {
     /// 4x on a loaded two-core machine can take: marimo's took over 400 ms a
     /// key, and 25 to a call missed the bound), or one by one with a pause
     /// after each.
-    async fn send_keys(
-        &self,
-        tab: Option<&str>,
-        keys: Vec<Input>,
-        delay_ms: u32,
-    ) -> Result<(), ToolError> {
+    async fn send_keys(&self, keys: Vec<Input>, delay_ms: u32) -> Result<(), ToolError> {
         if delay_ms == 0 {
             for chunk in keys.chunks(10) {
-                self.press(tab, chunk.to_vec()).await?;
+                self.press(chunk.to_vec()).await?;
             }
         } else {
             for k in keys {
-                self.press(tab, vec![k]).await?;
+                self.press(vec![k]).await?;
                 tokio::time::sleep(Duration::from_millis(u64::from(delay_ms))).await;
             }
         }
@@ -398,19 +438,8 @@ impl BrowserManager {
     }
 
     /// The `drag` page operation: see [`ops::Drag`].
-    pub(super) async fn drag(&self, tab: Option<&str>, a: ops::Drag) -> Result<Dragged, ToolError> {
-        if a.source.is_none() && a.source_selector.is_none() {
-            return Err(ToolError::invalid_argument(
-                "source",
-                "drag needs `source` (a ref) or `source_selector`",
-            ));
-        }
-        if a.target.is_none() && a.target_selector.is_none() {
-            return Err(ToolError::invalid_argument(
-                "target",
-                "drag needs `target` (a ref) or `target_selector`",
-            ));
-        }
+    pub(super) async fn drag(&self, a: ops::Drag) -> Result<Dragged, ToolError> {
+        check_drag(&a)?;
         let ops::Drag { source, source_selector, target, target_selector } = a;
         let ask = ops::DragInfo {
             source: source.clone(),
@@ -418,20 +447,20 @@ impl BrowserManager {
             target: target.clone(),
             target_selector: target_selector.clone(),
         };
-        let ends = self.step(tab, ask, STEP_MS).await?;
+        let ends = self.step(ask, STEP_MS).await?;
         if ends.html5 {
             let html5 = ops::Html5Drag { source, source_selector, target, target_selector };
-            self.step(tab, html5, STEP_MS).await?;
+            self.step(html5, STEP_MS).await?;
         } else {
             let (sx, sy) = match ends.source.point() {
                 Ok(p) => p,
                 Err(why) => {
-                    self.unwatch(tab).await;
+                    self.unwatch().await;
                     return Err(ToolError::element_not_interactable(format!("cannot drag: {why}")));
                 }
             };
             let (Some(tx), Some(ty)) = (ends.target.x, ends.target.y) else {
-                self.unwatch(tab).await;
+                self.unwatch().await;
                 return Err(ToolError::element_not_interactable(
                     "the drop target has no size on screen",
                 ));
@@ -453,13 +482,13 @@ impl BrowserManager {
             let (ex, ey) = (past(sx, tx, size("width")), past(sy, ty, size("height")));
             ev.push(Input::MouseMove((ex, ey, 0)));
             ev.push(Input::MouseUp((ex, ey, 1)));
-            if let Err(e) = self.press(tab, ev).await {
-                self.unwatch(tab).await;
+            if let Err(e) = self.press(ev).await {
+                self.unwatch().await;
                 return Err(e);
             }
         }
         let settle = ops::Settle { token: ends.token.clone(), ..ops::Settle::default() };
-        let delta = self.step(tab, settle, STEP_MS).await?;
+        let delta = self.step(settle, STEP_MS).await?;
         Ok(judge_drag(ends, delta))
     }
 
@@ -467,14 +496,13 @@ impl BrowserManager {
     /// description (`None`: neither given).
     async fn target_of(
         &self,
-        tab: Option<&str>,
         ref_id: Option<String>,
         query: Option<String>,
     ) -> Result<Option<String>, ToolError> {
         Ok(match (ref_id, query) {
             (Some(r), _) => Some(r),
             (None, Some(query)) => {
-                Some(self.step(tab, ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
+                Some(self.step(ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
             }
             (None, None) => None,
         })
@@ -484,7 +512,6 @@ impl BrowserManager {
     /// name (`ax`), a click in script, or a key while it has the focus.
     async fn other_way(
         &self,
-        tab: Option<&str>,
         strategy: &str,
         key: &str,
         info: &Description,
@@ -498,14 +525,14 @@ impl BrowserManager {
                     role: info.role.clone(),
                     name: info.name.clone(),
                 };
-                let p = self.step(tab, again, STEP_MS).await?;
+                let p = self.step(again, STEP_MS).await?;
                 let (x, y) = p.point().map_err(ToolError::element_not_interactable)?;
-                self.press(tab, clicks(x, y, double)).await
+                self.press(clicks(x, y, double)).await
             }
-            "js_click" => self.step(tab, ops::JsClick::of(target), STEP_MS).await.map(drop),
+            "js_click" => self.step(ops::JsClick::of(target), STEP_MS).await.map(drop),
             _ => {
-                self.step(tab, ops::Focus::of(target), STEP_MS).await?;
-                self.press(tab, vec![Input::Key(key.to_owned())]).await
+                self.step(ops::Focus::of(target), STEP_MS).await?;
+                self.press(vec![Input::Key(key.to_owned())]).await
             }
         }
     }
@@ -516,7 +543,6 @@ impl BrowserManager {
     /// overlay fading in) is waited out again.
     async fn click_delivered(
         &self,
-        tab: Option<&str>,
         target: &str,
         info: &mut Option<Description>,
         wait_ms: u64,
@@ -524,10 +550,10 @@ impl BrowserManager {
     ) -> Result<Delivered, ToolError> {
         let started = Instant::now();
         let left = || wait_ms.saturating_sub(started.elapsed().as_millis() as u64);
-        let mut tried: Vec<Value> = Vec::new();
+        let mut tried: Vec<Tried> = Vec::new();
         let mut waited_all = Vec::new();
         loop {
-            let aim = self.aim(tab, target, info, left(), true).await?;
+            let aim = self.aim(target, info, left(), true).await?;
             if !aim.waited.is_empty() {
                 waited_all.push(aim.waited);
             }
@@ -536,25 +562,25 @@ impl BrowserManager {
                     "at {via}, the part of its widget a person clicks: the element itself is hidden or covered"
                 ));
             }
-            if let Err(e) = self.press(tab, clicks(aim.x, aim.y, double)).await {
-                self.unwatch(tab).await;
+            if let Err(e) = self.press(clicks(aim.x, aim.y, double)).await {
+                self.unwatch().await;
                 return Err(e);
             }
-            let delta = self.step(tab, ops::Settle::after(&aim.token), STEP_MS).await?;
+            let delta = self.step(ops::Settle::after(&aim.token), STEP_MS).await?;
             // A click counts when its press or the click itself reached the
             // target (a navigation it started says so too); the pointer passing
             // over it does not.
-            if delta["delivered"] == json!(true) && delta["pressed"] != json!(false) {
+            if delta.delivered && delta.pressed != Some(false) {
                 return Ok(Delivered { delta, waited: waited_all.join("; "), tried });
             }
             let line = line_of(info.as_ref(), target);
-            if delta["removed_before_release"] == json!(true) {
+            if delta.removed_before_release {
                 return Err(ToolError::stale_ref(format!(
                     "{line} took the mouse press, then the page removed it before the release (not while handling the press: a timer or a script): no click reached it"
                 )));
             }
-            let by = delta["received_by"].as_str().unwrap_or("another element").to_owned();
-            tried.push(json!({"strategy": "mouse", "outcome": format!("the click reached {by}")}));
+            let by = delta.received_by.unwrap_or_else(|| "another element".to_owned());
+            tried.push(Tried::new("mouse", format!("the click reached {by}")));
             if left() == 0 || tried.len() >= MAX_MISSES {
                 let mut e = ToolError::element_not_interactable(format!(
                     "{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"
@@ -573,7 +599,6 @@ impl BrowserManager {
     /// out.
     async fn aim(
         &self,
-        tab: Option<&str>,
         target: &str,
         info: &mut Option<Description>,
         ms: u64,
@@ -587,7 +612,7 @@ impl BrowserManager {
             watch: Some(true),
         };
         let bound = u32::try_from(ms + 5_000).unwrap_or(u32::MAX);
-        let p = self.step(tab, ask, bound).await?;
+        let p = self.step(ask, bound).await?;
         if let Some(d) = p.target {
             *info = Some(d);
         }
@@ -613,28 +638,68 @@ impl BrowserManager {
 
     /// Start watching what the next event changes around `target`: the token
     /// of the document for `settle`.
-    async fn watch_target(&self, tab: Option<&str>, target: &str) -> Result<String, ToolError> {
-        Ok(self.step(tab, ops::Watch { ref_id: Some(target.to_owned()) }, STEP_MS).await?.token)
+    async fn watch_target(&self, target: &str) -> Result<String, ToolError> {
+        Ok(self.step(ops::Watch { ref_id: Some(target.to_owned()) }, STEP_MS).await?.token)
     }
 
     /// Stop watching (the action failed: no `settle` follows). Best effort: the
     /// failure being reported matters more.
-    async fn unwatch(&self, tab: Option<&str>) {
-        let _ = self.step(tab, ops::Unwatch::default(), STEP_MS).await;
+    async fn unwatch(&self) {
+        let _ = self.step(ops::Unwatch::default(), STEP_MS).await;
     }
 
     /// After an action that navigated: wait for the new page (its URL goes in
     /// `delta`).
-    async fn after_navigation(&self, tab: Option<&str>, delta: &mut Value) {
-        if delta["navigated"] != json!(true) {
+    async fn after_navigation(&self, delta: &mut Settled) {
+        if !delta.navigated {
             return;
         }
-        let token = delta["token"].as_str().map(str::to_owned);
+        let token = delta.token.clone();
         let wait = ops::Wait { kind: "navigation".into(), token, ..ops::Wait::default() };
-        match self.step(tab, wait, NAVIGATION_MS).await {
-            Ok(r) => delta["url"] = r["url"].clone(),
-            Err(_) => delta["url"] = json!("(the navigation did not finish within 15 s)"),
+        match self.step(wait, NAVIGATION_MS).await {
+            Ok(r) => delta.url = r["url"].as_str().map(str::to_owned),
+            Err(_) => delta.url = Some("(the navigation did not finish within 15 s)".into()),
         }
-        let _ = self.step(tab, ops::NetworkIdle { quiet_ms: Some(0) }, 3_000).await;
+        let _ = self.step(ops::NetworkIdle { quiet_ms: Some(0) }, 3_000).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(v: serde_json::Value) -> ops::Act {
+        serde_json::from_value(v).expect("act arguments")
+    }
+
+    /// What an action lacks, or a key no keyboard has, is refused before its
+    /// tab is resolved (no tab is opened for a refused call), with the field.
+    #[test]
+    fn an_action_is_checked_before_its_tab_is_touched() {
+        let refused = |v: serde_json::Value| check_act(&act(v)).map_err(|e| e.details);
+        for (args, field) in [
+            (json!({}), "ref"),
+            (json!({"action": "hover"}), "ref"),
+            (json!({"action": "press"}), "key"),
+            (json!({"action": "press", "key": "NoSuchKey"}), ""),
+            (json!({"action": "type", "ref": "ax_1"}), "text"),
+            (json!({"action": "type", "ref": "ax_1", "text": ""}), "text"),
+            (json!({"action": "type", "text": "hi"}), "ref"),
+        ] {
+            let e = refused(args.clone()).expect_err(&args.to_string());
+            if !field.is_empty() {
+                assert_eq!(e.get("field"), Some(&json!(field)), "{args}: {e:?}");
+            }
+        }
+        for ok in [
+            json!({"ref": "ax_1"}),
+            json!({"query": "Send"}),
+            json!({"action": "press", "key": "Enter"}),
+            json!({"action": "type", "query": "Name", "text": "Ada"}),
+        ] {
+            refused(ok.clone()).unwrap_or_else(|e| panic!("{ok}: {e:?}"));
+        }
+        let keys = keys_of(&act(json!({"text": "a\n", "submit": true})), true).expect("keys");
+        assert_eq!(keys.len(), 3, "a, Enter for the newline, Enter to submit");
     }
 }

@@ -249,18 +249,33 @@ impl BrowserManager {
     /// closed). With no tab known yet, a dialog on any tab counts.
     pub async fn guarded<T>(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         fut: impl std::future::Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let n = self.tab_number(tab).await;
+        // Boxed: calls nest (tools calling tools), and debug builds keep every
+        // nested future on the stack.
+        self.guarded_for(&super::Caller::current(), tab, Box::pin(fut)).await
+    }
+
+    /// [`Self::guarded`] for `caller`'s tab `tab`.
+    pub(crate) async fn guarded_for<T>(
+        &self,
+        caller: &super::Caller,
+        tab: Option<TabId>,
+        fut: impl std::future::Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let who = &caller.owner;
+        let n = match tab {
+            Some(n) => Some(n),
+            None => self.home_guard().await.as_ref().and_then(|s| s.current.get(who).copied()),
+        };
         let ev = self.events();
-        let who = super::owner();
         let blocked = || -> Option<ToolError> {
             self.inner.tabs.all(|tabs| match n {
                 Some(n) => tabs.get(&n)?.dialog.as_ref().map(|d| dialog_error(d, n)),
                 None => tabs
                     .iter()
-                    .filter(|(_, t)| t.owner == who)
+                    .filter(|(_, t)| t.owner == *who)
                     .find_map(|(n, t)| t.dialog.as_ref().map(|d| dialog_error(d, *n))),
             })
         };
@@ -338,14 +353,6 @@ impl BrowserManager {
                 r => r,
             },
             () = died.as_mut() => Err(gone()),
-        }
-    }
-
-    /// The number of tab `tab` (or the current tab), without launching anything.
-    async fn tab_number(&self, tab: Option<&str>) -> Option<TabId> {
-        match tab {
-            Some(t) => super::parse_tab(t).ok(),
-            None => self.home_guard().await.as_ref()?.current.get(&super::owner()).copied(),
         }
     }
 

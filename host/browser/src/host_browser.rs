@@ -17,7 +17,7 @@ use ochre_protocol::{ToolError, lock};
 
 use super::{
     BrowserManager, OWNER, Owner, PageEvent, TabId, TabInfo, TitleFrom, bounded, cdp_error,
-    lifeline, owner, parse_tab, sole,
+    lifeline, owner, sole,
 };
 
 impl HostBrowser for BrowserManager {
@@ -81,11 +81,8 @@ impl HostBrowser for BrowserManager {
         Ok(out)
     }
 
-    async fn peek_tab(&self, tab: Option<&str>) -> Option<TabInfo> {
-        let wanted = match tab {
-            Some(t) => Some(parse_tab(t).ok()?),
-            None => None,
-        };
+    async fn peek_tab(&self, tab: Option<TabId>) -> Option<TabInfo> {
+        let wanted = tab;
         let who = owner();
         let (n, page) = {
             let guard = match wanted {
@@ -106,13 +103,15 @@ impl HostBrowser for BrowserManager {
 
     async fn page_op(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         op: &str,
         args: Value,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
         // Refused before anything touches the browser: an unknown operation, or
         // arguments its type does not take. Read once: the handlers get them typed.
+        self.inner.counters.json_ops.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(target: "ochre::json_op", op, "read from JSON");
         let parsed = match AnyOp::parse(op, &args) {
             None => {
                 return Err(ToolError::invalid_argument(
@@ -127,7 +126,23 @@ impl HostBrowser for BrowserManager {
         Box::pin(self.dispatch(tab, parsed, args, timeout_ms)).await
     }
 
-    async fn thumbnail(&self, tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
+    /// Typed: the operation goes to its handler as it is (no JSON read).
+    fn run<O: ochre_protocol::page_ops::PageOp>(
+        &self,
+        tab: Option<TabId>,
+        op: &O,
+        timeout_ms: u32,
+    ) -> impl Future<Output = Result<O::Output, ToolError>> + Send {
+        use ochre_protocol::page_ops::{from_output, to_args};
+        let args = to_args(op).map_err(ToolError::internal);
+        let op = op.clone().into();
+        async move {
+            let out = Box::pin(self.dispatch(tab, op, args?, timeout_ms)).await?;
+            from_output::<O>(out).map_err(ToolError::internal)
+        }
+    }
+
+    async fn thumbnail(&self, tab: Option<TabId>) -> Result<Vec<u8>, ToolError> {
         self.guarded(tab, async {
             let (_, page) = self.page(tab).await?;
             let view = bounded(

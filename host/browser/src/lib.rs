@@ -42,6 +42,7 @@ mod events;
 mod frames;
 mod grid;
 mod host_browser;
+mod input;
 mod library;
 pub mod lifeline;
 mod live;
@@ -53,12 +54,15 @@ mod owners;
 mod pageops;
 mod pool;
 mod routes;
+mod tabref;
 mod tabs;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
+pub use input::Input;
 pub use library::{PAGE_JS, PAGE_PARTS, page_library_key, page_library_under};
-pub use pageops::Input;
 pub use pool::{Endpoint, EndpointStatus};
+pub use tabref::CallCounts;
+use tabref::{Caller, TabRef};
 
 pub use ochre_protocol::page_ops;
 
@@ -222,6 +226,8 @@ struct Inner {
     notices: std::sync::OnceLock<Notices>,
     /// The server is closing the browser (its connection's end is expected).
     closing: Arc<AtomicBool>,
+    /// Tabs resolved, operations read from JSON (see [`CallCounts`]).
+    counters: tabref::Counters,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -289,10 +295,7 @@ fn parse_tab(id: &str) -> Result<TabId, ToolError> {
 }
 
 fn not_found(id: &str) -> ToolError {
-    let id: String = id.chars().take(24).collect();
-    let id = id.as_str();
-    ToolError::tab_not_found(format!("no tab {id:?}: call tabs_context for the open tabs"))
-        .with("tabId", id)
+    ochre_protocol::browser::tab_not_found(id)
 }
 
 /// A failed CDP command as a tool error: the one place that reads what the
@@ -402,6 +405,7 @@ impl BrowserManager {
                 events: Default::default(),
                 notices: Default::default(),
                 closing: Default::default(),
+                counters: Default::default(),
             }),
         }
     }
@@ -733,60 +737,17 @@ impl BrowserManager {
         self.inner.owners.each(|_, s| s.fetchers.retain(|(_, slot), _| *slot != i));
     }
 
-    /// The page for `tab` (or the current tab, opening one if there is none),
-    /// once the network quiet its last navigation owes is paid (see `owe_settle`).
-    async fn page(&self, tab: Option<&str>) -> Result<(TabId, Page), ToolError> {
-        let (n, page) = self.page_as_is(tab).await?;
-        // Whatever this call does may change the page: the wall evidence read
-        // at its load no longer stands for it, nor do the loads reported so far.
-        self.inner.tabs.with(n, |t| t.wall_at_load = None);
-        let _ = self.load_report(n, None);
-        self.pay_settle(n, &page).await;
-        Ok((n, page))
+    /// The page for `tab` (or the current tab, opening one if there is none)
+    /// of the running call (see [`Self::tab`]).
+    async fn page(&self, tab: Option<TabId>) -> Result<(TabId, Page), ToolError> {
+        let t = self.tab(&Caller::current(), tab).await?;
+        Ok((t.n, t.page))
     }
 
-    /// [`Self::page`] without paying an owed settle: for what reads the page as
-    /// the load left it (the owed wait stays for the next call).
-    async fn page_as_is(&self, tab: Option<&str>) -> Result<(TabId, Page), ToolError> {
-        let wanted = tab.map(parse_tab).transpose()?;
-        let who = owner();
-        let (n, page, behind) = loop {
-            let mut guard = match wanted {
-                Some(n) => self.session_of_tab(n).await?,
-                None => self.session().await?,
-            };
-            let session = guard.as_mut().ok_or_else(|| not_found("current"))?;
-            let n = wanted.or_else(|| session.current.get(&who).copied());
-            match (n.and_then(|n| self.visible_page(n, &who).map(|p| (n, p))), wanted) {
-                (Some((n, page)), _) => {
-                    self.check_held(n)?;
-                    let behind = session.front != Some(n);
-                    session.front = Some(n);
-                    break (n, page, behind);
-                }
-                (None, Some(n)) => return Err(not_found(&n.to_string())),
-                // No current tab: open one (once, however many of the owner's
-                // calls ask at once), then take it as any current tab.
-                (None, None) => {
-                    drop(guard);
-                    let opening = self.opening(&who);
-                    let _one = opening.lock().await;
-                    let has = self
-                        .home_guard()
-                        .await
-                        .as_ref()
-                        .is_some_and(|s| s.current.contains_key(&who));
-                    if !has {
-                        self.open_tab(None, &who, "about:blank").await?;
-                    }
-                }
-            }
-        };
-        if behind {
-            // Bounded and best effort: a tab with an open dialog may not answer.
-            let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
-        }
-        Ok((n, page))
+    /// [`Self::page`] without paying an owed settle (see [`Self::tab_as_is`]).
+    async fn page_as_is(&self, tab: Option<TabId>) -> Result<(TabId, Page), ToolError> {
+        let t = self.tab_as_is(&Caller::current(), tab).await?;
+        Ok((t.n, t.page))
     }
 
     /// A tab's info. The title comes from the page (`TitleFrom::Page`; at a
@@ -982,7 +943,7 @@ impl BrowserManager {
     /// Navigate and wait for the load event.
     pub async fn navigate(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         url: &str,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
@@ -1037,7 +998,7 @@ impl BrowserManager {
     /// Back (-1) or forward (+1).
     pub async fn history(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         delta: i32,
         timeout_ms: u32,
     ) -> Result<TabInfo, ToolError> {
@@ -1078,7 +1039,7 @@ impl BrowserManager {
     }
 
     /// Reload and wait for the load event.
-    pub async fn reload(&self, tab: Option<&str>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
+    pub async fn reload(&self, tab: Option<TabId>, timeout_ms: u32) -> Result<TabInfo, ToolError> {
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
             bounded(timeout_ms, "reload", async {
@@ -1097,7 +1058,7 @@ impl BrowserManager {
     /// Evaluate an expression; the value as JSON (promises awaited).
     pub async fn evaluate(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         expression: &str,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
@@ -1112,7 +1073,7 @@ impl BrowserManager {
     /// in CSS pixels of the page).
     pub async fn screenshot(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         full_page: bool,
         jpeg_quality: Option<u8>,
         clip: Option<[f64; 4]>,

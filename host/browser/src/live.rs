@@ -38,9 +38,14 @@ impl BrowserManager {
         }
     }
 
-    /// `TAB_HELD` if a person holds tab `n` (and the call is not theirs).
+    /// `TAB_HELD` if a person holds tab `n` (and the running call is not theirs).
     pub(crate) fn check_held(&self, n: TabId) -> Result<(), ToolError> {
-        if super::PERSON.try_with(|p| *p == n).unwrap_or(false) {
+        self.check_held_for(n, &super::Caller::current())
+    }
+
+    /// `TAB_HELD` if a person holds tab `n` (and `caller` is not them).
+    pub(crate) fn check_held_for(&self, n: TabId, caller: &super::Caller) -> Result<(), ToolError> {
+        if caller.person == Some(n) {
             return Ok(());
         }
         match self.inner.tabs.with(n, |t| t.held.clone()).flatten() {

@@ -355,7 +355,7 @@ impl BrowserManager {
                 ("dom.html", html.into_bytes())
             }
             "screenshot" => {
-                let png = self.screenshot(Some(&n.to_string()), false, None, None).await?;
+                let png = self.screenshot(Some(n), false, None, None).await?;
                 ("screenshot.png", png)
             }
             "network" => {

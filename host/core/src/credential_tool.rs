@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::browser::BrowserManager;
-use crate::browser::HostBrowser;
 use crate::browser::page_ops::{Fill, LoginField, LoginFields, NetworkIdle, Ping, Wait};
+use crate::browser::{HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::redact::KnownSecrets;
 use crate::redact::MASK;
@@ -61,7 +61,7 @@ pub(crate) async fn run(
 ) -> Result<ToolOutput, ToolError> {
     let name = args["name"].as_str().unwrap_or_default();
     CredentialStore::check_name(name)?;
-    let tab = args["tabId"].as_str();
+    let tab = TabId::named(args["tabId"].as_str())?;
     let submit = args["submit"].as_bool() == Some(true);
     let refs: BTreeMap<String, String> = ROLES
         .iter()

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::browser::page_ops::Snapshot;
-use crate::browser::{BrowserManager, HostBrowser};
+use crate::browser::{BrowserManager, HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::people::{Asked, Ended, Handoff, PageState, People};
 use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
@@ -80,7 +80,7 @@ pub(crate) async fn run(
         ));
     };
     let tab = args["tabId"].as_str();
-    let Some(info) = browser.peek_tab(tab).await else {
+    let Some(info) = browser.peek_tab(TabId::named(tab)?).await else {
         return Err(ToolError::tab_not_found(match tab {
             Some(t) => format!("no tab {t:?} to hand over: call tabs_context for the open tabs"),
             None => "no tab to hand over: open the page first (navigate)".to_owned(),
@@ -156,7 +156,7 @@ pub(crate) async fn run(
 async fn page_state(browser: &BrowserManager, tab: &str) -> Result<PageState, ToolError> {
     let ask =
         Snapshot { mode: Some("text".into()), max_chars: Some(50_000), ..Snapshot::default() };
-    let s = browser.run(Some(tab), &ask, 10_000).await?;
+    let s = browser.run(TabId::named(Some(tab))?, &ask, 10_000).await?;
     Ok(PageState { url: s.url, title: s.title, text: s.text })
 }
 

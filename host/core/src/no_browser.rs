@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 pub use ochre_protocol::browser::{
-    HostBrowser, Input, Notices, Owner, PageEvent, StorageState, TabDialog, TabInfo,
+    HostBrowser, Input, Notices, Owner, PageEvent, StorageState, TabDialog, TabId, TabInfo,
 };
 pub use ochre_protocol::page_ops;
 
@@ -42,13 +42,13 @@ impl HostBrowser for NoBrowser {
         Ok(Vec::new())
     }
 
-    async fn peek_tab(&self, _tab: Option<&str>) -> Option<TabInfo> {
+    async fn peek_tab(&self, _tab: Option<TabId>) -> Option<TabInfo> {
         None
     }
 
     async fn page_op(
         &self,
-        _tab: Option<&str>,
+        _tab: Option<TabId>,
         _op: &str,
         _args: Value,
         _timeout_ms: u32,
@@ -56,7 +56,7 @@ impl HostBrowser for NoBrowser {
         Err(unavailable())
     }
 
-    async fn thumbnail(&self, _tab: Option<&str>) -> Result<Vec<u8>, ToolError> {
+    async fn thumbnail(&self, _tab: Option<TabId>) -> Result<Vec<u8>, ToolError> {
         Err(unavailable())
     }
 

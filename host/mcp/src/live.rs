@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use ochre_host::people::{Ended, Handoff};
 use ochre_host::{Host, HostBrowser};
 use ochre_protocol::ToolError;
-use ochre_protocol::browser::{FrameSink, ScreenFrame};
+use ochre_protocol::browser::{FrameSink, ScreenFrame, TabId};
 use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Gestures};
 
 /// What the pages' handlers share.
@@ -282,7 +282,8 @@ async fn person_call(
 
 /// The element at a point of `h`'s tab (or the one with focus).
 async fn element_at(p: &Pages, h: &Handoff, at: AtPoint) -> Result<AtPointFound, ToolError> {
-    as_person(p, h, p.host.browser().run(Some(&h.tab), &at, 5_000)).await
+    let tab = TabId::named(Some(&h.tab))?;
+    as_person(p, h, p.host.browser().run(tab, &at, 5_000)).await
 }
 
 /// The field being typed into becomes a step: `form_input` with its text.
@@ -394,7 +395,7 @@ async fn start_demo(p: &Pages, h: &Handoff) -> Result<Value, ToolError> {
     let demo = Demo::default();
     ochre_protocol::lock(&p.demos).insert(h.id.clone(), Arc::new(tokio::sync::Mutex::new(demo)));
     *ochre_protocol::lock(&h.demonstration) = Some(id.clone());
-    let url = p.host.browser().peek_tab(Some(&h.tab));
+    let url = p.host.browser().peek_tab(TabId::named(Some(&h.tab))?);
     let url = p.host.browser().with_owner(h.owner.clone(), url).await.map(|t| t.url);
     if let Some(url) = url.filter(|u| u.starts_with("http")) {
         person_call(p, h, "navigate", json!({"url": url, "tabId": h.tab})).await?;

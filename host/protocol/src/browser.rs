@@ -25,6 +25,20 @@ impl TabId {
     pub fn parse(text: &str) -> Option<Self> {
         number_after(text, "t").map(Self)
     }
+
+    /// The tab an agent names (`None`: its current tab), read where the name
+    /// comes in (an MCP argument, a plugin's host call): `TAB_NOT_FOUND` for a
+    /// name that is no tab's.
+    pub fn named(text: Option<&str>) -> Result<Option<Self>, ToolError> {
+        text.map(|t| Self::parse(t).ok_or_else(|| tab_not_found(t))).transpose()
+    }
+}
+
+/// `TAB_NOT_FOUND` for tab `id` (as the agent spelled it).
+pub fn tab_not_found(id: &str) -> ToolError {
+    let id: String = id.chars().take(24).collect();
+    ToolError::tab_not_found(format!("no tab {id:?}: call tabs_context for the open tabs"))
+        .with("tabId", id.as_str())
 }
 
 impl std::fmt::Display for TabId {
@@ -214,8 +228,9 @@ pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
 /// and the MCP server call, whatever drives the pages. `ochre-browser`'s
 /// `BrowserManager` implements it over Chromium; a host built without the
 /// `browser` feature has a `NoBrowser` that answers truly for a host with no
-/// tabs. A tab is named as the agent names it (`"t3"`, `None`: the caller's
-/// current tab); calls see only their owner's tabs (see [`Self::with_owner`]).
+/// tabs. A tab is a [`TabId`] (`None`: the caller's current tab), read from
+/// the agent's `"t3"` where it comes in ([`TabId::named`]); calls see only
+/// their owner's tabs (see [`Self::with_owner`]).
 pub trait HostBrowser: Send + Sync {
     /// Tell launches and relaunches through `notices` (the host sends them as
     /// MCP log messages of the logger `browser`).
@@ -240,7 +255,7 @@ pub trait HostBrowser: Send + Sync {
 
     /// The tab `tab` if a browser is running and has it; never launches a
     /// browser or opens a tab.
-    fn peek_tab(&self, tab: Option<&str>) -> impl Future<Output = Option<TabInfo>> + Send;
+    fn peek_tab(&self, tab: Option<TabId>) -> impl Future<Output = Option<TabInfo>> + Send;
 
     /// Run page operation `op` (see [`crate::page_ops`] and the WIT
     /// `page-op`) in a tab, its arguments and result as JSON. An unknown
@@ -248,7 +263,7 @@ pub trait HostBrowser: Send + Sync {
     /// browser is touched.
     fn page_op(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         op: &str,
         args: Value,
         timeout_ms: u32,
@@ -258,7 +273,7 @@ pub trait HostBrowser: Send + Sync {
     /// `browser.run(None, &Find { query: "Send".into(), ..Default::default() }, 5_000)`.
     fn run<O: PageOp>(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         op: &O,
         timeout_ms: u32,
     ) -> impl Future<Output = Result<O::Output, ToolError>> + Send {
@@ -273,7 +288,7 @@ pub trait HostBrowser: Send + Sync {
     /// A small JPEG of the tab's viewport, for recordings.
     fn thumbnail(
         &self,
-        tab: Option<&str>,
+        tab: Option<TabId>,
     ) -> impl Future<Output = Result<Vec<u8>, ToolError>> + Send;
 
     /// The current position of the page-event log: events after it happened

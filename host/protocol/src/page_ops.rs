@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub type Json = serde_json::Value;
 
 /// A page operation: its name, its arguments (`Self`) and its result.
-pub trait PageOp: Serialize + DeserializeOwned {
+pub trait PageOp: Serialize + DeserializeOwned + Clone + Into<AnyOp> {
     /// The operation's name (the `op` of the WIT `page-op`).
     const NAME: &'static str;
     /// What it returns.
@@ -143,6 +143,11 @@ macro_rules! typed_ops {
         $(impl PageOp for $op {
             const NAME: &'static str = $name;
             type Output = $out;
+        }
+        impl From<$op> for AnyOp {
+            fn from(op: $op) -> AnyOp {
+                AnyOp::$op(op)
+            }
         })*
         /// The typed operations: (name, the type of its arguments).
         pub const TYPED: &[(&str, &str)] = &[$(($name, stringify!($op))),*];
@@ -392,7 +397,7 @@ typed_ops! {
         "ref",
         "start watching what an action changes (returns a token)",
     );
-    Settle => "settle" -> Json = Spec::op(
+    Settle => "settle" -> Settled = Spec::op(
         "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
         "what the action changed once a whole frame passes without a layout change, the work and requests it started have run, and its motion has ended",
     );
@@ -887,7 +892,104 @@ pub struct Dragged {
     #[serde(default)]
     pub effect: Vec<String>,
     /// What it changed (as `settle` tells it).
-    pub delta: Json,
+    pub delta: Settled,
+}
+
+/// What an action changed, as `settle` tells it: what the page library's
+/// watch saw (the event's way, the DOM, the element's state, the motion and
+/// timers it set going) and the requests the host saw it send. Every key is
+/// optional on the wire; what is absent there is absent here (`false`, empty).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    /// The event reached the element watched (or one inside it).
+    #[serde(default)]
+    pub delivered: bool,
+    /// Anything changed: the URL, the title, the element's state, the DOM, or
+    /// (for an event that reached it) a request it sent.
+    #[serde(default)]
+    pub changed: bool,
+    /// The press or the click reached the target (`false`: the pointer only
+    /// passed over it before something else took it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressed: Option<bool>,
+    /// DOM changes seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutations: Option<u64>,
+    /// The document was replaced (its `token` says which the watch had).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub navigated: bool,
+    /// The document's token (after a navigation: the watch's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// The page's new URL (after a navigation, once it loaded, or why not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The page's new title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What received the event instead of the target (a ref line or a tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_by: Option<String>,
+    /// The press reached the target, then the page removed it before the
+    /// release (a timer, not a handler): no click reached it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub removed_before_release: bool,
+    /// The event went to the part of its widget that stands for the target:
+    /// only an effect says it acted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub via: bool,
+    /// A drag: the press reached the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_delivered: Option<bool>,
+    /// A drag: what received the press instead of the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_received_by: Option<String>,
+    /// A drag: how the page reacted (`moved in the page`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effect: Vec<String>,
+    /// The element's state where it changed: `connected`, `checked`,
+    /// `value_length`, and each ARIA state (`expanded`, `pressed`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<serde_json::Map<String, Json>>,
+    /// New text on the page (up to three).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    /// The element that has the focus now (a ref line), when it moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// What was still going at the bound (`bound_ms`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub still: Vec<String>,
+    /// The page's bound of the wait, when it was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_ms: Option<u64>,
+    /// Timers it set that are due later than the wait (ms; up to five).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_ms: Vec<u64>,
+    /// Requests the page saw the action send (the host waits for as many).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<u64>,
+    /// The watch kept for a second look (`keep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<u64>,
+    /// Requests the action started, as the host saw them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// Those still pending at the bound of the wait (their URLs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
+}
+
+impl Settled {
+    /// A navigation replaced the document the watch had (`token`): the event
+    /// reached it, and everything changed.
+    pub fn navigated(token: Option<String>) -> Self {
+        Settled { navigated: true, changed: true, delivered: true, token, ..Settled::default() }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// An operation that returns nothing to read.
@@ -1426,7 +1528,7 @@ pub struct Acted {
     /// `press`: the keys reached another element (`delta.received_by`).
     pub done: bool,
     /// What it changed (as `settle` tells it; after a navigation, the new `url`).
-    pub delta: Json,
+    pub delta: Settled,
     /// What was waited for before the element could take the event (empty
     /// when nothing was).
     #[serde(default)]
@@ -1435,15 +1537,33 @@ pub struct Acted {
     /// `keyboard Enter`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
-    /// The ways tried before (or without) success: `{strategy, outcome}`.
+    /// The ways tried before (or without) success.
     #[serde(default)]
-    pub tried: Vec<Json>,
+    pub tried: Vec<Tried>,
     /// `type`: the field's value before the keys (none: not a field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_before: Option<String>,
     /// `type`: the field's value after them (not read after Enter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_after: Option<String>,
+}
+
+/// A way an action tried and what came of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tried {
+    /// The way: `mouse`, `ax` (found again by role and name), `js_click`,
+    /// `keyboard Enter`, ...
+    pub strategy: String,
+    /// What came of it: `no change`, `the click reached ...`, `skipped: ...`,
+    /// `failed: ...`.
+    pub outcome: String,
+}
+
+impl Tried {
+    /// `strategy` and what came of it.
+    pub fn new(strategy: impl Into<String>, outcome: impl Into<String>) -> Self {
+        Tried { strategy: strategy.into(), outcome: outcome.into() }
+    }
 }
 
 /// Set a field's value as typing would, its events included.
@@ -2196,4 +2316,35 @@ pub struct NewTab {
     /// Its title.
     #[serde(default)]
     pub title: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A settle answer reads into its type and writes back as it came: what
+    /// the page left out stays out (a plugin reading the JSON sees the same
+    /// keys), what it said is kept, `false` included where it means something.
+    #[test]
+    fn a_settle_answer_keeps_its_shape_through_its_type() {
+        for wire in [
+            json!({"delivered": true, "pressed": true, "mutations": 3, "changed": true,
+                   "added": ["Saved"], "focus": "button \"Send\" ax_4", "later_ms": [2000]}),
+            json!({"delivered": false, "pressed": false, "mutations": 0, "changed": false,
+                   "received_by": "div.toast", "removed_before_release": true}),
+            json!({"delivered": true, "pressed": true, "mutations": 1, "changed": true,
+                   "source_delivered": false, "source_received_by": "li ax_9",
+                   "effect": ["moved in the page"], "target": {"expanded": true, "value_length": 4},
+                   "still": ["an animation was running"], "bound_ms": 2000, "via": true,
+                   "requests": 2, "pending": ["http://127.0.0.1/slow"]}),
+            json!({"navigated": true, "changed": true, "delivered": true, "token": "d7",
+                   "url": "http://127.0.0.1/next"}),
+        ] {
+            let read: Settled = serde_json::from_value(wire.clone()).expect("a settle answer");
+            assert_eq!(serde_json::to_value(&read).expect("written"), wire);
+        }
+        let nav = Settled::navigated(Some("d7".into()));
+        assert!(nav.navigated && nav.changed && nav.delivered);
+    }
 }

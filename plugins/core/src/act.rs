@@ -8,7 +8,7 @@ use ochre_sdk::browser::{self, Input, ops};
 use ochre_sdk::{Content, Output, ToolError, clock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::read::{run, unwatch, watch};
 
@@ -25,18 +25,18 @@ pub(crate) enum FieldValue {
 pub(crate) use ochre_sdk::browser::ops::without_value;
 
 /// What an action changed, in one short line.
-pub(crate) fn describe_delta(d: &Value) -> String {
+pub(crate) fn describe_delta(d: &ops::Settled) -> String {
     let mut parts = Vec::new();
-    if d["navigated"] == json!(true) {
+    if d.navigated {
         parts.push("navigated".to_owned());
     }
-    if let Some(u) = d["url"].as_str() {
+    if let Some(u) = &d.url {
         parts.push(format!("url {u}"));
     }
-    if let Some(t) = d["title"].as_str() {
+    if let Some(t) = &d.title {
         parts.push(format!("title {t:?}"));
     }
-    if let Some(t) = d["target"].as_object() {
+    if let Some(t) = &d.target {
         // The element's new state, said plainly (`now expanded`).
         for (k, v) in t {
             let on = v == &json!(true);
@@ -52,45 +52,36 @@ pub(crate) fn describe_delta(d: &Value) -> String {
             parts.extend(word);
         }
     }
-    if let Some(n) = d["requests"].as_u64() {
+    if let Some(n) = d.requests {
         parts.push(format!("{n} request{} sent", if n == 1 { "" } else { "s" }));
     }
-    if let Some(p) = d["pending"].as_array() {
-        let urls: Vec<&str> = p.iter().filter_map(Value::as_str).take(3).collect();
+    if !d.pending.is_empty() {
+        let urls: Vec<&str> = d.pending.iter().map(String::as_str).take(3).collect();
         parts.push(format!("still pending after the wait: {}", urls.join(", ")));
     }
-    if let Some(added) = d["added"].as_array() {
-        let texts: Vec<String> =
-            added.iter().filter_map(Value::as_str).map(|s| format!("{s:?}")).collect();
-        if !texts.is_empty() {
-            parts.push(format!("new text {}", texts.join(", ")));
-        }
+    if !d.added.is_empty() {
+        let texts: Vec<String> = d.added.iter().map(|s| format!("{s:?}")).collect();
+        parts.push(format!("new text {}", texts.join(", ")));
     }
-    if let Some(ms) = d["later_ms"].as_array() {
-        let ms: Vec<String> =
-            ms.iter().filter_map(Value::as_u64).map(|m| format!("{m} ms")).collect();
-        if !ms.is_empty() {
-            let what = if ms.len() == 1 { "a timer" } else { "timers" };
-            parts.push(format!(
-                "still to come: {what} of {} it set (not waited for; read the page again later)",
-                ms.join(", ")
-            ));
-        }
+    if !d.later_ms.is_empty() {
+        let ms: Vec<String> = d.later_ms.iter().map(|m| format!("{m} ms")).collect();
+        let what = if ms.len() == 1 { "a timer" } else { "timers" };
+        parts.push(format!(
+            "still to come: {what} of {} it set (not waited for; read the page again later)",
+            ms.join(", ")
+        ));
     }
-    if let Some(still) = d["still"].as_array() {
-        let what: Vec<&str> = still.iter().filter_map(Value::as_str).collect();
-        if !what.is_empty() {
-            let bound = d["bound_ms"].as_u64().unwrap_or(2_000);
-            parts.push(format!(
-                "not settled after {bound} ms (the wait's bound): {}",
-                what.join(", ")
-            ));
-        }
+    if !d.still.is_empty() {
+        let bound = d.bound_ms.unwrap_or(2_000);
+        parts.push(format!(
+            "not settled after {bound} ms (the wait's bound): {}",
+            d.still.join(", ")
+        ));
     }
-    if let Some(f) = d["focus"].as_str() {
+    if let Some(f) = &d.focus {
         parts.push(format!("focus {}", without_value(f)));
     }
-    if let Some(m) = d["mutations"].as_u64()
+    if let Some(m) = d.mutations
         && m > 0
     {
         parts.push(format!("{m} DOM changes"));
@@ -128,7 +119,7 @@ pub(crate) struct InteractArgs {
 
 /// Click `target` with the mouse as a person does (the host's `act`, the mouse
 /// only): a click that reached it counts, whatever it changed; what it changed.
-fn click_delivered(tab: Option<&str>, target: &str) -> Result<Value, ToolError> {
+fn click_delivered(tab: Option<&str>, target: &str) -> Result<ops::Settled, ToolError> {
     let act = ops::Act {
         ref_id: Some(target.to_owned()),
         other_ways: Some(false),
@@ -204,7 +195,7 @@ fn hitl(
     tab: Option<&str>,
     target: &str,
     info: &ops::Description,
-    tried: Vec<Value>,
+    tried: Vec<ops::Tried>,
 ) -> Result<Output, ToolError> {
     let mut payload = json!({
         "needs_human": true,
@@ -383,7 +374,7 @@ fn choose_option(
     // An option already chosen is left so (a click would unselect it in a
     // multi-select).
     let already = opt_line.ends_with(" selected") || opt_line.contains(" selected ");
-    let d = if already { Value::Null } else { click_delivered(tab, opt_ref)? };
+    let d = if already { ops::Settled::default() } else { click_delivered(tab, opt_ref)? };
     let chosen = chosen.as_str();
     // The page may take a moment (a server round trip) to show the choice.
     let where_shown = ops::Shown { ref_id: target.to_owned(), name: Some(chosen.to_owned()) };
@@ -415,7 +406,7 @@ fn choose_option(
             json!(holds)
         )
     };
-    if let Some(n) = d["requests"].as_u64() {
+    if let Some(n) = d.requests {
         out.push_str(&format!("; {} sent", plural(n as usize, "request")));
     }
     Ok(out)
@@ -679,7 +670,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
     }
     let what = format!("{} onto {}", d.ends.source_line, d.ends.target_line);
     // HTML5 events and a navigation tell their own story.
-    let plain = !d.ends.html5 && d.delta["navigated"] != json!(true);
+    let plain = !d.ends.html5 && !d.delta.navigated;
     let said = match (&d.received_by, d.effect.is_empty() || !plain) {
         (_, true) => String::new(),
         (None, false) => format!(" ({})", d.effect.join(", ")),
@@ -737,21 +728,28 @@ pub(crate) fn file_upload(a: UploadArgs) -> Result<Output, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::describe_delta;
+    use ochre_sdk::browser::ops::Settled;
     use serde_json::json;
+
+    fn settled(v: serde_json::Value) -> Settled {
+        serde_json::from_value(v).expect("a settle answer")
+    }
 
     /// A timer the action set and nothing waited for, and a bound reached
     /// while the page still moved, are both said.
     #[test]
     fn what_is_still_to_come_is_said() {
-        let d = json!({"mutations": 2, "later_ms": [2000]});
+        let d = settled(json!({"mutations": 2, "later_ms": [2000]}));
         let said = describe_delta(&d);
         assert!(said.contains("still to come: a timer of 2000 ms it set"), "{said}");
-        let d = json!({"mutations": 90, "still": ["an animation was running"], "bound_ms": 2000});
+        let d = settled(
+            json!({"mutations": 90, "still": ["an animation was running"], "bound_ms": 2000}),
+        );
         let said = describe_delta(&d);
         assert!(
             said.contains("not settled after 2000 ms (the wait's bound): an animation was running"),
             "{said}"
         );
-        assert_eq!(describe_delta(&json!({"mutations": 1})), "1 DOM changes");
+        assert_eq!(describe_delta(&settled(json!({"mutations": 1}))), "1 DOM changes");
     }
 }

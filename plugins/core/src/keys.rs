@@ -19,8 +19,8 @@ fn bare_line(info: &ops::Description) -> String {
 
 /// The keys went to another element than `line` (a dialog or a script took
 /// the focus in between): what received them, and what changed.
-fn not_reached(line: &str, d: &Value) -> ToolError {
-    let by = d["received_by"].as_str().unwrap_or("no element").to_owned();
+fn not_reached(line: &str, d: &ops::Settled) -> ToolError {
+    let by = d.received_by.clone().unwrap_or_else(|| "no element".to_owned());
     ToolError::element_not_interactable(format!(
         "the keys did not reach {line}: {by} received them ({})",
         describe_delta(d)

@@ -185,7 +185,7 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
             // Back to back: the read right after the answer.
             let first = read(b).await?;
             if !acted.done {
-                failures.push(format!("{label}: not done: {}", acted.delta));
+                failures.push(format!("{label}: not done: {}", json!(acted.delta)));
                 break;
             }
             let missing: Vec<&str> =
@@ -193,7 +193,7 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
             if !missing.is_empty() {
                 failures.push(format!(
                     "{label}: the first read after the answer ({}) lacks {missing:?}:\n{first}",
-                    acted.delta
+                    json!(acted.delta)
                 ));
             }
             if !b.evaluate(None, STILL_JS, 15_000).await?.as_bool().unwrap_or(false) {
@@ -204,7 +204,7 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
             if settled != first {
                 failures.push(format!(
                     "{label}: the first read was of a page still moving ({}):\n--- first\n{first}\n--- once still\n{settled}",
-                    acted.delta
+                    json!(acted.delta)
                 ));
             }
             let s = measure(b, &label).await?;

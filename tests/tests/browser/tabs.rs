@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, ensure};
 use ochre_host::HostBrowser;
 use ochre_host::browser::{BrowserManager, BrowserOptions, Owner};
-use ochre_tests::{SiteServer, TempDir, chromium_bin};
+use ochre_tests::{SiteServer, TempDir, chromium_bin, tab_id};
 
 const TABS: usize = 1000;
 const T: u32 = 15_000;
@@ -68,13 +68,13 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                 match kind {
                     0 => {
                         // A page opens a page: it becomes a tab of the same owner.
-                        b.evaluate(Some(&tab), "window.open('product.html'); 1", T).await?;
+                        b.evaluate(tab_id(&tab)?, "window.open('product.html'); 1", T).await?;
                         until("the popup's tab", || async { Ok(b.tabs().await?.len() == 2) })
                             .await?;
                     }
                     1 => {
                         let mark = b.event_mark();
-                        b.evaluate(Some(&tab), "location.href = '/download/report.csv'; 1", T)
+                        b.evaluate(tab_id(&tab)?, "location.href = '/download/report.csv'; 1", T)
                             .await?;
                         until("the download", || async {
                             Ok(b.events_since(mark).iter().any(|e| e.kind == "download"))
@@ -92,7 +92,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                     2 => {
                         // The call may see the dialog open before it answers.
                         let r = b.evaluate(
-                            Some(&tab),
+                            tab_id(&tab)?,
                             "setTimeout(() => alert('still open'), 0); 1",
                             T,
                         );
@@ -108,7 +108,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
                     4 | 5 => {
                         let scope = if kind == 4 { "tab" } else { "session" };
                         let set = serde_json::json!({"scope": scope, "timezone": "Asia/Tokyo", "width": 600});
-                        let r = b.page_op(Some(&tab), "emulate", set, T).await?;
+                        let r = b.page_op(tab_id(&tab)?, "emulate", set, T).await?;
                         ensure!(r["emulating"]["timezone"] == "Asia/Tokyo", "{r}");
                     }
                     _ => {}
@@ -166,7 +166,7 @@ async fn a_closed_tabs_frame_sessions_end_with_it() -> Result<()> {
     let mut attached = 0;
     for _ in 0..20 {
         let tab = browser.new_tab(Some(&site.url("checkout.html")), T).await?.id;
-        let snap = browser.page_op(Some(&tab), "snapshot", serde_json::json!({}), T).await?;
+        let snap = browser.page_op(tab_id(&tab)?, "snapshot", serde_json::json!({}), T).await?;
         ensure!(snap.to_string().contains("Card number"), "the payment frame was not read: {snap}");
         attached = attached.max(browser.state_sizes().await.frame_sessions);
         browser.close_tab(&tab).await?;
@@ -199,7 +199,7 @@ async fn popups_closed_at_once_do_not_hold_up_the_next() -> Result<()> {
         } else {
             "window.open('product.html'); 1"
         };
-        browser.evaluate(Some(&opener), open, T).await?;
+        browser.evaluate(tab_id(&opener)?, open, T).await?;
         let b = &browser;
         until("the popup's tab", || async {
             Ok(b.tabs().await?.iter().any(|t| t.url.ends_with("/product.html")))
@@ -247,12 +247,12 @@ async fn two_hundred_sessions_leave_no_state_behind() -> Result<()> {
                     b.new_tab(None, T).await?;
                 }
                 let set = serde_json::json!({"scope": "session", "timezone": "Asia/Tokyo"});
-                b.page_op(Some(&tab), "emulate", set, T).await?;
+                b.page_op(tab_id(&tab)?, "emulate", set, T).await?;
                 let rules = serde_json::json!({"block": ["10.0.0.0/8", "169.254.0.0/16"]});
-                let now = b.page_op(Some(&tab), "network_policy", rules, T).await?;
+                let now = b.page_op(tab_id(&tab)?, "network_policy", rules, T).await?;
                 ensure!(now["blocked"].as_array().map(Vec::len) == Some(2), "{now}");
                 let route = serde_json::json!({"url": "*/api/*", "body": "mocked"});
-                b.page_op(Some(&tab), "route", route, T).await?;
+                b.page_op(tab_id(&tab)?, "route", route, T).await?;
                 Ok::<_, anyhow::Error>(b.state_sizes().await)
             })
             .await

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, bail, ensure};
 use ochre_tests::*;
 use serde_json::{Value, json};
 
@@ -813,17 +813,53 @@ fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)>
     Ok((all.len(), tail.lines().map(str::to_owned).collect()))
 }
 
-/// The host calls and CDP commands a tool call made, from the server's log
-/// since byte `at` (each host call a plugin makes is a debug line; each CDP
-/// command chromiumoxide sends is a trace line): (host call lines, CDP
-/// commands, the log's new end).
-fn costs(log: &std::path::Path, at: usize) -> Result<(Vec<String>, usize, usize)> {
+/// What tool calls cost, from the server's log since byte `at`: each host
+/// call a plugin makes is a debug line, each tab resolved and each page
+/// operation read from JSON too, and each CDP command chromiumoxide sends a
+/// trace line.
+struct Costs {
+    /// The host calls' lines.
+    calls: Vec<String>,
+    /// CDP commands sent.
+    cdp: usize,
+    /// Tabs resolved for a caller.
+    resolved: usize,
+    /// Page operations read from JSON.
+    from_json: usize,
+    /// The log's new end.
+    end: usize,
+}
+
+fn costs(log: &std::path::Path, at: usize) -> Result<Costs> {
     let (end, lines) = log_since(log, at)?;
-    let calls: Vec<String> =
-        lines.iter().filter(|l| l.contains("ochre::host_call")).cloned().collect();
-    let cdp =
-        lines.iter().filter(|l| l.contains("chromiumoxide::conn") && l.contains("Sending")).count();
-    Ok((calls, cdp, end))
+    let count = |target: &str| lines.iter().filter(|l| l.contains(target)).count();
+    Ok(Costs {
+        calls: lines.iter().filter(|l| l.contains("ochre::host_call")).cloned().collect(),
+        cdp: lines
+            .iter()
+            .filter(|l| l.contains("chromiumoxide::conn") && l.contains("Sending"))
+            .count(),
+        resolved: count("ochre::tab:"),
+        from_json: count("ochre::json_op:"),
+        end,
+    })
+}
+
+/// One action's costs, checked: one host call, read from JSON once (at the
+/// plugin's edge), which resolved its tab once: the action's steps are typed
+/// calls on the resolved tab. `guards`: tabs the host's own guards resolved
+/// before it (typed calls, no JSON). The log's new end.
+fn one_call(what: &str, c: &Costs, guards: usize) -> Result<usize> {
+    eprintln!("{what}: {} host call(s), {} CDP commands", c.calls.len(), c.cdp);
+    ensure!(c.calls.len() == 1, "one host call per {what}: {:#?}", c.calls);
+    ensure!(c.cdp > 0, "the {what}'s CDP commands are in the log");
+    ensure!(
+        c.resolved == 1 + guards && c.from_json == 1,
+        "the {what} resolved {} tab(s) (1 + {guards} expected) and read {} operation(s) from JSON (1 expected)",
+        c.resolved,
+        c.from_json
+    );
+    Ok(c.end)
 }
 
 /// A click, a key press, typed text and a drag from the core plugin are one host call each:
@@ -838,60 +874,52 @@ async fn a_click_press_type_or_drag_from_the_core_plugin_is_one_host_call() -> R
     let data = TempDir::new("one-host-call");
     let logs = TempDir::new("one-host-call-log");
     let log = logs.path().join("stderr.log");
-    let filter = ("RUST_LOG", "ochre::host_call=debug,chromiumoxide::conn=trace");
+    let filter = (
+        "RUST_LOG",
+        "ochre::host_call=debug,ochre::tab=debug,ochre::json_op=debug,chromiumoxide::conn=trace",
+    );
     let client = stdio_client_logged((), data.path(), &[], &[filter], &log).await?;
     navigate(&client, &site.url("counter.html?tag=onecall")).await?;
     let button = ref_of(&snapshot(&client).await?, "button", "Count");
-    let (_, _, mut at) = costs(&log, 0)?;
+    let mut at = costs(&log, 0)?.end;
     for n in 1..=3 {
         let said = client.tool_text("interact", json!({"ref": button})).await?;
         assert!(said.starts_with(&format!("clicked button \"Count\" {button}")), "{said}");
-        let (calls, cdp, end) = costs(&log, at)?;
-        at = end;
-        eprintln!("click {n}: {} host call(s), {cdp} CDP commands", calls.len());
-        assert_eq!(calls.len(), 1, "one host call per click: {calls:#?}");
+        let c = costs(&log, at)?;
+        at = one_call(&format!("click {n}"), &c, 0)?;
         assert!(
-            calls[0].contains("function=\"page-op\"") && calls[0].contains("what=\"act\""),
+            c.calls[0].contains("function=\"page-op\"") && c.calls[0].contains("what=\"act\""),
             "{}",
-            calls[0]
+            c.calls[0]
         );
-        assert!(cdp > 0, "the click's CDP commands are in the log");
         // The click arrived: the page's own request, with its count.
         site.expect_recorded(&format!("tag=onecall&n={n}")).await?;
     }
     // Enter on the focused button clicks it (a trusted click).
     let said = client.tool_text("press_key", json!({"key": "Enter", "ref": button})).await?;
     assert!(said.starts_with(&format!("pressed Enter on button \"Count\" {button}")), "{said}");
-    let (calls, cdp, end) = costs(&log, at)?;
-    at = end;
-    eprintln!("press: {} host call(s), {cdp} CDP commands", calls.len());
-    assert_eq!(calls.len(), 1, "one host call per key press: {calls:#?}");
+    at = one_call("key press", &costs(&log, at)?, 0)?;
     site.expect_recorded("tag=onecall&n=4").await?;
 
     navigate(&client, &site.url("form.html")).await?;
     let name = ref_of(&snapshot(&client).await?, "textbox", "Customer name:");
-    let (_, _, end) = costs(&log, at)?;
-    at = end;
+    at = costs(&log, at)?.end;
     let said = client.tool_text("type", json!({"ref": name, "text": "Ada Lovelace"})).await?;
     assert!(said.starts_with("typed 12 characters into textbox"), "{said}");
-    let (calls, cdp, end) = costs(&log, at)?;
-    at = end;
-    eprintln!("type: {} host call(s), {cdp} CDP commands", calls.len());
-    assert_eq!(calls.len(), 1, "one host call per typed text: {calls:#?}");
+    // The redaction guard asks first whether the field takes a secret.
+    at = one_call("typed text", &costs(&log, at)?, 1)?;
     let value = js(&client, "document.querySelector('[name=custname]').value").await?;
     assert_eq!(value, json!("Ada Lovelace"));
 
     navigate(&client, &site.url("interactive.html")).await?;
     let knob = ref_of(&snapshot(&client).await?, "slider", "Volume");
-    let (_, _, end) = costs(&log, at)?;
-    at = end;
+    at = costs(&log, at)?.end;
     let said =
         client.tool_text("drag_drop", json!({"source": knob, "targetSelector": "#track"})).await?;
     assert!(said.starts_with("dragged "), "{said}");
-    let (calls, cdp, _) = costs(&log, at)?;
-    eprintln!("drag: {} host call(s), {cdp} CDP commands", calls.len());
-    assert_eq!(calls.len(), 1, "one host call per drag: {calls:#?}");
-    assert!(calls[0].contains("what=\"drag\""), "{}", calls[0]);
+    let c = costs(&log, at)?;
+    one_call("drag", &c, 0)?;
+    assert!(c.calls[0].contains("what=\"drag\""), "{}", c.calls[0]);
     let knob_at = js(&client, "document.getElementById('slider-status').textContent").await?;
     assert_ne!(knob_at, "knob at 0", "the knob moved: {said}");
     Ok(())

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::browser::HostBrowser;
-use crate::browser::{BrowserManager, PageEvent};
+use crate::browser::{BrowserManager, PageEvent, TabId};
 use crate::error::Code;
 use crate::error::ToolError;
 use futures::future::BoxFuture;
@@ -49,7 +49,10 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
         )),
         "tab_opened" => {
             let id = s("tabId");
-            let info = browser.peek_tab(Some(&id)).await;
+            let info = match TabId::parse(&id) {
+                Some(n) => browser.peek_tab(Some(n)).await,
+                None => None,
+            };
             let (url, title) = match info {
                 Some(t) => (t.url, t.title),
                 None => (s("url"), String::new()),

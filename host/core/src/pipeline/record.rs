@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
-use crate::browser::HostBrowser;
+use crate::browser::{HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::redact::{KnownSecrets, secret_arg_name, slug};
 use crate::stores::journal::{CallRecord, is_sensitive_name, iso_of};
@@ -44,7 +44,10 @@ impl Stage for Record {
             return proceed(Ok(()));
         }
         Box::pin(async move {
-            call.targets = self.identify_refs(tab_of(&call.args), &call.args).await;
+            call.targets = match tab_of(&call.args) {
+                Ok(tab) => self.identify_refs(tab, &call.args).await,
+                Err(_) => None,
+            };
             Ok(())
         })
     }
@@ -60,7 +63,7 @@ impl Stage for Record {
                     call.info,
                     &call.args,
                     record,
-                    tab_of(&call.args),
+                    tab_of(&call.args).unwrap_or(None),
                     targets,
                     capture,
                 )
@@ -70,14 +73,16 @@ impl Stage for Record {
     }
 }
 
-fn tab_of(args: &Value) -> Option<&str> {
-    args.get("tabId").and_then(Value::as_str)
+/// The tab a call names (`None`: the current tab); an error for a name that
+/// is no tab's.
+fn tab_of(args: &Value) -> Result<Option<TabId>, ToolError> {
+    TabId::named(args.get("tabId").and_then(Value::as_str))
 }
 
 impl Record {
     /// Role, name and rank of each ref in `args` (string values and object keys
     /// `ax_<n>`), so a replay can find the same elements on a fresh page.
-    async fn identify_refs(&self, tab: Option<&str>, args: &Value) -> Option<Value> {
+    async fn identify_refs(&self, tab: Option<TabId>, args: &Value) -> Option<Value> {
         fn collect(v: &Value, out: &mut std::collections::BTreeSet<String>) {
             match v {
                 Value::String(s) if is_ref(s) => {
@@ -119,7 +124,7 @@ impl Record {
         info: &ToolInfo,
         args: &Value,
         record: &CallRecord,
-        tab: Option<&str>,
+        tab: Option<TabId>,
         targets: Option<Value>,
         capture: bool,
     ) {
@@ -129,7 +134,7 @@ impl Record {
             None => browser.peek_tab(None).await,
         };
         let shot = match (&at, capture) {
-            (Some(t), true) => browser.thumbnail(Some(&t.id)).await.ok(),
+            (Some(t), true) => browser.thumbnail(TabId::parse(&t.id)).await.ok(),
             _ => None,
         };
         let mut targets = targets;

@@ -11,8 +11,8 @@
 //!   trace and the recording see it. A tool's own secret result reaches its
 //!   caller (that is what it is for) but not its summary.
 
-use crate::browser::HostBrowser;
 use crate::browser::page_ops::FieldSecrets;
+use crate::browser::{HostBrowser, TabId};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -244,7 +244,9 @@ impl Redact {
             .map(|(t, _)| t.as_str())
             .filter(|t| !t.is_empty())
             .partition(|t| is_ref(t));
-        let tab = call.args["tabId"].as_str();
+        let Ok(tab) = TabId::named(call.args["tabId"].as_str()) else {
+            return;
+        };
         if self.browser.peek_tab(tab).await.is_none() {
             return;
         }

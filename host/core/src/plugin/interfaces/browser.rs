@@ -60,7 +60,7 @@ for_each_version! { browser =>
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
             super::host_call("browser", "navigate", &url);
-            tab_info(self.services.browser.navigate(tab.as_deref(), &url, timeout_ms).await)
+            tab_info(self.services.browser.navigate(super::tab_arg(tab)?, &url, timeout_ms).await)
         }
 
         async fn history(
@@ -70,7 +70,7 @@ for_each_version! { browser =>
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
             super::host_call("browser", "history", "");
-            tab_info(self.services.browser.history(tab.as_deref(), delta, timeout_ms).await)
+            tab_info(self.services.browser.history(super::tab_arg(tab)?, delta, timeout_ms).await)
         }
 
         async fn reload(
@@ -79,7 +79,7 @@ for_each_version! { browser =>
             timeout_ms: u32,
         ) -> WitResult<browser::TabInfo> {
             super::host_call("browser", "reload", "");
-            tab_info(self.services.browser.reload(tab.as_deref(), timeout_ms).await)
+            tab_info(self.services.browser.reload(super::tab_arg(tab)?, timeout_ms).await)
         }
 
         async fn evaluate(
@@ -89,7 +89,7 @@ for_each_version! { browser =>
             timeout_ms: u32,
         ) -> WitResult<String> {
             super::host_call("browser", "evaluate", "");
-            json_text(self.services.browser.evaluate(tab.as_deref(), &expression, timeout_ms).await)
+            json_text(self.services.browser.evaluate(super::tab_arg(tab)?, &expression, timeout_ms).await)
         }
 
         async fn screenshot(
@@ -114,7 +114,7 @@ for_each_version! { browser =>
             self.services
                 .browser
                 .screenshot(
-                    tab.as_deref(),
+                    super::tab_arg(tab)?,
                     full_page,
                     jpeg,
                     clip.map(|c| [c.x, c.y, c.width, c.height]),
@@ -141,7 +141,7 @@ for_each_version! { browser =>
                     browser::InputEvent::Text(t) => Input::Text(t),
                 })
                 .collect::<Vec<_>>();
-            self.services.browser.input(tab.as_deref(), &events).await.map_err(wit_error)
+            self.services.browser.input(super::tab_arg(tab)?, &events).await.map_err(wit_error)
         }
 
         async fn page_op(
@@ -157,7 +157,7 @@ for_each_version! { browser =>
             // their time extends the call's wall-clock backstop, like nested calls.
             let long = crate::browser::ops::page_op(&op).is_some_and(|o| o.long);
             let started = std::time::Instant::now();
-            let out = self.services.browser.page_op(tab.as_deref(), &op, args, timeout_ms).await;
+            let out = self.services.browser.page_op(super::tab_arg(tab)?, &op, args, timeout_ms).await;
             if long {
                 self.nested_ms.fetch_add(
                     started.elapsed().as_millis() as u64,
@@ -174,7 +174,7 @@ for_each_version! { browser =>
             paths: Vec<String>,
         ) -> WitResult<Vec<String>> {
             super::host_call("browser", "set-files", "");
-            self.services.browser.set_files(tab.as_deref(), &target, &paths).await.map_err(wit_error)
+            self.services.browser.set_files(super::tab_arg(tab)?, &target, &paths).await.map_err(wit_error)
         }
     }
 }

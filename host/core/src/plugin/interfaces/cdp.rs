@@ -56,7 +56,7 @@ for_each_version! { cdp =>
                 ));
             }
             let params = super::json_arg("params", "CDP params", &params)?;
-            json_text(self.services.browser.cdp_send(tab.as_deref(), &method, params).await)
+            json_text(self.services.browser.cdp_send(super::tab_arg(tab)?, &method, params).await)
         }
     }
 }

@@ -162,6 +162,14 @@ fn json_arg(field: &str, what: &str, text: &str) -> WitResult<serde_json::Value>
 /// What a host function returns to the guest: a value or a tool error.
 type WitResult<T> = Result<T, bindings::ochre::plugin::types::ToolError>;
 
+/// The tab a plugin names (`"t3"`; `None`: the current tab), read at the WIT
+/// edge: `TAB_NOT_FOUND` for a name that is no tab's.
+fn tab_arg(
+    tab: Option<String>,
+) -> Result<Option<crate::browser::TabId>, bindings::ochre::plugin::types::ToolError> {
+    crate::browser::TabId::named(tab.as_deref()).map_err(wit_error)
+}
+
 fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
     bindings::ochre::plugin::types::ToolError {
         details: (!e.details.is_empty())

@@ -1,0 +1,570 @@
+//! Trusted input: keys by name and chords (`Control+a`), the mouse's
+//! buttons, the wheel, text and pauses, sent to a tab as CDP `Input.*`
+//! events; a left-button drag over an HTML5 draggable played as the drag
+//! Chromium hands over. Every event is checked before the first is sent.
+
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
+};
+use futures::StreamExt;
+use ochre_protocol::ToolError;
+use ochre_protocol::page_ops;
+use serde_json::{Value, json};
+
+use super::pageops::cdp_params;
+use super::{BrowserManager, TabId, bounded, cdp_error};
+
+pub use ochre_protocol::browser::Input;
+
+/// One key of a chord: CDP's `key`, `code`, Windows virtual key code and the text
+/// it types (none for keys that type nothing).
+#[derive(Debug, Clone, PartialEq)]
+struct KeyDef {
+    key: String,
+    code: String,
+    vk: i64,
+    text: Option<String>,
+}
+
+/// Modifier keys: (names, CDP modifier bit, key, code, virtual key code).
+const MODIFIERS: &[(&[&str], i64, &str, &str, i64)] = &[
+    (&["alt", "option"], 1, "Alt", "AltLeft", 18),
+    (&["control", "ctrl"], 2, "Control", "ControlLeft", 17),
+    (&["meta", "cmd", "command", "super"], 4, "Meta", "MetaLeft", 91),
+    (&["shift"], 8, "Shift", "ShiftLeft", 16),
+];
+
+const KEY_HELP: &str = "use a key name (Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Insert, F1-F12), one character, or a chord like Control+a or Shift+Tab";
+
+fn key_def(name: &str) -> Result<KeyDef, ToolError> {
+    let def = |key: &str, code: &str, vk: i64, text: Option<&str>| KeyDef {
+        key: key.to_owned(),
+        code: code.to_owned(),
+        vk,
+        text: text.map(str::to_owned),
+    };
+    let lower = name.to_ascii_lowercase();
+    let named = match lower.as_str() {
+        "enter" | "return" => Some(def("Enter", "Enter", 13, Some("\r"))),
+        "tab" => Some(def("Tab", "Tab", 9, None)),
+        "escape" | "esc" => Some(def("Escape", "Escape", 27, None)),
+        "backspace" => Some(def("Backspace", "Backspace", 8, None)),
+        "delete" | "del" => Some(def("Delete", "Delete", 46, None)),
+        "insert" => Some(def("Insert", "Insert", 45, None)),
+        "space" => Some(def(" ", "Space", 32, Some(" "))),
+        "arrowup" | "up" => Some(def("ArrowUp", "ArrowUp", 38, None)),
+        "arrowdown" | "down" => Some(def("ArrowDown", "ArrowDown", 40, None)),
+        "arrowleft" | "left" => Some(def("ArrowLeft", "ArrowLeft", 37, None)),
+        "arrowright" | "right" => Some(def("ArrowRight", "ArrowRight", 39, None)),
+        "home" => Some(def("Home", "Home", 36, None)),
+        "end" => Some(def("End", "End", 35, None)),
+        "pageup" => Some(def("PageUp", "PageUp", 33, None)),
+        "pagedown" => Some(def("PageDown", "PageDown", 34, None)),
+        _ => None,
+    };
+    if let Some(d) = named {
+        return Ok(d);
+    }
+    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<i64>().ok())
+        && (1..=12).contains(&n)
+    {
+        let k = format!("F{n}");
+        return Ok(def(&k, &k, 111 + n, None));
+    }
+    if let Some((_, _, key, code, vk)) = MODIFIERS.iter().find(|m| m.0.contains(&lower.as_str())) {
+        return Ok(def(key, code, *vk, None));
+    }
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => {
+            let up = c.to_ascii_uppercase();
+            let vk = if up.is_ascii_alphanumeric() {
+                i64::from(up as u8)
+            } else if c == ' ' {
+                32
+            } else {
+                0
+            };
+            let code = if c.is_ascii_alphabetic() {
+                format!("Key{up}")
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else if c == ' ' {
+                "Space".into()
+            } else {
+                String::new()
+            };
+            Ok(KeyDef { key: c.to_string(), code, vk, text: Some(c.to_string()) })
+        }
+        _ => Err(ToolError::invalid_argument("key", format!("unknown key {name:?}: {KEY_HELP}"))),
+    }
+}
+
+/// A key or chord (`Control+Shift+ArrowLeft`, `Shift+Tab`, `+`, `Control++`):
+/// the modifiers (bit, key) and the main key.
+fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
+    if chord.is_empty() || chord.len() > 64 {
+        return Err(ToolError::invalid_argument(
+            "key",
+            format!("key must be 1-64 characters: {KEY_HELP}"),
+        ));
+    }
+    let (mods, main) = match chord.strip_suffix("++") {
+        Some(rest) => (rest, "+"),
+        None if chord == "+" => ("", "+"),
+        None => match chord.rsplit_once('+') {
+            Some((m, k)) => (m, k),
+            None => ("", chord),
+        },
+    };
+    let mut out = Vec::new();
+    for m in mods.split('+').filter(|m| !m.is_empty()) {
+        let lower = m.to_ascii_lowercase();
+        let Some((_, bit, key, code, vk)) =
+            MODIFIERS.iter().find(|x| x.0.contains(&lower.as_str()))
+        else {
+            return Err(ToolError::invalid_argument(
+                "key",
+                format!(
+                    "{m:?} in {chord:?} is not a modifier (Control, Shift, Alt, Meta): {KEY_HELP}"
+                ),
+            ));
+        };
+        out.push((
+            *bit,
+            KeyDef { key: (*key).to_owned(), code: (*code).to_owned(), vk: *vk, text: None },
+        ));
+    }
+    Ok((out, key_def(main)?))
+}
+
+/// The CDP key events of a key or chord, in order.
+pub(super) fn key_events(chord: &str) -> Result<Vec<Value>, ToolError> {
+    let (mods, main) = parse_chord(chord)?;
+    let mut events = Vec::new();
+    let mut bits = 0;
+    for (bit, m) in &mods {
+        bits |= bit;
+        events.push(json!({"type": "rawKeyDown", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    // With Control, Alt or Meta held a key types nothing (it is a shortcut);
+    // Shift types the shifted character.
+    let text = match &main.text {
+        Some(_) if bits & 7 != 0 => None,
+        Some(t) if bits & 8 != 0 => Some(t.to_uppercase()),
+        other => other.clone(),
+    };
+    let key = match &text {
+        Some(t) if t.chars().count() == 1 && main.key.chars().count() == 1 => t.clone(),
+        _ => main.key.clone(),
+    };
+    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits});
+    if let Some(t) = &text {
+        down["text"] = json!(t);
+        down["unmodifiedText"] = json!(t);
+    }
+    events.push(down);
+    events.push(json!({"type": "keyUp", "key": key, "code": main.code, "windowsVirtualKeyCode": main.vk, "modifiers": bits}));
+    for (bit, m) in mods.iter().rev() {
+        bits &= !bit;
+        events.push(json!({"type": "keyUp", "key": m.key, "code": m.code, "windowsVirtualKeyCode": m.vk, "modifiers": bits}));
+    }
+    Ok(events)
+}
+
+/// A native drag in progress: Chromium hands the drag to us
+/// (`Input.setInterceptDrags`) and we play its events at the pointer.
+struct DragSession {
+    events: chromiumoxide::listeners::EventStream<
+        chromiumoxide::cdp::browser_protocol::input::EventDragIntercepted,
+    >,
+    /// The drag's data, once the page started a drag.
+    data: Option<Value>,
+    entered: bool,
+}
+
+impl DragSession {
+    async fn start(page: &Page) -> Option<Self> {
+        use chromiumoxide::cdp::browser_protocol::input::{
+            EventDragIntercepted, SetInterceptDragsParams,
+        };
+        let events = page.event_listener::<EventDragIntercepted>().await.ok()?;
+        page.execute(SetInterceptDragsParams::new(true)).await.ok()?;
+        Some(Self { events, data: None, entered: false })
+    }
+
+    /// Whether the last move started a drag (the interception comes a moment
+    /// after the move).
+    async fn poll(&mut self) {
+        if self.data.is_some() {
+            return;
+        }
+        if let Ok(Some(ev)) =
+            tokio::time::timeout(Duration::from_millis(30), self.events.next()).await
+        {
+            self.data = serde_json::to_value(&ev.data).ok();
+        }
+    }
+
+    async fn dispatch(&self, page: &Page, kind: &str, x: f64, y: f64) -> Result<(), ToolError> {
+        use chromiumoxide::cdp::browser_protocol::input::DispatchDragEventParams;
+        // At a hand's pace, one event a frame: drag libraries ignore events that
+        // come right after they moved something (SortableJS waits 30 ms).
+        tokio::time::sleep(Duration::from_millis(16)).await;
+        let p: DispatchDragEventParams = cdp_params(
+            json!({"type": kind, "x": x, "y": y, "data": self.data.clone().unwrap_or(Value::Null)}),
+        )?;
+        page.execute(p).await.map(|_| ()).map_err(|e| cdp_error("drag", e))
+    }
+
+    async fn stop(self, page: &Page) {
+        use chromiumoxide::cdp::browser_protocol::input::SetInterceptDragsParams;
+        let _ = page.execute(SetInterceptDragsParams::new(false)).await;
+    }
+}
+
+/// A mouse button's CDP name and bit (`None`: the left one).
+fn button_of(name: Option<&str>) -> Result<(&'static str, i32), String> {
+    match name.unwrap_or("left") {
+        "left" => Ok(("left", 1)),
+        "right" => Ok(("right", 2)),
+        "middle" => Ok(("middle", 4)),
+        other => Err(format!("button {other:?} is not left, middle or right")),
+    }
+}
+
+/// The button a move reports while `held` are down (the first of them).
+fn held_button(held: i32) -> &'static str {
+    if held & 1 != 0 {
+        "left"
+    } else if held & 2 != 0 {
+        "right"
+    } else if held & 4 != 0 {
+        "middle"
+    } else {
+        "none"
+    }
+}
+
+impl BrowserManager {
+    /// Dispatch trusted input to a tab (the WIT `input`): the mouse's left
+    /// button, keys and text, as [`Self::gestures`] sends them.
+    pub async fn input(&self, tab: Option<TabId>, events: &[Input]) -> Result<(), ToolError> {
+        self.gestures(tab, &gestures_of(events), 10_000).await.map(drop)
+    }
+
+    /// Send raw input to a tab, in order: mouse moves, presses and releases of
+    /// any button, the wheel, keys held, released or pressed, text, pauses. A
+    /// left-button drag over an HTML5 draggable is played as the drag Chromium
+    /// hands over (`Input.setInterceptDrags`). Every event is checked before
+    /// the first is sent.
+    pub(super) async fn gestures(
+        &self,
+        tab: Option<TabId>,
+        events: &[page_ops::Gesture],
+        timeout_ms: u32,
+    ) -> Result<page_ops::Gestured, ToolError> {
+        check_gestures(events)?;
+        self.guarded(tab, async {
+            let (n, page) = self.page(tab).await?;
+            self.send_on(n, &page, events, timeout_ms).await
+        })
+        .await
+    }
+
+    /// Send input to tab `n` (resolved) whose events were checked (see
+    /// [`Self::gestures`]).
+    pub(super) async fn send_on(
+        &self,
+        n: TabId,
+        page: &Page,
+        events: &[page_ops::Gesture],
+        timeout_ms: u32,
+    ) -> Result<page_ops::Gestured, ToolError> {
+        use page_ops::Gesture as G;
+        self.within_viewport(page, events).await?;
+        let drag = events
+            .iter()
+            .skip_while(|e| !matches!(e, G::Down { .. }))
+            .any(|e| matches!(e, G::Move { .. }));
+        let bound = timeout_ms.max(1_000);
+        bounded(bound, "input", async {
+            let started = Instant::now();
+            let mut session = if drag { DragSession::start(page).await } else { None };
+            let r = self.send_gestures(page, events, session.as_mut()).await;
+            tracing::debug!(events = events.len(), took = ?started.elapsed(), "input");
+            if let Some(s) = session {
+                s.stop(page).await;
+            }
+            // Where the mouse is: this call's last point, else the last one's.
+            let r = r?;
+            let at = match (r.x, r.y) {
+                (Some(x), Some(y)) => {
+                    self.inner.tabs.with(n, |t| t.pointer = Some((x, y)));
+                    Some((x, y))
+                }
+                _ => self.inner.tabs.with(n, |t| t.pointer).flatten(),
+            };
+            Ok(page_ops::Gestured { events: r.events, x: at.map(|a| a.0), y: at.map(|a| a.1) })
+        })
+        .await
+    }
+
+    /// Refuse input whose points are not all in the tab's viewport (CSS px,
+    /// `0 <= x < width`, the same for y), before any is sent: an event outside
+    /// reaches nothing on the page, and a drag that ends there would be
+    /// pressed and never released where meant.
+    async fn within_viewport(
+        &self,
+        page: &Page,
+        events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        use page_ops::Gesture as G;
+        let points: Vec<(usize, f64, f64)> = (events.iter().enumerate())
+            .filter_map(|(i, e)| match e {
+                G::Move { x, y }
+                | G::Wheel { x, y, .. }
+                | G::Down { x, y, .. }
+                | G::Up { x, y, .. } => Some((i, *x, *y)),
+                _ => None,
+            })
+            .collect();
+        if points.is_empty() {
+            return Ok(());
+        }
+        let size = self.eval(page, "[innerWidth, innerHeight]", true).await?;
+        let (Some(w), Some(h)) = (size[0].as_f64(), size[1].as_f64()) else {
+            return Err(ToolError::internal(format!("the viewport's size reads {size}")));
+        };
+        match points.iter().find(|(_, x, y)| !(0.0..w).contains(x) || !(0.0..h).contains(y)) {
+            Some((i, x, y)) => Err(ToolError::invalid_argument(
+                &format!("events.{i}"),
+                format!(
+                    "({x}, {y}) is outside the viewport (0 <= x < {w}, 0 <= y < {h} CSS px); nothing was sent"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Send input events as they are (no drag session: a person's drag, sent
+    /// event by event, is the page's own pointer events).
+    pub(super) async fn send_plain(
+        &self,
+        page: &Page,
+        events: &[page_ops::Gesture],
+    ) -> Result<(), ToolError> {
+        self.send_gestures(page, events, None).await.map(drop)
+    }
+
+    async fn send_gestures(
+        &self,
+        page: &Page,
+        events: &[page_ops::Gesture],
+        mut drag: Option<&mut DragSession>,
+    ) -> Result<page_ops::Gestured, ToolError> {
+        use page_ops::Gesture as G;
+        // The buttons held (CDP's bit mask: left 1, right 2, middle 4).
+        let mut held = 0i32;
+        let mut at: Option<(f64, f64)> = None;
+        let mouse = |kind: &str, x: f64, y: f64, button: &str, buttons: i32, count: u32| {
+            cdp_params::<DispatchMouseEventParams>(json!({
+                "type": kind, "x": x, "y": y, "button": button, "buttons": buttons,
+                "clickCount": count,
+            }))
+        };
+        // A move that leads to a press, sent but not yet answered (see below).
+        let mut unanswered = None;
+        for (i, ev) in events.iter().enumerate() {
+            match ev {
+                G::Move { x, y } => {
+                    at = Some((*x, *y));
+                    if held == 0 && matches!(events.get(i + 1), Some(G::Down { .. })) {
+                        // The press follows the move without waiting for its
+                        // answer: the renderer holds a move for its next frame
+                        // (up to 17 ms) unless a press comes, which has the move
+                        // dispatched first, at once. The page sees the same
+                        // events in the same order (the hover's handlers run
+                        // before the press). The first poll of a command's
+                        // future sends it (its sender is a fresh clone of the
+                        // tab's channel, never full): sent before the press is.
+                        let p = mouse("mouseMoved", *x, *y, "none", 0, 0)?;
+                        let mut moved = Box::pin(page.execute(p));
+                        if let std::task::Poll::Ready(r) = futures::poll!(moved.as_mut()) {
+                            r.map_err(|e| cdp_error("mouse move", e))?;
+                        } else {
+                            unanswered = Some(moved);
+                        }
+                        continue;
+                    }
+                    if let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        d.dispatch(page, if d.entered { "dragOver" } else { "dragEnter" }, *x, *y)
+                            .await?;
+                        d.entered = true;
+                        continue;
+                    }
+                    let button = held_button(held);
+                    let p = mouse("mouseMoved", *x, *y, button, held, 0)?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse move", e))?;
+                    if held & 1 != 0
+                        && let Some(d) = drag.as_deref_mut()
+                    {
+                        d.poll().await;
+                    }
+                }
+                G::Down { x, y, button, count } | G::Up { x, y, button, count } => {
+                    at = Some((*x, *y));
+                    let press = matches!(ev, G::Down { .. });
+                    let (name, bit) = button_of(button.as_deref()).map_err(ToolError::internal)?;
+                    if !press
+                        && bit == 1
+                        && let Some(d) = drag.as_deref_mut()
+                        && d.data.is_some()
+                    {
+                        if !d.entered {
+                            d.dispatch(page, "dragEnter", *x, *y).await?;
+                        }
+                        d.dispatch(page, "dragOver", *x, *y).await?;
+                        d.dispatch(page, "drop", *x, *y).await?;
+                        d.data = None;
+                        held &= !bit;
+                        continue;
+                    }
+                    held = if press { held | bit } else { held & !bit };
+                    let kind = if press { "mousePressed" } else { "mouseReleased" };
+                    let p = mouse(kind, *x, *y, name, held, count.unwrap_or(1).max(1))?;
+                    let pressed = page.execute(p);
+                    if let Some(moved) = unanswered.take() {
+                        let (moved, pressed) = futures::join!(moved, pressed);
+                        moved.map_err(|e| cdp_error("mouse move", e))?;
+                        pressed.map_err(|e| cdp_error("mouse button", e))?;
+                    } else {
+                        pressed.await.map_err(|e| cdp_error("mouse button", e))?;
+                    }
+                }
+                G::Wheel { x, y, dx, dy } => {
+                    at = Some((*x, *y));
+                    let p: DispatchMouseEventParams = cdp_params(json!({
+                        "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy,
+                        "button": "none", "buttons": held,
+                    }))?;
+                    page.execute(p).await.map_err(|e| cdp_error("mouse wheel", e))?;
+                }
+                G::Key { key } | G::KeyDown { key } | G::KeyUp { key } => {
+                    let all = key_events(key)?;
+                    // A chord's events: its presses, then its releases.
+                    let first_up =
+                        all.iter().position(|e| e["type"] == "keyUp").unwrap_or(all.len());
+                    let part = match ev {
+                        G::KeyDown { .. } => &all[..first_up],
+                        G::KeyUp { .. } => &all[first_up..],
+                        _ => &all[..],
+                    };
+                    for e in part {
+                        let p: DispatchKeyEventParams = cdp_params(e.clone())?;
+                        page.execute(p).await.map_err(|e| cdp_error("key", e))?;
+                    }
+                }
+                G::Text { text } => {
+                    page.execute(InsertTextParams::new(text.clone()))
+                        .await
+                        .map_err(|e| cdp_error("insert text", e))?;
+                }
+                G::Pause { ms } => {
+                    tokio::time::sleep(Duration::from_millis((*ms).min(10_000))).await
+                }
+            }
+        }
+        Ok(page_ops::Gestured { events: events.len(), x: at.map(|a| a.0), y: at.map(|a| a.1) })
+    }
+}
+
+/// Trusted input as the gestures that send it (left button).
+pub(super) fn gestures_of(events: &[Input]) -> Vec<page_ops::Gesture> {
+    use page_ops::Gesture as G;
+    let left = || Some("left".to_owned());
+    events
+        .iter()
+        .map(|e| match e {
+            Input::MouseMove((x, y, _)) => G::Move { x: *x, y: *y },
+            Input::MouseDown((x, y, c)) => {
+                G::Down { x: *x, y: *y, button: left(), count: Some(*c) }
+            }
+            Input::MouseUp((x, y, c)) => G::Up { x: *x, y: *y, button: left(), count: Some(*c) },
+            Input::Key(k) => G::Key { key: k.clone() },
+            Input::Text(t) => G::Text { text: t.clone() },
+        })
+        .collect()
+}
+
+/// Every event of an input checked before the first is sent: points are
+/// numbers, buttons and keys have names.
+pub(super) fn check_gestures(events: &[page_ops::Gesture]) -> Result<(), ToolError> {
+    use page_ops::Gesture as G;
+    for (i, e) in events.iter().enumerate() {
+        match e {
+            G::Move { x, y }
+            | G::Wheel { x, y, .. }
+            | G::Down { x, y, .. }
+            | G::Up { x, y, .. }
+                if !(x.is_finite() && y.is_finite()) =>
+            {
+                return Err(ToolError::invalid_argument(
+                    &format!("events.{i}"),
+                    "x and y are numbers",
+                ));
+            }
+            G::Down { button, .. } | G::Up { button, .. } => {
+                button_of(button.as_deref()).map_err(|why| {
+                    ToolError::invalid_argument(&format!("events.{i}.button"), why)
+                })?;
+            }
+            G::Key { key } | G::KeyDown { key } | G::KeyUp { key } => {
+                key_events(key).map_err(|e| {
+                    ToolError::invalid_argument(&format!("events.{i}.key"), e.message)
+                })?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys() {
+        assert_eq!(key_def("Enter").expect("enter").vk, 13);
+        assert_eq!(key_def("a").expect("a").code, "KeyA");
+        assert_eq!(key_def("F5").expect("f5").vk, 116);
+        assert!(key_def("Hyper").is_err());
+    }
+
+    #[test]
+    fn chords() {
+        let ev = key_events("Control+a").expect("chord");
+        let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+        assert_eq!(types, ["rawKeyDown", "rawKeyDown", "keyUp", "keyUp"]);
+        assert_eq!(ev[1]["modifiers"], json!(2));
+        assert!(ev[1].get("text").is_none(), "a shortcut types nothing");
+        assert_eq!(ev[3]["modifiers"], json!(0));
+        let ev = key_events("Shift+Tab").expect("chord");
+        assert_eq!(ev[1]["key"], json!("Tab"));
+        assert_eq!(ev[1]["modifiers"], json!(8));
+        let ev = key_events("Shift+a").expect("chord");
+        assert_eq!(ev[1]["text"], json!("A"));
+        let ev = key_events("Control++").expect("plus");
+        assert_eq!(ev[1]["key"], json!("+"));
+        assert_eq!(key_events("+").expect("plus").len(), 2);
+        assert!(key_events("Hyper+a").is_err());
+        assert!(key_events("Control+Nope").is_err());
+        assert!(key_events("").is_err());
+    }
+}
