@@ -1375,6 +1375,8 @@ fn url_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One request to the fixture site: its route table, one arm per route.
+#[allow(clippy::too_many_lines)] // a table of the site's routes
 async fn serve_one(
     mut stream: tokio::net::TcpStream,
     root: &Path,
@@ -1537,6 +1539,7 @@ async fn serve_one(
 /// `output:X` 150 ms later (recorded as `ws run:X`: a notebook's kernel
 /// answers so); `tick:N` starts a frame `tick` every N ms (a stream of
 /// prices).
+#[allow(clippy::too_many_lines)] // the socket's handshake and its protocol, one loop
 async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Records) -> Result<()> {
     use base64::Engine;
     use sha1::Digest;

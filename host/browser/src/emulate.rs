@@ -283,6 +283,57 @@ impl BrowserManager {
         self.inner.owners.read(who, |s| s.emulation.clone()).flatten()
     }
 
+    /// The viewport, scale and touch `change` sets (`now`: all the tab
+    /// emulates with it), or, on `reset`, the tab's own again.
+    async fn set_metrics(
+        &self,
+        n: TabId,
+        page: &Page,
+        change: &Emulate,
+        now: &Emulate,
+        reset: bool,
+    ) -> Result<(), ToolError> {
+        let metrics = change.width.is_some()
+            || change.height.is_some()
+            || change.scale.is_some()
+            || change.mobile.is_some();
+        if metrics {
+            let mobile = now.mobile.unwrap_or(false);
+            // What is not given stays as the tab had it (0 would be the
+            // browser window's size, not the tab's viewport).
+            let own = self.inner.tabs.with(n, |t| t.started_as).flatten();
+            raw_command(
+                page,
+                "Emulation.setDeviceMetricsOverride",
+                json!({
+                    "width": now.width.or(own.map(|o| o.0)).unwrap_or(0),
+                    "height": now.height.or(own.map(|o| o.1)).unwrap_or(0),
+                    "deviceScaleFactor": now.scale.unwrap_or(0.0),
+                    "mobile": mobile,
+                }),
+            )
+            .await?;
+            let touch = json!({"enabled": mobile, "maxTouchPoints": if mobile { 5 } else { 1 }});
+            raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
+        } else if reset {
+            // The viewport and scale the tab had before its first emulation
+            // (the browser's window may be another size: a launched browser
+            // sets its tabs' viewport), or the browser's own.
+            match self.inner.tabs.with(n, |t| t.started_as).flatten() {
+                Some((width, height, scale)) => {
+                    let metrics = json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false});
+                    raw_command(page, "Emulation.setDeviceMetricsOverride", metrics).await?;
+                }
+                None => {
+                    raw_command(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
+                }
+            }
+            let touch = json!({"enabled": false});
+            raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
+        }
+        Ok(())
+    }
+
     /// Set `change` on tab `n` (after going back to the browser's own for
     /// everything when `reset`); what the tab emulates now.
     async fn emulate_tab(
@@ -322,44 +373,7 @@ impl BrowserManager {
         } else if reset {
             raw_command(page, "Emulation.setLocaleOverride", json!({})).await?;
         }
-        let metrics = change.width.is_some()
-            || change.height.is_some()
-            || change.scale.is_some()
-            || change.mobile.is_some();
-        if metrics {
-            let mobile = now.mobile.unwrap_or(false);
-            // What is not given stays as the tab had it (0 would be the
-            // browser window's size, not the tab's viewport).
-            let own = self.inner.tabs.with(n, |t| t.started_as).flatten();
-            raw_command(
-                page,
-                "Emulation.setDeviceMetricsOverride",
-                json!({
-                    "width": now.width.or(own.map(|o| o.0)).unwrap_or(0),
-                    "height": now.height.or(own.map(|o| o.1)).unwrap_or(0),
-                    "deviceScaleFactor": now.scale.unwrap_or(0.0),
-                    "mobile": mobile,
-                }),
-            )
-            .await?;
-            let touch = json!({"enabled": mobile, "maxTouchPoints": if mobile { 5 } else { 1 }});
-            raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
-        } else if reset {
-            // The viewport and scale the tab had before its first emulation
-            // (the browser's window may be another size: a launched browser
-            // sets its tabs' viewport), or the browser's own.
-            match self.inner.tabs.with(n, |t| t.started_as).flatten() {
-                Some((width, height, scale)) => {
-                    let metrics = json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false});
-                    raw_command(page, "Emulation.setDeviceMetricsOverride", metrics).await?;
-                }
-                None => {
-                    raw_command(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
-                }
-            }
-            let touch = json!({"enabled": false});
-            raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
-        }
+        self.set_metrics(n, page, change, &now, reset).await?;
         if change.user_agent.is_some() || change.locale.is_some() || reset {
             // The header's language follows the locale; the user agent stays
             // the browser's own unless one is given.

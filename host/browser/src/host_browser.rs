@@ -241,17 +241,17 @@ impl HostBrowser for BrowserManager {
         let _ = self.inner.login_source.set(source);
     }
 
-    fn hold_tab(&self, tab: &str, why: &str) -> Result<(), ToolError> {
+    fn hold_tab(&self, tab: TabId, why: &str) -> Result<(), ToolError> {
         self.hold(tab, why)
     }
 
-    fn release_tab(&self, tab: &str) {
+    fn release_tab(&self, tab: TabId) {
         self.release(tab);
     }
 
     async fn watch_tab(
         &self,
-        tab: &str,
+        tab: TabId,
         sink: Box<dyn ochre_protocol::browser::FrameSink>,
     ) -> Result<(), ToolError> {
         self.watch(tab, sink).await
@@ -259,7 +259,7 @@ impl HostBrowser for BrowserManager {
 
     async fn person_input(
         &self,
-        tab: &str,
+        tab: TabId,
         events: &[ochre_protocol::page_ops::Gesture],
     ) -> Result<(), ToolError> {
         self.person_gestures(tab, events).await
@@ -267,13 +267,13 @@ impl HostBrowser for BrowserManager {
 
     fn as_person<F: Future + Send>(
         &self,
-        tab: &str,
+        tab: TabId,
         fut: F,
     ) -> impl Future<Output = F::Output> + Send {
         self.person_scope(tab, fut)
     }
 
-    async fn person_field_text(&self, tab: &str, ref_id: &str) -> Result<String, ToolError> {
+    async fn person_field_text(&self, tab: TabId, ref_id: &str) -> Result<String, ToolError> {
         self.field_text(tab, ref_id).await
     }
 

@@ -455,21 +455,9 @@ impl BrowserManager {
                     }))?;
                     page.execute(p).await.map_err(|e| cdp_error("mouse wheel", e))?;
                 }
-                G::Key { key } | G::KeyDown { key } | G::KeyUp { key } => {
-                    let all = key_events(key)?;
-                    // A chord's events: its presses, then its releases.
-                    let first_up =
-                        all.iter().position(|e| e["type"] == "keyUp").unwrap_or(all.len());
-                    let part = match ev {
-                        G::KeyDown { .. } => &all[..first_up],
-                        G::KeyUp { .. } => &all[first_up..],
-                        _ => &all[..],
-                    };
-                    for e in part {
-                        let p: DispatchKeyEventParams = cdp_params(e.clone())?;
-                        page.execute(p).await.map_err(|e| cdp_error("key", e))?;
-                    }
-                }
+                G::Key { key } => send_key(page, key, true, true).await?,
+                G::KeyDown { key } => send_key(page, key, true, false).await?,
+                G::KeyUp { key } => send_key(page, key, false, true).await?,
                 G::Text { text } => {
                     page.execute(InsertTextParams::new(text.clone()))
                         .await
@@ -482,6 +470,19 @@ impl BrowserManager {
         }
         Ok(page_ops::Gestured { events: events.len(), x: at.map(|a| a.0), y: at.map(|a| a.1) })
     }
+}
+
+/// Key (or chord) `key` to `page`: its presses (`down`), then its releases
+/// (`up`).
+async fn send_key(page: &Page, key: &str, down: bool, up: bool) -> Result<(), ToolError> {
+    let all = key_events(key)?;
+    let first_up = all.iter().position(|e| e["type"] == "keyUp").unwrap_or(all.len());
+    let (from, to) = (if down { 0 } else { first_up }, if up { all.len() } else { first_up });
+    for e in &all[from..to] {
+        let p: DispatchKeyEventParams = cdp_params(e.clone())?;
+        page.execute(p).await.map_err(|e| cdp_error("key", e))?;
+    }
+    Ok(())
 }
 
 /// Trusted input as the gestures that send it (left button).

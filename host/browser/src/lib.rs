@@ -290,10 +290,6 @@ fn own_window(url: &str) -> chromiumoxide::cdp::browser_protocol::target::Create
     p
 }
 
-fn parse_tab(id: &str) -> Result<TabId, ToolError> {
-    TabId::parse(id).ok_or_else(|| not_found(id))
-}
-
 fn not_found(id: &str) -> ToolError {
     ochre_protocol::browser::tab_not_found(id)
 }
@@ -904,8 +900,8 @@ impl BrowserManager {
 
     /// Close a tab; the current tab moves to the newest remaining one. A tab with
     /// a browser context of its own takes the context with it.
-    pub async fn close_tab(&self, tab: &str) -> Result<(), ToolError> {
-        let n = parse_tab(tab)?;
+    pub async fn close_tab(&self, n: TabId) -> Result<(), ToolError> {
+        let tab = &n.to_string();
         let who = owner();
         let slot = self.slot_of_tab(n);
         let tabs::Tab { page, context, .. } = {

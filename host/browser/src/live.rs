@@ -15,27 +15,25 @@ use futures::StreamExt;
 use ochre_protocol::browser::{FrameSink, ScreenFrame};
 use ochre_protocol::{ToolError, page_ops};
 
-use super::{BrowserManager, TabId, cdp_error, not_found, owner, parse_tab};
+use super::{BrowserManager, TabId, cdp_error, not_found, owner};
 
 /// The largest picture a screencast sends (CSS pixels are scaled down to fit).
 const MAX_SIDE: i64 = 1600;
 
 impl BrowserManager {
     /// See [`ochre_protocol::browser::HostBrowser::hold_tab`].
-    pub(crate) fn hold(&self, tab: &str, why: &str) -> Result<(), ToolError> {
-        let n = parse_tab(tab)?;
+    pub(crate) fn hold(&self, n: TabId, why: &str) -> Result<(), ToolError> {
+        let gone = || not_found(&n.to_string());
         if self.visible_page(n, &owner()).is_none() {
-            return Err(not_found(tab));
+            return Err(gone());
         }
         self.check_held(n)?;
-        self.inner.tabs.with(n, |t| t.held = Some(why.into())).ok_or_else(|| not_found(tab))
+        self.inner.tabs.with(n, |t| t.held = Some(why.into())).ok_or_else(gone)
     }
 
     /// See [`ochre_protocol::browser::HostBrowser::release_tab`].
-    pub(crate) fn release(&self, tab: &str) {
-        if let Ok(n) = parse_tab(tab) {
-            self.inner.tabs.with(n, |t| t.held = None);
-        }
+    pub(crate) fn release(&self, n: TabId) {
+        self.inner.tabs.with(n, |t| t.held = None);
     }
 
     /// `TAB_HELD` if a person holds tab `n` (and the running call is not theirs).
@@ -60,19 +58,17 @@ impl BrowserManager {
     }
 
     /// The page of tab `tab`, whoever owns it (a person's link names it).
-    fn person_page(&self, tab: &str) -> Result<Page, ToolError> {
-        let n = parse_tab(tab)?;
-        self.inner.tabs.with(n, |t| t.page.clone()).ok_or_else(|| not_found(tab))
+    fn person_page(&self, n: TabId) -> Result<Page, ToolError> {
+        self.inner.tabs.with(n, |t| t.page.clone()).ok_or_else(|| not_found(&n.to_string()))
     }
 
     /// See [`ochre_protocol::browser::HostBrowser::watch_tab`].
     pub(crate) async fn watch(
         &self,
-        tab: &str,
+        n: TabId,
         mut sink: Box<dyn FrameSink>,
     ) -> Result<(), ToolError> {
-        let n = parse_tab(tab)?;
-        let page = self.person_page(tab)?;
+        let page = self.person_page(n)?;
         let mut frames = page
             .event_listener::<EventScreencastFrame>()
             .await
@@ -155,17 +151,15 @@ impl BrowserManager {
     /// See [`ochre_protocol::browser::HostBrowser::as_person`].
     pub(crate) fn person_scope<F: Future>(
         &self,
-        tab: &str,
+        n: TabId,
         fut: F,
     ) -> impl Future<Output = F::Output> {
-        let n = parse_tab(tab).unwrap_or(TabId(0));
         super::PERSON.scope(n, fut)
     }
 
     /// See [`ochre_protocol::browser::HostBrowser::person_field_text`].
-    pub(crate) async fn field_text(&self, tab: &str, ref_id: &str) -> Result<String, ToolError> {
-        let n = parse_tab(tab)?;
-        let page = self.person_page(tab)?;
+    pub(crate) async fn field_text(&self, n: TabId, ref_id: &str) -> Result<String, ToolError> {
+        let page = self.person_page(n)?;
         let args = serde_json::json!({"ref": ref_id});
         let (doc, object) = self.element(n, &page, args, 5_000).await?;
         let r = self
@@ -186,10 +180,10 @@ impl BrowserManager {
     /// See [`ochre_protocol::browser::HostBrowser::person_input`].
     pub(crate) async fn person_gestures(
         &self,
-        tab: &str,
+        n: TabId,
         events: &[page_ops::Gesture],
     ) -> Result<(), ToolError> {
-        let page = self.person_page(tab)?;
+        let page = self.person_page(n)?;
         super::bounded(10_000, "a person's input", self.send_plain(&page, events)).await
     }
 }

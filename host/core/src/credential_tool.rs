@@ -112,35 +112,7 @@ pub(crate) async fn run(
     check_origins(name, &summary.origins, &page_origin, &fields)?;
 
     // The values, known as secrets before anything is typed.
-    let mut values = BTreeMap::new();
-    let mut typed = Vec::new();
-    for role in ROLES {
-        let Some(field) = fields.get(role) else { continue };
-        let value = match role {
-            "username" => secret.username.clone(),
-            "password" => {
-                known.add(&format!("credential:{name}.password"), &secret.password);
-                secret.password.clone()
-            }
-            _ => {
-                let seed = secret.totp.as_deref().unwrap_or_default();
-                let params = ochre_protocol::totp::parse_secret(seed).map_err(|e| {
-                    ToolError::invalid_secret(format!(
-                        "the TOTP seed of credential {name:?} is unusable: {}",
-                        e.0
-                    ))
-                })?;
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                let code = ochre_protocol::totp::totp_code(&params, now);
-                known.add_for(&format!("credential:{name}.otp"), &code, CODE_TTL);
-                code
-            }
-        };
-        values.insert(field.ref_id.clone(), json!(value));
-        typed.push(role);
-    }
+    let (values, typed) = values_for(name, &secret, &fields, known)?;
     let fill = Fill { fields: None, refs: Some(values), submit: Some(submit) };
     let filled = browser.run(tab, &fill, 15_000).await?;
     // The username is typed into the page, not told: its lines show no value.
@@ -192,6 +164,46 @@ pub(crate) async fn run(
         structured: Some(out),
         summary: summary_line,
     })
+}
+
+/// What goes into each field found (by its ref), each known as a secret
+/// first (the password, the TOTP code made now), and the roles typed.
+fn values_for(
+    name: &str,
+    secret: &CredentialSecret,
+    fields: &BTreeMap<String, LoginField>,
+    known: &KnownSecrets,
+) -> Result<(BTreeMap<String, Value>, Vec<&'static str>), ToolError> {
+    let mut values = BTreeMap::new();
+    let mut typed = Vec::new();
+    for role in ROLES {
+        let Some(field) = fields.get(role) else { continue };
+        let value = match role {
+            "username" => secret.username.clone(),
+            "password" => {
+                known.add(&format!("credential:{name}.password"), &secret.password);
+                secret.password.clone()
+            }
+            _ => {
+                let seed = secret.totp.as_deref().unwrap_or_default();
+                let params = ochre_protocol::totp::parse_secret(seed).map_err(|e| {
+                    ToolError::invalid_secret(format!(
+                        "the TOTP seed of credential {name:?} is unusable: {}",
+                        e.0
+                    ))
+                })?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let code = ochre_protocol::totp::totp_code(&params, now);
+                known.add_for(&format!("credential:{name}.otp"), &code, CODE_TTL);
+                code
+            }
+        };
+        values.insert(field.ref_id.clone(), json!(value));
+        typed.push(role);
+    }
+    Ok((values, typed))
 }
 
 /// A credential the person types on ochre's page (a username and a

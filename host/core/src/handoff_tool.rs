@@ -57,21 +57,7 @@ pub(crate) async fn run(
 ) -> Result<ToolOutput, ToolError> {
     let timeout = args["timeout_ms"].as_u64().map(|ms| Duration::from_millis(ms.min(MAX_MS)));
     if let Some(id) = args["handoffId"].as_str() {
-        let h = people.handoff_by_id(id).ok_or_else(|| {
-            ToolError::handoff_not_found(format!(
-                "no hand-off {id:?} under way (it ended and was told, or never was)"
-            ))
-            .with("handoffId", id)
-        })?;
-        if h.owner != options.tab_owner {
-            return Err(ToolError::handoff_not_found(format!(
-                "no hand-off {id:?} in this session"
-            )));
-        }
-        let max = timeout
-            .unwrap_or(Duration::MAX)
-            .min(h.deadline.saturating_duration_since(std::time::Instant::now()));
-        return ended(people, browser, &h, h.wait(max).await).await;
+        return wait_for(people, browser, options, id, timeout).await;
     }
     let Some(reason) = args["reason"].as_str() else {
         return Err(ToolError::invalid_argument(
@@ -79,23 +65,60 @@ pub(crate) async fn run(
             "say why a person is needed (or give handoffId to wait for one under way)",
         ));
     };
-    let tab = args["tabId"].as_str();
+    start(people, browser, options, args["tabId"].as_str(), reason, timeout).await
+}
+
+/// Wait (at most `timeout`, and the hand-off's own time) for hand-off `id`
+/// of this session to end: its answer.
+async fn wait_for(
+    people: &People,
+    browser: &BrowserManager,
+    options: &CallOptions,
+    id: &str,
+    timeout: Option<Duration>,
+) -> Result<ToolOutput, ToolError> {
+    let h = people.handoff_by_id(id).ok_or_else(|| {
+        ToolError::handoff_not_found(format!(
+            "no hand-off {id:?} under way (it ended and was told, or never was)"
+        ))
+        .with("handoffId", id)
+    })?;
+    if h.owner != options.tab_owner {
+        return Err(ToolError::handoff_not_found(format!("no hand-off {id:?} in this session")));
+    }
+    let max = timeout
+        .unwrap_or(Duration::MAX)
+        .min(h.deadline.saturating_duration_since(std::time::Instant::now()));
+    ended(people, browser, &h, h.wait(max).await).await
+}
+
+/// Hand tab `tab` (`None`: the current one) to a person for `reason`: the
+/// link (in the answer, or opened by the client for its user) and, when the
+/// client opened it, the answer once they are done.
+async fn start(
+    people: &Arc<People>,
+    browser: &BrowserManager,
+    options: &CallOptions,
+    tab: Option<&str>,
+    reason: &str,
+    timeout: Option<Duration>,
+) -> Result<ToolOutput, ToolError> {
     let Some(info) = browser.peek_tab(TabId::named(tab)?).await else {
         return Err(ToolError::tab_not_found(match tab {
             Some(t) => format!("no tab {t:?} to hand over: call tabs_context for the open tabs"),
             None => "no tab to hand over: open the page first (navigate)".to_owned(),
         }));
     };
-    let tab = info.id.to_string();
-    let before = page_state(browser, &tab).await?;
+    let n = TabId::of(&info.id)?;
+    let tab = n.to_string();
+    let before = page_state(browser, n).await?;
     let base = people.base().await?;
     let max = timeout.unwrap_or(Duration::from_millis(DEFAULT_MS));
-    browser.hold_tab(&tab, reason)?;
-    let (path, h) = match people.start_handoff(&tab, reason, max, options.tab_owner.clone(), before)
-    {
+    browser.hold_tab(n, reason)?;
+    let (path, h) = match people.start_handoff(n, reason, max, options.tab_owner.clone(), before) {
         Ok(started) => started,
         Err(e) => {
-            browser.release_tab(&tab);
+            browser.release_tab(n);
             return Err(e);
         }
     };
@@ -106,7 +129,7 @@ pub(crate) async fn run(
             if h.wait(max).await.is_none() {
                 h.end(Ended::Expired);
             }
-            browser.release_tab(&h.tab);
+            browser.release_tab(h.tab);
         });
     }
     let link = format!("{base}{path}");
@@ -114,23 +137,7 @@ pub(crate) async fn run(
         "ochre asks for your help on tab {tab}: {reason}. Press Done on the page when finished."
     );
     let Some(asker) = &options.url_asker else {
-        let summary = format!("{} handed {tab} to a person: the link is in the answer", h.id);
-        return Ok(json_output(
-            json!({
-                "status": "waiting",
-                "handoffId": h.id,
-                "tabId": tab,
-                "url": link,
-                "expires_in_s": max.as_secs(),
-                "next": format!(
-                    "Give the person this link (it shows and drives tab {tab} until they press Done; it lasts {} s). \
-                     Then call oc_handoff {{\"handoffId\": \"{}\"}} to wait for them.",
-                    max.as_secs(),
-                    h.id
-                ),
-            }),
-            summary,
-        ));
+        return Ok(link_answer(&h, &link, max));
     };
     match asker.open(&message, &link).await {
         Asked::Accepted => {
@@ -144,7 +151,7 @@ pub(crate) async fn run(
         Asked::Failed(why) => {
             h.end(Ended::Declined);
             people.forget_handoff(&h.id);
-            browser.release_tab(&h.tab);
+            browser.release_tab(h.tab);
             Err(ToolError::internal(format!(
                 "the client could not open the live view for its user: {why}"
             )))
@@ -152,11 +159,34 @@ pub(crate) async fn run(
     }
 }
 
+/// The answer of a hand-off whose link goes to the agent (the client cannot
+/// open it for its user): give it to the person, then wait.
+fn link_answer(h: &Handoff, link: &str, max: Duration) -> ToolOutput {
+    let tab = h.tab;
+    let summary = format!("{} handed {tab} to a person: the link is in the answer", h.id);
+    json_output(
+        json!({
+            "status": "waiting",
+            "handoffId": h.id,
+            "tabId": tab.to_string(),
+            "url": link,
+            "expires_in_s": max.as_secs(),
+            "next": format!(
+                "Give the person this link (it shows and drives tab {tab} until they press Done; it lasts {} s). \
+                 Then call oc_handoff {{\"handoffId\": \"{}\"}} to wait for them.",
+                max.as_secs(),
+                h.id
+            ),
+        }),
+        summary,
+    )
+}
+
 /// The page's URL, title and text.
-async fn page_state(browser: &BrowserManager, tab: &str) -> Result<PageState, ToolError> {
+async fn page_state(browser: &BrowserManager, tab: TabId) -> Result<PageState, ToolError> {
     let ask =
         Snapshot { mode: Some("text".into()), max_chars: Some(50_000), ..Snapshot::default() };
-    let s = browser.run(TabId::named(Some(tab))?, &ask, 10_000).await?;
+    let s = browser.run(Some(tab), &ask, 10_000).await?;
     Ok(PageState { url: s.url, title: s.title, text: s.text })
 }
 
@@ -172,16 +202,16 @@ async fn ended(
             json!({
                 "status": "waiting",
                 "handoffId": h.id,
-                "tabId": h.tab,
+                "tabId": h.tab.to_string(),
                 "expires_in_s": h.remaining_s(),
                 "next": format!("The person is not done yet: call oc_handoff {{\"handoffId\": \"{}\"}} again to wait.", h.id),
             }),
             format!("{}: the person is not done yet", h.id),
         ));
     };
-    browser.release_tab(&h.tab);
+    browser.release_tab(h.tab);
     people.forget_handoff(&h.id);
-    let after = match page_state(browser, &h.tab).await {
+    let after = match page_state(browser, h.tab).await {
         Ok(s) => s,
         Err(e) => {
             return Ok(json_output(
@@ -189,7 +219,7 @@ async fn ended(
                     "status": how.as_str(),
                     "done": how == Ended::Done,
                     "handoffId": h.id,
-                    "tabId": h.tab,
+                    "tabId": h.tab.to_string(),
                     "note": format!("the page cannot be read now: {}", e.message),
                 }),
                 format!("{} {}: the page cannot be read now", h.id, how.as_str()),
@@ -209,7 +239,7 @@ async fn ended(
         "status": how.as_str(),
         "done": how == Ended::Done,
         "handoffId": h.id,
-        "tabId": h.tab,
+        "tabId": h.tab.to_string(),
         "url": after.url,
         "title": after.title,
         "url_changed": after.url != h.before.url,

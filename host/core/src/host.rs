@@ -350,24 +350,7 @@ impl HostBuilder {
             candidates.iter().map(|(_, b)| manifest::read(b)).collect();
         loader::check_filter(&self.filter, &manifests)?;
         let cache_dir = self.compile_cache_dir.clone().unwrap_or_else(|| data_dir.join("cache"));
-        #[cfg(feature = "browser")]
-        let browser = BrowserManager::new(self.browser_options(&data_dir, &cache_dir));
-        #[cfg(not(feature = "browser"))]
-        let browser = BrowserManager::default();
-        check_state_files(&data_dir);
-        let logins =
-            Arc::new(crate::stores::logins::LoginStore::new(&data_dir, self.login_key.clone()));
-        // A page operation naming a saved login (a workflow worker's) opens
-        // it here.
-        let source = logins.clone();
-        browser.set_login_source(Arc::new(move |name| source.load(name)));
-        if let Some(name) = &self.default_login {
-            let signed =
-                logins.load(name).and_then(|state| browser.use_login_everywhere(Some(state)));
-            signed.map_err(|e| {
-                Error::Config(format!("the login {name:?} for every session: {}", e.message))
-            })?;
-        }
+        let (browser, logins) = self.browser_and_logins(&data_dir, &cache_dir)?;
         let compile_cache_dir = self.compile_cache.then(|| cache_dir.join("wasm"));
         let runtime = PluginRuntime::new(
             self.limits,
@@ -426,15 +409,12 @@ impl HostBuilder {
         }
         let loaded = loaded.finish();
         let _ = own.browser_tools.set(
-            loaded
-                .tools
-                .values()
-                // The host's own (`oc_credential_fill`) cannot carry a task.
-                .any(|t| {
-                    !t.info.control
-                        && t.info.plugin != "host"
-                        && t.info.guard_scope() == crate::intent::Scope::Browser
-                }),
+            // The host's own (`oc_credential_fill`) cannot carry a task.
+            loaded.tools.values().any(|t| {
+                !t.info.control
+                    && t.info.plugin != "host"
+                    && t.info.guard_scope() == crate::intent::Scope::Browser
+            }),
         );
         self.tell_startup(&loaded, &stores);
         let host = self.assemble(
@@ -454,6 +434,36 @@ impl HostBuilder {
         spawn_syncer(Arc::downgrade(&host.inner));
         spawn_sweeper(Arc::downgrade(&host.inner), self.output_sweep);
         Ok(host)
+    }
+
+    /// The browser, and the saved logins it opens by name (a workflow
+    /// worker's page operation naming one), with the login every session
+    /// starts with (`--login`) set.
+    fn browser_and_logins(
+        &self,
+        data_dir: &Path,
+        cache_dir: &Path,
+    ) -> Result<(BrowserManager, Arc<crate::stores::logins::LoginStore>)> {
+        #[cfg(feature = "browser")]
+        let browser = BrowserManager::new(self.browser_options(data_dir, cache_dir));
+        #[cfg(not(feature = "browser"))]
+        let browser = {
+            let _ = cache_dir;
+            BrowserManager::default()
+        };
+        check_state_files(data_dir);
+        let logins =
+            Arc::new(crate::stores::logins::LoginStore::new(data_dir, self.login_key.clone()));
+        let source = logins.clone();
+        browser.set_login_source(Arc::new(move |name| source.load(name)));
+        if let Some(name) = &self.default_login {
+            let signed =
+                logins.load(name).and_then(|state| browser.use_login_everywhere(Some(state)));
+            signed.map_err(|e| {
+                Error::Config(format!("the login {name:?} for every session: {}", e.message))
+            })?;
+        }
+        Ok((browser, logins))
     }
 
     /// What the start leaves behind: each plugin refused, told to the clients

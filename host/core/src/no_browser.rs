@@ -106,15 +106,15 @@ impl HostBrowser for NoBrowser {
 
     fn set_login_source(&self, _source: ochre_protocol::browser::LoginSource) {}
 
-    fn hold_tab(&self, tab: &str, _why: &str) -> Result<(), ToolError> {
+    fn hold_tab(&self, tab: TabId, _why: &str) -> Result<(), ToolError> {
         Err(ToolError::tab_not_found(format!("no tab {tab}: this host has no browser")))
     }
 
-    fn release_tab(&self, _tab: &str) {}
+    fn release_tab(&self, _tab: TabId) {}
 
     async fn watch_tab(
         &self,
-        _tab: &str,
+        _tab: TabId,
         _sink: Box<dyn ochre_protocol::browser::FrameSink>,
     ) -> Result<(), ToolError> {
         Err(unavailable())
@@ -122,17 +122,17 @@ impl HostBrowser for NoBrowser {
 
     async fn person_input(
         &self,
-        _tab: &str,
+        _tab: TabId,
         _events: &[page_ops::Gesture],
     ) -> Result<(), ToolError> {
         Err(unavailable())
     }
 
-    async fn as_person<F: Future + Send>(&self, _tab: &str, fut: F) -> F::Output {
+    async fn as_person<F: Future + Send>(&self, _tab: TabId, fut: F) -> F::Output {
         fut.await
     }
 
-    async fn person_field_text(&self, _tab: &str, _ref_id: &str) -> Result<String, ToolError> {
+    async fn person_field_text(&self, _tab: TabId, _ref_id: &str) -> Result<String, ToolError> {
         Err(unavailable())
     }
 

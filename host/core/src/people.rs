@@ -82,8 +82,8 @@ pub struct PageState {
 pub struct Handoff {
     /// Its id for the agent (`h1`): `oc_handoff {handoffId}` waits for it.
     pub id: String,
-    /// The tab (`t3`).
-    pub tab: String,
+    /// The tab.
+    pub tab: crate::browser::TabId,
     /// Why the agent asks (shown on the page).
     pub reason: String,
     /// When its time runs out.
@@ -220,7 +220,7 @@ impl People {
     /// path `/live/<token>`, the hand-off). The caller holds the tab.
     pub fn start_handoff(
         &self,
-        tab: &str,
+        tab: crate::browser::TabId,
         reason: &str,
         max: Duration,
         owner: Option<Arc<str>>,
@@ -230,7 +230,7 @@ impl People {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let h = Arc::new(Handoff {
             id: format!("h{n}"),
-            tab: tab.to_owned(),
+            tab,
             reason: reason.to_owned(),
             deadline: Instant::now() + max,
             owner,
@@ -364,7 +364,13 @@ mod tests {
     async fn a_handoff_ends_once_and_its_link_dies_with_it() {
         let people = People::new(Arc::default());
         let (path, h) = people
-            .start_handoff("t1", "a CAPTCHA", Duration::from_secs(60), None, PageState::default())
+            .start_handoff(
+                crate::browser::TabId(1),
+                "a CAPTCHA",
+                Duration::from_secs(60),
+                None,
+                PageState::default(),
+            )
             .expect("started");
         let token = path.strip_prefix("/live/").expect("path");
         assert!(people.handoff(token).is_some());

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use ochre_host::people::{Ended, Handoff};
 use ochre_host::{Host, HostBrowser};
 use ochre_protocol::ToolError;
-use ochre_protocol::browser::{FrameSink, ScreenFrame, TabId};
+use ochre_protocol::browser::{FrameSink, ScreenFrame};
 use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Gestures};
 
 /// What the pages' handlers share.
@@ -163,7 +163,7 @@ async fn live_page(
     };
     let page = LIVE_HTML
         .replace("{{REASON}}", &esc(&h.reason))
-        .replace("{{TAB}}", &esc(&h.tab))
+        .replace("{{TAB}}", &esc(&h.tab.to_string()))
         .replace("{{SECONDS}}", &h.remaining_s().to_string());
     Html(page).into_response()
 }
@@ -191,10 +191,10 @@ async fn frames(
     let (tx, rx) = tokio::sync::watch::channel(None);
     {
         let host = p.host.clone();
-        let tab = h.tab.clone();
+        let tab = h.tab;
         tokio::spawn(async move {
-            if let Err(e) = host.browser().watch_tab(&tab, Box::new(ToPage(tx))).await {
-                tracing::warn!(tab, error = %e.message, "the live view lost the tab's screen");
+            if let Err(e) = host.browser().watch_tab(tab, Box::new(ToPage(tx))).await {
+                tracing::warn!(%tab, error = %e.message, "the live view lost the tab's screen");
             }
         });
     }
@@ -243,7 +243,7 @@ async fn input(
     let demo = ochre_protocol::lock(&p.demos).get(&h.id).cloned();
     let done = match demo {
         Some(demo) => demonstrate(&p, &h, &mut *demo.lock().await, events).await,
-        None => p.host.browser().person_input(&h.tab, &events).await,
+        None => p.host.browser().person_input(h.tab, &events).await,
     };
     match done {
         Ok(()) => axum::Json(json!({"ok": true})).into_response(),
@@ -254,7 +254,7 @@ async fn input(
 /// Run `fut` as the person holding `h`'s tab, in its owner's tabs.
 async fn as_person<T>(p: &Pages, h: &Handoff, fut: impl Future<Output = T> + Send) -> T {
     let browser = p.host.browser();
-    browser.with_owner(h.owner.clone(), browser.as_person(&h.tab, fut)).await
+    browser.with_owner(h.owner.clone(), browser.as_person(h.tab, fut)).await
 }
 
 /// A tool call made for the person (a step of their demonstration). On the
@@ -267,7 +267,7 @@ async fn person_call(
     mut args: Value,
 ) -> Result<Value, ToolError> {
     let current = as_person(p, h, p.host.browser().peek_tab(None)).await;
-    if current.is_some_and(|t| t.id == h.tab)
+    if current.is_some_and(|t| t.id == h.tab.to_string())
         && let Some(o) = args.as_object_mut()
     {
         o.remove("tabId");
@@ -282,18 +282,23 @@ async fn person_call(
 
 /// The element at a point of `h`'s tab (or the one with focus).
 async fn element_at(p: &Pages, h: &Handoff, at: AtPoint) -> Result<AtPointFound, ToolError> {
-    let tab = TabId::named(Some(&h.tab))?;
-    as_person(p, h, p.host.browser().run(tab, &at, 5_000)).await
+    as_person(p, h, p.host.browser().run(Some(h.tab), &at, 5_000)).await
 }
 
 /// The field being typed into becomes a step: `form_input` with its text.
 async fn commit(p: &Pages, h: &Handoff, demo: &mut Demo) -> Result<(), ToolError> {
     let Some(field) = demo.field.take() else { return Ok(()) };
-    let text = as_person(p, h, p.host.browser().person_field_text(&h.tab, &field)).await?;
+    let text = as_person(p, h, p.host.browser().person_field_text(h.tab, &field)).await?;
     if text.is_empty() {
         return Ok(());
     }
-    person_call(p, h, "form_input", json!({"ref": field, "value": text, "tabId": h.tab})).await?;
+    person_call(
+        p,
+        h,
+        "form_input",
+        json!({"ref": field, "value": text, "tabId": h.tab.to_string()}),
+    )
+    .await?;
     Ok(())
 }
 
@@ -321,33 +326,34 @@ async fn demonstrate(
                             commit(p, h, demo).await?;
                         }
                         demo.field = Some(f.ref_id);
-                        browser.person_input(&h.tab, &[ev]).await?;
+                        browser.person_input(h.tab, &[ev]).await?;
                     }
                     Ok(f) => {
                         commit(p, h, demo).await?;
                         demo.click = Some(f.ref_id);
                     }
-                    Err(_) => browser.person_input(&h.tab, &[ev]).await?,
+                    Err(_) => browser.person_input(h.tab, &[ev]).await?,
                 }
             }
             Gesture::Up { button, .. } if left(button) && demo.click.is_some() => {
                 let target = demo.click.take().unwrap_or_default();
-                person_call(p, h, "interact", json!({"ref": target, "tabId": h.tab})).await?;
+                person_call(p, h, "interact", json!({"ref": target, "tabId": h.tab.to_string()}))
+                    .await?;
             }
             Gesture::Move { .. } if demo.click.is_some() => {}
             Gesture::Key { key } if key == "Enter" && demo.field.is_some() => {
                 let field = demo.field.clone().unwrap_or_default();
                 commit(p, h, demo).await?;
-                let args = json!({"key": "Enter", "ref": field, "tabId": h.tab});
+                let args = json!({"key": "Enter", "ref": field, "tabId": h.tab.to_string()});
                 person_call(p, h, "press_key", args).await?;
             }
             Gesture::Key { key } if key == "Tab" || key == "Shift+Tab" => {
                 commit(p, h, demo).await?;
-                browser.person_input(&h.tab, &[ev]).await?;
+                browser.person_input(h.tab, &[ev]).await?;
                 let focused = element_at(p, h, AtPoint { x: 0.0, y: 0.0, focused: true }).await;
                 demo.field = focused.ok().filter(|f| f.editable).map(|f| f.ref_id);
             }
-            _ => browser.person_input(&h.tab, &[ev]).await?,
+            _ => browser.person_input(h.tab, &[ev]).await?,
         }
     }
     Ok(())
@@ -395,10 +401,10 @@ async fn start_demo(p: &Pages, h: &Handoff) -> Result<Value, ToolError> {
     let demo = Demo::default();
     ochre_protocol::lock(&p.demos).insert(h.id.clone(), Arc::new(tokio::sync::Mutex::new(demo)));
     *ochre_protocol::lock(&h.demonstration) = Some(id.clone());
-    let url = p.host.browser().peek_tab(TabId::named(Some(&h.tab))?);
+    let url = p.host.browser().peek_tab(Some(h.tab));
     let url = p.host.browser().with_owner(h.owner.clone(), url).await.map(|t| t.url);
     if let Some(url) = url.filter(|u| u.starts_with("http")) {
-        person_call(p, h, "navigate", json!({"url": url, "tabId": h.tab})).await?;
+        person_call(p, h, "navigate", json!({"url": url, "tabId": h.tab.to_string()})).await?;
     }
     Ok(json!({"recordingId": id}))
 }
@@ -422,7 +428,7 @@ async fn done(State(p): State<Pages>, headers: HeaderMap, Path(token): Path<Stri
         tracing::warn!(error = %e.message, "the demonstration did not end cleanly");
     }
     h.end(Ended::Done);
-    p.host.browser().release_tab(&h.tab);
+    p.host.browser().release_tab(h.tab);
     axum::Json(json!({"ok": true})).into_response()
 }
 

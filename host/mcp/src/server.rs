@@ -1223,6 +1223,33 @@ impl HttpServer {
     }
 }
 
+/// `GET /health`: the version and how many tools, behind the same Host and
+/// Origin checks as /mcp: a page on another site (DNS rebinding) learns
+/// nothing, not even that ochre is here.
+fn health_route(
+    health_host: Host,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+) -> axum::routing::MethodRouter {
+    axum::routing::get(move |headers: axum::http::HeaderMap| {
+        let h = health_host.clone();
+        let ok = host_allowed(&headers, &hosts) && origin_allowed(&headers, &origins);
+        async move {
+            use axum::response::IntoResponse;
+            if !ok {
+                return (axum::http::StatusCode::FORBIDDEN, "forbidden Host or Origin")
+                    .into_response();
+            }
+            axum::Json(serde_json::json!({
+                "status": "ok",
+                "version": env!("CARGO_PKG_VERSION"),
+                "tools": h.tools().len(),
+            }))
+            .into_response()
+        }
+    })
+}
+
 /// Bind MCP over Streamable HTTP at `POST /mcp` (and `GET /health`); serve it
 /// with [`HttpServer::serve`].
 pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, ServeError> {
@@ -1297,28 +1324,7 @@ pub async fn bind_http(host: Host, opts: HttpOptions) -> Result<HttpServer, Serv
             let token = token.clone();
             bearer_guard(token, req, next)
         }))
-        .route(
-            "/health",
-            // The same Host and Origin checks as /mcp: a page on another site
-            // (DNS rebinding) learns nothing, not even that ochre is here.
-            axum::routing::get(move |headers: axum::http::HeaderMap| {
-                let h = health_host.clone();
-                let ok = host_allowed(&headers, &hosts) && origin_allowed(&headers, &origins);
-                async move {
-                    use axum::response::IntoResponse;
-                    if !ok {
-                        return (axum::http::StatusCode::FORBIDDEN, "forbidden Host or Origin")
-                            .into_response();
-                    }
-                    axum::Json(serde_json::json!({
-                        "status": "ok",
-                        "version": env!("CARGO_PKG_VERSION"),
-                        "tools": h.tools().len(),
-                    }))
-                    .into_response()
-                }
-            }),
-        );
+        .route("/health", health_route(health_host, hosts, origins));
     // The pages for people (live view, secrets): their own link tokens, no
     // bearer token (a person's browser has none), the same Host check.
     let base = match &opts.live_url {

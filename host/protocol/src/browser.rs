@@ -30,7 +30,12 @@ impl TabId {
     /// comes in (an MCP argument, a plugin's host call): `TAB_NOT_FOUND` for a
     /// name that is no tab's.
     pub fn named(text: Option<&str>) -> Result<Option<Self>, ToolError> {
-        text.map(|t| Self::parse(t).ok_or_else(|| tab_not_found(t))).transpose()
+        text.map(Self::of).transpose()
+    }
+
+    /// The tab `text` names (`t3`): `TAB_NOT_FOUND` for a name that is no tab's.
+    pub fn of(text: &str) -> Result<Self, ToolError> {
+        Self::parse(text).ok_or_else(|| tab_not_found(text))
     }
 }
 
@@ -347,21 +352,21 @@ pub trait HostBrowser: Send + Sync {
     /// `new_isolated_tab {login}`) signs its new context in with.
     fn set_login_source(&self, source: LoginSource);
 
-    /// Hold tab `tab` (`"t3"`) for a person: until [`Self::release_tab`], every
+    /// Hold tab `tab` for a person: until [`Self::release_tab`], every
     /// call on it but the person's ([`Self::person_input`], [`Self::watch_tab`])
     /// is refused with `TAB_HELD`, saying `why`. The tab is named as the
     /// caller's own (another owner's answers `TAB_NOT_FOUND`).
-    fn hold_tab(&self, tab: &str, why: &str) -> Result<(), ToolError>;
+    fn hold_tab(&self, tab: TabId, why: &str) -> Result<(), ToolError>;
 
     /// Let the agent's calls on tab `tab` through again.
-    fn release_tab(&self, tab: &str);
+    fn release_tab(&self, tab: TabId);
 
     /// Send tab `tab`'s screen to `sink` as it changes (a CDP screencast) until
     /// `sink` answers `false` or the tab closes. For a person's live view: it
     /// needs no owner, and a hold does not stop it.
     fn watch_tab(
         &self,
-        tab: &str,
+        tab: TabId,
         sink: Box<dyn FrameSink>,
     ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
@@ -369,7 +374,7 @@ pub trait HostBrowser: Send + Sync {
     /// viewport), sent as they come; a hold does not stop them.
     fn person_input(
         &self,
-        tab: &str,
+        tab: TabId,
         events: &[page_ops::Gesture],
     ) -> impl Future<Output = Result<(), ToolError>> + Send;
 
@@ -377,7 +382,7 @@ pub trait HostBrowser: Send + Sync {
     /// the hold (a demonstration's steps, run through the tool pipeline).
     fn as_person<F: Future + Send>(
         &self,
-        tab: &str,
+        tab: TabId,
         fut: F,
     ) -> impl Future<Output = F::Output> + Send;
 
@@ -385,7 +390,7 @@ pub trait HostBrowser: Send + Sync {
     /// too): what a person typed in a demonstration, typed again by its step.
     fn person_field_text(
         &self,
-        tab: &str,
+        tab: TabId,
         ref_id: &str,
     ) -> impl Future<Output = Result<String, ToolError>> + Send;
 

@@ -159,6 +159,88 @@ enum Plan {
     Cursor,
 }
 
+/// The action `a` names and whether by Anthropic's names (`action`) or
+/// OpenAI's (`type`).
+fn action_of(a: &ComputerArgs) -> Result<(&str, bool), ToolError> {
+    match (&a.action, &a.kind) {
+        (Some(x), None) => Ok((x.as_str(), true)),
+        (None, Some(x)) => Ok((x.as_str(), false)),
+        (Some(_), Some(_)) => {
+            Err(bad("action", "give `action` (Anthropic's) or `type` (OpenAI's), not both"))
+        }
+        (None, None) => {
+            Err(bad("action", "give `action` (Anthropic's names) or `type` (OpenAI's)"))
+        }
+    }
+}
+
+/// `zoom`: a screenshot of `region` [x0, y0, x1, y1].
+fn zoom(region: Option<[f64; 4]>) -> Result<Plan, ToolError> {
+    let r = region.ok_or_else(|| bad("region", "zoom needs region [x0, y0, x1, y1]"))?;
+    if !(r[2] > r[0] && r[3] > r[1]) {
+        return Err(bad("region", "region is [x0, y0, x1, y1] with x1 > x0 and y1 > y0"));
+    }
+    Ok(Plan::Shot(Some(r)))
+}
+
+/// OpenAI's `click` at `p` with `button` (left, right, wheel, back, forward).
+fn openai_click(p: (f64, f64), button: Option<&str>) -> Result<Plan, ToolError> {
+    let said = |what: &str| format!("{what} at ({}, {})", p.0, p.1);
+    let key = |key: &str| vec![Gesture::Key { key: key.into() }];
+    Ok(match button.unwrap_or("left") {
+        b @ ("left" | "right") => {
+            Plan::Input(click(p.0, p.1, b, 1, None), said(&format!("{b} click")))
+        }
+        "wheel" | "middle" => Plan::Input(click(p.0, p.1, "middle", 1, None), said("middle click")),
+        "back" => Plan::Input(key("Alt+ArrowLeft"), "back".into()),
+        "forward" => Plan::Input(key("Alt+ArrowRight"), "forward".into()),
+        other => {
+            return Err(bad(
+                "button",
+                format!("button {other:?} is not left, right, wheel, back or forward"),
+            ));
+        }
+    })
+}
+
+/// The left button pressed (`down`) or released at `p`.
+fn left_button(down: bool, p: (f64, f64)) -> Result<Plan, ToolError> {
+    let left = Some("left".to_owned());
+    let g = if down {
+        Gesture::Down { x: p.0, y: p.1, button: left, count: Some(1) }
+    } else {
+        Gesture::Up { x: p.0, y: p.1, button: left, count: Some(1) }
+    };
+    let what = if down { "left mouse down" } else { "left mouse up" };
+    Ok(Plan::Input(
+        vec![Gesture::Move { x: p.0, y: p.1 }, g],
+        format!("{what} at ({}, {})", p.0, p.1),
+    ))
+}
+
+/// `scroll` at `p`: by wheel clicks in a direction (Anthropic's), or by
+/// pixels (OpenAI's).
+fn scroll(a: &ComputerArgs, p: (f64, f64), anthropic: bool) -> Result<Plan, ToolError> {
+    let (dx, dy) = if anthropic {
+        let n = f64::from(a.scroll_amount.unwrap_or(3).min(100)) * WHEEL_CLICK;
+        match a.scroll_direction.as_deref() {
+            Some("down") => (0.0, n),
+            Some("up") => (0.0, -n),
+            Some("right") => (n, 0.0),
+            Some("left") => (-n, 0.0),
+            _ => {
+                return Err(bad("scroll_direction", "scroll_direction is up, down, left or right"));
+            }
+        }
+    } else {
+        (a.scroll_x.unwrap_or(0.0), a.scroll_y.unwrap_or(0.0))
+    };
+    Ok(Plan::Input(
+        vec![Gesture::Move { x: p.0, y: p.1 }, Gesture::Wheel { x: p.0, y: p.1, dx, dy }],
+        format!("scrolled ({dx}, {dy}) at ({}, {})", p.0, p.1),
+    ))
+}
+
 fn plan(
     a: &ComputerArgs,
     cursor: impl Fn() -> Result<(f64, f64), ToolError>,
@@ -184,28 +266,10 @@ fn plan(
     };
     let said = |what: &str, (x, y): (f64, f64)| format!("{what} at ({x}, {y})");
     let input = |g: Vec<Gesture>, s: String| Ok(Plan::Input(g, s));
-    let (action, anthropic) = match (&a.action, &a.kind) {
-        (Some(x), None) => (x.as_str(), true),
-        (None, Some(x)) => (x.as_str(), false),
-        (Some(_), Some(_)) => {
-            return Err(bad(
-                "action",
-                "give `action` (Anthropic's) or `type` (OpenAI's), not both",
-            ));
-        }
-        (None, None) => {
-            return Err(bad("action", "give `action` (Anthropic's names) or `type` (OpenAI's)"));
-        }
-    };
+    let (action, anthropic) = action_of(a)?;
     match (action, anthropic) {
         ("screenshot", _) => Ok(Plan::Shot(None)),
-        ("zoom", true) => {
-            let r = a.region.ok_or_else(|| bad("region", "zoom needs region [x0, y0, x1, y1]"))?;
-            if !(r[2] > r[0] && r[3] > r[1]) {
-                return Err(bad("region", "region is [x0, y0, x1, y1] with x1 > x0 and y1 > y0"));
-            }
-            Ok(Plan::Shot(Some(r)))
-        }
+        ("zoom", true) => zoom(a.region),
         ("cursor_position", true) => Ok(Plan::Cursor),
         ("left_click" | "right_click" | "middle_click", true) => {
             let p = at("coordinate?")?;
@@ -219,25 +283,7 @@ fn plan(
             let n = if action == "double_click" { 2 } else { 3 };
             input(click(p.0, p.1, "left", n, None), said(&action.replace('_', " "), p))
         }
-        ("click", false) => {
-            let p = at("coordinate")?;
-            match a.button.as_deref().unwrap_or("left") {
-                b @ ("left" | "right") => {
-                    input(click(p.0, p.1, b, 1, None), said(&format!("{b} click"), p))
-                }
-                "wheel" | "middle" => {
-                    input(click(p.0, p.1, "middle", 1, None), said("middle click", p))
-                }
-                "back" => input(vec![Gesture::Key { key: "Alt+ArrowLeft".into() }], "back".into()),
-                "forward" => {
-                    input(vec![Gesture::Key { key: "Alt+ArrowRight".into() }], "forward".into())
-                }
-                other => Err(bad(
-                    "button",
-                    format!("button {other:?} is not left, right, wheel, back or forward"),
-                )),
-            }
-        }
+        ("click", false) => openai_click(at("coordinate")?, a.button.as_deref()),
         ("mouse_move", true) | ("move", false) => {
             let p = at("coordinate")?;
             input(vec![Gesture::Move { x: p.0, y: p.1 }], said("moved", p))
@@ -258,14 +304,7 @@ fn plan(
             input(drag(&path), said(&format!("dragged {} points", path.len()), end))
         }
         ("left_mouse_down" | "left_mouse_up", true) => {
-            let p = at("coordinate?")?;
-            let left = Some("left".to_owned());
-            let g = if action == "left_mouse_down" {
-                Gesture::Down { x: p.0, y: p.1, button: left, count: Some(1) }
-            } else {
-                Gesture::Up { x: p.0, y: p.1, button: left, count: Some(1) }
-            };
-            input(vec![Gesture::Move { x: p.0, y: p.1 }, g], said(&action.replace('_', " "), p))
+            left_button(action == "left_mouse_down", at("coordinate?")?)
         }
         ("key", true) => {
             let keys = xdotool_keys(&text("text")?)?;
@@ -282,44 +321,15 @@ fn plan(
             let key = chord(&text("text")?.split('+').collect::<Vec<_>>())?;
             let ms = secs(a.duration)?;
             let s = format!("held {key} for {ms} ms");
-            input(
-                vec![
-                    Gesture::KeyDown { key: key.clone() },
-                    Gesture::Pause { ms },
-                    Gesture::KeyUp { key },
-                ],
-                s,
-            )
+            let held = vec![Gesture::KeyDown { key: key.clone() }, Gesture::Pause { ms }];
+            input([held, vec![Gesture::KeyUp { key }]].concat(), s)
         }
         ("type", _) => {
             let t = text("text")?;
             let s = format!("typed {} characters", t.chars().count());
             input(vec![Gesture::Text { text: t }], s)
         }
-        ("scroll", _) => {
-            let p = at("coordinate")?;
-            let (dx, dy) = if anthropic {
-                let n = f64::from(a.scroll_amount.unwrap_or(3).min(100)) * WHEEL_CLICK;
-                match a.scroll_direction.as_deref() {
-                    Some("down") => (0.0, n),
-                    Some("up") => (0.0, -n),
-                    Some("right") => (n, 0.0),
-                    Some("left") => (-n, 0.0),
-                    _ => {
-                        return Err(bad(
-                            "scroll_direction",
-                            "scroll_direction is up, down, left or right",
-                        ));
-                    }
-                }
-            } else {
-                (a.scroll_x.unwrap_or(0.0), a.scroll_y.unwrap_or(0.0))
-            };
-            input(
-                vec![Gesture::Move { x: p.0, y: p.1 }, Gesture::Wheel { x: p.0, y: p.1, dx, dy }],
-                format!("scrolled ({dx}, {dy}) at ({}, {})", p.0, p.1),
-            )
-        }
+        ("scroll", _) => scroll(a, at("coordinate")?, anthropic),
         ("wait", _) => {
             let ms = secs(a.duration)?;
             input(vec![Gesture::Pause { ms }], format!("waited {ms} ms"))

@@ -84,6 +84,77 @@ fn param_name(base: &str, taken: &[Value]) -> String {
     (2..).map(|i| format!("{name}_{i}")).find(|n| !used(n)).unwrap_or(name)
 }
 
+/// One Recorder step as a replay step; or why it is skipped (`Err(None)`: a
+/// step with nothing to replay, such as a key's release, said nowhere).
+/// `params`: the recording's parameters so far (a changed field's value
+/// becomes one).
+fn step_of(
+    s: &Value,
+    params: &mut Vec<Value>,
+    next_ref: &mut impl FnMut() -> String,
+) -> Result<Value, Option<&'static str>> {
+    let kind = s["type"].as_str().unwrap_or_default();
+    let targeted = |tool: &str, mut args: Map<String, Value>, r: String, t: Value| {
+        args.insert("ref".into(), json!(r));
+        json!({"tool": tool, "args": args, "targets": {r: t}})
+    };
+    let no_target = Some("no selector ochre can use (frame chains are not)");
+    Ok(match kind {
+        "navigate" => match s["url"].as_str() {
+            Some(url) => json!({"tool": "navigate", "args": {"url": url}, "url": url}),
+            None => return Err(Some("a navigate step without a url")),
+        },
+        "click" | "doubleClick" | "hover" => {
+            if s["button"].as_str().is_some_and(|b| b != "primary") {
+                return Err(Some("a click of another button than the primary one"));
+            }
+            let t = target_of(&s["selectors"]).ok_or(no_target)?;
+            let mut args = Map::new();
+            match kind {
+                "doubleClick" => args.insert("action".into(), json!("double_click")),
+                "hover" => args.insert("action".into(), json!("hover")),
+                _ => None,
+            };
+            targeted("interact", args, next_ref(), t)
+        }
+        "change" => {
+            let t = target_of(&s["selectors"]).ok_or(no_target)?;
+            let value = s["value"].as_str().unwrap_or_default();
+            let base = t["name"]
+                .as_str()
+                .or(t["selector"].as_str())
+                .unwrap_or("value")
+                .trim_start_matches(['#', '.']);
+            let name = param_name(base, params);
+            params.push(json!({"name": name, "secret": false, "default": value}));
+            let mut args = Map::new();
+            args.insert("value".into(), json!(format!("{{{{{name}={value}}}}}")));
+            targeted("form_input", args, next_ref(), t)
+        }
+        "keyDown" => match s["key"].as_str() {
+            Some(k) if !["Shift", "Control", "Alt", "Meta"].contains(&k) => {
+                json!({"tool": "press_key", "args": {"key": k}})
+            }
+            _ => return Err(None),
+        },
+        "keyUp" => return Err(None),
+        "waitForElement" => {
+            match target_of(&s["selectors"]).and_then(|t| t["selector"].as_str().map(str::to_owned))
+            {
+                Some(css) => {
+                    json!({"tool": "wait_for", "args": {"type": "selector", "value": css}})
+                }
+                None => return Err(Some("ochre waits for a CSS selector; this one has none")),
+            }
+        }
+        "setViewport" => return Err(Some("the viewport is the browser's (see `emulate`)")),
+        "scroll" => return Err(Some("ochre scrolls to each element it acts on")),
+        "close" => return Err(Some("closing the page is left to the replay's caller")),
+        "" => return Err(Some("a step without a type")),
+        _ => return Err(Some("a step type ochre does not replay")),
+    })
+}
+
 /// Convert a Recorder recording.
 pub fn convert(rec: &Value) -> Result<Imported, ToolError> {
     let Some(steps) = rec["steps"].as_array() else {
@@ -102,91 +173,14 @@ pub fn convert(rec: &Value) -> Result<Imported, ToolError> {
         format!("ax_{refs}")
     };
     for (i, s) in steps.iter().enumerate() {
-        let kind = s["type"].as_str().unwrap_or_default();
-        let skip = |why: &str| json!({"step": i + 1, "type": kind, "why": why});
-        let targeted = |tool: &str, mut args: Map<String, Value>, r: String, t: Value| {
-            args.insert("ref".into(), json!(r));
-            json!({"tool": tool, "args": args, "targets": {r: t}})
-        };
-        let step = match kind {
-            "navigate" => match s["url"].as_str() {
-                Some(url) => json!({"tool": "navigate", "args": {"url": url}, "url": url}),
-                None => {
-                    out.skipped.push(skip("a navigate step without a url"));
-                    continue;
-                }
-            },
-            "click" | "doubleClick" | "hover" => {
-                if s["button"].as_str().is_some_and(|b| b != "primary") {
-                    out.skipped.push(skip("a click of another button than the primary one"));
-                    continue;
-                }
-                let Some(t) = target_of(&s["selectors"]) else {
-                    out.skipped.push(skip("no selector ochre can use (frame chains are not)"));
-                    continue;
-                };
-                let mut args = Map::new();
-                match kind {
-                    "doubleClick" => args.insert("action".into(), json!("double_click")),
-                    "hover" => args.insert("action".into(), json!("hover")),
-                    _ => None,
-                };
-                targeted("interact", args, next_ref(), t)
+        match step_of(s, &mut out.params, &mut next_ref) {
+            Ok(step) => out.steps.push(step),
+            Err(Some(why)) => {
+                let kind = s["type"].as_str().unwrap_or_default();
+                out.skipped.push(json!({"step": i + 1, "type": kind, "why": why}));
             }
-            "change" => {
-                let Some(t) = target_of(&s["selectors"]) else {
-                    out.skipped.push(skip("no selector ochre can use (frame chains are not)"));
-                    continue;
-                };
-                let value = s["value"].as_str().unwrap_or_default();
-                let base = t["name"]
-                    .as_str()
-                    .or(t["selector"].as_str())
-                    .unwrap_or("value")
-                    .trim_start_matches(['#', '.']);
-                let name = param_name(base, &out.params);
-                out.params.push(json!({"name": name, "secret": false, "default": value}));
-                let mut args = Map::new();
-                args.insert("value".into(), json!(format!("{{{{{name}={value}}}}}")));
-                targeted("form_input", args, next_ref(), t)
-            }
-            "keyDown" => match s["key"].as_str() {
-                Some(k) if !["Shift", "Control", "Alt", "Meta"].contains(&k) => {
-                    json!({"tool": "press_key", "args": {"key": k}})
-                }
-                _ => continue,
-            },
-            "keyUp" => continue,
-            "waitForElement" => match target_of(&s["selectors"])
-                .and_then(|t| t["selector"].as_str().map(str::to_owned))
-            {
-                Some(css) => {
-                    json!({"tool": "wait_for", "args": {"type": "selector", "value": css}})
-                }
-                None => {
-                    out.skipped.push(skip("ochre waits for a CSS selector; this one has none"));
-                    continue;
-                }
-            },
-            "setViewport" => {
-                out.skipped.push(skip("the viewport is the browser's (see `emulate`)"));
-                continue;
-            }
-            "scroll" => {
-                out.skipped.push(skip("ochre scrolls to each element it acts on"));
-                continue;
-            }
-            other => {
-                let why = match other {
-                    "close" => "closing the page is left to the replay's caller",
-                    "" => "a step without a type",
-                    _ => "a step type ochre does not replay",
-                };
-                out.skipped.push(skip(why));
-                continue;
-            }
-        };
-        out.steps.push(step);
+            Err(None) => {}
+        }
     }
     if out.steps.is_empty() {
         return Err(ToolError::invalid_argument(

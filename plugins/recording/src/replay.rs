@@ -379,15 +379,9 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     for (i, step) in steps.iter().enumerate() {
         let n = step["step"].clone();
         let tool = step["tool"].as_str().unwrap_or_default();
-        if opts.from_step.is_some_and(|from| n.as_u64().is_some_and(|s| s < from)) {
+        if let Some(why) = skip_reason(step, opts) {
             skipped += 1;
-            results.push(json!({"step": n, "tool": tool, "skipped": "before from_step"}));
-            continue;
-        }
-        // A step that failed when recorded was exploration, not part of the path.
-        if step["ok"] == json!(false) {
-            skipped += 1;
-            results.push(json!({"step": n, "tool": tool, "skipped": "failed when recorded"}));
+            results.push(json!({"step": n, "tool": tool, "skipped": why}));
             continue;
         }
         ochre_sdk::progress::report(i as f64, Some(steps.len() as f64), Some(tool));
@@ -431,12 +425,7 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
                 r["code"] = json!(e.code);
                 r["message"] = json!(e.message);
                 if first_failure.is_null() {
-                    let tab = opts.tab.as_deref().or(step["args"]["tabId"].as_str());
-                    let (url, title) = where_now(tab);
-                    first_failure = json!({
-                        "step": n, "tool": tool, "code": e.code, "message": e.message,
-                        "url": url, "title": title,
-                    });
+                    first_failure = failure(step, opts, &e);
                 }
             }
         }
@@ -445,14 +434,6 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
             break;
         }
     }
-    let meta = &rec["meta"];
-    let (final_url, final_title) = where_now(opts.tab.as_deref());
-    let expected_url = meta["final_url"].as_str();
-    let expected_title = meta["final_title"].as_str();
-    let matches = |want: Option<&str>, got: &Value| match (want, got.as_str()) {
-        (Some(w), Some(g)) => json!(w == g),
-        _ => Value::Null,
-    };
     let given: Vec<&str> = opts.params.keys().map(String::as_str).collect();
     let all_passed = needs_target.is_null() && passed == run && run + skipped == steps.len() as u64;
     // A repair that took the replay to its end is the recording's new version.
@@ -461,7 +442,7 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     } else {
         Value::Null
     };
-    Ok(json!({
+    let mut report = json!({
         "recordingId": id,
         "ok": all_passed,
         "needs_target": needs_target,
@@ -474,14 +455,52 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         "ms": clock::now_ms().saturating_sub(replay_started),
         "params_given": given,
         "first_failure": first_failure,
+        "steps": results,
+    });
+    if let (Some(r), Value::Object(end)) = (report.as_object_mut(), ending(&rec["meta"], opts)) {
+        r.extend(end);
+    }
+    Ok(report)
+}
+
+/// The first step that failed: what it was, why, and where the tab is.
+fn failure(step: &Value, opts: &Options, e: &ToolError) -> Value {
+    let tab = opts.tab.as_deref().or(step["args"]["tabId"].as_str());
+    let (url, title) = where_now(tab);
+    json!({
+        "step": step["step"], "tool": step["tool"], "code": e.code, "message": e.message,
+        "url": url, "title": title,
+    })
+}
+
+/// Why `step` is not replayed (`None`: it is): before `from_step`, or it
+/// failed when recorded (exploration, not part of the path).
+fn skip_reason(step: &Value, opts: &Options) -> Option<&'static str> {
+    let n = step["step"].as_u64();
+    if opts.from_step.is_some_and(|from| n.is_some_and(|s| s < from)) {
+        return Some("before from_step");
+    }
+    (step["ok"] == json!(false)).then_some("failed when recorded")
+}
+
+/// Where the replay ended (the tab's URL and title) against where the
+/// recording did (`meta`).
+fn ending(meta: &Value, opts: &Options) -> Value {
+    let (final_url, final_title) = where_now(opts.tab.as_deref());
+    let expected_url = meta["final_url"].as_str();
+    let expected_title = meta["final_title"].as_str();
+    let matches = |want: Option<&str>, got: &Value| match (want, got.as_str()) {
+        (Some(w), Some(g)) => json!(w == g),
+        _ => Value::Null,
+    };
+    json!({
+        "final_url_match": matches(expected_url, &final_url),
+        "final_title_match": matches(expected_title, &final_title),
         "final_url": final_url,
         "expected_url": expected_url,
-        "final_url_match": matches(expected_url, &final_url),
         "final_title": final_title,
         "expected_title": expected_title,
-        "final_title_match": matches(expected_title, &final_title),
-        "steps": results,
-    }))
+    })
 }
 
 /// The `needs_target` answer for `step`, whose recorded target `e` names was

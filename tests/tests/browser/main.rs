@@ -2,6 +2,8 @@
 //! and HTTP with real MCP clients, on pages served on 127.0.0.1 (fixture sites,
 //! real UI libraries from npm, the admin app), and the browser layer itself.
 
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read as one story
+
 mod browser;
 mod computer;
 mod crawl;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
 use ochre_host::HostBrowser;
-use ochre_host::browser::{BrowserManager, BrowserOptions, Owner};
+use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, TabId};
 use ochre_tests::{SiteServer, TempDir, chromium_bin, tab_id};
 
 const TABS: usize = 1000;
@@ -32,7 +32,7 @@ where
 async fn close_all(browser: &BrowserManager) -> Result<usize> {
     let tabs = browser.tabs().await?;
     for t in &tabs {
-        browser.close_tab(&t.id).await.with_context(|| format!("closing {}", t.id))?;
+        browser.close_tab(TabId::of(&t.id)?).await.with_context(|| format!("closing {}", t.id))?;
     }
     Ok(tabs.len())
 }
@@ -169,7 +169,7 @@ async fn a_closed_tabs_frame_sessions_end_with_it() -> Result<()> {
         let snap = browser.page_op(tab_id(&tab)?, "snapshot", serde_json::json!({}), T).await?;
         ensure!(snap.to_string().contains("Card number"), "the payment frame was not read: {snap}");
         attached = attached.max(browser.state_sizes().await.frame_sessions);
-        browser.close_tab(&tab).await?;
+        browser.close_tab(TabId::of(&tab)?).await?;
     }
     ensure!(attached > 0, "no frame session was attached: the frames were not read");
     let b = &browser;
@@ -208,7 +208,7 @@ async fn popups_closed_at_once_do_not_hold_up_the_next() -> Result<()> {
         .with_context(|| format!("round {round}"))?;
         for t in browser.tabs().await? {
             if t.id != opener {
-                browser.close_tab(&t.id).await?;
+                browser.close_tab(TabId::of(&t.id)?).await?;
             }
         }
     }

@@ -4,6 +4,8 @@
 //! Grid), Playwright replays, the soak under kills, replicas behind HAProxy.
 //! `.config/nextest.toml` runs them one at a time.
 
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read as one story
+
 mod heavy_apps;
 mod live;
 mod oci;

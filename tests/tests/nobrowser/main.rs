@@ -3,6 +3,8 @@
 //! binary per tier (`nobrowser`, `browser`, `heavy`): each links the whole host
 //! once, and cargo-nextest runs the tests of all three in parallel.
 
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read as one story
+
 mod catalogue;
 mod embedding;
 mod golden;

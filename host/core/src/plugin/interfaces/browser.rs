@@ -50,7 +50,8 @@ for_each_version! { browser =>
 
         async fn close_tab(&mut self, tab: String) -> WitResult<()> {
             super::host_call("browser", "close-tab", &tab);
-            self.services.browser.close_tab(&tab).await.map_err(wit_error)
+            let tab = crate::browser::TabId::of(&tab).map_err(wit_error)?;
+            self.services.browser.close_tab(tab).await.map_err(wit_error)
         }
 
         async fn navigate(

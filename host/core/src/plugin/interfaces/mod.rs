@@ -164,6 +164,7 @@ type WitResult<T> = Result<T, bindings::ochre::plugin::types::ToolError>;
 
 /// The tab a plugin names (`"t3"`; `None`: the current tab), read at the WIT
 /// edge: `TAB_NOT_FOUND` for a name that is no tab's.
+#[cfg(feature = "browser")]
 fn tab_arg(
     tab: Option<String>,
 ) -> Result<Option<crate::browser::TabId>, bindings::ochre::plugin::types::ToolError> {
