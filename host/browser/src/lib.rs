@@ -377,6 +377,47 @@ async fn bounded<T>(
     }
 }
 
+/// Load `url` in `page` and wait for its load event. chromiumoxide's `goto`
+/// follows the main frame's lifecycle events and says "Request timed out"
+/// when its request timeout passes first: then the page itself says whether a
+/// document whose navigation began after this call has loaded (the time
+/// origin of the tab's document, its ready state), and a failure says what
+/// the tab shows. The error's text is chromiumoxide's, with that added.
+async fn goto(page: &Page, url: &str) -> Result<(), String> {
+    let asked = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let e = match page.goto(url).await {
+        Ok(_) => return Ok(()),
+        Err(e @ chromiumoxide::error::CdpError::Timeout) => e,
+        Err(e) => return Err(e.to_string()),
+    };
+    let shows = "({state: document.readyState, began: performance.timeOrigin, url: location.href})";
+    let seen = tokio::time::timeout(Duration::from_secs(5), page.evaluate(shows)).await;
+    let Ok(Ok(seen)) = seen else {
+        return Err(format!("{e} (the tab did not say what it shows)"));
+    };
+    let seen: Value = seen.into_value().unwrap_or_default();
+    let state = seen["state"].as_str().unwrap_or("?");
+    let shown = seen["url"].as_str().unwrap_or("?");
+    // The time origin is coarsened to a fraction of a millisecond.
+    let began_after = seen["began"].as_f64().is_some_and(|t| t + 1.0 >= asked);
+    if began_after && state == "complete" {
+        tracing::warn!(
+            url,
+            shown,
+            "a navigation's load was missed by its watcher; the page says it loaded"
+        );
+        return Ok(());
+    }
+    let which = if began_after {
+        "a document loaded since the call"
+    } else {
+        "the document from before the call"
+    };
+    Err(format!("{e} (the tab shows {shown}, {which}, ready state {state})"))
+}
+
 impl BrowserManager {
     /// A manager; nothing is launched until a browser call needs it.
     pub fn new(options: BrowserOptions) -> Self {
@@ -949,7 +990,7 @@ impl BrowserManager {
             let had_page = started.elapsed();
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
-                page.goto(url).await.map_err(|e| {
+                goto(&page, url).await.map_err(|e| {
                     let failed = ToolError::navigation_failed(format!("cannot load {url}: {e}"));
                     with_cdp_cause(failed.with("url", url), &e)
                 })?;

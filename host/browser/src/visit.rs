@@ -280,7 +280,7 @@ impl BrowserManager {
     ) -> Result<Value, ochre_protocol::ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         bounded(ms, "loading the page", async {
-            page.goto(url).await.map_err(|e| cdp_error("cannot load", e))?;
+            super::goto(page, url).await.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await?;
@@ -410,9 +410,7 @@ impl BrowserManager {
         // Closed if opening the origin fails or the call is cancelled.
         let mut worker = self.worker_tabs_on(&[slot]).await?;
         bounded(ms, "opening the origin", async {
-            worker.0[0]
-                .1
-                .goto(format!("{origin}/robots.txt"))
+            super::goto(&worker.0[0].1, &format!("{origin}/robots.txt"))
                 .await
                 .map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
