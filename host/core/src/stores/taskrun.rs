@@ -22,8 +22,11 @@ use crate::stores::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, wri
 pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
 
 /// Where a run is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(inline)]
 pub enum Status {
     /// Started, no progress yet.
     #[default]

@@ -17,7 +17,7 @@ use crate::error::ToolError;
 use crate::redact::KnownSecrets;
 use crate::redact::MASK;
 use crate::stores::credentials::{CredentialSecret, CredentialStore, CredentialSummary, origin_of};
-use crate::tool::{Content, ToolInfo, ToolOutput};
+use crate::tool::{Content, ToolOutput};
 
 /// How long a one-time code typed stays known (past its use, masking its
 /// digits would mask any number that equals them).
@@ -26,47 +26,67 @@ const CODE_TTL: std::time::Duration = std::time::Duration::from_secs(180);
 /// The fields a credential fills, in the order they are typed.
 const ROLES: [&str; 3] = ["username", "password", "otp"];
 
-/// The tool's description and input schema.
-pub(crate) fn info() -> ToolInfo {
-    let r = json!({"type": "string", "pattern": "^ax_\\d+$"});
-    ToolInfo::host_own(
+/// `oc_credential_fill`'s arguments: the credential by name, and the
+/// login form's fields by ref where the page's form is not found.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CredentialArgs {
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"))]
+    name: String,
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    username: Option<String>,
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    password: Option<String>,
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    otp: Option<String>,
+    submit: Option<bool>,
+    #[serde(rename = "tabId")]
+    tab_id: Option<String>,
+}
+
+impl CredentialArgs {
+    /// The fields given by ref: each ref with its role.
+    fn refs(&self) -> BTreeMap<String, String> {
+        let given = [&self.username, &self.password, &self.otp];
+        let roles = ROLES.iter().zip(given);
+        roles.filter_map(|(role, r)| Some((r.clone()?, (*role).to_owned()))).collect()
+    }
+}
+
+pub(super) fn add(made: &mut super::Made) {
+    let offer = super::Offer {
+        tier: 2,
+        scope: crate::intent::Scope::Browser,
+        annotations: crate::tool::Annotations::default(),
+        control: false,
+        always: false,
+    };
+    made.add(
         "oc_credential_fill",
         "Sign in with a stored credential by name: the host types its username, password \
          and one-time code into this page's login form (found, or by ref) on its own origins \
          only; values are never shown.",
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"},
-                "username": r, "password": r, "otp": r,
-                "submit": {"type": "boolean"},
-                "tabId": {"type": "string"}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-        2,
-        crate::intent::Scope::Browser,
-    )
+        offer,
+        |host, args: CredentialArgs, options| async move {
+            run(&host.credentials, &host.browser, &host.known, &host.people, &options, &args).await
+        },
+    );
 }
 
 /// Run `oc_credential_fill`.
-pub(crate) async fn run(
+async fn run(
     credentials: &CredentialStore,
     browser: &BrowserManager,
     known: &KnownSecrets,
     people: &crate::people::People,
     options: &crate::tool::CallOptions,
-    args: &Value,
+    args: &CredentialArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let name = args["name"].as_str().unwrap_or_default();
+    let name = args.name.as_str();
     CredentialStore::check_name(name)?;
-    let tab = TabId::named(args["tabId"].as_str())?;
-    let submit = args["submit"].as_bool() == Some(true);
-    let refs: BTreeMap<String, String> = ROLES
-        .iter()
-        .filter_map(|role| Some((args[*role].as_str()?.to_owned(), (*role).to_owned())))
-        .collect();
+    let tab = TabId::named(args.tab_id.as_deref())?;
+    let submit = args.submit == Some(true);
+    let refs = args.refs();
     let (summary, secret) = match credentials.open(name) {
         // Not stored (a server without a login key has none it can open).
         Err(e)

@@ -16,7 +16,7 @@ use crate::browser::page_ops::Snapshot;
 use crate::browser::{BrowserManager, HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::people::{Asked, Ended, Handoff, PageState, People};
-use crate::tool::{Annotations, CallOptions, ToolInfo, ToolOutput, json_output};
+use crate::tool::{Annotations, CallOptions, ToolOutput, json_output};
 
 /// How long a person has by default, and at most.
 const DEFAULT_MS: u64 = 300_000;
@@ -24,48 +24,60 @@ const MAX_MS: u64 = 3_600_000;
 /// The most new lines of text an answer lists.
 const MAX_LINES: usize = 40;
 
-/// The tool's description and input schema.
-pub(crate) fn info() -> ToolInfo {
-    let mut info = ToolInfo::host_own(
+/// `oc_handoff`'s arguments: a reason starts a hand-off, a `handoffId`
+/// waits for one under way.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HandoffArgs {
+    #[schemars(length(min = 1, max = 300))]
+    reason: Option<String>,
+    #[serde(rename = "handoffId")]
+    #[schemars(regex(pattern = r"^h\d+$"))]
+    handoff_id: Option<String>,
+    #[serde(rename = "tabId")]
+    tab_id: Option<String>,
+    #[schemars(range(min = 1000, max = MAX_MS))]
+    timeout_ms: Option<u64>,
+}
+
+pub(super) fn add(made: &mut super::Made) {
+    let offer = super::Offer {
+        tier: 2,
+        scope: crate::intent::Scope::Browser,
+        annotations: Annotations { open_world: true, ..Annotations::default() },
+        control: false,
+        always: false,
+    };
+    made.add(
         "oc_handoff",
         "Hand a tab to a person (CAPTCHA, sign-on, payment): they see it live and drive it \
          through a link, and press Done; the tab is held meanwhile. Answers what changed. \
          Without URL elicitation the link is in the answer: call again with handoffId to wait.",
-        json!({
-            "type": "object",
-            "properties": {
-                "reason": {"type": "string", "minLength": 1, "maxLength": 300},
-                "handoffId": {"type": "string", "pattern": "^h\\d+$"},
-                "tabId": {"type": "string"},
-                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": MAX_MS}
-            },
-            "additionalProperties": false
-        }),
-        2,
-        crate::intent::Scope::Browser,
+        offer,
+        |host, args: HandoffArgs, options| async move {
+            run(&host.people, &host.browser, &options, &args).await
+        },
     );
-    info.annotations = Annotations { open_world: true, ..Annotations::default() };
-    info
 }
 
 /// Run `oc_handoff`.
-pub(crate) async fn run(
+async fn run(
     people: &Arc<People>,
     browser: &BrowserManager,
     options: &CallOptions,
-    args: &Value,
+    args: &HandoffArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let timeout = args["timeout_ms"].as_u64().map(|ms| Duration::from_millis(ms.min(MAX_MS)));
-    if let Some(id) = args["handoffId"].as_str() {
+    let timeout = args.timeout_ms.map(|ms| Duration::from_millis(ms.min(MAX_MS)));
+    if let Some(id) = args.handoff_id.as_deref() {
         return wait_for(people, browser, options, id, timeout).await;
     }
-    let Some(reason) = args["reason"].as_str() else {
+    let Some(reason) = args.reason.as_deref() else {
         return Err(ToolError::invalid_argument(
             "reason",
             "say why a person is needed (or give handoffId to wait for one under way)",
         ));
     };
-    start(people, browser, options, args["tabId"].as_str(), reason, timeout).await
+    start(people, browser, options, args.tab_id.as_deref(), reason, timeout).await
 }
 
 /// Wait (at most `timeout`, and the hand-off's own time) for hand-off `id`
