@@ -14,14 +14,13 @@ use crate::tool::{ToolOutput, json_output};
 const DEFAULT_COUNT: u64 = 20;
 const MAX_COUNT: u64 = 100;
 
-/// What `oc_journal` shows.
+// What `oc_journal` shows: the latest calls, or counts per tool (no docs:
+// the listed schema is the tool's description's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(inline)]
 pub(super) enum View {
-    /// The latest calls: tool, redacted args, outcome, intent.
     Recent,
-    /// Counts per tool.
     Summary,
 }
 

@@ -81,7 +81,7 @@ pub(super) struct RunNeedsHelp {
     resume_hint: Option<String>,
 }
 
-/// How a run ends.
+// How a run ends (no docs here or below: a listed enum is its names).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 #[schemars(inline)]
@@ -120,10 +120,36 @@ pub(super) struct RunGet {
     include_events: Option<bool>,
 }
 
+// A run's status, as a list filters by it.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(inline)]
+pub(super) enum Listed {
+    Pending,
+    Running,
+    NeedsHelp,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl From<Listed> for Status {
+    fn from(l: Listed) -> Status {
+        match l {
+            Listed::Pending => Status::Pending,
+            Listed::Running => Status::Running,
+            Listed::NeedsHelp => Status::NeedsHelp,
+            Listed::Completed => Status::Completed,
+            Listed::Failed => Status::Failed,
+            Listed::Cancelled => Status::Cancelled,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RunList {
-    status: Option<Status>,
+    status: Option<Listed>,
     #[schemars(range(min = 1, max = 100))]
     limit: Option<u64>,
 }
@@ -132,7 +158,7 @@ pub(super) struct RunList {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BulkStart {
-    #[serde(skip_serializing)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     run_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,10 +202,10 @@ pub(super) struct BulkFailed {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BulkUpdate {
-    #[serde(skip_serializing)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     contract_id: Option<String>,
-    #[serde(skip_serializing)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     run_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,7 +327,7 @@ fn add_task_runs(made: &mut Made) {
         Offer::control(true).always(),
         |host, args: RunList, _| async move {
             let limit = usize::try_from(args.limit.unwrap_or(20)).unwrap_or(100);
-            let list = host.task_runs.list(args.status, limit);
+            let list = host.task_runs.list(args.status.map(Status::from), limit);
             let n = list.len();
             Ok(json_output(json!({"runs": list}), format!("{n} task runs")))
         },
@@ -345,7 +371,11 @@ fn end_run(host: &HostTools, args: &RunEnd) -> Result<ToolOutput, ToolError> {
 /// `oc_bulk_progress_start`: a contract on its own, or attached to run `run_id`.
 fn bulk_start(host: &HostTools, args: &BulkStart) -> Result<ToolOutput, ToolError> {
     let runs = &host.task_runs;
-    let spec = bulk::validate_spec(&as_json(args)?, "")?;
+    let mut spec = as_json(args)?;
+    if let Value::Object(m) = &mut spec {
+        m.remove("run_id");
+    }
+    let spec = bulk::validate_spec(&spec, "")?;
     let c = match &args.run_id {
         Some(r) => runs.attach_contract(r, spec)?,
         None => runs.contracts.create(spec, None)?,
