@@ -273,6 +273,16 @@ impl Output {
         })
     }
 
+    /// Its structured result (MCP `structuredContent`), beside its content:
+    /// for a caller that reads it (a tool that called this one), where the
+    /// text stays what a model reads.
+    pub fn with_structured<T: Serialize>(mut self, value: &T) -> Result<Self, ToolError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| ToolError::internal(format!("cannot serialize result: {e}")))?;
+        self.structured = Some(text);
+        Ok(self)
+    }
+
     /// Append another piece of content.
     pub fn with_content(mut self, content: Content) -> Self {
         self.content.push(content);

@@ -115,6 +115,29 @@ fn judge_drag(ends: DragPoints, delta: Settled) -> Dragged {
     dragged(true, None, (!reached).then_some(by))
 }
 
+/// The element an action is aimed at: its ref now, how it was found, and
+/// how to find it again if the page replaces it while the action waits.
+struct Element {
+    r: String,
+    found: Option<ops::TargetFound>,
+    again: Option<ops::Target>,
+}
+
+/// How to find an action's element again if the page replaces it: its
+/// `target` when that names it other than by ref, or its description. A
+/// plain ref is the caller's: its element gone is `STALE_REF`, told.
+fn refindable(a: &ops::Act) -> Option<ops::Target> {
+    if a.ref_id.is_some() {
+        return None;
+    }
+    if let Some(query) = &a.query {
+        return Some(ops::Target { query: Some(query.clone()), ..ops::Target::default() });
+    }
+    let t = a.target.clone()?;
+    let by_ref = ops::Target { ref_id: t.ref_id.clone(), ..ops::Target::default() };
+    (t != by_ref).then_some(ops::Target { ref_id: None, ..t })
+}
+
 /// Aborts its task when dropped (the call that waited for it was cancelled).
 struct AbortOnDrop(tokio::task::AbortHandle);
 
@@ -125,61 +148,72 @@ impl Drop for AbortOnDrop {
 }
 
 impl BrowserManager {
-    /// [`TabRef::act`] on the running call's tab `tab`, as a boxed future of a
-    /// named type: the dispatch holds it without holding its type, which holds
-    /// the dispatch's own (each step is a page operation), a cycle no `Send`
-    /// check could close. Its arguments are checked before the tab is
-    /// resolved (a refused call opens no tab).
+    /// `f` on the running call's tab `tab` (resolved once, inside the dialog
+    /// guard: a dialog open on it answers at once), on a stack of its own
+    /// ([`TabRef::own_stack`]), as a boxed future of a named type: the
+    /// dispatch holds it without holding its type, which holds the
+    /// dispatch's own (each step is a page operation), a cycle no `Send`
+    /// check could close. `checked`: the arguments' verdict, given before the
+    /// tab is resolved (a refused call opens no tab).
+    pub(super) fn on_own_stack<T, F>(
+        &self,
+        tab: Option<TabId>,
+        checked: Result<(), ToolError>,
+        f: F,
+    ) -> BoxFuture<'_, Result<T, ToolError>>
+    where
+        T: Send + 'static,
+        F: FnOnce(TabRef) -> BoxFuture<'static, Result<T, ToolError>> + Send + 'static,
+    {
+        if let Err(e) = checked {
+            return Box::pin(std::future::ready(Err(e)));
+        }
+        let (me, caller) = (self.clone(), Caller::current());
+        let guarded =
+            async move { f(me.guarded_for(&caller, tab, me.tab(&caller, tab)).await?).await };
+        Box::pin(TabRef::own_stack(Box::pin(guarded)))
+    }
+
+    /// [`TabRef::act`] on the running call's tab `tab` (see [`Self::on_own_stack`]).
     pub(super) fn act_boxed(
         &self,
         tab: Option<TabId>,
         a: ops::Act,
     ) -> BoxFuture<'_, Result<Acted, ToolError>> {
-        Box::pin(async move {
-            check_act(&a)?;
-            let (me, caller) = (self.clone(), Caller::current());
-            TabRef::own_stack(Box::pin(async move { me.resolved(caller, tab).await?.act(a).await }))
-                .await
-        })
+        self.on_own_stack(tab, check_act(&a), move |t| Box::pin(async move { t.act(a).await }))
     }
 
-    /// [`TabRef::drag`] on the running call's tab `tab` (see [`Self::act_boxed`]).
+    /// [`TabRef::drag`] on the running call's tab `tab` (see [`Self::on_own_stack`]).
     pub(super) fn drag_boxed(
         &self,
         tab: Option<TabId>,
         a: ops::Drag,
     ) -> BoxFuture<'_, Result<Dragged, ToolError>> {
-        Box::pin(async move {
-            check_drag(&a)?;
-            let (me, caller) = (self.clone(), Caller::current());
-            TabRef::own_stack(Box::pin(
-                async move { me.resolved(caller, tab).await?.drag(a).await },
-            ))
-            .await
-        })
-    }
-
-    /// `caller`'s tab `tab`, resolved once for an action, inside the dialog
-    /// guard (a dialog open on it answers at once).
-    async fn resolved(&self, caller: Caller, tab: Option<TabId>) -> Result<TabRef, ToolError> {
-        self.guarded_for(&caller, tab, self.tab(&caller, tab)).await
+        self.on_own_stack(tab, check_drag(&a), move |t| Box::pin(async move { t.drag(a).await }))
     }
 }
 
 /// An action's arguments checked before anything is done: what it needs, the
 /// keys it sends.
 fn check_act(a: &ops::Act) -> Result<(), ToolError> {
-    let named = a.ref_id.is_some() || a.query.is_some();
+    let named = a.ref_id.is_some() || a.query.is_some() || a.target.is_some();
+    if let Some(t) = &a.target {
+        super::target::check(t)?;
+    }
     match a.action.unwrap_or_default() {
         ActKind::Press => keys_of(a, false).map(drop),
         ActKind::Type => {
             keys_of(a, true)?;
             match named {
                 true => Ok(()),
-                false => Err(ToolError::invalid_argument("ref", "type needs `ref` or `query`")),
+                false => {
+                    Err(ToolError::invalid_argument("ref", "type needs `ref`, `query` or `target`"))
+                }
             }
         }
-        _ if !named => Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`")),
+        _ if !named => {
+            Err(ToolError::invalid_argument("ref", "act needs `ref`, `query` or `target`"))
+        }
         _ => Ok(()),
     }
 }
@@ -244,7 +278,7 @@ impl TabRef {
     }
 
     /// One page operation of an action (see [`Self::own_stack`]).
-    async fn step<O>(&self, op: O, ms: u32) -> Result<O::Output, ToolError>
+    pub(super) async fn step<O>(&self, op: O, ms: u32) -> Result<O::Output, ToolError>
     where
         O: ops::PageOp + Into<ops::AnyOp> + Send + Sync + 'static,
         O::Output: Send,
@@ -265,10 +299,10 @@ impl TabRef {
         if matches!(action, ActKind::Press | ActKind::Type) {
             return self.keys(a, action == ActKind::Type).await;
         }
-        let Some(target) = self.target_of(a.ref_id, a.query).await? else {
-            return Err(ToolError::invalid_argument("ref", "act needs `ref` or `query`"));
-        };
         let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
+        let started = Instant::now();
+        let (target, found) = self.element_of(&a, wait_ms).await?;
+        let wait_ms = wait_ms.saturating_sub(started.elapsed().as_millis() as u64);
         let mut info = None;
         if action == ActKind::Hover {
             let aim = self.aim(&target, &mut info, wait_ms, false).await?;
@@ -277,11 +311,20 @@ impl TabRef {
             let delta = self.step(settle, STEP_MS).await?;
             let info = described(info)?;
             let waited = aim.waited;
-            return Ok(Acted { target: Some(info), done: true, delta, waited, ..Acted::default() });
+            return Ok(Acted {
+                target: Some(info),
+                done: true,
+                delta,
+                waited,
+                found,
+                ..Acted::default()
+            });
         }
         let double = action == ActKind::DoubleClick;
-        let Delivered { mut delta, waited, mut tried } =
-            self.click_delivered(&target, &mut info, wait_ms, double).await?;
+        let again = refindable(&a);
+        let (Delivered { mut delta, waited, mut tried }, found) = self
+            .click_delivered(Element { r: target, found, again }, &mut info, wait_ms, double)
+            .await?;
         let info = described(info)?;
         // A native control, or an element with its own click listener: a click
         // that reaches it is handled even when nothing on the page changes (a
@@ -297,6 +340,7 @@ impl TabRef {
                 delta,
                 waited,
                 tried,
+                found,
                 ..Acted::default()
             });
         }
@@ -308,6 +352,7 @@ impl TabRef {
                 delta,
                 via: Some(via),
                 tried,
+                found,
                 ..Acted::default()
             }),
             None => Ok(Acted {
@@ -315,6 +360,7 @@ impl TabRef {
                 delta: Settled::default(),
                 waited,
                 tried,
+                found,
                 ..Acted::default()
             }),
         }
@@ -379,7 +425,15 @@ impl TabRef {
     /// they reached the element.
     async fn keys(&self, a: ops::Act, typing: bool) -> Result<Acted, ToolError> {
         let keys = keys_of(&a, typing)?;
-        let target = self.target_of(a.ref_id, a.query).await?;
+        let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
+        let named = a.ref_id.is_some() || a.query.is_some() || a.target.is_some();
+        let (target, found) = match named {
+            true => {
+                let (r, found) = self.element_of(&a, wait_ms).await?;
+                (Some(r), found)
+            }
+            false => (None, None),
+        };
         let mut info = None;
         let mut value_before = None;
         if let Some(r) = &target {
@@ -415,7 +469,15 @@ impl TabRef {
             }
             _ => None,
         };
-        Ok(Acted { target: info, done, delta, value_before, value_after, ..Acted::default() })
+        Ok(Acted {
+            target: info,
+            done,
+            delta,
+            value_before,
+            value_after,
+            found,
+            ..Acted::default()
+        })
     }
 
     /// Keys, in slices that keep each input call within the host's bound (10
@@ -492,20 +554,27 @@ impl TabRef {
         Ok(judge_drag(ends, delta))
     }
 
-    /// The element an action names: its ref, or the best match of its
-    /// description (`None`: neither given).
-    async fn target_of(
+    /// The element an action names: its ref, the best match of its
+    /// description, or its `target` found within `wait_ms` (with how it was
+    /// found).
+    async fn element_of(
         &self,
-        ref_id: Option<String>,
-        query: Option<String>,
-    ) -> Result<Option<String>, ToolError> {
-        Ok(match (ref_id, query) {
-            (Some(r), _) => Some(r),
-            (None, Some(query)) => {
-                Some(self.step(ops::ResolveQuery { query }, STEP_MS).await?.ref_id)
-            }
-            (None, None) => None,
-        })
+        a: &ops::Act,
+        wait_ms: u64,
+    ) -> Result<(String, Option<ops::TargetFound>), ToolError> {
+        if let Some(r) = &a.ref_id {
+            return Ok((r.clone(), None));
+        }
+        if let Some(query) = &a.query {
+            let found = self.step(ops::ResolveQuery { query: query.clone() }, STEP_MS).await?;
+            return Ok((found.ref_id, None));
+        }
+        let Some(target) = a.target.clone() else {
+            return Err(ToolError::invalid_argument("ref", "act needs `ref`, `query` or `target`"));
+        };
+        let ask = ops::FindTarget { target, timeout_ms: Some(wait_ms), identify: Some(true) };
+        let found = self.find_target(ask).await?;
+        Ok((found.ref_id.clone(), Some(found)))
     }
 
     /// One of the other ways of clicking: the element found again by role and
@@ -543,17 +612,38 @@ impl TabRef {
     /// overlay fading in) is waited out again.
     async fn click_delivered(
         &self,
-        target: &str,
+        mut element: Element,
         info: &mut Option<Description>,
         wait_ms: u64,
         double: bool,
-    ) -> Result<Delivered, ToolError> {
+    ) -> Result<(Delivered, Option<ops::TargetFound>), ToolError> {
         let started = Instant::now();
         let left = || wait_ms.saturating_sub(started.elapsed().as_millis() as u64);
         let mut tried: Vec<Tried> = Vec::new();
         let mut waited_all = Vec::new();
         loop {
-            let aim = self.aim(target, info, left(), true).await?;
+            let target = element.r.as_str();
+            let aim = match self.aim(target, info, left(), true).await {
+                Ok(aim) => aim,
+                // The page replaced the element while the click waited (a
+                // re-render): found again, as named, within the same wait.
+                Err(e) if e.code == Code::StaleRef && left() > 0 && element.again.is_some() => {
+                    let target = element.again.clone().unwrap_or_default();
+                    let ask = ops::FindTarget { target, timeout_ms: Some(left()), identify: None };
+                    let found = self.find_target(ask).await?;
+                    waited_all.push(format!(
+                        "{} was replaced by the page and found again",
+                        line_of(info.as_ref(), &element.r)
+                    ));
+                    element.r = found.ref_id.clone();
+                    if let Some(f) = &mut element.found {
+                        f.ref_id = found.ref_id;
+                    }
+                    *info = None;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             if !aim.waited.is_empty() {
                 waited_all.push(aim.waited);
             }
@@ -571,7 +661,8 @@ impl TabRef {
             // target (a navigation it started says so too); the pointer passing
             // over it does not.
             if delta.delivered && delta.pressed != Some(false) {
-                return Ok(Delivered { delta, waited: waited_all.join("; "), tried });
+                let delivered = Delivered { delta, waited: waited_all.join("; "), tried };
+                return Ok((delivered, element.found));
             }
             let line = line_of(info.as_ref(), target);
             if delta.removed_before_release {

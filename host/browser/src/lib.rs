@@ -56,6 +56,7 @@ mod pool;
 mod routes;
 mod tabref;
 mod tabs;
+mod target;
 mod visit;
 pub use events::{DialogPolicy, PageEvent};
 pub use input::Input;

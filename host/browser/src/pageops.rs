@@ -1276,6 +1276,13 @@ impl BrowserManager {
                 let acted = bounded(bound, "the action", self.act_boxed(tab, a)).await?;
                 serde_json::to_value(acted).map_err(|e| ToolError::internal(e.to_string()))
             }
+            AnyOp::FindTarget(a) => {
+                let ms = a.timeout_ms.unwrap_or(5_000).min(60_000) + 30_000;
+                let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
+                let found =
+                    bounded(bound, "finding the element", self.find_target_boxed(tab, a)).await?;
+                serde_json::to_value(found).map_err(|e| ToolError::internal(e.to_string()))
+            }
             AnyOp::Gestures(a) => {
                 let done = Box::pin(self.gestures(tab, &a.events, timeout_ms)).await?;
                 serde_json::to_value(done).map_err(|e| ToolError::internal(e.to_string()))

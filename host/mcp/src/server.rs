@@ -213,7 +213,8 @@ impl McpServer {
 /// fields, no number formats, no `minLength`/`minItems` of 1 or `minimum` 0/1, no
 /// length caps of 1000 and more, item caps of 50 and more or numeric caps of
 /// 100000 and more,
-/// no struct docs, no alias properties (`"description": "alias of ..."`), a union
+/// no struct docs, no alias properties (`"description": "alias of ..."`) nor
+/// unlisted ones (`"Unlisted: ..."`: for other tools, such as a replay), a union
 /// of plain types as one `type` list). The host still validates every call against
 /// the full schema, so the dropped bounds are enforced with a clear
 /// `INVALID_ARGUMENT` and the aliases are still accepted.
@@ -233,7 +234,7 @@ fn compact_schema(v: &mut Value, top: bool) {
         props.retain(|_, p| {
             !p.get("description")
                 .and_then(Value::as_str)
-                .is_some_and(|d| d.starts_with("alias of "))
+                .is_some_and(|d| d.starts_with("alias of ") || d.starts_with("Unlisted: "))
         });
     }
     for key in ["properties", "$defs"] {

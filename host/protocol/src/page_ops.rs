@@ -331,7 +331,7 @@ typed_ops! {
         "the element a ref meant, found again by role and name, with its point",
     ).points();
     Act => "act" -> Acted = Spec::op(
-        "ref | query, action: click|double_click|hover|press|type, key, text, submit, delay_ms, timeout_ms, other_ways",
+        "ref | query | target, action: click|double_click|hover|press|type, key, text, submit, delay_ms, timeout_ms, other_ways",
         "the truthful action in one call: wait until the element can take it, click, count it only if it reached the element and had its effect (other ways tried on a custom element that ignored the mouse, unless other_ways is false); press and type: focus it, send the keys, count them only if they reached it; what it changed",
     ).host();
     JsClick => "js_click" -> Done = Spec::op(
@@ -420,6 +420,10 @@ typed_ops! {
         "role, name, nth",
         "a fresh ref for an element found by role, name and rank",
     );
+    FindTarget => "find_target" -> TargetFound = Spec::op(
+        "target, timeout_ms, identify",
+        "an element as a caller names it (target: ref, role and name and nth, selector, xpath, text or query), waited for while it is not there yet (or the page is between documents), with a fresh ref; with identify, who it is when a selector found it",
+    ).host();
     AtPoint => "at_point" -> AtPointFound = Spec::op(
         "x, y, focused",
         "the element a click at a viewport point would act on (the interactive element it is in), with a ref: what a person's click in the live view becomes in a demonstration",
@@ -1472,6 +1476,10 @@ pub struct Act {
     /// Or a description of it (the best `find` match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// Or the element as a recording names it, found within the wait (and
+    /// found again if the page replaces it while the action waits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
     /// `click` (default), `double_click` or `hover`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<ActKind>,
@@ -1546,6 +1554,10 @@ pub struct Acted {
     /// `type`: the field's value after them (not read after Enter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_after: Option<String>,
+    /// With `target`: how the element was found (and, when a selector or a
+    /// ref found it, who it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<TargetFound>,
 }
 
 /// A way an action tried and what came of it.
@@ -1923,6 +1935,117 @@ pub struct Locate {
     /// Its rank among elements of that role and name (default 0).
     #[serde(default)]
     pub nth: Option<u64>,
+}
+
+/// An element as a caller names it: by ref, by role and accessible name
+/// (the `nth` of its namesakes), by CSS selector, XPath or its own text, or by
+/// a description (the best `find` match). Tried in that order: the first way
+/// given that finds it names it. A recording keeps each element it acted on
+/// this way; an imported one keeps the selectors its tool had.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// A ref from a snapshot (`ax_12`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+    /// Its role (with `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Its accessible name (with `role`; alone, the best match of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its rank among the elements of that role and name (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nth: Option<u64>,
+    /// A CSS selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// An XPath.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// Its own text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A description (`"the Send button"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+impl Target {
+    /// Read from a recording's or a caller's JSON: the fields it knows, the
+    /// rest ignored (a recording keeps more: the element's tag, say).
+    pub fn from_json(v: &serde_json::Value) -> Self {
+        let s = |k: &str| v[k].as_str().filter(|x| !x.is_empty()).map(str::to_owned);
+        Target {
+            ref_id: s("ref"),
+            role: s("role"),
+            name: s("name"),
+            nth: v["nth"].as_u64(),
+            selector: s("selector"),
+            xpath: s("xpath"),
+            text: s("text"),
+            query: s("query"),
+        }
+    }
+
+    /// Whether it names no element.
+    pub fn is_empty(&self) -> bool {
+        [&self.ref_id, &self.name, &self.selector, &self.xpath, &self.text, &self.query]
+            .iter()
+            .all(|f| f.is_none())
+    }
+
+    /// As a message names it: `button "Save"`, else the first way given
+    /// (`selector "#save"`).
+    pub fn shown(&self) -> String {
+        if let (Some(role), Some(name)) = (&self.role, &self.name) {
+            return format!("{role} {name:?}");
+        }
+        let ways = [
+            ("ref", &self.ref_id),
+            ("selector", &self.selector),
+            ("xpath", &self.xpath),
+            ("text", &self.text),
+            ("name", &self.name),
+            ("query", &self.query),
+        ];
+        ways.iter()
+            .find_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v:?}")))
+            .unwrap_or_else(|| "no element".to_owned())
+    }
+}
+
+/// Find a [`Target`] on the page, waiting (up to `timeout_ms`) while it is
+/// not there yet or the page is between documents.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindTarget {
+    /// The element.
+    pub target: Target,
+    /// How long to wait for it (default 5 000, at most 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Say who it is (role, name, rank) when a selector, a text or a
+    /// description found it, and its role and name find it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identify: Option<bool>,
+}
+
+/// The element [`FindTarget`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TargetFound {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// The way that found it: `ref`, `role`, `selector`, `xpath`, `text`,
+    /// `name` or `query`.
+    pub by: String,
+    /// Who it is (with `identify`, when found other than by role and name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// How long it was waited for, in ms.
+    #[serde(default)]
+    pub waited_ms: u64,
 }
 
 /// The element [`Locate`] found.

@@ -108,6 +108,9 @@ pub(crate) struct InteractArgs {
     /// Or describe it (best find match).
     #[schemars(length(min = 1, max = 500))]
     query: Option<String>,
+    /// Unlisted: the element as a recording names it (replays pass it).
+    #[serde(rename = "target")]
+    named: Option<NamedTarget>,
     /// `click` (default), `double_click` or `hover`.
     #[schemars(regex(pattern = r"^(click|double_click|hover)$"))]
     action: Option<String>,
@@ -115,6 +118,36 @@ pub(crate) struct InteractArgs {
     #[schemars(range(min = 0, max = 60000))]
     timeout: Option<u64>,
     tab_id: Option<String>,
+}
+
+/// An element as a recording names it: a ref it was given, or its role and
+/// name (and rank), a CSS selector, an XPath, its text. The host finds it
+/// within the action's wait, and again if the page replaces it meanwhile.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(inline)]
+pub(crate) struct NamedTarget {
+    #[serde(rename = "ref")]
+    #[schemars(regex(pattern = r"^ax_\d+$"))]
+    ref_id: Option<String>,
+    #[schemars(length(min = 1, max = 100))]
+    role: Option<String>,
+    #[schemars(length(max = 1000))]
+    name: Option<String>,
+    nth: Option<u64>,
+    #[schemars(length(min = 1, max = 4000))]
+    selector: Option<String>,
+    #[schemars(length(min = 1, max = 4000))]
+    xpath: Option<String>,
+    #[schemars(length(min = 1, max = 1000))]
+    text: Option<String>,
+}
+
+impl From<NamedTarget> for ops::Target {
+    fn from(t: NamedTarget) -> Self {
+        let NamedTarget { ref_id, role, name, nth, selector, xpath, text } = t;
+        ops::Target { ref_id, role, name, nth, selector, xpath, text, query: None }
+    }
 }
 
 /// Click `target` with the mouse as a person does (the host's `act`, the mouse
@@ -135,7 +168,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     // The host does it in one call (`act`): the wait, the click, the check
     // that it reached the element, the other ways.
     let tab = a.tab_id.as_deref();
-    if a.target.is_none() && a.query.is_none() {
+    if a.target.is_none() && a.query.is_none() && a.named.is_none() {
         return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
     }
     let action = match a.action.as_deref() {
@@ -147,6 +180,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     let act = ops::Act {
         ref_id: a.target,
         query: a.query,
+        target: a.named.map(ops::Target::from),
         action: Some(action),
         timeout_ms: Some(wait_ms),
         ..ops::Act::default()
@@ -169,7 +203,13 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         None => paren(&acted.waited),
     };
     let out = format!("{verb} {line}{how}: {}", describe_delta(&acted.delta));
-    Ok(Output::text(out.clone()).with_summary(out))
+    let told = Output::text(out.clone()).with_summary(out);
+    // Named by a recording: how it was found goes back to the replay (who
+    // the element is, to keep in the recording).
+    match &acted.found {
+        Some(found) => told.with_structured(&json!({"found": found})),
+        None => Ok(told),
+    }
 }
 
 /// A snapshot line up to its ref (`combobox "City" ax_4`), without the state it

@@ -8,9 +8,10 @@
 //!   given as `secret:NAME` or `totp:DOMAIN` and resolved by the host in the
 //!   called tool (this plugin never sees it).
 //! - Refs are minted per page, so a recorded `ax_<n>` means nothing on the new
-//!   page: each ref whose role and name were recorded is found again by them
-//!   (and by its rank among its namesakes), waiting for it to appear as an agent
-//!   would (bounded); the tool then waits for it to be actionable as for any call.
+//!   page: each recorded target (role and name and rank, or the selectors an
+//!   imported recording keeps) is found again by the host in one call
+//!   (`find_target`), which waits for it to appear as an agent would
+//!   (bounded); the tool then waits for it to be actionable as for any call.
 //! - A step that cannot proceed ends the replay (unless `stop_on_error` is
 //!   false) with its number, tool, error and the page's URL and title.
 //! - Healing (`heal`, the default, with `stop_on_error`): a step whose recorded target is not on
@@ -89,7 +90,9 @@ struct Waited {
 }
 
 /// Find each recorded target on the page, waiting (up to `timeout_ms` in all)
-/// for one that is not there yet; old ref -> new ref.
+/// for one that is not there yet; old ref -> new ref. Each is one host call
+/// (`find_target`): the host waits for it and says, when a selector found
+/// it, who it is (its role and name, kept once the replay passes).
 fn relocate(
     step: &Value,
     tab: Option<&str>,
@@ -98,176 +101,60 @@ fn relocate(
     given: &BTreeMap<String, String>,
     repairs: &mut Vec<Repair>,
 ) -> Result<BTreeMap<String, String>, ToolError> {
+    use browser::ops::{FindTarget, Target};
     let mut map = BTreeMap::new();
     let Some(targets) = step["targets"].as_object() else {
         return Ok(map);
     };
     let started = clock::now_ms();
     for (old, t) in targets {
-        if let Some(new) = given.get(old) {
-            // The caller's choice: who it is, to find it again next time.
-            let now = browser::run(tab, &browser::ops::Identify { ref_id: new.clone() }, 5_000)
-                .map_err(|e| {
-                    ToolError::new(
-                        e.code,
-                        format!("the target given for {old} ({new}): {}", e.message),
-                    )
+        let recorded = Target::from_json(t);
+        // The caller's choice is taken as it is (no wait); its identity is
+        // what finds it next time.
+        let (target, left) = match given.get(old) {
+            Some(new) => (Target { ref_id: Some(new.clone()), ..Target::default() }, 0),
+            None if recorded.is_empty() => continue,
+            None => (recorded.clone(), timeout_ms.saturating_sub(clock::now_ms() - started)),
+        };
+        let ask = FindTarget { target, timeout_ms: Some(left), identify: Some(true) };
+        let bound = u32::try_from(left + 30_000).unwrap_or(u32::MAX);
+        let found = browser::run(tab, &ask, bound).map_err(|e| match given.get(old) {
+            Some(new) => {
+                ToolError::new(e.code, format!("the target given for {old} ({new}): {}", e.message))
                     .with_details(json!({"field": "targets"}))
-                })?;
-            repairs.push(Repair { step: step["step"].clone(), old: old.clone(), now });
-            map.insert(old.clone(), new.clone());
-            continue;
-        }
-        let Some(what) = shown(t) else {
-            continue;
-        };
-        let since = clock::now_ms();
-        let (new_ref, seen) = loop {
-            match find_target(tab, t) {
-                Ok(found) => break found,
-                Err(e) => {
-                    let spent = clock::now_ms().saturating_sub(started);
-                    // Not there yet, or the page is between documents or busy:
-                    // ask again (the codes the host produces for these).
-                    use ochre_sdk::Code;
-                    let again = matches!(
-                        e.code,
-                        Code::ElementNotFound | Code::DocumentLoading | Code::Timeout
-                    );
-                    if spent >= timeout_ms || !again {
-                        let mut details = json!({"ref": old, "role": t["role"], "name": t["name"], "nth": t["nth"], "waited_ms": spent});
-                        for k in ["selector", "xpath", "text"] {
-                            if !t[k].is_null() {
-                                details[k] = t[k].clone();
-                            }
-                        }
-                        return Err(ToolError::target_not_found(format!(
-                                "the recorded target of {old} ({what}) is not on the page (waited {spent} ms): {}",
-                                e.message
-                            ),
-                        )
-                        .with_details(details));
-                    }
-                    // Let the page go on (a navigation, a render) before asking again.
-                    let _ = browser::run(tab, &browser::ops::Sleep { ms: 100 }, 2_000);
-                }
             }
-        };
-        let ms = clock::now_ms().saturating_sub(since);
-        if ms >= 50 {
-            waited.what.push(format!("{what} ({ms} ms)"));
+            None => not_found(old, t, &e),
+        })?;
+        if found.waited_ms >= 50 {
+            waited.what.push(format!("{} ({} ms)", recorded.shown(), found.waited_ms));
         }
-        if let Some(now) = seen {
-            // Found by a selector (an imported recording): its role and name
-            // are kept once the replay passes.
+        if let Some(now) = found.identity {
             repairs.push(Repair { step: step["step"].clone(), old: old.clone(), now });
         }
-        map.insert(old.clone(), new_ref);
+        map.insert(old.clone(), found.ref_id);
     }
     waited.ms = clock::now_ms().saturating_sub(started);
     Ok(map)
 }
 
+/// A recorded target the page does not have (the host's error `e` says how
+/// long it was waited for, and why the last try failed).
+fn not_found(old: &str, t: &Value, e: &ToolError) -> ToolError {
+    let mut details = json!({"ref": old, "role": t["role"], "name": t["name"], "nth": t["nth"]});
+    details["waited_ms"] = e.details.get("waited_ms").cloned().unwrap_or(json!(0));
+    for k in ["selector", "xpath", "text"] {
+        if !t[k].is_null() {
+            details[k] = t[k].clone();
+        }
+    }
+    ToolError::target_not_found(format!("the recorded target of {old}: {}", e.message))
+        .with_details(details)
+}
+
 /// A recorded target as a message names it: `button "Save"`, else its selector.
 fn shown(t: &Value) -> Option<String> {
-    if let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) {
-        return Some(format!("{role} {name:?}"));
-    }
-    ["selector", "xpath", "text", "name"]
-        .iter()
-        .find_map(|k| t[*k].as_str().map(|v| format!("{k} {v:?}")))
-}
-
-/// The XPath of an element whose own text is `text` (`None`: a text with
-/// both kinds of quotes).
-fn text_xpath(text: &str) -> Option<String> {
-    let lit = if !text.contains('"') {
-        format!("\"{text}\"")
-    } else if !text.contains('\'') {
-        format!("'{text}'")
-    } else {
-        return None;
-    };
-    Some(format!("//*[text()[normalize-space(.)={lit}]]"))
-}
-
-/// Find a recorded target on the page: by role and name (as ochre records
-/// them), else by the selectors an imported one keeps (CSS, XPath, text, an
-/// accessible name); its ref, and who it is when a selector found it.
-fn find_target(
-    tab: Option<&str>,
-    t: &Value,
-) -> Result<(String, Option<browser::ops::Identity>), ToolError> {
-    use browser::ops::{Find, Identify, Locate, Query};
-    let mut last = None;
-    if let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) {
-        let ask = Locate {
-            role: role.to_owned(),
-            name: name.to_owned(),
-            nth: Some(t["nth"].as_u64().unwrap_or(0)),
-        };
-        match browser::run(tab, &ask, 5_000) {
-            Ok(found) => return Ok((found.ref_id, None)),
-            Err(e) => last = Some(e),
-        }
-    }
-    let query =
-        |selector: Option<String>, xpath: Option<String>| Query { selector, xpath, limit: Some(1) };
-    let mut tries = Vec::new();
-    if let Some(css) = t["selector"].as_str() {
-        tries.push(query(Some(css.to_owned()), None));
-    }
-    if let Some(xp) = t["xpath"].as_str() {
-        tries.push(query(None, Some(xp.to_owned())));
-    }
-    if let Some(xp) = t["text"].as_str().and_then(text_xpath) {
-        tries.push(query(None, Some(xp)));
-    }
-    let mut found = None;
-    for q in tries {
-        match browser::run(tab, &q, 5_000) {
-            Ok(r) => {
-                if let Some(m) = r.matches.into_iter().next() {
-                    found = Some(m.ref_id);
-                    break;
-                }
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    if found.is_none()
-        && t["role"].is_null()
-        && let Some(name) = t["name"].as_str()
-    {
-        // An accessible name without a role: the best match of it.
-        let ask = Find { query: name.to_owned(), limit: Some(1), scores: None };
-        if let Ok(r) = browser::run(tab, &ask, 5_000) {
-            found = r
-                .matches
-                .first()
-                .map(|line| {
-                    line.split_whitespace()
-                        .find(|w| w.starts_with("ax_"))
-                        .unwrap_or_default()
-                        .to_owned()
-                })
-                .filter(|r| !r.is_empty());
-        }
-    }
-    match found {
-        Some(r) => {
-            // Kept by role and name only if that finds it again (a label,
-            // say, is no role ochre locates by: its selector stays).
-            let who = browser::run(tab, &Identify { ref_id: r.clone() }, 5_000).ok().filter(|w| {
-                let again = Locate { role: w.role.clone(), name: w.name.clone(), nth: Some(w.nth) };
-                browser::run(tab, &again, 5_000).is_ok()
-            });
-            Ok((r, who))
-        }
-        None => Err(last.unwrap_or_else(|| {
-            ToolError::new(ochre_sdk::Code::ElementNotFound, "no element matches its selectors now")
-        })),
-    }
+    let t = browser::ops::Target::from_json(t);
+    (!t.is_empty()).then(|| t.shown())
 }
 
 fn run_step(
@@ -295,6 +182,9 @@ fn run_step(
     if let (Some(tab), Value::Object(o)) = (&opts.tab, &mut args) {
         o.insert("tabId".into(), json!(tab));
     }
+    if let Some((old, target)) = named_target(step, &args, given) {
+        return interact_named(step, args, (&old, target), opts, given, repairs);
+    }
     let tab = args["tabId"].as_str().map(str::to_owned);
     let map = match relocate(step, tab.as_deref(), opts.step_timeout_ms, waited, given, repairs) {
         Ok(m) => m,
@@ -305,6 +195,83 @@ fn run_step(
         o.insert("intent".into(), json!(intent));
     }
     (tools::call(tool, &args), map)
+}
+
+/// An `interact` step whose element was recorded (or given by the caller):
+/// its recorded ref and the element as the tool takes it (`target`). The
+/// host finds it within the click's own wait, and again if the page
+/// replaces it meanwhile: the step is one host call.
+fn named_target(
+    step: &Value,
+    args: &Value,
+    given: &BTreeMap<String, String>,
+) -> Option<(String, Value)> {
+    use browser::ops::Target;
+    if step["tool"] != "interact" {
+        return None;
+    }
+    let old = args["ref"].as_str()?;
+    let target = match given.get(old) {
+        Some(new) => Target { ref_id: Some(new.clone()), ..Target::default() },
+        None => Target::from_json(step["targets"].get(old)?),
+    };
+    if target.is_empty() || target.query.is_some() {
+        return None;
+    }
+    Some((old.to_owned(), serde_json::to_value(&target).ok()?))
+}
+
+/// Run an `interact` step on its named element (see [`named_target`]): who
+/// the element is comes back with the answer, kept as a repair when a
+/// selector or the caller found it.
+fn interact_named(
+    step: &Value,
+    mut args: Value,
+    (old, target): (&str, Value),
+    opts: &Options,
+    given: &BTreeMap<String, String>,
+    repairs: &mut Vec<Repair>,
+) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
+    use ochre_sdk::Code;
+    if let Value::Object(o) = &mut args {
+        o.remove("ref");
+        o.insert("target".into(), target);
+        // The wait for the element to appear and to take the click, as one.
+        let asked = o.get("timeout").and_then(Value::as_u64).unwrap_or(5_000);
+        o.insert("timeout".into(), json!(asked.max(opts.step_timeout_ms).min(60_000)));
+        if let Some(intent) = step["intent"].as_str() {
+            o.insert("intent".into(), json!(intent));
+        }
+    }
+    let mut map = BTreeMap::new();
+    match tools::call("interact", &args) {
+        Ok(called) => {
+            let found = called.structured.as_ref().map(|s| s["found"].clone());
+            let found: Option<browser::ops::TargetFound> =
+                found.and_then(|f| serde_json::from_value(f).ok());
+            if let Some(f) = found {
+                if let Some(now) = f.identity {
+                    let step = step["step"].clone();
+                    repairs.push(Repair { step, old: old.to_owned(), now });
+                }
+                map.insert(old.to_owned(), f.ref_id);
+            }
+            (Ok(called), map)
+        }
+        Err(e) => {
+            let e = match given.get(old) {
+                Some(new) if matches!(e.code, Code::StaleRef | Code::ElementNotFound) => {
+                    let said = format!("the target given for {old} ({new}): {}", e.message);
+                    ToolError::new(e.code, said).with_details(json!({"field": "targets"}))
+                }
+                None if e.code == Code::ElementNotFound => {
+                    not_found(old, &step["targets"][old], &e)
+                }
+                _ => e,
+            };
+            (Err(e), map)
+        }
+    }
 }
 
 /// The parameters of a recording, checked against the values given: refused

@@ -3,11 +3,29 @@
 //! page's closest elements with refs) instead of failing; given the new ref it
 //! finishes (the click reaches the server), the repair is saved as the
 //! recording's new version (the old one kept), and the next replay needs no
-//! help. With `heal: false` it fails as before.
+//! help. With `heal: false` it fails as before. Each replayed click is one
+//! host call (the host finds the recorded element within the click's wait,
+//! and again when the page replaces it), counted in the server's log.
 
-use anyhow::Result;
+use anyhow::{Result, ensure};
 use ochre_tests::*;
 use serde_json::{Value, json};
+
+/// The server's log filter that shows each host call a plugin makes.
+const HOST_CALLS: (&str, &str) = ("RUST_LOG", "ochre::host_call=debug");
+
+/// The page operations plugins asked of the host since byte `at` of `log`
+/// (each a host call: `what="act"`, ...), and the log's new end.
+fn page_ops_since(log: &std::path::Path, at: usize) -> Result<(Vec<String>, usize)> {
+    let all = std::fs::read(log)?;
+    let tail = String::from_utf8_lossy(&all[at.min(all.len())..]).into_owned();
+    let ops = tail
+        .lines()
+        .filter(|l| l.contains("ochre::host_call") && l.contains("function=\"page-op\""))
+        .map(|l| l.split("what=").nth(1).unwrap_or(l).to_owned())
+        .collect();
+    Ok((ops, all.len()))
+}
 
 /// The `heal=` reports the page sent its server.
 fn clicks(site: &SiteServer) -> Vec<String> {
@@ -18,7 +36,9 @@ fn clicks(site: &SiteServer) -> Vec<String> {
 async fn a_replay_asks_for_a_renamed_target_and_keeps_the_repair() -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("heal");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let logs = TempDir::new("heal-log");
+    let log = logs.path().join("stderr.log");
+    let client = stdio_client_logged((), data.path(), &[], &[HOST_CALLS], &log).await?;
 
     // Record: fill the name, press Save.
     let rec = client.tool_json("oc_recording_start", json!({"label": "settings"})).await?;
@@ -60,12 +80,22 @@ async fn a_replay_asks_for_a_renamed_target_and_keeps_the_repair() -> Result<()>
     let old = need["ref"].as_str().unwrap_or_default().to_owned();
     let args =
         json!({"recordingId": id, "from_step": step, "targets": {old.clone(): ref_in(store)}});
+    let at = page_ops_since(&log, 0)?.1;
     let r = client.tool_json("oc_recording_replay", args).await?;
     assert_eq!((r["ok"].as_bool(), r["healed"]["version"].as_u64()), (Some(true), Some(2)), "{r}");
     site.expect_recorded("heal=Store&name=Ada").await?;
+    // The healed step (a click on the element given) was one host call: the
+    // host's act, which also said who the element is (the repair).
+    let (ops, at) = page_ops_since(&log, at)?;
+    ensure!(ops.len() == 1 && ops[0].starts_with("\"act\""), "the healed click: {ops:#?}");
 
     // The next replay needs no help: the new version looks for Store.
     let r = client.tool_json("oc_recording_replay", json!({"recordingId": id})).await?;
+    // Its steps: the navigation; the field found (one host call) and set;
+    // the click, one host call that finds the button and clicks it.
+    let (ops, _) = page_ops_since(&log, at)?;
+    let count = |what: &str| ops.iter().filter(|o| o.starts_with(&format!("\"{what}\""))).count();
+    ensure!((count("act"), count("find_target")) == (1, 1), "{ops:#?}");
     assert_eq!(
         (r["ok"].as_bool(), r["needs_target"].is_null(), r["healed"].is_null()),
         (Some(true), true, true),
@@ -104,5 +134,61 @@ async fn a_replay_asks_for_a_renamed_target_and_keeps_the_repair() -> Result<()>
         .tool_error("oc_recording_replay", json!({"recordingId": id, "from_step": 99}))
         .await?;
     assert_eq!(err["field"], "from_step", "{err}");
+    Ok(())
+}
+
+/// A recorded click whose button the page renders again while the replay
+/// waits for it (disabled while loading, then a new element, enabled): the
+/// host waits, finds it again by its role and name, and clicks it; the
+/// server gets the click. The step is one host call.
+#[tokio::test]
+async fn a_replayed_click_whose_element_is_replaced_mid_wait_is_one_host_call() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("rerender");
+    let logs = TempDir::new("rerender-log");
+    let log = logs.path().join("stderr.log");
+    let client = stdio_client_logged((), data.path(), &[], &[HOST_CALLS], &log).await?;
+    let rec = client.tool_json("oc_recording_start", json!({"label": "order"})).await?;
+    let id = rec["recordingId"].as_str().or(rec["id"].as_str()).unwrap_or_default().to_owned();
+    navigate(&client, &site.url("rerender.html")).await?;
+    // The agent clicks once the page has rendered its enabled button.
+    let mut snap = String::new();
+    for _ in 0..100 {
+        snap = snapshot(&client).await?;
+        let line = snap.lines().find(|l| l.contains("button \"Place order\"")).unwrap_or("");
+        if !line.is_empty() && !line.contains("disabled") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    client.tool("interact", json!({"ref": ref_of(&snap, "button", "Place order")})).await?;
+    site.expect_recorded("order=placed").await?;
+    client.tool_json("oc_recording_stop", json!({})).await?;
+
+    let before = site.recorded().len();
+    let at = page_ops_since(&log, 0)?.1;
+    let r = client.tool_json("oc_recording_replay", json!({"recordingId": id})).await?;
+    assert_eq!(r["ok"], true, "{r}");
+    let click = r["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["tool"] == "interact"))
+        .cloned()
+        .unwrap_or_default();
+    // The click waited for the button and found it again when the page
+    // replaced it.
+    let said = click["outcome"].as_str().unwrap_or_default();
+    assert!(said.contains("found again"), "{r}");
+    let reached = site.wait_recorded_since(before, "order=placed").await;
+    assert!(reached.is_some(), "the replay's click did not reach the server: {r}");
+    // The recorded reads ran again too (the agent read the page until the
+    // button was enabled); what found and clicked the button is one call.
+    let (ops, _) = page_ops_since(&log, at)?;
+    let finding = ["act", "find_target", "locate", "query", "identify", "resolve_query", "sleep"];
+    let element: Vec<&String> =
+        ops.iter().filter(|o| finding.iter().any(|f| o.starts_with(&format!("\"{f}\"")))).collect();
+    ensure!(
+        element.len() == 1 && element[0].starts_with("\"act\""),
+        "the replayed click: {element:#?} (all: {ops:#?})"
+    );
     Ok(())
 }
