@@ -429,6 +429,28 @@
   }
 
   const LABELABLE = new Set(['button', 'meter', 'output', 'progress']);
+  // An element's labels as `el.labels` has them (its tree's labels, in tree
+  // order). During a read (`labelIndex` set: see READS in dispatch) they come
+  // from one pass over each tree's labels: `el.labels` walks the whole tree
+  // the first time it is asked of each element, and a read of a page with
+  // 12,000 fields spent seconds there.
+  let labelIndex = null;
+  // (`native`: the platform's list, for when there is no index; a
+  // form-associated custom element's is its internals'.)
+  function labelsOf(el, native) {
+    const root = labelIndex && el.getRootNode();
+    if (!root || (root.nodeType !== 9 && root.nodeType !== 11)) return (native ? native() : el.labels) || [];
+    let m = labelIndex.get(root);
+    if (!m) {
+      m = new Map();
+      for (const l of root.querySelectorAll('label')) {
+        const c = l.control;
+        if (c) m.set(c, (m.get(c) || []).concat(l));
+      }
+      labelIndex.set(root, m);
+    }
+    return m.get(el) || [];
+  }
   // `words`: the element's words (clean(textOf(el))) when the caller has them.
   function nameOf(el, role, words) {
     const label = aria(el, 'aria-label');
@@ -452,12 +474,12 @@
     let labels = null;
     if (inner && el.constructor && el.constructor.formAssociated) {
       try {
-        labels = inner.labels;
+        labels = labelsOf(el, () => inner.labels);
       } catch (e) {}
     }
     // The other labelable elements (a button drawn as a checkbox or switch,
     // `<label for>` on it): their labels come before their content.
-    if (LABELABLE.has(t)) labels = el.labels;
+    if (LABELABLE.has(t)) labels = labelsOf(el);
     if (labels && labels.length) {
       const s = Array.from(labels, (l) => textOf(l, el)).join(' ');
       if (s.trim()) return clean(s);
@@ -467,8 +489,9 @@
       if (ty === 'submit' || ty === 'reset' || ty === 'button')
         return clean(el.value || (ty === 'submit' ? 'Submit' : ty === 'reset' ? 'Reset' : ''));
       if (ty === 'image') return clean(el.alt || el.value || 'Submit');
-      if (el.labels && el.labels.length) {
-        const s = Array.from(el.labels)
+      const own = labelsOf(el);
+      if (own.length) {
+        const s = Array.from(own)
           .map((l) => textOf(l, el))
           .join(' ');
         if (s.trim()) return clean(s);

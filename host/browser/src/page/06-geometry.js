@@ -44,7 +44,7 @@
       hit === e ||
       e.contains(hit) ||
       (hit.getRootNode && hit.getRootNode().host && e.contains(hit.getRootNode().host));
-    const lbl = !!e.labels && Array.from(e.labels).some((l) => l === hit || l.contains(hit));
+    const lbl = Array.from(labelsOf(e)).some((l) => l === hit || l.contains(hit));
     return { ok: !!(inside || lbl), hit };
   }
   function hitName(h) {
@@ -103,7 +103,7 @@
   // farthest is the widget's. The candidates, in that order.
   function standIns(e) {
     const out = [];
-    for (const l of Array.from(e.labels || [])) if (visible(l) && sized(l)) out.push({ aim: l, within: l });
+    for (const l of Array.from(labelsOf(e))) if (visible(l) && sized(l)) out.push({ aim: l, within: l });
     const chain = [];
     for (let a = flatParentEl(e), i = 0; a && i < 3; a = flatParentEl(a), i++) {
       const doc = a.ownerDocument;

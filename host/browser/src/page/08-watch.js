@@ -103,7 +103,7 @@
         // goes to: see standIns.)
         const reached =
           path.includes(e) ||
-          (e.labels && Array.from(e.labels).some((l) => path.includes(l))) ||
+          Array.from(labelsOf(e)).some((l) => path.includes(l)) ||
           (!!w.via && path.includes(w.via));
         if (reached) {
           w.delivered = true;

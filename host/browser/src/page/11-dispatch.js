@@ -285,11 +285,24 @@
       }
     },
   };
+  // The operations that only read: nothing they do runs the page's code, so
+  // the page cannot change under them and labels are indexed once (labelsOf).
+  const READS = new Set([
+    'snapshot',
+    'find',
+    'query',
+    'describe',
+    'resolve_query',
+    'field_secrets',
+    'identify',
+    'locate',
+  ]);
   function run(ctx) {
     L.opSeq = (L.opSeq | 0) + 1;
     if (L.next < ctx.base) L.next = ctx.base;
     const lo = L.next;
     expect = ctx.expect;
+    labelIndex = READS.has(ctx.op) ? new Map() : null;
     try {
       const f = ops[ctx.op];
       if (!f) fail('INVALID_ARGUMENT', 'unknown page operation ' + ctx.op);
@@ -316,6 +329,8 @@
         lo,
         hi: L.next,
       };
+    } finally {
+      labelIndex = null;
     }
   }
   Object.defineProperty(L, 'run', { value: run });
