@@ -1,0 +1,75 @@
+//! Without a tab: crawls, pauses, new tabs.
+
+use super::*;
+
+/// Load pages in parallel worker tabs: status, title, links, content, a
+/// script's value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisitBatch {
+    /// The pages.
+    pub urls: Vec<String>,
+    /// How many at once.
+    #[serde(default)]
+    pub concurrency: Option<u32>,
+    /// `markdown`, `text`, `structured`, `raw` or `none`.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Cut each page's content at this many characters.
+    #[serde(default)]
+    pub max_chars: Option<u64>,
+    /// Each page's time.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// A script whose value each page returns.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// `auto` (default: render a page only when its HTML needs it) or
+    /// `always`.
+    #[serde(default)]
+    pub render: Option<String>,
+}
+
+/// Wait on the host for `ms` milliseconds (at most 60 000), holding no tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sleep {
+    /// How long.
+    pub ms: u64,
+}
+
+/// What [`Sleep`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slept {
+    /// How long it slept (the asked time, capped).
+    pub slept_ms: u64,
+}
+
+/// A tab in a browser context of its own, not made current; closing it
+/// disposes of the context.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewIsolatedTab {
+    /// The page to open (default `about:blank`).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Put it on the least busy browser of a pool.
+    #[serde(default)]
+    pub spread: Option<bool>,
+    /// Sign its context in with this saved login (instead of the session's).
+    #[serde(default)]
+    pub login: Option<String>,
+}
+
+/// A tab opened.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewTab {
+    /// Its id.
+    pub id: String,
+    /// Its URL.
+    #[serde(default)]
+    pub url: String,
+    /// Its title.
+    #[serde(default)]
+    pub title: String,
+}

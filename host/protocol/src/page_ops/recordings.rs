@@ -1,0 +1,186 @@
+//! Recordings: who an element is, and the one `Target` every way of naming
+//! an element comes to.
+
+use super::*;
+
+/// Who an element is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Identity {
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+    /// Its rank among elements of that role and name.
+    #[serde(default)]
+    pub nth: u64,
+    /// Its tag name.
+    #[serde(default)]
+    pub tag: String,
+}
+
+/// A fresh ref for the element of a role, name and rank (`ELEMENT_NOT_FOUND`
+/// when there is none now).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Locate {
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+    /// Its rank among elements of that role and name (default 0).
+    #[serde(default)]
+    pub nth: Option<u64>,
+}
+
+/// An element as a caller names it: by ref, by role and accessible name
+/// (the `nth` of its namesakes), by CSS selector, XPath or its own text, or by
+/// a description (the best `find` match). Tried in that order: the first way
+/// given that finds it names it. A recording keeps each element it acted on
+/// this way; an imported one keeps the selectors its tool had.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// A ref from a snapshot (`ax_12`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+    /// Its role (with `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Its accessible name (with `role`; alone, the best match of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its rank among the elements of that role and name (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nth: Option<u64>,
+    /// A CSS selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// An XPath.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpath: Option<String>,
+    /// Its own text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A description (`"the Send button"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+impl Target {
+    /// Read from a recording's or a caller's JSON: the fields it knows, the
+    /// rest ignored (a recording keeps more: the element's tag, say).
+    pub fn from_json(v: &serde_json::Value) -> Self {
+        let s = |k: &str| v[k].as_str().filter(|x| !x.is_empty()).map(str::to_owned);
+        Target {
+            ref_id: s("ref"),
+            role: s("role"),
+            name: s("name"),
+            nth: v["nth"].as_u64(),
+            selector: s("selector"),
+            xpath: s("xpath"),
+            text: s("text"),
+            query: s("query"),
+        }
+    }
+
+    /// Whether it names no element.
+    pub fn is_empty(&self) -> bool {
+        [&self.ref_id, &self.name, &self.selector, &self.xpath, &self.text, &self.query]
+            .iter()
+            .all(|f| f.is_none())
+    }
+
+    /// As a message names it: `button "Save"`, else the first way given
+    /// (`selector "#save"`).
+    pub fn shown(&self) -> String {
+        if let (Some(role), Some(name)) = (&self.role, &self.name) {
+            return format!("{role} {name:?}");
+        }
+        let ways = [
+            ("ref", &self.ref_id),
+            ("selector", &self.selector),
+            ("xpath", &self.xpath),
+            ("text", &self.text),
+            ("name", &self.name),
+            ("query", &self.query),
+        ];
+        ways.iter()
+            .find_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v:?}")))
+            .unwrap_or_else(|| "no element".to_owned())
+    }
+}
+
+/// Find a [`Target`] on the page, waiting (up to `timeout_ms`) while it is
+/// not there yet or the page is between documents.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindTarget {
+    /// The element.
+    pub target: Target,
+    /// How long to wait for it (default 5 000, at most 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Say who it is (role, name, rank) when a selector, a text or a
+    /// description found it, and its role and name find it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identify: Option<bool>,
+}
+
+/// The element [`FindTarget`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TargetFound {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// The way that found it: `ref`, `role`, `selector`, `xpath`, `text`,
+    /// `name` or `query`.
+    pub by: String,
+    /// Who it is (with `identify`, when found other than by role and name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// How long it was waited for, in ms.
+    #[serde(default)]
+    pub waited_ms: u64,
+}
+
+/// The element [`Locate`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Located {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// How many elements have that role and name.
+    #[serde(default)]
+    pub matches: u64,
+}
+
+/// The element at a viewport point (CSS pixels), or the one with focus.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtPoint {
+    /// Where.
+    #[serde(default)]
+    pub x: f64,
+    /// Where.
+    #[serde(default)]
+    pub y: f64,
+    /// The element with focus instead (in shadow roots too).
+    #[serde(default)]
+    pub focused: bool,
+}
+
+/// What [`AtPoint`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AtPointFound {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub ref_id: String,
+    /// Its role.
+    pub role: String,
+    /// Its accessible name.
+    #[serde(default)]
+    pub name: String,
+    /// It takes typed text (a text field, a text area, an editable element).
+    #[serde(default)]
+    pub editable: bool,
+}

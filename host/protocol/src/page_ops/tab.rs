@@ -1,0 +1,278 @@
+//! The tab: dialogs, console, cookies, network capture and conditions, emulation.
+
+use super::*;
+
+/// The dialog open in a tab.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OpenDialog {
+    /// `None`: no dialog is open; else its `type`, `message`, `tabId` and
+    /// (a prompt) `defaultPrompt`.
+    #[serde(default)]
+    pub dialog: Option<Json>,
+}
+
+/// Answer the open JavaScript dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandleDialog {
+    /// Accept it (default) or dismiss it.
+    #[serde(default)]
+    pub accept: Option<bool>,
+    /// The text to answer a prompt with.
+    #[serde(rename = "promptText", default)]
+    pub prompt_text: Option<String>,
+}
+
+/// The tab's console messages and uncaught exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Console {
+    /// Clear them after reading.
+    #[serde(default)]
+    pub clear: Option<bool>,
+    /// Only this level (`error` includes exceptions).
+    #[serde(default)]
+    pub level: Option<String>,
+    /// The last this many (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// The cookies of the page's site.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cookies {
+    /// `get`, `set`, `delete` or `clear`.
+    pub action: String,
+    /// The cookie's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Its value (`set`).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Its domain (default: the page's host).
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Its path.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// HTTPS only.
+    #[serde(default)]
+    pub secure: Option<bool>,
+    /// Hidden from scripts.
+    #[serde(rename = "httpOnly", default)]
+    pub http_only: Option<bool>,
+    /// `Strict`, `Lax` or `None`.
+    #[serde(rename = "sameSite", default)]
+    pub same_site: Option<String>,
+    /// When it expires (seconds since the Unix epoch).
+    #[serde(default)]
+    pub expires: Option<f64>,
+}
+
+/// The tab's network requests.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkCapture {
+    /// `start`, `stop`, `get` (default) or `clear`.
+    #[serde(default)]
+    pub action: Option<String>,
+    /// Read the bodies of text responses too.
+    #[serde(default)]
+    pub include_bodies: Option<bool>,
+    /// The last this many (default 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Emulate a network (`offline`, `slow-3g`, …) or a slower CPU, or stop.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConditions {
+    /// The network preset (`none` stops emulating).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// How many times slower the CPU runs (1 stops).
+    #[serde(default)]
+    pub cpu_slowdown: Option<f64>,
+}
+
+/// Emulate a device, a place, preferences and a slower machine on a tab or on
+/// every tab of the caller's session. Each field given is set; the others stay
+/// as they were (`reset` first goes back to the browser's own for all).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emulate {
+    /// `tab` (default): the tab; `session`: every tab of the caller's session,
+    /// the open ones and those opened later (popups included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Go back to the browser's own for everything first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<bool>,
+    /// A named device ([`DEVICES`]): its viewport, scale, touch and user agent
+    /// (the fields given beside it win).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// The viewport's width in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// The viewport's height in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    /// Device pixels per CSS pixel (`devicePixelRatio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// A phone or tablet: a mobile viewport and touch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobile: Option<bool>,
+    /// The user agent (`navigator.userAgent` and the header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// The locale (`navigator.language`, `Intl`, `Accept-Language`), e.g. `de-DE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// The time zone (IANA), e.g. `Asia/Tokyo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// Where the device is (and the page may ask: geolocation is granted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<Geolocation>,
+    /// `prefers-color-scheme`: `light`, `dark` or `no-preference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_scheme: Option<String>,
+    /// `prefers-reduced-motion`: `reduce` or `no-preference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduced_motion: Option<String>,
+    /// A network preset: `offline`, `slow-3g`, `fast-3g`, `4g` or
+    /// `no-throttling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// How many times slower the CPU runs (1 to 20; 1 is full speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_slowdown: Option<f64>,
+}
+
+/// A position on Earth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geolocation {
+    /// Degrees, -90 to 90.
+    pub latitude: f64,
+    /// Degrees, -180 to 180.
+    pub longitude: f64,
+    /// Metres (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+}
+
+/// What `emulate` did: where, and what is emulated there now.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Emulated {
+    /// `tab` or `session`.
+    pub scope: String,
+    /// The open tabs it was applied to.
+    pub tabs: Vec<String>,
+    /// Everything emulated now (the tab's; with `session`, what every tab of
+    /// the session gets): only the fields set.
+    pub emulating: Emulate,
+}
+
+/// A named device for `emulate`'s `device`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Device {
+    /// Its name, as `device` takes it.
+    pub name: &'static str,
+    /// Viewport width and height, CSS pixels.
+    pub width: u32,
+    /// Viewport height.
+    pub height: u32,
+    /// Device pixels per CSS pixel.
+    pub scale: f64,
+    /// A phone or tablet (touch, mobile viewport).
+    pub mobile: bool,
+    /// Its browser's user agent (`None`: the browser's own).
+    pub user_agent: Option<&'static str>,
+}
+
+const IOS_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 \
+                      (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const IPAD_UA: &str = "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 \
+                       (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const ANDROID_UA: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+                          (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
+
+/// The devices `emulate` knows by name.
+pub const DEVICES: &[Device] = &[
+    Device {
+        name: "iphone-15",
+        width: 393,
+        height: 852,
+        scale: 3.0,
+        mobile: true,
+        user_agent: Some(IOS_UA),
+    },
+    Device {
+        name: "iphone-se",
+        width: 375,
+        height: 667,
+        scale: 2.0,
+        mobile: true,
+        user_agent: Some(IOS_UA),
+    },
+    Device {
+        name: "ipad-mini",
+        width: 744,
+        height: 1133,
+        scale: 2.0,
+        mobile: true,
+        user_agent: Some(IPAD_UA),
+    },
+    Device {
+        name: "pixel-8",
+        width: 412,
+        height: 915,
+        scale: 2.625,
+        mobile: true,
+        user_agent: Some(ANDROID_UA),
+    },
+    Device {
+        name: "laptop",
+        width: 1366,
+        height: 768,
+        scale: 1.0,
+        mobile: false,
+        user_agent: None,
+    },
+    Device {
+        name: "laptop-hidpi",
+        width: 1440,
+        height: 900,
+        scale: 2.0,
+        mobile: false,
+        user_agent: None,
+    },
+    Device {
+        name: "desktop",
+        width: 1920,
+        height: 1080,
+        scale: 1.0,
+        mobile: false,
+        user_agent: None,
+    },
+];
+
+/// The device named `name` (case and spaces aside: `iPhone 15` is `iphone-15`).
+pub fn device(name: &str) -> Option<&'static Device> {
+    let key = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
+    DEVICES.iter().find(|d| d.name == key)
+}
+
+/// Write the page's evidence to a bundle and return its manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceBundle {
+    /// Any of `dom`, `screenshot`, `network`, `console` (default all).
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+}
