@@ -1,5 +1,5 @@
 // ochre's page library, installed once per document by the host (see
-// library.rs and pageops.rs). It is one function, written in parts: the files
+// library.rs and pageops/). It is one function, written in parts: the files
 // of page/, joined in the order of their numbers by library.rs (PAGE_PARTS);
 // each part after this one is a section of the function's body, and a test
 // holds the whole to parsing and to lines of at most 120 characters.

@@ -329,7 +329,7 @@
   ]);
 
   // A custom element's ElementInternals, as the script every document gets
-  // first keeps them (see CLICK_TRACKER in pageops.rs); only an autonomous
+  // first keeps them (see CLICK_TRACKER in pageops/loads.rs); only an autonomous
   // custom element (a name with a dash) can have them.
   function internalsOf(el) {
     if (el.localName.indexOf('-') < 0) return undefined;

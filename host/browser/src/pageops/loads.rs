@@ -1,0 +1,610 @@
+//! A document's load: the report it sends at its load event (the login-wall
+//! evidence, its title, then how far the work its load set going is), the
+//! settle a navigation leaves owed to the tab's next call, the waits for a load.
+
+use super::*;
+
+/// A URL without its fragment: the document it names.
+fn page_of(url: &str) -> &str {
+    url.split('#').next().unwrap_or_default()
+}
+
+/// A document's report after its load (see [`load_report_js`]), if `v` is
+/// one.
+pub(super) fn after_load(v: &Value) -> Option<AfterLoad> {
+    if v["after"] != json!(true) {
+        return None;
+    }
+    Some(AfterLoad {
+        href: v["href"].as_str()?.to_owned(),
+        sent: v["sent"].as_u64(),
+        still: v["still"].as_u64().unwrap_or(1),
+    })
+}
+
+/// Whether `url` is of the web (http or https).
+pub(super) fn is_web(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+/// The `wall` page operation's probe (an expression; see `wall.js`).
+const WALL_JS: &str = include_str!("../wall.js");
+
+/// The binding through which a document reports its load (random per run,
+/// like the page library's name).
+fn load_binding() -> String {
+    format!("{}_load", page_library_key())
+}
+
+/// Installed in every document with [`CLICK_TRACKER`] (after it): at the load
+/// event of a top-level document, reports what `wall.js` reads (the
+/// login-wall evidence and the title) and the document's URL through the load
+/// binding, which it takes and removes from `window` before the page's own
+/// scripts run (the page never sees it). The report comes over CDP before the
+/// load event itself, so `navigate` answers with it instead of a script round
+/// trip into a page that is often busy right after its load.
+///
+/// Once the work its load set going has run (the load handlers, then the
+/// timers of up to 20 ms they set and those set in turn, the animation frames
+/// they asked, two at most; 20 rounds and a second after the load at most),
+/// a second report
+/// (`"after": true`) says how many requests to the web the document has sent
+/// by fetch or XHR (the tracker counts them), and how much may still be to
+/// come: its scripts still loading (those without a resource timing entry),
+/// short timers not run yet, frames asked (see `load` in the tracker). See
+/// [`BrowserManager::pay_settle`].
+fn load_report_js() -> String {
+    let key = json!(load_binding());
+    format!(
+        r#"(() => {{
+  const report = window[{key}];
+  delete window[{key}];
+  if (!report || window !== window.top) return;
+  const stringify = JSON.stringify, later = setTimeout, frame = requestAnimationFrame;
+  const now = performance.now.bind(performance), entries = performance.getEntriesByType.bind(performance);
+  const clk = window.__ochre_clk, load = clk && clk.load;
+  const after = () => {{
+    try {{
+      const done = new Set();
+      for (const e of entries('resource')) done.add(e.name);
+      let scripts = 0;
+      for (const s of document.scripts) {{
+        if (!s.noModule && /^https?:/.test(s.src) && !done.has(s.src)) scripts++;
+      }}
+      const sent = clk && clk.pending ? clk.pending.all : null;
+      const still = load ? load.timers.size + load.frames : 1;
+      report(stringify({{ after: true, href: location.href, sent, still: scripts + still }}));
+    }} catch (e) {{}}
+  }};
+  // The page's timers and frames count while its load work is watched; ours do not.
+  const mine = (f) => {{
+    load.on = false;
+    try {{ f(); }} finally {{ load.on = true; }}
+  }};
+  // Rounds, not time, bound the wait (a slowed page runs late): a timer that
+  // sets itself again is followed 20 rounds, and a second at most.
+  let start = 0, waited = 0, rounds = 0, done = false;
+  const step = () => {{
+    if (done) return;
+    const young = now() - start < 1000 && rounds++ < 20;
+    if (load.frames > 0 && waited < 2 && young) {{
+      waited++;
+      load.frames = 0;
+      mine(() => frame(() => mine(() => later(step, 0))));
+    }} else if (load.timers.size > 0 && young) {{
+      // After the first of them is due (it runs before this, set earlier).
+      let due = Infinity;
+      for (const d of load.timers.values()) due = Math.min(due, d);
+      mine(() => later(step, Math.max(0, due - now())));
+    }} else {{
+      load.on = false;
+      done = true;
+      after();
+    }}
+  }};
+  addEventListener('load', () => {{
+    try {{
+      const seen = {WALL_JS};
+      seen.href = location.href;
+      report(stringify(seen));
+    }} catch (e) {{}}
+    if (!load) return void later(after, 0);
+    load.timers.clear();
+    load.frames = 0;
+    start = now();
+    mine(() => later(step, 0));
+  }}, true);
+  // `pageshow` comes right after the load handlers, in the same task: when
+  // they set nothing going that is watched, the report needs no task of
+  // its own (the renderer's first frame after the load would delay it).
+  addEventListener('pageshow', () => {{
+    if (load && start && !done && load.timers.size === 0 && load.frames === 0) step();
+  }}, true);
+}})()"#
+    )
+}
+
+/// Installed in every document of a tab before the page's own scripts: remembers
+/// (in a WeakSet the page library reads) the elements that get a click-like
+/// listener, so that clickable elements without a semantic role get refs, the
+/// short texts that change by themselves (its `tick` map) and custom elements'
+/// `ElementInternals` (its `internals` map: roles and states given there). The
+/// page sees `addEventListener` and `attachInternals` behave and read exactly as
+/// before: same name and length, and `Function.prototype.toString` (which it
+/// wraps to that end, itself reading as native) gives the native source.
+const CLICK_TRACKER: &str = r#"(() => {
+  if (window.__ochre_clk) return;
+  const seen = new WeakSet();
+  Object.defineProperty(window, '__ochre_clk', { value: seen, enumerable: false });
+  const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
+  const proto = EventTarget.prototype;
+  const add = proto.addEventListener;
+  const wrapped = { addEventListener(type, listener) {
+    if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
+    return Reflect.apply(add, this, arguments);
+  } }.addEventListener;
+  const source = Function.prototype.toString;
+  const natives = new WeakMap([[wrapped, add]]);
+  const toString = { toString() { return Reflect.apply(source, natives.get(this) || this, []); } }.toString;
+  natives.set(toString, source);
+  Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  // A custom element's ElementInternals (the role and states it gives itself
+  // there, which no attribute shows): kept by element for the page library.
+  const internals = new WeakMap();
+  Object.defineProperty(seen, 'internals', { value: internals });
+  const attach = HTMLElement.prototype.attachInternals;
+  if (attach) {
+    const attaching = { attachInternals() {
+      const i = Reflect.apply(attach, this, arguments);
+      internals.set(this, i);
+      return i;
+    } }.attachInternals;
+    natives.set(attaching, attach);
+    Object.defineProperty(HTMLElement.prototype, 'attachInternals', { value: attaching, writable: true, configurable: true, enumerable: false });
+  }
+  // Tickers: short texts the page changes by itself, again and again (a clock,
+  // a countdown), while no action is watched (`busy`): an action's answer does
+  // not count their changes as its own.
+  const tick = new WeakMap();
+  Object.defineProperty(seen, 'tick', { value: tick });
+  // A ticker is a short text: an element of a few children (read before
+  // its text, which is the whole subtree's).
+  const changed = (r) => {
+    const p = r.type === 'characterData' ? r.target.parentElement : r.target;
+    return p && p.nodeType === 1 && p.childElementCount <= 8 && (p.textContent || '').length <= 200 ? p : null;
+  };
+  // Elements the page moves by itself (a style set again and again by script:
+  // a banner's animation loop), while no action is watched: an action's
+  // settle does not wait for them to stop.
+  const moving = new WeakMap();
+  Object.defineProperty(seen, 'moving', { value: moving });
+  const mo = new MutationObserver((recs) => {
+    if (seen.busy) return;
+    const now = Date.now();
+    for (let i = 0; i < recs.length && i < 50; i++) {
+      if (recs[i].type === 'attributes') {
+        const t = moving.get(recs[i].target);
+        if (!t || now - t.last > 1000) moving.set(recs[i].target, { n: 1, last: now });
+        else if (now !== t.last) { t.n++; t.last = now; }
+        continue;
+      }
+      const p = changed(recs[i]);
+      if (!p) continue;
+      const t = tick.get(p);
+      if (!t || now - t.last > 10000) tick.set(p, { n: 1, last: now });
+      else if (now - t.last >= 90) { t.n++; t.last = now; }
+    }
+  });
+  // From the end of parsing on: the parser's insertions tick nothing, and on a
+  // big document observing them would cost the load tens of milliseconds.
+  const observe = () => mo.observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['style'] });
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observe, { once: true });
+  else observe();
+  // What a setInterval callback changes is a ticker at once (a clock), even
+  // while an action is watched.
+  const every = window.setInterval;
+  const interval = { setInterval(...args) {
+    const f = args[0];
+    if (typeof f === 'function') args[0] = function () {
+      try { return Reflect.apply(f, this, arguments); } finally {
+        for (const r of mo.takeRecords().slice(0, 50)) { const p = changed(r); if (p) tick.set(p, { n: 3, last: Date.now() }); }
+      }
+    };
+    return Reflect.apply(every, this, args);
+  } }.setInterval;
+  natives.set(interval, every);
+  Object.defineProperty(interval, 'length', { value: every.length });
+  const put = (name, value) => Object.defineProperty(window, name, Object.assign(Object.getOwnPropertyDescriptor(window, name) || { writable: true, configurable: true, enumerable: true }, { value }));
+  put('setInterval', interval);
+  // Work an action set going: a timer of up to 500 ms (a debounce, a menu's
+  // open delay) or an animation frame asked while one of its events was
+  // dispatched (`busy`: an action is watched), or by such work in turn, three
+  // links deep at most (a loop is not waited for). `pending.n` counts those
+  // not run yet (of the action `pending.gen`): the action's answer waits for
+  // them (see settle in the page library). A longer timer of the action's is
+  // not waited for: `pending.later` holds its delay until it runs, so that
+  // the answer can say it is still to come.
+  const SHORT = 500;
+  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0 };
+  Object.defineProperty(seen, 'pending', { value: pending });
+  // How far down such a chain the running code is (0: not in one).
+  let depth = 0;
+  // The link work asked now would be (0: not the action's).
+  const ours = () => (!seen.busy ? 0 : depth > 0 ? depth + 1 : window.event && window.event.isTrusted ? 1 : 0);
+  const timers = new Map(), frames = new Map();
+  const done = (m, id) => {
+    const g = m.get(id);
+    if (g === undefined) return;
+    m.delete(id);
+    if (g === pending.gen) pending.n--;
+  };
+  const tracking = (m, start, f, link) => {
+    const gen = pending.gen;
+    let id;
+    const run = function () {
+      done(m, id);
+      const outer = depth;
+      depth = link;
+      try { return Reflect.apply(f, this, arguments); } finally { depth = outer; }
+    };
+    id = start(run);
+    m.set(id, gen);
+    pending.n++;
+    return id;
+  };
+  const later = window.setTimeout, unlater = window.clearTimeout;
+  const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
+  // The work a top-level document's load set going, until its report after
+  // the load (see the load report): timers of up to 20 ms set and not run
+  // yet (id -> when due), and animation frames asked (`on` while it is watched).
+  const load = { on: false, timers: new Map(), frames: 0, now: performance.now.bind(performance) };
+  Object.defineProperty(seen, 'load', { value: load });
+  const timeout = { setTimeout(...args) {
+    const f = args[0], link = ours(), ms = Number(args[1]) || 0;
+    if (load.on && !seen.busy && typeof f === 'function' && ms <= 20) {
+      let id;
+      args[0] = function () { load.timers.delete(id); return Reflect.apply(f, this, arguments); };
+      id = Reflect.apply(later, this, args);
+      load.timers.set(id, load.now() + ms);
+      return id;
+    }
+    if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(later, this, args);
+    if (ms > SHORT) {
+      const gen = pending.gen;
+      let id;
+      args[0] = function () {
+        pending.later.delete(id);
+        return Reflect.apply(f, this, arguments);
+      };
+      id = Reflect.apply(later, this, args);
+      if (pending.later.size < 100) pending.later.set(id, { ms, gen, due: performance.now() + ms });
+      return id;
+    }
+    return tracking(timers, (run) => Reflect.apply(later, this, [run, ...args.slice(1)]), f, link);
+  } }.setTimeout;
+  const cleared = { clearTimeout(id) {
+    pending.later.delete(id);
+    load.timers.delete(id);
+    done(timers, id);
+    return Reflect.apply(unlater, this, arguments);
+  } }.clearTimeout;
+  const animation = { requestAnimationFrame(f) {
+    if (load.on) load.frames++;
+    const link = ours();
+    if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(frame, this, arguments);
+    return tracking(frames, (run) => Reflect.apply(frame, this, [run]), f, link);
+  } }.requestAnimationFrame;
+  const cancelled = { cancelAnimationFrame(id) { done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
+  for (const [w, o, name] of [[timeout, later, 'setTimeout'], [cleared, unlater, 'clearTimeout'], [animation, frame, 'requestAnimationFrame'], [cancelled, unframe, 'cancelAnimationFrame']]) {
+    if (typeof o !== 'function') continue;
+    natives.set(w, o);
+    Object.defineProperty(w, 'length', { value: o.length });
+    put(name, w);
+  }
+  // Requests (fetch, XHR) to the web sent while an action is watched:
+  // `pending.sent` counts them, so that the host waits until it has seen them
+  // start (their events come over another path, and can come after the
+  // settle's answer); `pending.all` counts those of the document's whole life
+  // (its load report says how many, for the same reason).
+  const web = (url) => {
+    try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
+  };
+  const count = (url) => {
+    if (!web(url)) return;
+    pending.all++;
+    if (seen.busy) pending.sent++;
+  };
+  const fetching = window.fetch;
+  if (typeof fetching === 'function') {
+    const sending = { fetch(input) {
+      count(input && typeof input === 'object' && 'url' in input ? input.url : String(input));
+      return Reflect.apply(fetching, this, arguments);
+    } }.fetch;
+    natives.set(sending, fetching);
+    Object.defineProperty(sending, 'length', { value: fetching.length });
+    put('fetch', sending);
+  }
+  const xhr = window.XMLHttpRequest && XMLHttpRequest.prototype;
+  if (xhr && typeof xhr.send === 'function' && typeof xhr.open === 'function') {
+    const opening = xhr.open, send = xhr.send, urls = new WeakMap();
+    const open = { open(method, url) { urls.set(this, url); return Reflect.apply(opening, this, arguments); } }.open;
+    const sent = { send() {
+      const r = Reflect.apply(send, this, arguments);
+      count(String(urls.get(this)));
+      return r;
+    } }.send;
+    for (const [w, o, name] of [[open, opening, 'open'], [sent, send, 'send']]) {
+      natives.set(w, o);
+      Object.defineProperty(w, 'length', { value: o.length });
+      Object.defineProperty(xhr, name, Object.assign(Object.getOwnPropertyDescriptor(xhr, name), { value: w }));
+    }
+  }
+})()"#;
+
+/// How long the network must have been quiet since a navigation's load
+/// event before the tab's next call reads the page, when the document cannot
+/// say how far the work its load set going is (see `pay_settle`).
+const LOAD_QUIET_MS: u64 = 20;
+
+/// How long after a load its document's report of that work may take to
+/// come (with the events of the requests it names) before the tab's next
+/// call settles for [`LOAD_QUIET_MS`] instead.
+const LOAD_REPORT_WAIT: Duration = Duration::from_millis(1500);
+
+/// How far a loaded document is with the work its load set going (see
+/// `TabWatch::load_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadState {
+    /// The requests it sent by fetch and XHR (so many) have been seen here
+    /// and have ended, and nothing else that counts for quiet is in flight.
+    Settled(u64),
+    /// A request that counts for quiet is in flight.
+    Busy,
+    /// Its report, or the events of requests it sent, are still to come.
+    Expected,
+    /// It cannot say (no report, or something of its load still to come).
+    Unknown,
+}
+
+impl TabWatch {
+    /// The document the last navigation loaded has sent `all` requests by
+    /// fetch and XHR (more than its report after its load said): wait for
+    /// those too.
+    fn expect_load_requests(&self, all: u64) {
+        if let Some(r) = lock(&self.net).after_load.as_mut() {
+            r.sent = Some(all);
+        }
+    }
+
+    /// How far the document at `url`, which the tab's last navigation loaded,
+    /// is with the work its load set going, on its own reports (see
+    /// [`load_report_js`]).
+    fn load_state(&self, url: &str) -> LoadState {
+        let n = lock(&self.net);
+        let this = |href: &str| page_of(href) == page_of(url);
+        let Some(r) = n.after_load.as_ref().filter(|r| this(&r.href)) else {
+            // The document reported its load event: its report after the
+            // work it set going is on its way.
+            return match &n.load_reported {
+                Some(href) if this(href) => LoadState::Expected,
+                _ => LoadState::Unknown,
+            };
+        };
+        let (Some(sent), 0) = (r.sent, r.still) else {
+            return LoadState::Unknown;
+        };
+        if sent > 0 && n.doc.as_ref().is_none_or(|(_, seen)| *seen < sent) {
+            // Requests the page sent whose events have not come yet.
+            return LoadState::Expected;
+        }
+        if n.inflight.values().any(|(t, _)| t.elapsed() < LONG_REQUEST) {
+            LoadState::Busy
+        } else {
+            LoadState::Settled(sent)
+        }
+    }
+}
+
+impl BrowserManager {
+    /// The load binding and the scripts every document of the tab gets before
+    /// its own: the click tracker, the load report and, in a top-level
+    /// document, the page library. Installed there, the library costs a
+    /// fraction of a millisecond (the renderer compiles it once and reuses the
+    /// code); evaluated into a loaded document, as the first page operation
+    /// of a document the script did not reach still does, it is compiled
+    /// anew each time (tens of milliseconds on a busy two-core machine).
+    pub(super) async fn install_load_reports(&self, n: TabId, page: &Page) {
+        use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+        use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
+        let loads = page.event_listener::<EventBindingCalled>().await.ok();
+        self.inner.tabs.with(n, |t| t.loads = loads);
+        if let Err(e) = page.execute(AddBindingParams::new(load_binding())).await {
+            tracing::debug!(error = %e, "no load reports in this tab");
+        }
+        let library = crate::library::page_library();
+        let script = format!(
+            "{CLICK_TRACKER};\n{};\nif (window === window.top) try {{ void {library}; }} catch (e) {{}}",
+            load_report_js()
+        );
+        if let Err(e) = page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)).await {
+            tracing::debug!(error = %e, "no click tracker in this tab");
+        }
+    }
+
+    /// After a navigation's load event the page may still be at work on its
+    /// load: requests its load handlers started, a script they added, the
+    /// page's answer to a response. That wait is owed, not made: `navigate`
+    /// answers at the load event and the tab's next page call pays it (see
+    /// [`Self::pay_settle`]), counted from the load.
+    pub(crate) fn owe_settle(&self, n: TabId, loaded: Instant, url: &str) {
+        if let Some(w) = self.tab_watch(n) {
+            *lock(&w.settle_owed) = Some((loaded, url.to_owned()));
+        }
+    }
+
+    /// Pay tab `n`'s owed settle (see [`Self::owe_settle`]), if any. The
+    /// document says, once the work its load set going has run (see
+    /// [`load_report_js`]), how many requests it sent and whether anything
+    /// may still be to come; the wait ends when every one of those requests
+    /// has been seen here and has ended ([`LoadState::Settled`]), and, if it
+    /// sent any, the page has had a task, a frame and a task to answer them
+    /// without sending more (else those are waited for in turn).
+    /// A document that cannot say (its report missing [`LOAD_REPORT_WAIT`]
+    /// after the load, something still to come, a dialog open, a page from the
+    /// back/forward cache) is settled once the network has been quiet for
+    /// [`LOAD_QUIET_MS`] since the load. At most 3 s.
+    pub(crate) async fn pay_settle(&self, n: TabId, page: &Page) {
+        let Some(w) = self.tab_watch(n) else {
+            return;
+        };
+        let Some((loaded, url)) = lock(&w.settle_owed).take() else {
+            return;
+        };
+        let dialog = || self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true);
+        let start = Instant::now();
+        let quiet = Duration::from_millis(LOAD_QUIET_MS);
+        let how = loop {
+            // Reports of the load are read, not kept: this call may change the page.
+            let _ = self.load_report(n, None);
+            let state = w.load_state(&url);
+            if state == LoadState::Settled(0) {
+                break "as the page reported it";
+            }
+            if let LoadState::Settled(sent) = state {
+                // The page answers its responses a task or so after them
+                // (and may send more requests then): ask it once that ran.
+                match self.load_requests_after_a_frame(n, page).await {
+                    Some(all) if all > sent => w.expect_load_requests(all),
+                    Some(_) => break "as the page reported it, its answers run",
+                    None => break "as the page reported it (the page could not be asked again)",
+                }
+                continue;
+            }
+            let expected =
+                state == LoadState::Expected && loaded.elapsed() < LOAD_REPORT_WAIT && !dialog();
+            if !expected && w.quiet_in(quiet, loaded).is_zero() {
+                break "on a quiet network";
+            }
+            if start.elapsed() >= Duration::from_secs(3) {
+                tracing::debug!(pending = ?w.in_flight(None), ?state, "the load did not settle");
+                break "at the bound";
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        tracing::debug!(since_load = ?loaded.elapsed(), how, "settled after a navigation");
+    }
+
+    /// How many requests to the web the tab's document has sent by fetch or
+    /// XHR, read a task, a frame and a task after now (the page's answers to
+    /// responses that came before now have run by then; 250 ms at most, for
+    /// a tab that draws no frames). None when the page cannot be asked (a
+    /// dialog, a document gone) or did not answer within a second.
+    async fn load_requests_after_a_frame(&self, n: TabId, page: &Page) -> Option<u64> {
+        const ASK: &str = r#"new Promise((done) => {
+  const clk = window.__ochre_clk, all = () => done(clk && clk.pending ? clk.pending.all : null);
+  const bound = setTimeout(all, 250);
+  setTimeout(() => requestAnimationFrame(() => setTimeout(() => { clearTimeout(bound); all(); }, 0)), 0);
+})"#;
+        if self.inner.tabs.with(n, |t| t.dialog.is_some()).unwrap_or(true) {
+            return None;
+        }
+        let asked = tokio::time::timeout(Duration::from_secs(1), self.eval(page, ASK, true));
+        asked.await.ok()?.ok()?.as_u64()
+    }
+
+    /// What the document at `url` in tab `n` reported at its load event, if it
+    /// is the last report since the tab's previous call: the login-wall
+    /// evidence (`{"wall": ...}`, the `wall` page operation's answer) and the
+    /// title. Reports read here and not the last (or not of `url`: a document
+    /// replaced since, or one that had no load event, such as a page from the
+    /// back/forward cache) are dropped; what they say of the load's progress
+    /// is kept in the tab's watch (for [`Self::pay_settle`]).
+    pub(crate) fn load_report(&self, n: TabId, url: Option<&str>) -> Option<(Value, String)> {
+        let name = load_binding();
+        let mut v = self
+            .inner
+            .tabs
+            .with(n, |t| {
+                let loads = t.loads.as_mut()?;
+                let mut last = None;
+                while let Some(Some(ev)) = loads.next().now_or_never() {
+                    let report = (ev.name == name)
+                        .then(|| serde_json::from_str::<Value>(&ev.payload).ok())
+                        .flatten();
+                    let (Some(v), Some(w)) = (report, &t.watch) else {
+                        continue;
+                    };
+                    let mut net = lock(&w.net);
+                    match after_load(&v) {
+                        Some(after) => net.after_load = Some(after),
+                        None => {
+                            net.load_reported = v["href"].as_str().map(str::to_owned);
+                            last = Some(v);
+                        }
+                    }
+                }
+                last
+            })
+            .flatten()?;
+        if page_of(v["href"].as_str()?) != page_of(url?) {
+            return None;
+        }
+        let title = v["title"].as_str().unwrap_or_default().to_owned();
+        Some((json!({ "wall": v.get_mut("wall").map_or(Value::Null, Value::take) }), title))
+    }
+
+    /// The login-wall evidence (`{"wall": ...}`, the `wall` page operation's
+    /// answer) and the document's title, in one script round trip.
+    pub(crate) async fn wall_and_title(&self, page: &Page) -> Result<(Value, String), ToolError> {
+        let mut v = self.eval(page, WALL_JS, true).await?;
+        let title = match v.get_mut("title").map(Value::take) {
+            Some(Value::String(t)) => t,
+            _ => String::new(),
+        };
+        let wall = v.get_mut("wall").map_or(Value::Null, Value::take);
+        Ok((json!({ "wall": wall }), title))
+    }
+
+    /// Wait (at most `ms`) until the tab's document has fully loaded.
+    ///
+    /// Each look is bounded on its own (a look sent while a navigation swaps
+    /// the document may go unanswered; the next one asks the new document),
+    /// and a timeout says what the last look saw.
+    pub(crate) async fn wait_loaded(&self, page: &Page, ms: u32) -> Result<(), ToolError> {
+        let ms = if ms == 0 { 30_000 } else { ms };
+        let until = Instant::now() + Duration::from_millis(u64::from(ms));
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let look = tokio::time::timeout(
+                left.min(Duration::from_millis(1_000)),
+                self.eval(page, "document.readyState", true),
+            );
+            let seen = match look.await {
+                Ok(Ok(Value::String(s))) if s == "complete" => return Ok(()),
+                Ok(Ok(v)) => format!("readyState {v}"),
+                Ok(Err(e)) => format!("the look failed: {}", e.message),
+                Err(_) => "a look at the document was not answered within 1 s".into(),
+            };
+            if Instant::now() >= until {
+                tracing::debug!(%seen, "the page did not load in time");
+                return Err(ToolError::timeout(format!(
+                    "waiting for the page to load did not finish within {ms} ms (last seen: {seen})"
+                ))
+                .with("timeoutMs", ms));
+            }
+            tokio::time::sleep(
+                Duration::from_millis(15).min(until.saturating_duration_since(Instant::now())),
+            )
+            .await;
+        }
+    }
+
+    /// Whether the tab's document has fully loaded (`readyState` is `complete`).
+    pub(crate) async fn loaded(&self, page: &Page) -> bool {
+        matches!(
+            self.eval(page, "document.readyState", true).await,
+            Ok(Value::String(s)) if s == "complete"
+        )
+    }
+}

@@ -1,0 +1,291 @@
+//! What an action changed (`settle`: the page's watch and the requests the host
+//! saw), and the page's own waits (`wait`: a selector, a function, a navigation).
+
+use super::*;
+
+impl BrowserManager {
+    /// What an action changed, once what it started is done: the page's DOM
+    /// settles, then the requests the action started (fetch, XHR, scripts,
+    /// documents; not those begun before it, nor websockets) end, bounded by
+    /// `wait_ms` (default 3 s), and the DOM settles again with their effects.
+    /// Still pending at the bound: named in `pending`.
+    pub(super) async fn settle_action(
+        &self,
+        n: TabId,
+        page: &Page,
+        args: Settle,
+        timeout_ms: u32,
+    ) -> Result<Settled, ToolError> {
+        let r = self.settle_action_once(n, page, args, timeout_ms).await;
+        if let Some(w) = self.tab_watch(n) {
+            w.action_answered();
+        }
+        r
+    }
+
+    /// One look of the page library's `settle`; a document that went away
+    /// is a navigation.
+    async fn settle_look(
+        &self,
+        n: TabId,
+        page: &Page,
+        args: &Settle,
+        timeout_ms: u32,
+    ) -> Result<Settled, ToolError> {
+        let a = page_ops::to_args(args).map_err(ToolError::internal)?;
+        match self.run_op(n, page, Settle::NAME, a, timeout_ms).await {
+            Err(e) if document_went_away(&e) => Ok(Settled::navigated(args.token.clone())),
+            other => page_ops::from_output::<Settle>(other?).map_err(ToolError::internal),
+        }
+    }
+
+    /// [`Self::settle_action`]'s work, before its answer ends the action.
+    async fn settle_action_once(
+        &self,
+        n: TabId,
+        page: &Page,
+        mut args: Settle,
+        timeout_ms: u32,
+    ) -> Result<Settled, ToolError> {
+        let watch = self.tab_watch(n);
+        let since = watch.as_ref().and_then(|w| lock(&w.action).take());
+        let budget = Duration::from_millis(args.wait_ms.unwrap_or(3_000));
+        let start = Instant::now();
+        args.keep = Some(since.is_some());
+        let mut d = self.settle_look(n, page, &args, timeout_ms).await?;
+        // (The requests the page saw the action send: for the wait below.)
+        let sent = d.sent.take();
+        let (Some(w), Some(since)) = (watch, since) else {
+            return Ok(d);
+        };
+        if d.navigated {
+            return Ok(d);
+        }
+        // The requests the page sent meanwhile (its count): their events may
+        // still be on their way here; wait (bounded) until they have come.
+        if let Some(sent) = sent {
+            let by = Instant::now() + SENT_SEEN;
+            while w.action_requests(since).0 < sent && Instant::now() < by {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        let mut waited = false;
+        let pending = loop {
+            let (_, pending) = w.action_requests(since);
+            if pending.is_empty() || start.elapsed() >= budget {
+                break pending;
+            }
+            waited = true;
+            // Looked at often: the answer follows the last response closely.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        // An answer over a websocket: its frames, until they pause.
+        if pending.is_empty() && w.answer_by_socket(since.0, w.action_requests(since).0) {
+            let first_by = Instant::now() + WS_FIRST;
+            loop {
+                let last = w.socket_frame_after(since.0);
+                if start.elapsed() >= budget
+                    || (last.is_none() && Instant::now() >= first_by)
+                    || last.is_some_and(|t| t.elapsed() >= WS_PAUSE)
+                {
+                    waited |= last.is_some();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        if waited && pending.is_empty() {
+            // Their effects: the DOM settles again (the watch counts from the
+            // action's start).
+            args.keep = Some(false);
+            d = self.settle_look(n, page, &args, timeout_ms).await?;
+            d.sent = None;
+        } else if let Some(watch) = d.watch.take() {
+            // The answer is known: the watch ends without holding it (a round
+            // trip). Only that watch ends, should the next action's begin first.
+            let end = page_ops::Unwatch { watch: Some(watch), token: args.token.clone() };
+            self.unwatch_later(n, page, &end, timeout_ms)?;
+        }
+        let (requests, _) = w.action_requests(since);
+        if requests > 0 {
+            d.requests = Some(requests);
+            if d.delivered {
+                d.changed = true;
+            }
+        }
+        d.pending = pending;
+        Ok(d)
+    }
+
+    /// `end` (a watch's number and its document's token) in the background
+    /// (best effort: a page that went away has no watch left).
+    fn unwatch_later(
+        &self,
+        n: TabId,
+        page: &Page,
+        end: &page_ops::Unwatch,
+        timeout_ms: u32,
+    ) -> Result<(), ToolError> {
+        let args = page_ops::to_args(end).map_err(ToolError::internal)?;
+        let (me, page) = (self.clone(), page.clone());
+        // Tab `n` is known: nothing in it asks whose call it is.
+        tokio::spawn(async move {
+            if let Err(e) = me.run_op(n, &page, page_ops::Unwatch::NAME, args, timeout_ms).await {
+                tracing::debug!(error = %e.message, "unwatch after settle");
+            }
+        });
+        Ok(())
+    }
+
+    pub(super) async fn wait(
+        &self,
+        n: TabId,
+        page: &Page,
+        args: &Wait,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let kind = args.kind.as_str();
+        let value = args.value.as_deref().unwrap_or("");
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(u64::from(timeout_ms));
+        let key = json!(page_library_key());
+        // A URL pattern is checked before the wait begins (ochre's one rule:
+        // ochre_protocol::url).
+        let url = match kind {
+            "url_match" => Some(
+                UrlPattern::parse(value)
+                    .map_err(|why| ToolError::invalid_argument("value", why))?,
+            ),
+            _ => None,
+        };
+        let mut w = WaitFor {
+            kind,
+            value,
+            visible: args.visible,
+            start,
+            token_expr: format!("window[{key}] ? window[{key}].token : null"),
+            first: None,
+            url,
+        };
+        // The document we start on, to notice the next one.
+        let given = args.token.clone();
+        if kind == "navigation" {
+            w.first = match given {
+                // The document the caller acted in (it may already be gone).
+                Some(t) => Some(t),
+                None => {
+                    self.run_op(n, page, "ping", json!({}), timeout_ms).await?;
+                    token_of(self.eval(page, &w.token_expr, true).await?)
+                }
+            };
+        }
+        if kind == "function" {
+            self.check_function_parses(page, value).await?;
+        }
+        loop {
+            if let Some(done) = self.wait_once(n, page, &w, timeout_ms).await? {
+                return Ok(done);
+            }
+            if Instant::now() >= deadline {
+                return Err(ToolError::timeout(format!(
+                    "waited {timeout_ms} ms for {kind} {value:?}; it did not happen"
+                ))
+                .with("timeoutMs", timeout_ms));
+            }
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+    }
+
+    /// A `function` wait whose function has a syntax error is the caller's
+    /// mistake: say so at once.
+    async fn check_function_parses(&self, page: &Page, value: &str) -> Result<(), ToolError> {
+        let probe = format!("(() => {{ const f = ({value}\n); return 1; }})");
+        match self.eval(page, &probe, true).await {
+            Err(e)
+                if e.code == Code::JsError
+                    && e.details.get("exception").and_then(Value::as_str)
+                        == Some("SyntaxError") =>
+            {
+                Err(ToolError::invalid_argument(
+                    "value",
+                    format!(
+                        "the function does not parse: {}",
+                        e.message.lines().next().unwrap_or("")
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One look at what a wait waits for: `Some(answer)` once it happened.
+    async fn wait_once(
+        &self,
+        n: TabId,
+        page: &Page,
+        w: &WaitFor<'_>,
+        timeout_ms: u32,
+    ) -> Result<Option<Value>, ToolError> {
+        let (kind, value, start) = (w.kind, w.value, w.start);
+        let met = match kind {
+            "timeout" => {
+                start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
+            }
+            "selector" | "selector_hidden" => {
+                let check = json!({"type": kind, "value": value, "visible": w.visible});
+                match self.run_op(n, page, "check", check, timeout_ms).await {
+                    Ok(v) => v == Value::Bool(true),
+                    Err(e) if e.code == Code::InvalidArgument => return Err(e),
+                    Err(_) => false,
+                }
+            }
+            "function" => {
+                let expr = format!(
+                    "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
+                );
+                matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
+            }
+            "navigation" => {
+                // A link to a file starts a download and the page stays.
+                let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
+                if self.download_started_since(n, since) {
+                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    return Ok(Some(
+                        json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
+                    ));
+                }
+                let now = self.eval(page, &w.token_expr, true).await.ok().and_then(token_of);
+                now != w.first && self.loaded(page).await
+            }
+            "url_match" => {
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                w.url.as_ref().is_some_and(|p| p.matches(&url))
+            }
+            other => {
+                return Err(ToolError::invalid_argument(
+                    "type",
+                    format!("unknown wait type {other:?}"),
+                ));
+            }
+        };
+        if !met {
+            return Ok(None);
+        }
+        let url = page.url().await.ok().flatten().unwrap_or_default();
+        Ok(Some(json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url})))
+    }
+}
+
+/// What a `wait_for` waits for.
+struct WaitFor<'a> {
+    kind: &'a str,
+    value: &'a str,
+    visible: Option<bool>,
+    start: Instant,
+    /// Reads the document's token (a new document has a new one).
+    token_expr: String,
+    /// `navigation`: the token of the document the wait started on.
+    first: Option<String>,
+    /// `url_match`: the pattern.
+    url: Option<UrlPattern>,
+}
