@@ -1,0 +1,282 @@
+//! Getting a browser: finding Chromium, launching it (or attaching to
+//! endpoints), and noticing that it died.
+
+use super::*;
+
+/// Executables tried, in order, when no path is given.
+const CANDIDATES: &[&str] =
+    &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
+
+impl BrowserManager {
+    pub(super) fn tell(&self, level: ochre_protocol::Level, message: String) {
+        if let Some(notices) = self.inner.notices.get() {
+            notices(level, message);
+        }
+    }
+
+    /// How many times a browser was launched or attached.
+    pub fn launches(&self) -> u64 {
+        self.inner.launches.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn find_executable(&self) -> Result<PathBuf, ToolError> {
+        if let Some(p) = &self.inner.options.chrome_path {
+            if p.exists() {
+                return Ok(p.clone());
+            }
+            return Err(ToolError::browser_unavailable(format!(
+                "--chrome-path {} does not exist; {INSTALL_HINT}",
+                p.display()
+            )));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for name in CANDIDATES {
+            for dir in std::env::split_paths(&path) {
+                let candidate = dir.join(name);
+                if candidate.is_file() {
+                    return Ok(candidate);
+                }
+            }
+        }
+        Err(ToolError::browser_unavailable(format!(
+            "no Chromium or Chrome found on PATH; {INSTALL_HINT}"
+        )))
+    }
+
+    /// Launch a managed Chromium (a temporary profile unless one is given).
+    pub(super) async fn launch(
+        &self,
+    ) -> Result<(Browser, chromiumoxide::Handler, Option<ProfileDir>), ToolError> {
+        let opts = &self.inner.options;
+        let exe = self.find_executable()?;
+        let (dir, profile) = match &opts.user_data_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let d = std::env::temp_dir().join(format!(
+                    "{TEMP_PROFILE_PREFIX}{}-{}",
+                    std::process::id(),
+                    self.launches()
+                ));
+                let _ = std::fs::remove_dir_all(&d);
+                (d.clone(), Some(ProfileDir(d)))
+            }
+        };
+        let mut builder = chromiumoxide::BrowserConfig::builder()
+            .chrome_executable(&exe)
+            .no_sandbox()
+            .user_data_dir(&dir)
+            .window_size(1280, 720)
+            .viewport(chromiumoxide::handler::viewport::Viewport {
+                width: 1280,
+                height: 720,
+                ..Default::default()
+            })
+            .respect_https_errors()
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(Duration::from_secs(30))
+            .args([
+                "disable-gpu",
+                "disable-quic",
+                "no-first-run",
+                "disable-background-networking",
+                "disable-component-update",
+                "disable-sync",
+                "disable-default-apps",
+                // Leaving a page must not keep it alive in the back/forward cache
+                // (that moves the next document to a fresh renderer, ~300 ms
+                // here), and paint holding only delays pages: off, as other
+                // automation servers do.
+                "disable-back-forward-cache",
+                // A tab in the background (its popup took the focus, an agent
+                // works in several tabs) must run its timers and rendering as
+                // fast as the front one.
+                "disable-background-timer-throttling",
+                "disable-backgrounding-occluded-windows",
+                "disable-renderer-backgrounding",
+                "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
+            ]);
+        if opts.headed {
+            builder = builder.with_head();
+        }
+        // The shared tabs' context (the browser's default one) is policed
+        // through the shared proxy; sessions' contexts get their own.
+        if let Some(proxy) = self.policy_proxy(&None).await? {
+            builder = builder.args([
+                format!("proxy-server={}", proxy.server()),
+                "proxy-bypass-list=<-loopback>".to_owned(),
+            ]);
+            netpolicy::webrtc_through_proxy(&dir).map_err(|e| {
+                ToolError::browser_unavailable(format!(
+                    "cannot keep WebRTC to the policed proxy in the profile {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
+        if let Some(launcher) = &opts.launcher {
+            builder = builder.chrome_executable(launcher).envs(lifeline::launcher_env(&exe));
+        }
+        let config = builder
+            .build()
+            .map_err(|e| ToolError::browser_unavailable(format!("browser config: {e}")))?;
+        let (mut b, h) = Browser::launch(config).await.map_err(|e| {
+            let locked = opts.user_data_dir.is_some()
+                && dir.join("SingletonLock").exists();
+            let why = if locked {
+                format!(
+                    "the profile {} is locked by another Chrome; close it or use another --user-data-dir",
+                    dir.display()
+                )
+            } else {
+                format!("{e}")
+            };
+            ToolError::browser_unavailable(format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
+            )
+        })?;
+        if let Some(run_dir) = &opts.run_dir {
+            let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
+            lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
+        }
+        Ok((b, h, profile))
+    }
+
+    /// Start (launch or attach) browser `i` of the pool.
+    pub(super) async fn start(&self, i: usize) -> Result<Session, ToolError> {
+        let slot = self.slot(i);
+        let alive = Arc::new(AtomicBool::new(true));
+        let (browser, mut handler, profile, grid) = match &slot.endpoint {
+            Some(endpoint) => {
+                let (b, h, grid) = attach(endpoint, &alive).await?;
+                (b, h, None, grid)
+            }
+            None => {
+                let (b, h, profile) = self.launch().await?;
+                (b, h, profile, None)
+            }
+        };
+        let flag = alive.clone();
+        let gone = slot.gone.clone();
+        let closing = self.inner.closing.clone();
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            // Unparsable events (CDP drift) are skipped inside the handler; an error
+            // that reaches us is the connection failing, after which the stream never
+            // recovers: stop, so that the next call relaunches and in-flight commands
+            // fail at once instead of hanging.
+            while let Some(ev) = handler.next().await {
+                if let Err(e) = ev {
+                    tracing::warn!(error = %e, "browser connection error");
+                    break;
+                }
+            }
+            // Dead before the handler goes: dropping it fails the commands in
+            // flight, and a call that sees that must find the session dead.
+            flag.store(false, Ordering::Relaxed);
+            drop(handler);
+            gone.notify_waiters();
+            if closing.load(Ordering::Relaxed) {
+                tracing::debug!("the browser connection ended");
+            } else {
+                tracing::warn!("the browser connection ended");
+                if let Some(inner) = inner.upgrade() {
+                    pool::mark_down(
+                        &inner,
+                        i,
+                        "its connection ended (it crashed, was killed or closed it)",
+                    );
+                }
+            }
+        });
+        self.inner.launches.fetch_add(1, Ordering::Relaxed);
+        *lock(&slot.live) = Some(pool::Live {
+            alive: alive.clone(),
+            profile: profile.as_ref().map(|p| p.0.clone()),
+        });
+        self.watch_browser(i, &browser).await;
+        Ok(Session {
+            slot: i,
+            browser: Arc::new(browser),
+            alive,
+            current: Default::default(),
+            owner_contexts: Default::default(),
+            _profile: profile,
+            grid,
+            frames: None,
+            front: None,
+        })
+    }
+
+    /// The browser's executable (managed mode; `None` when attaching to
+    /// endpoints), or why there is none.
+    pub fn executable(&self) -> Result<Option<PathBuf>, ToolError> {
+        if !self.inner.options.endpoints.is_empty() {
+            return Ok(None);
+        }
+        self.find_executable().map(Some)
+    }
+
+    /// Start (or reach) the browser and ask its product and version, e.g.
+    /// `HeadlessChrome/131.0.6778.85`.
+    pub async fn version(&self) -> Result<String, ToolError> {
+        let guard = self.session().await?;
+        let s = guard.as_ref().ok_or_else(|| ToolError::browser_unavailable("no browser"))?;
+        bounded(10_000, "asking the browser's version", async {
+            s.browser
+                .version()
+                .await
+                .map(|v| v.product)
+                .map_err(|e| cdp_error("cannot ask the browser's version", e))
+        })
+        .await
+    }
+}
+
+/// Attach to a running browser (`--cdp-endpoint`): its websocket found (bounded;
+/// a Selenium Grid starts a session for it), then the connection opened
+/// (bounded: a grid may queue it).
+pub(super) async fn attach(
+    endpoint: &Endpoint,
+    alive: &Arc<AtomicBool>,
+) -> Result<(Browser, chromiumoxide::Handler, Option<grid::GridSession>), ToolError> {
+    const LIMIT: Duration = Duration::from_secs(15);
+    let fail = |why: String| {
+        // A grid at its limit (browserless past CONCURRENT + QUEUED) says 429.
+        let full = if why.contains("429") {
+            " (the endpoint has all the sessions it takes: it is full)"
+        } else {
+            ""
+        };
+        ToolError::browser_unavailable(format!(
+            "cannot attach to the browser at {}: {}{full}",
+            endpoint.redacted(),
+            endpoint.scrub(&why)
+        ))
+    };
+    let found = async {
+        if endpoint.is_grid() {
+            grid::new_session(endpoint, alive.clone()).await.map(|(ws, g)| (ws, Some(g)))
+        } else {
+            pool::websocket_url(endpoint).await.map(|ws| (ws, None))
+        }
+    };
+    let (ws, grid) = tokio::time::timeout(LIMIT, found)
+        .await
+        .map_err(|_| fail("it did not answer within 15 s".into()))?
+        .map_err(fail)?;
+    let config =
+        chromiumoxide::handler::HandlerConfig { ignore_https_errors: false, ..Default::default() };
+    let connected = tokio::time::timeout(LIMIT, Browser::connect_with_config(ws, config))
+        .await
+        .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))
+        .and_then(|r| r.map_err(|e| fail(e.to_string())));
+    match connected {
+        Ok((b, h)) => Ok((b, h, grid)),
+        Err(e) => {
+            if let Some(g) = grid {
+                g.end().await;
+            }
+            Err(e)
+        }
+    }
+}
