@@ -33,9 +33,10 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use super::TabId;
 use super::{BrowserManager, bounded, cdp_error, lock, raw_command};
-use super::{RefId, TabId};
-use ochre_protocol::ToolError;
+use ochre_protocol::page_ops::{Found, Queried, QueryMatch};
+use ochre_protocol::{Code, ToolError};
 
 /// Frames inside frames are followed this deep.
 const MAX_DEPTH: usize = 4;
@@ -545,7 +546,10 @@ impl BrowserManager {
         if find_op {
             a = json!({"query": args["query"], "limit": limit, "scores": true});
         }
-        let mut scored: Vec<(f64, Value)> = Vec::new();
+        // Each document's answer read as its type: find's matches with their
+        // refs (scored), query's elements.
+        let mut found: Vec<(f64, String, String)> = Vec::new();
+        let mut queried: Vec<QueryMatch> = Vec::new();
         let (mut total, mut more) = (0u64, false);
         for (i, doc) in docs.iter().enumerate() {
             let op = if find_op { "find" } else { "query" };
@@ -560,34 +564,44 @@ impl BrowserManager {
                     continue;
                 }
             };
-            total += v["total"].as_u64().unwrap_or(0);
-            more |= v["more"] == json!(true);
-            let scores = v["scores"].as_array().cloned().unwrap_or_default();
-            for (j, m) in v["matches"].as_array().into_iter().flatten().enumerate() {
-                let s = scores.get(j).and_then(Value::as_f64).unwrap_or(0.0);
-                scored.push((s, m.clone()));
+            let shape = |e: serde_json::Error| {
+                ToolError::new(Code::Internal, format!("the page's {op} answer: {e}"))
+            };
+            if find_op {
+                let f: Found = serde_json::from_value(v).map_err(shape)?;
+                total += f.total;
+                let scores = f.scores.unwrap_or_default();
+                for (j, (line, r)) in f.matches.into_iter().zip(f.refs).enumerate() {
+                    found.push((scores.get(j).copied().unwrap_or(0.0), line, r));
+                }
+            } else {
+                let q: Queried = serde_json::from_value(v).map_err(shape)?;
+                more |= q.more;
+                queried.extend(q.matches);
             }
         }
-        if find_op {
-            // Best first; the page's own matches before a frame's on a tie.
-            scored.sort_by(|x, y| y.0.total_cmp(&x.0));
-        }
-        more |= scored.len() > limit;
-        let matches: Vec<Value> = scored.into_iter().take(limit).map(|(_, m)| m).collect();
+        // Best first; the page's own matches before a frame's on a tie.
+        found.sort_by(|x, y| y.0.total_cmp(&x.0));
+        found.truncate(limit);
+        more |= queried.len() > limit;
+        queried.truncate(limit);
         Ok(match op {
             "resolve_query" => {
-                let line = matches.first().and_then(Value::as_str).ok_or_else(|| {
+                let (_, _, r) = found.into_iter().next().ok_or_else(|| {
                     ToolError::element_not_found(format!(
                         "nothing on the page matches {}; try read_page or find with other words",
                         args["query"]
                     ))
                     .with("query", args["query"].clone())
                 })?;
-                let r = line.split_whitespace().rev().find_map(RefId::parse);
-                json!({"ref": r.map(|r| r.to_string()).unwrap_or_default()})
+                json!({"ref": r})
             }
-            "query" => json!({"matches": matches, "more": more}),
-            _ => json!({"matches": matches, "total": total}),
+            "query" => json!({"matches": queried, "more": more}),
+            _ => {
+                let (lines, refs): (Vec<String>, Vec<String>) =
+                    found.into_iter().map(|(_, line, r)| (line, r)).unzip();
+                json!({"matches": lines, "refs": refs, "total": total})
+            }
         })
     }
 }

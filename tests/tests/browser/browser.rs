@@ -315,7 +315,7 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
 /// nothing is filled and no request reaches the server.
 #[tokio::test]
 async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<()> {
-    use ochre_host::browser::page_ops::{Fill, Find, Shown, Snapshot, Wait};
+    use ochre_host::browser::page_ops::{Fill, Find, Shown, Snapshot, Wait, WaitKind};
     let site = SiteServer::start().await?;
     let data = TempDir::new("typed-ops");
     let b = manager(&data);
@@ -351,15 +351,19 @@ async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<
     // The same through the types: found, filled, submitted, and the body that
     // arrived (the server's echo page shows it).
     let find = Find { query: "Customer name".into(), ..Default::default() };
-    let found = b.run(None, &find, 10_000).await?.matches;
-    let name_ref = found.first().and_then(|m| m.split(' ').find(|w| w.starts_with("ax_")));
-    let name_ref = name_ref.expect("a ref for the name field").to_owned();
+    // Each match's ref comes as data beside its line.
+    let found = b.run(None, &find, 10_000).await?;
+    assert_eq!(found.refs.len(), found.matches.len(), "{found:?}");
+    let name_ref = found.refs.first().expect("a ref for the name field").clone();
+    assert!(
+        found.matches[0].ends_with(&name_ref) || found.matches[0].contains(&format!("{name_ref} "))
+    );
     let fields = [("Customer name", "Ada Lovelace"), ("size", "Medium")];
     let fields = fields.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect();
     let fill = Fill { fields: Some(fields), submit: Some(true), ..Default::default() };
     let filled = b.run(None, &fill, 10_000).await?;
     assert!(filled.submitted && filled.filled.len() == 2, "{filled:?}");
-    let left = Wait { kind: "navigation".into(), token: filled.token, ..Default::default() };
+    let left = Wait { kind: WaitKind::Navigation, token: filled.token, ..Default::default() };
     b.run(None, &left, 10_000).await?;
     let echo = text().await?;
     assert!(echo.contains("custname=Ada+Lovelace") && echo.contains("size=medium"), "{echo}");

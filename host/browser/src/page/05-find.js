@@ -117,7 +117,8 @@
     const top = scored.slice(0, limit);
     const line = ([, e, text]) =>
       text == null ? refLine(e, VALUE_MAX) : 'text ' + JSON.stringify(clean(text, TEXT_MAX)) + ' ax_' + mint(e);
-    const r = { matches: top.map(line), total: scored.length };
+    // (Each match's ref beside its line: callers take refs as data, not out of text.)
+    const r = { matches: top.map(line), refs: top.map(([, e]) => 'ax_' + mint(e)), total: scored.length };
     if (a.scores) r.scores = top.map(([s]) => s);
     return r;
   }

@@ -13,7 +13,7 @@
           'nothing on the page matches ' + JSON.stringify(a.query) + '; try read_page or find with other words',
           { query: a.query },
         );
-      return { ref: /ax_(\d+)/.exec(f.matches[0])[0] };
+      return { ref: f.refs[0] };
     },
     point: (a) => point(el(a.ref), a.how),
     actionable,

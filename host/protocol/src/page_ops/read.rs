@@ -63,6 +63,9 @@ pub struct Find {
 pub struct Found {
     /// Each match as a snapshot line (role, name, ref).
     pub matches: Vec<String>,
+    /// Each match's ref, in the same order (`ax_12`).
+    #[serde(default)]
+    pub refs: Vec<String>,
     /// How many matched in all.
     #[serde(default)]
     pub total: u64,
