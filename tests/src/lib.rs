@@ -104,6 +104,14 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     spawn_stdio(handler, data_dir, args, envs, None).await
 }
 
+/// The lines a log file (the server's stderr, see [`stdio_client_logged`])
+/// gained since byte `from`, and its new end.
+pub fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)> {
+    let all = std::fs::read(log)?;
+    let tail = String::from_utf8_lossy(&all[from.min(all.len())..]).into_owned();
+    Ok((all.len(), tail.lines().map(str::to_owned).collect()))
+}
+
 /// Like [`stdio_client_with`], the server's stderr (at `RUST_LOG=debug`, or the
 /// `RUST_LOG` of `envs`) written to `stderr_file`, for a test that reads what
 /// ochre logs.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use ochre_protocol::page_ops::{
-    self as ops, ActKind, Acted, Description, DragPoints, Dragged, Settled, Tried,
+    self as ops, ActKind, Acted, Description, DragPoints, Dragged, Settled, Strategy, Tried,
 };
 use ochre_protocol::{Code, ToolError};
 use serde_json::json;
@@ -246,19 +246,7 @@ fn keys_of(a: &ops::Act, typing: bool) -> Result<Vec<Input>, ToolError> {
 
 /// A drag's arguments checked before anything is done: both ends named.
 fn check_drag(a: &ops::Drag) -> Result<(), ToolError> {
-    if a.source.is_none() && a.source_selector.is_none() {
-        return Err(ToolError::invalid_argument(
-            "source",
-            "drag needs `source` (a ref) or `source_selector`",
-        ));
-    }
-    if a.target.is_none() && a.target_selector.is_none() {
-        return Err(ToolError::invalid_argument(
-            "target",
-            "drag needs `target` (a ref) or `target_selector`",
-        ));
-    }
-    Ok(())
+    a.check("drag", ["source_selector", "target_selector"])
 }
 
 impl TabRef {
@@ -344,7 +332,7 @@ impl TabRef {
                 ..Acted::default()
             });
         }
-        tried.push(Tried::new("mouse", "no change"));
+        tried.push(Tried::new(Strategy::Mouse, "no change"));
         match self.other_ways(&info, double, &mut tried).await? {
             Some((delta, via)) => Ok(Acted {
                 target: Some(info),
@@ -375,31 +363,32 @@ impl TabRef {
         info: &Description,
         double: bool,
         tried: &mut Vec<Tried>,
-    ) -> Result<Option<(Settled, String)>, ToolError> {
+    ) -> Result<Option<(Settled, Strategy)>, ToolError> {
         let target = &info.ref_id;
         let started = Instant::now();
-        for strategy in ["ax", "js_click", "keyboard"] {
+        for way in [Strategy::Ax, Strategy::JsClick, Strategy::Keyboard] {
             if started.elapsed() > OTHER_WAYS {
-                tried.push(Tried::new(strategy, "skipped: out of time"));
+                tried.push(Tried::new(way, "skipped: out of time"));
                 continue;
             }
-            if strategy == "keyboard" && (!info.focusable || double) {
-                tried.push(Tried::new(strategy, "skipped: not focusable"));
+            if way == Strategy::Keyboard && (!info.focusable || double) {
+                tried.push(Tried::new(way, "skipped: not focusable"));
                 continue;
             }
-            let keys: &[&str] = if strategy == "keyboard" { &["Enter", "Space"] } else { &[""] };
-            for key in keys {
+            let ways: &[Strategy] = if way == Strategy::Keyboard {
+                &[Strategy::KeyboardEnter, Strategy::KeyboardSpace]
+            } else {
+                &[way]
+            };
+            for &way in ways {
                 let w = self.watch_target(target).await?;
-                let attempt = self.other_way(strategy, key, info, double).await;
-                let name =
-                    if key.is_empty() { strategy.to_owned() } else { format!("{strategy} {key}") };
-                if let Err(e) = attempt {
+                if let Err(e) = self.other_way(way, info, double).await {
                     self.unwatch().await;
                     // The element is gone: no other way will reach it.
                     if e.code == Code::StaleRef {
                         return Err(e);
                     }
-                    tried.push(Tried::new(name, format!("failed: {}", e.message)));
+                    tried.push(Tried::new(way, format!("failed: {}", e.message)));
                     continue;
                 }
                 let mut delta = self.step(ops::Settle::after(&w), STEP_MS).await?;
@@ -407,14 +396,14 @@ impl TabRef {
                 // elsewhere on the page must not pass for success).
                 if delta.delivered && delta.changed {
                     self.after_navigation(&mut delta).await;
-                    return Ok(Some((delta, name)));
+                    return Ok(Some((delta, way)));
                 }
                 let outcome = if delta.delivered {
                     "no change".to_owned()
                 } else {
                     format!("reached {}", delta.received_by.as_deref().unwrap_or("another element"))
                 };
-                tried.push(Tried::new(name, outcome));
+                tried.push(Tried::new(way, outcome));
             }
         }
         Ok(None)
@@ -581,14 +570,13 @@ impl TabRef {
     /// name (`ax`), a click in script, or a key while it has the focus.
     async fn other_way(
         &self,
-        strategy: &str,
-        key: &str,
+        way: Strategy,
         info: &Description,
         double: bool,
     ) -> Result<(), ToolError> {
         let target = &info.ref_id;
-        match strategy {
-            "ax" => {
+        let key = match way {
+            Strategy::Ax => {
                 let again = ops::Relocate {
                     ref_id: target.clone(),
                     role: info.role.clone(),
@@ -596,14 +584,16 @@ impl TabRef {
                 };
                 let p = self.step(again, STEP_MS).await?;
                 let (x, y) = p.point().map_err(ToolError::element_not_interactable)?;
-                self.press(clicks(x, y, double)).await
+                return self.press(clicks(x, y, double)).await;
             }
-            "js_click" => self.step(ops::JsClick::of(target), STEP_MS).await.map(drop),
-            _ => {
-                self.step(ops::Focus::of(target), STEP_MS).await?;
-                self.press(vec![Input::Key(key.to_owned())]).await
+            Strategy::JsClick => {
+                return self.step(ops::JsClick::of(target), STEP_MS).await.map(drop);
             }
-        }
+            Strategy::KeyboardSpace => "Space",
+            Strategy::Mouse | Strategy::Keyboard | Strategy::KeyboardEnter => "Enter",
+        };
+        self.step(ops::Focus::of(target), STEP_MS).await?;
+        self.press(vec![Input::Key(key.to_owned())]).await
     }
 
     /// Click `target` with the mouse as a person does: wait (at most `wait_ms`)
@@ -671,7 +661,7 @@ impl TabRef {
                 )));
             }
             let by = delta.received_by.unwrap_or_else(|| "another element".to_owned());
-            tried.push(Tried::new("mouse", format!("the click reached {by}")));
+            tried.push(Tried::new(Strategy::Mouse, format!("the click reached {by}")));
             if left() == 0 || tried.len() >= MAX_MISSES {
                 let mut e = ToolError::element_not_interactable(format!(
                     "{line} did not get the click: it reached {by} (covered); nothing was clicked on purpose"
@@ -746,9 +736,9 @@ impl TabRef {
             return;
         }
         let token = delta.token.clone();
-        let wait = ops::Wait { kind: "navigation".into(), token, ..ops::Wait::default() };
+        let wait = ops::Wait { kind: ops::WaitKind::Navigation, token, ..ops::Wait::default() };
         match self.step(wait, NAVIGATION_MS).await {
-            Ok(r) => delta.url = r["url"].as_str().map(str::to_owned),
+            Ok(r) => delta.url = Some(r.url),
             Err(_) => delta.url = Some("(the navigation did not finish within 15 s)".into()),
         }
         let _ = self.step(ops::NetworkIdle { quiet_ms: Some(0) }, 3_000).await;

@@ -22,7 +22,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use ochre_protocol::ToolError;
-use ochre_protocol::page_ops::{Route, RouteInfo, Routed};
+use ochre_protocol::page_ops::{Route, RouteAction, RouteInfo, Routed};
 use ochre_protocol::url::UrlPattern;
 
 use super::{BrowserManager, Owner, TabId, owner, raw_command};
@@ -83,13 +83,14 @@ impl BrowserManager {
     /// `route`: add, remove, clear or list the caller's session's routes.
     pub(super) async fn route(&self, a: &Route) -> Result<Routed, ToolError> {
         let who = owner();
-        let action = a.action.as_deref().unwrap_or(if a.url.is_some() { "add" } else { "list" });
+        let action =
+            a.action.unwrap_or(if a.url.is_some() { RouteAction::Add } else { RouteAction::List });
         let bad = |field: &str, why: String| Err(ToolError::invalid_argument(field, why));
         let current = self.routes_of(&who);
         let next: Vec<Arc<OwnRoute>> = match action {
-            "list" => current.iter().cloned().collect(),
-            "clear" => Vec::new(),
-            "remove" => {
+            RouteAction::List => current.iter().cloned().collect(),
+            RouteAction::Clear => Vec::new(),
+            RouteAction::Remove => {
                 let Some(url) = a.url.as_deref() else {
                     return bad("url", "remove takes the `url` of the route".into());
                 };
@@ -102,7 +103,7 @@ impl BrowserManager {
                 }
                 kept
             }
-            "add" => {
+            RouteAction::Add => {
                 let added = Arc::new(self.new_route(a)?);
                 let mut all: Vec<_> =
                     current.iter().filter(|r| r.url != added.url).cloned().collect();
@@ -112,14 +113,8 @@ impl BrowserManager {
                 all.push(added);
                 all
             }
-            other => {
-                return bad(
-                    "action",
-                    format!("action {other:?} is not add, remove, list or clear"),
-                );
-            }
         };
-        if action != "list" {
+        if action != RouteAction::List {
             self.inner.owners.write(&who, |s| s.routes = Some(Arc::new(next.clone())));
             for (n, page) in self.inner.tabs.of_owner(&who) {
                 self.route_tab(n, &page, &who).await?;

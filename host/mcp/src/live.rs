@@ -11,7 +11,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -129,17 +130,23 @@ fn handoff_of(
 }
 
 /// The link's hand-off, for a request that changes something: it comes from
-/// the live view itself (no other site's page may send it).
-fn handoff_to_change(
-    p: &Pages,
-    headers: &HeaderMap,
-    token: &str,
-) -> Result<Arc<Handoff>, (StatusCode, &'static str)> {
-    let h = handoff_of(p, headers, token)?;
-    if !crate::origin::same_origin(headers) {
-        return Err((StatusCode::FORBIDDEN, "this comes from the live view only"));
+/// the live view itself (no other site's page may send it). An extractor;
+/// what it refuses is answered in plain text.
+struct Changing(Arc<Handoff>);
+
+impl FromRequestParts<Pages> for Changing {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, p: &Pages) -> Result<Self, Response> {
+        let Path(token) = Path::<String>::from_request_parts(parts, p)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let h = handoff_of(p, &parts.headers, &token).map_err(|(s, why)| refuse(s, why))?;
+        if !crate::origin::same_origin(&parts.headers) {
+            return Err(refuse(StatusCode::FORBIDDEN, "this comes from the live view only"));
+        }
+        Ok(Changing(h))
     }
-    Ok(h)
 }
 
 /// A tool error as an answer with `status`.
@@ -224,16 +231,7 @@ async fn frames(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-async fn input(
-    State(p): State<Pages>,
-    headers: HeaderMap,
-    Path(token): Path<String>,
-    body: axum::body::Bytes,
-) -> Response {
-    let h = match handoff_to_change(&p, &headers, &token) {
-        Ok(h) => h,
-        Err((status, why)) => return refuse(status, why),
-    };
+async fn input(State(p): State<Pages>, Changing(h): Changing, body: axum::body::Bytes) -> Response {
     // `{"events": [...]}`: the `gestures` page operation's events.
     let events = match serde_json::from_slice::<Gestures>(&body) {
         Ok(i) if i.events.len() <= 200 => i.events,
@@ -364,14 +362,9 @@ async fn demonstrate(
 /// to its URL is its first step).
 async fn record(
     State(p): State<Pages>,
-    headers: HeaderMap,
-    Path(token): Path<String>,
+    Changing(h): Changing,
     body: axum::body::Bytes,
 ) -> Response {
-    let h = match handoff_to_change(&p, &headers, &token) {
-        Ok(h) => h,
-        Err((status, why)) => return refuse(status, why),
-    };
     let action = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v["action"].as_str().map(str::to_owned));
@@ -419,11 +412,7 @@ async fn stop_demo(p: &Pages, h: &Handoff) -> Result<Option<String>, ToolError> 
     Ok(ochre_protocol::lock(&h.demonstration).clone())
 }
 
-async fn done(State(p): State<Pages>, headers: HeaderMap, Path(token): Path<String>) -> Response {
-    let h = match handoff_to_change(&p, &headers, &token) {
-        Ok(h) => h,
-        Err((status, why)) => return refuse(status, why),
-    };
+async fn done(State(p): State<Pages>, Changing(h): Changing) -> Response {
     if let Err(e) = stop_demo(&p, &h).await {
         tracing::warn!(error = %e.message, "the demonstration did not end cleanly");
     }

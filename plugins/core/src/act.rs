@@ -91,7 +91,8 @@ pub(crate) fn describe_delta(d: &ops::Settled) -> String {
 
 /// A wait for the navigation that left the document of `token`.
 pub(crate) fn navigation(token: Option<&str>) -> ops::Wait {
-    ops::Wait { kind: "navigation".into(), token: token.map(str::to_owned), ..ops::Wait::default() }
+    let kind = ops::WaitKind::Navigation;
+    ops::Wait { kind, token: token.map(str::to_owned), ..ops::Wait::default() }
 }
 
 /// Default bound of the actionability wait, in ms.
@@ -203,10 +204,13 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         None => paren(&acted.waited),
     };
     let out = format!("{verb} {line}{how}: {}", describe_delta(&acted.delta));
-    let told = Output::text(out.clone()).with_summary(out);
-    // Named by a recording: how it was found goes back to the replay (who
-    // the element is, to keep in the recording).
-    match &acted.found {
+    with_found(Output::text(out.clone()).with_summary(out), &acted.found)
+}
+
+/// Named by a recording: how the element was found goes back to the replay
+/// (who it is, to keep in the recording).
+fn with_found(told: Output, found: &Option<ops::TargetFound>) -> Result<Output, ToolError> {
+    match found {
         Some(found) => told.with_structured(&json!({"found": found})),
         None => Ok(told),
     }
@@ -271,7 +275,13 @@ pub(crate) struct FormInputArgs {
     /// The field's ref.
     #[serde(rename = "ref")]
     #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: String,
+    target: Option<String>,
+    /// Unlisted: the field as a recording names it (replays pass it).
+    #[serde(rename = "target")]
+    named: Option<NamedTarget>,
+    /// Unlisted: with target, the most ms to wait for the field.
+    #[schemars(range(min = 0, max = 60000))]
+    timeout: Option<u64>,
     /// Text, true/false, or an option.
     value: FieldValue,
     tab_id: Option<String>,
@@ -282,11 +292,21 @@ pub(crate) struct FormInputArgs {
 #[ochre_sdk::tool(name = "form_input", intent, scope = Browser, redact = "value")]
 pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
-    let r = run(tab, &ops::SetValue { ref_id: a.target.clone(), value: json!(a.value) })?;
-    let line = r["line"].as_str().unwrap_or(&a.target);
-    match r["widget"].as_str() {
-        Some("combobox") => {
-            let typing = r["typing"] == json!(true);
+    if a.target.is_none() && a.named.is_none() {
+        return Err(ToolError::invalid_argument("ref", "form_input needs `ref`"));
+    }
+    let set = ops::SetValue {
+        ref_id: a.target.clone().unwrap_or_default(),
+        value: json!(a.value),
+        target: a.named.map(ops::Target::from),
+        timeout_ms: a.timeout,
+    };
+    let r = run(tab, &set)?;
+    // The field's ref (as found, when a recording named it).
+    let field = r.found.as_ref().map_or(set.ref_id, |f| f.ref_id.clone());
+    let line = if r.line.is_empty() { field.as_str() } else { r.line.as_str() };
+    match r.widget {
+        Some(ops::Widget::Combobox) => {
             let names = match &a.value {
                 FieldValue::List(l) => l.clone(),
                 v => vec![value_text(v)],
@@ -295,31 +315,35 @@ pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
             let mut said = Vec::new();
             for (i, name) in names.iter().enumerate() {
                 let last = i + 1 == names.len();
-                said.push(choose_option(tab, &a.target, without_value(line), name, typing, last)?);
+                said.push(choose_option(tab, &field, without_value(line), name, r.typing, last)?);
             }
             let summary = format!("chose {} in {}", plural(names.len(), "option"), ident(line));
-            return Ok(Output::text(said.join("\n")).with_summary(summary));
+            return with_found(Output::text(said.join("\n")).with_summary(summary), &r.found);
         }
-        Some("slider") => return slide(tab, &a.target, without_value(line), &a.value),
-        Some("toggle") => {
-            let want = r["want"] == json!(true);
-            return toggle(tab, &a.target, without_value(line), want, r["checked"] == json!(true));
+        Some(ops::Widget::Slider) => {
+            let slid = slide(tab, &field, without_value(line), &a.value)?;
+            return with_found(slid, &r.found);
         }
-        _ => {}
+        Some(ops::Widget::Toggle) => {
+            let (want, checked) = (r.want == Some(true), r.checked == Some(true));
+            let toggled = toggle(tab, &field, without_value(line), want, checked)?;
+            return with_found(toggled, &r.found);
+        }
+        None => {}
     }
     let mut out = format!("set {line}");
     // The field read back: a value it does not hold as asked is said, exactly.
-    if let (Some(held), Some(asked)) = (r["value"].as_str(), r["asked"].as_str()) {
+    if let (Some(held), Some(asked)) = (&r.value, &r.asked) {
         out.push_str(&format!(
             "\nnote: the field holds {}, not the {} asked (the page or the browser changed it)",
             json!(held),
             json!(asked)
         ));
-    } else if r["differs"] == json!(true) {
+    } else if r.differs {
         out.push_str("\nnote: the field does not hold the value as asked (the page changed it)");
     }
     // The journal's line names the field, never its value (it may be secret).
-    Ok(Output::text(out).with_summary(format!("set {}", without_value(line))))
+    with_found(Output::text(out).with_summary(format!("set {}", without_value(line))), &r.found)
 }
 
 /// How long a combobox's option may take to show (a list fading in, options
@@ -641,10 +665,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
         match browser::run(tab, &navigation(r.token.as_deref()), 5_000) {
             Ok(w) => {
                 let _ = browser::run(tab, &ops::NetworkIdle { quiet_ms: Some(0) }, 3_000);
-                out.push_str(&format!(
-                    "\nsubmitted; now at {}",
-                    w["url"].as_str().unwrap_or_default()
-                ));
+                out.push_str(&format!("\nsubmitted; now at {}", w.url));
             }
             Err(e) if e.code == ochre_sdk::Code::Timeout => {
                 out.push_str("\nsubmitted; the page did not navigate within 5 s")
@@ -679,18 +700,6 @@ pub(crate) struct DragArgs {
 #[ochre_sdk::tool(name = "drag_drop", intent, tier = 2, scope = Browser)]
 pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
-    if a.source.is_none() && a.source_selector.is_none() {
-        return Err(ToolError::invalid_argument(
-            "source",
-            "drag_drop needs `source` (a ref) or `sourceSelector`",
-        ));
-    }
-    if a.target.is_none() && a.target_selector.is_none() {
-        return Err(ToolError::invalid_argument(
-            "target",
-            "drag_drop needs `target` (a ref) or `targetSelector`",
-        ));
-    }
     // One host call (`drag`): the ends found, the press, the moves and the
     // release sent, and the drag judged by its effect.
     let drag = ops::Drag {
@@ -699,6 +708,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
         target: a.target,
         target_selector: a.target_selector,
     };
+    drag.check("drag_drop", ["sourceSelector", "targetSelector"])?;
     let d = browser::run(tab, &drag, 90_000)?;
     if !d.done {
         let why = d.refused.as_deref().unwrap_or("the drag had no effect");

@@ -203,8 +203,15 @@ pub(crate) struct RouteArgs {
 /// Answer this session's requests matching a URL (status, headers, body or file) or abort them; list, remove.
 #[ochre_sdk::tool(name = "route", tier = 2, scope = Browser)]
 pub(crate) fn route(a: RouteArgs) -> Result<Output, ToolError> {
+    let action = match a.action.as_deref() {
+        None => None,
+        Some(name) => Some(ops::RouteAction::parse(name).ok_or_else(|| {
+            let why = format!("action {name:?} is not add, remove, list or clear");
+            ToolError::invalid_argument("action", why)
+        })?),
+    };
     let r = ops::Route {
-        action: a.action,
+        action,
         url: a.url,
         method: a.method,
         status: a.status,

@@ -192,15 +192,13 @@ pub(crate) fn wait_for(a: WaitArgs) -> Result<Output, ToolError> {
         }
         timeout = ms + 1_000;
     }
-    let wait =
-        ops::Wait { kind: a.kind.clone(), value: Some(value), visible: a.visible, token: None };
+    // (The schema holds `type` to the kinds: one it lets through is one.)
+    let kind = ops::WaitKind::parse(&a.kind).ok_or_else(|| {
+        ToolError::invalid_argument("type", format!("unknown wait type {:?}", a.kind))
+    })?;
+    let wait = ops::Wait { kind, value: Some(value), visible: a.visible, token: None };
     let r = browser::run(a.tab_id.as_deref(), &wait, timeout)?;
-    let line = format!(
-        "{} met after {} ms at {}",
-        a.kind,
-        r["elapsed_ms"],
-        r["url"].as_str().unwrap_or_default()
-    );
+    let line = format!("{} met after {} ms at {}", a.kind, r.elapsed_ms, r.url);
     Ok(Output::text(line.clone()).with_summary(line))
 }
 

@@ -183,7 +183,7 @@ fn run_step(
         o.insert("tabId".into(), json!(tab));
     }
     if let Some((old, target)) = named_target(step, &args, given) {
-        return interact_named(step, args, (&old, target), opts, given, repairs);
+        return call_named(step, args, (&old, target), opts, given, repairs);
     }
     let tab = args["tabId"].as_str().map(str::to_owned);
     let map = match relocate(step, tab.as_deref(), opts.step_timeout_ms, waited, given, repairs) {
@@ -197,17 +197,17 @@ fn run_step(
     (tools::call(tool, &args), map)
 }
 
-/// An `interact` step whose element was recorded (or given by the caller):
-/// its recorded ref and the element as the tool takes it (`target`). The
-/// host finds it within the click's own wait, and again if the page
-/// replaces it meanwhile: the step is one host call.
+/// An `interact` or `form_input` step whose element was recorded (or given
+/// by the caller): its recorded ref and the element as the tool takes it
+/// (`target`). The host finds it within the action's own wait (a click's:
+/// and again if the page replaces it meanwhile): the step is one host call.
 fn named_target(
     step: &Value,
     args: &Value,
     given: &BTreeMap<String, String>,
 ) -> Option<(String, Value)> {
     use browser::ops::Target;
-    if step["tool"] != "interact" {
+    if !NAMED_TOOLS.contains(&step["tool"].as_str().unwrap_or_default()) {
         return None;
     }
     let old = args["ref"].as_str()?;
@@ -221,10 +221,13 @@ fn named_target(
     Some((old.to_owned(), serde_json::to_value(&target).ok()?))
 }
 
-/// Run an `interact` step on its named element (see [`named_target`]): who
-/// the element is comes back with the answer, kept as a repair when a
-/// selector or the caller found it.
-fn interact_named(
+/// The tools that take an element as a recording names it (`target`).
+const NAMED_TOOLS: [&str; 2] = ["interact", "form_input"];
+
+/// Run a step on its named element (see [`named_target`]): who the element
+/// is comes back with the answer, kept as a repair when a selector or the
+/// caller found it.
+fn call_named(
     step: &Value,
     mut args: Value,
     (old, target): (&str, Value),
@@ -233,10 +236,11 @@ fn interact_named(
     repairs: &mut Vec<Repair>,
 ) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
     use ochre_sdk::Code;
+    let tool = step["tool"].as_str().unwrap_or_default();
     if let Value::Object(o) = &mut args {
         o.remove("ref");
         o.insert("target".into(), target);
-        // The wait for the element to appear and to take the click, as one.
+        // The wait for the element to appear (and to take the click), as one.
         let asked = o.get("timeout").and_then(Value::as_u64).unwrap_or(5_000);
         o.insert("timeout".into(), json!(asked.max(opts.step_timeout_ms).min(60_000)));
         if let Some(intent) = step["intent"].as_str() {
@@ -244,7 +248,7 @@ fn interact_named(
         }
     }
     let mut map = BTreeMap::new();
-    match tools::call("interact", &args) {
+    match tools::call(tool, &args) {
         Ok(called) => {
             let found = called.structured.as_ref().map(|s| s["found"].clone());
             let found: Option<browser::ops::TargetFound> =

@@ -806,13 +806,6 @@ async fn a_fields_whole_value_is_always_readable() -> Result<()> {
     Ok(())
 }
 
-/// The lines of `log` written after byte `from`: (the new end, the lines).
-fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)> {
-    let all = std::fs::read(log)?;
-    let tail = String::from_utf8_lossy(&all[from.min(all.len())..]).into_owned();
-    Ok((all.len(), tail.lines().map(str::to_owned).collect()))
-}
-
 /// What tool calls cost, from the server's log since byte `at`: each host
 /// call a plugin makes is a debug line, each tab resolved and each page
 /// operation read from JSON too, and each CDP command chromiumoxide sends a

@@ -301,9 +301,10 @@ fn readme_arguments(cell: &str) -> Option<Vec<(String, bool)>> {
 }
 
 /// Arguments a call needs though the schema cannot require them: one of two
-/// names is needed, and the other is an alias the schema hides from clients.
+/// names is needed, and the other is an alias the schema hides from clients
+/// (`form_input`'s other is the unlisted `target` a replay names a field by).
 fn required_in_effect(tool: &str, arg: &str) -> bool {
-    matches!((tool, arg), ("javascript_tool", "code"))
+    matches!((tool, arg), ("javascript_tool", "code") | ("form_input", "ref"))
 }
 
 /// Every tool row of the README agrees with the tool's schema: each argument

@@ -38,7 +38,7 @@ use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
 use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{
-    self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Settled, Wait,
+    self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Settled, Wait, WaitKind, Waited,
 };
 use ochre_protocol::url::UrlPattern;
 
@@ -53,6 +53,11 @@ use watch::*;
 
 pub(super) fn cdp_params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ToolError> {
     serde_json::from_value(v).map_err(|e| cdp_error("bad CDP parameters", e))
+}
+
+/// A host-run operation's typed result as the wire's JSON.
+fn answer<T: serde::Serialize>(v: T) -> Result<Value, ToolError> {
+    serde_json::to_value(v).map_err(|e| ToolError::internal(e.to_string()))
 }
 
 /// Refs named in page-op arguments, rewritten from `ax_<n>` to `n`.
@@ -385,11 +390,11 @@ impl BrowserManager {
             AnyOp::ListProfiles(_) => Ok(self.list_profiles().await),
             AnyOp::Route(a) => {
                 let now = self.route(&a).await?;
-                serde_json::to_value(now).map_err(|e| ToolError::internal(e.to_string()))
+                answer(now)
             }
             AnyOp::NetworkPolicy(a) => {
                 let now = self.network_policy(&a).await?;
-                serde_json::to_value(now).map_err(|e| ToolError::internal(e.to_string()))
+                answer(now)
             }
             // One browser: its death ends the call at once. A pool: the pages
             // of a browser that dies are read on the others.
@@ -401,23 +406,31 @@ impl BrowserManager {
                 let ms = a.timeout_ms.unwrap_or(0).min(60_000) + 60_000;
                 let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
                 let acted = bounded(bound, "the action", self.act_boxed(tab, a)).await?;
-                serde_json::to_value(acted).map_err(|e| ToolError::internal(e.to_string()))
+                answer(acted)
             }
             AnyOp::FindTarget(a) => {
                 let ms = a.timeout_ms.unwrap_or(5_000).min(60_000) + 30_000;
                 let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
                 let found =
                     bounded(bound, "finding the element", self.find_target_boxed(tab, a)).await?;
-                serde_json::to_value(found).map_err(|e| ToolError::internal(e.to_string()))
+                answer(found)
+            }
+            // A field named as a caller names it: found (and waited for)
+            // first, then set, in one call.
+            AnyOp::SetValue(a) if a.target.is_some() => {
+                self.set_value_on_target(tab, a, timeout_ms).await
+            }
+            AnyOp::SetValue(a) if a.ref_id.is_empty() => {
+                Err(ToolError::invalid_argument("ref", "set_value needs `ref` or `target`"))
             }
             AnyOp::Gestures(a) => {
                 let done = Box::pin(self.gestures(tab, &a.events, timeout_ms)).await?;
-                serde_json::to_value(done).map_err(|e| ToolError::internal(e.to_string()))
+                answer(done)
             }
             AnyOp::Drag(a) => {
                 let dragged =
                     bounded(timeout_ms.max(60_000), "the drag", self.drag_boxed(tab, a)).await?;
-                serde_json::to_value(dragged).map_err(|e| ToolError::internal(e.to_string()))
+                answer(dragged)
             }
             AnyOp::NewIsolatedTab(a) => {
                 let (spread, ms) = (a.spread.unwrap_or(false), timeout_ms.max(1000));
@@ -427,6 +440,29 @@ impl BrowserManager {
             }
             parsed => self.guarded(tab, self.tab_op(tab, parsed, args, timeout_ms)).await,
         }
+    }
+
+    /// `set_value` on a field named by `target`: found within its wait (and
+    /// who it is said), then set by its ref; how it was found is in the answer.
+    async fn set_value_on_target(
+        &self,
+        tab: Option<TabId>,
+        mut a: page_ops::SetValue,
+        timeout_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let target = a.target.take().unwrap_or_default();
+        let wait = a.timeout_ms.take().unwrap_or(5_000).min(60_000);
+        let ask = page_ops::FindTarget { target, timeout_ms: Some(wait), identify: Some(true) };
+        let bound = u32::try_from(wait + 30_000).unwrap_or(u32::MAX).max(timeout_ms);
+        let found = bounded(bound, "finding the field", self.find_target_boxed(tab, ask)).await?;
+        a.ref_id.clone_from(&found.ref_id);
+        let args = page_ops::to_args(&a).map_err(ToolError::internal)?;
+        let op = AnyOp::SetValue(a);
+        let mut set = self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await?;
+        if let Value::Object(o) = &mut set {
+            o.insert("found".into(), answer(found)?);
+        }
+        Ok(set)
     }
 
     /// A page operation on one tab (no dialog open there): `op` read from
@@ -484,7 +520,7 @@ impl BrowserManager {
             AnyOp::NetworkConditions(a) => self.network_conditions(n, &page, &a).await,
             AnyOp::Emulate(a) => {
                 let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;
-                serde_json::to_value(done).map_err(|e| ToolError::internal(e.to_string()))
+                answer(done)
             }
             AnyOp::EvidenceBundle(a) => {
                 bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &a)).await
@@ -496,7 +532,7 @@ impl BrowserManager {
             }
             AnyOp::Capture(a) => {
                 let shot = self.capture(&page, &a).await?;
-                serde_json::to_value(shot).map_err(|e| ToolError::internal(e.to_string()))
+                answer(shot)
             }
             AnyOp::NetworkIdle(a) => {
                 let quiet = a.quiet_ms.unwrap_or(100).min(10_000);
@@ -509,12 +545,8 @@ impl BrowserManager {
             }
             // Each check is bounded too (a JS condition may never settle).
             AnyOp::Wait(a) => {
-                bounded(
-                    timeout_ms.saturating_add(1_000),
-                    "the wait",
-                    self.wait(n, &page, &a, timeout_ms),
-                )
-                .await
+                let wait = self.wait(n, &page, &a, timeout_ms);
+                answer(bounded(timeout_ms.saturating_add(1_000), "the wait", wait).await?)
             }
             // The watch starts once the element can take the event: requests
             // from now on are the action's, not those of the wait before.
@@ -535,7 +567,7 @@ impl BrowserManager {
             }
             AnyOp::Settle(a) => {
                 let settled = self.settle_action(n, &page, a, timeout_ms).await?;
-                serde_json::to_value(settled).map_err(|e| ToolError::internal(e.to_string()))
+                answer(settled)
             }
             // A failed action's watch ends: no settle answers it.
             AnyOp::Unwatch(_) => {

@@ -143,8 +143,8 @@ impl BrowserManager {
         page: &Page,
         args: &Wait,
         timeout_ms: u32,
-    ) -> Result<Value, ToolError> {
-        let kind = args.kind.as_str();
+    ) -> Result<Waited, ToolError> {
+        let kind = args.kind;
         let value = args.value.as_deref().unwrap_or("");
         let start = Instant::now();
         let deadline = start + Duration::from_millis(u64::from(timeout_ms));
@@ -152,7 +152,7 @@ impl BrowserManager {
         // A URL pattern is checked before the wait begins (ochre's one rule:
         // ochre_protocol::url).
         let url = match kind {
-            "url_match" => Some(
+            WaitKind::UrlMatch => Some(
                 UrlPattern::parse(value)
                     .map_err(|why| ToolError::invalid_argument("value", why))?,
             ),
@@ -169,7 +169,7 @@ impl BrowserManager {
         };
         // The document we start on, to notice the next one.
         let given = args.token.clone();
-        if kind == "navigation" {
+        if kind == WaitKind::Navigation {
             w.first = match given {
                 // The document the caller acted in (it may already be gone).
                 Some(t) => Some(t),
@@ -179,7 +179,7 @@ impl BrowserManager {
                 }
             };
         }
-        if kind == "function" {
+        if kind == WaitKind::Function {
             self.check_function_parses(page, value).await?;
         }
         loop {
@@ -188,7 +188,8 @@ impl BrowserManager {
             }
             if Instant::now() >= deadline {
                 return Err(ToolError::timeout(format!(
-                    "waited {timeout_ms} ms for {kind} {value:?}; it did not happen"
+                    "waited {timeout_ms} ms for {} {value:?}; it did not happen",
+                    kind.as_str()
                 ))
                 .with("timeoutMs", timeout_ms));
             }
@@ -225,60 +226,58 @@ impl BrowserManager {
         page: &Page,
         w: &WaitFor<'_>,
         timeout_ms: u32,
-    ) -> Result<Option<Value>, ToolError> {
+    ) -> Result<Option<Waited>, ToolError> {
         let (kind, value, start) = (w.kind, w.value, w.start);
+        let elapsed_ms = || start.elapsed().as_millis() as u64;
         let met = match kind {
-            "timeout" => {
+            WaitKind::Timeout => {
                 start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
             }
-            "selector" | "selector_hidden" => {
-                let check = json!({"type": kind, "value": value, "visible": w.visible});
+            WaitKind::Selector | WaitKind::SelectorHidden => {
+                let check = json!({"type": kind.as_str(), "value": value, "visible": w.visible});
                 match self.run_op(n, page, "check", check, timeout_ms).await {
                     Ok(v) => v == Value::Bool(true),
                     Err(e) if e.code == Code::InvalidArgument => return Err(e),
                     Err(_) => false,
                 }
             }
-            "function" => {
+            WaitKind::Function => {
                 let expr = format!(
                     "(async () => {{ const f = ({value}\n); return !!(typeof f === 'function' ? await f() : await f); }})()"
                 );
                 matches!(self.eval(page, &expr, true).await, Ok(Value::Bool(true)))
             }
-            "navigation" => {
+            WaitKind::Navigation => {
                 // A link to a file starts a download and the page stays.
                 let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
                 if self.download_started_since(n, since) {
                     let url = page.url().await.ok().flatten().unwrap_or_default();
-                    return Ok(Some(
-                        json!({"met": true, "download": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url}),
-                    ));
+                    return Ok(Some(Waited {
+                        met: true,
+                        elapsed_ms: elapsed_ms(),
+                        url,
+                        download: true,
+                    }));
                 }
                 let now = self.eval(page, &w.token_expr, true).await.ok().and_then(token_of);
                 now != w.first && self.loaded(page).await
             }
-            "url_match" => {
+            WaitKind::UrlMatch => {
                 let url = page.url().await.ok().flatten().unwrap_or_default();
                 w.url.as_ref().is_some_and(|p| p.matches(&url))
-            }
-            other => {
-                return Err(ToolError::invalid_argument(
-                    "type",
-                    format!("unknown wait type {other:?}"),
-                ));
             }
         };
         if !met {
             return Ok(None);
         }
         let url = page.url().await.ok().flatten().unwrap_or_default();
-        Ok(Some(json!({"met": true, "elapsed_ms": start.elapsed().as_millis() as u64, "url": url})))
+        Ok(Some(Waited { met: true, elapsed_ms: elapsed_ms(), url, download: false }))
     }
 }
 
 /// What a `wait_for` waits for.
 struct WaitFor<'a> {
-    kind: &'a str,
+    kind: WaitKind,
     value: &'a str,
     visible: Option<bool>,
     start: Instant,

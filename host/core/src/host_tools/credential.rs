@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::browser::BrowserManager;
-use crate::browser::page_ops::{Fill, LoginField, LoginFields, NetworkIdle, Ping, Wait};
+use crate::browser::page_ops::{
+    Fill, LoginField, LoginFields, LoginRole, NetworkIdle, Ping, Wait, WaitKind,
+};
 use crate::browser::{HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::redact::KnownSecrets;
@@ -22,9 +24,6 @@ use crate::tool::{Content, ToolOutput};
 /// How long a one-time code typed stays known (past its use, masking its
 /// digits would mask any number that equals them).
 const CODE_TTL: std::time::Duration = std::time::Duration::from_secs(180);
-
-/// The fields a credential fills, in the order they are typed.
-const ROLES: [&str; 3] = ["username", "password", "otp"];
 
 /// `oc_credential_fill`'s arguments: the credential by name, and the
 /// login form's fields by ref where the page's form is not found.
@@ -46,10 +45,10 @@ pub(super) struct CredentialArgs {
 
 impl CredentialArgs {
     /// The fields given by ref: each ref with its role.
-    fn refs(&self) -> BTreeMap<String, String> {
+    fn refs(&self) -> BTreeMap<String, LoginRole> {
         let given = [&self.username, &self.password, &self.otp];
-        let roles = ROLES.iter().zip(given);
-        roles.filter_map(|(role, r)| Some((r.clone()?, (*role).to_owned()))).collect()
+        let roles = LoginRole::ALL.iter().copied().zip(given);
+        roles.filter_map(|(role, r)| Some((r.clone()?, role))).collect()
     }
 }
 
@@ -105,15 +104,15 @@ async fn run(
         }
         other => other?,
     };
-    let lacks = |role: &str| match role {
-        "username" => secret.username.is_empty(),
-        "otp" => secret.totp.is_none(),
-        _ => false,
+    let lacks = |role: LoginRole| match role {
+        LoginRole::Username => secret.username.is_empty(),
+        LoginRole::Otp => secret.totp.is_none(),
+        LoginRole::Password => false,
     };
-    if let Some(role) = refs.values().find(|r| lacks(r)) {
-        let what = if role == "otp" { "a TOTP seed" } else { "a username" };
+    if let Some(&role) = refs.values().find(|r| lacks(**r)) {
+        let what = if role == LoginRole::Otp { "a TOTP seed" } else { "a username" };
         return Err(ToolError::invalid_argument(
-            role,
+            role.as_str(),
             format!("credential {name:?} has no {what}; nothing was typed"),
         ));
     }
@@ -121,7 +120,7 @@ async fn run(
     let ask = LoginFields { refs: by_ref.then_some(refs) };
     let mut fields = browser.run(tab, &ask, 10_000).await?;
     // Found on its own: what the credential has nothing for is left alone.
-    fields.retain(|role, _| !lacks(role));
+    fields.retain(|role, _| !lacks(*role));
     if fields.is_empty() {
         return Err(ToolError::field_not_found(format!(
             "the login form here asks for a one-time code only, and credential {name:?} has no TOTP seed; nothing was typed"
@@ -152,11 +151,11 @@ async fn run(
     let mut now_at = None;
     if filled.submitted {
         let wait =
-            Wait { kind: "navigation".into(), token: filled.token.clone(), ..Wait::default() };
+            Wait { kind: WaitKind::Navigation, token: filled.token.clone(), ..Wait::default() };
         match browser.run(tab, &wait, 5_000).await {
             Ok(w) => {
                 let _ = browser.run(tab, &NetworkIdle { quiet_ms: Some(0) }, 3_000).await;
-                let url = w["url"].as_str().unwrap_or_default().to_owned();
+                let url = w.url;
                 text.push_str(&format!("\nsubmitted; now at {url}"));
                 now_at = Some(url);
             }
@@ -191,20 +190,20 @@ async fn run(
 fn values_for(
     name: &str,
     secret: &CredentialSecret,
-    fields: &BTreeMap<String, LoginField>,
+    fields: &BTreeMap<LoginRole, LoginField>,
     known: &KnownSecrets,
 ) -> Result<(BTreeMap<String, Value>, Vec<&'static str>), ToolError> {
     let mut values = BTreeMap::new();
     let mut typed = Vec::new();
-    for role in ROLES {
-        let Some(field) = fields.get(role) else { continue };
+    for &role in LoginRole::ALL {
+        let Some(field) = fields.get(&role) else { continue };
         let value = match role {
-            "username" => secret.username.clone(),
-            "password" => {
+            LoginRole::Username => secret.username.clone(),
+            LoginRole::Password => {
                 known.add(&format!("credential:{name}.password"), &secret.password);
                 secret.password.clone()
             }
-            _ => {
+            LoginRole::Otp => {
                 let seed = secret.totp.as_deref().unwrap_or_default();
                 let params = ochre_protocol::totp::parse_secret(seed).map_err(|e| {
                     ToolError::invalid_secret(format!(
@@ -221,7 +220,7 @@ fn values_for(
             }
         };
         values.insert(field.ref_id.clone(), json!(value));
-        typed.push(role);
+        typed.push(role.as_str());
     }
     Ok((values, typed))
 }
@@ -235,7 +234,7 @@ async fn ask_person(
     origin: &str,
 ) -> Result<(CredentialSummary, CredentialSecret), String> {
     const ASK_TIME: std::time::Duration = std::time::Duration::from_secs(300);
-    let names = vec!["username".to_owned(), "password".to_owned()];
+    let names = vec![LoginRole::Username.to_string(), LoginRole::Password.to_string()];
     let tool = format!("oc_credential_fill (credential {name:?} for {origin})");
     let message = format!(
         "ochre has no credential {name:?}: sign-in values for {origin}, typed into that page by ochre, not stored, not shown to the agent"
@@ -248,8 +247,8 @@ async fn ask_person(
         ..CredentialSummary::default()
     };
     let secret = CredentialSecret {
-        username: values.remove("username").unwrap_or_default(),
-        password: values.remove("password").unwrap_or_default(),
+        username: values.remove(LoginRole::Username.as_str()).unwrap_or_default(),
+        password: values.remove(LoginRole::Password.as_str()).unwrap_or_default(),
         totp: None,
     };
     Ok((summary, secret))
@@ -261,7 +260,7 @@ fn check_origins(
     name: &str,
     bound: &[String],
     page_origin: &str,
-    fields: &BTreeMap<String, LoginField>,
+    fields: &BTreeMap<LoginRole, LoginField>,
 ) -> Result<(), ToolError> {
     let allowed = |o: &str| origin_of(o).is_ok_and(|o| bound.contains(&o));
     let refuse = |what: String, origin: &str| {
@@ -296,7 +295,7 @@ mod tests {
             line: String::new(),
             origin: origin.into(),
         };
-        let ok = BTreeMap::from([("password".to_owned(), field("http://127.0.0.1:5000"))]);
+        let ok = BTreeMap::from([(LoginRole::Password, field("http://127.0.0.1:5000"))]);
         assert!(check_origins("app", &bound, "http://127.0.0.1:5000", &ok).is_ok());
         let e = check_origins("app", &bound, "http://localhost:5000", &ok).expect_err("page");
         assert_eq!(e.code, crate::error::Code::OriginRefused);
@@ -305,13 +304,13 @@ mod tests {
                 && e.message.contains("http://localhost:5000"),
             "{e}"
         );
-        let framed = BTreeMap::from([("password".to_owned(), field("http://localhost:5000"))]);
+        let framed = BTreeMap::from([(LoginRole::Password, field("http://localhost:5000"))]);
         let e = check_origins("app", &bound, "http://127.0.0.1:5000", &framed).expect_err("frame");
         assert!(
             e.message.contains("password field (in a frame) is on http://localhost:5000"),
             "{e}"
         );
-        let opaque = BTreeMap::from([("password".to_owned(), field("null"))]);
+        let opaque = BTreeMap::from([(LoginRole::Password, field("null"))]);
         assert!(check_origins("app", &bound, "http://127.0.0.1:5000", &opaque).is_err());
     }
 }

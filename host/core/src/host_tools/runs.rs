@@ -120,38 +120,20 @@ pub(super) struct RunGet {
     include_events: Option<bool>,
 }
 
-// A run's status, as a list filters by it.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[schemars(inline)]
-pub(super) enum Listed {
-    Pending,
-    Running,
-    NeedsHelp,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl From<Listed> for Status {
-    fn from(l: Listed) -> Status {
-        match l {
-            Listed::Pending => Status::Pending,
-            Listed::Running => Status::Running,
-            Listed::NeedsHelp => Status::NeedsHelp,
-            Listed::Completed => Status::Completed,
-            Listed::Failed => Status::Failed,
-            Listed::Cancelled => Status::Cancelled,
-        }
-    }
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RunList {
-    status: Option<Listed>,
+    #[serde(default)]
+    #[schemars(schema_with = "status_names")]
+    status: Option<Status>,
     #[schemars(range(min = 1, max = 100))]
     limit: Option<u64>,
+}
+
+/// A status as a list takes it: one of its names (a listed enum is its names).
+fn status_names(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+    schemars::json_schema!({"type": "string", "enum": names})
 }
 
 /// A bulk contract's terms (its store validates them as JSON).
@@ -327,7 +309,7 @@ fn add_task_runs(made: &mut Made) {
         Offer::control(true).always(),
         |host, args: RunList, _| async move {
             let limit = usize::try_from(args.limit.unwrap_or(20)).unwrap_or(100);
-            let list = host.task_runs.list(args.status.map(Status::from), limit);
+            let list = host.task_runs.list(args.status, limit);
             let n = list.len();
             Ok(json_output(json!({"runs": list}), format!("{n} task runs")))
         },

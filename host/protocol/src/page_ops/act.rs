@@ -230,10 +230,9 @@ pub struct Acted {
     /// when nothing was).
     #[serde(default)]
     pub waited: String,
-    /// The way that worked, when the plain mouse click did not (`js_click`,
-    /// `keyboard Enter`, ...).
+    /// The way that worked, when the plain mouse click did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub via: Option<String>,
+    pub via: Option<Strategy>,
     /// The ways tried before (or without) success.
     #[serde(default)]
     pub tried: Vec<Tried>,
@@ -252,9 +251,8 @@ pub struct Acted {
 /// A way an action tried and what came of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tried {
-    /// The way: `mouse`, `ax` (found again by role and name), `js_click`,
-    /// `keyboard Enter`, ...
-    pub strategy: String,
+    /// The way.
+    pub strategy: Strategy,
     /// What came of it: `no change`, `the click reached ...`, `skipped: ...`,
     /// `failed: ...`.
     pub outcome: String,
@@ -262,8 +260,27 @@ pub struct Tried {
 
 impl Tried {
     /// `strategy` and what came of it.
-    pub fn new(strategy: impl Into<String>, outcome: impl Into<String>) -> Self {
-        Tried { strategy: strategy.into(), outcome: outcome.into() }
+    pub fn new(strategy: Strategy, outcome: impl Into<String>) -> Self {
+        Tried { strategy, outcome: outcome.into() }
+    }
+}
+
+named_enum! {
+    /// A way of clicking an element: the mouse as a person does, then the ways
+    /// a custom element may listen instead.
+    pub enum Strategy {
+        /// The mouse, at the element's point.
+        Mouse = "mouse",
+        /// The element found again by role and name (it re-rendered), then the mouse.
+        Ax = "ax",
+        /// A click in the page's script (`element.click()`).
+        JsClick = "js_click",
+        /// The keyboard, as a way not taken (not focusable, out of time).
+        Keyboard = "keyboard",
+        /// Enter while the element has the focus.
+        KeyboardEnter = "keyboard Enter",
+        /// Space while the element has the focus.
+        KeyboardSpace = "keyboard Space",
     }
 }
 
@@ -271,16 +288,64 @@ impl Tried {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetValue {
-    /// The field.
-    #[serde(rename = "ref")]
+    /// The field (or name it by `target`).
+    #[serde(rename = "ref", default, skip_serializing_if = "String::is_empty")]
     pub ref_id: String,
     /// The value: text, a number, `true`/`false`, or a list of option names.
     pub value: Json,
+    /// Or the field as a caller names it (a recording's target): the host
+    /// finds it first, waiting while it is not there yet, in the same call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// With `target`: how long to wait for it (default 5 000, at most 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
-/// What [`SetValue`] did: its keys depend on the field (`typing`, `widget`,
-/// `checked`, `value`, `line`), so it is JSON.
-pub type ValueSet = Json;
+/// What [`SetValue`] did: a field set and read back, or a custom widget
+/// named for the caller to operate as a person does.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ValueSet {
+    /// The field as a snapshot line (role, name, ref).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub line: String,
+    /// A custom widget the value was not set in: the caller operates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<Widget>,
+    /// A combobox one types into (an input, a text area, an editable).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub typing: bool,
+    /// A toggle: the state asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub want: Option<bool>,
+    /// A checkbox, radio button or toggle: its state now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    /// What the field holds now, read back (a secret's as shown: masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The value asked, when the field holds another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
+    /// A secret field does not hold the value asked.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub differs: bool,
+    /// With `target`: how the field was found (and who it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<TargetFound>,
+}
+
+/// A custom widget [`SetValue`] leaves to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Widget {
+    /// A listbox pops up: its option is chosen by name.
+    Combobox,
+    /// A checkbox or switch drawn by the page: clicked to the state asked.
+    Toggle,
+    /// Moved by its keys to the value asked.
+    Slider,
+}
 
 /// Choose the option with a label of a select or listbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,9 +415,21 @@ pub struct Filled {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoginFields {
-    /// The fields by ref: ref → `username`, `password` or `otp`.
+    /// The fields by ref: ref → what it is for.
     #[serde(default)]
-    pub refs: Option<BTreeMap<String, String>>,
+    pub refs: Option<BTreeMap<String, LoginRole>>,
+}
+
+named_enum! {
+    /// What a login form's field is for (in the order a credential types them).
+    pub enum LoginRole {
+        /// The username (or email).
+        Username = "username",
+        /// The password.
+        Password = "password",
+        /// A one-time code.
+        Otp = "otp",
+    }
 }
 
 /// One field [`LoginFields`] found.

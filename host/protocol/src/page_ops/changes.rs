@@ -168,10 +168,9 @@ impl Settle {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Wait {
-    /// `selector`, `selector_hidden`, `function`, `navigation`, `url_match` or
-    /// `timeout`.
+    /// What it waits for.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: WaitKind,
     /// The selector, function, URL pattern or milliseconds.
     #[serde(default)]
     pub value: Option<String>,
@@ -181,6 +180,42 @@ pub struct Wait {
     /// `navigation`: the document the caller acted in (a later one counts).
     #[serde(default)]
     pub token: Option<String>,
+}
+
+named_enum! {
+    /// What a [`Wait`] waits for.
+    #[derive(Default)]
+    pub enum WaitKind {
+        /// An element matching the CSS selector `value` (visible too with `visible`).
+        #[default]
+        Selector = "selector",
+        /// No element matching `value` (or none visible).
+        SelectorHidden = "selector_hidden",
+        /// The JavaScript function or expression `value` is true (awaited).
+        Function = "function",
+        /// A new document has loaded (or a download started).
+        Navigation = "navigation",
+        /// The page's URL matches the pattern `value`.
+        UrlMatch = "url_match",
+        /// `value` ms have passed.
+        Timeout = "timeout",
+    }
+}
+
+/// What happened, once a [`Wait`] is over.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Waited {
+    /// It happened (a wait that does not end with it fails `TIMEOUT`).
+    pub met: bool,
+    /// After how long.
+    #[serde(default)]
+    pub elapsed_ms: u64,
+    /// The page's URL then.
+    #[serde(default)]
+    pub url: String,
+    /// `navigation`: a download started instead (the page stayed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub download: bool,
 }
 
 /// The load event came.

@@ -340,8 +340,8 @@ typed_ops! {
     );
     Focus => "focus" -> Focused = Spec::op("ref", "focus an element");
     SetValue => "set_value" -> ValueSet = Spec::op(
-        "ref, value",
-        "set a field's value as typing would, events included",
+        "ref | target, value, timeout_ms",
+        "set a field's value as typing would, events included (a field named by target is found first, waited for up to timeout_ms, in the same call)",
     );
     PickOption => "pick_option" -> Picked = Spec::op(
         "ref, name",
@@ -351,7 +351,7 @@ typed_ops! {
         "fields, refs, submit",
         "fill a form's fields by label or ref, optionally submit it",
     ).frames(Frames::Fields);
-    LoginFields => "login_fields" -> BTreeMap<String, LoginField> = Spec::read(
+    LoginFields => "login_fields" -> BTreeMap<LoginRole, LoginField> = Spec::read(
         "refs",
         "a login form's username, password and one-time-code fields, with their documents' origins",
     ).frames(Frames::Fields);
@@ -402,7 +402,7 @@ typed_ops! {
         "what the action changed once a whole frame passes without a layout change, the work and requests it started have run, and its motion has ended",
     );
     Unwatch => "unwatch" -> Done = Spec::op("watch, token", "stop watching (with `watch`, that watch only; `token`: in its document)");
-    Wait => "wait" -> Json = Spec::op(
+    Wait => "wait" -> Waited = Spec::op(
         "type: selector|selector_hidden|function|navigation|url_match|timeout, value, visible, token",
         "wait for a condition on the page",
     ).host();
@@ -489,6 +489,44 @@ typed_ops! {
         "action: add|remove|list|clear, url, method, status, headers, body, file, abort",
         "answer the caller's session's requests matching a URL pattern (a status, headers, a body or a file's) or abort them, before they leave the browser; list and remove routes",
     ).no_tab();
+}
+
+/// An enum whose variants go by a name on the wire, each name written once:
+/// serde's, `as_str`, `parse`, `ALL` and `Display` come from it.
+macro_rules! named_enum {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vm])* #[serde(rename = $s)] $v,)*
+        }
+
+        impl $name {
+            /// Every one, in order.
+            pub const ALL: &'static [$name] = &[$($name::$v),*];
+
+            /// Its name on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $s,)*
+                }
+            }
+
+            /// The one called `name`.
+            pub fn parse(name: &str) -> Option<$name> {
+                match name {
+                    $($s => Some($name::$v),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
 
 /// Operations whose only argument is an element's ref.
@@ -628,6 +666,24 @@ drag_ends! {
     /// reached the source and the page reacted (the item moved, the list
     /// reordered, the page changed).
     Drag;
+}
+
+impl Drag {
+    /// Checked before anything is done: both ends named (a ref or a selector
+    /// each; the tool's own names of them in `words`).
+    pub fn check(&self, tool: &str, words: [&str; 2]) -> Result<(), crate::ToolError> {
+        let ends = [
+            ("source", self.source.is_some() || self.source_selector.is_some()),
+            ("target", self.target.is_some() || self.target_selector.is_some()),
+        ];
+        for ((end, named), selector) in ends.into_iter().zip(words) {
+            if !named {
+                let why = format!("{tool} needs `{end}` (a ref) or `{selector}`");
+                return Err(crate::ToolError::invalid_argument(end, why));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn is_false(b: &bool) -> bool {

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
-    /// `add` (the default with a `url`), `remove`, `list` (the default
-    /// without) or `clear`.
+    /// What to do (default: `add` with a `url`, else `list`).
     #[serde(default)]
-    pub action: Option<String>,
+    pub action: Option<RouteAction>,
     /// The URL pattern (ochre's one rule: a glob with `*`, `/regex/`, else a
     /// part of the URL); `remove` takes the pattern as it was added.
     #[serde(default)]
@@ -33,6 +32,20 @@ pub struct Route {
     /// Fail matching requests instead.
     #[serde(default)]
     pub abort: Option<bool>,
+}
+
+named_enum! {
+    /// What [`Route`] does.
+    pub enum RouteAction {
+        /// Answer the requests matching `url` (a route of the same `url` is replaced).
+        Add = "add",
+        /// Remove the route added with `url`.
+        Remove = "remove",
+        /// The session's routes.
+        List = "list",
+        /// Remove every route of the session.
+        Clear = "clear",
+    }
 }
 
 /// One route of a session.
