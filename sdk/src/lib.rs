@@ -70,9 +70,16 @@ pub use ochre_sdk_macros::tool;
 /// own is `Code::named("MY_CODE")`.
 pub use ochre_protocol::{Code, codes};
 
+/// Keys by name: the one table the host's input reads too.
+pub use ochre_protocol::keys;
 /// Scripts ochre runs in pages, for plugins that run them too (the "next"
 /// link rule: [`scripts::NEXT_LINK`]).
 pub use ochre_protocol::scripts;
+
+/// Hosts, origins and URLs as a browser reads them: the rule the host's
+/// network policy and credentials decide on (feature `site`).
+#[cfg(feature = "site")]
+pub use ochre_protocol::site;
 
 /// URL patterns by ochre's one rule (`/regex/`, `*` glob or substring), as
 /// `wait_for`'s `url_match` and `crawl`'s filters read them (feature `url`).

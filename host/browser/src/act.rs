@@ -25,6 +25,38 @@ const ACTIONABLE_MS: u64 = 5_000;
 const ACTIONABLE_MAX_MS: u64 = 60_000;
 /// Time the other ways of clicking (after the mouse changed nothing) may take together.
 const OTHER_WAYS: Duration = Duration::from_secs(6);
+/// The other ways of clicking, in the order they are tried, each under the
+/// name a skipped one is reported by (the keyboard: Enter, then Space).
+const OTHER_WAYS_IN_ORDER: [(Strategy, &[Way]); 3] = [
+    (Strategy::Ax, &[Way::Ax]),
+    (Strategy::JsClick, &[Way::JsClick]),
+    (Strategy::Keyboard, &[Way::Enter, Way::Space]),
+];
+
+/// A way of clicking other than the mouse at the element's point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// The element found again by role and name, then the mouse.
+    Ax,
+    /// `element.click()` in the page's script.
+    JsClick,
+    /// Enter while it has the focus.
+    Enter,
+    /// Space while it has the focus.
+    Space,
+}
+
+impl Way {
+    /// The name the answer gives it.
+    fn strategy(self) -> Strategy {
+        match self {
+            Self::Ax => Strategy::Ax,
+            Self::JsClick => Strategy::JsClick,
+            Self::Enter => Strategy::KeyboardEnter,
+            Self::Space => Strategy::KeyboardSpace,
+        }
+    }
+}
 /// Bound of each page-library step, in ms.
 const STEP_MS: u32 = 30_000;
 /// How long a navigation a click started may take to load, in ms.
@@ -366,20 +398,15 @@ impl TabRef {
     ) -> Result<Option<(Settled, Strategy)>, ToolError> {
         let target = &info.ref_id;
         let started = Instant::now();
-        for way in [Strategy::Ax, Strategy::JsClick, Strategy::Keyboard] {
+        for (kind, ways) in OTHER_WAYS_IN_ORDER {
             if started.elapsed() > OTHER_WAYS {
-                tried.push(Tried::new(way, "skipped: out of time"));
+                tried.push(Tried::new(kind, "skipped: out of time"));
                 continue;
             }
-            if way == Strategy::Keyboard && (!info.focusable || double) {
-                tried.push(Tried::new(way, "skipped: not focusable"));
+            if kind == Strategy::Keyboard && (!info.focusable || double) {
+                tried.push(Tried::new(kind, "skipped: not focusable"));
                 continue;
             }
-            let ways: &[Strategy] = if way == Strategy::Keyboard {
-                &[Strategy::KeyboardEnter, Strategy::KeyboardSpace]
-            } else {
-                &[way]
-            };
             for &way in ways {
                 let w = self.watch_target(target).await?;
                 if let Err(e) = self.other_way(way, info, double).await {
@@ -388,7 +415,7 @@ impl TabRef {
                     if e.code == Code::StaleRef {
                         return Err(e);
                     }
-                    tried.push(Tried::new(way, format!("failed: {}", e.message)));
+                    tried.push(Tried::new(way.strategy(), format!("failed: {}", e.message)));
                     continue;
                 }
                 let mut delta = self.step(ops::Settle::after(&w), STEP_MS).await?;
@@ -396,14 +423,14 @@ impl TabRef {
                 // elsewhere on the page must not pass for success).
                 if delta.delivered && delta.changed {
                     self.after_navigation(&mut delta).await;
-                    return Ok(Some((delta, way)));
+                    return Ok(Some((delta, way.strategy())));
                 }
                 let outcome = if delta.delivered {
                     "no change".to_owned()
                 } else {
                     format!("reached {}", delta.received_by.as_deref().unwrap_or("another element"))
                 };
-                tried.push(Tried::new(way, outcome));
+                tried.push(Tried::new(way.strategy(), outcome));
             }
         }
         Ok(None)
@@ -561,22 +588,16 @@ impl TabRef {
         let Some(target) = a.target.clone() else {
             return Err(ToolError::invalid_argument("ref", "act needs `ref`, `query` or `target`"));
         };
-        let ask = ops::FindTarget { target, timeout_ms: Some(wait_ms), identify: Some(true) };
-        let found = self.find_target(ask).await?;
+        let found = self.find_target(ops::FindTarget::identifying(target, wait_ms)).await?;
         Ok((found.ref_id.clone(), Some(found)))
     }
 
     /// One of the other ways of clicking: the element found again by role and
     /// name (`ax`), a click in script, or a key while it has the focus.
-    async fn other_way(
-        &self,
-        way: Strategy,
-        info: &Description,
-        double: bool,
-    ) -> Result<(), ToolError> {
+    async fn other_way(&self, way: Way, info: &Description, double: bool) -> Result<(), ToolError> {
         let target = &info.ref_id;
         let key = match way {
-            Strategy::Ax => {
+            Way::Ax => {
                 let again = ops::Relocate {
                     ref_id: target.clone(),
                     role: info.role.clone(),
@@ -586,11 +607,11 @@ impl TabRef {
                 let (x, y) = p.point().map_err(ToolError::element_not_interactable)?;
                 return self.press(clicks(x, y, double)).await;
             }
-            Strategy::JsClick => {
+            Way::JsClick => {
                 return self.step(ops::JsClick::of(target), STEP_MS).await.map(drop);
             }
-            Strategy::KeyboardSpace => "Space",
-            Strategy::Mouse | Strategy::Keyboard | Strategy::KeyboardEnter => "Enter",
+            Way::Enter => "Enter",
+            Way::Space => "Space",
         };
         self.step(ops::Focus::of(target), STEP_MS).await?;
         self.press(vec![Input::Key(key.to_owned())]).await

@@ -11,6 +11,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 };
 use futures::StreamExt;
 use ochre_protocol::ToolError;
+use ochre_protocol::keys::{self, KEY_HELP};
 use ochre_protocol::page_ops;
 use serde_json::{Value, json};
 
@@ -29,16 +30,7 @@ struct KeyDef {
     text: Option<String>,
 }
 
-/// Modifier keys: (names, CDP modifier bit, key, code, virtual key code).
-const MODIFIERS: &[(&[&str], i64, &str, &str, i64)] = &[
-    (&["alt", "option"], 1, "Alt", "AltLeft", 18),
-    (&["control", "ctrl"], 2, "Control", "ControlLeft", 17),
-    (&["meta", "cmd", "command", "super"], 4, "Meta", "MetaLeft", 91),
-    (&["shift"], 8, "Shift", "ShiftLeft", 16),
-];
-
-const KEY_HELP: &str = "use a key name (Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Insert, F1-F12), one character, or a chord like Control+a or Shift+Tab";
-
+/// One key: by its name (see [`keys`]), or the character it types.
 fn key_def(name: &str) -> Result<KeyDef, ToolError> {
     let def = |key: &str, code: &str, vk: i64, text: Option<&str>| KeyDef {
         key: key.to_owned(),
@@ -46,36 +38,16 @@ fn key_def(name: &str) -> Result<KeyDef, ToolError> {
         vk,
         text: text.map(str::to_owned),
     };
-    let lower = name.to_ascii_lowercase();
-    let named = match lower.as_str() {
-        "enter" | "return" => Some(def("Enter", "Enter", 13, Some("\r"))),
-        "tab" => Some(def("Tab", "Tab", 9, None)),
-        "escape" | "esc" => Some(def("Escape", "Escape", 27, None)),
-        "backspace" => Some(def("Backspace", "Backspace", 8, None)),
-        "delete" | "del" => Some(def("Delete", "Delete", 46, None)),
-        "insert" => Some(def("Insert", "Insert", 45, None)),
-        "space" => Some(def(" ", "Space", 32, Some(" "))),
-        "arrowup" | "up" => Some(def("ArrowUp", "ArrowUp", 38, None)),
-        "arrowdown" | "down" => Some(def("ArrowDown", "ArrowDown", 40, None)),
-        "arrowleft" | "left" => Some(def("ArrowLeft", "ArrowLeft", 37, None)),
-        "arrowright" | "right" => Some(def("ArrowRight", "ArrowRight", 39, None)),
-        "home" => Some(def("Home", "Home", 36, None)),
-        "end" => Some(def("End", "End", 35, None)),
-        "pageup" => Some(def("PageUp", "PageUp", 33, None)),
-        "pagedown" => Some(def("PageDown", "PageDown", 34, None)),
-        _ => None,
-    };
+    let named = keys::named(name).map(|k| def(k.key, k.code, k.vk, k.text));
     if let Some(d) = named {
         return Ok(d);
     }
-    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<i64>().ok())
-        && (1..=12).contains(&n)
-    {
+    if let Some(n) = keys::function(name) {
         let k = format!("F{n}");
         return Ok(def(&k, &k, 111 + n, None));
     }
-    if let Some((_, _, key, code, vk)) = MODIFIERS.iter().find(|m| m.0.contains(&lower.as_str())) {
-        return Ok(def(key, code, *vk, None));
+    if let Some(m) = keys::modifier(name) {
+        return Ok(def(m.name, m.code, m.vk, None));
     }
     let mut chars = name.chars();
     match (chars.next(), chars.next()) {
@@ -122,10 +94,7 @@ fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
     };
     let mut out = Vec::new();
     for m in mods.split('+').filter(|m| !m.is_empty()) {
-        let lower = m.to_ascii_lowercase();
-        let Some((_, bit, key, code, vk)) =
-            MODIFIERS.iter().find(|x| x.0.contains(&lower.as_str()))
-        else {
+        let Some(modifier) = keys::modifier(m) else {
             return Err(ToolError::invalid_argument(
                 "key",
                 format!(
@@ -133,10 +102,9 @@ fn parse_chord(chord: &str) -> Result<(Vec<(i64, KeyDef)>, KeyDef), ToolError> {
                 ),
             ));
         };
-        out.push((
-            *bit,
-            KeyDef { key: (*key).to_owned(), code: (*code).to_owned(), vk: *vk, text: None },
-        ));
+        let key = modifier.name.to_owned();
+        let code = modifier.code.to_owned();
+        out.push((modifier.bit, KeyDef { key, code, vk: modifier.vk, text: None }));
     }
     Ok((out, key_def(main)?))
 }
@@ -288,7 +256,7 @@ impl BrowserManager {
         self.within_viewport(page, events).await?;
         let drag = events
             .iter()
-            .skip_while(|e| !matches!(e, G::Down { .. }))
+            .skip_while(|e| !matches!(e, G::Down(_)))
             .any(|e| matches!(e, G::Move { .. }));
         let bound = timeout_ms.max(1_000);
         bounded(bound, "input", async {
@@ -322,13 +290,13 @@ impl BrowserManager {
         page: &Page,
         events: &[page_ops::Gesture],
     ) -> Result<(), ToolError> {
-        use page_ops::Gesture as G;
+        use page_ops::{Gesture as G, Press};
         let points: Vec<(usize, f64, f64)> = (events.iter().enumerate())
             .filter_map(|(i, e)| match e {
                 G::Move { x, y }
                 | G::Wheel { x, y, .. }
-                | G::Down { x, y, .. }
-                | G::Up { x, y, .. } => Some((i, *x, *y)),
+                | G::Down(Press { x, y, .. })
+                | G::Up(Press { x, y, .. }) => Some((i, *x, *y)),
                 _ => None,
             })
             .collect();
@@ -366,7 +334,7 @@ impl BrowserManager {
         events: &[page_ops::Gesture],
         mut drag: Option<&mut DragSession>,
     ) -> Result<page_ops::Gestured, ToolError> {
-        use page_ops::Gesture as G;
+        use page_ops::{Gesture as G, Press};
         // The buttons held (CDP's bit mask: left 1, right 2, middle 4).
         let mut held = 0i32;
         let mut at: Option<(f64, f64)> = None;
@@ -382,7 +350,7 @@ impl BrowserManager {
             match ev {
                 G::Move { x, y } => {
                     at = Some((*x, *y));
-                    if held == 0 && matches!(events.get(i + 1), Some(G::Down { .. })) {
+                    if held == 0 && matches!(events.get(i + 1), Some(G::Down(_))) {
                         // The press follows the move without waiting for its
                         // answer: the renderer holds a move for its next frame
                         // (up to 17 ms) unless a press comes, which has the move
@@ -417,9 +385,9 @@ impl BrowserManager {
                         d.poll().await;
                     }
                 }
-                G::Down { x, y, button, count } | G::Up { x, y, button, count } => {
+                G::Down(Press { x, y, button, count }) | G::Up(Press { x, y, button, count }) => {
                     at = Some((*x, *y));
-                    let press = matches!(ev, G::Down { .. });
+                    let press = matches!(ev, G::Down(_));
                     let (name, bit) = button_of(button.as_deref()).map_err(ToolError::internal)?;
                     if !press
                         && bit == 1
@@ -487,16 +455,13 @@ async fn send_key(page: &Page, key: &str, down: bool, up: bool) -> Result<(), To
 
 /// Trusted input as the gestures that send it (left button).
 pub(super) fn gestures_of(events: &[Input]) -> Vec<page_ops::Gesture> {
-    use page_ops::Gesture as G;
-    let left = || Some("left".to_owned());
+    use page_ops::{Gesture as G, Press};
     events
         .iter()
         .map(|e| match e {
             Input::MouseMove((x, y, _)) => G::Move { x: *x, y: *y },
-            Input::MouseDown((x, y, c)) => {
-                G::Down { x: *x, y: *y, button: left(), count: Some(*c) }
-            }
-            Input::MouseUp((x, y, c)) => G::Up { x: *x, y: *y, button: left(), count: Some(*c) },
+            Input::MouseDown((x, y, c)) => G::Down(Press::left(*x, *y, *c)),
+            Input::MouseUp((x, y, c)) => G::Up(Press::left(*x, *y, *c)),
             Input::Key(k) => G::Key { key: k.clone() },
             Input::Text(t) => G::Text { text: t.clone() },
         })
@@ -506,13 +471,13 @@ pub(super) fn gestures_of(events: &[Input]) -> Vec<page_ops::Gesture> {
 /// Every event of an input checked before the first is sent: points are
 /// numbers, buttons and keys have names.
 pub(super) fn check_gestures(events: &[page_ops::Gesture]) -> Result<(), ToolError> {
-    use page_ops::Gesture as G;
+    use page_ops::{Gesture as G, Press};
     for (i, e) in events.iter().enumerate() {
         match e {
             G::Move { x, y }
             | G::Wheel { x, y, .. }
-            | G::Down { x, y, .. }
-            | G::Up { x, y, .. }
+            | G::Down(Press { x, y, .. })
+            | G::Up(Press { x, y, .. })
                 if !(x.is_finite() && y.is_finite()) =>
             {
                 return Err(ToolError::invalid_argument(
@@ -520,7 +485,7 @@ pub(super) fn check_gestures(events: &[page_ops::Gesture]) -> Result<(), ToolErr
                     "x and y are numbers",
                 ));
             }
-            G::Down { button, .. } | G::Up { button, .. } => {
+            G::Down(Press { button, .. }) | G::Up(Press { button, .. }) => {
                 button_of(button.as_deref()).map_err(|why| {
                     ToolError::invalid_argument(&format!("events.{i}.button"), why)
                 })?;

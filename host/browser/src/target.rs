@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use ochre_protocol::page_ops::{self as ops, Identity, Target, TargetFound};
 use ochre_protocol::{Code, ToolError};
 
-use super::{BrowserManager, TabId, TabRef};
+use super::{BrowserManager, TabId, TabRef, bounded};
 
 /// Default bound of the wait for a target, in ms.
 const FIND_MS: u64 = 5_000;
@@ -58,6 +58,21 @@ fn ms_since(t: Instant) -> u64 {
 }
 
 impl BrowserManager {
+    /// [`Self::find_target_boxed`] within one bound: its own wait, and 30 s
+    /// more for the tries' page operations (at least `timeout_ms`); `what`
+    /// names it if that passes.
+    pub(super) async fn find_target_bounded(
+        &self,
+        tab: Option<TabId>,
+        a: ops::FindTarget,
+        timeout_ms: u32,
+        what: &str,
+    ) -> Result<TargetFound, ToolError> {
+        let ms = a.timeout_ms.unwrap_or(FIND_MS).min(FIND_MAX_MS) + 30_000;
+        let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
+        bounded(bound, what, self.find_target_boxed(tab, a)).await
+    }
+
     /// [`TabRef::find_target`] on the running call's tab `tab` (see
     /// [`Self::on_own_stack`]).
     pub(super) fn find_target_boxed(

@@ -24,7 +24,7 @@ use ochre_host::people::{Ended, Handoff};
 use ochre_host::{Host, HostBrowser};
 use ochre_protocol::ToolError;
 use ochre_protocol::browser::{FrameSink, ScreenFrame};
-use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Gestures};
+use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Gestures, Press};
 
 /// What the pages' handlers share.
 #[derive(Clone)]
@@ -316,7 +316,7 @@ async fn demonstrate(
     let left = |b: &Option<String>| b.as_deref().is_none_or(|b| b == "left");
     for ev in events {
         match &ev {
-            Gesture::Down { x, y, button, .. } if left(button) => {
+            Gesture::Down(Press { x, y, button, .. }) if left(button) => {
                 let found = element_at(p, h, AtPoint { x: *x, y: *y, focused: false }).await;
                 match found {
                     Ok(f) if f.editable => {
@@ -333,7 +333,7 @@ async fn demonstrate(
                     Err(_) => browser.person_input(h.tab, &[ev]).await?,
                 }
             }
-            Gesture::Up { button, .. } if left(button) && demo.click.is_some() => {
+            Gesture::Up(Press { button, .. }) if left(button) && demo.click.is_some() => {
                 let target = demo.click.take().unwrap_or_default();
                 person_call(p, h, "interact", json!({"ref": target, "tabId": h.tab.to_string()}))
                     .await?;

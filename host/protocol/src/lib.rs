@@ -20,6 +20,7 @@ pub mod browser;
 pub mod codes;
 #[cfg(feature = "fs")]
 pub mod fs;
+pub mod keys;
 pub mod mime;
 pub mod page_ops;
 pub mod scripts;

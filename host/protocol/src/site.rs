@@ -122,6 +122,41 @@ impl std::fmt::Display for Origin {
     }
 }
 
+/// An http(s) URL as a browser reads it: the WHATWG parse, its host in its
+/// one spelling, its fragment dropped (`HTTP://App.Example:80/a#b` is
+/// `http://app.example/a`, of origin `http://app.example`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebUrl {
+    /// Its origin.
+    pub origin: Origin,
+    /// The URL as a browser serializes it, without its fragment.
+    pub url: String,
+    /// Its path and query (`/a?b=1`; `/` at least).
+    pub path: String,
+}
+
+impl WebUrl {
+    /// `text` read as an absolute http(s) URL; `None` when it is not one.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut u = url::Url::parse(text.trim()).ok()?;
+        if !matches!(u.scheme(), "http" | "https") {
+            return None;
+        }
+        u.set_fragment(None);
+        let origin = Origin::parse(u.as_str()).ok()?;
+        let spelled = origin.host.to_string();
+        if u.host_str() != Some(spelled.as_str()) {
+            u.set_host(Some(&spelled)).ok()?;
+        }
+        let path = match u.query() {
+            Some(q) => format!("{}?{q}", u.path()),
+            None => u.path().to_owned(),
+        };
+        Some(Self { origin, url: u.into(), path })
+    }
+}
+
 /// The host and port of an HTTP `Host` header's value (`a.example:8080`,
 /// `[::1]:3000`, `a.example`: port None), parsed as a URL's.
 pub fn host_header(value: &str) -> Option<(Host, Option<u16>)> {
@@ -273,6 +308,20 @@ mod tests {
 
     fn ip(s: &str) -> Host {
         Host::Ip(s.parse().expect("an address"))
+    }
+
+    #[test]
+    fn a_web_url_is_read_as_a_browser_reads_it() {
+        let w = WebUrl::parse(" HTTP://App.Example.:80/a/../b?c=1#top").expect("a URL");
+        assert_eq!(w.url, "http://app.example/b?c=1");
+        assert_eq!(w.origin.to_string(), "http://app.example");
+        assert_eq!(w.path, "/b?c=1");
+        let w = WebUrl::parse("https://[::ffff:7f00:1]:8443").expect("a URL");
+        assert_eq!((w.url.as_str(), w.path.as_str()), ("https://127.0.0.1:8443/", "/"));
+        assert_eq!(w.origin.host, ip("127.0.0.1"));
+        for not in ["ftp://x.example/", "ws://x.example/", "/relative", "javascript:alert(1)", ""] {
+            assert_eq!(WebUrl::parse(not), None, "{not}");
+        }
     }
 
     #[test]

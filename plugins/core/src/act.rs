@@ -172,11 +172,8 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
     if a.target.is_none() && a.query.is_none() && a.named.is_none() {
         return Err(ToolError::invalid_argument("ref", "interact needs `ref` or `query`"));
     }
-    let action = match a.action.as_deref() {
-        Some("double_click") => ops::ActKind::DoubleClick,
-        Some("hover") => ops::ActKind::Hover,
-        _ => ops::ActKind::Click,
-    };
+    // The schema lets only click, double_click and hover through.
+    let action = a.action.as_deref().and_then(ops::ActKind::parse).unwrap_or_default();
     let wait_ms = a.timeout.unwrap_or(ACTIONABLE_MS).min(60_000);
     let act = ops::Act {
         ref_id: a.target,

@@ -7,8 +7,9 @@
 //! Every action is one `gestures` page operation (trusted input).
 
 use base64::Engine as _;
-use ochre_sdk::browser::ops::{Captured, Gesture, Gestures};
+use ochre_sdk::browser::ops::{Captured, Gesture, Gestures, Press};
 use ochre_sdk::browser::{self, ops};
+use ochre_sdk::keys;
 use ochre_sdk::{Content, Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -67,40 +68,19 @@ fn bad(field: &str, why: impl Into<String>) -> ToolError {
 pub(crate) fn chord(parts: &[&str]) -> Result<String, ToolError> {
     let mut out = Vec::new();
     for p in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
-        let lower = p.to_ascii_lowercase();
-        let named = match lower.as_str() {
-            "ctrl" | "control" => "Control",
-            "alt" | "option" => "Alt",
-            "shift" => "Shift",
-            "super" | "cmd" | "command" | "meta" | "win" | "windows" => "Meta",
-            "return" | "enter" | "kp_enter" => "Enter",
-            "esc" | "escape" => "Escape",
-            "tab" => "Tab",
-            "backspace" => "Backspace",
-            "delete" | "del" => "Delete",
-            "space" => "Space",
-            "page_up" | "pageup" | "prior" => "PageUp",
-            "page_down" | "pagedown" | "next" => "PageDown",
-            "home" => "Home",
-            "end" => "End",
-            "insert" => "Insert",
-            "up" | "arrowup" => "ArrowUp",
-            "down" | "arrowdown" => "ArrowDown",
-            "left" | "arrowleft" => "ArrowLeft",
-            "right" | "arrowright" => "ArrowRight",
-            f if f.len() <= 3 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
-                out.push(p.to_ascii_uppercase());
-                continue;
-            }
-            _ if p.chars().count() == 1 => {
-                // A letter after a modifier is the key itself, lower case
-                // (Shift makes it upper case).
-                out.push(if out.is_empty() { p.to_owned() } else { lower });
-                continue;
-            }
-            _ => return Err(bad("keys", format!("unknown key {p:?}"))),
-        };
-        out.push(named.to_owned());
+        if let Some(m) = keys::modifier(p) {
+            out.push(m.name.to_owned());
+        } else if let Some(k) = keys::named(p) {
+            out.push(k.name.to_owned());
+        } else if let Some(n) = keys::function(p) {
+            out.push(format!("F{n}"));
+        } else if p.chars().count() == 1 {
+            // A letter after a modifier is the key itself, lower case
+            // (Shift makes it upper case).
+            out.push(if out.is_empty() { p.to_owned() } else { p.to_ascii_lowercase() });
+        } else {
+            return Err(bad("keys", format!("unknown key {p:?}")));
+        }
     }
     if out.is_empty() {
         return Err(bad("keys", "no key given"));
@@ -122,8 +102,8 @@ fn click(x: f64, y: f64, button: &str, count: u32, mods: Option<&str>) -> Vec<Ge
     }
     g.push(Gesture::Move { x, y });
     for c in 1..=count {
-        g.push(Gesture::Down { x, y, button: b.clone(), count: Some(c) });
-        g.push(Gesture::Up { x, y, button: b.clone(), count: Some(c) });
+        g.push(Gesture::Down(Press { x, y, button: b.clone(), count: Some(c) }));
+        g.push(Gesture::Up(Press { x, y, button: b.clone(), count: Some(c) }));
     }
     if let Some(m) = mods {
         g.push(Gesture::KeyUp { key: m.to_owned() });
@@ -134,11 +114,7 @@ fn click(x: f64, y: f64, button: &str, count: u32, mods: Option<&str>) -> Vec<Ge
 /// A left-button drag along `points`, a few moves between each two.
 fn drag(points: &[(f64, f64)]) -> Vec<Gesture> {
     let Some(&(x0, y0)) = points.first() else { return Vec::new() };
-    let left = || Some("left".to_owned());
-    let mut g = vec![
-        Gesture::Move { x: x0, y: y0 },
-        Gesture::Down { x: x0, y: y0, button: left(), count: Some(1) },
-    ];
+    let mut g = vec![Gesture::Move { x: x0, y: y0 }, Gesture::Down(Press::left(x0, y0, 1))];
     let mut last = (x0, y0);
     for &(x, y) in &points[1..] {
         for i in 1..=5 {
@@ -147,7 +123,7 @@ fn drag(points: &[(f64, f64)]) -> Vec<Gesture> {
         }
         last = (x, y);
     }
-    g.push(Gesture::Up { x: last.0, y: last.1, button: left(), count: Some(1) });
+    g.push(Gesture::Up(Press::left(last.0, last.1, 1)));
     g
 }
 
@@ -205,11 +181,10 @@ fn openai_click(p: (f64, f64), button: Option<&str>) -> Result<Plan, ToolError> 
 
 /// The left button pressed (`down`) or released at `p`.
 fn left_button(down: bool, p: (f64, f64)) -> Result<Plan, ToolError> {
-    let left = Some("left".to_owned());
     let g = if down {
-        Gesture::Down { x: p.0, y: p.1, button: left, count: Some(1) }
+        Gesture::Down(Press::left(p.0, p.1, 1))
     } else {
-        Gesture::Up { x: p.0, y: p.1, button: left, count: Some(1) }
+        Gesture::Up(Press::left(p.0, p.1, 1))
     };
     let what = if down { "left mouse down" } else { "left mouse up" };
     Ok(Plan::Input(

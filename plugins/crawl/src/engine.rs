@@ -196,18 +196,7 @@ impl Crawler {
     }
 
     fn in_scope(&self, url: &str) -> bool {
-        let start = &self.spec.start;
-        let ok = match self.spec.scope.as_str() {
-            "any" => true,
-            "same-domain" => match (web::host(start), web::host(url)) {
-                (Some(a), Some(b)) => {
-                    let root = a.trim_start_matches("www.");
-                    b == root || b.ends_with(&format!(".{root}"))
-                }
-                _ => false,
-            },
-            _ => web::origin(start) == web::origin(url),
-        };
+        let ok = web::in_scope(&self.spec.scope, &self.spec.start, url);
         let (include, exclude) = self.patterns.get_or_init(|| {
             // Checked when the crawl began (a job saved by an older version
             // may hold one that no longer parses: it is then found as it is).
@@ -226,14 +215,14 @@ impl Crawler {
         if !self.spec.respect_robots {
             return Ok(true);
         }
-        let Some(origin) = web::origin(url).map(str::to_owned) else {
+        let Some(origin) = web::origin(url) else {
             return Ok(false);
         };
         if !self.robots.contains_key(&origin) {
             let r = fetch_robots(&origin)?;
             self.robots.insert(origin.clone(), r);
         }
-        Ok(self.robots[&origin].allowed(web::path_of(url)))
+        Ok(self.robots[&origin].allowed(&web::path_of(url)))
     }
 
     /// Crawl up to `budget` more pages; the pages.

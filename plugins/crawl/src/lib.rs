@@ -127,8 +127,7 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
     let filter = a.filter.as_deref().map(UrlPattern::parse).transpose();
     let filter = filter.map_err(|why| ToolError::invalid_argument("filter", why))?;
     let origin = web::origin(&a.url)
-        .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?
-        .to_owned();
+        .ok_or_else(|| ToolError::invalid_argument("url", "url must be an http(s) URL"))?;
     let roots = match &a.sitemap_url {
         Some(s) => {
             web::origin(s).ok_or_else(|| {

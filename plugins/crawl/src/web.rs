@@ -1,35 +1,45 @@
 //! URLs, robots.txt, globs and sitemaps: small parsers, no network (the host's
 //! `visit_batch` page-op fetches).
 
-/// `scheme://host[:port]` of an absolute http(s) URL.
-pub fn origin(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
-    let scheme_len = url.len() - rest.len();
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    (end > 0).then(|| &url[..scheme_len + end])
-}
+use ochre_sdk::site::{Host, WebUrl};
 
-/// The host (no port) of an absolute URL.
-pub fn host(url: &str) -> Option<&str> {
-    let o = origin(url)?;
-    let h = o.split("://").nth(1)?;
-    Some(h.rsplit_once(':').map_or(h, |(h, _)| h))
+/// The origin of an absolute http(s) URL, as a browser serializes it
+/// (`http://app.example:8080`).
+pub fn origin(url: &str) -> Option<String> {
+    WebUrl::parse(url).map(|w| w.origin.to_string())
 }
 
 /// Path and query of an absolute URL (`/` when empty).
-pub fn path_of(url: &str) -> &str {
-    match origin(url) {
-        Some(o) => {
-            let p = &url[o.len()..];
-            if p.is_empty() || p.starts_with('#') { "/" } else { p }
-        }
-        None => "/",
-    }
+pub fn path_of(url: &str) -> String {
+    WebUrl::parse(url).map_or_else(|| "/".to_owned(), |w| w.path)
 }
 
-/// The URL without its fragment.
+/// The URL as a browser serializes it, without its fragment (as written,
+/// less the fragment, when it is no http(s) URL).
 pub fn normalize(url: &str) -> String {
-    url.split('#').next().unwrap_or(url).to_owned()
+    WebUrl::parse(url).map_or_else(|| url.split('#').next().unwrap_or(url).to_owned(), |w| w.url)
+}
+
+/// Whether `url` is in a crawl's `scope` from `start`: `any`, `same-domain`
+/// (the start's host less a leading `www.`, and its subdomains) or
+/// `same-origin` (the default); decided on the URLs as a browser reads them.
+pub fn in_scope(scope: &str, start: &str, url: &str) -> bool {
+    if scope == "any" {
+        return true;
+    }
+    let (Some(a), Some(b)) = (WebUrl::parse(start), WebUrl::parse(url)) else {
+        return false;
+    };
+    if scope != "same-domain" {
+        return a.origin == b.origin;
+    }
+    match (&a.origin.host, &b.origin.host) {
+        (Host::Name(a), Host::Name(b)) => {
+            let root = a.strip_prefix("www.").unwrap_or(a);
+            b == root || b.strip_suffix(root).is_some_and(|sub| sub.ends_with('.'))
+        }
+        (a, b) => a == b,
+    }
 }
 
 /// The rules of a robots.txt for `*` (or `ochre`, preferred when present).
@@ -148,13 +158,30 @@ mod tests {
 
     #[test]
     fn urls() {
-        assert_eq!(origin("http://127.0.0.1:8080/a/b?c#d"), Some("http://127.0.0.1:8080"));
-        assert_eq!(origin("https://x.org"), Some("https://x.org"));
+        assert_eq!(
+            origin("http://127.0.0.1:8080/a/b?c#d").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(origin("https://x.org").as_deref(), Some("https://x.org"));
+        assert_eq!(origin("HTTP://X.ORG:80/").as_deref(), Some("http://x.org"));
         assert_eq!(origin("ftp://x"), None);
-        assert_eq!(host("http://a.b.c:81/x"), Some("a.b.c"));
-        assert_eq!(path_of("http://h/x/y?z=1"), "/x/y?z=1");
-        assert_eq!(path_of("http://h"), "/");
-        assert_eq!(normalize("http://h/a#top"), "http://h/a");
+        assert_eq!(path_of("http://a.b.c:81/x/../y?q=1#f"), "/y?q=1");
+        assert_eq!(normalize("http://A.example/p#frag"), "http://a.example/p");
+    }
+
+    #[test]
+    fn scope_is_decided_on_urls_as_a_browser_reads_them() {
+        let start = "HTTP://WWW.Shop.Example.:80/";
+        assert!(in_scope("same-origin", start, "http://www.shop.example/a"));
+        assert!(!in_scope("same-origin", start, "https://www.shop.example/a"));
+        assert!(!in_scope("same-origin", start, "http://www.shop.example:8080/a"));
+        assert!(in_scope("same-domain", start, "http://shop.example/a"));
+        assert!(in_scope("same-domain", start, "https://img.shop.example/a"));
+        assert!(!in_scope("same-domain", start, "http://evilshop.example/a"));
+        assert!(!in_scope("same-domain", start, "http://shop.example.evil.test/a"));
+        assert!(in_scope("same-origin", "http://127.0.0.1:8080/", "http://2130706433:8080/x"));
+        assert!(!in_scope("same-origin", start, "javascript:alert(1)"));
+        assert!(in_scope("any", start, "https://elsewhere.test/"));
     }
 
     #[test]

@@ -614,7 +614,9 @@ async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
         );
         site.expect_recorded(&format!("ws run:{text}")).await?;
     }
-    // Prices every 100 ms: the page's own frames are no answer to a click.
+    // Prices every 100 ms: the page's own frames are no answer to a click
+    // (at 1x: the bound below is for the page's pace, not a slowed CPU's).
+    client.tool_json("network", json!({"cpuSlowdown": 1.0})).await?;
     navigate(&client, &site.url("socket.html?tick=100")).await?;
     eventually("the first price", std::time::Duration::from_secs(5), || async {
         Ok(js(&client, "document.getElementById('price').textContent").await? != json!("-"))

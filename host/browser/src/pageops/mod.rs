@@ -409,11 +409,7 @@ impl BrowserManager {
                 answer(acted)
             }
             AnyOp::FindTarget(a) => {
-                let ms = a.timeout_ms.unwrap_or(5_000).min(60_000) + 30_000;
-                let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
-                let found =
-                    bounded(bound, "finding the element", self.find_target_boxed(tab, a)).await?;
-                answer(found)
+                answer(self.find_target_bounded(tab, a, timeout_ms, "finding the element").await?)
             }
             // A field named as a caller names it: found (and waited for)
             // first, then set, in one call.
@@ -450,11 +446,12 @@ impl BrowserManager {
         mut a: page_ops::SetValue,
         timeout_ms: u32,
     ) -> Result<Value, ToolError> {
-        let target = a.target.take().unwrap_or_default();
-        let wait = a.timeout_ms.take().unwrap_or(5_000).min(60_000);
-        let ask = page_ops::FindTarget { target, timeout_ms: Some(wait), identify: Some(true) };
-        let bound = u32::try_from(wait + 30_000).unwrap_or(u32::MAX).max(timeout_ms);
-        let found = bounded(bound, "finding the field", self.find_target_boxed(tab, ask)).await?;
+        let ask = page_ops::FindTarget {
+            target: a.target.take().unwrap_or_default(),
+            timeout_ms: a.timeout_ms.take(),
+            identify: Some(true),
+        };
+        let found = self.find_target_bounded(tab, ask, timeout_ms, "finding the field").await?;
         a.ref_id.clone_from(&found.ref_id);
         let args = page_ops::to_args(&a).map_err(ToolError::internal)?;
         let op = AnyOp::SetValue(a);

@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use ochre_protocol::tool::is_secret_query_key;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -209,24 +210,6 @@ fn redact_url(s: &str) -> String {
         Some(at) => format!("REDACTED@{}", &auth[at + 1..]),
         None => auth.to_owned(),
     };
-    const SECRET_KEYS: &[&str] = &[
-        "token",
-        "access_token",
-        "id_token",
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "api_key",
-        "apikey",
-        "key",
-        "auth",
-        "session",
-        "sessionid",
-        "sig",
-        "signature",
-        "code",
-    ];
     let tail = match tail.split_once('?') {
         None => tail.to_owned(),
         Some((path, query)) => {
@@ -237,7 +220,7 @@ fn redact_url(s: &str) -> String {
             let q: Vec<String> = query
                 .split('&')
                 .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if SECRET_KEYS.contains(&k.to_ascii_lowercase().as_str()) => {
+                    Some((k, _)) if is_secret_query_key(k) => {
                         format!("{k}=REDACTED")
                     }
                     _ => kv.to_owned(),

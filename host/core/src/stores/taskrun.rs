@@ -21,56 +21,28 @@ use crate::stores::{JsonlFile, StoreGuard, StoreLock, read_json, read_jsonl, wri
 /// Items kept in a run's completed / failed lists (the tail; counts stay true).
 pub const ITEMS_KEPT: usize = bulk::ITEMS_KEPT;
 
-/// Where a run is.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[schemars(inline)]
-pub enum Status {
-    /// Started, no progress yet.
-    #[default]
-    Pending,
-    /// Progressing.
-    Running,
-    /// Waiting for a person.
-    NeedsHelp,
-    /// Done (its guards passed, or were forced).
-    Completed,
-    /// Ended without success.
-    Failed,
-    /// Ended on purpose.
-    Cancelled,
+ochre_protocol::named_enum! {
+    /// Where a run is.
+    #[derive(Default, schemars::JsonSchema)]
+    #[schemars(inline)]
+    pub enum Status {
+        /// Started, no progress yet.
+        #[default]
+        Pending = "PENDING",
+        /// Progressing.
+        Running = "RUNNING",
+        /// Waiting for a person.
+        NeedsHelp = "NEEDS_HELP",
+        /// Done (its guards passed, or were forced).
+        Completed = "COMPLETED",
+        /// Ended without success.
+        Failed = "FAILED",
+        /// Ended on purpose.
+        Cancelled = "CANCELLED",
+    }
 }
 
 impl Status {
-    /// Every status, in its order.
-    pub const ALL: [Status; 6] = [
-        Status::Pending,
-        Status::Running,
-        Status::NeedsHelp,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-    ];
-
-    /// Its name (`NEEDS_HELP`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "PENDING",
-            Status::Running => "RUNNING",
-            Status::NeedsHelp => "NEEDS_HELP",
-            Status::Completed => "COMPLETED",
-            Status::Failed => "FAILED",
-            Status::Cancelled => "CANCELLED",
-        }
-    }
-
-    /// The status called `name`.
-    pub fn parse(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-
     /// A run in it is finished and cannot change.
     pub fn is_terminal(self) -> bool {
         matches!(self, Status::Completed | Status::Failed | Status::Cancelled)

@@ -194,24 +194,25 @@ pub struct Act {
     pub other_ways: Option<bool>,
 }
 
-/// What [`Act`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActKind {
-    /// One click.
-    #[default]
-    Click,
-    /// Two clicks.
-    DoubleClick,
-    /// The pointer moved over it.
-    Hover,
-    /// A key or chord (`key`), with the element focused first; without an
-    /// element, to the focused one. Done when the keys reached it.
-    Press,
-    /// Text (`text`) key by key into the element, focused first (refused
-    /// with `ELEMENT_NOT_FOCUSABLE` when it takes no focus). Done when the keys
-    /// reached it; the field's value before and after are in the answer.
-    Type,
+named_enum! {
+    /// What [`Act`] does.
+    #[derive(Default)]
+    pub enum ActKind {
+        /// One click.
+        #[default]
+        Click = "click",
+        /// Two clicks.
+        DoubleClick = "double_click",
+        /// The pointer moved over it.
+        Hover = "hover",
+        /// A key or chord (`key`), with the element focused first; without an
+        /// element, to the focused one. Done when the keys reached it.
+        Press = "press",
+        /// Text (`text`) key by key into the element, focused first (refused
+        /// with `ELEMENT_NOT_FOCUSABLE` when it takes no focus). Done when the keys
+        /// reached it; the field's value before and after are in the answer.
+        Type = "type",
+    }
 }
 
 /// What [`Act`] did.
@@ -335,16 +336,16 @@ pub struct ValueSet {
     pub found: Option<TargetFound>,
 }
 
-/// A custom widget [`SetValue`] leaves to its caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Widget {
-    /// A listbox pops up: its option is chosen by name.
-    Combobox,
-    /// A checkbox or switch drawn by the page: clicked to the state asked.
-    Toggle,
-    /// Moved by its keys to the value asked.
-    Slider,
+named_enum! {
+    /// A custom widget [`SetValue`] leaves to its caller.
+    pub enum Widget {
+        /// A listbox pops up: its option is chosen by name.
+        Combobox = "combobox",
+        /// A checkbox or switch drawn by the page: clicked to the state asked.
+        Toggle = "toggle",
+        /// Moved by its keys to the value asked.
+        Slider = "slider",
+    }
 }
 
 /// Choose the option with a label of a select or listbox.

@@ -58,6 +58,29 @@ pub struct Gestures {
     pub events: Vec<Gesture>,
 }
 
+/// A button of [`Gesture::Down`] or [`Gesture::Up`], and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Press {
+    /// Where.
+    pub x: f64,
+    /// Where.
+    pub y: f64,
+    /// `left` (default), `middle` or `right`.
+    #[serde(default)]
+    pub button: Option<String>,
+    /// 1 (default); 2 for a double click's second press, 3 for a triple's third.
+    #[serde(default)]
+    pub count: Option<u32>,
+}
+
+impl Press {
+    /// The left button at (`x`, `y`), the `count`th press of a click.
+    #[must_use]
+    pub fn left(x: f64, y: f64, count: u32) -> Self {
+        Self { x, y, button: Some("left".to_owned()), count: Some(count) }
+    }
+}
+
 /// One input event of [`Gestures`]: x and y are CSS pixels of the viewport.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -70,31 +93,9 @@ pub enum Gesture {
         y: f64,
     },
     /// Press a button.
-    Down {
-        /// Where.
-        x: f64,
-        /// Where.
-        y: f64,
-        /// `left` (default), `middle` or `right`.
-        #[serde(default)]
-        button: Option<String>,
-        /// 1 (default); 2 for a double click's second press, 3 for a triple's third.
-        #[serde(default)]
-        count: Option<u32>,
-    },
-    /// Release a button.
-    Up {
-        /// Where.
-        x: f64,
-        /// Where.
-        y: f64,
-        /// `left` (default), `middle` or `right`.
-        #[serde(default)]
-        button: Option<String>,
-        /// As the press's.
-        #[serde(default)]
-        count: Option<u32>,
-    },
+    Down(Press),
+    /// Release a button (its `count` as the press's).
+    Up(Press),
     /// Turn the wheel over a point (CSS pixels: positive `dy` scrolls down).
     Wheel {
         /// Where.

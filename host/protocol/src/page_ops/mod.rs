@@ -492,11 +492,17 @@ typed_ops! {
 }
 
 /// An enum whose variants go by a name on the wire, each name written once:
-/// serde's, `as_str`, `parse`, `ALL` and `Display` come from it.
+/// serde's, `as_str`, `parse`, `ALL` and `Display` come from it. More
+/// attributes (a `#[derive(Default, schemars::JsonSchema)]`, a variant's
+/// `#[default]`) pass through.
+#[macro_export]
 macro_rules! named_enum {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+            ::serde::Serialize, ::serde::Deserialize,
+        )]
         pub enum $name {
             $($(#[$vm])* #[serde(rename = $s)] $v,)*
         }

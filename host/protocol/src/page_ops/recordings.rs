@@ -126,6 +126,14 @@ pub struct FindTarget {
     pub identify: Option<bool>,
 }
 
+impl FindTarget {
+    /// `target` found within `timeout_ms`, and who it is said.
+    #[must_use]
+    pub fn identifying(target: Target, timeout_ms: u64) -> Self {
+        Self { target, timeout_ms: Some(timeout_ms), identify: Some(true) }
+    }
+}
+
 /// The element [`FindTarget`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TargetFound {
