@@ -315,9 +315,9 @@ impl From<wit::ToolError> for ToolError {
     }
 }
 
-fn host_json(text: &str) -> Result<serde_json::Value, ToolError> {
+fn host_typed<T: DeserializeOwned>(text: &str) -> Result<T, ToolError> {
     serde_json::from_str(text)
-        .map_err(|e| ToolError::internal(format!("the host returned bad JSON: {e}")))
+        .map_err(|e| ToolError::internal(format!("the host's answer did not parse: {e}")))
 }
 
 /// One tool of a plugin.
@@ -730,7 +730,7 @@ pub mod cdp {
         params: &serde_json::Value,
     ) -> Result<serde_json::Value, ToolError> {
         let text = raw::send(tab_id, method, &params.to_string())?;
-        crate::host_json(&text)
+        crate::host_typed(&text)
     }
 }
 
@@ -738,28 +738,33 @@ pub mod cdp {
 /// group). Sensitive: a third-party plugin needs `--grant NAME=recorder`.
 pub mod recorder {
     use crate::bindings::ochre::plugin::recorder as raw;
-    use crate::{ToolError, host_json};
-    use serde_json::Value;
+    use crate::{ToolError, host_typed};
+    pub use ochre_protocol::recording::{
+        Param, RecordedStep, RecordedTarget, Recording, RecordingMeta, VersionNote,
+    };
 
     /// Start recording; the new recording's metadata.
-    pub fn start(label: Option<&str>, capture_screenshots: bool) -> Result<Value, ToolError> {
-        host_json(&raw::start(label, capture_screenshots)?)
+    pub fn start(
+        label: Option<&str>,
+        capture_screenshots: bool,
+    ) -> Result<RecordingMeta, ToolError> {
+        host_typed(&raw::start(label, capture_screenshots)?)
     }
     /// Stop the running recording; its metadata.
-    pub fn stop() -> Result<Value, ToolError> {
-        host_json(&raw::stop()?)
+    pub fn stop() -> Result<RecordingMeta, ToolError> {
+        host_typed(&raw::stop()?)
     }
     /// The running recording's metadata, if one runs.
-    pub fn active() -> Option<Value> {
+    pub fn active() -> Option<RecordingMeta> {
         raw::active().and_then(|t| serde_json::from_str(&t).ok())
     }
     /// The newest `limit` recordings' metadata, newest first.
-    pub fn recent(limit: u32) -> Value {
-        serde_json::from_str(&raw::recent(limit)).unwrap_or(Value::Array(Vec::new()))
+    pub fn recent(limit: u32) -> Vec<RecordingMeta> {
+        serde_json::from_str(&raw::recent(limit)).unwrap_or_default()
     }
-    /// One recording: `{"meta": {...}, "steps": [...]}`.
-    pub fn load(id: &str) -> Result<Value, ToolError> {
-        host_json(&raw::load(id)?)
+    /// One recording: what it is and its steps.
+    pub fn load(id: &str) -> Result<Recording, ToolError> {
+        host_typed(&raw::load(id)?)
     }
     /// A screenshot a step names.
     pub fn screenshot(id: &str, file: &str) -> Result<Vec<u8>, ToolError> {
@@ -777,22 +782,31 @@ pub mod recorder {
 #[cfg(not(feature = "wit-v0-1"))]
 pub mod recordings {
     use crate::bindings::ochre::plugin::recordings as raw;
-    use crate::{ToolError, host_json};
-    use serde_json::Value;
+    use crate::recorder::{Param, RecordedStep, RecordingMeta};
+    use crate::{ToolError, host_typed};
 
     /// Save `steps` as a new version of stopped recording `id` (the one it
     /// replaces is kept), saying why; the recording's metadata after.
-    pub fn save_version(id: &str, steps: &[Value], reason: &str) -> Result<Value, ToolError> {
-        let steps = Value::Array(steps.to_vec()).to_string();
-        host_json(&raw::save_version(id, &steps, reason)?)
+    pub fn save_version(
+        id: &str,
+        steps: &[RecordedStep],
+        reason: &str,
+    ) -> Result<RecordingMeta, ToolError> {
+        let steps = serde_json::to_string(steps).map_err(|e| ToolError::internal(e.to_string()))?;
+        host_typed(&raw::save_version(id, &steps, reason)?)
     }
 
     /// Make a new, stopped recording of `steps` labelled `label`, taking
-    /// `params` (`[{name, secret, default?}]`); its metadata.
-    pub fn import(label: &str, steps: &[Value], params: &[Value]) -> Result<Value, ToolError> {
-        let steps = Value::Array(steps.to_vec()).to_string();
-        let params = Value::Array(params.to_vec()).to_string();
-        host_json(&raw::import(label, &steps, &params)?)
+    /// `params`; its metadata.
+    pub fn import(
+        label: &str,
+        steps: &[RecordedStep],
+        params: &[Param],
+    ) -> Result<RecordingMeta, ToolError> {
+        let steps = serde_json::to_string(steps).map_err(|e| ToolError::internal(e.to_string()))?;
+        let params =
+            serde_json::to_string(params).map_err(|e| ToolError::internal(e.to_string()))?;
+        host_typed(&raw::import(label, &steps, &params)?)
     }
 }
 
@@ -801,15 +815,23 @@ pub mod recordings {
 #[cfg(feature = "wit-v0-1")]
 pub mod recordings {
     use crate::ToolError;
-    use serde_json::Value;
+    use crate::recorder::{Param, RecordedStep, RecordingMeta};
 
     /// Not in `ochre:plugin@0.1.0`: always an error.
-    pub fn save_version(_id: &str, _steps: &[Value], _reason: &str) -> Result<Value, ToolError> {
+    pub fn save_version(
+        _id: &str,
+        _steps: &[RecordedStep],
+        _reason: &str,
+    ) -> Result<RecordingMeta, ToolError> {
         Err(new_in_0_2())
     }
 
     /// Not in `ochre:plugin@0.1.0`: always an error.
-    pub fn import(_label: &str, _steps: &[Value], _params: &[Value]) -> Result<Value, ToolError> {
+    pub fn import(
+        _label: &str,
+        _steps: &[RecordedStep],
+        _params: &[Param],
+    ) -> Result<RecordingMeta, ToolError> {
         Err(new_in_0_2())
     }
 

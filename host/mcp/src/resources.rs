@@ -211,7 +211,8 @@ pub fn read(host: &Host, uri: &str) -> Result<ResourceContent, ToolError> {
         }
         ["recordings", id] => {
             let v = host.recorder().load(id).map_err(|e| not_found(uri, &e.message))?;
-            Ok(content("application/json", v.to_string().into_bytes()))
+            let bytes = serde_json::to_vec(&v).map_err(|e| ToolError::internal(e.to_string()))?;
+            Ok(content("application/json", bytes))
         }
         ["recordings", id, file @ ("recording.html" | "recording.json")] => {
             host.recorder().load(id).map_err(|e| not_found(uri, &e.message))?;

@@ -68,8 +68,8 @@ impl JsonlFile {
         &self.path
     }
 
-    /// Append one JSON value as a line.
-    pub fn append(&self, value: &serde_json::Value) -> std::io::Result<()> {
+    /// Append one value as a JSON line.
+    pub fn append(&self, value: &impl serde::Serialize) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
         line.push(b'\n');
         let mut guard = crate::lock(&self.file);

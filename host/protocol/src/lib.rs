@@ -23,6 +23,7 @@ pub mod fs;
 pub mod keys;
 pub mod mime;
 pub mod page_ops;
+pub mod recording;
 pub mod scripts;
 #[cfg(feature = "site")]
 pub mod site;

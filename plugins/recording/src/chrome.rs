@@ -11,14 +11,15 @@
 use serde_json::{Map, Value, json};
 
 use ochre_sdk::ToolError;
+use ochre_sdk::recorder::{Param, RecordedStep, RecordedTarget};
 
 /// What an import makes: ochre steps, their parameters, and the Recorder's
 /// steps it left out (with why).
 #[derive(Debug, Default)]
 pub struct Imported {
     pub title: String,
-    pub steps: Vec<Value>,
-    pub params: Vec<Value>,
+    pub steps: Vec<RecordedStep>,
+    pub params: Vec<Param>,
     pub skipped: Vec<Value>,
 }
 
@@ -27,8 +28,8 @@ pub struct Imported {
 /// used): `{role, name, nth}` from an ARIA selector with a role, and the
 /// first CSS (`selector`), XPath (`xpath`) and text (`text`) selectors;
 /// `None` if none is usable.
-fn target_of(selectors: &Value) -> Option<Value> {
-    let mut t = Map::new();
+fn target_of(selectors: &Value) -> Option<RecordedTarget> {
+    let mut t = RecordedTarget::default();
     for chain in selectors.as_array().into_iter().flatten() {
         let one = match chain {
             Value::String(s) => s.as_str(),
@@ -41,33 +42,31 @@ fn target_of(selectors: &Value) -> Option<Value> {
                 None => (aria, None),
             };
             match role {
-                Some(role) if !t.contains_key("role") => {
-                    t.insert("role".into(), json!(role));
-                    t.insert("name".into(), json!(name));
-                    t.insert("nth".into(), json!(0));
+                Some(role) if t.role.is_none() => {
+                    t.role = Some(role.to_owned());
+                    t.name = Some(name.to_owned());
+                    t.nth = Some(0);
                 }
-                None if !t.contains_key("name") => {
-                    t.insert("name".into(), json!(name));
-                }
+                None if t.name.is_none() => t.name = Some(name.to_owned()),
                 _ => {}
             }
         } else if let Some(xp) = one.strip_prefix("xpath/") {
-            t.entry("xpath").or_insert(json!(xp));
+            t.xpath.get_or_insert_with(|| xp.to_owned());
         } else if let Some(text) = one.strip_prefix("text/") {
-            t.entry("text").or_insert(json!(text));
+            t.text.get_or_insert_with(|| text.to_owned());
         } else if let Some(css) = one.strip_prefix("pierce/") {
             // Query searches shadow roots anyway.
-            t.entry("selector").or_insert(json!(css));
+            t.selector.get_or_insert_with(|| css.to_owned());
         } else if !one.is_empty() {
-            t.entry("selector").or_insert(json!(one));
+            t.selector.get_or_insert_with(|| one.to_owned());
         }
     }
-    let usable = ["role", "selector", "xpath", "text", "name"].iter().any(|k| t.contains_key(*k));
-    usable.then_some(Value::Object(t))
+    let usable = [&t.role, &t.selector, &t.xpath, &t.text, &t.name].iter().any(|f| f.is_some());
+    usable.then_some(t)
 }
 
 /// A parameter name from a field's name: lowercase words joined by `_`.
-fn param_name(base: &str, taken: &[Value]) -> String {
+fn param_name(base: &str, taken: &[Param]) -> String {
     let mut name: String = base
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
@@ -77,7 +76,7 @@ fn param_name(base: &str, taken: &[Value]) -> String {
         name = format!("value_{name}").trim_end_matches('_').to_owned();
     }
     name.truncate(40);
-    let used = |n: &str| taken.iter().any(|p| p["name"] == n);
+    let used = |n: &str| taken.iter().any(|p| p.name == n);
     if !used(&name) {
         return name;
     }
@@ -90,18 +89,25 @@ fn param_name(base: &str, taken: &[Value]) -> String {
 /// becomes one).
 fn step_of(
     s: &Value,
-    params: &mut Vec<Value>,
+    params: &mut Vec<Param>,
     next_ref: &mut impl FnMut() -> String,
-) -> Result<Value, Option<&'static str>> {
+) -> Result<RecordedStep, Option<&'static str>> {
     let kind = s["type"].as_str().unwrap_or_default();
-    let targeted = |tool: &str, mut args: Map<String, Value>, r: String, t: Value| {
+    let step = |tool: &str, args: Value| RecordedStep {
+        tool: tool.to_owned(),
+        args,
+        ..RecordedStep::default()
+    };
+    let targeted = |tool: &str, mut args: Map<String, Value>, r: String, t: RecordedTarget| {
         args.insert("ref".into(), json!(r));
-        json!({"tool": tool, "args": args, "targets": {r: t}})
+        RecordedStep { targets: [(r, t)].into(), ..step(tool, Value::Object(args)) }
     };
     let no_target = Some("no selector ochre can use (frame chains are not)");
     Ok(match kind {
         "navigate" => match s["url"].as_str() {
-            Some(url) => json!({"tool": "navigate", "args": {"url": url}, "url": url}),
+            Some(url) => {
+                RecordedStep { url: Some(url.to_owned()), ..step("navigate", json!({"url": url})) }
+            }
             None => return Err(Some("a navigate step without a url")),
         },
         "click" | "doubleClick" | "hover" => {
@@ -120,33 +126,25 @@ fn step_of(
         "change" => {
             let t = target_of(&s["selectors"]).ok_or(no_target)?;
             let value = s["value"].as_str().unwrap_or_default();
-            let base = t["name"]
-                .as_str()
-                .or(t["selector"].as_str())
-                .unwrap_or("value")
-                .trim_start_matches(['#', '.']);
-            let name = param_name(base, params);
-            params.push(json!({"name": name, "secret": false, "default": value}));
+            let base = t.name.as_deref().or(t.selector.as_deref()).unwrap_or("value");
+            let name = param_name(base.trim_start_matches(['#', '.']), params);
+            let default = Some(value.to_owned());
+            params.push(Param { name: name.clone(), secret: false, default });
             let mut args = Map::new();
             args.insert("value".into(), json!(format!("{{{{{name}={value}}}}}")));
             targeted("form_input", args, next_ref(), t)
         }
         "keyDown" => match s["key"].as_str() {
             Some(k) if !["Shift", "Control", "Alt", "Meta"].contains(&k) => {
-                json!({"tool": "press_key", "args": {"key": k}})
+                step("press_key", json!({"key": k}))
             }
             _ => return Err(None),
         },
         "keyUp" => return Err(None),
-        "waitForElement" => {
-            match target_of(&s["selectors"]).and_then(|t| t["selector"].as_str().map(str::to_owned))
-            {
-                Some(css) => {
-                    json!({"tool": "wait_for", "args": {"type": "selector", "value": css}})
-                }
-                None => return Err(Some("ochre waits for a CSS selector; this one has none")),
-            }
-        }
+        "waitForElement" => match target_of(&s["selectors"]).and_then(|t| t.selector) {
+            Some(css) => step("wait_for", json!({"type": "selector", "value": css})),
+            None => return Err(Some("ochre waits for a CSS selector; this one has none")),
+        },
         "setViewport" => return Err(Some("the viewport is the browser's (see `emulate`)")),
         "scroll" => return Err(Some("ochre scrolls to each element it acts on")),
         "close" => return Err(Some("closing the page is left to the replay's caller")),
@@ -207,12 +205,13 @@ mod tests {
         ]))
         .expect("a target");
         assert_eq!(
-            t,
+            serde_json::to_value(t).expect("json"),
             json!({"role": "button", "name": "Send", "nth": 0, "selector": "#send",
                    "xpath": "//*[@id=\"send\"]", "text": "Send"})
         );
         assert_eq!(target_of(&json!([["iframe", "#inner"]])), None);
-        assert_eq!(target_of(&json!([["aria/Name"]])), Some(json!({"name": "Name"})));
+        let by_name = RecordedTarget { name: Some("Name".into()), ..RecordedTarget::default() };
+        assert_eq!(target_of(&json!([["aria/Name"]])), Some(by_name));
     }
 
     #[test]
@@ -227,11 +226,11 @@ mod tests {
             {"type": "customStep", "name": "x"}
         ]});
         let out = convert(&rec).expect("converted");
-        let tools: Vec<&str> = out.steps.iter().filter_map(|s| s["tool"].as_str()).collect();
+        let tools: Vec<&str> = out.steps.iter().map(|s| s.tool.as_str()).collect();
         assert_eq!(tools, ["navigate", "form_input", "form_input", "press_key", "interact"]);
-        assert_eq!(out.steps[1]["args"]["value"], "{{your_name=Ada}}");
-        assert_eq!(out.steps[2]["args"]["value"], "{{name=Bob}}");
-        assert_eq!(out.steps[4]["args"]["action"], "double_click");
+        assert_eq!(out.steps[1].args["value"], "{{your_name=Ada}}");
+        assert_eq!(out.steps[2].args["value"], "{{name=Bob}}");
+        assert_eq!(out.steps[4].args["action"], "double_click");
         assert_eq!(out.params.len(), 2);
         let why: Vec<&str> = out.skipped.iter().filter_map(|s| s["type"].as_str()).collect();
         assert_eq!(why, ["setViewport", "customStep"]);

@@ -2,8 +2,7 @@
 //! no scripts, nothing fetched) with a timeline of the recording's steps.
 
 use base64::Engine;
-use ochre_sdk::recorder;
-use serde_json::Value;
+use ochre_sdk::recorder::{self, Recording};
 
 /// Escape text for HTML element content and attribute values.
 fn esc(s: &str) -> String {
@@ -34,10 +33,9 @@ pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem;max-height:12
 img{max-width:100%;border:1px solid #ccc;margin-top:.4rem}";
 
 /// Render recording `id` (`rec` as the recorder loads it).
-pub fn render(id: &str, rec: &Value) -> String {
-    let meta = &rec["meta"];
-    let steps: &[Value] = rec["steps"].as_array().map_or(&[], Vec::as_slice);
-    let title = meta["label"].as_str().unwrap_or(id);
+pub fn render(id: &str, rec: &Recording) -> String {
+    let (meta, steps) = (&rec.meta, &rec.steps);
+    let title = meta.label.as_deref().unwrap_or(id);
     let mut h = String::new();
     h.push_str("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str(&format!("<title>ochre recording: {}</title>", esc(title)));
@@ -46,47 +44,45 @@ pub fn render(id: &str, rec: &Value) -> String {
     h.push_str(&format!(
         "<p class=\"meta\">Recording <code>{}</code> · started {} · {} steps ({} failed){}</p><ol>",
         esc(id),
-        esc(meta["started_at"].as_str().unwrap_or("?")),
+        esc(&meta.started_at),
         steps.len(),
-        meta["failed_steps"].as_u64().unwrap_or(0),
-        meta["stopped_at"].as_str().map(|s| format!(" · stopped {}", esc(s))).unwrap_or_default()
+        meta.failed_steps,
+        meta.stopped_at.as_deref().map(|s| format!(" · stopped {}", esc(s))).unwrap_or_default()
     ));
     for s in steps {
-        let ok = s["ok"] != Value::Bool(false);
+        let ok = s.ok;
         h.push_str(if ok { "<li>" } else { "<li class=\"fail\">" });
         h.push_str(&format!(
             "<span class=\"n\">#{}</span><span class=\"tool\">{}</span> <span class=\"n\">{} ms</span>",
-            s["step"],
-            esc(s["tool"].as_str().unwrap_or("?")),
-            s["duration_ms"].as_u64().unwrap_or(0)
+            s.step,
+            esc(&s.tool),
+            s.duration_ms
         ));
-        if let Some(i) = s["intent"].as_str() {
+        if let Some(i) = &s.intent {
             h.push_str(&format!("<div class=\"intent\">intent: {}</div>", esc(i)));
         }
-        let outcome = match (ok, s["error"].as_str()) {
-            (false, Some(code)) => {
-                format!("{}: {}", code, s["outcome"].as_str().unwrap_or_default())
-            }
-            _ => s["outcome"].as_str().unwrap_or_default().to_owned(),
+        let outcome = match (ok, &s.error) {
+            (false, Some(code)) => format!("{code}: {}", s.outcome),
+            _ => s.outcome.clone(),
         };
         h.push_str(&format!("<div class=\"outcome\">{}</div>", esc(&outcome)));
-        if let Some(url) = s["url"].as_str() {
+        if let Some(url) = &s.url {
             h.push_str(&format!(
                 "<div class=\"url\">{} · {}</div>",
-                esc(s["tab"].as_str().unwrap_or("")),
+                esc(s.tab.as_deref().unwrap_or("")),
                 esc(url)
             ));
         }
-        let args = serde_json::to_string_pretty(&s["args"]).unwrap_or_default();
+        let args = serde_json::to_string_pretty(&s.args).unwrap_or_default();
         if args != "{}" && args != "null" {
             h.push_str(&format!("<pre>{}</pre>", esc(&args)));
         }
-        if let Some(file) = s["screenshot"].as_str()
+        if let Some(file) = &s.screenshot
             && let Ok(bytes) = recorder::screenshot(id, file)
         {
             h.push_str(&format!(
                 "<img alt=\"after step {}\" src=\"data:image/jpeg;base64,{}\">",
-                s["step"],
+                s.step,
                 base64::engine::general_purpose::STANDARD.encode(bytes)
             ));
         }

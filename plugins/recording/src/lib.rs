@@ -11,7 +11,7 @@ mod html;
 mod playwright;
 mod replay;
 
-use ochre_sdk::recorder;
+use ochre_sdk::recorder::{self, RecordingMeta};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -90,13 +90,9 @@ struct ReplayArgs {
     targets: Option<std::collections::BTreeMap<String, String>>,
 }
 
-fn meta_line(m: &Value) -> String {
-    format!(
-        "{} ({} steps{})",
-        m["id"].as_str().unwrap_or("?"),
-        m["steps"].as_u64().unwrap_or(0),
-        m["label"].as_str().map(|l| format!(", {l:?}")).unwrap_or_default()
-    )
+fn meta_line(m: &RecordingMeta) -> String {
+    let label = m.label.as_ref().map(|l| format!(", {l:?}")).unwrap_or_default();
+    format!("{} ({} steps{label})", m.id, m.steps)
 }
 
 /// Start recording every tool call (args, intent, outcome, URL) for export or replay.
@@ -111,10 +107,10 @@ fn start(a: StartArgs) -> Result<Output, ToolError> {
     let m =
         recorder::start(a.label.as_deref().map(str::trim), a.capture_screenshots.unwrap_or(false))?;
     let out = json!({
-        "recordingId": m["id"],
-        "label": m.get("label"),
-        "capture_screenshots": m["capture_screenshots"],
-        "started_at": m["started_at"],
+        "recordingId": m.id,
+        "label": m.label,
+        "capture_screenshots": m.capture_screenshots,
+        "started_at": m.started_at,
     });
     Ok(Output::json(&out)?.with_summary(format!("recording {}", meta_line(&m))))
 }
@@ -124,10 +120,10 @@ fn start(a: StartArgs) -> Result<Output, ToolError> {
 fn stop(_: NoArgs) -> Result<Output, ToolError> {
     let m = recorder::stop()?;
     let out = json!({
-        "recordingId": m["id"],
-        "steps": m["steps"],
-        "failed_steps": m["failed_steps"],
-        "final_url": m.get("final_url"),
+        "recordingId": m.id,
+        "steps": m.steps,
+        "failed_steps": m.failed_steps,
+        "final_url": m.final_url,
     });
     Ok(Output::json(&out)?.with_summary(format!("stopped {}", meta_line(&m))))
 }
@@ -148,7 +144,7 @@ fn status(_: NoArgs) -> Result<Output, ToolError> {
 #[ochre_sdk::tool(name = "oc_recording_list", read_only, tier = 2, scope = Local)]
 fn list(a: ListArgs) -> Result<Output, ToolError> {
     let all = recorder::recent(a.limit.unwrap_or(20));
-    let n = all.as_array().map_or(0, Vec::len);
+    let n = all.len();
     Ok(Output::json(&json!({"recordings": all}))?.with_summary(format!("{n} recordings")))
 }
 
@@ -157,7 +153,7 @@ fn list(a: ListArgs) -> Result<Output, ToolError> {
 #[ochre_sdk::tool(name = "oc_recording_export", tier = 2, scope = Local)]
 fn export(a: ExportArgs) -> Result<Output, ToolError> {
     let rec = recorder::load(&a.recording_id)?;
-    let steps = rec["steps"].as_array().map_or(0, Vec::len);
+    let steps = rec.steps.len();
     let format = a.format.as_deref().unwrap_or("json");
     if let Some(lang) = playwright::Lang::parse(format) {
         let script = playwright::render(&a.recording_id, &rec, lang);
@@ -169,7 +165,7 @@ fn export(a: ExportArgs) -> Result<Output, ToolError> {
             "path": path,
             "bytes": script.len(),
             "steps": steps,
-            "params": rec["meta"]["params"],
+            "params": rec.meta.params,
         });
         return Ok(Output::json(&out)?.with_summary(format!("{format} export, {steps} steps")));
     }
@@ -193,8 +189,8 @@ fn export(a: ExportArgs) -> Result<Output, ToolError> {
                 "recordingId": a.recording_id,
                 "format": "json",
                 "path": path,
-                "meta": rec["meta"],
-                "steps": rec["steps"],
+                "meta": rec.meta,
+                "steps": rec.steps,
             });
             Ok(Output::json(&out)?.with_summary(format!("json export, {steps} steps")))
         }
@@ -213,13 +209,13 @@ fn import(a: ImportArgs) -> Result<Output, ToolError> {
     let imported = chrome::convert(&rec)?;
     let label = a.label.unwrap_or(imported.title);
     let meta = ochre_sdk::recordings::import(&label, &imported.steps, &imported.params)?;
-    let id = meta["id"].as_str().unwrap_or_default().to_owned();
+    let id = meta.id;
     let n = imported.steps.len();
     let out = json!({
         "recordingId": id,
         "label": label,
         "steps": n,
-        "params": meta["params"],
+        "params": meta.params,
         "skipped": imported.skipped,
         "next": format!("replay it with oc_recording_replay {{\"recordingId\": \"{id}\"}} (params to change its values)"),
     });

@@ -11,6 +11,7 @@
 //! comment says so); a step the exporter cannot express is a comment too.
 
 use ochre_sdk::params;
+use ochre_sdk::recorder::{RecordedStep, Recording};
 use serde_json::Value;
 
 /// The languages a recording exports to.
@@ -137,19 +138,19 @@ impl Writer {
     }
 
     /// The locator of a recorded ref (`get_by_role`), if its role and name were recorded.
-    fn by_ref(&self, step: &Value, r: &str) -> Option<String> {
-        let t = &step["targets"][r];
-        let (Some(role), Some(name)) = (t["role"].as_str(), t["name"].as_str()) else {
+    fn by_ref(&self, step: &RecordedStep, r: &str) -> Option<String> {
+        let t = step.targets.get(r)?;
+        let (Some(role), Some(name)) = (t.role.as_deref(), t.name.as_deref()) else {
             // An imported target not yet seen on a page: its selector.
-            let css = t["selector"].as_str().map(str::to_owned);
-            let xpath = t["xpath"].as_str().map(|x| format!("xpath={x}"));
+            let css = t.selector.clone();
+            let xpath = t.xpath.as_ref().map(|x| format!("xpath={x}"));
             if let Some(sel) = css.or(xpath) {
                 return Some(match self.lang {
                     Lang::Python => format!("page.locator({}).first", lit(&sel)),
                     Lang::TypeScript => format!("page.locator({}).first()", lit(&sel)),
                 });
             }
-            let text = t["text"].as_str().or(t["name"].as_str())?;
+            let text = t.text.as_deref().or(t.name.as_deref())?;
             return Some(match self.lang {
                 Lang::Python => format!("page.get_by_text({}, exact=True).first", lit(text)),
                 Lang::TypeScript => {
@@ -157,7 +158,7 @@ impl Writer {
                 }
             });
         };
-        let nth = t["nth"].as_u64().unwrap_or(0);
+        let nth = t.nth.unwrap_or(0);
         let base = match (self.lang, role) {
             (Lang::Python, "generic") => format!("page.get_by_text({}, exact=True)", lit(name)),
             (Lang::TypeScript, "generic") => {
@@ -177,7 +178,7 @@ impl Writer {
     }
 
     /// The locator of a `fill_form` field: a ref, else its label or name.
-    fn field(&self, step: &Value, key: &str) -> String {
+    fn field(&self, step: &RecordedStep, key: &str) -> String {
         if let Some(l) = self.by_ref(step, key) {
             return l;
         }
@@ -194,16 +195,15 @@ impl Writer {
 }
 
 /// The script of recording `id` (`rec` as the recorder loads it).
-pub fn render(id: &str, rec: &Value, lang: Lang) -> String {
-    let meta = &rec["meta"];
-    let steps: &[Value] = rec["steps"].as_array().map_or(&[], Vec::as_slice);
-    let all: Vec<Value> = steps.iter().map(|s| s["args"].clone()).collect();
+pub fn render(id: &str, rec: &Recording, lang: Lang) -> String {
+    let steps = &rec.steps;
+    let all: Vec<Value> = steps.iter().map(|s| s.args.clone()).collect();
     let found = params::placeholders(&Value::Array(all));
     let mut w = Writer { lang, lines: Vec::new() };
     for step in steps {
         write_step(&mut w, step);
     }
-    let label = meta["label"].as_str().unwrap_or(id);
+    let label = rec.meta.label.as_deref().unwrap_or(id);
     let params_doc: Vec<String> = found
         .iter()
         .map(|p| match &p.default {
@@ -218,11 +218,11 @@ pub fn render(id: &str, rec: &Value, lang: Lang) -> String {
     }
 }
 
-fn write_step(w: &mut Writer, step: &Value) {
-    let n = step["step"].as_u64().unwrap_or(0);
-    let tool = step["tool"].as_str().unwrap_or_default();
-    let args = &step["args"];
-    if step["ok"] == Value::Bool(false) {
+fn write_step(w: &mut Writer, step: &RecordedStep) {
+    let n = step.step;
+    let tool = step.tool.as_str();
+    let args = &step.args;
+    if !step.ok {
         w.comment(&format!("step {n}: {tool} failed when recorded (left out)"));
         return;
     }
@@ -230,7 +230,7 @@ fn write_step(w: &mut Writer, step: &Value) {
         w.comment(&format!("step {n}: {tool} (reads the page)"));
         return;
     }
-    if let Some(i) = step["intent"].as_str() {
+    if let Some(i) = &step.intent {
         w.comment(&format!("step {n}: {tool}: {i}"));
     } else {
         w.comment(&format!("step {n}: {tool}"));
@@ -446,8 +446,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn rec() -> Value {
-        json!({"meta": {"label": "add a book"}, "steps": [
+    fn rec() -> Recording {
+        let meta = json!({"id": "rec-1", "label": "add a book", "status": "stopped",
+            "started_at": "2026-01-01T00:00:00Z", "started_ms": 0, "steps": 6,
+            "capture_screenshots": false, "session": "s"});
+        serde_json::from_value(json!({"meta": meta, "steps": [
             {"step": 1, "tool": "navigate", "args": {"url": "http://h/admin/"}, "ok": true},
             {"step": 2, "tool": "fill_form", "ok": true,
              "args": {"fields": {"Username": "{{username=admin}}", "Password": "{{password}}"}, "submit": true}},
@@ -456,7 +459,8 @@ mod tests {
              "targets": {"ax_9": {"role": "link", "name": "Create", "nth": 0}}},
             {"step": 5, "tool": "wait_for", "ok": true, "args": {"type": "selector", "value": "#load"}},
             {"step": 6, "tool": "interact", "ok": false, "args": {"query": "nothing"}},
-        ]})
+        ]}))
+        .expect("a recording")
     }
 
     #[test]

@@ -25,6 +25,7 @@
 use std::collections::BTreeMap;
 
 use ochre_sdk::params::{self, Placeholder};
+use ochre_sdk::recorder::{RecordedStep, RecordedTarget, Recording, RecordingMeta};
 use ochre_sdk::{ToolError, browser, clock, tools};
 use serde_json::{Map, Value, json};
 
@@ -48,7 +49,7 @@ pub struct Options {
 /// A target a step was given in place of its recorded one: the step's
 /// number, the recorded ref and who the new element is.
 struct Repair {
-    step: Value,
+    step: u64,
     old: String,
     now: browser::ops::Identity,
 }
@@ -94,7 +95,7 @@ struct Waited {
 /// (`find_target`): the host waits for it and says, when a selector found
 /// it, who it is (its role and name, kept once the replay passes).
 fn relocate(
-    step: &Value,
+    step: &RecordedStep,
     tab: Option<&str>,
     timeout_ms: u64,
     waited: &mut Waited,
@@ -103,12 +104,9 @@ fn relocate(
 ) -> Result<BTreeMap<String, String>, ToolError> {
     use browser::ops::{FindTarget, Target};
     let mut map = BTreeMap::new();
-    let Some(targets) = step["targets"].as_object() else {
-        return Ok(map);
-    };
     let started = clock::now_ms();
-    for (old, t) in targets {
-        let recorded = Target::from_json(t);
+    for (old, t) in &step.targets {
+        let recorded = t.target();
         // The caller's choice is taken as it is (no wait); its identity is
         // what finds it next time.
         let (target, left) = match given.get(old) {
@@ -129,7 +127,7 @@ fn relocate(
             waited.what.push(format!("{} ({} ms)", recorded.shown(), found.waited_ms));
         }
         if let Some(now) = found.identity {
-            repairs.push(Repair { step: step["step"].clone(), old: old.clone(), now });
+            repairs.push(Repair { step: step.step, old: old.clone(), now });
         }
         map.insert(old.clone(), found.ref_id);
     }
@@ -139,34 +137,28 @@ fn relocate(
 
 /// A recorded target the page does not have (the host's error `e` says how
 /// long it was waited for, and why the last try failed).
-fn not_found(old: &str, t: &Value, e: &ToolError) -> ToolError {
-    let mut details = json!({"ref": old, "role": t["role"], "name": t["name"], "nth": t["nth"]});
+fn not_found(old: &str, t: &RecordedTarget, e: &ToolError) -> ToolError {
+    let mut details = json!({"ref": old, "role": t.role, "name": t.name, "nth": t.nth});
     details["waited_ms"] = e.details.get("waited_ms").cloned().unwrap_or(json!(0));
-    for k in ["selector", "xpath", "text"] {
-        if !t[k].is_null() {
-            details[k] = t[k].clone();
+    for (k, v) in [("selector", &t.selector), ("xpath", &t.xpath), ("text", &t.text)] {
+        if let Some(v) = v {
+            details[k] = json!(v);
         }
     }
     ToolError::target_not_found(format!("the recorded target of {old}: {}", e.message))
         .with_details(details)
 }
 
-/// A recorded target as a message names it: `button "Save"`, else its selector.
-fn shown(t: &Value) -> Option<String> {
-    let t = browser::ops::Target::from_json(t);
-    (!t.is_empty()).then(|| t.shown())
-}
-
 fn run_step(
-    step: &Value,
+    step: &RecordedStep,
     opts: &Options,
     found: &[Placeholder],
     waited: &mut Waited,
     given: &BTreeMap<String, String>,
     repairs: &mut Vec<Repair>,
 ) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
-    let tool = step["tool"].as_str().unwrap_or_default();
-    let mut args = step["args"].clone();
+    let tool = step.tool.as_str();
+    let mut args = step.args.clone();
     if !args.is_object() {
         args = json!({});
     }
@@ -191,7 +183,7 @@ fn run_step(
         Err(e) => return (Err(e), BTreeMap::new()),
     };
     let mut args = remap(&args, &map);
-    if let (Some(intent), Value::Object(o)) = (step["intent"].as_str(), &mut args) {
+    if let (Some(intent), Value::Object(o)) = (&step.intent, &mut args) {
         o.insert("intent".into(), json!(intent));
     }
     (tools::call(tool, &args), map)
@@ -202,18 +194,18 @@ fn run_step(
 /// (`target`). The host finds it within the action's own wait (a click's:
 /// and again if the page replaces it meanwhile): the step is one host call.
 fn named_target(
-    step: &Value,
+    step: &RecordedStep,
     args: &Value,
     given: &BTreeMap<String, String>,
 ) -> Option<(String, Value)> {
     use browser::ops::Target;
-    if !NAMED_TOOLS.contains(&step["tool"].as_str().unwrap_or_default()) {
+    if !NAMED_TOOLS.contains(&step.tool.as_str()) {
         return None;
     }
     let old = args["ref"].as_str()?;
     let target = match given.get(old) {
         Some(new) => Target { ref_id: Some(new.clone()), ..Target::default() },
-        None => Target::from_json(step["targets"].get(old)?),
+        None => step.targets.get(old)?.target(),
     };
     if target.is_empty() || target.query.is_some() {
         return None;
@@ -228,7 +220,7 @@ const NAMED_TOOLS: [&str; 2] = ["interact", "form_input"];
 /// is comes back with the answer, kept as a repair when a selector or the
 /// caller found it.
 fn call_named(
-    step: &Value,
+    step: &RecordedStep,
     mut args: Value,
     (old, target): (&str, Value),
     opts: &Options,
@@ -236,14 +228,14 @@ fn call_named(
     repairs: &mut Vec<Repair>,
 ) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
     use ochre_sdk::Code;
-    let tool = step["tool"].as_str().unwrap_or_default();
+    let tool = step.tool.as_str();
     if let Value::Object(o) = &mut args {
         o.remove("ref");
         o.insert("target".into(), target);
         // The wait for the element to appear (and to take the click), as one.
         let asked = o.get("timeout").and_then(Value::as_u64).unwrap_or(5_000);
         o.insert("timeout".into(), json!(asked.max(opts.step_timeout_ms).min(60_000)));
-        if let Some(intent) = step["intent"].as_str() {
+        if let Some(intent) = &step.intent {
             o.insert("intent".into(), json!(intent));
         }
     }
@@ -255,8 +247,7 @@ fn call_named(
                 found.and_then(|f| serde_json::from_value(f).ok());
             if let Some(f) = found {
                 if let Some(now) = f.identity {
-                    let step = step["step"].clone();
-                    repairs.push(Repair { step, old: old.to_owned(), now });
+                    repairs.push(Repair { step: step.step, old: old.to_owned(), now });
                 }
                 map.insert(old.to_owned(), f.ref_id);
             }
@@ -269,7 +260,7 @@ fn call_named(
                     ToolError::new(e.code, said).with_details(json!({"field": "targets"}))
                 }
                 None if e.code == Code::ElementNotFound => {
-                    not_found(old, &step["targets"][old], &e)
+                    not_found(old, &step.targets.get(old).cloned().unwrap_or_default(), &e)
                 }
                 _ => e,
             };
@@ -282,10 +273,10 @@ fn call_named(
 /// before any step runs when a value is missing or names no parameter.
 pub fn check_params(
     id: &str,
-    steps: &[Value],
+    steps: &[RecordedStep],
     given: &BTreeMap<String, String>,
 ) -> Result<Vec<Placeholder>, ToolError> {
-    let all: Vec<Value> = steps.iter().map(|s| s["args"].clone()).collect();
+    let all: Vec<Value> = steps.iter().map(|s| s.args.clone()).collect();
     let found = params::placeholders(&Value::Array(all));
     let describe = |p: &Placeholder| json!({"name": p.name, "secret": p.default.is_none(), "default": p.default, "required": p.required()});
     if let Some(unknown) = given.keys().find(|k| !found.iter().any(|p| &p.name == *k)) {
@@ -329,8 +320,8 @@ fn where_now(tab: Option<&str>) -> (Value, Value) {
 }
 
 /// Replay recording `id` (`rec` as the recorder loads it); the report.
-pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
-    let steps: &[Value] = rec["steps"].as_array().map_or(&[], Vec::as_slice);
+pub fn run(id: &str, rec: &Recording, opts: &Options) -> Result<Value, ToolError> {
+    let steps = rec.steps.as_slice();
     let found = check_params(id, steps, &opts.params)?;
     let (mut run, mut passed, mut skipped) = (0u64, 0u64, 0u64);
     let mut first_failure = Value::Null;
@@ -339,7 +330,7 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     let mut repairs: Vec<Repair> = Vec::new();
     let replay_started = clock::now_ms();
     if let Some(from) = opts.from_step
-        && !steps.iter().any(|s| s["step"].as_u64() == Some(from))
+        && !steps.iter().any(|s| s.step == from)
     {
         return Err(ToolError::invalid_argument(
             "from_step",
@@ -348,8 +339,7 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
     }
     let mut given = Some(&opts.targets).filter(|t| !t.is_empty());
     for (i, step) in steps.iter().enumerate() {
-        let n = step["step"].clone();
-        let tool = step["tool"].as_str().unwrap_or_default();
+        let (n, tool) = (step.step, step.tool.as_str());
         if let Some(why) = skip_reason(step, opts) {
             skipped += 1;
             results.push(json!({"step": n, "tool": tool, "skipped": why}));
@@ -406,7 +396,9 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         }
     }
     let given: Vec<&str> = opts.params.keys().map(String::as_str).collect();
-    let all_passed = needs_target.is_null() && passed == run && run + skipped == steps.len() as u64;
+    // A replay that ran no step (each failed when recorded) reproduced nothing.
+    let all_passed =
+        needs_target.is_null() && run > 0 && passed == run && run + skipped == steps.len() as u64;
     // A repair that took the replay to its end is the recording's new version.
     let healed = if all_passed && !repairs.is_empty() {
         save_repairs(id, steps, &repairs)?
@@ -428,38 +420,37 @@ pub fn run(id: &str, rec: &Value, opts: &Options) -> Result<Value, ToolError> {
         "first_failure": first_failure,
         "steps": results,
     });
-    if let (Some(r), Value::Object(end)) = (report.as_object_mut(), ending(&rec["meta"], opts)) {
+    if let (Some(r), Value::Object(end)) = (report.as_object_mut(), ending(&rec.meta, opts)) {
         r.extend(end);
     }
     Ok(report)
 }
 
 /// The first step that failed: what it was, why, and where the tab is.
-fn failure(step: &Value, opts: &Options, e: &ToolError) -> Value {
-    let tab = opts.tab.as_deref().or(step["args"]["tabId"].as_str());
+fn failure(step: &RecordedStep, opts: &Options, e: &ToolError) -> Value {
+    let tab = opts.tab.as_deref().or(step.args["tabId"].as_str());
     let (url, title) = where_now(tab);
     json!({
-        "step": step["step"], "tool": step["tool"], "code": e.code, "message": e.message,
+        "step": step.step, "tool": step.tool, "code": e.code, "message": e.message,
         "url": url, "title": title,
     })
 }
 
 /// Why `step` is not replayed (`None`: it is): before `from_step`, or it
 /// failed when recorded (exploration, not part of the path).
-fn skip_reason(step: &Value, opts: &Options) -> Option<&'static str> {
-    let n = step["step"].as_u64();
-    if opts.from_step.is_some_and(|from| n.is_some_and(|s| s < from)) {
+fn skip_reason(step: &RecordedStep, opts: &Options) -> Option<&'static str> {
+    if opts.from_step.is_some_and(|from| step.step < from) {
         return Some("before from_step");
     }
-    (step["ok"] == json!(false)).then_some("failed when recorded")
+    (!step.ok).then_some("failed when recorded")
 }
 
 /// Where the replay ended (the tab's URL and title) against where the
 /// recording did (`meta`).
-fn ending(meta: &Value, opts: &Options) -> Value {
+fn ending(meta: &RecordingMeta, opts: &Options) -> Value {
     let (final_url, final_title) = where_now(opts.tab.as_deref());
-    let expected_url = meta["final_url"].as_str();
-    let expected_title = meta["final_title"].as_str();
+    let expected_url = meta.final_url.as_deref();
+    let expected_title = meta.final_title.as_deref();
     let matches = |want: Option<&str>, got: &Value| match (want, got.as_str()) {
         (Some(w), Some(g)) => json!(w == g),
         _ => Value::Null,
@@ -477,7 +468,7 @@ fn ending(meta: &Value, opts: &Options) -> Value {
 /// The `needs_target` answer for `step`, whose recorded target `e` names was
 /// not found: what it looked for, the closest elements on the page now (with
 /// refs), and how to go on.
-fn needs(step: &Value, e: &ToolError, tab: Option<&str>) -> Value {
+fn needs(step: &RecordedStep, e: &ToolError, tab: Option<&str>) -> Value {
     let d = &e.details;
     let (role, name) = (d["role"].as_str().unwrap_or(""), d["name"].as_str().unwrap_or(""));
     let old = d["ref"].as_str().unwrap_or("");
@@ -494,10 +485,10 @@ fn needs(step: &Value, e: &ToolError, tab: Option<&str>) -> Value {
         }
     }
     let (url, title) = where_now(tab);
-    let n = &step["step"];
+    let n = step.step;
     json!({
         "step": n,
-        "tool": step["tool"],
+        "tool": step.tool,
         "ref": old,
         "looked_for": {"role": role, "name": name, "nth": d["nth"]},
         "candidates": candidates,
@@ -510,49 +501,38 @@ fn needs(step: &Value, e: &ToolError, tab: Option<&str>) -> Value {
 }
 
 /// Save the repaired targets as the recording's new version.
-fn save_repairs(id: &str, steps: &[Value], repairs: &[Repair]) -> Result<Value, ToolError> {
+fn save_repairs(id: &str, steps: &[RecordedStep], repairs: &[Repair]) -> Result<Value, ToolError> {
     let mut steps = steps.to_vec();
     let mut said = Vec::new();
+    let mut reasons = Vec::new();
     for r in repairs {
-        let Some(step) = steps.iter_mut().find(|s| s["step"] == r.step) else { continue };
-        let before = step["targets"][&r.old].clone();
-        let mut now =
-            json!({"role": r.now.role, "name": r.now.name, "nth": r.now.nth, "tag": r.now.tag});
+        let Some(step) = steps.iter_mut().find(|s| s.step == r.step) else { continue };
+        let before = step.targets.get(&r.old).cloned().unwrap_or_default();
         // An imported target's selectors stay beside its role and name.
-        for k in ["selector", "xpath", "text"] {
-            if !before[k].is_null() {
-                now[k] = before[k].clone();
-            }
-        }
-        step["targets"][&r.old] = now;
-        let was = match (before["role"].as_str(), shown(&before)) {
-            (None, Some(what)) => json!({"role": "", "name": what}),
-            _ => json!({"role": before["role"], "name": before["name"]}),
+        let now = RecordedTarget {
+            selector: before.selector.clone(),
+            xpath: before.xpath.clone(),
+            text: before.text.clone(),
+            ..RecordedTarget::from(r.now.clone())
         };
+        step.targets.insert(r.old.clone(), now);
+        let (was_role, was_name) = match (&before.role, before.shown()) {
+            (None, Some(what)) => (String::new(), what),
+            _ => (before.role.unwrap_or_default(), before.name.unwrap_or_default()),
+        };
+        reasons.push(format!(
+            "step {}: {was_role} {was_name:?} is now {} {:?}",
+            r.step, r.now.role, r.now.name
+        ));
         said.push(json!({
             "step": r.step,
             "ref": r.old,
-            "was": was,
+            "was": {"role": was_role, "name": was_name},
             "now": {"role": r.now.role, "name": r.now.name},
         }));
     }
-    let reason = said
-        .iter()
-        .map(|s| {
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            format!(
-                "step {}: {} {:?} is now {} {:?}",
-                s["step"],
-                text(&s["was"]["role"]),
-                text(&s["was"]["name"]),
-                text(&s["now"]["role"]),
-                text(&s["now"]["name"])
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    let meta = ochre_sdk::recordings::save_version(id, &steps, &reason)?;
-    Ok(json!({"version": meta["version"], "repaired": said}))
+    let meta = ochre_sdk::recordings::save_version(id, &steps, &reasons.join("; "))?;
+    Ok(json!({"version": meta.version, "repaired": said}))
 }
 
 #[cfg(test)]
@@ -579,12 +559,10 @@ mod tests {
 
     #[test]
     fn missing_and_unknown_parameters_are_refused_naming_them() {
-        let steps = vec![
-            json!({"args": {"value": "{{title=Dune}}"}}),
-            json!({"args": {"value": "{{password}}"}}),
-            json!({"args": {"value": "{{pin}}"}}),
-            json!({"args": {"value": "{{totp:ex.com}}"}}),
-        ];
+        let steps: Vec<RecordedStep> =
+            ["{{title=Dune}}", "{{password}}", "{{pin}}", "{{totp:ex.com}}"]
+                .map(|v| RecordedStep { args: json!({"value": v}), ..RecordedStep::default() })
+                .into();
         let e = check_params("r", &steps, &BTreeMap::new()).expect_err("missing");
         assert_eq!(e.code.as_str(), "MISSING_PARAMETERS");
         assert!(e.message.contains("password, pin"), "{}", e.message);

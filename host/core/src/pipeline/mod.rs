@@ -63,6 +63,7 @@ use crate::tool::{CallOptions, ToolInfo, ToolOutput};
 
 pub use futures::future::BoxFuture;
 pub use intent::{MAX_INTENT_CHARS, check_intent};
+use record::Targets;
 pub(crate) use sessions::Sessions;
 
 /// What a call comes to.
@@ -161,7 +162,7 @@ pub struct Call<'a> {
     /// `record`: a recording runs (`Some(capture screenshots)`).
     pub(crate) recording: Option<bool>,
     /// `record`: who the call's refs were before it ran.
-    pub(crate) targets: Option<Value>,
+    pub(crate) targets: Targets,
     /// When the tool started running.
     pub(crate) started: Instant,
     /// `journal`: what was journaled.
@@ -194,7 +195,7 @@ impl<'a> Call<'a> {
             created: None,
             event_mark: 0,
             recording: None,
-            targets: None,
+            targets: Targets::new(),
             started: Instant::now(),
             record: None,
             seq: None,

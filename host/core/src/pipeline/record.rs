@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
@@ -15,8 +15,12 @@ use crate::browser::{HostBrowser, TabId};
 use crate::error::ToolError;
 use crate::redact::{KnownSecrets, secret_arg_name, slug};
 use crate::stores::journal::{CallRecord, is_sensitive_name, iso_of};
-use crate::stores::recording::Recorder;
+use crate::stores::recording::{RecordedStep, Recorder};
 use crate::tool::ToolInfo;
+use ochre_protocol::recording::RecordedTarget;
+
+/// Who each ref of a call's arguments was before it ran, by ref.
+pub(crate) type Targets = std::collections::BTreeMap<String, RecordedTarget>;
 
 pub(crate) struct Record {
     pub recorder: Arc<Recorder>,
@@ -46,7 +50,7 @@ impl Stage for Record {
         Box::pin(async move {
             call.targets = match tab_of(&call.args) {
                 Ok(tab) => self.identify_refs(tab, &call.args).await,
-                Err(_) => None,
+                Err(_) => Targets::new(),
             };
             Ok(())
         })
@@ -58,7 +62,7 @@ impl Stage for Record {
         }
         Box::pin(async move {
             if let (Some(capture), Some(record)) = (call.recording, &call.record) {
-                let targets = call.targets.take();
+                let targets = std::mem::take(&mut call.targets);
                 self.record_step(
                     call.info,
                     &call.args,
@@ -82,7 +86,7 @@ fn tab_of(args: &Value) -> Result<Option<TabId>, ToolError> {
 impl Record {
     /// Role, name and rank of each ref in `args` (string values and object keys
     /// `ax_<n>`), so a replay can find the same elements on a fresh page.
-    async fn identify_refs(&self, tab: Option<TabId>, args: &Value) -> Option<Value> {
+    async fn identify_refs(&self, tab: Option<TabId>, args: &Value) -> Targets {
         fn collect(v: &Value, out: &mut std::collections::BTreeSet<String>) {
             match v {
                 Value::String(s) if is_ref(s) => {
@@ -102,19 +106,18 @@ impl Record {
         }
         let mut refs = std::collections::BTreeSet::new();
         collect(args, &mut refs);
-        if refs.is_empty() {
-            return None;
-        }
+        let mut out = Targets::new();
         let browser = &self.browser;
-        browser.peek_tab(tab).await?;
-        let mut out = Map::new();
+        if refs.is_empty() || browser.peek_tab(tab).await.is_none() {
+            return out;
+        }
         for r in refs.into_iter().take(32) {
             let who = browser.run(tab, &crate::browser::page_ops::Identify::of(&r), 2_000).await;
-            if let Some(who) = who.ok().and_then(|w| serde_json::to_value(w).ok()) {
-                out.insert(r, who);
+            if let Ok(who) = who {
+                out.insert(r, RecordedTarget::from(who));
             }
         }
-        (!out.is_empty()).then_some(Value::Object(out))
+        out
     }
 
     /// Append a step to the running recording: what ran, how it went, where the
@@ -125,7 +128,7 @@ impl Record {
         args: &Value,
         record: &CallRecord,
         tab: Option<TabId>,
-        targets: Option<Value>,
+        mut targets: Targets,
         capture: bool,
     ) {
         let browser = &self.browser;
@@ -137,35 +140,23 @@ impl Record {
             (Some(t), true) => browser.thumbnail(TabId::parse(&t.id)).await.ok(),
             _ => None,
         };
-        let mut targets = targets;
-        if let Some(t) = &mut targets {
-            self.known.scrub_value(t);
-        }
-        let args = self.parameterize(info, args, targets.as_ref());
-        let mut step = json!({
-            "ts": iso_of(self.clock.now_ms()),
-            "tool": info.name,
-            "args": args,
-            "duration_ms": record.duration_ms,
-            "ok": record.ok,
-            "outcome": record.summary,
-        });
-        if let Value::Object(o) = &mut step {
-            if let Some(i) = &record.intent {
-                o.insert("intent".into(), json!(i));
-            }
-            if let Some(c) = &record.error {
-                o.insert("error".into(), json!(c));
-            }
-            if let Some(t) = at {
-                o.insert("tab".into(), json!(t.id));
-                o.insert("url".into(), json!(t.url));
-                o.insert("title".into(), json!(t.title));
-            }
-            if let Some(t) = targets {
-                o.insert("targets".into(), t);
-            }
-        }
+        self.scrub_targets(&mut targets);
+        let args = self.parameterize(info, args, &targets);
+        let step = RecordedStep {
+            ts: iso_of(self.clock.now_ms()),
+            tool: info.name.clone(),
+            args,
+            duration_ms: record.duration_ms,
+            ok: record.ok,
+            outcome: record.summary.clone(),
+            intent: record.intent.clone(),
+            error: record.error.clone(),
+            tab: at.as_ref().map(|t| t.id.clone()),
+            url: at.as_ref().map(|t| t.url.clone()),
+            title: at.map(|t| t.title),
+            targets,
+            ..RecordedStep::default()
+        };
         self.recorder.append(step, shot);
     }
 }
@@ -173,6 +164,17 @@ impl Record {
 use super::redact::is_ref;
 
 impl Record {
+    /// Known secrets in what the elements were called (a field named after
+    /// the value it holds) as their names.
+    fn scrub_targets(&self, targets: &mut Targets) {
+        if targets.is_empty() {
+            return;
+        }
+        let Ok(mut v) = serde_json::to_value(&*targets) else { return };
+        self.known.scrub_value(&mut v);
+        *targets = serde_json::from_value(v).unwrap_or_default();
+    }
+
     /// The arguments as a recording keeps them, so that a replay can change
     /// them and no secret is written: each value the call typed (the tool's
     /// `redact` arguments) becomes a parameter named after its field, with
@@ -180,11 +182,11 @@ impl Record {
     /// secret, its name alone (`{{password}}`, `{{totp:example.com}}`).
     /// Elsewhere a known secret becomes its parameter, and the value of an
     /// argument with a secret's name (`password`, `token`) one with no default.
-    fn parameterize(&self, info: &ToolInfo, args: &Value, targets: Option<&Value>) -> Value {
+    fn parameterize(&self, info: &ToolInfo, args: &Value, targets: &Targets) -> Value {
         // What a value's parameter is named after: the field's recorded name,
         // else the label `fill_form` was given, else the argument.
         let field = |target: &str, arg: &str| -> String {
-            match targets.and_then(|t| t[target]["name"].as_str()).filter(|n| !n.is_empty()) {
+            match targets.get(target).and_then(|t| t.name.as_deref()).filter(|n| !n.is_empty()) {
                 Some(named) => named.to_owned(),
                 None if is_ref(target) || target.is_empty() => arg.to_owned(),
                 None => target.to_owned(),

@@ -10,9 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-
 use crate::Clock;
 use crate::error::ToolError;
 use crate::stores::journal::iso_of;
@@ -22,86 +19,23 @@ use ochre_protocol::lock;
 /// Default retention of stopped recordings, in days.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
 
-/// A parameter of a recording: `{{name}}` or `{{name=default}}` in its steps.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Param {
-    /// Its name (`title`, `password`, `totp:example.com`).
-    pub name: String,
-    /// A secret: recorded by name only, to be given at replay.
-    pub secret: bool,
-    /// The value recorded (not for a secret).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+pub use ochre_protocol::recording::{Param, RecordedStep, Recording, RecordingMeta, VersionNote};
+
+/// What `meta.json` in `dir` says.
+fn read_meta(dir: &Path) -> Result<RecordingMeta, ToolError> {
+    let bytes = std::fs::read(dir.join("meta.json"))
+        .map_err(|e| storage_error("cannot read the recording", e))?;
+    serde_json::from_slice(&bytes).map_err(|e| storage_error("corrupt recording", e))
 }
 
-/// What a recording is, as `meta.json` holds it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RecordingMeta {
-    /// `rec-YYYYMMDD-HHMMSS-xxxx`.
-    pub id: String,
-    /// The label given at start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// `recording` or `stopped`.
-    pub status: String,
-    /// Start time (RFC 3339).
-    pub started_at: String,
-    /// Start time, ms since the epoch.
-    pub started_ms: u64,
-    /// Stop time (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_at: Option<String>,
-    /// Stop time, ms since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_ms: Option<u64>,
-    /// Why it stopped, when not by `oc_recording_stop`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_reason: Option<String>,
-    /// The parameters its steps take, in order of first use: a value typed is
-    /// one with its recorded value as the default; a secret has none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub params: Vec<Param>,
-    /// Steps recorded.
-    pub steps: u64,
-    /// Steps that failed.
-    #[serde(default)]
-    pub failed_steps: u64,
-    /// A screenshot is taken after each step.
-    pub capture_screenshots: bool,
-    /// The server session that recorded it.
-    pub session: String,
-    /// URL of the current tab after the last step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_url: Option<String>,
-    /// Title of the current tab after the last step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_title: Option<String>,
-    /// Its version: 1 as recorded, one more for each repair saved
-    /// (`versions/v<N>.jsonl` keeps each earlier version's steps).
-    #[serde(default = "first_version", skip_serializing_if = "is_first_version")]
-    pub version: u64,
-    /// Why each later version was saved, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub versions: Vec<VersionNote>,
-}
-
-fn first_version() -> u64 {
-    1
-}
-
-fn is_first_version(v: &u64) -> bool {
-    *v == 1
-}
-
-/// Why a version of a recording was saved, and when.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct VersionNote {
-    /// The version it made.
-    pub version: u64,
-    /// When (RFC 3339).
-    pub at: String,
-    /// Why (a replay's repair: which steps found which target).
-    pub reason: String,
+/// `steps`, one JSON line each.
+fn jsonl(steps: &[RecordedStep]) -> String {
+    let mut text = String::new();
+    for step in steps {
+        text.push_str(&serde_json::to_string(step).unwrap_or_default());
+        text.push('\n');
+    }
+    text
 }
 
 struct Active {
@@ -160,10 +94,7 @@ impl Recorder {
         entries
             .filter_map(|e| e.ok())
             .filter(|e| valid_id(&e.file_name().to_string_lossy()))
-            .filter_map(|e| {
-                let bytes = std::fs::read(e.path().join("meta.json")).ok()?;
-                serde_json::from_slice::<RecordingMeta>(&bytes).ok()
-            })
+            .filter_map(|e| read_meta(&e.path()).ok())
             .collect()
     }
 
@@ -331,27 +262,23 @@ impl Recorder {
 
     /// Append a step (its `step` number and `screenshot` file are filled in here).
     /// Does nothing when no recording runs.
-    pub fn append(&self, mut step: Value, screenshot: Option<Vec<u8>>) {
+    pub fn append(&self, mut step: RecordedStep, screenshot: Option<Vec<u8>>) {
         let mut guard = self.lock();
         let Some(active) = guard.as_mut() else {
             return;
         };
         let n = active.meta.steps + 1;
-        if let Value::Object(obj) = &mut step {
-            obj.insert("step".into(), json!(n));
-            if let Some(bytes) = screenshot {
-                let rel = format!("shots/{n:04}.jpg");
-                let path = self.dir.join(&active.meta.id).join(&rel);
-                let saved = path
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| write_atomic(&path, &bytes));
-                match saved {
-                    Ok(()) => {
-                        obj.insert("screenshot".into(), json!(rel));
-                    }
-                    Err(e) => tracing::warn!(error = %e, "cannot save a recording screenshot"),
-                }
+        step.step = n;
+        if let Some(bytes) = screenshot {
+            let rel = format!("shots/{n:04}.jpg");
+            let path = self.dir.join(&active.meta.id).join(&rel);
+            let saved = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| write_atomic(&path, &bytes));
+            match saved {
+                Ok(()) => step.screenshot = Some(rel),
+                Err(e) => tracing::warn!(error = %e, "cannot save a recording screenshot"),
             }
         }
         let written = active.actions.append(&step).and_then(|()| active.actions.sync());
@@ -360,12 +287,12 @@ impl Recorder {
             return;
         }
         active.meta.steps = n;
-        if step["ok"] == json!(false) {
+        if !step.ok {
             active.meta.failed_steps += 1;
         }
-        if let Some(url) = step["url"].as_str() {
-            active.meta.final_url = Some(url.to_owned());
-            active.meta.final_title = step["title"].as_str().map(str::to_owned);
+        if let Some(url) = step.url {
+            active.meta.final_url = Some(url);
+            active.meta.final_title = step.title;
         }
         if let Err(e) = self.write_meta(&active.meta) {
             tracing::warn!(recording = %active.meta.id, error = %e, "cannot update a recording's metadata");
@@ -391,17 +318,18 @@ impl Recorder {
         Ok(dir)
     }
 
-    /// One recording: `{"meta": {...}, "steps": [...]}`.
-    pub fn load(&self, id: &str) -> Result<Value, ToolError> {
+    /// One recording: what it is and its steps.
+    pub fn load(&self, id: &str) -> Result<Recording, ToolError> {
         let dir = self.dir_of(id)?;
-        let meta: Value = std::fs::read(dir.join("meta.json"))
-            .map_err(|e| storage_error("cannot read the recording", e))
-            .and_then(|b| {
-                serde_json::from_slice(&b).map_err(|e| storage_error("corrupt recording", e))
-            })?;
-        let steps = read_jsonl(&dir.join("actions.jsonl"))
+        let meta = read_meta(&dir)?;
+        let lines = read_jsonl(&dir.join("actions.jsonl"))
             .map_err(|e| storage_error("cannot read the recording", e))?;
-        Ok(json!({"meta": meta, "steps": steps}))
+        let steps = lines
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| storage_error("corrupt recording step", e))?;
+        Ok(Recording { meta, steps })
     }
 
     /// Save `steps` as a new version of stopped recording `id` (the steps it
@@ -409,7 +337,7 @@ impl Recorder {
     pub fn save_version(
         &self,
         id: &str,
-        steps: &[Value],
+        steps: &[RecordedStep],
         reason: &str,
     ) -> Result<RecordingMeta, ToolError> {
         let dir = self.dir_of(id)?;
@@ -421,11 +349,7 @@ impl Recorder {
             ))
             .with("recordingId", id));
         }
-        let mut meta: RecordingMeta = std::fs::read(dir.join("meta.json"))
-            .map_err(|e| storage_error("cannot read the recording", e))
-            .and_then(|b| {
-                serde_json::from_slice(&b).map_err(|e| storage_error("corrupt recording", e))
-            })?;
+        let mut meta = read_meta(&dir)?;
         if steps.len() as u64 != meta.steps {
             return Err(ToolError::invalid_argument(
                 "steps",
@@ -443,12 +367,7 @@ impl Recorder {
             .map_err(|e| storage_error("cannot read the recording", e))?;
         write_atomic(&versions.join(format!("v{}.jsonl", meta.version)), &old)
             .map_err(|e| storage_error("cannot keep the recording's version", e))?;
-        let mut text = String::new();
-        for step in steps {
-            text.push_str(&step.to_string());
-            text.push('\n');
-        }
-        write_atomic(&dir.join("actions.jsonl"), text.as_bytes())
+        write_atomic(&dir.join("actions.jsonl"), jsonl(steps).as_bytes())
             .map_err(|e| storage_error("cannot save the recording's version", e))?;
         meta.version += 1;
         let reason: String = reason.chars().take(2_000).collect();
@@ -467,7 +386,7 @@ impl Recorder {
     pub fn import(
         &self,
         label: &str,
-        steps: &[Value],
+        steps: Vec<RecordedStep>,
         params: Vec<Param>,
     ) -> Result<RecordingMeta, ToolError> {
         if steps.is_empty() {
@@ -475,7 +394,7 @@ impl Recorder {
         }
         let now = self.clock.now_ms();
         let label: String = label.chars().take(120).collect();
-        let last = |k: &str| steps.iter().rev().find_map(|s| s[k].as_str().map(str::to_owned));
+        let last_url = steps.iter().rev().find(|s| s.url.is_some());
         let meta = RecordingMeta {
             id: self.new_id(),
             label: (!label.is_empty()).then_some(label),
@@ -490,25 +409,17 @@ impl Recorder {
             failed_steps: 0,
             capture_screenshots: false,
             session: "import".into(),
-            final_url: last("url"),
-            final_title: last("title"),
+            final_url: last_url.and_then(|s| s.url.clone()),
+            final_title: last_url.and_then(|s| s.title.clone()),
             version: 1,
             versions: Vec::new(),
         };
         let dir = self.dir.join(&meta.id);
         std::fs::create_dir_all(&dir)
             .map_err(|e| storage_error("cannot create the recording", e))?;
-        let mut text = String::new();
-        for (i, step) in steps.iter().enumerate() {
-            let mut step = step.clone();
-            if let Some(o) = step.as_object_mut() {
-                o.insert("step".into(), Value::from(i as u64 + 1));
-                o.entry("ok").or_insert(Value::Bool(true));
-            }
-            text.push_str(&step.to_string());
-            text.push('\n');
-        }
-        write_atomic(&dir.join("actions.jsonl"), text.as_bytes())
+        let steps: Vec<RecordedStep> =
+            steps.into_iter().zip(1..).map(|(s, step)| RecordedStep { step, ..s }).collect();
+        write_atomic(&dir.join("actions.jsonl"), jsonl(&steps).as_bytes())
             .map_err(|e| storage_error("cannot save the recording", e))?;
         self.write_meta(&meta).map_err(|e| storage_error("cannot save the recording", e))?;
         Ok(meta)
@@ -566,14 +477,20 @@ mod tests {
         let r = Recorder::open(&d, Clock::System, 30);
         let meta = r.start(Some("demo".into()), false, "s1").expect("start");
         assert_eq!(r.start(None, false, "s1").expect_err("twice").code, Code::RecordingActive);
-        r.append(json!({"tool": "navigate", "ok": true, "url": "http://x/"}), None);
-        r.append(json!({"tool": "interact", "ok": false}), Some(vec![1, 2, 3]));
+        let step = |tool: &str, ok: bool, url: Option<&str>| RecordedStep {
+            tool: tool.into(),
+            ok,
+            url: url.map(str::to_owned),
+            ..RecordedStep::default()
+        };
+        r.append(step("navigate", true, Some("http://x/")), None);
+        r.append(step("interact", false, None), Some(vec![1, 2, 3]));
         let loaded = r.load(&meta.id).expect("load");
-        assert_eq!(loaded["steps"][1]["step"], 2);
-        assert_eq!(loaded["steps"][1]["screenshot"], "shots/0002.jpg");
-        assert_eq!(loaded["meta"]["steps"], 2);
-        assert_eq!(loaded["meta"]["failed_steps"], 1);
-        assert_eq!(loaded["meta"]["final_url"], "http://x/");
+        assert_eq!(loaded.steps[1].step, 2);
+        assert_eq!(loaded.steps[1].screenshot.as_deref(), Some("shots/0002.jpg"));
+        assert_eq!(loaded.meta.steps, 2);
+        assert_eq!(loaded.meta.failed_steps, 1);
+        assert_eq!(loaded.meta.final_url.as_deref(), Some("http://x/"));
         assert_eq!(r.screenshot(&meta.id, "shots/0002.jpg").expect("shot"), [1, 2, 3]);
         // The server "dies" while recording: a new one closes it.
         drop(r);

@@ -67,22 +67,6 @@ pub struct Target {
 }
 
 impl Target {
-    /// Read from a recording's or a caller's JSON: the fields it knows, the
-    /// rest ignored (a recording keeps more: the element's tag, say).
-    pub fn from_json(v: &serde_json::Value) -> Self {
-        let s = |k: &str| v[k].as_str().filter(|x| !x.is_empty()).map(str::to_owned);
-        Target {
-            ref_id: s("ref"),
-            role: s("role"),
-            name: s("name"),
-            nth: v["nth"].as_u64(),
-            selector: s("selector"),
-            xpath: s("xpath"),
-            text: s("text"),
-            query: s("query"),
-        }
-    }
-
     /// Whether it names no element.
     pub fn is_empty(&self) -> bool {
         [&self.ref_id, &self.name, &self.selector, &self.xpath, &self.text, &self.query]

@@ -42,7 +42,8 @@ for_each_version! { recorder =>
         }
 
         async fn load(&mut self, id: String) -> WitResult<String> {
-            self.services.recorder.load(&id).map(|v| v.to_string()).map_err(wit_error)
+            let recording = self.services.recorder.load(&id).map_err(wit_error)?;
+            Ok(serde_json::to_string(&recording).unwrap_or_else(|_| "{}".into()))
         }
 
         async fn screenshot(&mut self, id: String, file: String) -> WitResult<Vec<u8>> {

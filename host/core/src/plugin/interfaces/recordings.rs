@@ -3,6 +3,7 @@
 //! built against 0.1.0 never imports it.
 
 use super::*;
+use crate::stores::recording::RecordedStep;
 
 pub(super) const INTERFACE: HostInterface = HostInterface {
     name: "recordings",
@@ -26,10 +27,10 @@ impl super::bindings::ochre::plugin::recordings::Host for CallState {
         steps: String,
         reason: String,
     ) -> WitResult<String> {
-        let steps: Vec<serde_json::Value> = serde_json::from_str(&steps).map_err(|e| {
+        let steps: Vec<RecordedStep> = serde_json::from_str(&steps).map_err(|e| {
             wit_error(crate::ToolError::invalid_argument(
                 "steps",
-                format!("steps are a JSON array: {e}"),
+                format!("steps are a JSON array of recorded steps: {e}"),
             ))
         })?;
         self.services
@@ -43,13 +44,12 @@ impl super::bindings::ochre::plugin::recordings::Host for CallState {
         let bad = |field: &str, e: serde_json::Error| {
             wit_error(crate::ToolError::invalid_argument(field, format!("{field}: {e}")))
         };
-        let steps: Vec<serde_json::Value> =
-            serde_json::from_str(&steps).map_err(|e| bad("steps", e))?;
+        let steps: Vec<RecordedStep> = serde_json::from_str(&steps).map_err(|e| bad("steps", e))?;
         let params: Vec<crate::stores::recording::Param> =
             serde_json::from_str(&params).map_err(|e| bad("params", e))?;
         self.services
             .recorder
-            .import(&label, &steps, params)
+            .import(&label, steps, params)
             .map(|m| serde_json::to_string(&m).unwrap_or_else(|_| "{}".into()))
             .map_err(wit_error)
     }
