@@ -6,7 +6,7 @@
 //! a loopback listener of their own, bound at the first need. A link works
 //! only while its hand-off or ask lasts; any other path is refused.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +24,7 @@ use ochre_host::people::{Ended, Handoff};
 use ochre_host::{Host, HostBrowser};
 use ochre_protocol::ToolError;
 use ochre_protocol::browser::{FrameSink, ScreenFrame};
-use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Gestures, Press};
+use ochre_protocol::page_ops::Gestures;
 
 /// What the pages' handlers share.
 #[derive(Clone)]
@@ -32,26 +32,12 @@ struct Pages {
     host: Host,
     /// The `Host` names the pages answer to (DNS rebinding).
     hosts: Arc<Vec<String>>,
-    /// The demonstrations being recorded, by hand-off id.
-    demos: Arc<std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<Demo>>>>>,
-}
-
-/// A demonstration under way: the person's clicks become `interact` steps
-/// and what they type into a field one `form_input` step, run through the
-/// tool pipeline as an agent's calls are (and recorded the same way).
-#[derive(Default)]
-struct Demo {
-    /// The text field being typed into (its ref): its text becomes a step
-    /// when the person leaves it.
-    field: Option<String>,
-    /// The element a press landed on: clicked (a step) at the release.
-    click: Option<String>,
 }
 
 /// The routes of the pages for people, answering only to `hosts` (the
 /// `Host` header's name: loopback names and the ones the operator allows).
 pub fn routes(host: Host, hosts: Vec<String>) -> axum::Router {
-    let pages = Pages { host, hosts: Arc::new(hosts), demos: Default::default() };
+    let pages = Pages { host, hosts: Arc::new(hosts) };
     axum::Router::new()
         .route("/live/{token}", get(live_page))
         .route("/live/{token}/frames", get(frames))
@@ -238,123 +224,10 @@ async fn input(State(p): State<Pages>, Changing(h): Changing, body: axum::body::
         Ok(_) => return refuse(StatusCode::BAD_REQUEST, "at most 200 events at once"),
         Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("bad input: {e}")),
     };
-    let demo = ochre_protocol::lock(&p.demos).get(&h.id).cloned();
-    let done = match demo {
-        Some(demo) => demonstrate(&p, &h, &mut *demo.lock().await, events).await,
-        None => p.host.browser().person_input(h.tab, &events).await,
-    };
-    match done {
+    match p.host.person_input(&h, events).await {
         Ok(()) => axum::Json(json!({"ok": true})).into_response(),
         Err(e) => failed(StatusCode::UNPROCESSABLE_ENTITY, &e),
     }
-}
-
-/// Run `fut` as the person holding `h`'s tab, in its owner's tabs.
-async fn as_person<T>(p: &Pages, h: &Handoff, fut: impl Future<Output = T> + Send) -> T {
-    let browser = p.host.browser();
-    browser.with_owner(h.owner.clone(), browser.as_person(h.tab, fut)).await
-}
-
-/// A tool call made for the person (a step of their demonstration). On the
-/// agent's current tab it names no tab, as an agent's calls mostly do: a
-/// replay in another session has no tab of that id.
-async fn person_call(
-    p: &Pages,
-    h: &Handoff,
-    tool: &str,
-    mut args: Value,
-) -> Result<Value, ToolError> {
-    let current = as_person(p, h, p.host.browser().peek_tab(None)).await;
-    if current.is_some_and(|t| t.id == h.tab.to_string())
-        && let Some(o) = args.as_object_mut()
-    {
-        o.remove("tabId");
-    }
-    let mut options = ochre_host::CallOptions::default();
-    if let Some(o) = &h.owner {
-        options = options.with_own_tabs(o.clone());
-    }
-    let out = as_person(p, h, p.host.call_tool(tool, args, options)).await?;
-    Ok(out.structured.unwrap_or(Value::Null))
-}
-
-/// The element at a point of `h`'s tab (or the one with focus).
-async fn element_at(p: &Pages, h: &Handoff, at: AtPoint) -> Result<AtPointFound, ToolError> {
-    as_person(p, h, p.host.browser().run(Some(h.tab), &at, 5_000)).await
-}
-
-/// The field being typed into becomes a step: `form_input` with its text.
-async fn commit(p: &Pages, h: &Handoff, demo: &mut Demo) -> Result<(), ToolError> {
-    let Some(field) = demo.field.take() else { return Ok(()) };
-    let text = as_person(p, h, p.host.browser().person_field_text(h.tab, &field)).await?;
-    if text.is_empty() {
-        return Ok(());
-    }
-    person_call(
-        p,
-        h,
-        "form_input",
-        json!({"ref": field, "value": text, "tabId": h.tab.to_string()}),
-    )
-    .await?;
-    Ok(())
-}
-
-/// The person's input during a demonstration: a left click on an element is
-/// an `interact` step; a press on a text field and what is typed there go to
-/// the page as they are, and the field's text becomes a `form_input` step
-/// when the person leaves it (a click elsewhere, Tab, Enter: a `press_key`
-/// step, Stop or Done). The rest (the wheel, other buttons, keys outside a
-/// field) goes to the page unrecorded.
-async fn demonstrate(
-    p: &Pages,
-    h: &Handoff,
-    demo: &mut Demo,
-    events: Vec<Gesture>,
-) -> Result<(), ToolError> {
-    let browser = p.host.browser();
-    let left = |b: &Option<String>| b.as_deref().is_none_or(|b| b == "left");
-    for ev in events {
-        match &ev {
-            Gesture::Down(Press { x, y, button, .. }) if left(button) => {
-                let found = element_at(p, h, AtPoint { x: *x, y: *y, focused: false }).await;
-                match found {
-                    Ok(f) if f.editable => {
-                        if demo.field.as_deref() != Some(f.ref_id.as_str()) {
-                            commit(p, h, demo).await?;
-                        }
-                        demo.field = Some(f.ref_id);
-                        browser.person_input(h.tab, &[ev]).await?;
-                    }
-                    Ok(f) => {
-                        commit(p, h, demo).await?;
-                        demo.click = Some(f.ref_id);
-                    }
-                    Err(_) => browser.person_input(h.tab, &[ev]).await?,
-                }
-            }
-            Gesture::Up(Press { button, .. }) if left(button) && demo.click.is_some() => {
-                let target = demo.click.take().unwrap_or_default();
-                person_call(p, h, "interact", json!({"ref": target, "tabId": h.tab.to_string()}))
-                    .await?;
-            }
-            Gesture::Move { .. } if demo.click.is_some() => {}
-            Gesture::Key { key } if key == "Enter" && demo.field.is_some() => {
-                let field = demo.field.clone().unwrap_or_default();
-                commit(p, h, demo).await?;
-                let args = json!({"key": "Enter", "ref": field, "tabId": h.tab.to_string()});
-                person_call(p, h, "press_key", args).await?;
-            }
-            Gesture::Key { key } if key == "Tab" || key == "Shift+Tab" => {
-                commit(p, h, demo).await?;
-                browser.person_input(h.tab, &[ev]).await?;
-                let focused = element_at(p, h, AtPoint { x: 0.0, y: 0.0, focused: true }).await;
-                demo.field = focused.ok().filter(|f| f.editable).map(|f| f.ref_id);
-            }
-            _ => browser.person_input(h.tab, &[ev]).await?,
-        }
-    }
-    Ok(())
 }
 
 /// Start (`{"action": "start"}`) or stop (`{"action": "stop"}`) recording a
@@ -369,8 +242,8 @@ async fn record(
         .ok()
         .and_then(|v| v["action"].as_str().map(str::to_owned));
     let r = match action.as_deref() {
-        Some("start") => start_demo(&p, &h).await,
-        Some("stop") => stop_demo(&p, &h).await.map(|id| json!({"recordingId": id})),
+        Some("start") => p.host.start_demonstration(&h).await.map(|id| json!({"recordingId": id})),
+        Some("stop") => p.host.stop_demonstration(&h).await.map(|id| json!({"recordingId": id})),
         _ => {
             return refuse(
                 StatusCode::BAD_REQUEST,
@@ -384,36 +257,8 @@ async fn record(
     }
 }
 
-async fn start_demo(p: &Pages, h: &Handoff) -> Result<Value, ToolError> {
-    if ochre_protocol::lock(&p.demos).contains_key(&h.id) {
-        return Err(ToolError::invalid_argument("action", "a demonstration is being recorded"));
-    }
-    let label = format!("demonstration: {}", h.reason);
-    let started = person_call(p, h, "oc_recording_start", json!({"label": label})).await?;
-    let id = started["recordingId"].as_str().unwrap_or_default().to_owned();
-    let demo = Demo::default();
-    ochre_protocol::lock(&p.demos).insert(h.id.clone(), Arc::new(tokio::sync::Mutex::new(demo)));
-    *ochre_protocol::lock(&h.demonstration) = Some(id.clone());
-    let url = p.host.browser().peek_tab(Some(h.tab));
-    let url = p.host.browser().with_owner(h.owner.clone(), url).await.map(|t| t.url);
-    if let Some(url) = url.filter(|u| u.starts_with("http")) {
-        person_call(p, h, "navigate", json!({"url": url, "tabId": h.tab.to_string()})).await?;
-    }
-    Ok(json!({"recordingId": id}))
-}
-
-/// Stop the demonstration of `h`, if one is recorded: its recording's id.
-async fn stop_demo(p: &Pages, h: &Handoff) -> Result<Option<String>, ToolError> {
-    let Some(demo) = ochre_protocol::lock(&p.demos).remove(&h.id) else { return Ok(None) };
-    let mut demo = demo.lock().await;
-    let committed = commit(p, h, &mut demo).await;
-    person_call(p, h, "oc_recording_stop", json!({})).await?;
-    committed?;
-    Ok(ochre_protocol::lock(&h.demonstration).clone())
-}
-
 async fn done(State(p): State<Pages>, Changing(h): Changing) -> Response {
-    if let Err(e) = stop_demo(&p, &h).await {
+    if let Err(e) = p.host.stop_demonstration(&h).await {
         tracing::warn!(error = %e.message, "the demonstration did not end cleanly");
     }
     h.end(Ended::Done);

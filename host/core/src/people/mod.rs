@@ -22,6 +22,8 @@ use ochre_protocol::lock;
 use crate::error::ToolError;
 use crate::redact::KnownSecrets;
 
+mod demonstration;
+
 /// What the client's user did with a page ochre sent them to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asked {
@@ -94,6 +96,8 @@ pub struct Handoff {
     pub before: PageState,
     /// The recording the person made of what they did (a demonstration), if any.
     pub demonstration: Mutex<Option<String>>,
+    /// The demonstration being recorded, between batches of the person's input.
+    demo: tokio::sync::Mutex<Option<demonstration::Demo>>,
     ended: tokio::sync::watch::Sender<Option<Ended>>,
 }
 
@@ -236,6 +240,7 @@ impl People {
             owner,
             before,
             demonstration: Mutex::new(None),
+            demo: tokio::sync::Mutex::new(None),
             ended: tokio::sync::watch::channel(None).0,
         });
         lock(&self.handoffs).insert(token.clone(), h.clone());
