@@ -96,6 +96,7 @@ impl Dialog {
 }
 
 pub use ochre_protocol::browser::PageEvent;
+use ochre_protocol::page_ops::DialogHandled;
 
 struct Download {
     tab: Option<TabId>,
@@ -362,7 +363,7 @@ impl BrowserManager {
         n: TabId,
         page: &Page,
         args: &ochre_protocol::page_ops::HandleDialog,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<DialogHandled, ToolError> {
         let Some(d) = self.inner.tabs.with(n, |t| t.dialog.clone()).flatten() else {
             return Err(ToolError::no_dialog(format!("no dialog is open on {}", n)));
         };
@@ -388,12 +389,16 @@ impl BrowserManager {
             return Err(e);
         }
         self.dialog_closed(n, accept, text.filter(|_| accept), "handle_dialog");
-        let mut out = d.json(n);
-        out["accepted"] = json!(accept);
-        if d.kind == "prompt" && accept {
-            out["promptText"] = json!(text.unwrap_or(&d.default_prompt));
-        }
-        Ok(out)
+        let prompt = d.kind == "prompt";
+        Ok(DialogHandled {
+            tab_id: n.to_string(),
+            kind: d.kind.to_owned(),
+            message: d.message.clone(),
+            url: d.url.clone(),
+            default_prompt: prompt.then(|| d.default_prompt.clone()),
+            accepted: accept,
+            prompt_text: (prompt && accept).then(|| text.unwrap_or(&d.default_prompt).to_owned()),
+        })
     }
 
     fn dialog_closed(&self, n: TabId, accepted: bool, text: Option<&str>, by: &str) {

@@ -6,7 +6,7 @@ use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::act::{describe_delta, without_value};
 
@@ -158,14 +158,10 @@ pub(crate) fn handle_dialog(a: DialogArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
     let answer = ops::HandleDialog { accept: Some(a.accept), prompt_text: a.prompt_text.clone() };
     let d = browser::run(tab, &answer, 15_000)?;
-    let verb = if a.accept { "accepted" } else { "dismissed" };
-    let answer = if d["type"] == "prompt" && a.accept { " with the given text" } else { "" };
-    let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    let out =
-        format!("{verb} the {} dialog {:?} on {}{answer}", s("type"), s("message"), s("tabId"));
-    let mut shown = d.clone();
-    if let Some(m) = shown.as_object_mut() {
-        m.remove("promptText");
-    }
+    let verb = if d.accepted { "accepted" } else { "dismissed" };
+    let answer = if d.prompt_text.is_some() { " with the given text" } else { "" };
+    let out = format!("{verb} the {} dialog {:?} on {}{answer}", d.kind, d.message, d.tab_id);
+    // The text typed is not shown again.
+    let shown = ops::DialogHandled { prompt_text: None, ..d };
     Ok(Output::json(&shown)?.with_content(ochre_sdk::Content::Text(out.clone())).with_summary(out))
 }

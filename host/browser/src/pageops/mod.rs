@@ -378,13 +378,13 @@ impl BrowserManager {
             AnyOp::HandleDialog(a) => {
                 let (n, page) = self.page(tab).await?;
                 let out = self.handle_dialog(n, &page, &a).await?;
-                if out["type"] == "beforeunload" && out["accepted"] == json!(true) {
+                if out.kind == "beforeunload" && out.accepted {
                     // The navigation the dialog held goes on: let it load.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     let _ = self.wait_loaded(&page, 10_000).await;
                     let _ = self.network_quiet(n, 50, 3_000).await;
                 }
-                Ok(out)
+                answer(out)
             }
             AnyOp::ProfileStatus(_) => Ok(self.profile_status().await),
             AnyOp::ListProfiles(_) => Ok(self.list_profiles().await),

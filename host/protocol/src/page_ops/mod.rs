@@ -430,7 +430,7 @@ typed_ops! {
     );
     // The tab.
     Dialog => "dialog" -> OpenDialog = Spec::op("", "the open JavaScript dialog, if any").host();
-    HandleDialog => "handle_dialog" -> Json = Spec::op(
+    HandleDialog => "handle_dialog" -> DialogHandled = Spec::op(
         "accept, promptText",
         "answer the open JavaScript dialog",
     ).host();

@@ -23,6 +23,29 @@ pub struct HandleDialog {
     pub prompt_text: Option<String>,
 }
 
+/// The dialog [`HandleDialog`] answered.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DialogHandled {
+    /// Its tab.
+    #[serde(rename = "tabId")]
+    pub tab_id: String,
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What it said.
+    pub message: String,
+    /// The page that opened it.
+    pub url: String,
+    /// A prompt's default text.
+    #[serde(rename = "defaultPrompt", default, skip_serializing_if = "Option::is_none")]
+    pub default_prompt: Option<String>,
+    /// Accepted (else dismissed).
+    pub accepted: bool,
+    /// The text a prompt was accepted with.
+    #[serde(rename = "promptText", default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
+
 /// The tab's console messages and uncaught exceptions.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
