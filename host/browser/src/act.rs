@@ -17,7 +17,7 @@ use ochre_protocol::page_ops::{
 use ochre_protocol::{Code, ToolError};
 use serde_json::json;
 
-use super::{BrowserManager, Caller, Input, TabId, TabRef};
+use super::{BrowserManager, Caller, Input, RefId, TabId, TabRef};
 
 /// Default bound of the actionability wait, in ms.
 const ACTIONABLE_MS: u64 = 5_000;
@@ -101,8 +101,8 @@ fn described(info: Option<Description>) -> Result<Description, ToolError> {
 }
 
 /// The target's line for a message: `role "name" ax_N`, or its ref.
-fn line_of(info: Option<&Description>, target: &str) -> String {
-    info.map_or_else(|| target.to_owned(), Description::ident)
+fn line_of(info: Option<&Description>, target: RefId) -> String {
+    info.map_or_else(|| target.to_string(), Description::ident)
 }
 
 /// A drag judged by its effect: done when the press reached the source and the
@@ -150,7 +150,7 @@ fn judge_drag(ends: DragPoints, delta: Settled) -> Dragged {
 /// The element an action is aimed at: its ref now, how it was found, and
 /// how to find it again if the page replaces it while the action waits.
 struct Element {
-    r: String,
+    r: RefId,
     found: Option<ops::TargetFound>,
     again: Option<ops::Target>,
 }
@@ -166,7 +166,7 @@ fn refindable(a: &ops::Act) -> Option<ops::Target> {
         return Some(ops::Target { query: Some(query.clone()), ..ops::Target::default() });
     }
     let t = a.target.clone()?;
-    let by_ref = ops::Target { ref_id: t.ref_id.clone(), ..ops::Target::default() };
+    let by_ref = ops::Target { ref_id: t.ref_id, ..ops::Target::default() };
     (t != by_ref).then_some(ops::Target { ref_id: None, ..t })
 }
 
@@ -309,8 +309,14 @@ impl TabRef {
 
     /// Trusted input of an action (see [`Self::own_stack`]).
     async fn press(&self, events: Vec<Input>) -> Result<(), ToolError> {
+        self.press_aimed(events, false).await
+    }
+
+    /// The mouse at points the page library aimed at (`aimed`: it found the
+    /// element there), as [`Self::press`].
+    async fn press_aimed(&self, events: Vec<Input>, aimed: bool) -> Result<(), ToolError> {
         let t = self.clone();
-        Self::own_stack(Box::pin(async move { t.input(&events).await })).await
+        Self::own_stack(Box::pin(async move { t.input(&events, aimed).await })).await
     }
 
     /// The `act` page operation: see [`ops::Act`].
@@ -325,8 +331,8 @@ impl TabRef {
         let wait_ms = wait_ms.saturating_sub(started.elapsed().as_millis() as u64);
         let mut info = None;
         if action == ActKind::Hover {
-            let aim = self.aim(&target, &mut info, wait_ms, false).await?;
-            self.press(vec![Input::MouseMove((aim.x, aim.y, 0))]).await?;
+            let aim = self.aim(target, &mut info, wait_ms, false).await?;
+            self.press_aimed(vec![Input::MouseMove((aim.x, aim.y, 0))], true).await?;
             let settle = ops::Settle { idle_ms: Some(100), ..ops::Settle::after(&aim.token) };
             let delta = self.step(settle, STEP_MS).await?;
             let info = described(info)?;
@@ -396,7 +402,7 @@ impl TabRef {
         double: bool,
         tried: &mut Vec<Tried>,
     ) -> Result<Option<(Settled, Strategy)>, ToolError> {
-        let target = &info.ref_id;
+        let target = info.ref_id;
         let started = Instant::now();
         for (kind, ways) in OTHER_WAYS_IN_ORDER {
             if started.elapsed() > OTHER_WAYS {
@@ -452,7 +458,7 @@ impl TabRef {
         };
         let mut info = None;
         let mut value_before = None;
-        if let Some(r) = &target {
+        if let Some(r) = target {
             let described = self.step(ops::Describe::of_ref(r), STEP_MS).await?;
             let focused = self.step(ops::Focus::of(r), STEP_MS).await?.focused;
             if typing && !focused {
@@ -466,7 +472,7 @@ impl TabRef {
             }
             info = Some(described);
         }
-        let token = self.step(ops::Watch { ref_id: target.clone() }, STEP_MS).await?.token;
+        let token = self.step(ops::Watch { ref_id: target }, STEP_MS).await?.token;
         if let Err(e) = self.send_keys(keys, a.delay_ms.unwrap_or(0).min(1_000)).await {
             self.unwatch().await;
             return Err(e);
@@ -479,7 +485,7 @@ impl TabRef {
             self.after_navigation(&mut delta).await;
         }
         // Read back (not after Enter: a search box empties on submit).
-        let value_after = match (&target, typing && done && a.submit != Some(true)) {
+        let value_after = match (target, typing && done && a.submit != Some(true)) {
             (Some(r), true) => {
                 self.step(ops::ValueOf::of(r), STEP_MS).await.ok().and_then(|v| v.value)
             }
@@ -520,9 +526,9 @@ impl TabRef {
         check_drag(&a)?;
         let ops::Drag { source, source_selector, target, target_selector } = a;
         let ask = ops::DragInfo {
-            source: source.clone(),
+            source,
             source_selector: source_selector.clone(),
-            target: target.clone(),
+            target,
             target_selector: target_selector.clone(),
         };
         let ends = self.step(ask, STEP_MS).await?;
@@ -577,9 +583,9 @@ impl TabRef {
         &self,
         a: &ops::Act,
         wait_ms: u64,
-    ) -> Result<(String, Option<ops::TargetFound>), ToolError> {
-        if let Some(r) = &a.ref_id {
-            return Ok((r.clone(), None));
+    ) -> Result<(RefId, Option<ops::TargetFound>), ToolError> {
+        if let Some(r) = a.ref_id {
+            return Ok((r, None));
         }
         if let Some(query) = &a.query {
             let found = self.step(ops::ResolveQuery { query: query.clone() }, STEP_MS).await?;
@@ -589,23 +595,23 @@ impl TabRef {
             return Err(ToolError::invalid_argument("ref", "act needs `ref`, `query` or `target`"));
         };
         let found = self.find_target(ops::FindTarget::identifying(target, wait_ms)).await?;
-        Ok((found.ref_id.clone(), Some(found)))
+        Ok((found.ref_id, Some(found)))
     }
 
     /// One of the other ways of clicking: the element found again by role and
     /// name (`ax`), a click in script, or a key while it has the focus.
     async fn other_way(&self, way: Way, info: &Description, double: bool) -> Result<(), ToolError> {
-        let target = &info.ref_id;
+        let target = info.ref_id;
         let key = match way {
             Way::Ax => {
                 let again = ops::Relocate {
-                    ref_id: target.clone(),
+                    ref_id: target,
                     role: info.role.clone(),
                     name: info.name.clone(),
                 };
                 let p = self.step(again, STEP_MS).await?;
                 let (x, y) = p.point().map_err(ToolError::element_not_interactable)?;
-                return self.press(clicks(x, y, double)).await;
+                return self.press_aimed(clicks(x, y, double), true).await;
             }
             Way::JsClick => {
                 return self.step(ops::JsClick::of(target), STEP_MS).await.map(drop);
@@ -633,7 +639,7 @@ impl TabRef {
         let mut tried: Vec<Tried> = Vec::new();
         let mut waited_all = Vec::new();
         loop {
-            let target = element.r.as_str();
+            let target = element.r;
             let aim = match self.aim(target, info, left(), true).await {
                 Ok(aim) => aim,
                 // The page replaced the element while the click waited (a
@@ -644,9 +650,9 @@ impl TabRef {
                     let found = self.find_target(ask).await?;
                     waited_all.push(format!(
                         "{} was replaced by the page and found again",
-                        line_of(info.as_ref(), &element.r)
+                        line_of(info.as_ref(), element.r)
                     ));
-                    element.r = found.ref_id.clone();
+                    element.r = found.ref_id;
                     if let Some(f) = &mut element.found {
                         f.ref_id = found.ref_id;
                     }
@@ -663,7 +669,7 @@ impl TabRef {
                     "at {via}, the part of its widget a person clicks: the element itself is hidden or covered"
                 ));
             }
-            if let Err(e) = self.press(clicks(aim.x, aim.y, double)).await {
+            if let Err(e) = self.press_aimed(clicks(aim.x, aim.y, double), true).await {
                 self.unwatch().await;
                 return Err(e);
             }
@@ -701,13 +707,13 @@ impl TabRef {
     /// out.
     async fn aim(
         &self,
-        target: &str,
+        target: RefId,
         info: &mut Option<Description>,
         ms: u64,
         enabled: bool,
     ) -> Result<Aim, ToolError> {
         let ask = ops::Actionable {
-            ref_id: target.to_owned(),
+            ref_id: target,
             timeout_ms: Some(ms),
             enabled: Some(enabled),
             describe: Some(info.is_none()),
@@ -740,8 +746,8 @@ impl TabRef {
 
     /// Start watching what the next event changes around `target`: the token
     /// of the document for `settle`.
-    async fn watch_target(&self, target: &str) -> Result<String, ToolError> {
-        Ok(self.step(ops::Watch { ref_id: Some(target.to_owned()) }, STEP_MS).await?.token)
+    async fn watch_target(&self, target: RefId) -> Result<String, ToolError> {
+        Ok(self.step(ops::Watch { ref_id: Some(target) }, STEP_MS).await?.token)
     }
 
     /// Stop watching (the action failed: no `settle` follows). Best effort: the

@@ -16,7 +16,7 @@ use ochre_protocol::page_ops::AnyOp;
 use ochre_protocol::{ToolError, lock};
 
 use super::{
-    BrowserManager, OWNER, Owner, PageEvent, TabId, TabInfo, TitleFrom, bounded, cdp_error,
+    BrowserManager, OWNER, Owner, PageEvent, RefId, TabId, TabInfo, TitleFrom, bounded, cdp_error,
     lifeline, owner, sole,
 };
 
@@ -273,7 +273,7 @@ impl HostBrowser for BrowserManager {
         self.person_scope(tab, fut)
     }
 
-    async fn person_field_text(&self, tab: TabId, ref_id: &str) -> Result<String, ToolError> {
+    async fn person_field_text(&self, tab: TabId, ref_id: RefId) -> Result<String, ToolError> {
         self.field_text(tab, ref_id).await
     }
 

@@ -238,22 +238,27 @@ impl BrowserManager {
         check_gestures(events)?;
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
-            self.send_on(n, &page, events, timeout_ms).await
+            self.send_on(n, &page, events, timeout_ms, false).await
         })
         .await
     }
 
     /// Send input to tab `n` (resolved) whose events were checked (see
-    /// [`Self::gestures`]).
+    /// [`Self::gestures`]). `aimed`: every point is one the page library
+    /// found its element at (`elementFromPoint`: inside the viewport), so
+    /// the viewport is not asked again.
     pub(super) async fn send_on(
         &self,
         n: TabId,
         page: &Page,
         events: &[page_ops::Gesture],
         timeout_ms: u32,
+        aimed: bool,
     ) -> Result<page_ops::Gestured, ToolError> {
         use page_ops::Gesture as G;
-        self.within_viewport(page, events).await?;
+        if !aimed {
+            self.within_viewport(page, events).await?;
+        }
         let drag = events
             .iter()
             .skip_while(|e| !matches!(e, G::Down(_)))
@@ -344,28 +349,24 @@ impl BrowserManager {
                 "clickCount": count,
             }))
         };
-        // A move that leads to a press, sent but not yet answered (see below).
-        let mut unanswered = None;
+        // Mouse events sent and not yet answered (see `pipelined`), in the
+        // order sent; all are answered before any other event is sent, and
+        // before the call answers.
+        let mut unanswered = InFlight::default();
         for (i, ev) in events.iter().enumerate() {
+            let ahead = pipelined(events, i, held, drag.is_some());
+            if !ahead {
+                unanswered.answered().await?;
+            }
             match ev {
                 G::Move { x, y } => {
                     at = Some((*x, *y));
-                    if held == 0 && matches!(events.get(i + 1), Some(G::Down(_))) {
-                        // The press follows the move without waiting for its
-                        // answer: the renderer holds a move for its next frame
-                        // (up to 17 ms) unless a press comes, which has the move
-                        // dispatched first, at once. The page sees the same
-                        // events in the same order (the hover's handlers run
-                        // before the press). The first poll of a command's
-                        // future sends it (its sender is a fresh clone of the
-                        // tab's channel, never full): sent before the press is.
-                        let p = mouse("mouseMoved", *x, *y, "none", 0, 0)?;
-                        let mut moved = Box::pin(page.execute(p));
-                        if let std::task::Poll::Ready(r) = futures::poll!(moved.as_mut()) {
-                            r.map_err(|e| cdp_error("mouse move", e))?;
-                        } else {
-                            unanswered = Some(moved);
-                        }
+                    if ahead {
+                        unanswered.send(
+                            page,
+                            mouse("mouseMoved", *x, *y, "none", 0, 0)?,
+                            "mouse move",
+                        );
                         continue;
                     }
                     if let Some(d) = drag.as_deref_mut()
@@ -406,14 +407,7 @@ impl BrowserManager {
                     held = if press { held | bit } else { held & !bit };
                     let kind = if press { "mousePressed" } else { "mouseReleased" };
                     let p = mouse(kind, *x, *y, name, held, count.unwrap_or(1).max(1))?;
-                    let pressed = page.execute(p);
-                    if let Some(moved) = unanswered.take() {
-                        let (moved, pressed) = futures::join!(moved, pressed);
-                        moved.map_err(|e| cdp_error("mouse move", e))?;
-                        pressed.map_err(|e| cdp_error("mouse button", e))?;
-                    } else {
-                        pressed.await.map_err(|e| cdp_error("mouse button", e))?;
-                    }
+                    unanswered.send(page, p, "mouse button");
                 }
                 G::Wheel { x, y, dx, dy } => {
                     at = Some((*x, *y));
@@ -436,7 +430,67 @@ impl BrowserManager {
                 }
             }
         }
+        unanswered.answered().await?;
         Ok(page_ops::Gestured { events: events.len(), x: at.map(|a| a.0), y: at.map(|a| a.1) })
+    }
+}
+
+/// Whether event `i` of `events` is sent without waiting for the answers to
+/// the mouse events before it. A renderer holds a move for its next frame (up
+/// to 17 ms) unless a press comes, which has the move dispatched first, at
+/// once; presses and releases are never merged or held, and a tab's input is
+/// dispatched in the order sent. So a move that leads to a press, and the
+/// buttons of a click (no drag in between: no move while a button is held),
+/// go out back to back: the page sees the same events in the same order, and
+/// the hover's and the press's handlers run before the release is dispatched.
+/// Anything else waits for what was sent before it (moves one by one, or the
+/// renderer would merge them; a drag's events at a hand's pace).
+fn pipelined(events: &[page_ops::Gesture], i: usize, held: i32, dragging: bool) -> bool {
+    use page_ops::Gesture as G;
+    match &events[i] {
+        G::Move { .. } => held == 0 && matches!(events.get(i + 1), Some(G::Down(_))),
+        // (In a drag, the release waits: it may be the drop played instead.)
+        G::Down(_) => true,
+        G::Up(_) => !dragging,
+        _ => false,
+    }
+}
+
+/// Mouse events sent to a tab and not yet answered (see [`pipelined`]).
+#[derive(Default)]
+struct InFlight {
+    sent: Vec<(
+        futures::future::BoxFuture<'static, Result<(), chromiumoxide::error::CdpError>>,
+        &'static str,
+    )>,
+}
+
+impl InFlight {
+    /// Send `p` now, without waiting for its answer. The first poll of a
+    /// command's future sends it (its sender is a fresh clone of the tab's
+    /// channel, never full): sent before anything after it is.
+    fn send(&mut self, page: &Page, p: DispatchMouseEventParams, what: &'static str) {
+        let page = page.clone();
+        let mut fut: futures::future::BoxFuture<'static, _> =
+            Box::pin(async move { page.execute(p).await.map(drop) });
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(r) => {
+                self.sent.push((Box::pin(std::future::ready(r)), what));
+            }
+            std::task::Poll::Pending => self.sent.push((fut, what)),
+        }
+    }
+
+    /// Wait for every answer; the first failure, named.
+    async fn answered(&mut self) -> Result<(), ToolError> {
+        let sent = std::mem::take(&mut self.sent);
+        let (whats, futs): (Vec<_>, Vec<_>) = sent.into_iter().map(|(f, w)| (w, f)).unzip();
+        for (r, what) in futures::future::join_all(futs).await.into_iter().zip(whats) {
+            r.map_err(|e| cdp_error(what, e))?;
+        }
+        Ok(())
     }
 }
 

@@ -12,7 +12,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use futures::StreamExt;
 
-use ochre_protocol::browser::{FrameSink, ScreenFrame};
+use ochre_protocol::browser::{FrameSink, RefId, ScreenFrame};
 use ochre_protocol::{ToolError, page_ops};
 
 use super::{BrowserManager, TabId, cdp_error, not_found, owner};
@@ -158,7 +158,7 @@ impl BrowserManager {
     }
 
     /// See [`ochre_protocol::browser::HostBrowser::person_field_text`].
-    pub(crate) async fn field_text(&self, n: TabId, ref_id: &str) -> Result<String, ToolError> {
+    pub(crate) async fn field_text(&self, n: TabId, ref_id: RefId) -> Result<String, ToolError> {
         let page = self.person_page(n)?;
         let args = serde_json::json!({"ref": ref_id});
         let (doc, object) = self.element(n, &page, args, 5_000).await?;

@@ -155,12 +155,13 @@ impl TabRef {
     }
 
     /// Trusted input to this tab (the left button), each event checked
-    /// before the first is sent.
-    pub(crate) async fn input(&self, events: &[Input]) -> Result<(), ToolError> {
+    /// before the first is sent. `aimed`: at points the page library found
+    /// the element at (see `BrowserManager::send_on`).
+    pub(crate) async fn input(&self, events: &[Input], aimed: bool) -> Result<(), ToolError> {
         let gestures = super::input::gestures_of(events);
         super::input::check_gestures(&gestures)?;
         let m = &self.mgr;
-        let send = Box::pin(m.send_on(self.n, &self.page, &gestures, 10_000));
+        let send = Box::pin(m.send_on(self.n, &self.page, &gestures, 10_000, aimed));
         m.guarded_for(&self.caller, Some(self.n), send).await.map(drop)
     }
 }

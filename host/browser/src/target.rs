@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use ochre_protocol::page_ops::{self as ops, Identity, Target, TargetFound};
 use ochre_protocol::{Code, ToolError};
 
-use super::{BrowserManager, TabId, TabRef, bounded};
+use super::{BrowserManager, RefId, TabId, TabRef, bounded};
 
 /// Default bound of the wait for a target, in ms.
 const FIND_MS: u64 = 5_000;
@@ -106,8 +106,7 @@ impl TabRef {
             let spent = ms_since(started);
             // A ref does not come back: only a name, a selector or a
             // description may find an element that is not there yet.
-            let by_ref_only =
-                a.target == Target { ref_id: a.target.ref_id.clone(), ..Target::default() };
+            let by_ref_only = a.target == Target { ref_id: a.target.ref_id, ..Target::default() };
             if !again(&e) || by_ref_only {
                 return Err(e);
             }
@@ -129,11 +128,11 @@ impl TabRef {
         &self,
         t: &Target,
         identify: bool,
-    ) -> Result<(String, &'static str, Option<Identity>), ToolError> {
-        if let Some(r) = &t.ref_id {
+    ) -> Result<(RefId, &'static str, Option<Identity>), ToolError> {
+        if let Some(r) = t.ref_id {
             // Still on the page: who it is says so.
             let who = self.step(ops::Identify::of(r), TRY_MS).await?;
-            return Ok((r.clone(), "ref", identify.then_some(who)));
+            return Ok((r, "ref", identify.then_some(who)));
         }
         let mut last = None;
         if let (Some(role), Some(name)) = (&t.role, &t.name) {
@@ -157,7 +156,7 @@ impl TabRef {
             match self.step(ops::Query { selector, xpath, limit: Some(1) }, TRY_MS).await {
                 Ok(q) => match q.matches.into_iter().next() {
                     Some(m) => {
-                        return Ok((m.ref_id.clone(), by, self.who(&m.ref_id, identify).await));
+                        return Ok((m.ref_id, by, self.who(m.ref_id, identify).await));
                     }
                     None => {
                         last = Some(ToolError::element_not_found(format!(
@@ -174,7 +173,7 @@ impl TabRef {
         for (by, query) in described {
             let Some(query) = query else { continue };
             match self.step(ops::ResolveQuery { query: query.clone() }, TRY_MS).await {
-                Ok(r) => return Ok((r.ref_id.clone(), by, self.who(&r.ref_id, identify).await)),
+                Ok(r) => return Ok((r.ref_id, by, self.who(r.ref_id, identify).await)),
                 Err(e) => last = Some(e),
             }
         }
@@ -184,7 +183,7 @@ impl TabRef {
     /// Who the element of `r` is, when asked and its role and name find it
     /// again (a label, say, is no role ochre locates by: then `None`, and a
     /// recording keeps its selector).
-    async fn who(&self, r: &str, identify: bool) -> Option<Identity> {
+    async fn who(&self, r: RefId, identify: bool) -> Option<Identity> {
         if !identify {
             return None;
         }

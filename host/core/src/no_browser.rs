@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ochre_protocol::ToolError;
 pub use ochre_protocol::browser::{
-    HostBrowser, Input, Notices, Owner, PageEvent, StorageState, TabDialog, TabId, TabInfo,
+    HostBrowser, Input, Notices, Owner, PageEvent, RefId, StorageState, TabDialog, TabId, TabInfo,
 };
 pub use ochre_protocol::page_ops;
 
@@ -132,7 +132,7 @@ impl HostBrowser for NoBrowser {
         fut.await
     }
 
-    async fn person_field_text(&self, _tab: TabId, _ref_id: &str) -> Result<String, ToolError> {
+    async fn person_field_text(&self, _tab: TabId, _ref_id: RefId) -> Result<String, ToolError> {
         Err(unavailable())
     }
 

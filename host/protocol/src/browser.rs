@@ -53,8 +53,9 @@ impl std::fmt::Display for TabId {
 }
 
 /// An element's ref: `ax_12` on the wire, given out by the page library of one
-/// document (a ref of an older document is stale).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// document (a ref of an older document is stale). (Its default, `ax_0`, is
+/// never given out.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefId(pub u64);
 
 impl RefId {
@@ -67,6 +68,50 @@ impl RefId {
 impl std::fmt::Display for RefId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ax_{}", self.0)
+    }
+}
+
+impl std::str::FromStr for RefId {
+    type Err = String;
+
+    /// `ax_12`; else what is wrong, for the agent.
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s).ok_or_else(|| {
+            let s: String = s.chars().take(40).collect();
+            format!("{s:?} is not a ref: refs look like ax_12 (from read_page or find)")
+        })
+    }
+}
+
+/// On the wire as it is spelled (`"ax_12"`).
+impl serde::Serialize for RefId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A string spelled `ax_12` (a tool argument that takes a ref).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for RefId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RefId".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^ax_\\d+$"})
+    }
+}
+
+/// Read from its spelling (`"ax_12"`), parsed: anything else is refused with
+/// what a ref looks like.
+impl<'de> serde::Deserialize<'de> for RefId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -391,7 +436,7 @@ pub trait HostBrowser: Send + Sync {
     fn person_field_text(
         &self,
         tab: TabId,
-        ref_id: &str,
+        ref_id: RefId,
     ) -> impl Future<Output = Result<String, ToolError>> + Send;
 
     /// Close the browser (managed mode) or disconnect (attach mode).
@@ -414,6 +459,30 @@ mod tests {
         for bad in ["", "ax_", "12", "ax_-1", "ax_+1", "AX_1", "ax_1x", "t3"] {
             assert_eq!(RefId::parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_ref_is_written_as_spelled_and_read_only_from_its_spelling() {
+        let op: crate::page_ops::Focus =
+            serde_json::from_str(r#"{"ref": "ax_12"}"#).expect("a ref");
+        assert_eq!(op.ref_id, RefId(12));
+        assert_eq!(
+            serde_json::to_value(&op).expect("written"),
+            serde_json::json!({"ref": "ax_12"})
+        );
+        for bad in [r#""ax_""#, r#""12""#, "12", r#""ax_1 ""#, "null"] {
+            let args: serde_json::Value =
+                serde_json::from_str(&format!(r#"{{"ref": {bad}}}"#)).expect("JSON");
+            let e = crate::page_ops::parse::<crate::page_ops::Focus>(&args).expect_err(bad);
+            assert_eq!(e.field, "ref", "{bad}");
+        }
+        let args = serde_json::json!({"ref": "button"});
+        let e = crate::page_ops::parse::<crate::page_ops::Focus>(&args).expect_err("not a ref");
+        assert!(
+            e.message.contains(r#""button" is not a ref: refs look like ax_12"#),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ochre_sdk::browser::{self, Input, ops};
+use ochre_sdk::browser::{self, Input, RefId, ops};
 use ochre_sdk::{Content, Output, ToolError, clock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -104,8 +104,7 @@ const ACTIONABLE_MS: u64 = 5_000;
 pub(crate) struct InteractArgs {
     /// Element ref.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     /// Or describe it (best find match).
     #[schemars(length(min = 1, max = 500))]
     query: Option<String>,
@@ -129,8 +128,7 @@ pub(crate) struct InteractArgs {
 #[schemars(inline)]
 pub(crate) struct NamedTarget {
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    ref_id: Option<String>,
+    ref_id: Option<RefId>,
     #[schemars(length(min = 1, max = 100))]
     role: Option<String>,
     #[schemars(length(max = 1000))]
@@ -153,12 +151,8 @@ impl From<NamedTarget> for ops::Target {
 
 /// Click `target` with the mouse as a person does (the host's `act`, the mouse
 /// only): a click that reached it counts, whatever it changed; what it changed.
-fn click_delivered(tab: Option<&str>, target: &str) -> Result<ops::Settled, ToolError> {
-    let act = ops::Act {
-        ref_id: Some(target.to_owned()),
-        other_ways: Some(false),
-        ..ops::Act::default()
-    };
+fn click_delivered(tab: Option<&str>, target: RefId) -> Result<ops::Settled, ToolError> {
+    let act = ops::Act { ref_id: Some(target), other_ways: Some(false), ..ops::Act::default() };
     Ok(browser::run(tab, &act, 70_000)?.delta)
 }
 
@@ -188,7 +182,7 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         return Err(ToolError::internal("the host did not say which element it clicked"));
     };
     if !acted.done {
-        return hitl(tab, &info.ref_id, info, acted.tried);
+        return hitl(tab, info.ref_id, info, acted.tried);
     }
     let line = info.ident();
     let verb = match action {
@@ -234,7 +228,7 @@ fn paren(s: &str) -> String {
 /// screenshot of where it is. The host adds the call's `intent`.
 fn hitl(
     tab: Option<&str>,
-    target: &str,
+    target: RefId,
     info: &ops::Description,
     tried: Vec<ops::Tried>,
 ) -> Result<Output, ToolError> {
@@ -244,7 +238,7 @@ fn hitl(
         "strategies_tried": tried,
         "target": {"ref": target, "role": info.role, "name": info.name},
     });
-    let plain = ops::Point { ref_id: target.to_owned(), how: Some("plain".into()) };
+    let plain = ops::Point { ref_id: target, how: Some("plain".into()) };
     let clip = run(tab, &plain).ok().and_then(|p| Some((p.x?, p.y?)));
     let shot = browser::screenshot(
         tab,
@@ -271,8 +265,7 @@ fn hitl(
 pub(crate) struct FormInputArgs {
     /// The field's ref.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     /// Unlisted: the field as a recording names it (replays pass it).
     #[serde(rename = "target")]
     named: Option<NamedTarget>,
@@ -293,15 +286,18 @@ pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
         return Err(ToolError::invalid_argument("ref", "form_input needs `ref`"));
     }
     let set = ops::SetValue {
-        ref_id: a.target.clone().unwrap_or_default(),
+        ref_id: a.target,
         value: json!(a.value),
         target: a.named.map(ops::Target::from),
         timeout_ms: a.timeout,
     };
     let r = run(tab, &set)?;
     // The field's ref (as found, when a recording named it).
-    let field = r.found.as_ref().map_or(set.ref_id, |f| f.ref_id.clone());
-    let line = if r.line.is_empty() { field.as_str() } else { r.line.as_str() };
+    let Some(field) = r.found.as_ref().map(|f| f.ref_id).or(set.ref_id) else {
+        return Err(ToolError::internal("the host did not say which field it set"));
+    };
+    let shown = field.to_string();
+    let line = if r.line.is_empty() { shown.as_str() } else { r.line.as_str() };
     match r.widget {
         Some(ops::Widget::Combobox) => {
             let names = match &a.value {
@@ -312,18 +308,18 @@ pub(crate) fn form_input(a: FormInputArgs) -> Result<Output, ToolError> {
             let mut said = Vec::new();
             for (i, name) in names.iter().enumerate() {
                 let last = i + 1 == names.len();
-                said.push(choose_option(tab, &field, without_value(line), name, r.typing, last)?);
+                said.push(choose_option(tab, field, without_value(line), name, r.typing, last)?);
             }
             let summary = format!("chose {} in {}", plural(names.len(), "option"), ident(line));
             return with_found(Output::text(said.join("\n")).with_summary(summary), &r.found);
         }
         Some(ops::Widget::Slider) => {
-            let slid = slide(tab, &field, without_value(line), &a.value)?;
+            let slid = slide(tab, field, without_value(line), &a.value)?;
             return with_found(slid, &r.found);
         }
         Some(ops::Widget::Toggle) => {
             let (want, checked) = (r.want == Some(true), r.checked == Some(true));
-            let toggled = toggle(tab, &field, without_value(line), want, checked)?;
+            let toggled = toggle(tab, field, without_value(line), want, checked)?;
             return with_found(toggled, &r.found);
         }
         None => {}
@@ -364,7 +360,7 @@ fn value_text(v: &FieldValue) -> String {
 /// option that is not there is refused and the combobox keeps its choice.
 fn choose_option(
     tab: Option<&str>,
-    target: &str,
+    target: RefId,
     line: &str,
     name: &str,
     typing: bool,
@@ -400,7 +396,7 @@ fn choose_option(
             if typed && !before.is_empty() {
                 let _ = type_into(tab, target, &before);
                 if let Ok(Ok(o)) = wait_option(tab, target, &before, 2_000)
-                    && let Some(r) = o.ref_id.as_deref()
+                    && let Some(r) = o.ref_id
                 {
                     let _ = click_delivered(tab, r);
                 }
@@ -429,8 +425,11 @@ fn choose_option(
             .with_details(json!({"field": "value", "options": p.options})));
         }
     };
-    let opt_ref = option.ref_id.as_deref().unwrap_or_default();
-    let opt_line = without_value(option.line.as_deref().unwrap_or(opt_ref)).to_owned();
+    let Some(opt_ref) = option.ref_id else {
+        return Err(ToolError::internal("the host found an option without a ref"));
+    };
+    let opt_line = option.line.clone().unwrap_or_else(|| opt_ref.to_string());
+    let opt_line = without_value(&opt_line).to_owned();
     let chosen = option.name.clone().unwrap_or_else(|| name.clone());
     // An option already chosen is left so (a click would unselect it in a
     // multi-select).
@@ -438,7 +437,7 @@ fn choose_option(
     let d = if already { ops::Settled::default() } else { click_delivered(tab, opt_ref)? };
     let chosen = chosen.as_str();
     // The page may take a moment (a server round trip) to show the choice.
-    let where_shown = ops::Shown { ref_id: target.to_owned(), name: Some(chosen.to_owned()) };
+    let where_shown = ops::Shown { ref_id: target, name: Some(chosen.to_owned()) };
     let mut shown = run(tab, &where_shown)?;
     let started = clock::now_ms();
     while !already
@@ -482,7 +481,7 @@ fn plural(n: usize, noun: &str) -> String {
 /// does not already hold `want`, then read back from `aria-checked`.
 fn toggle(
     tab: Option<&str>,
-    target: &str,
+    target: RefId,
     line: &str,
     want: bool,
     checked: bool,
@@ -506,7 +505,7 @@ fn toggle(
 }
 
 /// Replace the text of a field that has focus: select all, delete, insert.
-fn type_into(tab: Option<&str>, target: &str, text: &str) -> Result<(), ToolError> {
+fn type_into(tab: Option<&str>, target: RefId, text: &str) -> Result<(), ToolError> {
     let w = watch(tab, Some(target))?;
     let keys = [
         Input::Key("Control+a".into()),
@@ -522,8 +521,8 @@ fn type_into(tab: Option<&str>, target: &str, text: &str) -> Result<(), ToolErro
 }
 
 /// Pick the option `name` of the combobox or select `target`.
-fn pick(target: &str, name: &str) -> ops::PickOption {
-    ops::PickOption { ref_id: target.to_owned(), name: name.to_owned() }
+fn pick(target: RefId, name: &str) -> ops::PickOption {
+    ops::PickOption { ref_id: target, name: name.to_owned() }
 }
 
 /// Wait (at most `ms`) for a combobox's option named `name`: `Ok(option)`, or
@@ -531,7 +530,7 @@ fn pick(target: &str, name: &str) -> ops::PickOption {
 /// the same for a second without that name ends the wait early.
 fn wait_option(
     tab: Option<&str>,
-    target: &str,
+    target: RefId,
     name: &str,
     ms: u64,
 ) -> Result<Result<ops::Picked, ops::Picked>, ToolError> {
@@ -558,7 +557,7 @@ fn wait_option(
 /// (read back from `aria-valuenow` after each key).
 fn slide(
     tab: Option<&str>,
-    target: &str,
+    target: RefId,
     line: &str,
     value: &FieldValue,
 ) -> Result<Output, ToolError> {
@@ -680,13 +679,11 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct DragArgs {
     /// Ref of what to drag.
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    source: Option<String>,
+    source: Option<RefId>,
     #[schemars(length(min = 1, max = 4000))]
     source_selector: Option<String>,
     /// Ref of where to drop it.
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     #[schemars(length(min = 1, max = 4000))]
     target_selector: Option<String>,
     tab_id: Option<String>,
@@ -737,8 +734,7 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
 pub(crate) struct UploadArgs {
     /// The file input's ref.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     /// Or its CSS selector.
     #[schemars(length(min = 1, max = 4000))]
     selector: Option<String>,
@@ -752,7 +748,7 @@ pub(crate) struct UploadArgs {
 #[ochre_sdk::tool(name = "file_upload", intent, tier = 2, scope = Browser)]
 pub(crate) fn file_upload(a: UploadArgs) -> Result<Output, ToolError> {
     let target = match (a.target, a.selector) {
-        (Some(r), _) => r,
+        (Some(r), _) => r.to_string(),
         (None, Some(s)) => s,
         (None, None) => {
             return Err(ToolError::invalid_argument(

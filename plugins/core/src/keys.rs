@@ -2,7 +2,7 @@
 //! events character by character), `handle_dialog` (answer an `alert`, `confirm`,
 //! `prompt` or `beforeunload` dialog).
 
-use ochre_sdk::browser::{self, ops};
+use ochre_sdk::browser::{self, RefId, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -37,8 +37,7 @@ pub(crate) struct PressKeyArgs {
     key: String,
     /// Focused first.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     tab_id: Option<String>,
 }
 
@@ -70,8 +69,7 @@ pub(crate) fn press_key(a: PressKeyArgs) -> Result<Output, ToolError> {
 pub(crate) struct TypeArgs {
     /// Focused first.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: String,
+    target: RefId,
     /// `\n` is Enter.
     #[schemars(length(min = 1, max = 5000))]
     text: String,
@@ -96,7 +94,7 @@ pub(crate) fn r#type(a: TypeArgs) -> Result<Output, ToolError> {
     // One host call (`act`): the element focused (or refused), the keys sent,
     // whether they reached it, and the field's value before and after.
     let act = ops::Act {
-        ref_id: Some(a.target.clone()),
+        ref_id: Some(a.target),
         action: Some(ops::ActKind::Type),
         text: Some(a.text.clone()),
         submit: a.submit,

@@ -1,7 +1,7 @@
 //! Reading tools: `read_page`, `find`, `query_dom`, `wait_for`, `lightweight_scroll`,
 //! `console_capture`, `extract_data`.
 
-use ochre_sdk::browser::{self, ops};
+use ochre_sdk::browser::{self, RefId, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,8 +14,8 @@ pub(crate) fn run<O: ops::PageOp>(tab: Option<&str>, op: &O) -> Result<O::Output
 
 /// Watch what the next action changes (around `target`, else the focused
 /// element): the document's token for `settle`.
-pub(crate) fn watch(tab: Option<&str>, target: Option<&str>) -> Result<String, ToolError> {
-    Ok(run(tab, &ops::Watch { ref_id: target.map(str::to_owned) })?.token)
+pub(crate) fn watch(tab: Option<&str>, target: Option<RefId>) -> Result<String, ToolError> {
+    Ok(run(tab, &ops::Watch { ref_id: target })?.token)
 }
 
 /// Stop watching (the action failed: no `settle` follows). Best effort: the
@@ -33,8 +33,7 @@ pub(crate) struct ReadArgs {
     mode: Option<String>,
     /// Only the subtree of this ref.
     #[serde(rename = "ref_id", alias = "refId")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    ref_id: Option<String>,
+    ref_id: Option<RefId>,
     /// `interactive`: only elements with refs.
     #[schemars(regex(pattern = r"^(interactive|all)$"))]
     filter: Option<String>,
@@ -217,8 +216,7 @@ pub(crate) struct ScrollArgs {
     to: Option<String>,
     /// Scroll this element into view instead.
     #[serde(rename = "ref")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    target: Option<String>,
+    target: Option<RefId>,
     tab_id: Option<String>,
 }
 
@@ -269,8 +267,7 @@ pub(crate) struct ExtractArgs {
     #[schemars(length(min = 1, max = 4000))]
     selector: Option<String>,
     #[serde(rename = "ref_id", alias = "refId")]
-    #[schemars(regex(pattern = r"^ax_\d+$"))]
-    ref_id: Option<String>,
+    ref_id: Option<RefId>,
     /// Arrays: CSS selector of one item.
     #[schemars(length(min = 1, max = 4000))]
     item_selector: Option<String>,

@@ -90,6 +90,20 @@ struct ReplayArgs {
     targets: Option<std::collections::BTreeMap<String, String>>,
 }
 
+/// The targets a replay was given (recorded ref -> ref now), each new ref
+/// parsed: one that is not a ref is refused, naming it, before any step runs.
+fn targets_given(
+    given: std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, ochre_sdk::browser::RefId>, ToolError> {
+    given
+        .into_iter()
+        .map(|(old, new)| match new.parse() {
+            Ok(r) => Ok((old, r)),
+            Err(why) => Err(ToolError::invalid_argument(&format!("targets.{old}"), why)),
+        })
+        .collect()
+}
+
 fn meta_line(m: &RecordingMeta) -> String {
     let label = m.label.as_ref().map(|l| format!(", {l:?}")).unwrap_or_default();
     format!("{} ({} steps{label})", m.id, m.steps)
@@ -234,7 +248,7 @@ fn replay(a: ReplayArgs) -> Result<Output, ToolError> {
         step_timeout_ms: u64::from(a.step_timeout_ms.unwrap_or(10_000)),
         heal: a.heal.unwrap_or(true),
         from_step: a.from_step,
-        targets: a.targets.unwrap_or_default(),
+        targets: targets_given(a.targets.unwrap_or_default())?,
     };
     let report = replay::run(&a.recording_id, &rec, &opts)?;
     let summary = if report["needs_target"].is_object() {

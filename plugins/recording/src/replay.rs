@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 
+use ochre_sdk::browser::RefId;
 use ochre_sdk::params::{self, Placeholder};
 use ochre_sdk::recorder::{RecordedStep, RecordedTarget, Recording, RecordingMeta};
 use ochre_sdk::{ToolError, browser, clock, tools};
@@ -43,7 +44,7 @@ pub struct Options {
     /// Start at this step (its `step` number).
     pub from_step: Option<u64>,
     /// For the first step run: recorded ref -> a ref on the page now.
-    pub targets: BTreeMap<String, String>,
+    pub targets: BTreeMap<String, RefId>,
 }
 
 /// A target a step was given in place of its recorded one: the step's
@@ -70,12 +71,14 @@ fn has_redacted(v: &Value) -> Option<String> {
 }
 
 /// Swap old refs for new ones: string values equal to an old ref, and object keys.
-fn remap(v: &Value, map: &BTreeMap<String, String>) -> Value {
+fn remap(v: &Value, map: &BTreeMap<String, RefId>) -> Value {
     match v {
-        Value::String(s) => map.get(s).map_or_else(|| v.clone(), |n| Value::String(n.clone())),
+        Value::String(s) => map.get(s).map_or_else(|| v.clone(), |n| Value::String(n.to_string())),
         Value::Object(m) => Value::Object(
             m.iter()
-                .map(|(k, v)| (map.get(k).cloned().unwrap_or_else(|| k.clone()), remap(v, map)))
+                .map(|(k, v)| {
+                    (map.get(k).map_or_else(|| k.clone(), RefId::to_string), remap(v, map))
+                })
                 .collect::<Map<String, Value>>(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|i| remap(i, map)).collect()),
@@ -99,9 +102,9 @@ fn relocate(
     tab: Option<&str>,
     timeout_ms: u64,
     waited: &mut Waited,
-    given: &BTreeMap<String, String>,
+    given: &BTreeMap<String, RefId>,
     repairs: &mut Vec<Repair>,
-) -> Result<BTreeMap<String, String>, ToolError> {
+) -> Result<BTreeMap<String, RefId>, ToolError> {
     use browser::ops::{FindTarget, Target};
     let mut map = BTreeMap::new();
     let started = clock::now_ms();
@@ -110,7 +113,7 @@ fn relocate(
         // The caller's choice is taken as it is (no wait); its identity is
         // what finds it next time.
         let (target, left) = match given.get(old) {
-            Some(new) => (Target { ref_id: Some(new.clone()), ..Target::default() }, 0),
+            Some(new) => (Target { ref_id: Some(*new), ..Target::default() }, 0),
             None if recorded.is_empty() => continue,
             None => (recorded.clone(), timeout_ms.saturating_sub(clock::now_ms() - started)),
         };
@@ -154,9 +157,9 @@ fn run_step(
     opts: &Options,
     found: &[Placeholder],
     waited: &mut Waited,
-    given: &BTreeMap<String, String>,
+    given: &BTreeMap<String, RefId>,
     repairs: &mut Vec<Repair>,
-) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
+) -> (Result<tools::Called, ToolError>, BTreeMap<String, RefId>) {
     let tool = step.tool.as_str();
     let mut args = step.args.clone();
     if !args.is_object() {
@@ -196,7 +199,7 @@ fn run_step(
 fn named_target(
     step: &RecordedStep,
     args: &Value,
-    given: &BTreeMap<String, String>,
+    given: &BTreeMap<String, RefId>,
 ) -> Option<(String, Value)> {
     use browser::ops::Target;
     if !NAMED_TOOLS.contains(&step.tool.as_str()) {
@@ -204,7 +207,7 @@ fn named_target(
     }
     let old = args["ref"].as_str()?;
     let target = match given.get(old) {
-        Some(new) => Target { ref_id: Some(new.clone()), ..Target::default() },
+        Some(new) => Target { ref_id: Some(*new), ..Target::default() },
         None => step.targets.get(old)?.target(),
     };
     if target.is_empty() || target.query.is_some() {
@@ -224,9 +227,9 @@ fn call_named(
     mut args: Value,
     (old, target): (&str, Value),
     opts: &Options,
-    given: &BTreeMap<String, String>,
+    given: &BTreeMap<String, RefId>,
     repairs: &mut Vec<Repair>,
-) -> (Result<tools::Called, ToolError>, BTreeMap<String, String>) {
+) -> (Result<tools::Called, ToolError>, BTreeMap<String, RefId>) {
     use ochre_sdk::Code;
     let tool = step.tool.as_str();
     if let Value::Object(o) = &mut args {
@@ -541,8 +544,7 @@ mod tests {
 
     #[test]
     fn refs_are_swapped_in_values_and_keys_only() {
-        let map: BTreeMap<String, String> =
-            [("ax_3".to_owned(), "ax_40".to_owned())].into_iter().collect();
+        let map: BTreeMap<String, RefId> = [("ax_3".to_owned(), RefId(40))].into_iter().collect();
         let args =
             json!({"ref": "ax_3", "refs": {"ax_3": "x"}, "query": "ax_3 button", "other": "ax_31"});
         assert_eq!(

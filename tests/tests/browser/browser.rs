@@ -368,7 +368,10 @@ async fn typed_page_operations_run_and_bad_arguments_change_nothing() -> Result<
     let echo = text().await?;
     assert!(echo.contains("custname=Ada+Lovelace") && echo.contains("size=medium"), "{echo}");
     // A ref of the page that was left is refused, not read on the new page.
-    let e = b.run(None, &Shown::of(&name_ref), 10_000).await.expect_err("refused");
+    let e = b
+        .run(None, &Shown::of(name_ref.parse().expect("a ref")), 10_000)
+        .await
+        .expect_err("refused");
     assert_eq!(e.code.as_str(), "STALE_REF", "{}", e.message);
     Ok(())
 }

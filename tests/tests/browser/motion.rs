@@ -176,7 +176,7 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
                 break;
             };
             let act = Act {
-                ref_id: Some(target),
+                ref_id: Some(target.parse().expect("a ref")),
                 action: Some(step.act),
                 text: step.text.map(str::to_owned),
                 ..Act::default()

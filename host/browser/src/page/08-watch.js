@@ -111,9 +111,20 @@
           else if (ev.type === 'click' || ev.type === 'dblclick') w.clicked = true;
         } else if (!w.received && path.length && path[0].nodeType === 1) w.received = path[0];
       };
-      // The input event being dispatched (see dispatching()).
+      // The input event being dispatched (see dispatching()); and, once the
+      // frame after the last one has been drawn, when its animation frame
+      // began (`framed`: see settle).
       const current = (ev) => {
         w.cur = ev;
+        if (!ev.isTrusted || document.hidden) return;
+        const at = performance.now();
+        w.inputAt = at;
+        requestAnimationFrame(() => {
+          const began = performance.now();
+          setTimeout(() => {
+            if (w.inputAt === at) w.framed = began;
+          }, 0);
+        });
       };
       for (const type of INPUT_EVENTS) {
         win.addEventListener(type, current, true);
@@ -344,7 +355,9 @@
   // work the action set going is left to run (its short timers and animation
   // frames: see the host's tracker), and no animation of layout is running.
   // The first look is after the frame that follows the input, in which the
-  // page's follow-up work runs. `quiet_ms` asks, in addition, for that long
+  // page's follow-up work runs: at once when that frame was drawn before
+  // the settle began (the input's answer and this call took that long), a
+  // change since that frame began counting as one in it. `quiet_ms` asks, in addition, for that long
   // without a change (a drag's revert: at least 250 ms). At `max_ms` the
   // answer says what was still going (`still`).
   function settle(a) {
@@ -358,9 +371,10 @@
     const pend = CLICKED && CLICKED.pending;
     const t0 = performance.now();
     return new Promise((resolve) => {
-      // When the last look was (the settle's start first): a change after it
-      // is a change in the frame just drawn.
-      let lastLook = t0;
+      // When the last look was (first the start of the frame drawn after the
+      // input, if it was drawn already, else the settle's start): a change
+      // after it is a change in the frame just drawn.
+      let lastLook = w.framed || t0;
       const look = () => {
         const now = performance.now();
         if (w.leaving) {
@@ -411,6 +425,9 @@
         else d.watch = w.id;
         resolve(d);
       };
-      afterFrame(look);
+      if (w.framed) {
+        w.framed = 0;
+        look();
+      } else afterFrame(look);
     });
   }

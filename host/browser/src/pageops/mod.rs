@@ -416,7 +416,7 @@ impl BrowserManager {
             AnyOp::SetValue(a) if a.target.is_some() => {
                 self.set_value_on_target(tab, a, timeout_ms).await
             }
-            AnyOp::SetValue(a) if a.ref_id.is_empty() => {
+            AnyOp::SetValue(a) if a.ref_id.is_none() => {
                 Err(ToolError::invalid_argument("ref", "set_value needs `ref` or `target`"))
             }
             AnyOp::Gestures(a) => {
@@ -452,7 +452,7 @@ impl BrowserManager {
             identify: Some(true),
         };
         let found = self.find_target_bounded(tab, ask, timeout_ms, "finding the field").await?;
-        a.ref_id.clone_from(&found.ref_id);
+        a.ref_id = Some(found.ref_id);
         let args = page_ops::to_args(&a).map_err(ToolError::internal)?;
         let op = AnyOp::SetValue(a);
         let mut set = self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await?;

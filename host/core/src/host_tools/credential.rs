@@ -219,7 +219,7 @@ fn values_for(
                 code
             }
         };
-        values.insert(field.ref_id.clone(), json!(value));
+        values.insert(field.ref_id.to_string(), json!(value));
         typed.push(role.as_str());
     }
     Ok((values, typed))
@@ -291,7 +291,7 @@ mod tests {
     fn a_field_or_page_of_another_origin_is_refused_naming_both() {
         let bound = vec!["http://127.0.0.1:5000".to_owned()];
         let field = |origin: &str| LoginField {
-            ref_id: "ax_1".into(),
+            ref_id: ochre_protocol::browser::RefId(1),
             line: String::new(),
             origin: origin.into(),
         };

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use ochre_protocol::page_ops::{AtPoint, AtPointFound, Gesture, Press};
 
 use super::Handoff;
-use crate::browser::HostBrowser;
+use crate::browser::{HostBrowser, RefId};
 use crate::error::ToolError;
 use crate::{CallOptions, Host};
 
@@ -20,9 +20,9 @@ use crate::{CallOptions, Host};
 pub(super) struct Demo {
     /// The text field being typed into (its ref): its text becomes a step
     /// when the person leaves it.
-    field: Option<String>,
+    field: Option<RefId>,
     /// The element a press landed on: clicked (a step) at the release.
-    click: Option<String>,
+    click: Option<RefId>,
 }
 
 impl Host {
@@ -76,7 +76,7 @@ impl Host {
                 Gesture::Down(Press { x, y, button, .. }) if left(button) => {
                     match self.element_at(h, AtPoint { x: *x, y: *y, focused: false }).await {
                         Ok(f) if f.editable => {
-                            if demo.field.as_deref() != Some(f.ref_id.as_str()) {
+                            if demo.field != Some(f.ref_id) {
                                 self.commit(h, demo).await?;
                             }
                             demo.field = Some(f.ref_id);
@@ -96,7 +96,7 @@ impl Host {
                 }
                 Gesture::Move { .. } if demo.click.is_some() => {}
                 Gesture::Key { key } if key == "Enter" && demo.field.is_some() => {
-                    let field = demo.field.clone().unwrap_or_default();
+                    let field = demo.field.unwrap_or_default();
                     self.commit(h, demo).await?;
                     let args = json!({"key": "Enter", "ref": field, "tabId": h.tab.to_string()});
                     self.person_call(h, "press_key", args).await?;
@@ -150,7 +150,7 @@ impl Host {
     /// The field being typed into becomes a step: `form_input` with its text.
     async fn commit(&self, h: &Handoff, demo: &mut Demo) -> Result<(), ToolError> {
         let Some(field) = demo.field.take() else { return Ok(()) };
-        let text = self.as_person(h, self.browser().person_field_text(h.tab, &field)).await?;
+        let text = self.as_person(h, self.browser().person_field_text(h.tab, field)).await?;
         if text.is_empty() {
             return Ok(());
         }

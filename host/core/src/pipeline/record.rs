@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::Clock;
 use crate::browser::BrowserManager;
-use crate::browser::{HostBrowser, TabId};
+use crate::browser::{HostBrowser, RefId, TabId};
 use crate::error::ToolError;
 use crate::redact::{KnownSecrets, secret_arg_name, slug};
 use crate::stores::journal::{CallRecord, is_sensitive_name, iso_of};
@@ -112,7 +112,8 @@ impl Record {
             return out;
         }
         for r in refs.into_iter().take(32) {
-            let who = browser.run(tab, &crate::browser::page_ops::Identify::of(&r), 2_000).await;
+            let Some(id) = RefId::parse(&r) else { continue };
+            let who = browser.run(tab, &crate::browser::page_ops::Identify::of(id), 2_000).await;
             if let Ok(who) = who {
                 out.insert(r, RecordedTarget::from(who));
             }

@@ -32,7 +32,7 @@ pub struct Dragged {
 pub struct Point {
     /// The element.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// `plain` (its centre, and what covers it), `center`, or `sample` (the
     /// first of nine points that reaches it).
     #[serde(default)]
@@ -59,7 +59,7 @@ pub struct ViewportPoint {
     pub reason: Option<String>,
     /// The element's ref now ([`Relocate`]: it may have been found again).
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
 }
 
 impl ViewportPoint {
@@ -86,7 +86,7 @@ impl ViewportPoint {
 pub struct Actionable {
     /// The element.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// How long to wait.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
@@ -140,7 +140,7 @@ pub struct Actionability {
 pub struct Relocate {
     /// The ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// Its role.
     pub role: String,
     /// Its accessible name.
@@ -161,7 +161,7 @@ pub struct Relocate {
 pub struct Act {
     /// The element.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
     /// Or a description of it (the best `find` match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
@@ -290,8 +290,8 @@ named_enum! {
 #[serde(deny_unknown_fields)]
 pub struct SetValue {
     /// The field (or name it by `target`).
-    #[serde(rename = "ref", default, skip_serializing_if = "String::is_empty")]
-    pub ref_id: String,
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<RefId>,
     /// The value: text, a number, `true`/`false`, or a list of option names.
     pub value: Json,
     /// Or the field as a caller names it (a recording's target): the host
@@ -354,7 +354,7 @@ named_enum! {
 pub struct PickOption {
     /// The select or listbox (or combobox).
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// The option's label (exact, else its start, else a part of it).
     pub name: String,
 }
@@ -364,7 +364,7 @@ pub struct PickOption {
 pub struct Picked {
     /// Its ref (`None`: none or several matched).
     #[serde(rename = "ref", default)]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
     /// Its label.
     #[serde(default)]
     pub name: Option<String>,
@@ -438,7 +438,7 @@ named_enum! {
 pub struct LoginField {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// Its snapshot line.
     #[serde(default)]
     pub line: String,
@@ -462,7 +462,7 @@ pub struct Scroll {
     pub to: Option<String>,
     /// Scroll this element into view instead.
     #[serde(rename = "ref", default)]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
 }
 
 /// Where the page is scrolled to.
@@ -531,7 +531,7 @@ pub struct FileInputInfo {
     pub multiple: bool,
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
 }
 
 /// The files a file input holds.

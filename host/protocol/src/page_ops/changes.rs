@@ -103,7 +103,7 @@ impl Settled {
 pub struct Watch {
     /// The element watched.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
 }
 
 /// A watch started.

@@ -17,13 +17,16 @@
 //! `docs/page-ops.md` is generated. Results that are free-form by nature
 //! (extracted data, a capture, a settle's account of what changed) are [`Json`].
 //!
-//! Refs are strings as snapshots give them (`ax_12`). Optional arguments are
+//! Refs are [`RefId`]s, spelled on the wire as snapshots give them (`ax_12`)
+//! and parsed when an operation's arguments are read. Optional arguments are
 //! `Option`s; `None` is sent as `null`, which every operation reads as absent.
 
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+pub use crate::browser::RefId;
 
 /// A result that is free-form JSON (its keys are in `docs/page-ops.md`).
 pub type Json = serde_json::Value;
@@ -545,13 +548,13 @@ macro_rules! on_element {
             pub struct $op {
                 /// A ref from a snapshot (`ax_12`).
                 #[serde(rename = "ref")]
-                pub ref_id: String,
+                pub ref_id: RefId,
             }
 
             impl $op {
                 /// On the element of a ref.
-                pub fn of(ref_id: &str) -> Self {
-                    Self { ref_id: ref_id.to_owned() }
+                pub fn of(ref_id: RefId) -> Self {
+                    Self { ref_id }
                 }
             }
         )*
@@ -608,7 +611,7 @@ macro_rules! ref_or_selector {
             pub struct $op {
                 /// A ref from a snapshot (`ax_12`).
                 #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-                pub ref_id: Option<String>,
+                pub ref_id: Option<RefId>,
                 /// Or a CSS selector.
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub selector: Option<String>,
@@ -616,8 +619,8 @@ macro_rules! ref_or_selector {
 
             impl $op {
                 /// The element of a ref.
-                pub fn of_ref(ref_id: &str) -> Self {
-                    Self { ref_id: Some(ref_id.to_owned()), selector: None }
+                pub fn of_ref(ref_id: RefId) -> Self {
+                    Self { ref_id: Some(ref_id), selector: None }
                 }
             }
         )*
@@ -645,13 +648,13 @@ macro_rules! drag_ends {
             pub struct $op {
                 /// The source's ref.
                 #[serde(default)]
-                pub source: Option<String>,
+                pub source: Option<RefId>,
                 /// Or its CSS selector.
                 #[serde(default)]
                 pub source_selector: Option<String>,
                 /// The target's ref.
                 #[serde(default)]
-                pub target: Option<String>,
+                pub target: Option<RefId>,
                 /// Or its CSS selector.
                 #[serde(default)]
                 pub target_selector: Option<String>,

@@ -13,7 +13,7 @@ pub struct Snapshot {
     pub mode: Option<String>,
     /// Only this element's subtree.
     #[serde(rename = "ref", default)]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
     /// `interactive`: only what can be acted on.
     #[serde(default)]
     pub filter: Option<String>,
@@ -104,7 +104,7 @@ pub struct Queried {
 pub struct QueryMatch {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// Its tag name.
     pub tag: String,
     /// Its text (cut).
@@ -132,7 +132,7 @@ pub struct ResolveQuery {
 pub struct Resolved {
     /// The best match's ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
 }
 
 /// An element as [`Describe`] reports it.
@@ -140,7 +140,7 @@ pub struct Resolved {
 pub struct Description {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// Its ARIA role (or tag name).
     pub role: String,
     /// Its accessible name.
@@ -225,7 +225,7 @@ pub struct Extract {
     pub schema: Json,
     /// Only inside this element.
     #[serde(rename = "ref", default)]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
     /// Or inside the element of this selector.
     #[serde(default)]
     pub selector: Option<String>,
@@ -241,7 +241,7 @@ pub struct Extract {
 pub struct Shown {
     /// The field.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// A name to look for in or beside it.
     #[serde(default)]
     pub name: Option<String>,
@@ -249,8 +249,8 @@ pub struct Shown {
 
 impl Shown {
     /// What the field of a ref shows.
-    pub fn of(ref_id: &str) -> Self {
-        Self { ref_id: ref_id.to_owned(), name: None }
+    pub fn of(ref_id: RefId) -> Self {
+        Self { ref_id, name: None }
     }
 }
 

@@ -42,7 +42,7 @@ pub struct Locate {
 pub struct Target {
     /// A ref from a snapshot (`ax_12`).
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub ref_id: Option<String>,
+    pub ref_id: Option<RefId>,
     /// Its role (with `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
@@ -69,9 +69,10 @@ pub struct Target {
 impl Target {
     /// Whether it names no element.
     pub fn is_empty(&self) -> bool {
-        [&self.ref_id, &self.name, &self.selector, &self.xpath, &self.text, &self.query]
-            .iter()
-            .all(|f| f.is_none())
+        self.ref_id.is_none()
+            && [&self.name, &self.selector, &self.xpath, &self.text, &self.query]
+                .iter()
+                .all(|f| f.is_none())
     }
 
     /// As a message names it: `button "Save"`, else the first way given
@@ -80,8 +81,10 @@ impl Target {
         if let (Some(role), Some(name)) = (&self.role, &self.name) {
             return format!("{role} {name:?}");
         }
+        if let Some(r) = self.ref_id {
+            return format!("ref {:?}", r.to_string());
+        }
         let ways = [
-            ("ref", &self.ref_id),
             ("selector", &self.selector),
             ("xpath", &self.xpath),
             ("text", &self.text),
@@ -123,7 +126,7 @@ impl FindTarget {
 pub struct TargetFound {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// The way that found it: `ref`, `role`, `selector`, `xpath`, `text`,
     /// `name` or `query`.
     pub by: String,
@@ -140,7 +143,7 @@ pub struct TargetFound {
 pub struct Located {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// How many elements have that role and name.
     #[serde(default)]
     pub matches: u64,
@@ -166,7 +169,7 @@ pub struct AtPoint {
 pub struct AtPointFound {
     /// Its ref.
     #[serde(rename = "ref")]
-    pub ref_id: String,
+    pub ref_id: RefId,
     /// Its role.
     pub role: String,
     /// Its accessible name.
