@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{self, Emulate, Emulated};
@@ -205,7 +205,7 @@ impl BrowserManager {
         n: TabId,
         page: &Page,
         args: &page_ops::NetworkConditions,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<page_ops::NetworkApplied, ToolError> {
         let e = Emulate {
             network: args.preset.clone(),
             cpu_slowdown: args.cpu_slowdown,
@@ -218,14 +218,16 @@ impl BrowserManager {
             err
         })?;
         self.emulate_tab(n, page, &change, false).await?;
-        let mut out = json!({});
+        let mut out =
+            page_ops::NetworkApplied { cpu_slowdown: args.cpu_slowdown, ..Default::default() };
         if let Some(name) = args.preset.as_deref()
             && let Some((offline, latency, down, up)) = preset(name)
         {
-            out = json!({"preset": name, "offline": offline, "latencyMs": latency, "downloadBps": down, "uploadBps": up});
-        }
-        if let Some(c) = args.cpu_slowdown {
-            out["cpuSlowdown"] = json!(c);
+            out.preset = Some(name.to_owned());
+            out.offline = Some(offline);
+            out.latency_ms = Some(latency);
+            out.download_bps = Some(down);
+            out.upload_bps = Some(up);
         }
         Ok(out)
     }

@@ -373,8 +373,10 @@ impl BrowserManager {
                 ("network.json", serde_json::to_vec_pretty(&net).unwrap_or_default())
             }
             _ => {
-                let console = self
-                    .console_json(n, &typed::Console { limit: Some(1000), ..Default::default() });
+                let console = self.console_messages(
+                    n,
+                    &typed::Console { limit: Some(1000), ..Default::default() },
+                );
                 ("console.json", serde_json::to_vec_pretty(&console).unwrap_or_default())
             }
         })

@@ -253,7 +253,7 @@ pub(crate) fn console_capture(a: ConsoleArgs) -> Result<Output, ToolError> {
     let action = a.action.as_deref().unwrap_or("get");
     let console = ops::Console { level: a.level, limit: a.limit, clear: Some(action == "clear") };
     let r = run(a.tab_id.as_deref(), &console)?;
-    let summary = format!("{} messages", r["messages"].as_array().map_or(0, Vec::len));
+    let summary = format!("{} messages", r.messages.len());
     Ok(Output::json(&r)?.with_summary(summary))
 }
 

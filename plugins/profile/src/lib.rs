@@ -6,7 +6,6 @@ use ochre_sdk::browser::{self, ops};
 use ochre_sdk::{Output, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 /// No arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -18,11 +17,7 @@ struct NoArgs {}
 #[ochre_sdk::tool(name = "oc_profile_status", read_only, scope = Local)]
 fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
     let r = browser::run(None, &ops::ProfileStatus {}, 5_000)?;
-    let summary = format!(
-        "{} {}",
-        r["mode"].as_str().unwrap_or("?"),
-        if r["persistent"] == json!(true) { "persistent" } else { "temporary" }
-    );
+    let summary = format!("{} {}", r.mode, if r.persistent { "persistent" } else { "temporary" });
     Ok(Output::json(&r)?.with_summary(summary))
 }
 
@@ -30,7 +25,7 @@ fn profile_status(_: NoArgs) -> Result<Output, ToolError> {
 #[ochre_sdk::tool(name = "list_profiles", read_only, scope = Local)]
 fn list_profiles(_: NoArgs) -> Result<Output, ToolError> {
     let r = browser::run(None, &ops::ListProfiles {}, 5_000)?;
-    let n = r["profiles"].as_array().map_or(0, Vec::len);
+    let n = r.profiles.len();
     Ok(Output::json(&r)?.with_summary(format!("{n} profiles")))
 }
 

@@ -69,7 +69,7 @@ fn cookies(a: CookieArgs) -> Result<Output, ToolError> {
     };
     let r = browser::run(a.tab_id.as_deref(), &cookies, 30_000)?;
     let summary = match a.action.as_str() {
-        "get" => format!("{} cookies", r["cookies"].as_array().map_or(0, Vec::len)),
+        "get" => format!("{} cookies", r.cookies.as_ref().map_or(0, Vec::len)),
         other => format!("{other} done"),
     };
     Ok(Output::json(&r)?.with_summary(summary))

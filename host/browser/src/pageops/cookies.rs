@@ -4,7 +4,11 @@ use super::*;
 
 impl BrowserManager {
     /// Cookies of the page's site: get, set, delete, clear.
-    pub(super) async fn cookies(&self, page: &Page, a: &Cookies) -> Result<Value, ToolError> {
+    pub(super) async fn cookies(
+        &self,
+        page: &Page,
+        a: &Cookies,
+    ) -> Result<page_ops::CookiesDone, ToolError> {
         use chromiumoxide::cdp::browser_protocol::network::{
             DeleteCookiesParams, GetCookiesParams, SetCookieParams,
         };
@@ -34,7 +38,7 @@ impl BrowserManager {
                     .filter(|c| name.is_none_or(|n| c.name == n))
                     .map(public_cookie)
                     .collect();
-                Ok(json!({"cookies": list}))
+                Ok(page_ops::CookiesDone { cookies: Some(list), ..Default::default() })
             }
             "set" => {
                 let p = cookie_to_set(a, &url);
@@ -46,7 +50,7 @@ impl BrowserManager {
                     );
                     crate::with_cdp_cause(refused, &e)
                 })?;
-                Ok(json!({"set": a.name}))
+                Ok(page_ops::CookiesDone { set: a.name.clone(), ..Default::default() })
             }
             "delete" | "clear" => {
                 let names: Vec<String> = if action == "delete" {
@@ -70,7 +74,7 @@ impl BrowserManager {
                         .await
                         .map_err(|e| cdp_error("cannot delete the cookie", e))?;
                 }
-                Ok(json!({"deleted": names.len()}))
+                Ok(page_ops::CookiesDone { deleted: Some(names.len()), ..Default::default() })
             }
             other => Err(ToolError::invalid_argument(
                 "action",

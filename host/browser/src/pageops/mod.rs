@@ -386,8 +386,8 @@ impl BrowserManager {
                 }
                 answer(out)
             }
-            AnyOp::ProfileStatus(_) => Ok(self.profile_status().await),
-            AnyOp::ListProfiles(_) => Ok(self.list_profiles().await),
+            AnyOp::ProfileStatus(_) => answer(self.profile_status().await),
+            AnyOp::ListProfiles(_) => answer(self.list_profiles().await),
             AnyOp::Route(a) => {
                 let now = self.route(&a).await?;
                 answer(now)
@@ -505,7 +505,9 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         let timeout_ms = if timeout_ms == 0 { 30_000 } else { timeout_ms };
         match op {
-            AnyOp::Cookies(a) => bounded(timeout_ms, "cookies", self.cookies(&page, &a)).await,
+            AnyOp::Cookies(a) => {
+                answer(bounded(timeout_ms, "cookies", self.cookies(&page, &a)).await?)
+            }
             AnyOp::NetworkCapture(a) => {
                 bounded(
                     timeout_ms.max(20_000),
@@ -514,7 +516,7 @@ impl BrowserManager {
                 )
                 .await
             }
-            AnyOp::NetworkConditions(a) => self.network_conditions(n, &page, &a).await,
+            AnyOp::NetworkConditions(a) => answer(self.network_conditions(n, &page, &a).await?),
             AnyOp::Emulate(a) => {
                 let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;
                 answer(done)
@@ -538,7 +540,7 @@ impl BrowserManager {
             }
             AnyOp::Console(a) => {
                 self.console_settled(n, &page).await;
-                Ok(self.console_json(n, &a))
+                answer(self.console_messages(n, &a))
             }
             // Each check is bounded too (a JS condition may never settle).
             AnyOp::Wait(a) => {
@@ -593,43 +595,52 @@ impl BrowserManager {
 
 impl BrowserManager {
     /// The profile in use, without launching anything.
-    async fn profile_status(&self) -> Value {
+    async fn profile_status(&self) -> page_ops::ProfileInfo {
         let o = &self.inner.options;
         // From the slot's record, not its session: a call may hold that.
         let home = self.slot(self.home().unwrap_or(0));
         let running = home.connected();
         let temp_dir = home.profile_dir().map(|p| p.display().to_string());
         if !o.endpoints.is_empty() {
-            let endpoints = serde_json::to_value(self.pool_status().await).unwrap_or_default();
-            return json!({
-                "mode": "attach", "endpoints": endpoints, "running": running,
-                "persistent": true, "userDataDir": null,
-                "note": "attached to a browser ochre did not start: its profile belongs to it",
-            });
+            let endpoints = serde_json::to_value(self.pool_status().await).ok();
+            return page_ops::ProfileInfo {
+                mode: "attach".into(),
+                endpoints,
+                running,
+                persistent: true,
+                note: Some(
+                    "attached to a browser ochre did not start: its profile belongs to it".into(),
+                ),
+                ..Default::default()
+            };
         }
         let persistent = o.user_data_dir.is_some();
         let dir = match &o.user_data_dir {
             Some(d) => Some(d.display().to_string()),
             None => temp_dir,
         };
-        let executable = self.find_executable().ok().map(|p| p.display().to_string());
-        json!({
-            "mode": "managed", "running": running, "persistent": persistent,
-            "userDataDir": dir, "headless": !o.headed, "executable": executable,
-            "launches": self.launches(),
-        })
+        page_ops::ProfileInfo {
+            mode: "managed".into(),
+            running,
+            persistent,
+            user_data_dir: dir,
+            headless: Some(!o.headed),
+            executable: self.find_executable().ok().map(|p| p.display().to_string()),
+            launches: Some(self.launches()),
+            ..Default::default()
+        }
     }
 
     /// Profiles in the user-data-dir: from Chrome's `Local State`, else the dirs.
-    async fn list_profiles(&self) -> Value {
+    async fn list_profiles(&self) -> page_ops::Profiles {
         let status = self.profile_status().await;
-        let Some(dir) = status["userDataDir"].as_str().map(PathBuf::from) else {
-            let why = if status["mode"] == "attach" {
+        let Some(dir) = status.user_data_dir.as_deref().map(PathBuf::from) else {
+            let why = if status.mode == "attach" {
                 "attached to a browser ochre did not start; its profiles are not visible to ochre"
             } else {
                 "the browser has not started yet and uses a fresh temporary profile (pass --user-data-dir for a persistent one)"
             };
-            return json!({"userDataDir": null, "profiles": [], "note": why});
+            return page_ops::Profiles { note: Some(why.into()), ..Default::default() };
         };
         let mut profiles = Vec::new();
         let local_state = std::fs::read_to_string(dir.join("Local State"))
@@ -639,9 +650,8 @@ impl BrowserManager {
             local_state.as_ref().and_then(|v| v.pointer("/profile/info_cache"))
         {
             for (d, info) in cache {
-                profiles.push(
-                    json!({"dir": d, "name": info.get("name").cloned().unwrap_or(Value::Null)}),
-                );
+                let name = info.get("name").and_then(Value::as_str).map(str::to_owned);
+                profiles.push(page_ops::ProfileDir { dir: d.clone(), name });
             }
         } else if let Ok(rd) = std::fs::read_dir(&dir) {
             let mut dirs: Vec<String> = rd
@@ -650,9 +660,15 @@ impl BrowserManager {
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect();
             dirs.sort();
-            profiles = dirs.into_iter().map(|d| json!({"dir": d, "name": null})).collect();
+            profiles =
+                dirs.into_iter().map(|dir| page_ops::ProfileDir { dir, name: None }).collect();
         }
-        json!({"userDataDir": dir.display().to_string(), "persistent": status["persistent"], "profiles": profiles})
+        page_ops::Profiles {
+            user_data_dir: Some(dir.display().to_string()),
+            persistent: Some(status.persistent),
+            profiles,
+            note: None,
+        }
     }
 }
 

@@ -247,9 +247,9 @@ impl BrowserManager {
     }
 
     /// The console buffer of tab `n` (`console` page-op: level, limit, clear).
-    pub(crate) fn console_json(&self, n: TabId, args: &Console) -> Value {
+    pub(crate) fn console_messages(&self, n: TabId, args: &Console) -> page_ops::ConsoleMessages {
         let Some(w) = self.tab_watch(n) else {
-            return json!({"messages": [], "dropped": 0});
+            return page_ops::ConsoleMessages::default();
         };
         let level = args.level.as_deref();
         let limit = args.limit.map_or(100, |l| l as usize);
@@ -268,7 +268,7 @@ impl BrowserManager {
             q.clear();
             w.dropped.store(0, std::sync::atomic::Ordering::Relaxed);
         }
-        json!({"messages": messages, "total": total, "dropped": dropped})
+        page_ops::ConsoleMessages { messages, total, dropped }
     }
 
     pub(crate) fn tab_watch(&self, n: TabId) -> Option<Arc<TabWatch>> {

@@ -437,11 +437,11 @@ typed_ops! {
         "accept, promptText",
         "answer the open JavaScript dialog",
     ).host();
-    Console => "console" -> Json = Spec::op(
+    Console => "console" -> ConsoleMessages = Spec::op(
         "clear, level, limit",
         "the console messages of the tab",
     ).host();
-    Cookies => "cookies" -> Json = Spec::op(
+    Cookies => "cookies" -> CookiesDone = Spec::op(
         "action: get|set|delete|clear, name, value, domain, path, secure, httpOnly, sameSite, expires",
         "the cookies of the page's site",
     ).host();
@@ -449,7 +449,7 @@ typed_ops! {
         "action: start|stop|get|clear, include_bodies, limit",
         "the network requests of the tab",
     ).host();
-    NetworkConditions => "network_conditions" -> Json = Spec::op(
+    NetworkConditions => "network_conditions" -> NetworkApplied = Spec::op(
         "preset, cpu_slowdown",
         "emulate a network (offline, slow 3G, ...) or stop emulating",
     ).host();
@@ -471,11 +471,11 @@ typed_ops! {
         "url, spread, login",
         "a tab in a browser context of its own, not made current; closing it disposes of the context",
     ).no_tab();
-    ProfileStatus => "profile_status" -> Json = Spec::op(
+    ProfileStatus => "profile_status" -> ProfileInfo = Spec::op(
         "",
         "the browser's profile: managed or attached, persistent or not",
     ).no_tab();
-    ListProfiles => "list_profiles" -> Json = Spec::op("", "the browser profiles known").no_tab();
+    ListProfiles => "list_profiles" -> Profiles = Spec::op("", "the browser profiles known").no_tab();
     NetworkPolicy => "network_policy" -> PolicyInForce = Spec::op(
         "allow, block, proxy, reset",
         "the caller's session's network policy: origins, hosts or addresses it alone may reach or never reaches (beside the server's), its upstream proxy; what is in force and what was refused",

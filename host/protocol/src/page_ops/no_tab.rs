@@ -73,3 +73,58 @@ pub struct NewTab {
     #[serde(default)]
     pub title: String,
 }
+
+/// Which browser ochre drives (`profile_status`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileInfo {
+    /// `managed` (ochre started it) or `attach`.
+    pub mode: String,
+    /// Whether it runs now.
+    pub running: bool,
+    /// Whether its profile outlives ochre (`--user-data-dir`, or attached).
+    pub persistent: bool,
+    /// Its profile's folder (`None`: attached, or not started yet).
+    pub user_data_dir: Option<String>,
+    /// Managed: whether it runs headless.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headless: Option<bool>,
+    /// Managed: the Chromium it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// Managed: how many times it was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches: Option<u64>,
+    /// Attached: the browsers of the pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoints: Option<Json>,
+    /// What else to know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The profiles in the user-data-dir (`list_profiles`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profiles {
+    /// The folder read (`None`: none to read: see `note`).
+    pub user_data_dir: Option<String>,
+    /// Whether it outlives ochre.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent: Option<bool>,
+    /// Each profile's folder and name.
+    pub profiles: Vec<ProfileDir>,
+    /// Why there are none to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One profile: its folder under the user-data-dir and the name Chrome
+/// shows (when `Local State` names it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ProfileDir {
+    /// Its folder (`Default`, `Profile 1`).
+    pub dir: String,
+    /// Its name.
+    pub name: Option<String>,
+}

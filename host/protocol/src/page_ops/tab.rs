@@ -61,6 +61,20 @@ pub struct Console {
     pub limit: Option<u32>,
 }
 
+/// The console messages read.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConsoleMessages {
+    /// The last ones asked for, oldest first: each `level`, `text`, `ts`
+    /// (and `url`, `line` when the page said where).
+    pub messages: Vec<Json>,
+    /// How many the tab holds (before a `clear`).
+    #[serde(default)]
+    pub total: usize,
+    /// How many older ones were dropped to keep the tab's log bounded.
+    #[serde(default)]
+    pub dropped: u64,
+}
+
 /// The cookies of the page's site.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +107,22 @@ pub struct Cookies {
     pub expires: Option<f64>,
 }
 
+/// What `cookies` did: the cookies read (`get`; values only where the
+/// cookie is not a secret: see the host), the one set, or how many were
+/// deleted.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CookiesDone {
+    /// `get`: the cookies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cookies: Option<Vec<Json>>,
+    /// `set`: its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
+    /// `delete`, `clear`: how many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<usize>,
+}
+
 /// The tab's network requests.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +147,31 @@ pub struct NetworkConditions {
     pub preset: Option<String>,
     /// How many times slower the CPU runs (1 stops).
     #[serde(default)]
+    pub cpu_slowdown: Option<f64>,
+}
+
+/// What `network_conditions` set: the preset's numbers (none for `none`)
+/// and the CPU's slowdown, when given.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkApplied {
+    /// The preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Whether it is offline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
+    /// Its added latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<f64>,
+    /// Its download speed, bytes a second (-1: not limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_bps: Option<f64>,
+    /// Its upload speed, bytes a second (-1: not limited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_bps: Option<f64>,
+    /// How many times slower the CPU runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_slowdown: Option<f64>,
 }
 
