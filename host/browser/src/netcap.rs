@@ -196,7 +196,8 @@ impl BrowserManager {
         w: Option<std::sync::Arc<TabWatch>>,
         page: &Page,
         args: &typed::NetworkCapture,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<typed::NetworkCaptured, ToolError> {
+        use typed::{CapturedRequests, NetworkCaptured};
         let Some(w) = w else {
             return Err(ToolError::browser_error(
                 "this tab is not watched; open it with navigate or tabs_create",
@@ -206,19 +207,24 @@ impl BrowserManager {
             "start" => {
                 let mut c = w.cap();
                 *c = Capture { active: true, ..Capture::default() };
-                Ok(json!({"capturing": true}))
+                Ok(NetworkCaptured { capturing: true, ..NetworkCaptured::default() })
             }
             "stop" => {
                 let mut c = w.cap();
                 c.active = false;
-                Ok(json!({"capturing": false, "requests": c.entries.len()}))
+                let requests = Some(CapturedRequests::Count(c.entries.len()));
+                Ok(NetworkCaptured { capturing: false, requests, ..NetworkCaptured::default() })
             }
             "clear" => {
                 let mut c = w.cap();
                 let n = c.entries.len();
                 c.entries.clear();
                 c.dropped = 0;
-                Ok(json!({"cleared": n, "capturing": c.active}))
+                Ok(NetworkCaptured {
+                    cleared: Some(n),
+                    capturing: c.active,
+                    ..NetworkCaptured::default()
+                })
             }
             "get" => {
                 let limit = args.limit.map_or(200, |l| l as usize).clamp(1, CAPTURE_CAP);
@@ -263,9 +269,13 @@ impl BrowserManager {
                     }
                     out.push(j);
                 }
-                Ok(
-                    json!({"capturing": capturing, "total": total, "dropped": dropped, "requests": out}),
-                )
+                Ok(NetworkCaptured {
+                    capturing,
+                    total: Some(total),
+                    dropped: Some(dropped),
+                    cleared: None,
+                    requests: Some(CapturedRequests::List(out)),
+                })
             }
             other => Err(ToolError::invalid_argument(
                 "action",

@@ -40,8 +40,11 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
     let summary = match a.action.as_str() {
         "get" => format!(
             "{} requests{}",
-            r["requests"].as_array().map_or(0, Vec::len),
-            if r["capturing"] == true { ", capturing" } else { "" }
+            match &r.requests {
+                Some(ops::CapturedRequests::List(l)) => l.len(),
+                _ => 0,
+            },
+            if r.capturing { ", capturing" } else { "" }
         ),
         other => format!("capture {other}"),
     };

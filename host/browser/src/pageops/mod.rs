@@ -509,12 +509,13 @@ impl BrowserManager {
                 answer(bounded(timeout_ms, "cookies", self.cookies(&page, &a)).await?)
             }
             AnyOp::NetworkCapture(a) => {
-                bounded(
+                let captured = bounded(
                     timeout_ms.max(20_000),
                     "network capture",
                     self.network_capture(self.tab_watch(n), &page, &a),
                 )
-                .await
+                .await?;
+                answer(captured)
             }
             AnyOp::NetworkConditions(a) => answer(self.network_conditions(n, &page, &a).await?),
             AnyOp::Emulate(a) => {

@@ -445,7 +445,7 @@ typed_ops! {
         "action: get|set|delete|clear, name, value, domain, path, secure, httpOnly, sameSite, expires",
         "the cookies of the page's site",
     ).host();
-    NetworkCapture => "network_capture" -> Json = Spec::op(
+    NetworkCapture => "network_capture" -> NetworkCaptured = Spec::op(
         "action: start|stop|get|clear, include_bodies, limit",
         "the network requests of the tab",
     ).host();

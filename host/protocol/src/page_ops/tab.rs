@@ -138,6 +138,37 @@ pub struct NetworkCapture {
     pub limit: Option<u32>,
 }
 
+/// What `network_capture` did, or the requests it holds (`get`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetworkCaptured {
+    /// Whether it is recording the tab's requests now.
+    pub capturing: bool,
+    /// `get`: how many it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// `get`: how many older ones were let go to keep it bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
+    /// `clear`: how many it let go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleared: Option<usize>,
+    /// `get`: the requests (the last `limit`, oldest first); `stop`: how
+    /// many it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<CapturedRequests>,
+}
+
+/// The requests of [`NetworkCaptured`]: listed (`get`) or counted (`stop`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CapturedRequests {
+    /// How many.
+    Count(usize),
+    /// Each: `url`, `method`, `type`, `status`, `mimeType`, timings, sizes,
+    /// a failure; with `include_bodies`, `body` (or why it was left out).
+    List(Vec<Json>),
+}
+
 /// Emulate a network (`offline`, `slow-3g`, …) or a slower CPU, or stop.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
