@@ -1545,7 +1545,8 @@ async fn serve_one(
 /// `/ws`: a websocket (RFC 6455, text frames) that answers what a page sends:
 /// `echo:X` with `echo:X` at once; `run:X` with `queued:X` at once and
 /// `output:X` 150 ms later (recorded as `ws run:X`: a notebook's kernel
-/// answers so); `tick:N` starts a frame `tick` every N ms (a stream of
+/// answers so); `complete:X` with `completion:X` 600 ms later (an editor's
+/// suggestion, which comes after the typing's echo has paused); `tick:N` starts a frame `tick` every N ms (a stream of
 /// prices).
 #[allow(clippy::too_many_lines)] // the socket's handshake and its protocol, one loop
 async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Records) -> Result<()> {
@@ -1627,6 +1628,12 @@ async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Recor
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(150)).await;
                 let _ = out.send(format!("output:{x}"));
+            });
+        } else if let Some(x) = text.strip_prefix("complete:") {
+            let (out, x) = (out.clone(), x.to_owned());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                let _ = out.send(format!("completion:{x}"));
             });
         } else if let Some(ms) = text.strip_prefix("tick:").and_then(|v| v.parse::<u64>().ok()) {
             let out = out.clone();

@@ -256,6 +256,10 @@ impl BrowserManager {
         aimed: bool,
     ) -> Result<page_ops::Gestured, ToolError> {
         use page_ops::Gesture as G;
+        // An action that sends input is still under way (a long typing).
+        if let Some(w) = self.tab_watch(n) {
+            w.action_goes_on();
+        }
         if !aimed {
             self.within_viewport(page, events).await?;
         }

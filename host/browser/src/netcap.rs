@@ -72,9 +72,16 @@ pub(super) struct Net {
     /// When a websocket frame last came on the page's own: not while an
     /// action was under way (see `TabWatch::answer_by_socket`).
     pub(super) ws_own: Option<Instant>,
-    /// When the action under way began (none once it is answered): frames
-    /// that come meanwhile are its own (for `ACTING_MAX` at most).
+    /// When the action under way began or last sent input (none once it is
+    /// answered): frames that come meanwhile are its own (for `ACTING_MAX`
+    /// at most).
     pub(super) acting_since: Option<Instant>,
+    /// Whether the action under way is answered over a websocket (see
+    /// `TabWatch::answer_by_socket`), and, once it is answered, until when
+    /// the frames that still come are its late answers (an editor's last
+    /// completions), not the page's own.
+    pub(super) by_socket: bool,
+    pub(super) trail_until: Option<Instant>,
 }
 
 /// Requests kept per capture; older ones are dropped (and counted).

@@ -592,9 +592,10 @@ async fn a_debounce_is_waited_for_and_a_longer_timer_is_said() -> Result<()> {
 
 /// An action answered over a websocket (a notebook's Run: "queued" at once,
 /// the output 150 ms later) is answered with its output, also when the page
-/// took frames in answer to the typing just before (they are the typing's,
-/// not a stream of the page's own). A stream of prices, frames the page gets
-/// on its own, holds no answer. Back to back, at 1x and 4x.
+/// took frames in answer to the typing just before, some after the typing's
+/// answer (an editor's suggestion, waited for as an agent would): they are
+/// the typing's, not a stream of the page's own. A stream of prices, frames
+/// the page gets on its own, holds no answer. Back to back, at 1x and 4x.
 #[tokio::test]
 async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
     let (site, _data, client, snap) = open_page("socket", &[], "socket.html").await?;
@@ -606,6 +607,8 @@ async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
         // (Typed on: the field holds both passes' text.)
         client.tool_text("type", json!({"ref": code, "text": format!("cell{i}")})).await?;
         text.push_str(&format!("cell{i}"));
+        let suggested = format!("document.getElementById('suggestion').textContent == '{text}()'");
+        client.tool_text("wait_for", json!({"type": "function", "value": suggested})).await?;
         let ran = client.tool_text("interact", json!({"ref": run})).await?;
         let read = snapshot(&client).await?;
         assert!(

@@ -88,6 +88,11 @@ impl BrowserManager {
                     || (last.is_none() && Instant::now() >= first_by)
                     || last.is_some_and(|t| t.elapsed() >= WS_PAUSE)
                 {
+                    tracing::debug!(
+                        waited_ms = start.elapsed().as_millis(),
+                        last_frame_ms_ago = ?last.map(|t| t.elapsed().as_millis()),
+                        "an action's answer over a websocket"
+                    );
                     waited |= last.is_some();
                     break;
                 }

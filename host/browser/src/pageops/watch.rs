@@ -27,9 +27,16 @@ pub(super) const WS_FIRST: Duration = Duration::from_millis(500);
 
 pub(super) const WS_PAUSE: Duration = Duration::from_millis(250);
 
-/// How long after an action began, at most, the frames that come are taken
-/// as its own when it is never answered (an input that failed).
+/// How long after an action began or last sent input, at most, the frames
+/// that come are taken as its own when it is never answered (an input that
+/// failed).
 const ACTING_MAX: Duration = Duration::from_secs(10);
+
+/// How long after an action answered over a websocket the frames that come
+/// are still its late answers (a kernel's last completions on a loaded
+/// machine), not the page's own: the next action is not taken for one on a
+/// busy stream because of them.
+const WS_TRAIL: Duration = Duration::from_millis(1500);
 
 impl TabWatch {
     fn push_console(&self, level: &str, text: String) {
@@ -86,6 +93,8 @@ impl TabWatch {
         n.last_change = None;
         n.load_reported = None;
         n.after_load = None;
+        // (Its sockets' frames answer no action taken on the old one.)
+        n.trail_until = None;
     }
 
     fn net_end(&self, id: &str) {
@@ -108,24 +117,44 @@ impl TabWatch {
         let started = {
             let mut n = lock(&self.net);
             n.acting_since = Some(Instant::now());
+            n.by_socket = false;
             n.started
         };
         *lock(&self.action) = Some((Instant::now(), started));
     }
 
+    /// The action under way sends input: it goes on (typing a long text
+    /// into a heavy editor takes longer than `ACTING_MAX`).
+    pub(crate) fn action_goes_on(&self) {
+        let mut n = lock(&self.net);
+        if n.acting_since.is_some() {
+            n.acting_since = Some(Instant::now());
+        }
+    }
+
     /// An action has been answered (or has failed): frames that come now are
     /// the page's own again.
     pub(super) fn action_answered(&self) {
-        lock(&self.net).acting_since = None;
+        let mut n = lock(&self.net);
+        n.acting_since = None;
+        if std::mem::take(&mut n.by_socket) {
+            n.trail_until = Some(Instant::now() + WS_TRAIL);
+        }
     }
 
     /// A websocket frame came: the page's own unless an action is under way
-    /// (between its start and its answer).
+    /// (between its start and its answer) or one answered over the socket
+    /// has just been answered (its late answers: see `WS_TRAIL`).
     fn socket_frame(&self) {
         let mut n = lock(&self.net);
         let now = Instant::now();
         n.ws_received = Some(now);
-        if n.acting_since.is_none_or(|t| now.saturating_duration_since(t) > ACTING_MAX) {
+        let acting = n.acting_since.is_some_and(|t| now.saturating_duration_since(t) <= ACTING_MAX);
+        let trailing = n.trail_until.is_some_and(|t| now < t);
+        if trailing && !acting {
+            tracing::trace!("a websocket frame after an action's answer: its late answer");
+        }
+        if !acting && !trailing {
             n.ws_own = Some(now);
         }
     }
@@ -137,10 +166,20 @@ impl TabWatch {
     /// while typing, are not the page's own), and the action sent a request
     /// or a frame.
     pub(super) fn answer_by_socket(&self, since: Instant, requests: u64) -> bool {
-        let n = lock(&self.net);
+        let mut n = lock(&self.net);
         let chatty = n.ws_own.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
         let sent = n.ws_sent.is_some_and(|t| t >= since);
-        n.ws_received.is_some() && !chatty && (requests > 0 || sent)
+        let by_socket = n.ws_received.is_some() && !chatty && (requests > 0 || sent);
+        tracing::debug!(
+            by_socket,
+            chatty,
+            sent,
+            requests,
+            own_before_ms = ?n.ws_own.map(|t| since.saturating_duration_since(t).as_millis()),
+            "an action's answer over a websocket?"
+        );
+        n.by_socket = by_socket;
+        by_socket
     }
 
     /// When a websocket frame came after `since`, the last one.
