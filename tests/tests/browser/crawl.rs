@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ochre_tests::*;
 use serde_json::{Value, json};
 
@@ -377,8 +377,19 @@ async fn a_call_ends_at_the_wall_clock_cap() -> Result<()> {
         )
         .await?;
     assert_eq!(err["code"], "PLUGIN_TIMEOUT", "{err}");
+    // The host stopped it at its 3 s cap (it says when, counted from the
+    // call's start there); uncapped, 200 pages 1.5 s apart take 300 s. The
+    // client's own clock also counts the browser's start and a loaded
+    // machine's scheduling, so it is held to a wider bound.
+    let msg = err["message"].as_str().unwrap_or_default();
+    let ms: u64 = msg
+        .split_once("within ")
+        .and_then(|(_, rest)| rest.split_once(" ms"))
+        .and_then(|(n, _)| n.parse().ok())
+        .with_context(|| format!("no time in {msg}"))?;
+    assert!((3_000..4_500).contains(&ms), "the cap stopped it after {ms} ms: {msg}");
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(8), "the cap did not stop it: {took:?}");
+    assert!(took < std::time::Duration::from_secs(30), "the cap did not stop it: {took:?}");
     // The server goes on serving.
     let r = client.tool("tabs_context", json!({})).await?;
     assert_ne!(r.is_error, Some(true));
