@@ -311,7 +311,7 @@ impl BrowserManager {
         n: TabId,
         page: &Page,
         args: &typed::EvidenceBundle,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<typed::BundleManifest, ToolError> {
         let Some(root) = self.inner.options.evidence_dir.clone() else {
             return Err(ToolError::browser_error(
                 "no evidence dir is configured (BrowserOptions::evidence_dir)",
@@ -332,22 +332,23 @@ impl BrowserManager {
                 .map_err(|e| ToolError::storage_failed(format!("cannot write {name}: {e}")))?;
             use sha2::Digest;
             let sum = sha2::Sha256::digest(bytes);
-            files.push(json!({"name": name, "bytes": bytes.len(), "sha256": data_encoding::HEXLOWER.encode(&sum)}));
+            let sha256 = data_encoding::HEXLOWER.encode(&sum);
+            files.push(typed::BundleFile { name: name.to_owned(), bytes: bytes.len(), sha256 });
             Ok(())
         };
         for what in &include {
             let (name, bytes) = self.evidence_part(n, page, what).await?;
             write(name, &bytes)?;
         }
-        let manifest = json!({
-            "bundle_id": id,
-            "path": std::path::absolute(&dir).unwrap_or(dir.clone()).display().to_string(),
-            "tabId": n.to_string(),
-            "url": url,
-            "title": title,
-            "created_at": humantime::format_rfc3339_millis(now).to_string(),
-            "files": files,
-        });
+        let manifest = typed::BundleManifest {
+            bundle_id: id,
+            path: std::path::absolute(&dir).unwrap_or(dir.clone()).display().to_string(),
+            tab_id: n.to_string(),
+            url,
+            title,
+            created_at: humantime::format_rfc3339_millis(now).to_string(),
+            files,
+        };
         ochre_protocol::fs::write_atomic(
             &dir.join("manifest.json"),
             &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),

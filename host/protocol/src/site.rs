@@ -87,10 +87,14 @@ impl Origin {
     /// The origin of `text`, a URL or an origin of a special scheme with a
     /// host (`http`, `https`, `ws`, `wss`), or why not.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| {
-            format!("{text:?} is not an origin ({why}); an origin looks like https://app.example")
-        };
-        let url = url::Url::parse(text.trim()).map_err(|e| bad(&e.to_string()))?;
+        let url = url::Url::parse(text.trim()).map_err(|e| not_origin(text, &e.to_string()))?;
+        Self::of_url(&url, text)
+    }
+
+    /// The origin of `url`, parsed from `text`; else why not (as
+    /// [`Self::parse`] says it).
+    fn of_url(url: &url::Url, text: &str) -> Result<Self, String> {
+        let bad = |why: &str| not_origin(text, why);
         if !matches!(url.scheme(), "http" | "https" | "ws" | "wss") {
             return Err(format!(
                 "{text:?} is not an http(s) origin; an origin looks like https://app.example"
@@ -109,6 +113,11 @@ impl Origin {
             _ => None,
         }
     }
+}
+
+/// Why `text` is not an origin, for the person who wrote it.
+fn not_origin(text: &str, why: &str) -> String {
+    format!("{text:?} is not an origin ({why}); an origin looks like https://app.example")
 }
 
 impl std::fmt::Display for Origin {
@@ -144,7 +153,7 @@ impl WebUrl {
             return None;
         }
         u.set_fragment(None);
-        let origin = Origin::parse(u.as_str()).ok()?;
+        let origin = Origin::of_url(&u, text).ok()?;
         let spelled = origin.host.to_string();
         if u.host_str() != Some(spelled.as_str()) {
             u.set_host(Some(&spelled)).ok()?;

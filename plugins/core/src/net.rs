@@ -254,10 +254,6 @@ pub(crate) fn evidence_bundle(a: BundleArgs) -> Result<Output, ToolError> {
         ));
     }
     let r = run(a.tab_id.as_deref(), &ops::EvidenceBundle { include: a.include })?;
-    let summary = format!(
-        "bundle {} ({} files)",
-        r["bundle_id"].as_str().unwrap_or("?"),
-        r["files"].as_array().map_or(0, Vec::len)
-    );
+    let summary = format!("bundle {} ({} files)", r.bundle_id, r.files.len());
     Ok(Output::json(&r)?.with_summary(summary))
 }

@@ -171,6 +171,9 @@ pub struct Crawler {
     /// The include and exclude patterns, compiled on first use.
     #[serde(skip)]
     patterns: std::sync::OnceLock<(Vec<UrlPattern>, Vec<UrlPattern>)>,
+    /// The scope from the start, read on first use.
+    #[serde(skip)]
+    scope: std::sync::OnceLock<web::Scope>,
 }
 
 impl Crawler {
@@ -188,6 +191,7 @@ impl Crawler {
             max_depth_reached: 0,
             started: false,
             patterns: Default::default(),
+            scope: Default::default(),
         }
     }
 
@@ -196,7 +200,8 @@ impl Crawler {
     }
 
     fn in_scope(&self, url: &str) -> bool {
-        let ok = web::in_scope(&self.spec.scope, &self.spec.start, url);
+        let scope = self.scope.get_or_init(|| web::Scope::new(&self.spec.scope, &self.spec.start));
+        let ok = scope.contains(url);
         let (include, exclude) = self.patterns.get_or_init(|| {
             // Checked when the crawl began (a job saved by an older version
             // may hold one that no longer parses: it is then found as it is).

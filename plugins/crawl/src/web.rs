@@ -20,25 +20,50 @@ pub fn normalize(url: &str) -> String {
     WebUrl::parse(url).map_or_else(|| url.split('#').next().unwrap_or(url).to_owned(), |w| w.url)
 }
 
-/// Whether `url` is in a crawl's `scope` from `start`: `any`, `same-domain`
-/// (the start's host less a leading `www.`, and its subdomains) or
-/// `same-origin` (the default); decided on the URLs as a browser reads them.
-pub fn in_scope(scope: &str, start: &str, url: &str) -> bool {
-    if scope == "any" {
-        return true;
-    }
-    let (Some(a), Some(b)) = (WebUrl::parse(start), WebUrl::parse(url)) else {
-        return false;
-    };
-    if scope != "same-domain" {
-        return a.origin == b.origin;
-    }
-    match (&a.origin.host, &b.origin.host) {
-        (Host::Name(a), Host::Name(b)) => {
-            let root = a.strip_prefix("www.").unwrap_or(a);
-            b == root || b.strip_suffix(root).is_some_and(|sub| sub.ends_with('.'))
+/// A crawl's scope from its start, read once: `any`, `same-domain` (the
+/// start's host less a leading `www.`, and its subdomains) or `same-origin`
+/// (the default); decided on the URLs as a browser reads them. A start that
+/// is no http(s) URL has nothing in a scope but `any`.
+#[derive(Debug, Clone)]
+pub enum Scope {
+    /// Every URL.
+    Any,
+    /// URLs of this origin.
+    SameOrigin(Option<ochre_sdk::site::Origin>),
+    /// URLs of this host (less a leading `www.`) or its subdomains; an
+    /// address, only itself.
+    SameDomain(Option<Host>),
+}
+
+impl Scope {
+    /// `scope` from `start`.
+    pub fn new(scope: &str, start: &str) -> Self {
+        let start = WebUrl::parse(start).map(|w| w.origin);
+        match scope {
+            "any" => Self::Any,
+            "same-domain" => Self::SameDomain(start.map(|o| o.host)),
+            _ => Self::SameOrigin(start),
         }
-        (a, b) => a == b,
+    }
+
+    /// Whether `url` is in it.
+    pub fn contains(&self, url: &str) -> bool {
+        let url = || WebUrl::parse(url).map(|w| w.origin);
+        match self {
+            Self::Any => true,
+            Self::SameOrigin(start) => {
+                start.is_some() && url().is_some_and(|o| Some(&o) == start.as_ref())
+            }
+            Self::SameDomain(Some(Host::Name(a))) => url().is_some_and(|o| match &o.host {
+                Host::Name(b) => {
+                    let root = a.strip_prefix("www.").unwrap_or(a);
+                    b == root || b.strip_suffix(root).is_some_and(|sub| sub.ends_with('.'))
+                }
+                _ => false,
+            }),
+            Self::SameDomain(Some(a)) => url().is_some_and(|o| &o.host == a),
+            Self::SameDomain(None) => false,
+        }
     }
 }
 
@@ -155,6 +180,10 @@ pub fn sitemap_locs(xml: &str) -> (Vec<String>, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn in_scope(scope: &str, start: &str, url: &str) -> bool {
+        Scope::new(scope, start).contains(url)
+    }
 
     #[test]
     fn urls() {

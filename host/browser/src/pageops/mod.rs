@@ -522,9 +522,9 @@ impl BrowserManager {
                 let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;
                 answer(done)
             }
-            AnyOp::EvidenceBundle(a) => {
-                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &a)).await
-            }
+            AnyOp::EvidenceBundle(a) => answer(
+                bounded(60_000, "the evidence bundle", self.evidence_bundle(n, &page, &a)).await?,
+            ),
             AnyOp::WaitLoad(_) => {
                 self.wait_loaded(&page, timeout_ms).await?;
                 let url = page.url().await.ok().flatten().unwrap_or_default();

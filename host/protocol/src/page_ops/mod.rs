@@ -457,7 +457,7 @@ typed_ops! {
         "scope: tab|session, reset, device, width, height, scale, mobile, user_agent, locale, timezone, geolocation, color_scheme: light|dark|no-preference, reduced_motion: reduce|no-preference, network, cpu_slowdown",
         "emulate a device (viewport, scale, touch, user agent), a place (locale, timezone, geolocation), preferences (colour scheme, reduced motion) and a slower machine (network preset, CPU) on the tab, or on every tab of the caller's session now and opened later; what is emulated after",
     ).host();
-    EvidenceBundle => "evidence_bundle" -> Json = Spec::op(
+    EvidenceBundle => "evidence_bundle" -> BundleManifest = Spec::op(
         "include: [dom, screenshot, network, console]",
         "write the page's evidence (DOM, screenshot, network, console) to a bundle and return its manifest",
     ).host();

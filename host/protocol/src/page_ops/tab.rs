@@ -385,3 +385,34 @@ pub struct EvidenceBundle {
     #[serde(default)]
     pub include: Option<Vec<String>>,
 }
+
+/// An evidence bundle's manifest (`manifest.json`, written last).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct BundleManifest {
+    /// Its id (its folder's name).
+    pub bundle_id: String,
+    /// Its folder.
+    pub path: String,
+    /// The tab it was taken of.
+    #[serde(rename = "tabId")]
+    pub tab_id: String,
+    /// The page's URL then.
+    pub url: String,
+    /// Its title then.
+    pub title: String,
+    /// When (RFC 3339, ms).
+    pub created_at: String,
+    /// Its files, in the order written.
+    pub files: Vec<BundleFile>,
+}
+
+/// One file of an evidence bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct BundleFile {
+    /// Its name (`dom.html`, `screenshot.png`, `network.json`, `console.json`).
+    pub name: String,
+    /// Its size.
+    pub bytes: usize,
+    /// Its SHA-256, lowercase hex.
+    pub sha256: String,
+}
