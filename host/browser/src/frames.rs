@@ -548,7 +548,7 @@ impl BrowserManager {
         }
         // Each document's answer read as its type: find's matches with their
         // refs (scored), query's elements.
-        let mut found: Vec<(f64, String, String)> = Vec::new();
+        let mut found: Vec<(f64, String, crate::RefId)> = Vec::new();
         let mut queried: Vec<QueryMatch> = Vec::new();
         let (mut total, mut more) = (0u64, false);
         for (i, doc) in docs.iter().enumerate() {
@@ -598,7 +598,7 @@ impl BrowserManager {
             }
             "query" => json!({"matches": queried, "more": more}),
             _ => {
-                let (lines, refs): (Vec<String>, Vec<String>) =
+                let (lines, refs): (Vec<String>, Vec<crate::RefId>) =
                     found.into_iter().map(|(_, line, r)| (line, r)).unzip();
                 json!({"matches": lines, "refs": refs, "total": total})
             }

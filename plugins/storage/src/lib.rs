@@ -97,23 +97,24 @@ struct StorageArgs {
 /// Read or change the page's localStorage or sessionStorage.
 #[ochre_sdk::tool(name = "storage", destructive, scope = Browser, secret = "value")]
 fn storage(a: StorageArgs) -> Result<Output, ToolError> {
-    if matches!(a.action.as_str(), "set" | "remove") && a.key.is_none() {
+    // (The schema's patterns hold both to these names.)
+    let kind = ops::StorageKind::parse(&a.storage_type)
+        .ok_or_else(|| ToolError::invalid_argument("storageType", "local or session"))?;
+    let action = ops::StorageAction::parse(&a.action)
+        .ok_or_else(|| ToolError::invalid_argument("action", "get, set, remove, clear or keys"))?;
+    use ops::StorageAction::{Remove, Set};
+    if matches!(action, Set | Remove) && a.key.is_none() {
         return Err(ToolError::invalid_argument(
             "key",
-            format!("storage {}: `key` is required", a.action),
+            format!("storage {action}: `key` is required"),
         ));
     }
-    if a.action == "set" && a.value.is_none() {
+    if action == Set && a.value.is_none() {
         return Err(ToolError::invalid_argument("value", "storage set: `value` is required"));
     }
-    let storage = ops::Storage {
-        kind: a.storage_type.clone(),
-        action: a.action.clone(),
-        key: a.key,
-        value: a.value,
-    };
+    let storage = ops::Storage { kind, action, key: a.key, value: a.value };
     let r = browser::run(a.tab_id.as_deref(), &storage, 30_000)?;
-    let summary = format!("{} {} done", a.storage_type, a.action);
+    let summary = format!("{kind} {action} done");
     Ok(Output::json(&r)?.with_summary(summary))
 }
 

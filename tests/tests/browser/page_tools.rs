@@ -420,6 +420,12 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
     // The rejected calls left the input as it was.
     assert_eq!(js(&client, "document.getElementById('upload').files.length").await?, 2);
+    // By selector: the input it names gets them.
+    let out = client
+        .tool_text("file_upload", json!({"selector": "#upload", "filePaths": [files[1].clone()]}))
+        .await?;
+    assert!(out.contains("1 file: two.txt"), "{out}");
+    assert_eq!(js(&client, "document.getElementById('files').textContent").await?, "two.txt:4");
 
     // Waits.
     js(&client, "addLater(300); 1").await?;

@@ -66,25 +66,26 @@ impl BrowserManager {
         Ok(out)
     }
 
-    /// Give files to a file input (a ref or a CSS selector).
+    /// Give files to a file input (a ref or a CSS selector): the names of
+    /// the files it holds then. A selector is resolved once (to the input's
+    /// ref); the files go to that element.
     pub async fn set_files(
         &self,
         tab: Option<TabId>,
-        target: &str,
+        target: &page_ops::FileInput,
         paths: &[String],
     ) -> Result<Vec<String>, ToolError> {
+        use page_ops::{FileInput, FilesOf, from_output, to_args};
         self.guarded(tab, async {
             let files = self.allowed_files(paths)?;
             let (n, page) = self.page(tab).await?;
-            let args = if target.starts_with("ax_") {
-                json!({"ref": target})
-            } else {
-                json!({"selector": target})
-            };
             // Checks the target (a file input, enabled) and gives a clear error if not.
-            self.run_op(n, &page, "file_input", args.clone(), 10_000).await?;
+            let args = to_args(target).map_err(ToolError::internal)?;
+            let input = self.run_op(n, &page, FileInput::NAME, args, 10_000).await?;
+            let input = from_output::<FileInput>(input).map_err(ToolError::internal)?;
+            let one = to_args(&FileInput::of_ref(input.ref_id)).map_err(ToolError::internal)?;
             // In the input's own document: a cross-site frame has its own session.
-            let (doc, object_id) = self.element(n, &page, args.clone(), 10_000).await?;
+            let (doc, object_id) = self.element(n, &page, one.clone(), 10_000).await?;
             if self.slot(self.slot_of_tab(n)).endpoint.is_some() {
                 // A browser ochre attached to may run on another machine, where
                 // these paths mean nothing: the bytes go through the page.
@@ -112,12 +113,8 @@ impl BrowserManager {
                 .await
                 .map_err(|e| cdp_error("cannot set the files", e.message))?;
             }
-            let seen = self.run_op(n, &page, "files_of", args, 10_000).await?;
-            Ok(seen
-                .get("files")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default())
+            let seen = self.run_op(n, &page, FilesOf::NAME, one, 10_000).await?;
+            Ok(from_output::<FilesOf>(seen).map_err(ToolError::internal)?.files)
         })
         .await
     }

@@ -541,19 +541,87 @@ pub struct Files {
     pub files: Vec<String>,
 }
 
+named_enum! {
+    /// Which of the page's storages [`Storage`] reads or changes.
+    #[derive(Default)]
+    pub enum StorageKind {
+        /// `localStorage`.
+        #[default]
+        Local = "local",
+        /// `sessionStorage`.
+        Session = "session",
+    }
+}
+
+named_enum! {
+    /// What [`Storage`] does.
+    #[derive(Default)]
+    pub enum StorageAction {
+        /// One key's value (with `key`), or every key's.
+        #[default]
+        Get = "get",
+        /// A key's value set.
+        Set = "set",
+        /// A key removed.
+        Remove = "remove",
+        /// Every key removed.
+        Clear = "clear",
+        /// The keys.
+        Keys = "keys",
+    }
+}
+
 /// The page's `localStorage` or `sessionStorage`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Storage {
     /// `local` or `session`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: StorageKind,
     /// `get` (one key, or all), `set`, `remove`, `clear` or `keys`.
-    pub action: String,
+    pub action: StorageAction,
     /// The key.
     #[serde(default)]
     pub key: Option<String>,
     /// The value to set.
     #[serde(default)]
     pub value: Option<String>,
+}
+
+/// What [`Storage`] did (as the page library answers it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Stored {
+    /// `get` with a key: its value (`None`: not set).
+    Item {
+        /// The key.
+        key: String,
+        /// Its value.
+        value: Option<String>,
+    },
+    /// `get` without one: every key's value.
+    Items {
+        /// Key to value.
+        items: BTreeMap<String, String>,
+    },
+    /// `set`: the key set.
+    Set {
+        /// The key.
+        set: String,
+    },
+    /// `remove`: whether the key was there.
+    Removed {
+        /// It was.
+        removed: bool,
+    },
+    /// `clear`: how many keys there were.
+    Cleared {
+        /// So many.
+        cleared: u64,
+    },
+    /// `keys`: the keys, in the storage's order.
+    Keys {
+        /// The keys.
+        keys: Vec<String>,
+    },
 }

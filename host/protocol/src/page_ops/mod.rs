@@ -391,7 +391,7 @@ typed_ops! {
         "ref | selector",
         "the file names a file input now holds",
     );
-    Storage => "storage" -> Json = Spec::op(
+    Storage => "storage" -> Stored = Spec::op(
         "type: local|session, action: get|set|remove|clear|keys, key, value",
         "the page's localStorage or sessionStorage",
     );

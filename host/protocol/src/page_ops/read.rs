@@ -65,7 +65,7 @@ pub struct Found {
     pub matches: Vec<String>,
     /// Each match's ref, in the same order (`ax_12`).
     #[serde(default)]
-    pub refs: Vec<String>,
+    pub refs: Vec<RefId>,
     /// How many matched in all.
     #[serde(default)]
     pub total: u64,

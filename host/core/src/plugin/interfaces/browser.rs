@@ -175,6 +175,11 @@ for_each_version! { browser =>
             paths: Vec<String>,
         ) -> WitResult<Vec<String>> {
             super::host_call("browser", "set-files", "");
+            // A ref as it is spelled (`ax_12`), else a CSS selector.
+            let target = match target.parse::<crate::browser::RefId>() {
+                Ok(r) => crate::browser::page_ops::FileInput::of_ref(r),
+                Err(_) => crate::browser::page_ops::FileInput { ref_id: None, selector: Some(target) },
+            };
             self.services.browser.set_files(super::tab_arg(tab)?, &target, &paths).await.map_err(wit_error)
         }
     }
