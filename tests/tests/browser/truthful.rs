@@ -636,6 +636,43 @@ async fn an_answer_over_a_websocket_is_waited_for_after_typing() -> Result<()> {
     Ok(())
 }
 
+/// A click's answer holds what its handler set going for a later task or a
+/// frame: a message posted to a channel (a scheduler's way), an idle
+/// callback, a scroll's event, a disclosure's toggle event, a ResizeObserver's
+/// callback, the page's own animation loop; and what it changed at once (the
+/// answer without waiting for a frame when nothing waits for one). Back to
+/// back, on a fresh page at 1x and at 4x.
+#[tokio::test]
+async fn an_answer_holds_what_a_click_set_going_for_a_later_task_or_frame() -> Result<()> {
+    let (site, _data, client, _) = open_page("later", &[], "later.html").await?;
+    let mut bad = Vec::new();
+    for slow in [1.0, 4.0] {
+        navigate(&client, &site.url("later.html")).await?;
+        client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
+        let snap = snapshot(&client).await?;
+        // (The observer and the loop last: once they run, every click waits
+        // for a frame.)
+        let cases = [
+            ("button", "Save now", "Saved at once"),
+            ("button", "Post a message", "The channel answered"),
+            ("button", "Work when idle", "done"),
+            ("button", "More options", "The options were opened"),
+            ("button", "Scroll to the notes", "Scrolled to the notes"),
+            ("button", "Grow the box", "The box is now 220 px wide"),
+            ("button", "Count in the loop", "The loop saw click 1"),
+        ];
+        for (role, name, shown) in cases {
+            let said =
+                client.tool_text("interact", json!({"ref": ref_of(&snap, role, name)})).await?;
+            if !said.contains(shown) {
+                bad.push(format!("at {slow}x the click on {name:?} said {said}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "answers without what the click set going:\n{}", bad.join("\n"));
+    Ok(())
+}
+
 /// What a modal dialog or `inert` puts out of reach (Chromium's tree leaves
 /// it out) is not read and has no ref while it is so; a ref given before the
 /// dialog opened is refused, not clicked; the dialog's own controls work and

@@ -117,14 +117,27 @@
       const current = (ev) => {
         w.cur = ev;
         if (!ev.isTrusted || document.hidden) return;
-        const at = performance.now();
-        w.inputAt = at;
-        requestAnimationFrame(() => {
+        // (A key may scroll the page, which shows in a frame: see settle.)
+        if (ev.type.startsWith('key')) w.keyed = true;
+        w.inputAt = performance.now();
+        // One frame asked at a time (a click's events come in a burst): the
+        // first drawn after the last of them sets `framed`.
+        if (w.marked) return;
+        w.marked = true;
+        const mark = () => {
           const began = performance.now();
-          setTimeout(() => {
-            if (w.inputAt === at) w.framed = began;
-          }, 0);
-        });
+          Reflect.apply(NATIVE.later, window, [
+            () => {
+              if (w.inputAt >= began) Reflect.apply(NATIVE.frame, window, [mark]);
+              else {
+                w.marked = false;
+                w.framed = began;
+              }
+            },
+            0,
+          ]);
+        };
+        Reflect.apply(NATIVE.frame, window, [mark]);
       };
       for (const type of INPUT_EVENTS) {
         win.addEventListener(type, current, true);
@@ -135,6 +148,20 @@
       };
       win.addEventListener('beforeunload', leaving, true);
       w.listeners.push([win, 'beforeunload', leaving]);
+      // A default the page let happen whose end comes in a later task (see
+      // whole): a link followed, a form sent (their navigation), a
+      // <details>, a popover or a dialog opened or closed (their toggle and
+      // close events); looked at once the event has bubbled to the window.
+      const LATER_DEFAULT = 'a[href], area[href], summary, [popovertarget], [commandfor], form[method=dialog] *';
+      const queued = (ev) => {
+        if (ev.defaultPrevented) return;
+        const later = (n) => n.nodeType === 1 && n.matches(LATER_DEFAULT);
+        if (ev.type === 'submit' || ev.composedPath().some(later)) w.queued = true;
+      };
+      for (const type of ['click', 'submit']) {
+        win.addEventListener(type, queued, false);
+        w.listeners.push([win, type, queued, false]);
+      }
       // A scroll moves what is on screen (a smooth scroll, once a frame): the
       // settle follows it to its end.
       const scrolled = () => {
@@ -217,7 +244,7 @@
     const w = L.watch;
     if (!w) return;
     for (const o of w.observers) o.disconnect();
-    for (const [win, t, f] of w.listeners) win.removeEventListener(t, f, true);
+    for (const [win, t, f, capture] of w.listeners) win.removeEventListener(t, f, capture !== false);
     L.watch = null;
   }
   // An element's place: its parent, its rank there, its box on the page.
@@ -338,6 +365,9 @@
   // after its animation-frame callbacks, the page's among them), or after
   // FRAME_LATE when no frame comes (a page not drawn: a hidden tab).
   const FRAME_LATE = 100;
+  // The page's timers and frames as they were before the page could wrap
+  // them (the click tracker's), so that these waits are no work of the page's.
+  const NATIVE = (CLICKED && CLICKED.native) || { later: setTimeout, frame: requestAnimationFrame };
   function afterFrame(f) {
     let done = false;
     const go = () => {
@@ -346,8 +376,30 @@
       clearTimeout(late);
       f();
     };
-    const late = setTimeout(go, document.hidden ? 17 : FRAME_LATE);
-    if (!document.hidden) requestAnimationFrame(() => setTimeout(go, 0));
+    const late = Reflect.apply(NATIVE.later, window, [go, document.hidden ? 17 : FRAME_LATE]);
+    if (!document.hidden) Reflect.apply(NATIVE.frame, window, [() => Reflect.apply(NATIVE.later, window, [go, 0])]);
+  }
+  // Whether all an action changed is in the page once its input has been
+  // handled and the tasks it queued have run: nothing it set going waits for
+  // a frame or a later task (see the click tracker: no animation frame asked
+  // by anyone, no message posted, idle callback, scroll or focus by script,
+  // no Resize- or IntersectionObserver, which frames call), its URL is the
+  // same (a new fragment scrolls), no key was pressed (keys scroll), and no
+  // default of the click's comes in a later task (see `queued` in watch).
+  // Timers it set and animations it started are waited for as always.
+  function whole(w, pend) {
+    return (
+      !!pend &&
+      !!pend.asked &&
+      pend.asked.size === 0 &&
+      pend.bound !== pend.gen &&
+      !pend.observed &&
+      !w.keyed &&
+      !w.queued &&
+      !w.srcPlace &&
+      !document.hidden &&
+      location.href === w.url
+    );
   }
   // An action's change is settled once a whole frame has been drawn with no
   // change that can move, size, show or hide anything after the last one (pages
@@ -357,7 +409,8 @@
   // The first look is after the frame that follows the input, in which the
   // page's follow-up work runs: at once when that frame was drawn before
   // the settle began (the input's answer and this call took that long), a
-  // change since that frame began counting as one in it. `quiet_ms` asks, in addition, for that long
+  // change since that frame began counting as one in it; at once too when
+  // nothing the action set going waits for a frame or a later task (whole). `quiet_ms` asks, in addition, for that long
   // without a change (a drag's revert: at least 250 ms). At `max_ms` the
   // answer says what was still going (`still`).
   function settle(a) {
@@ -425,9 +478,12 @@
         else d.watch = w.id;
         resolve(d);
       };
-      if (w.framed) {
-        w.framed = 0;
-        look();
-      } else afterFrame(look);
+      // (A message the action posted may still be on its way after the
+      // frame: a scheduler's next slice.)
+      const posted = !!pend && pend.bound === pend.gen;
+      const framed = w.framed;
+      w.framed = 0;
+      if ((framed && !posted) || whole(w, pend)) look();
+      else afterFrame(look);
     });
   }

@@ -139,16 +139,42 @@ const CLICK_TRACKER: &str = r#"(() => {
   const kinds = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
   const proto = EventTarget.prototype;
   const add = proto.addEventListener;
+  const remove = proto.removeEventListener;
+  // (Set below, once the pending work is counted.)
+  let received = () => {};
+  // A port's message listeners tell the tracker a message came (see `inbox`).
+  const portListeners = new WeakMap();
+  const onPort = (target, type, listener) =>
+    type === 'message' && typeof listener === 'function' && !!window.MessagePort && target instanceof MessagePort;
   const wrapped = { addEventListener(type, listener) {
     if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
+    if (onPort(this, type, listener)) {
+      let g = portListeners.get(listener);
+      if (!g) {
+        g = function () { received(); return Reflect.apply(listener, this, arguments); };
+        portListeners.set(listener, g);
+      }
+      const args = Array.prototype.slice.call(arguments);
+      args[1] = g;
+      return Reflect.apply(add, this, args);
+    }
     return Reflect.apply(add, this, arguments);
   } }.addEventListener;
+  const unwrapped = { removeEventListener(type, listener) {
+    if (onPort(this, type, listener) && portListeners.has(listener)) {
+      const args = Array.prototype.slice.call(arguments);
+      args[1] = portListeners.get(listener);
+      return Reflect.apply(remove, this, args);
+    }
+    return Reflect.apply(remove, this, arguments);
+  } }.removeEventListener;
   const source = Function.prototype.toString;
-  const natives = new WeakMap([[wrapped, add]]);
+  const natives = new WeakMap([[wrapped, add], [unwrapped, remove]]);
   const toString = { toString() { return Reflect.apply(source, natives.get(this) || this, []); } }.toString;
   natives.set(toString, source);
   Object.defineProperty(Function.prototype, 'toString', { value: toString, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(proto, 'addEventListener', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(proto, 'removeEventListener', { value: unwrapped, writable: true, configurable: true, enumerable: false });
   // A custom element's ElementInternals (the role and states it gives itself
   // there, which no attribute shows): kept by element for the page library.
   const internals = new WeakMap();
@@ -218,7 +244,7 @@ const CLICK_TRACKER: &str = r#"(() => {
   const put = (name, value) => Object.defineProperty(window, name, Object.assign(Object.getOwnPropertyDescriptor(window, name) || { writable: true, configurable: true, enumerable: true }, { value }));
   put('setInterval', interval);
   // Work an action set going: a timer of up to 500 ms (a debounce, a menu's
-  // open delay) or an animation frame asked while one of its events was
+  // open delay), an animation frame or an idle callback asked while one of its events was
   // dispatched (`busy`: an action is watched), or by such work in turn, three
   // links deep at most (a loop is not waited for). `pending.n` counts those
   // not run yet (of the action `pending.gen`): the action's answer waits for
@@ -226,7 +252,15 @@ const CLICK_TRACKER: &str = r#"(() => {
   // not waited for: `pending.later` holds its delay until it runs, so that
   // the answer can say it is still to come.
   const SHORT = 500;
-  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0 };
+  // `asked`: the animation frames the page has asked for and not had yet
+  // (all of them, the action's or not: a loop's next frame may show what the
+  // action changed); `bound`: the gen of the last action that set going work
+  // only a frame or a later task shows (a message posted, an idle callback,
+  // a scroll, a focus moved by script); `observed`: a ResizeObserver or an
+  // IntersectionObserver watches something (it is called in a frame). See
+  // `settle` in the page library: without any of them, what the action
+  // changed is all there once its input was handled.
+  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), bound: -1, observed: false };
   Object.defineProperty(seen, 'pending', { value: pending });
   // How far down such a chain the running code is (0: not in one).
   let depth = 0;
@@ -255,6 +289,8 @@ const CLICK_TRACKER: &str = r#"(() => {
   };
   const later = window.setTimeout, unlater = window.clearTimeout;
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
+  // The page library's own waits use these (they are no work of the page's).
+  Object.defineProperty(seen, 'native', { value: { later, frame } });
   // The work a top-level document's load set going, until its report after
   // the load (see the load report): timers of up to 20 ms set and not run
   // yet (id -> when due), and animation frames asked (`on` while it is watched).
@@ -291,16 +327,114 @@ const CLICK_TRACKER: &str = r#"(() => {
   } }.clearTimeout;
   const animation = { requestAnimationFrame(f) {
     if (load.on) load.frames++;
+    if (typeof f !== 'function') return Reflect.apply(frame, this, arguments);
+    let id;
+    const g = function () { pending.asked.delete(id); return Reflect.apply(f, this, arguments); };
     const link = ours();
-    if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(frame, this, arguments);
-    return tracking(frames, (run) => Reflect.apply(frame, this, [run]), f, link);
+    id = !link || link > 3 ? Reflect.apply(frame, this, [g]) : tracking(frames, (run) => Reflect.apply(frame, this, [run]), g, link);
+    if (pending.asked.size < 10000) pending.asked.add(id);
+    return id;
   } }.requestAnimationFrame;
-  const cancelled = { cancelAnimationFrame(id) { done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
+  const cancelled = { cancelAnimationFrame(id) { pending.asked.delete(id); done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
   for (const [w, o, name] of [[timeout, later, 'setTimeout'], [cleared, unlater, 'clearTimeout'], [animation, frame, 'requestAnimationFrame'], [cancelled, unframe, 'cancelAnimationFrame']]) {
     if (typeof o !== 'function') continue;
     natives.set(w, o);
     Object.defineProperty(w, 'length', { value: o.length });
     put(name, w);
+  }
+  // Work only a frame or a later task shows, asked by the action (`bound`).
+  const wrap = (o, w) => {
+    natives.set(w, o);
+    Object.defineProperty(w, 'length', { value: o.length });
+    return w;
+  };
+  const bind = (owner, name) => {
+    const d = owner && Object.getOwnPropertyDescriptor(owner, name);
+    if (!d || typeof d.value !== 'function') return;
+    const o = d.value;
+    const w = { [name]() { if (ours()) pending.bound = pending.gen; return Reflect.apply(o, this, arguments); } }[name];
+    Object.defineProperty(owner, name, Object.assign({}, d, { value: wrap(o, w) }));
+  };
+  for (const name of ['postMessage', 'scroll', 'scrollTo', 'scrollBy']) bind(window, name);
+  // An idle callback the action asked for is work it set going, as a short
+  // timer is (it runs once the page is idle, or at its timeout).
+  const idle = window.requestIdleCallback, unidle = window.cancelIdleCallback;
+  if (typeof idle === 'function' && typeof unidle === 'function') {
+    const idles = new Map();
+    const asking = { requestIdleCallback(f) {
+      const link = ours();
+      if (typeof f !== 'function' || !link || link > 3) return Reflect.apply(idle, this, arguments);
+      const rest = Array.prototype.slice.call(arguments, 1);
+      return tracking(idles, (run) => Reflect.apply(idle, this, [run, ...rest]), f, link);
+    } }.requestIdleCallback;
+    const unasking = { cancelIdleCallback(id) { done(idles, id); return Reflect.apply(unidle, this, arguments); } }.cancelIdleCallback;
+    put('requestIdleCallback', wrap(idle, asking));
+    put('cancelIdleCallback', wrap(unidle, unasking));
+  }
+  // A message the action posted to a channel (a scheduler's next slice of
+  // work) is work it set going until a port's listener gets one, or for
+  // MESSAGE_MAX ms at most (a port handed to a worker or a frame never
+  // answers here): `inbox` holds them in order.
+  const MESSAGE_MAX = 100;
+  const inbox = [];
+  const settled = (t) => {
+    if (t.done) return;
+    t.done = true;
+    if (t.gen === pending.gen) pending.n--;
+  };
+  received = () => {
+    while (inbox.length) {
+      const t = inbox.shift();
+      if (!t.done) return settled(t);
+    }
+  };
+  if (window.MessagePort) {
+    const d = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'postMessage');
+    if (d && typeof d.value === 'function') {
+      const o = d.value;
+      const w = { postMessage() {
+        if (ours() && inbox.length < 1000) {
+          const t = { gen: pending.gen, done: false };
+          pending.n++;
+          inbox.push(t);
+          Reflect.apply(later, window, [() => settled(t), MESSAGE_MAX]);
+        }
+        return Reflect.apply(o, this, arguments);
+      } }.postMessage;
+      Object.defineProperty(MessagePort.prototype, 'postMessage', Object.assign({}, d, { value: wrap(o, w) }));
+    }
+    const h = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+    if (h && typeof h.set === 'function' && typeof h.get === 'function') {
+      const given = new WeakMap();
+      const acc = {
+        get onmessage() { return given.has(this) ? given.get(this) : Reflect.apply(h.get, this, []); },
+        set onmessage(f) {
+          given.set(this, f);
+          const g = typeof f === 'function' ? function () { received(); return Reflect.apply(f, this, arguments); } : f;
+          Reflect.apply(h.set, this, [g]);
+        },
+      };
+      const a = Object.getOwnPropertyDescriptor(acc, 'onmessage');
+      Object.defineProperty(MessagePort.prototype, 'onmessage', Object.assign({}, h, { get: wrap(h.get, a.get), set: wrap(h.set, a.set) }));
+    }
+  }
+  if (window.BroadcastChannel) bind(BroadcastChannel.prototype, 'postMessage');
+  for (const name of ['scroll', 'scrollTo', 'scrollBy', 'scrollIntoView', 'scrollIntoViewIfNeeded']) bind(Element.prototype, name);
+  bind(HTMLElement.prototype, 'focus');
+  if (window.SVGElement) bind(SVGElement.prototype, 'focus');
+  for (const name of ['scrollTop', 'scrollLeft']) {
+    const d = Object.getOwnPropertyDescriptor(Element.prototype, name);
+    if (!d || typeof d.set !== 'function') continue;
+    const o = d.set;
+    const w = Object.getOwnPropertyDescriptor({ set [name](v) { if (ours()) pending.bound = pending.gen; Reflect.apply(o, this, [v]); } }, name).set;
+    Object.defineProperty(Element.prototype, name, Object.assign({}, d, { set: wrap(o, w) }));
+  }
+  for (const O of [window.ResizeObserver, window.IntersectionObserver]) {
+    const d = O && Object.getOwnPropertyDescriptor(O.prototype, 'observe');
+    if (!d || typeof d.value !== 'function') continue;
+    const o = d.value;
+    const w = { observe() { pending.observed = true; return Reflect.apply(o, this, arguments); } }.observe;
+    Object.defineProperty(O.prototype, 'observe', Object.assign({}, d, { value: wrap(o, w) }));
   }
   // Requests (fetch, XHR) to the web sent while an action is watched:
   // `pending.sent` counts them, so that the host waits until it has seen them
