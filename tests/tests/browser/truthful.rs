@@ -673,6 +673,49 @@ async fn an_answer_holds_what_a_click_set_going_for_a_later_task_or_frame() -> R
     Ok(())
 }
 
+/// A link to a fragment of the page, out of its sidebar's view: the click
+/// scrolls it into view and reaches it, and the answer holds what following it
+/// did (the hashchange handler's opened section, told to the server too); a
+/// scroll listener's answer to the scroll (which section is read) when the page
+/// has one; and when the sidebar's scroll moves its links (a note pinned at its
+/// top), the link clicked is still the one asked for. Back to back, at 1x and
+/// 4x; each page fresh.
+#[tokio::test]
+async fn a_link_to_a_fragment_is_reached_and_answered_with_what_followed() -> Result<()> {
+    let (site, _data, client, _) = open_page("inpage", &[], "inpage.html").await?;
+    let mut bad = Vec::new();
+    for slow in [1.0, 4.0] {
+        for (mode, link, shown) in [
+            ("", "Go to dedup", "Opened dedup"),
+            ("?spy", "Go to dedup", "Reading dedup"),
+            ("?shift", "Go to the end", "Opened end"),
+            ("?shift&spy", "Go to dedup", "Reading dedup"),
+        ] {
+            navigate(&client, &site.url(&format!("inpage.html{mode}"))).await?;
+            client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
+            let snap = snapshot(&client).await?;
+            let before = site.recorded().len();
+            let said =
+                client.tool_text("interact", json!({"ref": ref_of(&snap, "link", link)})).await?;
+            let id = if link.ends_with("dedup") { "dedup" } else { "end" };
+            if !said.contains(shown) {
+                bad.push(format!("at {slow}x on {mode:?} the click on {link:?} said {said}"));
+            }
+            match site.wait_recorded_since(before, "opened=").await {
+                Some(r) if r.contains(&format!("opened={id}")) => {}
+                r => {
+                    bad.push(format!("at {slow}x on {mode:?} {link:?} opened {r:?} at the server"))
+                }
+            }
+            if js(&client, "location.hash").await? != json!(format!("#{id}")) {
+                bad.push(format!("at {slow}x on {mode:?} {link:?}: the hash is not #{id}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "untrue answers to in-page links:\n{}", bad.join("\n"));
+    Ok(())
+}
+
 /// What a modal dialog or `inert` puts out of reach (Chromium's tree leaves
 /// it out) is not read and has no ref while it is so; a ref given before the
 /// dialog opened is refused, not clicked; the dialog's own controls work and

@@ -105,8 +105,12 @@
           }
         }
         if (p.x != null) {
-          // The box may have moved while it scrolled into view: look again.
-          if (boxOf(e) === prev) {
+          // The box moved as it scrolled into view (in this task, so by that
+          // scroll alone): where it is now holds unless the page hears the
+          // scroll (its events and observers come in the next frame), which
+          // is then waited for.
+          const now = boxOf(e);
+          if (now === prev || !(scrollHeard(e) || (via && scrollHeard(via)))) {
             if (a.watch) {
               watch(e);
               L.watch.focusBefore = deepActive();

@@ -152,12 +152,26 @@
       // whole): a link followed, a form sent (their navigation), a
       // <details>, a popover or a dialog opened or closed (their toggle and
       // close events); looked at once the event has bubbled to the window.
+      // (A link to a fragment of this document is followed at once, in the
+      // click's default: its hashchange comes in a task, its scroll in a
+      // frame; see whole.)
       const LATER_DEFAULT = 'a[href], area[href], summary, [popovertarget], [commandfor], form[method=dialog] *';
       const queued = (ev) => {
         if (ev.defaultPrevented) return;
         const later = (n) => n.nodeType === 1 && n.matches(LATER_DEFAULT);
-        if (ev.type === 'submit' || ev.composedPath().some(later)) w.queued = true;
+        if (ev.type === 'submit') w.queued = true;
+        else {
+          const n = ev.composedPath().find(later);
+          if (!n) return;
+          if (inPage(n, d)) w.fragment = n;
+          else w.queued = true;
+        }
       };
+      const hashed = () => {
+        w.hashed = true;
+      };
+      win.addEventListener('hashchange', hashed, false);
+      w.listeners.push([win, 'hashchange', hashed, false]);
       for (const type of ['click', 'submit']) {
         win.addEventListener(type, queued, false);
         w.listeners.push([win, type, queued, false]);
@@ -167,7 +181,8 @@
       const scrolled = () => {
         w.moveAt = performance.now();
       };
-      win.addEventListener('scroll', scrolled, true);
+      // (Not counted as the page's listener: see scrollHeard.)
+      Reflect.apply(NATIVE.listen, win, ['scroll', scrolled, true]);
       w.listeners.push([win, 'scroll', scrolled]);
       for (const type of [
         'click',
@@ -367,7 +382,37 @@
   const FRAME_LATE = 100;
   // The page's timers and frames as they were before the page could wrap
   // them (the click tracker's), so that these waits are no work of the page's.
-  const NATIVE = (CLICKED && CLICKED.native) || { later: setTimeout, frame: requestAnimationFrame };
+  const NATIVE = (CLICKED && CLICKED.native) || {
+    later: setTimeout,
+    frame: requestAnimationFrame,
+    listen: EventTarget.prototype.addEventListener,
+  };
+  // Whether a link leads to a fragment of its own document (`doc`), followed
+  // in this window: its default moves to the fragment at once, no document
+  // is loaded.
+  function inPage(n, doc) {
+    if (!n.hash || n.hasAttribute('download')) return false;
+    const b = doc.querySelector('base[target]');
+    const t = (n.getAttribute('target') || (b && b.getAttribute('target')) || '').trim().toLowerCase();
+    if (t && t !== '_self') return false;
+    const base = (h) => h.split('#')[0];
+    return doc.defaultView === n.ownerDocument.defaultView && base(n.href) === base(doc.URL);
+  }
+  // Whether the page may answer a scroll of `e`'s scrollers (its ancestors and
+  // the viewport) by the next frame, when the scroll events and observers'
+  // calls come: a listener for them on the window, the document or one of its
+  // ancestors (a capture on an ancestor hears an inner scroller), an
+  // IntersectionObserver or ResizeObserver, an animation on a scroll's
+  // timeline. Unknown (another frame's document, no tracker): it may.
+  function scrollHeard(e) {
+    const S = CLICKED && CLICKED.scrolls;
+    if (!S || !e || e.ownerDocument !== document) return true;
+    if (S.has(window) || S.has(document) || window.onscroll || document.onscroll) return true;
+    for (let n = e; n; n = flatParent(n)) if (S.has(n) || (n.nodeType === 1 && n.onscroll)) return true;
+    if (CLICKED.pending && CLICKED.pending.observed) return true;
+    const anims = document.getAnimations ? document.getAnimations() : [];
+    return anims.some((an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline));
+  }
   function afterFrame(f) {
     let done = false;
     const go = () => {
@@ -384,10 +429,14 @@
   // a frame or a later task (see the click tracker: no animation frame asked
   // by anyone, no message posted, idle callback, scroll or focus by script,
   // no Resize- or IntersectionObserver, which frames call), its URL is the
-  // same (a new fragment scrolls), no key was pressed (keys scroll), and no
-  // default of the click's comes in a later task (see `queued` in watch).
-  // Timers it set and animations it started are waited for as always.
+  // same, no key was pressed (keys scroll), and no default of the click's
+  // comes in a later task (see `queued` in watch). A link followed to a
+  // fragment of the page: once its hashchange has been handled (the URL
+  // unchanged: none comes), when nothing hears the scroll to the fragment
+  // (see scrollHeard). Timers it set and animations it started are waited
+  // for as always.
   function whole(w, pend) {
+    const moved = location.href !== w.url;
     return (
       !!pend &&
       !!pend.asked &&
@@ -398,8 +447,20 @@
       !w.queued &&
       !w.srcPlace &&
       !document.hidden &&
-      location.href === w.url
+      (!moved || (!!w.fragment && !!w.hashed)) &&
+      (!w.fragment || !scrollHeard(fragmentOf(w.fragment)))
     );
+  }
+  // The element a link to a fragment leads to (its id, else an <a name>), or
+  // the document's root (the top). (A link in another frame's document: the
+  // link itself, whose scroll scrollHeard cannot tell.)
+  function fragmentOf(n) {
+    if (n.ownerDocument !== document) return n;
+    let id = n.hash.slice(1);
+    try {
+      id = decodeURIComponent(id);
+    } catch (e) {}
+    return document.getElementById(id) || document.getElementsByName(id)[0] || document.documentElement;
   }
   // An action's change is settled once a whole frame has been drawn with no
   // change that can move, size, show or hide anything after the last one (pages

@@ -146,8 +146,13 @@ const CLICK_TRACKER: &str = r#"(() => {
   const portListeners = new WeakMap();
   const onPort = (target, type, listener) =>
     type === 'message' && typeof listener === 'function' && !!window.MessagePort && target instanceof MessagePort;
+  // What listens for a scroll (`scroll`, `scrollend`): the settle waits a frame
+  // after a scroll it may handle (see `scrollHeard` in the page library).
+  const scrolls = new WeakSet();
+  Object.defineProperty(seen, 'scrolls', { value: scrolls });
   const wrapped = { addEventListener(type, listener) {
     if (this && this.nodeType === 1 && kinds.has(type)) seen.add(this);
+    if (this && (type === 'scroll' || type === 'scrollend')) scrolls.add(this);
     if (onPort(this, type, listener)) {
       let g = portListeners.get(listener);
       if (!g) {
@@ -289,8 +294,9 @@ const CLICK_TRACKER: &str = r#"(() => {
   };
   const later = window.setTimeout, unlater = window.clearTimeout;
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
-  // The page library's own waits use these (they are no work of the page's).
-  Object.defineProperty(seen, 'native', { value: { later, frame } });
+  // The page library's own waits and listeners use these (they are no work
+  // of the page's).
+  Object.defineProperty(seen, 'native', { value: { later, frame, listen: add } });
   // The work a top-level document's load set going, until its report after
   // the load (see the load report): timers of up to 20 ms set and not run
   // yet (id -> when due), and animation frames asked (`on` while it is watched).
