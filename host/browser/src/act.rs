@@ -278,7 +278,9 @@ fn keys_of(a: &ops::Act, typing: bool) -> Result<Vec<Input>, ToolError> {
 
 /// A drag's arguments checked before anything is done: both ends named.
 fn check_drag(a: &ops::Drag) -> Result<(), ToolError> {
-    a.check("drag", ["source_selector", "target_selector"])
+    a.check("drag", ["source_selector", "target_selector"])?;
+    super::target::check(&a.source)?;
+    super::target::check(&a.target)
 }
 
 impl TabRef {
@@ -524,17 +526,13 @@ impl TabRef {
     /// The `drag` page operation: see [`ops::Drag`].
     pub(super) async fn drag(&self, a: ops::Drag) -> Result<Dragged, ToolError> {
         check_drag(&a)?;
-        let ops::Drag { source, source_selector, target, target_selector } = a;
-        let ask = ops::DragInfo {
-            source,
-            source_selector: source_selector.clone(),
-            target,
-            target_selector: target_selector.clone(),
-        };
-        let ends = self.step(ask, STEP_MS).await?;
+        let ops::Drag { source, target } = a;
+        // Each end found (and waited for) as an action's target is.
+        let source = self.ref_of(source).await?;
+        let target = self.ref_of(target).await?;
+        let ends = self.step(ops::DragInfo { source, target }, STEP_MS).await?;
         if ends.html5 {
-            let html5 = ops::Html5Drag { source, source_selector, target, target_selector };
-            self.step(html5, STEP_MS).await?;
+            self.step(ops::Html5Drag { source, target }, STEP_MS).await?;
         } else {
             let (sx, sy) = match ends.source.point() {
                 Ok(p) => p,

@@ -86,6 +86,16 @@ impl BrowserManager {
 }
 
 impl TabRef {
+    /// The ref of `t`: its own, as given (a ref given is used as an action
+    /// uses it), else found within the default wait.
+    pub(super) async fn ref_of(&self, t: Target) -> Result<RefId, ToolError> {
+        if let Some(r) = t.ref_id {
+            return Ok(r);
+        }
+        let ask = ops::FindTarget { target: t, timeout_ms: Some(FIND_MS), identify: None };
+        Ok(self.find_target(ask).await?.ref_id)
+    }
+
     /// The `find_target` page operation: see [`ops::FindTarget`]. Tried until
     /// a try finds it or fails for good ([`again`]), or `timeout_ms` has
     /// passed: then `ELEMENT_NOT_FOUND` naming the target and the wait

@@ -696,11 +696,10 @@ pub(crate) fn drag_drop(a: DragArgs) -> Result<Output, ToolError> {
     let tab = a.tab_id.as_deref();
     // One host call (`drag`): the ends found, the press, the moves and the
     // release sent, and the drag judged by its effect.
+    let end = |ref_id, selector| ops::Target { ref_id, selector, ..ops::Target::default() };
     let drag = ops::Drag {
-        source: a.source,
-        source_selector: a.source_selector,
-        target: a.target,
-        target_selector: a.target_selector,
+        source: end(a.source, a.source_selector),
+        target: end(a.target, a.target_selector),
     };
     drag.check("drag_drop", ["sourceSelector", "targetSelector"])?;
     let d = browser::run(tab, &drag, 90_000)?;

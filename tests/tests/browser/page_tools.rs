@@ -386,6 +386,27 @@ async fn drag_upload_wait_scroll_and_console() -> Result<()> {
     assert_ne!(knob_at, "knob at 0", "the knob moved");
     let err = client.tool_error("drag_drop", json!({"source": knob})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
+    // A drop zone the page has not drawn yet is waited for, as an action's
+    // target is; one that never comes is named when the wait ends.
+    let later = "setTimeout(() => { const z = document.createElement('div'); z.id = 'late-zone'; \
+                 z.textContent = 'Late zone'; z.style.cssText = 'width:120px;height:40px'; \
+                 z.addEventListener('drop', (e) => { e.preventDefault(); z.textContent = 'Late: ' + e.dataTransfer.getData('text/plain'); }); \
+                 z.addEventListener('dragover', (e) => e.preventDefault()); document.body.append(z); }, 300); 1";
+    js(&client, later).await?;
+    client
+        .tool_text(
+            "drag_drop",
+            json!({"sourceSelector": "#drag-source", "targetSelector": "#late-zone"}),
+        )
+        .await?;
+    assert_eq!(
+        js(&client, "document.getElementById('late-zone').textContent").await?,
+        "Late: payload"
+    );
+    let err =
+        client.tool_error("drag_drop", json!({"source": knob, "targetSelector": "#never"})).await?;
+    assert_eq!(err["code"], "ELEMENT_NOT_FOUND", "{err}");
+    assert!(err["message"].as_str().unwrap_or("").contains("#never"), "{err}");
 
     // File upload: only under the allowed roots.
     let input = snap

@@ -186,8 +186,8 @@
     login_fields: loginFields,
     scroll,
     drag_info: (a) => {
-      const s = target({ ref: a.source, selector: a.source_selector }, 'the source');
-      const d = target({ ref: a.target, selector: a.target_selector }, 'the target');
+      const s = el(a.source);
+      const d = el(a.target);
       const html5 = s.draggable === true || s.getAttribute('draggable') === 'true';
       s.scrollIntoView({ block: 'center', behavior: 'instant' });
       const ps = point(s, 'plain');
@@ -213,8 +213,8 @@
       };
     },
     html5_drag: (a) => {
-      const s = target({ ref: a.source, selector: a.source_selector }, 'the source');
-      const d = target({ ref: a.target, selector: a.target_selector }, 'the target');
+      const s = el(a.source);
+      const d = el(a.target);
       html5Drag(s, d);
       return {};
     },
