@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chromiumoxide::Page;
-use ochre_protocol::page_ops as typed;
-use serde_json::{Value, json};
+use ochre_protocol::page_ops::{self as typed, PageVisited};
+use serde_json::json;
 
 use super::library::page_library;
 use super::{BrowserManager, bounded, cdp_error};
@@ -134,23 +134,26 @@ impl<'a> Batch<'a> {
 
 impl BrowserManager {
     /// Run `visit_batch` (see the module docs).
-    pub(super) async fn visit_batch(&self, args: &typed::VisitBatch) -> Result<Value, ToolError> {
+    pub(super) async fn visit_batch(
+        &self,
+        args: &typed::VisitBatch,
+    ) -> Result<typed::Visited, ToolError> {
         let b = Batch::parse(args)?;
         let (urls, format, max_chars, timeout_ms) = (&b.urls, b.format, b.max_chars, b.timeout_ms);
-        let mut results: Vec<Value> = vec![Value::Null; urls.len()];
+        let mut results = vec![PageVisited::default(); urls.len()];
         let to_render = if b.render == "auto" && b.script.is_none() && format != "structured" {
             self.fetch_static_first(&b, &mut results).await
         } else {
             (0..urls.len()).collect()
         };
         if to_render.is_empty() {
-            return Ok(json!({"results": results}));
+            return Ok(typed::Visited { results });
         }
         let concurrency = b.concurrency.min(to_render.len());
         let reader = Arc::new(reader(format, max_chars, b.script));
         let queue: Arc<Mutex<VecDeque<(usize, String)>>> =
             Arc::new(Mutex::new(to_render.iter().map(|i| (*i, urls[*i].clone())).collect()));
-        let results: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(results));
+        let results: Arc<Mutex<Vec<PageVisited>>> = Arc::new(Mutex::new(results));
         // A round ends when the queue is empty or every worker's browser died;
         // then the pages left go to new workers on the browsers still up.
         for round in 0..3 {
@@ -176,7 +179,7 @@ impl BrowserManager {
                                 lock(&queue).push_front((i, url));
                                 break;
                             }
-                            Err(e) => json!({"url": url, "error": e.message, "code": e.code}),
+                            Err(e) => PageVisited::failed(&url, e.message, e.code),
                         };
                         lock(&results)[i] = r;
                     }
@@ -187,9 +190,10 @@ impl BrowserManager {
         }
         let mut results = std::mem::take(&mut *lock(&results));
         for (i, url) in lock(&queue).drain(..) {
-            results[i] = json!({"url": url, "error": "every browser that could read it went away", "code": super::Code::BrowserUnavailable});
+            let why = "every browser that could read it went away";
+            results[i] = PageVisited::failed(&url, why, super::Code::BrowserUnavailable);
         }
-        Ok(json!({"results": results}))
+        Ok(typed::Visited { results })
     }
 
     /// Whether `e`, met in browser `slot`, is that browser's connection ending
@@ -217,7 +221,7 @@ impl BrowserManager {
 
     /// Read what can be read without rendering (each origin's pages fetched from
     /// one tab); the indexes of the pages that need a render.
-    async fn fetch_static_first(&self, b: &Batch<'_>, results: &mut [Value]) -> Vec<usize> {
+    async fn fetch_static_first(&self, b: &Batch<'_>, results: &mut [PageVisited]) -> Vec<usize> {
         let (urls, format, max_chars, timeout_ms, concurrency) =
             (&b.urls, b.format, b.max_chars, b.timeout_ms, b.concurrency);
         let mut to_render = Vec::new();
@@ -250,15 +254,13 @@ impl BrowserManager {
             for (chunk, fetched) in chunks.into_iter().zip(fetched) {
                 match fetched {
                     Ok(vals) if vals.len() == chunk.len() => {
-                        for (i, mut v) in chunk.into_iter().zip(vals) {
-                            if v["render"] == json!(true) || v["needs_render"] == json!(true) {
+                        for (i, f) in chunk.into_iter().zip(vals) {
+                            if f.render || f.needs_render {
                                 to_render.push(i);
                             } else {
-                                if let Some(o) = v.as_object_mut() {
-                                    o.remove("needs_render");
-                                }
-                                mark_http_error(&mut v);
-                                results[i] = v;
+                                let mut page = f.page;
+                                page.mark_http_error();
+                                results[i] = page;
                             }
                         }
                     }
@@ -277,18 +279,20 @@ impl BrowserManager {
         url: &str,
         reader: &str,
         timeout_ms: u64,
-    ) -> Result<Value, ochre_protocol::ToolError> {
+    ) -> Result<PageVisited, ochre_protocol::ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         bounded(ms, "loading the page", async {
             super::goto(page, url).await.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await?;
-        let mut v = bounded(ms, "reading the page", self.eval(page, reader, true)).await?;
-        v["requested_url"] = json!(url);
-        v["rendered"] = json!(true);
-        mark_http_error(&mut v);
-        Ok(v)
+        let v = bounded(ms, "reading the page", self.eval(page, reader, true)).await?;
+        let mut read: PageVisited = serde_json::from_value(v)
+            .map_err(|e| ToolError::internal(format!("the page's reading does not parse: {e}")))?;
+        read.requested_url = url.to_owned();
+        read.rendered = true;
+        read.mark_http_error();
+        Ok(read)
     }
 }
 
@@ -305,7 +309,7 @@ impl BrowserManager {
         max_chars: u64,
         timeout_ms: u64,
         concurrency: usize,
-    ) -> Result<Vec<Value>, ToolError> {
+    ) -> Result<Vec<Fetched>, ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         let script = format!(
             "(async () => {{ const P = {lib}; const urls = {urls}; const mode = {mode}; const max = {max_chars}; \
@@ -332,7 +336,13 @@ impl BrowserManager {
         for attempt in 0..2 {
             let page = self.fetcher(origin, slot, ms, attempt > 0).await?;
             match bounded(total, "fetching the pages", self.eval(&page, &script, true)).await {
-                Ok(v) => return Ok(v.as_array().cloned().unwrap_or_default()),
+                Ok(v) => {
+                    return serde_json::from_value(v).map_err(|e| {
+                        ToolError::internal(format!(
+                            "the fetched pages' reading does not parse: {e}"
+                        ))
+                    });
+                }
                 Err(e) if attempt > 0 => return Err(e),
                 Err(_) => {}
             }
@@ -438,18 +448,21 @@ fn origin_of(url: &str) -> String {
     ochre_protocol::site::Origin::parse(url).map_or_else(|_| url.to_owned(), |o| o.to_string())
 }
 
-/// A status of 400 or more makes the page a failed one.
-fn mark_http_error(v: &mut Value) {
-    let status = v["status"].as_u64().unwrap_or(0);
-    if status >= 400 {
-        v["error"] = json!(format!("HTTP {status}"));
-        v["code"] = json!(super::Code::HttpError);
-    }
+/// A page as a static fetch read it: to be rendered instead when it could
+/// not be fetched (`render`) or its text needs its scripts (`needs_render`).
+#[derive(serde::Deserialize)]
+struct Fetched {
+    #[serde(flatten)]
+    page: PageVisited,
+    #[serde(default)]
+    render: bool,
+    #[serde(default)]
+    needs_render: bool,
 }
 
 /// A pause that needs no tab (crawl politeness delays).
-pub(super) async fn sleep(args: &typed::Sleep) -> Value {
+pub(super) async fn sleep(args: &typed::Sleep) -> typed::Slept {
     let ms = args.ms.min(60_000);
     tokio::time::sleep(Duration::from_millis(ms)).await;
-    json!({"slept_ms": ms})
+    typed::Slept { slept_ms: ms }
 }

@@ -4,6 +4,7 @@
 use ochre_sdk::url::UrlPattern;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use ochre_sdk::browser::ops::PageVisited;
 use ochre_sdk::{ToolError, browser};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ pub fn visit(
     format: &str,
     max_chars: u64,
     script: Option<&str>,
-) -> Result<Vec<Value>, ToolError> {
+) -> Result<Vec<PageVisited>, ToolError> {
     visit_with(urls, concurrency, format, max_chars, script, "auto")
 }
 
@@ -34,7 +35,7 @@ pub fn visit_with(
     max_chars: u64,
     script: Option<&str>,
     render: &str,
-) -> Result<Vec<Value>, ToolError> {
+) -> Result<Vec<PageVisited>, ToolError> {
     let batch = browser::ops::VisitBatch {
         urls: urls.to_vec(),
         concurrency: Some(concurrency),
@@ -44,42 +45,41 @@ pub fn visit_with(
         script: script.map(str::to_owned),
         render: Some(render.to_owned()),
     };
-    let r = browser::run(None, &batch, 0)?;
-    Ok(r["results"].as_array().cloned().unwrap_or_default())
+    Ok(browser::run(None, &batch, 0)?.results)
 }
 
 /// The robots.txt of `origin` (allow-all when there is none).
 pub fn fetch_robots(origin: &str) -> Result<Robots, ToolError> {
     let r = visit(&[format!("{origin}/robots.txt")], 1, "raw", 500_000, None)?;
     Ok(match r.first() {
-        Some(r) if r.get("error").is_none() && r["status"].as_u64().unwrap_or(200) < 400 => {
-            Robots::parse(r["content"].as_str().unwrap_or(""))
+        Some(r) if r.ok() => {
+            Robots::parse(r.content.as_ref().and_then(Value::as_str).unwrap_or(""))
         }
         _ => Robots::default(),
     })
 }
 
 /// A page as crawl results show it.
-pub fn page_of(r: &Value, depth: u32) -> Value {
-    let url = r["requested_url"].as_str().or(r["url"].as_str()).unwrap_or_default();
+pub fn page_of(r: &PageVisited, depth: u32) -> Value {
+    let url = &r.requested_url;
     let mut p = json!({
         "url": url,
-        "title": r["title"],
+        "title": r.title,
         "depth": depth,
-        "status": r["status"],
-        "links_found": r["links"].as_array().map_or(0, Vec::len),
-        "rendered": r["rendered"],
+        "status": r.status,
+        "links_found": r.links.len(),
+        "rendered": r.rendered,
     });
-    if let Some(final_url) = r["url"].as_str()
+    if let Some(final_url) = &r.url
         && final_url != url
     {
         p["final_url"] = json!(final_url);
     }
-    match r.get("error") {
-        Some(e) => p["error"] = e.clone(),
+    match &r.error {
+        Some(e) => p["error"] = json!(e),
         None => {
-            p["content"] = r.get("content").cloned().unwrap_or(Value::Null);
-            if r["truncated"] == json!(true) {
+            p["content"] = r.content.clone().unwrap_or(Value::Null);
+            if r.truncated {
                 p["truncated"] = json!(true);
             }
         }
@@ -259,19 +259,17 @@ impl Crawler {
             for ((url, depth), r) in batch.iter().zip(&results) {
                 self.visited.push(url.clone());
                 let page = page_of(r, *depth);
-                if page.get("error").is_some() {
+                if !r.ok() {
                     self.failed += 1;
                 } else {
                     self.done += 1;
                     self.max_depth_reached = self.max_depth_reached.max(*depth);
-                    if let Some(f) = r["url"].as_str() {
+                    if let Some(f) = &r.url {
                         self.seen.insert(web::normalize(f));
                     }
                     if *depth < self.spec.max_depth {
-                        for link in r["links"].as_array().into_iter().flatten() {
-                            let Some(link) = link.as_str().map(web::normalize) else {
-                                continue;
-                            };
+                        for link in &r.links {
+                            let link = web::normalize(link);
                             if self.seen.contains(&link) || !self.in_scope(&link) {
                                 continue;
                             }

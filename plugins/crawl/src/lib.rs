@@ -155,11 +155,12 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
             let Some(r) = visit(std::slice::from_ref(&sm), 1, "raw", 5_000_000, None)?.pop() else {
                 continue;
             };
-            if r.get("error").is_some() {
+            if !r.ok() {
                 continue;
             }
             sitemaps_read.push(sm);
-            let (locs, index) = web::sitemap_locs(r["content"].as_str().unwrap_or(""));
+            let text = r.content.as_ref().and_then(Value::as_str).unwrap_or("");
+            let (locs, index) = web::sitemap_locs(text);
             if index {
                 next.extend(locs);
             } else {
@@ -191,7 +192,7 @@ fn crawl_sitemap(a: SitemapArgs) -> Result<Output, ToolError> {
     for chunk in urls.chunks(engine::batch_size(concurrency)) {
         for r in visit(chunk, concurrency, format, 20_000, None)? {
             let p = engine::page_of(&r, 0);
-            if p.get("error").is_some() {
+            if !r.ok() {
                 failed += 1;
             } else {
                 ok += 1;
@@ -356,10 +357,10 @@ fn batch_execute(a: BatchArgs) -> Result<Output, ToolError> {
             let concurrency = a.concurrency.unwrap_or(4);
             for chunk in urls.chunks(engine::batch_size(concurrency)) {
                 for r in visit(chunk, concurrency, "none", 0, Some(&a.script))? {
-                    let mut o = json!({"url": r["requested_url"].as_str().or(r["url"].as_str())});
-                    match (r.get("error"), r.get("script_error")) {
-                        (Some(e), _) | (None, Some(e)) => o["error"] = e.clone(),
-                        _ => o["value"] = r.get("value").cloned().unwrap_or(Value::Null),
+                    let mut o = json!({"url": r.requested_url});
+                    match r.error.as_ref().or(r.script_error.as_ref()) {
+                        Some(e) => o["error"] = json!(e),
+                        None => o["value"] = r.value.clone().unwrap_or(Value::Null),
                     }
                     results.push(o);
                 }
@@ -442,11 +443,11 @@ fn batch_paginate(a: PaginateArgs) -> Result<Output, ToolError> {
             break "error";
         };
         let n = pages.len() + 1;
-        if let Some(e) = r.get("error").or(r.get("script_error")) {
+        if let Some(e) = r.error.as_ref().or(r.script_error.as_ref()) {
             pages.push(json!({"page": n, "url": url, "error": e}));
             break "error";
         }
-        let v = &r["value"];
+        let v = r.value.unwrap_or(Value::Null);
         pages.push(json!({"page": n, "url": url, "value": v["value"]}));
         match v["next"].as_str() {
             Some(next) if web::origin(next).is_some() => url = next.to_owned(),

@@ -398,9 +398,9 @@ impl BrowserManager {
             }
             // One browser: its death ends the call at once. A pool: the pages
             // of a browser that dies are read on the others.
-            AnyOp::VisitBatch(a) if self.pool_size() > 1 => self.visit_batch(&a).await,
-            AnyOp::VisitBatch(a) => self.while_alive(self.visit_batch(&a)).await,
-            AnyOp::Sleep(a) => Ok(super::visit::sleep(&a).await),
+            AnyOp::VisitBatch(a) if self.pool_size() > 1 => answer(self.visit_batch(&a).await?),
+            AnyOp::VisitBatch(a) => answer(self.while_alive(self.visit_batch(&a)).await?),
+            AnyOp::Sleep(a) => answer(super::visit::sleep(&a).await),
             // Its steps are page operations of their own, each guarded.
             AnyOp::Act(a) => {
                 let ms = a.timeout_ms.unwrap_or(0).min(60_000) + 60_000;

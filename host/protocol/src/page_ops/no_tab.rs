@@ -30,6 +30,85 @@ pub struct VisitBatch {
     pub render: Option<String>,
 }
 
+/// What [`VisitBatch`] read: a page each, in the order asked.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Visited {
+    /// The pages.
+    pub results: Vec<PageVisited>,
+}
+
+/// One page [`VisitBatch`] read, or why it could not (`error`, `code`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PageVisited {
+    /// The URL asked for.
+    #[serde(default)]
+    pub requested_url: String,
+    /// The URL it ended at (after redirects), when it was loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its HTTP status (0: not known).
+    #[serde(default)]
+    pub status: u16,
+    /// Its title.
+    #[serde(default)]
+    pub title: String,
+    /// The http(s) links on it, without fragments, each once (2 000 at most).
+    #[serde(default)]
+    pub links: Vec<String>,
+    /// Its next page, as a "next" link names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// Its content in the format asked: a text (markdown, text, raw), or an
+    /// outline (`structured`: headings, description, text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Json>,
+    /// The content was cut at `max_chars`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub truncated: bool,
+    /// It was loaded in a tab (its scripts ran), not only fetched.
+    #[serde(default)]
+    pub rendered: bool,
+    /// The script's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Json>,
+    /// Why the script failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_error: Option<String>,
+    /// Why the page could not be read (`HTTP 404` for a status of 400 or
+    /// more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The error's code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::Code>,
+}
+
+impl PageVisited {
+    /// A page that could not be read.
+    pub fn failed(url: &str, error: impl Into<String>, code: crate::Code) -> Self {
+        let requested_url = url.to_owned();
+        Self { requested_url, error: Some(error.into()), code: Some(code), ..Self::default() }
+    }
+
+    /// Where it was read: the URL it ended at, else the one asked for.
+    pub fn final_url(&self) -> &str {
+        self.url.as_deref().unwrap_or(&self.requested_url)
+    }
+
+    /// Whether it was read (no error).
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// A status of 400 or more makes it a failed page.
+    pub fn mark_http_error(&mut self) {
+        if self.status >= 400 {
+            self.error = Some(format!("HTTP {}", self.status));
+            self.code = Some(crate::Code::HttpError);
+        }
+    }
+}
+
 /// Wait on the host for `ms` milliseconds (at most 60 000), holding no tab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
