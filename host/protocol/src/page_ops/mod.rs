@@ -363,16 +363,16 @@ typed_ops! {
         "scroll the page or an element",
     );
     Drag => "drag" -> Dragged = Spec::op(
-        "source | source_selector, target | target_selector",
+        "source, target: each a target (ref, role and name, selector, xpath, text, query)",
         "the truthful drag in one call: press the source, move it onto the target as a hand does, release (HTML5 events for an HTML5-draggable source); done only when the press reached the source and the page reacted",
     )
     .host();
     DragInfo => "drag_info" -> DragPoints = Spec::op(
-        "source | source_selector, target | target_selector",
+        "source, target (refs)",
         "the points of a drag's source and target",
     ).points();
     Html5Drag => "html5_drag" -> Done = Spec::op(
-        "source | source_selector, target | target_selector",
+        "source, target (refs)",
         "an HTML5 drag and drop dispatched in the page",
     );
     Check => "check" -> bool = Spec::op(
@@ -402,7 +402,7 @@ typed_ops! {
     );
     Settle => "settle" -> Settled = Spec::op(
         "token, idle_ms, quiet_ms, max_ms, wait_ms, keep",
-        "what the action changed once a whole frame passes without a layout change, the work and requests it started have run, and its motion has ended",
+        "what the action changed once a whole frame passes without a layout change (or at once when nothing it set going waits for a frame: no animation frame asked, message posted, scroll the page hears, focus by script, observer, link to another page, form or key), the work (timers, frames, idle callbacks, posted messages) and requests it started have run, and its motion has ended",
     );
     Unwatch => "unwatch" -> Done = Spec::op("watch, token", "stop watching (with `watch`, that watch only; `token`: in its document)");
     Wait => "wait" -> Waited = Spec::op(
@@ -462,7 +462,7 @@ typed_ops! {
         "write the page's evidence (DOM, screenshot, network, console) to a bundle and return its manifest",
     ).host();
     // Without a tab.
-    VisitBatch => "visit_batch" -> Json = Spec::op(
+    VisitBatch => "visit_batch" -> Visited = Spec::op(
         "urls, concurrency, format: markdown|text|structured|raw|none, max_chars, timeout_ms, script, render: auto|always",
         "load pages in parallel worker tabs: status, title, links, content, the script's value",
     ).long();
@@ -638,7 +638,7 @@ ref_or_selector! {
     FilesOf;
 }
 
-/// The two ends of a drag, each a ref or a CSS selector.
+/// The two ends of a drag, found: what is dragged and where it is dropped.
 macro_rules! drag_ends {
     ($($(#[$doc:meta])* $op:ident;)*) => {
         $(
@@ -647,17 +647,9 @@ macro_rules! drag_ends {
             #[serde(deny_unknown_fields)]
             pub struct $op {
                 /// The source's ref.
-                #[serde(default)]
-                pub source: Option<RefId>,
-                /// Or its CSS selector.
-                #[serde(default)]
-                pub source_selector: Option<String>,
+                pub source: RefId,
                 /// The target's ref.
-                #[serde(default)]
-                pub target: Option<RefId>,
-                /// Or its CSS selector.
-                #[serde(default)]
-                pub target_selector: Option<String>,
+                pub target: RefId,
             }
         )*
     };
@@ -669,24 +661,30 @@ drag_ends! {
     DragInfo;
     /// An HTML5 drag and drop dispatched in the page (`dragstart` … `drop`).
     Html5Drag;
-    /// The truthful drag, in one call: the source pressed, moved onto the
-    /// target as a hand does and released there (or HTML5 drag events for an
-    /// HTML5-draggable source), judged by its effect: done when the press
-    /// reached the source and the page reacted (the item moved, the list
-    /// reordered, the page changed).
-    Drag;
+}
+
+/// The truthful drag, in one call: the source pressed, moved onto the target
+/// as a hand does and released there (or HTML5 drag events for an
+/// HTML5-draggable source), judged by its effect: done when the press reached
+/// the source and the page reacted (the item moved, the list reordered, the
+/// page changed). Each end is a [`Target`] (a ref, a CSS selector, a role and
+/// name, …), found and waited for as an action's is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drag {
+    /// What is dragged.
+    pub source: Target,
+    /// Where it is dropped.
+    pub target: Target,
 }
 
 impl Drag {
     /// Checked before anything is done: both ends named (a ref or a selector
     /// each; the tool's own names of them in `words`).
     pub fn check(&self, tool: &str, words: [&str; 2]) -> Result<(), crate::ToolError> {
-        let ends = [
-            ("source", self.source.is_some() || self.source_selector.is_some()),
-            ("target", self.target.is_some() || self.target_selector.is_some()),
-        ];
-        for ((end, named), selector) in ends.into_iter().zip(words) {
-            if !named {
+        let ends = [("source", &self.source), ("target", &self.target)];
+        for ((end, t), selector) in ends.into_iter().zip(words) {
+            if t.is_empty() {
                 let why = format!("{tool} needs `{end}` (a ref) or `{selector}`");
                 return Err(crate::ToolError::invalid_argument(end, why));
             }
