@@ -82,15 +82,25 @@ impl BrowserManager {
         // An answer over a websocket: its frames, until they pause.
         if pending.is_empty() && w.answer_by_socket(since.0, w.action_requests(since).0) {
             let first_by = Instant::now() + WS_FIRST;
+            // How long the server took to begin its answer: one slower to
+            // answer (a loaded machine, a cold kernel) pauses longer between
+            // its frames too, and the pause that ends the answer grows with it.
+            let mut pace: Option<Duration> = None;
             loop {
                 let last = w.socket_frame_after(since.0);
+                if let (None, Some(t)) = (pace, last) {
+                    pace = Some(t.saturating_duration_since(since.0));
+                }
+                let pause = pace.map_or(WS_PAUSE, |p| (p * 2).clamp(WS_PAUSE, WS_PAUSE_MAX));
                 if start.elapsed() >= budget
                     || (last.is_none() && Instant::now() >= first_by)
-                    || last.is_some_and(|t| t.elapsed() >= WS_PAUSE)
+                    || last.is_some_and(|t| t.elapsed() >= pause)
                 {
                     tracing::debug!(
                         waited_ms = start.elapsed().as_millis(),
                         last_frame_ms_ago = ?last.map(|t| t.elapsed().as_millis()),
+                        first_frame_ms = ?pace.map(|p| p.as_millis()),
+                        pause_ms = pause.as_millis(),
                         "an action's answer over a websocket"
                     );
                     waited |= last.is_some();

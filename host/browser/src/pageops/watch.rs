@@ -27,6 +27,10 @@ pub(super) const WS_FIRST: Duration = Duration::from_millis(500);
 
 pub(super) const WS_PAUSE: Duration = Duration::from_millis(250);
 
+/// The longest pause that ends such an answer (see settle: twice the time
+/// its first frame took to come, at least [`WS_PAUSE`]).
+pub(super) const WS_PAUSE_MAX: Duration = Duration::from_millis(1000);
+
 /// How long after an action began or last sent input, at most, the frames
 /// that come are taken as its own when it is never answered (an input that
 /// failed).
