@@ -1,11 +1,8 @@
 //! A long-running server opens and closes many tabs, and nothing of a closed tab
-//! stays in the browser manager: 1,200 tabs are opened and closed on real
+//! stays in the browser manager: 1,000 tabs are opened and closed on real
 //! Chromium, among them pages opened by pages (popups), downloads, tabs closed
 //! with a dialog open, isolated tabs (a browser context each) and tabs of
-//! owners (MCP sessions), back to back with no sleeps. (In four shards of 300,
-//! each a browser manager of its own, which run side by side: each shard
-//! passes the bound of the closed tabs' owners kept, 256, and meets every kind
-//! of tab often.)
+//! owners (MCP sessions), back to back with no sleeps.
 
 use std::time::Duration;
 
@@ -14,8 +11,7 @@ use ochre_host::HostBrowser;
 use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, TabId};
 use ochre_tests::{SiteServer, TempDir, chromium_bin, tab_id};
 
-/// The tabs of a shard (four shards: 1,200 tabs).
-const TABS: usize = 300;
+const TABS: usize = 1000;
 const T: u32 = 15_000;
 
 /// Wait (at most 10 s, asking every 10 ms) until `check` holds.
@@ -42,27 +38,7 @@ async fn close_all(browser: &BrowserManager) -> Result<usize> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tabs_leave_no_state_behind_1_of_4() -> Result<()> {
-    tabs_leave_no_state_behind().await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tabs_leave_no_state_behind_2_of_4() -> Result<()> {
-    tabs_leave_no_state_behind().await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tabs_leave_no_state_behind_3_of_4() -> Result<()> {
-    tabs_leave_no_state_behind().await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tabs_leave_no_state_behind_4_of_4() -> Result<()> {
-    tabs_leave_no_state_behind().await
-}
-
-/// A shard: `TABS` tabs opened and closed on one browser manager.
-async fn tabs_leave_no_state_behind() -> Result<()> {
+async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     let site = SiteServer::start().await?;
     let dir = TempDir::new("tabs");
     let downloads = dir.path().join("downloads");
@@ -152,8 +128,7 @@ async fn tabs_leave_no_state_behind() -> Result<()> {
         }
         round += 1;
     }
-    let each = (popups, downloaded, dialogs, isolated);
-    ensure!(popups >= 25 && downloaded >= 25 && dialogs >= 25 && isolated >= 25, "{each:?}");
+    ensure!(popups >= 90 && downloaded >= 90 && dialogs >= 90 && isolated >= 90);
 
     let sizes = browser.state_sizes().await;
     assert_eq!((sizes.tabs, sizes.pages, sizes.downloads_in_progress), (0, 0, 0), "{sizes:?}");
@@ -161,9 +136,7 @@ async fn tabs_leave_no_state_behind() -> Result<()> {
     // front tab, a crawl's fetcher tab, a frame's session.
     let named = (sizes.current_tabs, sizes.front_tabs, sizes.fetchers, sizes.frame_sessions);
     assert_eq!(named, (0, 0, 0, 0), "{sizes:?}");
-    // Closed tabs' owners are kept for late events, bounded (more tabs than
-    // the bound were closed).
-    ensure!(opened > 256, "{opened} tabs do not reach the bound");
+    // Closed tabs' owners are kept for late events, bounded.
     assert!(sizes.closed_owners > 0 && sizes.closed_owners <= 256, "{sizes:?}");
     // The downloads reached the disk: the files are there.
     let files = std::fs::read_dir(&downloads)?.count();
