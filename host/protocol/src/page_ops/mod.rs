@@ -363,16 +363,16 @@ typed_ops! {
         "scroll the page or an element",
     );
     Drag => "drag" -> Dragged = Spec::op(
-        "source, target: each a target (ref, role and name, selector, xpath, text, query)",
-        "the truthful drag in one call: press the source, move it onto the target as a hand does, release (HTML5 events for an HTML5-draggable source); done only when the press reached the source and the page reacted",
+        "source, target",
+        "the truthful drag in one call (each end a target: a ref, role and name, selector, XPath, text or description, found and waited for): press the source, move it onto the target as a hand does, release (HTML5 events for an HTML5-draggable source); done only when the press reached the source and the page reacted",
     )
     .host();
     DragInfo => "drag_info" -> DragPoints = Spec::op(
-        "source, target (refs)",
+        "source, target",
         "the points of a drag's source and target",
     ).points();
     Html5Drag => "html5_drag" -> Done = Spec::op(
-        "source, target (refs)",
+        "source, target",
         "an HTML5 drag and drop dispatched in the page",
     );
     Check => "check" -> bool = Spec::op(
