@@ -809,9 +809,32 @@ async fn pages() -> Result<(Vec<SiteServer>, Vec<(String, String)>)> {
     Ok((servers, pages))
 }
 
+/// The corpus is measured in three parts, every third page each (so that each
+/// has pages of every kind and library, and takes a third of the time: the
+/// whole corpus in one test ran past the suite's 8-minute bound on a loaded
+/// machine). Each part holds the whole corpus' bars.
+const PARTS: usize = 3;
+
 #[tokio::test]
-async fn ochres_view_agrees_with_chromiums_accessibility_tree() -> Result<()> {
+async fn ochres_view_agrees_with_chromiums_accessibility_tree_part_1_of_3() -> Result<()> {
+    view_agrees_on_part(0).await
+}
+
+#[tokio::test]
+async fn ochres_view_agrees_with_chromiums_accessibility_tree_part_2_of_3() -> Result<()> {
+    view_agrees_on_part(1).await
+}
+
+#[tokio::test]
+async fn ochres_view_agrees_with_chromiums_accessibility_tree_part_3_of_3() -> Result<()> {
+    view_agrees_on_part(2).await
+}
+
+/// Every `PARTS`th page of the corpus from the `part`th, measured and held to
+/// the bars.
+async fn view_agrees_on_part(part: usize) -> Result<()> {
     let (_servers, pages) = pages().await?;
+    let pages: Vec<_> = pages.into_iter().skip(part).step_by(PARTS).collect();
     let data = TempDir::new("fidelity");
     let b = BrowserManager::new(BrowserOptions {
         downloads_dir: Some(data.path().join("downloads")),
@@ -877,7 +900,7 @@ async fn ochres_view_agrees_with_chromiums_accessibility_tree() -> Result<()> {
     if only.is_some() {
         return Ok(());
     }
-    assert!(measured >= 40, "only {measured} library pages were measured");
+    assert!(measured >= 25, "only {measured} library pages were measured");
     assert!(
         ref_share >= REF_BAR
             && name_share >= NAME_BAR

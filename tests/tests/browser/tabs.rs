@@ -1,5 +1,5 @@
 //! A long-running server opens and closes many tabs, and nothing of a closed tab
-//! stays in the browser manager: 1,000 tabs are opened and closed on real
+//! stays in the browser manager: hundreds of tabs are opened and closed on real
 //! Chromium, among them pages opened by pages (popups), downloads, tabs closed
 //! with a dialog open, isolated tabs (a browser context each) and tabs of
 //! owners (MCP sessions), back to back with no sleeps.
@@ -11,7 +11,13 @@ use ochre_host::HostBrowser;
 use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, TabId};
 use ochre_tests::{SiteServer, TempDir, chromium_bin, tab_id};
 
-const TABS: usize = 1000;
+/// Tabs opened and closed in the long test: enough that its owned tabs (two
+/// rounds in three) pass the 256 closed tabs whose owner is kept, and that
+/// every kind of tab comes 35 times or more. (A thousand told no more: every
+/// count it checks is back to zero or at its bound, and took 4 to 12 minutes.)
+const TABS: usize = 450;
+/// Closed tabs whose owner the browser manager keeps for late events.
+const CLOSED_KEPT: usize = 256;
 const T: u32 = 15_000;
 
 /// Wait (at most 10 s, asking every 10 ms) until `check` holds.
@@ -38,7 +44,7 @@ async fn close_all(browser: &BrowserManager) -> Result<usize> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
+async fn hundreds_of_tabs_leave_no_state_behind() -> Result<()> {
     let site = SiteServer::start().await?;
     let dir = TempDir::new("tabs");
     let downloads = dir.path().join("downloads");
@@ -49,10 +55,12 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     });
     let page = site.url("popups.html");
     let (mut opened, mut popups, mut downloaded, mut dialogs, mut isolated) = (0, 0, 0, 0, 0);
+    let mut owned = 0;
     let mut round = 0usize;
     while opened < TABS {
         let owner: Owner =
             (!round.is_multiple_of(3)).then(|| format!("session-{}", round % 5).into());
+        let is_owned = owner.is_some();
         let b = &browser;
         let page = page.as_str();
         let done = browser
@@ -119,6 +127,9 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
             .with_context(|| format!("round {round}"))?;
         let (closed, kind) = done;
         opened += closed;
+        if is_owned {
+            owned += closed;
+        }
         match kind {
             0 => popups += closed - 1,
             1 => downloaded += 1,
@@ -128,7 +139,11 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
         }
         round += 1;
     }
-    ensure!(popups >= 90 && downloaded >= 90 && dialogs >= 90 && isolated >= 90);
+    ensure!(
+        popups >= 35 && downloaded >= 35 && dialogs >= 35 && isolated >= 35,
+        "{popups} popups, {downloaded} downloads, {dialogs} dialogs, {isolated} isolated tabs"
+    );
+    ensure!(owned > CLOSED_KEPT, "only {owned} owned tabs were closed: the bound was not reached");
 
     let sizes = browser.state_sizes().await;
     assert_eq!((sizes.tabs, sizes.pages, sizes.downloads_in_progress), (0, 0, 0), "{sizes:?}");
@@ -137,7 +152,7 @@ async fn a_thousand_tabs_leave_no_state_behind() -> Result<()> {
     let named = (sizes.current_tabs, sizes.front_tabs, sizes.fetchers, sizes.frame_sessions);
     assert_eq!(named, (0, 0, 0, 0), "{sizes:?}");
     // Closed tabs' owners are kept for late events, bounded.
-    assert!(sizes.closed_owners > 0 && sizes.closed_owners <= 256, "{sizes:?}");
+    assert_eq!(sizes.closed_owners, CLOSED_KEPT, "{owned} owned tabs closed: {sizes:?}");
     // The downloads reached the disk: the files are there.
     let files = std::fs::read_dir(&downloads)?.count();
     assert_eq!(files, downloaded, "downloads dir has {files} files for {downloaded} downloads");
