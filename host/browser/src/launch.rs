@@ -7,6 +7,23 @@ use super::*;
 const CANDIDATES: &[&str] =
     &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
+const HEADED_HINT: &str = "a headed browser needs a display: run ochre in a desktop session (or under `xvfb-run`), or leave --headed out (the live view shows a headless browser)";
+
+/// `--headed` on Linux with no display to open a window on: refused before
+/// launching, saying so (Chromium would exit with a message about X11).
+fn no_display_for_headed() -> Result<(), ToolError> {
+    if !cfg!(target_os = "linux") {
+        return Ok(());
+    }
+    let set = |v: &str| std::env::var_os(v).is_some_and(|d| !d.is_empty());
+    if set("DISPLAY") || set("WAYLAND_DISPLAY") {
+        return Ok(());
+    }
+    Err(ToolError::browser_unavailable(format!(
+        "--headed, but neither DISPLAY nor WAYLAND_DISPLAY is set; {HEADED_HINT}"
+    )))
+}
+
 const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
 
 impl BrowserManager {
@@ -50,6 +67,9 @@ impl BrowserManager {
         &self,
     ) -> Result<(Browser, chromiumoxide::Handler, Option<ProfileDir>), ToolError> {
         let opts = &self.inner.options;
+        if opts.headed {
+            no_display_for_headed()?;
+        }
         let exe = self.find_executable()?;
         let (dir, profile) = match &opts.user_data_dir {
             Some(d) => (d.clone(), None),
@@ -131,8 +151,9 @@ impl BrowserManager {
             } else {
                 format!("{e}")
             };
-            ToolError::browser_unavailable(format!("cannot launch {}: {why}; {INSTALL_HINT}", exe.display()),
-            )
+            // A headed browser that did not start is most often its display.
+            let fix = if opts.headed { HEADED_HINT } else { INSTALL_HINT };
+            ToolError::browser_unavailable(format!("cannot launch {}: {why}; {fix}", exe.display()))
         })?;
         if let Some(run_dir) = &opts.run_dir {
             let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());

@@ -6,10 +6,13 @@ use super::*;
 
 #[derive(Args, Debug, Clone)]
 pub(super) struct HostArgs {
-    /// Config file (TOML): the `[intent_guard]` section (see the README).
+    /// Config file (TOML): `[server]`, `[browser] endpoints`, `[network]`,
+    /// `[trust.keys]`, `[plugins.NAME]` and `[intent_guard]`; an unknown key is
+    /// an error naming it (see the README's flags).
     #[arg(long, value_name = "FILE", global = true)]
     config: Option<PathBuf>,
-    /// Data dir: journal, traces, state, secrets, compile cache.
+    /// Data dir: journal, traces, recordings, task runs, output handles, logins,
+    /// secrets, installed plugins (default: ~/.ochre).
     #[arg(long, env = "OCHRE_HOME", global = true)]
     data_dir: Option<PathBuf>,
     /// A file holding the key named logins are sealed with (outside the data
@@ -239,6 +242,13 @@ impl HostArgs {
         }
         b = b.browser(self.browser_options()?);
         for d in &self.plugin_dir {
+            if !d.is_dir() {
+                anyhow::bail!(
+                    "--plugin-dir {}: no such directory (make it and put plugin .wasm files in it \
+                     (`ochre plugin build --out DIR`), or leave the flag out)",
+                    d.display()
+                );
+            }
             b = b.plugin_dir(d);
         }
         if let Some(ms) = self.fixed_clock_ms {

@@ -331,6 +331,12 @@ fn main() -> std::process::ExitCode {
     ochre_host::browser::lifeline::exec_browser_if_asked();
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // A check that ran and found a problem (`ochre doctor`): exit 1, as
+        // its help says; 2 is for a command that could not run.
+        Err(e) if e.downcast_ref::<CheckFailed>().is_some() => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(1)
+        }
         Err(e) => {
             // One clean line (with its causes), never a backtrace.
             eprintln!("error: {e:#}");
@@ -338,6 +344,19 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
+
+/// A check that ran and failed (`ochre doctor` found a problem): the process
+/// exits 1, where a command that could not run exits 2.
+#[derive(Debug)]
+pub(crate) struct CheckFailed(pub(crate) &'static str);
+
+impl std::fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for CheckFailed {}
 
 /// The secrets the host knows (passwords typed, codes, secret parameters):
 /// every log line is scrubbed of them, as every answer and file is.
@@ -376,7 +395,7 @@ fn real_main() -> anyhow::Result<()> {
         .with_env_filter(log_filter(std::env::var("RUST_LOG").ok().as_deref()))
         .with_ansi(false)
         .init();
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -389,6 +408,64 @@ fn real_main() -> anyhow::Result<()> {
     // would wait for it for good (a build that failed, a SIGTERM).
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     result
+}
+
+/// The server's flags each subcommand's `--help` shows (they are accepted by
+/// every subcommand; the others are hidden from its help): `None`, all of
+/// them (the server, and the doctor that checks a server so configured).
+fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
+    Some(match subcommand {
+        "serve" | "doctor" => return None,
+        "tools" => &[
+            "data_dir",
+            "config",
+            "cache_dir",
+            "plugin_dir",
+            "tools_only",
+            "disable_tools",
+            "slim",
+        ],
+        "plugin" => &["data_dir", "config", "cache_dir", "plugin_dir"],
+        "login" | "secret" | "totp" => &["data_dir", "login_key_file"],
+        _ => &["data_dir", "config"],
+    })
+}
+
+/// The command line, with each subcommand's help listing its own flags and
+/// the server's that bear on it only ([`flags_shown`]).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory as _;
+    let cmd = Cli::command();
+    let globals: Vec<clap::Arg> =
+        cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    // Each subcommand gets hidden copies of the server flags its help leaves
+    // out (still global: clap copies a global flag into a subcommand only when
+    // it has none of that name, and hands its value up to the server's flags).
+    fn scope(cmd: clap::Command, globals: &[clap::Arg], shown: &[&str]) -> clap::Command {
+        if cmd.get_name() == "help" {
+            return cmd;
+        }
+        let mut cmd = cmd.after_help(
+            "Every flag of `ochre --help` is taken here too; those that bear on this command are listed above.",
+        );
+        for a in globals {
+            if !shown.contains(&a.get_id().as_str()) {
+                cmd = cmd.arg(a.clone().hide(true));
+            }
+        }
+        cmd.mut_subcommands(|sub| scope(sub, globals, shown))
+    }
+    cmd.mut_subcommands(|sub| match flags_shown(sub.get_name()) {
+        Some(shown) => scope(sub, &globals, shown),
+        None => sub,
+    })
+}
+
+/// The parsed command line (clap's errors and help exit here, as `Cli::parse`).
+fn parse_cli() -> Cli {
+    use clap::FromArgMatches as _;
+    let matches = cli_command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// The compiled built-in plugins a package installed next to this binary

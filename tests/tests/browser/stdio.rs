@@ -679,6 +679,7 @@ async fn log_messages_reach_the_client_at_its_level_and_never_a_secret() -> Resu
 #[test]
 fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     let data = TempDir::new("doctor");
+    // Exit 0 when all is good, 1 when a check fails (as its help says).
     let run = |args: &[&str]| -> Result<(bool, String)> {
         let out = std::process::Command::new(ochre_bin())
             .arg("--data-dir")
@@ -687,6 +688,8 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
             .args(args)
             .env_remove("RUST_LOG")
             .output()?;
+        let code = out.status.code();
+        assert!(matches!(code, Some(0 | 1)), "ochre doctor exited {code:?}");
         Ok((out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned()))
     };
     let (ok, text) = run(&[])?;
@@ -713,6 +716,21 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     );
     // Everything else still checked and fine.
     assert!(text.contains("ok    data dir"), "{text}");
+    // A headed browser with no display says so, not "install Chromium".
+    let out = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["doctor", "--headed"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"), "{text}");
+    assert!(text.contains("xvfb-run") && !text.contains("install Chromium"), "{text}");
+    // A server that cannot start is a failed check too, with its fix.
+    let (ok, text) = run(&["--plugin-dir", "/nonexistent/plugins"])?;
+    assert!(!ok && text.contains("FAIL  server") && text.contains("leave the flag out"), "{text}");
 
     // Secrets kept in clear are said, with the fix; sealed, they are not in the file.
     let cli = |args: &[&str], key: Option<&str>| {

@@ -11,3 +11,4 @@ mod golden;
 mod hostile;
 mod install;
 mod logins;
+mod startup;

@@ -65,7 +65,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
                 "server",
                 &mut failed,
             );
-            anyhow::bail!("ochre doctor: the server cannot start");
+            return Err(crate::CheckFailed("ochre doctor: the server cannot start").into());
         }
     };
     check_cache(&host, &mut failed);
@@ -73,7 +73,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     check_browser(&host, &mut failed).await;
     host.shutdown().await;
     if failed {
-        anyhow::bail!("ochre doctor: something failed (see FAIL above)");
+        return Err(crate::CheckFailed("ochre doctor: something failed (see FAIL above)").into());
     }
     println!("all good");
     Ok(())

@@ -5,22 +5,46 @@ use ochre_mcp::server::{HttpOptions, McpServer, bind_http};
 use crate::Cli;
 
 /// Serve MCP on stdio: `initialize` is answered at once and the host is built
-/// meanwhile (on a new machine that compiles the plugins).
+/// meanwhile (on a new machine that compiles the plugins). Flags, a config or a
+/// key that make no host are told to the client: `initialize` is refused with
+/// the reason, and so is every call when the build fails later; the server
+/// exits with the reason when the client goes (never silently before).
 pub(crate) async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
-    let (server, failed) = McpServer::starting(cli.host.builder()?.build());
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+    let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let builder = match cli.host.builder() {
+        Ok(b) => b,
+        // A person at a terminal reads the reason at once.
+        Err(e) if interactive => return Err(e),
+        Err(e) => return serve_refusal(e).await,
+    };
+    let (server, failed) = McpServer::starting(builder.build());
+    if interactive {
         eprintln!("{}", terminal_help());
     }
     // SIGTERM and ctrl-c end the session cleanly (journal flushed, trace closed).
     let result = tokio::select! {
         r = server.clone().serve_stdio() => r.map_err(anyhow::Error::from),
-        e = failed => Err(anyhow::anyhow!("{e}")),
         _ = terminated() => Ok(()),
     };
     if let Some(host) = futures::FutureExt::now_or_never(server.host()).flatten() {
         host.shutdown().await;
     }
-    result
+    // A build that failed is the reason the session ended badly.
+    match futures::FutureExt::now_or_never(failed) {
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => result,
+    }
+}
+
+/// A server that could not start: `initialize` is refused with `why` (so a
+/// client shows the reason, not a closed connection), then it exits with it.
+async fn serve_refusal(why: anyhow::Error) -> anyhow::Result<()> {
+    let server = McpServer::failed(format!("{why:#}"));
+    tokio::select! {
+        _ = server.serve_stdio() => {}
+        _ = terminated() => {}
+    }
+    Err(why)
 }
 
 /// The server's session cap and, when it is not `--max-sessions N`, where it

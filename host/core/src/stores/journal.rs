@@ -277,7 +277,9 @@ fn day_from_path(path: &Path) -> String {
         .to_owned()
 }
 
-/// The trace of one server session.
+/// The trace of one server session. Its dir and `meta.json` (status
+/// `running`) are written with its first event: a run that records nothing (a
+/// CLI command, a session with no call) leaves nothing behind.
 #[derive(Debug)]
 pub struct Trace {
     dir: PathBuf,
@@ -285,16 +287,19 @@ pub struct Trace {
     output: JournalOutput,
     session: String,
     started_ms: u64,
+    /// The dir and `meta.json` are written.
+    begun: Mutex<bool>,
 }
 
 impl Trace {
-    /// Start the trace of `session` (writes `meta.json` with status `running`).
+    /// Start the trace of `session` (`meta.json` with status `running` is
+    /// written with the first event).
     pub fn start(data_dir: &Path, session: &str, clock: &Clock) -> std::io::Result<Self> {
         Self::start_with(data_dir, session, clock, JournalOutput::Files)
     }
 
     /// Start the trace of `session`, written where `output` says (files:
-    /// `meta.json` with status `running` first).
+    /// `meta.json` with status `running` before the first event).
     pub fn start_with(
         data_dir: &Path,
         session: &str,
@@ -302,21 +307,26 @@ impl Trace {
         output: JournalOutput,
     ) -> std::io::Result<Self> {
         let dir = data_dir.join("traces").join(session);
-        let files = matches!(output, JournalOutput::Files);
-        if files {
-            std::fs::create_dir_all(&dir)?;
-        }
-        let trace = Self {
+        Ok(Self {
             events: JsonlFile::new(dir.join("events.jsonl")),
             dir,
             output,
             session: session.to_owned(),
             started_ms: clock.now_ms(),
-        };
-        if files {
-            trace.write_meta("running", None)?;
+            begun: Mutex::new(false),
+        })
+    }
+
+    /// The dir and `meta.json` (status `running`), once, before the first
+    /// event is written.
+    fn begin(&self) -> std::io::Result<()> {
+        let mut begun = lock(&self.begun);
+        if !*begun {
+            std::fs::create_dir_all(&self.dir)?;
+            self.write_meta("running", None)?;
+            *begun = true;
         }
-        Ok(trace)
+        Ok(())
     }
 
     fn write_meta(&self, status: &str, ended_ms: Option<u64>) -> std::io::Result<()> {
@@ -353,7 +363,10 @@ impl Trace {
             ev.entry(k).or_insert(v);
         }
         match self.output {
-            JournalOutput::Files => self.events.append(&Value::Object(ev)),
+            JournalOutput::Files => {
+                self.begin()?;
+                self.events.append(&Value::Object(ev))
+            }
             _ => self.output.to_writer("trace", ev).unwrap_or(Ok(())),
         }
     }
@@ -384,9 +397,10 @@ impl Trace {
         self.events.sync()
     }
 
-    /// Mark the session ended.
+    /// Mark the session ended (a trace with no event stays unwritten).
     pub fn finish(&self, clock: &Clock) -> std::io::Result<()> {
-        if !matches!(self.output, JournalOutput::Files) {
+        let begun = *lock(&self.begun);
+        if !matches!(self.output, JournalOutput::Files) || !begun {
             return Ok(());
         }
         self.events.sync()?;

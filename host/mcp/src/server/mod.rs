@@ -150,10 +150,13 @@ impl McpServer {
     /// Serve the host `build` makes, answering `initialize` at once: the other
     /// requests wait for the build (a new machine compiles the plugins first) and
     /// fail with its error if it fails. The build runs even before a client asks.
+    /// A build that has failed by then fails `initialize` itself, naming the
+    /// problem (see [`McpServer::failed`]).
     /// Returns the server and a future that ends with the build's error.
-    pub fn starting<F>(build: F) -> (Self, impl Future<Output = Arc<str>> + Send + 'static)
+    pub fn starting<F, E>(build: F) -> (Self, impl Future<Output = Arc<str>> + Send + 'static)
     where
-        F: Future<Output = ochre_host::Result<Host>> + Send + 'static,
+        F: Future<Output = Result<Host, E>> + Send + 'static,
+        E: std::fmt::Display + Send + 'static,
     {
         use futures::FutureExt;
         let task = tokio::spawn(build);
@@ -173,6 +176,16 @@ impl McpServer {
             }
         });
         (Self::with_ready(ready), failed)
+    }
+
+    /// A server whose host could not start (a missing plugin dir, a bad config
+    /// or login key): `initialize` is refused with `reason` (which should name
+    /// the fix), and so is every request after, so the client shows it rather
+    /// than a closed connection.
+    pub fn failed(reason: impl std::fmt::Display) -> Self {
+        use futures::FutureExt;
+        let reason: Arc<str> = Arc::from(format!("the server could not start: {reason}"));
+        Self::with_ready(futures::future::ready(Err(reason)).boxed().shared())
     }
 
     /// The host once built (`None` if its build failed).
@@ -314,6 +327,12 @@ impl ServerHandler for McpServer {
                     Some(e.to_json()),
                 ));
             }
+        }
+        // A host that could not start refuses the handshake with the reason
+        // and the fix; one still compiling its plugins answers, and the calls
+        // after wait for it.
+        if let Some(Err(e)) = futures::FutureExt::now_or_never(self.ready.clone()) {
+            return Err(ErrorData::internal_error(e.to_string(), None));
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
