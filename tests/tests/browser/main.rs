@@ -10,6 +10,7 @@ mod crawl;
 mod credentials;
 mod emulate;
 mod fidelity;
+mod first_screen;
 mod guards;
 mod heal;
 mod http;

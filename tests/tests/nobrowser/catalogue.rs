@@ -20,7 +20,7 @@ fn ochre(data: &TempDir, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     sites_dir().parent().and_then(|p| p.parent()).expect("repo root").to_path_buf()
 }
 
@@ -241,7 +241,7 @@ fn the_plugins_run_page_operations_by_their_types() -> Result<()> {
     Ok(())
 }
 
-/// The arguments a README tool row writes (`{url, tabId?, ref \| query, ...}`):
+/// The arguments a tool row of docs/using.md writes (`{url, tabId?, ref \| query, ...}`):
 /// each name, and whether the row says it is required (no `?`, not one of
 /// alternatives). `None` for a row that writes no argument list.
 fn readme_arguments(cell: &str) -> Option<Vec<(String, bool)>> {
@@ -307,14 +307,14 @@ fn required_in_effect(tool: &str, arg: &str) -> bool {
     matches!((tool, arg), ("javascript_tool", "code") | ("form_input", "ref"))
 }
 
-/// Every tool row of the README agrees with the tool's schema: each argument
-/// it writes exists under that name, and it writes as required exactly the
-/// arguments the schema requires.
+/// Every tool row of the reference (`docs/using.md`) agrees with the tool's
+/// schema: each argument it writes exists under that name, and it writes as
+/// required exactly the arguments the schema requires.
 #[test]
-fn the_readme_tool_rows_match_the_tool_schemas() -> Result<()> {
+fn the_reference_tool_rows_match_the_tool_schemas() -> Result<()> {
     let data = TempDir::new("catalogue-readme");
     let list: Vec<Value> = serde_json::from_str(&ochre(&data, &["tools", "--json"])?)?;
-    let readme = std::fs::read_to_string(repo_root().join("README.md"))?;
+    let readme = std::fs::read_to_string(repo_root().join("docs/using.md"))?;
     let mut rows = std::collections::BTreeMap::new();
     for line in readme.lines() {
         let cells: Vec<&str> = line.split(" | ").collect();
@@ -330,7 +330,7 @@ fn the_readme_tool_rows_match_the_tool_schemas() -> Result<()> {
     for t in &list {
         let name = t["name"].as_str().expect("name");
         let Some(cell) = rows.get(name) else {
-            wrong.push(format!("{name}: no row in the README's tool tables"));
+            wrong.push(format!("{name}: no row in docs/using.md's tool tables"));
             continue;
         };
         let Some(args) = readme_arguments(cell) else {
@@ -345,27 +345,27 @@ fn the_readme_tool_rows_match_the_tool_schemas() -> Result<()> {
         for (arg, req) in &args {
             if !props.contains_key(arg) {
                 wrong.push(format!(
-                    "{name}: the README writes `{arg}`, the schema has no such argument (it has {:?})",
+                    "{name}: docs/using.md writes `{arg}`, the schema has no such argument (it has {:?})",
                     props.keys().collect::<Vec<_>>()
                 ));
             } else if *req && !required.contains(arg.as_str()) && !required_in_effect(name, arg) {
                 wrong.push(format!(
-                    "{name}: the README writes `{arg}` as required, the schema does not require it"
+                    "{name}: docs/using.md writes `{arg}` as required, the schema does not require it"
                 ));
             }
         }
         for r in &required {
             if !args.iter().any(|(a, req)| a == r && *req) {
                 wrong.push(format!(
-                    "{name}: the schema requires `{r}`, the README does not write it as required"
+                    "{name}: the schema requires `{r}`, docs/using.md does not write it as required"
                 ));
             }
         }
     }
-    assert!(rows.len() >= 50, "the README's tool rows were not found ({} rows)", rows.len());
+    assert!(rows.len() >= 50, "docs/using.md's tool rows were not found ({} rows)", rows.len());
     assert!(
         wrong.is_empty(),
-        "the README's tool rows disagree with the schemas:\n{}",
+        "docs/using.md's tool rows disagree with the schemas:\n{}",
         wrong.join("\n")
     );
     Ok(())

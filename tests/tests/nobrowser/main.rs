@@ -6,6 +6,7 @@
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read as one story
 
 mod catalogue;
+mod docs;
 mod embedding;
 mod golden;
 mod hostile;

@@ -1,0 +1,152 @@
+//! The README's first screen, followed as a new user would: `ochre doctor`,
+//! each client's registration started exactly as its snippet says (the
+//! binary at the path the snippet names replaced by this build's), and the
+//! first task: its page served by the README's own command, the form filled
+//! and sent through ochre, and the request read in that server's log. (The
+//! install itself, `cargo install --locked --path host/cli` and the package,
+//! is `.ci/install-check`'s, which reads its command from the README too.)
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, ensure};
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+/// The README's fenced code blocks, in order: (info string, body).
+fn code_blocks() -> Result<Vec<(String, String)>> {
+    let readme = std::fs::read_to_string(sites_dir().join("../../README.md"))?;
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in readme.lines() {
+        if let Some(info) = line.strip_prefix("```") {
+            match open.take() {
+                Some(block) => blocks.push(block),
+                None => open = Some((info.trim().to_owned(), String::new())),
+            }
+        } else if let Some((_, body)) = open.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    Ok(blocks)
+}
+
+/// The one block of the README whose text has `needle`.
+fn block_with<'a>(blocks: &'a [(String, String)], needle: &str) -> Result<&'a (String, String)> {
+    let found: Vec<_> = blocks.iter().filter(|(_, b)| b.contains(needle)).collect();
+    ensure!(found.len() == 1, "{} README blocks have {needle:?}", found.len());
+    Ok(found[0])
+}
+
+/// The server arguments each registration snippet gives: (client, arguments).
+fn registrations(blocks: &[(String, String)]) -> Result<Vec<(&'static str, Vec<String>)>> {
+    let mut out = Vec::new();
+    // Claude Code: `claude mcp add ochre -- BINARY ARGS...`.
+    let (_, claude) = block_with(blocks, "claude mcp add")?;
+    let line = claude.lines().find(|l| l.starts_with("claude mcp add")).context("claude line")?;
+    let (_, command) = line.split_once(" -- ").context("no `--` in the claude line")?;
+    let args = command.strip_prefix("\"$(command -v ochre)\"").context("the binary")?;
+    out.push(("Claude Code", args.split_whitespace().map(str::to_owned).collect()));
+    // Codex: `[mcp_servers.ochre]` with `command` and `args`.
+    let (info, codex) = block_with(blocks, "[mcp_servers.ochre]")?;
+    ensure!(info == "toml", "{info}");
+    let codex: toml::Value = toml::from_str(codex)?;
+    let server = &codex["mcp_servers"]["ochre"];
+    ensure!(server["command"].as_str().is_some_and(|c| c.ends_with("/ochre")), "{server}");
+    let args = server.get("args").and_then(toml::Value::as_array).cloned().unwrap_or_default();
+    out.push(("Codex", args.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect()));
+    // Cursor and any JSON client: `mcpServers.ochre`.
+    let (info, cursor) = block_with(blocks, "\"mcpServers\"")?;
+    ensure!(info == "json", "{info}");
+    let cursor: Value = serde_json::from_str(cursor)?;
+    let server = &cursor["mcpServers"]["ochre"];
+    ensure!(server["command"].as_str().is_some_and(|c| c.ends_with("/ochre")), "{server}");
+    let args = server["args"].as_array().cloned().unwrap_or_default();
+    out.push(("Cursor", args.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect()));
+    Ok(out)
+}
+
+#[tokio::test]
+async fn the_readmes_first_screen_works_as_written() -> Result<()> {
+    let blocks = code_blocks()?;
+    // The install block names the command CI installs with, and the doctor.
+    let (_, install) = block_with(&blocks, "cargo install")?;
+    assert!(install.contains("cargo install --locked --path host/cli"), "{install}");
+    assert!(install.contains("ochre doctor"), "{install}");
+    let data = TempDir::new("first-screen");
+    let doctor = ok(ochre_cli(data.path(), &["doctor"])?);
+    assert!(doctor.contains("all good"), "{doctor}");
+
+    // Each client's registration starts a server that lists its tools.
+    let regs = registrations(&blocks)?;
+    assert_eq!(regs.len(), 3);
+    for (client, args) in &regs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = stdio_client(data.path(), &args, &[]).await?;
+        let tools = server.list_all_tools().await?;
+        assert!(tools.iter().any(|t| t.name == "navigate"), "{client}: {} tools", tools.len());
+        server.cancel().await?;
+    }
+
+    // The first task: the page made and served by the README's commands.
+    let (_, serve) = block_with(&blocks, "python3 -m http.server")?;
+    let page = serve
+        .lines()
+        .find_map(|l| l.strip_prefix("echo '")?.split_once("' > index.html").map(|(h, _)| h))
+        .context("the README's page")?;
+    let serve_line =
+        serve.lines().find(|l| l.starts_with("python3 -m http.server")).context("serve")?;
+    let dir = TempDir::new("first-page");
+    std::fs::write(dir.path().join("index.html"), format!("{page}\n"))?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    // The README's command, its port (8000) swapped for a free one.
+    let command = serve_line.replace(" 8000 ", &format!(" {port} "));
+    let log = dir.path().join("server.log");
+    let mut server = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec {command}"))
+        .current_dir(dir.path())
+        .stderr(std::fs::File::create(&log)?)
+        .stdout(std::process::Stdio::null())
+        .spawn()?;
+    let result = first_task(&data, port, &log).await;
+    let _ = server.kill();
+    let _ = server.wait();
+    result
+}
+
+/// What the agent does with "Open http://127.0.0.1:8000 with ochre, put Ada in
+/// the Name field and send the form": the form reaches the README's server.
+async fn first_task(data: &TempDir, port: u16, log: &std::path::Path) -> Result<()> {
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    let url = format!("http://127.0.0.1:{port}/");
+    let end = Instant::now() + Duration::from_secs(20);
+    // The server may take a moment to listen.
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        ensure!(Instant::now() < end, "the README's server did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    navigate(&client, &url).await?;
+    let snap = snapshot(&client).await?;
+    let name = ref_of(&snap, "textbox", "Name");
+    let filled = client.tool_text("form_input", json!({"ref": name, "value": "Ada"})).await?;
+    assert!(filled.contains("Ada"), "{filled}");
+    let send = ref_of(&snap, "button", "Send");
+    let sent = client.tool_text("interact", json!({"ref": send})).await?;
+    assert!(
+        sent.contains("/thanks?name=Ada"),
+        "the answer does not say where the form went: {sent}"
+    );
+    // Checked where the user would: the server's own log.
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.contains("GET /thanks?name=Ada") {
+            break;
+        }
+        ensure!(Instant::now() < end, "the form never reached the server; its log:\n{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client.cancel().await?;
+    Ok(())
+}
