@@ -331,16 +331,12 @@ fn main() -> std::process::ExitCode {
     ochre_host::browser::lifeline::exec_browser_if_asked();
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        // A check that ran and found a problem (`ochre doctor`): exit 1, as
-        // its help says; 2 is for a command that could not run.
-        Err(e) if e.downcast_ref::<CheckFailed>().is_some() => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::from(1)
-        }
         Err(e) => {
             // One clean line (with its causes), never a backtrace.
             eprintln!("error: {e:#}");
-            std::process::ExitCode::from(2)
+            // A check that ran and found a problem (`ochre doctor`): 1, as
+            // its help says; 2 for a command that could not run.
+            std::process::ExitCode::from(if e.is::<CheckFailed>() { 1 } else { 2 })
         }
     }
 }
