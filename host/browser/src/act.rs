@@ -159,15 +159,8 @@ struct Element {
 /// `target` when that names it other than by ref, or its description. A
 /// plain ref is the caller's: its element gone is `STALE_REF`, told.
 fn refindable(a: &ops::Act) -> Option<ops::Target> {
-    if a.ref_id.is_some() {
-        return None;
-    }
-    if let Some(query) = &a.query {
-        return Some(ops::Target { query: Some(query.clone()), ..ops::Target::default() });
-    }
-    let t = a.target.clone()?;
-    let by_ref = ops::Target { ref_id: t.ref_id, ..ops::Target::default() };
-    (t != by_ref).then_some(ops::Target { ref_id: None, ..t })
+    let t = a.element()?;
+    t.ref_only().is_none().then_some(ops::Target { ref_id: None, ..t })
 }
 
 /// Aborts its task when dropped (the call that waited for it was cancelled).
@@ -228,7 +221,7 @@ impl BrowserManager {
 /// An action's arguments checked before anything is done: what it needs, the
 /// keys it sends.
 fn check_act(a: &ops::Act) -> Result<(), ToolError> {
-    let named = a.ref_id.is_some() || a.query.is_some() || a.target.is_some();
+    let named = a.element().is_some();
     if let Some(t) = &a.target {
         super::target::check(t)?;
     }
@@ -450,13 +443,12 @@ impl TabRef {
     async fn keys(&self, a: ops::Act, typing: bool) -> Result<Acted, ToolError> {
         let keys = keys_of(&a, typing)?;
         let wait_ms = a.timeout_ms.unwrap_or(ACTIONABLE_MS).min(ACTIONABLE_MAX_MS);
-        let named = a.ref_id.is_some() || a.query.is_some() || a.target.is_some();
-        let (target, found) = match named {
-            true => {
+        let (target, found) = match a.element() {
+            Some(_) => {
                 let (r, found) = self.element_of(&a, wait_ms).await?;
                 (Some(r), found)
             }
-            false => (None, None),
+            None => (None, None),
         };
         let mut info = None;
         let mut value_before = None;
@@ -528,8 +520,8 @@ impl TabRef {
         check_drag(&a)?;
         let ops::Drag { source, target } = a;
         // Each end found (and waited for) as an action's target is.
-        let source = self.ref_of(source).await?;
-        let target = self.ref_of(target).await?;
+        let source = self.element(source, super::target::FIND_MS, false).await?.0;
+        let target = self.element(target, super::target::FIND_MS, false).await?.0;
         let ends = self.step(ops::DragInfo { source, target }, STEP_MS).await?;
         if ends.html5 {
             self.step(ops::Html5Drag { source, target }, STEP_MS).await?;
@@ -574,26 +566,23 @@ impl TabRef {
         Ok(judge_drag(ends, delta))
     }
 
-    /// The element an action names: its ref, the best match of its
-    /// description, or its `target` found within `wait_ms` (with how it was
-    /// found).
+    /// The element an action names (see [`ops::Act::element`] and
+    /// [`TabRef::element`]). Named by `target`, it is always found and who it
+    /// is said, a ref too (a replay's repair: the element the caller chose).
     async fn element_of(
         &self,
         a: &ops::Act,
         wait_ms: u64,
     ) -> Result<(RefId, Option<ops::TargetFound>), ToolError> {
-        if let Some(r) = a.ref_id {
-            return Ok((r, None));
+        if let Some(t) = a.target.clone().filter(|_| a.ref_id.is_none() && a.query.is_none()) {
+            let found = self.find_target(ops::FindTarget::identifying(t, wait_ms)).await?;
+            return Ok((found.ref_id, Some(found)));
         }
-        if let Some(query) = &a.query {
-            let found = self.step(ops::ResolveQuery { query: query.clone() }, STEP_MS).await?;
-            return Ok((found.ref_id, None));
-        }
-        let Some(target) = a.target.clone() else {
+        let Some(t) = a.element() else {
             return Err(ToolError::invalid_argument("ref", "act needs `ref`, `query` or `target`"));
         };
-        let found = self.find_target(ops::FindTarget::identifying(target, wait_ms)).await?;
-        Ok((found.ref_id, Some(found)))
+        let (r, _) = self.element(t, wait_ms, false).await?;
+        Ok((r, None))
     }
 
     /// One of the other ways of clicking: the element found again by role and

@@ -13,7 +13,7 @@ use ochre_protocol::{Code, ToolError};
 use super::{BrowserManager, RefId, TabId, TabRef, bounded};
 
 /// Default bound of the wait for a target, in ms.
-const FIND_MS: u64 = 5_000;
+pub(super) const FIND_MS: u64 = 5_000;
 /// Longest wait a caller may ask for, in ms.
 const FIND_MAX_MS: u64 = 60_000;
 /// Between tries: about three frames (a render, a navigation's commit).
@@ -73,6 +73,37 @@ impl BrowserManager {
         bounded(bound, what, self.find_target_boxed(tab, a)).await
     }
 
+    /// `op` on the element `target` names, on the running call's tab `tab`
+    /// (resolved once): the element found first (waited for up to `wait_ms`,
+    /// default 5 000, and who it is said), then `op` of its ref, in one call
+    /// bounded as [`Self::find_target_bounded`] is; `what` names it if that
+    /// bound passes.
+    pub(super) async fn on_target<O>(
+        &self,
+        tab: Option<TabId>,
+        target: Target,
+        wait_ms: Option<u64>,
+        timeout_ms: u32,
+        what: &str,
+        op: impl FnOnce(RefId) -> O + Send + 'static,
+    ) -> Result<(O::Output, TargetFound), ToolError>
+    where
+        O: ops::PageOp + Into<ops::AnyOp> + Send + 'static,
+        O::Output: Send + 'static,
+    {
+        let wait = wait_ms.unwrap_or(FIND_MS).min(FIND_MAX_MS);
+        let bound = u32::try_from(wait + 30_000).unwrap_or(u32::MAX).max(timeout_ms);
+        let checked = check(&target);
+        let run = self.on_own_stack(tab, checked, move |t| {
+            Box::pin(async move {
+                let found = t.find_target(ops::FindTarget::identifying(target, wait)).await?;
+                let out = t.run(op(found.ref_id), timeout_ms).await?;
+                Ok((out, found))
+            })
+        });
+        bounded(bound, what, run).await
+    }
+
     /// [`TabRef::find_target`] on the running call's tab `tab` (see
     /// [`Self::on_own_stack`]).
     pub(super) fn find_target_boxed(
@@ -86,14 +117,24 @@ impl BrowserManager {
 }
 
 impl TabRef {
-    /// The ref of `t`: its own, as given (a ref given is used as an action
-    /// uses it), else found within the default wait.
-    pub(super) async fn ref_of(&self, t: Target) -> Result<RefId, ToolError> {
-        if let Some(r) = t.ref_id {
-            return Ok(r);
+    /// The element `t` names, for an action, a drag, a field set or a
+    /// description: a ref alone is used as given (the caller's: an element
+    /// gone is `STALE_REF` where it is used, never looked for), anything
+    /// else found within `wait_ms` (and who it is said with `identify`).
+    /// How it was found is `None` for a ref alone.
+    pub(super) async fn element(
+        &self,
+        t: Target,
+        wait_ms: u64,
+        identify: bool,
+    ) -> Result<(RefId, Option<TargetFound>), ToolError> {
+        if let Some(r) = t.ref_only() {
+            return Ok((r, None));
         }
-        let ask = ops::FindTarget { target: t, timeout_ms: Some(FIND_MS), identify: None };
-        Ok(self.find_target(ask).await?.ref_id)
+        let ask =
+            ops::FindTarget { target: t, timeout_ms: Some(wait_ms), identify: Some(identify) };
+        let found = self.find_target(ask).await?;
+        Ok((found.ref_id, Some(found)))
     }
 
     /// The `find_target` page operation: see [`ops::FindTarget`]. Tried until
@@ -116,8 +157,7 @@ impl TabRef {
             let spent = ms_since(started);
             // A ref does not come back: only a name, a selector or a
             // description may find an element that is not there yet.
-            let by_ref_only = a.target == Target { ref_id: a.target.ref_id, ..Target::default() };
-            if !again(&e) || by_ref_only {
+            if !again(&e) || a.target.ref_only().is_some() {
                 return Err(e);
             }
             if spent >= wait {

@@ -12,6 +12,7 @@ mod emulate;
 mod fidelity;
 mod first_screen;
 mod guards;
+mod handles;
 mod heal;
 mod http;
 mod logins;

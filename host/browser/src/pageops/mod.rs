@@ -411,13 +411,30 @@ impl BrowserManager {
             AnyOp::FindTarget(a) => {
                 answer(self.find_target_bounded(tab, a, timeout_ms, "finding the element").await?)
             }
-            // A field named as a caller names it: found (and waited for)
-            // first, then set, in one call.
-            AnyOp::SetValue(a) if a.target.is_some() => {
-                self.set_value_on_target(tab, a, timeout_ms).await
+            // An element named as a caller names it: found (and waited for)
+            // first, then set or described, in one call.
+            AnyOp::SetValue(mut a) if a.target.is_some() => {
+                let (t, wait) = (a.target.take().unwrap_or_default(), a.timeout_ms.take());
+                let set_it = move |r| page_ops::SetValue { ref_id: Some(r), ..a };
+                let on = self.on_target(tab, t, wait, timeout_ms, "setting the field", set_it);
+                let (mut set, found) = on.await?;
+                set.found = Some(found);
+                answer(set)
             }
             AnyOp::SetValue(a) if a.ref_id.is_none() => {
                 Err(ToolError::invalid_argument("ref", "set_value needs `ref` or `target`"))
+            }
+            AnyOp::Describe(a) if a.target.is_some() => {
+                let (t, wait) = (a.target.unwrap_or_default(), a.timeout_ms);
+                let on = self.on_target(tab, t, wait, timeout_ms, "describing the element", |r| {
+                    page_ops::Describe::of_ref(r)
+                });
+                let (mut described, found) = on.await?;
+                described.found = Some(found);
+                answer(described)
+            }
+            AnyOp::Describe(a) if a.ref_id.is_none() => {
+                Err(ToolError::invalid_argument("ref", "describe needs `ref` or `target`"))
             }
             AnyOp::Gestures(a) => {
                 let done = Box::pin(self.gestures(tab, &a.events, timeout_ms)).await?;
@@ -436,30 +453,6 @@ impl BrowserManager {
             }
             parsed => self.guarded(tab, self.tab_op(tab, parsed, args, timeout_ms)).await,
         }
-    }
-
-    /// `set_value` on a field named by `target`: found within its wait (and
-    /// who it is said), then set by its ref; how it was found is in the answer.
-    async fn set_value_on_target(
-        &self,
-        tab: Option<TabId>,
-        mut a: page_ops::SetValue,
-        timeout_ms: u32,
-    ) -> Result<Value, ToolError> {
-        let ask = page_ops::FindTarget {
-            target: a.target.take().unwrap_or_default(),
-            timeout_ms: a.timeout_ms.take(),
-            identify: Some(true),
-        };
-        let found = self.find_target_bounded(tab, ask, timeout_ms, "finding the field").await?;
-        a.ref_id = Some(found.ref_id);
-        let args = page_ops::to_args(&a).map_err(ToolError::internal)?;
-        let op = AnyOp::SetValue(a);
-        let mut set = self.guarded(tab, self.tab_op(tab, op, args, timeout_ms)).await?;
-        if let Value::Object(o) = &mut set {
-            o.insert("found".into(), answer(found)?);
-        }
-        Ok(set)
     }
 
     /// A page operation on one tab (no dialog open there): `op` read from

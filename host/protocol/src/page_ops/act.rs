@@ -194,6 +194,18 @@ pub struct Act {
     pub other_ways: Option<bool>,
 }
 
+impl Act {
+    /// The element it names, as one [`Target`]: its ref, its description or
+    /// its target (`None`: the keys go to whatever has the focus).
+    pub fn element(&self) -> Option<Target> {
+        match (self.ref_id, &self.query, &self.target) {
+            (Some(r), ..) => Some(Target::of_ref(r)),
+            (None, Some(q), _) => Some(Target::of_query(q.clone())),
+            (None, None, t) => t.clone(),
+        }
+    }
+}
+
 named_enum! {
     /// What [`Act`] does.
     #[derive(Default)]

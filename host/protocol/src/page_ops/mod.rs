@@ -295,8 +295,8 @@ typed_ops! {
         "the ref of the best match of a description (ELEMENT_NOT_FOUND if none)",
     ).frames(Frames::Wide);
     Describe => "describe" -> Description = Spec::op(
-        "ref | selector",
-        "an element's role, name, state, tag and whether it is focusable, native or listening for clicks",
+        "ref | target, timeout_ms",
+        "an element's role, name, state, tag and whether it is focusable, native or listening for clicks (an element named by target is found first, waited for up to timeout_ms, in the same call)",
     );
     ExtractStatic => "extract_static" -> StaticPage = Spec::read(
         "html, url, mode: markdown|text, max_chars",
@@ -628,8 +628,6 @@ macro_rules! ref_or_selector {
 }
 
 ref_or_selector! {
-    /// Describe one element.
-    Describe;
     /// The element itself (a remote object, for the host's own use).
     Element;
     /// The file input a ref or selector names (it must be one, and enabled).

@@ -135,6 +135,29 @@ pub struct Resolved {
     pub ref_id: RefId,
 }
 
+/// Describe one element: a ref, or a [`Target`] found (and waited for)
+/// first, in the same call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Describe {
+    /// The element (or name it by `target`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<RefId>,
+    /// Or the element as a caller names it (role and name, a selector, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// With `target`: how long to wait for it (default 5 000, at most 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+impl Describe {
+    /// The element of a ref.
+    pub fn of_ref(ref_id: RefId) -> Self {
+        Self { ref_id: Some(ref_id), ..Self::default() }
+    }
+}
+
 /// An element as [`Describe`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Description {
@@ -155,6 +178,9 @@ pub struct Description {
     pub native: bool,
     /// Whether a click listener of its own was seen.
     pub listens: bool,
+    /// Named by a target: how it was found (and who it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<TargetFound>,
 }
 
 impl Description {

@@ -67,6 +67,22 @@ pub struct Target {
 }
 
 impl Target {
+    /// The element of a ref, as given.
+    pub fn of_ref(ref_id: RefId) -> Self {
+        Self { ref_id: Some(ref_id), ..Self::default() }
+    }
+
+    /// The best match of a description.
+    pub fn of_query(query: impl Into<String>) -> Self {
+        Self { query: Some(query.into()), ..Self::default() }
+    }
+
+    /// Its ref when it names the element by that only (a ref is the
+    /// caller's: used as given, never looked for).
+    pub fn ref_only(&self) -> Option<RefId> {
+        self.ref_id.filter(|r| *self == Self::of_ref(*r))
+    }
+
     /// Whether it names no element.
     pub fn is_empty(&self) -> bool {
         self.ref_id.is_none()
