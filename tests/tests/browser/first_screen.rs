@@ -52,7 +52,7 @@ fn registrations(blocks: &[(String, String)]) -> Result<Vec<(&'static str, Vec<S
     ensure!(info == "toml", "{info}");
     let codex: toml::Value = toml::from_str(codex)?;
     let server = &codex["mcp_servers"]["ochre"];
-    ensure!(server["command"].as_str().is_some_and(|c| c.ends_with("/ochre")), "{server}");
+    ensure!(server["command"].as_str() == Some("ochre"), "{server}");
     let args = server.get("args").and_then(toml::Value::as_array).cloned().unwrap_or_default();
     out.push(("Codex", args.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect()));
     // Cursor and any JSON client: `mcpServers.ochre`.
@@ -60,7 +60,7 @@ fn registrations(blocks: &[(String, String)]) -> Result<Vec<(&'static str, Vec<S
     ensure!(info == "json", "{info}");
     let cursor: Value = serde_json::from_str(cursor)?;
     let server = &cursor["mcpServers"]["ochre"];
-    ensure!(server["command"].as_str().is_some_and(|c| c.ends_with("/ochre")), "{server}");
+    ensure!(server["command"].as_str() == Some("ochre"), "{server}");
     let args = server["args"].as_array().cloned().unwrap_or_default();
     out.push(("Cursor", args.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect()));
     Ok(out)
@@ -76,6 +76,26 @@ async fn the_readmes_first_screen_works_as_written() -> Result<()> {
     let data = TempDir::new("first-screen");
     let doctor = ok(ochre_cli(data.path(), &["doctor"])?);
     assert!(doctor.contains("all good"), "{doctor}");
+    // It prints the snippets with its own path, for a client that does not
+    // search PATH: the same commands, the binary named in full.
+    let exe = std::fs::canonicalize(ochre_bin())?.display().to_string();
+    let printed = |prefix: &str| -> Result<String> {
+        let line = doctor.lines().find(|l| l.trim_start().starts_with(prefix));
+        Ok(line.with_context(|| format!("no {prefix:?} line in:\n{doctor}"))?.to_owned())
+    };
+    ensure!(
+        printed("Claude Code:")?.ends_with(&format!("claude mcp add ochre -- {exe}")),
+        "{doctor}"
+    );
+    let codex = printed("Codex")?;
+    let codex = codex.split_once("  [").map(|(_, t)| format!("[{t}")).context("codex")?;
+    let codex: toml::Value = toml::from_str(&codex.replace("] command", "]\ncommand"))?;
+    ensure!(codex["mcp_servers"]["ochre"]["command"].as_str() == Some(exe.as_str()), "{codex}");
+    let json = printed("Cursor")?;
+    let json: Value = serde_json::from_str(
+        json.split_once("  {").map(|(_, t)| format!("{{{t}")).as_deref().unwrap_or(""),
+    )?;
+    ensure!(json["mcpServers"]["ochre"]["command"] == exe.as_str(), "{json}");
 
     // Each client's registration starts a server that lists its tools.
     let regs = registrations(&blocks)?;

@@ -76,7 +76,32 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
         return Err(crate::CheckFailed("ochre doctor: something failed (see FAIL above)").into());
     }
     println!("all good");
+    print_registrations();
     Ok(())
+}
+
+/// The README's registration snippets with this binary's own path (a client
+/// started from a desktop may not search the shell's `PATH`).
+fn print_registrations() {
+    let Ok(exe) = std::env::current_exe() else { return };
+    let path = exe.display().to_string();
+    let quoted = serde_json::json!(path);
+    println!("register it with your agent (this binary):");
+    println!("  Claude Code:  claude mcp add ochre -- {}", shell_quoted(&path));
+    println!("  Codex (~/.codex/config.toml):  [mcp_servers.ochre] command = {quoted}");
+    println!(
+        "  Cursor, Claude Desktop, any JSON client:  {}",
+        serde_json::json!({"mcpServers": {"ochre": {"command": path, "args": []}}})
+    );
+}
+
+/// `s` as one word for a POSIX shell (single-quoted when it needs quoting).
+fn shell_quoted(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// `ochre doctor`: the data dir is writable, the plugin dirs are dirs.
