@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
 use ochre_protocol::page_ops::{self as ops, Identity, Target, TargetFound};
 use ochre_protocol::{Code, ToolError};
 
@@ -57,9 +56,17 @@ fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
+/// A target's wait (`wait_ms`, default [`FIND_MS`], at most [`FIND_MAX_MS`])
+/// and the bound of a call that waits for it: the wait and 30 s more for the
+/// tries' page operations, at least the call's own `timeout_ms`.
+fn wait_and_bound(wait_ms: Option<u64>, timeout_ms: u32) -> (u64, u32) {
+    let wait = wait_ms.unwrap_or(FIND_MS).min(FIND_MAX_MS);
+    (wait, u32::try_from(wait + 30_000).unwrap_or(u32::MAX).max(timeout_ms))
+}
+
 impl BrowserManager {
-    /// [`Self::find_target_boxed`] within one bound: its own wait, and 30 s
-    /// more for the tries' page operations (at least `timeout_ms`); `what`
+    /// [`TabRef::find_target`] on the running call's tab `tab` (see
+    /// [`Self::on_own_stack`]), within [`wait_and_bound`]'s bound; `what`
     /// names it if that passes.
     pub(super) async fn find_target_bounded(
         &self,
@@ -68,16 +75,17 @@ impl BrowserManager {
         timeout_ms: u32,
         what: &str,
     ) -> Result<TargetFound, ToolError> {
-        let ms = a.timeout_ms.unwrap_or(FIND_MS).min(FIND_MAX_MS) + 30_000;
-        let bound = u32::try_from(ms).unwrap_or(u32::MAX).max(timeout_ms);
-        bounded(bound, what, self.find_target_boxed(tab, a)).await
+        let (_, bound) = wait_and_bound(a.timeout_ms, timeout_ms);
+        let checked = check(&a.target);
+        let run = self
+            .on_own_stack(tab, checked, move |t| Box::pin(async move { t.find_target(a).await }));
+        bounded(bound, what, run).await
     }
 
     /// `op` on the element `target` names, on the running call's tab `tab`
     /// (resolved once): the element found first (waited for up to `wait_ms`,
     /// default 5 000, and who it is said), then `op` of its ref, in one call
-    /// bounded as [`Self::find_target_bounded`] is; `what` names it if that
-    /// bound passes.
+    /// within [`wait_and_bound`]'s bound; `what` names it if that passes.
     pub(super) async fn on_target<O>(
         &self,
         tab: Option<TabId>,
@@ -91,8 +99,7 @@ impl BrowserManager {
         O: ops::PageOp + Into<ops::AnyOp> + Send + 'static,
         O::Output: Send + 'static,
     {
-        let wait = wait_ms.unwrap_or(FIND_MS).min(FIND_MAX_MS);
-        let bound = u32::try_from(wait + 30_000).unwrap_or(u32::MAX).max(timeout_ms);
+        let (wait, bound) = wait_and_bound(wait_ms, timeout_ms);
         let checked = check(&target);
         let run = self.on_own_stack(tab, checked, move |t| {
             Box::pin(async move {
@@ -102,17 +109,6 @@ impl BrowserManager {
             })
         });
         bounded(bound, what, run).await
-    }
-
-    /// [`TabRef::find_target`] on the running call's tab `tab` (see
-    /// [`Self::on_own_stack`]).
-    pub(super) fn find_target_boxed(
-        &self,
-        tab: Option<TabId>,
-        a: ops::FindTarget,
-    ) -> BoxFuture<'_, Result<TargetFound, ToolError>> {
-        let checked = check(&a.target);
-        self.on_own_stack(tab, checked, move |t| Box::pin(async move { t.find_target(a).await }))
     }
 }
 
