@@ -121,13 +121,19 @@ where
     F: Fn(A, CallOptions) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
+    TypedTool { info: ToolInfo::native(name, description, schema_of::<A>()), f, args: PhantomData }
+}
+
+/// The JSON schema of a tool's arguments `A` (derived by `schemars`), as a
+/// tool's `inputSchema`: what a client needs to build a call, not the
+/// generator's metadata (no `$schema`, no `title`).
+pub fn schema_of<A: schemars::JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
     if let Value::Object(m) = &mut schema {
-        // What a client needs to build a call, not the generator's metadata.
         m.remove("$schema");
         m.remove("title");
     }
-    TypedTool { info: ToolInfo::native(name, description, schema), f, args: PhantomData }
+    schema
 }
 
 impl<A, F> TypedTool<A, F> {

@@ -772,6 +772,15 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     }
     let default_bytes = serde_json::to_vec(&tools)?.len();
     assert!(default_bytes <= 12_000, "default tools/list is {default_bytes} bytes");
+    // expand_tools' schema is derived from the arguments it reads.
+    let expand = tools.iter().find(|t| t.name == "expand_tools").expect("listed");
+    let props = Value::Object((*expand.input_schema).clone());
+    assert_eq!(
+        (&props["properties"]["tier"]["minimum"], &props["properties"]["tier"]["maximum"]),
+        (&json!(2), &json!(3)),
+        "{props}"
+    );
+    assert_eq!(props["properties"]["name"]["type"], "string", "{props}");
 
     // By name: just that one.
     let r = client.tool("expand_tools", json!({"name": "file_upload"})).await?;
@@ -820,6 +829,18 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     let err = client.tool_error("expand_tools", json!({"name": "nope"})).await?;
     assert_eq!(err["code"], "UNKNOWN_TOOL");
+    let err = client.tool_error("expand_tools", json!({"tier": 2, "level": 3})).await?;
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("level")),
+        "{err}"
+    );
+    let err = client.tool_error("expand_tools", json!({"tier": "two"})).await?;
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("tier")),
+        "{err}"
+    );
     client.cancel().await?;
 
     // A tool of a disabled group stays hidden and says why.

@@ -2,10 +2,11 @@
 //! tiers a session sees (progressive disclosure), and the catalogue of the rest.
 
 use super::*;
+use serde::Deserialize;
 
 /// The schema as advertised in `tools/list`: what an agent needs to build a call,
-/// without the bytes it pays for on every turn (no `null` alternatives for optional
-/// fields, no number formats, no `minLength`/`minItems` of 1 or `minimum` 0/1, no
+/// without the bytes it pays for on every turn (no `null` alternatives nor `null`
+/// defaults for optional fields, no number formats, no `minLength`/`minItems` of 1 or `minimum` 0/1, no
 /// length caps of 1000 and more, item caps of 50 and more or numeric caps of
 /// 100000 and more,
 /// no struct docs, no alias properties (`"description": "alias of ..."`) nor
@@ -63,7 +64,8 @@ fn drop_defaults(m: &mut serde_json::Map<String, Value>) {
     m.remove("format");
     m.remove("title");
     type IsDefault = fn(&Value) -> bool;
-    let says_little: [(&str, IsDefault); 7] = [
+    let says_little: [(&str, IsDefault); 8] = [
+        ("default", Value::is_null),
         ("additionalProperties", |v| *v == Value::Bool(false)),
         ("minLength", |v| *v == 1),
         ("minItems", |v| *v == 1),
@@ -201,37 +203,8 @@ impl McpServer {
 
     /// `expand_tools {tier?, name?}`: reveal hidden tools of enabled groups.
     pub(super) fn expand(&self, r: &Ready, args: &Value) -> Result<(Vec<Tool>, Value), ToolError> {
-        let tier = match args.get("tier") {
-            None | Some(Value::Null) => None,
-            Some(v) => {
-                let t = v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
-                match t {
-                    Some(t @ 2..=3) => Some(t as u8),
-                    _ => {
-                        return Err(ToolError::invalid_argument(
-                            "tier",
-                            "tier is 2 (specialist tools) or 3 (everything)",
-                        ));
-                    }
-                }
-            }
-        };
-        let name = args.get("name").and_then(Value::as_str);
-        if let Some(extra) = args
-            .as_object()
-            .and_then(|o| o.keys().find(|k| !["tier", "name"].contains(&k.as_str())))
-        {
-            return Err(ToolError::invalid_argument(
-                extra,
-                format!("expand_tools: `{extra}` is not an accepted argument"),
-            ));
-        }
-        if tier.is_none() && name.is_none() {
-            return Err(ToolError::invalid_argument(
-                "tier",
-                "expand_tools needs `tier` (2 or 3) or a tool `name`",
-            ));
-        }
+        let ExpandArgs { tier, name } = ExpandArgs::parse(args)?;
+        let name = name.as_deref();
         if let Some(n) = name {
             if let Some(e) = r.host.capability_disabled(n) {
                 return Err(e);
@@ -328,6 +301,64 @@ pub fn catalogue_markdown(catalogue: &[Value]) -> String {
 }
 
 /// The definition of `expand_tools`, saying how many tools are hidden.
+/// `expand_tools`' arguments: its schema is derived from them, like every
+/// host tool's, and a call is read into them.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ExpandArgs {
+    /// 2: the specialist tools; 3: everything.
+    #[serde(default, deserialize_with = "tier_of")]
+    #[schemars(range(min = 2, max = 3))]
+    tier: Option<u8>,
+    /// One tool, by name.
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl ExpandArgs {
+    fn parse(args: &Value) -> Result<Self, ToolError> {
+        let a = match args {
+            Value::Null => Self::default(),
+            v => Self::deserialize(v).map_err(|e| {
+                let e = e.to_string();
+                // serde names an unknown field as "unknown field `x`, expected ...".
+                let field = match e.strip_prefix("unknown field `") {
+                    Some(rest) => rest.split('`').next().unwrap_or("arguments").to_owned(),
+                    None if e.starts_with("tier ") => "tier".to_owned(),
+                    None => "arguments".to_owned(),
+                };
+                ToolError::invalid_argument(&field, format!("expand_tools: {e}"))
+            })?,
+        };
+        match (a.tier, &a.name) {
+            (Some(2..=3), _) | (None, Some(_)) => Ok(a),
+            (Some(_), _) => Err(ToolError::invalid_argument(
+                "tier",
+                "tier is 2 (specialist tools) or 3 (everything)",
+            )),
+            (None, None) => Err(ToolError::invalid_argument(
+                "tier",
+                "expand_tools needs `tier` (2 or 3) or a tool `name`",
+            )),
+        }
+    }
+}
+
+/// A tier as a number, or as a string of one (some clients send every
+/// argument as a string).
+fn tier_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    use serde::de::Error;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            .and_then(|t| u8::try_from(t).ok())
+            .map(Some)
+            .ok_or_else(|| D::Error::custom("tier is 2 (specialist tools) or 3 (everything)")),
+    }
+}
+
 fn expand_tool_def(hidden: usize) -> Tool {
     let mut tool = Tool::default();
     tool.name = EXPAND_TOOLS.into();
@@ -337,13 +368,8 @@ fn expand_tool_def(hidden: usize) -> Tool {
         )
         .into(),
     );
-    let schema = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "tier": {"type": "integer", "enum": [2, 3]},
-            "name": {"type": "string"}
-        }
-    });
+    let mut schema = ochre_host::native::schema_of::<ExpandArgs>();
+    compact_schema(&mut schema, true);
     if let Value::Object(m) = schema {
         tool.input_schema = Arc::new(m);
     }
