@@ -101,27 +101,14 @@ pub struct VersionNote {
 /// until a replay finds it and keeps who it is).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RecordedTarget {
-    /// Its role.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    /// Its accessible name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Its rank among the elements of that role and name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nth: Option<u64>,
+    /// How it is found: role, name and rank, or a selector, an XPath, its
+    /// text (a recording keeps no ref and no description: neither outlives
+    /// the page).
+    #[serde(flatten)]
+    pub target: Target,
     /// Its tag name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// A CSS selector.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
-    /// An XPath.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xpath: Option<String>,
-    /// Its own text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
 }
 
 impl RecordedTarget {
@@ -129,13 +116,14 @@ impl RecordedTarget {
     #[must_use]
     pub fn target(&self) -> Target {
         let s = |v: &Option<String>| v.clone().filter(|x| !x.is_empty());
+        let t = &self.target;
         Target {
-            role: s(&self.role),
-            name: s(&self.name),
-            nth: self.nth,
-            selector: s(&self.selector),
-            xpath: s(&self.xpath),
-            text: s(&self.text),
+            role: s(&t.role),
+            name: s(&t.name),
+            nth: t.nth,
+            selector: s(&t.selector),
+            xpath: s(&t.xpath),
+            text: s(&t.text),
             ..Target::default()
         }
     }
@@ -152,11 +140,13 @@ impl RecordedTarget {
 impl From<Identity> for RecordedTarget {
     fn from(who: Identity) -> Self {
         Self {
-            role: Some(who.role),
-            name: Some(who.name),
-            nth: Some(who.nth),
+            target: Target {
+                role: Some(who.role),
+                name: Some(who.name),
+                nth: Some(who.nth),
+                ..Target::default()
+            },
             tag: Some(who.tag),
-            ..Self::default()
         }
     }
 }
@@ -267,12 +257,24 @@ mod tests {
     #[test]
     fn a_target_kept_by_selector_is_found_by_it() {
         let t = RecordedTarget {
-            selector: Some("#save".into()),
-            name: Some(String::new()),
-            ..Default::default()
+            target: Target {
+                selector: Some("#save".into()),
+                name: Some(String::new()),
+                ..Target::default()
+            },
+            tag: None,
         };
         assert_eq!(t.target(), Target { selector: Some("#save".into()), ..Target::default() });
         assert_eq!(t.shown().as_deref(), Some("selector \"#save\""));
         assert_eq!(RecordedTarget::default().shown(), None);
+    }
+
+    #[test]
+    fn a_recorded_target_keeps_its_file_shape() {
+        let line = serde_json::json!({"role": "button", "name": "Save", "nth": 1, "tag": "button"});
+        let t: RecordedTarget = serde_json::from_value(line.clone()).expect("reads");
+        assert_eq!(t.tag.as_deref(), Some("button"));
+        assert_eq!(t.target().shown(), "button \"Save\"");
+        assert_eq!(serde_json::to_value(&t).expect("writes"), line);
     }
 }

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use ochre_sdk::ToolError;
+use ochre_sdk::browser::ops::Target;
 use ochre_sdk::recorder::{Param, RecordedStep, RecordedTarget};
 
 /// What an import makes: ochre steps, their parameters, and the Recorder's
@@ -29,7 +30,7 @@ pub struct Imported {
 /// first CSS (`selector`), XPath (`xpath`) and text (`text`) selectors;
 /// `None` if none is usable.
 fn target_of(selectors: &Value) -> Option<RecordedTarget> {
-    let mut t = RecordedTarget::default();
+    let mut t = Target::default();
     for chain in selectors.as_array().into_iter().flatten() {
         let one = match chain {
             Value::String(s) => s.as_str(),
@@ -62,7 +63,7 @@ fn target_of(selectors: &Value) -> Option<RecordedTarget> {
         }
     }
     let usable = [&t.role, &t.selector, &t.xpath, &t.text, &t.name].iter().any(|f| f.is_some());
-    usable.then_some(t)
+    usable.then_some(RecordedTarget { target: t, tag: None })
 }
 
 /// A parameter name from a field's name: lowercase words joined by `_`.
@@ -126,7 +127,7 @@ fn step_of(
         "change" => {
             let t = target_of(&s["selectors"]).ok_or(no_target)?;
             let value = s["value"].as_str().unwrap_or_default();
-            let base = t.name.as_deref().or(t.selector.as_deref()).unwrap_or("value");
+            let base = t.target.name.as_deref().or(t.target.selector.as_deref()).unwrap_or("value");
             let name = param_name(base.trim_start_matches(['#', '.']), params);
             let default = Some(value.to_owned());
             params.push(Param { name: name.clone(), secret: false, default });
@@ -141,7 +142,7 @@ fn step_of(
             _ => return Err(None),
         },
         "keyUp" => return Err(None),
-        "waitForElement" => match target_of(&s["selectors"]).and_then(|t| t.selector) {
+        "waitForElement" => match target_of(&s["selectors"]).and_then(|t| t.target.selector) {
             Some(css) => step("wait_for", json!({"type": "selector", "value": css})),
             None => return Err(Some("ochre waits for a CSS selector; this one has none")),
         },
@@ -210,7 +211,10 @@ mod tests {
                    "xpath": "//*[@id=\"send\"]", "text": "Send"})
         );
         assert_eq!(target_of(&json!([["iframe", "#inner"]])), None);
-        let by_name = RecordedTarget { name: Some("Name".into()), ..RecordedTarget::default() };
+        let by_name = RecordedTarget {
+            target: Target { name: Some("Name".into()), ..Target::default() },
+            tag: None,
+        };
         assert_eq!(target_of(&json!([["aria/Name"]])), Some(by_name));
     }
 

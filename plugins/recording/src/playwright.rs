@@ -139,7 +139,7 @@ impl Writer {
 
     /// The locator of a recorded ref (`get_by_role`), if its role and name were recorded.
     fn by_ref(&self, step: &RecordedStep, r: &str) -> Option<String> {
-        let t = step.targets.get(r)?;
+        let t = &step.targets.get(r)?.target;
         let (Some(role), Some(name)) = (t.role.as_deref(), t.name.as_deref()) else {
             // An imported target not yet seen on a page: its selector.
             let css = t.selector.clone();

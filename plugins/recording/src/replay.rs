@@ -141,6 +141,7 @@ fn relocate(
 /// A recorded target the page does not have (the host's error `e` says how
 /// long it was waited for, and why the last try failed).
 fn not_found(old: &str, t: &RecordedTarget, e: &ToolError) -> ToolError {
+    let t = &t.target;
     let mut details = json!({"ref": old, "role": t.role, "name": t.name, "nth": t.nth});
     details["waited_ms"] = e.details.get("waited_ms").cloned().unwrap_or(json!(0));
     for (k, v) in [("selector", &t.selector), ("xpath", &t.xpath), ("text", &t.text)] {
@@ -512,16 +513,14 @@ fn save_repairs(id: &str, steps: &[RecordedStep], repairs: &[Repair]) -> Result<
         let Some(step) = steps.iter_mut().find(|s| s.step == r.step) else { continue };
         let before = step.targets.get(&r.old).cloned().unwrap_or_default();
         // An imported target's selectors stay beside its role and name.
-        let now = RecordedTarget {
-            selector: before.selector.clone(),
-            xpath: before.xpath.clone(),
-            text: before.text.clone(),
-            ..RecordedTarget::from(r.now.clone())
-        };
+        let mut now = RecordedTarget::from(r.now.clone());
+        now.target.selector.clone_from(&before.target.selector);
+        now.target.xpath.clone_from(&before.target.xpath);
+        now.target.text.clone_from(&before.target.text);
         step.targets.insert(r.old.clone(), now);
-        let (was_role, was_name) = match (&before.role, before.shown()) {
+        let (was_role, was_name) = match (&before.target.role, before.shown()) {
             (None, Some(what)) => (String::new(), what),
-            _ => (before.role.unwrap_or_default(), before.name.unwrap_or_default()),
+            _ => (before.target.role.unwrap_or_default(), before.target.name.unwrap_or_default()),
         };
         reasons.push(format!(
             "step {}: {was_role} {was_name:?} is now {} {:?}",

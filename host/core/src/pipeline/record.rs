@@ -187,7 +187,11 @@ impl Record {
         // What a value's parameter is named after: the field's recorded name,
         // else the label `fill_form` was given, else the argument.
         let field = |target: &str, arg: &str| -> String {
-            match targets.get(target).and_then(|t| t.name.as_deref()).filter(|n| !n.is_empty()) {
+            match targets
+                .get(target)
+                .and_then(|t| t.target.name.as_deref())
+                .filter(|n| !n.is_empty())
+            {
                 Some(named) => named.to_owned(),
                 None if is_ref(target) || target.is_empty() => arg.to_owned(),
                 None => target.to_owned(),
