@@ -181,7 +181,8 @@ fn wit_error(e: crate::ToolError) -> bindings::ochre::plugin::types::ToolError {
 }
 
 /// A manifest of plugin `third` asking for `interfaces`, naming `domains`.
-#[cfg(test)]
+// The tests check the full table: browser and cdp come with the browser.
+#[cfg(all(test, feature = "browser"))]
 pub(super) fn test_manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
     Manifest {
         sdk: String::new(),
@@ -193,7 +194,7 @@ pub(super) fn test_manifest(interfaces: &[&str], domains: &[&str]) -> Manifest {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "browser"))]
 mod tests {
     use super::*;
 
