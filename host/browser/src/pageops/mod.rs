@@ -38,7 +38,8 @@ use super::{BrowserManager, Code, bounded, cdp_error, lock, raw_command};
 use super::{RefId, TabId};
 use ochre_protocol::ToolError;
 use ochre_protocol::page_ops::{
-    self, Actionable, AnyOp, Console, Cookies, PageOp, Settle, Settled, Wait, WaitKind, Waited,
+    self, Actionable, AnyOp, Console, Cookies, OnElement, PageOp, Settle, Settled, Wait, WaitKind,
+    Waited,
 };
 use ochre_protocol::url::UrlPattern;
 
@@ -413,28 +414,11 @@ impl BrowserManager {
             }
             // An element named as a caller names it: found (and waited for)
             // first, then set or described, in one call.
-            AnyOp::SetValue(mut a) if a.target.is_some() => {
-                let (t, wait) = (a.target.take().unwrap_or_default(), a.timeout_ms.take());
-                let set_it = move |r| page_ops::SetValue { ref_id: Some(r), ..a };
-                let on = self.on_target(tab, t, wait, timeout_ms, "setting the field", set_it);
-                let (mut set, found) = on.await?;
-                set.found = Some(found);
-                answer(set)
+            AnyOp::SetValue(a) if a.needs_finding() => {
+                self.on_element(tab, a, timeout_ms, "setting the field").await
             }
-            AnyOp::SetValue(a) if a.ref_id.is_none() => {
-                Err(ToolError::invalid_argument("ref", "set_value needs `ref` or `target`"))
-            }
-            AnyOp::Describe(a) if a.target.is_some() => {
-                let (t, wait) = (a.target.unwrap_or_default(), a.timeout_ms);
-                let on = self.on_target(tab, t, wait, timeout_ms, "describing the element", |r| {
-                    page_ops::Describe::of_ref(r)
-                });
-                let (mut described, found) = on.await?;
-                described.found = Some(found);
-                answer(described)
-            }
-            AnyOp::Describe(a) if a.ref_id.is_none() => {
-                Err(ToolError::invalid_argument("ref", "describe needs `ref` or `target`"))
+            AnyOp::Describe(a) if a.needs_finding() => {
+                self.on_element(tab, a, timeout_ms, "describing the element").await
             }
             AnyOp::Gestures(a) => {
                 let done = Box::pin(self.gestures(tab, &a.events, timeout_ms)).await?;
@@ -453,6 +437,30 @@ impl BrowserManager {
             }
             parsed => self.guarded(tab, self.tab_op(tab, parsed, args, timeout_ms)).await,
         }
+    }
+
+    /// `op` on the element its target names, found (and waited for) first;
+    /// its answer says how it was found. An op that names no element is
+    /// refused.
+    async fn on_element<O>(
+        &self,
+        tab: Option<TabId>,
+        mut op: O,
+        timeout_ms: u32,
+        what: &str,
+    ) -> Result<Value, ToolError>
+    where
+        O: OnElement + Send + 'static,
+        O::Output: serde::Serialize + Send + 'static,
+    {
+        let Some((target, wait)) = op.take_target() else {
+            let e = format!("{} needs `ref` or `target`", O::NAME);
+            return Err(ToolError::invalid_argument("ref", e));
+        };
+        let on = self.on_target(tab, target, wait, timeout_ms, what, move |r| op.on_ref(r));
+        let (mut out, found) = on.await?;
+        O::found(&mut out, found);
+        answer(out)
     }
 
     /// A page operation on one tab (no dialog open there): `op` read from

@@ -113,6 +113,41 @@ impl Target {
     }
 }
 
+/// An operation on one element that a caller names by `ref` or by a
+/// [`Target`]: the host finds the target (waiting for it), then runs the
+/// operation on its ref and says how it was found.
+pub trait OnElement: PageOp {
+    /// It names its element by a target, or by nothing (then it is refused).
+    fn needs_finding(&self) -> bool;
+    /// Its target and how long to wait for it, taken out (`None`: no target).
+    fn take_target(&mut self) -> Option<(Target, Option<u64>)>;
+    /// The same operation on the element of `r`.
+    #[must_use]
+    fn on_ref(self, r: RefId) -> Self;
+    /// Its answer, told how the element was found.
+    fn found(out: &mut Self::Output, found: TargetFound);
+}
+
+macro_rules! on_element {
+    ($($op:ident => $out:ident),*) => {$(
+        impl OnElement for $op {
+            fn needs_finding(&self) -> bool {
+                self.target.is_some() || self.ref_id.is_none()
+            }
+            fn take_target(&mut self) -> Option<(Target, Option<u64>)> {
+                Some((self.target.take()?, self.timeout_ms.take()))
+            }
+            fn on_ref(self, r: RefId) -> Self {
+                Self { ref_id: Some(r), ..self }
+            }
+            fn found(out: &mut $out, found: TargetFound) {
+                out.found = Some(found);
+            }
+        }
+    )*};
+}
+on_element!(SetValue => ValueSet, Describe => Description);
+
 /// Find a [`Target`] on the page, waiting (up to `timeout_ms`) while it is
 /// not there yet or the page is between documents.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
