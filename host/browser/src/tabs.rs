@@ -97,13 +97,18 @@ impl Tabs {
     pub(crate) fn remove(&self, n: TabId) -> Option<Tab> {
         let tab = lock(&self.open).remove(&n)?;
         if let Some(owner) = &tab.owner {
-            let mut closed = lock(&self.closed);
-            if closed.len() >= CLOSED_KEPT {
-                closed.pop_front();
-            }
-            closed.push_back((n, owner.clone()));
+            self.note_closed(n, owner.clone());
         }
         Some(tab)
+    }
+
+    /// Remember that closed tab `n` was `owner`'s (the last [`CLOSED_KEPT`]).
+    fn note_closed(&self, n: TabId, owner: Arc<str>) {
+        let mut closed = lock(&self.closed);
+        if closed.len() >= CLOSED_KEPT {
+            closed.pop_front();
+        }
+        closed.push_back((n, owner));
     }
 
     /// Forget every closed tab's owner (the browser restarted: numbers of tabs
@@ -222,6 +227,22 @@ impl TabRefs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closed_tabs_owners_are_kept_for_the_last_ones_only() {
+        let tabs = Tabs::default();
+        let owner = |i: u64| -> Arc<str> { format!("session-{}", i % 7).into() };
+        for i in 1..=300u64 {
+            tabs.note_closed(TabId(i), owner(i));
+        }
+        assert_eq!(tabs.counts(), (0, CLOSED_KEPT));
+        // The latest are known, the first forgotten (never told to another owner).
+        assert_eq!(tabs.owner_of(TabId(300)), Some(owner(300)));
+        assert_eq!(tabs.owner_of(TabId(45)), Some(owner(45)));
+        assert_eq!(tabs.owner_of(TabId(44)), None);
+        tabs.forget_closed();
+        assert_eq!(tabs.counts(), (0, 0));
+    }
 
     #[test]
     fn registry_ranges() {

@@ -1,5 +1,5 @@
 //! A long-running server opens and closes many tabs, and nothing of a closed tab
-//! stays in the browser manager: hundreds of tabs are opened and closed on real
+//! stays in the browser manager: a hundred and more tabs are opened and closed on real
 //! Chromium, among them pages opened by pages (popups), downloads, tabs closed
 //! with a dialog open, isolated tabs (a browser context each) and tabs of
 //! owners (MCP sessions), back to back with no sleeps.
@@ -11,14 +11,12 @@ use ochre_host::HostBrowser;
 use ochre_host::browser::{BrowserManager, BrowserOptions, Owner, TabId};
 use ochre_tests::{SiteServer, TempDir, chromium_bin, tab_id};
 
-/// Tabs opened and closed in the long test: enough that its owned tabs (two
-/// rounds in three: 266 of them) pass the 256 closed tabs whose owner is kept,
-/// and that every kind of tab comes 35 times or more. (A thousand told no
-/// more: every count it checks is back to zero or at its bound, and took 4 to
-/// 12 minutes.)
-const TABS: usize = 400;
-/// Closed tabs whose owner the browser manager keeps for late events.
-const CLOSED_KEPT: usize = 256;
+/// Tabs opened and closed in the long test: every kind of tab a dozen times
+/// (any state a closed tab left would show as a count above zero). The bound
+/// on closed tabs' owners kept for late events (256) is checked where it is
+/// kept (`tabs::tests`), not by opening 300 tabs here (400 tabs took 3 minutes
+/// alone and 8 in CI, and told no more; a thousand took 4 to 12).
+const TABS: usize = 120;
 const T: u32 = 15_000;
 
 /// Wait (at most 10 s, asking every 10 ms) until `check` holds.
@@ -45,7 +43,7 @@ async fn close_all(browser: &BrowserManager) -> Result<usize> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hundreds_of_tabs_leave_no_state_behind() -> Result<()> {
+async fn many_tabs_of_every_kind_leave_no_state_behind() -> Result<()> {
     let site = SiteServer::start().await?;
     let dir = TempDir::new("tabs");
     let downloads = dir.path().join("downloads");
@@ -141,10 +139,9 @@ async fn hundreds_of_tabs_leave_no_state_behind() -> Result<()> {
         round += 1;
     }
     ensure!(
-        popups >= 35 && downloaded >= 35 && dialogs >= 35 && isolated >= 35,
+        popups >= 10 && downloaded >= 10 && dialogs >= 10 && isolated >= 10,
         "{popups} popups, {downloaded} downloads, {dialogs} dialogs, {isolated} isolated tabs"
     );
-    ensure!(owned > CLOSED_KEPT, "only {owned} owned tabs were closed: the bound was not reached");
 
     let sizes = browser.state_sizes().await;
     assert_eq!((sizes.tabs, sizes.pages, sizes.downloads_in_progress), (0, 0, 0), "{sizes:?}");
@@ -152,8 +149,8 @@ async fn hundreds_of_tabs_leave_no_state_behind() -> Result<()> {
     // front tab, a crawl's fetcher tab, a frame's session.
     let named = (sizes.current_tabs, sizes.front_tabs, sizes.fetchers, sizes.frame_sessions);
     assert_eq!(named, (0, 0, 0, 0), "{sizes:?}");
-    // Closed tabs' owners are kept for late events, bounded.
-    assert_eq!(sizes.closed_owners, CLOSED_KEPT, "{owned} owned tabs closed: {sizes:?}");
+    // Each owned tab closed is remembered for its late events (below the bound).
+    assert_eq!(sizes.closed_owners, owned, "{owned} owned tabs closed: {sizes:?}");
     // The downloads reached the disk: the files are there.
     let files = std::fs::read_dir(&downloads)?.count();
     assert_eq!(files, downloaded, "downloads dir has {files} files for {downloaded} downloads");
