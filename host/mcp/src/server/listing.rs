@@ -306,11 +306,12 @@ pub fn catalogue_markdown(catalogue: &[Value]) -> String {
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ExpandArgs {
-    /// 2: the specialist tools; 3: everything.
+    // 2: the specialist tools; 3: everything (said in the tool's description:
+    // no field descriptions, each byte of tools/list is paid on every turn).
     #[serde(default, deserialize_with = "tier_of")]
     #[schemars(range(min = 2, max = 3))]
     tier: Option<u8>,
-    /// One tool, by name.
+    // One tool, by name.
     #[serde(default)]
     name: Option<String>,
 }
