@@ -119,7 +119,7 @@ impl HostBrowser for BrowserManager {
                     format!("unknown page operation {op:?}: one of {}", super::ops::names()),
                 ));
             }
-            Some(Err(e)) => return Err(ToolError::invalid_argument(&e.field, e.message)),
+            Some(Err(e)) => return Err(e.into()),
             Some(Ok(parsed)) => parsed,
         };
         // Boxed: the dispatch's future is large, and callers' futures hold it.

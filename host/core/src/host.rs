@@ -4,23 +4,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 use serde_json::Value;
 use tracing::Instrument;
 
 use crate::Clock;
 use crate::browser::BrowserManager;
-#[cfg(feature = "browser")]
-use crate::browser::BrowserOptions;
 use crate::browser::HostBrowser;
-use crate::capability::CapabilityFilter;
-use crate::error::{Error, Result};
-use crate::host_tools::HostTools;
-use crate::loader::{self, LoadContext, Loaded, PluginReport, PluginStatus, ToolEntry, ToolImpl};
+use crate::error::Result;
+use crate::loader::{PluginReport, ToolEntry, ToolImpl};
 use crate::pipeline::{Call, GUARD_CODES, Outcome, Pipeline, Stage};
-use crate::plugin::manifest::{self, Manifest};
-use crate::plugin::{CallerCell, InterfacePolicy, PluginLimits, PluginRuntime, ToolCaller};
+use crate::plugin::{PluginLimits, PluginRuntime, ToolCaller};
 use crate::stores::journal::{Journal, Trace};
 use crate::stores::recording::Recorder;
 use crate::tool::{CallOptions, ToolInfo};

@@ -159,9 +159,8 @@ where
         args: &'a Value,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        let parsed = A::deserialize(args).map_err(|e| {
-            ToolError::invalid_argument("arguments", format!("{}: {e}", self.info.name))
-        });
+        let parsed = ochre_protocol::page_ops::read_args::<A>(&self.info.name, args)
+            .map_err(ToolError::from);
         match parsed {
             Ok(a) => Box::pin((self.f)(a, options.clone())),
             Err(e) => Box::pin(std::future::ready(Err(e))),

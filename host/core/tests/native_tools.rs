@@ -52,6 +52,7 @@ async fn typed_arguments_are_checked_and_the_call_reaches_the_tool() -> anyhow::
         .await
         .expect_err("refused");
     assert_eq!(err.code.as_str(), "INVALID_ARGUMENT");
+    assert_eq!(err.details.get("field"), Some(&json!("text")), "{err:?}");
     // The refused call never reached the tool.
     assert_eq!(*seen.lock().expect("log"), [("hi".to_owned(), Some("s1".to_owned()))]);
     host.shutdown().await;

@@ -823,8 +823,15 @@ async fn tools_are_disclosed_in_tiers_within_byte_budgets() -> Result<()> {
     }
     assert_eq!(seen.0.load(std::sync::atomic::Ordering::SeqCst), 3);
 
-    let err = client.tool_error("expand_tools", json!({"tier": 5})).await?;
-    assert_eq!(err["code"], "INVALID_ARGUMENT");
+    for tier in [json!(5), json!(300), json!("1")] {
+        let err = client.tool_error("expand_tools", json!({"tier": tier})).await?;
+        assert_eq!(
+            (err["code"].as_str(), err["field"].as_str()),
+            (Some("INVALID_ARGUMENT"), Some("tier")),
+            "{err}"
+        );
+        assert!(err["message"].as_str().is_some_and(|m| m.contains("2 (specialist")), "{err}");
+    }
     let err = client.tool_error("expand_tools", json!({})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
     let err = client.tool_error("expand_tools", json!({"name": "nope"})).await?;

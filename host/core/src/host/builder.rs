@@ -1,7 +1,26 @@
 //! [`HostBuilder`]: a host's configuration, and its start (stores opened,
 //! plugins loaded, the browser and background tasks set up).
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use super::{Host, HostInner, Stages};
+use crate::Clock;
+#[cfg(feature = "browser")]
+use crate::browser::BrowserOptions;
+use crate::browser::{BrowserManager, HostBrowser};
+use crate::capability::CapabilityFilter;
+use crate::error::{Error, Result};
+use crate::host_tools::HostTools;
+use crate::loader::{self, LoadContext, Loaded, PluginStatus};
+use crate::pipeline::{Pipeline, Stage};
+use crate::plugin::manifest::{self, Manifest};
+use crate::plugin::{CallerCell, InterfacePolicy, PluginLimits, PluginRuntime};
+use crate::stores::journal::{Journal, Trace};
+use crate::stores::recording::Recorder;
 
 /// Builds a [`Host`].
 #[derive(Debug, Clone)]

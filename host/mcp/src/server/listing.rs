@@ -318,25 +318,11 @@ struct ExpandArgs {
 
 impl ExpandArgs {
     fn parse(args: &Value) -> Result<Self, ToolError> {
-        let a = match args {
-            Value::Null => Self::default(),
-            v => Self::deserialize(v).map_err(|e| {
-                let e = e.to_string();
-                // serde names an unknown field as "unknown field `x`, expected ...".
-                let field = match e.strip_prefix("unknown field `") {
-                    Some(rest) => rest.split('`').next().unwrap_or("arguments").to_owned(),
-                    None if e.starts_with("tier ") => "tier".to_owned(),
-                    None => "arguments".to_owned(),
-                };
-                ToolError::invalid_argument(&field, format!("expand_tools: {e}"))
-            })?,
-        };
+        const TIERS: &str = "tier is 2 (specialist tools) or 3 (everything)";
+        let a: Self = ochre_protocol::page_ops::read_args(EXPAND_TOOLS, args)?;
         match (a.tier, &a.name) {
             (Some(2..=3), _) | (None, Some(_)) => Ok(a),
-            (Some(_), _) => Err(ToolError::invalid_argument(
-                "tier",
-                "tier is 2 (specialist tools) or 3 (everything)",
-            )),
+            (Some(_), _) => Err(ToolError::invalid_argument("tier", TIERS)),
             (None, None) => Err(ToolError::invalid_argument(
                 "tier",
                 "expand_tools needs `tier` (2 or 3) or a tool `name`",
@@ -346,7 +332,8 @@ impl ExpandArgs {
 }
 
 /// A tier as a number, or as a string of one (some clients send every
-/// argument as a string).
+/// argument as a string); its range is checked by [`ExpandArgs::parse`].
+/// (A number past 255 reads as 255: out of range all the same.)
 fn tier_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
     use serde::de::Error;
     match Option::<Value>::deserialize(d)? {
@@ -354,9 +341,8 @@ fn tier_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Erro
         Some(v) => v
             .as_u64()
             .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            .and_then(|t| u8::try_from(t).ok())
-            .map(Some)
-            .ok_or_else(|| D::Error::custom("tier is 2 (specialist tools) or 3 (everything)")),
+            .map(|t| Some(u8::try_from(t).unwrap_or(u8::MAX)))
+            .ok_or_else(|| D::Error::custom(format!("tier is a number, not {v}"))),
     }
 }
 

@@ -212,14 +212,31 @@ pub struct ArgsError {
     pub message: String,
 }
 
+/// An argument refused: `INVALID_ARGUMENT` naming it (its `field`).
+impl From<ArgsError> for crate::ToolError {
+    fn from(e: ArgsError) -> Self {
+        crate::ToolError::invalid_argument(&e.field, e.message)
+    }
+}
+
 /// `args` as the operation's arguments (`null` counts as no arguments).
 pub fn parse<O: PageOp>(args: &serde_json::Value) -> Result<O, ArgsError> {
+    read_args(O::NAME, args)
+}
+
+/// `args` read as the arguments of `what` (an operation or a tool; `null`
+/// counts as no arguments). The error names the argument at fault by its path
+/// (`fields.email`, or the unknown key itself), or `args` for the whole.
+pub fn read_args<T: DeserializeOwned>(
+    what: &str,
+    args: &serde_json::Value,
+) -> Result<T, ArgsError> {
     let empty = serde_json::Value::Object(Default::default());
     let args = if args.is_null() { &empty } else { args };
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { "args".to_owned() } else { path };
-        ArgsError { field, message: format!("{}: {}", O::NAME, e.into_inner()) }
+        ArgsError { field, message: format!("{what}: {}", e.into_inner()) }
     })
 }
 
@@ -746,5 +763,28 @@ mod tests {
         }
         let nav = Settled::navigated(Some("d7".into()));
         assert!(nav.navigated && nav.changed && nav.delivered);
+    }
+
+    /// The argument at fault is named by its path: an unknown key by itself,
+    /// a bad nested value by its path, a missing one as the whole (`args`).
+    #[test]
+    fn arguments_read_name_the_field_at_fault() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct A {
+            n: u8,
+            #[serde(default)]
+            inner: Option<BTreeMap<String, u8>>,
+        }
+        let field = |v: serde_json::Value| read_args::<A>("t", &v).expect_err("bad").field;
+        assert_eq!(field(json!({"n": 1, "level": 3})), "level");
+        assert_eq!(field(json!({"n": "x"})), "n");
+        assert_eq!(field(json!({"n": 1, "inner": {"a": -1}})), "inner.a");
+        assert_eq!(field(json!({})), "args");
+        assert_eq!(field(serde_json::Value::Null), "args");
+        let e = read_args::<A>("t", &json!({"n": 300})).expect_err("too big");
+        assert!(e.message.starts_with("t: "), "{e:?}");
+        assert_eq!(read_args::<A>("t", &json!({"n": 7})).map(|a| a.n), Ok(7));
     }
 }
