@@ -19,6 +19,7 @@ ci_target=${CARGO_TARGET_DIR:-target}
 ci_names=()
 ci_secs=()
 ci_results=()
+ci_cpus=()
 ci_t0=0
 
 # A target dir outside the clone that the next run on this machine reuses
@@ -54,9 +55,10 @@ ci_begin() {
 # ci_step NAME COMMAND...: run COMMAND (a function or a program) with errexit in
 # force inside it, time it, and stop the run when it fails.
 ci_step() {
-    local name=$1 start rc=0
+    local name=$1 start cpu0 rc=0
     shift
     start=$(date +%s)
+    cpu0=$(ci_busy_ticks)
     echo "ci: --- $name"
     # In the background and waited for: errexit holds inside the step's functions
     # (it would not in `"$@" || rc=$?`).
@@ -64,8 +66,17 @@ ci_step() {
     wait $! || rc=$?
     ci_names+=("$name")
     ci_secs+=($(($(date +%s) - start)))
+    ci_cpus+=($((($(ci_busy_ticks) - cpu0) / $(getconf CLK_TCK))))
     if [ "$rc" = 0 ]; then ci_results+=(ok); else ci_results+=("FAILED ($rc)"); fi
     return "$rc"
+}
+
+# The machine's busy CPU time so far, in clock ticks (user, nice, system, irq
+# and softirq of every core: /proc/stat's first line).
+ci_busy_ticks() {
+    local _cpu user nice system idle iowait irq softirq _rest
+    read -r _cpu user nice system idle iowait irq softirq _rest </proc/stat
+    echo $((user + nice + system + irq + softirq))
 }
 
 ci_table() {
@@ -74,11 +85,12 @@ ci_table() {
     ci_third_party_wait quiet
     echo
     echo "ci: steps"
-    printf '  %-14s %7s  %s\n' step seconds result
+    printf '  %-14s %7s %7s  %s\n' step seconds cpu result
     for i in "${!ci_names[@]}"; do
-        printf '  %-14s %7s  %s\n' "${ci_names[$i]}" "${ci_secs[$i]}" "${ci_results[$i]}"
+        printf '  %-14s %7s %7s  %s\n' "${ci_names[$i]}" "${ci_secs[$i]}" "${ci_cpus[$i]:-}" "${ci_results[$i]}"
     done
     printf '  %-14s %7s\n' total $(($(date +%s) - ci_t0))
+    echo "  (cpu: the machine's busy CPU-seconds during the step, all $(nproc) cores: near seconds x $(nproc), the step was CPU-bound)"
     if [ -n "${ci_tp_result:-}" ]; then echo "  (in the background) third-party: $ci_tp_result"; fi
     echo "  cargo's build timings: $(ls -t "$ci_target"/cargo-timings/cargo-timing-*.html 2>/dev/null | head -1)"
     if [ "$rc" = 0 ]; then
