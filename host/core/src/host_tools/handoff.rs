@@ -194,6 +194,15 @@ fn link_answer(h: &Handoff, link: &str, max: Duration) -> ToolOutput {
     )
 }
 
+/// The page as the person left it: what their last input sent (a form's
+/// request, the answer it shows) ended first, bounded at 3 s (a page that
+/// never goes quiet is read as it is then).
+async fn page_left(browser: &BrowserManager, tab: TabId) -> Result<PageState, ToolError> {
+    let quiet = crate::browser::page_ops::NetworkIdle { quiet_ms: Some(100) };
+    let _ = browser.run(Some(tab), &quiet, 3_000).await;
+    page_state(browser, tab).await
+}
+
 /// The page's URL, title and text.
 async fn page_state(browser: &BrowserManager, tab: TabId) -> Result<PageState, ToolError> {
     let ask =
@@ -223,7 +232,7 @@ async fn ended(
     };
     browser.release_tab(h.tab);
     people.forget_handoff(&h.id);
-    let after = match page_state(browser, h.tab).await {
+    let after = match page_left(browser, h.tab).await {
         Ok(s) => s,
         Err(e) => {
             return Ok(json_output(
