@@ -65,6 +65,25 @@ struct Cli {
     /// https://ochre.example.com. Its host name is allowed on those pages.
     #[arg(long, value_name = "URL", value_parser = live_url)]
     live_url: Option<String>,
+    /// The command line's session (its own daemon, browser, tabs and cookies):
+    /// default, one per working directory.
+    #[arg(long, env = "OCHRE_SESSION", global = true, value_name = "NAME")]
+    session: Option<String>,
+    /// Print the answer as JSON (the tool's structured content; an error as
+    /// {"error": {"code", "message"}}).
+    #[arg(long, global = true)]
+    json: bool,
+    /// The tab a page command works on (t1, t2, ...: `ochre tabs`); default: the current one.
+    #[arg(long, global = true, value_name = "ID")]
+    tab: Option<String>,
+    /// A session's daemon ends after this long without a command (set when
+    /// it starts: by the session's first command).
+    #[arg(long, global = true, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
+    session_idle: Duration,
+    /// Serve as the daemon of this command-line session (started by the
+    /// session's first command).
+    #[arg(long, hide = true, value_name = "NAME")]
+    session_daemon: Option<String>,
 }
 
 /// An http(s) URL without a path.
@@ -117,12 +136,65 @@ enum Command {
         #[command(subcommand)]
         command: LoginCommand,
     },
+    #[command(flatten)]
+    Browse(commands::browse::Browse),
+    /// Run commands from a file or stdin, one per line as typed after `ochre`
+    /// (`#` comments), on one session: every line is checked first, then each
+    /// is answered in turn; the first that fails stops the rest.
+    Batch {
+        /// The file (default, and `-`: stdin).
+        file: Option<PathBuf>,
+        /// Go on after a failure (the exit code is the first failure's).
+        #[arg(long)]
+        keep_going: bool,
+    },
+    /// The command line's sessions: their daemons listed or stopped.
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
+    /// The guide for coding agents (a SKILL.md: the loop, the commands,
+    /// the error codes); `guide install` writes it where agents read skills.
+    Guide {
+        #[command(subcommand)]
+        command: Option<GuideCommand>,
+    },
     /// Manage the secrets replays and plans use as `secret:NAME` (stored in
     /// <data-dir>/secrets.json, mode 0600; or OCHRE_SECRET_<NAME> in the
     /// server's environment).
     Secret {
         #[command(subcommand)]
         command: SecretCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionCommand {
+    /// The sessions: name, running or gone, pid, since when, working dir.
+    List,
+    /// Stop a session's daemon and its browser (default: this directory's
+    /// session, or --session's); its journal and recordings are kept.
+    Stop {
+        /// The session (default: --session, else this directory's).
+        name: Option<String>,
+        /// Every session.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum GuideCommand {
+    /// Write the guide as a skill (DIR/ochre/SKILL.md; default
+    /// .claude/skills, where Claude Code reads a project's skills) and its
+    /// short form into AGENTS.md (Codex, Cursor, Gemini CLI and others read it).
+    Install {
+        /// The skills dir.
+        #[arg(long, value_name = "DIR", default_value = ".claude/skills")]
+        dir: PathBuf,
+        /// Leave AGENTS.md alone.
+        #[arg(long)]
+        no_agents_md: bool,
     },
 }
 
@@ -329,15 +401,67 @@ enum TotpCommand {
 fn main() -> std::process::ExitCode {
     // Started as the managed browser's launcher: become the browser.
     ochre_host::browser::lifeline::exec_browser_if_asked();
+    use commands::browse::{ToolFailed, exit};
     match real_main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // Printed already, as the tool answered.
+        Err(e) if e.is::<ToolFailed>() => std::process::ExitCode::from(
+            e.downcast_ref::<ToolFailed>().map_or(exit::FAILED, |t| t.code),
+        ),
         Err(e) => {
             // One clean line (with its causes), never a backtrace.
             eprintln!("error: {e:#}");
             // A check that ran and found a problem (`ochre doctor`): 1, as
-            // its help says; 2 for a command that could not run.
-            std::process::ExitCode::from(if e.is::<CheckFailed>() { 1 } else { 2 })
+            // its help says; the command line's classes (docs/cli.md); 2 for
+            // a command that could not run.
+            std::process::ExitCode::from(if e.is::<CheckFailed>() {
+                1
+            } else if e.is::<commands::session::DaemonLost>() {
+                exit::DAEMON
+            } else if e.is::<ServerRefused>() {
+                exit::SERVER
+            } else {
+                exit::USAGE
+            })
         }
+    }
+}
+
+/// A command's arguments are wrong (exit 2).
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The session's server refused the command (a host that could not start).
+#[derive(Debug)]
+pub(crate) struct ServerRefused(pub(crate) String);
+
+impl std::fmt::Display for ServerRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServerRefused {}
+
+/// One line of `ochre batch`, read as the command line reads its arguments.
+pub(crate) fn parse_batch_line(words: &[String]) -> Result<commands::browse::Browse, String> {
+    use clap::FromArgMatches as _;
+    let argv = std::iter::once("ochre".to_owned()).chain(words.iter().cloned());
+    let matches = cli_command().try_get_matches_from(argv).map_err(|e| {
+        let text = e.render().to_string();
+        text.lines().next().unwrap_or("not a command").trim_start_matches("error: ").to_owned()
+    })?;
+    match Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?.command {
+        Some(Command::Browse(b)) => Ok(b),
+        _ => Err(format!("{:?} is not a browsing command", words.first().map_or("", |w| w))),
     }
 }
 
@@ -392,6 +516,13 @@ fn real_main() -> anyhow::Result<()> {
         .with_ansi(false)
         .init();
     let cli = parse_cli();
+    // The command line's client commands need no runtime: a command is a
+    // few lines on a local socket.
+    if cli.session_daemon.is_none()
+        && let Some(done) = commands::run_client(&cli)
+    {
+        return done;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -423,6 +554,13 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
         ],
         "plugin" => &["data_dir", "config", "cache_dir", "plugin_dir"],
         "login" | "secret" | "totp" => &["data_dir", "login_key_file"],
+        "session" => &["json", "session"],
+        "guide" => &[],
+        "batch" | "open" | "back" | "forward" | "reload" | "snapshot" | "find" | "click"
+        | "hover" | "fill" | "select" | "check" | "uncheck" | "type" | "press" | "get" | "eval"
+        | "wait" | "screenshot" | "tabs" | "tab" | "sign-in" | "call" => {
+            &["session", "json", "tab", "session_idle", "headed", "data_dir", "config", "login"]
+        }
         _ => &["data_dir", "config"],
     })
 }
@@ -473,7 +611,10 @@ fn shipped_compiled_dir() -> Option<PathBuf> {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    use commands::{doctor, login, plugin, secret, serve, tools, totp};
+    use commands::{doctor, login, plugin, secret, serve, session, tools, totp};
+    if let Some(name) = &cli.session_daemon {
+        return session::serve_daemon(&cli, name).await;
+    }
     match cli.command.as_ref().unwrap_or(&Command::Serve) {
         Command::Serve if cli.http.is_none() => serve::serve_stdio(&cli).await,
         Command::Serve => serve::serve_over_http(&cli).await,
@@ -483,6 +624,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Totp { command } => totp::totp(&cli, command),
         Command::Secret { command } => secret::secret(&cli, command),
         Command::Login { command } => login::login(&cli, command),
+        Command::Browse(_)
+        | Command::Batch { .. }
+        | Command::Session { .. }
+        | Command::Guide { .. } => {
+            anyhow::bail!(
+                "the command line's commands run without the server (commands::run_client)"
+            )
+        }
     }
 }
 
@@ -492,7 +641,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 fn log_filter(env: Option<&str>) -> tracing_subscriber::EnvFilter {
     // chromiumoxide warns of every CDP message its protocol version does not
     // know (new Chromium events): noise, not a problem.
-    let mut directives = env.unwrap_or("warn,chromiumoxide::handler=error").to_owned();
+    // (rmcp's info lines, four a connection, would fill a command-line
+    // session's log; an empty RUST_LOG is no RUST_LOG.)
+    let env = env.filter(|e| !e.trim().is_empty());
+    let mut directives = env.unwrap_or("warn,chromiumoxide::handler=error,rmcp=warn").to_owned();
     for (target, cap) in [("rmcp", "rmcp=info"), ("chromiumoxide", "chromiumoxide=info")] {
         if !directives.contains(target) {
             directives.push(',');

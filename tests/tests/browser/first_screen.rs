@@ -129,7 +129,11 @@ async fn the_readmes_first_screen_works_as_written() -> Result<()> {
         .stderr(std::fs::File::create(&log)?)
         .stdout(std::process::Stdio::null())
         .spawn()?;
-    let result = first_task(&data, port, &log).await;
+    let mut result = first_task(&data, port, &log).await;
+    if result.is_ok() {
+        let (_, shell) = block_with(&blocks, "ochre snapshot")?;
+        result = first_task_from_the_shell(&data, shell, port, &log);
+    }
     let _ = server.kill();
     let _ = server.wait();
     result
@@ -168,5 +172,45 @@ async fn first_task(data: &TempDir, port: u16, log: &std::path::Path) -> Result<
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     client.cancel().await?;
+    Ok(())
+}
+
+/// The same task through the README's shell commands, run as written (the
+/// port swapped) in a shell with this build's ochre on its PATH: the form
+/// reaches the server a second time.
+fn first_task_from_the_shell(
+    data: &TempDir,
+    block: &str,
+    port: u16,
+    log: &std::path::Path,
+) -> Result<()> {
+    let sessions = TempDir::new("first-screen-sessions");
+    let bin_dir = ochre_bin().parent().context("bin dir")?.to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let script = block.replace("127.0.0.1:8000", &format!("127.0.0.1:{port}"));
+    let out = std::process::Command::new("bash")
+        .args(["-e", "-c", &script])
+        .current_dir(data.path())
+        .env("PATH", &path)
+        .env("OCHRE_HOME", data.path())
+        .env("OCHRE_SESSION_DIR", sessions.path())
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let stopped = std::process::Command::new(ochre_bin())
+        .args(["session", "stop", "--all"])
+        .env("OCHRE_SESSION_DIR", sessions.path())
+        .output()?;
+    ensure!(out.status.success(), "the README's shell commands failed:\n{script}\n{said}");
+    ensure!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    assert!(said.contains("textbox \"Name\" ax_"), "the snapshot: {said}");
+    assert!(said.contains("/thanks?name=Ada"), "the click's answer does not say where: {said}");
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let sent = text.matches("GET /thanks?name=Ada").count();
+    ensure!(
+        sent == 2,
+        "the shell's form did not reach the server ({sent} requests); its log:\n{text}"
+    );
     Ok(())
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read as one story
 
 mod browser;
+mod cli;
 mod computer;
 mod crawl;
 mod credentials;

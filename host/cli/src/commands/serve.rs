@@ -125,7 +125,7 @@ on stdin/stdout and now waits for an MCP client; typing here does nothing useful
     )
 }
 
-async fn terminated() {
+pub(crate) async fn terminated() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

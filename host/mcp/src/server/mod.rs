@@ -224,12 +224,31 @@ impl McpServer {
         self
     }
 
+    /// This server's calls are those of the host session `session` (its task
+    /// runs, hints and journal entries): clones of it serve several
+    /// connections as one session, as the command line's daemon does.
+    pub fn in_session(mut self, session: &str) -> Self {
+        self.session = Arc::from(session);
+        self
+    }
+
     /// Serve MCP on stdin/stdout until the client closes the stream.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let running = self
-            .serve(crate::stdio::stdio())
-            .await
-            .map_err(|e| ServeError::Session(e.to_string()))?;
+        self.serve_transport(crate::stdio::stdio()).await
+    }
+
+    /// Serve MCP, one JSON-RPC message per line, on any stream (a local
+    /// socket's connection) until the client closes it.
+    pub async fn serve_lines<R, W>(self, reader: R, writer: W) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve_transport(crate::stdio::lines(reader, writer)).await
+    }
+
+    async fn serve_transport(self, t: crate::stdio::LineTransport) -> Result<(), ServeError> {
+        let running = self.serve(t).await.map_err(|e| ServeError::Session(e.to_string()))?;
         running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
         Ok(())
     }

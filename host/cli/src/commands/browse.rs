@@ -1,0 +1,814 @@
+//! The browsing commands (`ochre open`, `snapshot`, `click`, `fill`, ...,
+//! `call` for any tool): each is one tool call to the session's daemon
+//! ([`super::session`]), printed as the MCP tool answers it (its text, or its
+//! JSON with `--json`), exiting with a code by the error's class.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use base64::Engine as _;
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Map, Value, json};
+
+use super::session::{Client, Paths, session_name};
+use crate::{Cli, UsageError};
+
+/// TARGET, in the commands that act on an element.
+const TARGET_HELP: &str = "TARGET: a ref from `ochre snapshot` (ax_12, or @ax_12), css=SELECTOR, \
+xpath=PATH, text=TEXT, role=ROLE[:NAME] (role=button:Save), label=NAME, or a description \
+(\"the Save button\")";
+
+#[derive(Subcommand, Debug, Clone)]
+pub(crate) enum Browse {
+    /// Open a URL in the session's current tab and wait for the page to load
+    /// (the session's daemon, and its browser, start first if need be).
+    Open {
+        url: String,
+        /// In a new tab (made current).
+        #[arg(long)]
+        new_tab: bool,
+    },
+    /// Go back in the tab's history.
+    Back,
+    /// Go forward in the tab's history.
+    Forward,
+    /// Reload the tab and wait for it to load.
+    Reload,
+    /// The page as roles, names and refs (ax_N): interactive elements by
+    /// default; --all for every node; --text or --markdown to read it.
+    Snapshot {
+        /// Every node, not only the interactive ones.
+        #[arg(long)]
+        all: bool,
+        /// The page's text as a person reads it.
+        #[arg(long, conflicts_with_all = ["all", "markdown"])]
+        text: bool,
+        /// The page as Markdown.
+        #[arg(long, conflicts_with = "all")]
+        markdown: bool,
+        /// Only the part under this ref.
+        #[arg(long = "under", value_name = "REF")]
+        under: Option<String>,
+    },
+    /// Elements matching words or a short description, best first, with refs.
+    Find {
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Click an element once it can take the click; says what changed.
+    #[command(after_help = TARGET_HELP)]
+    Click {
+        target: String,
+        /// Double-click.
+        #[arg(long)]
+        double: bool,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Move the mouse over an element.
+    #[command(after_help = TARGET_HELP)]
+    Hover {
+        target: String,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Set a field to a value, read back (text, a date, an option's label); a
+    /// plain TARGET is a field's label, name, id or placeholder.
+    #[command(after_help = TARGET_HELP)]
+    Fill {
+        target: String,
+        value: String,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Choose options of a select or a combobox (several for a multi-select).
+    #[command(after_help = TARGET_HELP)]
+    Select {
+        target: String,
+        #[arg(required = true, num_args = 1..)]
+        options: Vec<String>,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Check a checkbox, a switch or a radio (left so when it already is).
+    #[command(after_help = TARGET_HELP)]
+    Check {
+        target: String,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Uncheck a checkbox or a switch.
+    #[command(after_help = TARGET_HELP)]
+    Uncheck {
+        target: String,
+        #[command(flatten)]
+        at: Pick,
+    },
+    /// Type text key by key into an element (a ref): for autocompletes,
+    /// masks and editors; read back.
+    Type {
+        /// The element's ref (ax_12).
+        target: String,
+        text: String,
+        /// Press Enter after.
+        #[arg(long)]
+        submit: bool,
+    },
+    /// Press a key or a chord (Enter, Escape, Control+a), on an element's ref
+    /// if given, else where the focus is.
+    Press {
+        key: String,
+        /// The element's ref (ax_12).
+        target: Option<String>,
+    },
+    /// Read the current tab: its text, HTML, title or URL.
+    Get { what: GetWhat },
+    /// Run JavaScript in the page; prints the JSON value of its last expression.
+    Eval { code: String },
+    /// Wait (bounded) for an element, its going, a URL, a condition or a time.
+    Wait {
+        /// A CSS selector to appear.
+        #[arg(long, group = "until")]
+        selector: Option<String>,
+        /// A CSS selector to go.
+        #[arg(long, group = "until")]
+        gone: Option<String>,
+        /// A URL pattern to be at (a glob with *, or /regex/).
+        #[arg(long, group = "until")]
+        url: Option<String>,
+        /// A JavaScript condition to become true.
+        #[arg(long, group = "until")]
+        js: Option<String>,
+        /// A navigation to end.
+        #[arg(long, group = "until")]
+        navigation: bool,
+        /// This many milliseconds.
+        #[arg(long, group = "until")]
+        ms: Option<u64>,
+        /// The most milliseconds to wait.
+        #[arg(long, value_name = "MS")]
+        timeout: Option<u64>,
+    },
+    /// Save a screenshot of the current tab as PNG (default: screenshot.png).
+    Screenshot {
+        path: Option<PathBuf>,
+        /// The whole page, not only the viewport.
+        #[arg(long)]
+        full: bool,
+    },
+    /// The session's open tabs.
+    Tabs,
+    /// Open or close a tab.
+    Tab {
+        #[command(subcommand)]
+        command: TabCommand,
+    },
+    /// Sign in on the current page with a stored credential (`ochre secret
+    /// credential set`): ochre types it on its own origins only; the values
+    /// never reach the command's output.
+    SignIn {
+        /// The credential's name.
+        name: String,
+        /// Submit the form after.
+        #[arg(long)]
+        submit: bool,
+    },
+    /// Call any tool by name (`ochre tools` lists them): arguments as
+    /// KEY=TEXT, KEY:=JSON (a number, true, a list, an object), or one JSON object.
+    Call { tool: String, args: Vec<String> },
+}
+
+/// Which of several matches (TARGET as role, name or text), and how long to wait.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct Pick {
+    /// Which match, from 0, when TARGET names several.
+    #[arg(long)]
+    nth: Option<u64>,
+    /// The most milliseconds to wait until the element can take it.
+    #[arg(long, value_name = "MS")]
+    timeout: Option<u64>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum GetWhat {
+    Text,
+    Html,
+    Title,
+    Url,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub(crate) enum TabCommand {
+    /// Open a tab (at URL if given) and make it current.
+    New { url: Option<String> },
+    /// Close a tab by its id (see `ochre tabs`).
+    Close { id: String },
+}
+
+/// An element as a command names it.
+#[derive(Debug, PartialEq)]
+enum Element {
+    Ref(String),
+    /// A target object (`{selector}`, `{role, name}`, ...).
+    Named(Value),
+    /// A description, or for fields a label.
+    Words(String),
+}
+
+fn element(text: &str, nth: Option<u64>) -> anyhow::Result<Element> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(UsageError(format!("an empty TARGET; {TARGET_HELP}")).into());
+    }
+    let r = t.strip_prefix('@').unwrap_or(t);
+    if r.strip_prefix("ax_").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Ok(Element::Ref(r.to_owned()));
+    }
+    let mut target = Map::new();
+    if let Some((kind, rest)) = t.split_once('=') {
+        match kind {
+            "css" => target.insert("selector".into(), json!(rest)),
+            "xpath" => target.insert("xpath".into(), json!(rest)),
+            "text" => target.insert("text".into(), json!(rest)),
+            "label" | "name" => target.insert("name".into(), json!(rest)),
+            "role" => {
+                let (role, name) = rest.split_once(':').map_or((rest, None), |(r, n)| (r, Some(n)));
+                if let Some(n) = name {
+                    target.insert("name".into(), json!(n));
+                }
+                target.insert("role".into(), json!(role))
+            }
+            _ => None,
+        };
+    }
+    if target.is_empty() {
+        return Ok(Element::Words(t.to_owned()));
+    }
+    if let Some(n) = nth {
+        target.insert("nth".into(), json!(n));
+    }
+    Ok(Element::Named(Value::Object(target)))
+}
+
+/// How a call's answer is printed.
+#[derive(Debug, PartialEq)]
+enum Render {
+    /// The tool's text.
+    Text,
+    /// The image, written to this file.
+    Image(PathBuf),
+    /// One field (`title` or `url`) of the tab given (`tabs_context`), else
+    /// of the current one.
+    TabField(&'static str, Option<String>),
+}
+
+/// The tool call a command makes.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ToolCall {
+    tool: String,
+    args: Value,
+    render: Render,
+}
+
+fn call(tool: &str, args: Value) -> ToolCall {
+    ToolCall { tool: tool.to_owned(), args, render: Render::Text }
+}
+
+/// A field's value set through the element named: by ref or target
+/// (`form_input`), or by label (`fill_form`).
+fn set_field(target: &str, value: Value, at: &Pick) -> anyhow::Result<ToolCall> {
+    Ok(match element(target, at.nth)? {
+        Element::Ref(r) => call("form_input", json!({"ref": r, "value": value})),
+        Element::Named(t) => {
+            let mut args = json!({"target": t, "value": value});
+            if let Some(ms) = at.timeout {
+                args["timeout"] = json!(ms);
+            }
+            call("form_input", args)
+        }
+        Element::Words(label) => call("fill_form", json!({"fields": {label: value}})),
+    })
+}
+
+/// The element argument of `interact`.
+fn act_on(target: &str, at: &Pick, action: &str) -> anyhow::Result<ToolCall> {
+    let mut args = match element(target, at.nth)? {
+        Element::Ref(r) => json!({"ref": r}),
+        Element::Named(t) => json!({"target": t}),
+        Element::Words(q) => json!({"query": q}),
+    };
+    args["action"] = json!(action);
+    if let Some(ms) = at.timeout {
+        args["timeout"] = json!(ms);
+    }
+    Ok(call("interact", args))
+}
+
+fn ref_of(target: &str, what: &str) -> anyhow::Result<String> {
+    match element(target, None)? {
+        Element::Ref(r) => Ok(r),
+        _ => Err(UsageError(format!(
+            "{what} takes an element's ref (ax_12, from `ochre snapshot` or `ochre find`), not {target:?}; \
+             to set a field by its label, `ochre fill LABEL VALUE`"
+        ))
+        .into()),
+    }
+}
+
+/// `ochre call`'s arguments: one JSON object, or KEY=TEXT and KEY:=JSON pairs.
+pub(crate) fn call_args(args: &[String]) -> anyhow::Result<Value> {
+    if let [one] = args
+        && one.trim_start().starts_with('{')
+    {
+        let v: Value = serde_json::from_str(one)
+            .map_err(|e| UsageError(format!("the arguments are not a JSON object: {e}")))?;
+        return Ok(v);
+    }
+    let mut out = Map::new();
+    for a in args {
+        let (key, value) = if let Some((k, j)) = a.split_once(":=") {
+            let v = serde_json::from_str(j)
+                .map_err(|e| UsageError(format!("{k}:= takes JSON, and {j:?} is not: {e}")))?;
+            (k, v)
+        } else if let Some((k, t)) = a.split_once('=') {
+            (k, json!(t))
+        } else {
+            return Err(UsageError(format!(
+                "{a:?}: arguments are KEY=TEXT, KEY:=JSON or one JSON object"
+            ))
+            .into());
+        };
+        if key.is_empty() {
+            return Err(UsageError(format!("{a:?}: the argument has no name")).into());
+        }
+        out.insert(key.to_owned(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+impl Browse {
+    /// The tool call this command makes (checked before the daemon is reached).
+    pub(crate) fn tool_call(&self, tab: Option<&str>) -> anyhow::Result<ToolCall> {
+        let mut c = match self {
+            Self::Open { url, new_tab: false } => call("navigate", json!({"url": url})),
+            Self::Open { url, new_tab: true } => call("tabs_create", json!({"url": url})),
+            Self::Back => call("navigate", json!({"url": "back"})),
+            Self::Forward => call("navigate", json!({"url": "forward"})),
+            Self::Reload => call("page_reload", json!({})),
+            Self::Snapshot { all, text, markdown, under } => {
+                let mut args = json!({});
+                if *text {
+                    args["mode"] = json!("text");
+                } else if *markdown {
+                    args["mode"] = json!("markdown");
+                } else {
+                    args["filter"] = json!(if *all { "all" } else { "interactive" });
+                }
+                if let Some(r) = under {
+                    args["ref_id"] = json!(ref_of(r, "--under")?);
+                }
+                call("read_page", args)
+            }
+            Self::Find { query } => call("find", json!({"query": query.join(" ")})),
+            Self::Click { target, double, at } => {
+                act_on(target, at, if *double { "double_click" } else { "click" })?
+            }
+            Self::Hover { target, at } => act_on(target, at, "hover")?,
+            Self::Fill { target, value, at } => set_field(target, json!(value), at)?,
+            Self::Select { target, options, at } => {
+                let v = if let [one] = options.as_slice() { json!(one) } else { json!(options) };
+                set_field(target, v, at)?
+            }
+            Self::Check { target, at } => set_field(target, json!(true), at)?,
+            Self::Uncheck { target, at } => set_field(target, json!(false), at)?,
+            Self::Type { target, text, submit } => {
+                let mut args = json!({"ref": ref_of(target, "type")?, "text": text});
+                if *submit {
+                    args["submit"] = json!(true);
+                }
+                call("type", args)
+            }
+            Self::Press { key, target } => {
+                let mut args = json!({"key": key});
+                if let Some(t) = target {
+                    args["ref"] = json!(ref_of(t, "press")?);
+                }
+                call("press_key", args)
+            }
+            Self::Get { what: GetWhat::Text } => call("page_content", json!({"format": "text"})),
+            Self::Get { what: GetWhat::Html } => call("page_content", json!({"format": "html"})),
+            Self::Get { what: what @ (GetWhat::Title | GetWhat::Url) } => {
+                let field = if matches!(what, GetWhat::Title) { "title" } else { "url" };
+                let render = Render::TabField(field, tab.map(str::to_owned));
+                ToolCall { render, ..call("tabs_context", json!({})) }
+            }
+            Self::Eval { code } => call("javascript_tool", json!({"code": code})),
+            Self::Wait { selector, gone, url, js, navigation, ms, timeout } => {
+                let mut args = match (selector, gone, url, js, ms) {
+                    (Some(s), ..) => json!({"type": "selector", "value": s}),
+                    (_, Some(s), ..) => json!({"type": "selector_hidden", "value": s}),
+                    (_, _, Some(u), ..) => json!({"type": "url_match", "value": u}),
+                    (_, _, _, Some(j), _) => json!({"type": "function", "value": j}),
+                    (.., Some(ms)) => json!({"type": "timeout", "value": ms.to_string()}),
+                    _ if *navigation => json!({"type": "navigation"}),
+                    _ => {
+                        return Err(UsageError(
+                            "wait for what: --selector, --gone, --url, --js, --navigation or --ms"
+                                .into(),
+                        )
+                        .into());
+                    }
+                };
+                if let Some(t) = timeout {
+                    args["timeout"] = json!(t);
+                }
+                call("wait_for", args)
+            }
+            Self::Screenshot { path, full } => ToolCall {
+                render: Render::Image(path.clone().unwrap_or_else(|| "screenshot.png".into())),
+                ..call("page_screenshot", json!({"fullPage": full, "format": "png"}))
+            },
+            Self::Tabs => call("tabs_context", json!({})),
+            Self::Tab { command: TabCommand::New { url } } => {
+                call("tabs_create", url.as_ref().map_or_else(|| json!({}), |u| json!({"url": u})))
+            }
+            Self::Tab { command: TabCommand::Close { id } } => {
+                call("tabs_close", json!({"tabId": id}))
+            }
+            Self::SignIn { name, submit } => {
+                call("oc_credential_fill", json!({"name": name, "submit": submit}))
+            }
+            Self::Call { tool, args } => call(tool, call_args(args)?),
+        };
+        let page_tool = !matches!(
+            self,
+            Self::Tabs | Self::Tab { .. } | Self::Call { .. } | Self::Open { new_tab: true, .. }
+        ) && !matches!(self, Self::Get { what: GetWhat::Title | GetWhat::Url });
+        if let (Some(tab), true) = (tab, page_tool) {
+            c.args["tabId"] = json!(tab);
+        }
+        Ok(c)
+    }
+}
+
+/// Exit codes by the class of a tool's error (documented in docs/cli.md).
+pub(crate) mod exit {
+    /// The page said no: an element not found or not interactable, a stale
+    /// ref, a timeout, a navigation that failed, a script that threw.
+    pub(crate) const FAILED: u8 = 1;
+    /// The command or its arguments are wrong (clap's usage errors too).
+    pub(crate) const USAGE: u8 = 2;
+    /// A guard or policy refused it (a disabled tool, an origin, the network
+    /// policy, a locked login, the session limit).
+    pub(crate) const REFUSED: u8 = 3;
+    /// The session's daemon could not start, or went away mid-command (what
+    /// the command did is not known).
+    pub(crate) const DAEMON: u8 = 4;
+    /// ochre or the browser failed (a plugin trapped, the browser is gone,
+    /// stored state unreadable).
+    pub(crate) const SERVER: u8 = 5;
+
+    /// The exit code of an error `code`.
+    pub(crate) fn of(code: &str) -> u8 {
+        match code {
+            "INVALID_ARGUMENT" | "INVALID_INTENT" | "UNKNOWN_TOOL" | "MISSING_PARAMETERS"
+            | "REDACTED_ARGUMENT" | "INVALID_SECRET" => USAGE,
+            "CAPABILITY_DISABLED"
+            | "PERMISSION_DENIED"
+            | "ORIGIN_REFUSED"
+            | "LOGIN_LOCKED"
+            | "SESSION_LIMIT"
+            | "intent_execution_failed"
+            | "tool_policy_blocked"
+            | "bulk_completion_guard_failed" => REFUSED,
+            "INTERNAL"
+            | "PLUGIN_TRAPPED"
+            | "PLUGIN_TIMEOUT"
+            | "PLUGIN_OUT_OF_MEMORY"
+            | "PLUGIN_FAILED"
+            | "STATE_CORRUPT"
+            | "STORAGE_FAILED"
+            | "STATE_WRITE_FAILED"
+            | "BROWSER_UNAVAILABLE"
+            | "BROWSER_ERROR" => SERVER,
+            _ => FAILED,
+        }
+    }
+}
+
+/// A tool's error, printed: the command exits with its class's code.
+#[derive(Debug)]
+pub(crate) struct ToolFailed {
+    pub(crate) code: u8,
+}
+
+impl std::fmt::Display for ToolFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the tool failed (exit {})", self.code)
+    }
+}
+
+impl std::error::Error for ToolFailed {}
+
+/// What every browsing command shares: the session, `--json`, `--tab`.
+pub(crate) struct Conn {
+    paths: Paths,
+    client: Option<Client>,
+    daemon_args: Vec<std::ffi::OsString>,
+    json: bool,
+    tab: Option<String>,
+}
+
+impl Conn {
+    pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
+        let name = session_name(cli.session.as_deref())?;
+        Ok(Self {
+            paths: Paths::of(&name)?,
+            client: None,
+            // A new daemon takes this command's own arguments: the host flags
+            // given with the session's first command are its.
+            daemon_args: std::env::args_os().skip(1).collect(),
+            json: cli.json,
+            tab: cli.tab.clone(),
+        })
+    }
+
+    fn client(&mut self) -> anyhow::Result<&mut Client> {
+        if self.client.is_none() {
+            self.client = Some(Client::connect(&self.paths, &self.daemon_args)?);
+        }
+        self.client.as_mut().context("connected")
+    }
+
+    /// Run one command and print its answer; `Err(ToolFailed)` when the tool
+    /// answered with an error (printed already).
+    pub(crate) fn run(&mut self, cmd: &Browse) -> anyhow::Result<()> {
+        let c = cmd.tool_call(self.tab.as_deref())?;
+        let json_out = self.json;
+        let result = self.client()?.call(&c.tool, &c.args)?;
+        print_result(&c, &result, json_out)
+    }
+}
+
+/// Print a tool's MCP result as the command's answer.
+fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<()> {
+    let blocks = result["content"].as_array().cloned().unwrap_or_default();
+    let text: Vec<&str> =
+        blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+    let mut out = std::io::stdout().lock();
+    if result["isError"] == true {
+        let body = result.get("structuredContent").cloned().unwrap_or_else(|| {
+            text.first().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
+        });
+        let code = body["error"]["code"].as_str().unwrap_or("INTERNAL").to_owned();
+        if json_out {
+            writeln!(out, "{body}")?;
+        } else {
+            let message = body["error"]["message"].as_str().unwrap_or("");
+            eprintln!("error {code}: {message}");
+            for hint in text.iter().skip(1) {
+                eprintln!("{hint}");
+            }
+        }
+        return Err(ToolFailed { code: exit::of(&code) }.into());
+    }
+    match &c.render {
+        Render::Image(path) => {
+            let data = blocks
+                .iter()
+                .find(|b| b["type"] == "image")
+                .and_then(|b| b["data"].as_str())
+                .context("the answer holds no image")?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data)?;
+            std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            if json_out {
+                writeln!(out, "{}", json!({"path": path, "bytes": bytes.len()}))?;
+            } else {
+                writeln!(out, "{} ({} bytes)", path.display(), bytes.len())?;
+            }
+        }
+        Render::TabField(field, tab) => {
+            let tabs = result["structuredContent"]["tabs"].as_array().cloned().unwrap_or_default();
+            let current = match tab {
+                Some(id) => tabs.iter().find(|t| t["tabId"] == id.as_str()),
+                None => tabs.iter().find(|t| t["current"] == true),
+            };
+            let Some(current) = current else {
+                let (code, message) = match tab {
+                    Some(id) => ("TAB_NOT_FOUND", format!("no tab {id} (`ochre tabs` lists them)")),
+                    None => (
+                        "TAB_NOT_FOUND",
+                        "the session has no tab open (`ochre open URL` opens one)".to_owned(),
+                    ),
+                };
+                if json_out {
+                    writeln!(out, "{}", json!({"error": {"code": code, "message": message}}))?;
+                } else {
+                    eprintln!("error {code}: {message}");
+                }
+                return Err(ToolFailed { code: exit::of(code) }.into());
+            };
+            if json_out {
+                writeln!(out, "{}", json!({*field: current[*field]}))?;
+            } else {
+                writeln!(out, "{}", current[*field].as_str().unwrap_or(""))?;
+            }
+        }
+        Render::Text if json_out => match result.get("structuredContent") {
+            Some(v) if !v.is_null() => writeln!(out, "{v}")?,
+            _ => writeln!(out, "{}", json!({"text": text.join("\n")}))?,
+        },
+        Render::Text => {
+            for t in &text {
+                writeln!(out, "{t}")?;
+            }
+            for b in blocks.iter().filter(|b| b["type"] == "image") {
+                writeln!(
+                    out,
+                    "[an image, {}: `ochre screenshot FILE` saves one]",
+                    b["mimeType"].as_str().unwrap_or("image")
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ochre batch`: commands, one per line (as typed after `ochre`; `#` starts
+/// a comment), on one connection to the session, each answered in turn;
+/// stops at the first that fails unless `keep_going`.
+pub(crate) fn batch(
+    cli: &Cli,
+    file: Option<&std::path::Path>,
+    keep_going: bool,
+) -> anyhow::Result<()> {
+    let text = match file {
+        None => std::io::read_to_string(std::io::stdin()).context("reading stdin")?,
+        Some(p) if p.as_os_str() == "-" => {
+            std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+        }
+        Some(p) => std::fs::read_to_string(p).with_context(|| p.display().to_string())?,
+    };
+    // Every line is read and checked before the first runs: a typo on line
+    // 9 changes nothing.
+    let mut cmds = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words =
+            shell_words(line).map_err(|e| UsageError(format!("line {}: {e}: {line}", i + 1)))?;
+        let parsed = crate::parse_batch_line(&words)
+            .map_err(|e| UsageError(format!("line {}: {e}", i + 1)))?;
+        parsed
+            .tool_call(cli.tab.as_deref())
+            .map_err(|e| UsageError(format!("line {}: {e:#}", i + 1)))?;
+        cmds.push((i + 1, line.to_owned(), parsed));
+    }
+    let mut conn = Conn::new(cli)?;
+    let mut failed = None;
+    for (n, line, cmd) in &cmds {
+        if !cli.json {
+            println!("> {line}");
+        }
+        match conn.run(cmd) {
+            Ok(()) => {}
+            Err(e) if e.is::<ToolFailed>() => {
+                let code = e.downcast_ref::<ToolFailed>().map_or(exit::FAILED, |t| t.code);
+                failed.get_or_insert((*n, code));
+                if !keep_going {
+                    break;
+                }
+            }
+            Err(e) => return Err(e.context(format!("line {n}: {line}"))),
+        }
+    }
+    match failed {
+        None => Ok(()),
+        Some((n, code)) => {
+            eprintln!("ochre batch: line {n} failed");
+            Err(ToolFailed { code }.into())
+        }
+    }
+}
+
+/// A line split as a POSIX shell splits words: spaces separate, '...' is
+/// literal, "..." keeps spaces (with \" and \\), \ escapes one character.
+fn shell_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err("a ' is not closed".into()),
+                    }
+                }
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err("a \" is not closed".into()),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err("a \" is not closed".into()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) => cur.get_or_insert_with(String::new).push(c),
+                None => return Err("a \\ ends the line".into()),
+            },
+            c => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(cur);
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_read_as_refs_locators_or_words() {
+        assert_eq!(element("@ax_12", None).ok(), Some(Element::Ref("ax_12".into())));
+        assert_eq!(element("ax_3", None).ok(), Some(Element::Ref("ax_3".into())));
+        assert_eq!(
+            element("role=button:Save", Some(1)).ok(),
+            Some(Element::Named(json!({"role": "button", "name": "Save", "nth": 1})))
+        );
+        assert_eq!(
+            element("css=#a > b[x=y]", None).ok(),
+            Some(Element::Named(json!({"selector": "#a > b[x=y]"})))
+        );
+        assert_eq!(
+            element("label=E-mail", None).ok(),
+            Some(Element::Named(json!({"name": "E-mail"})))
+        );
+        assert_eq!(element("ax_", None).ok(), Some(Element::Words("ax_".into())));
+        assert_eq!(element("a=b", None).ok(), Some(Element::Words("a=b".into())));
+        assert!(element("  ", None).is_err());
+    }
+
+    #[test]
+    fn call_arguments_are_text_json_or_one_object() {
+        let v = call_args(&["mode=text".into(), "maxChars:=500".into(), "x:=[1]".into()]).ok();
+        assert_eq!(v, Some(json!({"mode": "text", "maxChars": 500, "x": [1]})));
+        assert_eq!(call_args(&[r#"{"a": 1}"#.into()]).ok(), Some(json!({"a": 1})));
+        // Text stays text, even when it reads as a number.
+        assert_eq!(call_args(&["text=123".into()]).ok(), Some(json!({"text": "123"})));
+        assert!(call_args(&["nokey".into()]).is_err());
+        assert!(call_args(&["n:=nope".into()]).is_err());
+        assert!(call_args(&["=v".into()]).is_err());
+    }
+
+    #[test]
+    fn lines_split_as_a_shell_splits_them() {
+        assert_eq!(
+            shell_words(r#"fill "Full name" 'Ada  L.' a\ b "q\"x""#).ok(),
+            Some(vec![
+                "fill".into(),
+                "Full name".into(),
+                "Ada  L.".into(),
+                "a b".into(),
+                "q\"x".into()
+            ])
+        );
+        assert_eq!(
+            shell_words("call x ''").ok(),
+            Some(vec!["call".into(), "x".into(), String::new()])
+        );
+        assert!(shell_words("open 'x").is_err());
+    }
+
+    #[test]
+    fn error_codes_have_exit_classes() {
+        assert_eq!(exit::of("ELEMENT_NOT_FOUND"), exit::FAILED);
+        assert_eq!(exit::of("INVALID_ARGUMENT"), exit::USAGE);
+        assert_eq!(exit::of("CAPABILITY_DISABLED"), exit::REFUSED);
+        assert_eq!(exit::of("BROWSER_ERROR"), exit::SERVER);
+        assert_eq!(exit::DAEMON, 4);
+    }
+}

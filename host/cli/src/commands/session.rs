@@ -1,0 +1,473 @@
+//! Sessions of the command line: one daemon per named session, serving MCP on
+//! a local socket (mode 0600, in a dir only its user reaches) with the same
+//! host and MCP server as `ochre serve`; every command is a short MCP
+//! conversation with it. The first command of a session starts its daemon;
+//! the daemon ends after an idle time, on `ochre session stop`, or on SIGTERM.
+//!
+//! Files of a session NAME, in the sessions dir: `NAME.sock` (the socket),
+//! `NAME.lock` (locked by the daemon for its whole life: a second daemon of
+//! that name exits at once, and a lock nobody holds means the daemon is gone),
+//! `NAME.json` (who it is: pid, start, working dir, data dir) and `NAME.log`
+//! (its stderr).
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+
+use crate::Cli;
+
+/// How long a command waits for a new daemon to take connections (a first
+/// start on a new machine compiles the plugins).
+const START_WAIT: Duration = Duration::from_secs(120);
+
+/// A session's name: letters, digits, `.`, `_` and `-`, at most 64.
+pub(crate) fn check_name(name: &str) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::UsageError(format!(
+            "session name {name:?}: letters, digits, '.', '_' and '-' (at most 64, not starting with '.')"
+        ))
+        .into())
+    }
+}
+
+/// The session of a command: `--session`, else `OCHRE_SESSION`, else one per
+/// working directory (its last part and a hash of the whole path).
+pub(crate) fn session_name(given: Option<&str>) -> anyhow::Result<String> {
+    if let Some(name) = given {
+        check_name(name)?;
+        return Ok(name.to_owned());
+    }
+    let cwd = std::env::current_dir().context("the working directory")?;
+    let base: String = cwd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') { c } else { '-' })
+        .take(40)
+        .collect();
+    // FNV-1a of the path: stable across runs and versions.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in cwd.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let base = if base.is_empty() { "root".to_owned() } else { base };
+    Ok(format!("{base}-{:08x}", h as u32))
+}
+
+/// The dir of the sessions' sockets: `OCHRE_SESSION_DIR`, else
+/// `$XDG_RUNTIME_DIR/ochre`, else `/tmp/ochre-UID`; made with mode 0700, and
+/// refused when someone else owns it or others may write to it (they could
+/// put a socket of theirs in the place of a session's).
+pub(crate) fn sessions_dir() -> anyhow::Result<PathBuf> {
+    let uid = my_uid();
+    let dir = match std::env::var_os("OCHRE_SESSION_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            Some(d) => PathBuf::from(d).join("ochre"),
+            None => std::env::temp_dir().join(format!("ochre-{uid}")),
+        },
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("making {}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(&dir).with_context(|| dir.display().to_string())?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        anyhow::bail!(
+            "{} must be a directory of yours that nobody else may write to (as 0700 or 0755): it \
+             holds the sessions' sockets; fix it, or set OCHRE_SESSION_DIR to another",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// This process's user id: the owner of `/proc/self`.
+fn my_uid() -> u32 {
+    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+}
+
+/// A session's files.
+#[derive(Debug, Clone)]
+pub(crate) struct Paths {
+    pub(crate) name: String,
+    pub(crate) socket: PathBuf,
+    lock: PathBuf,
+    info: PathBuf,
+    pub(crate) log: PathBuf,
+}
+
+impl Paths {
+    pub(crate) fn of(name: &str) -> anyhow::Result<Self> {
+        let dir = sessions_dir()?;
+        Ok(Self {
+            name: name.to_owned(),
+            socket: dir.join(format!("{name}.sock")),
+            lock: dir.join(format!("{name}.lock")),
+            info: dir.join(format!("{name}.json")),
+            log: dir.join(format!("{name}.log")),
+        })
+    }
+
+    /// Whether a daemon holds the session's lock (it is alive, or starting).
+    fn daemon_alive(&self) -> bool {
+        let Ok(f) = std::fs::OpenOptions::new().read(true).open(&self.lock) else {
+            return false;
+        };
+        match f.try_lock_shared() {
+            Ok(()) => false,
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(_)) => false,
+        }
+    }
+
+    fn info(&self) -> Option<Value> {
+        serde_json::from_slice(&std::fs::read(&self.info).ok()?).ok()
+    }
+}
+
+/// Why a command could not be answered by its session's daemon.
+#[derive(Debug)]
+pub(crate) struct DaemonLost(pub(crate) String);
+
+impl std::fmt::Display for DaemonLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DaemonLost {}
+
+/// A connection to a session's daemon, MCP initialized.
+pub(crate) struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+    session: String,
+    pid: Option<u64>,
+}
+
+impl Client {
+    /// Connect to the session's daemon, starting one first if there is none
+    /// (saying so on stderr when an earlier one was gone). `daemon_args` are
+    /// the arguments a new daemon is started with.
+    pub(crate) fn connect(
+        paths: &Paths,
+        daemon_args: &[std::ffi::OsString],
+    ) -> anyhow::Result<Self> {
+        let stream = match UnixStream::connect(&paths.socket) {
+            Ok(s) => s,
+            Err(_) => start_daemon(paths, daemon_args)?,
+        };
+        let pid = paths.info().and_then(|i| i["pid"].as_u64());
+        Self::handshake(stream, &paths.name, pid)
+    }
+
+    fn handshake(stream: UnixStream, session: &str, pid: Option<u64>) -> anyhow::Result<Self> {
+        let writer = stream.try_clone().context("the session's socket")?;
+        let mut c = Self {
+            reader: BufReader::new(stream),
+            writer,
+            next_id: 1,
+            session: session.to_owned(),
+            pid,
+        };
+        // The handshake and the first call go out together: the daemon reads
+        // them in order, so a command costs one round trip.
+        c.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "ochre-cli", "version": env!("CARGO_PKG_VERSION")},
+        }}))?;
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(c)
+    }
+
+    fn send(&mut self, v: &Value) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(v)?;
+        line.push(b'\n');
+        self.writer.write_all(&line).map_err(|e| self.lost(&format!("sending the command: {e}")))
+    }
+
+    fn lost(&self, what: &str) -> anyhow::Error {
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        DaemonLost(format!(
+            "session {}: its daemon{pid} went away before answering ({what}); what the command did is \
+             not known. The next command starts a new daemon (the old one's tabs are gone; its \
+             journal is kept)",
+            self.session
+        ))
+        .into()
+    }
+
+    /// Call a tool: its MCP result (`isError` set for a tool error).
+    pub(crate) fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}))?;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => return Err(self.lost("the connection closed")),
+                Ok(_) => {}
+                Err(e) => return Err(self.lost(&e.to_string())),
+            }
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
+            let Some(got) = msg.get("id").and_then(Value::as_u64) else { continue };
+            if let Some(e) = msg.get("error") {
+                // The handshake refused (a host that could not start says why)
+                // or the request itself.
+                let text = e["message"].as_str().unwrap_or("refused").to_owned();
+                return Err(
+                    crate::ServerRefused(format!("session {}: {text}", self.session)).into()
+                );
+            }
+            if got == id {
+                return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+}
+
+/// Start the session's daemon and wait until it takes connections.
+fn start_daemon(paths: &Paths, daemon_args: &[std::ffi::OsString]) -> anyhow::Result<UnixStream> {
+    if !paths.daemon_alive() {
+        if let Some(info) = paths.info() {
+            eprintln!(
+                "ochre: session {}'s daemon (pid {}) is gone; starting a new one (its tabs were lost, \
+                 its journal is kept)",
+                paths.name, info["pid"]
+            );
+        }
+        let log = std::fs::File::create(&paths.log)
+            .with_context(|| format!("creating {}", paths.log.display()))?;
+        let exe = std::env::current_exe().context("finding the ochre binary")?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg("--session-daemon")
+            .arg(&paths.name)
+            .args(daemon_args)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        // Its own process group: an interrupt at the agent's shell does not end it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().context("starting the session's daemon")?;
+        // Reaped by a thread: the daemon outlives this command, but a daemon
+        // that exits early must not stay a zombie while we wait.
+        let (exited, waited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = exited.send(child.wait());
+        });
+        let deadline = Instant::now() + START_WAIT;
+        loop {
+            if let Ok(s) = UnixStream::connect(&paths.socket) {
+                return Ok(s);
+            }
+            if let Ok(status) = waited.try_recv() {
+                let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+                // Another daemon of this name may have won the start.
+                if let Ok(s) = UnixStream::connect(&paths.socket) {
+                    return Ok(s);
+                }
+                let log = std::fs::read_to_string(&paths.log).unwrap_or_default();
+                return Err(DaemonLost(format!(
+                    "session {}: its daemon could not start ({status}): {}",
+                    paths.name,
+                    log.trim()
+                ))
+                .into());
+            }
+            if Instant::now() > deadline {
+                return Err(DaemonLost(format!(
+                    "session {}: its daemon did not take connections within {} s (see {})",
+                    paths.name,
+                    START_WAIT.as_secs(),
+                    paths.log.display()
+                ))
+                .into());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    // A daemon holds the lock but its socket is not there yet: it is starting.
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        if let Ok(s) = UnixStream::connect(&paths.socket) {
+            return Ok(s);
+        }
+        if !paths.daemon_alive() {
+            return start_daemon(paths, daemon_args);
+        }
+        if Instant::now() > deadline {
+            return Err(DaemonLost(format!(
+                "session {}: its daemon holds the session but takes no connections (see {})",
+                paths.name,
+                paths.log.display()
+            ))
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The daemon of session `name`: serves MCP on the session's socket, one
+/// connection at a time (commands on one session queue), until idle for
+/// `idle`, stopped, or sent SIGTERM.
+pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
+    check_name(name)?;
+    let paths = Paths::of(name)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&paths.lock)
+        .with_context(|| paths.lock.display().to_string())?;
+    if lock.try_lock().is_err() {
+        // Another daemon of this name runs (or is starting): it serves.
+        return Ok(());
+    }
+    let info = json!({
+        "name": name,
+        "pid": std::process::id(),
+        "started": humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        "cwd": std::env::current_dir().ok(),
+        "data_dir": cli.host.data_dir(),
+        "idle_timeout_s": cli.session_idle.as_secs(),
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    ochre_host::stores::write_atomic(&paths.info, &serde_json::to_vec_pretty(&info)?)?;
+    // The host first: a daemon that cannot start exits saying why (the
+    // command that started it shows its log), never takes a command it
+    // could not serve.
+    let host = cli.host.build().await?;
+    let server = ochre_mcp::server::McpServer::new(host.clone()).in_session(&format!("cli-{name}"));
+    let served = async {
+        let _ = std::fs::remove_file(&paths.socket);
+        let listener = tokio::net::UnixListener::bind(&paths.socket)
+            .with_context(|| format!("listening on {}", paths.socket.display()))?;
+        std::fs::set_permissions(&paths.socket, std::fs::Permissions::from_mode(0o600))?;
+        accept_loop(listener, server, cli.session_idle).await
+    };
+    let result = tokio::select! {
+        r = served => r,
+        _ = super::serve::terminated() => Ok(()),
+    };
+    host.shutdown().await;
+    let _ = std::fs::remove_file(&paths.socket);
+    let _ = std::fs::remove_file(&paths.info);
+    drop(lock);
+    result
+}
+
+async fn accept_loop(
+    listener: tokio::net::UnixListener,
+    server: ochre_mcp::server::McpServer,
+    idle: Duration,
+) -> anyhow::Result<()> {
+    let mut last = tokio::time::Instant::now();
+    loop {
+        let conn = tokio::select! {
+            c = listener.accept() => c,
+            () = tokio::time::sleep_until(last + idle) => {
+                tracing::info!(idle_s = idle.as_secs(), "session idle: the daemon ends");
+                return Ok(());
+            }
+        };
+        let (stream, _) = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "accepting a connection");
+                continue;
+            }
+        };
+        // One command at a time: the next connection waits in the backlog.
+        let (r, w) = stream.into_split();
+        if let Err(e) = server.clone().serve_lines(r, w).await {
+            tracing::debug!(error = %e, "a command's connection ended");
+        }
+        last = tokio::time::Instant::now();
+    }
+}
+
+/// `ochre session list`: the sessions with a daemon, and those whose daemon is gone.
+pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
+    let dir = sessions_dir()?;
+    let mut rows = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    names.sort();
+    for name in names {
+        let paths = Paths::of(&name)?;
+        let Some(mut info) = paths.info() else { continue };
+        info["alive"] = json!(paths.daemon_alive());
+        info["socket"] = json!(paths.socket);
+        rows.push(info);
+    }
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if rows.is_empty() {
+        println!("no sessions (the first command of a session starts its daemon)");
+    } else {
+        for r in &rows {
+            println!(
+                "{:<24} {} pid {:<8} since {}  {}",
+                r["name"].as_str().unwrap_or(""),
+                if r["alive"] == true { "running" } else { "gone   " },
+                r["pid"],
+                r["started"].as_str().unwrap_or(""),
+                r["cwd"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `ochre session stop`: end a session's daemon (SIGTERM: its journal and
+/// recordings are closed as at any stop), waiting until it has.
+pub(crate) fn stop(name: &str) -> anyhow::Result<bool> {
+    let paths = Paths::of(name)?;
+    let Some(info) = paths.info() else { return Ok(false) };
+    if !paths.daemon_alive() {
+        let _ = std::fs::remove_file(&paths.info);
+        let _ = std::fs::remove_file(&paths.socket);
+        return Ok(false);
+    }
+    let pid = info["pid"].as_u64().and_then(|p| i32::try_from(p).ok()).context("its pid")?;
+    let status = std::process::Command::new("kill").arg("-TERM").arg(pid.to_string()).status();
+    if !status.is_ok_and(|s| s.success()) {
+        anyhow::bail!("session {name}: cannot signal its daemon (pid {pid})");
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while paths.daemon_alive() {
+        if Instant::now() > deadline {
+            anyhow::bail!("session {name}: its daemon (pid {pid}) did not end within 15 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(true)
+}
+
+/// Every session's name that has a record.
+pub(crate) fn all_names() -> anyhow::Result<Vec<String>> {
+    Ok(std::fs::read_dir(sessions_dir()?)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
+        .collect())
+}

@@ -1,0 +1,357 @@
+//! The command line for coding agents, driven as an agent at a shell drives
+//! it: the `ochre` binary run command by command (no MCP client here), each
+//! session a daemon of its own. The guide's examples run as written against
+//! the admin app (the books they add checked in its database); two sessions
+//! work at once without seeing each other's tabs or cookies; a daemon killed
+//! mid-command is said to be gone, the next command starts a new one, and the
+//! journal it acknowledged is still there.
+
+use anyhow::{Context, Result, ensure};
+use ochre_host::stores::logins::LoginKey;
+use ochre_tests::*;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const APP_PASSWORD: &str = "correct horse battery staple";
+
+/// A shell's environment for ochre: one data dir, one sessions dir, the
+/// login key, a working dir of its own.
+struct Shell {
+    data: TempDir,
+    sessions: TempDir,
+    cwd: TempDir,
+    key: String,
+}
+
+impl Shell {
+    fn new(name: &str) -> Result<Self> {
+        Ok(Self {
+            data: TempDir::new(&format!("{name}-data")),
+            sessions: TempDir::new(&format!("{name}-sessions")),
+            cwd: TempDir::new(&format!("{name}-cwd")),
+            key: LoginKey::generate().map_err(anyhow::Error::msg)?.encoded(),
+        })
+    }
+
+    /// `ochre ARGS` on session `session` (`None`: the working dir's).
+    fn command(&self, session: Option<&str>, args: &[&str]) -> Command {
+        let mut cmd = Command::new(ochre_bin());
+        cmd.args(args)
+            .current_dir(self.cwd.path())
+            .env("OCHRE_HOME", self.data.path())
+            .env("OCHRE_SESSION_DIR", self.sessions.path())
+            .env("OCHRE_LOGIN_KEY", &self.key)
+            .env_remove("OCHRE_SESSION")
+            .stdin(Stdio::null());
+        if let Some(s) = session {
+            cmd.env("OCHRE_SESSION", s);
+        }
+        cmd
+    }
+
+    fn run(&self, session: Option<&str>, args: &[&str]) -> Result<Output> {
+        Ok(self.command(session, args).output()?)
+    }
+
+    /// The stdout of a command that must succeed.
+    fn ok(&self, session: Option<&str>, args: &[&str]) -> Result<String> {
+        let out = self.run(session, args)?;
+        ensure!(
+            out.status.success(),
+            "ochre {args:?} failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Store the admin app's credential `library` (the password on stdin).
+    fn store_credential(&self, origin: &str) -> Result<()> {
+        let args = ["secret", "credential", "set", "library", "--origin", origin];
+        let mut child = self
+            .command(None, &args)
+            .args(["--username", "admin"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        child.stdin.take().context("stdin")?.write_all(format!("{APP_PASSWORD}\n").as_bytes())?;
+        let out = child.wait_with_output()?;
+        ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        Ok(())
+    }
+
+    /// The session's daemon pid, from `ochre session list --json`.
+    fn daemon_pid(&self, session: &str) -> Result<u32> {
+        let list: Value = serde_json::from_str(&self.ok(None, &["--json", "session", "list"])?)?;
+        let row = list
+            .as_array()
+            .and_then(|l| l.iter().find(|r| r["name"] == session))
+            .with_context(|| format!("session {session} in {list}"))?;
+        ensure!(row["alive"] == true, "{row}");
+        Ok(u32::try_from(row["pid"].as_u64().context("pid")?)?)
+    }
+
+    fn stop_all(&self) {
+        let _ = self.run(None, &["session", "stop", "--all"]);
+    }
+}
+
+/// The ```sh blocks of the guide.
+fn guide_blocks(guide: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in guide.lines() {
+        match (&mut cur, line.trim_end()) {
+            (None, "```sh") => cur = Some(String::new()),
+            (Some(_), "```") => blocks.extend(cur.take()),
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+fn titles(app: &AdminApp) -> Result<Vec<Value>> {
+    app.rows("select title, author, year from book order by id")
+}
+
+#[tokio::test]
+async fn the_guide_runs_as_written_and_help_lists_every_command_it_names() -> Result<()> {
+    let dir = TempDir::new("cli-guide-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let shell = Shell::new("cli-guide")?;
+    let guide = shell.ok(None, &["guide"])?;
+    let blocks = guide_blocks(&guide);
+    ensure!(blocks.len() >= 4, "the guide's examples: {blocks:?}");
+
+    // Every block, as written but for the app's address, in a shell with
+    // ochre on its PATH: each must succeed.
+    let bin_dir = ochre_bin().parent().context("bin dir")?.to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut said = String::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let script = block.replace("https://app.example", &app.base);
+        let out = Command::new("bash")
+            .args(["-e", "-o", "pipefail", "-c", &script])
+            .current_dir(shell.cwd.path())
+            .env("PATH", &path)
+            .env("APP_PASSWORD", APP_PASSWORD)
+            .env("OCHRE_HOME", shell.data.path())
+            .env("OCHRE_SESSION_DIR", shell.sessions.path())
+            .env("OCHRE_LOGIN_KEY", &shell.key)
+            .env("OCHRE_SESSION", "guide")
+            .stdin(Stdio::null())
+            .output()?;
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            shell.stop_all();
+        }
+        ensure!(
+            out.status.success(),
+            "the guide's block {i} failed:\n{script}\n{stdout}\n{stderr}"
+        );
+        said.push_str(&stdout);
+        said.push_str(&stderr);
+    }
+    // What the examples did, checked in the app's database: the credential
+    // signed in (one good login), the book was added.
+    assert_eq!(app.rows("select username, ok from login_log")?, vec![json!(["admin", 1])]);
+    assert_eq!(
+        titles(&app)?,
+        vec![
+            json!(["Dune", "Frank Herbert", 1965]),
+            json!(["The Left Hand of Darkness", "Ursula K. Le Guin", 1969])
+        ]
+    );
+    // And what they printed: the snapshot's refs, the title read, the found
+    // cell, the failing click's exit code, the screenshot.
+    assert!(said.contains("textbox \"Username\" ax_"), "{said}");
+    assert!(said.contains("Le Guin"), "{said}");
+    assert!(said.contains("exit 1"), "the failing example: {said}");
+    assert!(said.contains("{\"title\":"), "--json get title: {said}");
+    let png = std::fs::read(shell.cwd.path().join("books.png"))?;
+    assert!(png.starts_with(b"\x89PNG"), "the screenshot");
+    // The password is in no output and no file ochre wrote.
+    assert!(!said.contains(APP_PASSWORD), "the password was shown");
+    assert!(!read_all_text(shell.data.path()).contains(APP_PASSWORD), "the password in a file");
+
+    // `ochre --help` lists every command the guide names.
+    let help = shell.ok(None, &["--help"])?;
+    let listed: Vec<&str> =
+        help.lines().filter_map(|l| l.strip_prefix("  ")?.split_whitespace().next()).collect();
+    let mut named: Vec<String> = guide
+        .split("`ochre ")
+        .skip(1)
+        .chain(blocks.iter().flat_map(|b| b.lines()).filter_map(|l| l.strip_prefix("ochre ")))
+        .filter_map(|rest| rest.split([' ', '`']).next())
+        .filter(|w| !w.starts_with('-') && !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    named.sort();
+    named.dedup();
+    ensure!(named.len() >= 20, "commands the guide names: {named:?}");
+    for cmd in &named {
+        ensure!(listed.contains(&cmd.as_str()), "`ochre --help` does not list {cmd}:\n{help}");
+    }
+    // The last block stopped the session: nothing runs on.
+    let list = shell.ok(None, &["session", "list"])?;
+    assert!(!list.contains("running"), "{list}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Result<()> {
+    let dir = TempDir::new("cli-two-app");
+    let app = AdminApp::start(dir.path()).await?;
+    let shell = std::sync::Arc::new(Shell::new("cli-two")?);
+    shell.store_credential(&app.base)?;
+
+    // Two agents at once, each signing in and adding a book in its own
+    // session: one command by command, the other with a batch.
+    let login = format!("{}/login", app.base);
+    let new_book = format!("{}/admin/book/new/", app.base);
+    let a = {
+        let (shell, login, new_book) = (shell.clone(), login.clone(), new_book.clone());
+        std::thread::spawn(move || -> Result<()> {
+            let s = Some("a");
+            shell.ok(s, &["open", &login])?;
+            let said = shell.ok(s, &["sign-in", "library", "--submit"])?;
+            ensure!(said.contains("typed credential library"), "{said}");
+            shell.ok(s, &["open", &new_book])?;
+            let snap = shell.ok(s, &["snapshot"])?;
+            let title = ref_of(&snap, "textbox", "Title *");
+            shell.ok(s, &["fill", &title, "Solaris"])?;
+            shell.ok(s, &["fill", "label=Author *", "Stanisław Lem"])?;
+            shell.ok(s, &["fill", "Year", "1961"])?;
+            shell.ok(s, &["click", "role=button:Save"])?;
+            Ok(())
+        })
+    };
+    let b = {
+        let (shell, login, new_book) = (shell.clone(), login.clone(), new_book.clone());
+        std::thread::spawn(move || -> Result<()> {
+            let lines = format!(
+                "open {login}\nsign-in library --submit\nopen {new_book}\n\
+                 fill 'Title' Kindred\nfill Author 'Octavia E. Butler'\nfill Year 1979\n\
+                 click 'role=button:Save'\n"
+            );
+            let mut child = shell
+                .command(Some("b"), &["batch"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()?;
+            child.stdin.take().context("stdin")?.write_all(lines.as_bytes())?;
+            let out = child.wait_with_output()?;
+            ensure!(
+                out.status.success(),
+                "batch: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Ok(())
+        })
+    };
+    let (ra, rb) = (a.join(), b.join());
+    let done = ra
+        .map_err(|_| anyhow::anyhow!("a panicked"))?
+        .and(rb.map_err(|_| anyhow::anyhow!("b panicked"))?);
+    if done.is_err() {
+        shell.stop_all();
+    }
+    done?;
+    let mut books = titles(&app)?;
+    books.sort_by_key(|v| v[0].as_str().unwrap_or_default().to_owned());
+    assert_eq!(
+        books,
+        vec![
+            json!(["Dune", "Frank Herbert", 1965]),
+            json!(["Kindred", "Octavia E. Butler", 1979]),
+            json!(["Solaris", "Stanisław Lem", 1961]),
+        ]
+    );
+    assert_eq!(app.rows("select count(*) from login_log where ok")?, vec![json!([2])]);
+
+    // Neither sees the other's cookies: b signs out, a is still signed in.
+    shell.ok(Some("b"), &["open", &format!("{}/logout", app.base)])?;
+    let url_b = shell.ok(Some("b"), &["get", "url"])?;
+    assert!(url_b.trim().ends_with("/login"), "{url_b}");
+    shell.ok(Some("a"), &["open", &format!("{}/admin/book/", app.base)])?;
+    let url_a = shell.ok(Some("a"), &["get", "url"])?;
+    assert!(url_a.trim().ends_with("/admin/book/"), "a was signed out with b: {url_a}");
+    // Nor its tabs: each lists its own one tab.
+    for (s, url) in [("a", url_a.trim()), ("b", url_b.trim())] {
+        let tabs: Value = serde_json::from_str(&shell.ok(Some(s), &["--json", "tabs"])?)?;
+        let urls: Vec<&str> = tabs["tabs"]
+            .as_array()
+            .context("tabs")?
+            .iter()
+            .filter_map(|t| t["url"].as_str())
+            .collect();
+        assert_eq!(urls, [url], "session {s}'s tabs: {tabs}");
+    }
+
+    // Session a's daemon killed (SIGKILL) while a command waits on it: the
+    // command says so, with exit 4.
+    let pid = shell.daemon_pid("a")?;
+    let child = shell
+        .command(Some("a"), &["wait", "--ms", "20000", "--timeout", "30000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let socket = shell.sessions.path().join("a.sock");
+    eventually(
+        "the command's connection to the daemon",
+        std::time::Duration::from_secs(10),
+        || {
+            let socket = socket.clone();
+            async move {
+                // The listener, and the connection the command opened.
+                let unix = std::fs::read_to_string("/proc/net/unix")?;
+                let n = unix.lines().filter(|l| l.ends_with(&*socket.to_string_lossy())).count();
+                Ok(n >= 2)
+            }
+        },
+    )
+    .await?;
+    ensure!(Command::new("kill").args(["-9", &pid.to_string()]).status()?.success());
+    let out = child.wait_with_output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("went away") && err.contains("not known"), "{err}");
+
+    // The next command starts a new daemon and says so; the journal holds
+    // what the old one acknowledged.
+    let out = shell.run(Some("a"), &["get", "url"])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is gone; starting a new one"), "{err}");
+    // Its browser is new: no tab (said as such, exit 1) until one is opened.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("TAB_NOT_FOUND") && err.contains("ochre open URL"), "{err}");
+    shell.ok(Some("a"), &["open", &login])?;
+    assert_ne!(shell.daemon_pid("a")?, pid);
+    let journal: Value = serde_json::from_str(
+        &shell.ok(Some("a"), &["--json", "call", "oc_journal", "action=recent", "limit:=100"])?,
+    )?;
+    let text = journal.to_string();
+    for tool in ["oc_credential_fill", "form_input", "fill_form", "interact", "navigate"] {
+        assert!(text.contains(tool), "{tool} is not in the journal: {text}");
+    }
+    assert!(!text.contains(APP_PASSWORD));
+
+    // A usage error changes nothing and says which argument: exit 2.
+    let out = shell.run(Some("a"), &["call", "navigate", "url:=3"])?;
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = shell.run(Some("a"), &["type", "Title", "x"])?;
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    shell.stop_all();
+    let list = shell.ok(None, &["session", "list"])?;
+    assert!(!list.contains("running"), "{list}");
+    Ok(())
+}
