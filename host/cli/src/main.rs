@@ -558,7 +558,7 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
         "guide" => &[],
         "batch" | "open" | "back" | "forward" | "reload" | "snapshot" | "find" | "click"
         | "hover" | "fill" | "select" | "check" | "uncheck" | "type" | "press" | "get" | "eval"
-        | "wait" | "screenshot" | "tabs" | "tab" | "sign-in" | "call" => {
+        | "wait" | "screenshot" | "tabs" | "tab" | "sign-in" | "record" | "replay" | "call" => {
             &["session", "json", "tab", "session_idle", "headed", "data_dir", "config", "login"]
         }
         _ => &["data_dir", "config"],

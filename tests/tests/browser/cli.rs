@@ -166,7 +166,10 @@ async fn the_guide_runs_as_written_and_help_lists_every_command_it_names() -> Re
         titles(&app)?,
         vec![
             json!(["Dune", "Frank Herbert", 1965]),
-            json!(["The Left Hand of Darkness", "Ursula K. Le Guin", 1969])
+            json!(["The Left Hand of Darkness", "Ursula K. Le Guin", 1969]),
+            // Recorded, then replayed.
+            json!(["Kindred", "Octavia E. Butler", null]),
+            json!(["Kindred", "Octavia E. Butler", null]),
         ]
     );
     // And what they printed: the snapshot's refs, the title read, the found
@@ -277,6 +280,11 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
         ]
     );
     assert_eq!(app.rows("select count(*) from login_log where ok")?, vec![json!([2])]);
+    // Read back where each agent is: the list its save led to.
+    let found = shell.ok(Some("a"), &["find", "Solaris"])?;
+    assert!(found.contains("Solaris") && found.contains("ax_"), "{found}");
+    let text = shell.ok(Some("b"), &["get", "text"])?;
+    assert!(text.contains("Kindred") && text.contains("Octavia E. Butler"), "{text}");
 
     // Neither sees the other's cookies: b signs out, a is still signed in.
     shell.ok(Some("b"), &["open", &format!("{}/logout", app.base)])?;
@@ -296,6 +304,13 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
             .collect();
         assert_eq!(urls, [url], "session {s}'s tabs: {tabs}");
     }
+
+    // A client that keeps a connection to the daemon open (an MCP client on
+    // the socket) holds no command up: calls queue, connections do not.
+    let held = std::os::unix::net::UnixStream::connect(shell.sessions.path().join("a.sock"))?;
+    let url = shell.ok(Some("a"), &["get", "url"])?;
+    assert_eq!(url.trim(), url_a.trim());
+    drop(held);
 
     // Session a's daemon killed (SIGKILL) while a command waits on it: the
     // command says so, with exit 4.

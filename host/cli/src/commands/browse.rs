@@ -174,6 +174,20 @@ pub(crate) enum Browse {
         #[arg(long)]
         submit: bool,
     },
+    /// Record what this session does (start [LABEL]), end the recording
+    /// (stop: its id and steps), or list the recordings.
+    Record {
+        #[command(subcommand)]
+        command: RecordCommand,
+    },
+    /// Replay a recording on the current tab, each step checked as it ran;
+    /// parameters as KEY=VALUE (a recording made with them, or `secret:NAME`).
+    Replay {
+        /// The recording's id (`ochre record list`).
+        id: String,
+        /// KEY=VALUE parameters.
+        params: Vec<String>,
+    },
     /// Call any tool by name (`ochre tools` lists them): arguments as
     /// KEY=TEXT, KEY:=JSON (a number, true, a list, an object), or one JSON object.
     Call { tool: String, args: Vec<String> },
@@ -196,6 +210,16 @@ pub(crate) enum GetWhat {
     Html,
     Title,
     Url,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub(crate) enum RecordCommand {
+    /// Start recording every command of the session.
+    Start { label: Option<String> },
+    /// Stop the recording: its id and step count.
+    Stop,
+    /// The recordings, newest first.
+    List,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -405,27 +429,7 @@ impl Browse {
                 ToolCall { render, ..call("tabs_context", json!({})) }
             }
             Self::Eval { code } => call("javascript_tool", json!({"code": code})),
-            Self::Wait { selector, gone, url, js, navigation, ms, timeout } => {
-                let mut args = match (selector, gone, url, js, ms) {
-                    (Some(s), ..) => json!({"type": "selector", "value": s}),
-                    (_, Some(s), ..) => json!({"type": "selector_hidden", "value": s}),
-                    (_, _, Some(u), ..) => json!({"type": "url_match", "value": u}),
-                    (_, _, _, Some(j), _) => json!({"type": "function", "value": j}),
-                    (.., Some(ms)) => json!({"type": "timeout", "value": ms.to_string()}),
-                    _ if *navigation => json!({"type": "navigation"}),
-                    _ => {
-                        return Err(UsageError(
-                            "wait for what: --selector, --gone, --url, --js, --navigation or --ms"
-                                .into(),
-                        )
-                        .into());
-                    }
-                };
-                if let Some(t) = timeout {
-                    args["timeout"] = json!(t);
-                }
-                call("wait_for", args)
-            }
+            Self::Wait { .. } => self.wait_call()?,
             Self::Screenshot { path, full } => ToolCall {
                 render: Render::Image(path.clone().unwrap_or_else(|| "screenshot.png".into())),
                 ..call("page_screenshot", json!({"fullPage": full, "format": "png"}))
@@ -440,17 +444,72 @@ impl Browse {
             Self::SignIn { name, submit } => {
                 call("oc_credential_fill", json!({"name": name, "submit": submit}))
             }
+            Self::Record { command: RecordCommand::Start { label } } => call(
+                "oc_recording_start",
+                label.as_ref().map_or_else(|| json!({}), |l| json!({"label": l})),
+            ),
+            Self::Record { command: RecordCommand::Stop } => call("oc_recording_stop", json!({})),
+            Self::Record { command: RecordCommand::List } => call("oc_recording_list", json!({})),
+            Self::Replay { id, params } => replay_call(id, params)?,
             Self::Call { tool, args } => call(tool, call_args(args)?),
         };
-        let page_tool = !matches!(
-            self,
-            Self::Tabs | Self::Tab { .. } | Self::Call { .. } | Self::Open { new_tab: true, .. }
-        ) && !matches!(self, Self::Get { what: GetWhat::Title | GetWhat::Url });
+        let page_tool = self.on_a_page();
         if let (Some(tab), true) = (tab, page_tool) {
             c.args["tabId"] = json!(tab);
         }
         Ok(c)
     }
+
+    /// Whether the command works on a page (and so takes `--tab`).
+    fn on_a_page(&self) -> bool {
+        !matches!(
+            self,
+            Self::Tabs
+                | Self::Tab { .. }
+                | Self::Call { .. }
+                | Self::Record { .. }
+                | Self::Open { new_tab: true, .. }
+                | Self::Get { what: GetWhat::Title | GetWhat::Url }
+        )
+    }
+
+    /// `wait`'s call: what it waits for, and how long at most.
+    fn wait_call(&self) -> anyhow::Result<ToolCall> {
+        let Self::Wait { selector, gone, url, js, navigation, ms, timeout } = self else {
+            return Err(UsageError("not a wait".into()).into());
+        };
+        let mut args = match (selector, gone, url, js, ms) {
+            (Some(s), ..) => json!({"type": "selector", "value": s}),
+            (_, Some(s), ..) => json!({"type": "selector_hidden", "value": s}),
+            (_, _, Some(u), ..) => json!({"type": "url_match", "value": u}),
+            (_, _, _, Some(j), _) => json!({"type": "function", "value": j}),
+            (.., Some(ms)) => json!({"type": "timeout", "value": ms.to_string()}),
+            _ if *navigation => json!({"type": "navigation"}),
+            _ => {
+                return Err(UsageError(
+                    "wait for what: --selector, --gone, --url, --js, --navigation or --ms".into(),
+                )
+                .into());
+            }
+        };
+        if let Some(t) = timeout {
+            args["timeout"] = json!(t);
+        }
+        Ok(call("wait_for", args))
+    }
+}
+
+/// `replay`'s call: the recording and its KEY=VALUE parameters.
+fn replay_call(id: &str, params: &[String]) -> anyhow::Result<ToolCall> {
+    let mut values = Map::new();
+    for p in params {
+        let (k, v) = p
+            .split_once('=')
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| UsageError(format!("{p:?}: a replay's parameters are KEY=VALUE")))?;
+        values.insert(k.to_owned(), json!(v));
+    }
+    Ok(call("oc_recording_replay", json!({"recordingId": id, "params": values})))
 }
 
 /// Exit codes by the class of a tool's error (documented in docs/cli.md).

@@ -325,9 +325,10 @@ fn start_daemon(paths: &Paths, daemon_args: &[std::ffi::OsString]) -> anyhow::Re
     }
 }
 
-/// The daemon of session `name`: serves MCP on the session's socket, one
-/// connection at a time (commands on one session queue), until idle for
-/// `idle`, stopped, or sent SIGTERM.
+/// The daemon of session `name`: serves MCP on the session's socket, its
+/// tool calls one at a time in the order they came (commands on one session
+/// queue; a client that keeps its connection open holds no one up), until
+/// no connection has been open for `--session-idle`, stopped, or SIGTERM.
 pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
     check_name(name)?;
     let paths = Paths::of(name)?;
@@ -355,7 +356,9 @@ pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
     // command that started it shows its log), never takes a command it
     // could not serve.
     let host = cli.host.build().await?;
-    let server = ochre_mcp::server::McpServer::new(host.clone()).in_session(&format!("cli-{name}"));
+    let server = ochre_mcp::server::McpServer::new(host.clone())
+        .in_session(&format!("cli-{name}"))
+        .one_call_at_a_time();
     let served = async {
         let _ = std::fs::remove_file(&paths.socket);
         let listener = tokio::net::UnixListener::bind(&paths.socket)
@@ -379,28 +382,35 @@ async fn accept_loop(
     server: ochre_mcp::server::McpServer,
     idle: Duration,
 ) -> anyhow::Result<()> {
+    let (ended, mut ends) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut active = 0usize;
     let mut last = tokio::time::Instant::now();
     loop {
-        let conn = tokio::select! {
-            c = listener.accept() => c,
-            () = tokio::time::sleep_until(last + idle) => {
+        tokio::select! {
+            conn = listener.accept() => match conn {
+                Ok((stream, _)) => {
+                    active += 1;
+                    last = tokio::time::Instant::now();
+                    let (server, ended) = (server.clone(), ended.clone());
+                    tokio::spawn(async move {
+                        let (r, w) = stream.into_split();
+                        if let Err(e) = server.serve_lines(r, w).await {
+                            tracing::debug!(error = %e, "a command's connection ended");
+                        }
+                        let _ = ended.send(());
+                    });
+                }
+                Err(e) => tracing::warn!(error = %e, "accepting a connection"),
+            },
+            Some(()) = ends.recv() => {
+                active = active.saturating_sub(1);
+                last = tokio::time::Instant::now();
+            }
+            () = tokio::time::sleep_until(last + idle), if active == 0 => {
                 tracing::info!(idle_s = idle.as_secs(), "session idle: the daemon ends");
                 return Ok(());
             }
-        };
-        let (stream, _) = match conn {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "accepting a connection");
-                continue;
-            }
-        };
-        // One command at a time: the next connection waits in the backlog.
-        let (r, w) = stream.into_split();
-        if let Err(e) = server.clone().serve_lines(r, w).await {
-            tracing::debug!(error = %e, "a command's connection ended");
         }
-        last = tokio::time::Instant::now();
     }
 }
 
@@ -470,4 +480,23 @@ pub(crate) fn all_names() -> anyhow::Result<Vec<String>> {
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_are_checked_and_one_per_directory_by_default() {
+        for bad in ["", ".x", "a/b", "a b", "../x", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        for good in ["a", "agent-1", "my_app.v2"] {
+            assert!(check_name(good).is_ok(), "{good:?}");
+        }
+        assert_eq!(session_name(Some("mine")).ok().as_deref(), Some("mine"));
+        let here = session_name(None).expect("a name");
+        assert!(check_name(&here).is_ok(), "{here}");
+        assert_eq!(session_name(None).ok(), Some(here), "stable for one directory");
+    }
 }

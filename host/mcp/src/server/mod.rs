@@ -71,6 +71,9 @@ pub struct McpServer {
     /// The least level of the log messages this session's client wants
     /// (`logging/setLevel`; default: warning).
     log_level: Arc<std::sync::atomic::AtomicU8>,
+    /// Set when the clones of this server (several connections of one
+    /// session) take their tool calls one at a time, in the order they came.
+    turns: Option<Arc<tokio::sync::Mutex<()>>>,
 }
 
 /// The host, or why it could not be built; every clone of a server waits on the
@@ -212,6 +215,7 @@ impl McpServer {
             own_tabs: None,
             #[allow(deprecated)]
             log_level: Arc::new(std::sync::atomic::AtomicU8::new(rank(LoggingLevel::Warning))),
+            turns: None,
         }
     }
 
@@ -229,6 +233,14 @@ impl McpServer {
     /// connections as one session, as the command line's daemon does.
     pub fn in_session(mut self, session: &str) -> Self {
         self.session = Arc::from(session);
+        self
+    }
+
+    /// Tool calls of this server and its clones run one at a time, in the
+    /// order they came (tokio's mutex is fair): the commands of one
+    /// command-line session, each on a connection of its own, queue.
+    pub fn one_call_at_a_time(mut self) -> Self {
+        self.turns = Some(Arc::new(tokio::sync::Mutex::new(())));
         self
     }
 
@@ -560,6 +572,10 @@ impl ServerHandler for McpServer {
         }
         let retry = elicits.then(|| (args.clone(), options.clone()));
         let call = async {
+            let _turn = match &self.turns {
+                Some(turns) => Some(turns.clone().lock_owned().await),
+                None => None,
+            };
             let result = ready.host.call_tool(&request.name, args, options).await;
             match (result, retry) {
                 (Err(e), Some((args, options))) if e.code == Code::MissingParameters => {
