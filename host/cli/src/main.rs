@@ -427,35 +427,37 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// A command's arguments are wrong (exit 2).
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
+/// Errors that are a message and a class (their exit code, in `main`).
+macro_rules! message_errors {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(crate) struct $name(pub(crate) String);
 
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    )*};
 }
+pub(crate) use message_errors;
 
-impl std::error::Error for UsageError {}
-
-/// The session's server refused the command (a host that could not start).
-#[derive(Debug)]
-pub(crate) struct ServerRefused(pub(crate) String);
-
-impl std::fmt::Display for ServerRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+message_errors! {
+    /// A command's arguments are wrong (exit 2).
+    UsageError;
+    /// The session's server refused the command (exit 5).
+    ServerRefused;
 }
-
-impl std::error::Error for ServerRefused {}
 
 /// One line of `ochre batch`, read as the command line reads its arguments.
 pub(crate) fn parse_batch_line(words: &[String]) -> Result<commands::browse::Browse, String> {
     use clap::FromArgMatches as _;
-    let argv = std::iter::once("ochre".to_owned()).chain(words.iter().cloned());
-    let matches = cli_command().try_get_matches_from(argv).map_err(|e| {
+    let argv: Vec<String> =
+        std::iter::once("ochre".to_owned()).chain(words.iter().cloned()).collect();
+    let matches = cli_command(&argv).try_get_matches_from(&argv).map_err(|e| {
         let text = e.render().to_string();
         text.lines().next().unwrap_or("not a command").trim_start_matches("error: ").to_owned()
     })?;
@@ -567,8 +569,12 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
 
 /// The command line, with each subcommand's help listing its own flags and
 /// the server's that bear on it only ([`flags_shown`]).
-fn cli_command() -> clap::Command {
+/// The command line's parser for `words` (the arguments): the subcommands
+/// they name get their scoped help (the others are never parsed, and
+/// scoping every one costs each command a few milliseconds at start).
+fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
     use clap::CommandFactory as _;
+    let named = |name: &str| words.iter().any(|w| w.as_ref() == name);
     let cmd = Cli::command();
     let globals: Vec<clap::Arg> =
         cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
@@ -583,22 +589,27 @@ fn cli_command() -> clap::Command {
             "Every flag of `ochre --help` is taken here too; those that bear on this command are listed above.",
         );
         for a in globals {
-            if !shown.contains(&a.get_id().as_str()) {
+            // (A command's own flag of that name wins: `tools --json`.)
+            let own = cmd.get_arguments().any(|o| o.get_id() == a.get_id());
+            if !own && !shown.contains(&a.get_id().as_str()) {
                 cmd = cmd.arg(a.clone().hide(true));
             }
         }
         cmd.mut_subcommands(|sub| scope(sub, globals, shown))
     }
     cmd.mut_subcommands(|sub| match flags_shown(sub.get_name()) {
-        Some(shown) => scope(sub, &globals, shown),
-        None => sub,
+        Some(shown) if named(sub.get_name()) || sub.get_all_aliases().any(named) => {
+            scope(sub, &globals, shown)
+        }
+        _ => sub,
     })
 }
 
 /// The parsed command line (clap's errors and help exit here, as `Cli::parse`).
 fn parse_cli() -> Cli {
     use clap::FromArgMatches as _;
-    let matches = cli_command().get_matches();
+    let words: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let matches = cli_command(&words).get_matches_from(words);
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 

@@ -139,17 +139,10 @@ impl Paths {
     }
 }
 
-/// Why a command could not be answered by its session's daemon.
-#[derive(Debug)]
-pub(crate) struct DaemonLost(pub(crate) String);
-
-impl std::fmt::Display for DaemonLost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+crate::message_errors! {
+    /// Why a command could not be answered by its session's daemon (exit 4).
+    DaemonLost;
 }
-
-impl std::error::Error for DaemonLost {}
 
 /// A connection to a session's daemon, MCP initialized.
 pub(crate) struct Client {
