@@ -98,6 +98,24 @@ impl Shell {
     }
 }
 
+/// Whether process `pid` holds a connected Unix socket.
+fn connected_socket(pid: u32) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    let inodes: Vec<String> = fds
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+        })
+        .collect();
+    let unix = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    // Num RefCount Protocol Flags Type St Inode [Path]
+    unix.lines().skip(1).any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() >= 7 && f[5] == "03" && inodes.iter().any(|i| i == f[6])
+    })
+}
+
 /// The ```sh blocks of the guide.
 fn guide_blocks(guide: &str) -> Vec<String> {
     let mut blocks = Vec::new();
@@ -202,6 +220,18 @@ async fn the_guide_runs_as_written_and_help_lists_every_command_it_names() -> Re
     for cmd in &named {
         ensure!(listed.contains(&cmd.as_str()), "`ochre --help` does not list {cmd}:\n{help}");
     }
+    // `guide install`, twice, beside an AGENTS.md of the project's own: the
+    // skill is the guide, and AGENTS.md keeps its text and one ochre block.
+    std::fs::write(shell.cwd.path().join("AGENTS.md"), "# Our project\n\nRun make test.\n")?;
+    for _ in 0..2 {
+        shell.ok(None, &["guide", "install"])?;
+    }
+    let skill = std::fs::read_to_string(shell.cwd.path().join(".claude/skills/ochre/SKILL.md"))?;
+    assert_eq!(skill, guide);
+    let agents = std::fs::read_to_string(shell.cwd.path().join("AGENTS.md"))?;
+    assert!(agents.starts_with("# Our project\n\nRun make test.\n"), "{agents}");
+    assert_eq!(agents.matches("ochre guide: begin").count(), 1, "{agents}");
+    assert!(agents.contains("ochre snapshot"), "{agents}");
     // The last block stopped the session: nothing runs on.
     let list = shell.ok(None, &["session", "list"])?;
     assert!(!list.contains("running"), "{list}");
@@ -320,19 +350,13 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let socket = shell.sessions.path().join("a.sock");
+    // Killed once the command has connected: its own socket is connected
+    // (state 03 in /proc/net/unix), whatever other connections there are.
+    let command_pid = child.id();
     eventually(
         "the command's connection to the daemon",
         std::time::Duration::from_secs(10),
-        || {
-            let socket = socket.clone();
-            async move {
-                // The listener, and the connection the command opened.
-                let unix = std::fs::read_to_string("/proc/net/unix")?;
-                let n = unix.lines().filter(|l| l.ends_with(&*socket.to_string_lossy())).count();
-                Ok(n >= 2)
-            }
-        },
+        || async move { Ok(connected_socket(command_pid)) },
     )
     .await?;
     ensure!(Command::new("kill").args(["-9", &pid.to_string()]).status()?.success());
