@@ -409,12 +409,8 @@ async fn accept_loop(
 
 /// `ochre session list`: the sessions with a daemon, and those whose daemon is gone.
 pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
-    let dir = sessions_dir()?;
     let mut rows = Vec::new();
-    let mut names: Vec<String> = std::fs::read_dir(&dir)?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
-        .collect();
+    let mut names = all_names()?;
     names.sort();
     for name in names {
         let paths = Paths::of(&name)?;
