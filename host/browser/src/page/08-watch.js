@@ -489,6 +489,10 @@
       // input, if it was drawn already, else the settle's start): a change
       // after it is a change in the frame just drawn.
       let lastLook = w.framed || t0;
+      // The first look: a change since the frame drawn after the input began
+      // is final when nothing the action set going waits for a frame or a
+      // later task (whole): no frame is needed to see it stay.
+      let first = true;
       const look = () => {
         const now = performance.now();
         if (w.leaving) {
@@ -508,7 +512,8 @@
         const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
         const working = !!pend && pend.n > 0;
         const moving = animating();
-        const quiet = lastChange <= lastLook && now - lastChange >= floor;
+        const quiet = (lastChange <= lastLook || (first && whole(w, pend))) && now - lastChange >= floor;
+        first = false;
         const done =
           (changed && quiet && !working && !moving) ||
           (!changed && !working && now - t0 >= idle) ||
