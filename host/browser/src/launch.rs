@@ -115,8 +115,18 @@ impl BrowserManager {
                 "disable-background-timer-throttling",
                 "disable-backgrounding-occluded-windows",
                 "disable-renderer-backgrounding",
-                "disable-features=TranslateUI,BackForwardCache,PaintHolding,AvoidUnnecessaryBeforeUnloadCheckSync",
-            ]);
+                // No window of its own at start: the new-tab page Chromium
+                // would open loads for a second or two beside the first page
+                // (dozens of requests, a renderer), and no tab of ochre's is it.
+                "no-startup-window",
+            ])
+            // One switch, merged with the launcher's own list: given twice,
+            // Chromium keeps one of them (which one followed a hash map's
+            // order, so these were off in some launches only).
+            .arg((
+                "disable-features",
+                &["BackForwardCache", "PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync"][..],
+            ));
         if opts.headed {
             builder = builder.with_head();
         }

@@ -491,3 +491,60 @@ async fn a_target_removed_between_press_and_release_is_told_apart_by_what_remove
     b.shutdown().await;
     Ok(())
 }
+
+/// The browser process under a server (pid `server`): its command line.
+fn browser_args(server: u32) -> Result<Vec<String>> {
+    let parent_of = |pid: &str| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // "pid (comm) state ppid ...": the comm may hold spaces.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    let mut under = vec![server];
+    for _ in 0..4 {
+        for e in std::fs::read_dir("/proc")?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(pid) = name.parse::<u32>() else { continue };
+            if under.contains(&pid) || !parent_of(&name).is_some_and(|p| under.contains(&p)) {
+                continue;
+            }
+            under.push(pid);
+            let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+            let args: Vec<String> = raw
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if args.iter().any(|a| a.starts_with("--remote-debugging-port"))
+                && !args.iter().any(|a| a.starts_with("--type="))
+            {
+                return Ok(args);
+            }
+        }
+    }
+    anyhow::bail!("no browser process under the server {server}")
+}
+
+/// The browser ochre launches opens no window of its own (Chromium's new-tab
+/// page would load for a second or two beside the agent's first page), and
+/// its features switch is given once, with ochre's features in it (given
+/// twice, Chromium keeps one: which one followed a hash map's order).
+#[tokio::test]
+async fn the_launched_browser_has_no_page_but_ochres_and_one_features_switch() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("launch-args");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let client = server.client().await?;
+    navigate(&client, &site.url("index.html")).await?;
+    let args = browser_args(server.pid().expect("server pid"))?;
+    let features: Vec<&String> =
+        args.iter().filter(|a| a.starts_with("--disable-features=")).collect();
+    assert_eq!(features.len(), 1, "{args:?}");
+    for f in ["BackForwardCache", "PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync"] {
+        assert!(features[0].split(['=', ',']).any(|x| x == f), "{f} not off: {args:?}");
+    }
+    // What the browser holds, asked over its own DevTools endpoint.
+    let pages = server.browser_pages().await?;
+    let urls: Vec<&str> = pages.iter().filter_map(|t| t["url"].as_str()).collect();
+    assert_eq!(urls, [site.url("index.html").as_str()], "{pages:#?}");
+    Ok(())
+}
