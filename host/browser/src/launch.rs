@@ -122,10 +122,20 @@ impl BrowserManager {
             ])
             // One switch, merged with the launcher's own list: given twice,
             // Chromium keeps one of them (which one followed a hash map's
-            // order, so these were off in some launches only).
+            // order, so these were off in some launches only). The omnibox's
+            // two WebUI popups are pages of the browser's own, loaded for
+            // every window (ochre's tabs are windows): a third of a new tab's
+            // time here, for a menu no agent opens (a headed browser falls
+            // back to the classic one).
             .arg((
                 "disable-features",
-                &["BackForwardCache", "PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync"][..],
+                &[
+                    "BackForwardCache",
+                    "PaintHolding",
+                    "AvoidUnnecessaryBeforeUnloadCheckSync",
+                    "WebUIOmniboxPopup",
+                    "WebUIOmniboxAimPopup",
+                ][..],
             ));
         if opts.headed {
             builder = builder.with_head();

@@ -539,7 +539,13 @@ async fn the_launched_browser_has_no_page_but_ochres_and_one_features_switch() -
     let features: Vec<&String> =
         args.iter().filter(|a| a.starts_with("--disable-features=")).collect();
     assert_eq!(features.len(), 1, "{args:?}");
-    for f in ["BackForwardCache", "PaintHolding", "AvoidUnnecessaryBeforeUnloadCheckSync"] {
+    for f in [
+        "BackForwardCache",
+        "PaintHolding",
+        "AvoidUnnecessaryBeforeUnloadCheckSync",
+        "WebUIOmniboxPopup",
+        "WebUIOmniboxAimPopup",
+    ] {
         assert!(features[0].split(['=', ',']).any(|x| x == f), "{f} not off: {args:?}");
     }
     // What the browser holds, asked over its own DevTools endpoint.
