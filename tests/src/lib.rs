@@ -377,6 +377,40 @@ impl HttpServer {
         self.child.id()
     }
 
+    /// The command line of the server's managed Chromium (its browser
+    /// process, found among the server's descendants in `/proc`).
+    pub fn browser_args(&self) -> Result<Vec<String>> {
+        let server = self.pid().context("the server has exited")?;
+        let parent_of = |pid: &str| -> Option<u32> {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // "pid (comm) state ppid ...": the comm may hold spaces.
+            stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+        };
+        let mut under = vec![server];
+        for _ in 0..4 {
+            for e in std::fs::read_dir("/proc")?.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Ok(pid) = name.parse::<u32>() else { continue };
+                if under.contains(&pid) || !parent_of(&name).is_some_and(|p| under.contains(&p)) {
+                    continue;
+                }
+                under.push(pid);
+                let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+                let args: Vec<String> = raw
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                if args.iter().any(|a| a.starts_with("--remote-debugging-port"))
+                    && !args.iter().any(|a| a.starts_with("--type="))
+                {
+                    return Ok(args);
+                }
+            }
+        }
+        anyhow::bail!("no browser process under the server {server}")
+    }
+
     /// The pages of the server's managed Chromium, as its `/json/list` tells
     /// (found through the temporary profile's `DevToolsActivePort`).
     pub async fn browser_pages(&self) -> Result<Vec<Value>> {

@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// The Chromium features ochre's browser runs without, given in one
+/// `--disable-features` switch merged with the launcher's own list: the
+/// back/forward cache and paint holding (see the launch flags), the
+/// before-unload check's shortcut, and the omnibox's two WebUI popups.
+pub const DISABLED_FEATURES: &[&str] = &[
+    "BackForwardCache",
+    "PaintHolding",
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+];
+
 /// Executables tried, in order, when no path is given.
 const CANDIDATES: &[&str] =
     &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
@@ -127,16 +139,7 @@ impl BrowserManager {
             // every window (ochre's tabs are windows): a third of a new tab's
             // time here, for a menu no agent opens (a headed browser falls
             // back to the classic one).
-            .arg((
-                "disable-features",
-                &[
-                    "BackForwardCache",
-                    "PaintHolding",
-                    "AvoidUnnecessaryBeforeUnloadCheckSync",
-                    "WebUIOmniboxPopup",
-                    "WebUIOmniboxAimPopup",
-                ][..],
-            ));
+            .arg(("disable-features", DISABLED_FEATURES));
         if opts.headed {
             builder = builder.with_head();
         }

@@ -492,38 +492,6 @@ async fn a_target_removed_between_press_and_release_is_told_apart_by_what_remove
     Ok(())
 }
 
-/// The browser process under a server (pid `server`): its command line.
-fn browser_args(server: u32) -> Result<Vec<String>> {
-    let parent_of = |pid: &str| -> Option<u32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // "pid (comm) state ppid ...": the comm may hold spaces.
-        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
-    };
-    let mut under = vec![server];
-    for _ in 0..4 {
-        for e in std::fs::read_dir("/proc")?.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Ok(pid) = name.parse::<u32>() else { continue };
-            if under.contains(&pid) || !parent_of(&name).is_some_and(|p| under.contains(&p)) {
-                continue;
-            }
-            under.push(pid);
-            let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
-            let args: Vec<String> = raw
-                .split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            if args.iter().any(|a| a.starts_with("--remote-debugging-port"))
-                && !args.iter().any(|a| a.starts_with("--type="))
-            {
-                return Ok(args);
-            }
-        }
-    }
-    anyhow::bail!("no browser process under the server {server}")
-}
-
 /// The browser ochre launches opens no window of its own (Chromium's new-tab
 /// page would load for a second or two beside the agent's first page), and
 /// its features switch is given once, with ochre's features in it (given
@@ -535,18 +503,12 @@ async fn the_launched_browser_has_no_page_but_ochres_and_one_features_switch() -
     let server = HttpServer::start(data.path(), &[], &[]).await?;
     let client = server.client().await?;
     navigate(&client, &site.url("index.html")).await?;
-    let args = browser_args(server.pid().expect("server pid"))?;
+    let args = server.browser_args()?;
     let features: Vec<&String> =
         args.iter().filter(|a| a.starts_with("--disable-features=")).collect();
     assert_eq!(features.len(), 1, "{args:?}");
-    for f in [
-        "BackForwardCache",
-        "PaintHolding",
-        "AvoidUnnecessaryBeforeUnloadCheckSync",
-        "WebUIOmniboxPopup",
-        "WebUIOmniboxAimPopup",
-    ] {
-        assert!(features[0].split(['=', ',']).any(|x| x == f), "{f} not off: {args:?}");
+    for f in ochre_host::browser::DISABLED_FEATURES {
+        assert!(features[0].split(['=', ',']).any(|x| x == *f), "{f} not off: {args:?}");
     }
     // What the browser holds, asked over its own DevTools endpoint.
     let pages = server.browser_pages().await?;

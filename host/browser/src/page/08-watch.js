@@ -493,6 +493,9 @@
       // is final when nothing the action set going waits for a frame or a
       // later task (whole): no frame is needed to see it stay.
       let first = true;
+      // (whole(), when the settle's start found it true: the first look then
+      // runs at once, in the same task, and need not ask again.)
+      let wholeNow = false;
       const look = () => {
         const now = performance.now();
         if (w.leaving) {
@@ -512,8 +515,10 @@
         const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
         const working = !!pend && pend.n > 0;
         const moving = animating();
-        const quiet = (lastChange <= lastLook || (first && whole(w, pend))) && now - lastChange >= floor;
+        const quiet =
+          (lastChange <= lastLook || (first && (wholeNow || whole(w, pend)))) && now - lastChange >= floor;
         first = false;
+        wholeNow = false;
         const done =
           (changed && quiet && !working && !moving) ||
           (!changed && !working && now - t0 >= idle) ||
@@ -549,7 +554,8 @@
       const posted = !!pend && pend.bound === pend.gen;
       const framed = w.framed;
       w.framed = 0;
-      if ((framed && !posted) || whole(w, pend)) look();
+      if (framed && !posted) look();
+      else if ((wholeNow = whole(w, pend))) look();
       else afterFrame(look);
     });
   }
