@@ -512,18 +512,27 @@ impl Drop for ScrubbedLine {
 }
 
 fn real_main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(|| ScrubbedLine(Vec::new()))
-        .with_env_filter(log_filter(std::env::var("RUST_LOG").ok().as_deref()))
-        .with_ansi(false)
-        .init();
     let cli = parse_cli();
-    // The command line's client commands need no runtime: a command is a
-    // few lines on a local socket.
+    let asked = std::env::var("RUST_LOG").ok();
+    let log = || {
+        tracing_subscriber::fmt()
+            .with_writer(|| ScrubbedLine(Vec::new()))
+            .with_env_filter(log_filter(asked.as_deref()))
+            .with_ansi(false)
+            .init()
+    };
+    // The command line's client commands need no runtime, and log nothing
+    // of their own unless asked: a command is a few lines on a local socket.
+    if asked.is_some() {
+        log();
+    }
     if cli.session_daemon.is_none()
         && let Some(done) = commands::run_client(&cli)
     {
         return done;
+    }
+    if asked.is_none() {
+        log();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -567,41 +576,52 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// The command line, with each subcommand's help listing its own flags and
-/// the server's that bear on it only ([`flags_shown`]).
-/// The command line's parser for `words` (the arguments): the subcommands
-/// they name get their scoped help (the others are never parsed, and
-/// scoping every one costs each command a few milliseconds at start).
+/// The command line's parser for `words` (the arguments), each subcommand's
+/// help listing its own flags and the server's that bear on it only
+/// ([`flags_shown`]). The server's flags are global (taken after any
+/// subcommand too), but only the subcommands the words name get copies of
+/// them: clap copies each global flag into every subcommand when it builds the
+/// parser (37 flags into 45 subcommands, a third of a command's start), and a
+/// subcommand no word names is never parsed.
 fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
     use clap::CommandFactory as _;
     let named = |name: &str| words.iter().any(|w| w.as_ref() == name);
-    let cmd = Cli::command();
+    let mut cmd = Cli::command();
     let globals: Vec<clap::Arg> =
         cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
-    // Each subcommand gets hidden copies of the server flags its help leaves
-    // out (still global: clap copies a global flag into a subcommand only when
-    // it has none of that name, and hands its value up to the server's flags).
-    fn scope(cmd: clap::Command, globals: &[clap::Arg], shown: &[&str]) -> clap::Command {
+    for a in &globals {
+        cmd = cmd.mut_arg(a.get_id(), |a| a.global(false));
+    }
+    // A named subcommand gets the copies (still global: they reach its own
+    // subcommands, and clap hands their values up to the server's flags),
+    // those its help leaves out hidden.
+    fn scope(cmd: clap::Command, globals: &[clap::Arg], shown: Option<&[&str]>) -> clap::Command {
         if cmd.get_name() == "help" {
             return cmd;
         }
-        let mut cmd = cmd.after_help(
-            "Every flag of `ochre --help` is taken here too; those that bear on this command are listed above.",
-        );
+        let mut cmd = match shown {
+            Some(_) => cmd.after_help(
+                "Every flag of `ochre --help` is taken here too; those that bear on this command are listed above.",
+            ),
+            None => cmd,
+        };
         for a in globals {
             // (A command's own flag of that name wins: `tools --json`.)
             let own = cmd.get_arguments().any(|o| o.get_id() == a.get_id());
-            if !own && !shown.contains(&a.get_id().as_str()) {
-                cmd = cmd.arg(a.clone().hide(true));
+            if !own {
+                let hidden = shown.is_some_and(|s| !s.contains(&a.get_id().as_str()));
+                cmd = cmd.arg(a.clone().hide(hidden || a.is_hide_set()));
             }
         }
         cmd.mut_subcommands(|sub| scope(sub, globals, shown))
     }
-    cmd.mut_subcommands(|sub| match flags_shown(sub.get_name()) {
-        Some(shown) if named(sub.get_name()) || sub.get_all_aliases().any(named) => {
+    cmd.mut_subcommands(|sub| {
+        if named(sub.get_name()) || sub.get_all_aliases().any(named) {
+            let shown = flags_shown(sub.get_name());
             scope(sub, &globals, shown)
+        } else {
+            sub
         }
-        _ => sub,
     })
 }
 
