@@ -15,6 +15,10 @@ pub const DISABLED_FEATURES: &[&str] = &[
     "WebUIOmniboxAimPopup",
 ];
 
+/// The size of a launched browser's pages (CSS pixels): its window is sized
+/// for them (see `size_window`).
+pub(crate) const VIEWPORT: (u32, u32) = (1280, 720);
+
 /// Executables tried, in order, when no path is given.
 const CANDIDATES: &[&str] =
     &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
@@ -99,12 +103,17 @@ impl BrowserManager {
             .chrome_executable(&exe)
             .no_sandbox()
             .user_data_dir(&dir)
-            .window_size(1280, 720)
-            .viewport(chromiumoxide::handler::viewport::Viewport {
-                width: 1280,
-                height: 720,
-                ..Default::default()
-            })
+            // Each tab's window is then sized for a page of VIEWPORT
+            // (`size_window`: headless Chromium draws a frame of its own
+            // around it). No viewport emulation: the launcher's turns on touch
+            // emulation (pages then take the browser for a phone's: a
+            // coarse pointer, no hover, touch events, an 800x600 portrait
+            // screen), and every override is cleared on the old document when
+            // a navigation leaves it, which then restyles and lays it out
+            // again (400 ms on rustdoc's Vec page, before the next page may
+            // load). `emulate` sets a device when asked.
+            .window_size(VIEWPORT.0, VIEWPORT.1)
+            .viewport(None)
             .respect_https_errors()
             .launch_timeout(Duration::from_secs(30))
             .request_timeout(Duration::from_secs(30))
@@ -142,6 +151,13 @@ impl BrowserManager {
             .arg(("disable-features", DISABLED_FEATURES));
         if opts.headed {
             builder = builder.with_head();
+        } else {
+            // A headless browser has no pointing device: pages would match
+            // `(hover: none)` and `(pointer: none)` and hide what shows
+            // under a mouse. Its pages are a desktop's, with a mouse.
+            builder = builder.arg(
+                "blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
+            );
         }
         // The shared tabs' context (the browser's default one) is policed
         // through the shared proxy; sessions' contexts get their own.

@@ -493,9 +493,10 @@ async fn a_target_removed_between_press_and_release_is_told_apart_by_what_remove
 }
 
 /// The browser ochre launches opens no window of its own (Chromium's new-tab
-/// page would load for a second or two beside the agent's first page), and
-/// its features switch is given once, with ochre's features in it (given
-/// twice, Chromium keeps one: which one followed a hash map's order).
+/// page would load for a second or two beside the agent's first page), its
+/// features switch is given once, with ochre's features in it (given twice,
+/// Chromium keeps one: which one followed a hash map's order), and its pages
+/// are a desktop's, 1280x720 with a mouse.
 #[tokio::test]
 async fn the_launched_browser_has_no_page_but_ochres_and_one_features_switch() -> Result<()> {
     let site = SiteServer::start().await?;
@@ -510,6 +511,15 @@ async fn the_launched_browser_has_no_page_but_ochres_and_one_features_switch() -
     for f in ochre_host::browser::DISABLED_FEATURES {
         assert!(features[0].split(['=', ',']).any(|x| x == *f), "{f} not off: {args:?}");
     }
+    // A desktop's page: no touch emulation (the launcher's viewport emulation
+    // turned it on: pages took the browser for a phone's), the window's size.
+    let res = client
+        .tool(
+            "javascript_tool",
+            json!({"code": "JSON.stringify([navigator.maxTouchPoints, matchMedia('(pointer: fine)').matches, matchMedia('(hover: hover)').matches, 'ontouchstart' in window, innerWidth, innerHeight])"}),
+        )
+        .await?;
+    assert!(texts(&res).contains("[0,true,true,false,1280,720]"), "{}", texts(&res));
     // What the browser holds, asked over its own DevTools endpoint.
     let pages = server.browser_pages().await?;
     let urls: Vec<&str> = pages.iter().filter_map(|t| t["url"].as_str()).collect();

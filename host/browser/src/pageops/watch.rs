@@ -225,6 +225,7 @@ impl BrowserManager {
     /// Start collecting console messages, network activity and dialogs of a new
     /// tab.
     pub(crate) async fn watch_tab(&self, n: TabId, page: &Page) {
+        self.size_window(page).await;
         workers_start_unpaused(page).await;
         self.watch_dialogs(n, page).await;
         self.install_load_reports(n, page).await;
@@ -236,6 +237,29 @@ impl BrowserManager {
         let who = self.inner.tabs.owner_of(n);
         if let Err(e) = self.route_tab(n, page, &who).await {
             tracing::warn!(error = %e.message, "a new tab does not pass by its session's routes");
+        }
+    }
+
+    /// A launched browser's tab shows its page at [`VIEWPORT`]: its window
+    /// sized for that (not emulated: an emulated viewport is undone on the
+    /// old document whenever a navigation leaves it, which lays it all out
+    /// again first). An attached browser's windows are left as they are.
+    async fn size_window(&self, page: &Page) {
+        if !self.inner.options.endpoints.is_empty() {
+            return;
+        }
+        let sized = async {
+            let w = raw_command(page, "Browser.getWindowForTarget", json!({})).await?;
+            let (width, height) = crate::launch::VIEWPORT;
+            raw_command(
+                page,
+                "Browser.setContentsSize",
+                json!({"windowId": w["windowId"], "width": width, "height": height}),
+            )
+            .await
+        };
+        if let Err(e) = sized.await {
+            tracing::debug!(error = %e.message, "a tab's window keeps its size");
         }
     }
 
