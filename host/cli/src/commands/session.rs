@@ -266,53 +266,65 @@ fn start_daemon(paths: &Paths, daemon_args: &[std::ffi::OsString]) -> anyhow::Re
         std::thread::spawn(move || {
             let _ = exited.send(child.wait());
         });
-        let deadline = Instant::now() + START_WAIT;
-        loop {
-            if let Ok(s) = UnixStream::connect(&paths.socket) {
-                return Ok(s);
-            }
-            if let Ok(status) = waited.try_recv() {
+        return poll_socket(
+            paths,
+            || {
+                let status = waited.try_recv().ok()?;
                 let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
                 // Another daemon of this name may have won the start.
                 if let Ok(s) = UnixStream::connect(&paths.socket) {
-                    return Ok(s);
+                    return Some(Ok(s));
                 }
                 let log = std::fs::read_to_string(&paths.log).unwrap_or_default();
-                return Err(DaemonLost(format!(
+                Some(Err(DaemonLost(format!(
                     "session {}: its daemon could not start ({status}): {}",
                     paths.name,
                     log.trim()
                 ))
-                .into());
-            }
-            if Instant::now() > deadline {
-                return Err(DaemonLost(format!(
+                .into()))
+            },
+            || {
+                format!(
                     "session {}: its daemon did not take connections within {} s (see {})",
                     paths.name,
                     START_WAIT.as_secs(),
                     paths.log.display()
-                ))
-                .into());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+                )
+            },
+        );
     }
     // A daemon holds the lock but its socket is not there yet: it is starting.
+    poll_socket(
+        paths,
+        || (!paths.daemon_alive()).then(|| start_daemon(paths, daemon_args)),
+        || {
+            format!(
+                "session {}: its daemon holds the session but takes no connections (see {})",
+                paths.name,
+                paths.log.display()
+            )
+        },
+    )
+}
+
+/// The session's socket once it takes a connection, looked for every 5 ms
+/// for [`START_WAIT`]; earlier, what `meanwhile` answers (the daemon exited,
+/// or none holds the session any more); after, the error `late` tells.
+fn poll_socket(
+    paths: &Paths,
+    mut meanwhile: impl FnMut() -> Option<anyhow::Result<UnixStream>>,
+    late: impl FnOnce() -> String,
+) -> anyhow::Result<UnixStream> {
     let deadline = Instant::now() + START_WAIT;
     loop {
         if let Ok(s) = UnixStream::connect(&paths.socket) {
             return Ok(s);
         }
-        if !paths.daemon_alive() {
-            return start_daemon(paths, daemon_args);
+        if let Some(done) = meanwhile() {
+            return done;
         }
         if Instant::now() > deadline {
-            return Err(DaemonLost(format!(
-                "session {}: its daemon holds the session but takes no connections (see {})",
-                paths.name,
-                paths.log.display()
-            ))
-            .into());
+            return Err(DaemonLost(late()).into());
         }
         std::thread::sleep(Duration::from_millis(5));
     }
