@@ -24,13 +24,16 @@ ci_t0=0
 
 # A target dir outside the clone that the next run on this machine reuses
 # ($OCHRE_CI_TARGET_DIR, default ~/.cache/ochre-ci/target; an explicit
-# CARGO_TARGET_DIR wins). Cargo's fingerprints decide what is fresh; each run
+# CARGO_TARGET_DIR wins), with the plugins' own inside it. Cargo's fingerprints decide what is fresh; each run
 # adds its clone's own crates, so past 40 GB (or with under 15 GB free on its
 # disk) it is emptied first.
 ci_shared_target() {
     if [ -n "${CARGO_TARGET_DIR:-}" ]; then return 0; fi
     export CARGO_TARGET_DIR=${OCHRE_CI_TARGET_DIR:-$HOME/.cache/ochre-ci/target}
     ci_target=$CARGO_TARGET_DIR
+    # The plugins' WebAssembly builds too (host/builtin/build_wasm.rs): their
+    # dependencies compile once per machine, ochre's crates once per checkout.
+    export OCHRE_WASM_TARGET_DIR=${OCHRE_WASM_TARGET_DIR:-$ci_target/ochre-wasm}
     mkdir -p "$ci_target"
     local kb free
     kb=$(du -sk "$ci_target" | cut -f1)
@@ -115,6 +118,12 @@ ci_counts() {
     if [ -f target/nextest/ci/junit.xml ] || [ -f "$ci_dir/doctests.log" ]; then
         python3 .ci/report.py counts target/nextest/ci/junit.xml "$ci_dir/doctests.log"
     fi
+}
+
+# Where this checkout's WebAssembly components (built-in plugins, test
+# fixtures) are: see build_wasm.rs.
+ci_wasm_dir() {
+    echo "${OCHRE_WASM_TARGET_DIR:-target/wasm}/wasm32-wasip2/wasm"
 }
 
 # The doc tests (cargo-nextest does not run them), their output kept for the count.

@@ -1,16 +1,49 @@
-/// Build `crates` for wasm32-wasip2 (profile `wasm`) with a nested cargo whose
-/// target dir is the checkout's `target/wasm`; returns the directory holding the
-/// `.wasm` files. Shared by the build scripts of `ochre-builtin-plugins` and
-/// `ochre-tests` (fixture plugins) through `include!`. Every wasm build of the
-/// checkout uses that one dir, so the guests' dependencies (serde, schemars,
-/// wit-bindgen, the SDK) compile once (two builds at once take turns on its
-/// lock). It stays in the checkout even when `CARGO_TARGET_DIR` points elsewhere
-/// (a target dir shared by several checkouts): the `.wasm` files have the same
-/// names in each, and one checkout must not embed another's plugins.
+/// Build `crates` for wasm32-wasip2 (profile `wasm`) with a nested cargo;
+/// returns the directory holding the `.wasm` files. Shared by the build scripts
+/// of `ochre-builtin-plugins` and `ochre-tests` (fixture plugins) through
+/// `include!`. Every wasm build of the checkout uses one target dir, so the
+/// guests' dependencies (serde, schemars, wit-bindgen, the SDK) compile once:
+/// the checkout's `target/wasm`, also when `CARGO_TARGET_DIR` points elsewhere
+/// (a target dir shared by several checkouts, where the `.wasm` files of each
+/// would have the same names).
+///
+/// `OCHRE_WASM_TARGET_DIR` names another dir for it: CI keeps one beside its
+/// target dir, so that a fresh clone compiles the guests' dependencies no more
+/// than the host's. A build for another checkout than the dir's last one
+/// (`.ochre-checkout` there) first forgets every ochre crate built there, so
+/// it compiles its own: cargo would take an older checkout's sources for
+/// fresh against a newer checkout's build. Builds into one dir take turns
+/// (`.ochre-lock`), so the `.wasm` files are this checkout's until the next.
 fn build_wasm(workspace: &std::path::Path, crates: &[&str]) -> std::path::PathBuf {
     use std::process::Command;
     ensure_wasm_target();
-    let target_dir = workspace.join("target").join("wasm");
+    println!("cargo:rerun-if-env-changed=OCHRE_WASM_TARGET_DIR");
+    let target_dir = match std::env::var_os("OCHRE_WASM_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => std::path::PathBuf::from(dir),
+        _ => workspace.join("target").join("wasm"),
+    };
+    let fail = |what: &str, e: std::io::Error| -> ! {
+        panic!("{what} in the WebAssembly target dir {}: {e}", target_dir.display())
+    };
+    std::fs::create_dir_all(&target_dir).unwrap_or_else(|e| fail("cannot create it", e));
+    let lock = std::fs::File::create(target_dir.join(".ochre-lock"))
+        .unwrap_or_else(|e| fail("cannot create .ochre-lock", e));
+    lock.lock().unwrap_or_else(|e| fail("cannot lock .ochre-lock", e));
+    let stamp = target_dir.join(".ochre-checkout");
+    let checkout = workspace.display().to_string();
+    if std::fs::read_to_string(&stamp).ok().is_some_and(|last| last != checkout) {
+        // Host (proc macros) and wasm32-wasip2 units; a missing fingerprint
+        // makes cargo build the unit again.
+        for dir in [target_dir.join("wasm"), target_dir.join("wasm32-wasip2").join("wasm")] {
+            let Ok(entries) = std::fs::read_dir(dir.join(".fingerprint")) else { continue };
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with("ochre-") {
+                    std::fs::remove_dir_all(entry.path())
+                        .unwrap_or_else(|e| fail("cannot forget an earlier checkout's build", e));
+                }
+            }
+        }
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
@@ -50,6 +83,7 @@ fn build_wasm(workspace: &std::path::Path, crates: &[&str]) -> std::path::PathBu
             "building {crates:?} for wasm32-wasip2 failed: the compiler's errors are above"
         );
     }
+    std::fs::write(&stamp, checkout).unwrap_or_else(|e| fail("cannot write .ochre-checkout", e));
     target_dir.join("wasm32-wasip2").join("wasm")
 }
 
