@@ -1060,15 +1060,23 @@ pub fn tab_id(id: &str) -> Result<Option<ochre_host::browser::TabId>> {
 
 /// The Chromium on `PATH` (Debian's `chromium`, which `.ci/setup` installs).
 pub fn chromium_bin() -> Result<PathBuf> {
+    on_path(&["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"])
+        .context("no Chromium on PATH: `bash .ci/setup` installs it")
+}
+
+/// Chromium's headless shell on `PATH` (Debian's `chromium-headless-shell`,
+/// which `.ci/setup` installs with the test stack).
+pub fn headless_shell_bin() -> Result<PathBuf> {
+    on_path(&["chromium-headless-shell", "chrome-headless-shell"])
+        .context("no chromium-headless-shell on PATH: `bash .ci/setup` installs it")
+}
+
+/// The first of `names` found in a directory of `PATH`.
+fn on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
-        for dir in std::env::split_paths(&path) {
-            if dir.join(name).is_file() {
-                return Ok(dir.join(name));
-            }
-        }
-    }
-    anyhow::bail!("no Chromium on PATH: `bash .ci/setup` installs it")
+    names.iter().find_map(|name| {
+        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
+    })
 }
 
 /// A Python virtualenv with the admin app's packages: its `python`.

@@ -165,6 +165,11 @@ impl BrowserManager {
             builder = builder.args([
                 format!("proxy-server={}", proxy.server()),
                 "proxy-bypass-list=<-loopback>".to_owned(),
+                // WebRTC through the proxy, as the profile's preference below
+                // says too: a browser that reads no profile preferences
+                // (chromium-headless-shell) takes it from its command line,
+                // and without it sent UDP past the policy.
+                "force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
             ]);
             netpolicy::webrtc_through_proxy(&dir).map_err(|e| {
                 ToolError::browser_unavailable(format!(
