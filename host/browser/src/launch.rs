@@ -140,6 +140,12 @@ impl BrowserManager {
                 // would open loads for a second or two beside the first page
                 // (dozens of requests, a renderer), and no tab of ochre's is it.
                 "no-startup-window",
+                // Each site's frames in a renderer of their own, as desktop
+                // Chrome does by default: ochre reads a cross-site frame
+                // through its own target. Chromium's headless shell (which
+                // --chrome-path may name) keeps them in the page's renderer
+                // without it.
+                "site-per-process",
             ])
             // One switch, merged with the launcher's own list: given twice,
             // Chromium keeps one of them (which one followed a hash map's

@@ -369,6 +369,25 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     Ok(())
 }
 
+/// Chromium's headless shell (`--chrome-path`) keeps cross-site frames in the
+/// page's renderer unless told otherwise: ochre launches every browser with a
+/// renderer per site, so the payment frame (and the frame inside it) is read
+/// there too.
+#[tokio::test]
+async fn cross_site_frames_are_read_in_the_headless_shell_too() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("frames-shell");
+    let shell = headless_shell_bin()?.display().to_string();
+    let client = stdio_client(data.path(), &["--chrome-path", &shell], &[]).await?;
+    navigate(&client, &site.url("checkout.html")).await?;
+    let snap = snapshot(&client).await?;
+    assert!(!snap.contains("not expanded"), "{snap}");
+    ref_of(&snap, "textbox", "Card number");
+    ref_of(&snap, "checkbox", "I accept the terms");
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn big_results_stay_within_the_response_budget() -> Result<()> {
     let (site, data, client) = site_at("budget", &[], "many-controls.html").await?;
