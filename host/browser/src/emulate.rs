@@ -10,8 +10,6 @@
 //! tab as it was. What is emulated is kept per tab (`Tab::emulation`) and per
 //! owner (`Inner::emulations`), so that an answer says what is in force.
 
-use std::time::Duration;
-
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use serde_json::json;
@@ -289,7 +287,6 @@ impl BrowserManager {
     /// emulates with it), or, on `reset`, the tab's own again.
     async fn set_metrics(
         &self,
-        n: TabId,
         page: &Page,
         change: &Emulate,
         now: &Emulate,
@@ -301,15 +298,15 @@ impl BrowserManager {
             || change.mobile.is_some();
         if metrics {
             let mobile = now.mobile.unwrap_or(false);
-            // What is not given stays as the tab had it (0 would be the
-            // browser window's size, not the tab's viewport).
-            let own = self.inner.tabs.with(n, |t| t.started_as).flatten();
+            // What is not given stays as the tab has it: 0 is the window's
+            // size, which is the tab's own viewport (a launched browser sizes
+            // each tab's window for its pages; an attached one's are its own).
             raw_command(
                 page,
                 "Emulation.setDeviceMetricsOverride",
                 json!({
-                    "width": now.width.or(own.map(|o| o.0)).unwrap_or(0),
-                    "height": now.height.or(own.map(|o| o.1)).unwrap_or(0),
+                    "width": now.width.unwrap_or(0),
+                    "height": now.height.unwrap_or(0),
                     "deviceScaleFactor": now.scale.unwrap_or(0.0),
                     "mobile": mobile,
                 }),
@@ -318,18 +315,8 @@ impl BrowserManager {
             let touch = json!({"enabled": mobile, "maxTouchPoints": if mobile { 5 } else { 1 }});
             raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
         } else if reset {
-            // The viewport and scale the tab had before its first emulation
-            // (the browser's window may be another size: a launched browser
-            // sets its tabs' viewport), or the browser's own.
-            match self.inner.tabs.with(n, |t| t.started_as).flatten() {
-                Some((width, height, scale)) => {
-                    let metrics = json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false});
-                    raw_command(page, "Emulation.setDeviceMetricsOverride", metrics).await?;
-                }
-                None => {
-                    raw_command(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
-                }
-            }
+            // The window's viewport and scale again.
+            raw_command(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
             let touch = json!({"enabled": false});
             raw_command(page, "Emulation.setTouchEmulationEnabled", touch).await?;
         }
@@ -350,15 +337,6 @@ impl BrowserManager {
             false => self.inner.tabs.with(n, |t| t.emulation.clone()).flatten().unwrap_or_default(),
         };
         let now = merged(&before, change);
-        // Before its first emulation: the viewport the tab has, to give back.
-        let first = self
-            .inner
-            .tabs
-            .with(n, |t| t.emulation.is_none() && t.started_as.is_none())
-            .unwrap_or(false);
-        if first && let Some(m) = self.viewport_of(page).await {
-            self.inner.tabs.with(n, |t| t.started_as = Some(m));
-        }
         // Chromium judges these two: set first, so that a refusal changes nothing.
         if let Some(t) = change.timezone.as_deref() {
             raw_command(page, "Emulation.setTimezoneOverride", json!({"timezoneId": t}))
@@ -375,7 +353,7 @@ impl BrowserManager {
         } else if reset {
             raw_command(page, "Emulation.setLocaleOverride", json!({})).await?;
         }
-        self.set_metrics(n, page, change, &now, reset).await?;
+        self.set_metrics(page, change, &now, reset).await?;
         if change.user_agent.is_some() || change.locale.is_some() || reset {
             // The header's language follows the locale; the user agent stays
             // the browser's own unless one is given.
@@ -422,15 +400,6 @@ impl BrowserManager {
         let kept = (now != Emulate::default()).then(|| now.clone());
         self.inner.tabs.with(n, |t| t.emulation = kept);
         Ok(now)
-    }
-
-    /// The page's viewport (CSS pixels) and scale, as the page reads them
-    /// (`None` when it cannot answer soon: a dialog is open, it hangs).
-    async fn viewport_of(&self, page: &Page) -> Option<(u32, u32, f64)> {
-        let read = self.eval(page, "[innerWidth, innerHeight, devicePixelRatio]", true);
-        let v = tokio::time::timeout(Duration::from_secs(2), read).await.ok()?.ok()?;
-        let px = |i: usize| v[i].as_u64().and_then(|n| u32::try_from(n).ok());
-        Some((px(0)?, px(1)?, v[2].as_f64()?))
     }
 
     /// The user agent of tab `n`'s browser, as it is without emulation.

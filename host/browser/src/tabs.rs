@@ -51,9 +51,6 @@ pub(crate) struct Tab {
     pub(crate) loads: Option<EventStream<EventBindingCalled>>,
     /// What is emulated on it (see `emulate`); `None`: nothing.
     pub(crate) emulation: Option<ochre_protocol::page_ops::Emulate>,
-    /// Its viewport (CSS pixels) and scale as they were before its first
-    /// emulation: what `emulate {reset}` gives back.
-    pub(crate) started_as: Option<(u32, u32, f64)>,
     /// Its requests pass by its owner's routes (see `routes`).
     pub(crate) routed: bool,
     /// Where the last input left the mouse (CSS pixels of the viewport).
@@ -85,7 +82,6 @@ impl Tabs {
             wall_at_load: None,
             loads: None,
             emulation: None,
-            started_as: None,
             routed: false,
             pointer: None,
             held: None,
