@@ -2,6 +2,7 @@
 //! endpoints), and noticing that it died.
 
 use super::*;
+use serde_json::json;
 
 /// The Chromium features ochre's browser runs without, given in one
 /// `--disable-features` switch merged with the launcher's own list: the
@@ -43,6 +44,29 @@ fn no_display_for_headed() -> Result<(), ToolError> {
 const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
 
 impl BrowserManager {
+    /// A launched browser's tab shows its page at [`VIEWPORT`]: its window
+    /// sized for that (not emulated: an emulated viewport is undone on the
+    /// old document whenever a navigation leaves it, which lays it all out
+    /// again first). An attached browser's windows are left as they are.
+    pub(crate) async fn size_window(&self, page: &Page) {
+        if !self.inner.options.endpoints.is_empty() {
+            return;
+        }
+        let sized = async {
+            let w = raw_command(page, "Browser.getWindowForTarget", json!({})).await?;
+            let (width, height) = VIEWPORT;
+            raw_command(
+                page,
+                "Browser.setContentsSize",
+                json!({"windowId": w["windowId"], "width": width, "height": height}),
+            )
+            .await
+        };
+        if let Err(e) = sized.await {
+            tracing::debug!(error = %e.message, "a tab's window keeps its size");
+        }
+    }
+
     pub(super) fn tell(&self, level: ochre_protocol::Level, message: String) {
         if let Some(notices) = self.inner.notices.get() {
             notices(level, message);

@@ -240,29 +240,6 @@ impl BrowserManager {
         }
     }
 
-    /// A launched browser's tab shows its page at [`VIEWPORT`]: its window
-    /// sized for that (not emulated: an emulated viewport is undone on the
-    /// old document whenever a navigation leaves it, which lays it all out
-    /// again first). An attached browser's windows are left as they are.
-    async fn size_window(&self, page: &Page) {
-        if !self.inner.options.endpoints.is_empty() {
-            return;
-        }
-        let sized = async {
-            let w = raw_command(page, "Browser.getWindowForTarget", json!({})).await?;
-            let (width, height) = crate::launch::VIEWPORT;
-            raw_command(
-                page,
-                "Browser.setContentsSize",
-                json!({"windowId": w["windowId"], "width": width, "height": height}),
-            )
-            .await
-        };
-        if let Err(e) = sized.await {
-            tracing::debug!(error = %e.message, "a tab's window keeps its size");
-        }
-    }
-
     /// Forget the requests in flight of a tab (before it loads a new document).
     pub(crate) fn reset_network(&self, n: TabId) {
         if let Some(w) = self.tab_watch(n) {
