@@ -24,9 +24,9 @@ ci_t0=0
 
 # A target dir outside the clone that the next run on this machine reuses
 # ($OCHRE_CI_TARGET_DIR, default ~/.cache/ochre-ci/target; an explicit
-# CARGO_TARGET_DIR wins), with the plugins' own inside it. Cargo's fingerprints decide what is fresh; each run
-# adds its clone's own crates, so past 40 GB (or with under 15 GB free on its
-# disk) it is emptied first.
+# CARGO_TARGET_DIR wins), with the plugins' own inside it. Cargo's
+# fingerprints decide what is fresh; each run adds its clone's own crates, so
+# past 40 GB (or with under 15 GB free on its disk) it is emptied first.
 ci_shared_target() {
     if [ -n "${CARGO_TARGET_DIR:-}" ]; then return 0; fi
     export CARGO_TARGET_DIR=${OCHRE_CI_TARGET_DIR:-$HOME/.cache/ochre-ci/target}
