@@ -1073,10 +1073,7 @@ pub fn headless_shell_bin() -> Result<PathBuf> {
 
 /// The first of `names` found in a directory of `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    names.iter().find_map(|name| {
-        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
-    })
+    ochre_host::browser::find_on_path(names.iter().copied())
 }
 
 /// A Python virtualenv with the admin app's packages: its `python`.

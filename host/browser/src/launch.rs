@@ -24,6 +24,56 @@ pub(crate) const VIEWPORT: (u32, u32) = (1280, 720);
 const CANDIDATES: &[&str] =
     &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
+/// Chromium's headless shell, tried first for a headless browser when no
+/// path is given: the same Blink and DevTools without the desktop browser
+/// around them (no window, tab strip or profile preferences), so a launch
+/// costs less than half the CPU and pages less too (as Playwright's headless
+/// default). A headed browser is always a full one.
+const HEADLESS_SHELLS: &[&str] = &["chromium-headless-shell", "chrome-headless-shell"];
+
+/// The first of `names` found as a file in a directory of `PATH` (names in
+/// order, each through all of `PATH`).
+pub fn find_on_path<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    names.into_iter().find_map(|name| {
+        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|c| c.is_file())
+    })
+}
+
+/// The binary a launch script only runs with its own arguments: Debian's
+/// `/usr/bin/chromium-headless-shell` is `#!/bin/sh -e` and then
+/// `/usr/lib/chromium/chromium-headless-shell "$@"`, with no `exec`. Run
+/// through the script, the browser would be the script's child, and a
+/// `kill -9` of the server would take only the script with it (the lifeline
+/// binds the launched process), leaving the browser running. `None` for
+/// anything else (a binary, a script that does more, as Debian's
+/// `/usr/bin/chromium`, which ends in `exec`).
+fn script_target(exe: &std::path::Path) -> Option<PathBuf> {
+    use std::io::Read;
+    if std::fs::metadata(exe).ok()?.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(exe).ok()?;
+    let mut lines = text.lines();
+    if !lines.next()?.starts_with("#!") {
+        return None;
+    }
+    let mut commands = lines.map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let (only, None) = (commands.next()?, commands.next()) else {
+        return None;
+    };
+    let only = only.strip_prefix("exec ").unwrap_or(only);
+    let target = only.strip_suffix("\"$@\"")?.trim_end();
+    if !target.starts_with('/')
+        || target.contains(|c: char| c.is_whitespace() || "$`'\"\\;&|<>(){}*?[]~".contains(c))
+    {
+        return None;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(target).ok()?.read_exact(&mut magic).ok()?;
+    (magic == *b"\x7fELF").then(|| PathBuf::from(target))
+}
+
 const HEADED_HINT: &str = "a headed browser needs a display: run ochre in a desktop session (or under `xvfb-run`), or leave --headed out (the live view shows a headless browser)";
 
 /// `--headed` on Linux with no display to open a window on: refused before
@@ -41,7 +91,7 @@ fn no_display_for_headed() -> Result<(), ToolError> {
     )))
 }
 
-const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium`), or pass --chrome-path or --cdp-endpoint";
+const INSTALL_HINT: &str = "install Chromium (Debian: `apt-get install -y chromium chromium-headless-shell`), or pass --chrome-path or --cdp-endpoint";
 
 impl BrowserManager {
     /// A launched browser's tab shows its page at [`VIEWPORT`]: its window
@@ -78,7 +128,14 @@ impl BrowserManager {
         self.inner.launches.load(Ordering::Relaxed)
     }
 
+    /// The browser to launch: `--chrome-path`, else the first candidate on
+    /// `PATH`; a script that only runs a binary, that binary (see
+    /// [`script_target`]).
     pub(super) fn find_executable(&self) -> Result<PathBuf, ToolError> {
+        self.find_named().map(|exe| script_target(&exe).unwrap_or(exe))
+    }
+
+    fn find_named(&self) -> Result<PathBuf, ToolError> {
         if let Some(p) = &self.inner.options.chrome_path {
             if p.exists() {
                 return Ok(p.clone());
@@ -88,14 +145,9 @@ impl BrowserManager {
                 p.display()
             )));
         }
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        for name in CANDIDATES {
-            for dir in std::env::split_paths(&path) {
-                let candidate = dir.join(name);
-                if candidate.is_file() {
-                    return Ok(candidate);
-                }
-            }
+        let shells = if self.inner.options.headed { &[][..] } else { HEADLESS_SHELLS };
+        if let Some(found) = find_on_path(shells.iter().chain(CANDIDATES).copied()) {
+            return Ok(found);
         }
         Err(ToolError::browser_unavailable(format!(
             "no Chromium or Chrome found on PATH; {INSTALL_HINT}"
@@ -373,5 +425,40 @@ pub(super) async fn attach(
             }
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_that_only_runs_a_binary_is_that_binary() -> std::io::Result<()> {
+        let dir = std::env::temp_dir().join(format!("ochre-script-target-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let elf = dir.join("browser");
+        std::fs::write(&elf, b"\x7fELF and the rest")?;
+        let text = dir.join("text");
+        std::fs::write(&text, "not a binary")?;
+        let script = |name: &str, body: String| {
+            let p = dir.join(name);
+            std::fs::write(&p, body).map(|()| script_target(&p))
+        };
+        let e = elf.display();
+        // Debian's chromium-headless-shell, and the same with exec.
+        assert_eq!(script("a", format!("#!/bin/sh -e\n\n{e} \"$@\"\n"))?, Some(elf.clone()));
+        assert_eq!(
+            script("b", format!("#!/bin/sh\n# runs it\nexec {e} \"$@\""))?,
+            Some(elf.clone())
+        );
+        // Anything more, or less, is left as it is.
+        assert_eq!(script("c", format!("#!/bin/sh\nexport A=1\n{e} \"$@\"\n"))?, None);
+        assert_eq!(script("d", format!("#!/bin/sh\n{e} --flag\n"))?, None);
+        assert_eq!(script("e", format!("#!/bin/sh\n{e} $FLAGS \"$@\"\n"))?, None);
+        assert_eq!(script("f", format!("#!/bin/sh\n{} \"$@\"\n", text.display()))?, None);
+        assert_eq!(script("g", format!("{e} \"$@\"\n"))?, None);
+        assert_eq!(script("h", "#!/bin/sh\nbrowser \"$@\"\n".into())?, None);
+        assert_eq!(script_target(&elf), None);
+        std::fs::remove_dir_all(&dir)
     }
 }

@@ -66,7 +66,7 @@ mod visit;
 use cdp::*;
 pub use events::{DialogPolicy, PageEvent};
 pub use input::Input;
-pub use launch::DISABLED_FEATURES;
+pub use launch::{DISABLED_FEATURES, find_on_path};
 pub use library::{PAGE_JS, PAGE_PARTS, page_library_key, page_library_under};
 pub use pool::{Endpoint, EndpointStatus};
 pub use tabref::CallCounts;

@@ -67,7 +67,8 @@ pub(super) struct HostArgs {
     /// Memory cap of one plugin instance, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
     plugin_memory_mb: usize,
-    /// Chromium/Chrome executable (default: chromium, google-chrome, ... on PATH).
+    /// Chromium/Chrome executable (default on PATH: Chromium's headless shell
+    /// when headless, else chromium, google-chrome, ...).
     #[arg(long, value_name = "PATH", global = true)]
     chrome_path: Option<PathBuf>,
     /// Attach to a running browser (http://host:port or ws://...), or to a

@@ -207,11 +207,21 @@ async fn a_browser_killed_during_a_call_ends_the_call_at_once() -> Result<()> {
     Ok(())
 }
 
+/// On both browsers: the headless shell (the default) and Chromium. Debian
+/// starts each through a script in /usr/bin, the shell's without `exec`.
 #[tokio::test]
 async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> {
     let site = SiteServer::start().await?;
+    let chromium = chromium_bin()?.display().to_string();
+    for args in [vec![], vec!["--chrome-path", chromium.as_str()]] {
+        killed_server_leaves_nothing(&site, &args).await?;
+    }
+    Ok(())
+}
+
+async fn killed_server_leaves_nothing(site: &SiteServer, args: &[&str]) -> Result<()> {
     let data = TempDir::new("server-kill");
-    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let server = HttpServer::start(data.path(), args, &[]).await?;
     let client = server.client().await?;
     let res = navigate(&client, &site.url("index.html")).await?;
     assert_ne!(res.is_error, Some(true), "{res:?}");
@@ -247,12 +257,15 @@ async fn a_killed_servers_browser_and_profile_do_not_outlive_it() -> Result<()> 
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(left.is_empty(), "browser processes outlived the server: {left:?} of {browser:?}");
+    assert!(
+        left.is_empty(),
+        "{args:?}: browser processes outlived the server: {left:?} of {browser:?}"
+    );
     drop(client);
     drop(server);
 
     // The next server with this data dir removes what the dead one left.
-    let next = HttpServer::start(data.path(), &[], &[]).await?;
+    let next = HttpServer::start(data.path(), args, &[]).await?;
     assert!(profiles().is_empty(), "a dead server's profile remains: {:?}", profiles());
     assert!(!record.exists(), "the dead server's record remains");
     // And it works.

@@ -567,9 +567,9 @@ async fn a_blocked_address_holds_against_every_spelling_and_every_way_out() -> R
 
 /// WebRTC sends no UDP past a policed server's proxy (a STUN and a TURN
 /// server on 127.0.0.3 count the datagrams they get): a page's peer
-/// connection gathers nothing there, in Chromium and in its headless shell
-/// (`--chrome-path`; it reads no profile preferences), and the same page on an
-/// unpoliced server reaches them (so the count can move).
+/// connection gathers nothing there, in the headless shell (the default; it
+/// reads no profile preferences) and in Chromium (`--chrome-path`), and the
+/// same page on an unpoliced server reaches them (so the count can move).
 #[tokio::test]
 async fn webrtc_sends_no_udp_while_the_network_is_policed() -> Result<()> {
     let site = SiteServer::start().await?;
@@ -592,8 +592,9 @@ async fn webrtc_sends_no_udp_while_the_network_is_policed() -> Result<()> {
          await new Promise((done) => setTimeout(done, 2500)); pc.close(); return found.join(' '); }})()"
     );
     let count = || seen.load(std::sync::atomic::Ordering::SeqCst);
-    let shell = headless_shell_bin()?.display().to_string();
-    for browser in [None, Some(shell.as_str())] {
+    // The default headless browser (the headless shell) and Chromium.
+    let chromium = chromium_bin()?.display().to_string();
+    for browser in [None, Some(chromium.as_str())] {
         let mut args = vec!["--network-policy"];
         args.extend(browser.iter().flat_map(|p| ["--chrome-path", *p]));
         let policed = TempDir::new("netpolicy-webrtc");
@@ -604,12 +605,12 @@ async fn webrtc_sends_no_udp_while_the_network_is_policed() -> Result<()> {
             count(),
             0,
             "UDP reached 127.0.0.3 under the policy in {} (candidates: {found})",
-            browser.unwrap_or("chromium")
+            browser.unwrap_or("the headless shell")
         );
         drop(client);
     }
     let plain = TempDir::new("netpolicy-webrtc-open");
-    let client = stdio_client(plain.path(), &["--chrome-path", &shell], &[]).await?;
+    let client = stdio_client(plain.path(), &[], &[]).await?;
     navigate(&client, &site.url("index.html")).await?;
     let found = eval(&client, &peer).await?;
     assert!(count() > 0, "no UDP without the policy either: the test shows nothing ({found})");

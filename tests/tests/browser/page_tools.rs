@@ -643,6 +643,14 @@ async fn storage_and_profile_groups() -> Result<()> {
     assert_eq!(st["running"], false);
     assert_eq!(st["persistent"], true);
     assert_eq!(st["userDataDir"], dir.as_str());
+    // The headless browser is Chromium's headless shell when it is installed
+    // (the tests' setup installs it): the binary itself, not Debian's script
+    // in /usr/bin that starts it.
+    headless_shell_bin()?;
+    let exe = std::path::PathBuf::from(st["executable"].as_str().expect("executable"));
+    let name = exe.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    assert!(name.ends_with("-headless-shell"), "{st}");
+    assert!(std::fs::read(&exe)?.starts_with(b"\x7fELF"), "{st}");
 
     navigate(&client, &site.url("index.html")).await?;
     let st = client.tool("oc_profile_status", json!({})).await?;
@@ -918,13 +926,14 @@ async fn file_upload_never_gives_ochres_own_files_or_credentials() -> Result<()>
             client.tool("file_upload", json!({"selector": "#upload", "filePaths": [path]})).await
         }
     };
-    // Chromium has written its profile by now.
-    let local_state = profile.join("Local State");
-    assert!(local_state.exists(), "no profile file to try");
+    // Chromium has written its profile by now (the full browser and the
+    // headless shell both write this file at the profile's root).
+    let profile_file = profile.join("DevToolsActivePort");
+    assert!(profile_file.exists(), "no profile file to try");
     for (file, says) in [
         (data.join("secrets.json"), "ochre's own data"),
         (data.clone(), "ochre's own data"),
-        (local_state, "ochre's own data"),
+        (profile_file, "ochre's own data"),
         (r.join(".env"), "dotfile"),
         (r.join("keys").join("id_ed25519"), "SSH private key"),
         (r.join("named.d").join("..").join(".env"), "dotfile"),

@@ -369,16 +369,17 @@ async fn cross_site_frames_are_part_of_the_page() -> Result<()> {
     Ok(())
 }
 
-/// Chromium's headless shell (`--chrome-path`) keeps cross-site frames in the
-/// page's renderer unless told otherwise: ochre launches every browser with a
-/// renderer per site, so the payment frame (and the frame inside it) is read
-/// there too.
+/// The tests' headless browser is Chromium's headless shell (ochre's default
+/// when installed), which keeps cross-site frames in the page's renderer
+/// unless told otherwise: ochre launches every browser with a renderer per
+/// site. The full Chromium (`--chrome-path`) reads the payment frame (and the
+/// frame inside it) the same way.
 #[tokio::test]
-async fn cross_site_frames_are_read_in_the_headless_shell_too() -> Result<()> {
+async fn cross_site_frames_are_read_in_the_full_chromium_too() -> Result<()> {
     let site = SiteServer::start().await?;
-    let data = TempDir::new("frames-shell");
-    let shell = headless_shell_bin()?.display().to_string();
-    let client = stdio_client(data.path(), &["--chrome-path", &shell], &[]).await?;
+    let data = TempDir::new("frames-chromium");
+    let chromium = chromium_bin()?.display().to_string();
+    let client = stdio_client(data.path(), &["--chrome-path", &chromium], &[]).await?;
     navigate(&client, &site.url("checkout.html")).await?;
     let snap = snapshot(&client).await?;
     assert!(!snap.contains("not expanded"), "{snap}");

@@ -711,7 +711,9 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     assert!(!ok, "{text}");
     assert!(text.contains("FAIL  browser") && text.contains("/nonexistent/chromium"), "{text}");
     assert!(
-        text.contains("fix: install Chromium (Debian: `apt-get install -y chromium`)"),
+        text.contains(
+            "fix: install Chromium (Debian: `apt-get install -y chromium chromium-headless-shell`)"
+        ),
         "{text}"
     );
     // Everything else still checked and fine.
