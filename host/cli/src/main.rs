@@ -21,7 +21,7 @@ use ochre_host::{CapabilityFilter, Clock, Host, InterfacePolicy, PluginLimits};
 ///
 /// With no subcommand, serves MCP on stdio (or on HTTP with --http).
 #[derive(Parser, Debug)]
-#[command(name = "ochre", version, about, long_about = None)]
+#[command(name = "ochre", version, about, long_about = None, after_help = TOOL_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -85,6 +85,13 @@ struct Cli {
     #[arg(long, hide = true, value_name = "NAME")]
     session_daemon: Option<String>,
 }
+
+/// The top level's word on the tools as commands (clap lists no external
+/// subcommand).
+const TOOL_HELP: &str = "Tools as commands:
+  TOOL       Every tool of `ochre tools` is a command too (`read-page` for
+             read_page; a plugin's `oc_` may be left out), its flags read
+             from the tool's schema: `ochre TOOL --help`";
 
 /// An http(s) URL without a path.
 fn live_url(text: &str) -> Result<String, String> {
@@ -166,6 +173,21 @@ enum Command {
         #[command(subcommand)]
         command: SecretCommand,
     },
+    /// Any other word names a tool of the session's server (`ochre tools`
+    /// lists them; `-` for `_`, and a plugin tool's `oc_` may be left out),
+    /// its flags read from the tool's schema: `ochre TOOL --help`.
+    #[command(external_subcommand)]
+    Tool(Vec<String>),
+}
+
+/// The names of the command line's own commands (for a mistyped word's hint).
+pub(crate) fn command_names() -> Vec<String> {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[derive(Subcommand, Debug)]
@@ -452,8 +474,16 @@ message_errors! {
     ServerRefused;
 }
 
+/// A line of `ochre batch`: a browsing command, or a tool's words (its name,
+/// then its flags; checked against the tool's schema once the session's
+/// tools are known).
+pub(crate) enum BatchLine {
+    Browse(commands::browse::Browse),
+    Tool(Vec<String>),
+}
+
 /// One line of `ochre batch`, read as the command line reads its arguments.
-pub(crate) fn parse_batch_line(words: &[String]) -> Result<commands::browse::Browse, String> {
+pub(crate) fn parse_batch_line(words: &[String]) -> Result<BatchLine, String> {
     use clap::FromArgMatches as _;
     let argv: Vec<String> =
         std::iter::once("ochre".to_owned()).chain(words.iter().cloned()).collect();
@@ -462,7 +492,8 @@ pub(crate) fn parse_batch_line(words: &[String]) -> Result<commands::browse::Bro
         text.lines().next().unwrap_or("not a command").trim_start_matches("error: ").to_owned()
     })?;
     match Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?.command {
-        Some(Command::Browse(b)) => Ok(b),
+        Some(Command::Browse(b)) => Ok(BatchLine::Browse(b)),
+        Some(Command::Tool(words)) => Ok(BatchLine::Tool(words)),
         _ => Err(format!("{:?} is not a browsing command", words.first().map_or("", |w| w))),
     }
 }
@@ -658,7 +689,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Browse(_)
         | Command::Batch { .. }
         | Command::Session { .. }
-        | Command::Guide { .. } => {
+        | Command::Guide { .. }
+        | Command::Tool(_) => {
             anyhow::bail!(
                 "the command line's commands run without the server (commands::run_client)"
             )

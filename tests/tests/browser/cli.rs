@@ -217,9 +217,28 @@ async fn the_guide_runs_as_written_and_help_lists_every_command_it_names() -> Re
     named.sort();
     named.dedup();
     ensure!(named.len() >= 20, "commands the guide names: {named:?}");
-    for cmd in &named {
-        ensure!(listed.contains(&cmd.as_str()), "`ochre --help` does not list {cmd}:\n{help}");
+    // A word that is no command of the help's is a tool of `ochre tools`
+    // (`read-page` for `read_page`, `handoff` for `oc_handoff`), which the
+    // help's TOOL line names.
+    ensure!(listed.contains(&"TOOL"), "`ochre --help` has no TOOL line:\n{help}");
+    let tools = shell.ok(None, &["tools", "--json"])?;
+    let tools: Vec<String> = serde_json::from_str::<Vec<Value>>(&tools)?
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    let mut as_tools = Vec::new();
+    for cmd in named.iter().filter(|c| c.as_str() != "TOOL") {
+        if listed.contains(&cmd.as_str()) {
+            continue;
+        }
+        let snake = cmd.replace('-', "_");
+        ensure!(
+            tools.contains(&snake) || tools.contains(&format!("oc_{snake}")),
+            "`ochre --help` does not list {cmd}, and no tool is named so:\n{help}"
+        );
+        as_tools.push(cmd.clone());
     }
+    ensure!(as_tools.len() >= 3, "the guide's tool commands: {as_tools:?}");
     // `guide install`, twice, beside an AGENTS.md of the project's own: the
     // skill is the guide, and AGENTS.md keeps its text and one ochre block.
     std::fs::write(shell.cwd.path().join("AGENTS.md"), "# Our project\n\nRun make test.\n")?;
@@ -392,5 +411,55 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
     shell.stop_all();
     let list = shell.ok(None, &["session", "list"])?;
     assert!(!list.contains("running"), "{list}");
+    Ok(())
+}
+
+/// Every tool is a command, its flags read from the tool's schema: a page
+/// opened and a form filled through the tools' own names (what the page
+/// received checked at its server), a plugin's tool without its `oc_`,
+/// `--json` after the tool's name, the help from the schema; wrong flags and
+/// a mistyped word are usage errors that reach nothing. (Multi-threaded: the
+/// page's server answers while a command blocks the test's thread.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let shell = Shell::new("cli-tools")?;
+    let s = Some("tools");
+    let said = shell.ok(s, &["navigate", "--url", &site.url("fields.html")])?;
+    ensure!(said.contains("What fields hold"), "{said}");
+    ensure!(site.requests().iter().any(|r| r == "GET /fields.html"), "{:?}", site.requests());
+    // An object parameter as JSON; a true-or-false one alone.
+    shell.ok(s, &["fill-form", "--fields", r#"{"Name": "Ada", "Terms": true}"#])?;
+    site.expect_recorded("value=Ada").await?;
+    site.expect_recorded("field=terms&value=true").await?;
+
+    let help = shell.ok(s, &["fill-form", "--help"])?;
+    for flag in ["--fields", "--refs", "--submit", "--tab-id"] {
+        ensure!(help.contains(flag), "{help}");
+    }
+
+    // Refused before any call: nothing reaches the page or the journal.
+    let before = (site.requests().len(), site.recorded().len());
+    for (args, says) in [
+        (vec!["fill-form", "--feilds", "{}"], "no flag --feilds; this tool takes"),
+        (vec!["navigate", "--url"], "--url takes a value"),
+        (vec!["oc-journal", "--count", "many"], "--count takes a number"),
+        (vec!["navigat", "--url", "x"], "did you mean `ochre navigate`"),
+    ] {
+        let out = shell.run(s, &args)?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!((site.requests().len(), site.recorded().len()), before);
+
+    // A plugin's tool by its name without `oc_`, `--json` after it.
+    let journal: Value = serde_json::from_str(
+        &shell.ok(s, &["journal", "--action", "recent", "--count", "20", "--json"])?,
+    )?;
+    let text = journal.to_string();
+    assert_eq!(text.matches("\"fill_form\"").count(), 1, "{text}");
+    assert!(text.contains("\"navigate\"") && !text.contains("Ada"), "{text}");
+    shell.stop_all();
     Ok(())
 }

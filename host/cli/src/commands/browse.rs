@@ -582,16 +582,48 @@ pub(crate) struct Conn {
 
 impl Conn {
     pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
-        let name = session_name(cli.session.as_deref())?;
+        Self::with(cli, cli.session.as_deref(), cli.json, cli.tab.clone())
+    }
+
+    /// A connection to `session` (default: the working directory's).
+    pub(crate) fn with(
+        _cli: &Cli,
+        session: Option<&str>,
+        json: bool,
+        tab: Option<String>,
+    ) -> anyhow::Result<Self> {
+        let name = session_name(session)?;
         Ok(Self {
             paths: Paths::of(&name)?,
             client: None,
             // A new daemon takes this command's own arguments: the host flags
             // given with the session's first command are its.
             daemon_args: std::env::args_os().skip(1).collect(),
-            json: cli.json,
-            tab: cli.tab.clone(),
+            json,
+            tab,
         })
+    }
+
+    /// The tab given with `--tab`.
+    pub(crate) fn tab(&self) -> Option<&str> {
+        self.tab.as_deref()
+    }
+
+    /// The tools the session's server offers: those it lists, and with
+    /// `all` its hidden tiers too (revealed on this connection only).
+    pub(crate) fn tools(&mut self, all: bool) -> anyhow::Result<Vec<Value>> {
+        let client = self.client()?;
+        if all {
+            client.call("expand_tools", &json!({"tier": 3}))?;
+        }
+        client.tools()
+    }
+
+    /// Call `tool` and print its answer as text (or JSON with `--json`).
+    pub(crate) fn call_text(&mut self, tool: &str, args: Value) -> anyhow::Result<()> {
+        let result = self.client()?.call(tool, &args)?;
+        let c = ToolCall { tool: tool.to_owned(), args, render: Render::Text };
+        print_result(&c, &result, self.json)
     }
 
     fn client(&mut self) -> anyhow::Result<&mut Client> {
@@ -677,7 +709,22 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
         }
         Render::Text if json_out => match result.get("structuredContent") {
             Some(v) if !v.is_null() => writeln!(out, "{v}")?,
-            _ => writeln!(out, "{}", json!({"text": text.join("\n")}))?,
+            _ => {
+                let mut answer = json!({"text": text.join("\n")});
+                // An image is named, not printed (`ochre screenshot FILE` saves one).
+                let images: Vec<Value> = blocks
+                    .iter()
+                    .filter(|b| b["type"] == "image")
+                    .map(|b| {
+                        let size = b["data"].as_str().map_or(0, |d| d.len() / 4 * 3);
+                        json!({"mimeType": b["mimeType"], "bytes": size})
+                    })
+                    .collect();
+                if !images.is_empty() {
+                    answer["images"] = json!(images);
+                }
+                writeln!(out, "{answer}")?
+            }
         },
         Render::Text => {
             for t in &text {
@@ -712,6 +759,11 @@ pub(crate) fn batch(
     };
     // Every line is read and checked before the first runs: a typo on line
     // 9 changes nothing.
+    enum Step {
+        Browse(Browse),
+        Tool(Vec<String>),
+        Call(String, Value),
+    }
     let mut cmds = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -720,20 +772,48 @@ pub(crate) fn batch(
         }
         let words =
             shell_words(line).map_err(|e| UsageError(format!("line {}: {e}: {line}", i + 1)))?;
-        let parsed = crate::parse_batch_line(&words)
-            .map_err(|e| UsageError(format!("line {}: {e}", i + 1)))?;
-        parsed
-            .tool_call(cli.tab.as_deref())
-            .map_err(|e| UsageError(format!("line {}: {e:#}", i + 1)))?;
-        cmds.push((i + 1, line.to_owned(), parsed));
+        let step = match crate::parse_batch_line(&words)
+            .map_err(|e| UsageError(format!("line {}: {e}", i + 1)))?
+        {
+            crate::BatchLine::Browse(parsed) => {
+                parsed
+                    .tool_call(cli.tab.as_deref())
+                    .map_err(|e| UsageError(format!("line {}: {e:#}", i + 1)))?;
+                Step::Browse(parsed)
+            }
+            crate::BatchLine::Tool(words) => Step::Tool(words),
+        };
+        cmds.push((i + 1, line.to_owned(), step));
     }
     let mut conn = Conn::new(cli)?;
+    // A tool's line is checked against its schema, from the session's daemon
+    // (started now if none runs), before the first line runs too.
+    if cmds.iter().any(|(_, _, s)| matches!(s, Step::Tool(_))) {
+        let tools = conn.tools(true)?;
+        for (n, _, step) in &mut cmds {
+            let Step::Tool(words) = step else { continue };
+            let bad = |e: String| UsageError(format!("line {n}: {e}"));
+            let (globals, words) = super::tool::globals(words).map_err(|e| bad(e.to_string()))?;
+            if globals.session.is_some() || words.iter().any(|w| w == "--help" || w == "-h") {
+                return Err(bad("a batch's lines take no --session or --help".into()).into());
+            }
+            let tab = globals.tab.or_else(|| cli.tab.clone());
+            let (tool, args) = super::tool::prepare(&tools, &words, tab.as_deref())
+                .map_err(|e| bad(e.to_string()))?;
+            *step = Step::Call(tool, args);
+        }
+    }
     let mut failed = None;
-    for (n, line, cmd) in &cmds {
+    for (n, line, step) in &cmds {
         if !cli.json {
             println!("> {line}");
         }
-        match conn.run(cmd) {
+        let done = match step {
+            Step::Browse(cmd) => conn.run(cmd),
+            Step::Call(tool, args) => conn.call_text(tool, args.clone()),
+            Step::Tool(_) => Err(anyhow::anyhow!("a tool's line was not checked")),
+        };
+        match done {
             Ok(()) => {}
             Err(e) if e.is::<ToolFailed>() => {
                 let code = e.downcast_ref::<ToolFailed>().map_or(exit::FAILED, |t| t.code);

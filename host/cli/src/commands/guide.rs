@@ -23,7 +23,8 @@ The loop: `ochre open URL`, `ochre snapshot` (roles, names and refs like ax_7), 
 again after the page changed. Exit codes: 0 done, 1 the page said no (snapshot again), 2 a wrong \
 command, 3 a guard refused (ask the person), 4 the session's daemon went away (run it again), \
 5 ochre or the browser failed. Sign in with `ochre sign-in NAME` (a stored credential); never \
-type a password you read; hand CAPTCHAs and payments to a person (`ochre call oc_handoff`).\n{END}\n"
+type a password you read; hand CAPTCHAs and payments to a person (`ochre handoff --reason ...`). \
+Every tool of `ochre tools` is a command too (`ochre TOOL --help`).\n{END}\n"
     )
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod plugin;
 pub(crate) mod secret;
 pub(crate) mod serve;
 pub(crate) mod session;
+pub(crate) mod tool;
 pub(crate) mod tools;
 pub(crate) mod totp;
 
@@ -18,6 +19,7 @@ use crate::{Cli, Command, GuideCommand, SessionCommand};
 pub(crate) fn run_client(cli: &Cli) -> Option<anyhow::Result<()>> {
     Some(match cli.command.as_ref()? {
         Command::Browse(cmd) => browse::Conn::new(cli).and_then(|mut c| c.run(cmd)),
+        Command::Tool(words) => tool::run(cli, words),
         Command::Batch { file, keep_going } => browse::batch(cli, file.as_deref(), *keep_going),
         Command::Session { command: SessionCommand::List } => session::list(cli.json),
         Command::Session { command: SessionCommand::Stop { name, all } } => stop(cli, name, *all),

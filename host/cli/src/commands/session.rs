@@ -208,10 +208,32 @@ impl Client {
 
     /// Call a tool: its MCP result (`isError` set for a tool error).
     pub(crate) fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<Value> {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+    }
+
+    /// The tools the session's server offers (every page of `tools/list`).
+    pub(crate) fn tools(&mut self) -> anyhow::Result<Vec<Value>> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = self.request("tools/list", params)?;
+            tools.extend(page["tools"].as_array().cloned().unwrap_or_default());
+            match page["nextCursor"].as_str() {
+                Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+                _ => return Ok(tools),
+            }
+        }
+    }
+
+    /// One JSON-RPC request: its result.
+    fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": args}}))?;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let mut line = String::new();
         loop {
             line.clear();
