@@ -286,7 +286,6 @@ impl BrowserManager {
     /// The viewport, scale and touch `change` sets (`now`: all the tab
     /// emulates with it), or, on `reset`, the tab's own again.
     async fn set_metrics(
-        &self,
         page: &Page,
         change: &Emulate,
         now: &Emulate,
@@ -353,7 +352,7 @@ impl BrowserManager {
         } else if reset {
             raw_command(page, "Emulation.setLocaleOverride", json!({})).await?;
         }
-        self.set_metrics(page, change, &now, reset).await?;
+        Self::set_metrics(page, change, &now, reset).await?;
         if change.user_agent.is_some() || change.locale.is_some() || reset {
             // The header's language follows the locale; the user agent stays
             // the browser's own unless one is given.
