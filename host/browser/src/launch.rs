@@ -149,6 +149,14 @@ impl BrowserManager {
         if let Some(found) = find_on_path(shells.iter().chain(CANDIDATES).copied()) {
             return Ok(found);
         }
+        if self.inner.options.headed
+            && let Some(shell) = find_on_path(HEADLESS_SHELLS.iter().copied())
+        {
+            return Err(ToolError::browser_unavailable(format!(
+                "--headed needs Chromium or Chrome, and only Chromium's headless shell is on PATH ({}), which shows no window; {INSTALL_HINT}",
+                shell.display()
+            )));
+        }
         Err(ToolError::browser_unavailable(format!(
             "no Chromium or Chrome found on PATH; {INSTALL_HINT}"
         )))

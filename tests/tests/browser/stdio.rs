@@ -730,6 +730,24 @@ fn doctor_passes_here_and_names_the_fix_of_what_fails() -> Result<()> {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"), "{text}");
     assert!(text.contains("xvfb-run") && !text.contains("install Chromium"), "{text}");
+    // With a display but only the headless shell on PATH, --headed says the
+    // shell shows no window (it is not taken, and not missing).
+    let only_shell = TempDir::new("doctor-only-shell");
+    std::os::unix::fs::symlink(
+        headless_shell_bin()?,
+        only_shell.path().join("chromium-headless-shell"),
+    )?;
+    let out = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["doctor", "--headed"])
+        .env("DISPLAY", ":99")
+        .env("PATH", only_shell.path())
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("only Chromium's headless shell is on PATH"), "{text}");
+    assert!(text.contains("fix: install Chromium"), "{text}");
     // A server that cannot start is a failed check too, with its fix.
     let (ok, text) = run(&["--plugin-dir", "/nonexistent/plugins"])?;
     assert!(!ok && text.contains("FAIL  server") && text.contains("leave the flag out"), "{text}");
