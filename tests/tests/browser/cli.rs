@@ -426,7 +426,10 @@ async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> 
     let shell = Shell::new("cli-tools")?;
     let s = Some("tools");
     let said = shell.ok(s, &["navigate", "--url", &site.url("fields.html")])?;
-    ensure!(said.contains("What fields hold"), "{said}");
+    // The tab's answer as one line, as `snapshot` heads a page.
+    let first = said.lines().next().unwrap_or_default();
+    let line = format!("t1 {} \"What fields hold\"; wall: a login form", site.url("fields.html"));
+    ensure!(first == line, "{said}");
     ensure!(site.requests().iter().any(|r| r == "GET /fields.html"), "{:?}", site.requests());
     // An object parameter as JSON; a true-or-false one alone.
     shell.ok(s, &["fill-form", "--fields", r#"{"Name": "Ada", "Terms": true}"#])?;

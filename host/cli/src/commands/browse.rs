@@ -728,7 +728,7 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
         },
         Render::Text => {
             for t in &text {
-                writeln!(out, "{t}")?;
+                writeln!(out, "{}", page_line(t).unwrap_or_else(|| (*t).to_owned()))?;
             }
             for b in blocks.iter().filter(|b| b["type"] == "image") {
                 writeln!(
@@ -740,6 +740,46 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// A tab's answer (`navigate`, `tabs_create`, `page_reload`: a JSON object
+/// with its tab, URL and title) as one line, as `snapshot` heads a page:
+/// `t1 https://example.com/ "Example Domain"`, then what else it holds
+/// (`wall: a login form`, `opener: t1`, ...); `tabs_context`'s list a line
+/// a tab. `None` for any other text.
+fn page_line(text: &str) -> Option<String> {
+    let answer = serde_json::from_str::<Value>(text).ok()?;
+    // `tabs_context`: a line a tab, `*` before the current one.
+    if let Some(tabs) = answer.get("tabs").and_then(Value::as_array) {
+        if tabs.is_empty() {
+            return Some("no tab open (`ochre open URL` opens one)".into());
+        }
+        let lines: Option<Vec<String>> = tabs
+            .iter()
+            .map(|t| {
+                let mark = if t["current"] == true { "* " } else { "  " };
+                Some(format!("{mark}{}", tab_line(t.as_object()?)?))
+            })
+            .collect();
+        return lines.map(|l| l.join("\n"));
+    }
+    tab_line(answer.as_object()?)
+}
+
+fn tab_line(o: &Map<String, Value>) -> Option<String> {
+    let (tab, url) = (o.get("tabId")?.as_str()?, o.get("url")?.as_str()?);
+    let mut line = format!("{tab} {url}");
+    if let Some(title) = o.get("title").and_then(Value::as_str) {
+        line.push_str(&format!(" {}", Value::from(title)));
+    }
+    for (k, v) in o {
+        if matches!(k.as_str(), "tabId" | "url" | "title" | "current") || v.is_null() {
+            continue;
+        }
+        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        line.push_str(&format!("; {k}: {v}"));
+    }
+    Some(line)
 }
 
 /// `ochre batch`: commands, one per line (as typed after `ochre`; `#` starts
@@ -909,6 +949,26 @@ mod tests {
         assert_eq!(element("ax_", None).ok(), Some(Element::Words("ax_".into())));
         assert_eq!(element("a=b", None).ok(), Some(Element::Words("a=b".into())));
         assert!(element("  ", None).is_err());
+    }
+
+    #[test]
+    fn a_tabs_answer_is_a_line_and_other_text_is_left_alone() {
+        let nav = r#"{"current":true,"tabId":"t1","title":"A \"b\"","url":"http://x/","wall":"a login form","opener":null}"#;
+        assert_eq!(
+            page_line(nav).as_deref(),
+            Some(r#"t1 http://x/ "A \"b\""; wall: a login form"#)
+        );
+        let tabs = r#"{"tabs":[{"current":false,"tabId":"t1","title":"One","url":"http://x/1"},{"current":true,"tabId":"t2","title":"Two","url":"http://x/2"}]}"#;
+        assert_eq!(
+            page_line(tabs).as_deref(),
+            Some("  t1 http://x/1 \"One\"\n* t2 http://x/2 \"Two\"")
+        );
+        assert!(page_line(r#"{"tabs": []}"#).is_some_and(|l| l.starts_with("no tab open")));
+        for other in
+            ["clicked button \"Save\" ax_1", "{\"url\": \"http://x/\"}", "[1]", "{\"tabs\": [1]}"]
+        {
+            assert_eq!(page_line(other), None, "{other}");
+        }
     }
 
     #[test]
