@@ -582,12 +582,11 @@ pub(crate) struct Conn {
 
 impl Conn {
     pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
-        Self::with(cli, cli.session.as_deref(), cli.json, cli.tab.clone())
+        Self::with(cli.session.as_deref(), cli.json, cli.tab.clone())
     }
 
     /// A connection to `session` (default: the working directory's).
     pub(crate) fn with(
-        _cli: &Cli,
         session: Option<&str>,
         json: bool,
         tab: Option<String>,
@@ -797,14 +796,14 @@ pub(crate) fn batch(
         }
         Some(p) => std::fs::read_to_string(p).with_context(|| p.display().to_string())?,
     };
-    // Every line is read and checked before the first runs: a typo on line
-    // 9 changes nothing.
-    enum Step {
+    /// A line ready to run: a browsing command, or a tool's name and arguments.
+    enum Ready {
         Browse(Browse),
-        Tool(Vec<String>),
         Call(String, Value),
     }
-    let mut cmds = Vec::new();
+    // Every line is read and checked before the first runs: a typo on line
+    // 9 changes nothing.
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -812,46 +811,49 @@ pub(crate) fn batch(
         }
         let words =
             shell_words(line).map_err(|e| UsageError(format!("line {}: {e}: {line}", i + 1)))?;
-        let step = match crate::parse_batch_line(&words)
-            .map_err(|e| UsageError(format!("line {}: {e}", i + 1)))?
-        {
-            crate::BatchLine::Browse(parsed) => {
-                parsed
-                    .tool_call(cli.tab.as_deref())
-                    .map_err(|e| UsageError(format!("line {}: {e:#}", i + 1)))?;
-                Step::Browse(parsed)
-            }
-            crate::BatchLine::Tool(words) => Step::Tool(words),
-        };
-        cmds.push((i + 1, line.to_owned(), step));
+        let step = crate::parse_batch_line(&words)
+            .map_err(|e| UsageError(format!("line {}: {e}", i + 1)))?;
+        if let crate::BatchLine::Browse(parsed) = &step {
+            parsed
+                .tool_call(cli.tab.as_deref())
+                .map_err(|e| UsageError(format!("line {}: {e:#}", i + 1)))?;
+        }
+        lines.push((i + 1, line.to_owned(), step));
     }
     let mut conn = Conn::new(cli)?;
     // A tool's line is checked against its schema, from the session's daemon
     // (started now if none runs), before the first line runs too.
-    if cmds.iter().any(|(_, _, s)| matches!(s, Step::Tool(_))) {
-        let tools = conn.tools(true)?;
-        for (n, _, step) in &mut cmds {
-            let Step::Tool(words) = step else { continue };
-            let bad = |e: String| UsageError(format!("line {n}: {e}"));
-            let (globals, words) = super::tool::globals(words).map_err(|e| bad(e.to_string()))?;
-            if globals.session.is_some() || words.iter().any(|w| w == "--help" || w == "-h") {
-                return Err(bad("a batch's lines take no --session or --help".into()).into());
+    let tools = match lines.iter().any(|(_, _, s)| matches!(s, crate::BatchLine::Tool(_))) {
+        true => conn.tools(true)?,
+        false => Vec::new(),
+    };
+    let mut cmds = Vec::new();
+    for (n, line, step) in lines {
+        let call = match step {
+            crate::BatchLine::Browse(cmd) => Ready::Browse(cmd),
+            crate::BatchLine::Tool(words) => {
+                let bad = |e: String| UsageError(format!("line {n}: {e}"));
+                let (globals, words) =
+                    super::tool::globals(&words).map_err(|e| bad(e.to_string()))?;
+                if globals.session.is_some() || words.iter().any(|w| w == "--help" || w == "-h") {
+                    return Err(bad("a batch's lines take no --session or --help".into()).into());
+                }
+                let tab = globals.tab.or_else(|| cli.tab.clone());
+                let (tool, args) = super::tool::prepare(&tools, &words, tab.as_deref())
+                    .map_err(|e| bad(e.to_string()))?;
+                Ready::Call(tool, args)
             }
-            let tab = globals.tab.or_else(|| cli.tab.clone());
-            let (tool, args) = super::tool::prepare(&tools, &words, tab.as_deref())
-                .map_err(|e| bad(e.to_string()))?;
-            *step = Step::Call(tool, args);
-        }
+        };
+        cmds.push((n, line, call));
     }
     let mut failed = None;
-    for (n, line, step) in &cmds {
+    for (n, line, call) in &cmds {
         if !cli.json {
             println!("> {line}");
         }
-        let done = match step {
-            Step::Browse(cmd) => conn.run(cmd),
-            Step::Call(tool, args) => conn.call_text(tool, args.clone()),
-            Step::Tool(_) => Err(anyhow::anyhow!("a tool's line was not checked")),
+        let done = match call {
+            Ready::Browse(cmd) => conn.run(cmd),
+            Ready::Call(tool, args) => conn.call_text(tool, args.clone()),
         };
         match done {
             Ok(()) => {}

@@ -20,7 +20,6 @@ pub(crate) struct Globals {
 pub(crate) fn run(cli: &Cli, words: &[String]) -> anyhow::Result<()> {
     let (globals, words) = globals(words)?;
     let mut conn = Conn::with(
-        cli,
         globals.session.as_deref().or(cli.session.as_deref()),
         globals.json || cli.json,
         globals.tab.clone().or_else(|| cli.tab.clone()),
