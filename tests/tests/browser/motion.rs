@@ -9,10 +9,12 @@
 //! - the action is done, and its effect reached the page's server;
 //! - the first read after it already holds what the motion brings (the
 //!   panel's words, the suggestions);
-//! - that read is the page once it stands still: a read taken after the page
-//!   has not moved for 40 frames is the same, and it agrees with Chromium's
-//!   accessibility tree (the fidelity suite's judge): 0 reads of a motion's
-//!   middle.
+//! - the page stands still at the answer: its layout (every box, its
+//!   opacity, the scroll) right after it is the layout once the page has not
+//!   moved for 40 frames;
+//! - that read is the page once it stands still: a read taken then is the
+//!   same, and it agrees with Chromium's accessibility tree (the fidelity
+//!   suite's judge): 0 reads of a motion's middle.
 
 use anyhow::{Context, Result};
 use ochre_host::browser::page_ops::{Act, ActKind, Snapshot};
@@ -118,18 +120,34 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
     ]
 }
 
-/// Waits (bounded) until the page's layout has not changed for 40 frames
-/// (longer than any debounce and reply here): every element's box and
-/// opacity, and the scroll. False when it kept moving for 8 s.
-const STILL_JS: &str = r#"(async () => {
-  const sig = () => {
-    let s = String(scrollY);
+/// The page's layout: the scroll, and every element's box and opacity, a
+/// line each (an element of a pixel or less across, as a screen reader's
+/// live region, is left out: no person sees it).
+macro_rules! layout_js {
+    () => {
+        r#"() => {
+    let s = 'scroll ' + scrollY;
     for (const e of document.querySelectorAll('body *')) {
       const r = e.getBoundingClientRect();
-      s += ';' + [r.x, r.y, r.width, r.height].map((v) => v.toFixed(1)).join(',') + ',' + getComputedStyle(e).opacity;
+      if (r.width <= 1 || r.height <= 1) continue;
+      const c = typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\s+/)[0] : '';
+      s += '\n' + e.localName + (e.id ? '#' + e.id : '') + c + ' ' + [r.x, r.y, r.width, r.height].map((v) => v.toFixed(1)).join(',') + ' ' + getComputedStyle(e).opacity;
     }
     return s;
-  };
+  }"#
+    };
+}
+
+/// The layout now.
+const LAYOUT_JS: &str = concat!("(", layout_js!(), ")()");
+
+/// Waits (bounded) until the page's layout has not changed for 40 frames
+/// (longer than any debounce and reply here), then answers it; null when it
+/// kept moving for 8 s.
+const STILL_JS: &str = concat!(
+    "(async () => {\n  const sig = ",
+    layout_js!(),
+    r#";
   const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
   let last = sig(), same = 0;
   const t0 = performance.now();
@@ -139,8 +157,25 @@ const STILL_JS: &str = r#"(async () => {
     if (s === last) same++;
     else { same = 0; last = s; }
   }
-  return same >= 40;
-})()"#;
+  return same >= 40 ? last : null;
+})()"#
+);
+
+/// The lines of two layouts (`LAYOUT_JS`) that the other lacks, three of each.
+fn moved(then: &serde_json::Value, still: &serde_json::Value) -> String {
+    let lines = |v: &serde_json::Value| {
+        v.as_str().unwrap_or("").lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let (then, still) = (lines(then), lines(still));
+    let only = |a: &[String], b: &[String], tag: &str| {
+        a.iter()
+            .filter(|l| !b.contains(l))
+            .take(3)
+            .map(|l| format!("  {tag}: {l}"))
+            .collect::<Vec<_>>()
+    };
+    [only(&then, &still, "then"), only(&still, &then, "still")].concat().join("\n")
+}
 
 /// The ref of `role "name"`, or (role `*`) of the first element named so.
 fn target_in(snapshot: &str, role: &str, name: &str) -> Option<String> {
@@ -182,7 +217,8 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
                 ..Act::default()
             };
             let acted = b.run(None, &act, 70_000).await.with_context(|| label.clone())?;
-            // Back to back: the read right after the answer.
+            // Back to back: the layout and the read right after the answer.
+            let layout = b.evaluate(None, LAYOUT_JS, 15_000).await?;
             let first = read(b).await?;
             if !acted.done {
                 failures.push(format!("{label}: not done: {}", json!(acted.delta)));
@@ -196,9 +232,17 @@ async fn pass(b: &BrowserManager, slowdown: u32) -> Result<Vec<String>> {
                     json!(acted.delta)
                 ));
             }
-            if !b.evaluate(None, STILL_JS, 15_000).await?.as_bool().unwrap_or(false) {
+            let still = b.evaluate(None, STILL_JS, 15_000).await?;
+            if still.is_null() {
                 failures.push(format!("{label}: the page did not stand still within 8 s"));
                 continue;
+            }
+            if still != layout {
+                failures.push(format!(
+                    "{label}: the answer ({}) came while the page was still moving: its layout then and once still differ (element x,y,w,h opacity):\n{}",
+                    json!(acted.delta),
+                    moved(&layout, &still)
+                ));
             }
             let settled = read(b).await?;
             if settled != first {

@@ -206,6 +206,7 @@
       // The work this action sets going is counted afresh (see settle).
       if (CLICKED.pending) {
         CLICKED.pending.n = 0;
+        CLICKED.pending.loop = 0;
         CLICKED.pending.sent = 0;
         CLICKED.pending.gen++;
       }
@@ -413,17 +414,25 @@
     const anims = document.getAnimations ? document.getAnimations() : [];
     return anims.some((an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline));
   }
+  // (`f(drawn)`: whether a frame was drawn, else FRAME_LATE passed.)
   function afterFrame(f) {
     let done = false;
-    const go = () => {
+    const go = (drawn) => {
       if (done) return;
       done = true;
       clearTimeout(late);
-      f();
+      f(drawn);
     };
-    const late = Reflect.apply(NATIVE.later, window, [go, document.hidden ? 17 : FRAME_LATE]);
-    if (!document.hidden) Reflect.apply(NATIVE.frame, window, [() => Reflect.apply(NATIVE.later, window, [go, 0])]);
+    const late = Reflect.apply(NATIVE.later, window, [() => go(false), document.hidden ? 17 : FRAME_LATE]);
+    const drawn = () => Reflect.apply(NATIVE.later, window, [() => go(true), 0]);
+    if (!document.hidden) Reflect.apply(NATIVE.frame, window, [drawn]);
   }
+  // The frames a loop of the action's (a chain of frames past three links,
+  // see the click tracker) may draw with no change before it counts as
+  // still: a script's animation may show no change for a frame or a few
+  // (jQuery UI's accordion rounds its heights to whole pixels, and its
+  // easing is slow at both ends), a loop that changes nothing stays still.
+  const LOOP_CALM = 8;
   // Whether all an action changed is in the page once its input has been
   // handled and the tasks it queued have run: nothing it set going waits for
   // a frame or a later task (see the click tracker: no animation frame asked
@@ -464,9 +473,12 @@
   }
   // An action's change is settled once a whole frame has been drawn with no
   // change that can move, size, show or hide anything after the last one (pages
-  // move once a frame: a height animated by script changes every frame), no
+  // move once a frame: a height animated by script changes every frame; while
+  // a loop of frames the action started runs, LOOP_CALM frames), no
   // work the action set going is left to run (its short timers and animation
   // frames: see the host's tracker), and no animation of layout is running.
+  // A look that no frame came before (FRAME_LATE) counts as a frame only when
+  // nothing waits for one (a hidden page draws none).
   // The first look is after the frame that follows the input, in which the
   // page's follow-up work runs: at once when that frame was drawn before
   // the settle began (the input's answer and this call took that long), a
@@ -496,7 +508,11 @@
       // (whole(), when the settle's start found it true: the first look then
       // runs at once, in the same task, and need not ask again.)
       let wholeNow = false;
-      const look = () => {
+      // Frames drawn since the last change; whether the last look came
+      // without the frame it waited for, while frames were asked.
+      let calm = 0,
+        starved = false;
+      const look = (drawn = true) => {
         const now = performance.now();
         if (w.leaving) {
           unwatch();
@@ -513,10 +529,15 @@
           }
         }
         const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
+        starved = !drawn && !document.hidden && !!pend && !!pend.asked && pend.asked.size > 0;
+        if (lastChange > lastLook) calm = 0;
+        else if (!starved) calm++;
         const working = !!pend && pend.n > 0;
+        const looping = !!pend && pend.loop > 0;
         const moving = animating();
         const quiet =
-          (lastChange <= lastLook || (first && (wholeNow || whole(w, pend)))) && now - lastChange >= floor;
+          (calm >= (looping ? LOOP_CALM : 1) || (first && (wholeNow || whole(w, pend)))) &&
+          now - lastChange >= floor;
         first = false;
         wholeNow = false;
         const done =
@@ -531,7 +552,9 @@
         const d = delta(w);
         if (now - t0 >= max && (working || moving || !quiet)) {
           d.still = [];
-          if (!quiet) d.still.push('the page was still changing');
+          if (!quiet && looping) d.still.push('a script was still animating the page, frame by frame');
+          else if (!quiet) d.still.push('the page was still changing');
+          if (starved) d.still.push('no frame was drawn in ' + FRAME_LATE + ' ms while the page waited for one');
           if (moving) d.still.push('an animation was running');
           if (working) d.still.push(pend.n + ' of the timers and frames it set going had not run');
           d.bound_ms = max;
