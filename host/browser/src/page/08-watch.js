@@ -206,7 +206,6 @@
       // The work this action sets going is counted afresh (see settle).
       if (CLICKED.pending) {
         CLICKED.pending.n = 0;
-        CLICKED.pending.loop = 0;
         CLICKED.pending.sent = 0;
         CLICKED.pending.gen++;
       }
@@ -427,12 +426,12 @@
     const drawn = () => Reflect.apply(NATIVE.later, window, [() => go(true), 0]);
     if (!document.hidden) Reflect.apply(NATIVE.frame, window, [drawn]);
   }
-  // The frames a loop of the action's (a chain of frames past three links,
-  // see the click tracker) may draw with no change before it counts as
-  // still: a script's animation may show no change for a frame or a few
-  // (jQuery UI's accordion rounds its heights to whole pixels, and its
-  // easing is slow at both ends), a loop that changes nothing stays still.
-  const LOOP_CALM = 8;
+  // The frames a script's animation may draw with no change before it counts
+  // as ended (the page changed in two frames or more, and asks for another):
+  // one may show no change for a frame or a few (jQuery UI's accordion and
+  // hand-written ones round heights to whole pixels and ease slowly at both
+  // ends; GSAP's ticker lets a frame pass when it comes early).
+  const SCRIPT_CALM = 8;
   // Whether all an action changed is in the page once its input has been
   // handled and the tasks it queued have run: nothing it set going waits for
   // a frame or a later task (see the click tracker: no animation frame asked
@@ -473,8 +472,8 @@
   }
   // An action's change is settled once a whole frame has been drawn with no
   // change that can move, size, show or hide anything after the last one (pages
-  // move once a frame: a height animated by script changes every frame; while
-  // a loop of frames the action started runs, LOOP_CALM frames), no
+  // move once a frame: a height animated by script changes every frame; after
+  // a script's animation, SCRIPT_CALM frames), no
   // work the action set going is left to run (its short timers and animation
   // frames: see the host's tracker), and no animation of layout is running.
   // A look that no frame came before (FRAME_LATE) counts as a frame only when
@@ -508,9 +507,11 @@
       // (whole(), when the settle's start found it true: the first look then
       // runs at once, in the same task, and need not ask again.)
       let wholeNow = false;
-      // Frames drawn since the last change; whether the last look came
-      // without the frame it waited for, while frames were asked.
+      // Frames drawn since the last change; the looks that saw a change;
+      // whether the last look came without the frame it waited for, while
+      // frames were asked.
       let calm = 0,
+        moves = 0,
         starved = false;
       const look = (drawn = true) => {
         const now = performance.now();
@@ -529,14 +530,18 @@
           }
         }
         const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
-        starved = !drawn && !document.hidden && !!pend && !!pend.asked && pend.asked.size > 0;
-        if (lastChange > lastLook) calm = 0;
-        else if (!starved) calm++;
+        const asked = !!pend && !!pend.asked && pend.asked.size > 0;
+        starved = !drawn && !document.hidden && asked;
+        if (lastChange > lastLook) {
+          calm = 0;
+          moves++;
+        } else if (!starved) calm++;
         const working = !!pend && pend.n > 0;
-        const looping = !!pend && pend.loop > 0;
+        // A script animating the page: it changed in frames, and a frame is asked.
+        const scripted = moves >= 2 && asked;
         const moving = animating();
         const quiet =
-          (calm >= (looping ? LOOP_CALM : 1) || (first && (wholeNow || whole(w, pend)))) &&
+          (calm >= (scripted ? SCRIPT_CALM : 1) || (first && (wholeNow || whole(w, pend)))) &&
           now - lastChange >= floor;
         first = false;
         wholeNow = false;
@@ -552,7 +557,7 @@
         const d = delta(w);
         if (now - t0 >= max && (working || moving || !quiet)) {
           d.still = [];
-          if (!quiet && looping) d.still.push('a script was still animating the page, frame by frame');
+          if (!quiet && scripted) d.still.push('a script was still animating the page, frame by frame');
           else if (!quiet) d.still.push('the page was still changing');
           if (starved) d.still.push('no frame was drawn in ' + FRAME_LATE + ' ms while the page waited for one');
           if (moving) d.still.push('an animation was running');

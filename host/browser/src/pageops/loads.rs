@@ -251,15 +251,11 @@ const CLICK_TRACKER: &str = r#"(() => {
   // Work an action set going: a timer of up to 500 ms (a debounce, a menu's
   // open delay), an animation frame or an idle callback asked while one of its events was
   // dispatched (`busy`: an action is watched), or by such work in turn, three
-  // links deep at most. `pending.n` counts those
+  // links deep at most (a loop is not waited for). `pending.n` counts those
   // not run yet (of the action `pending.gen`): the action's answer waits for
   // them (see settle in the page library). A longer timer of the action's is
   // not waited for: `pending.later` holds its delay until it runs, so that
-  // the answer can say it is still to come. Past three links, a chain of
-  // frames (a script's animation: jQuery's, one frame asking the next) is
-  // the action's loop: `pending.loop` counts its frames asked and not had
-  // yet; the settle waits for it only while it keeps changing the page (a
-  // loop that changes nothing is not waited for).
+  // the answer can say it is still to come.
   const SHORT = 500;
   // `asked`: the animation frames the page has asked for and not had yet
   // (all of them, the action's or not: a loop's next frame may show what the
@@ -269,37 +265,31 @@ const CLICK_TRACKER: &str = r#"(() => {
   // IntersectionObserver watches something (it is called in a frame). See
   // `settle` in the page library: without any of them, what the action
   // changed is all there once its input was handled.
-  const pending = { n: 0, loop: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), bound: -1, observed: false };
+  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), bound: -1, observed: false };
   Object.defineProperty(seen, 'pending', { value: pending });
-  // How far down such a chain the running code is (0: not in one; 4: past
-  // three links, a loop), and the action that began it.
-  let depth = 0, origin = -1;
+  // How far down such a chain the running code is (0: not in one).
+  let depth = 0;
   // The link work asked now would be (0: not the action's).
   const ours = () => (!seen.busy ? 0 : depth > 0 ? depth + 1 : window.event && window.event.isTrusted ? 1 : 0);
-  // (The frames of a loop, counted in `pending.loop`.)
-  const timers = new Map(), frames = new Map(), loops = new Map();
+  const timers = new Map(), frames = new Map();
   const done = (m, id) => {
     const g = m.get(id);
     if (g === undefined) return;
     m.delete(id);
-    if (g !== pending.gen) return;
-    if (m === loops) pending.loop--;
-    else pending.n--;
+    if (g === pending.gen) pending.n--;
   };
   const tracking = (m, start, f, link) => {
     const gen = pending.gen;
     let id;
     const run = function () {
       done(m, id);
-      const outer = [depth, origin];
-      depth = Math.min(link, 4);
-      origin = gen;
-      try { return Reflect.apply(f, this, arguments); } finally { [depth, origin] = outer; }
+      const outer = depth;
+      depth = link;
+      try { return Reflect.apply(f, this, arguments); } finally { depth = outer; }
     };
     id = start(run);
     m.set(id, gen);
-    if (m === loops) pending.loop++;
-    else pending.n++;
+    pending.n++;
     return id;
   };
   const later = window.setTimeout, unlater = window.clearTimeout;
@@ -347,13 +337,11 @@ const CLICK_TRACKER: &str = r#"(() => {
     let id;
     const g = function () { pending.asked.delete(id); return Reflect.apply(f, this, arguments); };
     const link = ours();
-    // Past three links: the action's loop, while it is this action's.
-    const m = link > 3 ? (origin === pending.gen ? loops : null) : link ? frames : null;
-    id = m ? tracking(m, (run) => Reflect.apply(frame, this, [run]), g, link) : Reflect.apply(frame, this, [g]);
+    id = !link || link > 3 ? Reflect.apply(frame, this, [g]) : tracking(frames, (run) => Reflect.apply(frame, this, [run]), g, link);
     if (pending.asked.size < 10000) pending.asked.add(id);
     return id;
   } }.requestAnimationFrame;
-  const cancelled = { cancelAnimationFrame(id) { pending.asked.delete(id); done(frames, id); done(loops, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
+  const cancelled = { cancelAnimationFrame(id) { pending.asked.delete(id); done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
   for (const [w, o, name] of [[timeout, later, 'setTimeout'], [cleared, unlater, 'clearTimeout'], [animation, frame, 'requestAnimationFrame'], [cancelled, unframe, 'cancelAnimationFrame']]) {
     if (typeof o !== 'function') continue;
     natives.set(w, o);
