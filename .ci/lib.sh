@@ -100,14 +100,14 @@ ci_table() {
         echo "ci: done in $(($(date +%s) - ci_t0)) s"
     else
         echo "ci: FAILED (exit $rc) after $(($(date +%s) - ci_t0)) s"
-        ci_failures
     fi
+    ci_failures
     ci_counts
     exit "$rc"
 }
 
 # The failing tests by name (their output, with the tails of the logs they
-# own, is above, after nextest's summary).
+# own, is above, after nextest's summary), and those that passed only on a retry.
 ci_failures() {
     python3 .ci/report.py failures target/nextest/ci/junit.xml
 }
