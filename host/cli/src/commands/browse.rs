@@ -609,13 +609,23 @@ impl Conn {
     }
 
     /// The tools the session's server offers: those it lists, and with
-    /// `all` its hidden tiers too (revealed on this connection only).
+    /// `all` its hidden tiers too (see [`Self::hidden_tools`]).
     pub(crate) fn tools(&mut self, all: bool) -> anyhow::Result<Vec<Value>> {
-        let client = self.client()?;
+        let mut tools = self.client()?.tools()?;
         if all {
-            client.call("expand_tools", &json!({"tier": 3}))?;
+            tools.extend(self.hidden_tools()?);
         }
-        client.tools()
+        Ok(tools)
+    }
+
+    /// The tools of the server's hidden tiers, revealed on this connection
+    /// only: `expand_tools` answers with their definitions.
+    pub(crate) fn hidden_tools(&mut self) -> anyhow::Result<Vec<Value>> {
+        let answer = self.client()?.call("expand_tools", &json!({"tier": 3}))?;
+        if answer["isError"] == true {
+            anyhow::bail!("expand_tools failed: {}", answer["structuredContent"]);
+        }
+        Ok(answer["structuredContent"]["tools"].as_array().cloned().unwrap_or_default())
     }
 
     /// Call `tool` and print its answer as text (or JSON with `--json`).

@@ -27,7 +27,7 @@ pub(crate) fn run(cli: &Cli, words: &[String]) -> anyhow::Result<()> {
     // The listed tools first; the hidden tiers only for a word they lack.
     let mut tools = conn.tools(false)?;
     if words.first().is_some_and(|w| find(&tools, w).is_none()) {
-        tools = conn.tools(true)?;
+        tools.extend(conn.hidden_tools()?);
     }
     if words.iter().skip(1).any(|w| w == "--help" || w == "-h") {
         let name = words.first().map_or("", String::as_str);
