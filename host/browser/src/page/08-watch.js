@@ -507,12 +507,9 @@
       // (whole(), when the settle's start found it true: the first look then
       // runs at once, in the same task, and need not ask again.)
       let wholeNow = false;
-      // Frames drawn since the last change; the looks that saw a change;
-      // whether the last look came without the frame it waited for, while
-      // frames were asked.
+      // Frames drawn since the last change; the looks that saw a change.
       let calm = 0,
-        moves = 0,
-        starved = false;
+        moves = 0;
       const look = (drawn = true) => {
         const now = performance.now();
         if (w.leaving) {
@@ -531,7 +528,8 @@
         }
         const lastChange = Math.max(w.mutAt || 0, w.moveAt || 0);
         const asked = !!pend && !!pend.asked && pend.asked.size > 0;
-        starved = !drawn && !document.hidden && asked;
+        // (This look came without the frame it waited for, while frames were asked.)
+        const starved = !drawn && !document.hidden && asked;
         if (lastChange > lastLook) {
           calm = 0;
           moves++;
