@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -723,12 +723,12 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<bool>>,
 {
-    let until = std::time::Instant::now() + limit;
+    let until = Instant::now() + limit;
     loop {
         if check().await? {
             return Ok(());
         }
-        if std::time::Instant::now() >= until {
+        if Instant::now() >= until {
             bail!("waited {limit:?} for {what}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1586,7 +1586,8 @@ async fn serve_one(
 /// `output:X` 150 ms later (recorded as `ws run:X`: a notebook's kernel
 /// answers so); `complete:X` with `completion:X` 600 ms later (an editor's
 /// suggestion, which comes after the typing's echo has paused); `tick:N` starts a frame `tick` every N ms (a stream of
-/// prices).
+/// prices); `lag:N` holds every answer after it N ms longer (a server slower
+/// than the page: its echo comes after the typing's page has settled).
 #[allow(clippy::too_many_lines)] // the socket's handshake and its protocol, one loop
 async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Records) -> Result<()> {
     use base64::Engine;
@@ -1610,9 +1611,14 @@ async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Recor
         .as_bytes(),
     )
     .await?;
-    let (out, mut queue) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // Each answer with when it was given: the writer holds it `lag` ms from then.
+    let (out, mut queue) = tokio::sync::mpsc::unbounded_channel::<(Instant, String)>();
+    let lag = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let held = lag.clone();
     let writer = tokio::spawn(async move {
-        while let Some(text) = queue.recv().await {
+        while let Some((given, text)) = queue.recv().await {
+            let lag = held.load(std::sync::atomic::Ordering::Relaxed);
+            tokio::time::sleep_until((given + Duration::from_millis(lag)).into()).await;
             let mut frame = vec![0x81u8];
             match text.len() {
                 n if n < 126 => frame.push(n as u8),
@@ -1657,23 +1663,25 @@ async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Recor
         }
         let text = String::from_utf8_lossy(&data).into_owned();
         if let Some(x) = text.strip_prefix("echo:") {
-            let _ = out.send(format!("echo:{x}"));
+            let _ = out.send((Instant::now(), format!("echo:{x}")));
         } else if let Some(x) = text.strip_prefix("run:") {
             if let Ok(mut r) = records.lock() {
                 r.push(format!("ws run:{x}"));
             }
-            let _ = out.send(format!("queued:{x}"));
+            let _ = out.send((Instant::now(), format!("queued:{x}")));
             let (out, x) = (out.clone(), x.to_owned());
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(150)).await;
-                let _ = out.send(format!("output:{x}"));
+                let _ = out.send((Instant::now(), format!("output:{x}")));
             });
         } else if let Some(x) = text.strip_prefix("complete:") {
             let (out, x) = (out.clone(), x.to_owned());
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(600)).await;
-                let _ = out.send(format!("completion:{x}"));
+                let _ = out.send((Instant::now(), format!("completion:{x}")));
             });
+        } else if let Some(ms) = text.strip_prefix("lag:").and_then(|v| v.parse::<u64>().ok()) {
+            lag.store(ms.min(5_000), std::sync::atomic::Ordering::Relaxed);
         } else if let Some(ms) = text.strip_prefix("tick:").and_then(|v| v.parse::<u64>().ok()) {
             let out = out.clone();
             if let Some(t) = ticker.take() {
@@ -1684,7 +1692,7 @@ async fn serve_socket(stream: tokio::net::TcpStream, head: &str, records: &Recor
                 loop {
                     tokio::time::sleep(Duration::from_millis(ms.max(5))).await;
                     n += 1;
-                    if out.send(format!("tick:{n}")).is_err() {
+                    if out.send((Instant::now(), format!("tick:{n}"))).is_err() {
                         break;
                     }
                 }

@@ -164,16 +164,17 @@ impl TabWatch {
     }
 
     /// Whether the action that began at `since` is answered over a websocket
-    /// (a notebook's output comes so): the page has one, it was not busy on
-    /// its own just before (a chatty stream of prices is no answer; frames
-    /// that answered the action before, such as an editor's completions
-    /// while typing, are not the page's own), and the action sent a request
-    /// or a frame.
+    /// (a notebook's output comes so): it was not busy on its own just before
+    /// (a chatty stream of prices is no answer; frames that answered the
+    /// action before, such as an editor's completions while typing, are not
+    /// the page's own), and the action sent a frame, or sent a request on a
+    /// page whose socket has brought frames. (A frame sent is enough: the
+    /// server's first answer may come after the page has settled.)
     pub(super) fn answer_by_socket(&self, since: Instant, requests: u64) -> bool {
         let mut n = lock(&self.net);
         let chatty = n.ws_own.is_some_and(|t| since.saturating_duration_since(t) < WS_BUSY);
         let sent = n.ws_sent.is_some_and(|t| t >= since);
-        let by_socket = n.ws_received.is_some() && !chatty && (requests > 0 || sent);
+        let by_socket = !chatty && (sent || (requests > 0 && n.ws_received.is_some()));
         tracing::debug!(
             by_socket,
             chatty,
