@@ -66,12 +66,25 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
     // on a loaded machine it may show its output seconds later, past any
     // pause an answer can wait out. An agent waits for that once; so does
     // this test, and the passes below then hold the answer to its output.
-    let found = ok_text(&client, "find", json!({"query": "Python button"})).await?;
-    let add = find_ref(&found, "button", "Python").with_context(|| found.clone())?;
-    let added = ok_text(&client, "interact", json!({"ref": add})).await?;
-    let cell = focused_ref(&added).with_context(|| format!("no focused editor: {added}"))?;
-    ok_text(&client, "type", json!({"ref": cell, "text": "\"warm\" * 3"})).await?;
-    ok_text(&client, "press_key", json!({"key": "Control+Enter", "ref": cell})).await?;
+    // While it starts, the notebook may draw a new cell's editor again after
+    // the click's answer: the typing's ref is then stale (STALE_REF), and the
+    // agent adds a cell again, as here (at most three tries).
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let found = ok_text(&client, "find", json!({"query": "Python button"})).await?;
+        let add = find_ref(&found, "button", "Python").with_context(|| found.clone())?;
+        let added = ok_text(&client, "interact", json!({"ref": add})).await?;
+        let cell = focused_ref(&added).with_context(|| format!("no focused editor: {added}"))?;
+        let typed = client.tool("type", json!({"ref": cell, "text": "\"warm\" * 3"})).await?;
+        if typed.is_error == Some(true) {
+            let said = texts(&typed);
+            anyhow::ensure!(said.contains("STALE_REF") && tries < 3, "try {tries}: {said}");
+            continue;
+        }
+        ok_text(&client, "press_key", json!({"key": "Control+Enter", "ref": cell})).await?;
+        break;
+    }
     let shown = "document.body.innerText.includes('warmwarmwarm')";
     ok_text(&client, "wait_for", json!({"type": "function", "value": shown, "timeout": 60000}))
         .await?;
