@@ -1134,6 +1134,13 @@ impl AdminApp {
         Ok(())
     }
 
+    /// Every request the server has seen, in order: `METHOD /path?query`.
+    pub fn requests(&self) -> Result<Vec<String>> {
+        let log = PathBuf::from(format!("{}.requests", self.db.display()));
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        Ok(text.lines().map(str::to_owned).collect())
+    }
+
     /// Show (or take away) the tall banner at the top of every page.
     pub fn banner(&self, on: bool) -> Result<()> {
         let flag = PathBuf::from(format!("{}.banner", self.db.display()));

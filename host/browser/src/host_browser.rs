@@ -241,6 +241,10 @@ impl HostBrowser for BrowserManager {
         let _ = self.inner.login_source.set(source);
     }
 
+    fn set_scrubber(&self, scrub: ochre_protocol::browser::Scrubber) {
+        let _ = self.inner.scrubber.set(scrub);
+    }
+
     fn hold_tab(&self, tab: TabId, why: &str) -> Result<(), ToolError> {
         self.hold(tab, why)
     }

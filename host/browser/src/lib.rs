@@ -42,6 +42,7 @@ mod emulate;
 mod events;
 mod frames;
 mod grid;
+mod har;
 mod host_browser;
 mod input;
 mod launch;
@@ -226,6 +227,8 @@ struct Inner {
     events: events::Events,
     /// Where launches and relaunches are told to the clients' operators.
     notices: std::sync::OnceLock<Notices>,
+    /// The host's known secrets, out of every file the browser writes.
+    scrubber: std::sync::OnceLock<ochre_protocol::browser::Scrubber>,
     /// The server is closing the browser (its connection's end is expected).
     closing: Arc<AtomicBool>,
     /// Tabs resolved, operations read from JSON (see [`CallCounts`]).
@@ -315,6 +318,7 @@ impl BrowserManager {
                 login_source: Default::default(),
                 events: Default::default(),
                 notices: Default::default(),
+                scrubber: Default::default(),
                 closing: Default::default(),
                 counters: Default::default(),
             }),

@@ -6,10 +6,12 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::network::GetResponseBodyParams;
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventRequestWillBeSent, GetResponseBodyParams, Response, WebSocketFrame,
+};
 use serde_json::{Map, Value, json};
 
-use super::{BrowserManager, TabId, bounded, cdp_error};
+use super::{BrowserManager, TabId, bounded, cdp_error, har};
 use ochre_protocol::ToolError;
 use ochre_protocol::lock;
 use ochre_protocol::page_ops as typed;
@@ -91,21 +93,78 @@ const BODY_CAP: usize = 32 * 1024;
 /// Most body bytes in one `get`.
 const BODIES_TOTAL_CAP: usize = 2 << 20;
 
-/// One captured request.
+/// One captured request (one hop of a redirect chain; a websocket with its
+/// messages). The fields after `from_cache` are the HAR's (see `har`).
 #[derive(Debug, Default, Clone)]
-struct Entry {
-    seq: u64,
-    url: Option<String>,
-    method: Option<String>,
-    resource_type: Option<String>,
-    started: Option<Instant>,
-    status: Option<i64>,
-    mime_type: Option<String>,
-    duration_ms: Option<u64>,
-    encoded_bytes: Option<f64>,
-    failed: Option<String>,
-    from_cache: bool,
+pub(super) struct Entry {
+    pub(super) seq: u64,
+    pub(super) url: Option<String>,
+    pub(super) method: Option<String>,
+    pub(super) resource_type: Option<String>,
+    pub(super) started: Option<Instant>,
+    pub(super) status: Option<i64>,
+    pub(super) mime_type: Option<String>,
+    pub(super) duration_ms: Option<u64>,
+    pub(super) encoded_bytes: Option<f64>,
+    pub(super) failed: Option<String>,
+    pub(super) from_cache: bool,
+    /// When it was sent: the wall clock (seconds since the epoch) and the
+    /// browser's monotonic clock (seconds), which its other times use.
+    pub(super) wall: Option<f64>,
+    pub(super) mono: Option<f64>,
+    /// When it ended (the monotonic clock).
+    pub(super) mono_end: Option<f64>,
+    /// The headers sent: as the page asked, then as they went (with cookies).
+    pub(super) request_headers: Option<Value>,
+    pub(super) request_headers_sent: Option<Value>,
+    /// The body sent (at most `POST_CAP` bytes; `post_bytes` is its length).
+    pub(super) post: Option<Vec<u8>>,
+    pub(super) post_bytes: usize,
+    pub(super) status_text: Option<String>,
+    /// The headers received: as the page sees them, then as they came.
+    pub(super) response_headers: Option<Value>,
+    pub(super) response_headers_raw: Option<Value>,
+    pub(super) protocol: Option<String>,
+    pub(super) remote: Option<String>,
+    pub(super) connection: Option<String>,
+    pub(super) timing: Option<Timing>,
+    /// A hop of a redirect chain: where it sent the browser.
+    pub(super) redirect_url: Option<String>,
+    /// A websocket's messages (at most `WS_CAP`; more are counted).
+    pub(super) messages: Vec<WsMessage>,
+    pub(super) messages_dropped: u64,
+    /// Its response's body, read as it finished (a document's, a fetch's, an
+    /// XHR's: the page may not keep it past the next navigation).
+    pub(super) body: Option<(String, bool)>,
 }
+
+/// A request's phases as Chromium times them: milliseconds after
+/// `request_time` (seconds, the monotonic clock); -1 where there was none.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Timing {
+    pub(super) request_time: f64,
+    pub(super) dns: (f64, f64),
+    pub(super) connect: (f64, f64),
+    pub(super) ssl: (f64, f64),
+    pub(super) send: (f64, f64),
+    pub(super) headers_end: f64,
+}
+
+/// One websocket message.
+#[derive(Debug, Clone)]
+pub(super) struct WsMessage {
+    pub(super) sent: bool,
+    /// The monotonic clock, in seconds.
+    pub(super) mono: f64,
+    pub(super) opcode: f64,
+    pub(super) data: String,
+}
+
+/// Most bytes of a request body kept.
+const POST_CAP: usize = 256 * 1024;
+/// Most messages kept per websocket, and most chars of each.
+const WS_CAP: usize = 1000;
+const WS_MESSAGE_CAP: usize = 64 * 1024;
 
 /// The capture of one tab.
 #[derive(Debug, Default)]
@@ -114,6 +173,72 @@ pub(crate) struct Capture {
     entries: HashMap<String, Entry>,
     next: u64,
     dropped: u64,
+    /// Redirect hops kept so far (their entries' keys).
+    redirects: u64,
+    /// Bytes of the bodies read as their requests finished.
+    body_bytes: usize,
+    /// The headers each request went with and each response came with, as
+    /// the network reported them apart (`…ExtraInfo`), per request id in the
+    /// order they came: one per hop of a redirect chain. They are matched
+    /// to their hops when a HAR is written (see `Capture::wire_headers`):
+    /// those events come on streams of their own, apart from the request's.
+    sent_headers: HashMap<String, Vec<Value>>,
+    raw_headers: HashMap<String, Vec<(i64, Value)>>,
+}
+
+impl Capture {
+    /// Give each entry the headers the network reported for it: a request
+    /// id's k-th report to its k-th hop (hops in the order they were sent);
+    /// a response's only to a hop of the same status.
+    fn wire_headers(&self, list: &mut [(String, Entry)]) {
+        let mut hop: HashMap<&str, usize> = HashMap::new();
+        for (key, e) in list.iter_mut() {
+            let id = key.split(':').next().unwrap_or(key);
+            let k = hop.entry(id).or_default();
+            if let Some(h) = self.sent_headers.get(id).and_then(|l| l.get(*k)) {
+                e.request_headers_sent = Some(h.clone());
+            }
+            if let Some((status, h)) = self.raw_headers.get(id).and_then(|l| l.get(*k))
+                && e.status == Some(*status)
+            {
+                e.response_headers_raw = Some(h.clone());
+            }
+            *k += 1;
+        }
+    }
+}
+
+impl Entry {
+    /// Whether a body may be read for it: not a redirect's hop, not a
+    /// websocket.
+    pub(super) fn has_body(&self) -> bool {
+        self.redirect_url.is_none() && self.resource_type.as_deref() != Some("WebSocket")
+    }
+}
+
+/// A URL as kept: its first 2,000 chars.
+fn clip(url: &str) -> String {
+    url.chars().take(2000).collect()
+}
+
+/// What a response says of itself, into its request's entry.
+fn set_response(e: &mut Entry, r: &Response) {
+    e.status = Some(r.status);
+    e.status_text = Some(r.status_text.clone());
+    e.mime_type = Some(r.mime_type.clone());
+    e.response_headers = Some(r.headers.inner().clone());
+    e.protocol = r.protocol.clone();
+    e.remote = r.remote_ip_address.as_ref().map(|ip| ip.trim_matches(['[', ']']).to_owned());
+    e.connection = Some(format!("{}", r.connection_id));
+    e.from_cache |= r.from_disk_cache == Some(true);
+    e.timing = r.timing.as_ref().map(|t| Timing {
+        request_time: t.request_time,
+        dns: (t.dns_start, t.dns_end),
+        connect: (t.connect_start, t.connect_end),
+        ssl: (t.ssl_start, t.ssl_end),
+        send: (t.send_start, t.send_end),
+        headers_end: t.receive_headers_end,
+    });
 }
 
 impl Capture {
@@ -142,31 +267,169 @@ impl TabWatch {
         lock(&self.capture)
     }
 
-    pub(super) fn cap_request(&self, id: &str, url: &str, method: &str, kind: Option<String>) {
-        if let Some(e) = self.cap().entry(id) {
-            e.url = Some(url.chars().take(2000).collect());
-            e.method = Some(method.to_owned());
-            e.resource_type = kind;
-            e.started.get_or_insert_with(Instant::now);
+    /// A request is sent. One that follows a redirect ends the hop before
+    /// it (kept as an entry of its own, with the redirect's response).
+    pub(super) fn cap_request(&self, ev: &EventRequestWillBeSent, kind: Option<String>) {
+        let id = ev.request_id.inner();
+        let mut c = self.cap();
+        if let Some(hop) = &ev.redirect_response
+            && c.active
+            && let Some(mut done) = c.entries.remove(id)
+        {
+            set_response(&mut done, hop);
+            done.redirect_url = Some(clip(&ev.request.url));
+            done.mono_end = Some(*ev.timestamp.inner());
+            done.duration_ms = done.started.map(|t| t.elapsed().as_millis() as u64);
+            c.redirects += 1;
+            let key = format!("{id}:redirect{}", c.redirects);
+            c.entries.insert(key, done);
+        }
+        let Some(e) = c.entry(id) else { return };
+        e.url = Some(clip(&ev.request.url));
+        e.method = Some(ev.request.method.clone());
+        e.resource_type = kind;
+        e.started.get_or_insert_with(Instant::now);
+        e.wall = Some(*ev.wall_time.inner());
+        e.mono = Some(*ev.timestamp.inner());
+        e.request_headers = Some(ev.request.headers.inner().clone());
+        if let Some(parts) = &ev.request.post_data_entries {
+            let mut body = Vec::new();
+            for part in parts {
+                let bytes = part.bytes.as_ref().map(|b| {
+                    use base64::Engine as _;
+                    let text: &str = b.as_ref();
+                    base64::engine::general_purpose::STANDARD.decode(text).unwrap_or_default()
+                });
+                body.extend(bytes.unwrap_or_default());
+            }
+            e.post_bytes = body.len();
+            body.truncate(POST_CAP);
+            e.post = Some(body);
         }
     }
 
-    pub(super) fn cap_response(&self, id: &str, status: i64, mime: &str, url: &str) {
+    /// The headers a request went with (its cookies among them).
+    pub(super) fn cap_request_sent(&self, id: &str, headers: &Value) {
+        let mut c = self.cap();
+        if c.active && c.sent_headers.len() < CAPTURE_CAP {
+            c.sent_headers.entry(id.to_owned()).or_default().push(headers.clone());
+        }
+    }
+
+    pub(super) fn cap_response(&self, id: &str, r: &Response) {
         if let Some(e) = self.cap().entry(id) {
-            e.status = Some(status);
-            e.mime_type = Some(mime.to_owned());
+            set_response(e, r);
             if e.url.is_none() {
-                e.url = Some(url.chars().take(2000).collect());
+                e.url = Some(clip(&r.url));
             }
             e.started.get_or_insert_with(Instant::now);
         }
     }
 
-    pub(super) fn cap_finished(&self, id: &str, encoded: Option<f64>, failed: Option<String>) {
+    /// The headers a response came with (its cookies among them).
+    pub(super) fn cap_response_raw(&self, id: &str, status: i64, headers: &Value) {
+        let mut c = self.cap();
+        if c.active && c.raw_headers.len() < CAPTURE_CAP {
+            c.raw_headers.entry(id.to_owned()).or_default().push((status, headers.clone()));
+        }
+    }
+
+    pub(super) fn cap_finished(
+        &self,
+        id: &str,
+        mono: f64,
+        encoded: Option<f64>,
+        failed: Option<String>,
+    ) {
         if let Some(e) = self.cap().entry(id) {
             e.encoded_bytes = encoded;
             e.failed = failed;
+            e.mono_end = Some(mono);
             e.duration_ms = e.started.map(|t| t.elapsed().as_millis() as u64);
+        }
+    }
+
+    /// Whether request `id`'s body is to be read as it finishes: while
+    /// capturing, a document's, a fetch's or an XHR's, within the capture's
+    /// bound.
+    pub(super) fn cap_wants_body(&self, id: &str) -> bool {
+        let c = self.cap();
+        c.active
+            && c.body_bytes < HAR_BODIES_TOTAL_CAP
+            && c.entries.get(id).is_some_and(|e| {
+                e.failed.is_none()
+                    && e.has_body()
+                    && matches!(e.resource_type.as_deref(), Some("Document" | "XHR" | "Fetch"))
+            })
+    }
+
+    /// Request `id`'s body, read as it finished (bounded).
+    pub(super) fn cap_body(&self, id: &str, text: String, base64: bool) {
+        let mut c = self.cap();
+        if text.len() > HAR_BODY_CAP || c.body_bytes + text.len() > HAR_BODIES_TOTAL_CAP {
+            return;
+        }
+        let n = text.len();
+        if let Some(e) = c.entries.get_mut(id) {
+            e.body = Some((text, base64));
+            c.body_bytes += n;
+        }
+    }
+
+    /// A websocket is made.
+    pub(super) fn cap_socket_made(&self, id: &str, url: &str) {
+        if let Some(e) = self.cap().entry(id) {
+            e.url = Some(clip(url));
+            e.method = Some("GET".into());
+            e.resource_type = Some("WebSocket".into());
+            e.started.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// A websocket's handshake is sent (`wall`: when, for its messages'
+    /// times).
+    pub(super) fn cap_socket(&self, id: &str, mono: f64, wall: f64, headers: &Value) {
+        if let Some(e) = self.cap().entry(id) {
+            e.method = Some("GET".into());
+            e.resource_type = Some("WebSocket".into());
+            e.started.get_or_insert_with(Instant::now);
+            e.wall = Some(wall);
+            e.mono = Some(mono);
+            e.request_headers = Some(headers.clone());
+        }
+    }
+
+    /// A websocket's handshake is answered.
+    pub(super) fn cap_socket_open(&self, id: &str, status: i64, text: &str, headers: &Value) {
+        if let Some(e) = self.cap().entry(id) {
+            e.status = Some(status);
+            e.status_text = Some(text.to_owned());
+            e.response_headers = Some(headers.clone());
+        }
+    }
+
+    /// A websocket message, sent or received.
+    pub(super) fn cap_socket_message(
+        &self,
+        id: &str,
+        sent: bool,
+        mono: f64,
+        frame: &WebSocketFrame,
+    ) {
+        let mut c = self.cap();
+        // Only a socket opened while capturing: not one opened before.
+        if !c.entries.contains_key(id) {
+            return;
+        }
+        if let Some(e) = c.entry(id) {
+            if e.messages.len() >= WS_CAP {
+                e.messages_dropped += 1;
+                return;
+            }
+            let data = &frame.payload_data;
+            let data = data[..data.floor_char_boundary(WS_MESSAGE_CAP)].to_owned();
+            e.messages.push(WsMessage { sent, mono, opcode: frame.opcode, data });
+            e.mono_end = Some(mono);
         }
     }
 
@@ -192,6 +455,12 @@ fn entry_json(id: &str, e: &Entry) -> Value {
     }
     if e.from_cache {
         o.insert("fromCache".into(), json!(true));
+    }
+    if let Some(to) = &e.redirect_url {
+        o.insert("redirectedTo".into(), json!(to));
+    }
+    if !e.messages.is_empty() {
+        o.insert("messages".into(), json!(e.messages.len() as u64 + e.messages_dropped));
     }
     Value::Object(o)
 }
@@ -227,6 +496,9 @@ impl BrowserManager {
                 let n = c.entries.len();
                 c.entries.clear();
                 c.dropped = 0;
+                c.sent_headers.clear();
+                c.raw_headers.clear();
+                c.body_bytes = 0;
                 Ok(NetworkCaptured {
                     cleared: Some(n),
                     capturing: c.active,
@@ -251,9 +523,15 @@ impl BrowserManager {
                     if args.include_bodies == Some(true)
                         && e.failed.is_none()
                         && e.status.is_some()
+                        && e.has_body()
                         && budget > 0
                     {
-                        match body(page, id).await {
+                        let kept = e.body.clone().ok_or(());
+                        let read = match kept {
+                            Ok(b) => Ok(b),
+                            Err(()) => body(page, id).await,
+                        };
+                        match read {
                             Ok((text, b64)) if b64 => {
                                 j["body"] = Value::Null;
                                 j["bodyOmitted"] =
@@ -280,19 +558,134 @@ impl BrowserManager {
                     capturing,
                     total: Some(total),
                     dropped: Some(dropped),
-                    cleared: None,
                     requests: Some(CapturedRequests::List(out)),
+                    ..NetworkCaptured::default()
                 })
             }
+            "har" => self.write_har(&w, page, args.include_bodies != Some(false)).await,
             other => Err(ToolError::invalid_argument(
                 "action",
-                format!("network_capture action {other:?} is not start, stop, get or clear"),
+                format!("network_capture action {other:?} is not start, stop, get, clear or har"),
             )),
         }
     }
 }
 
-async fn body(page: &Page, id: &str) -> Result<(String, bool), ToolError> {
+/// Longest response body a HAR holds, in bytes (text, or base64 for binary).
+const HAR_BODY_CAP: usize = 1 << 20;
+/// Most body bytes in one HAR, and the longest time spent reading them.
+const HAR_BODIES_TOTAL_CAP: usize = 32 << 20;
+const HAR_BODIES_TIME: std::time::Duration = std::time::Duration::from_secs(20);
+
+impl BrowserManager {
+    /// `text` without the host's known secrets (what a file the browser
+    /// writes is scrubbed with).
+    pub(super) fn scrub(&self, text: &str) -> String {
+        self.inner.scrubber.get().map_or_else(|| text.to_owned(), |f| f(text))
+    }
+
+    /// Where evidence bundles and HAR files go.
+    fn evidence_root(&self) -> Result<std::path::PathBuf, ToolError> {
+        self.inner.options.evidence_dir.clone().ok_or_else(|| {
+            ToolError::browser_error("no evidence dir is configured (BrowserOptions::evidence_dir)")
+        })
+    }
+
+    /// `network_capture har`: what tab `w`'s capture holds, written as a
+    /// HAR file in the evidence dir.
+    async fn write_har(
+        &self,
+        w: &TabWatch,
+        page: &Page,
+        bodies: bool,
+    ) -> Result<typed::NetworkCaptured, ToolError> {
+        let root = self.evidence_root()?;
+        let (bytes, mut written) = self.har_bytes(w, page, bodies).await?;
+        let now = std::time::SystemTime::now();
+        let file = root.join(format!("{}.har", bundle_id(now).replacen("ev-", "har-", 1)));
+        std::fs::create_dir_all(&root)
+            .and_then(|()| ochre_protocol::fs::write_atomic(&file, &bytes))
+            .map_err(|e| {
+                ToolError::storage_failed(format!("cannot write {}: {e}", file.display()))
+            })?;
+        written.path = std::path::absolute(&file).unwrap_or(file).display().to_string();
+        let capturing = w.cap().active;
+        Ok(typed::NetworkCaptured { capturing, har: Some(written), ..Default::default() })
+    }
+
+    /// What tab `w`'s capture holds as a HAR file's bytes (with the bodies
+    /// the page still has, bounded, when `bodies`), its secrets masked; and
+    /// what it holds (its `path` left to the caller).
+    async fn har_bytes(
+        &self,
+        w: &TabWatch,
+        page: &Page,
+        bodies: bool,
+    ) -> Result<(Vec<u8>, typed::HarWritten), ToolError> {
+        let (list, active) = {
+            let c = w.cap();
+            let mut list: Vec<(String, Entry)> =
+                c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
+            list.sort_by_key(|(_, e)| e.seq);
+            c.wire_headers(&mut list);
+            (list, c.active)
+        };
+        if list.is_empty() && !active {
+            return Err(ToolError::browser_error(
+                "nothing is captured on this tab: network_capture start first, then har",
+            ));
+        }
+        let title = page.get_title().await.ok().flatten().unwrap_or_default();
+        let started = list.iter().filter_map(|(_, e)| e.wall).fold(f64::INFINITY, f64::min);
+        let started = if started.is_finite() { started } else { now_seconds() };
+        let pages = [har::HarPage { id: "page_1".into(), title, started }];
+        let mut budget = HAR_BODIES_TOTAL_CAP;
+        let by = Instant::now() + HAR_BODIES_TIME;
+        let mut entries = Vec::with_capacity(list.len());
+        let mut with_body = 0;
+        for (id, e) in list {
+            let readable = e.failed.is_none() && e.status.is_some() && e.has_body();
+            let mut read = None;
+            let kept = e.body.clone();
+            if bodies
+                && readable
+                && budget > 0
+                && let Some((text, base64)) = match kept {
+                    Some(b) => Some(b),
+                    None if Instant::now() < by => body(page, &id).await.ok(),
+                    None => None,
+                }
+                && text.len() <= HAR_BODY_CAP.min(budget)
+            {
+                budget -= text.len();
+                with_body += 1;
+                read = Some(har::Body { text, base64 });
+            }
+            entries.push((id, e, "page_1".to_owned(), read));
+        }
+        let scrub = |t: &str| self.scrub(t);
+        let (log, masked) = har::har(&pages, &entries, &scrub);
+        let bytes = serde_json::to_vec_pretty(&log).unwrap_or_default();
+        let count = log["log"]["entries"].as_array().map_or(0, Vec::len);
+        let written = typed::HarWritten {
+            path: String::new(),
+            entries: count,
+            bodies: with_body,
+            masked,
+            bytes: bytes.len(),
+        };
+        Ok((bytes, written))
+    }
+}
+
+fn now_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Request `id`'s response body as Chromium holds it: text, or base64 (`true`).
+pub(super) async fn body(page: &Page, id: &str) -> Result<(String, bool), ToolError> {
     let r = bounded(5_000, "Network.getResponseBody", async {
         page.execute(GetResponseBodyParams::new(id.to_owned()))
             .await
@@ -312,11 +705,7 @@ impl BrowserManager {
         page: &Page,
         args: &typed::EvidenceBundle,
     ) -> Result<typed::BundleManifest, ToolError> {
-        let Some(root) = self.inner.options.evidence_dir.clone() else {
-            return Err(ToolError::browser_error(
-                "no evidence dir is configured (BrowserOptions::evidence_dir)",
-            ));
-        };
+        let root = self.evidence_root()?;
         let include = evidence_parts(args.include.as_deref())?;
         let now = std::time::SystemTime::now();
         let id = bundle_id(now);
@@ -339,6 +728,14 @@ impl BrowserManager {
         for what in &include {
             let (name, bytes) = self.evidence_part(n, page, what).await?;
             write(name, &bytes)?;
+            // The network as a HAR too, when this tab's is captured.
+            if what == "network"
+                && let Some(w) = self.tab_watch(n)
+                && !w.cap().entries.is_empty()
+            {
+                let (har, _) = self.har_bytes(&w, page, true).await?;
+                write("network.har", &har)?;
+            }
         }
         let manifest = typed::BundleManifest {
             bundle_id: id,
@@ -370,7 +767,7 @@ impl BrowserManager {
                     page.content().await.map_err(|e| cdp_error("reading the DOM", e))
                 })
                 .await?;
-                ("dom.html", html.into_bytes())
+                ("dom.html", self.scrub(&html).into_bytes())
             }
             "screenshot" => {
                 let png = self.screenshot(Some(n), false, None, None).await?;
@@ -388,14 +785,16 @@ impl BrowserManager {
                         },
                     )
                     .await?;
-                ("network.json", serde_json::to_vec_pretty(&net).unwrap_or_default())
+                let text = serde_json::to_string_pretty(&net).unwrap_or_default();
+                ("network.json", self.scrub(&text).into_bytes())
             }
             _ => {
                 let console = self.console_messages(
                     n,
                     &typed::Console { limit: Some(1000), ..Default::default() },
                 );
-                ("console.json", serde_json::to_vec_pretty(&console).unwrap_or_default())
+                let text = serde_json::to_string_pretty(&console).unwrap_or_default();
+                ("console.json", self.scrub(&text).into_bytes())
             }
         })
     }

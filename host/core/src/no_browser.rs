@@ -30,6 +30,8 @@ fn unavailable() -> ToolError {
 pub struct NoBrowser;
 
 impl HostBrowser for NoBrowser {
+    fn set_scrubber(&self, _scrub: ochre_protocol::browser::Scrubber) {}
+
     fn set_notices(&self, _notices: Notices) {}
 
     async fn with_owner<F: Future + Send>(&self, _owner: Owner, fut: F) -> F::Output {

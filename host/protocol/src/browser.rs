@@ -274,6 +274,10 @@ pub trait FrameSink: Send {
 /// relaunches, endpoints lost and back), with its level.
 pub type Notices = Arc<dyn Fn(crate::Level, String) + Send + Sync>;
 
+/// Takes the host's known secrets out of a text the browser writes to a file
+/// (an evidence bundle's parts, a HAR): the host's one redaction.
+pub type Scrubber = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
 /// What the host asks of its browser: the one list of what the host's guards
 /// and the MCP server call, whatever drives the pages. `ochre-browser`'s
 /// `BrowserManager` implements it over Chromium; a host built without the
@@ -396,6 +400,10 @@ pub trait HostBrowser: Send + Sync {
     /// store): what a page operation naming one (a workflow worker's
     /// `new_isolated_tab {login}`) signs its new context in with.
     fn set_login_source(&self, source: LoginSource);
+
+    /// What every file the browser writes (an evidence bundle's parts, a
+    /// HAR) is scrubbed with before it is written.
+    fn set_scrubber(&self, scrub: Scrubber);
 
     /// Hold tab `tab` for a person: until [`Self::release_tab`], every
     /// call on it but the person's ([`Self::person_input`], [`Self::watch_tab`])

@@ -15,10 +15,10 @@ use crate::read::run;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct CaptureArgs {
-    /// `start` (clears), `stop`, `get` or `clear`.
-    #[schemars(regex(pattern = r"^(start|stop|get|clear)$"))]
+    /// `start` (clears), `stop`, `get`, `clear` or `har` (write a HAR file).
+    #[schemars(regex(pattern = r"^(start|stop|get|clear|har)$"))]
     action: String,
-    /// get: response bodies too (text, 32 KB each).
+    /// get: response bodies too (text, 32 KB each). har: false leaves them out.
     #[serde(rename = "include_bodies", alias = "includeBodies")]
     include_bodies: Option<bool>,
     /// get: the last N requests (default 200).
@@ -28,7 +28,7 @@ pub(crate) struct CaptureArgs {
 }
 
 /// Record a tab's requests (start, then get): URL, method, type, status, MIME type,
-/// duration, size, failures; bodies on request.
+/// duration, size, failures; bodies on request; har: a HAR file, secrets masked.
 #[ochre_sdk::tool(name = "network_capture", read_only, tier = 2, output_mode, scope = Browser)]
 pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
     let capture = ops::NetworkCapture {
@@ -46,6 +46,13 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
             },
             if r.capturing { ", capturing" } else { "" }
         ),
+        "har" => match &r.har {
+            Some(h) => format!(
+                "HAR of {} requests ({} with bodies, {} secrets masked) written to {}",
+                h.entries, h.bodies, h.masked, h.path
+            ),
+            None => "no HAR written".into(),
+        },
         other => format!("capture {other}"),
     };
     Ok(Output::json(&r)?.with_summary(summary))

@@ -14,6 +14,7 @@ mod fidelity;
 mod first_screen;
 mod guards;
 mod handles;
+mod har;
 mod heal;
 mod http;
 mod logins;

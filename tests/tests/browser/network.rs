@@ -77,7 +77,7 @@ async fn capture_throttle_and_bundle() -> Result<()> {
     let err = client.tool_error("network", json!({"preset": "5g"})).await?;
     assert_eq!(err["code"], "INVALID_ARGUMENT");
 
-    // An evidence bundle: four files with their hashes, the manifest last.
+    // An evidence bundle: its files with their hashes, the manifest last.
     let err = client.tool_error("oc_evidence_bundle", json!({"include": ["dom", "bogus"]})).await?;
     assert_eq!(err["field"], "include");
     assert!(!data.path().join("evidence").exists(), "a refused call wrote a bundle");
@@ -90,7 +90,21 @@ async fn capture_throttle_and_bundle() -> Result<()> {
     assert_eq!(m["url"], site.url("index.html"));
     let names: Vec<&str> =
         m["files"].as_array().expect("files").iter().filter_map(|f| f["name"].as_str()).collect();
-    assert_eq!(names, ["dom.html", "screenshot.png", "network.json", "console.json"]);
+    // (The tab's network is captured: its HAR too.)
+    assert_eq!(
+        names,
+        ["dom.html", "screenshot.png", "network.json", "network.har", "console.json"]
+    );
+    let har: Value = serde_json::from_slice(&std::fs::read(dir.join("network.har"))?)?;
+    assert_eq!(har["log"]["version"], "1.2", "{har}");
+    let missing = har["log"]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .find(|e| e["request"]["url"] == site.url("no-such-page.html"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(missing["response"]["status"], 404, "{har}");
     for f in m["files"].as_array().expect("files") {
         let bytes = std::fs::read(dir.join(f["name"].as_str().expect("name")))?;
         assert_eq!(f["bytes"].as_u64(), Some(bytes.len() as u64));

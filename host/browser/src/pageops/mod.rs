@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
-    EventResponseReceived, EventWebSocketFrameReceived, EventWebSocketFrameSent, ResourceType,
+    EventRequestWillBeSentExtraInfo, EventResponseReceived, EventResponseReceivedExtraInfo,
+    EventWebSocketClosed, EventWebSocketCreated, EventWebSocketFrameReceived,
+    EventWebSocketFrameSent, EventWebSocketHandshakeResponseReceived,
+    EventWebSocketWillSendHandshakeRequest, ResourceType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
     EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown,

@@ -404,7 +404,7 @@ async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
             .as_ref()
             .and_then(|t| serde_json::to_value(t).ok())
             .and_then(|v| v.as_str().map(str::to_owned));
-        w.cap_request(ev.request_id.inner(), &ev.request.url, &ev.request.method, kind);
+        w.cap_request(ev, kind);
         w.net_document(ev);
         // What a quiet network means for reading a page: no document,
         // script or data request (XHR, fetch) in flight. Images, fonts and
@@ -423,33 +423,75 @@ async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
         }
     })
     .await;
-    on_event(page, w, |w, _: &EventWebSocketFrameReceived| w.socket_frame()).await;
-    on_event(page, w, |w, _: &EventWebSocketFrameSent| {
+    on_event(page, w, |w, ev: &EventRequestWillBeSentExtraInfo| {
+        w.cap_request_sent(ev.request_id.inner(), ev.headers.inner());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventResponseReceivedExtraInfo| {
+        w.cap_response_raw(ev.request_id.inner(), ev.status_code, ev.headers.inner());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventWebSocketCreated| {
+        w.cap_socket_made(ev.request_id.inner(), &ev.url);
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventWebSocketWillSendHandshakeRequest| {
+        let (mono, wall) = (*ev.timestamp.inner(), *ev.wall_time.inner());
+        w.cap_socket(ev.request_id.inner(), mono, wall, ev.request.headers.inner());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventWebSocketHandshakeResponseReceived| {
+        let r = &ev.response;
+        w.cap_socket_open(ev.request_id.inner(), r.status, &r.status_text, r.headers.inner());
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventWebSocketFrameReceived| {
+        w.socket_frame();
+        w.cap_socket_message(ev.request_id.inner(), false, *ev.timestamp.inner(), &ev.response);
+    })
+    .await;
+    on_event(page, w, |w, ev: &EventWebSocketFrameSent| {
         lock(&w.net).ws_sent = Some(Instant::now());
+        w.cap_socket_message(ev.request_id.inner(), true, *ev.timestamp.inner(), &ev.response);
     })
     .await;
-    on_event(page, w, |w, ev: &EventLoadingFinished| {
-        w.net_end(ev.request_id.inner());
-        w.cap_finished(ev.request_id.inner(), Some(ev.encoded_data_length), None);
+    on_event(page, w, |w, ev: &EventWebSocketClosed| {
+        w.cap_finished(ev.request_id.inner(), *ev.timestamp.inner(), None, None);
     })
     .await;
+    // (Its own loop: a captured document's, fetch's or XHR's body is read
+    // as it finishes, apart, while the page still holds it.)
+    if let Ok(mut events) = page.event_listener::<EventLoadingFinished>().await {
+        let (w, page) = (w.clone(), page.clone());
+        tokio::spawn(async move {
+            while let Some(ev) = events.next().await {
+                let id = ev.request_id.inner();
+                w.net_end(id);
+                w.cap_finished(id, *ev.timestamp.inner(), Some(ev.encoded_data_length), None);
+                if w.cap_wants_body(id) {
+                    let (w, page, id) = (w.clone(), page.clone(), id.clone());
+                    tokio::spawn(async move {
+                        if let Ok((text, base64)) = crate::netcap::body(&page, &id).await {
+                            w.cap_body(&id, text, base64);
+                        }
+                    });
+                }
+            }
+        });
+    }
     on_event(page, w, |w, ev: &EventRequestServedFromCache| {
         w.net_end(ev.request_id.inner());
         w.cap_cached(ev.request_id.inner());
     })
     .await;
     on_event(page, w, |w, ev: &EventResponseReceived| {
-        w.cap_response(
-            ev.request_id.inner(),
-            ev.response.status,
-            &ev.response.mime_type,
-            &ev.response.url,
-        );
+        w.cap_response(ev.request_id.inner(), &ev.response);
     })
     .await;
     on_event(page, w, |w, ev: &EventLoadingFailed| {
         w.net_end(ev.request_id.inner());
-        w.cap_finished(ev.request_id.inner(), None, Some(ev.error_text.clone()));
+        let (id, at) = (ev.request_id.inner(), *ev.timestamp.inner());
+        w.cap_finished(id, at, None, Some(ev.error_text.clone()));
     })
     .await;
 }

@@ -304,6 +304,8 @@ impl HostBuilder {
         let stores = Stores::open(&self, &data_dir, &session)?;
         let logs = stores.client_logs.clone();
         browser.set_notices(Arc::new(move |level, message| logs.emit(level, "browser", message)));
+        let known = stores.known.clone();
+        browser.set_scrubber(Arc::new(move |text| known.scrub(text).into_owned()));
 
         let caller = CallerCell::default();
         // One secrets store: plugins' and replays' (sealed with the login key).

@@ -127,10 +127,12 @@ pub struct CookiesDone {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkCapture {
-    /// `start`, `stop`, `get` (default) or `clear`.
+    /// `start`, `stop`, `get` (default), `clear` or `har` (what it holds,
+    /// written as a HAR file).
     #[serde(default)]
     pub action: Option<String>,
-    /// Read the bodies of text responses too.
+    /// `get`: read the bodies of text responses too. `har`: leave the
+    /// bodies out (`false`).
     #[serde(default)]
     pub include_bodies: Option<bool>,
     /// The last this many (default 200).
@@ -156,6 +158,25 @@ pub struct NetworkCaptured {
     /// many it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<CapturedRequests>,
+    /// `har`: the file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub har: Option<HarWritten>,
+}
+
+/// A HAR file `network_capture` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HarWritten {
+    /// Where.
+    pub path: String,
+    /// Its entries (a redirect's each hop, a websocket with its messages).
+    pub entries: usize,
+    /// How many hold their response's body.
+    pub bodies: usize,
+    /// How many distinct secret values were masked (cookies, credentials,
+    /// fields named for a secret), besides the host's known secrets.
+    pub masked: usize,
+    /// Its size in bytes.
+    pub bytes: usize,
 }
 
 /// The requests of [`NetworkCaptured`]: listed (`get`) or counted (`stop`).
