@@ -11,18 +11,97 @@
 //! URL, a body or a message, also as a form or a URL encodes it.
 
 use std::collections::BTreeSet;
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::netcap::{Entry, Timing};
 use ochre_protocol::tool::{is_secret_query_key, is_sensitive_name};
 
 /// What a masked value is shown as (the host's mark for a secret).
 pub(super) const MASK: &str = "•••";
 
 /// Values shorter than this are masked where their name says so, but not
-/// looked for elsewhere (they would mask ordinary words).
+/// looked for elsewhere (they would mask ordinary words): a field named for
+/// a secret (`password`), and a cookie's or a header's value (`theme=dark`,
+/// `Access-…: true` are no secrets to look for).
 const MIN_SECRET_CHARS: usize = 4;
+const MIN_COOKIE_CHARS: usize = 8;
+
+/// One captured request (one hop of a redirect chain; a websocket with its
+/// messages), as `network_capture` keeps it. The fields after `from_cache`
+/// are for the HAR.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Entry {
+    pub(super) seq: u64,
+    pub(super) url: Option<String>,
+    pub(super) method: Option<String>,
+    pub(super) resource_type: Option<String>,
+    pub(super) started: Option<Instant>,
+    pub(super) status: Option<i64>,
+    pub(super) mime_type: Option<String>,
+    pub(super) duration_ms: Option<u64>,
+    pub(super) encoded_bytes: Option<f64>,
+    pub(super) failed: Option<String>,
+    pub(super) from_cache: bool,
+    /// When it was sent: the wall clock (seconds since the epoch) and the
+    /// browser's monotonic clock (seconds), which its other times use.
+    pub(super) wall: Option<f64>,
+    pub(super) mono: Option<f64>,
+    /// When it ended (the monotonic clock).
+    pub(super) mono_end: Option<f64>,
+    /// The headers sent: as the page asked, then as they went (with cookies).
+    pub(super) request_headers: Option<Value>,
+    pub(super) request_headers_sent: Option<Value>,
+    /// The body sent (at most `POST_CAP` bytes; `post_bytes` is its length).
+    pub(super) post: Option<Vec<u8>>,
+    pub(super) post_bytes: usize,
+    pub(super) status_text: Option<String>,
+    /// The headers received: as the page sees them, then as they came.
+    pub(super) response_headers: Option<Value>,
+    pub(super) response_headers_raw: Option<Value>,
+    pub(super) protocol: Option<String>,
+    pub(super) remote: Option<String>,
+    pub(super) connection: Option<String>,
+    pub(super) timing: Option<Timing>,
+    /// A hop of a redirect chain: where it sent the browser.
+    pub(super) redirect_url: Option<String>,
+    /// A websocket's messages (at most `WS_CAP`; more are counted).
+    pub(super) messages: Vec<WsMessage>,
+    pub(super) messages_dropped: u64,
+    /// Its response's body, read as it finished (a document's, a fetch's, an
+    /// XHR's: the page may not keep it past the next navigation).
+    pub(super) body: Option<(String, bool)>,
+}
+
+/// A request's phases as Chromium times them: milliseconds after
+/// `request_time` (seconds, the monotonic clock); -1 where there was none.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Timing {
+    pub(super) request_time: f64,
+    pub(super) dns: (f64, f64),
+    pub(super) connect: (f64, f64),
+    pub(super) ssl: (f64, f64),
+    pub(super) send: (f64, f64),
+    pub(super) headers_end: f64,
+}
+
+/// One websocket message.
+#[derive(Debug, Clone)]
+pub(super) struct WsMessage {
+    pub(super) sent: bool,
+    /// The monotonic clock, in seconds.
+    pub(super) mono: f64,
+    pub(super) opcode: f64,
+    pub(super) data: String,
+}
+
+impl Entry {
+    /// Whether a body may be read for it: not a redirect's hop, not a
+    /// websocket.
+    pub(super) fn has_body(&self) -> bool {
+        self.redirect_url.is_none() && self.resource_type.as_deref() != Some("WebSocket")
+    }
+}
 
 /// A response body read for the HAR.
 pub(super) struct Body {
@@ -47,11 +126,15 @@ pub(super) fn har(
     scrub: &dyn Fn(&str) -> String,
 ) -> (Value, usize) {
     let mut secrets = BTreeSet::new();
+    let first = pages.iter().map(|p| p.started).fold(f64::INFINITY, f64::min);
+    let first = if first.is_finite() { first } else { 0.0 };
     let mut out: Vec<(f64, u64, Value)> = entries
         .iter()
         .filter(|(_, e, _, _)| e.url.is_some())
         .map(|(_, e, page, body)| {
-            (e.wall.unwrap_or(0.0), e.seq, entry(e, page, body, &mut secrets))
+            // (One whose sending went unseen: at its page's start.)
+            let at = e.wall.unwrap_or(first);
+            (at, e.seq, entry(e, at, page, body, &mut secrets))
         })
         .collect();
     out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -78,7 +161,13 @@ pub(super) fn har(
 }
 
 /// One HAR entry.
-fn entry(e: &Entry, page: &str, body: &Option<Body>, secrets: &mut BTreeSet<String>) -> Value {
+fn entry(
+    e: &Entry,
+    at: f64,
+    page: &str,
+    body: &Option<Body>,
+    secrets: &mut BTreeSet<String>,
+) -> Value {
     let url = e.url.clone().unwrap_or_default();
     let version = http_version(e.protocol.as_deref());
     let req_headers = merged(e.request_headers.as_ref(), e.request_headers_sent.as_ref());
@@ -131,7 +220,7 @@ fn entry(e: &Entry, page: &str, body: &Option<Body>, secrets: &mut BTreeSet<Stri
     let (timings, time) = timings(e);
     let mut v = json!({
         "pageref": page,
-        "startedDateTime": date(e.wall.unwrap_or(0.0)),
+        "startedDateTime": date(at),
         "time": time,
         "request": request,
         "response": response,
@@ -254,10 +343,12 @@ fn header(headers: &[(String, String)], name: &str) -> Option<String> {
     headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone())
 }
 
-/// Whether a header's value is a secret as a whole.
+/// Whether a header's value is a secret as a whole (not a CORS header's:
+/// `Access-Control-Allow-Credentials` names a policy).
 fn secret_header(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    is_sensitive_name(&lower) || lower.contains("session") || lower.contains("auth")
+    !lower.starts_with("access-control-")
+        && (is_sensitive_name(&lower) || lower.contains("session") || lower.contains("auth"))
 }
 
 /// HAR's headers, masked: a cookie's value, a credential (its scheme kept:
@@ -273,7 +364,7 @@ fn headers(headers: &[(String, String)], secrets: &mut BTreeSet<String>) -> Vec<
                     .split(';')
                     .map(|c| match c.trim().split_once('=') {
                         Some((n, v)) => {
-                            learn(secrets, v);
+                            learn_long(secrets, v);
                             format!("{n}={MASK}")
                         }
                         None => c.trim().to_owned(),
@@ -283,17 +374,17 @@ fn headers(headers: &[(String, String)], secrets: &mut BTreeSet<String>) -> Vec<
                 "set-cookie" => {
                     let (pair, attrs) = value.split_once(';').unwrap_or((value, ""));
                     let (n, v) = pair.split_once('=').unwrap_or((pair, ""));
-                    learn(secrets, v.trim());
+                    learn_long(secrets, v.trim());
                     let attrs = if attrs.is_empty() { String::new() } else { format!(";{attrs}") };
                     format!("{}={MASK}{attrs}", n.trim())
                 }
                 _ if secret_header(&lower) => match value.split_once(' ') {
                     Some((scheme, cred)) if lower.contains("authorization") => {
-                        learn(secrets, cred.trim());
+                        learn_long(secrets, cred.trim());
                         format!("{scheme} {MASK}")
                     }
                     _ => {
-                        learn(secrets, value.trim());
+                        learn_long(secrets, value.trim());
                         MASK.to_owned()
                     }
                 },
@@ -311,7 +402,7 @@ fn cookies_sent(headers: &[(String, String)], secrets: &mut BTreeSet<String>) ->
     h.split(';')
         .filter_map(|c| c.trim().split_once('='))
         .map(|(n, v)| {
-            learn(secrets, v);
+            learn_long(secrets, v);
             json!({"name": n, "value": MASK})
         })
         .collect()
@@ -324,7 +415,7 @@ fn cookies_set(headers: &[(String, String)], secrets: &mut BTreeSet<String>) -> 
         for line in value.split('\n') {
             let mut parts = line.split(';');
             let Some((n, v)) = parts.next().and_then(|p| p.split_once('=')) else { continue };
-            learn(secrets, v.trim());
+            learn_long(secrets, v.trim());
             let mut c = json!({"name": n.trim(), "value": MASK});
             for attr in parts {
                 let (k, v) = attr.split_once('=').unwrap_or((attr, ""));
@@ -445,7 +536,17 @@ fn multipart_secrets(text: &str, secrets: &mut BTreeSet<String>) {
 }
 
 fn learn(secrets: &mut BTreeSet<String>, value: &str) {
-    if value.chars().count() >= MIN_SECRET_CHARS {
+    learn_at(secrets, value, MIN_SECRET_CHARS);
+}
+
+/// A cookie's or a header's value: looked for elsewhere when it is long
+/// enough to be an id or a token.
+fn learn_long(secrets: &mut BTreeSet<String>, value: &str) {
+    learn_at(secrets, value, MIN_COOKIE_CHARS);
+}
+
+fn learn_at(secrets: &mut BTreeSet<String>, value: &str, min: usize) {
+    if value.chars().count() >= min {
         secrets.insert(value.to_owned());
     }
 }
@@ -528,8 +629,10 @@ mod tests {
             redirect_url: Some("https://app.test/admin/?echo=n3w-s3ss10n".into()),
             ..Entry::default()
         };
-        let body =
-            Body { text: "your password: correct horse battery staple".into(), base64: false };
+        let body = Body {
+            text: "your password: correct horse battery staple; dark mode, true".into(),
+            base64: false,
+        };
         let pages = [HarPage { id: "page_1".into(), title: "t".into(), started: 1_700_000_000.0 }];
         let known = |s: &str| s.replace("known-secret", "[known]");
         let (har, masked) = har(&pages, &[("1".into(), e, "page_1".into(), Some(body))], &known);
@@ -560,10 +663,14 @@ mod tests {
         );
         assert!(text.contains("Bearer •••"), "{text}");
         assert!(text.contains("theme=•••"), "{text}");
+        assert!(text.contains("dark mode, true"), "{text}");
         assert_eq!(entry["time"], json!(250.0));
         assert_eq!(entry["startedDateTime"], json!("2023-11-14T22:13:20.500Z"));
-        // An innocent value stays.
+        // An innocent value stays; a short cookie value is masked in its
+        // header but not looked for elsewhere (the body's word stays).
         assert!(text.contains("next"), "{text}");
+        assert!(text.contains("theme=•••"), "{text}");
+        assert!(text.contains("dark mode, true"), "{text}");
     }
 
     #[test]

@@ -11,7 +11,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
 };
 use serde_json::{Map, Value, json};
 
-use super::{BrowserManager, TabId, bounded, cdp_error, har};
+use super::har::{self, Entry, Timing, WsMessage};
+use super::{BrowserManager, TabId, bounded, cdp_error};
 use ochre_protocol::ToolError;
 use ochre_protocol::lock;
 use ochre_protocol::page_ops as typed;
@@ -93,73 +94,6 @@ const BODY_CAP: usize = 32 * 1024;
 /// Most body bytes in one `get`.
 const BODIES_TOTAL_CAP: usize = 2 << 20;
 
-/// One captured request (one hop of a redirect chain; a websocket with its
-/// messages). The fields after `from_cache` are the HAR's (see `har`).
-#[derive(Debug, Default, Clone)]
-pub(super) struct Entry {
-    pub(super) seq: u64,
-    pub(super) url: Option<String>,
-    pub(super) method: Option<String>,
-    pub(super) resource_type: Option<String>,
-    pub(super) started: Option<Instant>,
-    pub(super) status: Option<i64>,
-    pub(super) mime_type: Option<String>,
-    pub(super) duration_ms: Option<u64>,
-    pub(super) encoded_bytes: Option<f64>,
-    pub(super) failed: Option<String>,
-    pub(super) from_cache: bool,
-    /// When it was sent: the wall clock (seconds since the epoch) and the
-    /// browser's monotonic clock (seconds), which its other times use.
-    pub(super) wall: Option<f64>,
-    pub(super) mono: Option<f64>,
-    /// When it ended (the monotonic clock).
-    pub(super) mono_end: Option<f64>,
-    /// The headers sent: as the page asked, then as they went (with cookies).
-    pub(super) request_headers: Option<Value>,
-    pub(super) request_headers_sent: Option<Value>,
-    /// The body sent (at most `POST_CAP` bytes; `post_bytes` is its length).
-    pub(super) post: Option<Vec<u8>>,
-    pub(super) post_bytes: usize,
-    pub(super) status_text: Option<String>,
-    /// The headers received: as the page sees them, then as they came.
-    pub(super) response_headers: Option<Value>,
-    pub(super) response_headers_raw: Option<Value>,
-    pub(super) protocol: Option<String>,
-    pub(super) remote: Option<String>,
-    pub(super) connection: Option<String>,
-    pub(super) timing: Option<Timing>,
-    /// A hop of a redirect chain: where it sent the browser.
-    pub(super) redirect_url: Option<String>,
-    /// A websocket's messages (at most `WS_CAP`; more are counted).
-    pub(super) messages: Vec<WsMessage>,
-    pub(super) messages_dropped: u64,
-    /// Its response's body, read as it finished (a document's, a fetch's, an
-    /// XHR's: the page may not keep it past the next navigation).
-    pub(super) body: Option<(String, bool)>,
-}
-
-/// A request's phases as Chromium times them: milliseconds after
-/// `request_time` (seconds, the monotonic clock); -1 where there was none.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Timing {
-    pub(super) request_time: f64,
-    pub(super) dns: (f64, f64),
-    pub(super) connect: (f64, f64),
-    pub(super) ssl: (f64, f64),
-    pub(super) send: (f64, f64),
-    pub(super) headers_end: f64,
-}
-
-/// One websocket message.
-#[derive(Debug, Clone)]
-pub(super) struct WsMessage {
-    pub(super) sent: bool,
-    /// The monotonic clock, in seconds.
-    pub(super) mono: f64,
-    pub(super) opcode: f64,
-    pub(super) data: String,
-}
-
 /// Most bytes of a request body kept.
 const POST_CAP: usize = 256 * 1024;
 /// Most messages kept per websocket, and most chars of each.
@@ -205,14 +139,6 @@ impl Capture {
             }
             *k += 1;
         }
-    }
-}
-
-impl Entry {
-    /// Whether a body may be read for it: not a redirect's hop, not a
-    /// websocket.
-    pub(super) fn has_body(&self) -> bool {
-        self.redirect_url.is_none() && self.resource_type.as_deref() != Some("WebSocket")
     }
 }
 

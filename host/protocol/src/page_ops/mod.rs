@@ -463,8 +463,8 @@ typed_ops! {
         "the cookies of the page's site",
     ).host();
     NetworkCapture => "network_capture" -> NetworkCaptured = Spec::op(
-        "action: start|stop|get|clear, include_bodies, limit",
-        "the network requests of the tab",
+        "action: start|stop|get|clear|har, include_bodies, limit",
+        "the network requests of the tab (har: written as a HAR 1.2 file in the evidence dir)",
     ).host();
     NetworkConditions => "network_conditions" -> NetworkApplied = Spec::op(
         "preset, cpu_slowdown",

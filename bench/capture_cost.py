@@ -1,0 +1,97 @@
+"""What watching a tab costs: the same steps with and without `network_capture`.
+
+One ochre server (the release build), on the benchmark's fixture pages: each round
+opens every page, reads it, and on the form and interactive pages fills or clicks
+(each action's effect checked in its answer), as the side-by-side benchmark does.
+Rounds alternate between plain and captured (`network_capture start` before the
+round, `har` after it, timed apart), so that the machine's noise falls on both.
+
+It prints each kind's median round time, the ratio captured / plain (the target:
+at most 1.10) and the median time to write the HAR.
+
+    target/bench/venv/bin/python bench/capture_cost.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import harness as h
+
+PAGES = (
+    ("rust/std/vec/struct.Vec.html", None),
+    ("rust/book/ch08-01-vectors.html", None),
+    ("httpbin/forms-post.html", ("fill", "Customer name:", "textbox", "Ada Lovelace")),
+    ("interactive/index.html", ("click", "Change text", "button", "Button was clicked")),
+)
+
+
+async def one_round(ochre: h.OchreAdapter, base: str) -> float:
+    start = time.perf_counter()
+    for path, action in PAGES:
+        await ochre.navigate(base + path)
+        snapshot = await ochre.snapshot()
+        if action:
+            kind, text, role, want = action
+            ref = ochre.find_ref(snapshot, text, role)
+            said = await (ochre.fill(ref, want) if kind == "fill" else ochre.click(ref))
+            if want not in said:
+                raise RuntimeError(f"{kind} {text!r}: {said}")
+    return (time.perf_counter() - start) * 1000
+
+
+async def run(opts: argparse.Namespace) -> dict[str, list[float]]:
+    server, base = h.start_fixture_server(opts.fixtures)
+    out: dict[str, list[float]] = {"plain": [], "captured": [], "har": []}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            command = h.OchreAdapter.command(opts, Path(tmp))
+            async with h.mcp_stdio(command, Path(tmp)) as (session, _):
+                ochre = h.OchreAdapter(session)
+                await one_round(ochre, base)  # warm: the pages cached, the plugins loaded
+                for i in range(opts.rounds * 2):
+                    captured = i % 2 == 1
+                    if captured:
+                        await ochre.call("network_capture", {"action": "start"})
+                    out["captured" if captured else "plain"].append(await one_round(ochre, base))
+                    if captured:
+                        start = time.perf_counter()
+                        said = await ochre.call("network_capture", {"action": "har"})
+                        out["har"].append((time.perf_counter() - start) * 1000)
+                        await ochre.call("network_capture", {"action": "stop"})
+                        try:
+                            entries = json.loads(said).get("har", {}).get("entries")
+                        except ValueError:
+                            entries = "HAR of 0 " not in said and "HAR of" in said
+                        if not entries:
+                            raise RuntimeError(f"an empty HAR: {said}")
+    finally:
+        server.shutdown()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ochre-cmd", default=h.DEFAULT_OCHRE_CMD)
+    ap.add_argument("--chromium", default=h.DEFAULT_CHROMIUM)
+    ap.add_argument("--fixtures", type=Path, default=h.BENCH_HOME / "fixtures")
+    ap.add_argument("--rounds", type=int, default=7)
+    opts = ap.parse_args()
+    out = asyncio.run(run(opts))
+    med = {k: statistics.median(v) for k, v in out.items()}
+    print(f"rounds: {opts.rounds} of each, {len(PAGES)} pages a round")
+    print(f"plain     {med['plain']:8.1f} ms a round")
+    print(f"captured  {med['captured']:8.1f} ms a round  ({med['captured'] / med['plain']:.2f}x plain; target <= 1.10)")
+    print(f"har write {med['har']:8.1f} ms")
+    return 0 if med["captured"] / med["plain"] <= 1.10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
