@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::TabId;
+use super::netcap::TabWatch;
 use super::{BrowserManager, bounded, cdp_error, lock, raw_command};
 use ochre_protocol::page_ops::{Found, Queried, QueryMatch};
 use ochre_protocol::{Code, ToolError};
@@ -65,13 +66,19 @@ struct Call {
     reply: Reply,
 }
 
-/// A CDP connection of the host's own, for frame targets.
+/// A CDP connection of the host's own, for frame targets; and, while a tab's
+/// network is captured, for the network's reports on its page that
+/// chromiumoxide's types cannot read (see [`BrowserManager::wire_capture`]).
 pub(crate) struct FrameLink {
     tx: mpsc::UnboundedSender<Call>,
     /// Frame target id -> our session on it; an entry goes when the browser
     /// says the session ended (its frame or tab closed).
     sessions: Arc<std::sync::Mutex<HashMap<String, String>>>,
+    /// The captures the network's `…ExtraInfo` reports go to.
+    wired: Wired,
 }
+
+type Wired = Arc<std::sync::Mutex<Vec<std::sync::Weak<TabWatch>>>>;
 
 impl std::fmt::Debug for FrameLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,6 +94,8 @@ impl FrameLink {
         let (tx, mut rx) = mpsc::unbounded_channel::<Call>();
         let sessions: Arc<std::sync::Mutex<HashMap<String, String>>> = Default::default();
         let ours = sessions.clone();
+        let wired: Wired = Default::default();
+        let to = wired.clone();
         tokio::spawn(async move {
             let mut pending: HashMap<CallId, Reply> = HashMap::new();
             let mut errors = 0u32;
@@ -117,6 +126,13 @@ impl FrameLink {
                             {
                                 lock(&ours).retain(|_, s| s != gone);
                             }
+                            if ev.method.starts_with("Network.") {
+                                let watches: Vec<Arc<TabWatch>> =
+                                    lock(&to).iter().filter_map(std::sync::Weak::upgrade).collect();
+                                for w in watches {
+                                    w.cap_wire(&ev.method, &ev.params);
+                                }
+                            }
                         }
                         Some(Err(e)) => {
                             // A message that does not parse is skipped; a broken
@@ -131,7 +147,16 @@ impl FrameLink {
             }
             tracing::debug!("frame connection closed");
         });
-        Ok(Arc::new(Self { tx, sessions }))
+        Ok(Arc::new(Self { tx, sessions, wired }))
+    }
+
+    /// Send the network's reports to `w` (once), or no more.
+    pub(super) fn wire(&self, w: &Arc<TabWatch>, on: bool) {
+        let mut wired = lock(&self.wired);
+        wired.retain(|x| x.strong_count() > 0 && !std::ptr::eq(x.as_ptr(), Arc::as_ptr(w)));
+        if on {
+            wired.push(Arc::downgrade(w));
+        }
     }
 
     pub(super) fn is_open(&self) -> bool {

@@ -63,6 +63,8 @@ pub(super) struct Entry {
     pub(super) remote: Option<String>,
     pub(super) connection: Option<String>,
     pub(super) timing: Option<Timing>,
+    /// The URL its response said it was for.
+    pub(super) response_url: Option<String>,
     /// A hop of a redirect chain: where it sent the browser.
     pub(super) redirect_url: Option<String>,
     /// A websocket's messages (at most `WS_CAP`; more are counted).

@@ -147,8 +147,28 @@ fn clip(url: &str) -> String {
     url.chars().take(2000).collect()
 }
 
+/// The response (and its end) an entry holds, into the entry it belongs to.
+fn take_response(e: &mut Entry, x: Entry) {
+    e.response_url = x.response_url;
+    e.status = x.status;
+    e.status_text = x.status_text;
+    e.mime_type = x.mime_type;
+    e.response_headers = x.response_headers;
+    e.protocol = x.protocol;
+    e.remote = x.remote;
+    e.connection = x.connection;
+    e.timing = x.timing;
+    e.from_cache = x.from_cache;
+    e.encoded_bytes = x.encoded_bytes;
+    e.failed = x.failed;
+    e.mono_end = x.mono_end;
+    e.duration_ms = x.duration_ms;
+    e.body = x.body;
+}
+
 /// What a response says of itself, into its request's entry.
 fn set_response(e: &mut Entry, r: &Response) {
+    e.response_url = Some(r.url.clone());
     e.status = Some(r.status);
     e.status_text = Some(r.status_text.clone());
     e.mime_type = Some(r.mime_type.clone());
@@ -198,10 +218,17 @@ impl TabWatch {
     pub(super) fn cap_request(&self, ev: &EventRequestWillBeSent, kind: Option<String>) {
         let id = ev.request_id.inner();
         let mut c = self.cap();
+        let mut early = None;
         if let Some(hop) = &ev.redirect_response
             && c.active
             && let Some(mut done) = c.entries.remove(id)
         {
+            // The next hop's response came first (its event's stream ran
+            // ahead): it is the next hop's, not this one's.
+            if done.response_url.as_deref() == Some(ev.request.url.as_str()) {
+                early = Some(done.clone());
+                (done.encoded_bytes, done.failed, done.body) = (None, None, None);
+            }
             set_response(&mut done, hop);
             done.redirect_url = Some(clip(&ev.request.url));
             done.mono_end = Some(*ev.timestamp.inner());
@@ -211,6 +238,9 @@ impl TabWatch {
             c.entries.insert(key, done);
         }
         let Some(e) = c.entry(id) else { return };
+        if let Some(x) = early {
+            take_response(e, x);
+        }
         e.url = Some(clip(&ev.request.url));
         e.method = Some(ev.request.method.clone());
         e.resource_type = kind;
@@ -234,8 +264,22 @@ impl TabWatch {
         }
     }
 
+    /// A report of the network's (as JSON: see `FrameLink`): the headers a
+    /// request went with or a response came with.
+    pub(super) fn cap_wire(&self, method: &str, params: &Value) {
+        let Some(id) = params["requestId"].as_str() else { return };
+        match method {
+            "Network.requestWillBeSentExtraInfo" => self.cap_request_sent(id, &params["headers"]),
+            "Network.responseReceivedExtraInfo" => {
+                let status = params["statusCode"].as_i64().unwrap_or(0);
+                self.cap_response_raw(id, status, &params["headers"]);
+            }
+            _ => {}
+        }
+    }
+
     /// The headers a request went with (its cookies among them).
-    pub(super) fn cap_request_sent(&self, id: &str, headers: &Value) {
+    fn cap_request_sent(&self, id: &str, headers: &Value) {
         let mut c = self.cap();
         if c.active && c.sent_headers.len() < CAPTURE_CAP {
             c.sent_headers.entry(id.to_owned()).or_default().push(headers.clone());
@@ -253,7 +297,7 @@ impl TabWatch {
     }
 
     /// The headers a response came with (its cookies among them).
-    pub(super) fn cap_response_raw(&self, id: &str, status: i64, headers: &Value) {
+    fn cap_response_raw(&self, id: &str, status: i64, headers: &Value) {
         let mut c = self.cap();
         if c.active && c.raw_headers.len() < CAPTURE_CAP {
             c.raw_headers.entry(id.to_owned()).or_default().push((status, headers.clone()));
@@ -395,6 +439,7 @@ impl BrowserManager {
     /// `network_capture` {action: start|stop|get|clear, include_bodies, limit}.
     pub(super) async fn network_capture(
         &self,
+        n: TabId,
         w: Option<std::sync::Arc<TabWatch>>,
         page: &Page,
         args: &typed::NetworkCapture,
@@ -407,29 +452,29 @@ impl BrowserManager {
         };
         match args.action.as_deref().unwrap_or("get") {
             "start" => {
-                let mut c = w.cap();
-                *c = Capture { active: true, ..Capture::default() };
+                *w.cap() = Capture { active: true, ..Capture::default() };
+                self.wire_capture(n, page, &w, true).await;
                 Ok(NetworkCaptured { capturing: true, ..NetworkCaptured::default() })
             }
             "stop" => {
-                let mut c = w.cap();
-                c.active = false;
-                let requests = Some(CapturedRequests::Count(c.entries.len()));
+                let held = {
+                    let mut c = w.cap();
+                    c.active = false;
+                    c.entries.len()
+                };
+                self.wire_capture(n, page, &w, false).await;
+                let requests = Some(CapturedRequests::Count(held));
                 Ok(NetworkCaptured { capturing: false, requests, ..NetworkCaptured::default() })
             }
             "clear" => {
                 let mut c = w.cap();
-                let n = c.entries.len();
-                c.entries.clear();
-                c.dropped = 0;
-                c.sent_headers.clear();
-                c.raw_headers.clear();
-                c.body_bytes = 0;
-                Ok(NetworkCaptured {
-                    cleared: Some(n),
-                    capturing: c.active,
-                    ..NetworkCaptured::default()
-                })
+                let active = c.active;
+                let cleared = Some(
+                    std::mem::replace(&mut *c, Capture { active, ..Capture::default() })
+                        .entries
+                        .len(),
+                );
+                Ok(NetworkCaptured { cleared, capturing: active, ..NetworkCaptured::default() })
             }
             "get" => {
                 let limit = args.limit.map_or(200, |l| l as usize).clamp(1, CAPTURE_CAP);
@@ -508,6 +553,32 @@ impl BrowserManager {
     /// writes is scrubbed with).
     pub(super) fn scrub(&self, text: &str) -> String {
         self.inner.scrubber.get().map_or_else(|| text.to_owned(), |f| f(text))
+    }
+
+    /// While tab `n` is captured, the network's reports of the headers its
+    /// requests went with and its responses came with (`Cookie`, `Host`,
+    /// `Set-Cookie`: `…ExtraInfo`) reach its capture over the host's own
+    /// connection, as JSON: chromiumoxide's types for them lag Chromium's
+    /// (a renderer's request carries a `clientSecurityState` they cannot
+    /// read), and such an event would be lost. Best effort: without that
+    /// connection the headers are those the page asked for.
+    async fn wire_capture(&self, n: TabId, page: &Page, w: &std::sync::Arc<TabWatch>, on: bool) {
+        let target = page.target_id().as_ref().to_owned();
+        let link = match self.frame_link(self.slot_of_tab(n)).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::debug!(error = %e.message, "no second connection for the capture's headers");
+                return;
+            }
+        };
+        let method = if on { "Network.enable" } else { "Network.disable" };
+        match link.send(&target, method, json!({})).await {
+            Ok(_) => link.wire(w, on),
+            Err(e) => {
+                link.wire(w, false);
+                tracing::debug!(error = %e.message, method, "the capture's headers");
+            }
+        }
     }
 
     /// Where evidence bundles and HAR files go.
@@ -702,6 +773,7 @@ impl BrowserManager {
             "network" => {
                 let net = self
                     .network_capture(
+                        n,
                         self.tab_watch(n),
                         page,
                         &typed::NetworkCapture {

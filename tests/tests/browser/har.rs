@@ -150,6 +150,16 @@ async fn a_har_of_a_session_on_the_admin_app_holds_its_requests_and_no_secret() 
         .context("no list page")?;
     let body = list["response"]["content"]["text"].as_str().unwrap_or_default();
     assert!(body.contains("Stanisław Lem"), "{list}");
+    // The headers it went with, as the network sent them: the session's
+    // cookie (its value masked) and the Host the page never set.
+    assert_eq!(list["request"]["cookies"], json!([{"name": "session", "value": "•••"}]), "{list}");
+    let sent: Vec<&str> = list["request"]["headers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert!(sent.iter().any(|h| h.eq_ignore_ascii_case("host")), "{sent:?}");
     // Each entry's time is the sum of its timings (those not -1).
     for e in entries {
         let t = &e["timings"];

@@ -21,9 +21,8 @@ use std::time::{Duration, Instant};
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestServedFromCache, EventRequestWillBeSent,
-    EventRequestWillBeSentExtraInfo, EventResponseReceived, EventResponseReceivedExtraInfo,
-    EventWebSocketClosed, EventWebSocketCreated, EventWebSocketFrameReceived,
-    EventWebSocketFrameSent, EventWebSocketHandshakeResponseReceived,
+    EventResponseReceived, EventWebSocketClosed, EventWebSocketCreated,
+    EventWebSocketFrameReceived, EventWebSocketFrameSent, EventWebSocketHandshakeResponseReceived,
     EventWebSocketWillSendHandshakeRequest, ResourceType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
@@ -516,7 +515,7 @@ impl BrowserManager {
                 let captured = bounded(
                     timeout_ms.max(20_000),
                     "network capture",
-                    self.network_capture(self.tab_watch(n), &page, &a),
+                    self.network_capture(n, self.tab_watch(n), &page, &a),
                 )
                 .await?;
                 answer(captured)

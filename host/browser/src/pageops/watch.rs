@@ -423,14 +423,6 @@ async fn watch_network(page: &Page, w: &Arc<TabWatch>) {
         }
     })
     .await;
-    on_event(page, w, |w, ev: &EventRequestWillBeSentExtraInfo| {
-        w.cap_request_sent(ev.request_id.inner(), ev.headers.inner());
-    })
-    .await;
-    on_event(page, w, |w, ev: &EventResponseReceivedExtraInfo| {
-        w.cap_response_raw(ev.request_id.inner(), ev.status_code, ev.headers.inner());
-    })
-    .await;
     on_event(page, w, |w, ev: &EventWebSocketCreated| {
         w.cap_socket_made(ev.request_id.inner(), &ev.url);
     })
