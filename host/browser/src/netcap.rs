@@ -122,22 +122,29 @@ pub(crate) struct Capture {
 
 impl Capture {
     /// Give each entry the headers the network reported for it: a request
-    /// id's k-th report to its k-th hop (hops in the order they were sent);
-    /// a response's only to a hop of the same status.
+    /// id's k-th request report to its k-th hop (hops in the order they were
+    /// sent); its first response report not yet given, of the hop's status,
+    /// to each hop in turn.
     fn wire_headers(&self, list: &mut [(String, Entry)]) {
         let mut hop: HashMap<&str, usize> = HashMap::new();
+        let mut given: HashMap<&str, Vec<bool>> = HashMap::new();
         for (key, e) in list.iter_mut() {
             let id = key.split(':').next().unwrap_or(key);
             let k = hop.entry(id).or_default();
             if let Some(h) = self.sent_headers.get(id).and_then(|l| l.get(*k)) {
                 e.request_headers_sent = Some(h.clone());
             }
-            if let Some((status, h)) = self.raw_headers.get(id).and_then(|l| l.get(*k))
-                && e.status == Some(*status)
-            {
+            *k += 1;
+            let Some(reports) = self.raw_headers.get(id) else { continue };
+            let used = given.entry(id).or_insert_with(|| vec![false; reports.len()]);
+            let next = reports
+                .iter()
+                .enumerate()
+                .find(|(i, (status, _))| !used[*i] && e.status == Some(*status));
+            if let Some((i, (_, h))) = next {
+                used[i] = true;
                 e.response_headers_raw = Some(h.clone());
             }
-            *k += 1;
         }
     }
 }
@@ -832,4 +839,71 @@ fn bundle_id(now: std::time::SystemTime) -> String {
         raw[1],
         raw[2]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(url: &str, status: i64) -> Value {
+        json!({"url": url, "status": status, "statusText": "", "headers": {}, "mimeType": "text/html",
+            "charset": "", "connectionReused": false, "connectionId": 1.0, "encodedDataLength": 10.0,
+            "securityState": "insecure"})
+    }
+
+    fn sent(url: &str, method: &str, t: f64, redirect: Option<Value>) -> EventRequestWillBeSent {
+        let mut ev = json!({"requestId": "7", "loaderId": "L", "documentURL": url,
+            "request": {"url": url, "method": method, "headers": {}, "initialPriority": "High",
+                "referrerPolicy": "no-referrer"},
+            "timestamp": t, "wallTime": 1_700_000_000.0 + t, "initiator": {"type": "other"},
+            "redirectHasExtraInfo": false, "type": "Document"});
+        if let Some(r) = redirect {
+            ev["redirectResponse"] = r;
+        }
+        serde_json::from_value(ev).expect("an event")
+    }
+
+    /// A redirect's hop is an entry of its own; a final response handled
+    /// before the redirect (each event type comes on a stream of its own)
+    /// goes to its own hop; the network's header reports go to their hops in
+    /// order, a response's only to a hop of its status.
+    #[test]
+    fn each_hop_of_a_redirect_keeps_its_own_response_and_headers() {
+        let w = TabWatch::default();
+        w.cap().active = true;
+        w.cap_request(&sent("http://a.test/login", "POST", 1.0, None), Some("Document".into()));
+        // The final response overtakes the redirect.
+        let last: Response =
+            serde_json::from_value(response("http://a.test/home", 200)).expect("r");
+        w.cap_response("7", &last);
+        let hop = response("http://a.test/login", 302);
+        w.cap_request(&sent("http://a.test/home", "GET", 2.0, Some(hop)), Some("Document".into()));
+        w.cap_wire(
+            "Network.requestWillBeSentExtraInfo",
+            &json!({"requestId": "7", "headers": {"A": "1"}}),
+        );
+        w.cap_wire(
+            "Network.requestWillBeSentExtraInfo",
+            &json!({"requestId": "7", "headers": {"B": "2"}}),
+        );
+        let raw = json!({"requestId": "7", "statusCode": 200, "headers": {"C": "3"}});
+        w.cap_wire("Network.responseReceivedExtraInfo", &raw);
+        let c = w.cap();
+        let mut list: Vec<(String, Entry)> =
+            c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
+        list.sort_by_key(|(_, e)| e.seq);
+        c.wire_headers(&mut list);
+        let [(k0, first), (k1, second)] = &list[..] else { panic!("two entries: {list:?}") };
+        assert_eq!((k0.as_str(), k1.as_str()), ("7:redirect1", "7"));
+        assert_eq!(first.url.as_deref(), Some("http://a.test/login"));
+        assert_eq!(first.status, Some(302));
+        assert_eq!(first.redirect_url.as_deref(), Some("http://a.test/home"));
+        assert_eq!(second.url.as_deref(), Some("http://a.test/home"));
+        assert_eq!((second.status, second.method.as_deref()), (Some(200), Some("GET")));
+        assert_eq!(first.request_headers_sent, Some(json!({"A": "1"})));
+        assert_eq!(second.request_headers_sent, Some(json!({"B": "2"})));
+        // The 200's report is the final hop's, not the 302's.
+        assert_eq!(first.response_headers_raw, None);
+        assert_eq!(second.response_headers_raw, Some(json!({"C": "3"})));
+    }
 }
