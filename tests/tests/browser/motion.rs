@@ -1,8 +1,9 @@
 //! Answers that wait in frames: on pages that move by script once a frame
-//! (jQuery's slideDown and its accordion, a `requestAnimationFrame` height,
-//! GSAP) and on searches that wait for typing to pause (jQuery UI's
-//! autocomplete, a React combobox with a debounce), all from the npm registry
-//! at test time, an action's answer comes once the motion it started has
+//! (jQuery's slideDown and its accordion, GSAP, from the npm registry at test
+//! time; a hand-written `requestAnimationFrame` height, and one stepped in
+//! frames whose first five frames show no change) and on searches that wait
+//! for typing to pause (jQuery UI's autocomplete, a React combobox with a
+//! debounce), an action's answer comes once the motion it started has
 //! ended. Each action runs back to back with the read after it (no sleep),
 //! at full speed and with the CPU slowed 4x:
 //!
@@ -91,6 +92,15 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
                 click("button", "Choose Family", &[]),
             ],
             "plan=family",
+        ),
+        (
+            "lib",
+            "raf-frames.html",
+            vec![
+                click("button", "Show shipping rates", &["Express, next day", "Ship express"]),
+                click("button", "Ship express", &[]),
+            ],
+            "ship=express",
         ),
         (
             "lib",

@@ -568,8 +568,10 @@ async fn a_click_waits_for_the_timers_and_frames_it_set_going() -> Result<()> {
 }
 
 /// ... but not for a loop it started: an animation-frame loop drawing on a
-/// canvas forever is followed three frames deep, then no more; the answer comes
-/// long before the settle's 2 s bound (120 frames).
+/// canvas forever is followed three frames deep, then for the 8 frames a
+/// script's motion may show no change in (it changes nothing in the page's
+/// tree), then no more; the answer comes long before the settle's 2 s bound
+/// (120 frames).
 #[tokio::test]
 async fn a_click_does_not_wait_for_a_loop_it_started() -> Result<()> {
     let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;

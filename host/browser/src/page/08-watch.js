@@ -207,6 +207,7 @@
       if (CLICKED.pending) {
         CLICKED.pending.n = 0;
         CLICKED.pending.sent = 0;
+        if (CLICKED.pending.loop) CLICKED.pending.loop.clear();
         CLICKED.pending.gen++;
       }
     }
@@ -427,7 +428,8 @@
     if (!document.hidden) Reflect.apply(NATIVE.frame, window, [drawn]);
   }
   // The frames a script's animation may draw with no change before it counts
-  // as ended (the page changed in two frames or more, and asks for another):
+  // as ended (the page changed in two frames or more, or the action started a
+  // loop of frames, and it asks for another):
   // one may show no change for a frame or a few (jQuery UI's accordion and
   // hand-written ones round heights to whole pixels and ease slowly at both
   // ends; GSAP's ticker lets a frame pass when it comes early).
@@ -535,8 +537,11 @@
           moves++;
         } else if (!starved) calm++;
         const working = !!pend && pend.n > 0;
-        // A script animating the page: it changed in frames, and a frame is asked.
-        const scripted = moves >= 2 && asked;
+        // A script animating the page: a frame is asked, and the page changed
+        // in frames, or the action started a loop of frames (its first frames
+        // may show no change: an ease from rest rounded to whole pixels).
+        const looping = !!pend && !!pend.loop && pend.loop.size > 0;
+        const scripted = asked && (moves >= 2 || looping);
         const moving = animating();
         const quiet =
           (calm >= (scripted ? SCRIPT_CALM : 1) || (first && (wholeNow || whole(w, pend)))) &&

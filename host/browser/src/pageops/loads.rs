@@ -265,10 +265,18 @@ const CLICK_TRACKER: &str = r#"(() => {
   // IntersectionObserver watches something (it is called in a frame). See
   // `settle` in the page library: without any of them, what the action
   // changed is all there once its input was handled.
-  const pending = { n: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), bound: -1, observed: false };
+  // `loop`: the frames the action's chain asks past its third link (an
+  // animation by script asks one a frame until it ends: jQuery's, GSAP's, a
+  // hand-written one), not waited for as work (a loop may never end); while
+  // one is asked, a look that saw no change counts toward the script's calm
+  // (see settle).
+  const pending = {
+    n: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), loop: new Set(), bound: -1, observed: false,
+  };
   Object.defineProperty(seen, 'pending', { value: pending });
-  // How far down such a chain the running code is (0: not in one).
-  let depth = 0;
+  // How far down such a chain the running code is (0: not in one); in a
+  // loop's frame, the action that started the loop.
+  let depth = 0, loopGen = -1;
   // The link work asked now would be (0: not the action's).
   const ours = () => (!seen.busy ? 0 : depth > 0 ? depth + 1 : window.event && window.event.isTrusted ? 1 : 0);
   const timers = new Map(), frames = new Map();
@@ -337,11 +345,24 @@ const CLICK_TRACKER: &str = r#"(() => {
     let id;
     const g = function () { pending.asked.delete(id); return Reflect.apply(f, this, arguments); };
     const link = ours();
-    id = !link || link > 3 ? Reflect.apply(frame, this, [g]) : tracking(frames, (run) => Reflect.apply(frame, this, [run]), g, link);
+    if (link > 3) {
+      // The action's loop (see `loop`): its frames go on counting as the
+      // loop's while the action that started it is watched.
+      const gen = link === 4 ? pending.gen : loopGen;
+      const looped = function () {
+        pending.loop.delete(id);
+        const outer = depth, og = loopGen;
+        depth = 4;
+        loopGen = gen;
+        try { return Reflect.apply(g, this, arguments); } finally { depth = outer; loopGen = og; }
+      };
+      id = Reflect.apply(frame, this, [looped]);
+      if (gen === pending.gen && pending.loop.size < 100) pending.loop.add(id);
+    } else id = !link ? Reflect.apply(frame, this, [g]) : tracking(frames, (run) => Reflect.apply(frame, this, [run]), g, link);
     if (pending.asked.size < 10000) pending.asked.add(id);
     return id;
   } }.requestAnimationFrame;
-  const cancelled = { cancelAnimationFrame(id) { pending.asked.delete(id); done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
+  const cancelled = { cancelAnimationFrame(id) { pending.asked.delete(id); pending.loop.delete(id); done(frames, id); return Reflect.apply(unframe, this, arguments); } }.cancelAnimationFrame;
   for (const [w, o, name] of [[timeout, later, 'setTimeout'], [cleared, unlater, 'clearTimeout'], [animation, frame, 'requestAnimationFrame'], [cancelled, unframe, 'cancelAnimationFrame']]) {
     if (typeof o !== 'function') continue;
     natives.set(w, o);
