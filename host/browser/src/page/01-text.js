@@ -503,10 +503,10 @@
           .join(' ');
         if (s.trim()) return clean(s);
       }
-      return clean(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+      return titleOf(el) || clean(el.getAttribute('placeholder') || '');
     }
-    if (t === 'img' || t === 'area') return clean(el.getAttribute('alt') || el.getAttribute('title') || '');
-    if (t === 'iframe' || t === 'frame') return clean(el.getAttribute('title') || el.getAttribute('name') || '');
+    if (t === 'img' || t === 'area') return clean(el.getAttribute('alt') || '') || titleOf(el);
+    if (t === 'iframe' || t === 'frame') return titleOf(el) || clean(el.getAttribute('name') || '');
     if (t === 'fieldset') {
       const lg = el.querySelector(':scope > legend');
       if (lg) return clean(lg.textContent);
@@ -515,7 +515,15 @@
       const s = words != null ? clean(words) : clean(textOf(el));
       if (s) return s;
     }
-    return clean(el.getAttribute('title') || '');
+    return titleOf(el);
+  }
+  // An element's tooltip as a name: its title, unless that only repeats the
+  // words it shows (its inner text), as Chromium leaves it then (select2's
+  // `role=textbox` showing "Pending" with title "Pending" is named "").
+  function titleOf(el) {
+    const ti = el.getAttribute('title');
+    if (!ti || !ti.trim()) return '';
+    return ti.trim() === (el.innerText || '').trim() ? '' : clean(ti);
   }
 
   // The modal dialog open over the page (of those shown, the last in the
@@ -824,11 +832,17 @@
       ' chars; read_page with its ref_id shows it whole)'
     );
   }
-  // Disabled: a form control (itself, or by its fieldset), or an element
-  // that is, or is inside, one marked aria-disabled (ARIA's disabled holds
-  // for what is inside, as Chromium's tree has it).
-  function disabled(el) {
+  // Disabled: a form control (itself, or by its fieldset), a control drawn
+  // in the shadow tree of a host marked `disabled` (a web component's menu
+  // item, a picker's parts, as Chromium has it), or an element that is, or is
+  // inside, one marked aria-disabled (ARIA's disabled holds for what is
+  // inside, as Chromium's tree has it).
+  function disabled(el, role) {
     if (el.disabled || (FORM_CONTROL.has(el.localName) && el.matches(':disabled'))) return true;
+    if (role && CONTROL_ROLES.has(role)) {
+      const host = el.getRootNode().host;
+      if (host && host.hasAttribute('disabled')) return true;
+    }
     if (aria(el, 'aria-disabled') === 'true') return true;
     for (let e = el; e; ) {
       if (e.closest('[aria-disabled="true"]')) return true;
@@ -838,6 +852,11 @@
     return false;
   }
   const FORM_CONTROL = new Set(['button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
+  // The roles Chromium counts as controls (an ARIA option is not one).
+  const CONTROL_ROLES = new Set([
+    'button', 'checkbox', 'combobox', 'listbox', 'menu', 'menubar', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
+    'radio', 'scrollbar', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox',
+  ]);
   // `max`: where a value is cut (0: never).
   function stateOf(el, role, max) {
     let s = '';
@@ -859,7 +878,7 @@
       if (p === 'true') s += ' pressed';
       else if (p === 'mixed') s += ' mixed';
     }
-    if (disabled(el)) s += ' disabled';
+    if (disabled(el, role)) s += ' disabled';
     const ex = aria(el, 'aria-expanded');
     if (ex === 'true') s += ' expanded';
     else if (ex === 'false') s += ' collapsed';
