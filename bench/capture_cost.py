@@ -1,13 +1,16 @@
-"""What watching a tab costs: the same steps with and without `network_capture`.
+"""What watching a tab costs: the same steps plain, with `network_capture`, and traced
+(`performance_trace`).
 
 One ochre server (the release build), on the benchmark's fixture pages: each round
 opens every page, reads it, and on the form and interactive pages fills or clicks
 (each action's effect checked in its answer), as the side-by-side benchmark does.
-Rounds alternate between plain and captured (`network_capture start` before the
-round, `har` after it, timed apart), so that the machine's noise falls on both.
+Rounds take turns: plain, captured (`network_capture start` before the round, `har`
+after it, timed apart) and traced (`performance_trace start` before, `stop` after,
+timed apart), so that the machine's noise falls on all three.
 
-It prints each kind's median round time, the ratio captured / plain (the target:
-at most 1.10) and the median time to write the HAR.
+It prints each kind's median round time, the ratios captured / plain (the target: at
+most 1.10) and traced / plain (at most 1.30), and the median times to write the HAR
+and the trace.
 
     target/bench/venv/bin/python bench/capture_cost.py [--rounds N]
 """
@@ -49,18 +52,27 @@ async def one_round(ochre: h.OchreAdapter, base: str) -> float:
 
 async def run(opts: argparse.Namespace) -> dict[str, list[float]]:
     server, base = h.start_fixture_server(opts.fixtures)
-    out: dict[str, list[float]] = {"plain": [], "captured": [], "har": []}
+    out: dict[str, list[float]] = {"plain": [], "captured": [], "traced": [], "har": [], "trace": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             command = h.OchreAdapter.command(opts, Path(tmp))
             async with h.mcp_stdio(command, Path(tmp)) as (session, _):
                 ochre = h.OchreAdapter(session)
                 await one_round(ochre, base)  # warm: the pages cached, the plugins loaded
-                for i in range(opts.rounds * 2):
-                    captured = i % 2 == 1
+                for i in range(opts.rounds * 3):
+                    kind = ("plain", "captured", "traced")[i % 3]
+                    captured = kind == "captured"
                     if captured:
                         await ochre.call("network_capture", {"action": "start"})
-                    out["captured" if captured else "plain"].append(await one_round(ochre, base))
+                    if kind == "traced":
+                        await ochre.call("performance_trace", {"action": "start"})
+                    out[kind].append(await one_round(ochre, base))
+                    if kind == "traced":
+                        start = time.perf_counter()
+                        said = await ochre.call("performance_trace", {"action": "stop"})
+                        out["trace"].append((time.perf_counter() - start) * 1000)
+                        if "trace of" not in said and '"path"' not in said:
+                            raise RuntimeError(f"no trace: {said}")
                     if captured:
                         start = time.perf_counter()
                         said = await ochre.call("network_capture", {"action": "har"})
@@ -89,8 +101,11 @@ def main() -> int:
     print(f"rounds: {opts.rounds} of each, {len(PAGES)} pages a round")
     print(f"plain     {med['plain']:8.1f} ms a round")
     print(f"captured  {med['captured']:8.1f} ms a round  ({med['captured'] / med['plain']:.2f}x plain; target <= 1.10)")
+    print(f"traced    {med['traced']:8.1f} ms a round  ({med['traced'] / med['plain']:.2f}x plain; target <= 1.30)")
     print(f"har write {med['har']:8.1f} ms")
-    return 0 if med["captured"] / med["plain"] <= 1.10 else 1
+    print(f"trace stop and write {med['trace']:8.1f} ms")
+    ok = med["captured"] / med["plain"] <= 1.10 and med["traced"] / med["plain"] <= 1.30
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

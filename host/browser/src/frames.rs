@@ -76,9 +76,16 @@ pub(crate) struct FrameLink {
     sessions: Arc<std::sync::Mutex<HashMap<String, String>>>,
     /// The captures the network's `…ExtraInfo` reports go to.
     wired: Wired,
+    /// Events awaited: method -> who waits for its params. (By method
+    /// alone: the events chromiumoxide's connection hands over do not say
+    /// their session; `send_awaiting` waits for one at a time.)
+    awaited: Awaited,
+    /// Held while an event is awaited.
+    awaiting: tokio::sync::Mutex<()>,
 }
 
 type Wired = Arc<std::sync::Mutex<Vec<std::sync::Weak<TabWatch>>>>;
+type Awaited = Arc<std::sync::Mutex<Vec<(String, oneshot::Sender<Value>)>>>;
 
 impl std::fmt::Debug for FrameLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +103,8 @@ impl FrameLink {
         let ours = sessions.clone();
         let wired: Wired = Default::default();
         let to = wired.clone();
+        let awaited: Awaited = Default::default();
+        let waiting = awaited.clone();
         tokio::spawn(async move {
             let mut pending: HashMap<CallId, Reply> = HashMap::new();
             let mut errors = 0u32;
@@ -126,6 +135,13 @@ impl FrameLink {
                             {
                                 lock(&ours).retain(|_, s| s != gone);
                             }
+                            {
+                                let mut w = lock(&waiting);
+                                if let Some(i) = w.iter().position(|(m, _)| *m == ev.method) {
+                                    let (_, tx) = w.swap_remove(i);
+                                    let _ = tx.send(ev.params.clone());
+                                }
+                            }
                             if ev.method.starts_with("Network.") {
                                 let watches: Vec<Arc<TabWatch>> =
                                     lock(&to).iter().filter_map(std::sync::Weak::upgrade).collect();
@@ -147,7 +163,7 @@ impl FrameLink {
             }
             tracing::debug!("frame connection closed");
         });
-        Ok(Arc::new(Self { tx, sessions, wired }))
+        Ok(Arc::new(Self { tx, sessions, wired, awaited, awaiting: Default::default() }))
     }
 
     /// Send the network's reports to `w` (once), or no more.
@@ -226,6 +242,32 @@ impl FrameLink {
             }
         }
         unreachable!("the loop returns on its second pass")
+    }
+
+    /// Send a command to a target, then wait (`wait_ms` at most) for the
+    /// event `event` (one such wait at a time on the connection); the
+    /// event's params.
+    pub(super) async fn send_awaiting(
+        &self,
+        target: &str,
+        method: &str,
+        params: Value,
+        event: &str,
+        wait_ms: u32,
+    ) -> Result<Value, ToolError> {
+        let _one = self.awaiting.lock().await;
+        let s = self.session(target).await?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut w = lock(&self.awaited);
+            w.clear();
+            w.push((event.to_owned(), tx));
+        }
+        self.call(Some(&s), method, params).await?;
+        bounded(wait_ms, event, async {
+            rx.await.map_err(|_| ToolError::browser_error("the frame connection is closed"))
+        })
+        .await
     }
 }
 

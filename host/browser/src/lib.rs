@@ -56,6 +56,7 @@ pub mod netpolicy;
 pub mod ops;
 mod owners;
 mod pageops;
+mod perftrace;
 mod pool;
 mod routes;
 mod sessions;

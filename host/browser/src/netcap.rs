@@ -37,6 +37,8 @@ pub(crate) struct TabWatch {
     pub(super) settle_owed: std::sync::Mutex<Option<(Instant, String)>>,
     /// The tab's main frame (its id is the target's).
     pub(super) main_frame: String,
+    /// Its performance traces (`performance_trace`).
+    pub(super) traces: std::sync::Mutex<super::perftrace::Traces>,
 }
 
 /// What a top-level document reported two tasks after its load event (see
@@ -589,10 +591,30 @@ impl BrowserManager {
     }
 
     /// Where evidence bundles and HAR files go.
-    fn evidence_root(&self) -> Result<std::path::PathBuf, ToolError> {
+    pub(super) fn evidence_root(&self) -> Result<std::path::PathBuf, ToolError> {
         self.inner.options.evidence_dir.clone().ok_or_else(|| {
             ToolError::browser_error("no evidence dir is configured (BrowserOptions::evidence_dir)")
         })
+    }
+
+    /// A file in the evidence dir (`<kind>-<stamp>-<random>.<ext>`), written
+    /// atomically; its absolute path.
+    pub(super) fn write_evidence_file(
+        &self,
+        kind: &str,
+        ext: &str,
+        bytes: &[u8],
+    ) -> Result<String, ToolError> {
+        let root = self.evidence_root()?;
+        let now = std::time::SystemTime::now();
+        let name = bundle_id(now).replacen("ev-", &format!("{kind}-"), 1);
+        let file = root.join(format!("{name}.{ext}"));
+        std::fs::create_dir_all(&root)
+            .and_then(|()| ochre_protocol::fs::write_atomic(&file, bytes))
+            .map_err(|e| {
+                ToolError::storage_failed(format!("cannot write {}: {e}", file.display()))
+            })?;
+        Ok(std::path::absolute(&file).unwrap_or(file).display().to_string())
     }
 
     /// `network_capture har`: what tab `w`'s capture holds, written as a
@@ -603,16 +625,9 @@ impl BrowserManager {
         page: &Page,
         bodies: bool,
     ) -> Result<typed::NetworkCaptured, ToolError> {
-        let root = self.evidence_root()?;
+        self.evidence_root()?;
         let (bytes, mut written) = self.har_bytes(w, page, bodies).await?;
-        let now = std::time::SystemTime::now();
-        let file = root.join(format!("{}.har", bundle_id(now).replacen("ev-", "har-", 1)));
-        std::fs::create_dir_all(&root)
-            .and_then(|()| ochre_protocol::fs::write_atomic(&file, &bytes))
-            .map_err(|e| {
-                ToolError::storage_failed(format!("cannot write {}: {e}", file.display()))
-            })?;
-        written.path = std::path::absolute(&file).unwrap_or(file).display().to_string();
+        written.path = self.write_evidence_file("har", "har", &bytes)?;
         let capturing = w.cap().active;
         Ok(typed::NetworkCaptured { capturing, har: Some(written), ..Default::default() })
     }
@@ -740,6 +755,10 @@ impl BrowserManager {
                 let (har, _) = self.har_bytes(&w, page, true).await?;
                 write("network.har", &har)?;
             }
+        }
+        // The tab's last performance trace, when one was taken.
+        if let Some(trace) = self.last_trace(n) {
+            write("trace.json", &trace)?;
         }
         let manifest = typed::BundleManifest {
             bundle_id: id,

@@ -1,4 +1,5 @@
 //! Network tools: `network_capture` (requests of a tab, optionally with bodies),
+//! `performance_trace` (a tab's timeline as DevTools records it),
 //! `network` (OpenChrome's throttling presets), `emulate` (a device, a place,
 //! preferences and a slower machine, on a tab or a whole session) and
 //! `oc_evidence_bundle` (DOM, screenshot, network and console of a tab written
@@ -56,6 +57,69 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
         other => format!("capture {other}"),
     };
     Ok(Output::json(&r)?.with_summary(summary))
+}
+
+/// `performance_trace` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TraceArgs {
+    /// `start`, `stop` (write the file, say what it shows) or `status`.
+    #[schemars(regex(pattern = r"^(start|stop|status)$"))]
+    action: String,
+    /// start: the screen too, frame by frame (a larger file).
+    screenshots: Option<bool>,
+    /// start: stop by itself after this long (ms, default 30000).
+    #[serde(rename = "max_ms", alias = "maxMs")]
+    #[schemars(range(min = 1000, max = 300_000))]
+    max_ms: Option<u32>,
+    tab_id: Option<String>,
+}
+
+/// Trace a tab's performance as DevTools' Performance panel does (start, act, stop):
+/// a trace JSON file DevTools and Perfetto open, and its long tasks (what ran), layout
+/// shifts (CLS) and largest contentful paint.
+#[ochre_sdk::tool(name = "performance_trace", read_only, tier = 2, output_mode, scope = Browser)]
+pub(crate) fn performance_trace(a: TraceArgs) -> Result<Output, ToolError> {
+    let op = ops::PerformanceTrace {
+        action: Some(a.action.clone()),
+        screenshots: a.screenshots,
+        max_ms: a.max_ms,
+    };
+    let r = run(a.tab_id.as_deref(), &op)?;
+    let summary = match (&r.trace, a.action.as_str()) {
+        (Some(t), "stop" | "status") => trace_summary(t),
+        (_, "start") => "tracing".into(),
+        _ if r.tracing => "tracing".into(),
+        _ => "no trace".into(),
+    };
+    Ok(Output::json(&r)?.with_summary(summary))
+}
+
+/// A trace's line: its long tasks (the longest, what ran in it, its script
+/// named by file), its shifts, its paint, then where it is.
+fn trace_summary(t: &ops::TraceWritten) -> String {
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let mut s = plural(t.long_tasks.len(), "long task");
+    if let Some(l) = t.long_tasks.first() {
+        // (A script's URL by its file name: the line is short.)
+        let what: Vec<String> = l
+            .what
+            .split(' ')
+            .map(|w| match w.strip_prefix('(').and_then(|u| u.split_once("://")) {
+                Some((_, rest)) => format!("({}", rest.rsplit('/').next().unwrap_or(rest)),
+                None => w.to_owned(),
+            })
+            .collect();
+        s += &format!(" (the longest {} ms at +{} ms: {})", l.duration_ms, l.at_ms, what.join(" "));
+    }
+    s += &format!(", {} (CLS {})", plural(t.layout_shifts as usize, "layout shift"), t.cls);
+    if let Some(lcp) = t.lcp_ms {
+        s += &format!(", LCP {lcp} ms");
+    }
+    if let Some(why) = &t.ended_by {
+        s += &format!("; ended by {why}");
+    }
+    s + &format!("; {} ms traced, written to {}", t.duration_ms, t.path)
 }
 
 /// `network` arguments.

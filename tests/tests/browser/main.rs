@@ -31,6 +31,7 @@ mod stdio;
 mod surface;
 mod tabs;
 mod taskruns;
+mod traces;
 mod truthful;
 mod widgets;
 mod workflow;

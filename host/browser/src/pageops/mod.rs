@@ -520,6 +520,10 @@ impl BrowserManager {
                 .await?;
                 answer(captured)
             }
+            AnyOp::PerformanceTrace(a) => {
+                let t = bounded(120_000, "performance trace", self.performance_trace(n, &page, &a));
+                answer(t.await?)
+            }
             AnyOp::NetworkConditions(a) => answer(self.network_conditions(n, &page, &a).await?),
             AnyOp::Emulate(a) => {
                 let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;

@@ -466,6 +466,10 @@ typed_ops! {
         "action: start|stop|get|clear|har, include_bodies, limit",
         "the network requests of the tab (har: written as a HAR 1.2 file in the evidence dir)",
     ).host();
+    PerformanceTrace => "performance_trace" -> TraceTaken = Spec::op(
+        "action: start|stop|status, screenshots, max_ms",
+        "a performance trace of the tab (DevTools' timeline), written as Chrome's trace JSON in the evidence dir, with its long tasks, layout shifts and largest contentful paint",
+    ).host();
     NetworkConditions => "network_conditions" -> NetworkApplied = Spec::op(
         "preset, cpu_slowdown",
         "emulate a network (offline, slow 3G, ...) or stop emulating",

@@ -179,6 +179,74 @@ pub struct HarWritten {
     pub bytes: usize,
 }
 
+/// A performance trace of the tab (the timeline Chrome DevTools records).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerformanceTrace {
+    /// `start`, `stop` (write it as a file in the evidence dir) or `status`
+    /// (default).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// `start`: the screen too, a frame at a time (as DevTools' filmstrip).
+    #[serde(default)]
+    pub screenshots: Option<bool>,
+    /// `start`: stop by itself after this long (ms; default 30,000, at most
+    /// 300,000); `stop` then answers the trace it took.
+    #[serde(default)]
+    pub max_ms: Option<u32>,
+}
+
+/// What `performance_trace` did.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceTaken {
+    /// Whether a trace of the tab is being recorded now.
+    pub tracing: bool,
+    /// `stop` (or `status` after one ended by itself): the trace written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceWritten>,
+}
+
+/// A trace file `performance_trace` wrote, and what it shows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceWritten {
+    /// Where (Chrome's trace JSON: DevTools' Performance panel and Perfetto
+    /// open it).
+    pub path: String,
+    /// Its size.
+    pub bytes: usize,
+    /// How many events it holds.
+    pub events: usize,
+    /// How long it ran (ms).
+    pub duration_ms: u64,
+    /// Why it ended when not by `stop`: its time bound, or its buffer full
+    /// (what came after is not in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+    /// The page's tasks of 50 ms or more (the longest first, ten at most).
+    pub long_tasks: Vec<LongTask>,
+    /// How many layout shifts a person did not cause.
+    pub layout_shifts: u32,
+    /// Their cumulative layout shift (the worst window, as Core Web Vitals
+    /// has it).
+    pub cls: f64,
+    /// The largest contentful paint after the navigation traced (ms after
+    /// it began), when a navigation was traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lcp_ms: Option<f64>,
+}
+
+/// One long task of a trace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LongTask {
+    /// When it began (ms after the trace began).
+    pub at_ms: f64,
+    /// How long it ran (ms).
+    pub duration_ms: f64,
+    /// What ran in it, as far as the trace says (a function and where it
+    /// is, an event handled, a timer, a script evaluated).
+    pub what: String,
+}
+
 /// The requests of [`NetworkCaptured`]: listed (`get`) or counted (`stop`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
