@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use chromiumoxide::Page;
 use serde_json::{Value, json};
 
-use super::netcap::TabWatch;
 use super::{BrowserManager, TabId};
 use ochre_protocol::page_ops as typed;
 use ochre_protocol::{ToolError, lock};
@@ -96,8 +95,8 @@ impl BrowserManager {
             .tab_watch(n)
             .ok_or_else(|| ToolError::browser_error("the tab is not watched (it closed?)"))?;
         match action {
-            "start" => self.start_trace(n, page, &w, a).await,
-            "stop" => self.stop_trace(n, page, &w).await,
+            "start" => self.start_trace(n, page, &w.traces, a).await,
+            "stop" => self.stop_trace(n, page, &w.traces).await,
             _ => {
                 let t = lock(&w.traces);
                 Ok(typed::TraceTaken { tracing: t.running.is_some(), trace: t.last.clone() })
@@ -109,12 +108,12 @@ impl BrowserManager {
         &self,
         n: TabId,
         page: &Page,
-        w: &std::sync::Arc<TabWatch>,
+        traces: &std::sync::Mutex<Traces>,
         a: &typed::PerformanceTrace,
     ) -> Result<typed::TraceTaken, ToolError> {
         self.evidence_root()?;
         {
-            let t = lock(&w.traces);
+            let t = lock(traces);
             if t.running.is_some() || t.ending {
                 return Err(ToolError::invalid_argument(
                     "action",
@@ -146,18 +145,19 @@ impl BrowserManager {
         .await?;
         let bound = Duration::from_millis(u64::from(a.max_ms.unwrap_or(DEFAULT_MS)));
         let seq = {
-            let mut t = lock(&w.traces);
+            let mut t = lock(traces);
             t.seq += 1;
             t.running = Some(Run { seq: t.seq, began: Instant::now() });
             t.seq
         };
         // Its time bound: it ends by itself (a later stop answers it).
-        let (me, page, w) = (self.clone(), page.clone(), w.clone());
+        let (me, page) = (self.clone(), page.clone());
         tokio::spawn(async move {
             tokio::time::sleep(bound).await;
+            let Some(w) = me.tab_watch(n) else { return };
             if lock(&w.traces).running.as_ref().is_some_and(|r| r.seq == seq) {
                 let why = format!("its time bound of {} ms", bound.as_millis());
-                if let Err(e) = me.end_trace(n, &page, &w, Some(why)).await {
+                if let Err(e) = me.end_trace(n, &page, &w.traces, Some(why)).await {
                     tracing::warn!(error = %e.message, "a trace at its time bound");
                 }
             }
@@ -169,18 +169,18 @@ impl BrowserManager {
         &self,
         n: TabId,
         page: &Page,
-        w: &TabWatch,
+        traces: &std::sync::Mutex<Traces>,
     ) -> Result<typed::TraceTaken, ToolError> {
         // One that its bound is ending: its file, once written.
         for _ in 0..600 {
-            if !lock(&w.traces).ending {
+            if !lock(traces).ending {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let running = lock(&w.traces).running.is_some();
+        let running = lock(traces).running.is_some();
         if !running {
-            let last = lock(&w.traces).last.clone();
+            let last = lock(traces).last.clone();
             return match last {
                 Some(t) if t.ended_by.is_some() => {
                     Ok(typed::TraceTaken { tracing: false, trace: Some(t) })
@@ -191,7 +191,7 @@ impl BrowserManager {
                 )),
             };
         }
-        let written = self.end_trace(n, page, w, None).await?;
+        let written = self.end_trace(n, page, traces, None).await?;
         Ok(typed::TraceTaken { tracing: false, trace: Some(written) })
     }
 
@@ -201,11 +201,11 @@ impl BrowserManager {
         &self,
         n: TabId,
         page: &Page,
-        w: &TabWatch,
+        traces: &std::sync::Mutex<Traces>,
         ended_by: Option<String>,
     ) -> Result<typed::TraceWritten, ToolError> {
         let run = {
-            let mut t = lock(&w.traces);
+            let mut t = lock(traces);
             let r = t.running.take();
             t.ending = r.is_some();
             r
@@ -214,7 +214,7 @@ impl BrowserManager {
             return Err(ToolError::browser_error("the trace was ended meanwhile"));
         };
         let done = self.collect_trace(n, page, &run, ended_by).await;
-        let mut t = lock(&w.traces);
+        let mut t = lock(traces);
         t.ending = false;
         if let Ok(written) = &done {
             t.last = Some(written.clone());
@@ -293,7 +293,7 @@ impl BrowserManager {
 }
 
 /// What a trace (Chrome's trace JSON: `{traceEvents: [...]}` or the list)
-/// shows: its events, the renderers' long tasks and what ran in them, the
+/// shows: its events, the traced tab's long tasks and what ran in them, the
 /// layout shifts no input caused and their worst window, the largest
 /// contentful paint after a navigation it holds. (Its path, size, duration
 /// and end are the caller's.)
@@ -302,11 +302,31 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
     let events = doc["traceEvents"].as_array().or_else(|| doc.as_array()).unwrap_or(&empty);
     let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let thread = |e: &Value| (e["pid"].as_i64().unwrap_or(0), e["tid"].as_i64().unwrap_or(0));
+    // The traced tab's renderers: Chromium traces the whole browser, and says
+    // which processes the tab's frames were in when the trace began and as
+    // they committed later (none said, as an older trace: every renderer).
+    let mut ours: HashSet<i64> = HashSet::new();
+    for e in events {
+        let d = &e["args"]["data"];
+        if e["name"] == "TracingStartedInBrowser" {
+            ours.extend(
+                d["frames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["processId"].as_i64()),
+            );
+        } else if e["name"] == "FrameCommittedInBrowser" {
+            ours.extend(d["processId"].as_i64());
+        }
+    }
+    let mine = |e: &Value| ours.is_empty() || ours.contains(&e["pid"].as_i64().unwrap_or(0));
     let mains: HashSet<(i64, i64)> = events
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
         .filter(|e| e["args"]["name"] == "CrRendererMain")
         .map(thread)
+        .filter(|(pid, _)| ours.is_empty() || ours.contains(pid))
         .collect();
     let t0 = events
         .iter()
@@ -353,11 +373,25 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
             }
         })
         .collect();
-    // Layout shifts no input caused; their worst window (gaps under 1 s,
-    // 5 s at most).
+    let (layout_shifts, cls) = layout_shifts(events, &mine);
+    let lcp_ms = largest_paint(events, &mine);
+    typed::TraceWritten {
+        events: events.len(),
+        long_tasks,
+        layout_shifts,
+        cls,
+        lcp_ms,
+        ..Default::default()
+    }
+}
+
+/// The layout shifts no input caused (of the traced tab: `mine`), and
+/// their worst window (gaps under 1 s, 5 s at most), as CLS.
+fn layout_shifts(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> (u32, f64) {
+    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let mut shifts: Vec<(f64, f64)> = events
         .iter()
-        .filter(|e| e["name"] == "LayoutShift")
+        .filter(|e| e["name"] == "LayoutShift" && mine(e))
         .filter(|e| e["args"]["data"]["had_recent_input"] != true)
         .map(|e| (num(&e["ts"]), num(&e["args"]["data"]["score"])))
         .collect();
@@ -372,11 +406,16 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
         prev = *ts;
         cls = cls.max(window);
     }
-    // The last candidate for the largest contentful paint, after the start
-    // of its navigation.
+    (u32::try_from(shifts.len()).unwrap_or(u32::MAX), (cls * 10_000.0).round() / 10_000.0)
+}
+
+/// The last candidate for the largest contentful paint (of the traced tab:
+/// `mine`), in ms after the start of its navigation.
+fn largest_paint(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> Option<f64> {
+    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let starts: Vec<(&Value, f64)> = events
         .iter()
-        .filter(|e| e["name"] == "navigationStart")
+        .filter(|e| e["name"] == "navigationStart" && mine(e))
         .filter(|e| e["args"]["data"]["isOutermostMainFrame"] != false)
         .filter(|e| {
             let url = e["args"]["data"]["documentLoaderURL"].as_str().unwrap_or_default();
@@ -384,9 +423,9 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
         })
         .map(|e| (&e["args"]["data"]["navigationId"], num(&e["ts"])))
         .collect();
-    let lcp_ms = events
+    events
         .iter()
-        .filter(|e| e["name"] == "largestContentfulPaint::Candidate")
+        .filter(|e| e["name"] == "largestContentfulPaint::Candidate" && mine(e))
         .filter(|e| e["args"]["data"]["isOutermostMainFrame"] != false)
         .filter_map(|e| {
             let nav = &e["args"]["data"]["navigationId"];
@@ -394,15 +433,7 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
             Some((num(&e["ts"]), round1((num(&e["ts"]) - begun) / 1000.0)))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, ms)| ms);
-    typed::TraceWritten {
-        events: events.len(),
-        long_tasks,
-        layout_shifts: u32::try_from(shifts.len()).unwrap_or(u32::MAX),
-        cls: (cls * 10_000.0).round() / 10_000.0,
-        lcp_ms,
-        ..Default::default()
-    }
+        .map(|(_, ms)| ms)
 }
 
 /// What ran in a task, from the events inside it: what set it going (an
@@ -468,15 +499,19 @@ fn round1(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// A trace as Chromium writes one: a renderer's main thread, a click's
-    /// task of 300 ms that called `crunch`, a short task, a nested task, two
-    /// shifts (one after input), a navigation and its paints.
+    /// A trace as Chromium writes one: the traced tab's renderer's main
+    /// thread, a click's task of 300 ms that called `crunch`, a short task, a
+    /// nested task, two shifts (one after input), a navigation and its
+    /// paints; another tab's renderer, busy for 400 ms.
     #[test]
     fn a_trace_is_summed_up_with_its_long_task_shifts_and_paint() {
         let doc = json!({"traceEvents": [
             {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1, "args": {"name": "CrRendererMain"}},
             {"ph": "M", "name": "thread_name", "pid": 7, "tid": 2, "args": {"name": "Compositor"}},
-            {"ph": "I", "name": "TracingStartedInBrowser", "pid": 1, "tid": 1, "ts": 1_000_000},
+            {"ph": "M", "name": "thread_name", "pid": 9, "tid": 1, "args": {"name": "CrRendererMain"}},
+            {"ph": "I", "name": "TracingStartedInBrowser", "pid": 1, "tid": 1, "ts": 1_000_000,
+             "args": {"data": {"frames": [{"frame": "F1", "processId": 7, "url": "about:blank"}]}}},
+            {"ph": "X", "name": "RunTask", "pid": 9, "tid": 1, "ts": 2_500_000, "dur": 400_000},
             {"ph": "R", "name": "navigationStart", "pid": 7, "tid": 1, "ts": 1_100_000,
              "args": {"data": {"navigationId": "N1", "documentLoaderURL": "http://127.0.0.1/p.html", "isOutermostMainFrame": true}}},
             {"ph": "I", "name": "largestContentfulPaint::Candidate", "pid": 7, "tid": 1, "ts": 1_350_000,
@@ -501,8 +536,12 @@ mod tests {
              "args": {"data": {"score": 0.1, "had_recent_input": false}}},
         ]});
         let s = summarize(&doc);
-        assert_eq!(s.events, 16);
-        assert_eq!(s.long_tasks.len(), 1, "{s:?}");
+        assert_eq!(s.events, 18);
+        assert_eq!(
+            s.long_tasks.len(),
+            1,
+            "another tab's renderer (9) is not the traced one: {s:?}"
+        );
         let t = &s.long_tasks[0];
         assert_eq!((t.at_ms, t.duration_ms), (1000.0, 300.0));
         assert_eq!(t.what, "a click event: crunch() (http://127.0.0.1/p.html:12)");

@@ -63,22 +63,21 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct TraceArgs {
-    /// `start`, `stop` (write the file, say what it shows) or `status`.
+    /// start, stop (write it) or status.
     #[schemars(regex(pattern = r"^(start|stop|status)$"))]
     action: String,
-    /// start: the screen too, frame by frame (a larger file).
+    /// start: the screen too.
     screenshots: Option<bool>,
-    /// start: stop by itself after this long (ms, default 30000).
+    /// start: end after this long (ms; 30000).
     #[serde(rename = "max_ms", alias = "maxMs")]
     #[schemars(range(min = 1000, max = 300_000))]
     max_ms: Option<u32>,
     tab_id: Option<String>,
 }
 
-/// Trace a tab's performance as DevTools' Performance panel does (start, act, stop):
-/// a trace JSON file DevTools and Perfetto open, and its long tasks (what ran), layout
-/// shifts (CLS) and largest contentful paint.
-#[ochre_sdk::tool(name = "performance_trace", read_only, tier = 2, output_mode, scope = Browser)]
+/// Trace a tab as DevTools' Performance panel does (start, act, stop): a trace file
+/// DevTools and Perfetto open, its long tasks, layout shifts and LCP.
+#[ochre_sdk::tool(name = "performance_trace", read_only, tier = 2, scope = Browser)]
 pub(crate) fn performance_trace(a: TraceArgs) -> Result<Output, ToolError> {
     let op = ops::PerformanceTrace {
         action: Some(a.action.clone()),

@@ -173,3 +173,51 @@ async fn a_trace_ends_at_its_time_bound() -> Result<()> {
     client.tool_json("performance_trace", json!({"action": "stop"})).await?;
     Ok(())
 }
+
+/// Chromium traces the whole browser: a trace of one tab says that tab's
+/// long tasks, not another's. A second tab traced at the same time gets its
+/// own trace, or a plain refusal.
+#[tokio::test]
+async fn a_trace_says_its_own_tabs_tasks() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("trace-tabs");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("busy.html")).await?;
+    let first = client.tool_json("tabs_context", json!({})).await?;
+    let a = first["tabs"][0]["tabId"].as_str().or(first["tabs"][0]["id"].as_str());
+    let a = a.with_context(|| format!("no tab: {first}"))?.to_owned();
+    client.tool_json("performance_trace", json!({"action": "start"})).await?;
+    let t = client.tool_json("tabs_create", json!({"url": site.url("busy.html")})).await?;
+    let b = t["tabId"].as_str().or(t["id"].as_str()).context("the new tab's id")?.to_owned();
+    let second = client.tool("performance_trace", json!({"action": "start", "tabId": b})).await?;
+    let snap = snapshot_of(&client, &b).await?;
+    let crunch = ref_of(&snap, "button", "Crunch the numbers");
+    let clicked = client.tool_text("interact", json!({"ref": crunch, "tabId": b})).await?;
+    assert!(clicked.contains("Margin: 18.4"), "{clicked}");
+    let out = client.tool_json("performance_trace", json!({"action": "stop", "tabId": a})).await?;
+    let tasks = out["trace"]["long_tasks"].as_array().context("long_tasks")?;
+    assert!(
+        tasks.iter().all(|t| !t["what"].as_str().unwrap_or_default().contains("crunchNumbers")),
+        "tab {a}'s trace holds the other tab's task: {out}"
+    );
+    if second.is_error == Some(true) {
+        let said = format!("{:?}", second.content);
+        println!("a second tab's trace at the same time was refused: {said}");
+        assert!(said.contains("Tracing"), "the refusal does not say why: {said}");
+    } else {
+        println!("a second tab was traced at the same time");
+        let out =
+            client.tool_json("performance_trace", json!({"action": "stop", "tabId": b})).await?;
+        let tasks = out["trace"]["long_tasks"].as_array().context("long_tasks")?;
+        assert!(
+            tasks.iter().any(|t| t["what"].as_str().unwrap_or_default().contains("crunchNumbers")),
+            "tab {b}'s own trace lacks its task: {out}"
+        );
+    }
+    Ok(())
+}
+
+/// The read of tab `tab`.
+async fn snapshot_of(client: &Client, tab: &str) -> Result<String> {
+    client.tool_text("read_page", json!({"tabId": tab})).await
+}
