@@ -300,7 +300,6 @@ impl BrowserManager {
 pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
     let empty = Vec::new();
     let events = doc["traceEvents"].as_array().or_else(|| doc.as_array()).unwrap_or(&empty);
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let thread = |e: &Value| (e["pid"].as_i64().unwrap_or(0), e["tid"].as_i64().unwrap_or(0));
     // The traced tab's renderers: Chromium traces the whole browser, and says
     // which processes the tab's frames were in when the trace began and as
@@ -388,7 +387,6 @@ pub(super) fn summarize(doc: &Value) -> typed::TraceWritten {
 /// The layout shifts no input caused (of the traced tab: `mine`), and
 /// their worst window (gaps under 1 s, 5 s at most), as CLS.
 fn layout_shifts(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> (u32, f64) {
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let mut shifts: Vec<(f64, f64)> = events
         .iter()
         .filter(|e| e["name"] == "LayoutShift" && mine(e))
@@ -412,7 +410,6 @@ fn layout_shifts(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> (u32, f64) 
 /// The last candidate for the largest contentful paint (of the traced tab:
 /// `mine`), in ms after the start of its navigation.
 fn largest_paint(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> Option<f64> {
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let starts: Vec<(&Value, f64)> = events
         .iter()
         .filter(|e| e["name"] == "navigationStart" && mine(e))
@@ -440,7 +437,6 @@ fn largest_paint(events: &[Value], mine: &dyn Fn(&Value) -> bool) -> Option<f64>
 /// event handled, a timer, an animation frame, a script evaluated, HTML
 /// parsed) and the longest function called, with where it is.
 fn what_ran(inside: &[&&Value]) -> String {
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let longest = |names: &[&str]| {
         inside
             .iter()
@@ -489,6 +485,11 @@ fn what_ran(inside: &[&&Value]) -> String {
         }
     }
     if parts.is_empty() { "a task the trace does not name".to_owned() } else { parts.join(": ") }
+}
+
+/// A trace event's number (a time, a duration, a score); 0 when absent.
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
 }
 
 fn round1(x: f64) -> f64 {
