@@ -16,9 +16,12 @@
 //! - that read is the page once it stands still: a read taken then is the
 //!   same, and it agrees with Chromium's accessibility tree (the fidelity
 //!   suite's judge): 0 reads of a motion's middle.
+//!
+//! And a settle that begins only after the first frame of a slide (a loaded
+//! machine's round trip) still waits it out.
 
 use anyhow::{Context, Result};
-use ochre_host::browser::page_ops::{Act, ActKind, Snapshot};
+use ochre_host::browser::page_ops::{Act, ActKind, Settle, Snapshot, Watch};
 use ochre_host::{BrowserManager, BrowserOptions, HostBrowser};
 use ochre_tests::*;
 use serde_json::json;
@@ -293,6 +296,64 @@ async fn the_first_read_after_a_motion_or_a_debounce_is_the_page_at_rest() -> Re
     }
     b.shutdown().await;
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    Ok(())
+}
+
+/// A frame loop that ran before the action (GSAP's ticker kept awake, as a
+/// smooth scroller or a scroll-linked animation keeps it) draws the first
+/// step of the slide a click starts in the first frame after the click,
+/// before ochre's own callback of that frame. When the settle begins only
+/// once that frame has been drawn (the round trip from the click outlasted a
+/// frame: a loaded machine), that frame's change is still the action's, and
+/// the answer waits the slide out. Made certain here: the click is sent as
+/// raw input, and the settle asked for after the frame that follows it.
+#[tokio::test]
+async fn a_settle_begun_after_the_first_frame_of_a_slide_waits_it_out() -> Result<()> {
+    let data = TempDir::new("motion-late");
+    let b = BrowserManager::new(BrowserOptions {
+        downloads_dir: Some(data.path().join("downloads")),
+        ..Default::default()
+    });
+    let lib = SiteServer::start_with_libraries().await?;
+    const DRAWER: &str = "(() => { const d = document.getElementById('drawer'); \
+        return d.getBoundingClientRect().x.toFixed(1) + ' ' + getComputedStyle(d).opacity; })()";
+    let mut failures = Vec::new();
+    for round in 0..5 {
+        b.navigate(None, &lib.url("lib/gsap.html"), 20_000).await?;
+        b.evaluate(None, "gsap.ticker.add(() => {}), true", 5_000).await?;
+        let snapshot = read(&b).await?;
+        let target = find_ref(&snapshot, "button", "Open cart").context("the button")?;
+        let centre = b
+            .evaluate(
+                None,
+                "(() => { const r = document.getElementById('open').getBoundingClientRect(); \
+                 return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+                5_000,
+            )
+            .await?;
+        let watch = Watch { ref_id: Some(target.parse().map_err(anyhow::Error::msg)?) };
+        let token = b.run(None, &watch, 10_000).await?.token;
+        for kind in ["mousePressed", "mouseReleased"] {
+            let (x, y) = (&centre[0], &centre[1]);
+            let event = json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1});
+            cdp(&b, "Input.dispatchMouseEvent", event).await?;
+        }
+        // The frame after the click drawn, and a task after it run.
+        let frame = "new Promise((r) => requestAnimationFrame(() => setTimeout(() => r(true), 0)))";
+        b.evaluate(None, frame, 5_000).await?;
+        let settled = b.run(None, &Settle::after(&token), 10_000).await?;
+        let at = b.evaluate(None, DRAWER, 5_000).await?;
+        b.evaluate(None, STILL_JS, 15_000).await?;
+        let still = b.evaluate(None, DRAWER, 5_000).await?;
+        if at != still || !settled.changed {
+            failures.push(format!(
+                "round {round}: answered ({}) at {at}; at rest {still}",
+                json!(settled)
+            ));
+        }
+    }
+    b.shutdown().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())
 }
 

@@ -124,14 +124,18 @@
         // first drawn after the last of them sets `framed`.
         if (w.marked) return;
         w.marked = true;
-        const mark = () => {
+        // (`framed` is the frame's time, as each of its callbacks is given
+        // it: the page's callbacks asked before this one run first in that
+        // frame, and what they change is the frame's change, as GSAP's
+        // ticker's first step of a tween the click started.)
+        const mark = (frameAt) => {
           const began = performance.now();
           Reflect.apply(NATIVE.later, window, [
             () => {
               if (w.inputAt >= began) Reflect.apply(NATIVE.frame, window, [mark]);
               else {
                 w.marked = false;
-                w.framed = began;
+                w.framed = typeof frameAt === 'number' ? Math.min(frameAt, began) : began;
               }
             },
             0,
