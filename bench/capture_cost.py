@@ -1,16 +1,17 @@
-"""What watching a tab costs: the same steps plain, with `network_capture`, and traced
-(`performance_trace`).
+"""What watching a tab costs: the same steps plain, with `network_capture`, traced
+(`performance_trace`) and recorded (`page_video`).
 
 One ochre server (the release build), on the benchmark's fixture pages: each round
 opens every page, reads it, and on the form and interactive pages fills or clicks
 (each action's effect checked in its answer), as the side-by-side benchmark does.
 Rounds take turns: plain, captured (`network_capture start` before the round, `har`
-after it, timed apart) and traced (`performance_trace start` before, `stop` after,
-timed apart), so that the machine's noise falls on all three.
+after it, timed apart), traced (`performance_trace start` before, `stop` after,
+timed apart) and recorded (`page_video start` before, `stop` after, timed apart), so
+that the machine's noise falls on all four.
 
 It prints each kind's median round time, the ratios captured / plain (the target: at
-most 1.10) and traced / plain (at most 1.30), and the median times to write the HAR
-and the trace.
+most 1.10), traced / plain and recorded / plain (at most 1.30 each), and the median
+times to write the HAR, the trace and the video.
 
     target/bench/venv/bin/python bench/capture_cost.py [--rounds N]
 """
@@ -52,21 +53,30 @@ async def one_round(ochre: h.OchreAdapter, base: str) -> float:
 
 async def run(opts: argparse.Namespace) -> dict[str, list[float]]:
     server, base = h.start_fixture_server(opts.fixtures)
-    out: dict[str, list[float]] = {"plain": [], "captured": [], "traced": [], "har": [], "trace": []}
+    kinds = ("plain", "captured", "traced", "recorded")
+    out: dict[str, list[float]] = {k: [] for k in (*kinds, "har", "trace", "video")}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             command = h.OchreAdapter.command(opts, Path(tmp))
             async with h.mcp_stdio(command, Path(tmp)) as (session, _):
                 ochre = h.OchreAdapter(session)
                 await one_round(ochre, base)  # warm: the pages cached, the plugins loaded
-                for i in range(opts.rounds * 3):
-                    kind = ("plain", "captured", "traced")[i % 3]
+                for i in range(opts.rounds * len(kinds)):
+                    kind = kinds[i % len(kinds)]
                     captured = kind == "captured"
                     if captured:
                         await ochre.call("network_capture", {"action": "start"})
                     if kind == "traced":
                         await ochre.call("performance_trace", {"action": "start"})
+                    if kind == "recorded":
+                        await ochre.call("page_video", {"action": "start"})
                     out[kind].append(await one_round(ochre, base))
+                    if kind == "recorded":
+                        start = time.perf_counter()
+                        said = await ochre.call("page_video", {"action": "stop"})
+                        out["video"].append((time.perf_counter() - start) * 1000)
+                        if "frames" not in said:
+                            raise RuntimeError(f"no video: {said}")
                     if kind == "traced":
                         start = time.perf_counter()
                         said = await ochre.call("performance_trace", {"action": "stop"})
@@ -103,8 +113,14 @@ def main() -> int:
     print(f"captured  {med['captured']:8.1f} ms a round  ({med['captured'] / med['plain']:.2f}x plain; target <= 1.10)")
     print(f"traced    {med['traced']:8.1f} ms a round  ({med['traced'] / med['plain']:.2f}x plain; target <= 1.30)")
     print(f"har write {med['har']:8.1f} ms")
+    print(f"recorded  {med['recorded']:8.1f} ms a round  ({med['recorded'] / med['plain']:.2f}x plain; target <= 1.30)")
     print(f"trace stop and write {med['trace']:8.1f} ms")
-    ok = med["captured"] / med["plain"] <= 1.10 and med["traced"] / med["plain"] <= 1.30
+    print(f"video stop and write {med['video']:8.1f} ms")
+    ok = (
+        med["captured"] / med["plain"] <= 1.10
+        and med["traced"] / med["plain"] <= 1.30
+        and med["recorded"] / med["plain"] <= 1.30
+    )
     return 0 if ok else 1
 
 

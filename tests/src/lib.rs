@@ -1087,6 +1087,54 @@ pub fn componentize_py_bin() -> Result<PathBuf> {
     Ok(python.parent().expect("bin").to_path_buf())
 }
 
+/// What PyAV makes of a video: every frame decoded (one it cannot decode
+/// fails the script), their count, the container's duration (ms), and at
+/// each `checks` moment (`at`: seconds since the Unix epoch) the colour of
+/// the bottom-right corner of the frame shown then (the last whose time is
+/// at or before it), and every frame's time (ms), as JSON.
+pub fn read_video(path: &str, started_at: &str, checks: &Value) -> Result<Value> {
+    let python = python_venv("video")?;
+    let script = r#"
+import json, sys
+from datetime import datetime
+import av
+path, started, checks = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+t0 = datetime.fromisoformat(started.replace('Z', '+00:00')).timestamp()
+frames = []
+with av.open(path) as c:
+    s = c.streams.video[0]
+    duration = c.duration / 1000 if c.duration is not None else None
+    codec = s.codec_context.name
+    for f in c.decode(s):
+        plane = f.reformat(format='rgb24').planes[0]
+        w, h = f.width, f.height
+        i = (h - 8) * plane.line_size + (w - 8) * 3
+        frames.append((f.time * 1000, list(bytes(plane)[i:i + 3]), w, h))
+out = []
+for ch in checks:
+    at = (ch['at'] - t0) * 1000
+    shown = [f for f in frames if f[0] <= at]
+    out.append({'what': ch['what'], 'at_ms': at, 'rgb': shown[-1][1] if shown else None})
+print(json.dumps({'frames': len(frames), 'duration_ms': duration, 'codec': codec,
+                  'times': [f[0] for f in frames],
+                  'first': frames[0][1:] if frames else None,
+                  'last_ms': frames[-1][0] if frames else None, 'checks': out}))
+"#;
+    let out = std::process::Command::new(python)
+        .args(["-c", script, path, started_at, &checks.to_string()])
+        .output()?;
+    anyhow::ensure!(out.status.success(), "PyAV: {}", String::from_utf8_lossy(&out.stderr));
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// Now, in seconds since the Unix epoch.
+pub fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 /// The virtualenv of the PyPI entry `name` of the pins (installed on first use):
 /// its `python`.
 pub fn python_venv(name: &str) -> Result<PathBuf> {

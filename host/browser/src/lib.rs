@@ -50,6 +50,7 @@ mod library;
 pub mod lifeline;
 mod live;
 mod logins;
+mod mkv;
 mod navigation;
 mod netcap;
 pub mod netpolicy;
@@ -63,6 +64,7 @@ mod sessions;
 mod tabref;
 mod tabs;
 mod target;
+mod video;
 mod visit;
 
 use cdp::*;

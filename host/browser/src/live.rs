@@ -6,19 +6,13 @@
 use std::time::Duration;
 
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::page::{
-    EventScreencastFrame, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
-    StopScreencastParams,
-};
+use chromiumoxide::cdp::browser_protocol::page::{EventScreencastFrame, ScreencastFrameAckParams};
 use futures::StreamExt;
 
 use ochre_protocol::browser::{FrameSink, RefId, ScreenFrame};
 use ochre_protocol::{ToolError, page_ops};
 
 use super::{BrowserManager, TabId, cdp_error, not_found, owner};
-
-/// The largest picture a screencast sends (CSS pixels are scaled down to fit).
-const MAX_SIDE: i64 = 1600;
 
 impl BrowserManager {
     /// See [`ochre_protocol::browser::HostBrowser::hold_tab`].
@@ -75,14 +69,8 @@ impl BrowserManager {
             .map_err(|e| cdp_error("cannot watch the tab's screen", e))?;
         // A tab behind others paints nothing: the watched one is in front.
         let _ = tokio::time::timeout(Duration::from_secs(2), page.bring_to_front()).await;
-        let start = StartScreencastParams::builder()
-            .format(StartScreencastFormat::Jpeg)
-            .quality(70)
-            .max_width(MAX_SIDE)
-            .max_height(MAX_SIDE)
-            .every_nth_frame(1)
-            .build();
-        page.execute(start).await.map_err(|e| cdp_error("cannot start the screencast", e))?;
+        // (Shared with a video of the tab being recorded.)
+        self.screencast_on(n, &page).await?;
         // A page that does not repaint sends one frame, or none: the first
         // picture is taken as a screenshot would be.
         let mut sent = false;
@@ -122,8 +110,7 @@ impl BrowserManager {
                 Err(_) => {}
             }
         };
-        let _ = tokio::time::timeout(Duration::from_secs(2), page.execute(StopScreencastParams {}))
-            .await;
+        self.screencast_off(n, &page).await;
         result
     }
 

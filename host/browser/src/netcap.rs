@@ -39,6 +39,10 @@ pub(crate) struct TabWatch {
     pub(super) main_frame: String,
     /// Its performance traces (`performance_trace`).
     pub(super) traces: std::sync::Mutex<super::perftrace::Traces>,
+    /// Its videos (`page_video`).
+    pub(super) videos: std::sync::Mutex<super::video::Videos>,
+    /// How many watch its screencast (the live view, a video).
+    pub(super) screencasts: tokio::sync::Mutex<u32>,
 }
 
 /// What a top-level document reported two tasks after its load event (see
@@ -597,6 +601,16 @@ impl BrowserManager {
         })
     }
 
+    /// A new file's path in the evidence dir: `<kind>-<stamp>-<random>.<ext>`.
+    pub(super) fn evidence_path(
+        &self,
+        kind: &str,
+        ext: &str,
+    ) -> Result<std::path::PathBuf, ToolError> {
+        let name = bundle_id(std::time::SystemTime::now()).replacen("ev-", &format!("{kind}-"), 1);
+        Ok(self.evidence_root()?.join(format!("{name}.{ext}")))
+    }
+
     /// A file in the evidence dir (`<kind>-<stamp>-<random>.<ext>`), written
     /// atomically; its absolute path.
     pub(super) fn write_evidence_file(
@@ -605,11 +619,9 @@ impl BrowserManager {
         ext: &str,
         bytes: &[u8],
     ) -> Result<String, ToolError> {
-        let root = self.evidence_root()?;
-        let now = std::time::SystemTime::now();
-        let name = bundle_id(now).replacen("ev-", &format!("{kind}-"), 1);
-        let file = root.join(format!("{name}.{ext}"));
-        std::fs::create_dir_all(&root)
+        let file = self.evidence_path(kind, ext)?;
+        let root = file.parent().unwrap_or(&file);
+        std::fs::create_dir_all(root)
             .and_then(|()| ochre_protocol::fs::write_atomic(&file, bytes))
             .map_err(|e| {
                 ToolError::storage_failed(format!("cannot write {}: {e}", file.display()))
@@ -759,6 +771,10 @@ impl BrowserManager {
         // The tab's last performance trace, when one was taken.
         if let Some(trace) = self.last_trace(n) {
             write("trace.json", &trace)?;
+        }
+        // And its last video, when one was recorded.
+        if let Some(video) = self.last_video(n).and_then(|p| std::fs::read(p).ok()) {
+            write("video.mkv", &video)?;
         }
         let manifest = typed::BundleManifest {
             bundle_id: id,

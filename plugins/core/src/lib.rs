@@ -266,7 +266,7 @@ ochre_sdk::register_plugin! {
         Navigate, read::ReadPage, read::Find, read::QueryDom, act::Interact, act::FormInput,
         act::FillForm, act::DragDrop, act::FileUpload, JavascriptTool, read::WaitFor,
         PageScreenshot, PageContent, PageReload, read::LightweightScroll, TabsCreate, TabsClose,
-        TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::PerformanceTrace, net::Network,
+        TabsContext, read::ConsoleCapture, read::ExtractData, net::NetworkCapture, net::PerformanceTrace, net::PageVideo, net::Network,
         net::Emulate, net::NetworkPolicy, net::Route, net::EvidenceBundle, computer::Computer, keys::PressKey, keys::Type, keys::HandleDialog,
     ],
 }

@@ -1,5 +1,6 @@
 //! Network tools: `network_capture` (requests of a tab, optionally with bodies),
 //! `performance_trace` (a tab's timeline as DevTools records it),
+//! `page_video` (a tab's screen as a video file),
 //! `network` (OpenChrome's throttling presets), `emulate` (a device, a place,
 //! preferences and a slower machine, on a tab or a whole session) and
 //! `oc_evidence_bundle` (DOM, screenshot, network and console of a tab written
@@ -119,6 +120,39 @@ fn trace_summary(t: &ops::TraceWritten) -> String {
         s += &format!("; ended by {why}");
     }
     s + &format!("; {} ms traced, written to {}", t.duration_ms, t.path)
+}
+
+/// `page_video` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct VideoArgs {
+    /// start, stop or status.
+    #[schemars(regex(pattern = r"^(start|stop|status)$"))]
+    action: String,
+    /// start: end after this long (ms; 60000).
+    #[serde(rename = "max_ms", alias = "maxMs")]
+    #[schemars(range(min = 1000, max = 600_000))]
+    max_ms: Option<u32>,
+    tab_id: Option<String>,
+}
+
+/// Record a tab's screen as a video (start, act, stop): an MKV file.
+#[ochre_sdk::tool(name = "page_video", read_only, tier = 2, scope = Browser)]
+pub(crate) fn page_video(a: VideoArgs) -> Result<Output, ToolError> {
+    let op = ops::PageVideo { action: Some(a.action.clone()), max_ms: a.max_ms };
+    let r = run(a.tab_id.as_deref(), &op)?;
+    let summary = match (&r.video, &r.path) {
+        (_, Some(p)) => format!("recording to {p}"),
+        (Some(v), None) => format!(
+            "{} frames, {} ms{}, written to {}",
+            v.frames,
+            v.duration_ms,
+            v.ended_by.as_deref().map(|w| format!(" (ended by {w})")).unwrap_or_default(),
+            v.path
+        ),
+        (None, None) => "no video".into(),
+    };
+    Ok(Output::json(&r)?.with_summary(summary))
 }
 
 /// `network` arguments.

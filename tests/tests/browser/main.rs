@@ -33,5 +33,6 @@ mod tabs;
 mod taskruns;
 mod traces;
 mod truthful;
+mod videos;
 mod widgets;
 mod workflow;

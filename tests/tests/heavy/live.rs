@@ -112,6 +112,11 @@ async fn a_person_takes_a_tab_over_in_the_live_view_and_the_agent_learns_what_ch
         std::fs::write(&reference, base64::engine::general_purpose::STANDARD.decode(png)?)?;
     }
 
+    // A video of the tab records through the hand-off (the live view shares
+    // its screencast, and leaving does not end it).
+    let video = client.tool_json("page_video", json!({"action": "start"})).await?;
+    assert_eq!(video["recording"], true, "{video}");
+
     // The agent asks for a person; the call waits while the client's user
     // is sent to the live view.
     let handoff = client.tool_json(
@@ -199,6 +204,33 @@ async fn a_person_takes_a_tab_over_in_the_live_view_and_the_agent_learns_what_ch
     // The tab is the agent's again.
     let page = snapshot(&client).await?;
     assert!(page.contains("Verified: blue42"), "{page}");
+    // The video went on after the person left: the page the agent opens
+    // next, then turns red, is painted into it (the frame shown in the middle
+    // of the red stretch, held 600 ms, is red).
+    navigate(&client, &site.url("colours.html")).await?;
+    let held = json!({"type": "selector", "value": "#held:not([hidden])"});
+    client.tool_text("wait_for", held.clone()).await?;
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Turn red")})).await?;
+    let red_from = now_unix();
+    client.tool_text("wait_for", held).await?;
+    let red = f64::midpoint(red_from, now_unix());
+    let out = client.tool_json("page_video", json!({"action": "stop"})).await?;
+    let v = &out["video"];
+    assert!(v["ended_by"].is_null(), "{out}");
+    let path = v["path"].as_str().context("path")?;
+    let checks = json!([{"what": "red", "at": red}]);
+    let read = read_video(path, v["started_at"].as_str().unwrap_or(""), &checks)?;
+    let rgb: Vec<u64> = read["checks"][0]["rgb"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(
+        rgb.len() == 3 && rgb[0] > 200 && rgb[2] < 60,
+        "the video stopped with the live view (not red after it closed): {read}"
+    );
     client.cancel().await?;
     Ok(())
 }

@@ -524,6 +524,9 @@ impl BrowserManager {
                 let t = bounded(120_000, "performance trace", self.performance_trace(n, &page, &a));
                 answer(t.await?)
             }
+            AnyOp::PageVideo(a) => {
+                answer(bounded(60_000, "the video", self.page_video(n, &page, &a)).await?)
+            }
             AnyOp::NetworkConditions(a) => answer(self.network_conditions(n, &page, &a).await?),
             AnyOp::Emulate(a) => {
                 let done = bounded(timeout_ms, "emulating", self.emulate(n, &page, &a)).await?;

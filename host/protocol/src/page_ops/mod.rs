@@ -470,6 +470,10 @@ typed_ops! {
         "action: start|stop|status, screenshots, max_ms",
         "a performance trace of the tab (DevTools' timeline), written as Chrome's trace JSON in the evidence dir, with its long tasks, layout shifts and largest contentful paint",
     ).host();
+    PageVideo => "page_video" -> VideoTaken = Spec::op(
+        "action: start|stop|status, max_ms",
+        "a video of the tab (the screen as painted), written as a Matroska file in the evidence dir",
+    ).host();
     NetworkConditions => "network_conditions" -> NetworkApplied = Spec::op(
         "preset, cpu_slowdown",
         "emulate a network (offline, slow 3G, ...) or stop emulating",

@@ -247,6 +247,56 @@ pub struct LongTask {
     pub what: String,
 }
 
+/// A video of the tab: the screen as it is painted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageVideo {
+    /// `start`, `stop` (end it: the file is whole) or `status` (default).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// `start`: stop by itself after this long (ms; default 60,000, at most
+    /// 600,000); `stop` then answers the video it wrote.
+    #[serde(default)]
+    pub max_ms: Option<u32>,
+}
+
+/// What `page_video` did.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct VideoTaken {
+    /// Whether a video of the tab is being recorded now.
+    pub recording: bool,
+    /// The file being written, while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `stop` (or `status` after one): the video written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoWritten>,
+}
+
+/// A video file `page_video` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct VideoWritten {
+    /// Where (Matroska, Motion JPEG: VLC, mpv, ffmpeg and PyAV play it).
+    pub path: String,
+    /// Its size.
+    pub bytes: u64,
+    /// The pictures it holds (one each time the page repainted, 25 a second
+    /// at most; the last repeated at the end).
+    pub frames: u64,
+    /// How long it runs (ms).
+    pub duration_ms: u64,
+    /// Its first picture's size (pixels).
+    pub width: u32,
+    /// (See `width`.)
+    pub height: u32,
+    /// When it began (RFC 3339): its time 0.
+    pub started_at: String,
+    /// Why it ended when not by `stop`: its time or size bound, or the tab's
+    /// end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+}
+
 /// The requests of [`NetworkCaptured`]: listed (`get`) or counted (`stop`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -1,0 +1,394 @@
+//! Videos of a tab (`page_video`): the screen as Chromium paints it (a CDP
+//! screencast of JPEG pictures, one when the page repaints, 25 a second at
+//! most), each picture at the time it was painted, written as it comes into
+//! a Matroska file in the evidence dir (see `mkv`: a video cut short by a
+//! crash still plays). Bounded: a video stops by itself at its time bound,
+//! and at `FILE_MAX` bytes. The tab's screencast is shared with the live
+//! view (`screencast_on`/`screencast_off`): a person watching and a video
+//! being recorded neither stop the other.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventScreencastFrame, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams,
+    StopScreencastParams,
+};
+use futures::StreamExt;
+use tokio::sync::oneshot;
+
+use super::mkv::{Mkv, jpeg_size};
+use super::{BrowserManager, TabId, cdp_error};
+use ochre_protocol::page_ops as typed;
+use ochre_protocol::{ToolError, lock};
+
+/// The largest picture a screencast sends (CSS pixels are scaled down to fit).
+const MAX_SIDE: i64 = 1600;
+/// The JPEG quality of its pictures.
+const QUALITY: i64 = 70;
+/// The least time between two pictures kept (ms): 25 a second. A picture
+/// that comes sooner waits, and is kept if no newer one comes in that time.
+const FRAME_MS: u64 = 40;
+/// A video's time bound unless asked (ms), and the longest one asked.
+const DEFAULT_MS: u32 = 60_000;
+const MAX_MS: u32 = 600_000;
+/// The largest video file written (bytes): it ends there.
+const FILE_MAX: u64 = 256 << 20;
+/// How long a page that paints nothing is waited for before its first
+/// picture is taken as a screenshot would be.
+const FIRST_MS: u64 = 700;
+
+/// A tab's videos: the one being recorded, and the last one written.
+#[derive(Default)]
+pub(crate) struct Videos {
+    running: Option<Run>,
+    last: Option<typed::VideoWritten>,
+}
+
+struct Run {
+    path: String,
+    /// Tells the recorder to end, and why (none: `stop`).
+    stop: oneshot::Sender<Option<String>>,
+    /// The recorder: what it wrote.
+    done: tokio::task::JoinHandle<Result<typed::VideoWritten, ToolError>>,
+}
+
+/// Where a recorder was when it ended.
+struct Ending {
+    video: Option<Mkv>,
+    /// A picture that came too soon after the last written: its time and bytes.
+    waiting: Option<(u64, Vec<u8>)>,
+    last_jpeg: Vec<u8>,
+    ended_by: Option<String>,
+}
+
+/// What the recorder of one video is given.
+struct Recorder {
+    path: std::path::PathBuf,
+    began: Instant,
+    began_at: SystemTime,
+    bound: Duration,
+}
+
+impl BrowserManager {
+    /// `page_video` {action: start|stop|status}.
+    pub(super) async fn page_video(
+        &self,
+        n: TabId,
+        page: &Page,
+        a: &typed::PageVideo,
+    ) -> Result<typed::VideoTaken, ToolError> {
+        let action = a.action.as_deref().unwrap_or("status");
+        if !matches!(action, "start" | "stop" | "status") {
+            return Err(ToolError::invalid_argument(
+                "action",
+                format!("action is start, stop or status, not {action:?}"),
+            ));
+        }
+        if action != "start" && a.max_ms.is_some() {
+            return Err(ToolError::invalid_argument("max_ms", "max_ms goes with start"));
+        }
+        if a.max_ms.is_some_and(|m| !(1_000..=MAX_MS).contains(&m)) {
+            return Err(ToolError::invalid_argument(
+                "max_ms",
+                format!("max_ms is between 1000 and {MAX_MS}"),
+            ));
+        }
+        let w = self
+            .tab_watch(n)
+            .ok_or_else(|| ToolError::browser_error("the tab is not watched (it closed?)"))?;
+        match action {
+            "start" => self.start_video(n, page, a.max_ms.unwrap_or(DEFAULT_MS)).await,
+            "stop" => {
+                let run = lock(&w.videos).running.take();
+                let Some(run) = run else {
+                    // One its bound ended: what it wrote.
+                    let last = lock(&w.videos).last.clone();
+                    return match last {
+                        Some(v) if v.ended_by.is_some() => {
+                            Ok(typed::VideoTaken { recording: false, path: None, video: Some(v) })
+                        }
+                        _ => Err(ToolError::invalid_argument(
+                            "action",
+                            "no video of this tab is being recorded: page_video start first",
+                        )),
+                    };
+                };
+                let _ = run.stop.send(None);
+                let video = finished(run.done).await?;
+                lock(&w.videos).last = Some(video.clone());
+                Ok(typed::VideoTaken { recording: false, path: None, video: Some(video) })
+            }
+            _ => {
+                let v = lock(&w.videos);
+                let path = v.running.as_ref().map(|r| r.path.clone());
+                Ok(typed::VideoTaken { recording: path.is_some(), path, video: v.last.clone() })
+            }
+        }
+    }
+
+    async fn start_video(
+        &self,
+        n: TabId,
+        page: &Page,
+        max_ms: u32,
+    ) -> Result<typed::VideoTaken, ToolError> {
+        let w = self
+            .tab_watch(n)
+            .ok_or_else(|| ToolError::browser_error("the tab is not watched (it closed?)"))?;
+        if lock(&w.videos).running.as_ref().is_some_and(|r| !r.done.is_finished()) {
+            return Err(ToolError::invalid_argument(
+                "action",
+                "a video of this tab is being recorded: page_video stop first",
+            ));
+        }
+        let path = self.evidence_path("video", "mkv")?;
+        std::fs::create_dir_all(path.parent().unwrap_or(&path)).map_err(|e| {
+            ToolError::storage_failed(format!("cannot create {}: {e}", path.display()))
+        })?;
+        let frames = page
+            .event_listener::<EventScreencastFrame>()
+            .await
+            .map_err(|e| cdp_error("cannot watch the tab's screen", e))?;
+        self.screencast_on(n, page).await?;
+        let rec = Recorder {
+            path: path.clone(),
+            began: Instant::now(),
+            began_at: SystemTime::now(),
+            bound: Duration::from_millis(u64::from(max_ms)),
+        };
+        let (stop, told) = oneshot::channel();
+        let (me, page) = (self.clone(), page.clone());
+        let done = tokio::spawn(async move {
+            let written = me.record(&page, frames, told, rec).await;
+            me.screencast_off(n, &page).await;
+            // Ended by itself: kept as the last, for `stop` and `status`.
+            if let (Ok(v), Some(w)) = (&written, me.tab_watch(n))
+                && v.ended_by.is_some()
+            {
+                let mut videos = lock(&w.videos);
+                videos.last = Some(v.clone());
+                videos.running = None;
+            }
+            written
+        });
+        let path = path.display().to_string();
+        lock(&w.videos).running = Some(Run { path: path.clone(), stop, done });
+        Ok(typed::VideoTaken { recording: true, path: Some(path), video: None })
+    }
+
+    /// Write the pictures as they come until told to stop, the time bound,
+    /// the file's bound or the tab's end; what was written.
+    async fn record(
+        &self,
+        page: &Page,
+        mut frames: chromiumoxide::listeners::EventStream<EventScreencastFrame>,
+        mut told: oneshot::Receiver<Option<String>>,
+        rec: Recorder,
+    ) -> Result<typed::VideoWritten, ToolError> {
+        let io = |e: std::io::Error| {
+            ToolError::storage_failed(format!("cannot write {}: {e}", rec.path.display()))
+        };
+        let deadline = tokio::time::Instant::from_std(rec.began + rec.bound);
+        let first_by = tokio::time::Instant::now() + Duration::from_millis(FIRST_MS);
+        let mut video: Option<Mkv> = None;
+        // A picture that came too soon after the last kept: its time and bytes.
+        let mut waiting: Option<(u64, Vec<u8>)> = None;
+        let mut last_jpeg: Vec<u8> = Vec::new();
+        let ms = |t: Instant| u64::try_from(t.duration_since(rec.began).as_millis()).unwrap_or(0);
+        let ended_by = loop {
+            let flush_at = match (&waiting, &video) {
+                (Some(_), Some(v)) => rec.began + Duration::from_millis(v.last_ms() + FRAME_MS),
+                (_, None) => first_by.into_std(),
+                _ => rec.began + rec.bound,
+            };
+            let picture = tokio::select! {
+                why = &mut told => break why.unwrap_or_else(|_| Some("the tab's end".into())),
+                () = tokio::time::sleep_until(deadline) => {
+                    break Some(format!("its time bound of {} ms", rec.bound.as_millis()));
+                }
+                () = tokio::time::sleep_until(tokio::time::Instant::from_std(flush_at)) => None,
+                ev = frames.next() => match ev {
+                    Some(ev) => {
+                        let ack = ScreencastFrameAckParams::new(ev.session_id);
+                        let _ = page.execute(ack).await;
+                        let data: &str = ev.data.as_ref();
+                        let jpeg = data_encoding::BASE64.decode(data.as_bytes()).map_err(|e| {
+                            ToolError::browser_error(format!("a picture did not decode: {e}"))
+                        })?;
+                        // When it was painted (the frame's swap), else now.
+                        let arrived = ms(Instant::now());
+                        let painted = ev.metadata.timestamp.as_ref().map(|t| *t.inner());
+                        let at = painted
+                            .and_then(|t| painted_ms(t, rec.began_at))
+                            .filter(|at| *at <= arrived)
+                            .unwrap_or(arrived);
+                        Some((at, jpeg))
+                    }
+                    None => break Some("the tab's end".to_owned()),
+                },
+            };
+            let now = ms(Instant::now());
+            // The picture to write now, if any.
+            let due = match picture {
+                Some((at, jpeg)) => {
+                    let last = video.as_ref().map(Mkv::last_ms);
+                    if video.is_some() && last.is_some_and(|l| at < l + FRAME_MS) {
+                        waiting = Some((at, jpeg));
+                        None
+                    } else {
+                        waiting = None;
+                        Some((at, jpeg))
+                    }
+                }
+                None if video.is_none() => Some((now, self.picture_now(page).await?)),
+                None => waiting.take(),
+            };
+            let Some((at, jpeg)) = due else { continue };
+            if video.is_none() {
+                let size = jpeg_size(&jpeg).unwrap_or((0, 0));
+                video = Some(Mkv::create(&rec.path, rec.began_at, size).map_err(io)?);
+            }
+            let Some(v) = video.as_mut() else { continue };
+            v.frame(at, &jpeg).map_err(io)?;
+            last_jpeg = jpeg;
+            if v.bytes >= FILE_MAX {
+                break Some(format!("its size bound of {} MB", FILE_MAX >> 20));
+            }
+        };
+        let end = Ending { video, waiting, last_jpeg, ended_by };
+        self.end_video(page, &rec, end).await
+    }
+
+    /// The video's last pictures, its duration in its header: what it is.
+    async fn end_video(
+        &self,
+        page: &Page,
+        rec: &Recorder,
+        e: Ending,
+    ) -> Result<typed::VideoWritten, ToolError> {
+        let io = |err: std::io::Error| {
+            ToolError::storage_failed(format!("cannot write {}: {err}", rec.path.display()))
+        };
+        let ms = |t: Instant| u64::try_from(t.duration_since(rec.began).as_millis()).unwrap_or(0);
+        let Ending { video, mut waiting, mut last_jpeg, ended_by } = e;
+        // The screen at the end (a picture on its way may not have come),
+        // else the last picture, held until then.
+        let at_end = self.picture_now(page).await;
+        let end = ms(Instant::now());
+        let mut v = match video {
+            Some(v) => v,
+            None => {
+                let size = at_end.as_ref().ok().and_then(|j| jpeg_size(j)).unwrap_or((0, 0));
+                Mkv::create(&rec.path, rec.began_at, size).map_err(io)?
+            }
+        };
+        if let Some((at, jpeg)) = waiting.take() {
+            v.frame(at, &jpeg).map_err(io)?;
+            last_jpeg = jpeg;
+        }
+        let last = match at_end {
+            Ok(jpeg) => jpeg,
+            Err(_) if !last_jpeg.is_empty() => last_jpeg,
+            Err(e) => return Err(e),
+        };
+        if v.frames == 0 || v.last_ms() < end {
+            v.frame(end, &last).map_err(io)?;
+        }
+        let written = typed::VideoWritten {
+            path: std::path::absolute(&rec.path).unwrap_or(rec.path.clone()).display().to_string(),
+            bytes: v.bytes,
+            frames: v.frames,
+            duration_ms: end,
+            width: v.size.0,
+            height: v.size.1,
+            started_at: humantime::format_rfc3339_millis(rec.began_at).to_string(),
+            ended_by,
+        };
+        v.finish(end).map_err(io)?;
+        Ok(written)
+    }
+
+    /// The tab's screen now as a JPEG (a page that paints nothing sends no
+    /// picture).
+    async fn picture_now(&self, page: &Page) -> Result<Vec<u8>, ToolError> {
+        use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+        let params = chromiumoxide::page::ScreenshotParams::builder()
+            .format(CaptureScreenshotFormat::Jpeg)
+            .quality(QUALITY)
+            .build();
+        tokio::time::timeout(Duration::from_secs(10), page.screenshot(params))
+            .await
+            .map_err(|_| ToolError::timeout("the tab's picture took over 10 s"))?
+            .map_err(|e| cdp_error("cannot take the tab's picture", e))
+    }
+
+    /// The tab's screencast, started for one more watcher (the live view, a
+    /// video): one screencast a tab, stopped when the last leaves.
+    pub(super) async fn screencast_on(&self, n: TabId, page: &Page) -> Result<(), ToolError> {
+        let w = self.tab_watch(n);
+        let mut users = match &w {
+            Some(w) => Some(w.screencasts.lock().await),
+            None => None,
+        };
+        if users.as_deref().is_none_or(|u| *u == 0) {
+            let start = StartScreencastParams::builder()
+                .format(StartScreencastFormat::Jpeg)
+                .quality(QUALITY)
+                .max_width(MAX_SIDE)
+                .max_height(MAX_SIDE)
+                .every_nth_frame(1)
+                .build();
+            page.execute(start).await.map_err(|e| cdp_error("cannot start the screencast", e))?;
+        }
+        if let Some(u) = users.as_deref_mut() {
+            *u += 1;
+        }
+        Ok(())
+    }
+
+    /// One watcher of the tab's screencast left (see `screencast_on`).
+    pub(super) async fn screencast_off(&self, n: TabId, page: &Page) {
+        let w = self.tab_watch(n);
+        let mut users = match &w {
+            Some(w) => Some(w.screencasts.lock().await),
+            None => None,
+        };
+        if let Some(u) = users.as_deref_mut() {
+            *u = u.saturating_sub(1);
+        }
+        if users.as_deref().is_none_or(|u| *u == 0) {
+            let stop = page.execute(StopScreencastParams {});
+            let _ = tokio::time::timeout(Duration::from_secs(2), stop).await;
+        }
+    }
+
+    /// The last video written of tab `n`, if any: its file's path.
+    pub(super) fn last_video(&self, n: TabId) -> Option<std::path::PathBuf> {
+        let w = self.tab_watch(n)?;
+        let path = lock(&w.videos).last.as_ref()?.path.clone();
+        Some(path.into())
+    }
+}
+
+/// What a recorder wrote, once it ends (bounded: it ends at its next picture
+/// or timer).
+async fn finished(
+    done: tokio::task::JoinHandle<Result<typed::VideoWritten, ToolError>>,
+) -> Result<typed::VideoWritten, ToolError> {
+    match tokio::time::timeout(Duration::from_secs(30), done).await {
+        Ok(Ok(written)) => written,
+        Ok(Err(e)) => Err(ToolError::internal(format!("the video's recorder failed: {e}"))),
+        Err(_) => Err(ToolError::timeout("the video took over 30 s to be written")),
+    }
+}
+
+/// A picture's paint time (seconds since the Unix epoch) as ms after the
+/// video began; none before it began (by more than a frame: a clock's
+/// rounding) or unreadable.
+fn painted_ms(t: f64, began_at: SystemTime) -> Option<u64> {
+    let began = began_at.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs_f64();
+    let d = (t - began) * 1000.0;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (d.is_finite() && d > -(FRAME_MS as f64)).then(|| d.max(0.0).round() as u64)
+}

@@ -1,0 +1,155 @@
+//! `page_video`: a tab's screen as a video file, read back with PyAV (FFmpeg's
+//! libraries, from PyPI at test time): it plays to its end, holds the frames
+//! and the duration the answer says, and a frame at a known moment shows what
+//! the page showed then (pixels compared); a video cut short by a killed
+//! server still plays up to where it was.
+
+use anyhow::{Context, Result};
+use ochre_tests::*;
+use serde_json::{Value, json};
+
+use ochre_tests::now_unix as now;
+
+/// Whether `rgb` is `want` (as a JPEG keeps it: within 48 a channel).
+fn near(rgb: &Value, want: [i64; 3]) -> bool {
+    let got: Vec<i64> = rgb.as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+    got.len() == 3 && got.iter().zip(want).all(|(g, w)| (g - w).abs() <= 48)
+}
+
+const BLUE: [i64; 3] = [0x00, 0x40, 0xff];
+const RED: [i64; 3] = [0xff, 0x20, 0x00];
+const GREEN: [i64; 3] = [0x00, 0xc0, 0x40];
+
+/// Waits (in the page) until its colour has been on screen 600 ms.
+async fn held(client: &Client) -> Result<()> {
+    let held = json!({"type": "selector", "value": "#held:not([hidden])"});
+    client.tool_text("wait_for", held).await?;
+    Ok(())
+}
+
+/// A video of a click and a navigation, each colour held 600 ms: the file
+/// plays to its end in PyAV (Motion JPEG), with as many frames as the answer
+/// says and its duration; the frame shown in the middle of each colour's
+/// stretch is that colour, the first is the page at the start; bad calls are
+/// refused and change nothing; the evidence bundle holds the video.
+#[tokio::test]
+async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("video");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    navigate(&client, &site.url("colours.html")).await?;
+    held(&client).await?;
+    let none = client.tool("page_video", json!({"action": "stop"})).await?;
+    assert_eq!(none.is_error, Some(true), "{none:?}");
+    let wrong = client.tool("page_video", json!({"action": "start", "max_ms": 10})).await?;
+    assert_eq!(wrong.is_error, Some(true), "{wrong:?}");
+    let status = client.tool_json("page_video", json!({"action": "status"})).await?;
+    assert_eq!(status["recording"], false, "a refused start started: {status}");
+
+    let started = client.tool_json("page_video", json!({"action": "start"})).await?;
+    assert_eq!(started["recording"], true, "{started}");
+    let again = client.tool("page_video", json!({"action": "start"})).await?;
+    assert_eq!(again.is_error, Some(true), "a second start on the tab: {again:?}");
+    // Red by a click, then green by a link to another document.
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Turn red")})).await?;
+    let red_from = now();
+    held(&client).await?;
+    let red_to = now();
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "link", "Go green")})).await?;
+    let green_from = now();
+    held(&client).await?;
+    let green_to = now();
+    let out = client.tool_json("page_video", json!({"action": "stop"})).await?;
+    let stopped = now();
+    assert_eq!(out["recording"], false, "{out}");
+    let video = &out["video"];
+    let path = video["path"].as_str().context("the video's path")?;
+    assert!(path.ends_with(".mkv") && path.contains("/evidence/video-"), "{video}");
+    assert_eq!(std::fs::metadata(path)?.len(), video["bytes"].as_u64().unwrap_or(0), "{video}");
+    assert!(video["ended_by"].is_null(), "{video}");
+    let started_at = video["started_at"].as_str().context("started_at")?;
+
+    let checks = json!([
+        {"what": "red, mid-stretch", "at": f64::midpoint(red_from, red_to)},
+        {"what": "green, mid-stretch", "at": f64::midpoint(green_from, green_to)},
+        {"what": "green, at the stop", "at": stopped},
+    ]);
+    let read = read_video(path, started_at, &checks)?;
+    assert_eq!(read["codec"], "mjpeg", "{read}");
+    assert_eq!(read["frames"], video["frames"], "{read}\n{video}");
+    assert!(read["frames"].as_u64().unwrap_or(0) >= 3, "{read}");
+    let duration = video["duration_ms"].as_f64().unwrap_or(0.0);
+    let took = (stopped - red_from) * 1000.0;
+    assert!(duration >= took && duration < took + 5_000.0, "{duration} ms against {took}");
+    let container = read["duration_ms"].as_f64().context("the container's duration")?;
+    assert!((container - duration).abs() <= 50.0, "{container} against {duration}");
+    let last = read["last_ms"].as_f64().unwrap_or(0.0);
+    assert!((last - duration).abs() <= 50.0, "the last frame at {last} ms of {duration}");
+    assert!(near(&read["first"][0], BLUE), "the first frame: {read}");
+    let want = [RED, GREEN, GREEN];
+    for (check, colour) in read["checks"].as_array().context("checks")?.iter().zip(want) {
+        assert!(near(&check["rgb"], colour), "{check} is not {colour:?}: {read}");
+    }
+    // Its size is the tab's viewport's.
+    let size = &read["first"];
+    assert_eq!((&size[1], &size[2]), (&video["width"], &video["height"]), "{read}");
+
+    let status = client.tool_json("page_video", json!({"action": "status"})).await?;
+    assert_eq!((&status["recording"], &status["video"]["path"]), (&json!(false), &json!(path)));
+    let bundle = client.tool_json("oc_evidence_bundle", json!({"include": ["dom"]})).await?;
+    let files: Vec<&str> = bundle["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    assert!(files.contains(&"video.mkv"), "{bundle}");
+    let copy = std::path::Path::new(bundle["path"].as_str().unwrap_or("")).join("video.mkv");
+    assert_eq!(std::fs::read(copy)?, std::fs::read(path)?);
+    Ok(())
+}
+
+/// A video ends by itself at its time bound (`stop` then answers it, saying
+/// so); a server killed (kill -9) while it records leaves a file that plays
+/// up to the kill.
+#[tokio::test]
+async fn a_video_ends_at_its_bound_and_outlives_a_killed_server() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("video-kill");
+    let server = HttpServer::start(data.path(), &[], &[]).await?;
+    let client = server.client().await?;
+    navigate(&client, &site.url("colours.html")).await?;
+    let started =
+        client.tool_json("page_video", json!({"action": "start", "max_ms": 1000})).await?;
+    let first = started["path"].as_str().context("the path")?.to_owned();
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Turn red")})).await?;
+    held(&client).await?;
+    // Past its bound (the page's 600 ms twice over).
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Turn red")})).await?;
+    held(&client).await?;
+    let out = client.tool_json("page_video", json!({"action": "stop"})).await?;
+    let ended = out["video"]["ended_by"].as_str().unwrap_or_default();
+    assert!(ended.contains("time bound of 1000 ms"), "{out}");
+    assert_eq!(out["video"]["path"], json!(first), "{out}");
+    let d = out["video"]["duration_ms"].as_u64().unwrap_or(0);
+    assert!((1_000..1_500).contains(&d), "{out}");
+    let read = read_video(&first, out["video"]["started_at"].as_str().unwrap_or(""), &json!([]))?;
+    assert_eq!(read["frames"], out["video"]["frames"], "{read}");
+
+    // Killed while recording: the file plays up to then.
+    let started = client.tool_json("page_video", json!({"action": "start"})).await?;
+    let path = started["path"].as_str().context("the path")?.to_owned();
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "link", "Go green")})).await?;
+    held(&client).await?;
+    let at = now();
+    assert!(kill9(server.pid().context("the server's pid")?), "cannot kill the server");
+    let read = read_video(&path, "1970-01-01T00:00:00Z", &json!([{"what": "kill", "at": at}]))?;
+    assert!(read["frames"].as_u64().unwrap_or(0) >= 2, "{read}");
+    assert!(near(&read["first"][0], RED), "the page when it began: {read}");
+    assert!(near(&read["checks"][0]["rgb"], GREEN), "the last frame before the kill: {read}");
+    Ok(())
+}
