@@ -72,25 +72,9 @@ impl BrowserManager {
         page: &Page,
         a: &typed::PerformanceTrace,
     ) -> Result<typed::TraceTaken, ToolError> {
-        let action = a.action.as_deref().unwrap_or("status");
-        if !matches!(action, "start" | "stop" | "status") {
-            return Err(ToolError::invalid_argument(
-                "action",
-                format!("action is start, stop or status, not {action:?}"),
-            ));
-        }
-        if action != "start" && (a.screenshots.is_some() || a.max_ms.is_some()) {
-            return Err(ToolError::invalid_argument(
-                "max_ms",
-                "screenshots and max_ms go with start",
-            ));
-        }
-        if a.max_ms.is_some_and(|m| !(1_000..=MAX_MS).contains(&m)) {
-            return Err(ToolError::invalid_argument(
-                "max_ms",
-                format!("max_ms is between 1000 and {MAX_MS}"),
-            ));
-        }
+        let with_start = (a.screenshots.is_some() || a.max_ms.is_some())
+            .then_some("screenshots and max_ms go with start");
+        let action = start_stop_status(a.action.as_deref(), with_start, a.max_ms, MAX_MS)?;
         let w = self
             .tab_watch(n)
             .ok_or_else(|| ToolError::browser_error("the tab is not watched (it closed?)"))?;
@@ -290,6 +274,34 @@ impl BrowserManager {
         let path = lock(&w.traces).last.as_ref()?.path.clone();
         std::fs::read(path).ok()
     }
+}
+
+/// The action of a tool that records a tab (`start`, `stop` or `status`,
+/// the default), checked with what goes with `start` only (`with_start`:
+/// what to say when given, if it was) and its time bound (1 s to `max`).
+pub(super) fn start_stop_status<'a>(
+    action: Option<&'a str>,
+    with_start: Option<&str>,
+    max_ms: Option<u32>,
+    max: u32,
+) -> Result<&'a str, ToolError> {
+    let action = action.unwrap_or("status");
+    if !matches!(action, "start" | "stop" | "status") {
+        return Err(ToolError::invalid_argument(
+            "action",
+            format!("action is start, stop or status, not {action:?}"),
+        ));
+    }
+    if let Some(said) = with_start.filter(|_| action != "start") {
+        return Err(ToolError::invalid_argument("max_ms", said));
+    }
+    if max_ms.is_some_and(|m| !(1_000..=max).contains(&m)) {
+        return Err(ToolError::invalid_argument(
+            "max_ms",
+            format!("max_ms is between 1000 and {max}"),
+        ));
+    }
+    Ok(action)
 }
 
 /// What a trace (Chrome's trace JSON: `{traceEvents: [...]}` or the list)

@@ -18,6 +18,7 @@ use futures::StreamExt;
 use tokio::sync::oneshot;
 
 use super::mkv::{Mkv, jpeg_size};
+use super::perftrace::start_stop_status;
 use super::{BrowserManager, TabId, cdp_error};
 use ochre_protocol::page_ops as typed;
 use ochre_protocol::{ToolError, lock};
@@ -78,22 +79,8 @@ impl BrowserManager {
         page: &Page,
         a: &typed::PageVideo,
     ) -> Result<typed::VideoTaken, ToolError> {
-        let action = a.action.as_deref().unwrap_or("status");
-        if !matches!(action, "start" | "stop" | "status") {
-            return Err(ToolError::invalid_argument(
-                "action",
-                format!("action is start, stop or status, not {action:?}"),
-            ));
-        }
-        if action != "start" && a.max_ms.is_some() {
-            return Err(ToolError::invalid_argument("max_ms", "max_ms goes with start"));
-        }
-        if a.max_ms.is_some_and(|m| !(1_000..=MAX_MS).contains(&m)) {
-            return Err(ToolError::invalid_argument(
-                "max_ms",
-                format!("max_ms is between 1000 and {MAX_MS}"),
-            ));
-        }
+        let with_start = a.max_ms.is_some().then_some("max_ms goes with start");
+        let action = start_stop_status(a.action.as_deref(), with_start, a.max_ms, MAX_MS)?;
         let w = self
             .tab_watch(n)
             .ok_or_else(|| ToolError::browser_error("the tab is not watched (it closed?)"))?;
