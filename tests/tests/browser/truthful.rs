@@ -567,6 +567,23 @@ async fn a_click_waits_for_the_timers_and_frames_it_set_going() -> Result<()> {
     Ok(())
 }
 
+/// A loop the page began a frame before the click (a banner starting to
+/// slide as the agent clicks) is the page's: it holds no answer, though it
+/// had moved only once when the click came.
+#[tokio::test]
+async fn a_loop_begun_a_frame_before_a_click_holds_no_answer() -> Result<()> {
+    let (_site, _data, client, snap) = open_page("followups", &[], "followups.html").await?;
+    let begin = "(async () => { const s = document.createElement('span'); s.textContent = 'New arrivals'; \
+        s.style.position = 'absolute'; document.body.append(s); let k = 0; \
+        const slide = () => { s.style.left = (k++ % 300) + 'px'; requestAnimationFrame(slide); }; \
+        requestAnimationFrame(slide); await new Promise((r) => requestAnimationFrame(r)); return k; })()";
+    assert_eq!(js(&client, begin).await?, json!(1), "the loop had moved once");
+    let out = client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Load")})).await?;
+    assert!(out.contains("Loaded all 3 parts"), "{out}");
+    assert!(!out.contains("not settled"), "{out}");
+    Ok(())
+}
+
 /// ... but not for a loop it started: an animation-frame loop drawing on a
 /// canvas forever is followed three frames deep, then for the 8 frames a
 /// script's motion may show no change in (it changes nothing in the page's

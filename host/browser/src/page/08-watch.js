@@ -253,8 +253,8 @@
     return false;
   }
   // Whether the page was moving an element by itself (its style set by
-  // script three times or more, the last within a second of the action's start)
-  // (recorded by the host's tracker while no action was watched).
+  // script three times or more, the last within a second of the action's start
+  // or since, in a streak begun before the action: see the host's tracker).
   function movingBefore(e, w) {
     const t = CLICKED && CLICKED.moving && CLICKED.moving.get(e);
     return !!t && t.n >= 3 && w.since - t.last < 1000;

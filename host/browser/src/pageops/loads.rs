@@ -206,20 +206,23 @@ const CLICK_TRACKER: &str = r#"(() => {
     return p && p.nodeType === 1 && p.childElementCount <= 8 && (p.textContent || '').length <= 200 ? p : null;
   };
   // Elements the page moves by itself (a style set again and again by script:
-  // a banner's animation loop), while no action is watched: an action's
-  // settle does not wait for them to stop.
+  // a banner's animation loop), begun while no action is watched: an action's
+  // settle does not wait for them to stop. (A streak begun before an action
+  // goes on counting while it is watched: a loop that began a frame before a
+  // click is the page's, not the click's.)
   const moving = new WeakMap();
   Object.defineProperty(seen, 'moving', { value: moving });
   const mo = new MutationObserver((recs) => {
-    if (seen.busy) return;
     const now = Date.now();
     for (let i = 0; i < recs.length && i < 50; i++) {
       if (recs[i].type === 'attributes') {
         const t = moving.get(recs[i].target);
-        if (!t || now - t.last > 1000) moving.set(recs[i].target, { n: 1, last: now });
-        else if (now !== t.last) { t.n++; t.last = now; }
+        if (!t || now - t.last > 1000) {
+          if (!seen.busy) moving.set(recs[i].target, { n: 1, last: now });
+        } else if (now !== t.last) { t.n++; t.last = now; }
         continue;
       }
+      if (seen.busy) continue;
       const p = changed(recs[i]);
       if (!p) continue;
       const t = tick.get(p);
