@@ -117,17 +117,9 @@ impl BrowserManager {
     /// The tab's viewport now, as a screencast frame.
     async fn still(&self, page: &Page) -> Result<ScreenFrame, ToolError> {
         use base64::Engine as _;
-        use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
         let size = self.eval(page, "[innerWidth, innerHeight]", true).await?;
         let num = |i: usize| size.get(i).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-        let params = chromiumoxide::page::ScreenshotParams::builder()
-            .format(CaptureScreenshotFormat::Jpeg)
-            .quality(70)
-            .build();
-        let bytes = tokio::time::timeout(Duration::from_secs(10), page.screenshot(params))
-            .await
-            .map_err(|_| ToolError::timeout("the tab's picture took over 10 s"))?
-            .map_err(|e| cdp_error("cannot take the tab's picture", e))?;
+        let bytes = self.picture_now(page).await?;
         Ok(ScreenFrame {
             jpeg: base64::engine::general_purpose::STANDARD.encode(bytes),
             width: num(0),

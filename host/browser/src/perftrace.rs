@@ -54,6 +54,8 @@ pub(crate) struct Traces {
     running: Option<Run>,
     /// A run being ended (its file being read and written).
     ending: bool,
+    /// Told each time a run's end is over (`ending` falls).
+    ended: std::sync::Arc<tokio::sync::Notify>,
     last: Option<typed::TraceWritten>,
     /// Counted at each start: a time bound ends only its own run.
     seq: u64,
@@ -156,12 +158,21 @@ impl BrowserManager {
         traces: &std::sync::Mutex<Traces>,
     ) -> Result<typed::TraceTaken, ToolError> {
         // One that its bound is ending: its file, once written.
-        for _ in 0..600 {
-            if !lock(traces).ending {
-                break;
+        let ended = lock(traces).ended.clone();
+        let written = async {
+            loop {
+                let told = ended.notified();
+                tokio::pin!(told);
+                told.as_mut().enable();
+                if !lock(traces).ending {
+                    break;
+                }
+                told.await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        };
+        tokio::time::timeout(Duration::from_secs(60), written).await.map_err(|_| {
+            ToolError::timeout("the trace its time bound ended took over 60 s to be written")
+        })?;
         let running = lock(traces).running.is_some();
         if !running {
             let last = lock(traces).last.clone();
@@ -200,6 +211,7 @@ impl BrowserManager {
         let done = self.collect_trace(n, page, &run, ended_by).await;
         let mut t = lock(traces);
         t.ending = false;
+        t.ended.notify_waiters();
         if let Ok(written) = &done {
             t.last = Some(written.clone());
         }

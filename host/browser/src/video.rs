@@ -44,6 +44,9 @@ const FIRST_MS: u64 = 700;
 pub(crate) struct Videos {
     running: Option<Run>,
     last: Option<typed::VideoWritten>,
+    /// How the last one that ended by itself failed (a write refused), for
+    /// the `stop` that comes after.
+    failed: Option<ToolError>,
 }
 
 struct Run {
@@ -89,7 +92,10 @@ impl BrowserManager {
             "stop" => {
                 let run = lock(&w.videos).running.take();
                 let Some(run) = run else {
-                    // One its bound ended: what it wrote.
+                    // One that ended by itself: how it failed, else what it wrote.
+                    if let Some(e) = lock(&w.videos).failed.take() {
+                        return Err(e);
+                    }
                     let last = lock(&w.videos).last.clone();
                     return match last {
                         Some(v) if v.ended_by.is_some() => {
@@ -108,7 +114,8 @@ impl BrowserManager {
             }
             _ => {
                 let v = lock(&w.videos);
-                let path = v.running.as_ref().map(|r| r.path.clone());
+                let running = v.running.as_ref().filter(|r| !r.done.is_finished());
+                let path = running.map(|r| r.path.clone());
                 Ok(typed::VideoTaken { recording: path.is_some(), path, video: v.last.clone() })
             }
         }
@@ -149,18 +156,23 @@ impl BrowserManager {
         let done = tokio::spawn(async move {
             let written = me.record(&page, frames, told, rec).await;
             me.screencast_off(n, &page).await;
-            // Ended by itself: kept as the last, for `stop` and `status`.
-            if let (Ok(v), Some(w)) = (&written, me.tab_watch(n))
-                && v.ended_by.is_some()
-            {
+            // Ended by itself (no `stop` took it: it is still running), kept
+            // for `stop` and `status`: what it wrote, or how it failed.
+            if let Some(w) = me.tab_watch(n) {
                 let mut videos = lock(&w.videos);
-                videos.last = Some(v.clone());
-                videos.running = None;
+                if videos.running.take().is_some() {
+                    match &written {
+                        Ok(v) => videos.last = Some(v.clone()),
+                        Err(e) => videos.failed = Some(e.clone()),
+                    }
+                }
             }
             written
         });
         let path = path.display().to_string();
-        lock(&w.videos).running = Some(Run { path: path.clone(), stop, done });
+        let mut videos = lock(&w.videos);
+        videos.failed = None;
+        videos.running = Some(Run { path: path.clone(), stop, done });
         Ok(typed::VideoTaken { recording: true, path: Some(path), video: None })
     }
 
@@ -298,7 +310,7 @@ impl BrowserManager {
 
     /// The tab's screen now as a JPEG (a page that paints nothing sends no
     /// picture).
-    async fn picture_now(&self, page: &Page) -> Result<Vec<u8>, ToolError> {
+    pub(super) async fn picture_now(&self, page: &Page) -> Result<Vec<u8>, ToolError> {
         use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
         let params = chromiumoxide::page::ScreenshotParams::builder()
             .format(CaptureScreenshotFormat::Jpeg)
