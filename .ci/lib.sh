@@ -16,6 +16,10 @@ ci_dir=target/ci
 # Cargo's target dir.
 ci_target=${CARGO_TARGET_DIR:-target}
 
+ci_names=()
+ci_secs=()
+ci_results=()
+ci_cpus=()
 ci_t0=0
 
 # A target dir outside the clone that the next run on this machine reuses
@@ -47,7 +51,6 @@ ci_begin() {
         exit 1
     fi
     mkdir -p "$ci_dir"
-    : >"$ci_dir/steps.tsv"
     ci_t0=$(date +%s)
     trap ci_table EXIT
 }
@@ -64,48 +67,10 @@ ci_step() {
     # (it would not in `"$@" || rc=$?`).
     ( "$@" ) &
     wait $! || rc=$?
-    # A row of the table (a file: the steps beside the tests write theirs from
-    # a subshell).
-    printf '%s\t%s\t%s\t%s\n' "$name$ci_row_mark" $(($(date +%s) - start)) \
-        $((($(ci_busy_ticks) - cpu0) / $(getconf CLK_TCK))) \
-        "$(if [ "$rc" = 0 ]; then echo ok; else echo "FAILED ($rc)"; fi)" >>"$ci_dir/steps.tsv"
-    return "$rc"
-}
-# Marks the rows of the steps run beside the tests.
-ci_row_mark=""
-
-# ci_beside_tests COMMAND...: run COMMAND (steps: ci_step ...) beside the tests
-# step, which leaves part of the machine idle (its tests wait on browsers and
-# servers), from the moment nextest has built and started its tests (so that
-# neither waits for the other's lock on the target dir). Its output goes to a
-# log that ci_beside_tests_wait prints.
-ci_beside_tests() {
-    set -m # a process group of its own, for ci_table to end if the run stops
-    (
-        ci_row_mark="*"
-        until grep -q '^ *Starting [0-9]' "$ci_dir/nextest.err" 2>/dev/null || [ -e "$ci_dir/tests.ended" ]; do
-            sleep 1
-        done
-        "$@"
-    ) >"$ci_dir/beside-tests.log" 2>&1 &
-    ci_beside_pid=$!
-    set +m
-}
-
-# Waits for the steps beside the tests, prints what they printed, and fails if
-# one of them did. `quiet`: ends them (the run stopped).
-ci_beside_tests_wait() {
-    [ -n "${ci_beside_pid:-}" ] || return 0
-    local rc=0
-    if [ "${1:-}" = quiet ]; then
-        kill -- -"$ci_beside_pid" 2>/dev/null || true
-    fi
-    wait "$ci_beside_pid" || rc=$?
-    ci_beside_pid=""
-    if [ "${1:-}" != quiet ]; then
-        echo "ci: --- beside the tests (their output)"
-        cat "$ci_dir/beside-tests.log"
-    fi
+    ci_names+=("$name")
+    ci_secs+=($(($(date +%s) - start)))
+    ci_cpus+=($((($(ci_busy_ticks) - cpu0) / $(getconf CLK_TCK))))
+    if [ "$rc" = 0 ]; then ci_results+=(ok); else ci_results+=("FAILED ($rc)"); fi
     return "$rc"
 }
 
@@ -121,19 +86,14 @@ ci_table() {
     local rc=$? i
     set +e
     ci_third_party_wait quiet
-    ci_beside_tests_wait quiet
     echo
     echo "ci: steps"
     printf '  %-14s %7s %7s  %s\n' step seconds cpu result
-    local name secs cpu result
-    while IFS=$'\t' read -r name secs cpu result; do
-        printf '  %-14s %7s %7s  %s\n' "$name" "$secs" "$cpu" "$result"
-    done <"$ci_dir/steps.tsv"
+    for i in "${!ci_names[@]}"; do
+        printf '  %-14s %7s %7s  %s\n' "${ci_names[$i]}" "${ci_secs[$i]}" "${ci_cpus[$i]:-}" "${ci_results[$i]}"
+    done
     printf '  %-14s %7s\n' total $(($(date +%s) - ci_t0))
     echo "  (cpu: the machine's busy CPU-seconds during the step, all $(nproc) cores: near seconds x $(nproc), the step was CPU-bound)"
-    if grep -q '^[^[:space:]]*\*' "$ci_dir/steps.tsv"; then
-        echo "  (*: run beside the tests step, so its seconds overlap the tests' and its cpu is the machine's, both)"
-    fi
     if [ -n "${ci_tp_result:-}" ]; then echo "  (in the background) third-party: $ci_tp_result"; fi
     echo "  cargo's build timings: $(ls -t "$ci_target"/cargo-timings/cargo-timing-*.html 2>/dev/null | head -1)"
     if [ "$rc" = 0 ]; then
@@ -180,12 +140,8 @@ ci_build() {
 # Every test of the workspace, in parallel (.config/nextest.toml); ARGS go to
 # nextest (a filter, say).
 ci_tests() {
-    rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log" "$ci_dir/nextest.err" "$ci_dir/tests.ended"
-    local rc=0
-    # (Its progress also kept in a file, where ci_beside_tests sees it start.)
-    cargo nextest run --workspace --profile ci --no-tests fail "$@" 2> >(tee "$ci_dir/nextest.err" >&2) || rc=$?
-    touch "$ci_dir/tests.ended"
-    return "$rc"
+    rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log"
+    cargo nextest run --workspace --profile ci --no-tests fail "$@"
 }
 
 ci_third_party_start() {
