@@ -1141,6 +1141,84 @@ pub fn python_venv(name: &str) -> Result<PathBuf> {
     third_party(name)
 }
 
+/// An OTLP receiver from PyPI (oteltest's HTTP sink: OTLP over HTTP, parsed
+/// with OpenTelemetry's own protobuf schema) on a free loopback port, each
+/// export it takes kept as one JSON line (protobuf's JSON form: ids in base64,
+/// 64-bit numbers as strings, plus `headers`); killed on drop.
+pub struct OtlpSink {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    file: PathBuf,
+    _app: PyApp,
+}
+
+impl OtlpSink {
+    /// Start it, writing to a file in `dir`.
+    pub async fn start(dir: &Path) -> Result<Self> {
+        let python = python_venv("otel")?;
+        let port = free_port()?;
+        let file = dir.join(format!("otlp-{port}.jsonl"));
+        let script = r#"
+import json, logging, sys
+from google.protobuf.json_format import MessageToDict
+from oteltest.sink import HttpSink
+port, out = int(sys.argv[1]), sys.argv[2]
+class Keep:
+    def handle_trace(self, request, headers):
+        d = MessageToDict(request)
+        d['headers'] = {k.lower(): v for k, v in headers.items()}
+        with open(out, 'a') as f:
+            f.write(json.dumps(d) + '\n')
+    def handle_metrics(self, request, headers): pass
+    def handle_logs(self, request, headers): pass
+HttpSink(Keep(), logging.getLogger('sink'), port=port, daemon=False).start()
+"#;
+        let mut cmd = std::process::Command::new(python);
+        cmd.args(["-c", script, &port.to_string()]).arg(&file);
+        let app = PyApp::start(cmd, port, "the OTLP sink").await?;
+        Ok(Self { base: app.base.clone(), file, _app: app })
+    }
+
+    /// Everything taken so far, as written.
+    pub fn raw(&self) -> String {
+        std::fs::read_to_string(&self.file).unwrap_or_default()
+    }
+
+    /// Every export taken so far, in order.
+    pub fn exports(&self) -> Vec<Value> {
+        self.raw().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// Every span taken so far, with its resource's attributes as
+    /// `resource` (a map) and its own as `attrs` (a map of plain values).
+    pub fn spans(&self) -> Vec<Value> {
+        let plain = |attrs: &Value| -> Value {
+            let mut m = serde_json::Map::new();
+            for a in attrs.as_array().into_iter().flatten() {
+                let v = &a["value"];
+                let v = v.get("stringValue").or(v.get("intValue")).or(v.get("boolValue"));
+                m.insert(a["key"].as_str().unwrap_or("").into(), v.cloned().unwrap_or(Value::Null));
+            }
+            Value::Object(m)
+        };
+        let mut out = Vec::new();
+        for e in self.exports() {
+            for rs in e["resourceSpans"].as_array().into_iter().flatten() {
+                let resource = plain(&rs["resource"]["attributes"]);
+                for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+                    for sp in ss["spans"].as_array().into_iter().flatten() {
+                        let mut sp = sp.clone();
+                        sp["attrs"] = plain(&sp["attributes"]);
+                        sp["resource"] = resource.clone();
+                        out.push(sp);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The admin app (`fixtures/admin/app.py`) on a free loopback port, over an SQLite
 /// file; killed on drop.
 #[derive(Debug)]

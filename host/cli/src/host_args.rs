@@ -121,6 +121,12 @@ pub(super) struct HostArgs {
     /// it there and the rules judge that address. Polices the network.
     #[arg(long, value_name = "NAME=ADDRESS", global = true)]
     network_resolve: Vec<String>,
+    /// Send every tool call as an OpenTelemetry span to this collector (OTLP
+    /// over HTTP, protobuf; e.g. http://localhost:4318): one trace per task run
+    /// or top-level call. Also read: the standard OTEL_EXPORTER_OTLP_*,
+    /// OTEL_SERVICE_NAME and OTEL_BSP_* variables (docs/deploy.md).
+    #[arg(long, value_name = "URL", global = true)]
+    otlp_endpoint: Option<String>,
     /// Fix the clock at this Unix time in ms (tests).
     #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
     fixed_clock_ms: Option<u64>,
@@ -252,6 +258,9 @@ impl HostArgs {
             }
             b = b.plugin_dir(d);
         }
+        if let Some(otlp) = self.otlp()? {
+            b = b.otlp(otlp);
+        }
         if let Some(ms) = self.fixed_clock_ms {
             b = b.clock(Clock::Fixed(ms));
         }
@@ -259,6 +268,13 @@ impl HostArgs {
             b = b.session_id(id);
         }
         Ok(b)
+    }
+
+    /// The OpenTelemetry export `--otlp-endpoint` and the `OTEL_*` variables
+    /// ask for, if any.
+    pub(super) fn otlp(&self) -> anyhow::Result<Option<ochre_host::otlp::OtlpConfig>> {
+        let flag = self.otlp_endpoint.as_deref();
+        Ok(ochre_host::otlp::OtlpConfig::from_env(flag, |k| std::env::var(k).ok())?)
     }
 
     /// `--deny-interface`, `--grant` and the config's `[plugins.NAME] grants`.

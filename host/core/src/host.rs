@@ -33,6 +33,8 @@ pub(crate) struct HostInner {
     pub plugins: Vec<PluginReport>,
     pub journal: Arc<Journal>,
     pub trace: Arc<Trace>,
+    /// The OpenTelemetry exporter, flushed at shutdown.
+    pub otlp: Option<Arc<crate::otlp::Otlp>>,
     pub seq: Arc<AtomicU64>,
     pub synced: AtomicU64,
     pub runtime: PluginRuntime,
@@ -242,6 +244,9 @@ impl Host {
         let _ = self.inner.journal.sync();
         if let Err(e) = self.inner.trace.finish(&self.inner.clock) {
             tracing::warn!(error = %e, "cannot finish the trace");
+        }
+        if let Some(otlp) = &self.inner.otlp {
+            otlp.flush(std::time::Duration::from_secs(3)).await;
         }
     }
 }

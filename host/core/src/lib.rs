@@ -55,6 +55,7 @@ mod host_tools;
 pub mod intent;
 mod loader;
 pub mod native;
+pub mod otlp;
 pub mod people;
 pub mod pipeline;
 pub mod plugin;

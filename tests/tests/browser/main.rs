@@ -22,6 +22,7 @@ mod motion;
 mod names;
 mod netpolicy;
 mod network;
+mod otlp;
 mod output;
 mod page_tools;
 mod real_web;

@@ -71,6 +71,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     check_cache(&host, &mut failed);
     check_plugins(&host, &mut failed);
     check_browser(&host, &mut failed).await;
+    check_otlp(args, &mut failed).await;
     host.shutdown().await;
     if failed {
         return Err(crate::CheckFailed("ochre doctor: something failed (see FAIL above)").into());
@@ -102,6 +103,19 @@ fn shell_quoted(s: &str) -> String {
         return s.to_owned();
     }
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `ochre doctor`: the OpenTelemetry collector, when spans are to go to one,
+/// takes an (empty) export.
+async fn check_otlp(args: &HostArgs, failed: &mut bool) {
+    let Ok(Some(config)) = args.otlp() else { return };
+    let fix = "start the collector (OTLP over HTTP, port 4318), or fix --otlp-endpoint or \
+               OTEL_EXPORTER_OTLP_*; calls still run, their spans are dropped";
+    check(
+        ochre_host::otlp::probe(&config).await.map_err(|e| (e, fix.into())),
+        "opentelemetry",
+        failed,
+    );
 }
 
 /// `ochre doctor`: the data dir is writable, the plugin dirs are dirs.

@@ -51,6 +51,7 @@ pub struct HostBuilder {
     default_login: Option<String>,
     known: Arc<crate::redact::KnownSecrets>,
     journal: crate::stores::journal::JournalOutput,
+    otlp: Option<crate::otlp::OtlpConfig>,
     native: NativeTools,
     memory_plugins: Vec<(String, Arc<[u8]>)>,
 }
@@ -93,6 +94,7 @@ impl Default for HostBuilder {
             known: Default::default(),
             default_login: None,
             journal: Default::default(),
+            otlp: None,
             native: NativeTools::default(),
             memory_plugins: Vec::new(),
         }
@@ -173,6 +175,14 @@ impl HostBuilder {
     /// `$OCHRE_HOME` or `~/.ochre`).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Send the journal's calls as OpenTelemetry spans over OTLP (see
+    /// [`crate::otlp::OtlpConfig::from_env`]); off by default. The host must be
+    /// built on a tokio runtime (its sender is a task there).
+    pub fn otlp(mut self, config: crate::otlp::OtlpConfig) -> Self {
+        self.otlp = Some(config);
         self
     }
 
@@ -492,6 +502,7 @@ impl HostBuilder {
                 journal: stores.journal.clone(),
                 trace: stores.trace.clone(),
                 seq: seq.clone(),
+                otlp: stores.otlp.clone(),
                 task_runs: stores.task_runs.clone(),
                 sessions,
                 output: stores.output.clone(),
@@ -519,6 +530,7 @@ impl HostBuilder {
                 plugins: loaded.plugins,
                 journal: stores.journal,
                 trace: stores.trace,
+                otlp: stores.otlp,
                 seq,
                 synced: AtomicU64::new(0),
                 runtime,
@@ -537,6 +549,7 @@ impl HostBuilder {
 struct Stores {
     journal: Arc<Journal>,
     trace: Arc<Trace>,
+    otlp: Option<Arc<crate::otlp::Otlp>>,
     recorder: Arc<Recorder>,
     output: Arc<crate::stores::output::HandleStore>,
     task_runs: Arc<crate::stores::taskrun::TaskRuns>,
@@ -561,6 +574,7 @@ impl Stores {
         Ok(Self {
             journal,
             trace: Arc::new(trace),
+            otlp: b.otlp.clone().map(crate::otlp::Otlp::start),
             recorder: Arc::new(Recorder::open(data_dir, clock, b.recording_retention_days)),
             output: Arc::new(output),
             task_runs: Arc::new(crate::stores::taskrun::TaskRuns::new(data_dir, clock)),

@@ -25,6 +25,7 @@ pub(crate) struct JournalStage {
     pub seq: Arc<AtomicU64>,
     pub browser: BrowserManager,
     pub known: Arc<crate::redact::KnownSecrets>,
+    pub otlp: Option<Arc<crate::otlp::Otlp>>,
 }
 
 impl Stage for JournalStage {
@@ -34,8 +35,18 @@ impl Stage for JournalStage {
 
     fn before<'a>(&'a self, call: &'a mut Call<'_>) -> BoxFuture<'a, Result<(), ToolError>> {
         // Taken now: the calls this one makes name it as their parent.
-        call.seq = Some(self.next_seq());
+        let seq = self.next_seq();
+        call.seq = Some(seq);
+        if let Some(otlp) = &self.otlp {
+            otlp.begin(seq, call.options.parent, call.run.as_deref());
+        }
         proceed(Ok(()))
+    }
+
+    fn refused(&self, call: &Call<'_>, _error: &mut ToolError) {
+        if let (Some(otlp), Some(seq)) = (&self.otlp, call.seq) {
+            otlp.forget(seq);
+        }
     }
 
     fn after<'a>(&'a self, call: &'a mut Call<'_>, outcome: &'a mut Outcome) -> BoxFuture<'a, ()> {
@@ -68,12 +79,33 @@ impl Stage for JournalStage {
         if let Err(e) = self.trace.call(ts, seq, &record) {
             tracing::error!(error = %e, "cannot write the trace");
         }
+        let mut seen = Vec::new();
         for ev in self.browser.take_unjournaled() {
             let mut body = Value::Object(events::public_body(&ev.body));
             self.known.scrub_value(&mut body);
             if let Value::Object(body) = body {
+                if self.otlp.is_some() {
+                    seen.push((ev.kind.to_owned(), Value::Object(body.clone())));
+                }
                 self.event(ts, ev.kind, body);
             }
+        }
+        if let Some(otlp) = &self.otlp {
+            otlp.end(crate::otlp::CallSpan {
+                session: &self.session,
+                seq,
+                tool: &record.tool,
+                plugin: &record.plugin,
+                args: &record.args,
+                ok: record.ok,
+                summary: &record.summary,
+                error: record.error.as_deref(),
+                intent: record.intent.as_deref(),
+                run: call.run.as_deref(),
+                parent_seq: record.parent,
+                elapsed: call.started.elapsed(),
+                events: seen,
+            });
         }
         if let Some(meta) = &call.created {
             let mut body = Map::new();

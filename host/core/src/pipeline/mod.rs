@@ -286,6 +286,8 @@ pub(crate) struct Parts {
     pub journal: Arc<Journal>,
     pub trace: Arc<Trace>,
     pub seq: Arc<AtomicU64>,
+    /// Spans of the journal's calls to a collector (`--otlp-endpoint`).
+    pub otlp: Option<Arc<crate::otlp::Otlp>>,
     pub task_runs: Arc<TaskRuns>,
     pub sessions: Arc<Sessions>,
     pub output: Arc<HandleStore>,
@@ -329,6 +331,7 @@ impl Pipeline {
                 seq: p.seq,
                 browser: p.browser.clone(),
                 known: p.known.clone(),
+                otlp: p.otlp,
             }),
             Arc::new(record::Record {
                 recorder: p.recorder,
