@@ -84,20 +84,21 @@ async def run(opts: argparse.Namespace) -> dict[str, list[float]]:
     }
     out: dict[str, list[float]] = {k: [] for k in KINDS}
     try:
-        with tempfile.TemporaryDirectory() as tmp, contextlib.AsyncExitStack() as stack:
-            servers: dict[str, h.OchreAdapter] = {}
-            for kind in KINDS:
-                work = Path(tmp) / kind
-                work.mkdir()
-                command = h.OchreAdapter.command(opts, work)
-                if kind != "plain":
-                    command = ["env", "OTEL_BSP_SCHEDULE_DELAY=10", *command, "--otlp-endpoint", endpoints[kind]]
-                session, _ = await stack.enter_async_context(h.mcp_stdio(command, work))
-                servers[kind] = h.OchreAdapter(session)
-                await one_round(servers[kind], base)  # warm: the browser, the pages, the plugins
-            for i in range(opts.rounds * len(KINDS)):
-                kind = KINDS[i % len(KINDS)]
-                out[kind].append(await one_round(servers[kind], base))
+        with tempfile.TemporaryDirectory() as tmp:
+            async with contextlib.AsyncExitStack() as stack:
+                servers: dict[str, h.OchreAdapter] = {}
+                for kind in KINDS:
+                    work = Path(tmp) / kind
+                    work.mkdir()
+                    command = h.OchreAdapter.command(opts, work)
+                    if kind != "plain":
+                        command = ["env", "OTEL_BSP_SCHEDULE_DELAY=10", *command, "--otlp-endpoint", endpoints[kind]]
+                    session, _ = await stack.enter_async_context(h.mcp_stdio(command, work))
+                    servers[kind] = h.OchreAdapter(session)
+                    await one_round(servers[kind], base)  # warm: the browser, the pages, the plugins
+                for i in range(opts.rounds * len(KINDS)):
+                    kind = KINDS[i % len(KINDS)]
+                    out[kind].append(await one_round(servers[kind], base))
     finally:
         server.shutdown()
         up.shutdown()
