@@ -1091,7 +1091,8 @@ pub fn componentize_py_bin() -> Result<PathBuf> {
 /// fails the script), their count, the container's duration (ms), and at
 /// each `checks` moment (`at`: seconds since the Unix epoch) the colour of
 /// the bottom-right corner of the frame shown then (the last whose time is
-/// at or before it), and every frame's time (ms), as JSON.
+/// at or before it), every frame's time (ms) and the chapters (`start_ms`, `at`
+/// in seconds since the epoch, `title`), as JSON.
 pub fn read_video(path: &str, started_at: &str, checks: &Value) -> Result<Value> {
     let python = python_venv("video")?;
     let script = r#"
@@ -1110,12 +1111,15 @@ with av.open(path) as c:
         w, h = f.width, f.height
         i = (h - 8) * plane.line_size + (w - 8) * 3
         frames.append((f.time * 1000, list(bytes(plane)[i:i + 3]), w, h))
+    chapters = [{'start_ms': float(k['start'] * k['time_base']) * 1000,
+                 'at': t0 + float(k['start'] * k['time_base']),
+                 'title': k['metadata'].get('title')} for k in c.chapters()]
 out = []
 for ch in checks:
     at = (ch['at'] - t0) * 1000
     shown = [f for f in frames if f[0] <= at]
     out.append({'what': ch['what'], 'at_ms': at, 'rgb': shown[-1][1] if shown else None})
-print(json.dumps({'frames': len(frames), 'duration_ms': duration, 'codec': codec,
+print(json.dumps({'frames': len(frames), 'duration_ms': duration, 'codec': codec, 'chapters': chapters,
                   'times': [f[0] for f in frames],
                   'first': frames[0][1:] if frames else None,
                   'last_ms': frames[-1][0] if frames else None, 'checks': out}))

@@ -187,6 +187,10 @@ impl HostBrowser for BrowserManager {
         self.events().take_unjournaled()
     }
 
+    fn note_call(&self, label: &str, started: std::time::Instant) {
+        self.video_chapter(label, started);
+    }
+
     fn dialog_still_open(&self, seq: u64) -> bool {
         self.inner
             .tabs

@@ -18,6 +18,12 @@ const INFO: &[u8] = &[0x15, 0x49, 0xA9, 0x66];
 const TRACKS: &[u8] = &[0x16, 0x54, 0xAE, 0x6B];
 const CLUSTER: &[u8] = &[0x1F, 0x43, 0xB6, 0x75];
 const VOID: &[u8] = &[0xEC];
+const SEEK_HEAD: &[u8] = &[0x11, 0x4D, 0x9B, 0x74];
+const CHAPTERS: &[u8] = &[0x10, 0x43, 0xA7, 0x70];
+/// The place kept at the segment's start for a SeekHead naming the chapters
+/// (written at the end): a SeekHead of one Seek, its position in 8 bytes, is
+/// 26 bytes; a Void fills the rest.
+const SEEK_HEAD_ROOM: usize = 32;
 const DURATION: &[u8] = &[0x44, 0x89];
 /// A Duration element: its ID, its size (8) and a 64-bit float.
 const DURATION_LEN: usize = 2 + 1 + 8;
@@ -82,6 +88,9 @@ pub(crate) struct Mkv {
     file: File,
     /// Where the Duration's place is (a Void of its length until `finish`).
     duration_at: u64,
+    /// Where the segment's data begins (positions in a SeekHead count from
+    /// there); the SeekHead's place is its first bytes.
+    segment_at: u64,
     /// The last picture's time (ms from the start), and the pictures written.
     last_ms: u64,
     pub(crate) frames: u64,
@@ -114,6 +123,9 @@ impl Mkv {
         // The segment's size is unknown: clusters follow until the file ends.
         head.extend_from_slice(SEGMENT);
         head.extend_from_slice(&[0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
+        let segment_at = head.len() as u64;
+        // The SeekHead's place (it names the chapters, at the end).
+        head.extend(el(VOID, &[0; SEEK_HEAD_ROOM - 2]));
         let since_2001 = began
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.saturating_sub(std::time::Duration::from_secs(EPOCH_2001)))
@@ -143,7 +155,8 @@ impl Mkv {
         .concat();
         head.extend(el(TRACKS, &el(&[0xAE], &track)));
         file.write_all(&head)?;
-        Ok(Self { file, duration_at, last_ms: 0, frames: 0, bytes: head.len() as u64, size })
+        let bytes = head.len() as u64;
+        Ok(Self { file, duration_at, segment_at, last_ms: 0, frames: 0, bytes, size })
     }
 
     /// A picture shown from `at_ms` after the start (an earlier time than the
@@ -166,14 +179,51 @@ impl Mkv {
         self.last_ms
     }
 
-    /// Write its duration (ms) in the header, and sync it to disk.
-    pub(crate) fn finish(mut self, duration_ms: u64) -> std::io::Result<()> {
+    /// Write its chapters (each from its time, in ms, with its title) at
+    /// the end and their place in the header, its duration (ms) in the
+    /// header, and sync it to disk. Its size then.
+    pub(crate) fn finish(
+        mut self,
+        duration_ms: u64,
+        chapters: &[(u64, String)],
+    ) -> std::io::Result<u64> {
+        if !chapters.is_empty() {
+            let at = self.bytes - self.segment_at;
+            let atoms: Vec<u8> = chapters
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (ms, title))| {
+                    let display = el(
+                        &[0x80],
+                        &[el(&[0x85], title.as_bytes()), el(&[0x43, 0x7C], b"eng")].concat(),
+                    );
+                    let atom = [
+                        uint(&[0x73, 0xC4], i as u64 + 1),
+                        uint(&[0x91], ms.min(&duration_ms) * 1_000_000),
+                        display,
+                    ];
+                    el(&[0xB6], &atom.concat())
+                })
+                .collect();
+            let edition = el(&[0x45, 0xB9], &[uint(&[0x45, 0xBC], 1), atoms].concat());
+            let written = el(CHAPTERS, &edition);
+            self.file.write_all(&written)?;
+            self.bytes += written.len() as u64;
+            // SeekHead { Seek { SeekID: Chapters, SeekPosition: 8 bytes } }.
+            let seek = [el(&[0x53, 0xAB], CHAPTERS), el(&[0x53, 0xAC], &at.to_be_bytes())].concat();
+            let mut head = el(SEEK_HEAD, &el(&[0x4D, 0xBB], &seek));
+            head.extend(el(VOID, &vec![0; SEEK_HEAD_ROOM - head.len() - 2]));
+            debug_assert_eq!(head.len(), SEEK_HEAD_ROOM);
+            self.file.seek(SeekFrom::Start(self.segment_at))?;
+            self.file.write_all(&head)?;
+        }
         #[allow(clippy::cast_precision_loss)]
         let d = el(DURATION, &(duration_ms as f64).to_be_bytes());
         debug_assert_eq!(d.len(), DURATION_LEN);
         self.file.seek(SeekFrom::Start(self.duration_at))?;
         self.file.write_all(&d)?;
-        self.file.sync_all()
+        self.file.sync_all()?;
+        Ok(self.bytes)
     }
 }
 
@@ -218,11 +268,27 @@ mod tests {
         assert_eq!((v.frames, v.last_ms()), (2, 40));
         let before = std::fs::read(&path).expect("read");
         assert_eq!(before[at], 0xEC, "a Void first");
-        v.finish(1_250).expect("finish");
+        let segment = v.segment_at as usize;
+        assert_eq!(before[segment], 0xEC, "the SeekHead's place: a Void");
+        let bytes = v
+            .finish(1_250, &[(0, "navigate: t1 at /".into()), (2_000, "click: done".into())])
+            .expect("finish");
         let after = std::fs::read(&path).expect("read");
-        assert_eq!(after.len(), before.len());
+        assert_eq!(after.len() as u64, bytes);
+        assert_eq!(&after[..before.len()][..segment], &before[..segment]);
         assert_eq!(&after[at..at + 3], &[0x44, 0x89, 0x88]);
         assert_eq!(f64::from_be_bytes(after[at + 3..at + 11].try_into().expect("8")), 1250.0);
+        // The SeekHead names the chapters, written after the last cluster.
+        assert_eq!(&after[segment..segment + 4], SEEK_HEAD);
+        let pos = u64::from_be_bytes(after[segment + 18..segment + 26].try_into().expect("8"));
+        let chapters = segment + pos as usize;
+        assert_eq!(chapters, before.len());
+        assert_eq!(&after[chapters..chapters + 4], CHAPTERS);
+        assert_eq!(after[segment + 26], 0xEC, "a Void fills the rest");
+        let text = String::from_utf8_lossy(&after[chapters..]);
+        assert!(text.contains("navigate: t1 at /") && text.contains("click: done"));
+        // A chapter past the end starts at the end (1.25 s, in ns).
+        assert!(after[chapters..].windows(5).any(|w| w == [0x91, 0x84, 0x4A, 0x81, 0x7C]));
         std::fs::remove_dir_all(&dir).expect("clean");
     }
 }

@@ -7,6 +7,7 @@
 //! view (`screencast_on`/`screencast_off`): a person watching and a video
 //! being recorded neither stop the other.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use chromiumoxide::Page;
@@ -55,7 +56,16 @@ struct Run {
     stop: oneshot::Sender<Option<String>>,
     /// The recorder: what it wrote.
     done: tokio::task::JoinHandle<Result<typed::VideoWritten, ToolError>>,
+    /// The tool calls that ended while it recorded: when each began, and
+    /// what it was (its chapters).
+    chapters: Chapters,
 }
+
+type Chapters = Arc<std::sync::Mutex<Vec<(Instant, String)>>>;
+
+/// The most chapters a video keeps, and the longest title of one (chars).
+const CHAPTERS_MAX: usize = 1000;
+const CHAPTER_CHARS: usize = 200;
 
 /// Where a recorder was when it ended.
 struct Ending {
@@ -72,6 +82,7 @@ struct Recorder {
     began: Instant,
     began_at: SystemTime,
     bound: Duration,
+    chapters: Chapters,
 }
 
 impl BrowserManager {
@@ -150,7 +161,9 @@ impl BrowserManager {
             began: Instant::now(),
             began_at: SystemTime::now(),
             bound: Duration::from_millis(u64::from(max_ms)),
+            chapters: Chapters::default(),
         };
+        let chapters = rec.chapters.clone();
         let (stop, told) = oneshot::channel();
         let (me, page) = (self.clone(), page.clone());
         let done = tokio::spawn(async move {
@@ -172,7 +185,7 @@ impl BrowserManager {
         let path = path.display().to_string();
         let mut videos = lock(&w.videos);
         videos.failed = None;
-        videos.running = Some(Run { path: path.clone(), stop, done });
+        videos.running = Some(Run { path: path.clone(), stop, done, chapters });
         Ok(typed::VideoTaken { recording: true, path: Some(path), video: None })
     }
 
@@ -294,18 +307,39 @@ impl BrowserManager {
         if v.frames == 0 || v.last_ms() < end {
             v.frame(end, &last).map_err(io)?;
         }
-        let written = typed::VideoWritten {
+        let chapters: Vec<(u64, String)> = lock(&rec.chapters)
+            .iter()
+            .map(|(at, title)| (ms((*at).max(rec.began)).min(end), title.clone()))
+            .collect();
+        let (frames, size) = (v.frames, v.size);
+        let bytes = v.finish(end, &chapters).map_err(io)?;
+        Ok(typed::VideoWritten {
             path: std::path::absolute(&rec.path).unwrap_or(rec.path.clone()).display().to_string(),
-            bytes: v.bytes,
-            frames: v.frames,
+            bytes,
+            frames,
+            chapters: u64::try_from(chapters.len()).unwrap_or(u64::MAX),
             duration_ms: end,
-            width: v.size.0,
-            height: v.size.1,
+            width: size.0,
+            height: size.1,
             started_at: humantime::format_rfc3339_millis(rec.began_at).to_string(),
             ended_by,
-        };
-        v.finish(end).map_err(io)?;
-        Ok(written)
+        })
+    }
+
+    /// A tool call of the caller's (its tool and summary, begun at
+    /// `started`) as a chapter of each video being recorded of its tabs.
+    pub(super) fn video_chapter(&self, label: &str, started: Instant) {
+        let who = super::owner();
+        for (n, _) in self.inner.tabs.of_owner(&who) {
+            let Some(w) = self.tab_watch(n) else { continue };
+            let videos = lock(&w.videos);
+            if let Some(run) = videos.running.as_ref().filter(|r| !r.done.is_finished()) {
+                let mut chapters = lock(&run.chapters);
+                if chapters.len() < CHAPTERS_MAX {
+                    chapters.push((started, label.chars().take(CHAPTER_CHARS).collect()));
+                }
+            }
+        }
     }
 
     /// The tab's screen now as a JPEG (a page that paints nothing sends no

@@ -658,7 +658,8 @@ mod tests {
     fn endpoints_headers_and_protocols_read_as_the_spec_says() {
         let c = OtlpConfig::from_env(Some("http://c:4318"), env(&[])).expect("valid").expect("on");
         assert_eq!(c.endpoint.as_str(), "http://c:4318/v1/traces");
-        let c = OtlpConfig::from_env(Some("https://c/otel/"), env(&[])).expect("valid").expect("on");
+        let c =
+            OtlpConfig::from_env(Some("https://c/otel/"), env(&[])).expect("valid").expect("on");
         assert_eq!(c.endpoint.as_str(), "https://c/otel/v1/traces");
         let e = env(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://base:4318"),

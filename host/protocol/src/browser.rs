@@ -355,6 +355,11 @@ pub trait HostBrowser: Send + Sync {
     /// Page events the journal has not seen yet; each is returned once.
     fn take_unjournaled(&self) -> Vec<PageEvent>;
 
+    /// A tool call ended (the journal's `label`: its tool and summary): each
+    /// video being recorded of the caller's tabs marks it as a chapter from
+    /// `started`.
+    fn note_call(&self, _label: &str, _started: std::time::Instant) {}
+
     /// Whether the dialog reported by log entry `seq` is still open.
     fn dialog_still_open(&self, seq: u64) -> bool;
 

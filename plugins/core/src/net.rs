@@ -144,9 +144,10 @@ pub(crate) fn page_video(a: VideoArgs) -> Result<Output, ToolError> {
     let summary = match (&r.video, &r.path) {
         (_, Some(p)) => format!("recording to {p}"),
         (Some(v), None) => format!(
-            "{} frames, {} ms{}, written to {}",
+            "{} frames, {} ms, {} chapters{}, written to {}",
             v.frames,
             v.duration_ms,
+            v.chapters,
             v.ended_by.as_deref().map(|w| format!(" (ended by {w})")).unwrap_or_default(),
             v.path
         ),

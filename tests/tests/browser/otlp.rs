@@ -57,7 +57,10 @@ async fn calls_reach_a_collector_as_spans_with_the_journals_parents_and_masking(
     // (A call refused before it runs, a bad ref say, is not journaled: no span.)
     client.tool_error("form_input", json!({"ref": "e99999", "value": "x"})).await?;
     let bad = client
-        .tool_error("wait_for", json!({"type": "selector", "value": "#never-there", "timeout": 200}))
+        .tool_error(
+            "wait_for",
+            json!({"type": "selector", "value": "#never-there", "timeout": 200}),
+        )
         .await?;
     // A task run: its calls, and the replay's steps inside it.
     let run = client.tool_json("oc_task_run_start", json!({"goal": "read the form page"})).await?;

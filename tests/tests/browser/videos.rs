@@ -52,6 +52,7 @@ async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
     assert_eq!(again.is_error, Some(true), "a second start on the tab: {again:?}");
     // Red by a click, then green by a link to another document.
     let snap = snapshot(&client).await?;
+    let click_sent = now();
     client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Turn red")})).await?;
     let red_from = now();
     held(&client).await?;
@@ -92,6 +93,19 @@ async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
     for (check, colour) in read["checks"].as_array().context("checks")?.iter().zip(want) {
         assert!(near(&check["rgb"], colour), "{check} is not {colour:?}: {read}");
     }
+    // Each call while it recorded is a chapter, from when it began.
+    let chapters = read["chapters"].as_array().context("chapters")?;
+    assert_eq!(Some(chapters.len() as u64), video["chapters"].as_u64(), "{video}");
+    let titles: Vec<&str> = chapters.iter().filter_map(|c| c["title"].as_str()).collect();
+    assert_eq!(titles.iter().filter(|t| t.starts_with("interact: ")).count(), 2, "{titles:?}");
+    assert!(titles.iter().any(|t| t.starts_with("read_page: ")), "{titles:?}");
+    let click =
+        chapters.iter().find(|c| c["title"].as_str().is_some_and(|t| t.starts_with("interact: ")));
+    let at = click.and_then(|c| c["at"].as_f64()).context("the click's chapter")?;
+    assert!(
+        at >= click_sent - 0.02 && at <= red_from + 0.02,
+        "the click's chapter at {at}, the click sent at {click_sent} and answered at {red_from}"
+    );
     // Its size is the tab's viewport's.
     let size = &read["first"];
     assert_eq!((&size[1], &size[2]), (&video["width"], &video["height"]), "{read}");

@@ -79,6 +79,7 @@ impl Stage for JournalStage {
         if let Err(e) = self.trace.call(ts, seq, &record) {
             tracing::error!(error = %e, "cannot write the trace");
         }
+        self.browser.note_call(&format!("{}: {}", record.tool, record.summary), call.started);
         let mut seen = Vec::new();
         for ev in self.browser.take_unjournaled() {
             let mut body = Value::Object(events::public_body(&ev.body));

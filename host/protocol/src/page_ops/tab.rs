@@ -276,13 +276,18 @@ pub struct VideoTaken {
 /// A video file `page_video` wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct VideoWritten {
-    /// Where (Matroska, Motion JPEG: VLC, mpv, ffmpeg and PyAV play it).
+    /// Where (Matroska, Motion JPEG, with chapters: VLC, mpv, ffmpeg and PyAV
+    /// play it).
     pub path: String,
     /// Its size.
     pub bytes: u64,
     /// The pictures it holds (one each time the page repainted, 25 a second
     /// at most; the last repeated at the end).
     pub frames: u64,
+    /// Its chapters: one for each tool call that ended while it recorded
+    /// (its tool and summary, from when the call began).
+    #[serde(default)]
+    pub chapters: u64,
     /// How long it runs (ms).
     pub duration_ms: u64,
     /// Its first picture's size (pixels).
