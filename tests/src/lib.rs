@@ -1091,7 +1091,8 @@ pub fn componentize_py_bin() -> Result<PathBuf> {
 /// fails the script), their count, the container's duration (ms), and at
 /// each `checks` moment (`at`: seconds since the Unix epoch) the colour of
 /// the bottom-right corner of the frame shown then (the last whose time is
-/// at or before it), every frame's time (ms) and the chapters (`start_ms`, `at`
+/// at or before it) and how many of its pixels (one in 4) are the pointer's
+/// magenta, every frame's time (ms) and the chapters (`start_ms`, `at`
 /// in seconds since the epoch, `title`), as JSON.
 pub fn read_video(path: &str, started_at: &str, checks: &Value) -> Result<Value> {
     let python = python_venv("video")?;
@@ -1110,7 +1111,12 @@ with av.open(path) as c:
         plane = f.reformat(format='rgb24').planes[0]
         w, h = f.width, f.height
         i = (h - 8) * plane.line_size + (w - 8) * 3
-        frames.append((f.time * 1000, list(bytes(plane)[i:i + 3]), w, h))
+        raw = bytes(plane)
+        # Pixels of the pointer's magenta (ochre's own mouse input drawn).
+        mag = sum(1 for y in range(0, h, 2) for x in range(0, w, 2)
+                  if raw[y * plane.line_size + x * 3] > 200 and raw[y * plane.line_size + x * 3 + 1] < 80
+                  and raw[y * plane.line_size + x * 3 + 2] > 200)
+        frames.append((f.time * 1000, list(raw[i:i + 3]), w, h, mag))
     chapters = [{'start_ms': float(k['start'] * k['time_base']) * 1000,
                  'at': t0 + float(k['start'] * k['time_base']),
                  'title': k['metadata'].get('title')} for k in c.chapters()]
@@ -1118,10 +1124,11 @@ out = []
 for ch in checks:
     at = (ch['at'] - t0) * 1000
     shown = [f for f in frames if f[0] <= at]
-    out.append({'what': ch['what'], 'at_ms': at, 'rgb': shown[-1][1] if shown else None})
+    out.append({'what': ch['what'], 'at_ms': at, 'rgb': shown[-1][1] if shown else None,
+                'pointer': shown[-1][4] if shown else None})
 print(json.dumps({'frames': len(frames), 'duration_ms': duration, 'codec': codec, 'chapters': chapters,
                   'times': [f[0] for f in frames],
-                  'first': frames[0][1:] if frames else None,
+                  'first': frames[0][1:4] if frames else None,
                   'last_ms': frames[-1][0] if frames else None, 'checks': out}))
 "#;
     let out = std::process::Command::new(python)

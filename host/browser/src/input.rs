@@ -357,6 +357,8 @@ impl BrowserManager {
         // order sent; all are answered before any other event is sent, and
         // before the call answers.
         let mut unanswered = InFlight::default();
+        // Where the pointer went, and when (a video draws it).
+        let mut points: Vec<(std::time::Instant, f64, f64)> = Vec::new();
         for (i, ev) in events.iter().enumerate() {
             let ahead = pipelined(events, i, held, drag.is_some());
             if !ahead {
@@ -365,6 +367,7 @@ impl BrowserManager {
             match ev {
                 G::Move { x, y } => {
                     at = Some((*x, *y));
+                    points.push((std::time::Instant::now(), *x, *y));
                     if ahead {
                         unanswered.send(
                             page,
@@ -392,6 +395,7 @@ impl BrowserManager {
                 }
                 G::Down(Press { x, y, button, count }) | G::Up(Press { x, y, button, count }) => {
                     at = Some((*x, *y));
+                    points.push((std::time::Instant::now(), *x, *y));
                     let press = matches!(ev, G::Down(_));
                     let (name, bit) = button_of(button.as_deref()).map_err(ToolError::internal)?;
                     if !press
@@ -415,6 +419,7 @@ impl BrowserManager {
                 }
                 G::Wheel { x, y, dx, dy } => {
                     at = Some((*x, *y));
+                    points.push((std::time::Instant::now(), *x, *y));
                     let p: DispatchMouseEventParams = cdp_params(json!({
                         "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy,
                         "button": "none", "buttons": held,
@@ -435,6 +440,7 @@ impl BrowserManager {
             }
         }
         unanswered.answered().await?;
+        self.video_pointer(page, &points);
         Ok(page_ops::Gestured { events: events.len(), x: at.map(|a| a.0), y: at.map(|a| a.1) })
     }
 }

@@ -66,6 +66,7 @@ mod tabs;
 mod target;
 mod video;
 mod visit;
+mod webm;
 
 use cdp::*;
 pub use events::{DialogPolicy, PageEvent};

@@ -772,9 +772,14 @@ impl BrowserManager {
         if let Some(trace) = self.last_trace(n) {
             write("trace.json", &trace)?;
         }
-        // And its last video, when one was recorded.
-        if let Some(video) = self.last_video(n).and_then(|p| std::fs::read(p).ok()) {
-            write("video.mkv", &video)?;
+        // And its last video, when one was recorded (and its WebM copy).
+        if let Some((mkv, webm)) = self.last_video(n) {
+            if let Ok(video) = std::fs::read(mkv) {
+                write("video.mkv", &video)?;
+            }
+            if let Some(video) = webm.and_then(|p| std::fs::read(p).ok()) {
+                write("video.webm", &video)?;
+            }
         }
         let manifest = typed::BundleManifest {
             bundle_id: id,

@@ -7,6 +7,7 @@
 //! view (`screencast_on`/`screencast_off`): a person watching and a video
 //! being recorded neither stop the other.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -59,9 +60,14 @@ struct Run {
     /// The tool calls that ended while it recorded: when each began, and
     /// what it was (its chapters).
     chapters: Chapters,
+    /// Where ochre's own mouse input went while it recorded (CSS pixels).
+    pointer: Pointer,
 }
 
 type Chapters = Arc<std::sync::Mutex<Vec<(Instant, String)>>>;
+type Pointer = Arc<std::sync::Mutex<Vec<(Instant, f64, f64)>>>;
+/// The most pointer positions a video keeps.
+const POINTER_MAX: usize = 20_000;
 
 /// The most chapters a video keeps, and the longest title of one (chars).
 const CHAPTERS_MAX: usize = 1000;
@@ -83,6 +89,9 @@ struct Recorder {
     began_at: SystemTime,
     bound: Duration,
     chapters: Chapters,
+    pointer: Pointer,
+    /// The page's width in CSS pixels when it began (the pointer's unit).
+    css_width: f64,
 }
 
 impl BrowserManager {
@@ -155,6 +164,7 @@ impl BrowserManager {
             .event_listener::<EventScreencastFrame>()
             .await
             .map_err(|e| cdp_error("cannot watch the tab's screen", e))?;
+        let css_width = self.eval(page, "innerWidth", true).await.ok().and_then(|v| v.as_f64());
         self.screencast_on(n, page).await?;
         let rec = Recorder {
             path: path.clone(),
@@ -162,8 +172,10 @@ impl BrowserManager {
             began_at: SystemTime::now(),
             bound: Duration::from_millis(u64::from(max_ms)),
             chapters: Chapters::default(),
+            pointer: Pointer::default(),
+            css_width: css_width.unwrap_or(0.0),
         };
-        let chapters = rec.chapters.clone();
+        let (chapters, pointer) = (rec.chapters.clone(), rec.pointer.clone());
         let (stop, told) = oneshot::channel();
         let (me, page) = (self.clone(), page.clone());
         let done = tokio::spawn(async move {
@@ -185,7 +197,7 @@ impl BrowserManager {
         let path = path.display().to_string();
         let mut videos = lock(&w.videos);
         videos.failed = None;
-        videos.running = Some(Run { path: path.clone(), stop, done, chapters });
+        videos.running = Some(Run { path: path.clone(), stop, done, chapters, pointer });
         Ok(typed::VideoTaken { recording: true, path: Some(path), video: None })
     }
 
@@ -313,6 +325,18 @@ impl BrowserManager {
             .collect();
         let (frames, size) = (v.frames, v.size);
         let bytes = v.finish(end, &chapters).map_err(io)?;
+        // Its WebM copy, the pointer drawn (in the frames' pixels).
+        #[allow(clippy::cast_precision_loss)]
+        let scale =
+            if rec.css_width > 0.0 && size.0 > 0 { f64::from(size.0) / rec.css_width } else { 1.0 };
+        let points: Vec<(u64, f64, f64)> = lock(&rec.pointer)
+            .iter()
+            .map(|(at, x, y)| (ms((*at).max(rec.began)).min(end), x * scale, y * scale))
+            .collect();
+        let (webm, webm_skipped) = match super::webm::write(&rec.path, &points, end).await {
+            Ok(p) => (Some(std::path::absolute(&p).unwrap_or(p).display().to_string()), None),
+            Err(why) => (None, Some(why)),
+        };
         Ok(typed::VideoWritten {
             path: std::path::absolute(&rec.path).unwrap_or(rec.path.clone()).display().to_string(),
             bytes,
@@ -323,6 +347,8 @@ impl BrowserManager {
             height: size.1,
             started_at: humantime::format_rfc3339_millis(rec.began_at).to_string(),
             ended_by,
+            webm,
+            webm_skipped,
         })
     }
 
@@ -339,6 +365,22 @@ impl BrowserManager {
                     chapters.push((started, label.chars().take(CHAPTER_CHARS).collect()));
                 }
             }
+        }
+    }
+
+    /// Where ochre's own mouse input went on `page` (CSS pixels, and when):
+    /// the pointer of the tab's video being recorded, if one is.
+    pub(super) fn video_pointer(&self, page: &Page, points: &[(Instant, f64, f64)]) {
+        if points.is_empty() {
+            return;
+        }
+        let Some(n) = self.inner.tabs.by_target(page.target_id().as_ref()) else { return };
+        let Some(w) = self.tab_watch(n) else { return };
+        let videos = lock(&w.videos);
+        if let Some(run) = videos.running.as_ref().filter(|r| !r.done.is_finished()) {
+            let mut pointer = lock(&run.pointer);
+            let room = POINTER_MAX.saturating_sub(pointer.len());
+            pointer.extend(points.iter().take(room));
         }
     }
 
@@ -396,11 +438,12 @@ impl BrowserManager {
         }
     }
 
-    /// The last video written of tab `n`, if any: its file's path.
-    pub(super) fn last_video(&self, n: TabId) -> Option<std::path::PathBuf> {
+    /// The last video written of tab `n`, if any: its file, and its WebM copy.
+    pub(super) fn last_video(&self, n: TabId) -> Option<(PathBuf, Option<PathBuf>)> {
         let w = self.tab_watch(n)?;
-        let path = lock(&w.videos).last.as_ref()?.path.clone();
-        Some(path.into())
+        let videos = lock(&w.videos);
+        let last = videos.last.as_ref()?;
+        Some((last.path.clone().into(), last.webm.clone().map(PathBuf::from)))
     }
 }
 

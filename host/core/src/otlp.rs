@@ -200,26 +200,13 @@ fn unescape(s: &str) -> String {
 /// # Errors
 /// The collector is not reached, or answers other than 2xx.
 pub async fn probe(config: &OtlpConfig) -> Result<String, String> {
-    let client = reqwest::Client::builder()
-        .timeout(config.timeout.min(Duration::from_secs(5)))
-        .build()
-        .map_err(|e| format!("no HTTP client: {e}"))?;
-    let mut req = client
-        .post(config.endpoint.clone())
-        .header("content-type", "application/x-protobuf")
-        .body(Vec::new());
-    for (k, v) in &config.headers {
-        req = req.header(k.as_str(), v.as_str());
-    }
+    let client = http::client(config.timeout.min(Duration::from_secs(5)))?;
     let at = redacted(&config.endpoint);
     let began = std::time::Instant::now();
-    match req.send().await {
-        Ok(r) if r.status().is_success() => {
-            Ok(format!("{at} (took an empty export in {} ms)", began.elapsed().as_millis()))
-        }
-        Ok(r) => Err(format!("{at} answered {}", r.status())),
-        Err(e) => Err(format!("{at}: {}", without_url(&e))),
-    }
+    http::post(&client, config, Vec::new())
+        .await
+        .map(|()| format!("{at} (took an empty export in {} ms)", began.elapsed().as_millis()))
+        .map_err(|e| format!("{at}: {e}"))
 }
 
 /// A span's ids.
@@ -414,10 +401,10 @@ fn unix_ns(t: SystemTime) -> u64 {
 
 /// Gathers spans into batches and posts them, until the host drops its end.
 async fn send_loop(config: OtlpConfig, mut rx: mpsc::Receiver<Msg>, counts: Arc<Counts>) {
-    let client = match reqwest::Client::builder().timeout(config.timeout).build() {
+    let client = match http::client(config.timeout) {
         Ok(c) => c,
         Err(e) => {
-            tracing::error!(error = %e, "OpenTelemetry: no HTTP client; no span is sent");
+            tracing::error!(error = %e, "OpenTelemetry: no span is sent");
             return;
         }
     };
@@ -462,7 +449,7 @@ struct Failing {
 }
 
 async fn post(
-    client: &reqwest::Client,
+    client: &http::Client,
     config: &OtlpConfig,
     resource: &[u8],
     batch: &mut Vec<Span>,
@@ -475,26 +462,14 @@ async fn post(
     let n = batch.len() as u64;
     let body = encode_request(resource, batch);
     batch.clear();
-    let mut req = client
-        .post(config.endpoint.clone())
-        .header("content-type", "application/x-protobuf")
-        .body(body);
-    for (k, v) in &config.headers {
-        req = req.header(k.as_str(), v.as_str());
-    }
-    let failed = match req.send().await {
-        Ok(r) if r.status().is_success() => None,
-        Ok(r) => Some(format!("the collector answered {}", r.status())),
-        Err(e) => Some(format!("cannot reach the collector: {}", without_url(&e))),
-    };
-    match failed {
-        None => {
+    match http::post(client, config, body).await {
+        Ok(()) => {
             counts.sent.fetch_add(n, Ordering::Relaxed);
             if failing.told_at.take().is_some() {
                 tracing::info!("OpenTelemetry: the collector takes spans again");
             }
         }
-        Some(why) => {
+        Err(why) => {
             let dropped = counts.dropped.fetch_add(n, Ordering::Relaxed) + n;
             if failing.told_at.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
                 failing.told_at = Some(std::time::Instant::now());
@@ -505,13 +480,71 @@ async fn post(
     }
 }
 
-/// An error's words without the URL (which may carry credentials).
-fn without_url(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    if let Some(u) = e.url() {
-        s = s.replace(u.as_str(), "the endpoint");
+/// The HTTP client the spans go out with (`reqwest`, with ochre-host's
+/// `otlp` feature: on by default).
+#[cfg(feature = "otlp")]
+mod http {
+    use super::OtlpConfig;
+    use std::time::Duration;
+
+    pub(super) type Client = reqwest::Client;
+
+    pub(super) fn client(timeout: Duration) -> Result<Client, String> {
+        reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| format!("no HTTP client: {e}"))
     }
-    s
+
+    /// Post `body` (an export request) to the collector.
+    pub(super) async fn post(
+        client: &Client,
+        config: &OtlpConfig,
+        body: Vec<u8>,
+    ) -> Result<(), String> {
+        let mut req = client
+            .post(config.endpoint.clone())
+            .header("content-type", "application/x-protobuf")
+            .body(body);
+        for (k, v) in &config.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        match req.send().await {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(format!("the collector answered {}", r.status())),
+            Err(e) => {
+                // Its words without the URL (which may carry credentials).
+                let mut s = e.to_string();
+                if let Some(u) = e.url() {
+                    s = s.replace(u.as_str(), "the endpoint");
+                }
+                Err(format!("cannot reach the collector: {s}"))
+            }
+        }
+    }
+}
+
+/// Without the `otlp` feature (an embedder's smallest host): no HTTP client,
+/// so spans are not sent, and the server says so.
+#[cfg(not(feature = "otlp"))]
+mod http {
+    use super::OtlpConfig;
+    use std::time::Duration;
+
+    /// (Never made.)
+    pub(super) struct Client;
+
+    pub(super) fn client(_timeout: Duration) -> Result<Client, String> {
+        Err("this host was built without ochre-host's `otlp` feature".into())
+    }
+
+    pub(super) async fn post(
+        _client: &Client,
+        _config: &OtlpConfig,
+        _body: Vec<u8>,
+    ) -> Result<(), String> {
+        client(Duration::ZERO).map(drop)
+    }
 }
 
 /// The endpoint as logged: no user or password.

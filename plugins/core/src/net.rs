@@ -144,12 +144,13 @@ pub(crate) fn page_video(a: VideoArgs) -> Result<Output, ToolError> {
     let summary = match (&r.video, &r.path) {
         (_, Some(p)) => format!("recording to {p}"),
         (Some(v), None) => format!(
-            "{} frames, {} ms, {} chapters{}, written to {}",
+            "{} frames, {} ms, {} chapters{}, written to {}{}",
             v.frames,
             v.duration_ms,
             v.chapters,
             v.ended_by.as_deref().map(|w| format!(" (ended by {w})")).unwrap_or_default(),
-            v.path
+            v.path,
+            v.webm.as_deref().map(|w| format!(" and {w}")).unwrap_or_default()
         ),
         (None, None) => "no video".into(),
     };

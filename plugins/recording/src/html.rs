@@ -30,7 +30,7 @@ li.fail:before{background:#c33}\
 .intent{font-style:italic;color:#444}.outcome{margin:.2rem 0}.fail .outcome{color:#c33}\
 .url{color:#666;font-size:.85rem;word-break:break-all}\
 pre{background:#f6f6f6;padding:.5rem;overflow:auto;font-size:.8rem;max-height:12rem}\
-img{max-width:100%;border:1px solid #ccc;margin-top:.4rem}";
+img,video{max-width:100%;border:1px solid #ccc;margin-top:.4rem}";
 
 /// Render recording `id` (`rec` as the recorder loads it).
 pub fn render(id: &str, rec: &Recording) -> String {
@@ -77,6 +77,24 @@ pub fn render(id: &str, rec: &Recording) -> String {
         if args != "{}" && args != "null" {
             h.push_str(&format!("<pre>{}</pre>", esc(&args)));
         }
+        // A video the step wrote (`page_video` stop): linked, and played
+        // from its file when this page is opened from disk (the WebM).
+        if s.tool == "page_video" {
+            let files = video_files(&s.outcome);
+            if let Some(webm) = files.iter().find(|f| f.ends_with(".webm")) {
+                h.push_str(&format!(
+                    "<video controls preload=\"metadata\" src=\"{}\"></video>",
+                    esc(&file_url(webm))
+                ));
+            }
+            for f in &files {
+                h.push_str(&format!(
+                    "<div class=\"url\">video: <a href=\"{}\">{}</a></div>",
+                    esc(&file_url(f)),
+                    esc(f)
+                ));
+            }
+        }
         if let Some(file) = &s.screenshot
             && let Ok(bytes) = recorder::screenshot(id, file)
         {
@@ -92,9 +110,46 @@ pub fn render(id: &str, rec: &Recording) -> String {
     h
 }
 
+/// The video files a `page_video` stop's summary names (`…, written to
+/// PATH.mkv[ and PATH.webm]`).
+fn video_files(outcome: &str) -> Vec<String> {
+    let Some((_, written)) = outcome.split_once(", written to /") else { return Vec::new() };
+    written
+        .split(" and /")
+        .map(|p| format!("/{p}"))
+        .filter(|p| p.ends_with(".mkv") || p.ends_with(".webm"))
+        .collect()
+}
+
+/// A `file://` URL of an absolute path, its bytes outside the unreserved
+/// ones and `/` percent-encoded.
+fn file_url(path: &str) -> String {
+    let mut out = String::from("file://");
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_videos_files_are_found_and_linked() {
+        let said =
+            "9 frames, 1474 ms, 3 chapters, written to /d/e v/video-1.mkv and /d/e v/video-1.webm";
+        assert_eq!(video_files(said), ["/d/e v/video-1.mkv", "/d/e v/video-1.webm"]);
+        let said =
+            "2 frames, 40 ms, 0 chapters (ended by its time bound), written to /d/video-1.mkv";
+        assert_eq!(video_files(said), ["/d/video-1.mkv"]);
+        assert!(video_files("recording to /d/video-1.mkv").is_empty());
+        assert_eq!(file_url("/a b/v#1.webm"), "file:///a%20b/v%231.webm");
+    }
 
     #[test]
     fn text_is_escaped() {

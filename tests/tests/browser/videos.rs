@@ -46,6 +46,8 @@ async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
     let status = client.tool_json("page_video", json!({"action": "status"})).await?;
     assert_eq!(status["recording"], false, "a refused start started: {status}");
 
+    // (Recorded: the recording's HTML export links the video.)
+    let rec = client.tool_json("oc_recording_start", json!({"label": "video"})).await?;
     let started = client.tool_json("page_video", json!({"action": "start"})).await?;
     assert_eq!(started["recording"], true, "{started}");
     let again = client.tool("page_video", json!({"action": "start"})).await?;
@@ -62,8 +64,10 @@ async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
     let green_from = now();
     held(&client).await?;
     let green_to = now();
-    let out = client.tool_json("page_video", json!({"action": "stop"})).await?;
     let stopped = now();
+    let out = client.tool_json("page_video", json!({"action": "stop"})).await?;
+    eprintln!("stop (the WebM written) took {:.0} ms", (now() - stopped) * 1000.0);
+    client.tool_json("oc_recording_stop", json!({})).await?;
     assert_eq!(out["recording"], false, "{out}");
     let video = &out["video"];
     let path = video["path"].as_str().context("the video's path")?;
@@ -93,6 +97,44 @@ async fn a_video_shows_what_the_page_showed_when() -> Result<()> {
     for (check, colour) in read["checks"].as_array().context("checks")?.iter().zip(want) {
         assert!(near(&check["rgb"], colour), "{check} is not {colour:?}: {read}");
     }
+    // Its WebM copy (FFmpeg is installed by the test setup): VP8, the same
+    // pictures at the same times, ochre's pointer drawn where it clicked.
+    let webm = video["webm"].as_str().with_context(|| format!("no WebM: {video}"))?;
+    assert!(webm.ends_with(".webm") && std::path::Path::new(webm).is_file(), "{video}");
+    let checks_then = json!([
+        {"what": "before the click", "at": click_sent - 0.05},
+        {"what": "red, mid-stretch", "at": f64::midpoint(red_from, red_to)},
+        {"what": "green, mid-stretch", "at": f64::midpoint(green_from, green_to)},
+    ]);
+    let copy = read_video(webm, started_at, &checks_then)?;
+    assert_eq!(copy["codec"], "vp8", "{copy}");
+    assert_eq!(copy["frames"], read["frames"], "one frame each: {copy}\n{read}");
+    let copy_ms = copy["duration_ms"].as_f64().unwrap_or(0.0);
+    assert!((copy_ms - duration).abs() <= 100.0, "the WebM runs {copy_ms} ms of {duration}");
+    let marked: Vec<u64> = copy["checks"]
+        .as_array()
+        .context("checks")?
+        .iter()
+        .map(|c| c["pointer"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(marked[0], 0, "no pointer before ochre's first mouse input: {copy}");
+    assert!(marked[1] >= 25, "the pointer where the click went, while red: {copy}");
+    let colours = copy["checks"].as_array().context("checks")?;
+    assert!(near(&colours[1]["rgb"], RED) && near(&colours[2]["rgb"], GREEN), "{copy}");
+    assert_eq!(copy["chapters"], read["chapters"], "the chapters carried over");
+    // The recording's HTML export plays the WebM and links both files.
+    let h = client
+        .tool_json(
+            "oc_recording_export",
+            json!({"recordingId": rec["recordingId"], "format": "html"}),
+        )
+        .await?;
+    let html = std::fs::read_to_string(h["path"].as_str().context("the export's path")?)?;
+    assert!(
+        html.contains(&format!("<video controls preload=\"metadata\" src=\"file://{webm}\">")),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<a href=\"file://{path}\">")), "{html}");
     // Each call while it recorded is a chapter, from when it began.
     let chapters = read["chapters"].as_array().context("chapters")?;
     assert_eq!(Some(chapters.len() as u64), video["chapters"].as_u64(), "{video}");

@@ -300,6 +300,13 @@ pub struct VideoWritten {
     /// end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_by: Option<String>,
+    /// Its WebM copy (VP8, a browser plays it), ochre's pointer drawn on it,
+    /// when FFmpeg is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webm: Option<String>,
+    /// Why there is no WebM copy (no FFmpeg, or how it failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webm_skipped: Option<String>,
 }
 
 /// The requests of [`NetworkCaptured`]: listed (`get`) or counted (`stop`).
