@@ -96,6 +96,18 @@ class FixtureServer(ThreadingHTTPServer):
         self.posts: list[bytes] = []
 
 
+def rounds_options(rounds: int) -> argparse.Namespace:
+    """The options of a benchmark that runs rounds of steps on ochre over the
+    fixture pages: --ochre-cmd, --chromium, --fixtures and --rounds (default
+    `rounds`), parsed."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ochre-cmd", default=DEFAULT_OCHRE_CMD)
+    ap.add_argument("--chromium", default=DEFAULT_CHROMIUM)
+    ap.add_argument("--fixtures", type=Path, default=BENCH_HOME / "fixtures")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    return ap.parse_args()
+
+
 def start_fixture_server(root: Path) -> tuple[FixtureServer, str]:
     """Serves root on a free 127.0.0.1 port from a daemon thread; returns (server, base URL ending in /)."""
     if not Path(root).is_dir():

@@ -107,12 +107,7 @@ async def run(opts: argparse.Namespace) -> dict[str, list[float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ochre-cmd", default=h.DEFAULT_OCHRE_CMD)
-    ap.add_argument("--chromium", default=h.DEFAULT_CHROMIUM)
-    ap.add_argument("--fixtures", type=Path, default=h.BENCH_HOME / "fixtures")
-    ap.add_argument("--rounds", type=int, default=9)
-    opts = ap.parse_args()
+    opts = h.rounds_options(9)
     out = asyncio.run(run(opts))
     med = {k: statistics.median(v) for k, v in out.items()}
     print(f"rounds: {opts.rounds} of each, {CALLS} calls a round")

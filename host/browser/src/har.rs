@@ -158,8 +158,41 @@ pub(super) fn har(
         "entries": out.into_iter().map(|(_, _, v)| v).collect::<Vec<_>>(),
     }});
     let forms = secret_forms(&secrets);
+    mask_base64_bodies(&mut log, &forms, scrub);
     mask_strings(&mut log, &forms, scrub);
     (log, secrets.len())
+}
+
+/// The bodies the log holds in base64 (binary, or text the browser gave so):
+/// each decoded and masked as text is, then encoded again; one whose bytes
+/// are not text but hold a secret is left out, and its `comment` says so.
+fn mask_base64_bodies(log: &mut Value, forms: &[String], scrub: &dyn Fn(&str) -> String) {
+    use data_encoding::BASE64;
+    let Some(entries) = log["log"]["entries"].as_array_mut() else { return };
+    for e in entries {
+        let content = &mut e["response"]["content"];
+        if content["encoding"] != "base64" {
+            continue;
+        }
+        let Some(raw) = content["text"].as_str().and_then(|t| BASE64.decode(t.as_bytes()).ok())
+        else {
+            continue;
+        };
+        let (text, binary) = match String::from_utf8(raw) {
+            Ok(t) => (t, false),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+        };
+        let mut masked = Value::String(text.clone());
+        mask_strings(&mut masked, forms, scrub);
+        match masked.as_str() {
+            Some(m) if m == text => {}
+            Some(m) if !binary => content["text"] = json!(BASE64.encode(m.as_bytes())),
+            _ => {
+                content["text"] = json!("");
+                content["comment"] = json!("left out: these bytes held a secret");
+            }
+        }
+    }
 }
 
 /// One HAR entry.
@@ -603,6 +636,46 @@ mod tests {
 
     fn hdrs(pairs: &[(&str, &str)]) -> Value {
         Value::Object(pairs.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect())
+    }
+
+    #[test]
+    fn secrets_in_base64_bodies_are_masked_or_the_body_left_out() {
+        use data_encoding::BASE64;
+        let post = |n: u64| Entry {
+            seq: n,
+            url: Some(format!("https://app.test/{n}")),
+            method: Some("POST".into()),
+            request_headers: Some(hdrs(&[("Content-Type", "application/x-www-form-urlencoded")])),
+            post: Some(b"password=hunter2-long-enough".to_vec()),
+            post_bytes: 28,
+            status: Some(200),
+            ..Entry::default()
+        };
+        let body = |bytes: &[u8]| Body { text: BASE64.encode(bytes), base64: true };
+        let mut binary = vec![0xff, 0xfe, 0x00];
+        binary.extend_from_slice(b"hunter2-long-enough");
+        let entries = [
+            (
+                "1".into(),
+                post(1),
+                "page_1".into(),
+                Some(body(b"echo: hunter2-long-enough, known-secret")),
+            ),
+            ("2".into(), post(2), "page_1".into(), Some(body(&binary))),
+            ("3".into(), post(3), "page_1".into(), Some(body(&[0xff, 0x00, 0x01]))),
+        ];
+        let pages = [HarPage { id: "page_1".into(), title: "t".into(), started: 1_700_000_000.0 }];
+        let known = |s: &str| s.replace("known-secret", "[known]");
+        let (har, _) = har(&pages, &entries, &known);
+        let content = |i: usize| har["log"]["entries"][i]["response"]["content"].clone();
+        let text =
+            BASE64.decode(content(0)["text"].as_str().unwrap_or("").as_bytes()).unwrap_or_default();
+        assert_eq!(String::from_utf8_lossy(&text), format!("echo: {MASK}, [known]"));
+        assert_eq!(
+            (content(1)["text"].as_str(), content(1)["comment"].is_string()),
+            (Some(""), true)
+        );
+        assert_eq!(content(2)["text"], BASE64.encode(&[0xff, 0x00, 0x01]), "kept: no secret in it");
     }
 
     #[test]
