@@ -194,8 +194,9 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Post an empty export to the collector (what `ochre doctor` does): how it
-/// answered, or why it did not.
+/// Post an export of no span (the resource alone: a collector takes it, and
+/// a body that is not empty has its length said) to the collector, as
+/// `ochre doctor` does: how it answered, or why it did not.
 ///
 /// # Errors
 /// The collector is not reached, or answers other than 2xx.
@@ -203,9 +204,9 @@ pub async fn probe(config: &OtlpConfig) -> Result<String, String> {
     let client = http::client(config.timeout.min(Duration::from_secs(5)))?;
     let at = redacted(&config.endpoint);
     let began = std::time::Instant::now();
-    http::post(&client, config, Vec::new())
+    http::post(&client, config, encode_request(&resource(config), &[]))
         .await
-        .map(|()| format!("{at} (took an empty export in {} ms)", began.elapsed().as_millis()))
+        .map(|()| format!("{at} (took an export of no span in {} ms)", began.elapsed().as_millis()))
         .map_err(|e| format!("{at}: {e}"))
 }
 

@@ -148,6 +148,16 @@ async fn calls_reach_a_collector_as_spans_with_the_journals_parents_and_masking(
     // The resource and the headers.
     assert_eq!(spans[0]["resource"]["service.name"], "agents-ochre");
     assert!(sink.exports().iter().all(|e| e["headers"]["x-api-key"] == "k ey"), "the header");
+    // `ochre doctor` checks the collector: this one takes an export.
+    let before = sink.exports().len();
+    let doctor = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["doctor", "--otlp-endpoint", &sink.base])
+        .output()?;
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(said.contains("ok    opentelemetry") && doctor.status.success(), "{said}");
+    assert_eq!(sink.exports().len(), before + 1, "the doctor's export reached the sink");
     Ok(())
 }
 
@@ -182,6 +192,15 @@ async fn a_collector_that_is_down_costs_the_calls_nothing_and_is_told() -> Resul
     assert_eq!(site.recorded().iter().filter(|q| q.starts_with("otlp=")).count(), 5);
     client.cancel().await?;
 
+    // `ochre doctor` says it, with the fix, and exits 1.
+    let doctor = std::process::Command::new(ochre_bin())
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["doctor", "--otlp-endpoint", &down])
+        .output()?;
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(said.contains("FAIL  opentelemetry") && said.contains("start the collector"), "{said}");
+    assert_eq!(doctor.status.code(), Some(1), "{said}");
     // A bad setting stops the server before anything runs, naming it.
     for (args, envs, named) in [
         (vec!["--otlp-endpoint", "ftp://collector:4318"], vec![], "--otlp-endpoint"),

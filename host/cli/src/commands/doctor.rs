@@ -106,7 +106,7 @@ fn shell_quoted(s: &str) -> String {
 }
 
 /// `ochre doctor`: the OpenTelemetry collector, when spans are to go to one,
-/// takes an (empty) export.
+/// takes an export of no span.
 async fn check_otlp(args: &HostArgs, failed: &mut bool) {
     let Ok(Some(config)) = args.otlp() else { return };
     let fix = "start the collector (OTLP over HTTP, port 4318), or fix --otlp-endpoint or \
