@@ -237,6 +237,9 @@ struct Inner {
     closing: Arc<AtomicBool>,
     /// Tabs resolved, operations read from JSON (see [`CallCounts`]).
     counters: tabref::Counters,
+    /// Videos being recorded, of every tab: while none is, a call's end and
+    /// a gesture look up no tab for one (see `video`).
+    videos_recording: AtomicUsize,
 }
 
 impl std::fmt::Debug for BrowserManager {
@@ -325,6 +328,7 @@ impl BrowserManager {
                 scrubber: Default::default(),
                 closing: Default::default(),
                 counters: Default::default(),
+                videos_recording: AtomicUsize::new(0),
             }),
         }
     }

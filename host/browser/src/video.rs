@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use chromiumoxide::Page;
@@ -178,8 +179,10 @@ impl BrowserManager {
         let (chapters, pointer) = (rec.chapters.clone(), rec.pointer.clone());
         let (stop, told) = oneshot::channel();
         let (me, page) = (self.clone(), page.clone());
+        self.inner.videos_recording.fetch_add(1, Ordering::Relaxed);
         let done = tokio::spawn(async move {
             let written = me.record(&page, frames, told, rec).await;
+            me.inner.videos_recording.fetch_sub(1, Ordering::Relaxed);
             me.screencast_off(n, &page).await;
             // Ended by itself (no `stop` took it: it is still running), kept
             // for `stop` and `status`: what it wrote, or how it failed.
@@ -355,6 +358,9 @@ impl BrowserManager {
     /// A tool call of the caller's (its tool and summary, begun at
     /// `started`) as a chapter of each video being recorded of its tabs.
     pub(super) fn video_chapter(&self, label: &str, started: Instant) {
+        if self.inner.videos_recording.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let who = super::owner();
         for (n, _) in self.inner.tabs.of_owner(&who) {
             let Some(w) = self.tab_watch(n) else { continue };
@@ -371,7 +377,7 @@ impl BrowserManager {
     /// Where ochre's own mouse input went on `page` (CSS pixels, and when):
     /// the pointer of the tab's video being recorded, if one is.
     pub(super) fn video_pointer(&self, page: &Page, points: &[(Instant, f64, f64)]) {
-        if points.is_empty() {
+        if points.is_empty() || self.inner.videos_recording.load(Ordering::Relaxed) == 0 {
             return;
         }
         let Some(n) = self.inner.tabs.by_target(page.target_id().as_ref()) else { return };
