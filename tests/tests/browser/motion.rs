@@ -1,7 +1,9 @@
 //! Answers that wait in frames: on pages that move by script once a frame
 //! (jQuery's slideDown and its accordion, GSAP, from the npm registry at test
-//! time; a hand-written `requestAnimationFrame` height, and one stepped in
-//! frames whose first five frames show no change) and on searches that wait
+//! time; a hand-written `requestAnimationFrame` height, one stepped in
+//! frames whose first five frames show no change, and one run by a ticker
+//! that asked frames before the action, whose first change is followed by
+//! four frames without one) and on searches that wait
 //! for typing to pause (jQuery UI's autocomplete, a React combobox with a
 //! debounce), an action's answer comes once the motion it started has
 //! ended. Each action runs back to back with the read after it (no sleep),
@@ -104,6 +106,15 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
                 click("button", "Ship express", &[]),
             ],
             "ship=express",
+        ),
+        (
+            "lib",
+            "raf-ticker.html",
+            vec![
+                click("button", "Show order history", &["Order 1042: linen curtains, delivered"]),
+                click("button", "Download invoice", &[]),
+            ],
+            "invoice=1041",
         ),
         (
             "lib",

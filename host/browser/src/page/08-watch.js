@@ -53,7 +53,11 @@
           w.muts++;
           // When the page last changed in a way that can move, size, show or
           // hide something (a colour's change cannot: see settle).
-          if (!(style && colourOnly(r.oldValue, r.target.getAttribute('style')))) w.mutAt = performance.now();
+          if (!(style && colourOnly(r.oldValue, r.target.getAttribute('style')))) {
+            w.mutAt = performance.now();
+            // Drawn by a script in an animation frame: see settle.
+            if (CLICKED && CLICKED.pending && CLICKED.pending.framing) w.frameMoved = true;
+          }
           if (w.added.length < 3) {
             // Words a person can see: not a <style>'s CSS or a <script>.
             const shown = (n) => {
@@ -542,10 +546,13 @@
         } else if (!starved) calm++;
         const working = !!pend && pend.n > 0;
         // A script animating the page: a frame is asked, and the page changed
-        // in frames, or the action started a loop of frames (its first frames
-        // may show no change: an ease from rest rounded to whole pixels).
+        // in frames (two looks saw it change, or a frame's callback changed
+        // it: a ticker running before the action, as GSAP's, whose first
+        // change came before the first look and which then lets a frame pass),
+        // or the action started a loop of frames (its first frames may show
+        // no change: an ease from rest rounded to whole pixels).
         const looping = !!pend && !!pend.loop && pend.loop.size > 0;
-        const scripted = asked && (moves >= 2 || looping);
+        const scripted = asked && (moves >= 2 || looping || !!w.frameMoved);
         const moving = animating();
         const quiet =
           (calm >= (scripted ? SCRIPT_CALM : 1) || (first && (wholeNow || whole(w, pend)))) &&

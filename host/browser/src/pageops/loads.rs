@@ -273,8 +273,13 @@ const CLICK_TRACKER: &str = r#"(() => {
   // hand-written one), not waited for as work (a loop may never end); while
   // one is asked, a look that saw no change counts toward the script's calm
   // (see settle).
+  // `framing`: an animation frame's callback is running, until the
+  // microtasks it queued have run (a mutation observer hears its changes
+  // then): a change heard while it is set was drawn by a script in a frame
+  // (see settle).
   const pending = {
     n: 0, gen: 0, later: new Map(), sent: 0, all: 0, asked: new Set(), loop: new Set(), bound: -1, observed: false,
+    framing: false,
   };
   Object.defineProperty(seen, 'pending', { value: pending });
   // How far down such a chain the running code is (0: not in one); in a
@@ -305,6 +310,8 @@ const CLICK_TRACKER: &str = r#"(() => {
   };
   const later = window.setTimeout, unlater = window.clearTimeout;
   const frame = window.requestAnimationFrame, unframe = window.cancelAnimationFrame;
+  const micro = window.queueMicrotask;
+  const unframing = () => { pending.framing = false; };
   // The page library's own waits and listeners use these (they are no work
   // of the page's).
   Object.defineProperty(seen, 'native', { value: { later, frame, listen: add } });
@@ -346,7 +353,12 @@ const CLICK_TRACKER: &str = r#"(() => {
     if (load.on) load.frames++;
     if (typeof f !== 'function') return Reflect.apply(frame, this, arguments);
     let id;
-    const g = function () { pending.asked.delete(id); return Reflect.apply(f, this, arguments); };
+    const g = function () {
+      pending.asked.delete(id);
+      pending.framing = true;
+      // (Queued after the callback's changes, whose observers' call is queued at the first.)
+      try { return Reflect.apply(f, this, arguments); } finally { Reflect.apply(micro, window, [unframing]); }
+    };
     const link = ours();
     if (link > 3) {
       // The action's loop (see `loop`): its frames go on counting as the
