@@ -20,7 +20,14 @@ fn main() {
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let workspace = manifest_dir.parent().expect("workspace root").to_path_buf();
     println!("cargo:rerun-if-changed=build.rs");
-    for dir in ["fixtures/plugins", "sdk", "wit", "host/builtin/build_wasm.rs"] {
+    for dir in [
+        "fixtures/plugins",
+        "sdk",
+        "wit",
+        "host/protocol",
+        "Cargo.lock",
+        "host/builtin/build_wasm.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
     let dir = build_wasm(&workspace, FIXTURES);

@@ -13,3 +13,4 @@ mod hostile;
 mod install;
 mod logins;
 mod startup;
+mod wasm_reuse;
