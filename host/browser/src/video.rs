@@ -41,6 +41,12 @@ const FILE_MAX: u64 = 256 << 20;
 /// How long a page that paints nothing is waited for before its first
 /// picture is taken as a screenshot would be.
 const FIRST_MS: u64 = 700;
+/// How long after a picture came, none coming since, the screen is taken once
+/// as a screenshot would be: Chromium sends a picture only for a frame painted
+/// while at most two it sent are not acknowledged, and sends none again for a
+/// frame it left out, so a change painted then (a click's, on a loaded
+/// machine) would not be seen until the page next painted.
+const QUIET_MS: u64 = 150;
 
 /// A tab's videos: the one being recorded, and the last one written.
 #[derive(Default)]
@@ -222,11 +228,16 @@ impl BrowserManager {
         // A picture that came too soon after the last kept: its time and bytes.
         let mut waiting: Option<(u64, Vec<u8>)> = None;
         let mut last_jpeg: Vec<u8> = Vec::new();
+        // When the last picture came, until the screen was taken once after
+        // it; and that picture's bytes.
+        let mut quiet_since: Option<Instant> = None;
+        let mut last_cast: Vec<u8> = Vec::new();
         let ms = |t: Instant| u64::try_from(t.duration_since(rec.began).as_millis()).unwrap_or(0);
         let ended_by = loop {
-            let flush_at = match (&waiting, &video) {
-                (Some(_), Some(v)) => rec.began + Duration::from_millis(v.last_ms() + FRAME_MS),
-                (_, None) => first_by.into_std(),
+            let flush_at = match (&waiting, &video, quiet_since) {
+                (Some(_), Some(v), _) => rec.began + Duration::from_millis(v.last_ms() + FRAME_MS),
+                (_, None, _) => first_by.into_std(),
+                (None, Some(_), Some(came)) => came + Duration::from_millis(QUIET_MS),
                 _ => rec.began + rec.bound,
             };
             let picture = tokio::select! {
@@ -250,6 +261,14 @@ impl BrowserManager {
                             .and_then(|t| painted_ms(t, rec.began_at))
                             .filter(|at| *at <= arrived)
                             .unwrap_or(arrived);
+                        // The same picture again (the screen taken after a
+                        // quiet time paints a frame): nothing new to show, and
+                        // no new quiet time.
+                        if jpeg == last_cast {
+                            continue;
+                        }
+                        last_cast.clone_from(&jpeg);
+                        quiet_since = Some(Instant::now());
                         Some((at, jpeg))
                     }
                     None => break Some("the tab's end".to_owned()),
@@ -269,6 +288,10 @@ impl BrowserManager {
                     }
                 }
                 None if video.is_none() => Some((now, self.picture_now(page).await?)),
+                None if waiting.is_none() && quiet_since.take().is_some() => {
+                    // (A picture that does not come: the next one will.)
+                    self.picture_now(page).await.ok().map(|jpeg| (now, jpeg))
+                }
                 None => waiting.take(),
             };
             let Some((at, jpeg)) = due else { continue };
