@@ -168,7 +168,7 @@ ci_third_party_wait() {
     return 0
 }
 
-# A cargo config file for the builds after the tests (package verification, the
+# A cargo config file for the builds after the tests (the package check, the
 # browserless example, the install check), which run little of what they build:
 # the dependencies .cargo/config.toml optimises (the WebAssembly compiler and
 # runtime) build unoptimised there. Each of those builds resolves other features
