@@ -232,6 +232,11 @@ impl BrowserManager {
         // it; and that picture's bytes.
         let mut quiet_since: Option<Instant> = None;
         let mut last_cast: Vec<u8> = Vec::new();
+        // That picture, being taken: apart from this loop, which goes on
+        // acknowledging the screencast's pictures meanwhile (one not
+        // acknowledged holds the next back, and the screenshot may wait for
+        // a frame the screencast holds).
+        let mut shooting: Option<tokio::task::JoinHandle<Result<Vec<u8>, ToolError>>> = None;
         let ms = |t: Instant| u64::try_from(t.duration_since(rec.began).as_millis()).unwrap_or(0);
         let ended_by = loop {
             let flush_at = match (&waiting, &video, quiet_since) {
@@ -246,21 +251,24 @@ impl BrowserManager {
                     break Some(format!("its time bound of {} ms", rec.bound.as_millis()));
                 }
                 () = tokio::time::sleep_until(tokio::time::Instant::from_std(flush_at)) => None,
+                shot = async {
+                    match shooting.as_mut() {
+                        Some(h) => h.await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    shooting = None;
+                    // (A picture that does not come: the next one will.)
+                    match shot {
+                        Ok(Ok(jpeg)) => Some((ms(Instant::now()), jpeg)),
+                        _ => continue,
+                    }
+                }
                 ev = frames.next() => match ev {
                     Some(ev) => {
                         let ack = ScreencastFrameAckParams::new(ev.session_id);
                         let _ = page.execute(ack).await;
-                        let data: &str = ev.data.as_ref();
-                        let jpeg = data_encoding::BASE64.decode(data.as_bytes()).map_err(|e| {
-                            ToolError::browser_error(format!("a picture did not decode: {e}"))
-                        })?;
-                        // When it was painted (the frame's swap), else now.
-                        let arrived = ms(Instant::now());
-                        let painted = ev.metadata.timestamp.as_ref().map(|t| *t.inner());
-                        let at = painted
-                            .and_then(|t| painted_ms(t, rec.began_at))
-                            .filter(|at| *at <= arrived)
-                            .unwrap_or(arrived);
+                        let (at, jpeg) = cast_picture(&ev, ms(Instant::now()), rec.began_at)?;
                         // The same picture again (the screen taken after a
                         // quiet time paints a frame): nothing new to show, and
                         // no new quiet time.
@@ -289,8 +297,11 @@ impl BrowserManager {
                 }
                 None if video.is_none() => Some((now, self.picture_now(page).await?)),
                 None if waiting.is_none() && quiet_since.take().is_some() => {
-                    // (A picture that does not come: the next one will.)
-                    self.picture_now(page).await.ok().map(|jpeg| (now, jpeg))
+                    if shooting.is_none() {
+                        let (me, page) = (self.clone(), page.clone());
+                        shooting = Some(tokio::spawn(async move { me.picture_now(&page).await }));
+                    }
+                    None
                 }
                 None => waiting.take(),
             };
@@ -306,6 +317,9 @@ impl BrowserManager {
                 break Some(format!("its size bound of {} MB", FILE_MAX >> 20));
             }
         };
+        if let Some(h) = shooting {
+            h.abort();
+        }
         let end = Ending { video, waiting, last_jpeg, ended_by };
         self.end_video(page, &rec, end).await
     }
@@ -414,17 +428,25 @@ impl BrowserManager {
     }
 
     /// The tab's screen now as a JPEG (a page that paints nothing sends no
-    /// picture).
+    /// picture). A plain capture: chromiumoxide's `screenshot` activates the
+    /// tab first, which a recorder must not do to a tab a person or another
+    /// tab's work is using.
     pub(super) async fn picture_now(&self, page: &Page) -> Result<Vec<u8>, ToolError> {
-        use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
-        let params = chromiumoxide::page::ScreenshotParams::builder()
+        use chromiumoxide::cdp::browser_protocol::page::{
+            CaptureScreenshotFormat, CaptureScreenshotParams,
+        };
+        let params = CaptureScreenshotParams::builder()
             .format(CaptureScreenshotFormat::Jpeg)
             .quality(QUALITY)
             .build();
-        tokio::time::timeout(Duration::from_secs(10), page.screenshot(params))
+        let shot = tokio::time::timeout(Duration::from_secs(10), page.execute(params))
             .await
             .map_err(|_| ToolError::timeout("the tab's picture took over 10 s"))?
-            .map_err(|e| cdp_error("cannot take the tab's picture", e))
+            .map_err(|e| cdp_error("cannot take the tab's picture", e))?;
+        let data: &str = shot.result.data.as_ref();
+        data_encoding::BASE64
+            .decode(data.as_bytes())
+            .map_err(|e| ToolError::browser_error(format!("the tab's picture did not decode: {e}")))
     }
 
     /// The tab's screencast, started for one more watcher (the live view, a
@@ -486,6 +508,22 @@ async fn finished(
         Ok(Err(e)) => Err(ToolError::internal(format!("the video's recorder failed: {e}"))),
         Err(_) => Err(ToolError::timeout("the video took over 30 s to be written")),
     }
+}
+
+/// A screencast's picture (which came `arrived` ms into the video): when it
+/// was painted (the frame's swap), else when it came; and its JPEG.
+fn cast_picture(
+    ev: &EventScreencastFrame,
+    arrived: u64,
+    began_at: SystemTime,
+) -> Result<(u64, Vec<u8>), ToolError> {
+    let data: &str = ev.data.as_ref();
+    let jpeg = data_encoding::BASE64
+        .decode(data.as_bytes())
+        .map_err(|e| ToolError::browser_error(format!("a picture did not decode: {e}")))?;
+    let painted = ev.metadata.timestamp.as_ref().map(|t| *t.inner());
+    let at = painted.and_then(|t| painted_ms(t, began_at)).filter(|at| *at <= arrived);
+    Ok((at.unwrap_or(arrived), jpeg))
 }
 
 /// A picture's paint time (seconds since the Unix epoch) as ms after the
