@@ -231,10 +231,14 @@ impl BrowserManager {
     }
 
     /// Where a new tab of `who` for `url` opens: at `about:blank` when its
-    /// session emulates something, so that its first document is emulated too
-    /// ([`Self::emulate_new_tab`] then goes on to `url`).
+    /// session emulates something or captures its network, so that its first
+    /// document is emulated and captured too ([`Self::emulate_new_tab`] then
+    /// goes on to `url`).
     pub(super) fn first_url<'u>(&self, who: &Owner, url: &'u str) -> &'u str {
-        match self.inner.owners.read(who, |s| s.emulation.is_some()).unwrap_or(false) {
+        let before = |s: &super::owners::OwnerState| {
+            s.emulation.is_some() || s.capture.as_ref().is_some_and(|c| c.on())
+        };
+        match self.inner.owners.read(who, before).unwrap_or(false) {
             true => "about:blank",
             false => url,
         }
@@ -262,8 +266,9 @@ impl BrowserManager {
         e: Option<Emulate>,
         url: Option<&str>,
     ) {
-        let Some(e) = e else { return };
-        if let Err(err) = self.emulate_tab(n, page, &e, false).await {
+        if let Some(e) = e
+            && let Err(err) = self.emulate_tab(n, page, &e, false).await
+        {
             tracing::warn!(tab = %n, error = %err.message, "a new tab did not take its session's emulation");
         }
         // Then its first page, loaded as a tab opened at it is.

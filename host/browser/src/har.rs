@@ -275,9 +275,12 @@ fn entry(
     if !e.messages.is_empty() || e.resource_type.as_deref() == Some("WebSocket") {
         // Their times: the wall clock, from the handshake's two clocks.
         let offset = e.wall.zip(e.mono).map_or(0.0, |(w, m)| w - m);
-        let messages: Vec<Value> = e
-            .messages
-            .iter()
+        // In time order: sent and received messages are reported on streams
+        // of their own, and may be kept out of order.
+        let mut kept: Vec<&WsMessage> = e.messages.iter().collect();
+        kept.sort_by(|a, b| a.mono.total_cmp(&b.mono));
+        let messages: Vec<Value> = kept
+            .into_iter()
             .map(|m| {
                 json!({
                     "type": if m.sent { "send" } else { "receive" },

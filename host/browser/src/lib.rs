@@ -60,6 +60,7 @@ mod pageops;
 mod perftrace;
 mod pool;
 mod routes;
+mod sessioncap;
 mod sessions;
 mod tabref;
 mod tabs;
@@ -289,6 +290,9 @@ pub struct StateSizes {
     pub routed_sessions: usize,
     /// Sessions' locks for opening their first tab.
     pub opening_locks: usize,
+    /// Sessions whose network is captured session-wide, or was (what their
+    /// closed tabs' requests left is kept for the session's HAR).
+    pub captured_sessions: usize,
 }
 
 /// Parameters for a new tab in a window of its own. A tab behind another tab of
@@ -435,6 +439,7 @@ impl BrowserManager {
             policed_sessions: o.policed,
             routed_sessions: o.routed,
             opening_locks: o.opening,
+            captured_sessions: o.captures,
         }
     }
 }

@@ -201,6 +201,43 @@ fn set_response(e: &mut Entry, r: &Response) {
 }
 
 impl Capture {
+    /// Start afresh: recording, nothing held.
+    pub(super) fn restart(&mut self) {
+        *self = Capture { active: true, ..Capture::default() };
+    }
+
+    /// Stop recording; how many requests it holds.
+    pub(super) fn stop(&mut self) -> usize {
+        self.active = false;
+        self.entries.len()
+    }
+
+    /// Let go of what it holds (recording or not as it was); how many.
+    pub(super) fn clear(&mut self) -> usize {
+        let active = self.active;
+        std::mem::replace(self, Capture { active, ..Capture::default() }).entries.len()
+    }
+
+    /// Whether it is recording.
+    pub(super) fn active(&self) -> bool {
+        self.active
+    }
+
+    /// How many requests it let go to stay bounded.
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// What it holds, in the order the requests were sent, each with the
+    /// headers the network reported for it.
+    pub(super) fn in_order(&self) -> Vec<(String, Entry)> {
+        let mut list: Vec<(String, Entry)> =
+            self.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
+        list.sort_by_key(|(_, e)| e.seq);
+        self.wire_headers(&mut list);
+        list
+    }
+
     fn entry(&mut self, id: &str) -> Option<&mut Entry> {
         if !self.active {
             return None;
@@ -222,7 +259,7 @@ impl Capture {
 }
 
 impl TabWatch {
-    fn cap(&self) -> std::sync::MutexGuard<'_, Capture> {
+    pub(super) fn cap(&self) -> std::sync::MutexGuard<'_, Capture> {
         lock(&self.capture)
     }
 
@@ -458,6 +495,16 @@ impl BrowserManager {
         args: &typed::NetworkCapture,
     ) -> Result<typed::NetworkCaptured, ToolError> {
         use typed::{CapturedRequests, NetworkCaptured};
+        match args.scope.as_deref() {
+            None | Some("tab") => {}
+            Some("session") => return self.session_capture(args).await,
+            Some(other) => {
+                return Err(ToolError::invalid_argument(
+                    "scope",
+                    format!("scope {other:?} is not tab or session"),
+                ));
+            }
+        }
         let Some(w) = w else {
             return Err(ToolError::browser_error(
                 "this tab is not watched; open it with navigate or tabs_create",
@@ -465,79 +512,32 @@ impl BrowserManager {
         };
         match args.action.as_deref().unwrap_or("get") {
             "start" => {
-                *w.cap() = Capture { active: true, ..Capture::default() };
+                w.cap().restart();
                 self.wire_capture(n, page, &w, true).await;
                 Ok(NetworkCaptured { capturing: true, ..NetworkCaptured::default() })
             }
             "stop" => {
-                let held = {
-                    let mut c = w.cap();
-                    c.active = false;
-                    c.entries.len()
-                };
+                let held = w.cap().stop();
                 self.wire_capture(n, page, &w, false).await;
                 let requests = Some(CapturedRequests::Count(held));
                 Ok(NetworkCaptured { capturing: false, requests, ..NetworkCaptured::default() })
             }
             "clear" => {
                 let mut c = w.cap();
-                let active = c.active;
-                let cleared = Some(
-                    std::mem::replace(&mut *c, Capture { active, ..Capture::default() })
-                        .entries
-                        .len(),
-                );
-                Ok(NetworkCaptured { cleared, capturing: active, ..NetworkCaptured::default() })
+                let cleared = Some(c.clear());
+                Ok(NetworkCaptured { cleared, capturing: c.active, ..NetworkCaptured::default() })
             }
             "get" => {
-                let limit = args.limit.map_or(200, |l| l as usize).clamp(1, CAPTURE_CAP);
-                let (mut list, total, dropped, capturing) = {
+                let (list, total, dropped, capturing) = {
                     let c = w.cap();
                     let mut list: Vec<(String, Entry)> =
                         c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
                     list.sort_by_key(|(_, e)| e.seq);
                     (list, c.entries.len(), c.dropped, c.active)
                 };
-                let skip = list.len().saturating_sub(limit);
-                list.drain(..skip);
-                let mut out = Vec::with_capacity(list.len());
-                let mut budget = BODIES_TOTAL_CAP;
-                for (id, e) in &list {
-                    let mut j = entry_json(id, e);
-                    if args.include_bodies == Some(true)
-                        && e.failed.is_none()
-                        && e.status.is_some()
-                        && e.has_body()
-                        && budget > 0
-                    {
-                        let kept = e.body.clone().ok_or(());
-                        let read = match kept {
-                            Ok(b) => Ok(b),
-                            Err(()) => body(page, id).await,
-                        };
-                        match read {
-                            Ok((text, b64)) if b64 => {
-                                j["body"] = Value::Null;
-                                j["bodyOmitted"] =
-                                    json!(format!("binary, {} base64 chars", text.len()));
-                            }
-                            Ok((text, _)) => {
-                                let cap = BODY_CAP.min(budget);
-                                let cut = text.floor_char_boundary(cap);
-                                budget -= cut;
-                                if cut < text.len() {
-                                    j["bodyTruncated"] = json!(true);
-                                    j["bodyBytes"] = json!(text.len());
-                                }
-                                j["body"] = json!(&text[..cut]);
-                            }
-                            Err(e) => {
-                                j["bodyOmitted"] = json!(format!("not available: {}", e.message))
-                            }
-                        }
-                    }
-                    out.push(j);
-                }
+                let items = list.into_iter().map(|(id, e)| (None, Some(page.clone()), id, e));
+                let out =
+                    listed(items.collect(), args.limit, args.include_bodies == Some(true)).await;
                 Ok(NetworkCaptured {
                     capturing,
                     total: Some(total),
@@ -553,6 +553,52 @@ impl BrowserManager {
             )),
         }
     }
+}
+
+/// One captured request for `get`: its tab (said as `tabId` when given),
+/// the page its body may be read from, its key and entry.
+pub(super) type Listed = (Option<TabId>, Option<Page>, String, Entry);
+
+/// `get`'s answer: the last `limit` (default 200) of `items` (in order) as
+/// JSON, with the bodies of text responses when `bodies` (those kept, else
+/// read from their page; bounded each and in all).
+pub(super) async fn listed(items: Vec<Listed>, limit: Option<u32>, bodies: bool) -> Vec<Value> {
+    let limit = limit.map_or(200, |l| l as usize).clamp(1, CAPTURE_CAP);
+    let skip = items.len().saturating_sub(limit);
+    let mut out = Vec::with_capacity(items.len() - skip);
+    let mut budget = BODIES_TOTAL_CAP;
+    for (tab, page, id, e) in items.into_iter().skip(skip) {
+        let mut j = entry_json(&id, &e);
+        if let Some(t) = tab {
+            j["tabId"] = json!(t.to_string());
+        }
+        if bodies && e.failed.is_none() && e.status.is_some() && e.has_body() && budget > 0 {
+            let read = match (e.body.clone(), &page) {
+                (Some(b), _) => Ok(b),
+                (None, Some(page)) => body(page, &id).await,
+                (None, None) => Err(ToolError::browser_error("its tab closed")),
+            };
+            match read {
+                Ok((text, b64)) if b64 => {
+                    j["body"] = Value::Null;
+                    j["bodyOmitted"] = json!(format!("binary, {} base64 chars", text.len()));
+                }
+                Ok((text, _)) => {
+                    let cap = BODY_CAP.min(budget);
+                    let cut = text.floor_char_boundary(cap);
+                    budget -= cut;
+                    if cut < text.len() {
+                        j["bodyTruncated"] = json!(true);
+                        j["bodyBytes"] = json!(text.len());
+                    }
+                    j["body"] = json!(&text[..cut]);
+                }
+                Err(e) => j["bodyOmitted"] = json!(format!("not available: {}", e.message)),
+            }
+        }
+        out.push(j);
+    }
+    out
 }
 
 /// Longest response body a HAR holds, in bytes (text, or base64 for binary).
@@ -575,7 +621,13 @@ impl BrowserManager {
     /// (a renderer's request carries a `clientSecurityState` they cannot
     /// read), and such an event would be lost. Best effort: without that
     /// connection the headers are those the page asked for.
-    async fn wire_capture(&self, n: TabId, page: &Page, w: &std::sync::Arc<TabWatch>, on: bool) {
+    pub(super) async fn wire_capture(
+        &self,
+        n: TabId,
+        page: &Page,
+        w: &std::sync::Arc<TabWatch>,
+        on: bool,
+    ) {
         let target = page.target_id().as_ref().to_owned();
         let link = match self.frame_link(self.slot_of_tab(n)).await {
             Ok(l) => l,
@@ -655,11 +707,7 @@ impl BrowserManager {
     ) -> Result<(Vec<u8>, typed::HarWritten), ToolError> {
         let (list, active) = {
             let c = w.cap();
-            let mut list: Vec<(String, Entry)> =
-                c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
-            list.sort_by_key(|(_, e)| e.seq);
-            c.wire_headers(&mut list);
-            (list, c.active)
+            (c.in_order(), c.active)
         };
         if list.is_empty() && !active {
             return Err(ToolError::browser_error(
@@ -667,32 +715,52 @@ impl BrowserManager {
             ));
         }
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
-        let started = list.iter().filter_map(|(_, e)| e.wall).fold(f64::INFINITY, f64::min);
-        let started = if started.is_finite() { started } else { now_seconds() };
-        let pages = [har::HarPage { id: "page_1".into(), title, started }];
+        let source = HarSource { id: "page_1".into(), title, list, page: Some(page.clone()) };
+        Ok(self.har_of(vec![source], bodies).await)
+    }
+
+    /// `sources` as one HAR file's bytes, a page each (with the bodies kept,
+    /// or their page still has, bounded, when `bodies`), its secrets masked;
+    /// and what it holds (its `path` left to the caller).
+    pub(super) async fn har_of(
+        &self,
+        sources: Vec<HarSource>,
+        bodies: bool,
+    ) -> (Vec<u8>, typed::HarWritten) {
+        let pages: Vec<har::HarPage> = sources
+            .iter()
+            .map(|s| {
+                let started =
+                    s.list.iter().filter_map(|(_, e)| e.wall).fold(f64::INFINITY, f64::min);
+                let started = if started.is_finite() { started } else { now_seconds() };
+                har::HarPage { id: s.id.clone(), title: s.title.clone(), started }
+            })
+            .collect();
         let mut budget = HAR_BODIES_TOTAL_CAP;
         let by = Instant::now() + HAR_BODIES_TIME;
-        let mut entries = Vec::with_capacity(list.len());
+        let mut entries = Vec::with_capacity(sources.iter().map(|s| s.list.len()).sum());
         let mut with_body = 0;
-        for (id, e) in list {
-            let readable = e.failed.is_none() && e.status.is_some() && e.has_body();
-            let mut read = None;
-            let kept = e.body.clone();
-            if bodies
-                && readable
-                && budget > 0
-                && let Some((text, base64)) = match kept {
-                    Some(b) => Some(b),
-                    None if Instant::now() < by => body(page, &id).await.ok(),
-                    None => None,
+        for source in sources {
+            for (id, e) in source.list {
+                let readable = e.failed.is_none() && e.status.is_some() && e.has_body();
+                let mut read = None;
+                let kept = e.body.clone();
+                if bodies
+                    && readable
+                    && budget > 0
+                    && let Some((text, base64)) = match (kept, &source.page) {
+                        (Some(b), _) => Some(b),
+                        (None, Some(page)) if Instant::now() < by => body(page, &id).await.ok(),
+                        _ => None,
+                    }
+                    && text.len() <= HAR_BODY_CAP.min(budget)
+                {
+                    budget -= text.len();
+                    with_body += 1;
+                    read = Some(har::Body { text, base64 });
                 }
-                && text.len() <= HAR_BODY_CAP.min(budget)
-            {
-                budget -= text.len();
-                with_body += 1;
-                read = Some(har::Body { text, base64 });
+                entries.push((id, e, source.id.clone(), read));
             }
-            entries.push((id, e, "page_1".to_owned(), read));
         }
         let scrub = |t: &str| self.scrub(t);
         let (log, masked) = har::har(&pages, &entries, &scrub);
@@ -705,8 +773,19 @@ impl BrowserManager {
             masked,
             bytes: bytes.len(),
         };
-        Ok((bytes, written))
+        (bytes, written)
     }
+}
+
+/// One page of a HAR file: a tab's captured requests.
+pub(super) struct HarSource {
+    /// Its id in the file, and its title.
+    pub(super) id: String,
+    pub(super) title: String,
+    /// Its requests, in order (see `Capture::in_order`).
+    pub(super) list: Vec<(String, Entry)>,
+    /// Its page while the tab is open: bodies not kept are read from it.
+    pub(super) page: Option<Page>,
 }
 
 fn now_seconds() -> f64 {
@@ -766,6 +845,12 @@ impl BrowserManager {
             {
                 let (har, _) = self.har_bytes(&w, page, true).await?;
                 write("network.har", &har)?;
+            }
+            // And the session's, when it is captured session-wide.
+            if what == "network"
+                && let Some(har) = self.session_har_bytes().await
+            {
+                write("session.har", &har)?;
             }
         }
         // The tab's last performance trace, when one was taken.

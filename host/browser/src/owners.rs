@@ -16,6 +16,7 @@ use ochre_protocol::page_ops::Emulate;
 use super::Owner;
 use super::netpolicy::OwnerNet;
 use super::routes::OwnerRoutes;
+use super::sessioncap::SessionCapture;
 
 /// One owner's state.
 #[derive(Default)]
@@ -38,6 +39,8 @@ pub(crate) struct OwnerState {
     pub routes: Option<OwnerRoutes>,
     /// The lock that makes its implicit first tab open once.
     pub opening: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// Its session-wide network capture (see `sessioncap`).
+    pub capture: Option<SessionCapture>,
 }
 
 /// How many owners hold each piece (see [`super::StateSizes`]).
@@ -52,6 +55,7 @@ pub(crate) struct OwnerSizes {
     pub policed: usize,
     pub routed: usize,
     pub opening: usize,
+    pub captures: usize,
 }
 
 /// Every owner's state.
@@ -67,6 +71,11 @@ impl Owners {
     /// Change `who`'s state (made when it has none).
     pub fn write<R>(&self, who: &Owner, f: impl FnOnce(&mut OwnerState) -> R) -> R {
         f(lock(&self.0).entry(who.clone()).or_default())
+    }
+
+    /// Change `who`'s state, if it has one (none is made).
+    pub fn change<R>(&self, who: &Owner, f: impl FnOnce(&mut OwnerState) -> R) -> Option<R> {
+        lock(&self.0).get_mut(who).map(f)
     }
 
     /// Change every owner's state.
@@ -117,6 +126,7 @@ impl Owners {
             policed: count(|s| s.net.is_some()),
             routed: count(|s| s.routes.as_ref().is_some_and(|r| !r.is_empty())),
             opening: count(|s| s.opening.is_some()),
+            captures: count(|s| s.capture.is_some()),
         }
     }
 }

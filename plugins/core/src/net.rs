@@ -26,17 +26,23 @@ pub(crate) struct CaptureArgs {
     /// get: the last N requests (default 200).
     #[schemars(range(min = 1, max = 2000))]
     limit: Option<u32>,
+    /// tab (default), or session: every tab of this session, those opened later
+    /// (popups too) and closed ones included; har: one file for all.
+    #[schemars(regex(pattern = r"^(tab|session)$"))]
+    scope: Option<String>,
     tab_id: Option<String>,
 }
 
-/// Record a tab's requests (start, then get): URL, method, type, status, MIME type,
-/// duration, size, failures; bodies on request; har: a HAR file, secrets masked.
+/// Record a tab's requests, or a whole session's (start, then get): URL, method, type,
+/// status, MIME type, duration, size, failures; bodies on request; har: a HAR file,
+/// secrets masked.
 #[ochre_sdk::tool(name = "network_capture", read_only, tier = 2, output_mode, scope = Browser)]
 pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
     let capture = ops::NetworkCapture {
         action: Some(a.action.clone()),
         include_bodies: a.include_bodies,
         limit: a.limit,
+        scope: a.scope.clone(),
     };
     let r = run(a.tab_id.as_deref(), &capture)?;
     let summary = match a.action.as_str() {
@@ -56,6 +62,18 @@ pub(crate) fn network_capture(a: CaptureArgs) -> Result<Output, ToolError> {
             None => "no HAR written".into(),
         },
         other => format!("capture {other}"),
+    };
+    // A session's: which tabs, and how many closed ones it holds.
+    let summary = match &r.tabs {
+        Some(tabs) => format!(
+            "{summary} (session: tabs {}{})",
+            if tabs.is_empty() { "none open".to_owned() } else { tabs.join(", ") },
+            match r.closed_tabs {
+                Some(n) if n > 0 => format!(", {n} closed"),
+                _ => String::new(),
+            }
+        ),
+        None => summary,
     };
     Ok(Output::json(&r)?.with_summary(summary))
 }

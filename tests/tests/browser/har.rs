@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 const PASSWORD: &str = "correct horse battery staple";
 
 /// The HAR file a `network_capture har` answer names, parsed.
-async fn har_of(client: &Client) -> Result<(Value, Value, String)> {
-    let out = client.tool_json("network_capture", json!({"action": "har"})).await?;
+async fn har_of(client: &Client, scope: &str) -> Result<(Value, Value, String)> {
+    let out = client.tool_json("network_capture", json!({"action": "har", "scope": scope})).await?;
     let path = out["har"]["path"].as_str().with_context(|| format!("no path: {out}"))?;
     let text = std::fs::read_to_string(path).with_context(|| path.to_owned())?;
     Ok((serde_json::from_str(&text)?, out, text))
@@ -47,7 +47,8 @@ print(json.dumps({"creator": har.creator, "version": har.version, "pages": pages
 }
 
 /// A session on the admin app: sign in (a password typed into its field, a
-/// redirect), add a book, read the list. Its HAR opens in haralyzer, holds
+/// redirect), add a book in a second tab (closed after), read the list. Its
+/// HAR (`scope: session`, one page per tab) opens in haralyzer, holds
 /// every request the app's server logged (counted, method and path), each
 /// redirect's hop, timings that add up, and no password, cookie value or
 /// session id (the session cookie read from the browser is nowhere in it).
@@ -60,13 +61,18 @@ async fn a_har_of_a_session_on_the_admin_app_holds_its_requests_and_no_secret() 
     navigate(&client, "about:blank").await?;
     // (Before the capture: the app's requests so far are not the session's.)
     let before = app.requests()?.len();
-    client.tool_json("network_capture", json!({"action": "start"})).await?;
+    let start = json!({"action": "start", "scope": "session"});
+    client.tool_json("network_capture", start).await?;
     navigate(&client, &format!("{}/admin/book/", app.base)).await?;
     let fields = json!({"Username": "admin", "Password": PASSWORD});
     client.tool_text("fill_form", json!({"fields": fields, "submit": true})).await?;
-    navigate(&client, &format!("{}/admin/book/new/", app.base)).await?;
+    // The book is added in a second tab, closed after.
+    let new = json!({"url": format!("{}/admin/book/new/", app.base)});
+    let tab = client.tool_json("tabs_create", new).await?;
+    let tab = tab["tabId"].as_str().context("tabId")?.to_owned();
     let book = json!({"Title": "Solaris", "Author": "Stanisław Lem", "Year": "1961"});
-    client.tool_text("fill_form", json!({"fields": book, "submit": true})).await?;
+    client.tool_text("fill_form", json!({"fields": book, "submit": true, "tabId": tab})).await?;
+    client.tool_text("tabs_close", json!({"tabId": tab})).await?;
     let rows = app.rows("SELECT title, author, year FROM book WHERE title = 'Solaris'")?;
     assert_eq!(rows, vec![json!(["Solaris", "Stanisław Lem", 1961])], "the book was not added");
     navigate(&client, &format!("{}/admin/book/?search=Solaris", app.base)).await?;
@@ -80,7 +86,7 @@ async fn a_har_of_a_session_on_the_admin_app_holds_its_requests_and_no_secret() 
         .to_owned();
     assert!(session.len() > 20, "{session}");
 
-    let (har, answer, text) = har_of(&client).await?;
+    let (har, answer, text) = har_of(&client, "session").await?;
     let logged: Vec<String> = app.requests()?.split_off(before);
     let entries = har["log"]["entries"].as_array().context("entries")?;
     // Every request the server saw is an entry (a multiset: the list is
@@ -176,10 +182,14 @@ async fn a_har_of_a_session_on_the_admin_app_holds_its_requests_and_no_secret() 
     let path = answer["har"]["path"].as_str().unwrap_or_default();
     let read = read_with_haralyzer(path)?;
     assert_eq!(read["version"], "1.2", "{read}");
+    // A page for each tab: the sign-in's (its POST), the closed one's (the
+    // book's POST).
     let pages = read["pages"].as_array().context("pages")?;
-    assert_eq!(pages.len(), 1, "{read}");
-    assert_eq!(pages[0]["entries"].as_array().map(Vec::len), Some(entries.len()), "{read}");
-    assert!(pages[0]["posts"].as_u64() >= Some(2), "{read}");
+    assert_eq!(pages.len(), 2, "{read}");
+    let read_entries: usize =
+        pages.iter().filter_map(|p| p["entries"].as_array().map(Vec::len)).sum();
+    assert_eq!(read_entries, entries.len(), "{read}");
+    assert!(pages.iter().all(|p| p["posts"].as_u64() >= Some(1)), "{read}");
     client.cancel().await?;
     Ok(())
 }
@@ -205,7 +215,7 @@ async fn a_har_holds_a_websockets_messages() -> Result<()> {
         .await?;
     client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Run")})).await?;
     site.expect_recorded("ws run:x1").await?;
-    let (har, _, _) = har_of(&client).await?;
+    let (har, _, _) = har_of(&client, "tab").await?;
     let entries = har["log"]["entries"].as_array().context("entries")?;
     let ws = entries
         .iter()
@@ -232,6 +242,152 @@ async fn a_har_holds_a_websockets_messages() -> Result<()> {
         times.iter().all(|t| (now - t).abs() < 600.0),
         "message times are the wall clock: {times:?}"
     );
+    client.cancel().await?;
+    Ok(())
+}
+
+/// `scope: session`: one HAR for every tab of the session, the one it started
+/// on, pages the page opened (a link's, `window.open`'s, one that closed
+/// itself) and a tab opened later and closed. It holds every request the
+/// site's server logged since the start (counted; a popup's first document
+/// excepted, asked for before ochre knew the popup), each under its tab's
+/// page (a HAR reader reads the pages), and `get` says each request's tab. A bad
+/// scope is refused and changes nothing; once stopped, a new tab captures
+/// nothing.
+#[tokio::test]
+async fn a_session_har_holds_every_tab_of_the_session_those_opened_later_and_closed() -> Result<()>
+{
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("har-session");
+    let client = stdio_client(data.path(), &[], &[]).await?;
+    navigate(&client, "about:blank").await?;
+    let bad = json!({"action": "start", "scope": "everywhere"});
+    let err = client.tool_error("network_capture", bad).await?;
+    assert_eq!(err["code"], "INVALID_ARGUMENT", "{err}");
+    let err =
+        client.tool_error("network_capture", json!({"action": "har", "scope": "session"})).await?;
+    assert!(err["message"].as_str().is_some_and(|m| m.contains("scope: session")), "{err}");
+    let started =
+        client.tool_json("network_capture", json!({"action": "start", "scope": "session"})).await?;
+    assert_eq!(started["capturing"], true, "{started}");
+    assert_eq!(started["tabs"], json!(["t1"]), "{started}");
+    let before = site.requests().len();
+
+    navigate(&client, &site.url("popups.html")).await?;
+    let snap = snapshot(&client).await?;
+    let link = json!({"ref": ref_of(&snap, "link", "Open page two in a new tab")});
+    let said = texts(&client.tool("interact", link).await?);
+    assert!(said.contains("opened tab t2"), "{said}");
+    let product = json!({"ref": ref_of(&snap, "button", "Open the product")});
+    let said = texts(&client.tool("interact", product).await?);
+    assert!(said.contains("opened tab t3"), "{said}");
+    let closing = json!({"ref": ref_of(&snap, "button", "Open a page that closes itself")});
+    let said = texts(&client.tool("interact", closing).await?);
+    assert!(said.contains("opened tab t4"), "{said}");
+    let later = client.tool_json("tabs_create", json!({"url": site.url("form.html")})).await?;
+    let later = later["tabId"].as_str().context("tabId")?.to_owned();
+    assert_eq!(later, "t5");
+    // t4 closes itself; t5 is closed by the agent.
+    let mut gone = false;
+    for _ in 0..100 {
+        let tabs = client.tool_json("tabs_context", json!({})).await?.to_string();
+        if !tabs.contains("\"t4\"") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the self-closing tab is still open");
+    client.tool_text("tabs_close", json!({"tabId": "t5"})).await?;
+    // A popup is captured from when ochre knows it (after its first document
+    // was asked for): what it asks for then.
+    let fetch = "fetch('/popup-fetch?from=t3').then(r => r.status)";
+    client.tool_text("javascript_tool", json!({"code": fetch, "tabId": "t3"})).await?;
+
+    let answer =
+        client.tool_json("network_capture", json!({"action": "har", "scope": "session"})).await?;
+    assert_eq!(answer["closed_tabs"], 1, "{answer}");
+    let path = answer["har"]["path"].as_str().with_context(|| format!("no path: {answer}"))?;
+    let har: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    // (The popups' first documents were asked for before ochre knew them.)
+    let popups = ["GET /page2.html", "GET /product.html", "GET /closing.html"];
+    let logged: Vec<String> = (site.requests().split_off(before).into_iter())
+        .filter(|l| !popups.contains(&l.as_str()))
+        .collect();
+    let entries = har["log"]["entries"].as_array().context("entries")?;
+    // Each request the server saw, with its tab's page.
+    let mut left: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| {
+            let url = url::Url::parse(e["request"]["url"].as_str().unwrap_or_default())
+                .map(|u| match u.query() {
+                    Some(q) => format!("{}?{q}", u.path()),
+                    None => u.path().to_owned(),
+                })
+                .unwrap_or_default();
+            let line = format!("{} {url}", e["request"]["method"].as_str().unwrap_or_default());
+            (line, e["pageref"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect();
+    let mut pages_of = std::collections::BTreeMap::new();
+    for line in &logged {
+        let at = left.iter().position(|(l, _)| l == line).with_context(|| {
+            format!("{line:?} reached the server but is not in the HAR: {left:#?}")
+        })?;
+        let (_, page) = left.remove(at);
+        pages_of.entry(line.clone()).or_insert_with(Vec::new).push(page);
+    }
+    assert!(left.iter().all(|(l, _)| !l.contains(".html")), "never at the server: {left:?}");
+    for (page, tab) in
+        [("GET /popups.html", "t1"), ("GET /popup-fetch?from=t3", "t3"), ("GET /form.html", "t5")]
+    {
+        assert_eq!(pages_of.get(page), Some(&vec![tab.to_owned()]), "{page}: {pages_of:?}");
+    }
+    let ids: Vec<&str> = har["log"]["pages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    // A page per open tab, and per closed tab that left requests.
+    assert_eq!(ids, ["t1", "t2", "t3", "t5"], "{har}");
+    // A HAR reader reads each tab's page with its entries.
+    let read = read_with_haralyzer(path)?;
+    let per_page: usize = read["pages"]
+        .as_array()
+        .context("pages")?
+        .iter()
+        .filter_map(|p| p["entries"].as_array().map(Vec::len))
+        .sum();
+    assert_eq!(per_page, entries.len(), "{read}");
+
+    // `get`: each request says its tab, the closed ones' too.
+    let got =
+        client.tool_json("network_capture", json!({"action": "get", "scope": "session"})).await?;
+    let tab_of = |path: &str| -> Option<String> {
+        got["requests"].as_array()?.iter().find_map(|r| {
+            r["url"].as_str()?.ends_with(path).then(|| r["tabId"].as_str().map(str::to_owned))?
+        })
+    };
+    assert_eq!(tab_of("/form.html").as_deref(), Some("t5"), "{got}");
+    assert_eq!(tab_of("/popup-fetch?from=t3").as_deref(), Some("t3"), "{got}");
+
+    // Stopped: a tab opened now captures nothing.
+    let stopped =
+        client.tool_json("network_capture", json!({"action": "stop", "scope": "session"})).await?;
+    assert_eq!(stopped["capturing"], false, "{stopped}");
+    client.tool_json("tabs_create", json!({"url": site.url("page2.html?after=stop")})).await?;
+    let got =
+        client.tool_json("network_capture", json!({"action": "get", "scope": "session"})).await?;
+    assert!(!got.to_string().contains("after=stop"), "{got}");
+    assert!(got.to_string().contains("/form.html"), "stop keeps what was captured: {got}");
+    // An evidence bundle holds the session's HAR, the closed tab's page too.
+    let bundle = client.tool_json("oc_evidence_bundle", json!({"include": ["network"]})).await?;
+    let dir = std::path::PathBuf::from(bundle["path"].as_str().context("path")?);
+    let har: Value = serde_json::from_slice(&std::fs::read(dir.join("session.har"))?)?;
+    let closed = har["log"]["pages"].as_array().and_then(|p| p.iter().find(|p| p["id"] == "t5"));
+    let title = closed.and_then(|p| p["title"].as_str()).unwrap_or_default();
+    assert!(title.contains("closed") && title.contains("form.html"), "{har}");
     client.cancel().await?;
     Ok(())
 }

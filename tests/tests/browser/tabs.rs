@@ -232,7 +232,8 @@ async fn popups_closed_at_once_do_not_hold_up_the_next() -> Result<()> {
 }
 
 /// Two hundred sessions that each sign in with a login, emulate, police the
-/// network with rules of their own, route requests and open tabs, then end,
+/// network with rules of their own, route requests, capture their network and
+/// open tabs, then end,
 /// leave nothing behind: every per-owner counter of `StateSizes` is back to
 /// the shared tabs' (their policy proxy, made with the browser), each of them
 /// having moved while the first session lived.
@@ -268,6 +269,8 @@ async fn two_hundred_sessions_leave_no_state_behind() -> Result<()> {
                 ensure!(now["blocked"].as_array().map(Vec::len) == Some(2), "{now}");
                 let route = serde_json::json!({"url": "*/api/*", "body": "mocked"});
                 b.page_op(tab_id(&tab)?, "route", route, T).await?;
+                let capture = serde_json::json!({"action": "start", "scope": "session"});
+                b.page_op(tab_id(&tab)?, "network_capture", capture, T).await?;
                 Ok::<_, anyhow::Error>(b.state_sizes().await)
             })
             .await
@@ -284,11 +287,12 @@ async fn two_hundred_sessions_leave_no_state_behind() -> Result<()> {
         during.emulated_sessions,
         during.policed_sessions,
         during.routed_sessions,
+        during.captured_sessions,
         during.owner_contexts,
         during.tabs,
         during.current_tabs,
     );
-    assert_eq!(held, (2, 1, 1, 2, 1, 1, 2, 1), "{during:?}");
+    assert_eq!(held, (2, 1, 1, 2, 1, 1, 1, 2, 1), "{during:?}");
     // The rest four at a time, as sessions of a busy server come and go.
     use futures::StreamExt as _;
     let ended: Vec<Result<_>> =
@@ -312,11 +316,12 @@ async fn two_hundred_sessions_leave_no_state_behind() -> Result<()> {
         s.emulated_sessions,
         s.logged_in_sessions,
         s.routed_sessions,
+        s.captured_sessions,
         s.opening_locks,
         s.frame_sessions,
         s.downloads_in_progress,
     ];
-    assert_eq!(rest, [0; 14], "{s:?}");
+    assert_eq!(rest, [0; 15], "{s:?}");
     browser.shutdown().await;
     Ok(())
 }

@@ -96,8 +96,12 @@ fn take_refs(args: &mut Value) -> Result<Vec<RefId>, ToolError> {
 
 impl BrowserManager {
     /// Drop everything known of tab `n` (it closed or its browser died).
+    /// What its session's network capture holds of it stays (see
+    /// `sessioncap`).
     pub(super) fn forget_tab(&self, n: TabId) -> Option<super::tabs::Tab> {
-        self.inner.tabs.remove(n)
+        let tab = self.inner.tabs.remove(n)?;
+        self.keep_closed_capture(n, &tab);
+        Some(tab)
     }
 
     /// Evaluate `expression` in the tab's page (promises awaited): its value, or

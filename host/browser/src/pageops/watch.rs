@@ -235,6 +235,7 @@ impl BrowserManager {
         self.inner.tabs.with(n, |t| t.watch = Some(w.clone()));
         watch_console(page, &w).await;
         watch_network(page, &w).await;
+        self.capture_if_session(n, page, &w).await;
         let who = self.inner.tabs.owner_of(n);
         if let Err(e) = self.route_tab(n, page, &who).await {
             tracing::warn!(error = %e.message, "a new tab does not pass by its session's routes");

@@ -463,8 +463,8 @@ typed_ops! {
         "the cookies of the page's site",
     ).host();
     NetworkCapture => "network_capture" -> NetworkCaptured = Spec::op(
-        "action: start|stop|get|clear|har, include_bodies, limit",
-        "the network requests of the tab (har: written as a HAR 1.2 file in the evidence dir)",
+        "action: start|stop|get|clear|har, include_bodies, limit, scope: tab|session",
+        "the network requests of the tab, or of every tab of the caller's session (har: written as a HAR 1.2 file in the evidence dir)",
     ).host();
     PerformanceTrace => "performance_trace" -> TraceTaken = Spec::op(
         "action: start|stop|status, screenshots, max_ms",

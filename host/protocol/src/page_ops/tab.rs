@@ -138,6 +138,11 @@ pub struct NetworkCapture {
     /// The last this many (default 200).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// `tab` (default): the tab; `session`: every tab of the caller's
+    /// session, the open ones and those it opens later (popups included),
+    /// and the requests of those that closed meanwhile; one HAR for all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// What `network_capture` did, or the requests it holds (`get`).
@@ -161,6 +166,13 @@ pub struct NetworkCaptured {
     /// `har`: the file written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub har: Option<HarWritten>,
+    /// `scope: session`: the session's open tabs the call went to (each
+    /// request of `get` says its tab as `tabId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tabs: Option<Vec<String>>,
+    /// `scope: session`: how many of its tabs closed with requests kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_tabs: Option<usize>,
 }
 
 /// A HAR file `network_capture` wrote.
