@@ -26,14 +26,13 @@ pub(crate) struct CaptureArgs {
     /// get: the last N requests (default 200).
     #[schemars(range(min = 1, max = 2000))]
     limit: Option<u32>,
-    /// tab (default), or session: every tab of this session, those opened later
-    /// (popups too) and closed ones included; har: one file for all.
+    /// tab (default) or session: all its tabs, later and closed ones too.
     #[schemars(regex(pattern = r"^(tab|session)$"))]
     scope: Option<String>,
     tab_id: Option<String>,
 }
 
-/// Record a tab's requests, or a whole session's (start, then get): URL, method, type,
+/// Record a tab's or the session's requests (start, then get): URL, method, type,
 /// status, MIME type, duration, size, failures; bodies on request; har: a HAR file,
 /// secrets masked.
 #[ochre_sdk::tool(name = "network_capture", read_only, tier = 2, output_mode, scope = Browser)]

@@ -3,7 +3,9 @@
 //! time; a hand-written `requestAnimationFrame` height, one stepped in
 //! frames whose first five frames show no change, and one run by a ticker
 //! that asked frames before the action, whose first change is followed by
-//! four frames without one) and on searches that wait
+//! four frames without one; a web component's panel shown and hidden by
+//! animations in its shadow root, which a document does not list) and on
+//! searches that wait
 //! for typing to pause (jQuery UI's autocomplete, a React combobox with a
 //! debounce), an action's answer comes once the motion it started has
 //! ended. Each action runs back to back with the read after it (no sleep),
@@ -115,6 +117,17 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
                 click("button", "Download invoice", &[]),
             ],
             "invoice=1041",
+        ),
+        (
+            "lib",
+            "shadow-anim.html",
+            vec![
+                click("button", "Open filters", &["Apply filters"]),
+                click("button", "Close filters", &[]),
+                click("button", "Open filters", &["Apply filters"]),
+                click("button", "Apply filters", &[]),
+            ],
+            "filters=all",
         ),
         (
             "lib",

@@ -20,15 +20,30 @@
     const r = e.getBoundingClientRect();
     return [r.left, r.top, r.width, r.height].map((v) => Math.round(v * 2) / 2).join(',');
   };
+  // Every animation of document `doc`: its own and those of its shadow
+  // trees (which `doc.getAnimations()` leaves out), each root's asked (the
+  // roots attached since the tracker began, whose host is in the document).
+  function allAnimations(doc) {
+    if (!doc.getAnimations) return [];
+    const all = doc.getAnimations();
+    const roots = CLICKED && CLICKED.roots;
+    if (!roots || doc !== document) return all;
+    for (const ref of roots) {
+      const r = ref.deref();
+      if (!r) roots.delete(ref);
+      else if (r.host && r.host.isConnected && r.getAnimations) for (const an of r.getAnimations()) all.push(an);
+    }
+    return all;
+  }
   // Moving: its box changed since the last look, or an animation runs on it or
-  // an ancestor (a panel sliding in). Without either, no frame needs waiting.
+  // an ancestor in the flat tree (a panel sliding in, a web component's panel
+  // around the element slotted in it). Without either, no frame needs waiting.
   function moving(e, prevBox) {
     if (prevBox != null && prevBox !== boxOf(e)) return 'moving';
-    const anims = e.ownerDocument.getAnimations ? e.ownerDocument.getAnimations() : [];
     let why = null;
-    for (const an of anims) {
+    for (const an of allAnimations(e.ownerDocument)) {
       const t = an.effect && an.effect.target;
-      if (an.playState !== 'running' || !t || !(t === e || (t.contains && t.contains(e)))) continue;
+      if (an.playState !== 'running' || !t || !flatWithin(e, t)) continue;
       // A finite animation (an endless pulse never ends: not waited for).
       const ct = an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
       if (!ct || !Number.isFinite(ct.endTime) || ct.endTime > 10000) continue;

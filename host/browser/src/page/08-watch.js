@@ -336,8 +336,7 @@
     return d;
   }
   function animating() {
-    if (!document.getAnimations) return false;
-    return document.getAnimations().some((an) => {
+    return allAnimations(document).some((an) => {
       if (an.playState !== 'running' || decorative(an)) return false;
       const t = an.effect && an.effect.getComputedTiming ? an.effect.getComputedTiming() : null;
       return !!t && Number.isFinite(t.endTime) && t.endTime <= 5000;
@@ -419,8 +418,7 @@
     if (S.has(window) || S.has(document) || window.onscroll || document.onscroll) return true;
     for (let n = e; n; n = flatParent(n)) if (S.has(n) || (n.nodeType === 1 && n.onscroll)) return true;
     if (CLICKED.pending && CLICKED.pending.observed) return true;
-    const anims = document.getAnimations ? document.getAnimations() : [];
-    return anims.some((an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline));
+    return allAnimations(document).some((an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline));
   }
   // (`f(drawn)`: whether a frame was drawn, else FRAME_LATE passed.)
   function afterFrame(f) {

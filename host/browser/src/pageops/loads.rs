@@ -194,6 +194,22 @@ const CLICK_TRACKER: &str = r#"(() => {
     natives.set(attaching, attach);
     Object.defineProperty(HTMLElement.prototype, 'attachInternals', { value: attaching, writable: true, configurable: true, enumerable: false });
   }
+  // Shadow roots, open and closed, as they are attached (weakly): a
+  // document's `getAnimations()` lists none of its shadow trees' animations
+  // (a web component's panel that slides or fades: Shoelace's dropdown), so
+  // the page library asks each root (see `allAnimations`).
+  const roots = new Set();
+  Object.defineProperty(seen, 'roots', { value: roots });
+  const shadow = Element.prototype.attachShadow;
+  if (shadow && window.WeakRef) {
+    const attachingShadow = { attachShadow() {
+      const r = Reflect.apply(shadow, this, arguments);
+      roots.add(new WeakRef(r));
+      return r;
+    } }.attachShadow;
+    natives.set(attachingShadow, shadow);
+    Object.defineProperty(Element.prototype, 'attachShadow', { value: attachingShadow, writable: true, configurable: true, enumerable: false });
+  }
   // Tickers: short texts the page changes by itself, again and again (a clock,
   // a countdown), while no action is watched (`busy`): an action's answer does
   // not count their changes as its own.
