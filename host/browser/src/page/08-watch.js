@@ -418,7 +418,8 @@
     if (S.has(window) || S.has(document) || window.onscroll || document.onscroll) return true;
     for (let n = e; n; n = flatParent(n)) if (S.has(n) || (n.nodeType === 1 && n.onscroll)) return true;
     if (CLICKED.pending && CLICKED.pending.observed) return true;
-    return allAnimations(document).some((an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline));
+    const scrolled = (an) => an.timeline && window.DocumentTimeline && !(an.timeline instanceof DocumentTimeline);
+    return allAnimations(document).some(scrolled);
   }
   // (`f(drawn)`: whether a frame was drawn, else FRAME_LATE passed.)
   function afterFrame(f) {
