@@ -16,6 +16,17 @@ async fn har_of(client: &Client, scope: &str) -> Result<(Value, Value, String)> 
     Ok((serde_json::from_str(&text)?, out, text))
 }
 
+/// A HAR entry's request as a server's log has it: `METHOD /path?query`.
+fn as_logged(e: &Value) -> String {
+    let url = url::Url::parse(e["request"]["url"].as_str().unwrap_or_default())
+        .map(|u| match u.query() {
+            Some(q) => format!("{}?{q}", u.path()),
+            None => u.path().to_owned(),
+        })
+        .unwrap_or_default();
+    format!("{} {url}", e["request"]["method"].as_str().unwrap_or_default())
+}
+
 /// What haralyzer makes of a HAR file: every page with its entries, each
 /// entry's request and response read through its accessors (any it cannot
 /// read fails the script), as JSON.
@@ -94,15 +105,7 @@ async fn a_har_of_a_session_on_the_admin_app_holds_its_requests_and_no_secret() 
     let mut left: Vec<String> = entries
         .iter()
         .filter(|e| e["request"]["url"].as_str().is_some_and(|u| u.starts_with(&app.base)))
-        .map(|e| {
-            let url = url::Url::parse(e["request"]["url"].as_str().unwrap_or_default())
-                .map(|u| match u.query() {
-                    Some(q) => format!("{}?{q}", u.path()),
-                    None => u.path().to_owned(),
-                })
-                .unwrap_or_default();
-            format!("{} {url}", e["request"]["method"].as_str().unwrap_or_default())
-        })
+        .map(as_logged)
         .collect();
     for line in &logged {
         // (The HAR's URL is masked where the server's log is not: none here.)
@@ -318,16 +321,7 @@ async fn a_session_har_holds_every_tab_of_the_session_those_opened_later_and_clo
     // Each request the server saw, with its tab's page.
     let mut left: Vec<(String, String)> = entries
         .iter()
-        .map(|e| {
-            let url = url::Url::parse(e["request"]["url"].as_str().unwrap_or_default())
-                .map(|u| match u.query() {
-                    Some(q) => format!("{}?{q}", u.path()),
-                    None => u.path().to_owned(),
-                })
-                .unwrap_or_default();
-            let line = format!("{} {url}", e["request"]["method"].as_str().unwrap_or_default());
-            (line, e["pageref"].as_str().unwrap_or_default().to_owned())
-        })
+        .map(|e| (as_logged(e), e["pageref"].as_str().unwrap_or_default().to_owned()))
         .collect();
     let mut pages_of = std::collections::BTreeMap::new();
     for line in &logged {

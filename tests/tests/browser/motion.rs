@@ -4,7 +4,8 @@
 //! frames whose first five frames show no change, and one run by a ticker
 //! that asked frames before the action, whose first change is followed by
 //! four frames without one; a web component's panel shown and hidden by
-//! animations in its shadow root, which a document does not list) and on
+//! animations in its shadow root, which a document does not list, and a box
+//! in a shadow root the parser attached, animated the same way) and on
 //! searches that wait
 //! for typing to pause (jQuery UI's autocomplete, a React combobox with a
 //! debounce), an action's answer comes once the motion it started has
@@ -122,6 +123,8 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
             "lib",
             "shadow-anim.html",
             vec![
+                click("button", "Show size note", &["Sizes run small: order one size up."]),
+                click("button", "Hide size note", &[]),
                 click("button", "Open filters", &["Apply filters"]),
                 click("button", "Close filters", &[]),
                 click("button", "Open filters", &["Apply filters"]),
