@@ -117,6 +117,8 @@ pub(super) struct HarPage {
     pub(super) title: String,
     /// When its first request was sent (seconds since the epoch).
     pub(super) started: f64,
+    /// What a reader should know of it (its `comment`).
+    pub(super) comment: Option<String>,
 }
 
 /// A HAR 1.2 log of `entries` (each: its key in the capture, the entry, its
@@ -143,12 +145,16 @@ pub(super) fn har(
     let pages: Vec<Value> = pages
         .iter()
         .map(|p| {
-            json!({
+            let mut page = json!({
                 "startedDateTime": date(p.started),
                 "id": p.id,
                 "title": p.title,
                 "pageTimings": {"onContentLoad": -1, "onLoad": -1},
-            })
+            });
+            if let Some(c) = &p.comment {
+                page["comment"] = json!(c);
+            }
+            page
         })
         .collect();
     let mut log = json!({"log": {
@@ -667,7 +673,12 @@ mod tests {
             ("2".into(), post(2), "page_1".into(), Some(body(&binary))),
             ("3".into(), post(3), "page_1".into(), Some(body(&[0xff, 0x00, 0x01]))),
         ];
-        let pages = [HarPage { id: "page_1".into(), title: "t".into(), started: 1_700_000_000.0 }];
+        let pages = [HarPage {
+            id: "page_1".into(),
+            title: "t".into(),
+            started: 1_700_000_000.0,
+            comment: None,
+        }];
         let known = |s: &str| s.replace("known-secret", "[known]");
         let (har, _) = har(&pages, &entries, &known);
         let content = |i: usize| har["log"]["entries"][i]["response"]["content"].clone();
@@ -711,7 +722,12 @@ mod tests {
             text: "your password: correct horse battery staple; dark mode, true".into(),
             base64: false,
         };
-        let pages = [HarPage { id: "page_1".into(), title: "t".into(), started: 1_700_000_000.0 }];
+        let pages = [HarPage {
+            id: "page_1".into(),
+            title: "t".into(),
+            started: 1_700_000_000.0,
+            comment: None,
+        }];
         let known = |s: &str| s.replace("known-secret", "[known]");
         let (har, masked) = har(&pages, &[("1".into(), e, "page_1".into(), Some(body))], &known);
         let text = har.to_string();

@@ -715,7 +715,8 @@ impl BrowserManager {
             ));
         }
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
-        let source = HarSource { id: "page_1".into(), title, list, page: Some(page.clone()) };
+        let page = Some(page.clone());
+        let source = HarSource { id: "page_1".into(), title, list, page, comment: None };
         Ok(self.har_of(vec![source], bodies).await)
     }
 
@@ -733,7 +734,8 @@ impl BrowserManager {
                 let started =
                     s.list.iter().filter_map(|(_, e)| e.wall).fold(f64::INFINITY, f64::min);
                 let started = if started.is_finite() { started } else { now_seconds() };
-                har::HarPage { id: s.id.clone(), title: s.title.clone(), started }
+                let (id, title, comment) = (s.id.clone(), s.title.clone(), s.comment.clone());
+                har::HarPage { id, title, started, comment }
             })
             .collect();
         let mut budget = HAR_BODIES_TOTAL_CAP;
@@ -786,6 +788,8 @@ pub(super) struct HarSource {
     pub(super) list: Vec<(String, Entry)>,
     /// Its page while the tab is open: bodies not kept are read from it.
     pub(super) page: Option<Page>,
+    /// What a reader should know of it (the page's `comment`).
+    pub(super) comment: Option<String>,
 }
 
 fn now_seconds() -> f64 {

@@ -35,6 +35,8 @@ pub(crate) struct SessionCapture {
 /// A closed tab's captured requests.
 struct ClosedTab {
     tab: TabId,
+    /// The tab whose page opened it (see `popup_comment`).
+    opener: Option<TabId>,
     /// The last document it loaded (its HAR page's title).
     url: String,
     list: Vec<(String, Entry)>,
@@ -47,7 +49,7 @@ impl SessionCapture {
     }
 
     /// Keep closed tab `tab`'s requests, bounded.
-    fn keep(&mut self, tab: TabId, list: Vec<(String, Entry)>) {
+    fn keep(&mut self, tab: TabId, opener: Option<TabId>, list: Vec<(String, Entry)>) {
         let url = list
             .iter()
             .rev()
@@ -55,7 +57,7 @@ impl SessionCapture {
             .and_then(|(_, e)| e.url.clone())
             .unwrap_or_default();
         self.kept += list.len();
-        self.closed.push_back(ClosedTab { tab, url, list });
+        self.closed.push_back(ClosedTab { tab, opener, url, list });
         while self.kept > CLOSED_CAP {
             let Some(oldest) = self.closed.front_mut() else { break };
             let over = (self.kept - CLOSED_CAP).min(oldest.list.len());
@@ -186,8 +188,9 @@ impl BrowserManager {
                     .flat_map(|c| &c.closed)
                     .map(|t| {
                         let title = format!("tab {} (closed) {}", t.tab, t.url);
-                        let id = t.tab.to_string();
-                        (t.tab, HarSource { id, title, list: t.list.clone(), page: None })
+                        let (id, comment) = (t.tab.to_string(), t.opener.map(popup_comment));
+                        let list = t.list.clone();
+                        (t.tab, HarSource { id, title, list, page: None, comment })
                     })
                     .collect()
             })
@@ -200,7 +203,9 @@ impl BrowserManager {
             };
             on |= active || !list.is_empty();
             let title = page.get_title().await.ok().flatten().unwrap_or_default();
-            let source = HarSource { id: n.to_string(), title, list, page: Some(page.clone()) };
+            let comment = self.inner.tabs.with(*n, |t| t.opener).flatten().map(popup_comment);
+            let page = Some(page.clone());
+            let source = HarSource { id: n.to_string(), title, list, page, comment };
             sources.push((*n, source));
         }
         if !on {
@@ -283,7 +288,16 @@ impl BrowserManager {
         let Some(w) = &tab.watch else { return };
         let list = w.cap().in_order();
         if !list.is_empty() {
-            self.session_capture_change(&tab.owner, |c| c.keep(n, list));
+            self.session_capture_change(&tab.owner, |c| c.keep(n, tab.opener, list));
         }
     }
+}
+
+/// The HAR page comment of a tab another tab's page opened: it is captured
+/// from when ochre knew it, after its first document was asked for.
+fn popup_comment(opener: TabId) -> String {
+    format!(
+        "opened by a page of tab {opener}: captured from when ochre knew it, after its first \
+         document was asked for (that request is not here)"
+    )
 }

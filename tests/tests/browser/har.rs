@@ -343,6 +343,14 @@ async fn a_session_har_holds_every_tab_of_the_session_those_opened_later_and_clo
         .flatten()
         .filter_map(|p| p["id"].as_str())
         .collect();
+    // A popup's page says what it may lack; the agent's own tabs' do not.
+    let comment = |id: &str| {
+        let pages = har["log"]["pages"].as_array();
+        let page = pages.and_then(|p| p.iter().find(|p| p["id"] == id));
+        page.and_then(|p| p["comment"].as_str()).unwrap_or_default().to_owned()
+    };
+    assert!(comment("t3").contains("opened by a page of tab t1"), "{har}");
+    assert!(comment("t1").is_empty() && comment("t5").is_empty(), "{har}");
     // A page per open tab, and per closed tab that left requests.
     assert_eq!(ids, ["t1", "t2", "t3", "t5"], "{har}");
     // A HAR reader reads each tab's page with its entries.
