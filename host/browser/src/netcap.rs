@@ -530,10 +530,7 @@ impl BrowserManager {
             "get" => {
                 let (list, total, dropped, capturing) = {
                     let c = w.cap();
-                    let mut list: Vec<(String, Entry)> =
-                        c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
-                    list.sort_by_key(|(_, e)| e.seq);
-                    (list, c.entries.len(), c.dropped, c.active)
+                    (c.in_order(), c.entries.len(), c.dropped, c.active)
                 };
                 let items = list.into_iter().map(|(id, e)| (None, Some(page.clone()), id, e));
                 let out =
@@ -1018,10 +1015,7 @@ mod tests {
         let raw = json!({"requestId": "7", "statusCode": 200, "headers": {"C": "3"}});
         w.cap_wire("Network.responseReceivedExtraInfo", &raw);
         let c = w.cap();
-        let mut list: Vec<(String, Entry)> =
-            c.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
-        list.sort_by_key(|(_, e)| e.seq);
-        c.wire_headers(&mut list);
+        let list = c.in_order();
         let [(k0, first), (k1, second)] = &list[..] else { panic!("two entries: {list:?}") };
         assert_eq!((k0.as_str(), k1.as_str()), ("7:redirect1", "7"));
         assert_eq!(first.url.as_deref(), Some("http://a.test/login"));

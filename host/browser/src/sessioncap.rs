@@ -284,8 +284,13 @@ impl BrowserManager {
 
     /// A closed tab's captured requests, kept by its session's capture (one
     /// was started) for the session's HAR.
+    /// (Nothing is read of a tab whose session is not captured: every tab's
+    /// close passes here.)
     pub(super) fn keep_closed_capture(&self, n: TabId, tab: &super::tabs::Tab) {
         let Some(w) = &tab.watch else { return };
+        if self.inner.owners.read(&tab.owner, |s| s.capture.is_some()) != Some(true) {
+            return;
+        }
         let list = w.cap().in_order();
         if !list.is_empty() {
             self.session_capture_change(&tab.owner, |c| c.keep(n, tab.opener, list));
