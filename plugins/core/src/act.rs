@@ -84,7 +84,7 @@ pub(crate) fn describe_delta(d: &ops::Settled) -> String {
     if let Some(m) = d.mutations
         && m > 0
     {
-        parts.push(format!("{m} DOM changes"));
+        parts.push(format!("{m} DOM change{}", if m == 1 { "" } else { "s" }));
     }
     if parts.is_empty() { "no visible change".into() } else { parts.join("; ") }
 }
@@ -194,7 +194,12 @@ pub(crate) fn interact(a: InteractArgs) -> Result<Output, ToolError> {
         Some(way) => format!(" (via {way} after {} other ways)", acted.tried.len()),
         None => paren(&acted.waited),
     };
-    let out = format!("{verb} {line}{how}: {}", describe_delta(&acted.delta));
+    // Focus on the element acted on, as it was named, goes without saying.
+    let mut delta = acted.delta;
+    if delta.focus.as_deref().is_some_and(|f| without_value(f) == line) {
+        delta.focus = None;
+    }
+    let out = format!("{verb} {line}{how}: {}", describe_delta(&delta));
     with_found(Output::text(out.clone()).with_summary(out), &acted.found)
 }
 
@@ -792,6 +797,7 @@ mod tests {
             said.contains("not settled after 2000 ms (the wait's bound): an animation was running"),
             "{said}"
         );
-        assert_eq!(describe_delta(&settled(json!({"mutations": 1}))), "1 DOM changes");
+        assert_eq!(describe_delta(&settled(json!({"mutations": 1}))), "1 DOM change");
+        assert_eq!(describe_delta(&settled(json!({"mutations": 3}))), "3 DOM changes");
     }
 }
