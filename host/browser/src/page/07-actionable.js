@@ -64,13 +64,25 @@
     }
     return all;
   }
+  // The animations that may move or fade `e`: its document's own, and those
+  // of each shadow tree that it or a flat-tree ancestor of it is in (closed
+  // ones too), not every root of the page.
+  function animationsAround(e) {
+    const doc = e.ownerDocument;
+    if (!doc.getAnimations) return [];
+    const all = doc.getAnimations();
+    for (let n = e; n; n = flatParent(n)) {
+      if (n.nodeType === 11 && n.host && n.getAnimations) for (const an of n.getAnimations()) all.push(an);
+    }
+    return all;
+  }
   // Moving: its box changed since the last look, or an animation runs on it or
   // an ancestor in the flat tree (a panel sliding in, a web component's panel
   // around the element slotted in it). Without either, no frame needs waiting.
   function moving(e, prevBox) {
     if (prevBox != null && prevBox !== boxOf(e)) return 'moving';
     let why = null;
-    for (const an of allAnimations(e.ownerDocument)) {
+    for (const an of animationsAround(e)) {
       const t = an.effect && an.effect.target;
       if (an.playState !== 'running' || !t || !flatWithin(e, t)) continue;
       // A finite animation (an endless pulse never ends: not waited for).
