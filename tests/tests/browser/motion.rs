@@ -125,6 +125,7 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<Step>, &'static str)> {
             vec![
                 click("button", "Show size note", &["Sizes run small: order one size up."]),
                 click("button", "Hide size note", &[]),
+                click("button", "Show delivery times", &["Next-day delivery before 4 pm."]),
                 click("button", "Open filters", &["Apply filters"]),
                 click("button", "Close filters", &[]),
                 click("button", "Open filters", &["Apply filters"]),

@@ -202,13 +202,40 @@ const CLICK_TRACKER: &str = r#"(() => {
   Object.defineProperty(seen, 'roots', { value: roots });
   const shadow = Element.prototype.attachShadow;
   if (shadow && window.WeakRef) {
+    const known = new WeakSet();
+    const keep = (r) => { if (!known.has(r)) { known.add(r); roots.add(new WeakRef(r)); } };
     const attachingShadow = { attachShadow() {
       const r = Reflect.apply(shadow, this, arguments);
-      roots.add(new WeakRef(r));
+      keep(r);
       return r;
     } }.attachShadow;
     natives.set(attachingShadow, shadow);
     Object.defineProperty(Element.prototype, 'attachShadow', { value: attachingShadow, writable: true, configurable: true, enumerable: false });
+    // Roots the parser attaches after the document's own parse, for markup a
+    // script hands it (`setHTMLUnsafe` with a `<template shadowrootmode>`):
+    // found in what it parsed (open ones; 20,000 elements at most a call).
+    const parsedInto = (top) => {
+      let left = 20000;
+      const walk = (n) => {
+        for (const el of n.querySelectorAll('*')) {
+          if (--left < 0) return;
+          if (el.shadowRoot) { keep(el.shadowRoot); walk(el.shadowRoot); }
+        }
+      };
+      walk(top);
+    };
+    for (const proto of [Element.prototype, window.ShadowRoot && ShadowRoot.prototype]) {
+      const set = proto && Object.getOwnPropertyDescriptor(proto, 'setHTMLUnsafe');
+      if (!set || typeof set.value !== 'function') continue;
+      const native = set.value;
+      const setting = { setHTMLUnsafe() {
+        const r = Reflect.apply(native, this, arguments);
+        try { parsedInto(this); } catch (e) {}
+        return r;
+      } }.setHTMLUnsafe;
+      natives.set(setting, native);
+      Object.defineProperty(proto, 'setHTMLUnsafe', { value: setting, writable: true, configurable: true, enumerable: false });
+    }
   }
   // Tickers: short texts the page changes by itself, again and again (a clock,
   // a countdown), while no action is watched (`busy`): an action's answer does
