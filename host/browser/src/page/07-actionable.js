@@ -21,32 +21,9 @@
     return [r.left, r.top, r.width, r.height].map((v) => Math.round(v * 2) / 2).join(',');
   };
   // Shadow roots the parser attached (`<template shadowrootmode>`), which
-  // the tracker does not see attached: found by one walk of the document
-  // once it is parsed (open roots only, WALK_MAX elements at most).
+  // the tracker does not see attached: found by the tracker's walk of the
+  // document once it is parsed (`findRoots`: open roots only, bounded).
   let parsedRootsFound = false;
-  const WALK_MAX = 20000;
-  function findParsedRoots(roots) {
-    parsedRootsFound = true;
-    const known = new Set();
-    for (const ref of roots) {
-      const r = ref.deref();
-      if (r) known.add(r);
-    }
-    let left = WALK_MAX;
-    const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if (--left < 0) return;
-        const r = el.shadowRoot;
-        if (!r) continue;
-        if (!known.has(r)) {
-          known.add(r);
-          roots.add(new WeakRef(r));
-        }
-        walk(r);
-      }
-    };
-    walk(document);
-  }
   // Every animation of document `doc`: its own and those of its shadow
   // trees (which `doc.getAnimations()` leaves out), each root's asked (the
   // roots attached since the tracker began, and those the parser attached,
@@ -56,7 +33,10 @@
     const all = doc.getAnimations();
     const roots = CLICKED && CLICKED.roots;
     if (!roots || doc !== document) return all;
-    if (!parsedRootsFound && document.readyState !== 'loading' && window.WeakRef) findParsedRoots(roots);
+    if (!parsedRootsFound && document.readyState !== 'loading' && CLICKED.findRoots) {
+      parsedRootsFound = true;
+      CLICKED.findRoots(document);
+    }
     for (const ref of roots) {
       const r = ref.deref();
       if (!r) roots.delete(ref);

@@ -211,9 +211,10 @@ const CLICK_TRACKER: &str = r#"(() => {
     } }.attachShadow;
     natives.set(attachingShadow, shadow);
     Object.defineProperty(Element.prototype, 'attachShadow', { value: attachingShadow, writable: true, configurable: true, enumerable: false });
-    // Roots the parser attaches after the document's own parse, for markup a
-    // script hands it (`setHTMLUnsafe` with a `<template shadowrootmode>`):
-    // found in what it parsed (open ones; 20,000 elements at most a call).
+    // Roots the parser attached, which no attachShadow call shows: found in
+    // what it parsed (open ones; 20,000 elements at most a call), the
+    // document once parsed (by the page library) and the markup a script
+    // hands it later (`setHTMLUnsafe` with a `<template shadowrootmode>`).
     const parsedInto = (top) => {
       let left = 20000;
       const walk = (n) => {
@@ -224,6 +225,7 @@ const CLICK_TRACKER: &str = r#"(() => {
       };
       walk(top);
     };
+    Object.defineProperty(seen, 'findRoots', { value: parsedInto });
     for (const proto of [Element.prototype, window.ShadowRoot && ShadowRoot.prototype]) {
       const set = proto && Object.getOwnPropertyDescriptor(proto, 'setHTMLUnsafe');
       if (!set || typeof set.value !== 'function') continue;
