@@ -101,7 +101,22 @@ pub async fn stdio_client_with<H: rmcp::ClientHandler>(
     args: &[&str],
     envs: &[(&str, &str)],
 ) -> Result<RunningService<RoleClient, H>> {
-    spawn_stdio(handler, data_dir, args, envs, None).await
+    spawn_stdio(handler, data_dir, args, envs, None, false).await
+}
+
+/// [`stdio_client`] for a test that slows its pages' CPU `slowdown` times
+/// (`network`'s `cpuSlowdown`; 1: not at all). Chromium slows a page by making
+/// the main thread of its renderer busy-wait after each slice of run time
+/// (three quarters of the time at 4x, whether the page has work or not): a
+/// core's worth of CPU for as long as the page is slowed, which the tests
+/// running beside it then lack. Slowed, this server and the Chromium it starts
+/// run at a lower priority (nice 10), so that the busy wait gives way to the
+/// other tests' work. (Chromium sets most of its threads' priorities itself
+/// where it may; a renderer's main thread, where the page's scripts run and the
+/// busy wait spins, keeps the one it started with.) The page, slowed 4x, is
+/// slower still while the machine is busy: the same checks, on a slower page.
+pub async fn stdio_client_slowed(data_dir: &Path, slowdown: f64) -> Result<Client> {
+    spawn_stdio((), data_dir, &[], &[], None, slowdown > 1.0).await
 }
 
 /// The lines a log file (the server's stderr, see [`stdio_client_logged`])
@@ -122,7 +137,7 @@ pub async fn stdio_client_logged<H: rmcp::ClientHandler>(
     envs: &[(&str, &str)],
     stderr_file: &Path,
 ) -> Result<RunningService<RoleClient, H>> {
-    spawn_stdio(handler, data_dir, args, envs, Some(stderr_file)).await
+    spawn_stdio(handler, data_dir, args, envs, Some(stderr_file), false).await
 }
 
 async fn spawn_stdio<H: rmcp::ClientHandler>(
@@ -131,8 +146,16 @@ async fn spawn_stdio<H: rmcp::ClientHandler>(
     args: &[&str],
     envs: &[(&str, &str)],
     stderr_file: Option<&Path>,
+    lower_priority: bool,
 ) -> Result<RunningService<RoleClient, H>> {
-    let mut cmd = tokio::process::Command::new(ochre_bin());
+    let mut cmd = if lower_priority {
+        // (coreutils' nice: it execs ochre, one process as before.)
+        let mut nice = tokio::process::Command::new("nice");
+        nice.args(["-n", "10"]).arg(ochre_bin());
+        nice
+    } else {
+        tokio::process::Command::new(ochre_bin())
+    };
     cmd.arg("--data-dir").arg(data_dir).args(args);
     for (k, v) in envs {
         cmd.env(k, v);

@@ -471,7 +471,9 @@ async fn clicks_reach_their_target_or_say_why_with_the_cpu_slowed_4x() -> Result
 /// `trials` obstacle trials numbered from `first`, the CPU slowed `slowdown`
 /// times: no false success, and 95% of those a click could reach clicked.
 async fn obstacle_trials_hold(first: u64, trials: u64, slowdown: u32) -> Result<()> {
-    let (site, _data, client) = site_and_client("obstacles", &[]).await?;
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("obstacles");
+    let client = stdio_client_slowed(data.path(), slowdown.into()).await?;
     let mut rng = Rng::from_env("obstacle trials");
     if slowdown > 1 {
         navigate(&client, &site.url("obstacles.html")).await?;

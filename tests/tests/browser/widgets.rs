@@ -266,7 +266,8 @@ async fn mui_pass(client: &Client, site: &SiteServer, run: u32, slow: f64) -> Re
 async fn mui_components_by_ref_back_to_back_and_slowed() -> Result<()> {
     let site = SiteServer::start_at(mui_site()?).await?;
     let data = TempDir::new("widgets-mui");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    // (Its second pass slows the page 4x.)
+    let client = stdio_client_slowed(data.path(), 4.0).await?;
     mui_pass(&client, &site, 1, 1.0).await?;
     // Again with the page slowed: the CPU throttled 4x.
     mui_pass(&client, &site, 2, 4.0).await?;
@@ -449,7 +450,7 @@ async fn library_actions(part: Part, slowdown: u32) -> Result<Pass> {
         }
     }
     let data = TempDir::new("lib-actions");
-    let client = stdio_client(data.path(), &[], &[]).await?;
+    let client = stdio_client_slowed(data.path(), slowdown.into()).await?;
     client.tool("expand_tools", json!({"tier": 2})).await?;
     let mut actions = Vec::new();
     let lib = (part == Part::Lib).then_some(("lib", &site));
