@@ -28,7 +28,11 @@ ci_t0=0
 # fingerprints decide what is fresh; each run adds its clone's own crates, so
 # past 40 GB (or with under 15 GB free on its disk) it is emptied first.
 ci_shared_target() {
-    if [ -n "${CARGO_TARGET_DIR:-}" ]; then return 0; fi
+    if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+        ci_target=$CARGO_TARGET_DIR
+        ci_own_crates
+        return 0
+    fi
     export CARGO_TARGET_DIR=${OCHRE_CI_TARGET_DIR:-$HOME/.cache/ochre-ci/target}
     ci_target=$CARGO_TARGET_DIR
     # The plugins' WebAssembly builds too (host/builtin/build_wasm.rs): their
@@ -43,6 +47,24 @@ ci_shared_target() {
         rm -rf "$ci_target" && mkdir -p "$ci_target"
     fi
     echo "ci: target dir $ci_target ($((kb / 1024 / 1024)) GB kept from earlier runs)"
+    ci_own_crates
+}
+
+# Cargo keys a workspace crate's build by its path inside the workspace, not by
+# the checkout, and takes it for fresh when no source file is newer than the
+# build: a work tree older than another clone's build in the same target dir
+# would take that build of a crate it has changed. So a build for another
+# checkout than the last one there first forgets every ochre crate built there
+# (their fingerprints: cargo then compiles them), as build_wasm.rs does for the
+# plugins. A new clone compiles its crates anyway (its files are newer).
+ci_own_crates() {
+    local stamp=$ci_target/.ochre-checkout here
+    here=$(pwd -P)
+    mkdir -p "$ci_target"
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$here" ]; then
+        rm -rf "$ci_target"/*/.fingerprint/ochre-*
+        echo "$here" >"$stamp"
+    fi
 }
 
 ci_begin() {

@@ -266,10 +266,9 @@ async fn mui_pass(client: &Client, site: &SiteServer, run: u32, slow: f64) -> Re
 async fn mui_components_by_ref_back_to_back_and_slowed() -> Result<()> {
     let site = SiteServer::start_at(mui_site()?).await?;
     let data = TempDir::new("widgets-mui");
-    // (Its second pass slows the page 4x.)
     let client = stdio_client_slowed(data.path(), 4.0).await?;
     mui_pass(&client, &site, 1, 1.0).await?;
-    // Again with the page slowed: the CPU throttled 4x.
+    // Again with the page's CPU throttled 4x.
     mui_pass(&client, &site, 2, 4.0).await?;
     client.cancel().await?;
     Ok(())
