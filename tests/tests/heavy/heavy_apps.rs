@@ -66,24 +66,36 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
     // on a loaded machine it may show its output seconds later, past any
     // pause an answer can wait out. An agent waits for that once; so does
     // this test, and the passes below then hold the answer to its output.
-    // While it starts, the notebook may draw a new cell's editor again after
-    // the click's answer: the typing's ref is then stale (STALE_REF), and the
-    // agent adds a cell again, as here (at most three tries).
+    // While it starts (the notebook's own cell runs as the page opens), a new
+    // cell may not take the focus (the click's answer names no focused
+    // editor: seen on a new machine, twice in a row), or the notebook may
+    // draw its editor again after the click's answer (the typing's ref is
+    // then stale, STALE_REF): the agent adds a cell again, as here (at most
+    // four tries; the last answer and the page are in the error).
     let mut tries = 0;
     loop {
         tries += 1;
         let found = ok_text(&client, "find", json!({"query": "Python button"})).await?;
         let add = find_ref(&found, "button", "Python").with_context(|| found.clone())?;
         let added = ok_text(&client, "interact", json!({"ref": add})).await?;
-        let cell = focused_ref(&added).with_context(|| format!("no focused editor: {added}"))?;
-        let typed = client.tool("type", json!({"ref": cell, "text": "\"warm\" * 3"})).await?;
-        if typed.is_error == Some(true) {
-            let said = texts(&typed);
-            anyhow::ensure!(said.contains("STALE_REF") && tries < 3, "try {tries}: {said}");
-            continue;
+        let said = match focused_ref(&added) {
+            None => format!("no focused editor: {added}"),
+            Some(cell) => {
+                let text = "\"warm\" * 3";
+                let typed = client.tool("type", json!({"ref": cell, "text": text})).await?;
+                if typed.is_error != Some(true) {
+                    ok_text(&client, "press_key", json!({"key": "Control+Enter", "ref": cell}))
+                        .await?;
+                    break;
+                }
+                let said = texts(&typed);
+                anyhow::ensure!(said.contains("STALE_REF"), "try {tries}: {said}");
+                said
+            }
+        };
+        if tries == 4 {
+            anyhow::bail!("try {tries}: {said}\nthe page:\n{}", snapshot(&client).await?);
         }
-        ok_text(&client, "press_key", json!({"key": "Control+Enter", "ref": cell})).await?;
-        break;
     }
     let shown = "document.body.innerText.includes('warmwarmwarm')";
     ok_text(&client, "wait_for", json!({"type": "function", "value": shown, "timeout": 60000}))
