@@ -78,6 +78,8 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
         let found = ok_text(&client, "find", json!({"query": "Python button"})).await?;
         let add = find_ref(&found, "button", "Python").with_context(|| found.clone())?;
         let added = ok_text(&client, "interact", json!({"ref": add})).await?;
+        // (Shown when the test fails: which try the cell was typed in.)
+        eprintln!("try {tries}: {added}");
         let said = match focused_ref(&added) {
             None => format!("no focused editor: {added}"),
             Some(cell) => {
@@ -98,8 +100,10 @@ async fn marimo_cell_typed_run_and_its_output_read() -> Result<()> {
         }
     }
     let shown = "document.body.innerText.includes('warmwarmwarm')";
-    ok_text(&client, "wait_for", json!({"type": "function", "value": shown, "timeout": 60000}))
-        .await?;
+    let wait = json!({"type": "function", "value": shown, "timeout": 60000});
+    if let Err(e) = ok_text(&client, "wait_for", wait).await {
+        anyhow::bail!("{e:#}\nthe page:\n{}", snapshot(&client).await?);
+    }
     for (run, slow) in PASSES {
         if slow > 1.0 {
             client.tool_json("network", json!({"cpuSlowdown": slow})).await?;
