@@ -10,8 +10,8 @@
 #   bash packaging/deb.sh dev              # the test build's binary (what CI packages)
 #   bash packaging/deb.sh release -o DIR/  # the package into DIR/
 #
-# Needs dpkg-dev (dpkg-shlibdeps) and binutils (strip), as every Debian machine
-# that builds Rust has. OCHRE_CARGO_FLAGS: more options for its `cargo build`
+# Needs dpkg-dev (dpkg-shlibdeps) and binutils (strip): Debian's build-essential
+# brings both; it says so when one is missing. OCHRE_CARGO_FLAGS: more options for its `cargo build`
 # (words split on spaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
