@@ -289,6 +289,7 @@ impl BrowserManager {
             let fix = if opts.headed { HEADED_HINT } else { INSTALL_HINT };
             ToolError::browser_unavailable(format!("cannot launch {}: {why}; {fix}", exe.display()))
         })?;
+        crate::nodelay::no_delay_to(b.websocket_address());
         if let Some(run_dir) = &opts.run_dir {
             let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
             lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
@@ -426,7 +427,10 @@ pub(super) async fn attach(
         .map_err(|_| fail("the connection did not open within 15 s (queued?)".into()))
         .and_then(|r| r.map_err(|e| fail(e.to_string())));
     match connected {
-        Ok((b, h)) => Ok((b, h, grid)),
+        Ok((b, h)) => {
+            crate::nodelay::no_delay_to(b.websocket_address());
+            Ok((b, h, grid))
+        }
         Err(e) => {
             if let Some(g) = grid {
                 g.end().await;

@@ -54,6 +54,7 @@ mod mkv;
 mod navigation;
 mod netcap;
 pub mod netpolicy;
+mod nodelay;
 pub mod ops;
 mod owners;
 mod pageops;
