@@ -73,6 +73,12 @@ struct Cli {
     /// {"error": {"code", "message"}}).
     #[arg(long, global = true)]
     json: bool,
+    /// An action that succeeded prints nothing: exit code 0 says it was done
+    /// and its effect checked (open, click, fill, select, check, type, press,
+    /// wait, ...). Readings (snapshot, get, find, eval, tabs) and errors print
+    /// as always.
+    #[arg(short = 'q', long, global = true)]
+    quiet: bool,
     /// The tab a page command works on (t1, t2, ...: `ochre tabs`); default: the current one.
     #[arg(long, global = true, value_name = "ID")]
     tab: Option<String>,
@@ -600,9 +606,17 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
         "guide" => &[],
         "batch" | "open" | "back" | "forward" | "reload" | "snapshot" | "find" | "click"
         | "hover" | "fill" | "select" | "check" | "uncheck" | "type" | "press" | "get" | "eval"
-        | "wait" | "screenshot" | "tabs" | "tab" | "sign-in" | "record" | "replay" | "call" => {
-            &["session", "json", "tab", "session_idle", "headed", "data_dir", "config", "login"]
-        }
+        | "wait" | "screenshot" | "tabs" | "tab" | "sign-in" | "record" | "replay" | "call" => &[
+            "session",
+            "json",
+            "quiet",
+            "tab",
+            "session_idle",
+            "headed",
+            "data_dir",
+            "config",
+            "login",
+        ],
         _ => &["data_dir", "config"],
     })
 }

@@ -461,6 +461,38 @@ impl Browse {
     }
 
     /// Whether the command works on a page (and so takes `--tab`).
+    /// Whether the command acts on the page or the session (its answer
+    /// reports an effect, which `--quiet` leaves to the exit code), rather
+    /// than reading (its answer is what was asked for).
+    pub(crate) fn acts(&self) -> bool {
+        match self {
+            Self::Open { .. }
+            | Self::Back
+            | Self::Forward
+            | Self::Reload
+            | Self::Click { .. }
+            | Self::Hover { .. }
+            | Self::Fill { .. }
+            | Self::Select { .. }
+            | Self::Check { .. }
+            | Self::Uncheck { .. }
+            | Self::Type { .. }
+            | Self::Press { .. }
+            | Self::Wait { .. }
+            | Self::Tab { .. }
+            | Self::SignIn { .. }
+            | Self::Replay { .. } => true,
+            Self::Snapshot { .. }
+            | Self::Find { .. }
+            | Self::Get { .. }
+            | Self::Eval { .. }
+            | Self::Screenshot { .. }
+            | Self::Tabs
+            | Self::Record { .. }
+            | Self::Call { .. } => false,
+        }
+    }
+
     fn on_a_page(&self) -> bool {
         !matches!(
             self,
@@ -571,18 +603,27 @@ impl std::fmt::Display for ToolFailed {
 
 impl std::error::Error for ToolFailed {}
 
-/// What every browsing command shares: the session, `--json`, `--tab`.
+/// What every browsing command shares: the session, `--json`, `--quiet`,
+/// `--tab`.
 pub(crate) struct Conn {
     paths: Paths,
     client: Option<Client>,
     daemon_args: Vec<std::ffi::OsString>,
     json: bool,
+    quiet: bool,
     tab: Option<String>,
 }
 
 impl Conn {
     pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
-        Self::with(cli.session.as_deref(), cli.json, cli.tab.clone())
+        let mut conn = Self::with(cli.session.as_deref(), cli.json, cli.tab.clone())?;
+        conn.quiet = cli.quiet;
+        Ok(conn)
+    }
+
+    /// Whether `cmd`'s answer is left out (`--quiet` and an action).
+    pub(crate) fn quiet_for(&self, cmd: &Browse) -> bool {
+        self.quiet && cmd.acts()
     }
 
     /// A connection to `session` (default: the working directory's).
@@ -599,6 +640,7 @@ impl Conn {
             // given with the session's first command are its.
             daemon_args: std::env::args_os().skip(1).collect(),
             json,
+            quiet: false,
             tab,
         })
     }
@@ -646,8 +688,11 @@ impl Conn {
     /// answered with an error (printed already).
     pub(crate) fn run(&mut self, cmd: &Browse) -> anyhow::Result<()> {
         let c = cmd.tool_call(self.tab.as_deref())?;
-        let json_out = self.json;
+        let (json_out, quiet) = (self.json, self.quiet_for(cmd));
         let result = self.client()?.call(&c.tool, &c.args)?;
+        if quiet && result["isError"] != true {
+            return Ok(());
+        }
         print_result(&c, &result, json_out)
     }
 }
@@ -858,7 +903,8 @@ pub(crate) fn batch(
     }
     let mut failed = None;
     for (n, line, call) in &cmds {
-        if !cli.json {
+        let quiet = matches!(call, Ready::Browse(cmd) if conn.quiet_for(cmd));
+        if !cli.json && !quiet {
             println!("> {line}");
         }
         let done = match call {
