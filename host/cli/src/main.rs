@@ -634,9 +634,9 @@ fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
     let mut cmd = Cli::command();
     let globals: Vec<clap::Arg> =
         cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
-    for a in &globals {
-        cmd = cmd.mut_arg(a.get_id(), |a| a.global(false));
-    }
+    // (In one pass: `mut_arg` a flag at a time moved every later flag in
+    // memory, a third of a command's start.)
+    cmd = cmd.mut_args(|a| a.global(false));
     // A named subcommand gets the copies (still global: they reach its own
     // subcommands, and clap hands their values up to the server's flags),
     // those its help leaves out hidden.
