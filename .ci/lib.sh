@@ -163,7 +163,15 @@ ci_build() {
 # nextest (a filter, say).
 ci_tests() {
     rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log"
-    cargo nextest run --workspace --profile ci --no-tests fail "$@"
+    # The tests' processes keep their temporary files in a directory of this
+    # run's, removed after it: a server a test ends with SIGKILL cannot remove
+    # its browser's profile (/tmp/ochre-profile-*, a megabyte or more each:
+    # a run here left 50-70 of them behind).
+    local tmp rc=0
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/ochre-tests-XXXXXX")
+    TMPDIR=$tmp cargo nextest run --workspace --profile ci --no-tests fail "$@" || rc=$?
+    rm -rf "$tmp"
+    return "$rc"
 }
 
 ci_third_party_start() {
