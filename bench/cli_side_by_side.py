@@ -11,6 +11,14 @@ the page has one, the action (click or fill by the snapshot's ref) whose
 effect must show after it (the next snapshot, or the URL). The CLIs take
 turns, so noise hits both alike.
 
+ochre runs twice: as it answers by default (an action's answer says what it
+changed: the new URL, the new text, the value read back) and with `-q` (an
+action that succeeded prints nothing: its exit code says it was done and its
+effect checked), which carries what agent-browser's `✓ Done` carries. Beside
+each action, `*_known_*` counts until the agent knows the action's effect:
+the action alone when its answer shows the expected effect, else the action
+and the read that shows it (the URL, the page's text or the snapshot).
+
 Beside them, ochre's no-op: `ochre tabs` (a call that does nothing in the
 browser), its process start to exit against the same call on a connection the
 benchmark opens to the daemon itself (the daemon's own work, its handshake
@@ -46,6 +54,7 @@ from side_by_side import PAGES  # noqa: E402 - the same pages and actions
 @dataclass
 class Cli:
     name: str
+    kind: str  # "ochre" or "agent-browser": its commands' spelling
     ref_re: re.Pattern[str]
     env: dict[str, str]
     argv: list[str]
@@ -69,10 +78,15 @@ class Cli:
         raise LookupError(f"{self.name}: no {role} line with a ref contains {text!r}")
 
 
-def ochre_cli(opts: argparse.Namespace, workdir: Path) -> Cli:
+def ochre_cli(opts: argparse.Namespace, workdir: Path, quiet: bool = False) -> Cli:
     env = {**os.environ, "OCHRE_HOME": str(workdir / "data"), "OCHRE_SESSION_DIR": str(workdir / "run"), "OCHRE_SESSION": "bench"}
     (workdir / "run").mkdir(mode=0o700)
-    return Cli("ochre", re.compile(r"\b(ax_\d+)\b"), env, [opts.ochre, "--headless", "--chrome-path", opts.chromium], workdir)
+    argv = [opts.ochre, *(["-q"] if quiet else []), "--headless", "--chrome-path", opts.chromium]
+    return Cli("ochre -q" if quiet else "ochre", "ochre", re.compile(r"\b(ax_\d+)\b"), env, argv, workdir)
+
+
+def ochre_quiet_cli(opts: argparse.Namespace, workdir: Path) -> Cli:
+    return ochre_cli(opts, workdir, quiet=True)
 
 
 def agent_browser_cli(opts: argparse.Namespace, workdir: Path) -> Cli:
@@ -83,7 +97,7 @@ def agent_browser_cli(opts: argparse.Namespace, workdir: Path) -> Cli:
         "AGENT_BROWSER_ARGS": ",".join(h.CHROMIUM_ARGS),
     }
     binary = str(h.AgentBrowserAdapter.binary(opts.node_bin))
-    return Cli("agent-browser", re.compile(r"\[ref=([^\]\s]+)\]"), env, [binary, "--session", "bench"], workdir)
+    return Cli("agent-browser", "agent-browser", re.compile(r"\[ref=([^\]\s]+)\]"), env, [binary, "--session", "bench"], workdir)
 
 
 SNAPSHOT = {"ochre": ["snapshot"], "agent-browser": ["snapshot", "-i"]}
@@ -98,28 +112,31 @@ def one_run(cli: Cli, base_url: str) -> dict[str, Any]:
         p: dict[str, Any] = {}
         p["open_ms"], out = cli.run("open", f"{base_url}{page.path}")
         p["open_bytes"] = len(out.encode())
-        p["snapshot_ms"], snap = cli.run(*SNAPSHOT[cli.name])
+        p["snapshot_ms"], snap = cli.run(*SNAPSHOT[cli.kind])
         p["snapshot_bytes"] = len(snap.encode())
         a = page.action
         if a is not None:
             ref = cli.find_ref(snap, a.text, a.role)
-            ref = ref if cli.name == "ochre" else f"@{ref}"
+            ref = ref if cli.kind == "ochre" else f"@{ref}"
             args = ["click", ref] if a.kind == "click" else ["fill", ref, a.value]
-            p[f"{a.kind}_ms"], out = cli.run(*args)
-            p[f"{a.kind}_bytes"] = len(out.encode())
+            ms, out = cli.run(*args)
+            p[f"{a.kind}_ms"], p[f"{a.kind}_bytes"] = ms, len(out.encode())
             if a.in_url:
-                _, after = cli.run(*URL[cli.name])
+                read_ms, after = cli.run(*URL[cli.kind])
             elif a.kind == "fill":
-                _, after = cli.run(*SNAPSHOT[cli.name])  # the field's value shows in both
+                read_ms, after = cli.run(*SNAPSHOT[cli.kind])  # the field's value shows in both
             else:
-                _, after = cli.run(*TEXT[cli.name])  # the interactive view has no prose
+                read_ms, after = cli.run(*TEXT[cli.kind])  # the interactive view has no prose
             p[f"{a.kind}_ok"] = a.expect in after
+            shown = a.expect in out
+            p[f"{a.kind}_known_ms"] = ms if shown else ms + read_ms
+            p[f"{a.kind}_known_bytes"] = len(out.encode()) + (0 if shown else len(after.encode()))
         m[page.key] = p
     return m
 
 
 def close(cli: Cli) -> None:
-    args = ["session", "stop"] if cli.name == "ochre" else ["close"]
+    args = ["session", "stop"] if cli.kind == "ochre" else ["close"]
     subprocess.run([*cli.argv, *args], env=cli.env, cwd=cli.workdir, capture_output=True, timeout=60)
 
 
@@ -174,7 +191,13 @@ def noop_rows(cli: Cli, n: int) -> dict[str, float]:
     return {"cli_ms": statistics.median(cli_ms), "held_ms": statistics.median(held_ms), "over_ms": statistics.median(c - d for c, d in zip(cli_ms, held_ms))}
 
 
-METRICS = ("open_ms", "open_bytes", "snapshot_ms", "snapshot_bytes", "click_ms", "click_bytes", "fill_ms", "fill_bytes")
+METRICS = (
+    "open_ms",
+    "open_bytes",
+    "snapshot_ms",
+    "snapshot_bytes",
+    *(f"{kind}{m}" for kind in ("click", "fill") for m in ("_ms", "_bytes", "_known_ms", "_known_bytes")),
+)
 
 
 def fmt(values: list[float]) -> str:
@@ -185,7 +208,10 @@ def fmt(values: list[float]) -> str:
 
 
 def table(runs: dict[str, list[dict[str, Any]]]) -> str:
-    lines = ["| metric | agent-browser | ochre | ochre / agent-browser |", "| --- | ---: | ---: | ---: |"]
+    """One row a metric: agent-browser, then each ochre and its ratio to agent-browser."""
+    ours = [name for name in runs if name != "agent-browser"]
+    head = " | ".join(f"{name} | {name} / agent-browser" for name in ours)
+    lines = [f"| metric | agent-browser | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(ours)]
     keys = [("start_ms", None)] + [(m, p.key) for p in PAGES for m in METRICS]
     for metric, page in keys:
         vals = {}
@@ -193,11 +219,17 @@ def table(runs: dict[str, list[dict[str, Any]]]) -> str:
             got = [r[page][metric] if page else r[metric] for r in rs if (r.get(page, {}) if page else r).get(metric) is not None]
             if got:
                 vals[name] = got
-        if len(vals) < 2:
+        if "agent-browser" not in vals or not any(name in vals for name in ours):
             continue
-        ratio = statistics.median(vals["ochre"]) / max(statistics.median(vals["agent-browser"]), 1e-9)
+        base = max(statistics.median(vals["agent-browser"]), 1e-9)
+        cells = []
+        for name in ours:
+            if name in vals:
+                cells.append(f"{fmt(vals[name])} | {statistics.median(vals[name]) / base:.2f}x")
+            else:
+                cells.append("|")
         label = f"{page}.{metric}" if page else metric
-        lines.append(f"| {label} | {fmt(vals['agent-browser'])} | {fmt(vals['ochre'])} | {ratio:.2f}x |")
+        lines.append(f"| {label} | {fmt(vals['agent-browser'])} | {' | '.join(cells)} |")
     oks = []
     for name, rs in runs.items():
         for p in PAGES:
@@ -219,10 +251,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     opts = ap.parse_args()
     _, base_url = h.start_fixture_server(opts.fixtures)
-    runs: dict[str, list[dict[str, Any]]] = {"agent-browser": [], "ochre": []}
+    runs: dict[str, list[dict[str, Any]]] = {"agent-browser": [], "ochre": [], "ochre -q": []}
     noop: list[dict[str, float]] = []
     for rep in range(opts.reps):
-        for make in (agent_browser_cli, ochre_cli):
+        for make in (agent_browser_cli, ochre_cli, ochre_quiet_cli):
             with tempfile.TemporaryDirectory(prefix="ochre-cli-bench-") as tmp:
                 cli = make(opts, Path(tmp))
                 try:
@@ -236,7 +268,10 @@ def main() -> int:
     report = (
         f"# The command line side by side: ochre and agent-browser\n\n"
         f"{datetime.now(timezone.utc):%Y-%m-%d}, {opts.reps} runs, medians (min-max); {platform.machine()}, "
-        f"{os.cpu_count()} cores; ms are from the command's spawn to its exit, bytes what it printed.\n\n"
+        f"{os.cpu_count()} cores; ms are from the command's spawn to its exit, bytes what it printed. "
+        f"`ochre -q`: ochre with `--quiet` (an action that succeeded prints nothing; its exit code says so). "
+        f"`*_known_*`: until the agent knows the action's effect (the action alone when its answer shows it, "
+        f"else the action and the read that shows it).\n\n"
         f"{table(runs)}\n\n"
         f"ochre's no-op (`ochre tabs`): {n['cli_ms']:.1f} ms from spawn to exit, {n['held_ms']:.1f} ms for the same call "
         f"on a connection the benchmark opens to the daemon (handshake included): the command's process adds "
