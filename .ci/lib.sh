@@ -163,15 +163,26 @@ ci_build() {
 # nextest (a filter, say).
 ci_tests() {
     rm -f target/nextest/ci/junit.xml "$ci_dir/doctests.log"
-    # The tests' processes keep their temporary files in a directory of this
-    # run's, removed after it: a server a test ends with SIGKILL cannot remove
-    # its browser's profile (/tmp/ochre-profile-*, a megabyte or more each:
-    # a run here left 50-70 of them behind).
-    local tmp rc=0
-    tmp=$(mktemp -d "${TMPDIR:-/tmp}/ochre-tests-XXXXXX")
-    TMPDIR=$tmp cargo nextest run --workspace --profile ci --no-tests fail "$@" || rc=$?
-    rm -rf "$tmp"
+    local rc=0
+    cargo nextest run --workspace --profile ci --no-tests fail "$@" || rc=$?
+    ci_dead_profiles
     return "$rc"
+}
+
+# A server a test ends with SIGKILL cannot remove its browser's profile
+# (<tmp>/ochre-profile-PID-N, a megabyte or more; a run here left 50-70):
+# those whose server (PID) is gone are removed after the tests. (Not by giving
+# the tests a TMPDIR of their own: its longer paths put their session sockets
+# past the 108 bytes a Unix socket's path may have.)
+ci_dead_profiles() {
+    local d pid
+    for d in "${TMPDIR:-/tmp}"/ochre-profile-*; do
+        [ -d "$d" ] || continue
+        pid=${d##*/ochre-profile-}
+        pid=${pid%%-*}
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        [ -d "/proc/$pid" ] || rm -rf "$d"
+    done
 }
 
 ci_third_party_start() {
