@@ -162,11 +162,30 @@ impl Mkv {
     /// A picture shown from `at_ms` after the start (an earlier time than the
     /// last picture's is taken as the last's).
     pub(crate) fn frame(&mut self, at_ms: u64, jpeg: &[u8]) -> std::io::Result<()> {
+        self.put(at_ms, jpeg, false)
+    }
+
+    /// The video's last picture, at its end (`at_ms`), shown for a
+    /// millisecond: a reader ends the video there. (A picture with no
+    /// duration of its own is given one by the reader: FFmpeg's WebM copy
+    /// took the pictures' usual spacing, and ran 160 ms past the end.)
+    pub(crate) fn last_frame(&mut self, at_ms: u64, jpeg: &[u8]) -> std::io::Result<()> {
+        self.put(at_ms, jpeg, true)
+    }
+
+    fn put(&mut self, at_ms: u64, jpeg: &[u8], last: bool) -> std::io::Result<()> {
         let at = at_ms.max(self.last_ms);
-        // Track 1, at the cluster's time, a key frame.
-        let mut block = vec![0x81, 0x00, 0x00, 0x80];
+        // Track 1, at the cluster's time: a key frame's SimpleBlock, or for
+        // the last picture a BlockGroup of its Block (no flags: a Block with
+        // no ReferenceBlock is a key frame) and its BlockDuration (1 ms).
+        let mut block = vec![0x81, 0x00, 0x00, if last { 0x00 } else { 0x80 }];
         block.extend_from_slice(jpeg);
-        let cluster = el(CLUSTER, &[uint(&[0xE7], at), el(&[0xA3], &block)].concat());
+        let body = if last {
+            el(&[0xA0], &[el(&[0xA1], &block), uint(&[0x9B], 1)].concat())
+        } else {
+            el(&[0xA3], &block)
+        };
+        let cluster = el(CLUSTER, &[uint(&[0xE7], at), body].concat());
         self.file.write_all(&cluster)?;
         self.last_ms = at;
         self.frames += 1;
@@ -265,8 +284,16 @@ mod tests {
         let at = v.duration_at as usize;
         v.frame(0, &[0xFF, 0xD8, 0xFF, 0xD9]).expect("frame");
         v.frame(40, &[0xFF, 0xD8, 0xFF, 0xD9]).expect("frame");
-        assert_eq!((v.frames, v.last_ms()), (2, 40));
+        let plain = std::fs::read(&path).expect("read").len();
+        v.last_frame(1_250, &[0xFF, 0xD8, 0xFF, 0xD9]).expect("frame");
+        assert_eq!((v.frames, v.last_ms()), (3, 1_250));
         let before = std::fs::read(&path).expect("read");
+        // The last picture: a cluster at 1,250 ms holding a BlockGroup of its
+        // Block (track 1, no flags) and a BlockDuration of 1 ms.
+        let group = [0xA0, 0x8D, 0xA1, 0x88, 0x81, 0x00, 0x00, 0x00, 0xFF, 0xD8, 0xFF, 0xD9];
+        let last = &before[plain..];
+        assert_eq!(&last[..4], CLUSTER);
+        assert_eq!(&last[last.len() - 15..], &[&group[..], &[0x9B, 0x81, 0x01]].concat()[..]);
         assert_eq!(before[at], 0xEC, "a Void first");
         let segment = v.segment_at as usize;
         assert_eq!(before[segment], 0xEC, "the SeekHead's place: a Void");

@@ -357,7 +357,7 @@ impl BrowserManager {
             Err(e) => return Err(e),
         };
         if v.frames == 0 || v.last_ms() < end {
-            v.frame(end, &last).map_err(io)?;
+            v.last_frame(end, &last).map_err(io)?;
         }
         let chapters: Vec<(u64, String)> = lock(&rec.chapters)
             .iter()
