@@ -82,9 +82,11 @@
     const r = roleOf(e) || (isInteractive(e, null) ? 'generic' : e.localName);
     return { ref: 'ax_' + mint(e), role: r, name: nameOf(e, r) };
   }
-  // `max`: where its value is cut (an action's answer: VALUE_SHORT).
-  function refLine(e, max) {
-    const d = describe(e);
+  // `max`: where its value is cut (an action's answer: VALUE_SHORT); `d`:
+  // describe(e), when the caller has it already (its name is not computed
+  // twice).
+  function refLine(e, max, d) {
+    d = d || describe(e);
     return (
       d.role +
       (d.name ? ' ' + JSON.stringify(d.name) : '') +

@@ -97,7 +97,7 @@
   // takes the focus, is a native control or listens for clicks.
   function described(e) {
     const d = describe(e);
-    d.line = refLine(e);
+    d.line = refLine(e, undefined, d);
     d.tag = e.localName;
     d.focusable =
       e.tabIndex >= 0 ||
