@@ -98,7 +98,7 @@ impl FrameLink {
         let mut conn = chromiumoxide::Connection::<CdpJsonEventMessage>::connect(ws_url)
             .await
             .map_err(|e| cdp_error("cannot open a CDP connection for frames", e))?;
-        crate::nodelay::no_delay_to(ws_url);
+        crate::nodelay::no_delay_to(ws_url).await;
         let (tx, mut rx) = mpsc::unbounded_channel::<Call>();
         let sessions: Arc<std::sync::Mutex<HashMap<String, String>>> = Default::default();
         let ours = sessions.clone();

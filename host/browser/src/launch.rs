@@ -289,7 +289,7 @@ impl BrowserManager {
             let fix = if opts.headed { HEADED_HINT } else { INSTALL_HINT };
             ToolError::browser_unavailable(format!("cannot launch {}: {why}; {fix}", exe.display()))
         })?;
-        crate::nodelay::no_delay_to(b.websocket_address());
+        crate::nodelay::no_delay_to(b.websocket_address()).await;
         if let Some(run_dir) = &opts.run_dir {
             let pid = b.get_mut_child().and_then(|c| c.as_mut_inner().id());
             lifeline::write_record(run_dir, pid, Some(&dir), profile.is_some());
@@ -428,7 +428,7 @@ pub(super) async fn attach(
         .and_then(|r| r.map_err(|e| fail(e.to_string())));
     match connected {
         Ok((b, h)) => {
-            crate::nodelay::no_delay_to(b.websocket_address());
+            crate::nodelay::no_delay_to(b.websocket_address()).await;
             Ok((b, h, grid))
         }
         Err(e) => {

@@ -16,10 +16,10 @@
 /// of `ws_url` (a browser's DevTools WebSocket); how many. Best effort: a
 /// descriptor that cannot be read is left as it is.
 #[cfg(target_os = "linux")]
-pub(crate) fn no_delay_to(ws_url: &str) -> usize {
+pub(crate) async fn no_delay_to(ws_url: &str) -> usize {
     use nix::sys::socket::{SockaddrStorage, getpeername, setsockopt, sockopt};
     use std::os::fd::BorrowedFd;
-    let peers = peers_of(ws_url);
+    let peers = peers_of(ws_url).await;
     if peers.is_empty() {
         return 0;
     }
@@ -62,14 +62,13 @@ pub(crate) fn no_delay_to(ws_url: &str) -> usize {
 /// Elsewhere the connection keeps Nagle's algorithm (each click may wait a
 /// frame of the page's).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn no_delay_to(_ws_url: &str) -> usize {
+pub(crate) async fn no_delay_to(_ws_url: &str) -> usize {
     0
 }
 
 /// The addresses `ws_url`'s host and port resolve to (an IP literal: itself).
 #[cfg(target_os = "linux")]
-fn peers_of(ws_url: &str) -> Vec<std::net::SocketAddr> {
-    use std::net::ToSocketAddrs;
+async fn peers_of(ws_url: &str) -> Vec<std::net::SocketAddr> {
     let Ok(url) = url::Url::parse(ws_url) else {
         return Vec::new();
     };
@@ -81,7 +80,7 @@ fn peers_of(ws_url: &str) -> Vec<std::net::SocketAddr> {
         url::Host::Ipv6(ip) => return vec![(ip, port).into()],
         url::Host::Domain(d) => d.to_owned(),
     };
-    (host.as_str(), port).to_socket_addrs().map(Iterator::collect).unwrap_or_default()
+    tokio::net::lookup_host((host.as_str(), port)).await.map(Iterator::collect).unwrap_or_default()
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -91,8 +90,8 @@ mod tests {
 
     /// The option is set on this process's connection to the address, and
     /// on no other.
-    #[test]
-    fn sets_the_option_on_the_connection_to_that_address_only()
+    #[tokio::test]
+    async fn sets_the_option_on_the_connection_to_that_address_only()
     -> Result<(), Box<dyn std::error::Error>> {
         let a = std::net::TcpListener::bind("127.0.0.1:0")?;
         let b = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -100,10 +99,14 @@ mod tests {
         let to_b = std::net::TcpStream::connect(b.local_addr()?)?;
         assert!(!getsockopt(&to_a, sockopt::TcpNoDelay)?, "a new socket has Nagle's algorithm on");
         let url = format!("ws://{}/devtools/browser/x", a.local_addr()?);
-        assert_eq!(no_delay_to(&url), 1);
+        assert_eq!(no_delay_to(&url).await, 1);
         assert!(getsockopt(&to_a, sockopt::TcpNoDelay)?);
         assert!(!getsockopt(&to_b, sockopt::TcpNoDelay)?, "another peer's socket is left");
-        assert_eq!(no_delay_to("not a url"), 0);
+        assert_eq!(no_delay_to("not a url").await, 0);
+        // A host name: its addresses (localhost, the listener's port).
+        let named = format!("ws://localhost:{}/devtools/browser/x", b.local_addr()?.port());
+        assert_eq!(no_delay_to(&named).await, 1);
+        assert!(getsockopt(&to_b, sockopt::TcpNoDelay)?);
         Ok(())
     }
 }
