@@ -460,7 +460,6 @@ impl Browse {
         Ok(c)
     }
 
-    /// Whether the command works on a page (and so takes `--tab`).
     /// Whether the command acts on the page or the session (its answer
     /// reports an effect, which `--quiet` leaves to the exit code), rather
     /// than reading (its answer is what was asked for).
@@ -493,6 +492,7 @@ impl Browse {
         }
     }
 
+    /// Whether the command works on a page (and so takes `--tab`).
     fn on_a_page(&self) -> bool {
         !matches!(
             self,
@@ -616,9 +616,8 @@ pub(crate) struct Conn {
 
 impl Conn {
     pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
-        let mut conn = Self::with(cli.session.as_deref(), cli.json, cli.tab.clone())?;
-        conn.quiet = cli.quiet;
-        Ok(conn)
+        let conn = Self::with(cli.session.as_deref(), cli.json, cli.tab.clone())?;
+        Ok(Self { quiet: cli.quiet, ..conn })
     }
 
     /// Whether `cmd`'s answer is left out (`--quiet` and an action).
