@@ -70,6 +70,14 @@ async fn a_trace_shows_the_long_task_a_click_started() -> Result<()> {
     let again = client.tool("performance_trace", json!({"action": "start"})).await?;
     assert_eq!(again.is_error, Some(true), "a second start on the tab: {again:?}");
     navigate(&client, &site.url("busy.html")).await?;
+    // Chromium records the load's largest paint on a frame after the first
+    // paint's, and an input before that frame ends the recording with no
+    // candidate (the answer then has no `lcp_ms`, as DevTools shows none):
+    // the click waits until the page has reported its largest paint.
+    let lcp = "new Promise((done) => new PerformanceObserver((list, o) => { o.disconnect(); \
+               done(list.getEntries().length); }).observe({type: 'largest-contentful-paint', buffered: true}))";
+    let painted = client.tool_json("javascript_tool", json!({"code": lcp})).await?;
+    assert!(painted["value"].as_u64() >= Some(1), "{painted}");
     let snap = snapshot(&client).await?;
     let button = ref_of(&snap, "button", "Crunch the numbers");
     let clicked = client.tool_text("interact", json!({"ref": button})).await?;
