@@ -22,8 +22,8 @@
   };
   // Shadow roots the parser attached (`<template shadowrootmode>`), which
   // the tracker does not see attached: found by the tracker's walk of the
-  // document once it is parsed (`findRoots`: open roots only, bounded).
-  let parsedRootsFound = false;
+  // document once it is parsed (`findRoots`: open roots only, bounded; done
+  // once, mostly while the page was idle).
   // Every animation of document `doc`: its own and those of its shadow
   // trees (which `doc.getAnimations()` leaves out), each root's asked (the
   // roots attached since the tracker began, and those the parser attached,
@@ -33,10 +33,7 @@
     const all = doc.getAnimations();
     const roots = CLICKED && CLICKED.roots;
     if (!roots || doc !== document) return all;
-    if (!parsedRootsFound && document.readyState !== 'loading' && CLICKED.findRoots) {
-      parsedRootsFound = true;
-      CLICKED.findRoots(document);
-    }
+    if (document.readyState !== 'loading' && CLICKED.findRoots) CLICKED.findRoots();
     for (const ref of roots) {
       const r = ref.deref();
       if (!r) roots.delete(ref);

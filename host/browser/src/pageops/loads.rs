@@ -225,7 +225,39 @@ const CLICK_TRACKER: &str = r#"(() => {
       };
       walk(top);
     };
-    Object.defineProperty(seen, 'findRoots', { value: parsedInto });
+    // The document's own, once it is parsed: looked for while the page is
+    // idle (until the idle time left is under 1 ms, looked at every 256
+    // elements: no task of the page's waits long for it), else by the page library's first look that needs them
+    // (`findRoots`), whichever comes first: on a big document (20,000
+    // elements) the walk takes 5 ms, which an action's first look then
+    // need not spend. (The idle callback is the browser's own: no work of
+    // the page's that an action waits for.)
+    // (The document walked: a window may outlive its first document.)
+    let parsedFound = null;
+    const findDocRoots = () => {
+      if (parsedFound === document) return;
+      parsedFound = document;
+      parsedInto(document);
+    };
+    Object.defineProperty(seen, 'findRoots', { value: findDocRoots });
+    const whenIdle = window.requestIdleCallback;
+    if (typeof whenIdle === 'function') {
+      let all = null, i = 0;
+      const slice = (deadline) => {
+        if (parsedFound === document) return;
+        if (!all) all = document.querySelectorAll('*');
+        const end = Math.min(all.length, 20000), from = i;
+        for (; i < end; i++) {
+          if (i - from >= 256 && (i & 255) === 0 && deadline.timeRemaining() < 1) return void Reflect.apply(whenIdle, window, [slice]);
+          const r = all[i].shadowRoot;
+          if (r) { keep(r); parsedInto(r); }
+        }
+        parsedFound = document;
+      };
+      const begin = () => Reflect.apply(whenIdle, window, [slice]);
+      if (document.readyState === 'loading') Reflect.apply(add, document, ['DOMContentLoaded', begin, { once: true }]);
+      else begin();
+    }
     for (const proto of [Element.prototype, window.ShadowRoot && ShadowRoot.prototype]) {
       const set = proto && Object.getOwnPropertyDescriptor(proto, 'setHTMLUnsafe');
       if (!set || typeof set.value !== 'function') continue;
