@@ -213,7 +213,7 @@ const CLICK_TRACKER: &str = r#"(() => {
     Object.defineProperty(Element.prototype, 'attachShadow', { value: attachingShadow, writable: true, configurable: true, enumerable: false });
     // Roots the parser attached, which no attachShadow call shows: found in
     // what it parsed (open ones; 20,000 elements at most a call), the
-    // document once parsed (by the page library) and the markup a script
+    // document once parsed (see below) and the markup a script
     // hands it later (`setHTMLUnsafe` with a `<template shadowrootmode>`).
     const parsedInto = (top) => {
       let left = 20000;
@@ -227,32 +227,40 @@ const CLICK_TRACKER: &str = r#"(() => {
     };
     // The document's own, once it is parsed: looked for while the page is
     // idle (until the idle time left is under 1 ms, looked at every 256
-    // elements: no task of the page's waits long for it), else by the page library's first look that needs them
-    // (`findRoots`), whichever comes first: on a big document (20,000
-    // elements) the walk takes 5 ms, which an action's first look then
-    // need not spend. (The idle callback is the browser's own: no work of
-    // the page's that an action waits for.)
-    // (The document walked: a window may outlive its first document.)
-    let parsedFound = null;
-    const findDocRoots = () => {
-      if (parsedFound === document) return;
+    // elements: no task of the page's waits long for it), and what is left
+    // of them by the page library's first look that needs them
+    // (`findRoots`): on a big document (20,000 elements) the whole walk
+    // takes 5 ms, which an action's first look then need not spend. (The
+    // idle callback is the browser's own: no work of the page's that an
+    // action waits for.)
+    // (`parsedFound`: the document walked, as a window may outlive its
+    // first document; `all`, `next`: the elements of the one being walked,
+    // and the next to look at.)
+    let parsedFound = null, all = null, allOf = null, next = 0;
+    // Whether the walk has ended (with `deadline`, it stops when that idle
+    // time is nearly over).
+    const advance = (deadline) => {
+      if (parsedFound === document) return true;
+      if (allOf !== document) {
+        all = document.querySelectorAll('*');
+        allOf = document;
+        next = 0;
+      }
+      const end = Math.min(all.length, 20000), from = next;
+      for (; next < end; next++) {
+        if (deadline && next - from >= 256 && (next & 255) === 0 && deadline.timeRemaining() < 1) return false;
+        const r = all[next].shadowRoot;
+        if (r) { keep(r); parsedInto(r); }
+      }
       parsedFound = document;
-      parsedInto(document);
+      all = null;
+      return true;
     };
-    Object.defineProperty(seen, 'findRoots', { value: findDocRoots });
+    Object.defineProperty(seen, 'findRoots', { value: () => { advance(null); } });
     const whenIdle = window.requestIdleCallback;
     if (typeof whenIdle === 'function') {
-      let all = null, i = 0;
       const slice = (deadline) => {
-        if (parsedFound === document) return;
-        if (!all) all = document.querySelectorAll('*');
-        const end = Math.min(all.length, 20000), from = i;
-        for (; i < end; i++) {
-          if (i - from >= 256 && (i & 255) === 0 && deadline.timeRemaining() < 1) return void Reflect.apply(whenIdle, window, [slice]);
-          const r = all[i].shadowRoot;
-          if (r) { keep(r); parsedInto(r); }
-        }
-        parsedFound = document;
+        if (!advance(deadline)) Reflect.apply(whenIdle, window, [slice]);
       };
       const begin = () => Reflect.apply(whenIdle, window, [slice]);
       if (document.readyState === 'loading') Reflect.apply(add, document, ['DOMContentLoaded', begin, { once: true }]);
