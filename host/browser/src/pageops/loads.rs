@@ -259,8 +259,13 @@ const CLICK_TRACKER: &str = r#"(() => {
     Object.defineProperty(seen, 'findRoots', { value: () => { advance(null); } });
     const whenIdle = window.requestIdleCallback;
     if (typeof whenIdle === 'function') {
+      // (A walk that throws, on a page that made an element's shadowRoot
+      // throw, stops here: no error of ours reaches the page's handlers; the
+      // page library's first look walks the rest.)
       const slice = (deadline) => {
-        if (!advance(deadline)) Reflect.apply(whenIdle, window, [slice]);
+        try {
+          if (!advance(deadline)) Reflect.apply(whenIdle, window, [slice]);
+        } catch (e) {}
       };
       const begin = () => Reflect.apply(whenIdle, window, [slice]);
       if (document.readyState === 'loading') Reflect.apply(add, document, ['DOMContentLoaded', begin, { once: true }]);
