@@ -9,7 +9,7 @@ process tree (browser included), with ochre's RSS after 20 pages and at the end
 Uses bench/harness.py for the fixture server, process-tree sampling and the
 playwright-mcp command line. Setup:
     bash bench/setup.sh                    # venv + playwright-mcp in target/bench
-    cargo build --release --bin ochre
+    cargo build --release -p ochre --bins
 Run:
     target/bench/venv/bin/python bench/crawl_vs_playwright.py
 Goal: ochre >= 5x the playwright loop's pages/s, no RSS growth per page after 20.

@@ -26,7 +26,7 @@ bench_prepare() {
     echo "build: skipped (OCHRE_BENCH_NO_BUILD=1)"
   else
     # -p ochre: the same features as the startup bench, so one build serves both
-    cargo build --release -p ochre --bin ochre
+    cargo build --release -p ochre --bins
   fi
 }
 

@@ -10,7 +10,7 @@ to spare.
 
 Setup:
     bash bench/setup.sh                         # venv with the MCP client, in target/bench
-    cargo build --release -p ochre --bin ochre
+    cargo build --release -p ochre --bins
 Run:
     target/bench/venv/bin/python bench/pool_scaling.py [--pages 120] [--render always]
 """

@@ -425,7 +425,7 @@ def check_prerequisites(ap: argparse.ArgumentParser, opts: argparse.Namespace) -
         with tempfile.TemporaryDirectory() as tmp:
             program = h.ADAPTERS[name].command(opts, Path(tmp))[0]
         if not Path(program).is_file():
-            hint = "cargo build --release --bin ochre" if name == "ochre" else "bash bench/setup.sh"
+            hint = "cargo build --release -p ochre --bins" if name == "ochre" else "bash bench/setup.sh"
             ap.error(f"{name}: {program} not found ({hint})")
 
 

@@ -12,7 +12,7 @@ sends), total response bytes, wall time, and the ratios.
 Uses bench/harness.py for the servers' adapters (command lines, tool calls,
 snapshot parsing). Setup:
     bash bench/setup.sh                    # venv + playwright-mcp in target/bench
-    cargo build --release --bin ochre
+    cargo build --release -p ochre --bins
     python3 tests/third-party/install.py ensure widgets mui marimo nicegui sqlite-web
                                                # the UI libraries and the apps' venvs (the tests' cache)
     cargo test -p ochre-tests --test browser widgets::   # bundles the MUI app beside its node_modules

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package target/debian/ochre_<version>-1_<arch>.deb with
-# Debian's own dpkg-deb: /usr/bin/ochre (stripped; the built-in plugins are
-# inside it), its built-in plugins compiled by that same binary in
+# Debian's own dpkg-deb: /usr/bin/ochre (the command line) and
+# /usr/bin/ochre-server beside it (the server it hands every other command to;
+# the built-in plugins are inside it), both stripped, its built-in plugins
+# compiled by that same binary in
 # /usr/lib/ochre/compiled (so even the first start compiles nothing), the README
 # and the tool list in /usr/share/doc/ochre. Depends on Debian's chromium and on
 # the C libraries dpkg-shlibdeps finds the binary linked against.
@@ -35,7 +37,7 @@ case "$profile" in
 esac
 out=${out:-$target/debian/}
 # shellcheck disable=SC2086 # (words on purpose)
-cargo build --quiet --locked ${OCHRE_CARGO_FLAGS:-} --profile "$profile" -p ochre --bin ochre
+cargo build --quiet --locked ${OCHRE_CARGO_FLAGS:-} --profile "$profile" -p ochre --bins
 # Compile the built-in plugins with the binary being shipped (the compiled code
 # is only valid for the engine that made it).
 rm -rf "$bin_dir/ochre-compiled"
@@ -50,8 +52,10 @@ import json, sys
 print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "ochre"))')
 arch=$(dpkg --print-architecture)
 root=$stage/debian/ochre
-install -D -m 755 "$bin_dir/ochre" "$root/usr/bin/ochre"
-strip --strip-unneeded "$root/usr/bin/ochre"
+for bin in ochre ochre-server; do
+  install -D -m 755 "$bin_dir/$bin" "$root/usr/bin/$bin"
+  strip --strip-unneeded "$root/usr/bin/$bin"
+done
 install -D -m 644 -t "$root/usr/lib/ochre/compiled" "$bin_dir"/ochre-compiled/wasm/*
 install -D -m 644 README.md "$root/usr/share/doc/ochre/README.md"
 install -D -m 644 docs/tools.md "$root/usr/share/doc/ochre/tools.md"
@@ -65,7 +69,7 @@ EOF
 # (they read a source package's control file: a minimal one).
 mkdir -p "$root/DEBIAN"
 printf 'Source: ochre\n\nPackage: ochre\nArchitecture: any\n' >"$stage/debian/control"
-libs=$(cd "$stage" && dpkg-shlibdeps -O -e debian/ochre/usr/bin/ochre 2>/dev/null |
+libs=$(cd "$stage" && dpkg-shlibdeps -O -e debian/ochre/usr/bin/ochre -e debian/ochre/usr/bin/ochre-server 2>/dev/null |
   sed -n 's/^shlibs:Depends=//p')
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 cat >"$root/DEBIAN/control" <<EOF

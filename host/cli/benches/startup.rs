@@ -103,8 +103,12 @@ fn main() {
         // Every later start: a new data dir, the machine's warm cache.
         warm.push(one_run(ochre(&dir(format!("warm-{i}")), &warm_cache)));
     }
-    let size = std::fs::metadata(env!("CARGO_BIN_EXE_ochre")).map_or(0, |m| m.len());
-    println!("ochre binary: {:.1} MB; {RUNS} runs each, medians", size as f64 / 1e6);
+    let size = |bin: &str| std::fs::metadata(bin).map_or(0, |m| m.len()) as f64 / 1e6;
+    println!(
+        "ochre: {:.1} MB, ochre-server: {:.1} MB (`ochre` starts, then becomes the server); {RUNS} runs each, medians",
+        size(env!("CARGO_BIN_EXE_ochre")),
+        size(env!("CARGO_BIN_EXE_ochre-server"))
+    );
     println!("| server | initialize (ms) | tools/list answered (ms) | idle RSS (MB) |");
     println!("|---|---:|---:|---:|");
     let mut rows = Vec::new();

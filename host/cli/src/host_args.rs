@@ -4,137 +4,6 @@
 
 use super::*;
 
-#[derive(Args, Debug, Clone)]
-pub(super) struct HostArgs {
-    /// Config file (TOML): `[server]`, `[browser] endpoints`, `[network]`,
-    /// `[trust.keys]`, `[plugins.NAME]` and `[intent_guard]`; an unknown key is
-    /// an error naming it (see the README's flags).
-    #[arg(long, value_name = "FILE", global = true)]
-    config: Option<PathBuf>,
-    /// Data dir: journal, traces, recordings, task runs, output handles, logins,
-    /// secrets, installed plugins (default: ~/.ochre).
-    #[arg(long, env = "OCHRE_HOME", global = true)]
-    data_dir: Option<PathBuf>,
-    /// A file holding the key named logins are sealed with (outside the data
-    /// dir; `ochre login keygen` makes one). Else `OCHRE_LOGIN_KEY`.
-    #[arg(long, value_name = "FILE", global = true)]
-    login_key_file: Option<PathBuf>,
-    /// Every session starts signed in with this saved login (its own copy;
-    /// `oc_login_load` in a session wins). Needs the login key.
-    #[arg(long, value_name = "NAME", global = true)]
-    login: Option<String>,
-    /// Where compiled plugins are cached, shared by every data dir (default:
-    /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
-    #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
-    cache_dir: Option<PathBuf>,
-    /// Load every *.wasm plugin in this directory (repeatable).
-    #[arg(long, value_name = "DIR", global = true)]
-    pub(crate) plugin_dir: Vec<PathBuf>,
-    /// Enable only these tool groups (comma-separated), e.g. core,totp.
-    #[arg(long, value_name = "GROUPS", global = true, conflicts_with = "disable_tools")]
-    tools_only: Vec<String>,
-    /// Disable these tool groups (comma-separated).
-    #[arg(long, value_name = "GROUPS", global = true)]
-    disable_tools: Vec<String>,
-    /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
-    #[arg(long, global = true)]
-    slim: bool,
-    /// The response budget: no tool result exceeds this many tokens (UTF-8 bytes / 4);
-    /// a larger one answers a first view plus an output handle. 0: no budget.
-    #[arg(long, value_name = "TOKENS", default_value_t = 25_000, global = true)]
-    max_response_tokens: usize,
-    /// How long output handles live, in hours (0: they expire at once).
-    #[arg(long, value_name = "HOURS", default_value_t = 24.0, global = true)]
-    output_handle_ttl_hours: f64,
-    /// How often expired output handles are deleted, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 300, global = true)]
-    output_handle_sweep_interval_seconds: u64,
-    /// Days to keep stopped recordings (0: forever).
-    #[arg(long, value_name = "DAYS", default_value_t = 30, global = true)]
-    recording_retention_days: u64,
-    /// Deny a host interface to every plugin (comma-separated), e.g. secrets.
-    #[arg(long, value_name = "IFACES", global = true)]
-    deny_interface: Vec<String>,
-    /// Grant a sensitive interface to a third-party plugin: PLUGIN=IFACE[,IFACE] (repeatable).
-    #[arg(long, value_name = "PLUGIN=IFACES", global = true)]
-    grant: Vec<String>,
-    /// Deadline of one plugin call, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000, global = true)]
-    plugin_timeout_ms: u64,
-    /// Longest wall-clock time of one plugin call, in seconds (long crawls included).
-    #[arg(long, value_name = "SECS", default_value_t = 1800, global = true)]
-    plugin_max_wall_seconds: u64,
-    /// Memory cap of one plugin instance, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
-    plugin_memory_mb: usize,
-    /// Chromium/Chrome executable (default on PATH: Chromium's headless shell
-    /// when headless, else chromium, google-chrome, ...).
-    #[arg(long, value_name = "PATH", global = true)]
-    chrome_path: Option<PathBuf>,
-    /// Attach to a running browser (http://host:port or ws://...), or to a
-    /// Selenium Grid 4 (selenium+http://host:4444), instead of launching one;
-    /// give it several times for a pool (also `[browser] endpoints` in --config,
-    /// where `max_sessions` caps an endpoint's sessions).
-    #[arg(long, value_name = "URL", global = true)]
-    cdp_endpoint: Vec<String>,
-    /// Show the browser window (managed mode).
-    #[arg(long, global = true)]
-    headed: bool,
-    /// Run the browser without a window (the default; accepted for symmetry with other servers).
-    #[arg(long, global = true, conflicts_with = "headed")]
-    headless: bool,
-    /// Persistent browser profile dir (default: a fresh temporary profile per server).
-    #[arg(long, value_name = "DIR", global = true)]
-    user_data_dir: Option<PathBuf>,
-    /// A dir whose files `file_upload` may give to pages (repeatable; the cwd is always allowed).
-    #[arg(long, value_name = "DIR", global = true)]
-    allow_file_root: Vec<PathBuf>,
-    /// What happens to a JavaScript dialog (alert, confirm, prompt, beforeunload):
-    /// `ask` keeps it open and reports it until handle_dialog answers it; `accept`
-    /// or `dismiss` answer it at once.
-    #[arg(long, value_name = "POLICY", default_value = "ask", global = true, value_parser = ["ask", "accept", "dismiss"])]
-    dialogs: String,
-    /// Where files that pages download are saved (default: <data-dir>/downloads).
-    #[arg(long, value_name = "DIR", global = true)]
-    downloads_dir: Option<PathBuf>,
-    /// Police the network: every browser context reaches the web through a
-    /// proxy of its own, so that sessions can set rules and an upstream proxy
-    /// (`network_policy`). Implied by --network-allow, --network-block and a
-    /// config's `[network]`.
-    #[arg(long, global = true)]
-    network_policy: bool,
-    /// Only these origins, hosts or addresses are reached by any page (repeat; e.g.
-    /// https://app.example, app.example:8080, *.example.com, 10.0.0.0/8).
-    #[arg(long, value_name = "RULE", global = true)]
-    network_allow: Vec<String>,
-    /// These origins, hosts or addresses (127.0.0.1:8080, 169.254.0.0/16) are never reached by any page (repeat).
-    #[arg(long, value_name = "RULE", global = true)]
-    network_block: Vec<String>,
-    /// Never reach an address inside this machine or its networks (loopback,
-    /// private, link-local and cloud metadata ranges, by the address a name
-    /// resolves to) unless an allow rule names it: for servers that browse
-    /// the open web.
-    #[arg(long, global = true)]
-    network_block_private: bool,
-    /// Answer this host name with this address instead of asking DNS, as
-    /// curl's --resolve (repeat; e.g. staging.example=10.0.0.5): pages reach
-    /// it there and the rules judge that address. Polices the network.
-    #[arg(long, value_name = "NAME=ADDRESS", global = true)]
-    network_resolve: Vec<String>,
-    /// Send every tool call as an OpenTelemetry span to this collector (OTLP
-    /// over HTTP, protobuf; e.g. http://localhost:4318): one trace per task run
-    /// or top-level call. Also read: the standard OTEL_EXPORTER_OTLP_*,
-    /// OTEL_SERVICE_NAME and OTEL_BSP_* variables (docs/deploy.md).
-    #[arg(long, value_name = "URL", global = true)]
-    otlp_endpoint: Option<String>,
-    /// Fix the clock at this Unix time in ms (tests).
-    #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
-    fixed_clock_ms: Option<u64>,
-    /// Fix the session id (tests).
-    #[arg(long, env = "OCHRE_SESSION_ID", hide = true, global = true)]
-    session_id: Option<String>,
-}
-
 /// The user's cache dir for ochre: `$XDG_CACHE_HOME/ochre`, else
 /// `~/.cache/ochre` (`None` without a home).
 fn default_cache_dir() -> Option<PathBuf> {
@@ -410,5 +279,28 @@ impl HostArgs {
             hosts,
             ..NetPolicy::default()
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ochre_settings_are_never_plugin_secrets() {
+        let vars = [
+            ("OCHRE_AUTH_TOKEN", "t"),
+            ("OCHRE_REGISTRY_PASSWORD", "p"),
+            ("OCHRE_REGISTRY_USERNAME", "u"),
+            ("OCHRE_HOME", "/h"),
+            ("OCHRE_CACHE_DIR", "/c"),
+            ("OCHRE_PYTHON", "python3"),
+            ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DP"),
+            ("OCHRE_SECRET_ADMIN_PW", "pw"),
+            ("HOME", "/root"),
+        ];
+        let got = secret_env(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let keys: Vec<_> = got.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["OCHRE_SECRET_ADMIN_PW", "OCHRE_TOTP_EXAMPLE_COM"]);
     }
 }

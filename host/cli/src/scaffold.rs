@@ -38,14 +38,7 @@ const PYTHON_SDK: &str = include_str!("../templates/python/ochre_sdk.py");
 /// The current WIT, for Python builds.
 const WIT: &str = ochre_host::plugin::WIT;
 
-/// A plugin's language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lang {
-    /// Rust, with the ochre-sdk crate (cargo, wasm32-wasip2).
-    Rust,
-    /// Python, with the ochre_sdk module (componentize-py).
-    Python,
-}
+pub(crate) use crate::args::Lang;
 
 /// What `ochre plugin new` was asked for.
 pub struct NewPlugin {

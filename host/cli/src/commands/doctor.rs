@@ -65,7 +65,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
                 "server",
                 &mut failed,
             );
-            return Err(crate::CheckFailed("ochre doctor: the server cannot start").into());
+            return Err(crate::CheckFailed("ochre doctor: the server cannot start".into()).into());
         }
     };
     check_cache(&host, &mut failed);
@@ -74,7 +74,9 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     check_otlp(args, &mut failed).await;
     host.shutdown().await;
     if failed {
-        return Err(crate::CheckFailed("ochre doctor: something failed (see FAIL above)").into());
+        return Err(
+            crate::CheckFailed("ochre doctor: something failed (see FAIL above)".into()).into()
+        );
     }
     println!("all good");
     print_registrations();

@@ -1,106 +1,97 @@
-//! `ochre`: the MCP server, and a few commands to manage it.
+//! The command line's words: every command and flag of `ochre` (its clap
+//! definitions and parser, no more), shared by the `ochre` command and the
+//! `ochre-server` binary it hands the server's commands to.
 
-mod commands;
-mod host_args;
-mod install;
-mod oci;
-mod scaffold;
-
-use host_args::*;
-
-use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-use ochre_host::{CapabilityFilter, Clock, Host, InterfacePolicy, PluginLimits};
 
 /// ochre: browser automation for AI agents, with tools as sandboxed WebAssembly plugins.
 ///
 /// With no subcommand, serves MCP on stdio (or on HTTP with --http).
 #[derive(Parser, Debug)]
 #[command(name = "ochre", version, about, long_about = None, after_help = TOOL_HELP)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    pub(crate) command: Option<Command>,
     #[command(flatten)]
-    host: HostArgs,
+    pub(crate) host: HostArgs,
     /// Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health) instead of stdio.
     #[arg(long, value_name = "PORT")]
-    http: Option<u16>,
+    pub(crate) http: Option<u16>,
     /// Address to bind with --http. Non-loopback addresses require --auth-token.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
-    http_host: IpAddr,
+    pub(crate) http_host: IpAddr,
     /// Bearer token required on /mcp with --http.
     #[arg(long, env = "OCHRE_AUTH_TOKEN", hide_env_values = true)]
-    auth_token: Option<String>,
+    pub(crate) auth_token: Option<String>,
     /// Extra browser Origin allowed with --http (repeatable), e.g. https://app.example.com.
     #[arg(long, value_name = "ORIGIN")]
-    allow_origin: Vec<String>,
+    pub(crate) allow_origin: Vec<String>,
     /// Extra Host header value allowed with --http (repeatable), e.g. ochre.internal.
     #[arg(long, value_name = "HOST")]
-    allow_host: Vec<String>,
+    pub(crate) allow_host: Vec<String>,
     /// With --http, every session sees and drives every tab, in the browser's
     /// default context (a --user-data-dir profile's logins included). Default:
     /// each session has tabs of its own, in a browser context of its own.
     #[arg(long)]
-    share_tabs: bool,
+    pub(crate) share_tabs: bool,
     /// With --http, the most MCP sessions served at once: the next is refused at
     /// `initialize` with HTTP 503 and Retry-After until one ends (closed, or idle
     /// past its keep-alive). Also `[server] max_sessions` in the config file.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_sessions: Option<u32>,
+    pub(crate) max_sessions: Option<u32>,
     /// With --http, keep each session's handshake in <data-dir>/sessions, so
     /// that another ochre sharing the data dir (a replica behind a load
     /// balancer, after this one died) or this one after a restart resumes the
     /// session under the same Mcp-Session-Id: its task runs, output handles and
     /// journal are there; its tabs are not. Also `[server] resume_sessions`.
     #[arg(long)]
-    resume_sessions: bool,
+    pub(crate) resume_sessions: bool,
     /// With --http, where people reach ochre's pages (the live view of a tab
     /// handed to them, the page that asks for a secret) when not at the
     /// address ochre is bound to: a proxy's public URL, e.g.
     /// https://ochre.example.com. Its host name is allowed on those pages.
     #[arg(long, value_name = "URL", value_parser = live_url)]
-    live_url: Option<String>,
+    pub(crate) live_url: Option<String>,
     /// The command line's session (its own daemon, browser, tabs and cookies):
     /// default, one per working directory.
     #[arg(long, env = "OCHRE_SESSION", global = true, value_name = "NAME")]
-    session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Print the answer as JSON (the tool's structured content; an error as
     /// {"error": {"code", "message"}}).
     #[arg(long, global = true)]
-    json: bool,
+    pub(crate) json: bool,
     /// An action that succeeded prints nothing: exit code 0 says it was done
     /// and its effect checked (open, click, fill, select, check, type, press,
     /// wait, ...). Readings (snapshot, get, find, eval, tabs) and errors print
     /// as always.
     #[arg(short = 'q', long, global = true)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// The tab a page command works on (t1, t2, ...: `ochre tabs`); default: the current one.
     #[arg(long, global = true, value_name = "ID")]
-    tab: Option<String>,
+    pub(crate) tab: Option<String>,
     /// A session's daemon ends after this long without a command (set when
     /// it starts: by the session's first command).
     #[arg(long, global = true, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
-    session_idle: Duration,
+    pub(crate) session_idle: Duration,
     /// Serve as the daemon of this command-line session (started by the
     /// session's first command).
     #[arg(long, hide = true, value_name = "NAME")]
-    session_daemon: Option<String>,
+    pub(crate) session_daemon: Option<String>,
 }
 
 /// The top level's word on the tools as commands (clap lists no external
 /// subcommand).
-const TOOL_HELP: &str = "Tools as commands:
+pub(crate) const TOOL_HELP: &str = "Tools as commands:
   TOOL       Every tool of `ochre tools` is a command too (`read-page` for
              read_page; a plugin's `oc_` may be left out), its flags read
              from the tool's schema: `ochre TOOL --help`";
 
 /// An http(s) URL without a path.
-fn live_url(text: &str) -> Result<String, String> {
+pub(crate) fn live_url(text: &str) -> Result<String, String> {
     let rest = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"))
@@ -115,7 +106,7 @@ fn live_url(text: &str) -> Result<String, String> {
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {
+pub(crate) enum Command {
     /// Serve MCP (the default when no subcommand is given).
     Serve,
     /// Plugins: list what loads, start a new one, build one (also `ochre plugins ...`).
@@ -150,7 +141,7 @@ enum Command {
         command: LoginCommand,
     },
     #[command(flatten)]
-    Browse(commands::browse::Browse),
+    Browse(crate::commands::browse::Browse),
     /// Run commands from a file or stdin, one per line as typed after `ochre`
     /// (`#` comments), on one session: every line is checked first, then each
     /// is answered in turn; the first that fails stops the rest.
@@ -197,7 +188,7 @@ pub(crate) fn command_names() -> Vec<String> {
 }
 
 #[derive(Subcommand, Debug)]
-enum SessionCommand {
+pub(crate) enum SessionCommand {
     /// The sessions: name, running or gone, pid, since when, working dir.
     List,
     /// Stop a session's daemon and its browser (default: this directory's
@@ -212,7 +203,7 @@ enum SessionCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum GuideCommand {
+pub(crate) enum GuideCommand {
     /// Write the guide as a skill (DIR/ochre/SKILL.md; default
     /// .claude/skills, where Claude Code reads a project's skills) and its
     /// short form into AGENTS.md (Codex, Cursor, Gemini CLI and others read it).
@@ -227,7 +218,7 @@ enum GuideCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum LoginCommand {
+pub(crate) enum LoginCommand {
     /// Print a new login key (base64 of 32 random bytes) to stdout.
     Keygen,
     /// The saved logins: name, when saved, origins.
@@ -260,7 +251,7 @@ enum LoginCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum SecretCommand {
+pub(crate) enum SecretCommand {
     /// Store a secret. Its value is read from stdin unless --value is given.
     Set {
         /// Its name, e.g. admin_password.
@@ -288,7 +279,7 @@ enum SecretCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum CredentialCommand {
+pub(crate) enum CredentialCommand {
     /// Store a credential (replacing one of that name). The password is the
     /// first line of stdin; with --totp, the TOTP seed (base32 or an
     /// otpauth:// URI) is the second. Needs the login key.
@@ -324,7 +315,7 @@ enum CredentialCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum PluginCommand {
+pub(crate) enum PluginCommand {
     /// List the plugins with their group, status, tools and granted interfaces.
     List {
         /// Print JSON instead of text.
@@ -346,7 +337,7 @@ enum PluginCommand {
         sdk: Option<PathBuf>,
         /// The plugin's language: rust (cargo) or python (componentize-py).
         #[arg(long, value_enum, default_value = "rust")]
-        lang: scaffold::Lang,
+        lang: Lang,
     },
     /// Build a plugin project (cargo for Rust, componentize-py for Python) and check
     /// the component as the host will read it (name, group, tools, interfaces).
@@ -406,7 +397,7 @@ enum PluginCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum TotpCommand {
+pub(crate) enum TotpCommand {
     /// Store the secret of a site.
     Add {
         /// The site, e.g. github.com.
@@ -426,33 +417,135 @@ enum TotpCommand {
     List,
 }
 
-fn main() -> std::process::ExitCode {
-    // Started as the managed browser's launcher: become the browser.
-    ochre_host::browser::lifeline::exec_browser_if_asked();
-    use commands::browse::{ToolFailed, exit};
-    match real_main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        // Printed already, as the tool answered.
-        Err(e) if e.is::<ToolFailed>() => std::process::ExitCode::from(
-            e.downcast_ref::<ToolFailed>().map_or(exit::FAILED, |t| t.code),
-        ),
-        Err(e) => {
-            // One clean line (with its causes), never a backtrace.
-            eprintln!("error: {e:#}");
-            // A check that ran and found a problem (`ochre doctor`): 1, as
-            // its help says; the command line's classes (docs/cli.md); 2 for
-            // a command that could not run.
-            std::process::ExitCode::from(if e.is::<CheckFailed>() {
-                1
-            } else if e.is::<commands::session::DaemonLost>() {
-                exit::DAEMON
-            } else if e.is::<ServerRefused>() {
-                exit::SERVER
-            } else {
-                exit::USAGE
-            })
-        }
-    }
+#[derive(Args, Debug, Clone)]
+pub(crate) struct HostArgs {
+    /// Config file (TOML): `[server]`, `[browser] endpoints`, `[network]`,
+    /// `[trust.keys]`, `[plugins.NAME]` and `[intent_guard]`; an unknown key is
+    /// an error naming it (see the README's flags).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) config: Option<PathBuf>,
+    /// Data dir: journal, traces, recordings, task runs, output handles, logins,
+    /// secrets, installed plugins (default: ~/.ochre).
+    #[arg(long, env = "OCHRE_HOME", global = true)]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// A file holding the key named logins are sealed with (outside the data
+    /// dir; `ochre login keygen` makes one). Else `OCHRE_LOGIN_KEY`.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub(crate) login_key_file: Option<PathBuf>,
+    /// Every session starts signed in with this saved login (its own copy;
+    /// `oc_login_load` in a session wins). Needs the login key.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(crate) login: Option<String>,
+    /// Where compiled plugins are cached, shared by every data dir (default:
+    /// $XDG_CACHE_HOME/ochre, else ~/.cache/ochre).
+    #[arg(long, value_name = "DIR", env = "OCHRE_CACHE_DIR", global = true)]
+    pub(crate) cache_dir: Option<PathBuf>,
+    /// Load every *.wasm plugin in this directory (repeatable).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) plugin_dir: Vec<PathBuf>,
+    /// Enable only these tool groups (comma-separated), e.g. core,totp.
+    #[arg(long, value_name = "GROUPS", global = true, conflicts_with = "disable_tools")]
+    pub(crate) tools_only: Vec<String>,
+    /// Disable these tool groups (comma-separated).
+    #[arg(long, value_name = "GROUPS", global = true)]
+    pub(crate) disable_tools: Vec<String>,
+    /// The smallest surface: core tier-1 tools only (not with --tools-only / --disable-tools).
+    #[arg(long, global = true)]
+    pub(crate) slim: bool,
+    /// The response budget: no tool result exceeds this many tokens (UTF-8 bytes / 4);
+    /// a larger one answers a first view plus an output handle. 0: no budget.
+    #[arg(long, value_name = "TOKENS", default_value_t = 25_000, global = true)]
+    pub(crate) max_response_tokens: usize,
+    /// How long output handles live, in hours (0: they expire at once).
+    #[arg(long, value_name = "HOURS", default_value_t = 24.0, global = true)]
+    pub(crate) output_handle_ttl_hours: f64,
+    /// How often expired output handles are deleted, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300, global = true)]
+    pub(crate) output_handle_sweep_interval_seconds: u64,
+    /// Days to keep stopped recordings (0: forever).
+    #[arg(long, value_name = "DAYS", default_value_t = 30, global = true)]
+    pub(crate) recording_retention_days: u64,
+    /// Deny a host interface to every plugin (comma-separated), e.g. secrets.
+    #[arg(long, value_name = "IFACES", global = true)]
+    pub(crate) deny_interface: Vec<String>,
+    /// Grant a sensitive interface to a third-party plugin: PLUGIN=IFACE[,IFACE] (repeatable).
+    #[arg(long, value_name = "PLUGIN=IFACES", global = true)]
+    pub(crate) grant: Vec<String>,
+    /// Deadline of one plugin call, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, global = true)]
+    pub(crate) plugin_timeout_ms: u64,
+    /// Longest wall-clock time of one plugin call, in seconds (long crawls included).
+    #[arg(long, value_name = "SECS", default_value_t = 1800, global = true)]
+    pub(crate) plugin_max_wall_seconds: u64,
+    /// Memory cap of one plugin instance, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64, global = true)]
+    pub(crate) plugin_memory_mb: usize,
+    /// Chromium/Chrome executable (default on PATH: Chromium's headless shell
+    /// when headless, else chromium, google-chrome, ...).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub(crate) chrome_path: Option<PathBuf>,
+    /// Attach to a running browser (http://host:port or ws://...), or to a
+    /// Selenium Grid 4 (selenium+http://host:4444), instead of launching one;
+    /// give it several times for a pool (also `[browser] endpoints` in --config,
+    /// where `max_sessions` caps an endpoint's sessions).
+    #[arg(long, value_name = "URL", global = true)]
+    pub(crate) cdp_endpoint: Vec<String>,
+    /// Show the browser window (managed mode).
+    #[arg(long, global = true)]
+    pub(crate) headed: bool,
+    /// Run the browser without a window (the default; accepted for symmetry with other servers).
+    #[arg(long, global = true, conflicts_with = "headed")]
+    pub(crate) headless: bool,
+    /// Persistent browser profile dir (default: a fresh temporary profile per server).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) user_data_dir: Option<PathBuf>,
+    /// A dir whose files `file_upload` may give to pages (repeatable; the cwd is always allowed).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) allow_file_root: Vec<PathBuf>,
+    /// What happens to a JavaScript dialog (alert, confirm, prompt, beforeunload):
+    /// `ask` keeps it open and reports it until handle_dialog answers it; `accept`
+    /// or `dismiss` answer it at once.
+    #[arg(long, value_name = "POLICY", default_value = "ask", global = true, value_parser = ["ask", "accept", "dismiss"])]
+    pub(crate) dialogs: String,
+    /// Where files that pages download are saved (default: <data-dir>/downloads).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) downloads_dir: Option<PathBuf>,
+    /// Police the network: every browser context reaches the web through a
+    /// proxy of its own, so that sessions can set rules and an upstream proxy
+    /// (`network_policy`). Implied by --network-allow, --network-block and a
+    /// config's `[network]`.
+    #[arg(long, global = true)]
+    pub(crate) network_policy: bool,
+    /// Only these origins, hosts or addresses are reached by any page (repeat; e.g.
+    /// https://app.example, app.example:8080, *.example.com, 10.0.0.0/8).
+    #[arg(long, value_name = "RULE", global = true)]
+    pub(crate) network_allow: Vec<String>,
+    /// These origins, hosts or addresses (127.0.0.1:8080, 169.254.0.0/16) are never reached by any page (repeat).
+    #[arg(long, value_name = "RULE", global = true)]
+    pub(crate) network_block: Vec<String>,
+    /// Never reach an address inside this machine or its networks (loopback,
+    /// private, link-local and cloud metadata ranges, by the address a name
+    /// resolves to) unless an allow rule names it: for servers that browse
+    /// the open web.
+    #[arg(long, global = true)]
+    pub(crate) network_block_private: bool,
+    /// Answer this host name with this address instead of asking DNS, as
+    /// curl's --resolve (repeat; e.g. staging.example=10.0.0.5): pages reach
+    /// it there and the rules judge that address. Polices the network.
+    #[arg(long, value_name = "NAME=ADDRESS", global = true)]
+    pub(crate) network_resolve: Vec<String>,
+    /// Send every tool call as an OpenTelemetry span to this collector (OTLP
+    /// over HTTP, protobuf; e.g. http://localhost:4318): one trace per task run
+    /// or top-level call. Also read: the standard OTEL_EXPORTER_OTLP_*,
+    /// OTEL_SERVICE_NAME and OTEL_BSP_* variables (docs/deploy.md).
+    #[arg(long, value_name = "URL", global = true)]
+    pub(crate) otlp_endpoint: Option<String>,
+    /// Fix the clock at this Unix time in ms (tests).
+    #[arg(long, env = "OCHRE_FIXED_CLOCK_MS", hide = true, global = true)]
+    pub(crate) fixed_clock_ms: Option<u64>,
+    /// Fix the session id (tests).
+    #[arg(long, env = "OCHRE_SESSION_ID", hide = true, global = true)]
+    pub(crate) session_id: Option<String>,
 }
 
 /// Errors that are a message and a class (their exit code, in `main`).
@@ -478,13 +571,16 @@ message_errors! {
     UsageError;
     /// The session's server refused the command (exit 5).
     ServerRefused;
+    /// A check that ran and failed (`ochre doctor` found a problem): the
+    /// process exits 1, where a command that could not run exits 2.
+    CheckFailed;
 }
 
 /// A line of `ochre batch`: a browsing command, or a tool's words (its name,
 /// then its flags; checked against the tool's schema once the session's
 /// tools are known).
 pub(crate) enum BatchLine {
-    Browse(commands::browse::Browse),
+    Browse(crate::commands::browse::Browse),
     Tool(Vec<String>),
 }
 
@@ -504,91 +600,10 @@ pub(crate) fn parse_batch_line(words: &[String]) -> Result<BatchLine, String> {
     }
 }
 
-/// A check that ran and failed (`ochre doctor` found a problem): the process
-/// exits 1, where a command that could not run exits 2.
-#[derive(Debug)]
-pub(crate) struct CheckFailed(pub(crate) &'static str);
-
-impl std::fmt::Display for CheckFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for CheckFailed {}
-
-/// The secrets the host knows (passwords typed, codes, secret parameters):
-/// every log line is scrubbed of them, as every answer and file is.
-fn known_secrets() -> &'static std::sync::Arc<ochre_host::redact::KnownSecrets> {
-    static KNOWN: std::sync::OnceLock<std::sync::Arc<ochre_host::redact::KnownSecrets>> =
-        std::sync::OnceLock::new();
-    KNOWN.get_or_init(Default::default)
-}
-
-/// One log line on its way to stderr: written whole, scrubbed of every known
-/// secret (a CDP message logged at trace carries the values it types).
-struct ScrubbedLine(Vec<u8>);
-
-impl std::io::Write for ScrubbedLine {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for ScrubbedLine {
-    fn drop(&mut self) {
-        use std::io::Write as _;
-        let text = String::from_utf8_lossy(&self.0);
-        let _ = std::io::stderr().lock().write_all(known_secrets().scrub(&text).as_bytes());
-    }
-}
-
-fn real_main() -> anyhow::Result<()> {
-    let cli = parse_cli();
-    let asked = std::env::var("RUST_LOG").ok();
-    let log = || {
-        tracing_subscriber::fmt()
-            .with_writer(|| ScrubbedLine(Vec::new()))
-            .with_env_filter(log_filter(asked.as_deref()))
-            .with_ansi(false)
-            .init()
-    };
-    // The command line's client commands need no runtime, and log nothing
-    // of their own unless asked: a command is a few lines on a local socket.
-    if asked.is_some() {
-        log();
-    }
-    if cli.session_daemon.is_none()
-        && let Some(done) = commands::run_client(&cli)
-    {
-        return done;
-    }
-    if asked.is_none() {
-        log();
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
-    let result = runtime.block_on(run(cli));
-    // Everything that must be written is flushed by then (`run` awaits the
-    // host's shutdown). A read of stdin still pending in a blocking thread
-    // never returns while the client keeps the pipe open: dropping the runtime
-    // would wait for it for good (a build that failed, a SIGTERM).
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    result
-}
-
 /// The server's flags each subcommand's `--help` shows (they are accepted by
 /// every subcommand; the others are hidden from its help): `None`, all of
 /// them (the server, and the doctor that checks a server so configured).
-fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
+pub(crate) fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
     Some(match subcommand {
         "serve" | "doctor" => return None,
         "tools" => &[
@@ -628,7 +643,7 @@ fn flags_shown(subcommand: &str) -> Option<&'static [&'static str]> {
 /// them: clap copies each global flag into every subcommand when it builds the
 /// parser (37 flags into 45 subcommands, a third of a command's start), and a
 /// subcommand no word names is never parsed.
-fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
+pub(crate) fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
     use clap::CommandFactory as _;
     let named = |name: &str| words.iter().any(|w| w.as_ref() == name);
     let mut cmd = Cli::command();
@@ -671,86 +686,18 @@ fn cli_command<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> clap::Command {
 }
 
 /// The parsed command line (clap's errors and help exit here, as `Cli::parse`).
-fn parse_cli() -> Cli {
+pub(crate) fn parse_cli() -> Cli {
     use clap::FromArgMatches as _;
     let words: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let matches = cli_command(&words).get_matches_from(words);
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
-/// The compiled built-in plugins a package installed next to this binary
-/// (`/usr/bin/ochre` -> `/usr/lib/ochre/compiled`), if there are any.
-fn shipped_compiled_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?.parent()?.join("lib/ochre/compiled");
-    dir.is_dir().then_some(dir)
-}
-
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    use commands::{doctor, login, plugin, secret, serve, session, tools, totp};
-    if let Some(name) = &cli.session_daemon {
-        return session::serve_daemon(&cli, name).await;
-    }
-    match cli.command.as_ref().unwrap_or(&Command::Serve) {
-        Command::Serve if cli.http.is_none() => serve::serve_stdio(&cli).await,
-        Command::Serve => serve::serve_over_http(&cli).await,
-        Command::Plugin { command } => plugin::run(&cli, command).await,
-        Command::Doctor => doctor::doctor(&cli.host).await,
-        Command::Tools { json, markdown } => tools::list_tools(&cli, *json, *markdown).await,
-        Command::Totp { command } => totp::totp(&cli, command),
-        Command::Secret { command } => secret::secret(&cli, command),
-        Command::Login { command } => login::login(&cli, command),
-        Command::Browse(_)
-        | Command::Batch { .. }
-        | Command::Session { .. }
-        | Command::Guide { .. }
-        | Command::Tool(_) => {
-            anyhow::bail!(
-                "the command line's commands run without the server (commands::run_client)"
-            )
-        }
-    }
-}
-
-/// The log filter: `RUST_LOG`, else warnings. The MCP library logs whole
-/// requests (a password typed, a token) at debug, and the CDP library whole
-/// messages: they log at info at most unless `RUST_LOG` names them itself.
-fn log_filter(env: Option<&str>) -> tracing_subscriber::EnvFilter {
-    // chromiumoxide warns of every CDP message its protocol version does not
-    // know (new Chromium events): noise, not a problem.
-    // (rmcp's info lines, four a connection, would fill a command-line
-    // session's log; an empty RUST_LOG is no RUST_LOG.)
-    let env = env.filter(|e| !e.trim().is_empty());
-    let mut directives = env.unwrap_or("warn,chromiumoxide::handler=error,rmcp=warn").to_owned();
-    for (target, cap) in [("rmcp", "rmcp=info"), ("chromiumoxide", "chromiumoxide=info")] {
-        if !directives.contains(target) {
-            directives.push(',');
-            directives.push_str(cap);
-        }
-    }
-    tracing_subscriber::EnvFilter::try_new(&directives)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ochre_settings_are_never_plugin_secrets() {
-        let vars = [
-            ("OCHRE_AUTH_TOKEN", "t"),
-            ("OCHRE_REGISTRY_PASSWORD", "p"),
-            ("OCHRE_REGISTRY_USERNAME", "u"),
-            ("OCHRE_HOME", "/h"),
-            ("OCHRE_CACHE_DIR", "/c"),
-            ("OCHRE_PYTHON", "python3"),
-            ("OCHRE_TOTP_EXAMPLE_COM", "JBSWY3DP"),
-            ("OCHRE_SECRET_ADMIN_PW", "pw"),
-            ("HOME", "/root"),
-        ];
-        let got = secret_env(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let keys: Vec<_> = got.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["OCHRE_SECRET_ADMIN_PW", "OCHRE_TOTP_EXAMPLE_COM"]);
-    }
+/// A plugin's language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Lang {
+    /// Rust, with the ochre-sdk crate (cargo, wasm32-wasip2).
+    Rust,
+    /// Python, with the ochre_sdk module (componentize-py).
+    Python,
 }
