@@ -95,6 +95,14 @@ pub(crate) fn server_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding the ochre-server binary")
 }
 
+/// What a user runs and registers: the `ochre` command installed beside this
+/// server, else this binary itself.
+pub(crate) fn command_exe() -> anyhow::Result<PathBuf> {
+    let exe = server_exe()?;
+    let command = exe.with_file_name("ochre");
+    Ok(if command.is_file() { command } else { exe })
+}
+
 /// The compiled built-in plugins a package installed next to this binary
 /// (`/usr/bin/ochre` -> `/usr/lib/ochre/compiled`), if there are any.
 fn shipped_compiled_dir() -> Option<PathBuf> {

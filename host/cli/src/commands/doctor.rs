@@ -83,13 +83,13 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The README's registration snippets with this binary's own path (a client
-/// started from a desktop may not search the shell's `PATH`).
+/// The README's registration snippets with the installed command's own path
+/// (a client started from a desktop may not search the shell's `PATH`).
 fn print_registrations() {
-    let Ok(exe) = std::env::current_exe() else { return };
+    let Ok(exe) = crate::command_exe() else { return };
     let path = exe.display().to_string();
     let quoted = serde_json::json!(path);
-    println!("register it with your agent (this binary):");
+    println!("register it with your agent (this command):");
     println!("  Claude Code:  claude mcp add ochre -- {}", shell_quoted(&path));
     println!("  Codex (~/.codex/config.toml):  [mcp_servers.ochre] command = {quoted}");
     println!(

@@ -113,8 +113,7 @@ pub(crate) async fn serve_over_http(cli: &Cli) -> anyhow::Result<()> {
 /// What a person who started the server in a terminal needs to know: it waits
 /// for an MCP client on stdin.
 fn terminal_help() -> String {
-    let exe =
-        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "ochre".into());
+    let exe = crate::command_exe().map_or_else(|_| "ochre".into(), |p| p.display().to_string());
     format!(
         "ochre {version}: a browser-automation server for AI agents. It speaks MCP \
 on stdin/stdout and now waits for an MCP client; typing here does nothing useful (ctrl-c quits).\n\
