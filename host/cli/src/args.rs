@@ -548,6 +548,26 @@ pub(crate) struct HostArgs {
     pub(crate) session_id: Option<String>,
 }
 
+/// `println!` that returns the error where it would panic: stdout closed
+/// (`ochre guide | head`) ends the command quietly (see
+/// `commands::client::exit_code`).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($t)*)
+    }};
+}
+pub(crate) use outln;
+
+/// `print!` as [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($t)*)
+    }};
+}
+pub(crate) use out;
+
 /// Errors that are a message and a class (their exit code, in `main`).
 macro_rules! message_errors {
     ($($(#[$doc:meta])* $name:ident;)*) => {$(

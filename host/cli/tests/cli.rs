@@ -53,3 +53,35 @@ fn plugins_list_shows_the_builtin_totp_group() {
     assert!(text.contains("built against: ochre:plugin@0.2.0"), "{text}");
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `ochre ARGS` with its stdout a pipe nobody reads (`ochre guide | head`
+/// after head has gone): its exit status and stderr.
+fn with_stdout_closed(data: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_ochre"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env("OCHRE_SESSION_DIR", data.join("run"))
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run ochre");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_closed_stdout_ends_a_command_quietly_with_141() {
+    let data = temp("closed-stdout");
+    std::fs::create_dir_all(data.join("run")).expect("run dir");
+    // The guide is the server's (the command becomes ochre-server); the
+    // session list is the command line's own; the version is clap's.
+    for args in [&["guide"][..], &["session", "list"], &["tools"]] {
+        let (code, err) = with_stdout_closed(&data, args);
+        assert_eq!(code, Some(141), "ochre {args:?}: {err}");
+        assert!(err.is_empty(), "ochre {args:?} printed on stderr: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -560,6 +560,9 @@ pub(crate) mod exit {
     /// ochre or the browser failed (a plugin trapped, the browser is gone,
     /// stored state unreadable).
     pub(crate) const SERVER: u8 = 5;
+    /// Its output's reader went away first (`ochre snapshot | head`): 128 +
+    /// SIGPIPE, as a shell tool that signal ends; nothing is printed.
+    pub(crate) const CLOSED: u8 = 141;
 
     /// The exit code of an error `code`.
     pub(crate) fn of(code: &str) -> u8 {
@@ -904,7 +907,7 @@ pub(crate) fn batch(
     for (n, line, call) in &cmds {
         let quiet = matches!(call, Ready::Browse(cmd) if conn.quiet_for(cmd));
         if !cli.json && !quiet {
-            println!("> {line}");
+            crate::outln!("> {line}")?;
         }
         let done = match call {
             Ready::Browse(cmd) => conn.run(cmd),

@@ -31,9 +31,9 @@ fn stop(cli: &Cli, name: &Option<String>, all: bool) -> anyhow::Result<()> {
     for name in names {
         session::check_name(&name)?;
         if session::stop(&name)? {
-            println!("session {name}: stopped");
+            crate::outln!("session {name}: stopped")?;
         } else {
-            println!("session {name}: not running");
+            crate::outln!("session {name}: not running")?;
         }
     }
     Ok(())
@@ -48,6 +48,8 @@ pub(crate) fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
         Err(e) if e.is::<ToolFailed>() => std::process::ExitCode::from(
             e.downcast_ref::<ToolFailed>().map_or(exit::FAILED, |t| t.code),
         ),
+        // Its reader went away (`ochre snapshot | head`): nothing to say to it.
+        Err(e) if closed_stdout(&e) => std::process::ExitCode::from(exit::CLOSED),
         Err(e) => {
             eprintln!("error: {e:#}");
             // A check that ran and found a problem (`ochre doctor`): 1, as
@@ -64,4 +66,12 @@ pub(crate) fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
             })
         }
     }
+}
+
+/// The error is a write to a closed pipe.
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

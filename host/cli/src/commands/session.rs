@@ -363,19 +363,19 @@ pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
         rows.push(info);
     }
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&rows)?)?;
     } else if rows.is_empty() {
-        println!("no sessions (the first command of a session starts its daemon)");
+        crate::outln!("no sessions (the first command of a session starts its daemon)")?;
     } else {
         for r in &rows {
-            println!(
+            crate::outln!(
                 "{:<24} {} pid {:<8} since {}  {}",
                 r["name"].as_str().unwrap_or(""),
                 if r["alive"] == true { "running" } else { "gone   " },
                 r["pid"],
                 r["started"].as_str().unwrap_or(""),
                 r["cwd"].as_str().unwrap_or("")
-            );
+            )?;
         }
     }
     Ok(())
