@@ -548,25 +548,41 @@ pub(crate) struct HostArgs {
     pub(crate) session_id: Option<String>,
 }
 
-/// `println!` that returns the error where it would panic: stdout closed
-/// (`ochre guide | head`) ends the command quietly (see
-/// `commands::client::exit_code`).
-macro_rules! outln {
+/// `println!` for output nobody may read to its end (`ochre guide | head`):
+/// a write that fails is remembered, not a panic, and the command then ends
+/// quietly with exit 141 (see `commands::client::exit_code`).
+macro_rules! say {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout(), $($t)*)
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            $crate::args::stdout_failed();
+        }
     }};
 }
-pub(crate) use outln;
+pub(crate) use say;
 
-/// `print!` as [`outln!`].
-macro_rules! out {
+/// `print!` as [`say!`].
+macro_rules! say_raw {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout(), $($t)*)
+        if write!(std::io::stdout(), $($t)*).is_err() {
+            $crate::args::stdout_failed();
+        }
     }};
 }
-pub(crate) use out;
+pub(crate) use say_raw;
+
+static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A write to stdout failed (its reader went away).
+pub(crate) fn stdout_failed() {
+    STDOUT_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a write to stdout failed.
+pub(crate) fn stdout_closed() -> bool {
+    STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Errors that are a message and a class (their exit code, in `main`).
 macro_rules! message_errors {

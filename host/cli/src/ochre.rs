@@ -1,5 +1,5 @@
 //! `ochre`: the command line. The commands that only talk to a session's
-//! daemon (browsing, `batch`, `session`) run here, in a process small enough
+//! daemon (browsing, the tools as commands, `batch`, `session`) run here, in a process small enough
 //! to start in about a millisecond: a coding agent runs one per step. Every
 //! other command (serving MCP, plugins, logins, secrets, the doctor, the
 //! guide) and a session's daemon are `ochre-server`'s, the binary installed

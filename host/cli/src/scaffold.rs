@@ -151,17 +151,17 @@ pub fn build_plugin(dir: &Path, out: Option<&Path>) -> anyhow::Result<PathBuf> {
         Some(out) => install(&wasm, out)?,
         None => wasm,
     };
-    println!(
+    crate::say!(
         "built plugin {} (group {}, ochre:plugin@{}): {}",
         m.name,
         m.group,
         m.sdk,
         path.display()
     );
-    println!("  tools: {}", m.tools.join(", "));
-    println!("  interfaces: {}", m.interfaces.iter().cloned().collect::<Vec<_>>().join(", "));
+    crate::say!("  tools: {}", m.tools.join(", "));
+    crate::say!("  interfaces: {}", m.interfaces.iter().cloned().collect::<Vec<_>>().join(", "));
     let parent = path.parent().unwrap_or(Path::new("."));
-    println!("  load it: ochre --plugin-dir {}", parent.display());
+    crate::say!("  load it: ochre --plugin-dir {}", parent.display());
     Ok(path)
 }
 

@@ -126,7 +126,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Secret { command } => secret::secret(&cli, command),
         Command::Login { command } => login::login(&cli, command),
         Command::Guide { command: None } => {
-            crate::out!("{}", commands::guide::GUIDE)?;
+            crate::say_raw!("{}", commands::guide::GUIDE);
             Ok(())
         }
         Command::Guide { command: Some(GuideCommand::Install { dir, no_agents_md }) } => {

@@ -76,9 +76,9 @@ fn with_stdout_closed(data: &std::path::Path, args: &[&str]) -> (Option<i32>, St
 fn a_closed_stdout_ends_a_command_quietly_with_141() {
     let data = temp("closed-stdout");
     std::fs::create_dir_all(data.join("run")).expect("run dir");
-    // The guide is the server's (the command becomes ochre-server); the
-    // session list is the command line's own; the version is clap's.
-    for args in [&["guide"][..], &["session", "list"], &["tools"]] {
+    // The guide, the tools and the plugins are the server's (the command
+    // becomes ochre-server); the session list is the command line's own.
+    for args in [&["guide"][..], &["session", "list"], &["tools"], &["plugins", "list"]] {
         let (code, err) = with_stdout_closed(&data, args);
         assert_eq!(code, Some(141), "ochre {args:?}: {err}");
         assert!(err.is_empty(), "ochre {args:?} printed on stderr: {err}");

@@ -907,7 +907,7 @@ pub(crate) fn batch(
     for (n, line, call) in &cmds {
         let quiet = matches!(call, Ready::Browse(cmd) if conn.quiet_for(cmd));
         if !cli.json && !quiet {
-            crate::outln!("> {line}")?;
+            crate::say!("> {line}");
         }
         let done = match call {
             Ready::Browse(cmd) => conn.run(cmd),

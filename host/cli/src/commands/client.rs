@@ -31,9 +31,9 @@ fn stop(cli: &Cli, name: &Option<String>, all: bool) -> anyhow::Result<()> {
     for name in names {
         session::check_name(&name)?;
         if session::stop(&name)? {
-            crate::outln!("session {name}: stopped")?;
+            crate::say!("session {name}: stopped");
         } else {
-            crate::outln!("session {name}: not running")?;
+            crate::say!("session {name}: not running");
         }
     }
     Ok(())
@@ -43,6 +43,8 @@ fn stop(cli: &Cli, name: &Option<String>, all: bool) -> anyhow::Result<()> {
 /// printed as one clean line (with its causes), never a backtrace.
 pub(crate) fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
+        // What it printed was not all read (see `crate::say!`).
+        Ok(()) if crate::stdout_closed() => std::process::ExitCode::from(exit::CLOSED),
         Ok(()) => std::process::ExitCode::SUCCESS,
         // Printed already, as the tool answered.
         Err(e) if e.is::<ToolFailed>() => std::process::ExitCode::from(

@@ -7,11 +7,11 @@ use crate::HostArgs;
 /// One line of `ochre doctor`.
 fn check(ok: Result<String, (String, String)>, what: &str, failed: &mut bool) {
     match ok {
-        Ok(detail) => println!("  ok    {what:<18} {detail}"),
+        Ok(detail) => crate::say!("  ok    {what:<18} {detail}"),
         Err((detail, fix)) => {
             *failed = true;
-            println!("  FAIL  {what:<18} {detail}");
-            println!("        fix: {fix}");
+            crate::say!("  FAIL  {what:<18} {detail}");
+            crate::say!("        fix: {fix}");
         }
     }
 }
@@ -24,14 +24,14 @@ fn check_secrets(args: &HostArgs, failed: &mut bool) {
     let path = store.path().display().to_string();
     match store.stored() {
         Ok(Stored::Nothing | Stored::Clear(0)) => {
-            println!("  -     secrets            none stored")
+            crate::say!("  -     secrets            none stored")
         }
         Ok(Stored::Sealed) => {
             check(Ok(format!("sealed with the login key ({path})")), "secrets", failed)
         }
         Ok(Stored::Clear(n)) => {
-            println!("  warn  secrets            {n} stored unsealed in {path} (mode 0600)");
-            println!(
+            crate::say!("  warn  secrets            {n} stored unsealed in {path} (mode 0600)");
+            crate::say!(
                 "        fix: set a login key (OCHRE_LOGIN_KEY or --login-key-file; `ochre login keygen` \
                  makes one) and run `ochre secret seal`"
             );
@@ -53,7 +53,7 @@ fn writable(dir: &std::path::Path) -> std::io::Result<()> {
 /// `ochre doctor`: every check, with a fix for each failure; exit 1 if any.
 pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
     let mut failed = false;
-    println!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
+    crate::say!("ochre {} doctor", env!("CARGO_PKG_VERSION"));
     check_dirs(args, &mut failed);
     check_state(args, &mut failed);
     check_secrets(args, &mut failed);
@@ -78,7 +78,7 @@ pub(crate) async fn doctor(args: &HostArgs) -> anyhow::Result<()> {
             crate::CheckFailed("ochre doctor: something failed (see FAIL above)".into()).into()
         );
     }
-    println!("all good");
+    crate::say!("all good");
     print_registrations();
     Ok(())
 }
@@ -89,10 +89,10 @@ fn print_registrations() {
     let Ok(exe) = crate::command_exe() else { return };
     let path = exe.display().to_string();
     let quoted = serde_json::json!(path);
-    println!("register it with your agent (this command):");
-    println!("  Claude Code:  claude mcp add ochre -- {}", shell_quoted(&path));
-    println!("  Codex (~/.codex/config.toml):  [mcp_servers.ochre] command = {quoted}");
-    println!(
+    crate::say!("register it with your agent (this command):");
+    crate::say!("  Claude Code:  claude mcp add ochre -- {}", shell_quoted(&path));
+    crate::say!("  Codex (~/.codex/config.toml):  [mcp_servers.ochre] command = {quoted}");
+    crate::say!(
         "  Cursor, Claude Desktop, any JSON client:  {}",
         serde_json::json!({"mcpServers": {"ochre": {"command": path, "args": []}}})
     );
@@ -192,11 +192,11 @@ fn check_cache(host: &Host, failed: &mut bool) {
                 failed,
             );
         }
-        None => println!("  -     compile cache      off"),
+        None => crate::say!("  -     compile cache      off"),
     }
     if let Some(dir) = crate::shipped_compiled_dir() {
         let n = std::fs::read_dir(&dir).map_or(0, |rd| rd.count());
-        println!("  ok    shipped plugins    {} ({n} compiled plugins)", dir.display());
+        crate::say!("  ok    shipped plugins    {} ({n} compiled plugins)", dir.display());
     }
 }
 
@@ -209,7 +209,7 @@ fn check_plugins(host: &Host, failed: &mut bool) {
                 check(Ok(format!("loaded ({} tools, {})", p.tools.len(), p.source)), &what, failed)
             }
             PluginStatus::Disabled => {
-                println!("  -     {what:<18} disabled (its group is excluded)")
+                crate::say!("  -     {what:<18} disabled (its group is excluded)")
             }
             PluginStatus::Refused(why) => check(
                 Err((

@@ -36,7 +36,7 @@ pub(crate) fn install(dir: &Path, agents_md: bool) -> anyhow::Result<()> {
     }
     ochre_host::stores::write_atomic(&skill, GUIDE.as_bytes())
         .with_context(|| skill.display().to_string())?;
-    crate::outln!("wrote {}", skill.display())?;
+    crate::say!("wrote {}", skill.display());
     if agents_md {
         let path = Path::new("AGENTS.md");
         let old = match std::fs::read_to_string(path) {
@@ -46,7 +46,7 @@ pub(crate) fn install(dir: &Path, agents_md: bool) -> anyhow::Result<()> {
         };
         let new = with_block(&old, &agents_block());
         ochre_host::stores::write_atomic(path, new.as_bytes()).context("writing AGENTS.md")?;
-        crate::outln!("wrote the ochre block of AGENTS.md")?;
+        crate::say!("wrote the ochre block of AGENTS.md");
     }
     Ok(())
 }

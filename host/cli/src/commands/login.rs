@@ -9,7 +9,7 @@ use crate::{Cli, LoginCommand};
 pub(crate) fn login(cli: &Cli, command: &LoginCommand) -> anyhow::Result<()> {
     if let LoginCommand::Keygen = command {
         // To stdout alone, so that it can go straight to a file or a vault.
-        println!("{}", LoginKey::generate().map_err(|e| anyhow::anyhow!("{e}"))?.encoded());
+        crate::say!("{}", LoginKey::generate().map_err(|e| anyhow::anyhow!("{e}"))?.encoded());
         eprintln!(
             "a new login key: keep it outside the data dir (a file for --login-key-file, \
              or OCHRE_LOGIN_KEY in the server's environment); logins saved with it open \
@@ -50,12 +50,12 @@ pub(crate) fn login(cli: &Cli, command: &LoginCommand) -> anyhow::Result<()> {
         LoginCommand::List { json } => {
             let all = store.list().map_err(said)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
+                crate::say!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
                 eprintln!("no saved logins");
             }
             for l in all.iter().filter(|_| !*json) {
-                println!("{}\t{}\t{}", l.name, l.saved_at, l.origins.join(", "));
+                crate::say!("{}\t{}\t{}", l.name, l.saved_at, l.origins.join(", "));
             }
         }
         LoginCommand::Show { name } => show(&store.show(name).map_err(said)?),
@@ -69,24 +69,24 @@ pub(crate) fn login(cli: &Cli, command: &LoginCommand) -> anyhow::Result<()> {
 
 /// A login's summary: its origins and its cookies' names, never a value.
 fn show(l: &LoginSummary) {
-    println!("name: {}", l.name);
-    println!("saved: {}", l.saved_at);
-    println!("origins (localStorage, {} entries):", l.storage_entries);
+    crate::say!("name: {}", l.name);
+    crate::say!("saved: {}", l.saved_at);
+    crate::say!("origins (localStorage, {} entries):", l.storage_entries);
     for o in &l.origins {
-        println!("  {o}");
+        crate::say!("  {o}");
     }
-    println!("cookies ({}):", l.cookies.len());
+    crate::say!("cookies ({}):", l.cookies.len());
     for c in &l.cookies {
-        println!("  {c}");
+        crate::say!("  {c}");
     }
     if !l.indexed_db.is_empty() {
-        println!("IndexedDB ({} databases):", l.indexed_db.len());
+        crate::say!("IndexedDB ({} databases):", l.indexed_db.len());
         for d in &l.indexed_db {
-            println!("  {d}");
+            crate::say!("  {d}");
         }
     }
     if l.indexed_db_skipped > 0 {
-        println!("not saved: {} IndexedDB records holding a Blob", l.indexed_db_skipped);
+        crate::say!("not saved: {} IndexedDB records holding a Blob", l.indexed_db_skipped);
     }
 }
 

@@ -16,8 +16,8 @@ pub(crate) async fn run(cli: &Cli, command: &PluginCommand) -> anyhow::Result<()
                 lang: *lang,
             };
             let dir = scaffold::new_plugin(&req)?;
-            println!("created plugin {name} in {}", dir.display());
-            println!("next: cd {} && ochre plugin build", dir.display());
+            crate::say!("created plugin {name} in {}", dir.display());
+            crate::say!("next: cd {} && ochre plugin build", dir.display());
             Ok(())
         }
         PluginCommand::Build { dir, out } => {
@@ -25,16 +25,16 @@ pub(crate) async fn run(cli: &Cli, command: &PluginCommand) -> anyhow::Result<()
         }
         PluginCommand::Keygen { out } => {
             let public = install::keygen(out)?;
-            println!("private key written to {} (keep it secret)", out.display());
-            println!("public key: {public}");
-            println!(
+            crate::say!("private key written to {} (keep it secret)", out.display());
+            crate::say!("public key: {public}");
+            crate::say!(
                 "trust it:   [trust.keys] NAME = \"{public}\"   (in the server's --config file)"
             );
             Ok(())
         }
         PluginCommand::Sign { file, key } => {
             let sig = install::sign(file, key)?;
-            println!("signed {}: {}", file.display(), sig.display());
+            crate::say!("signed {}: {}", file.display(), sig.display());
             Ok(())
         }
         PluginCommand::Install { source, allow_unsigned, plain_http } => {
@@ -47,18 +47,18 @@ pub(crate) async fn run(cli: &Cli, command: &PluginCommand) -> anyhow::Result<()
                 install::install(&data, std::path::Path::new(source), &config, *allow_unsigned)?
             };
             let e = &done.entry;
-            println!("installed plugin {} from {}", e.name, e.source);
-            println!("  {} ({}), signer: {}", done.path.display(), e.digest, e.signer);
+            crate::say!("installed plugin {} from {}", e.name, e.source);
+            crate::say!("  {} ({}), signer: {}", done.path.display(), e.digest, e.signer);
             Ok(())
         }
         PluginCommand::Publish { file, target, key, plain_http } => {
             let reach = oci::Reach { plain_http: *plain_http };
             let done = oci::publish(file, target, key.as_deref(), reach).await?;
-            println!("published {}", done.reference);
+            crate::say!("published {}", done.reference);
             match &done.signer {
-                Some(key) => println!("  component {}, signed by {key}", done.digest),
+                Some(key) => crate::say!("  component {}, signed by {key}", done.digest),
                 None => {
-                    println!("  component {}, unsigned", done.digest);
+                    crate::say!("  component {}, unsigned", done.digest);
                     eprintln!(
                         "warning: published without a signature: servers refuse it unless \
                      they allow it unsigned (sign with --key)"
@@ -88,7 +88,7 @@ async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
                 v
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        crate::say!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         for p in host.plugins() {
             let status = match &p.status {
@@ -96,15 +96,15 @@ async fn list_plugins(cli: &Cli, json: bool) -> anyhow::Result<()> {
                 PluginStatus::Disabled => "disabled (group excluded; not instantiated)".to_owned(),
                 PluginStatus::Refused(r) => format!("REFUSED: {r}"),
             };
-            println!("{} [{}] {} ({})", p.name, p.group, status, p.source);
-            println!("  tools: {}", p.tools.join(", "));
-            println!("  interfaces: {}", p.interfaces.join(", "));
+            crate::say!("{} [{}] {} ({})", p.name, p.group, status, p.source);
+            crate::say!("  tools: {}", p.tools.join(", "));
+            crate::say!("  interfaces: {}", p.interfaces.join(", "));
             let granted = granted(&p.name);
             if !granted.is_empty() {
-                println!("  granted by the operator: {}", granted.join(", "));
+                crate::say!("  granted by the operator: {}", granted.join(", "));
             }
             if !p.wit.is_empty() {
-                println!("  built against: ochre:plugin@{}", p.wit);
+                crate::say!("  built against: ochre:plugin@{}", p.wit);
             }
         }
     }

@@ -51,7 +51,7 @@ pub(crate) fn secret(cli: &Cli, command: &SecretCommand) -> anyhow::Result<()> {
         }
         SecretCommand::List => {
             for key in store.keys(NS)? {
-                println!("{key}");
+                crate::say!("{key}");
             }
         }
         SecretCommand::Credential { command } => credential(cli, command)?,
@@ -95,22 +95,22 @@ fn credential(cli: &Cli, command: &CredentialCommand) -> anyhow::Result<()> {
         CredentialCommand::List { json } => {
             let all = CredentialStore::new(&data, None).list().map_err(said)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
+                crate::say!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
                 eprintln!("no credentials");
             }
             for c in all.iter().filter(|_| !*json) {
-                println!("{}\t{}\t{}", c.name, c.origins.join(", "), holds(c));
+                crate::say!("{}\t{}\t{}", c.name, c.origins.join(", "), holds(c));
             }
         }
         CredentialCommand::Show { name } => {
             let c = CredentialStore::new(&data, None).show(name).map_err(said)?;
-            println!("name: {}", c.name);
-            println!("saved: {}", c.saved_at);
-            println!("holds: {}", holds(&c));
-            println!("origins:");
+            crate::say!("name: {}", c.name);
+            crate::say!("saved: {}", c.saved_at);
+            crate::say!("holds: {}", holds(&c));
+            crate::say!("origins:");
             for o in &c.origins {
-                println!("  {o}");
+                crate::say!("  {o}");
             }
         }
         CredentialCommand::Remove { name } => {

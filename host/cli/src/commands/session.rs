@@ -9,6 +9,9 @@
 //! that name exits at once, and a lock nobody holds means the daemon is gone),
 //! `NAME.json` (who it is: pid, start, working dir, data dir) and `NAME.log`
 //! (its stderr).
+//!
+//! This file is the commands' side (they run in the small `ochre` binary);
+//! the daemon itself is `ochre-server`'s (`daemon.rs`).
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
@@ -363,19 +366,19 @@ pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
         rows.push(info);
     }
     if json_out {
-        crate::outln!("{}", serde_json::to_string_pretty(&rows)?)?;
+        crate::say!("{}", serde_json::to_string_pretty(&rows)?);
     } else if rows.is_empty() {
-        crate::outln!("no sessions (the first command of a session starts its daemon)")?;
+        crate::say!("no sessions (the first command of a session starts its daemon)");
     } else {
         for r in &rows {
-            crate::outln!(
+            crate::say!(
                 "{:<24} {} pid {:<8} since {}  {}",
                 r["name"].as_str().unwrap_or(""),
                 if r["alive"] == true { "running" } else { "gone   " },
                 r["pid"],
                 r["started"].as_str().unwrap_or(""),
                 r["cwd"].as_str().unwrap_or("")
-            )?;
+            );
         }
     }
     Ok(())

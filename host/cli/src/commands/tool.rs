@@ -32,7 +32,7 @@ pub(crate) fn run(cli: &Cli, words: &[String]) -> anyhow::Result<()> {
     if words.iter().skip(1).any(|w| w == "--help" || w == "-h") {
         let name = words.first().map_or("", String::as_str);
         let tool = find(&tools, name).ok_or_else(|| UsageError(unknown(name, &tools)))?;
-        crate::out!("{}", help(tool))?;
+        crate::say_raw!("{}", help(tool));
         return Ok(());
     }
     let (tool, args) = prepare(&tools, &words, conn.tab())?;

@@ -8,18 +8,18 @@ pub(crate) async fn list_tools(cli: &Cli, json: bool, markdown: bool) -> anyhow:
     let catalogue = ochre_mcp::server::catalogue(&host);
     host.shutdown().await;
     if json {
-        crate::outln!("{}", serde_json::to_string_pretty(&catalogue)?)?;
+        crate::say!("{}", serde_json::to_string_pretty(&catalogue)?);
     } else if markdown {
-        crate::out!("{}", ochre_mcp::server::catalogue_markdown(&catalogue))?;
+        crate::say_raw!("{}", ochre_mcp::server::catalogue_markdown(&catalogue));
     } else {
         for e in &catalogue {
-            crate::outln!(
+            crate::say!(
                 "{:<10} {} {:<20} {}",
                 e["group"].as_str().unwrap_or(""),
                 e["tier"],
                 e["name"].as_str().unwrap_or(""),
                 e["purpose"].as_str().unwrap_or("")
-            )?;
+            );
         }
     }
     Ok(())

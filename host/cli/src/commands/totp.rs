@@ -37,7 +37,7 @@ pub(crate) fn totp(cli: &Cli, command: &TotpCommand) -> anyhow::Result<()> {
         }
         TotpCommand::List => {
             for key in store.keys("totp")? {
-                println!("{key}");
+                crate::say!("{key}");
             }
         }
     }
