@@ -183,6 +183,17 @@ ci_dead_profiles() {
         case $pid in '' | *[!0-9]*) continue ;; esac
         [ -d "/proc/$pid" ] || rm -rf "$d"
     done
+    # Chromium keeps its profile's lock socket in a dir of its own under TMPDIR
+    # (org.chromium.Chromium.XXXXXX/SingletonSocket) and removes it as it exits:
+    # a browser ended with SIGKILL leaves it (about 25 a run). Those of this
+    # user no browser listens on any more go too (not without `ss` to tell).
+    command -v ss >/dev/null || return 0
+    local live
+    live=$(ss -xlH 2>/dev/null | awk '{print $5}')
+    for d in "${TMPDIR:-/tmp}"/org.chromium.Chromium.*; do
+        [ -O "$d" ] && [ -S "$d/SingletonSocket" ] || continue
+        grep -qxF "$d/SingletonSocket" <<<"$live" || rm -rf "$d"
+    done
 }
 
 ci_third_party_start() {
