@@ -549,13 +549,14 @@ pub(crate) struct HostArgs {
 }
 
 /// `println!` for output nobody may read to its end (`ochre guide | head`):
-/// a write that fails is remembered, not a panic, and the command then ends
-/// quietly with exit 141 (see `commands::client::exit_code`).
+/// a write that fails is remembered, not a panic; the command then ends
+/// quietly with exit 141 when its reader had gone, else says why (see
+/// `commands::client::exit_code`).
 macro_rules! say {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        if writeln!(std::io::stdout(), $($t)*).is_err() {
-            $crate::args::stdout_failed();
+        if let Err(e) = writeln!(std::io::stdout(), $($t)*) {
+            $crate::args::stdout_failed(e);
         }
     }};
 }
@@ -565,23 +566,25 @@ pub(crate) use say;
 macro_rules! say_raw {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        if write!(std::io::stdout(), $($t)*).is_err() {
-            $crate::args::stdout_failed();
+        if let Err(e) = write!(std::io::stdout(), $($t)*) {
+            $crate::args::stdout_failed(e);
         }
     }};
 }
 pub(crate) use say_raw;
 
-static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The first write to stdout that failed.
+static STDOUT_FAILED: std::sync::OnceLock<std::io::Error> = std::sync::OnceLock::new();
 
-/// A write to stdout failed (its reader went away).
-pub(crate) fn stdout_failed() {
-    STDOUT_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+/// A write to stdout failed: its reader went away, or the file it goes to
+/// could not take it (a full disk).
+pub(crate) fn stdout_failed(e: std::io::Error) {
+    let _ = STDOUT_FAILED.set(e);
 }
 
-/// Whether a write to stdout failed.
-pub(crate) fn stdout_closed() -> bool {
-    STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+/// The first write to stdout that failed, if one did.
+pub(crate) fn stdout_error() -> Option<&'static std::io::Error> {
+    STDOUT_FAILED.get()
 }
 
 /// Errors that are a message and a class (their exit code, in `main`).

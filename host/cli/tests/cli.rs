@@ -85,3 +85,22 @@ fn a_closed_stdout_ends_a_command_quietly_with_141() {
     }
     let _ = std::fs::remove_dir_all(&data);
 }
+
+#[test]
+fn a_stdout_that_cannot_take_the_output_is_an_error_that_says_so() {
+    let data = temp("full-stdout");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_ochre"))
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("guide")
+        .env_remove("RUST_LOG")
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run ochre");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing the output") && err.contains("No space left"), "{err}");
+    let _ = std::fs::remove_dir_all(&data);
+}

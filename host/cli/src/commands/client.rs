@@ -1,5 +1,5 @@
-//! The commands `ochre` runs itself, without the server (browsing, `batch`,
-//! `session`): a few lines on the session's socket. Shared by the `ochre`
+//! The commands `ochre` runs itself, without the server (browsing, the tools
+//! as commands, `batch`, `session`): a few lines on the session's socket. Shared by the `ochre`
 //! command and `ochre-server` (which runs them too when named).
 
 use super::browse::{self, ToolFailed, exit};
@@ -42,9 +42,15 @@ fn stop(cli: &Cli, name: &Option<String>, all: bool) -> anyhow::Result<()> {
 /// A command's exit code by its error's class (docs/cli.md), its error
 /// printed as one clean line (with its causes), never a backtrace.
 pub(crate) fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
+    // What it printed did not all get out (see `crate::say!`): an error of
+    // its own, unless one came first.
+    let result = match (result, crate::stdout_error()) {
+        (Ok(()), Some(e)) => {
+            Err(std::io::Error::new(e.kind(), format!("writing the output: {e}")).into())
+        }
+        (result, _) => result,
+    };
     match result {
-        // What it printed was not all read (see `crate::say!`).
-        Ok(()) if crate::stdout_closed() => std::process::ExitCode::from(exit::CLOSED),
         Ok(()) => std::process::ExitCode::SUCCESS,
         // Printed already, as the tool answered.
         Err(e) if e.is::<ToolFailed>() => std::process::ExitCode::from(
