@@ -154,6 +154,9 @@
             return { x: p.x, y: p.y, waited_ms: ms(), waited, ...by, ...info };
           }
           reason = 'moving';
+          // The next look holds it to where the scroll put it: one frame
+          // for the page to answer, not a second to see the scroll again.
+          prev = now;
         } else reason = p.reason;
       }
       if (!waited.includes(reason) && waited.length < 5) waited.push(reason);
