@@ -445,6 +445,14 @@ async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> 
     shell.ok(s, &["fill-form", "--fields", r#"{"Name": "Ada", "Terms": true}"#])?;
     site.expect_recorded("value=Ada").await?;
     site.expect_recorded("field=terms&value=true").await?;
+    // A reader that went away first (`ochre snapshot | head`): the answer's
+    // command ends quietly with 141, as a shell tool; the session serves on.
+    let (reader, writer) = std::io::pipe()?;
+    drop(reader);
+    let out = shell.command(s, &["snapshot"]).stdout(writer).stderr(Stdio::piped()).output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.code() == Some(141) && err.is_empty(), "{:?}: {err}", out.status);
+    ensure!(shell.ok(s, &["snapshot"])?.contains("What fields hold"));
 
     let help = shell.ok(s, &["fill-form", "--help"])?;
     for flag in ["--fields", "--refs", "--submit", "--tab-id"] {
