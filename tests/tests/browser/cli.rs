@@ -453,6 +453,26 @@ async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> 
     let err = String::from_utf8_lossy(&out.stderr);
     ensure!(out.status.code() == Some(141) && err.is_empty(), "{:?}: {err}", out.status);
     ensure!(shell.ok(s, &["snapshot"])?.contains("What fields hold"));
+    // The daemon's binary replaced since it started (ochre rebuilt or
+    // upgraded; here its recorded time is moved back): each command still
+    // runs, and says how to start the new one; the list marks it.
+    let file = shell.sessions.path().join("tools.json");
+    let mut info: Value = serde_json::from_slice(&std::fs::read(&file)?)?;
+    ensure!(info["server_modified_ns"].as_u64().is_some(), "{info}");
+    let out = shell.run(s, &["snapshot"])?;
+    ensure!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    info["server_modified_ns"] = json!(1);
+    std::fs::write(&file, serde_json::to_vec(&info)?)?;
+    let out = shell.run(s, &["snapshot"])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.success(), "{err}");
+    ensure!(String::from_utf8_lossy(&out.stdout).contains("What fields hold"));
+    ensure!(
+        err.contains("rebuilt or upgraded") && err.contains("ochre session stop tools"),
+        "{err}"
+    );
+    let list: Value = serde_json::from_str(&shell.ok(None, &["--json", "session", "list"])?)?;
+    ensure!(list.to_string().contains("\"replaced\":true"), "{list}");
 
     let help = shell.ok(s, &["fill-form", "--help"])?;
     for flag in ["--fields", "--refs", "--submit", "--tab-id"] {

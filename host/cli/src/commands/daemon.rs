@@ -27,6 +27,7 @@ pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
         // Another daemon of this name runs (or is starting): it serves.
         return Ok(());
     }
+    let exe = std::env::current_exe().ok();
     let info = json!({
         "name": name,
         "pid": std::process::id(),
@@ -35,6 +36,10 @@ pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
         "data_dir": cli.host.data_dir(),
         "idle_timeout_s": cli.session_idle.as_secs(),
         "version": env!("CARGO_PKG_VERSION"),
+        // The binary serving, as it was at the start: a command tells a
+        // daemon whose binary was replaced since (see `session::replaced`).
+        "server": exe,
+        "server_modified_ns": exe.as_deref().and_then(super::session::modified_ns),
     });
     ochre_host::stores::write_atomic(&paths.info, &serde_json::to_vec_pretty(&info)?)?;
     // The host first: a daemon that cannot start exits saying why (the

@@ -7,8 +7,8 @@
 //! Files of a session NAME, in the sessions dir: `NAME.sock` (the socket),
 //! `NAME.lock` (locked by the daemon for its whole life: a second daemon of
 //! that name exits at once, and a lock nobody holds means the daemon is gone),
-//! `NAME.json` (who it is: pid, start, working dir, data dir) and `NAME.log`
-//! (its stderr).
+//! `NAME.json` (who it is: pid, start, working dir, data dir, the binary it
+//! serves from) and `NAME.log` (its stderr).
 //!
 //! This file is the commands' side (they run in the small `ochre` binary);
 //! the daemon itself is `ochre-server`'s (`daemon.rs`).
@@ -140,6 +140,24 @@ impl Paths {
     }
 }
 
+/// When file `p` last changed, in nanoseconds since the epoch.
+pub(crate) fn modified_ns(p: &std::path::Path) -> Option<u64> {
+    let t = std::fs::metadata(p).ok()?.modified().ok()?;
+    u64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos()).ok()
+}
+
+/// Whether the binary a daemon serves from (its session file: `info`) has
+/// changed on disk since it started: ochre was rebuilt or upgraded, and the
+/// daemon still runs the old one. (A file from a daemon that did not record
+/// it: not known, taken as no.)
+fn replaced(info: &Value) -> bool {
+    let (Some(exe), Some(then)) = (info["server"].as_str(), info["server_modified_ns"].as_u64())
+    else {
+        return false;
+    };
+    modified_ns(std::path::Path::new(exe)) != Some(then)
+}
+
 crate::message_errors! {
     /// Why a command could not be answered by its session's daemon (exit 4).
     DaemonLost;
@@ -162,11 +180,21 @@ impl Client {
         paths: &Paths,
         daemon_args: &[std::ffi::OsString],
     ) -> anyhow::Result<Self> {
-        let stream = match UnixStream::connect(&paths.socket) {
-            Ok(s) => s,
-            Err(_) => start_daemon(paths, daemon_args)?,
+        let (stream, started) = match UnixStream::connect(&paths.socket) {
+            Ok(s) => (s, false),
+            Err(_) => (start_daemon(paths, daemon_args)?, true),
         };
-        let pid = paths.info().and_then(|i| i["pid"].as_u64());
+        let info = paths.info();
+        let pid = info.as_ref().and_then(|i| i["pid"].as_u64());
+        if !started && info.as_ref().is_some_and(replaced) {
+            eprintln!(
+                "ochre: session {name}'s daemon (pid {}) runs the ochre-server it started with, \
+                 which has been rebuilt or upgraded since; `ochre session stop {name}` ends it \
+                 (its tabs close) and the next command starts the new one",
+                pid.map_or_else(|| "?".to_owned(), |p| p.to_string()),
+                name = paths.name
+            );
+        }
         Self::handshake(stream, &paths.name, pid)
     }
 
@@ -361,7 +389,9 @@ pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
     for name in names {
         let paths = Paths::of(&name)?;
         let Some(mut info) = paths.info() else { continue };
-        info["alive"] = json!(paths.daemon_alive());
+        let alive = paths.daemon_alive();
+        info["replaced"] = json!(alive && replaced(&info));
+        info["alive"] = json!(alive);
         info["socket"] = json!(paths.socket);
         rows.push(info);
     }
@@ -371,13 +401,19 @@ pub(crate) fn list(json_out: bool) -> anyhow::Result<()> {
         crate::say!("no sessions (the first command of a session starts its daemon)");
     } else {
         for r in &rows {
+            let name = r["name"].as_str().unwrap_or("");
             crate::say!(
-                "{:<24} {} pid {:<8} since {}  {}",
-                r["name"].as_str().unwrap_or(""),
+                "{:<24} {} pid {:<8} since {}  {}{}",
+                name,
                 if r["alive"] == true { "running" } else { "gone   " },
                 r["pid"],
                 r["started"].as_str().unwrap_or(""),
-                r["cwd"].as_str().unwrap_or("")
+                r["cwd"].as_str().unwrap_or(""),
+                if r["replaced"] == true {
+                    format!("  (an older build: `ochre session stop {name}` for the new one)")
+                } else {
+                    String::new()
+                }
             );
         }
     }
