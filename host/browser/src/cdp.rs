@@ -3,6 +3,7 @@
 //! times out, and raw commands chromiumoxide has no type for.
 
 use super::*;
+use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventLifecycleEvent};
 
 pub(super) fn not_found(id: &str) -> ToolError {
     ochre_protocol::browser::tab_not_found(id)
@@ -97,19 +98,47 @@ pub(super) async fn bounded<T>(
 /// document whose navigation began after this call has loaded (the time
 /// origin of the tab's document, its ready state), and a failure says what
 /// the tab shows. The error's text is chromiumoxide's, with that added.
-pub(super) async fn goto(page: &Page, url: &str) -> Result<(), String> {
+///
+/// A page that navigates itself again and again before any of its documents
+/// has loaded (a script that submits its own form at once, a refresh with no
+/// delay) never gives a load event: once [`SELF_NAVIGATIONS`] documents have
+/// come in the main frame, none loaded, its loading is stopped (as the stop
+/// button stops it) and the wait ends, [`GotoError::Looping`], where it would
+/// otherwise last out the whole timeout.
+pub(super) async fn goto(page: &Page, url: &str) -> Result<(), GotoError> {
     let asked = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
-    let e = match page.goto(url).await {
-        Ok(_) => return Ok(()),
-        Err(e @ chromiumoxide::error::CdpError::Timeout) => e,
-        Err(e) => return Err(e.to_string()),
+    // (Listening before the navigation is asked for: its first document counts.)
+    let documents = page.event_listener::<EventFrameNavigated>().await.ok();
+    let started = std::time::Instant::now();
+    let looping = async {
+        let Some(mut documents) = documents else {
+            return std::future::pending().await;
+        };
+        let mut n = 0;
+        while let Some(ev) = documents.next().await {
+            if ev.frame.parent_id.is_none() {
+                n += 1;
+                if n >= SELF_NAVIGATIONS {
+                    return (n, ev.frame.url.clone());
+                }
+            }
+        }
+        std::future::pending().await
+    };
+    let e = tokio::select! {
+        r = page.goto(url) => match r {
+            Ok(_) => return Ok(()),
+            Err(e @ chromiumoxide::error::CdpError::Timeout) => e,
+            Err(e) => return Err(GotoError::Failed(e.to_string())),
+        },
+        (n, last) = looping => return Err(stop_looping(page, n, started, Some(&last)).await),
     };
     let shows = "({state: document.readyState, began: performance.timeOrigin, url: location.href})";
     let seen = tokio::time::timeout(Duration::from_secs(5), page.evaluate(shows)).await;
     let Ok(Ok(seen)) = seen else {
-        return Err(format!("{e} (the tab did not say what it shows)"));
+        return Err(GotoError::Failed(format!("{e} (the tab did not say what it shows)")));
     };
     let seen: Value = seen.into_value().unwrap_or_default();
     let state = seen["state"].as_str().unwrap_or("?");
@@ -129,7 +158,125 @@ pub(super) async fn goto(page: &Page, url: &str) -> Result<(), String> {
     } else {
         "the document from before the call"
     };
-    Err(format!("{e} (the tab shows {shown}, {which}, ready state {state})"))
+    Err(GotoError::Failed(format!("{e} (the tab shows {shown}, {which}, ready state {state})")))
+}
+
+/// The documents a navigation's main frame may get, none loaded, before the
+/// wait for a load ends: a redirect by script is one each (a sign-in's chain
+/// a few), a page that navigates itself at once, dozens a second.
+const SELF_NAVIGATIONS: usize = 8;
+
+/// Why [`goto`] did not see the page load.
+#[derive(Debug)]
+pub(super) enum GotoError {
+    /// The browser's (or chromiumoxide's) word, with what the tab shows.
+    Failed(String),
+    /// The page navigated itself again and again, none of its documents
+    /// loaded, and was stopped. chromiumoxide still waits for a load of this
+    /// navigation (until its own timeout) and would hold the tab's next one
+    /// back: see `BrowserManager::goto_around`.
+    Looping(String),
+}
+
+impl std::fmt::Display for GotoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Failed(m) | Self::Looping(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A page that navigated itself `n` times since `started` (the last to
+/// `last`), none of its documents loaded: stopped, as the stop button stops
+/// it (the navigation it has begun is cancelled, its document stops
+/// loading), and said.
+async fn stop_looping(
+    page: &Page,
+    n: usize,
+    started: std::time::Instant,
+    last: Option<&str>,
+) -> GotoError {
+    let took = started.elapsed().as_millis();
+    // (Sent as the next document commits, it is refused, "Not attached to
+    // an active page": asked again a little later, for up to 200 ms.)
+    let mut stop = Err(String::new());
+    for _ in 0..20 {
+        stop = raw_command(page, "Page.stopLoading", serde_json::json!({}))
+            .await
+            .map_err(|e| e.message);
+        if stop.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let after = match stop {
+        Ok(_) => "stopped its loading, as the stop button does (a script of the page may start \
+                  it again)"
+            .to_owned(),
+        Err(why) => format!("could not stop it ({why})"),
+    };
+    let last = last.map(|u| format!(", the last {u}")).unwrap_or_default();
+    GotoError::Looping(format!(
+        "the page navigated itself again and again before any of its documents loaded ({n} \
+         documents in {took} ms{last}); ochre {after}: read the tab to see where it is"
+    ))
+}
+
+impl BrowserManager {
+    /// Load `url` in tab `n` as [`goto`] does, around chromiumoxide's
+    /// navigation queue (which still holds a navigation of the tab no load
+    /// will end, see [`GotoError::Looping`]): `Page.navigate` over the frame
+    /// connection, then the tab's lifecycle events until a document of this
+    /// navigation (or one the page went on to by itself) has loaded. That
+    /// load also ends chromiumoxide's wait: whether one came (a fragment of
+    /// the document shown loads none).
+    pub(super) async fn goto_around(
+        &self,
+        n: TabId,
+        page: &Page,
+        url: &str,
+    ) -> Result<bool, GotoError> {
+        let failed = |e: ToolError| GotoError::Failed(e.message);
+        // (No second connection to this browser: the queue it is.)
+        let Ok(link) = self.frame_link(self.slot_of_tab(n)).await else {
+            return goto(page, url).await.map(|()| true);
+        };
+        let main = page.mainframe().await.ok().flatten();
+        let mut life = page
+            .event_listener::<EventLifecycleEvent>()
+            .await
+            .map_err(|e| GotoError::Failed(e.to_string()))?;
+        let started = std::time::Instant::now();
+        let target = page.target_id().as_ref().to_owned();
+        let r = link.send(&target, "Page.navigate", serde_json::json!({"url": url})).await;
+        let r = r.map_err(failed)?;
+        if let Some(why) = r["errorText"].as_str().filter(|t| !t.is_empty()) {
+            return Err(GotoError::Failed(why.to_owned()));
+        }
+        // No new document: a fragment of the one shown.
+        let Some(loader) = r["loaderId"].as_str() else { return Ok(false) };
+        // This navigation's documents: its own, then those the page went on to.
+        let mut ours = vec![loader.to_owned()];
+        let mut committed = false;
+        while let Some(ev) = life.next().await {
+            if main.as_ref().is_some_and(|m| *m != ev.frame_id) {
+                continue;
+            }
+            let l: &str = ev.loader_id.as_ref();
+            match ev.name.as_str() {
+                "init" if ours.iter().any(|o| o == l) => committed = true,
+                "init" if committed => {
+                    ours.push(l.to_owned());
+                    if ours.len() >= SELF_NAVIGATIONS {
+                        return Err(stop_looping(page, ours.len(), started, None).await);
+                    }
+                }
+                "load" if ours.iter().any(|o| o == l) => return Ok(true),
+                _ => {}
+            }
+        }
+        Err(GotoError::Failed("the tab's events ended before its page loaded".into()))
+    }
 }
 
 /// A browser out of its `Arc`, once no call holds it any more (each call is

@@ -156,7 +156,24 @@ impl BrowserManager {
             let had_page = started.elapsed();
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
-                goto(&page, url).await.map_err(|e| {
+                // Held until this navigation ends: one cut short (its time
+                // ran out first, the call was cancelled) stays in
+                // chromiumoxide's queue until chromiumoxide's own timeout.
+                let held = self.inner.tabs.with(n, |t| std::mem::replace(&mut t.navigation_held, true));
+                let held = held == Some(true);
+                let r = if held {
+                    self.goto_around(n, &page, url).await
+                } else {
+                    goto(&page, url).await.map(|()| true)
+                };
+                // (A load ends a held navigation's wait too.)
+                let still = match &r {
+                    Ok(loaded) => held && !loaded,
+                    Err(GotoError::Looping(_)) => true,
+                    Err(GotoError::Failed(_)) => held,
+                };
+                self.inner.tabs.with(n, |t| t.navigation_held = still);
+                r.map_err(|e| {
                     let failed = ToolError::navigation_failed(format!("cannot load {url}: {e}"));
                     with_cdp_cause(failed.with("url", url), &e)
                 })?;

@@ -446,6 +446,37 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
     Ok(())
 }
 
+/// A page that navigates itself again and again before any of its documents
+/// loads (its script submits its own form at once) is said to as soon as
+/// eight documents have come, and stopped, not waited for until the
+/// navigation's timeout; the server saw those documents. The tab is not
+/// stuck behind it: the next navigation loads, and the one after. Nor behind
+/// a navigation whose time ran out first.
+#[tokio::test]
+async fn a_page_that_navigates_itself_before_it_loads_is_said_to_and_stopped() -> Result<()> {
+    let (site, _data, client) = site_and_client("self-submit", &[]).await?;
+    let r = client.tool("navigate", json!({"url": site.url("self-submit.html")})).await?;
+    let err = error_of(&r);
+    assert_eq!(err["code"], "NAVIGATION_FAILED", "{err}");
+    let message = err["message"].as_str().unwrap_or_default();
+    for says in ["navigated itself again and again", "self-submit.html?n=", "stopped its loading"] {
+        assert!(message.contains(says), "{message}");
+    }
+    let sent = site.requests().iter().filter(|r| r.starts_with("GET /self-submit.html")).count();
+    assert!(sent >= 8, "the server saw {sent} of its documents: {:?}", site.requests());
+    for page in ["fields.html", "inpage.html"] {
+        let r = navigate(&client, &site.url(page)).await?;
+        assert!(structured(&r)["url"].as_str().is_some_and(|u| u.ends_with(page)), "{r:?}");
+    }
+    // Cut short by its own timeout: the next navigation is not held behind it.
+    let slow = json!({"url": site.url("slow?ms=4000"), "timeout": 500});
+    assert_eq!(error_of(&client.tool("navigate", slow).await?)["code"], "TIMEOUT");
+    let r = navigate(&client, &site.url("fields.html")).await?;
+    assert_eq!(structured(&r)["title"], "What fields hold", "{r:?}");
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn clickable_elements_without_a_role_get_refs_and_names() -> Result<()> {
     let (site, _data, client, snap) = open_page("widgets", &[], "widgets.html").await?;
