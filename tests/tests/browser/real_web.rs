@@ -455,14 +455,19 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
 #[tokio::test]
 async fn a_page_that_navigates_itself_before_it_loads_is_said_to_and_stopped() -> Result<()> {
     let (site, _data, client) = site_and_client("self-submit", &[]).await?;
-    let r = client.tool("navigate", json!({"url": site.url("self-submit.html")})).await?;
+    let r =
+        client.tool("navigate", json!({"url": site.url("misbehaving/self-submit.html")})).await?;
     let err = error_of(&r);
     assert_eq!(err["code"], "NAVIGATION_FAILED", "{err}");
     let message = err["message"].as_str().unwrap_or_default();
     for says in ["navigated itself again and again", "self-submit.html?n=", "stopped its loading"] {
         assert!(message.contains(says), "{message}");
     }
-    let sent = site.requests().iter().filter(|r| r.starts_with("GET /self-submit.html")).count();
+    let sent = site
+        .requests()
+        .iter()
+        .filter(|r| r.starts_with("GET /misbehaving/self-submit.html"))
+        .count();
     assert!(sent >= 8, "the server saw {sent} of its documents: {:?}", site.requests());
     for page in ["fields.html", "inpage.html"] {
         let r = navigate(&client, &site.url(page)).await?;
