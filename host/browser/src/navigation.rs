@@ -159,8 +159,9 @@ impl BrowserManager {
                 // Held until this navigation ends: one cut short (its time
                 // ran out first, the call was cancelled) stays in
                 // chromiumoxide's queue until chromiumoxide's own timeout.
-                let held = self.inner.tabs.with(n, |t| std::mem::replace(&mut t.navigation_held, true));
-                let held = held == Some(true);
+                let held = (self.inner.tabs)
+                    .with(n, |t| std::mem::replace(&mut t.navigation_held, true))
+                    .unwrap_or(false);
                 let r = if held {
                     self.goto_around(n, &page, url).await
                 } else {
