@@ -57,6 +57,7 @@ impl CdpCause {
             ("session with given id", CdpCause::SessionGone),
             ("oneshot canceled", CdpCause::ConnectionEnded),
             ("receiver is gone", CdpCause::ConnectionEnded),
+            ("second connection to the browser is closed", CdpCause::ConnectionEnded),
         ];
         let text = text.to_ascii_lowercase();
         WORDING.iter().find(|(w, _)| text.contains(w)).map(|(_, c)| *c)
@@ -172,9 +173,7 @@ pub(super) enum GotoError {
     /// The browser's (or chromiumoxide's) word, with what the tab shows.
     Failed(String),
     /// The page navigated itself again and again, none of its documents
-    /// loaded, and was stopped. chromiumoxide still waits for a load of this
-    /// navigation (until its own timeout) and would hold the tab's next one
-    /// back: see `BrowserManager::goto_around`.
+    /// loaded, and was stopped.
     Looping(String),
 }
 
@@ -215,6 +214,12 @@ async fn stop_looping(
             .to_owned(),
         Err(why) => format!("could not stop it ({why})"),
     };
+    // (Where the main frame's events do not say: its document now.)
+    let now = match last {
+        Some(_) => None,
+        None => raw_command(page, "Page.getFrameTree", serde_json::json!({})).await.ok(),
+    };
+    let last = last.or_else(|| now.as_ref()?["frameTree"]["frame"]["url"].as_str());
     let last = last.map(|u| format!(", the last {u}")).unwrap_or_default();
     GotoError::Looping(format!(
         "the page navigated itself again and again before any of its documents loaded ({n} \
@@ -222,44 +227,97 @@ async fn stop_looping(
     ))
 }
 
+/// What [`BrowserManager::load`] loads.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Load<'a> {
+    /// A new document from this address (or a fragment of the one shown).
+    Url(&'a str),
+    /// The document shown, again.
+    Reload,
+}
+
 impl BrowserManager {
-    /// Load `url` in tab `n` as [`goto`] does, around chromiumoxide's
-    /// navigation queue (which still holds a navigation of the tab no load
-    /// will end, see [`GotoError::Looping`]): `Page.navigate` over the frame
-    /// connection, then the tab's lifecycle events until a document of this
-    /// navigation (or one the page went on to by itself) has loaded. That
-    /// load also ends chromiumoxide's wait: whether one came (a fragment of
-    /// the document shown loads none).
-    pub(super) async fn goto_around(
+    /// Load a document in `page` (a tab of browser `slot`) and wait for its
+    /// load event; whether a document loaded (a fragment of the document
+    /// shown loads none). ochre follows the navigation itself, by the tab's
+    /// lifecycle events: the navigation's own document, or one the page went
+    /// on to by itself (a redirect by script), has loaded; a page that goes
+    /// on again and again is stopped at [`SELF_NAVIGATIONS`]
+    /// ([`GotoError::Looping`]).
+    ///
+    /// `Page.navigate` goes over the host's own connection to the browser
+    /// (the one it keeps for cross-site frames): chromiumoxide takes every
+    /// `Page.navigate` sent over its connection into a queue of its own, one
+    /// at a time, held until it sees that navigation load or its own 30 s
+    /// request timeout pass, even after the caller stopped waiting; a tab
+    /// whose load was cut short by its timeout (a crawl's worker tab, a
+    /// navigation with a short timeout) or stopped would wait behind it.
+    /// Without a second connection (a pool endpoint that refuses one) the
+    /// address is loaded through that queue ([`goto`]).
+    pub(super) async fn load(
         &self,
-        n: TabId,
+        slot: usize,
         page: &Page,
-        url: &str,
+        how: Load<'_>,
     ) -> Result<bool, GotoError> {
         let failed = |e: ToolError| GotoError::Failed(e.message);
-        // (No second connection to this browser: the queue it is.)
-        let Ok(link) = self.frame_link(self.slot_of_tab(n)).await else {
-            return goto(page, url).await.map(|()| true);
+        let link = match how {
+            Load::Url(url) => match self.frame_link(slot).await {
+                Ok(link) => Some((link, url)),
+                Err(_) => return goto(page, url).await.map(|()| true),
+            },
+            Load::Reload => None,
         };
-        let main = page.mainframe().await.ok().flatten();
+        // (Listening before the navigation is asked for: none of its events is missed.)
         let mut life = page
             .event_listener::<EventLifecycleEvent>()
             .await
             .map_err(|e| GotoError::Failed(e.to_string()))?;
         let started = std::time::Instant::now();
-        let target = page.target_id().as_ref().to_owned();
-        let r = link.send(&target, "Page.navigate", serde_json::json!({"url": url})).await;
-        let r = r.map_err(failed)?;
-        if let Some(why) = r["errorText"].as_str().filter(|t| !t.is_empty()) {
-            return Err(GotoError::Failed(why.to_owned()));
-        }
-        // No new document: a fragment of the one shown.
-        let Some(loader) = r["loaderId"].as_str() else { return Ok(false) };
-        // This navigation's documents: its own, then those the page went on to.
-        let mut ours = vec![loader.to_owned()];
-        let mut committed = false;
+        // The main frame, and this navigation's documents: its own, then
+        // those the page went on to.
+        let (main, mut ours) = match link {
+            Some((link, url)) => {
+                let target = page.target_id().as_ref().to_owned();
+                let r = link.send(&target, "Page.navigate", serde_json::json!({"url": url}));
+                let r = r.await.map_err(failed)?;
+                if let Some(why) = r["errorText"].as_str().filter(|t| !t.is_empty()) {
+                    if r["isDownload"].as_bool() == Some(true) {
+                        return Err(GotoError::Failed(format!(
+                            "the address is a file to download, not a page ({why}): the \
+                             download goes to the session's downloads"
+                        )));
+                    }
+                    return Err(GotoError::Failed(why.to_owned()));
+                }
+                // No new document: a fragment of the one shown.
+                let Some(loader) = r["loaderId"].as_str() else { return Ok(false) };
+                (r["frameId"].as_str().map(str::to_owned), vec![loader.to_owned()])
+            }
+            None => {
+                let tree = raw_command(page, "Page.getFrameTree", serde_json::json!({}));
+                let tree = tree.await.map_err(failed)?;
+                let frame = &tree["frameTree"]["frame"];
+                let shown = frame["loaderId"].as_str().unwrap_or_default().to_owned();
+                raw_command(page, "Page.reload", serde_json::json!({})).await.map_err(failed)?;
+                // The reload's document is the next the main frame commits.
+                let main = frame["id"].as_str().map(str::to_owned);
+                let next = loop {
+                    let Some(ev) = life.next().await else { return Err(ended(page).await) };
+                    let l: &str = ev.loader_id.as_ref();
+                    if main.as_deref().is_none_or(|m| m == ev.frame_id.as_ref())
+                        && ev.name == "init"
+                        && l != shown
+                    {
+                        break l.to_owned();
+                    }
+                };
+                (main, vec![next])
+            }
+        };
+        let mut committed = matches!(how, Load::Reload);
         while let Some(ev) = life.next().await {
-            if main.as_ref().is_some_and(|m| *m != ev.frame_id) {
+            if main.as_deref().is_some_and(|m| m != ev.frame_id.as_ref()) {
                 continue;
             }
             let l: &str = ev.loader_id.as_ref();
@@ -275,8 +333,20 @@ impl BrowserManager {
                 _ => {}
             }
         }
-        Err(GotoError::Failed("the tab's events ended before its page loaded".into()))
+        Err(ended(page).await)
     }
+}
+
+/// The tab's events ended before its page loaded: its connection ended
+/// (the browser went away: the page's commands say so, in the words
+/// [`CdpCause`] reads), or the tab closed.
+async fn ended(page: &Page) -> GotoError {
+    let asked = raw_command(page, "Page.getFrameTree", serde_json::json!({}));
+    let why = match tokio::time::timeout(Duration::from_secs(2), asked).await {
+        Ok(Err(e)) => e.message,
+        _ => "the tab's events ended".to_owned(),
+    };
+    GotoError::Failed(format!("{why} before the page loaded"))
 }
 
 /// A browser out of its `Arc`, once no call holds it any more (each call is

@@ -193,7 +193,7 @@ impl FrameLink {
         params: Value,
     ) -> Result<Value, ToolError> {
         let (reply, rx) = oneshot::channel();
-        let closed = || ToolError::browser_error("the frame connection is closed");
+        let closed = || link_closed();
         self.tx
             .send(Call {
                 method: method.to_owned(),
@@ -265,11 +265,17 @@ impl FrameLink {
             w.push((event.to_owned(), tx));
         }
         self.call(Some(&s), method, params).await?;
-        bounded(wait_ms, event, async {
-            rx.await.map_err(|_| ToolError::browser_error("the frame connection is closed"))
-        })
-        .await
+        bounded(wait_ms, event, async { rx.await.map_err(|_| link_closed()) }).await
     }
+}
+
+/// The host's own connection to the browser ended: the browser's too, but
+/// for a moment (see `CdpCause::ConnectionEnded`).
+fn link_closed() -> ToolError {
+    super::with_cdp_cause(
+        ToolError::browser_error("the host's second connection to the browser is closed"),
+        &"the host's second connection to the browser is closed",
+    )
 }
 
 fn frame_gone(e: &ToolError) -> ToolError {

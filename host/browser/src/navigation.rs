@@ -156,24 +156,7 @@ impl BrowserManager {
             let had_page = started.elapsed();
             self.reset_network(n);
             bounded(timeout_ms, "navigation", async {
-                // Held until this navigation ends: one cut short (its time
-                // ran out first, the call was cancelled) stays in
-                // chromiumoxide's queue until chromiumoxide's own timeout.
-                let held = (self.inner.tabs)
-                    .with(n, |t| std::mem::replace(&mut t.navigation_held, true))
-                    .unwrap_or(false);
-                let r = if held {
-                    self.goto_around(n, &page, url).await
-                } else {
-                    goto(&page, url).await.map(|()| true)
-                };
-                // (A load ends a held navigation's wait too.)
-                let still = match &r {
-                    Ok(loaded) => held && !loaded,
-                    Err(GotoError::Looping(_)) => true,
-                    Err(GotoError::Failed(_)) => held,
-                };
-                self.inner.tabs.with(n, |t| t.navigation_held = still);
+                let r = self.load(self.slot_of_tab(n), &page, Load::Url(url)).await;
                 r.map_err(|e| {
                     let failed = ToolError::navigation_failed(format!("cannot load {url}: {e}"));
                     with_cdp_cause(failed.with("url", url), &e)
@@ -264,7 +247,8 @@ impl BrowserManager {
         self.guarded(tab, async {
             let (n, page) = self.page(tab).await?;
             bounded(timeout_ms, "reload", async {
-                page.reload().await.map_err(|e| {
+                let r = self.load(self.slot_of_tab(n), &page, Load::Reload).await;
+                r.map_err(|e| {
                     let failed = ToolError::navigation_failed(format!("reload failed: {e}"));
                     with_cdp_cause(failed, &e)
                 })?;

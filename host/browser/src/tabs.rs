@@ -57,11 +57,6 @@ pub(crate) struct Tab {
     pub(crate) pointer: Option<(f64, f64)>,
     /// Why a person holds it (see `live`): the agent's calls on it are refused.
     pub(crate) held: Option<std::sync::Arc<str>>,
-    /// chromiumoxide still waits for a navigation of it that no load will end
-    /// (a page that navigated itself again and again, stopped: see `goto`),
-    /// and would hold its next one back until its own timeout: the next
-    /// goes around it (`BrowserManager::goto_around`) until one loads.
-    pub(crate) navigation_held: bool,
 }
 
 /// The open tabs of one browser manager, by number.
@@ -90,7 +85,6 @@ impl Tabs {
             routed: false,
             pointer: None,
             held: None,
-            navigation_held: false,
         };
         lock(&self.open).insert(n, tab);
     }

@@ -26,7 +26,7 @@ use ochre_protocol::page_ops::{self as typed, PageVisited};
 use serde_json::json;
 
 use super::library::page_library;
-use super::{BrowserManager, bounded, cdp_error};
+use super::{BrowserManager, Load, bounded, cdp_error};
 use ochre_protocol::ToolError;
 use ochre_protocol::lock;
 
@@ -172,7 +172,8 @@ impl BrowserManager {
                     loop {
                         let next = lock(&queue).pop_front();
                         let Some((i, url)) = next else { break };
-                        let r = match self.visit_one(page, &url, &reader, timeout_ms).await {
+                        let r = match self.visit_one((*slot, page), &url, &reader, timeout_ms).await
+                        {
                             Ok(v) => v,
                             Err(e) if self.pool_size() > 1 && self.lost(*slot, &e).await => {
                                 // This browser died: another worker reads the page.
@@ -275,14 +276,15 @@ impl BrowserManager {
     /// Load and read one page in a worker tab; a load or read error as an error.
     async fn visit_one(
         &self,
-        page: &Page,
+        (slot, page): (usize, &Page),
         url: &str,
         reader: &str,
         timeout_ms: u64,
     ) -> Result<PageVisited, ochre_protocol::ToolError> {
         let ms = u32::try_from(timeout_ms).unwrap_or(u32::MAX);
         bounded(ms, "loading the page", async {
-            super::goto(page, url).await.map_err(|e| cdp_error("cannot load", e))?;
+            let loaded = self.load(slot, page, Load::Url(url)).await;
+            loaded.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await?;
@@ -420,9 +422,9 @@ impl BrowserManager {
         // Closed if opening the origin fails or the call is cancelled.
         let mut worker = self.worker_tabs_on(&[slot]).await?;
         bounded(ms, "opening the origin", async {
-            super::goto(&worker.0[0].1, &format!("{origin}/robots.txt"))
-                .await
-                .map_err(|e| cdp_error("cannot load", e))?;
+            let robots = format!("{origin}/robots.txt");
+            let loaded = self.load(slot, &worker.0[0].1, Load::Url(&robots)).await;
+            loaded.map_err(|e| cdp_error("cannot load", e))?;
             Ok(())
         })
         .await?;

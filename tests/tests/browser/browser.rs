@@ -323,6 +323,58 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
     Ok(())
 }
 
+/// ochre follows its navigations itself: a crawl's worker tab whose page
+/// was cut short by its time loads the next page at once (chromiumoxide,
+/// which ochre's loads no longer go through, held a tab's next navigation
+/// behind one it still waited for, until that one loaded or its own 30 s
+/// passed); a reload asks the server again; an address that is a download
+/// says so, and the download is made.
+#[tokio::test]
+async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Result<()> {
+    use ochre_host::browser::page_ops::VisitBatch;
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("loads-followed");
+    let b = manager(&data);
+    let batch = VisitBatch {
+        urls: vec![site.url("slow?ms=6000"), site.url("page2.html"), site.url("form.html")],
+        concurrency: Some(1),
+        timeout_ms: Some(1_000),
+        render: Some("always".into()),
+        format: Some("text".into()),
+        ..Default::default()
+    };
+    let r = b.run(None, &batch, 30_000).await?.results;
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(r[0].code.as_ref().map(|c| c.as_str()), Some("TIMEOUT"), "{:?}", r[0]);
+    assert_eq!((r[1].title.as_str(), &r[1].error), ("Page two", &None), "{:?}", r[1]);
+    assert_eq!((r[2].title.as_str(), &r[2].error), ("Order a pizza", &None), "{:?}", r[2]);
+
+    // A navigation cut short by its timeout holds the tab's next one back no more.
+    let cut = b.navigate(None, &site.url("slow?ms=6000&tab"), 500).await;
+    assert_eq!(cut.map(|i| i.url).map_err(|e| e.code.as_str().to_owned()), Err("TIMEOUT".into()));
+    let info = b.navigate(None, &site.url("page2.html?after-cut"), 5_000).await?;
+    assert_eq!(info.title, "Page two");
+
+    // A reload is a new request for the page, answered when it has loaded.
+    let asked = |path: &str| site.requests().iter().filter(|r| r.ends_with(path)).count();
+    assert_eq!(asked("/page2.html?after-cut"), 1);
+    let info = b.reload(None, 5_000).await?;
+    assert_eq!((info.title.as_str(), asked("/page2.html?after-cut")), ("Page two", 2));
+
+    // An address that is a file to download.
+    let err = b.navigate(None, &site.url("download/report.csv"), 5_000).await.expect_err("a file");
+    assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
+    assert!(err.message.contains("a file to download, not a page"), "{}", err.message);
+    let file = data.path().join("downloads").join("report.csv");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !file.exists() && std::time::Instant::now() < until {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(file.exists(), "the download was not made");
+    assert_eq!(b.tabs().await?[0].title, "Page two", "the tab shows the page it showed");
+    Ok(())
+}
+
 /// Page operations from Rust through their types (`HostBrowser::run`), and
 /// arguments an operation does not take refused before the page is touched:
 /// nothing is filled and no request reaches the server.
