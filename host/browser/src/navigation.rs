@@ -2,6 +2,7 @@
 //! history, reload, script, screenshot, closing.
 
 use super::*;
+use futures::stream::BoxStream;
 
 impl BrowserManager {
     /// A tab's title as the browser knows it (no script runs in the page).
@@ -223,23 +224,52 @@ impl BrowserManager {
                     )));
                 };
                 let want = entry.url.clone();
+                let mut moved = self.navigation_events(&page).await;
                 page.execute(NavigateToHistoryEntryParams::new(entry.id))
                     .await
                     .map_err(|e| cdp_error("cannot navigate the history", e))?;
                 // A history step may be served from the back/forward cache without a
-                // fresh load event: wait until the tab shows the entry, fully loaded.
+                // fresh load event: wait until the tab shows the entry, fully loaded,
+                // looking again at each of the tab's navigation events (15 ms at most
+                // apart).
                 loop {
                     let url = page.url().await.ok().flatten().unwrap_or_default();
                     if url == want && self.loaded(&page).await {
                         return Ok(());
                     }
-                    tokio::time::sleep(Duration::from_millis(15)).await;
+                    let next = tokio::time::timeout(Duration::from_millis(15), moved.next());
+                    if let Ok(None) = next.await {
+                        tokio::time::sleep(Duration::from_millis(15)).await;
+                    }
                 }
             })
             .await?;
             Ok(self.info(n, &page, TitleFrom::Load).await)
         })
         .await
+    }
+
+    /// Every navigation event of `page` (its documents' lifecycles, the
+    /// documents it gets, its moves within a document), as one stream that
+    /// says only that one came.
+    async fn navigation_events(
+        &self,
+        page: &Page,
+    ) -> futures::stream::SelectAll<BoxStream<'static, ()>> {
+        use chromiumoxide::cdp::browser_protocol::page::{
+            EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
+        };
+        let mut all = futures::stream::SelectAll::new();
+        if let Ok(s) = page.event_listener::<EventLifecycleEvent>().await {
+            all.push(s.map(|_| ()).boxed());
+        }
+        if let Ok(s) = page.event_listener::<EventFrameNavigated>().await {
+            all.push(s.map(|_| ()).boxed());
+        }
+        if let Ok(s) = page.event_listener::<EventNavigatedWithinDocument>().await {
+            all.push(s.map(|_| ()).boxed());
+        }
+        all
     }
 
     /// Reload and wait for the load event.
