@@ -104,7 +104,7 @@ pub(super) async fn bounded<T>(
 /// has loaded (a script that submits its own form at once, a refresh with no
 /// delay) never gives a load event: once [`SELF_NAVIGATIONS`] documents have
 /// come in the main frame, none loaded, its loading is stopped (as the stop
-/// button stops it) and the wait ends, [`GotoError::Looping`], where it would
+/// button stops it) and the wait ends, where it would
 /// otherwise last out the whole timeout.
 pub(super) async fn goto(page: &Page, url: &str) -> Result<(), GotoError> {
     let asked = std::time::SystemTime::now()
@@ -132,14 +132,17 @@ pub(super) async fn goto(page: &Page, url: &str) -> Result<(), GotoError> {
         r = page.goto(url) => match r {
             Ok(_) => return Ok(()),
             Err(e @ chromiumoxide::error::CdpError::Timeout) => e,
-            Err(e) => return Err(GotoError::Failed(e.to_string())),
+            Err(e) => return Err(GotoError(e.to_string())),
         },
-        (n, last) = looping => return Err(stop_looping(page, n, started, Some(&last)).await),
+        (n, last) = looping => {
+            let said = stop_looping(page, n, started, Some(&last)).await;
+            return Err(GotoError(format!("{said}{STAYS}")));
+        }
     };
     let shows = "({state: document.readyState, began: performance.timeOrigin, url: location.href})";
     let seen = tokio::time::timeout(Duration::from_secs(5), page.evaluate(shows)).await;
     let Ok(Ok(seen)) = seen else {
-        return Err(GotoError::Failed(format!("{e} (the tab did not say what it shows)")));
+        return Err(GotoError(format!("{e} (the tab did not say what it shows)")));
     };
     let seen: Value = seen.into_value().unwrap_or_default();
     let state = seen["state"].as_str().unwrap_or("?");
@@ -159,7 +162,7 @@ pub(super) async fn goto(page: &Page, url: &str) -> Result<(), GotoError> {
     } else {
         "the document from before the call"
     };
-    Err(GotoError::Failed(format!("{e} (the tab shows {shown}, {which}, ready state {state})")))
+    Err(GotoError(format!("{e} (the tab shows {shown}, {which}, ready state {state})")))
 }
 
 /// The documents a navigation's main frame may get, none loaded, before the
@@ -167,21 +170,15 @@ pub(super) async fn goto(page: &Page, url: &str) -> Result<(), GotoError> {
 /// a few), a page that navigates itself at once, dozens a second.
 const SELF_NAVIGATIONS: usize = 8;
 
-/// Why [`goto`] did not see the page load.
+/// Why a navigation's page did not load ([`goto`], [`BrowserManager::load`]):
+/// the browser's (or chromiumoxide's) word, with what the tab shows; or that
+/// the page navigated itself again and again, and was stopped.
 #[derive(Debug)]
-pub(super) enum GotoError {
-    /// The browser's (or chromiumoxide's) word, with what the tab shows.
-    Failed(String),
-    /// The page navigated itself again and again, none of its documents
-    /// loaded, and was stopped.
-    Looping(String),
-}
+pub(super) struct GotoError(String);
 
 impl std::fmt::Display for GotoError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Failed(m) | Self::Looping(m) => f.write_str(m),
-        }
+        f.write_str(&self.0)
     }
 }
 
@@ -194,7 +191,7 @@ async fn stop_looping(
     n: usize,
     started: std::time::Instant,
     last: Option<&str>,
-) -> GotoError {
+) -> String {
     let took = started.elapsed().as_millis();
     // (Sent as the next document commits, it is refused, "Not attached to
     // an active page": asked again a little later, for up to 200 ms.)
@@ -209,9 +206,7 @@ async fn stop_looping(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let after = match stop {
-        Ok(_) => "stopped its loading, as the stop button does (a script of the page may start \
-                  it again)"
-            .to_owned(),
+        Ok(_) => "stopped its loading, as the stop button does".to_owned(),
         Err(why) => format!("could not stop it ({why})"),
     };
     // (Where the main frame's events do not say: its document now.)
@@ -221,10 +216,10 @@ async fn stop_looping(
     };
     let last = last.or_else(|| now.as_ref()?["frameTree"]["frame"]["url"].as_str());
     let last = last.map(|u| format!(", the last {u}")).unwrap_or_default();
-    GotoError::Looping(format!(
+    format!(
         "the page navigated itself again and again before any of its documents loaded ({n} \
-         documents in {took} ms{last}); ochre {after}: read the tab to see where it is"
-    ))
+         documents in {took} ms{last}); ochre {after}"
+    )
 }
 
 /// What [`BrowserManager::load`] loads.
@@ -242,8 +237,8 @@ impl BrowserManager {
     /// shown loads none). ochre follows the navigation itself, by the tab's
     /// lifecycle events: the navigation's own document, or one the page went
     /// on to by itself (a redirect by script), has loaded; a page that goes
-    /// on again and again is stopped at [`SELF_NAVIGATIONS`]
-    /// ([`GotoError::Looping`]).
+    /// on again and again is stopped at [`SELF_NAVIGATIONS`] and left for
+    /// `about:blank` (see `leave_looping`).
     ///
     /// `Page.navigate` goes over the host's own connection to the browser
     /// (the one it keeps for cross-site frames): chromiumoxide takes every
@@ -260,7 +255,7 @@ impl BrowserManager {
         page: &Page,
         how: Load<'_>,
     ) -> Result<bool, GotoError> {
-        let failed = |e: ToolError| GotoError::Failed(e.message);
+        let failed = |e: ToolError| GotoError(e.message);
         let link = match how {
             Load::Url(url) => match self.frame_link(slot).await {
                 Ok(link) => Some((link, url)),
@@ -272,7 +267,7 @@ impl BrowserManager {
         let mut life = page
             .event_listener::<EventLifecycleEvent>()
             .await
-            .map_err(|e| GotoError::Failed(e.to_string()))?;
+            .map_err(|e| GotoError(e.to_string()))?;
         let started = std::time::Instant::now();
         // The main frame, and this navigation's documents: its own, then
         // those the page went on to.
@@ -283,12 +278,12 @@ impl BrowserManager {
                 let r = r.await.map_err(failed)?;
                 if let Some(why) = r["errorText"].as_str().filter(|t| !t.is_empty()) {
                     if r["isDownload"].as_bool() == Some(true) {
-                        return Err(GotoError::Failed(format!(
+                        return Err(GotoError(format!(
                             "the address is a file to download, not a page ({why}): the \
                              download goes to the session's downloads"
                         )));
                     }
-                    return Err(GotoError::Failed(why.to_owned()));
+                    return Err(GotoError(why.to_owned()));
                 }
                 // No new document: a fragment of the one shown.
                 let Some(loader) = r["loaderId"].as_str() else { return Ok(false) };
@@ -326,7 +321,8 @@ impl BrowserManager {
                 "init" if committed => {
                     ours.push(l.to_owned());
                     if ours.len() >= SELF_NAVIGATIONS {
-                        return Err(stop_looping(page, ours.len(), started, None).await);
+                        let said = stop_looping(page, ours.len(), started, None).await;
+                        return Err(self.leave_looping(slot, page, &mut life, said).await);
                     }
                 }
                 "load" if ours.iter().any(|o| o == l) => return Ok(true),
@@ -337,6 +333,62 @@ impl BrowserManager {
     }
 }
 
+impl BrowserManager {
+    /// A page stopped for navigating itself again and again
+    ///  is left for `about:blank`, and the error says
+    /// so: a stop alone may not end it (a navigation already committing when
+    /// the stop came goes on to submit again; a script of the document that
+    /// retries, as rustdoc's search page does when its index does not load,
+    /// starts it again), and it would use a core until the tab is navigated
+    /// away. Asked again (stopped first) when the page's next navigation
+    /// cancels ours, [`LEAVE_TRIES`] times.
+    async fn leave_looping(
+        &self,
+        slot: usize,
+        page: &Page,
+        life: &mut chromiumoxide::listeners::EventStream<EventLifecycleEvent>,
+        said: String,
+    ) -> GotoError {
+        let target = page.target_id().as_ref().to_owned();
+        let Ok(link) = self.frame_link(slot).await else {
+            return GotoError(format!("{said}{STAYS}"));
+        };
+        let mut why = String::new();
+        for attempt in 0..LEAVE_TRIES {
+            if attempt > 0 {
+                let _ = raw_command(page, "Page.stopLoading", serde_json::json!({})).await;
+            }
+            let blank = async {
+                let r =
+                    link.send(&target, "Page.navigate", serde_json::json!({"url": "about:blank"}));
+                let loader = r.await?["loaderId"].as_str().map(str::to_owned);
+                while let Some(ev) = life.next().await {
+                    if ev.name == "load" && loader.as_deref() == Some(ev.loader_id.as_ref()) {
+                        return Ok(());
+                    }
+                }
+                Err(ToolError::browser_error("the tab's events ended"))
+            };
+            match bounded(1_000, "leaving the page for about:blank", blank).await {
+                Ok(()) => {
+                    return GotoError(format!("{said}, and left it: the tab shows about:blank"));
+                }
+                Err(e) => why = e.message,
+            }
+        }
+        GotoError(format!(
+            "{said}, but could not leave it for about:blank ({why}): the page may go on \
+             navigating itself; close the tab, or navigate it elsewhere"
+        ))
+    }
+}
+
+/// What a looping page left where it is is said to do.
+const STAYS: &str = " (a script of the page may start it again): read the tab to see where it is";
+
+/// How many times a looping page is asked to leave for `about:blank`.
+const LEAVE_TRIES: usize = 3;
+
 /// The tab's events ended before its page loaded: its connection ended
 /// (the browser went away: the page's commands say so, in the words
 /// [`CdpCause`] reads), or the tab closed.
@@ -346,7 +398,7 @@ async fn ended(page: &Page) -> GotoError {
         Ok(Err(e)) => e.message,
         _ => "the tab's events ended".to_owned(),
     };
-    GotoError::Failed(format!("{why} before the page loaded"))
+    GotoError(format!("{why} before the page loaded"))
 }
 
 /// A browser out of its `Arc`, once no call holds it any more (each call is

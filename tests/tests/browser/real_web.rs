@@ -448,27 +448,41 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
 
 /// A page that navigates itself again and again before any of its documents
 /// loads (its script submits its own form at once) is said to as soon as
-/// eight documents have come, and stopped, not waited for until the
-/// navigation's timeout; the server saw those documents. The tab is not
+/// eight documents have come, stopped and left for about:blank (where it
+/// would go on using a core), not waited for until the navigation's
+/// timeout; the server saw those documents, and no more. The tab is not
 /// stuck behind it: the next navigation loads, and the one after. Nor behind
 /// a navigation whose time ran out first.
 #[tokio::test]
 async fn a_page_that_navigates_itself_before_it_loads_is_said_to_and_stopped() -> Result<()> {
     let (site, _data, client) = site_and_client("self-submit", &[]).await?;
-    let r =
-        client.tool("navigate", json!({"url": site.url("misbehaving/self-submit.html")})).await?;
-    let err = error_of(&r);
-    assert_eq!(err["code"], "NAVIGATION_FAILED", "{err}");
-    let message = err["message"].as_str().unwrap_or_default();
-    for says in ["navigated itself again and again", "self-submit.html?n=", "stopped its loading"] {
-        assert!(message.contains(says), "{message}");
+    // Stopped and left: the tab shows about:blank, and the server hears no
+    // more of it; so too a page whose script retries once stopped.
+    let documents = || site.requests().iter().filter(|r| r.contains("self-submit")).count();
+    for page in ["misbehaving/self-submit.html", "misbehaving/self-submit.html?again=1"] {
+        let before = documents();
+        let err = error_of(&client.tool("navigate", json!({"url": site.url(page)})).await?);
+        assert_eq!(err["code"], "NAVIGATION_FAILED", "{err}");
+        let message = err["message"].as_str().unwrap_or_default();
+        for says in [
+            "navigated itself again and again",
+            "self-submit.html?n=",
+            "stopped its loading",
+            "and left it: the tab shows about:blank",
+        ] {
+            assert!(message.contains(says), "{message}");
+        }
+        let sent = documents() - before;
+        assert!(sent >= 8, "the server saw {sent} of its documents: {:?}", site.requests());
+        let tabs = client.tool_json("tabs_context", json!({})).await?;
+        assert_eq!(tabs["tabs"][0]["url"], "about:blank", "{page}: {tabs}");
+        let (then, t0) = (documents(), std::time::Instant::now());
+        // (Looked at for 300 ms: six of the retries.)
+        while t0.elapsed() < std::time::Duration::from_millis(300) {
+            assert_eq!(documents(), then, "{page} went on after it was left");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
-    let sent = site
-        .requests()
-        .iter()
-        .filter(|r| r.starts_with("GET /misbehaving/self-submit.html"))
-        .count();
-    assert!(sent >= 8, "the server saw {sent} of its documents: {:?}", site.requests());
     for page in ["fields.html", "inpage.html"] {
         let r = navigate(&client, &site.url(page)).await?;
         assert!(structured(&r)["url"].as_str().is_some_and(|u| u.ends_with(page)), "{r:?}");
