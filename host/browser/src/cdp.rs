@@ -3,7 +3,9 @@
 //! times out, and raw commands chromiumoxide has no type for.
 
 use super::*;
-use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventLifecycleEvent};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
+};
 
 pub(super) fn not_found(id: &str) -> ToolError {
     ochre_protocol::browser::tab_not_found(id)
@@ -268,6 +270,7 @@ impl BrowserManager {
             .event_listener::<EventLifecycleEvent>()
             .await
             .map_err(|e| GotoError(e.to_string()))?;
+        let within = page.event_listener::<EventNavigatedWithinDocument>().await.ok();
         let started = std::time::Instant::now();
         // The main frame, and this navigation's documents: its own, then
         // those the page went on to.
@@ -285,8 +288,22 @@ impl BrowserManager {
                     }
                     return Err(GotoError(why.to_owned()));
                 }
-                // No new document: a fragment of the one shown.
-                let Some(loader) = r["loaderId"].as_str() else { return Ok(false) };
+                // No new document: a fragment of the one shown. (Answered
+                // once chromiumoxide, which says where the tab is, has heard
+                // of it on its own connection.)
+                let Some(loader) = r["loaderId"].as_str() else {
+                    if let (Some(mut within), Some(main)) = (within, r["frameId"].as_str()) {
+                        let heard = async {
+                            while let Some(ev) = within.next().await {
+                                if ev.frame_id.as_ref() == main {
+                                    return;
+                                }
+                            }
+                        };
+                        let _ = tokio::time::timeout(Duration::from_secs(1), heard).await;
+                    }
+                    return Ok(false);
+                };
                 (r["frameId"].as_str().map(str::to_owned), vec![loader.to_owned()])
             }
             None => {
@@ -331,12 +348,9 @@ impl BrowserManager {
         }
         Err(ended(page).await)
     }
-}
 
-impl BrowserManager {
-    /// A page stopped for navigating itself again and again
-    ///  is left for `about:blank`, and the error says
-    /// so: a stop alone may not end it (a navigation already committing when
+    /// A page stopped for navigating itself again and again is left for
+    /// `about:blank`, and the error says so: a stop alone may not end it (a navigation already committing when
     /// the stop came goes on to submit again; a script of the document that
     /// retries, as rustdoc's search page does when its index does not load,
     /// starts it again), and it would use a core until the tab is navigated

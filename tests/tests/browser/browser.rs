@@ -327,8 +327,9 @@ async fn the_wall_read_at_a_load_stands_only_until_the_tab_is_touched() -> Resul
 /// was cut short by its time loads the next page at once (chromiumoxide,
 /// which ochre's loads no longer go through, held a tab's next navigation
 /// behind one it still waited for, until that one loaded or its own 30 s
-/// passed); a reload asks the server again; an address that is a download
-/// says so, and the download is made.
+/// passed); a reload asks the server again; a fragment of the page shown
+/// answers where the tab is; an address that is a download says so, and
+/// the download is made.
 #[tokio::test]
 async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Result<()> {
     use ochre_host::browser::page_ops::VisitBatch;
@@ -360,6 +361,15 @@ async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Res
     assert_eq!(asked("/page2.html?after-cut"), 1);
     let info = b.reload(None, 5_000).await?;
     assert_eq!((info.title.as_str(), asked("/page2.html?after-cut")), ("Page two", 2));
+
+    // A fragment of the page shown: no new document; the answer says where
+    // the tab is now, the same fragment again too.
+    for frag in ["#a", "#a", "#b"] {
+        let info =
+            b.navigate(None, &site.url(&format!("page2.html?after-cut{frag}")), 5_000).await?;
+        assert!(info.url.ends_with(&format!("?after-cut{frag}")), "{frag}: {}", info.url);
+    }
+    assert_eq!(asked("/page2.html?after-cut"), 2, "a fragment is not fetched");
 
     // An address that is a file to download.
     let err = b.navigate(None, &site.url("download/report.csv"), 5_000).await.expect_err("a file");
