@@ -1430,7 +1430,8 @@ pub fn sites_dir() -> PathBuf {
 /// A tiny HTTP/1.1 server on 127.0.0.1:0 serving `fixtures/sites/` (with
 /// `{{ORIGIN}}` in `.xml` and `.txt` files replaced by its origin), `POST /echo`
 /// (answers an HTML page that shows the posted body), `/slow?ms=N` and
-/// `/slow.js?ms=N`, `/redirect?to=URL` (a 302 there), `/record?...`
+/// `/slow.js?ms=N`, `/redirect?to=URL` (a 302 there), `/nocontent` (a 204),
+/// `/record?...`
 /// (remembers the query: what a page reported, checked on the server side,
 /// see [`SiteServer::recorded`]) and
 /// `/download/NAME` (an attachment whose bytes are [`download_bytes`]). Stops
@@ -1662,6 +1663,8 @@ async fn serve_one(
         let to = query.split('&').find_map(|kv| kv.strip_prefix("to=")).unwrap_or("/");
         extra = format!("Location: {}\r\n", url_decode(to));
         ("302 Found", "text/plain", b"moved".to_vec())
+    } else if path == "/nocontent" {
+        ("204 No Content", "text/plain", Vec::new())
     } else if path == "/headers" {
         // `/headers?tag=X`: a page; recorded as `headers tag=X lang=<Accept-Language>
         // ua=<User-Agent>` (what the browser sent, for emulation tests).

@@ -286,6 +286,14 @@ impl BrowserManager {
                              download goes to the session's downloads"
                         )));
                     }
+                    if why == "net::ERR_ABORTED" {
+                        let shown = page.url().await.ok().flatten().unwrap_or_default();
+                        return Err(GotoError(format!(
+                            "the browser showed no new page ({why}: the server answered with no \
+                             content, such as a 204, or the navigation was cancelled); the tab \
+                             still shows {shown}"
+                        )));
+                    }
                     return Err(GotoError(why.to_owned()));
                 }
                 // No new document: a fragment of the one shown. (Answered

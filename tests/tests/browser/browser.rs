@@ -371,6 +371,17 @@ async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Res
     }
     assert_eq!(asked("/page2.html?after-cut"), 2, "a fragment is not fetched");
 
+    // An address that answers with no content: the tab stays where it was.
+    let err = b.navigate(None, &site.url("nocontent"), 5_000).await.expect_err("no page");
+    assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
+    assert!(
+        err.message.contains("showed no new page")
+            && err.message.contains("still shows http://")
+            && err.message.ends_with("page2.html?after-cut#b"),
+        "{}",
+        err.message
+    );
+
     // An address that is a file to download.
     let err = b.navigate(None, &site.url("download/report.csv"), 5_000).await.expect_err("a file");
     assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
