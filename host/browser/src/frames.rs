@@ -193,7 +193,6 @@ impl FrameLink {
         params: Value,
     ) -> Result<Value, ToolError> {
         let (reply, rx) = oneshot::channel();
-        let closed = || link_closed();
         self.tx
             .send(Call {
                 method: method.to_owned(),
@@ -201,9 +200,9 @@ impl FrameLink {
                 params,
                 reply,
             })
-            .map_err(|_| closed())?;
+            .map_err(|_| link_closed())?;
         bounded(CALL_MS, method, async {
-            rx.await.map_err(|_| closed())?.map_err(|m| cdp_error(method, m))
+            rx.await.map_err(|_| link_closed())?.map_err(|m| cdp_error(method, m))
         })
         .await
     }

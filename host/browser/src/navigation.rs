@@ -224,7 +224,7 @@ impl BrowserManager {
                     )));
                 };
                 let want = entry.url.clone();
-                let mut moved = self.navigation_events(&page).await;
+                let mut moved = navigation_events(&page).await;
                 page.execute(NavigateToHistoryEntryParams::new(entry.id))
                     .await
                     .map_err(|e| cdp_error("cannot navigate the history", e))?;
@@ -247,29 +247,6 @@ impl BrowserManager {
             Ok(self.info(n, &page, TitleFrom::Load).await)
         })
         .await
-    }
-
-    /// Every navigation event of `page` (its documents' lifecycles, the
-    /// documents it gets, its moves within a document), as one stream that
-    /// says only that one came.
-    async fn navigation_events(
-        &self,
-        page: &Page,
-    ) -> futures::stream::SelectAll<BoxStream<'static, ()>> {
-        use chromiumoxide::cdp::browser_protocol::page::{
-            EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
-        };
-        let mut all = futures::stream::SelectAll::new();
-        if let Ok(s) = page.event_listener::<EventLifecycleEvent>().await {
-            all.push(s.map(|_| ()).boxed());
-        }
-        if let Ok(s) = page.event_listener::<EventFrameNavigated>().await {
-            all.push(s.map(|_| ()).boxed());
-        }
-        if let Ok(s) = page.event_listener::<EventNavigatedWithinDocument>().await {
-            all.push(s.map(|_| ()).boxed());
-        }
-        all
     }
 
     /// Reload and wait for the load event.
@@ -438,4 +415,24 @@ impl BrowserManager {
         let s = self.same_browser(&mut guard, browser)?;
         Ok(self.add_tab(s, page, who))
     }
+}
+
+/// Every navigation event of `page` (its documents' lifecycles, the
+/// documents it gets, its moves within a document), as one stream that
+/// says only that one came.
+async fn navigation_events(page: &Page) -> futures::stream::SelectAll<BoxStream<'static, ()>> {
+    use chromiumoxide::cdp::browser_protocol::page::{
+        EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
+    };
+    let mut all = futures::stream::SelectAll::new();
+    if let Ok(s) = page.event_listener::<EventLifecycleEvent>().await {
+        all.push(s.map(|_| ()).boxed());
+    }
+    if let Ok(s) = page.event_listener::<EventFrameNavigated>().await {
+        all.push(s.map(|_| ()).boxed());
+    }
+    if let Ok(s) = page.event_listener::<EventNavigatedWithinDocument>().await {
+        all.push(s.map(|_| ()).boxed());
+    }
+    all
 }
