@@ -361,8 +361,10 @@ impl BrowserManager {
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let title = match from {
             TitleFrom::Page if !self.any_dialog_open() => {
+                // (chromiumoxide says an empty title is none: the page's
+                // title is empty, not the address the browser shows for it.)
                 match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
-                    Ok(Ok(Some(t))) => t,
+                    Ok(Ok(t)) => t.unwrap_or_default(),
                     _ => self.target_title(n, page).await,
                 }
             }

@@ -371,6 +371,12 @@ async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Res
     }
     assert_eq!(asked("/page2.html?after-cut"), 2, "a fragment is not fetched");
 
+    // A page with no title has an empty one, whichever call answers.
+    assert_eq!(b.navigate(None, "about:blank", 5_000).await?.title, "");
+    assert_eq!(b.reload(None, 5_000).await?.title, "");
+    assert_eq!(b.tabs().await?[0].title, "");
+    b.navigate(None, &site.url("page2.html?after-cut#b"), 5_000).await?;
+
     // An address that answers with no content: the tab stays where it was.
     let err = b.navigate(None, &site.url("nocontent"), 5_000).await.expect_err("no page");
     assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
