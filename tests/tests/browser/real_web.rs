@@ -452,10 +452,26 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
 /// would go on using a core), not waited for until the navigation's
 /// timeout; the server saw those documents, and no more. The tab is not
 /// stuck behind it: the next navigation loads, and the one after. Nor behind
-/// a navigation whose time ran out first.
+/// a navigation whose time ran out first. The same with the page's CPU
+/// slowed 4x.
 #[tokio::test]
 async fn a_page_that_navigates_itself_before_it_loads_is_said_to_and_stopped() -> Result<()> {
-    let (site, _data, client) = site_and_client("self-submit", &[]).await?;
+    self_navigating_pages_are_left(1).await
+}
+
+#[tokio::test]
+async fn a_page_that_navigates_itself_is_stopped_with_the_cpu_slowed_4x() -> Result<()> {
+    self_navigating_pages_are_left(4).await
+}
+
+async fn self_navigating_pages_are_left(slowdown: u32) -> Result<()> {
+    let site = SiteServer::start().await?;
+    let data = TempDir::new("self-submit");
+    let client = stdio_client_slowed(data.path(), slowdown.into()).await?;
+    if slowdown > 1 {
+        navigate(&client, &site.url("index.html")).await?;
+        client.tool_json("network", json!({"cpuSlowdown": slowdown})).await?;
+    }
     // Stopped and left: the tab shows about:blank, and the server hears no
     // more of it; so too a page whose script retries once stopped.
     let documents = || site.requests().iter().filter(|r| r.contains("self-submit")).count();
@@ -464,6 +480,7 @@ async fn a_page_that_navigates_itself_before_it_loads_is_said_to_and_stopped() -
         let err = error_of(&client.tool("navigate", json!({"url": site.url(page)})).await?);
         assert_eq!(err["code"], "NAVIGATION_FAILED", "{err}");
         let message = err["message"].as_str().unwrap_or_default();
+        eprintln!("{slowdown}x: {message}");
         for says in [
             "navigated itself again and again",
             "self-submit.html?n=",
