@@ -119,6 +119,17 @@ pub async fn stdio_client_slowed(data_dir: &Path, slowdown: f64) -> Result<Clien
     spawn_stdio((), data_dir, &[], &[], None, slowdown > 1.0).await
 }
 
+/// Open `url` in `client`'s tab and slow that tab's CPU `slowdown` times
+/// (`network`'s `cpuSlowdown`; it holds across the tab's later pages);
+/// nothing at 1 (not at all).
+pub async fn slow_the_tab(client: &Client, url: &str, slowdown: u32) -> Result<()> {
+    if slowdown > 1 {
+        navigate(client, url).await?;
+        client.tool_json("network", serde_json::json!({"cpuSlowdown": slowdown})).await?;
+    }
+    Ok(())
+}
+
 /// The lines a log file (the server's stderr, see [`stdio_client_logged`])
 /// gained since byte `from`, and its new end.
 pub fn log_since(log: &std::path::Path, from: usize) -> Result<(usize, Vec<String>)> {

@@ -468,10 +468,7 @@ async fn self_navigating_pages_are_left(slowdown: u32) -> Result<()> {
     let site = SiteServer::start().await?;
     let data = TempDir::new("self-submit");
     let client = stdio_client_slowed(data.path(), slowdown.into()).await?;
-    if slowdown > 1 {
-        navigate(&client, &site.url("index.html")).await?;
-        client.tool_json("network", json!({"cpuSlowdown": slowdown})).await?;
-    }
+    slow_the_tab(&client, &site.url("index.html"), slowdown).await?;
     // Stopped and left: the tab shows about:blank, and the server hears no
     // more of it; so too a page whose script retries once stopped.
     let documents = || site.requests().iter().filter(|r| r.contains("self-submit")).count();

@@ -475,10 +475,7 @@ async fn obstacle_trials_hold(first: u64, trials: u64, slowdown: u32) -> Result<
     let data = TempDir::new("obstacles");
     let client = stdio_client_slowed(data.path(), slowdown.into()).await?;
     let mut rng = Rng::from_env("obstacle trials");
-    if slowdown > 1 {
-        navigate(&client, &site.url("obstacles.html")).await?;
-        client.tool_json("network", json!({"cpuSlowdown": slowdown})).await?;
-    }
+    slow_the_tab(&client, &site.url("obstacles.html"), slowdown).await?;
     let t = obstacle_trials(&client, &site, &mut rng, first, trials).await?;
     let Trials { ok, refused, raced, false_success, hit_obstacle } = t;
     eprintln!(
