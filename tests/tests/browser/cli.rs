@@ -424,6 +424,62 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
     Ok(())
 }
 
+/// A command that reaches a daemon as it ends (its socket took the
+/// connection and it never read it: it was being killed, or was stopping)
+/// was not run: once that daemon has ended (its lock free) the command goes
+/// to a new one and says so, as it would a moment later; while the old one
+/// still holds the session it says the command was not run (exit 4). The
+/// ending daemon is the test's own: a socket nobody reads, and the lock.
+#[tokio::test]
+async fn a_command_that_reaches_an_ending_daemon_runs_on_a_new_one() -> Result<()> {
+    use std::os::unix::net::UnixListener;
+    let shell = Shell::new("cli-ending")?;
+    let dir = shell.sessions.path();
+    let mut gone = Command::new("true").spawn()?;
+    let pid = gone.id();
+    gone.wait()?;
+    std::fs::write(dir.join("e.json"), json!({"pid": pid}).to_string())?;
+    // The daemon ends: its socket closes with the connection unread, then
+    // (`hold`) its lock is let go.
+    let reached = |hold: std::time::Duration| -> Result<Output> {
+        let lock = std::fs::File::create(dir.join("e.lock"))?;
+        lock.lock()?;
+        let listener = UnixListener::bind(dir.join("e.sock"))?;
+        let child = shell
+            .command(Some("e"), &["get", "url"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let by = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !connected_socket(child.id()) {
+            ensure!(std::time::Instant::now() < by, "the command never connected");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(listener);
+        std::thread::sleep(hold);
+        drop(lock);
+        let _ = std::fs::remove_file(dir.join("e.sock"));
+        Ok(child.wait_with_output()?)
+    };
+
+    // Still holding the session 3 s on: not run, said so.
+    let out = reached(std::time::Duration::from_secs(4))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("before it took the command") && err.contains("was not run"), "{err}");
+
+    // Ended at once: the command runs on a new daemon (its browser has no
+    // tab yet: said as such, exit 1).
+    let out = reached(std::time::Duration::ZERO)?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("(pid {pid}) is gone; starting a new one")), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("TAB_NOT_FOUND"), "{err}");
+    assert_ne!(shell.daemon_pid("e")?, pid);
+    shell.stop_all();
+    Ok(())
+}
+
 /// Every tool is a command, its flags read from the tool's schema: a page
 /// opened and a form filled through the tools' own names (what the page
 /// received checked at its server), a plugin's tool without its `oc_`,

@@ -163,6 +163,13 @@ crate::message_errors! {
     DaemonLost;
 }
 
+crate::message_errors! {
+    /// A connection that ended before the daemon answered its handshake: the
+    /// daemon ran nothing it sent (see [`Client::request`]; never a command's
+    /// own error).
+    NotTaken;
+}
+
 /// A connection to a session's daemon, MCP initialized.
 pub(crate) struct Client {
     reader: BufReader<UnixStream>,
@@ -170,7 +177,20 @@ pub(crate) struct Client {
     next_id: u64,
     session: String,
     pid: Option<u64>,
+    /// Whether the daemon has answered the handshake: until it has, it has
+    /// run nothing this connection sent (it answers `initialize` before it
+    /// reads a call).
+    greeted: bool,
+    /// What a new daemon needs, should this one end before it took the
+    /// first request (see [`Self::request`]).
+    paths: Paths,
+    daemon_args: Vec<std::ffi::OsString>,
 }
+
+/// How long a daemon that closed a connection before answering its handshake
+/// is given to end (it was killed, or is stopping), before the command says
+/// it went away.
+const ENDING_WAIT: Duration = Duration::from_secs(3);
 
 impl Client {
     /// Connect to the session's daemon, starting one first if there is none
@@ -195,36 +215,59 @@ impl Client {
                 name = paths.name
             );
         }
-        Self::handshake(stream, &paths.name, pid)
+        Self::handshake(stream, paths, daemon_args, pid)
     }
 
-    fn handshake(stream: UnixStream, session: &str, pid: Option<u64>) -> anyhow::Result<Self> {
+    fn handshake(
+        stream: UnixStream,
+        paths: &Paths,
+        daemon_args: &[std::ffi::OsString],
+        pid: Option<u64>,
+    ) -> anyhow::Result<Self> {
         let writer = stream.try_clone().context("the session's socket")?;
         let mut c = Self {
             reader: BufReader::new(stream),
             writer,
             next_id: 1,
-            session: session.to_owned(),
+            session: paths.name.clone(),
             pid,
+            greeted: false,
+            paths: paths.clone(),
+            daemon_args: daemon_args.to_vec(),
         };
         // The handshake and the first call go out together: the daemon reads
         // them in order, so a command costs one round trip.
-        c.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        // (A daemon that is ending may refuse them: the first request finds
+        // the socket so and goes to a new daemon; see `request`.)
+        let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18",
             "capabilities": {},
             "clientInfo": {"name": "ochre-cli", "version": env!("CARGO_PKG_VERSION")},
-        }}))?;
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        }});
+        if c.send(&hello).is_ok() {
+            let _ = c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        }
         Ok(c)
     }
 
     fn send(&mut self, v: &Value) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(v)?;
         line.push(b'\n');
-        self.writer.write_all(&line).map_err(|e| self.lost(&format!("sending the command: {e}")))
+        // (A daemon that is ending may refuse it: see `request`.)
+        if let Err(e) = self.writer.write_all(&line) {
+            return Err(self.lost(&format!("sending the command: {e}")));
+        }
+        Ok(())
     }
 
     fn lost(&self, what: &str) -> anyhow::Error {
+        if !self.greeted {
+            return NotTaken(what.to_owned()).into();
+        }
+        self.went_away(what)
+    }
+
+    fn went_away(&self, what: &str) -> anyhow::Error {
         let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
         DaemonLost(format!(
             "session {}: its daemon{pid} went away before answering ({what}); what the command did is \
@@ -258,8 +301,45 @@ impl Client {
         }
     }
 
-    /// One JSON-RPC request: its result.
+    /// One JSON-RPC request: its result. A daemon that ends before it has
+    /// answered the handshake has run nothing of this connection's (a
+    /// connection made as the daemon was being killed or stopping, taken by
+    /// its socket and never read): once it has ended, the request goes to a
+    /// new daemon, as it would have had it come a moment later.
     fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        match self.request_once(method, &params) {
+            Err(e) if e.is::<NotTaken>() => {
+                let what = e.to_string();
+                let by = Instant::now() + ENDING_WAIT;
+                while self.paths.daemon_alive() && Instant::now() < by {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                if self.paths.daemon_alive() {
+                    let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                    return Err(DaemonLost(format!(
+                        "session {}: its daemon{pid} closed the connection before it took the \
+                         command ({what}) and still holds the session {} s later: the command \
+                         was not run; see {}",
+                        self.session,
+                        ENDING_WAIT.as_secs(),
+                        self.paths.log.display()
+                    ))
+                    .into());
+                }
+                *self = Self::connect(&self.paths.clone(), &self.daemon_args.clone())?;
+                // Twice is not chance: said as the daemon going away.
+                self.request_once(method, &params).map_err(|e| match e.downcast::<NotTaken>() {
+                    Ok(NotTaken(what)) => self.went_away(&what),
+                    Err(e) => e,
+                })
+            }
+            other => other,
+        }
+    }
+
+    fn request_once(&mut self, method: &str, params: &Value) -> anyhow::Result<Value> {
+        // (After a new connection's handshake: the daemon numbers answers by
+        // this connection's ids.)
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
@@ -273,6 +353,9 @@ impl Client {
             }
             let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
             let Some(got) = msg.get("id").and_then(Value::as_u64) else { continue };
+            if got == 0 {
+                self.greeted = true;
+            }
             if let Some(e) = msg.get("error") {
                 // The handshake refused (a host that could not start says why)
                 // or the request itself.
