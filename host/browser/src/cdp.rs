@@ -3,6 +3,7 @@
 //! times out, and raw commands chromiumoxide has no type for.
 
 use super::*;
+use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, ResourceType};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
 };
@@ -271,6 +272,12 @@ impl BrowserManager {
             .await
             .map_err(|e| GotoError(e.to_string()))?;
         let within = page.event_listener::<EventNavigatedWithinDocument>().await.ok();
+        // (What the main frame committed, and the documents that failed: a
+        // document that could not be loaded is the browser's error page.)
+        let mut shown = ErrorPage {
+            navigated: page.event_listener::<EventFrameNavigated>().await.ok(),
+            failed: page.event_listener::<EventLoadingFailed>().await.ok(),
+        };
         let started = std::time::Instant::now();
         // The main frame, and this navigation's documents: its own, then
         // those the page went on to.
@@ -314,26 +321,7 @@ impl BrowserManager {
                 };
                 (r["frameId"].as_str().map(str::to_owned), vec![loader.to_owned()])
             }
-            None => {
-                let tree = raw_command(page, "Page.getFrameTree", serde_json::json!({}));
-                let tree = tree.await.map_err(failed)?;
-                let frame = &tree["frameTree"]["frame"];
-                let shown = frame["loaderId"].as_str().unwrap_or_default().to_owned();
-                raw_command(page, "Page.reload", serde_json::json!({})).await.map_err(failed)?;
-                // The reload's document is the next the main frame commits.
-                let main = frame["id"].as_str().map(str::to_owned);
-                let next = loop {
-                    let Some(ev) = life.next().await else { return Err(ended(page).await) };
-                    let l: &str = ev.loader_id.as_ref();
-                    if main.as_deref().is_none_or(|m| m == ev.frame_id.as_ref())
-                        && ev.name == "init"
-                        && l != shown
-                    {
-                        break l.to_owned();
-                    }
-                };
-                (main, vec![next])
-            }
+            None => reload(page, &mut life).await?,
         };
         let mut committed = matches!(how, Load::Reload);
         while let Some(ev) = life.next().await {
@@ -350,7 +338,12 @@ impl BrowserManager {
                         return Err(self.leave_looping(slot, page, &mut life, said).await);
                     }
                 }
-                "load" if ours.iter().any(|o| o == l) => return Ok(true),
+                "load" if ours.iter().any(|o| o == l) => {
+                    return match shown.of(main.as_deref()) {
+                        Some(why) => Err(GotoError(why)),
+                        None => Ok(true),
+                    };
+                }
                 _ => {}
             }
         }
@@ -401,6 +394,68 @@ impl BrowserManager {
         GotoError(format!(
             "{said}, but could not leave it for about:blank ({why}): the page may go on \
              navigating itself; close the tab, or navigate it elsewhere"
+        ))
+    }
+}
+
+/// Reload `page`'s document: the main frame, and the reload's document (the
+/// next the main frame commits), from the tab's lifecycle events `life`.
+async fn reload(
+    page: &Page,
+    life: &mut chromiumoxide::listeners::EventStream<EventLifecycleEvent>,
+) -> Result<(Option<String>, Vec<String>), GotoError> {
+    let failed = |e: ToolError| GotoError(e.message);
+    let tree = raw_command(page, "Page.getFrameTree", serde_json::json!({}));
+    let tree = tree.await.map_err(failed)?;
+    let frame = &tree["frameTree"]["frame"];
+    let shown = frame["loaderId"].as_str().unwrap_or_default().to_owned();
+    raw_command(page, "Page.reload", serde_json::json!({})).await.map_err(failed)?;
+    let main = frame["id"].as_str().map(str::to_owned);
+    loop {
+        let Some(ev) = life.next().await else { return Err(ended(page).await) };
+        let l: &str = ev.loader_id.as_ref();
+        if main.as_deref().is_none_or(|m| m == ev.frame_id.as_ref())
+            && ev.name == "init"
+            && l != shown
+        {
+            return Ok((main, vec![l.to_owned()]));
+        }
+    }
+}
+
+/// Whether the document a load ended on is the browser's own error page: it
+/// loads in place of one that could not be loaded (the server down, a name
+/// that does not resolve), with a `load` of its own. `Page.navigate` says
+/// so in its answer; a reload, and a document the page went on to by
+/// itself, only by the frame's commit.
+struct ErrorPage {
+    navigated: Option<chromiumoxide::listeners::EventStream<EventFrameNavigated>>,
+    failed: Option<chromiumoxide::listeners::EventStream<EventLoadingFailed>>,
+}
+
+impl ErrorPage {
+    /// Why the main frame (`main`, else the top) shows the browser's error
+    /// page, from the events heard so far (they come before its `load`), or
+    /// `None` when it shows a document of the page's.
+    fn of(&mut self, main: Option<&str>) -> Option<String> {
+        use futures::FutureExt as _;
+        let mut unreachable = None;
+        while let Some(Some(ev)) = self.navigated.as_mut().and_then(|n| n.next().now_or_never()) {
+            let f = &ev.frame;
+            if main.map_or(f.parent_id.is_none(), |m| f.id.as_ref() == m) {
+                unreachable = f.unreachable_url.clone();
+            }
+        }
+        let url = unreachable?;
+        let mut code = None;
+        while let Some(Some(ev)) = self.failed.as_mut().and_then(|n| n.next().now_or_never()) {
+            if ev.r#type == ResourceType::Document {
+                code = Some(ev.error_text.clone());
+            }
+        }
+        let code = code.map(|c| format!("{c}: ")).unwrap_or_default();
+        Some(format!(
+            "{code}the browser could not load {url} and shows its error page in its place"
         ))
     }
 }

@@ -399,6 +399,39 @@ async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Res
     }
     assert!(file.exists(), "the download was not made");
     assert_eq!(b.tabs().await?[0].title, "Page two", "the tab shows the page it showed");
+
+    // A reload of a page whose server has gone: the browser's error page
+    // loads in its place, and the reload says it failed (it said the reload
+    // was done, the tab titled by the error page).
+    let gone = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/", gone.local_addr()?);
+    let served = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (mut s, _) = gone.accept().await?;
+        let mut asked = Vec::new();
+        while !asked.ends_with(b"\r\n\r\n") {
+            let mut b = [0u8; 1];
+            anyhow::ensure!(s.read(&mut b).await? == 1, "the request ended early");
+            asked.push(b[0]);
+        }
+        let page = "<title>Soon gone</title><p>here";
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nCache-Control: no-store\r\n";
+        let answer =
+            format!("{head}Connection: close\r\nContent-Length: {}\r\n\r\n{page}", page.len());
+        s.write_all(answer.as_bytes()).await?;
+        // The listener ends with this task: nothing answers on the port after.
+        anyhow::Ok(())
+    });
+    assert_eq!(b.navigate(None, &url, 5_000).await?.title, "Soon gone");
+    served.await??;
+    let err = b.reload(None, 5_000).await.expect_err("the server is gone");
+    assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
+    assert!(
+        err.message.contains("net::ERR_CONNECTION_REFUSED")
+            && err.message.contains(&format!("could not load {url} and shows its error page")),
+        "{}",
+        err.message
+    );
     Ok(())
 }
 
