@@ -432,6 +432,11 @@ async fn loads_are_followed_by_ochre_a_cut_short_one_holds_nothing_back() -> Res
         "{}",
         err.message
     );
+    // The same where a page goes on to it by script, before its own load.
+    let goes_on = format!("data:text/html,<script>location.href='{url}'</script>");
+    let err = b.navigate(None, &goes_on, 5_000).await.expect_err("the server is gone");
+    assert_eq!(err.code.as_str(), "NAVIGATION_FAILED", "{err:?}");
+    assert!(err.message.contains(&format!("could not load {url}")), "{}", err.message);
     Ok(())
 }
 
