@@ -483,22 +483,28 @@ impl BrowserManager {
                     if info.r#type != "page" {
                         continue;
                     }
-                    let Some(opener) = info.opener_id.as_ref() else {
+                    let opener = info.opener_id.as_ref();
+                    let opener = opener.and_then(|o| me.inner.tabs.by_target(o.inner()));
+                    let (me, target, url) = (me.clone(), info.target_id.clone(), info.url.clone());
+                    let Some(opener) = opener else {
+                        // Not a tab's popup: nothing to set up before it goes on.
+                        tokio::spawn(async move { me.let_go(slot, target.inner()).await });
                         continue;
                     };
-                    let opener = me.inner.tabs.by_target(opener.inner());
-                    if let Some(opener) = opener {
-                        // Each page on its own task: one that closes while it is
-                        // being reached or set up (its CDP calls then wait for
-                        // chromiumoxide's 30 s time-out) must not hold up the next.
-                        me.events().adopting.fetch_add(1, Ordering::Relaxed);
-                        let (me, target, url) =
-                            (me.clone(), info.target_id.clone(), info.url.clone());
-                        tokio::spawn(async move {
-                            me.adopt(slot, target, opener, url).await;
-                            me.events().adopting.fetch_sub(1, Ordering::Relaxed);
-                        });
-                    }
+                    // Each page on its own task: one that closes while it is
+                    // being reached or set up (its CDP calls then wait for
+                    // chromiumoxide's 30 s time-out) must not hold up the next.
+                    me.events().adopting.fetch_add(1, Ordering::Relaxed);
+                    tokio::spawn(async move {
+                        let n = me.adopt(slot, &target, opener, url).await;
+                        // Set up (or not to be): it goes on, and its opener's
+                        // `window.open` returns.
+                        let held = me.let_go(slot, target.inner()).await;
+                        if let Some(n) = n.filter(|_| !held) {
+                            me.inner.tabs.with(n, |t| t.set_up_late = true);
+                        }
+                        me.events().adopting.fetch_sub(1, Ordering::Relaxed);
+                    });
                 }
             });
         }
@@ -566,38 +572,48 @@ impl BrowserManager {
             .unwrap_or_else(|| std::env::temp_dir().join("ochre-downloads"))
     }
 
-    /// Give a page another tab opened a tab id.
-    async fn adopt(&self, slot: usize, target: TargetId, opener: TabId, first_url: String) {
+    /// Give a page another tab opened a tab id, and set it up as the
+    /// session's tabs are (its network watched and captured, its routes and
+    /// emulation on) while the browser holds it at its start, before its
+    /// first request (see `frames::Held`). Its tab id.
+    async fn adopt(
+        &self,
+        slot: usize,
+        target: &TargetId,
+        opener: TabId,
+        first_url: String,
+    ) -> Option<TabId> {
         // The page object exists once chromiumoxide has attached to the target.
         let started = Instant::now();
         let page = loop {
             let got = match self.browser_of(slot).await {
                 Some(browser) => browser.get_page(target.clone()).await.ok(),
-                None => return,
+                None => return None,
             };
             if let Some(p) = got {
                 break p;
             }
             if started.elapsed() > Duration::from_secs(10) {
                 tracing::warn!(target = %target.inner(), "a page opened by a tab never became reachable");
-                return;
+                return None;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // (Its opener's `window.open` waits meanwhile: looked at often.)
+            tokio::time::sleep(Duration::from_millis(5)).await;
         };
         let n = {
             let mut guard = self.slot(slot).session.lock().await;
-            let Some(s) = guard.as_mut() else { return };
+            let s = guard.as_mut()?;
             if self.inner.tabs.by_target(page.target_id().as_ref()).is_some() {
-                return;
+                return None;
             }
             // A page opened by a tab belongs to the tab's owner.
             let who = self.owner_of(opener);
             self.add_tab(s, page.clone(), &who)
         };
         self.inner.tabs.with(n, |t| t.opener = Some(opener));
-        // Reported at once: a popup opened with `window.open` may take a while to
-        // answer CDP commands (it starts paused for the debugger), and the click
-        // that opened it must not wait for that.
+        // Reported before it is let go, so before the `window.open` that
+        // opened it returns: the action that opened it hears of it. (Its URL
+        // here may be none yet: an answer reads the tab as it is then.)
         let url = tokio::time::timeout(Duration::from_millis(300), page.url())
             .await
             .ok()
@@ -613,6 +629,7 @@ impl BrowserManager {
         self.watch_tab(n, &page).await;
         let who = self.owner_of(n);
         self.emulate_new_tab(n, &page, &who, None).await;
+        Some(n)
     }
 
     /// A tab's target went away (closed by its page, or crashed away).

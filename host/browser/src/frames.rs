@@ -66,9 +66,11 @@ struct Call {
     reply: Reply,
 }
 
-/// A CDP connection of the host's own, for frame targets; and, while a tab's
+/// A CDP connection of the host's own, for frame targets; while a tab's
 /// network is captured, for the network's reports on its page that
-/// chromiumoxide's types cannot read (see [`BrowserManager::wire_capture`]).
+/// chromiumoxide's types cannot read (see [`BrowserManager::wire_capture`]);
+/// for ochre's own navigations (see `BrowserManager::load`); and to hold each
+/// new page at its start until ochre has set it up (see [`Held`]).
 pub(crate) struct FrameLink {
     tx: mpsc::UnboundedSender<Call>,
     /// Frame target id -> our session on it; an entry goes when the browser
@@ -82,6 +84,50 @@ pub(crate) struct FrameLink {
     awaited: Awaited,
     /// Held while an event is awaited.
     awaiting: tokio::sync::Mutex<()>,
+    /// The pages another page opened, held before their first request
+    /// until ochre has set them up (see [`Held`]).
+    held: Arc<std::sync::Mutex<Held>>,
+}
+
+/// How long a page another page opened is held at its start, at most: ochre
+/// lets it go as soon as it has set it up (its network watched and
+/// captured, its routes and emulation on: see `adopt`), and its opener's
+/// `window.open` returns then. Past this, it goes on regardless.
+const HOLD_MAX: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Pages held at their start: the browser holds each new page (the host's
+/// second connection asks it to, `Target.setAutoAttach` with
+/// `waitForDebuggerOnStart`), so that what ochre sets on a popup holds from
+/// its first request; one no page opened goes on at once.
+#[derive(Default)]
+struct Held {
+    /// Target id -> our session on it, while it waits.
+    waiting: HashMap<String, String>,
+    /// Targets let go before the browser said they were held (the two come
+    /// over two connections): let go as soon as it does. The last few.
+    early: std::collections::VecDeque<String>,
+    /// Targets let go at [`HOLD_MAX`], before ochre had set them up. The
+    /// last few.
+    late: std::collections::VecDeque<String>,
+    /// Whether the browser holds new pages (it took the hold).
+    on: bool,
+}
+
+/// How many early let-gos are remembered.
+const EARLY_KEPT: usize = 64;
+
+/// Let a held page go on: what its session waits for, then the session ends.
+fn let_go(conn: &mut chromiumoxide::Connection<CdpJsonEventMessage>, session: &str) {
+    let run = conn.submit_command(
+        "Runtime.runIfWaitingForDebugger".into(),
+        Some(SessionId::new(session)),
+        json!({}),
+    );
+    let detach =
+        conn.submit_command("Target.detachFromTarget".into(), None, json!({"sessionId": session}));
+    if let Err(e) = run.and(detach) {
+        tracing::warn!(error = %e, "cannot let a held page go on");
+    }
 }
 
 type Wired = Arc<std::sync::Mutex<Vec<std::sync::Weak<TabWatch>>>>;
@@ -106,6 +152,9 @@ impl FrameLink {
         let to = wired.clone();
         let awaited: Awaited = Default::default();
         let waiting = awaited.clone();
+        let held: Arc<std::sync::Mutex<Held>> = Default::default();
+        let holds = held.clone();
+        let again = tx.clone();
         tokio::spawn(async move {
             let mut pending: HashMap<CallId, Reply> = HashMap::new();
             let mut errors = 0u32;
@@ -113,6 +162,13 @@ impl FrameLink {
                 tokio::select! {
                     call = rx.recv() => {
                         let Some(c) = call else { break };
+                        if c.method == LET_GO {
+                            if let Some(session) = c.session {
+                                let_go(&mut conn, &session);
+                            }
+                            let _ = c.reply.send(Ok(Value::Null));
+                            continue;
+                        }
                         match conn.submit_command(c.method.into(), c.session.map(SessionId::new), c.params) {
                             Ok(id) => { pending.insert(id, c.reply); }
                             Err(e) => { let _ = c.reply.send(Err(e.to_string())); }
@@ -135,6 +191,9 @@ impl FrameLink {
                                 && let Some(gone) = ev.params["sessionId"].as_str()
                             {
                                 lock(&ours).retain(|_, s| s != gone);
+                            }
+                            if ev.method == "Target.attachedToTarget" && ev.session_id.is_none() {
+                                held_or_let_go(&mut conn, &holds, &again, &ev.params);
                             }
                             {
                                 let mut w = lock(&waiting);
@@ -164,7 +223,54 @@ impl FrameLink {
             }
             tracing::debug!("frame connection closed");
         });
-        Ok(Arc::new(Self { tx, sessions, wired, awaited, awaiting: Default::default() }))
+        let link =
+            Arc::new(Self { tx, sessions, wired, awaited, awaiting: Default::default(), held });
+        // Every page from now on starts held (those open now are not).
+        // (Every kind of target: a service worker is held whether or not
+        // the filter names it, and must be let go too.)
+        let hold = json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true});
+        match link.call(None, "Target.setAutoAttach", hold).await {
+            Ok(_) => lock(&link.held).on = true,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "pages another page opens are set up after their first request")
+            }
+        }
+        Ok(link)
+    }
+
+    /// Let page `target` go on if it is held at its start (see [`Held`]);
+    /// if the browser has not said it is yet, as soon as it does. Whether it
+    /// was held until now (false: the browser holds no page, or it went on
+    /// at [`HOLD_MAX`]).
+    pub(super) fn let_go(&self, target: &str) -> bool {
+        let session = {
+            let mut h = lock(&self.held);
+            match h.waiting.remove(target) {
+                Some(s) => s,
+                None => {
+                    if let Some(i) = h.late.iter().position(|t| t == target) {
+                        h.late.remove(i);
+                        return false;
+                    }
+                    if !h.on {
+                        return false;
+                    }
+                    if h.early.len() >= EARLY_KEPT {
+                        h.early.pop_front();
+                    }
+                    h.early.push_back(target.to_owned());
+                    return true;
+                }
+            }
+        };
+        let (reply, _) = oneshot::channel();
+        let _ = self.tx.send(Call {
+            method: LET_GO.to_owned(),
+            session: Some(session),
+            params: Value::Null,
+            reply,
+        });
+        true
     }
 
     /// Send the network's reports to `w` (once), or no more.
@@ -265,6 +371,87 @@ impl FrameLink {
         }
         self.call(Some(&s), method, params).await?;
         bounded(wait_ms, event, async { rx.await.map_err(|_| link_closed()) }).await
+    }
+}
+
+/// The call that lets a held page go (see [`FrameLink::let_go`]): no CDP
+/// method, done by the connection's loop.
+const LET_GO: &str = "ochre.letGo";
+
+/// A page the browser attached to the host's second connection: one held at
+/// its start that a page opened waits (for `adopt`, at most [`HOLD_MAX`]);
+/// one no page opened, or one let go already, goes on at once.
+fn held_or_let_go(
+    conn: &mut chromiumoxide::Connection<CdpJsonEventMessage>,
+    holds: &Arc<std::sync::Mutex<Held>>,
+    again: &mpsc::UnboundedSender<Call>,
+    params: &Value,
+) {
+    let Some(session) = params["sessionId"].as_str() else { return };
+    let info = &params["targetInfo"];
+    let target = info["targetId"].as_str().unwrap_or_default().to_owned();
+    let page = info["type"] == "page";
+    let popup = page && info["openerId"].as_str().is_some_and(|o| !o.is_empty());
+    // A page opened with no way back to its opener (`noopener`, a link's
+    // `target=_blank`) starts in a process of its own that the browser makes
+    // only once it goes on: nothing sent to it is answered before, so it
+    // cannot be set up while held. It goes on at once (set up late).
+    let opened = popup && info["canAccessOpener"] == true;
+    // (Not held: a page open before the hold was asked for, which keeps
+    // its session, or our own attach of a page, whose session we use.)
+    if params["waitingForDebugger"] != true {
+        return;
+    }
+    {
+        let mut h = lock(holds);
+        let early = h.early.iter().position(|t| *t == target);
+        if let Some(i) = early {
+            h.early.remove(i);
+        }
+        if opened && early.is_none() {
+            h.waiting.insert(target.clone(), session.to_owned());
+            let (holds, again) = (holds.clone(), again.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(HOLD_MAX).await;
+                let left = {
+                    let mut h = lock(&holds);
+                    let left = h.waiting.remove(&target);
+                    if left.is_some() {
+                        if h.late.len() >= EARLY_KEPT {
+                            h.late.pop_front();
+                        }
+                        h.late.push_back(target.clone());
+                    }
+                    left
+                };
+                if let Some(session) = left {
+                    tracing::warn!(page = %target, "a page another page opened was not set up in time; it goes on");
+                    let (reply, _) = oneshot::channel();
+                    let method = LET_GO.to_owned();
+                    let _ = again.send(Call {
+                        method,
+                        session: Some(session),
+                        params: Value::Null,
+                        reply,
+                    });
+                }
+            });
+            return;
+        }
+        if popup && early.is_none() {
+            if h.late.len() >= EARLY_KEPT {
+                h.late.pop_front();
+            }
+            h.late.push_back(target.clone());
+        }
+    }
+    if page {
+        let_go(conn, session);
+    } else {
+        // A worker: let go, and its session kept (one detached as it is let
+        // go never runs); it ends with the worker.
+        let run = "Runtime.runIfWaitingForDebugger".into();
+        let _ = conn.submit_command(run, Some(SessionId::new(session)), json!({}));
     }
 }
 
@@ -471,6 +658,14 @@ impl BrowserManager {
         let l = FrameLink::connect(&ws).await?;
         session.frames = Some(l.clone());
         Ok(l)
+    }
+
+    /// Let page `target` of browser `slot` go on if it is held at its start
+    /// (see [`FrameLink::let_go`]): whether it was held until now. Without a
+    /// second connection, no page is.
+    pub(super) async fn let_go(&self, slot: usize, target: &str) -> bool {
+        let link = self.slot(slot).session.lock().await.as_ref().and_then(|s| s.frames.clone());
+        link.is_some_and(|l| l.let_go(target))
     }
 
     fn remember_frames(&self, n: TabId, found: &[FrameNode]) {

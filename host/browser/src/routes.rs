@@ -3,7 +3,8 @@
 //! The server they were meant for sees nothing.
 //!
 //! Routes are kept per owner and hold on every tab of its session: the open
-//! ones and each tab it opens later (its popups included), through CDP's
+//! ones and each tab it opens later (its popups included: held by the
+//! browser until ochre has set them up, see `frames::Held`), through CDP's
 //! `Fetch` on each tab's page: its documents, subresources and same-site
 //! frames, and its dedicated workers' fetches. A route's URL pattern is
 //! ochre's one rule for URL patterns (`ochre_protocol::url`); the first route

@@ -35,8 +35,10 @@ pub(crate) struct SessionCapture {
 /// A closed tab's captured requests.
 struct ClosedTab {
     tab: TabId,
-    /// The tab whose page opened it (see `popup_comment`).
+    /// The tab whose page opened it, and whether ochre set it up only after
+    /// its first request (see `popup_comment`).
     opener: Option<TabId>,
+    late: bool,
     /// The last document it loaded (its HAR page's title).
     url: String,
     list: Vec<(String, Entry)>,
@@ -49,7 +51,8 @@ impl SessionCapture {
     }
 
     /// Keep closed tab `tab`'s requests, bounded.
-    fn keep(&mut self, tab: TabId, opener: Option<TabId>, list: Vec<(String, Entry)>) {
+    fn keep(&mut self, tab: &super::tabs::Tab, n: TabId, list: Vec<(String, Entry)>) {
+        let (opener, late) = (tab.opener, tab.set_up_late);
         let url = list
             .iter()
             .rev()
@@ -57,7 +60,7 @@ impl SessionCapture {
             .and_then(|(_, e)| e.url.clone())
             .unwrap_or_default();
         self.kept += list.len();
-        self.closed.push_back(ClosedTab { tab, opener, url, list });
+        self.closed.push_back(ClosedTab { tab: n, opener, late, url, list });
         while self.kept > CLOSED_CAP {
             let Some(oldest) = self.closed.front_mut() else { break };
             let over = (self.kept - CLOSED_CAP).min(oldest.list.len());
@@ -188,7 +191,8 @@ impl BrowserManager {
                     .flat_map(|c| &c.closed)
                     .map(|t| {
                         let title = format!("tab {} (closed) {}", t.tab, t.url);
-                        let (id, comment) = (t.tab.to_string(), t.opener.map(popup_comment));
+                        let (id, comment) =
+                            (t.tab.to_string(), t.opener.map(|o| popup_comment(o, t.late)));
                         let list = t.list.clone();
                         (t.tab, HarSource { id, title, list, page: None, comment })
                     })
@@ -203,7 +207,11 @@ impl BrowserManager {
             };
             on |= active || !list.is_empty();
             let title = page.get_title().await.ok().flatten().unwrap_or_default();
-            let comment = self.inner.tabs.with(*n, |t| t.opener).flatten().map(popup_comment);
+            let comment = self
+                .inner
+                .tabs
+                .with(*n, |t| t.opener.map(|o| popup_comment(o, t.set_up_late)))
+                .flatten();
             let page = Some(page.clone());
             let source = HarSource { id: n.to_string(), title, list, page, comment };
             sources.push((*n, source));
@@ -293,16 +301,20 @@ impl BrowserManager {
         }
         let list = w.cap().in_order();
         if !list.is_empty() {
-            self.session_capture_change(&tab.owner, |c| c.keep(n, tab.opener, list));
+            self.session_capture_change(&tab.owner, |c| c.keep(tab, n, list));
         }
     }
 }
 
-/// The HAR page comment of a tab another tab's page opened: it is captured
-/// from when ochre knew it, after its first document was asked for.
-fn popup_comment(opener: TabId) -> String {
-    format!(
-        "opened by a page of tab {opener}: captured from when ochre knew it, after its first \
-         document was asked for (that request is not here)"
-    )
+/// The HAR page comment of a tab another tab's page opened; one ochre set up
+/// only after its first request (`late`: see `Tab::set_up_late`) says what
+/// it lacks.
+fn popup_comment(opener: TabId, late: bool) -> String {
+    match late {
+        false => format!("opened by a page of tab {opener}"),
+        true => format!(
+            "opened by a page of tab {opener}: captured from when ochre knew it, after its \
+             first document was asked for (that request is not here)"
+        ),
+    }
 }

@@ -37,6 +37,10 @@ pub(crate) struct Tab {
     pub(crate) dialog: Option<Dialog>,
     /// The tab whose page opened it.
     pub(crate) opener: Option<TabId>,
+    /// Opened by a page and set up only after its first request (the
+    /// browser did not hold it: no second connection, or past the hold's
+    /// bound).
+    pub(crate) set_up_late: bool,
     /// When a download last started on it.
     pub(crate) downloaded_at: Option<Instant>,
     /// The browser context of its own (an isolated tab), disposed with it.
@@ -77,6 +81,7 @@ impl Tabs {
             watch: None,
             dialog: None,
             opener: None,
+            set_up_late: false,
             downloaded_at: None,
             context: None,
             wall_at_load: None,

@@ -6,7 +6,7 @@
 //! one. A server's `--network-block`
 //! holds for the shared tabs (stdio) too. Bad rules change nothing.
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use ochre_tests::*;
 use serde_json::json;
 
@@ -183,6 +183,24 @@ async fn a_route_answers_what_it_was_given_and_the_server_sees_nothing() -> Resu
         .filter_map(|r| r["hits"].as_u64())
         .collect();
     assert_eq!(hits, vec![1, 1, 1], "{listed}");
+
+    // A popup's first document too: the browser holds a page another page
+    // opens until ochre has set it up.
+    let popup = json!({"url": "*/product.html", "headers": {"Content-Type": "text/html"}, "body": "<title>Routed</title><h1>From the route, in a popup</h1>"});
+    mocked.tool_json("route", popup).await?;
+    navigate(&mocked, &site.url("popups.html")).await?;
+    let snap = snapshot(&mocked).await?;
+    let open = json!({"ref": ref_of(&snap, "button", "Open the product")});
+    let said = texts(&mocked.tool("interact", open).await?);
+    let tab = said
+        .split("opened tab ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .with_context(|| format!("no popup: {said}"))?;
+    let read = json!({"code": "document.body.innerText", "tabId": tab});
+    let shown = mocked.tool_text("javascript_tool", read).await?;
+    assert!(shown.contains("From the route, in a popup"), "{shown}");
+    assert_eq!(asked("/product.html"), 0, "the popup's document reached the server");
 
     // Another session at the same time: its requests reach the server.
     navigate(&plain, &site.url("index.html")).await?;
