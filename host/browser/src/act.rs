@@ -61,6 +61,11 @@ impl Way {
 const STEP_MS: u32 = 30_000;
 /// How long a navigation a click started may take to load, in ms.
 const NAVIGATION_MS: u32 = 15_000;
+/// At most this long for the window a link followed into a new window opens
+/// (the browser opens it after the click; ochre gives it an id).
+const NEW_WINDOW_MS: u64 = 2_000;
+/// At most this long for a tab a click opened to show its first document.
+const FIRST_COMMIT_MS: u64 = 150;
 /// Most clicks that something else took before the click is refused.
 const MAX_MISSES: usize = 20;
 
@@ -656,11 +661,23 @@ impl TabRef {
                     "at {via}, the part of its widget a person clicks: the element itself is hidden or covered"
                 ));
             }
+            let mark = self.mgr.events().mark();
             if let Err(e) = self.press_aimed(clicks(aim.x, aim.y, double), true).await {
                 self.unwatch().await;
                 return Err(e);
             }
-            let delta = self.step(ops::Settle::after(&aim.token), STEP_MS).await?;
+            // A click that opened a tab (a popup, set up before the page's
+            // `window.open` returned: see `frames::Held`) had that effect: no
+            // wait for a late change of its own page past the first quiet look.
+            let mut settle = ops::Settle::after(&aim.token);
+            let opened = self.mgr.events().tab_opened_since(mark, self.n);
+            if opened.is_some() {
+                settle.idle_ms = Some(0);
+            }
+            let delta = self.step(settle, STEP_MS).await?;
+            if opened.is_some() || delta.new_window {
+                self.tab_opened(mark).await;
+            }
             // A click counts when its press or the click itself reached the
             // target (a navigation it started says so too); the pointer passing
             // over it does not.
@@ -728,6 +745,32 @@ impl TabRef {
                 e.details.insert("waited".into(), json!(p.waited));
                 Err(e)
             }
+        }
+    }
+
+    /// Wait (at most [`NEW_WINDOW_MS`]) until this tab's page has opened a
+    /// tab since log position `mark` (a link followed into a new window:
+    /// the browser opens it after the click) and ochre has given it an id;
+    /// then (at most [`FIRST_COMMIT_MS`], the wait a click that changed
+    /// nothing has) until that tab shows its first document, so that the
+    /// answer reads its address and title from one document.
+    async fn tab_opened(&self, mark: u64) {
+        let by = Instant::now() + Duration::from_millis(NEW_WINDOW_MS);
+        let tab = loop {
+            match self.mgr.events().tab_opened_since(mark, self.n) {
+                Some(n) => break n,
+                None if Instant::now() >= by => return,
+                None => tokio::time::sleep(Duration::from_millis(2)).await,
+            }
+        };
+        let Some(page) = self.mgr.inner.tabs.with(tab, |t| t.page.clone()) else { return };
+        let by = Instant::now() + Duration::from_millis(FIRST_COMMIT_MS);
+        while Instant::now() < by {
+            let url = page.url().await.ok().flatten().unwrap_or_default();
+            if !url.is_empty() && url != "about:blank" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
     }
 

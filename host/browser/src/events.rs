@@ -178,6 +178,15 @@ impl Events {
         self.since(before).into_iter().filter(|e| e.seq <= now).collect()
     }
 
+    /// The first tab tab `opener`'s page opened after log position `mark`.
+    pub(super) fn tab_opened_since(&self, mark: u64, opener: TabId) -> Option<TabId> {
+        let opener = json!(opener.to_string());
+        lock(&self.log)
+            .iter()
+            .filter(|e| e.seq > mark && e.kind == "tab_opened" && e.body["openerTabId"] == opener)
+            .find_map(|e| TabId::parse(e.body["tabId"].as_str()?))
+    }
+
     /// Whether a page opened by a tab is being given a tab id right now.
     pub(super) fn adopting(&self) -> bool {
         self.adopting.load(Ordering::Relaxed) > 0

@@ -172,7 +172,13 @@
           const n = ev.composedPath().find(later);
           if (!n) return;
           if (inPage(n, d)) w.fragment = n;
-          else w.queued = true;
+          else {
+            w.queued = true;
+            // A link followed into a new window (`_blank`): that window is
+            // its effect, which the host sees open (see settle).
+            if (n.hasAttribute('href') && !n.hasAttribute('download') && linkTarget(n, d) === '_blank')
+              w.newWindow = true;
+          }
         }
       };
       const hashed = () => {
@@ -316,6 +322,7 @@
       if (!w.srcDelivered && w.srcReceived) d.source_received_by = hitName(w.srcReceived);
     }
     if (location.href !== w.url) d.url = location.href;
+    if (w.newWindow) d.new_window = true;
     if (document.title !== w.title) d.title = document.title;
     if (elState(w.target) !== w.state) {
       const e = w.target;
@@ -395,13 +402,18 @@
     frame: requestAnimationFrame,
     listen: EventTarget.prototype.addEventListener,
   };
+  // The window a link is followed in: its `target`, else its document's
+  // `<base target>`, lowercased ('' for its own).
+  function linkTarget(n, doc) {
+    const b = doc.querySelector('base[target]');
+    return (n.getAttribute('target') || (b && b.getAttribute('target')) || '').trim().toLowerCase();
+  }
   // Whether a link leads to a fragment of its own document (`doc`), followed
   // in this window: its default moves to the fragment at once, no document
   // is loaded.
   function inPage(n, doc) {
     if (!n.hash || n.hasAttribute('download')) return false;
-    const b = doc.querySelector('base[target]');
-    const t = (n.getAttribute('target') || (b && b.getAttribute('target')) || '').trim().toLowerCase();
+    const t = linkTarget(n, doc);
     if (t && t !== '_self') return false;
     const base = (h) => h.split('#')[0];
     return doc.defaultView === n.ownerDocument.defaultView && base(n.href) === base(doc.URL);
@@ -499,7 +511,9 @@
     if (a.token && a.token !== L.token)
       return { navigated: true, changed: true, delivered: true, url: location.href, token: a.token };
     if (!w) return { changed: false, delivered: false, mutations: 0 };
-    const idle = a.idle_ms || 150,
+    // (A link followed into a new window: no wait for a late change of this
+    // page; the host waits for the window instead.)
+    const idle = a.idle_ms == null ? (w && w.newWindow ? 0 : 150) : a.idle_ms,
       floor = w.srcPlace ? Math.max(a.quiet_ms || 0, 250) : a.quiet_ms || 0,
       max = a.max_ms || 2000;
     const pend = CLICKED && CLICKED.pending;

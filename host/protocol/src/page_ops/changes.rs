@@ -37,6 +37,10 @@ pub struct Settled {
     /// What received the event instead of the target (a ref line or a tag).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub received_by: Option<String>,
+    /// A link was followed into a new window (`target=_blank`): the host
+    /// sees that window open.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_window: bool,
     /// The press reached the target, then the page removed it before the
     /// release (a timer, not a handler): no click reached it.
     #[serde(default, skip_serializing_if = "is_false")]
