@@ -113,21 +113,44 @@ struct Held {
     on: bool,
 }
 
-/// How many early let-gos are remembered.
+/// How many early and late let-gos are remembered.
 const EARLY_KEPT: usize = 64;
 
-/// Let a held page go on: what its session waits for, then the session ends.
-fn let_go(conn: &mut chromiumoxide::Connection<CdpJsonEventMessage>, session: &str) {
+/// Remember `target` in `list`, the last [`EARLY_KEPT`].
+fn remember(list: &mut std::collections::VecDeque<String>, target: &str) {
+    if list.len() >= EARLY_KEPT {
+        list.pop_front();
+    }
+    list.push_back(target.to_owned());
+}
+
+/// Let a held target go on: what its session waits for; then, for a page,
+/// the session ends (`detach`; a worker detached as it is let go never
+/// runs, so its session is kept and ends with it).
+fn let_go(conn: &mut chromiumoxide::Connection<CdpJsonEventMessage>, session: &str, detach: bool) {
     let run = conn.submit_command(
         "Runtime.runIfWaitingForDebugger".into(),
         Some(SessionId::new(session)),
         json!({}),
     );
-    let detach =
-        conn.submit_command("Target.detachFromTarget".into(), None, json!({"sessionId": session}));
-    if let Err(e) = run.and(detach) {
-        tracing::warn!(error = %e, "cannot let a held page go on");
+    let done = match detach {
+        true => run.and_then(|_| {
+            let end = json!({"sessionId": session});
+            conn.submit_command("Target.detachFromTarget".into(), None, end)
+        }),
+        false => run,
+    };
+    if let Err(e) = done {
+        tracing::warn!(error = %e, "cannot let a held target go on");
     }
+}
+
+/// Ask the connection's loop to let the page held on `session` go.
+fn send_let_go(tx: &mpsc::UnboundedSender<Call>, session: String) {
+    let (reply, _) = oneshot::channel();
+    let call =
+        Call { method: LET_GO.to_owned(), session: Some(session), params: Value::Null, reply };
+    let _ = tx.send(call);
 }
 
 type Wired = Arc<std::sync::Mutex<Vec<std::sync::Weak<TabWatch>>>>;
@@ -164,7 +187,7 @@ impl FrameLink {
                         let Some(c) = call else { break };
                         if c.method == LET_GO {
                             if let Some(session) = c.session {
-                                let_go(&mut conn, &session);
+                                let_go(&mut conn, &session, true);
                             }
                             let _ = c.reply.send(Ok(Value::Null));
                             continue;
@@ -255,21 +278,12 @@ impl FrameLink {
                     if !h.on {
                         return false;
                     }
-                    if h.early.len() >= EARLY_KEPT {
-                        h.early.pop_front();
-                    }
-                    h.early.push_back(target.to_owned());
+                    remember(&mut h.early, target);
                     return true;
                 }
             }
         };
-        let (reply, _) = oneshot::channel();
-        let _ = self.tx.send(Call {
-            method: LET_GO.to_owned(),
-            session: Some(session),
-            params: Value::Null,
-            reply,
-        });
+        send_let_go(&self.tx, session);
         true
     }
 
@@ -417,42 +431,22 @@ fn held_or_let_go(
                     let mut h = lock(&holds);
                     let left = h.waiting.remove(&target);
                     if left.is_some() {
-                        if h.late.len() >= EARLY_KEPT {
-                            h.late.pop_front();
-                        }
-                        h.late.push_back(target.clone());
+                        remember(&mut h.late, &target);
                     }
                     left
                 };
                 if let Some(session) = left {
                     tracing::warn!(page = %target, "a page another page opened was not set up in time; it goes on");
-                    let (reply, _) = oneshot::channel();
-                    let method = LET_GO.to_owned();
-                    let _ = again.send(Call {
-                        method,
-                        session: Some(session),
-                        params: Value::Null,
-                        reply,
-                    });
+                    send_let_go(&again, session);
                 }
             });
             return;
         }
         if popup && early.is_none() {
-            if h.late.len() >= EARLY_KEPT {
-                h.late.pop_front();
-            }
-            h.late.push_back(target.clone());
+            remember(&mut h.late, &target);
         }
     }
-    if page {
-        let_go(conn, session);
-    } else {
-        // A worker: let go, and its session kept (one detached as it is let
-        // go never runs); it ends with the worker.
-        let run = "Runtime.runIfWaitingForDebugger".into();
-        let _ = conn.submit_command(run, Some(SessionId::new(session)), json!({}));
-    }
+    let_go(conn, session, page);
 }
 
 /// The host's own connection to the browser ended: the browser's too, but
