@@ -358,17 +358,16 @@ impl BrowserManager {
     /// renderer: a page and the popups it opened share one) or the page is too
     /// busy to answer in a second (a popup still starting).
     async fn info(&self, n: TabId, page: &Page, from: TitleFrom) -> TabInfo {
-        let url = page.url().await.ok().flatten().unwrap_or_default();
-        let title = match from {
-            TitleFrom::Page if !self.any_dialog_open() => {
-                // (chromiumoxide says an empty title is none: the page's
-                // title is empty, not the address the browser shows for it.)
-                match tokio::time::timeout(Duration::from_secs(1), page.get_title()).await {
-                    Ok(Ok(t)) => t.unwrap_or_default(),
-                    _ => self.target_title(n, page).await,
-                }
-            }
+        let (url, title) = match from {
+            // Read in one script round trip, so that both are of one
+            // document (a tab that commits its next document in between would
+            // otherwise pair one's address with the other's title).
+            TitleFrom::Page if !self.any_dialog_open() => match url_and_title(page).await {
+                Some(both) => both,
+                None => (frame_url(page).await, self.target_title(n, page).await),
+            },
             TitleFrom::Load => {
+                let url = frame_url(page).await;
                 let read = match self.load_report(n, Some(&url)) {
                     Some(seen) => Some(seen),
                     None if !self.any_dialog_open() => {
@@ -380,15 +379,17 @@ impl BrowserManager {
                     }
                     None => None,
                 };
-                match read {
+                let title = match read {
                     Some((wall, title)) => {
                         self.inner.tabs.with(n, |t| t.wall_at_load = Some(wall));
                         title
                     }
                     None => self.target_title(n, page).await,
-                }
+                };
+                (url, title)
             }
-            _ => self.target_title(n, page).await,
+            // (A dialog holds the page: no document commits meanwhile.)
+            _ => (frame_url(page).await, self.target_title(n, page).await),
         };
         let who = owner();
         let current =
@@ -444,5 +445,27 @@ impl BrowserManager {
             opening_locks: o.opening,
             captured_sessions: o.captures,
         }
+    }
+}
+
+/// The address of a page's main frame as the browser last committed it.
+async fn frame_url(page: &Page) -> String {
+    page.url().await.ok().flatten().unwrap_or_default()
+}
+
+/// A page's address and `document.title`, read by one script in its main
+/// world (no user activation given); `None` when the page does not answer
+/// within a second (busy, or a popup still starting).
+async fn url_and_title(page: &Page) -> Option<(String, String)> {
+    let read =
+        serde_json::json!({"expression": "[location.href, document.title]", "returnByValue": true});
+    let r =
+        tokio::time::timeout(Duration::from_secs(1), raw_command(page, "Runtime.evaluate", read))
+            .await
+            .ok()?
+            .ok()?;
+    match r["result"]["value"].as_array().map(Vec::as_slice) {
+        Some([Value::String(url), Value::String(title)]) => Some((url.clone(), title.clone())),
+        _ => None,
     }
 }
