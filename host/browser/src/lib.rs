@@ -143,7 +143,9 @@ fn owner() -> Owner {
     OWNER.try_with(Clone::clone).ok().flatten()
 }
 
-pub use ochre_protocol::browser::{HostBrowser, Notices, Owner, RefId, TabDialog, TabId, TabInfo};
+pub use ochre_protocol::browser::{
+    HostBrowser, Notices, Owner, RefId, TabDialog, TabId, TabInfo, a_dialog,
+};
 
 /// Where [`BrowserManager::info`] reads a tab's title.
 #[derive(Debug, Clone, Copy)]

@@ -150,6 +150,13 @@ pub struct TabDialog {
     pub message: String,
 }
 
+/// A dialog of `kind` (`alert`, `confirm`, `prompt`, `beforeunload`) with its
+/// article: "an alert dialog", "a confirm dialog".
+pub fn a_dialog(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {kind} dialog")
+}
+
 /// One thing a page did on its own.
 #[derive(Debug, Clone)]
 pub struct PageEvent {

@@ -560,3 +560,74 @@ async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> 
     shell.stop_all();
     Ok(())
 }
+
+/// JavaScript dialogs from the shell: an action that opens one says so and
+/// how to answer it (`ochre dialog accept|dismiss`), so does every command the
+/// dialog then blocks; `ochre dialog` answers an alert, a confirm, a prompt
+/// (its text never printed nor journaled) and a page asking before it is left.
+/// What the page saw is checked at its server. (Multi-threaded: the page's
+/// server answers while a command blocks the test's thread.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
+    let site = SiteServer::start().await?;
+    let shell = Shell::new("cli-dialogs")?;
+    let s = Some("dialogs");
+    shell.ok(s, &["open", &site.url("dialogs.html")])?;
+
+    // An alert: the click says the page opened it, and how to answer it.
+    let said = shell.ok(s, &["click", "Show alert"])?;
+    ensure!(said.contains("the page opened an alert dialog: \"Saved!\""), "{said}");
+    ensure!(
+        said.contains(
+            "answer it: `ochre --tab t1 dialog accept` or `ochre --tab t1 dialog dismiss`"
+        ),
+        "{said}"
+    );
+    // A command the dialog blocks fails at once, saying the same.
+    let out = shell.run(s, &["snapshot"])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.code() == Some(1), "{:?}: {err}", out.status);
+    ensure!(err.contains("error DIALOG_OPEN: an alert dialog is open on t1: \"Saved!\""), "{err}");
+    ensure!(err.contains("`ochre --tab t1 dialog accept`"), "{err}");
+    let said = shell.ok(s, &["dialog", "accept"])?;
+    ensure!(said.contains("accepted the alert dialog \"Saved!\" on t1"), "{said}");
+    site.expect_recorded("alert=closed").await?;
+
+    // A confirm, dismissed: the page's confirm() returns false.
+    shell.ok(s, &["click", "Delete file"])?;
+    shell.ok(s, &["dialog", "dismiss"])?;
+    site.expect_recorded("confirm=false").await?;
+
+    // A prompt, answered with text (offered as TEXT in the hint).
+    let said = shell.ok(s, &["click", "Ask name"])?;
+    ensure!(said.contains("`ochre --tab t1 dialog accept [TEXT]`"), "{said}");
+    let said = shell.ok(s, &["dialog", "accept", "Ada Lovelace"])?;
+    ensure!(said.contains("with the given text") && !said.contains("Ada"), "{said}");
+    site.expect_recorded("prompt=Ada Lovelace").await?;
+
+    // No dialog open: a clear error, and nothing reaches the page.
+    let before = site.recorded().len();
+    let out = shell.run(s, &["dialog", "dismiss"])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.code() == Some(1) && err.contains("error NO_DIALOG"), "{err}");
+    ensure!(site.recorded().len() == before, "{:?}", site.recorded());
+
+    // A page that asks before it is left: dismissed, the tab stays; accepted,
+    // it goes.
+    shell.ok(s, &["click", "Start editing"])?;
+    site.expect_recorded("armed=1").await?;
+    let said = shell.ok(s, &["open", &site.url("page2.html")])?;
+    ensure!(said.contains("beforeunload"), "{said}");
+    ensure!(said.contains("dialog dismiss"), "{said}");
+    shell.ok(s, &["dialog", "dismiss"])?;
+    ensure!(shell.ok(s, &["get", "url"])?.trim() == site.url("dialogs.html"));
+    shell.ok(s, &["open", &site.url("page2.html")])?;
+    shell.ok(s, &["dialog", "accept"])?;
+    ensure!(shell.ok(s, &["get", "url"])?.trim() == site.url("page2.html"));
+    ensure!(site.requests().iter().any(|r| r == "GET /page2.html"), "{:?}", site.requests());
+
+    // The prompt's answer is in no file ochre wrote.
+    ensure!(!read_all_text(shell.data.path()).contains("Ada Lovelace"), "the answer leaked");
+    shell.stop_all();
+    Ok(())
+}

@@ -164,6 +164,13 @@ pub(crate) enum Browse {
         #[command(subcommand)]
         command: TabCommand,
     },
+    /// Answer the tab's JavaScript dialog (an alert, a confirm, a prompt, or
+    /// the page asking before it is left): accept it (a prompt with TEXT) or
+    /// dismiss it.
+    Dialog {
+        #[command(subcommand)]
+        command: DialogCommand,
+    },
     /// Sign in on the current page with a stored credential (`ochre secret
     /// credential set`): ochre types it on its own origins only; the values
     /// never reach the command's output.
@@ -220,6 +227,15 @@ pub(crate) enum RecordCommand {
     Stop,
     /// The recordings, newest first.
     List,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub(crate) enum DialogCommand {
+    /// Accept it (OK; leave the page); a prompt's answer is TEXT (else the
+    /// text it offered).
+    Accept { text: Option<String> },
+    /// Dismiss it (Cancel; stay on the page).
+    Dismiss,
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -441,6 +457,16 @@ impl Browse {
             Self::Tab { command: TabCommand::Close { id } } => {
                 call("tabs_close", json!({"tabId": id}))
             }
+            Self::Dialog { command: DialogCommand::Accept { text } } => {
+                let mut args = json!({"accept": true});
+                if let Some(t) = text {
+                    args["promptText"] = json!(t);
+                }
+                call("handle_dialog", args)
+            }
+            Self::Dialog { command: DialogCommand::Dismiss } => {
+                call("handle_dialog", json!({"accept": false}))
+            }
             Self::SignIn { name, submit } => {
                 call("oc_credential_fill", json!({"name": name, "submit": submit}))
             }
@@ -479,6 +505,7 @@ impl Browse {
             | Self::Press { .. }
             | Self::Wait { .. }
             | Self::Tab { .. }
+            | Self::Dialog { .. }
             | Self::SignIn { .. }
             | Self::Replay { .. } => true,
             Self::Snapshot { .. }
@@ -590,6 +617,36 @@ pub(crate) mod exit {
             _ => FAILED,
         }
     }
+}
+
+/// Print a tool's error answer (as JSON with `json_out`): the command fails
+/// with its class's exit code.
+fn print_failure(result: &Value, text: &[&str], json_out: bool) -> anyhow::Result<()> {
+    let body = result.get("structuredContent").cloned().unwrap_or_else(|| {
+        text.first().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
+    });
+    let code = body["error"]["code"].as_str().unwrap_or("INTERNAL").to_owned();
+    if json_out {
+        writeln!(std::io::stdout().lock(), "{body}")?;
+    } else {
+        let message = body["error"]["message"].as_str().unwrap_or("");
+        eprintln!("error {code}: {message}");
+        for hint in text.iter().skip(1) {
+            eprintln!("{hint}");
+        }
+        if code == "DIALOG_OPEN" {
+            eprintln!("{}", dialog_hint(&body["error"]["dialog"]));
+        }
+    }
+    Err(ToolFailed { code: exit::of(&code) }.into())
+}
+
+/// How to answer an open dialog (`dialog`: its details, with `tabId` and
+/// `type`) from the command line.
+fn dialog_hint(dialog: &Value) -> String {
+    let tab = dialog["tabId"].as_str().map(|t| format!("--tab {t} ")).unwrap_or_default();
+    let text = if dialog["type"] == "prompt" { " [TEXT]" } else { "" };
+    format!("answer it: `ochre {tab}dialog accept{text}` or `ochre {tab}dialog dismiss`")
 }
 
 /// A tool's error, printed: the command exits with its class's code.
@@ -704,23 +761,10 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
     let blocks = result["content"].as_array().cloned().unwrap_or_default();
     let text: Vec<&str> =
         blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
-    let mut out = std::io::stdout().lock();
     if result["isError"] == true {
-        let body = result.get("structuredContent").cloned().unwrap_or_else(|| {
-            text.first().and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
-        });
-        let code = body["error"]["code"].as_str().unwrap_or("INTERNAL").to_owned();
-        if json_out {
-            writeln!(out, "{body}")?;
-        } else {
-            let message = body["error"]["message"].as_str().unwrap_or("");
-            eprintln!("error {code}: {message}");
-            for hint in text.iter().skip(1) {
-                eprintln!("{hint}");
-            }
-        }
-        return Err(ToolFailed { code: exit::of(&code) }.into());
+        return print_failure(result, &text, json_out);
     }
+    let mut out = std::io::stdout().lock();
     match &c.render {
         Render::Image(path) => {
             let data = blocks
@@ -785,6 +829,11 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
         Render::Text => {
             for t in &text {
                 writeln!(out, "{}", page_line(t).unwrap_or_else(|| (*t).to_owned()))?;
+            }
+            // The action opened a dialog, which blocks the tab.
+            let dialog = &result["structuredContent"]["dialog"];
+            if dialog.is_object() {
+                writeln!(out, "{}", dialog_hint(dialog))?;
             }
             for b in blocks.iter().filter(|b| b["type"] == "image") {
                 writeln!(

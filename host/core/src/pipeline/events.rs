@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::browser::HostBrowser;
-use crate::browser::{BrowserManager, PageEvent, TabId};
+use crate::browser::{BrowserManager, PageEvent, TabId, a_dialog};
 use crate::error::Code;
 use crate::error::ToolError;
 use futures::future::BoxFuture;
@@ -34,15 +34,15 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
         "dialog_opened" if browser.dialog_still_open(e.seq) => {
             let prompt = if s("type") == "prompt" { ", promptText: \"...\"" } else { "" };
             Some(format!(
-                "dialog: a {} dialog is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false{prompt}}}; the tab does nothing else until then",
-                s("type"),
+                "dialog: {} is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false{prompt}}}; the tab does nothing else until then",
+                a_dialog(&s("type")),
                 s("tabId"),
                 s("message")
             ))
         }
         "dialog_closed" if s("by") == "policy" => Some(format!(
-            "dialog: a {} dialog on {} ({:?}) was {} by the server's --dialogs policy",
-            s("type"),
+            "dialog: {} on {} ({:?}) was {} by the server's --dialogs policy",
+            a_dialog(&s("type")),
             s("tabId"),
             s("message"),
             if b["accepted"] == json!(true) { "accepted" } else { "dismissed" }
@@ -143,8 +143,8 @@ pub(crate) async fn report(
             // The action ran and the page answered with a dialog.
             let dialog = opened.map(|d| d.body.clone()).unwrap_or(Value::Null);
             let head = format!(
-                "{tool}: the page opened a {} dialog: {:?}",
-                dialog["type"].as_str().unwrap_or("?"),
+                "{tool}: the page opened {}: {:?}",
+                a_dialog(dialog["type"].as_str().unwrap_or("?")),
                 dialog["message"].as_str().unwrap_or("")
             );
             let mut content = vec![Content::Text(head.clone())];
