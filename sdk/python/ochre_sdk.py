@@ -112,7 +112,7 @@ class Code:
     ELEMENT_NOT_FOCUSABLE = "ELEMENT_NOT_FOCUSABLE"
     # No form field with that label or name.
     FIELD_NOT_FOUND = "FIELD_NOT_FOUND"
-    # A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
+    # A JavaScript dialog blocks the tab (answer it with `handle_dialog`; from the shell, `ochre dialog accept` or `dismiss`).
     DIALOG_OPEN = "DIALOG_OPEN"
     # `handle_dialog` on a tab without a dialog.
     NO_DIALOG = "NO_DIALOG"

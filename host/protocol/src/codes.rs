@@ -182,7 +182,7 @@ registry! {
     ElementNotFocusable = "ELEMENT_NOT_FOCUSABLE" => element_not_focusable;
     /// No form field with that label or name.
     FieldNotFound = "FIELD_NOT_FOUND" => field_not_found;
-    /// A JavaScript dialog blocks the tab (answer it with `handle_dialog`).
+    /// A JavaScript dialog blocks the tab (answer it with `handle_dialog`; from the shell, `ochre dialog accept` or `dismiss`).
     DialogOpen = "DIALOG_OPEN" => dialog_open;
     /// `handle_dialog` on a tab without a dialog.
     NoDialog = "NO_DIALOG" => no_dialog;
