@@ -60,18 +60,21 @@ fn navigate(a: NavigateArgs) -> Result<Output, ToolError> {
             browser::navigate(tab, url, timeout(a.timeout))?
         }
     };
-    let summary = format!("{} at {}", t.tab_id, t.url);
+    let mut summary = format!("{} at {}", t.tab_id, t.url);
     let mut v = serde_json::to_value(&t).map_err(|e| ToolError::internal(e.to_string()))?;
-    if let Some(wall) = wall(Some(&t.tab_id)) {
+    let seen = browser::run(Some(&t.tab_id), &ops::Wall {}, 2_000).unwrap_or_default();
+    // The server answered with an error page: the load is done, and the
+    // page is not the one asked for.
+    if let Some(status) = seen.status.filter(|s| *s >= 400) {
+        v["status"] = serde_json::json!(status);
+        summary.push_str(&format!(" (HTTP {status})"));
+    }
+    // Evidence that the page is a login or CAPTCHA wall (see the `wall`
+    // page operation), read at the load event.
+    if let Some(wall) = seen.wall {
         v["wall"] = serde_json::json!(wall);
     }
     Ok(Output::json(&v)?.with_summary(summary))
-}
-
-/// Evidence that the page is a login or CAPTCHA wall (see the `wall` page
-/// operation), read at the load event.
-fn wall(tab: Option<&str>) -> Option<String> {
-    browser::run(tab, &ops::Wall {}, 2_000).ok().and_then(|w| w.wall)
 }
 
 /// Arguments of `tabs_create`.

@@ -626,6 +626,11 @@ async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
     ensure!(shell.ok(s, &["get", "url"])?.trim() == site.url("page2.html"));
     ensure!(site.requests().iter().any(|r| r == "GET /page2.html"), "{:?}", site.requests());
 
+    // A page the server answers with an error: the line says its status.
+    let said = shell.ok(s, &["open", &site.url("no-such-page.html")])?;
+    let line = format!("t1 {} \"\"; status: 404", site.url("no-such-page.html"));
+    ensure!(said.trim() == line, "{said}");
+
     // The prompt's answer is in no file ochre wrote.
     ensure!(!read_all_text(shell.data.path()).contains("Ada Lovelace"), "the answer leaked");
     shell.stop_all();

@@ -446,6 +446,29 @@ async fn the_login_wall_hint_needs_a_login_form() -> Result<()> {
     Ok(())
 }
 
+/// A page the server answers with an error (a 404 here) loads, and the answer
+/// says its HTTP status, also at the end of a redirect; a page that came
+/// with 200 says none. The requests are checked at the server.
+#[tokio::test]
+async fn a_page_the_server_answers_with_an_error_says_its_status() -> Result<()> {
+    let (site, _data, client) = site_and_client("http-status", &[]).await?;
+    let r = navigate(&client, &site.url("no-such-page.html")).await?;
+    let out = structured(&r);
+    assert_eq!(out["status"], 404, "{out}");
+    assert_eq!(out["url"], site.url("no-such-page.html"), "{out}");
+    assert!(site.requests().iter().any(|q| q == "GET /no-such-page.html"), "{:?}", site.requests());
+    let to = site.url("gone.html");
+    let r = navigate(&client, &site.url(&format!("redirect?to={to}"))).await?;
+    let out = structured(&r);
+    assert_eq!((out["status"].clone(), out["url"].clone()), (json!(404), json!(to)), "{out}");
+    assert!(site.requests().iter().any(|q| q == "GET /gone.html"), "{:?}", site.requests());
+    let r = navigate(&client, &site.url("page2.html")).await?;
+    let out = structured(&r);
+    assert!(out.get("status").is_none() && out["title"] == "Page two", "{out}");
+    client.cancel().await?;
+    Ok(())
+}
+
 /// A page that navigates itself again and again before any of its documents
 /// loads (its script submits its own form at once) is said to as soon as
 /// eight documents have come, stopped and left for about:blank (where it

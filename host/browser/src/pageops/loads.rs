@@ -672,6 +672,16 @@ impl TabWatch {
     }
 }
 
+/// The `wall` page operation's answer from what `wall.js` read: the
+/// evidence, and the document's HTTP status when it has one.
+fn wall_seen(v: &mut Value) -> Value {
+    let wall = v.get_mut("wall").map_or(Value::Null, Value::take);
+    match v["status"].as_u64().filter(|s| (100..=999).contains(s)) {
+        Some(status) => json!({ "wall": wall, "status": status }),
+        None => json!({ "wall": wall }),
+    }
+}
+
 impl BrowserManager {
     /// The load binding and the scripts every document of the tab gets before
     /// its own: the click tracker, the load report and, in a top-level
@@ -817,7 +827,7 @@ impl BrowserManager {
             return None;
         }
         let title = v["title"].as_str().unwrap_or_default().to_owned();
-        Some((json!({ "wall": v.get_mut("wall").map_or(Value::Null, Value::take) }), title))
+        Some((wall_seen(&mut v), title))
     }
 
     /// The login-wall evidence (`{"wall": ...}`, the `wall` page operation's
@@ -828,8 +838,7 @@ impl BrowserManager {
             Some(Value::String(t)) => t,
             _ => String::new(),
         };
-        let wall = v.get_mut("wall").map_or(Value::Null, Value::take);
-        Ok((json!({ "wall": wall }), title))
+        Ok((wall_seen(&mut v), title))
     }
 
     /// Wait (at most `ms`) until the tab's document has fully loaded.

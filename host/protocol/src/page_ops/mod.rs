@@ -335,7 +335,7 @@ typed_ops! {
     Ping => "ping" -> Pong = Spec::read("", "the page's URL and readiness");
     Wall => "wall" -> WallSeen = Spec::read(
         "",
-        "a login form or CAPTCHA shown without a sign-out control: right after `navigate` or `history`, as the document was at its load event; else read at once (it does not wait for the network quiet a navigation leaves owed)",
+        "a login form or CAPTCHA shown without a sign-out control, and the HTTP status the document came with: right after `navigate` or `history`, as the document was at its load event; else read at once (it does not wait for the network quiet a navigation leaves owed)",
     ).host();
     // Acting on elements.
     Point => "point" -> ViewportPoint = Spec::op(

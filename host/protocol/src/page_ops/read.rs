@@ -363,4 +363,8 @@ pub struct WallSeen {
     /// CAPTCHA widget), on a page without a visible sign-out control; else none.
     #[serde(default)]
     pub wall: Option<String>,
+    /// The HTTP status the document came with (none for a document that
+    /// came with no response: an error page, a `data:` or `about:` one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
 }
