@@ -661,7 +661,7 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
     };
     let r = run(tab, &fill)?;
     let filled = &r.filled;
-    let mut out = format!("filled {} fields:\n{}", filled.len(), filled.join("\n"));
+    let mut out = format!("filled {}:\n{}", plural(filled.len(), "field"), filled.join("\n"));
     if r.submitted {
         match browser::run(tab, &navigation(r.token.as_deref()), 5_000) {
             Ok(w) => {
@@ -674,8 +674,8 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
             Err(e) => return Err(e),
         }
     }
-    let summary =
-        format!("filled {} fields{}", filled.len(), if r.submitted { ", submitted" } else { "" });
+    let submitted = if r.submitted { ", submitted" } else { "" };
+    let summary = format!("filled {}{submitted}", plural(filled.len(), "field"));
     Ok(Output::text(out).with_summary(summary))
 }
 
