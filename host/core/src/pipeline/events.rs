@@ -12,10 +12,11 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::browser::HostBrowser;
-use crate::browser::{BrowserManager, PageEvent, TabId, a_dialog};
+use crate::browser::{BrowserManager, PageEvent, TabId};
 use crate::error::Code;
 use crate::error::ToolError;
 use futures::future::BoxFuture;
+use ochre_protocol::browser::a_dialog;
 
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::tool::{Content, ToolOutput};
