@@ -236,9 +236,11 @@ async fn the_keyboard_sends_trusted_keys() -> Result<()> {
     site.expect_recorded("tabbed=1").await?;
     let other = ref_of(&snap, "textbox", "Other");
     // What changed in a text field is its value's length (never `checked`,
-    // which every input has), not the value: it may be a secret.
-    let r = client.tool("type", json!({"ref": other, "text": "abc"})).await?;
+    // which every input has), not the value: it may be a secret. In
+    // characters, as the typed text is counted (the emoji is two UTF-16 units).
+    let r = client.tool("type", json!({"ref": other, "text": "ab😀"})).await?;
     let said = texts(&r);
+    assert!(said.starts_with("typed 3 characters"), "{said}");
     assert!(said.contains(": value_length=3") && !said.contains("checked"), "{said}");
     client.tool("form_input", json!({"ref": other, "value": "select me"})).await?;
     let r = client.tool("press_key", json!({"key": "Control+a", "ref": other})).await?;

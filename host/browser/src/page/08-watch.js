@@ -330,8 +330,9 @@
       // Every <input> has `checked`: only a checkbox's or a radio's means anything.
       if (e.localName === 'input' && (e.type === 'checkbox' || e.type === 'radio')) d.target.checked = e.checked;
       // A field's new value is told by its length (it may be a secret): a mask
-      // or an autocomplete that rewrote it shows.
-      else if (typeof e.value === 'string' && e.value !== w.value) d.target.value_length = e.value.length;
+      // or an autocomplete that rewrote it shows. In characters, as the host
+      // counts what it typed (an emoji is one, not its two UTF-16 units).
+      else if (typeof e.value === 'string' && e.value !== w.value) d.target.value_length = [...e.value].length;
       // Each ARIA state that changed, as it is now.
       const now = ariaStates(e);
       for (const k in now) if (now[k] != null && now[k] !== w.aria[k]) d.target[k] = now[k] === 'true';
