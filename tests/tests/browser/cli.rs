@@ -196,6 +196,12 @@ async fn the_guide_runs_as_written_and_help_lists_every_command_it_names() -> Re
     assert!(said.contains("Le Guin"), "{said}");
     assert!(said.contains("exit 1"), "the failing example: {said}");
     assert!(said.contains("{\"title\":"), "--json get title: {said}");
+    // The recording, started and listed, told in lines.
+    assert!(
+        said.contains("recording rec-") && said.contains("\"add a book\": every command"),
+        "{said}"
+    );
+    assert!(said.contains("\"add a book\": 4 steps, stopped, started "), "{said}");
     let png = std::fs::read(shell.cwd.path().join("books.png"))?;
     assert!(png.starts_with(b"\x89PNG"), "the screenshot");
     // The password is in no output and no file ochre wrote.

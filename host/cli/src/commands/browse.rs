@@ -302,6 +302,8 @@ enum Render {
     /// One field (`title` or `url`) of the tab given (`tabs_context`), else
     /// of the current one.
     TabField(&'static str, Option<String>),
+    /// A recording started or stopped, or the list of them: a line each.
+    Recording,
 }
 
 /// The tool call a command makes.
@@ -470,12 +472,17 @@ impl Browse {
             Self::SignIn { name, submit } => {
                 call("oc_credential_fill", json!({"name": name, "submit": submit}))
             }
-            Self::Record { command: RecordCommand::Start { label } } => call(
-                "oc_recording_start",
-                label.as_ref().map_or_else(|| json!({}), |l| json!({"label": l})),
-            ),
-            Self::Record { command: RecordCommand::Stop } => call("oc_recording_stop", json!({})),
-            Self::Record { command: RecordCommand::List } => call("oc_recording_list", json!({})),
+            Self::Record { command } => {
+                let c = match command {
+                    RecordCommand::Start { label } => call(
+                        "oc_recording_start",
+                        label.as_ref().map_or_else(|| json!({}), |l| json!({"label": l})),
+                    ),
+                    RecordCommand::Stop => call("oc_recording_stop", json!({})),
+                    RecordCommand::List => call("oc_recording_list", json!({})),
+                };
+                ToolCall { render: Render::Recording, ..c }
+            }
             Self::Replay { id, params } => replay_call(id, params)?,
             Self::Call { tool, args } => call(tool, call_args(args)?),
         };
@@ -639,6 +646,59 @@ fn print_failure(result: &Value, text: &[&str], json_out: bool) -> anyhow::Resul
         }
     }
     Err(ToolFailed { code: exit::of(&code) }.into())
+}
+
+/// `record start`, `record stop` and `record list` answered as lines, from
+/// the tools' structured answers; `None` for an answer of another shape.
+fn recording_lines(v: &Value) -> Option<String> {
+    let label = |r: &Value| r["label"].as_str().map(|l| format!(" {}", Value::from(l)));
+    if let Some(list) = v.get("recordings").and_then(Value::as_array) {
+        if list.is_empty() {
+            return Some("no recordings (`ochre record start [LABEL]` starts one)".into());
+        }
+        let lines: Option<Vec<String>> = list
+            .iter()
+            .map(|r| {
+                let params: Vec<&str> = r["params"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["name"].as_str())
+                    .collect();
+                let params = if params.is_empty() {
+                    String::new()
+                } else {
+                    format!("; parameters: {}", params.join(", "))
+                };
+                Some(format!(
+                    "{}{}: {} steps, {}, started {}{params}",
+                    r["id"].as_str()?,
+                    label(r).unwrap_or_default(),
+                    r["steps"].as_u64()?,
+                    r["status"].as_str().unwrap_or("stopped"),
+                    r["started_at"].as_str().unwrap_or("?"),
+                ))
+            })
+            .collect();
+        return lines.map(|l| l.join("\n"));
+    }
+    let id = v["recordingId"].as_str()?;
+    match v["steps"].as_u64() {
+        // `record stop`.
+        Some(steps) => {
+            let failed = v["failed_steps"].as_u64().unwrap_or(0);
+            let last =
+                v["final_url"].as_str().map(|u| format!("; it ended at {u}")).unwrap_or_default();
+            Some(format!(
+                "stopped {id}: {steps} steps, {failed} failed{last} (`ochre replay {id}` plays it)"
+            ))
+        }
+        // `record start`.
+        None => Some(format!(
+            "recording {id}{}: every command of the session from now on (`ochre record stop` ends it)",
+            label(v).unwrap_or_default()
+        )),
+    }
 }
 
 /// How to answer an open dialog (`dialog`: its details, with `tabId` and
@@ -807,7 +867,12 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
                 writeln!(out, "{}", current[*field].as_str().unwrap_or(""))?;
             }
         }
-        Render::Text if json_out => match result.get("structuredContent") {
+        Render::Recording
+            if !json_out && recording_lines(&result["structuredContent"]).is_some() =>
+        {
+            writeln!(out, "{}", recording_lines(&result["structuredContent"]).unwrap_or_default())?;
+        }
+        Render::Text | Render::Recording if json_out => match result.get("structuredContent") {
             Some(v) if !v.is_null() => writeln!(out, "{v}")?,
             _ => {
                 let mut answer = json!({"text": text.join("\n")});
@@ -826,7 +891,7 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
                 writeln!(out, "{answer}")?
             }
         },
-        Render::Text => {
+        Render::Text | Render::Recording => {
             for t in &text {
                 writeln!(out, "{}", page_line(t).unwrap_or_else(|| (*t).to_owned()))?;
             }
@@ -1078,6 +1143,43 @@ mod tests {
         {
             assert_eq!(page_line(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn recordings_are_told_in_lines() {
+        let started = json!({"capture_screenshots": false, "label": "form test",
+            "recordingId": "rec-1", "started_at": "2026-12-06T20:24:31.803Z"});
+        assert_eq!(
+            recording_lines(&started).as_deref(),
+            Some(
+                "recording rec-1 \"form test\": every command of the session from now on (`ochre record stop` ends it)"
+            )
+        );
+        let stopped = json!({"failed_steps": 0, "final_url": "http://a.test/echo",
+            "recordingId": "rec-1", "steps": 6});
+        assert_eq!(
+            recording_lines(&stopped).as_deref(),
+            Some(
+                "stopped rec-1: 6 steps, 0 failed; it ended at http://a.test/echo (`ochre replay rec-1` plays it)"
+            )
+        );
+        let list = json!({"recordings": [{"id": "rec-1", "label": "form test", "steps": 6,
+            "status": "stopped", "started_at": "2026-12-06T20:24:31.803Z",
+            "params": [{"default": "Ada", "name": "customer_name", "secret": false}]},
+            {"id": "rec-0", "steps": 0, "status": "stopped", "started_at": "2026-12-05T10:00:00Z"}]});
+        assert_eq!(
+            recording_lines(&list).as_deref(),
+            Some(
+                "rec-1 \"form test\": 6 steps, stopped, started 2026-12-06T20:24:31.803Z; parameters: customer_name\n\
+                 rec-0: 0 steps, stopped, started 2026-12-05T10:00:00Z"
+            )
+        );
+        assert!(
+            recording_lines(&json!({"recordings": []}))
+                .is_some_and(|l| l.starts_with("no recordings"))
+        );
+        // Any other shape is left to the tool's text.
+        assert_eq!(recording_lines(&json!({"other": 1})), None);
     }
 
     #[test]
