@@ -39,19 +39,49 @@
     ev(dst, 'drop');
     ev(src, 'dragend');
   }
+  // Whether a wait's condition holds now; with `wait_ms`, once it does
+  // (looked at after each change of the document and each frame drawn: a
+  // style that shows it changes no node), else false once that time has
+  // passed.
   function check(a) {
-    switch (a.type) {
-      case 'selector': {
-        const m = selectAll(a.value, 1);
-        return m.length > 0 && (!a.visible || visible(m[0]));
+    const holds = () => {
+      switch (a.type) {
+        case 'selector': {
+          const m = selectAll(a.value, 1);
+          return m.length > 0 && (!a.visible || visible(m[0]));
+        }
+        case 'selector_hidden': {
+          const m = selectAll(a.value, 1);
+          return m.length === 0 || !visible(m[0]);
+        }
+        default:
+          return fail('INVALID_ARGUMENT', 'unknown check ' + a.type);
       }
-      case 'selector_hidden': {
-        const m = selectAll(a.value, 1);
-        return m.length === 0 || !visible(m[0]);
-      }
-      default:
-        fail('INVALID_ARGUMENT', 'unknown check ' + a.type);
-    }
+    };
+    if (holds()) return true;
+    if (!(a.wait_ms > 0)) return false;
+    return new Promise((resolve) => {
+      let done = false;
+      const end = (v) => {
+        if (done) return;
+        done = true;
+        seen.disconnect();
+        clearTimeout(bound);
+        resolve(v);
+      };
+      const look = () => {
+        if (!done && holds()) end(true);
+      };
+      const seen = new MutationObserver(look);
+      seen.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const bound = Reflect.apply(NATIVE.later, window, [() => end(holds()), a.wait_ms]);
+      const frames = () =>
+        afterFrame(() => {
+          look();
+          if (!done) frames();
+        });
+      frames();
+    });
   }
 
   // JSON-Schema-driven extraction: JSON-LD, microdata, OpenGraph/meta, then CSS heuristics.

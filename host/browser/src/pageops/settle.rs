@@ -197,8 +197,14 @@ impl BrowserManager {
         if kind == WaitKind::Function {
             self.check_function_parses(page, value).await?;
         }
+        if kind == WaitKind::Timeout {
+            let ms = value.parse::<u64>().unwrap_or(0);
+            tokio::time::sleep_until((start + Duration::from_millis(ms)).min(deadline).into())
+                .await;
+        }
         loop {
-            if let Some(done) = self.wait_once(n, page, &w, timeout_ms).await? {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Some(done) = self.wait_once(n, page, &w, left, timeout_ms).await? {
                 return Ok(done);
             }
             if Instant::now() >= deadline {
@@ -208,7 +214,12 @@ impl BrowserManager {
                 ))
                 .with("timeoutMs", timeout_ms));
             }
-            tokio::time::sleep(Duration::from_millis(40)).await;
+            // A selector's look waited in the page until it held or its part
+            // of the wait ended; the other conditions are looked at again
+            // after a frame's time.
+            if !matches!(kind, WaitKind::Selector | WaitKind::SelectorHidden) {
+                tokio::time::sleep(WAIT_POLL).await;
+            }
         }
     }
 
@@ -235,11 +246,13 @@ impl BrowserManager {
     }
 
     /// One look at what a wait waits for: `Some(answer)` once it happened.
+    /// A selector's look waits in the page (at most `left`, and a second).
     async fn wait_once(
         &self,
         n: TabId,
         page: &Page,
         w: &WaitFor<'_>,
+        left: Duration,
         timeout_ms: u32,
     ) -> Result<Option<Waited>, ToolError> {
         let (kind, value, start) = (w.kind, w.value, w.start);
@@ -249,11 +262,18 @@ impl BrowserManager {
                 start.elapsed() >= Duration::from_millis(value.parse::<u64>().unwrap_or(0))
             }
             WaitKind::Selector | WaitKind::SelectorHidden => {
-                let check = json!({"type": kind.as_str(), "value": value, "visible": w.visible});
+                let wait_ms = left.min(Duration::from_secs(1)).as_millis() as u64;
+                let check = json!({"type": kind.as_str(), "value": value, "visible": w.visible, "wait_ms": wait_ms});
                 match self.run_op(n, page, "check", check, timeout_ms).await {
                     Ok(v) => v == Value::Bool(true),
                     Err(e) if e.code == Code::InvalidArgument => return Err(e),
-                    Err(_) => false,
+                    // (A document that went away, a browser that is going:
+                    // looked at again after a pause, which lets the call's
+                    // guard see a browser's end.)
+                    Err(_) => {
+                        tokio::time::sleep(WAIT_POLL).await;
+                        false
+                    }
                 }
             }
             WaitKind::Function => {
@@ -289,6 +309,10 @@ impl BrowserManager {
         Ok(Some(Waited { met: true, elapsed_ms: elapsed_ms(), url, download: false }))
     }
 }
+
+/// How often a wait looks again at a condition the page cannot wait for
+/// itself (a function, a URL, a navigation): a frame's time.
+const WAIT_POLL: Duration = Duration::from_millis(16);
 
 /// What a `wait_for` waits for.
 struct WaitFor<'a> {

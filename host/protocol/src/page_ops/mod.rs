@@ -393,8 +393,8 @@ typed_ops! {
         "an HTML5 drag and drop dispatched in the page",
     );
     Check => "check" -> bool = Spec::op(
-        "type: selector|selector_hidden, value, visible",
-        "whether a wait's condition holds now (the host's own waits)",
+        "type: selector|selector_hidden, value, visible, wait_ms",
+        "whether a wait's condition holds now, or with wait_ms once it does within that time (the host's own waits)",
     );
     Element => "element" -> Json = Spec::op(
         "ref | selector",
