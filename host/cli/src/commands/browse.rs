@@ -648,39 +648,46 @@ fn print_failure(result: &Value, text: &[&str], json_out: bool) -> anyhow::Resul
     Err(ToolFailed { code: exit::of(&code) }.into())
 }
 
+/// A list's items a line each (`none` for an empty list); `None` when an
+/// item is not of the shape `line` reads.
+fn each_line(
+    items: &[Value],
+    none: &str,
+    line: impl Fn(&Value) -> Option<String>,
+) -> Option<String> {
+    if items.is_empty() {
+        return Some(none.to_owned());
+    }
+    items.iter().map(line).collect::<Option<Vec<_>>>().map(|l| l.join("\n"))
+}
+
 /// `record start`, `record stop` and `record list` answered as lines, from
 /// the tools' structured answers; `None` for an answer of another shape.
 fn recording_lines(v: &Value) -> Option<String> {
     let label = |r: &Value| r["label"].as_str().map(|l| format!(" {}", Value::from(l)));
     if let Some(list) = v.get("recordings").and_then(Value::as_array) {
-        if list.is_empty() {
-            return Some("no recordings (`ochre record start [LABEL]` starts one)".into());
-        }
-        let lines: Option<Vec<String>> = list
-            .iter()
-            .map(|r| {
-                let params: Vec<&str> = r["params"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|p| p["name"].as_str())
-                    .collect();
-                let params = if params.is_empty() {
-                    String::new()
-                } else {
-                    format!("; parameters: {}", params.join(", "))
-                };
-                Some(format!(
-                    "{}{}: {} steps, {}, started {}{params}",
-                    r["id"].as_str()?,
-                    label(r).unwrap_or_default(),
-                    r["steps"].as_u64()?,
-                    r["status"].as_str().unwrap_or("stopped"),
-                    r["started_at"].as_str().unwrap_or("?"),
-                ))
-            })
-            .collect();
-        return lines.map(|l| l.join("\n"));
+        let none = "no recordings (`ochre record start [LABEL]` starts one)";
+        return each_line(list, none, |r| {
+            let params: Vec<&str> = r["params"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["name"].as_str())
+                .collect();
+            let params = if params.is_empty() {
+                String::new()
+            } else {
+                format!("; parameters: {}", params.join(", "))
+            };
+            Some(format!(
+                "{}{}: {} steps, {}, started {}{params}",
+                r["id"].as_str()?,
+                label(r).unwrap_or_default(),
+                r["steps"].as_u64()?,
+                r["status"].as_str().unwrap_or("stopped"),
+                r["started_at"].as_str().unwrap_or("?"),
+            ))
+        });
     }
     let id = v["recordingId"].as_str()?;
     match v["steps"].as_u64() {
@@ -921,17 +928,10 @@ fn page_line(text: &str) -> Option<String> {
     let answer = serde_json::from_str::<Value>(text).ok()?;
     // `tabs_context`: a line a tab, `*` before the current one.
     if let Some(tabs) = answer.get("tabs").and_then(Value::as_array) {
-        if tabs.is_empty() {
-            return Some("no tab open (`ochre open URL` opens one)".into());
-        }
-        let lines: Option<Vec<String>> = tabs
-            .iter()
-            .map(|t| {
-                let mark = if t["current"] == true { "* " } else { "  " };
-                Some(format!("{mark}{}", tab_line(t.as_object()?)?))
-            })
-            .collect();
-        return lines.map(|l| l.join("\n"));
+        return each_line(tabs, "no tab open (`ochre open URL` opens one)", |t| {
+            let mark = if t["current"] == true { "* " } else { "  " };
+            Some(format!("{mark}{}", tab_line(t.as_object()?)?))
+        });
     }
     tab_line(answer.as_object()?)
 }
