@@ -923,7 +923,7 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
 /// with its tab, URL and title) as one line, as `snapshot` heads a page:
 /// `t1 https://example.com/ "Example Domain"`, then what else it holds
 /// (`wall: a login form`, `opener: t1`, ...); `tabs_context`'s list a line
-/// a tab. `None` for any other text.
+/// a tab; `tabs_close`'s `closed t2`. `None` for any other text.
 fn page_line(text: &str) -> Option<String> {
     let answer = serde_json::from_str::<Value>(text).ok()?;
     // `tabs_context`: a line a tab, `*` before the current one.
@@ -932,6 +932,10 @@ fn page_line(text: &str) -> Option<String> {
             let mark = if t["current"] == true { "* " } else { "  " };
             Some(format!("{mark}{}", tab_line(t.as_object()?)?))
         });
+    }
+    // `tabs_close`.
+    if let Some(tab) = answer.get("closed").and_then(Value::as_str) {
+        return Some(format!("closed {tab}"));
     }
     tab_line(answer.as_object()?)
 }
@@ -1138,6 +1142,7 @@ mod tests {
             Some("  t1 http://x/1 \"One\"\n* t2 http://x/2 \"Two\"")
         );
         assert!(page_line(r#"{"tabs": []}"#).is_some_and(|l| l.starts_with("no tab open")));
+        assert_eq!(page_line(r#"{"closed":"t2"}"#).as_deref(), Some("closed t2"));
         for other in
             ["clicked button \"Save\" ax_1", "{\"url\": \"http://x/\"}", "[1]", "{\"tabs\": [1]}"]
         {
