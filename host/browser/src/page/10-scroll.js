@@ -39,10 +39,9 @@
     ev(dst, 'drop');
     ev(src, 'dragend');
   }
-  // Whether a wait's condition holds now; with `wait_ms`, once it does
-  // (looked at after each change of the document and each frame drawn: a
-  // style that shows it changes no node), else false once that time has
-  // passed.
+  // Whether a wait's condition holds now; with `wait_ms`, once it does in a
+  // frame drawn (looked at after each frame: what the answer names has been
+  // shown, its layout and paint done), else false once that time has passed.
   function check(a) {
     const holds = () => {
       switch (a.type) {
@@ -60,27 +59,15 @@
     };
     if (holds()) return true;
     if (!(a.wait_ms > 0)) return false;
+    const until = performance.now() + a.wait_ms;
     return new Promise((resolve) => {
-      let done = false;
-      const end = (v) => {
-        if (done) return;
-        done = true;
-        seen.disconnect();
-        clearTimeout(bound);
-        resolve(v);
-      };
-      const look = () => {
-        if (!done && holds()) end(true);
-      };
-      const seen = new MutationObserver(look);
-      seen.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-      const bound = Reflect.apply(NATIVE.later, window, [() => end(holds()), a.wait_ms]);
-      const frames = () =>
+      const look = () =>
         afterFrame(() => {
-          look();
-          if (!done) frames();
+          if (holds()) resolve(true);
+          else if (performance.now() >= until) resolve(false);
+          else look();
         });
-      frames();
+      look();
     });
   }
 

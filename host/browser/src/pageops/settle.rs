@@ -214,9 +214,9 @@ impl BrowserManager {
                 ))
                 .with("timeoutMs", timeout_ms));
             }
-            // A selector's look waited in the page until it held or its part
-            // of the wait ended; the other conditions are looked at again
-            // after a frame's time.
+            // A selector's look waited in the page, frame by frame, until it
+            // held or its part of the wait ended; the other conditions are
+            // looked at again after a frame's time.
             if !matches!(kind, WaitKind::Selector | WaitKind::SelectorHidden) {
                 tokio::time::sleep(WAIT_POLL).await;
             }

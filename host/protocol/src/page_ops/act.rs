@@ -531,8 +531,8 @@ pub struct Check {
     /// `selector`: it must be visible too.
     #[serde(default)]
     pub visible: Option<bool>,
-    /// Wait this long (at most) for it to hold, looking after each change of
-    /// the document and each frame; none: look once.
+    /// Wait this long (at most) for it to hold in a frame drawn, looking
+    /// after each frame; none: look once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u32>,
 }

@@ -394,7 +394,7 @@ typed_ops! {
     );
     Check => "check" -> bool = Spec::op(
         "type: selector|selector_hidden, value, visible, wait_ms",
-        "whether a wait's condition holds now, or with wait_ms once it does within that time (the host's own waits)",
+        "whether a wait's condition holds now, or with wait_ms once it does in a frame drawn within that time (the host's own waits)",
     );
     Element => "element" -> Json = Spec::op(
         "ref | selector",
