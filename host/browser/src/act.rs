@@ -766,7 +766,7 @@ impl TabRef {
         let Some(page) = self.mgr.inner.tabs.with(tab, |t| t.page.clone()) else { return };
         let by = Instant::now() + Duration::from_millis(FIRST_COMMIT_MS);
         while Instant::now() < by {
-            let url = page.url().await.ok().flatten().unwrap_or_default();
+            let url = crate::frame_url(&page).await;
             if !url.is_empty() && url != "about:blank" {
                 return;
             }

@@ -294,7 +294,7 @@ impl BrowserManager {
                         )));
                     }
                     if why == "net::ERR_ABORTED" {
-                        let shown = page.url().await.ok().flatten().unwrap_or_default();
+                        let shown = crate::frame_url(page).await;
                         return Err(GotoError(format!(
                             "the browser showed no new page ({why}: the server answered with no \
                              content, such as a 204, or the navigation was cancelled); the tab \

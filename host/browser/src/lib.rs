@@ -451,7 +451,7 @@ impl BrowserManager {
 }
 
 /// The address of a page's main frame as the browser last committed it.
-async fn frame_url(page: &Page) -> String {
+pub(crate) async fn frame_url(page: &Page) -> String {
     page.url().await.ok().flatten().unwrap_or_default()
 }
 

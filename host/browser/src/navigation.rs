@@ -233,7 +233,7 @@ impl BrowserManager {
                 // looking again at each of the tab's navigation events (15 ms at most
                 // apart).
                 loop {
-                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    let url = crate::frame_url(&page).await;
                     if url == want && self.loaded(&page).await {
                         return Ok(());
                     }

@@ -824,7 +824,7 @@ impl BrowserManager {
         std::fs::create_dir_all(&dir).map_err(|e| {
             ToolError::storage_failed(format!("cannot create {}: {e}", dir.display()))
         })?;
-        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let url = crate::frame_url(page).await;
         let title = page.get_title().await.ok().flatten().unwrap_or_default();
         let mut files = Vec::new();
         let mut write = |name: &str, bytes: &[u8]| -> Result<(), ToolError> {

@@ -12,7 +12,7 @@ impl BrowserManager {
         use chromiumoxide::cdp::browser_protocol::network::{
             DeleteCookiesParams, GetCookiesParams, SetCookieParams,
         };
-        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let url = crate::frame_url(page).await;
         let web = is_web(&url);
         if !web && a.domain.is_none() {
             return Err(ToolError::storage_unavailable(format!(

@@ -541,7 +541,7 @@ impl BrowserManager {
             ),
             AnyOp::WaitLoad(_) => {
                 self.wait_loaded(&page, timeout_ms).await?;
-                let url = page.url().await.ok().flatten().unwrap_or_default();
+                let url = crate::frame_url(&page).await;
                 Ok(json!({"url": url}))
             }
             AnyOp::Capture(a) => {

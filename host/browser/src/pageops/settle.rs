@@ -286,7 +286,7 @@ impl BrowserManager {
                 // A link to a file starts a download and the page stays.
                 let since = start.checked_sub(Duration::from_secs(3)).unwrap_or(start);
                 if self.download_started_since(n, since) {
-                    let url = page.url().await.ok().flatten().unwrap_or_default();
+                    let url = crate::frame_url(page).await;
                     return Ok(Some(Waited {
                         met: true,
                         elapsed_ms: elapsed_ms(),
@@ -298,14 +298,14 @@ impl BrowserManager {
                 now != w.first && self.loaded(page).await
             }
             WaitKind::UrlMatch => {
-                let url = page.url().await.ok().flatten().unwrap_or_default();
+                let url = crate::frame_url(page).await;
                 w.url.as_ref().is_some_and(|p| p.matches(&url))
             }
         };
         if !met {
             return Ok(None);
         }
-        let url = page.url().await.ok().flatten().unwrap_or_default();
+        let url = crate::frame_url(page).await;
         Ok(Some(Waited { met: true, elapsed_ms: elapsed_ms(), url, download: false }))
     }
 }
