@@ -276,7 +276,7 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         self.guarded(tab, async {
             let (_, page) = self.page(tab).await?;
-            bounded(timeout_ms, "script", self.eval(&page, expression, true)).await
+            bounded(timeout_ms, "script", self.eval_as_act(&page, expression)).await
         })
         .await
     }

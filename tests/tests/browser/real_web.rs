@@ -124,6 +124,56 @@ async fn dialogs_answer_at_once_and_are_answered_by_handle_dialog() -> Result<()
     Ok(())
 }
 
+/// Reading a page gives it no user activation: a page that asks "leave this
+/// page?" asks only once a person acted on it, so an agent that only read,
+/// searched, waited and hovered leaves it with no prompt. A click (a person's
+/// act) arms the prompt, and the caller's own script counts as an act too.
+/// The page reports the first act it sees to the server.
+#[tokio::test]
+async fn reading_a_page_is_not_acting_on_it() -> Result<()> {
+    let (site, _data, client, snap) = open_page("activation", &[], "draft.html").await?;
+    for mode in ["text", "markdown", "dom"] {
+        let r = client.tool("read_page", json!({"mode": mode})).await?;
+        assert!(texts(&r).contains("Draft"), "{mode}: {}", texts(&r));
+    }
+    let found = client.tool_text("find", json!({"query": "Nothing button"})).await?;
+    assert!(found.contains("Nothing"), "{found}");
+    client.tool_text("query_dom", json!({"selector": "textarea"})).await?;
+    client.tool_text("wait_for", json!({"type": "selector", "value": "#state"})).await?;
+    let ready = "document.readyState === 'complete'";
+    client.tool_text("wait_for", json!({"type": "function", "value": ready})).await?;
+    client.tool_text("storage", json!({"storageType": "local", "action": "keys"})).await?;
+    let nothing = ref_of(&snap, "button", "Nothing");
+    let r = client.tool("interact", json!({"ref": nothing, "action": "hover"})).await?;
+    assert!(!r.is_error.unwrap_or(false), "{r:?}");
+    let r = navigate(&client, &site.url("page2.html")).await?;
+    let out = structured(&r);
+    assert!(out.get("dialog").is_none(), "a page only read asked before it was left: {out}");
+    assert!(out["url"].as_str().is_some_and(|u| u.ends_with("/page2.html")), "{out}");
+    assert!(site.requests().iter().any(|q| q == "GET /page2.html"), "{:?}", site.requests());
+    let recorded = site.recorded();
+    assert!(!recorded.iter().any(|r| r.contains("activated")), "{recorded:?}");
+
+    // A click is a person's act: the page sees it and asks before it is left.
+    navigate(&client, &site.url("draft.html")).await?;
+    let snap = snapshot(&client).await?;
+    client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Nothing")})).await?;
+    site.expect_recorded("activated=1").await?;
+    let r = navigate(&client, &site.url("page2.html")).await?;
+    assert_eq!(structured(&r)["dialog"]["type"], "beforeunload", "{r:?}");
+    client.tool_text("handle_dialog", json!({"accept": true})).await?;
+
+    // The caller's own script acts as a person would (as Puppeteer's and
+    // Playwright's evaluate do).
+    navigate(&client, &site.url("draft.html")).await?;
+    let before = site.recorded().len();
+    client.tool_json("javascript_tool", json!({"code": "document.title"})).await?;
+    let seen = site.wait_recorded_since(before, "activated=1").await;
+    assert!(seen.is_some(), "the script gave no activation: {:?}", site.recorded());
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
     let (site, _data, client, snap) =

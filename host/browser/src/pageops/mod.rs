@@ -105,14 +105,30 @@ impl BrowserManager {
     }
 
     /// Evaluate `expression` in the tab's page (promises awaited): its value, or
-    /// with `by_value` false the remote object id. A throw is `JS_ERROR`.
+    /// with `by_value` false the remote object id. A throw is `JS_ERROR`. It
+    /// gives the page no user activation: ochre's own reads leave the page as
+    /// a person who only looked would.
     pub(super) async fn eval(
         &self,
         page: &Page,
         expression: &str,
         by_value: bool,
     ) -> Result<Value, ToolError> {
-        self.eval_doc(&Doc::Main(page.clone()), expression, by_value).await
+        let r = self.eval_doc_result(&Doc::Main(page.clone()), expression, by_value, false).await?;
+        Ok(if by_value { r["value"].clone() } else { r["objectId"].clone() })
+    }
+
+    /// The caller's own script (`javascript_tool`), evaluated as [`Self::eval`]
+    /// but with a user activation, as Puppeteer's and Playwright's `evaluate`
+    /// give: a script that clicks a link into a new window or starts a video
+    /// with sound works as the same act by a person would.
+    pub(super) async fn eval_as_act(
+        &self,
+        page: &Page,
+        expression: &str,
+    ) -> Result<Value, ToolError> {
+        let r = self.eval_doc_result(&Doc::Main(page.clone()), expression, true, true).await?;
+        Ok(r["value"].clone())
     }
 
     /// The document a call's refs (or its document token) belong to: the tab's
@@ -290,11 +306,12 @@ impl BrowserManager {
     ) -> Result<Value, ToolError> {
         let base = self.inner.tabs.with(n, |t| t.refs.next).unwrap_or(1);
         let ctx = json!({"op": op, "args": args, "base": base, "expect": expect, "raw": raw});
+        let gesture = super::ops::page_op(op).is_some_and(|o| o.gesture);
         let run = async {
-            let r = self.eval_doc_result(doc, &page_call(&ctx), !raw).await?;
+            let r = self.eval_doc_result(doc, &page_call(&ctx), !raw, gesture).await?;
             match r["value"].as_str() {
                 Some(NOT_INSTALLED) => {
-                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw).await
+                    self.eval_doc_result(doc, &page_install_and_call(&ctx), !raw, gesture).await
                 }
                 _ => Ok(r),
             }
@@ -327,31 +344,22 @@ impl BrowserManager {
         Ok(v.get("ok").cloned().unwrap_or(Value::Null))
     }
 
-    /// Evaluate in a document: the tab's page or a cross-site frame (see
-    /// [`Self::eval`]).
-    pub(super) async fn eval_doc(
-        &self,
-        doc: &Doc,
-        expression: &str,
-        by_value: bool,
-    ) -> Result<Value, ToolError> {
-        let r = self.eval_doc_result(doc, expression, by_value).await?;
-        Ok(if by_value { r["value"].clone() } else { r["objectId"].clone() })
-    }
-
-    /// The `RemoteObject` an evaluation in a document gives; a JS exception is
-    /// a `JS_ERROR`.
+    /// The `RemoteObject` an evaluation in a document (the tab's page or a
+    /// cross-site frame) gives; a JS exception is a `JS_ERROR`. With `gesture`
+    /// the page gets a user activation first (an act; see
+    /// `page_ops::Spec::gesture`).
     async fn eval_doc_result(
         &self,
         doc: &Doc,
         expression: &str,
         by_value: bool,
+        gesture: bool,
     ) -> Result<Value, ToolError> {
         let mut r = self
             .doc_send(
                 doc,
                 "Runtime.evaluate",
-                json!({"expression": expression, "awaitPromise": true, "returnByValue": by_value, "userGesture": true}),
+                json!({"expression": expression, "awaitPromise": true, "returnByValue": by_value, "userGesture": gesture}),
             )
             .await?;
         if let Some(ex) = r.get("exceptionDetails") {

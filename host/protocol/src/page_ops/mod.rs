@@ -82,6 +82,12 @@ pub struct Spec {
     /// Runs in the page library (page.js's table of operations has it);
     /// `false`: the host runs it (in Rust, or through other operations).
     pub library: bool,
+    /// An act a person would have done with a hand (a script click, a value
+    /// set, a form filled): it gives the page a user activation, as that
+    /// person's act would. Every other operation runs without one, so that
+    /// reading a page never arms what only a person's act allows (a "leave
+    /// this page?" prompt, a popup, sound).
+    pub gesture: bool,
 }
 
 impl Spec {
@@ -97,6 +103,7 @@ impl Spec {
             long: false,
             tab: true,
             library: true,
+            gesture: false,
         }
     }
 
@@ -123,6 +130,11 @@ impl Spec {
     /// Long by design, without a tab.
     pub const fn long(self) -> Self {
         Spec { long: true, tab: false, library: false, ..self }
+    }
+
+    /// An act that gives the page a user activation (see [`Spec::gesture`]).
+    pub const fn acts(self) -> Self {
+        Spec { gesture: true, ..self }
     }
 
     /// Run by the host, not in the page library.
@@ -357,20 +369,20 @@ typed_ops! {
     JsClick => "js_click" -> Done = Spec::op(
         "ref",
         "a click dispatched in the page's script (when trusted input cannot reach the element)",
-    );
+    ).acts();
     Focus => "focus" -> Focused = Spec::op("ref", "focus an element");
     SetValue => "set_value" -> ValueSet = Spec::op(
         "ref | target, value, timeout_ms",
         "set a field's value as typing would, events included (a field named by target is found first, waited for up to timeout_ms, in the same call)",
-    );
+    ).acts();
     PickOption => "pick_option" -> Picked = Spec::op(
         "ref, name",
         "choose the option of a select or listbox with that label",
-    );
+    ).acts();
     Fill => "fill" -> Filled = Spec::op(
         "fields, refs, submit",
         "fill a form's fields by label or ref, optionally submit it",
-    ).frames(Frames::Fields);
+    ).frames(Frames::Fields).acts();
     LoginFields => "login_fields" -> BTreeMap<LoginRole, LoginField> = Spec::read(
         "refs",
         "a login form's username, password and one-time-code fields, with their documents' origins",
@@ -391,7 +403,7 @@ typed_ops! {
     Html5Drag => "html5_drag" -> Done = Spec::op(
         "source, target",
         "an HTML5 drag and drop dispatched in the page",
-    );
+    ).acts();
     Check => "check" -> bool = Spec::op(
         "type: selector|selector_hidden, value, visible, wait_ms",
         "whether a wait's condition holds now, or with wait_ms once it does in a frame drawn within that time (the host's own waits)",
