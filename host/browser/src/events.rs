@@ -35,7 +35,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{BrowserManager, TabId, a_dialog, cdp_error, lock};
+use super::{BrowserManager, Hints, TabId, cdp_error, lock};
 use ochre_protocol::ToolError;
 
 /// Entries kept in the event log.
@@ -207,12 +207,8 @@ pub(super) fn connection_lost(e: &ToolError) -> bool {
 
 /// A dialog's details in an error, as the caller sees it.
 fn dialog_error(d: &Dialog, n: TabId) -> ToolError {
-    let mut e = ToolError::dialog_open(format!(
-        "{} is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false}}; the tab does nothing else until then",
-        a_dialog(d.kind),
-        n,
-        d.message
-    ));
+    let mut e =
+        ToolError::dialog_open(Hints::Tools.dialog_open(d.kind, &n.to_string(), &d.message));
     if let Value::Object(m) = d.json(n) {
         e.details.insert("dialog".into(), Value::Object(m));
     }

@@ -144,7 +144,7 @@ fn owner() -> Owner {
 }
 
 pub use ochre_protocol::browser::{
-    HostBrowser, Notices, Owner, RefId, TabDialog, TabId, TabInfo, a_dialog,
+    Hints, HostBrowser, Notices, Owner, RefId, TabDialog, TabId, TabInfo, a_dialog,
 };
 
 /// Where [`BrowserManager::info`] reads a tab's title.

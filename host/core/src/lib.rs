@@ -74,7 +74,7 @@ pub use host::{Host, HostBuilder};
 pub use loader::{PluginReport, PluginSource, PluginStatus};
 pub use native::HostTool;
 pub use plugin::{InterfacePolicy, PluginLimits};
-pub use tool::{Annotations, CallOptions, Content, ToolInfo, ToolOutput};
+pub use tool::{Annotations, CallOptions, Content, Hints, ToolInfo, ToolOutput};
 
 /// Receives progress reports of a running call: `(progress, total, message)`.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::ProgressFn;
 use crate::stores::output::Payload;
 
+pub use ochre_protocol::browser::Hints;
 pub use ochre_protocol::tool::Annotations;
 
 /// A tool as the host offers it.
@@ -108,6 +109,9 @@ pub struct CallOptions {
     pub(crate) parent: Option<u64>,
     /// Counts the tool calls this call makes (a replay's, a plan's steps).
     pub(crate) children: Option<Arc<std::sync::atomic::AtomicU32>>,
+    /// Whose words the answer's hints are in (the MCP tools', or the command
+    /// line's for `ochre`'s session daemon).
+    pub hints: Hints,
 }
 
 impl CallOptions {
@@ -126,6 +130,12 @@ impl CallOptions {
     /// every other owner's.
     pub fn with_own_tabs(mut self, owner: Arc<str>) -> Self {
         self.tab_owner = Some(owner);
+        self
+    }
+
+    /// The answer's hints in these words.
+    pub fn with_hints(mut self, hints: Hints) -> Self {
+        self.hints = hints;
         self
     }
 
@@ -158,6 +168,7 @@ impl CallOptions {
             run: self.run.clone(),
             parent: self.parent,
             children: None,
+            hints: self.hints,
         }
     }
 }
@@ -173,6 +184,7 @@ impl std::fmt::Debug for CallOptions {
             .field("tab_owner", &self.tab_owner)
             .field("run", &self.run)
             .field("parent", &self.parent)
+            .field("hints", &self.hints)
             .finish()
     }
 }

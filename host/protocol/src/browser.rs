@@ -157,6 +157,49 @@ pub fn a_dialog(kind: &str) -> String {
     format!("{article} {kind} dialog")
 }
 
+/// Whose words an answer's hints are in: the MCP tools' (`handle_dialog`,
+/// `tabId`), or the command line's (`ochre dialog accept`, `--tab`), for the
+/// calls of `ochre`'s own session daemon.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Hints {
+    /// The MCP tools and their arguments.
+    #[default]
+    Tools,
+    /// The `ochre` commands and their flags.
+    Commands,
+}
+
+impl Hints {
+    /// The line that says a dialog of `kind` is open on `tab` with `message`,
+    /// and how to answer it.
+    pub fn dialog_open(self, kind: &str, tab: &str, message: &str) -> String {
+        let answer = match self {
+            Hints::Tools => {
+                let prompt = if kind == "prompt" { ", promptText: \"...\"" } else { "" };
+                format!("Answer it with handle_dialog {{accept: true|false{prompt}}}")
+            }
+            Hints::Commands => {
+                let text = if kind == "prompt" { " [TEXT]" } else { "" };
+                format!(
+                    "Answer it with `ochre --tab {tab} dialog accept{text}` or `ochre --tab {tab} dialog dismiss`"
+                )
+            }
+        };
+        format!(
+            "{} is open on {tab}: {message:?}. {answer}; the tab does nothing else until then",
+            a_dialog(kind)
+        )
+    }
+
+    /// How to act on tab `tab`, which a page opened (it is not made current).
+    pub fn act_on_tab(self, tab: &str) -> String {
+        match self {
+            Hints::Tools => format!("act on it with tabId {tab:?}"),
+            Hints::Commands => format!("act on it with `ochre --tab {tab} ...`"),
+        }
+    }
+}
+
 /// One thing a page did on its own.
 #[derive(Debug, Clone)]
 pub struct PageEvent {
@@ -465,7 +508,26 @@ pub trait HostBrowser: Send + Sync {
 
 #[cfg(test)]
 mod tests {
-    use super::{OriginStorage, RefId, StorageState, TabId};
+    use super::{Hints, OriginStorage, RefId, StorageState, TabId};
+
+    #[test]
+    fn hints_are_in_the_callers_words() {
+        let tools = Hints::Tools.dialog_open("prompt", "t1", "Your name?");
+        assert_eq!(
+            tools,
+            "a prompt dialog is open on t1: \"Your name?\". Answer it with handle_dialog \
+             {accept: true|false, promptText: \"...\"}; the tab does nothing else until then"
+        );
+        let shell = Hints::Commands.dialog_open("alert", "t3", "Saved!");
+        assert_eq!(
+            shell,
+            "an alert dialog is open on t3: \"Saved!\". Answer it with `ochre --tab t3 dialog \
+             accept` or `ochre --tab t3 dialog dismiss`; the tab does nothing else until then"
+        );
+        assert!(Hints::Commands.dialog_open("prompt", "t1", "").contains("dialog accept [TEXT]`"));
+        assert_eq!(Hints::Tools.act_on_tab("t2"), "act on it with tabId \"t2\"");
+        assert_eq!(Hints::Commands.act_on_tab("t2"), "act on it with `ochre --tab t2 ...`");
+    }
 
     #[test]
     fn tab_ids_and_refs_read_back_what_they_write_and_nothing_else() {

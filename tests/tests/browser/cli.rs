@@ -568,11 +568,13 @@ async fn every_tool_is_a_command_its_flags_read_from_its_schema() -> Result<()> 
 }
 
 /// JavaScript dialogs from the shell: an action that opens one says so and
-/// how to answer it (`ochre dialog accept|dismiss`), so does every command the
-/// dialog then blocks; `ochre dialog` answers an alert, a confirm, a prompt
-/// (its text never printed nor journaled) and a page asking before it is left.
-/// What the page saw is checked at its server. (Multi-threaded: the page's
-/// server answers while a command blocks the test's thread.)
+/// how to answer it (`ochre dialog accept|dismiss`, never in the tools'
+/// words), so does every command the dialog then blocks; `ochre dialog`
+/// answers an alert, a confirm, a prompt (its text never printed nor
+/// journaled) and a page asking before it is left. A tab a page opens is
+/// named with `--tab`. What the page saw is checked at its server.
+/// (Multi-threaded: the page's server answers while a command blocks the
+/// test's thread.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
     let site = SiteServer::start().await?;
@@ -585,16 +587,19 @@ async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
     ensure!(said.contains("the page opened an alert dialog: \"Saved!\""), "{said}");
     ensure!(
         said.contains(
-            "answer it: `ochre --tab t1 dialog accept` or `ochre --tab t1 dialog dismiss`"
+            "Answer it with `ochre --tab t1 dialog accept` or `ochre --tab t1 dialog dismiss`"
         ),
         "{said}"
     );
+    // In the command line's words only: no tool name, no tool argument.
+    ensure!(!said.contains("handle_dialog") && !said.contains("accept: true"), "{said}");
     // A command the dialog blocks fails at once, saying the same.
     let out = shell.run(s, &["snapshot"])?;
     let err = String::from_utf8_lossy(&out.stderr);
     ensure!(out.status.code() == Some(1), "{:?}: {err}", out.status);
     ensure!(err.contains("error DIALOG_OPEN: an alert dialog is open on t1: \"Saved!\""), "{err}");
     ensure!(err.contains("`ochre --tab t1 dialog accept`"), "{err}");
+    ensure!(!err.contains("handle_dialog"), "{err}");
     let said = shell.ok(s, &["dialog", "accept"])?;
     ensure!(said.contains("accepted the alert dialog \"Saved!\" on t1"), "{said}");
     site.expect_recorded("alert=closed").await?;
@@ -607,6 +612,7 @@ async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
     // A prompt, answered with text (offered as TEXT in the hint).
     let said = shell.ok(s, &["click", "Ask name"])?;
     ensure!(said.contains("`ochre --tab t1 dialog accept [TEXT]`"), "{said}");
+    ensure!(!said.contains("promptText"), "{said}");
     let said = shell.ok(s, &["dialog", "accept", "Ada Lovelace"])?;
     ensure!(said.contains("with the given text") && !said.contains("Ada"), "{said}");
     site.expect_recorded("prompt=Ada Lovelace").await?;
@@ -636,6 +642,16 @@ async fn dialogs_are_answered_from_the_command_line() -> Result<()> {
     let said = shell.ok(s, &["open", &site.url("no-such-page.html")])?;
     let line = format!("t1 {} \"\"; status: 404", site.url("no-such-page.html"));
     ensure!(said.trim() == line, "{said}");
+
+    // A tab the page opens: the line says how to act on it, in commands.
+    shell.ok(s, &["open", &site.url("popups.html")])?;
+    let said = shell.ok(s, &["click", "Open page two in a new tab"])?;
+    let opened = format!(
+        "opened tab t2 \"Page two\" ({}) from t1; act on it with `ochre --tab t2 ...`",
+        site.url("page2.html")
+    );
+    ensure!(said.contains(&opened) && !said.contains("tabId"), "{said}");
+    ensure!(shell.ok(s, &["--tab", "t2", "get", "title"])?.trim() == "Page two");
 
     // The prompt's answer is in no file ochre wrote.
     ensure!(!read_all_text(shell.data.path()).contains("Ada Lovelace"), "the answer leaked");

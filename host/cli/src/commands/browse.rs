@@ -641,9 +641,6 @@ fn print_failure(result: &Value, text: &[&str], json_out: bool) -> anyhow::Resul
         for hint in text.iter().skip(1) {
             eprintln!("{hint}");
         }
-        if code == "DIALOG_OPEN" {
-            eprintln!("{}", dialog_hint(&body["error"]["dialog"]));
-        }
     }
     Err(ToolFailed { code: exit::of(&code) }.into())
 }
@@ -706,14 +703,6 @@ fn recording_lines(v: &Value) -> Option<String> {
             label(v).unwrap_or_default()
         )),
     }
-}
-
-/// How to answer an open dialog (`dialog`: its details, with `tabId` and
-/// `type`) from the command line.
-fn dialog_hint(dialog: &Value) -> String {
-    let tab = dialog["tabId"].as_str().map(|t| format!("--tab {t} ")).unwrap_or_default();
-    let text = if dialog["type"] == "prompt" { " [TEXT]" } else { "" };
-    format!("answer it: `ochre {tab}dialog accept{text}` or `ochre {tab}dialog dismiss`")
 }
 
 /// A tool's error, printed: the command exits with its class's code.
@@ -901,11 +890,6 @@ fn print_result(c: &ToolCall, result: &Value, json_out: bool) -> anyhow::Result<
         Render::Text | Render::Recording => {
             for t in &text {
                 writeln!(out, "{}", page_line(t).unwrap_or_else(|| (*t).to_owned()))?;
-            }
-            // The action opened a dialog, which blocks the tab.
-            let dialog = &result["structuredContent"]["dialog"];
-            if dialog.is_object() {
-                writeln!(out, "{}", dialog_hint(dialog))?;
             }
             for b in blocks.iter().filter(|b| b["type"] == "image") {
                 writeln!(

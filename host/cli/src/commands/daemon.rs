@@ -48,6 +48,7 @@ pub(crate) async fn serve_daemon(cli: &Cli, name: &str) -> anyhow::Result<()> {
     let host = cli.host.build().await?;
     let server = ochre_mcp::server::McpServer::new(host.clone())
         .in_session(&format!("cli-{name}"))
+        .with_hints(ochre_host::Hints::Commands)
         .one_call_at_a_time();
     let served = async {
         let _ = std::fs::remove_file(&paths.socket);

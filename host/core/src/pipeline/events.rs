@@ -16,7 +16,7 @@ use crate::browser::{BrowserManager, PageEvent, TabId};
 use crate::error::Code;
 use crate::error::ToolError;
 use futures::future::BoxFuture;
-use ochre_protocol::browser::a_dialog;
+use ochre_protocol::browser::{Hints, a_dialog};
 
 use super::{Call, Outcome, Stage, done, proceed};
 use crate::tool::{Content, ToolOutput};
@@ -27,19 +27,19 @@ const ADOPT_WAIT: Duration = Duration::from_secs(3);
 /// Longest wait for downloads a call started.
 const DOWNLOAD_WAIT: Duration = Duration::from_secs(15);
 
-/// One line for the agent about an event, if it needs one.
-async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Option<String> {
+/// One line for the agent about an event, if it needs one (its hints in
+/// `hints`' words).
+async fn line(
+    browser: &BrowserManager,
+    e: &PageEvent,
+    all: &[PageEvent],
+    hints: Hints,
+) -> Option<String> {
     let b = &e.body;
     let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     match e.kind {
         "dialog_opened" if browser.dialog_still_open(e.seq) => {
-            let prompt = if s("type") == "prompt" { ", promptText: \"...\"" } else { "" };
-            Some(format!(
-                "dialog: {} is open on {}: {:?}. Answer it with handle_dialog {{accept: true|false{prompt}}}; the tab does nothing else until then",
-                a_dialog(&s("type")),
-                s("tabId"),
-                s("message")
-            ))
+            Some(format!("dialog: {}", hints.dialog_open(&s("type"), &s("tabId"), &s("message"))))
         }
         "dialog_closed" if s("by") == "policy" => Some(format!(
             "dialog: {} on {} ({:?}) was {} by the server's --dialogs policy",
@@ -59,8 +59,9 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
                 None => (s("url"), String::new()),
             };
             Some(format!(
-                "opened tab {id} {title:?} ({url}) from {}; act on it with tabId {id:?}",
-                s("openerTabId")
+                "opened tab {id} {title:?} ({url}) from {}; {}",
+                s("openerTabId"),
+                hints.act_on_tab(&id)
             ))
         }
         "tab_closed" => Some(format!("tab {} was closed by its page", s("tabId"))),
@@ -88,6 +89,17 @@ async fn line(browser: &BrowserManager, e: &PageEvent, all: &[PageEvent]) -> Opt
     }
 }
 
+/// A `DIALOG_OPEN` error (a call the open dialog blocked) saying how to
+/// answer the dialog in `hints`' words; any other error as it is.
+fn dialog_open_in(mut e: ToolError, hints: Hints) -> ToolError {
+    let d = e.details.get("dialog").cloned().unwrap_or(Value::Null);
+    let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    if e.code == Code::DialogOpen && d.is_object() {
+        e.message = hints.dialog_open(&s("type"), &s("tabId"), &s("message"));
+    }
+    e
+}
+
 /// One line for every connection the network policy refused meanwhile.
 fn refused_line(events: &[PageEvent]) -> Option<String> {
     let mut to: Vec<&str> = Vec::new();
@@ -106,11 +118,13 @@ fn refused_line(events: &[PageEvent]) -> Option<String> {
     })
 }
 
-/// Report the page events since `mark` in the call's outcome.
+/// Report the page events since `mark` in the call's outcome, its hints in
+/// `hints`' words.
 pub(crate) async fn report(
     browser: &BrowserManager,
     tool: &str,
     mark: u64,
+    hints: Hints,
     outcome: Result<ToolOutput, ToolError>,
 ) -> Result<ToolOutput, ToolError> {
     browser.wait_adoptions(ADOPT_WAIT).await;
@@ -119,12 +133,13 @@ pub(crate) async fn report(
         browser.wait_downloads(mark, DOWNLOAD_WAIT).await;
         events = browser.events_since(mark);
     }
+    let outcome = outcome.map_err(|e| dialog_open_in(e, hints));
     if events.is_empty() {
         return outcome;
     }
     let mut lines = Vec::new();
     for e in &events {
-        if let Some(l) = line(browser, e, &events).await {
+        if let Some(l) = line(browser, e, &events, hints).await {
             lines.push(l);
         }
     }
@@ -206,7 +221,8 @@ impl Stage for PageEvents {
         }
         Box::pin(async move {
             let ran = std::mem::replace(outcome, Ok(ToolOutput::default()));
-            *outcome = report(&self.browser, call.name, call.event_mark, ran).await;
+            let hints = call.options.hints;
+            *outcome = report(&self.browser, call.name, call.event_mark, hints, ran).await;
         })
     }
 }

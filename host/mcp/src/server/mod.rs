@@ -74,6 +74,8 @@ pub struct McpServer {
     /// Set when the clones of this server (several connections of one
     /// session) take their tool calls one at a time, in the order they came.
     turns: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// Whose words the answers' hints are in.
+    hints: ochre_host::Hints,
 }
 
 /// The host, or why it could not be built; every clone of a server waits on the
@@ -216,6 +218,7 @@ impl McpServer {
             #[allow(deprecated)]
             log_level: Arc::new(std::sync::atomic::AtomicU8::new(rank(LoggingLevel::Warning))),
             turns: None,
+            hints: ochre_host::Hints::Tools,
         }
     }
 
@@ -233,6 +236,13 @@ impl McpServer {
     /// connections as one session, as the command line's daemon does.
     pub fn in_session(mut self, session: &str) -> Self {
         self.session = Arc::from(session);
+        self
+    }
+
+    /// The answers' hints in these words (the command line's daemon: its
+    /// commands', not the tools').
+    pub fn with_hints(mut self, hints: ochre_host::Hints) -> Self {
+        self.hints = hints;
         self
     }
 
@@ -553,7 +563,9 @@ impl ServerHandler for McpServer {
         });
         // A client's `notifications/cancelled` stops the call at once: the call is
         // dropped (a plugin instance, its browser waits and any worker tabs with it).
-        let mut options = CallOptions::with_progress(progress).in_session(self.session.as_ref());
+        let mut options = CallOptions::with_progress(progress)
+            .in_session(self.session.as_ref())
+            .with_hints(self.hints);
         if self.own_tabs.is_some() {
             options = options.with_own_tabs(self.session.clone());
         }
