@@ -10,7 +10,7 @@
 
 use anyhow::{Context, Result};
 use ochre_host::HostBrowser;
-use ochre_host::browser::page_ops::{NetworkIdle, Snapshot};
+use ochre_host::browser::page_ops::{Describe, NetworkIdle, RefId, Snapshot};
 use ochre_host::{BrowserManager, BrowserOptions};
 use ochre_tests::*;
 use serde_json::{Value, json};
@@ -96,6 +96,10 @@ struct Tally {
     compared: usize,
     agreed: usize,
     misses: Vec<String>,
+    /// Refs whose name `describe` (what an action's answer says) was read.
+    described: usize,
+    /// Where `describe` names an element otherwise than the snapshot did.
+    described_otherwise: Vec<String>,
 }
 
 async fn measure(b: &BrowserManager, url: &str, t: &mut Tally) -> Result<(usize, usize)> {
@@ -106,6 +110,19 @@ async fn measure(b: &BrowserManager, url: &str, t: &mut Tally) -> Result<(usize,
     let step = refs.len().div_ceil(PER_PAGE).max(1);
     let (mut compared, mut agreed) = (0, 0);
     for (role, name, n) in refs.into_iter().step_by(step) {
+        // One element, one name: what an action's answer calls it (its
+        // `describe`) is what the snapshot called it.
+        let described = b
+            .run(None, &Describe { ref_id: Some(RefId(n)), ..Default::default() }, 5_000)
+            .await
+            .with_context(|| format!("describing ax_{n} ({role} {name:?})"))?;
+        t.described += 1;
+        if described.role != role || !agrees(&described.name, &name) {
+            t.described_otherwise.push(format!(
+                "{url}: the snapshot's {role} {name:?} ax_{n} is described as {} {:?}",
+                described.role, described.name
+            ));
+        }
         let obj = b
             .cdp_send(
                 None,
@@ -167,7 +184,13 @@ async fn names_agree_with_chromiums_accessibility_tree() -> Result<()> {
     // A React page of MUI components (from npm, bundled at test time).
     let mui = SiteServer::start_at(mui_site()?).await?;
     pages.push(mui.url("index.html"));
-    let mut t = Tally { compared: 0, agreed: 0, misses: Vec::new() };
+    let mut t = Tally {
+        compared: 0,
+        agreed: 0,
+        misses: Vec::new(),
+        described: 0,
+        described_otherwise: Vec::new(),
+    };
     println!("| page | compared | agreed |\n|---|---:|---:|");
     for url in &pages {
         let (c, a) = measure(&b, url, &mut t).await.with_context(|| format!("measuring {url}"))?;
@@ -179,6 +202,13 @@ async fn names_agree_with_chromiums_accessibility_tree() -> Result<()> {
         println!("differs: {m}");
     }
     assert!(t.compared >= 200, "too few names compared: {}", t.compared);
+    assert!(
+        t.described_otherwise.is_empty(),
+        "{} of {} elements are named otherwise by describe (an action's answer) than by the snapshot:\n{}",
+        t.described_otherwise.len(),
+        t.described,
+        t.described_otherwise.join("\n")
+    );
     assert!(
         share >= 0.98,
         "{:.1}% of names agree with Chromium's; differences:\n{}",

@@ -174,6 +174,37 @@ async fn reading_a_page_is_not_acting_on_it() -> Result<()> {
     Ok(())
 }
 
+/// Names and quoted words are as the page shows them, whichever way they are
+/// read: a tab whose words show in capitals is named in capitals by the
+/// snapshot and by the click's answer, which quotes the new words as shown.
+/// A focusable box around controls of its own (a layout, a field's box, as
+/// UI kits build them) is named nothing, as Chromium names it: its words are
+/// its controls', named under it, and read as text there; a focusable card
+/// with words of its own keeps them as its name.
+#[tokio::test]
+async fn names_and_quoted_words_are_as_the_page_shows_them() -> Result<()> {
+    let (site, _data, client, snap) = open_page("shown-words", &[], "boxes.html").await?;
+    let lines: Vec<&str> = snap.lines().map(str::trim_start).collect();
+    let boxed: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("generic \"") && !l.starts_with("generic \"Sea view"))
+        .collect();
+    assert!(boxed.is_empty(), "boxes named by their controls' words: {boxed:?}\n{snap}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("generic \"Sea view from 90 a night\" ax_")),
+        "{snap}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("textbox \"Guest email\" ax_")), "{snap}");
+    assert!(lines.contains(&"\"Boxes\"") || snap.contains("h1 \"Boxes\""), "{snap}");
+    let room = ref_of(&snap, "tab", "ROOM");
+    let said = client.tool_text("interact", json!({"ref": room})).await?;
+    assert!(said.contains("clicked tab \"ROOM\""), "{said}");
+    assert!(said.contains("SHOWING ROOM") && !said.contains("Showing"), "{said}");
+    site.expect_recorded("tab=Room").await?;
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_dialog_policy_answers_dialogs_itself() -> Result<()> {
     let (site, _data, client, snap) =

@@ -257,6 +257,19 @@
     'treeitem',
   ]);
   const VALUE_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'combobox']);
+  // What a person acts on inside an element: a field, a button, a link, a
+  // focusable part, an element of an interactive role.
+  const OWN_CONTROLS =
+    'a[href],button,input,select,textarea,[contenteditable=""],[contenteditable=true],[tabindex]' +
+    Array.from(INTERACTIVE, (r) => ',[role=' + r + ']').join('');
+  // A generic (a role-less element one can focus or click) is named by its
+  // words only when they are its own: one around controls of its own (a
+  // focusable layout around a whole form, Quasar's field box around its
+  // input) has them named under it, and its words read as text there, as
+  // Chromium names it nothing.
+  function wordsAreOwn(el, role) {
+    return role !== 'generic' || !el.querySelector(OWN_CONTROLS);
+  }
   const NAME_FROM_CONTENT = new Set([
     'button',
     'link',
@@ -488,7 +501,7 @@
     // `<label for>` on it): their labels come before their content.
     if (LABELABLE.has(t)) labels = labelsOf(el);
     if (labels && labels.length) {
-      const s = Array.from(labels, (l) => textOf(l, el)).join(' ');
+      const s = Array.from(labels, (l) => shownAs(l, textOf(l, el))).join(' ');
       if (s.trim()) return clean(s);
     }
     if (t === 'input' || t === 'textarea' || t === 'select') {
@@ -499,7 +512,7 @@
       const own = labelsOf(el);
       if (own.length) {
         const s = Array.from(own)
-          .map((l) => textOf(l, el))
+          .map((l) => shownAs(l, textOf(l, el)))
           .join(' ');
         if (s.trim()) return clean(s);
       }
@@ -511,11 +524,37 @@
       const lg = el.querySelector(':scope > legend');
       if (lg) return clean(lg.textContent);
     }
-    if (NAME_FROM_CONTENT.has(role) || t === 'summary' || role === 'generic') {
+    if (NAME_FROM_CONTENT.has(role) || t === 'summary' || (role === 'generic' && wordsAreOwn(el, role))) {
       const s = words != null ? clean(words) : clean(textOf(el));
-      if (s) return s;
+      if (s) return shownAs(el, s);
     }
     return titleOf(el);
+  }
+  // The words an interactive element is named by (a role named by its
+  // content, or a generic with words of its own), read up to a little more
+  // than a name; null for one named by its attributes, or a field.
+  function ownWords(el, t, r) {
+    return t !== 'select' &&
+      t !== 'input' &&
+      t !== 'textarea' &&
+      (NAME_FROM_CONTENT.has(r) || (r === 'generic' && wordsAreOwn(el, r))) &&
+      !ownName(el)
+      ? clean(textOf(el, null, TEXT_MAX + 1), 1e9)
+      : null;
+  }
+  // An interactive element's name as its snapshot line gives it, whoever
+  // asks (an action's answer, describe): words longer than a name give none
+  // (the snapshot reads them as text under it).
+  function controlName(el, r) {
+    const words = ownWords(el, el.localName, r);
+    return words != null && words.length > TEXT_MAX ? '' : nameOf(el, r, words);
+  }
+  // Words an element shows, as it shows them: its text-transform applied, as
+  // Chromium's accessible name and a person's eyes have them (a Quasar tab
+  // "Room" shows "ROOM").
+  function shownAs(el, words) {
+    const how = el && el.isConnected ? getComputedStyle(el).textTransform : 'none';
+    return how && how !== 'none' ? transformed(words, how) : words;
   }
   // An element's tooltip as a name: its title, unless that only repeats the
   // words it shows (its inner text), as Chromium leaves it then (select2's
@@ -629,7 +668,8 @@
     let out = '';
     const tw = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = tw.nextNode(); n && out.length < max; n = tw.nextNode()) {
-      if (n.parentElement && shows(n.parentElement) && n.data.trim()) out += (out ? ' ' : '') + n.data;
+      const p = n.parentElement;
+      if (p && shows(p) && n.data.trim()) out += (out ? ' ' : '') + shownAs(p, n.data);
     }
     return out;
   }

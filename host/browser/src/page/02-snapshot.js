@@ -110,19 +110,10 @@
           role || (t === 'th' ? (el.scope === 'row' ? 'rowheader' : 'columnheader') : t === 'td' ? 'cell' : 'generic');
         // Words longer than a name: the name comes from attributes only, and
         // the words follow as text.
-        const words =
-          t !== 'select' &&
-          t !== 'input' &&
-          t !== 'textarea' &&
-          (NAME_FROM_CONTENT.has(r) || r === 'generic') &&
-          !ownName(el)
-            ? clean(textOf(el, null, TEXT_MAX + 1), 1e9)
-            : null;
+        const words = ownWords(el, t, r);
         const long = words != null && words.length > TEXT_MAX;
-        // A name from the words is as they show (text-transform applied, as in
-        // Chromium's accessible name).
-        let nm = long ? '' : nameOf(el, r, words);
-        if (words != null && transformNow() !== 'none') nm = transformed(nm, transform);
+        // (A name from the words is as they show: see shownAs.)
+        const nm = long ? '' : nameOf(el, r, words);
         if (d <= maxDepth)
           out.push(
             ind(d) +

@@ -80,7 +80,7 @@
   }
   function describe(e) {
     const r = roleOf(e) || (isInteractive(e, null) ? 'generic' : e.localName);
-    return { ref: 'ax_' + mint(e), role: r, name: nameOf(e, r) };
+    return { ref: 'ax_' + mint(e), role: r, name: controlName(e, r) };
   }
   // `max`: where its value is cut (an action's answer: VALUE_SHORT); `d`:
   // describe(e), when the caller has it already (its name is not computed

@@ -69,13 +69,13 @@
               );
             };
             if (r.type === 'characterData' && shown(r.target)) {
-              const s = clean(r.target.data, 80);
+              const s = clean(shownAs(r.target.parentElement, r.target.data), 80);
               if (s) w.added.push(s);
             }
             for (const n of r.addedNodes) {
               if (w.added.length >= 3) break;
               if (!shown(n)) continue;
-              const s = clean(n.nodeType === 1 ? wordsSeen(n, 80) : n.textContent, 80);
+              const s = clean(n.nodeType === 1 ? wordsSeen(n, 80) : shownAs(n.parentElement, n.textContent), 80);
               if (s) w.added.push(s);
             }
           }
