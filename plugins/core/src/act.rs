@@ -651,6 +651,13 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
             format!("{bad:?} is not a ref (refs look like ax_12)"),
         ));
     }
+    // One field by its label, nothing else: a custom widget of that label is
+    // set as form_input sets it (below).
+    let single = match (&a.fields, &a.refs, a.submit) {
+        (Some(f), None, None | Some(false)) if f.len() == 1 => f.iter().next(),
+        _ => None,
+    }
+    .map(|(label, value)| (label.clone(), value.clone()));
     let values = |m: Option<BTreeMap<String, FieldValue>>| {
         m.map(|m| m.into_iter().map(|(k, v)| (k, json!(v))).collect())
     };
@@ -659,7 +666,11 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
         refs: values(a.refs),
         submit: Some(a.submit == Some(true)),
     };
-    let r = run(tab, &fill)?;
+    let r = match (run(tab, &fill), single) {
+        (Ok(r), _) => r,
+        (Err(e), Some((label, value))) => return custom_field(tab, &label, value, e),
+        (Err(e), None) => return Err(e),
+    };
     let filled = &r.filled;
     let mut out = format!("filled {}:\n{}", plural(filled.len(), "field"), filled.join("\n"));
     if r.submitted {
@@ -677,6 +688,54 @@ pub(crate) fn fill_form(a: FillArgs) -> Result<Output, ToolError> {
     let submitted = if r.submitted { ", submitted" } else { "" };
     let summary = format!("filled {}{submitted}", plural(filled.len(), "field"));
     Ok(Output::text(out).with_summary(summary))
+}
+
+/// The roles of the widgets a page draws as fields (no native field of their
+/// own): what a label names when no native field has it.
+const CUSTOM_FIELDS: &[&str] = &[
+    "checkbox",
+    "switch",
+    "radio",
+    "combobox",
+    "slider",
+    "spinbutton",
+    "textbox",
+    "searchbox",
+    "listbox",
+];
+
+/// One field named by `label` that the page library's fill refused (`e`):
+/// a custom widget (its ref in the error) or no native field of that label
+/// but exactly one custom widget of that accessible name (a Quasar checkbox, a
+/// switch drawn on a div) is set as form_input sets it, with a person's
+/// clicks and keys; else the refusal as it was.
+fn custom_field(
+    tab: Option<&str>,
+    label: &str,
+    value: FieldValue,
+    e: ToolError,
+) -> Result<Output, ToolError> {
+    let field = match e.code {
+        ochre_sdk::Code::InvalidArgument => {
+            e.details.get("ref").and_then(|r| r.as_str()).and_then(RefId::parse)
+        }
+        ochre_sdk::Code::FieldNotFound => CUSTOM_FIELDS.iter().find_map(|role| {
+            let at = ops::Locate { role: (*role).to_owned(), name: label.to_owned(), nth: None };
+            let found = run(tab, &at).ok()?;
+            (found.matches == 1).then_some(found.ref_id)
+        }),
+        _ => None,
+    };
+    match field {
+        Some(r) => form_input(FormInputArgs {
+            target: Some(r),
+            named: None,
+            timeout: None,
+            value,
+            tab_id: tab.map(str::to_owned),
+        }),
+        None => Err(e),
+    }
 }
 
 /// `drag_drop` arguments.

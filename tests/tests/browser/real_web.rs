@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ochre_tests::*;
 use serde_json::{Value, json};
 
@@ -180,7 +180,8 @@ async fn reading_a_page_is_not_acting_on_it() -> Result<()> {
 /// A focusable box around controls of its own (a layout, a field's box, as
 /// UI kits build them) is named nothing, as Chromium names it: its words are
 /// its controls', named under it, and read as text there; a focusable card
-/// with words of its own keeps them as its name.
+/// with words of its own keeps them as its name. An item named nothing says
+/// its words even in the interactive view.
 #[tokio::test]
 async fn names_and_quoted_words_are_as_the_page_shows_them() -> Result<()> {
     let (site, _data, client, snap) = open_page("shown-words", &[], "boxes.html").await?;
@@ -196,6 +197,11 @@ async fn names_and_quoted_words_are_as_the_page_shows_them() -> Result<()> {
     );
     assert!(lines.iter().any(|l| l.starts_with("textbox \"Guest email\" ax_")), "{snap}");
     assert!(lines.contains(&"\"Boxes\"") || snap.contains("h1 \"Boxes\""), "{snap}");
+    // The interactive view tells an item named nothing by its words.
+    let view = client.tool_text("read_page", json!({"filter": "interactive"})).await?;
+    let at = view.lines().position(|l| l.starts_with("listitem ax_")).context("no list item")?;
+    assert_eq!(view.lines().nth(at + 1), Some("\"Print receipt\""), "{view}");
+    assert!(!view.lines().any(|l| l == "\"Boxes\""), "only controls' own words: {view}");
     let room = ref_of(&snap, "tab", "ROOM");
     let said = client.tool_text("interact", json!({"ref": room})).await?;
     assert!(said.contains("clicked tab \"ROOM\""), "{said}");

@@ -7,6 +7,10 @@
     let buf = '';
     let mute = 0;
     let inControl = 0;
+    // Inside a control that has no name but short words of its own (a menu's
+    // list item, a grid cell): its words are lines even in the interactive
+    // view, or nothing would tell what it is.
+    let unnamedWords = 0;
     // Inside a box clipped to nothing: only text fields are walked.
     let clipped = 0;
     const ind = (d) => ' '.repeat(onlyInteractive ? 0 : d);
@@ -14,7 +18,7 @@
       if (buf) {
         const s = clean(buf, LINE_MAX);
         buf = '';
-        if (s && !onlyInteractive && d <= maxDepth) out.push(ind(d) + JSON.stringify(s));
+        if (s && (!onlyInteractive || unnamedWords) && d <= maxDepth) out.push(ind(d) + JSON.stringify(s));
       }
     };
     // The text-transform in force (innerText applies it: a person sees
@@ -149,11 +153,14 @@
           // "Content" and "Footer", and its body text is under them.)
           const named = words != null && !long && !labelsOnly(el, words);
           const quietKids = named || said || PRESENTATIONAL_KIDS.has(r) || VALUE_ROLES.has(r);
+          const tell = onlyInteractive && !nm && !quietKids && !!own && own.length <= TEXT_MAX;
           if (quietKids) mute++;
+          if (tell) unnamedWords++;
           inControl++;
           eachKid(el, (c) => visit(c, d + 1));
           flush(d + 1);
           inControl--;
+          if (tell) unnamedWords--;
           if (quietKids) mute--;
         }
         return;

@@ -461,7 +461,7 @@
             ': set it with form_input {ref: "ax_' +
             mint(e) +
             '"}; nothing was filled',
-          { field: key },
+          { field: key, ref: 'ax_' + mint(e) },
         );
       if ((ty === 'checkbox' || ty === 'radio') && truthOf(value) == null)
         fail('INVALID_ARGUMENT', JSON.stringify(key) + ' is a ' + ty + ': value must be true or false', { field: key });
