@@ -181,7 +181,8 @@ async fn reading_a_page_is_not_acting_on_it() -> Result<()> {
 /// UI kits build them) is named nothing, as Chromium names it: its words are
 /// its controls', named under it, and read as text there; a focusable card
 /// with words of its own keeps them as its name. An item named nothing says
-/// its words even in the interactive view.
+/// its words even in the interactive view. A dialog that fades in is quoted
+/// once it shows.
 #[tokio::test]
 async fn names_and_quoted_words_are_as_the_page_shows_them() -> Result<()> {
     let (site, _data, client, snap) = open_page("shown-words", &[], "boxes.html").await?;
@@ -207,6 +208,10 @@ async fn names_and_quoted_words_are_as_the_page_shows_them() -> Result<()> {
     assert!(said.contains("clicked tab \"ROOM\""), "{said}");
     assert!(said.contains("SHOWING ROOM") && !said.contains("Showing"), "{said}");
     site.expect_recorded("tab=Room").await?;
+    // A dialog that fades in: its words are told once it shows.
+    let said =
+        client.tool_text("interact", json!({"ref": ref_of(&snap, "button", "Book")})).await?;
+    assert!(said.contains("new text \"Confirm the booking? Yes, book\""), "{said}");
     client.cancel().await?;
     Ok(())
 }

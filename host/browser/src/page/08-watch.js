@@ -11,6 +11,14 @@
     }
     return out;
   }
+  // Whether a person can see a node's words: not a <style>'s CSS or a
+  // <script>, nor hidden, transparent or clipped away.
+  function shownNode(n) {
+    const p = n.nodeType === 1 ? n : n.parentElement;
+    return (
+      !!p && !p.closest('style,script,noscript,template,[aria-hidden=true]') && (p.isConnected ? seenText(p) : false)
+    );
+  }
   function watch(e) {
     if (L.watch) unwatch();
     L.watchSeq++;
@@ -20,6 +28,9 @@
       muts: 0,
       dispatchMuts: 0,
       added: [],
+      // Elements added while no person could see them (a dialog that fades
+      // in): their words are told if they show once the action settles.
+      unseen: [],
       delivered: false,
       url: location.href,
       title: document.title,
@@ -59,24 +70,20 @@
             if (CLICKED && CLICKED.pending && CLICKED.pending.framing) w.frameMoved = true;
           }
           if (w.added.length < 3) {
-            // Words a person can see: not a <style>'s CSS or a <script>.
-            const shown = (n) => {
-              const p = n.nodeType === 1 ? n : n.parentElement;
-              return (
-                !!p &&
-                !p.closest('style,script,noscript,template,[aria-hidden=true]') &&
-                (p.isConnected ? seenText(p) : false)
-              );
-            };
+            const shown = shownNode;
             if (r.type === 'characterData' && shown(r.target)) {
               const s = clean(shownAs(r.target.parentElement, r.target.data), 80);
               if (s) w.added.push(s);
             }
             for (const n of r.addedNodes) {
               if (w.added.length >= 3) break;
-              if (!shown(n)) continue;
-              const s = clean(n.nodeType === 1 ? wordsSeen(n, 80) : shownAs(n.parentElement, n.textContent), 80);
+              const s = !shown(n)
+                ? ''
+                : clean(n.nodeType === 1 ? wordsSeen(n, 80) : shownAs(n.parentElement, n.textContent), 80);
               if (s) w.added.push(s);
+              // Words not seen yet (a dialog whose card fades in): looked at
+              // again once the action settles.
+              else if (n.nodeType === 1 && w.unseen.length < 20 && n.hasChildNodes()) w.unseen.push(n);
             }
           }
         }
@@ -337,6 +344,14 @@
       const now = ariaStates(e);
       for (const k in now) if (now[k] != null && now[k] !== w.aria[k]) d.target[k] = now[k] === 'true';
     }
+    // What was added unseen and shows now that the action settled.
+    for (const n of w.unseen) {
+      if (w.added.length >= 3) break;
+      if (!n.isConnected || !shownNode(n)) continue;
+      const s = clean(wordsSeen(n, 80), 80);
+      if (s && !w.added.includes(s)) w.added.push(s);
+    }
+    w.unseen = [];
     if (w.added.length) d.added = w.added;
     const a = deepActive();
     if (a && a !== document.body && a !== w.focusBefore) d.focus = refLine(a);
