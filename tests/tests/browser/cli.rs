@@ -394,6 +394,11 @@ async fn two_sessions_at_once_keep_apart_and_a_killed_daemon_is_replaced() -> Re
         || async move { Ok(connected_socket(command_pid)) },
     )
     .await?;
+    // Then the daemon answers its greeting before it takes the command: a
+    // kill before that answer is a command it never took, which the command
+    // line rightly runs on a new daemon (so CI once saw exit 0 here). The
+    // greeting takes milliseconds; the wait is 20 s: killed a second in.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     ensure!(Command::new("kill").args(["-9", &pid.to_string()]).status()?.success());
     let out = child.wait_with_output()?;
     let err = String::from_utf8_lossy(&out.stderr);
